@@ -1,0 +1,132 @@
+#include "device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+typedef struct device_proc {
+    uint64_t held;
+    bool alive;
+} device_proc;
+
+struct device {
+    device_info info;
+    char name[64];
+    uint64_t next_addr;   /* highest end of any range handed out so far */
+    uint64_t used;        /* contexts + held of live processes */
+    device_proc *procs;
+    uint32_t n_procs, cap_procs;
+};
+
+device *device_new(const device_info *info)
+{
+    device *dev = calloc(1, sizeof *dev);
+    if (dev == NULL)
+        return NULL;
+    dev->info = *info;
+    strncpy(dev->name, info->name ? info->name : "custom", sizeof dev->name - 1);
+    dev->info.name = dev->name;
+    /* Start above zero so that no block ever sits at address 0. */
+    dev->next_addr = DEVICE_ADDR_ALIGN;
+    return dev;
+}
+
+void device_free(device *dev)
+{
+    if (dev == NULL)
+        return;
+    free(dev->procs);
+    free(dev);
+}
+
+device_info device_get_info(const device *dev)
+{
+    return dev->info;
+}
+
+uint32_t device_proc_start(device *dev)
+{
+    if (dev->n_procs == dev->cap_procs) {
+        uint32_t cap = dev->cap_procs ? dev->cap_procs * 2 : 4;
+        device_proc *p = realloc(dev->procs, cap * sizeof *p);
+        if (p == NULL)
+            return UINT32_MAX;
+        dev->procs = p;
+        dev->cap_procs = cap;
+    }
+    uint32_t id = dev->n_procs++;
+    dev->procs[id] = (device_proc){.held = 0, .alive = true};
+    dev->used += dev->info.context_bytes;
+    return id;
+}
+
+void device_proc_exit(device *dev, uint32_t proc)
+{
+    device_proc *p = &dev->procs[proc];
+    if (!p->alive)
+        return;
+    dev->used -= p->held + dev->info.context_bytes;
+    p->held = 0;
+    p->alive = false;
+}
+
+bool device_proc_alive(const device *dev, uint32_t proc)
+{
+    return proc < dev->n_procs && dev->procs[proc].alive;
+}
+
+uint32_t device_proc_count(const device *dev)
+{
+    return dev->n_procs;
+}
+
+uint64_t device_free_bytes(const device *dev)
+{
+    return dev->used >= dev->info.capacity_bytes ? 0 : dev->info.capacity_bytes - dev->used;
+}
+
+uint64_t device_proc_held(const device *dev, uint32_t proc)
+{
+    return dev->procs[proc].held;
+}
+
+uint64_t device_used_bytes(const device *dev)
+{
+    return dev->used;
+}
+
+uint64_t device_reserve_va(device *dev, uint64_t bytes)
+{
+    uint64_t base = units_round_up(dev->next_addr, DEVICE_ADDR_ALIGN);
+    dev->next_addr = base + bytes;
+    return base;
+}
+
+sim_status device_map(device *dev, uint32_t proc, uint64_t bytes)
+{
+    device_proc *p = &dev->procs[proc];
+    if (!p->alive || bytes > device_free_bytes(dev))
+        return SIM_OOM;
+    p->held += bytes;
+    dev->used += bytes;
+    return SIM_OK;
+}
+
+sim_status device_alloc(device *dev, uint32_t proc, uint64_t bytes, uint64_t *addr_out)
+{
+    sim_status st = device_map(dev, proc, bytes);
+    if (st != SIM_OK)
+        return st;
+    *addr_out = device_reserve_va(dev, bytes);
+    return SIM_OK;
+}
+
+void device_release(device *dev, uint32_t proc, uint64_t bytes)
+{
+    device_proc *p = &dev->procs[proc];
+    if (!p->alive)
+        return; /* the process already exited: its memory went back then */
+    p->held -= bytes;
+    dev->used -= bytes;
+}

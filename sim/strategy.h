@@ -1,0 +1,126 @@
+/* strategy.h — the interface every allocator model implements (design.md §4).
+ * A strategy owns its block metadata and placement decisions, takes device memory
+ * only through device.h, and never sees trace ids, files or JSON: the engine maps
+ * trace ids to the handles a strategy returns. Each strategy file exports exactly
+ * one getter of a `const strategy_ops` table (registry: strategies/registry.h). */
+#ifndef GPUSIM_STRATEGY_H
+#define GPUSIM_STRATEGY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "report.h"
+#include "status.h"
+
+typedef struct strategy strategy; /* one allocator instance for one process */
+typedef uint32_t strategy_handle; /* names one live allocation of an instance */
+#define STRATEGY_HANDLE_NONE UINT32_MAX
+
+/* One option as given on the command line, e.g. {"limit", "4096MiB"}. */
+typedef struct sim_kv {
+    const char *key;
+    const char *value;
+} sim_kv;
+
+typedef struct strategy_config {
+    device *dev;         /* borrowed; where device memory comes from */
+    uint32_t proc;       /* this instance's process on dev (device_proc_start) */
+    const sim_kv *opts;  /* borrowed for the duration of create() only */
+    uint32_t n_opts;     /* a strategy ignores keys that are not its own */
+} strategy_config;
+
+/* Returns the value of key in cfg, or NULL. */
+const char *strategy_config_get(const strategy_config *cfg, const char *key);
+
+typedef enum sim_oom_cause {
+    SIM_OOM_CAPACITY = 0,      /* the request exceeds all memory the allocator could free */
+    SIM_OOM_FRAGMENTATION = 1  /* enough bytes are free in total, not in one usable piece */
+} sim_oom_cause;
+const char *sim_oom_cause_name(sim_oom_cause c);
+
+/* Why an allocation failed, read after the allocator's own recovery steps ran. */
+typedef struct strategy_oom {
+    uint64_t size_bytes;         /* the request as the allocator saw it (rounded) */
+    uint64_t free_bytes;         /* free inside what the allocator holds */
+    uint64_t largest_free_bytes; /* largest free block it holds */
+    uint64_t reserved_bytes;     /* what it holds from the device */
+    uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
+    sim_oom_cause cause;
+    char detail[512];            /* the allocator's own words (PyTorch's message, ...) or "" */
+} strategy_oom;
+
+/* O(1) snapshot taken after every event for the metrics. */
+typedef struct strategy_sample {
+    uint64_t allocated_bytes;    /* handed out as blocks, rounding and slack included */
+    uint64_t reserved_bytes;     /* held from the device */
+    uint64_t free_bytes;         /* inside reserved, free for reuse now */
+    uint64_t largest_free_bytes; /* the largest of those free blocks */
+    uint64_t num_device_allocs;
+    uint64_t num_device_frees;
+} strategy_sample;
+
+typedef enum strategy_block_state {
+    BLOCK_USED = 0,     /* handed out */
+    BLOCK_FREE = 1,     /* cached, reusable */
+    BLOCK_PENDING = 2,  /* freed by the program, waiting for ready_t */
+    BLOCK_UNMAPPED = 3  /* reserved address space without memory (expandable) */
+} strategy_block_state;
+
+/* What the walker shows of one block. */
+typedef struct strategy_block {
+    uint64_t addr;
+    uint64_t size_bytes;
+    uint64_t requested_bytes;   /* 0 unless used or pending */
+    uint64_t region_addr;       /* base of the region/segment it belongs to */
+    uint32_t region;            /* region/segment number, in creation order */
+    uint32_t stream;
+    strategy_block_state state;
+    const char *pool;           /* "small", "large" or NULL */
+} strategy_block;
+
+/* Return nonzero to stop the walk. */
+typedef int (*strategy_visitor)(void *ctx, const strategy_block *b);
+
+/* Emits one named statistic; real values for ratios, integers for bytes/counts. */
+typedef struct strategy_stat_sink {
+    void (*u64)(void *ctx, const char *key, uint64_t value);
+    void (*real)(void *ctx, const char *key, double value);
+    void (*text)(void *ctx, const char *key, const char *value);
+    void *ctx;
+} strategy_stat_sink;
+
+typedef struct strategy_ops {
+    const char *name;     /* "greedy", "torch", ... */
+    const char *summary;  /* one line for `gpusim strategies` */
+
+    /* Create an instance; SIM_EUSAGE with a message for a bad option value. */
+    sim_status (*create)(const strategy_config *cfg, strategy **out, sim_error *err);
+    void (*destroy)(strategy *s);
+
+    /* Allocate size bytes on stream at the program's request. SIM_OK and *h set,
+     * or SIM_OOM with *oom filled and nothing allocated. size may be 0. */
+    sim_status (*alloc)(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
+                        strategy_oom *oom);
+    /* The program frees h. With deferred, the memory returns at a later
+     * free_ready(h) (ready_t); h stays valid and is not reused until then, even if
+     * the strategy completed the free early (a synchronizing allocator), in which
+     * case free_ready is a no-op for it. */
+    void (*free)(strategy *s, strategy_handle h, bool deferred);
+    void (*free_ready)(strategy *s, strategy_handle h);
+    /* torch.cuda.empty_cache(): release cached memory; a no-op where meaningless. */
+    void (*empty_cache)(strategy *s);
+
+    void (*sample)(const strategy *s, strategy_sample *out);
+    /* Framework-named statistics for result.stats. */
+    void (*stats)(const strategy *s, const strategy_stat_sink *sink);
+    /* The effective options, for result.strategy.options (text values). */
+    void (*options)(const strategy *s, const strategy_stat_sink *sink);
+
+    /* Full invariant check; appends violations to r, never aborts. */
+    void (*check)(const strategy *s, sim_report *r);
+    /* Visit every block in address order; returns the visitor's nonzero or 0. */
+    int (*walk)(const strategy *s, strategy_visitor v, void *ctx);
+} strategy_ops;
+
+#endif

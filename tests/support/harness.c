@@ -1,0 +1,251 @@
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HARNESS_MAX_OPTS 16
+
+static sim_status harness_create(harness *h, const device_info *info, const char *opts, sim_error *err)
+{
+    h->dev = device_new(info);
+    ck_assert_ptr_nonnull(h->dev);
+    h->proc = device_proc_start(h->dev);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", opts ? opts : "");
+    sim_kv kv[HARNESS_MAX_OPTS];
+    uint32_t n = 0;
+    /* split on ',' but not inside [...] (roundup_power2_divisions lists) */
+    char *p = buf;
+    while (*p && n < HARNESS_MAX_OPTS) {
+        char *start = p;
+        int depth = 0;
+        while (*p && (depth > 0 || *p != ',')) {
+            if (*p == '[')
+                depth++;
+            else if (*p == ']')
+                depth--;
+            p++;
+        }
+        if (*p)
+            *p++ = '\0';
+        char *eq = strchr(start, '=');
+        ck_assert_msg(eq != NULL, "harness option '%s' needs key=value", start);
+        *eq = '\0';
+        kv[n].key = start;
+        kv[n].value = eq + 1;
+        n++;
+    }
+    strategy_config cfg = {.dev = h->dev, .proc = h->proc, .opts = kv, .n_opts = n};
+    return h->ops->create(&cfg, &h->s, err);
+}
+
+harness *harness_new_dev(const strategy_ops *ops, const device_info *info, const char *opts)
+{
+    harness *h = calloc(1, sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    h->ops = ops;
+    sim_error err;
+    sim_error_clear(&err);
+    sim_status st = harness_create(h, info, opts, &err);
+    ck_assert_msg(st == SIM_OK, "create %s failed: %s", ops->name, err.msg);
+    harness_check(h);
+    return h;
+}
+
+harness *harness_new(const strategy_ops *ops, uint64_t capacity, uint64_t context, const char *opts)
+{
+    device_info info = {.name = "test", .capacity_bytes = capacity, .context_bytes = context,
+                        .cc_major = 9, .cc_minor = 0};
+    return harness_new_dev(ops, &info, opts);
+}
+
+sim_status harness_try_new(const strategy_ops *ops, uint64_t capacity, const char *opts, harness **out,
+                           sim_error *err)
+{
+    harness *h = calloc(1, sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    h->ops = ops;
+    device_info info = {.name = "test", .capacity_bytes = capacity, .cc_major = 9};
+    sim_status st = harness_create(h, &info, opts, err);
+    if (st != SIM_OK) {
+        device_free(h->dev);
+        free(h);
+        *out = NULL;
+        return st;
+    }
+    *out = h;
+    return st;
+}
+
+void harness_free(harness *h)
+{
+    if (h == NULL)
+        return;
+    h->ops->destroy(h->s);
+    device_free(h->dev);
+    free(h);
+}
+
+void harness_check(harness *h)
+{
+    sim_report r = harness_report(h);
+    ck_assert_msg(r.violations == 0, "%s checker found %llu violation(s):\n%s\nlayout: %s", h->ops->name,
+                  (unsigned long long)r.violations, r.text, harness_layout(h));
+}
+
+sim_report harness_report(harness *h)
+{
+    sim_report r;
+    sim_report_init(&r);
+    h->ops->check(h->s, &r);
+    return r;
+}
+
+sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strategy_handle *out,
+                             strategy_oom *oom)
+{
+    strategy_oom scratch;
+    strategy_handle hh = STRATEGY_HANDLE_NONE;
+    sim_status st = h->ops->alloc(h->s, size, stream, &hh, oom ? oom : &scratch);
+    ck_assert_msg(st == SIM_OK || st == SIM_OOM, "alloc returned %s", sim_strerror(st));
+    if (out)
+        *out = hh;
+    harness_check(h);
+    return st;
+}
+
+strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream)
+{
+    strategy_handle b = STRATEGY_HANDLE_NONE;
+    strategy_oom oom;
+    sim_status st = harness_try_alloc(h, size, stream, &b, &oom);
+    ck_assert_msg(st == SIM_OK, "alloc(%llu) failed: %s (free %llu, largest %llu, reserved %llu) layout: %s",
+                  (unsigned long long)size, sim_oom_cause_name(oom.cause), (unsigned long long)oom.free_bytes,
+                  (unsigned long long)oom.largest_free_bytes, (unsigned long long)oom.reserved_bytes,
+                  harness_layout(h));
+    return b;
+}
+
+void harness_free_block(harness *h, strategy_handle b)
+{
+    h->ops->free(h->s, b, false);
+    harness_check(h);
+}
+
+void harness_free_deferred(harness *h, strategy_handle b)
+{
+    h->ops->free(h->s, b, true);
+    harness_check(h);
+}
+
+void harness_free_ready(harness *h, strategy_handle b)
+{
+    h->ops->free_ready(h->s, b);
+    harness_check(h);
+}
+
+void harness_empty_cache(harness *h)
+{
+    h->ops->empty_cache(h->s);
+    harness_check(h);
+}
+
+typedef struct layout_ctx {
+    char *buf;
+    size_t cap, len;
+    bool first;
+    uint64_t region_addr;
+    uint32_t region;
+} layout_ctx;
+
+static void layout_put(layout_ctx *c, const char *open, unsigned long long v, const char *close,
+                       const char *suffix)
+{
+    int n = snprintf(c->buf + c->len, c->cap - c->len, "%s%llu%s%s", open, v, close, suffix);
+    if (n > 0 && (size_t)n < c->cap - c->len)
+        c->len += (size_t)n;
+}
+
+static void layout_str(layout_ctx *c, const char *text)
+{
+    int n = snprintf(c->buf + c->len, c->cap - c->len, "%s", text);
+    if (n > 0 && (size_t)n < c->cap - c->len)
+        c->len += (size_t)n;
+}
+
+static int layout_visit(void *ctx, const strategy_block *b)
+{
+    layout_ctx *c = ctx;
+    if (!c->first) {
+        bool new_region = b->region != c->region || b->region_addr != c->region_addr;
+        layout_str(c, new_region ? " | " : " ");
+    }
+    c->first = false;
+    c->region = b->region;
+    c->region_addr = b->region_addr;
+    char stream[16] = "";
+    if (b->stream != 0)
+        snprintf(stream, sizeof stream, "@%u", b->stream);
+    switch (b->state) {
+    case BLOCK_USED: layout_put(c, "", b->size_bytes, "", stream); break;
+    case BLOCK_FREE: layout_put(c, "[", b->size_bytes, "]", stream); break;
+    case BLOCK_PENDING: layout_put(c, "(", b->size_bytes, ")", stream); break;
+    case BLOCK_UNMAPPED: layout_put(c, "~", b->size_bytes, "", stream); break;
+    }
+    return 0;
+}
+
+const char *harness_layout(harness *h)
+{
+    layout_ctx c = {.buf = h->layout, .cap = sizeof h->layout, .len = 0, .first = true};
+    h->layout[0] = '\0';
+    h->ops->walk(h->s, layout_visit, &c);
+    return h->layout;
+}
+
+strategy_sample harness_sample(harness *h)
+{
+    strategy_sample s;
+    h->ops->sample(h->s, &s);
+    return s;
+}
+
+typedef struct stat_find {
+    const char *key;
+    uint64_t value;
+    bool found;
+} stat_find;
+
+static void stat_find_u64(void *ctx, const char *key, uint64_t value)
+{
+    stat_find *f = ctx;
+    if (strcmp(key, f->key) == 0) {
+        f->value = value;
+        f->found = true;
+    }
+}
+
+static void stat_find_real(void *ctx, const char *key, double value)
+{
+    (void)ctx;
+    (void)key;
+    (void)value;
+}
+
+static void stat_find_text(void *ctx, const char *key, const char *value)
+{
+    (void)ctx;
+    (void)key;
+    (void)value;
+}
+
+uint64_t harness_stat(harness *h, const char *key)
+{
+    stat_find f = {key, 0, false};
+    strategy_stat_sink sink = {stat_find_u64, stat_find_real, stat_find_text, &f};
+    h->ops->stats(h->s, &sink);
+    ck_assert_msg(f.found, "%s has no stat '%s'", h->ops->name, key);
+    return f.value;
+}

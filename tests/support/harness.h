@@ -1,0 +1,53 @@
+/* harness.h — drives one strategy instance directly (no trace, no engine) for unit
+ * tests: every operation runs the full invariant checker afterwards and fails the
+ * test with the checker's report, and layout strings show the walker's view.
+ * Layout string: regions in address order separated by " | "; inside a region,
+ * blocks by address: used "1024", free "[2048]", pending "(512)", unmapped "~4096";
+ * a block on a stream other than 0 gets "@stream" appended. */
+#ifndef GPUSIM_TEST_HARNESS_H
+#define GPUSIM_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/device.h"
+#include "sim/strategy.h"
+
+typedef struct harness {
+    device *dev;
+    const strategy_ops *ops;
+    strategy *s;
+    uint32_t proc;
+    char layout[8192];
+} harness;
+
+/* opts: "key=value,key=value" or NULL. Fails the test if create fails. */
+harness *harness_new(const strategy_ops *ops, uint64_t capacity, uint64_t context, const char *opts);
+/* Same with an explicit device (cc for TF presets). */
+harness *harness_new_dev(const strategy_ops *ops, const device_info *info, const char *opts);
+/* Create; returns the status instead of failing (for option-error tests). */
+sim_status harness_try_new(const strategy_ops *ops, uint64_t capacity, const char *opts, harness **out,
+                           sim_error *err);
+void harness_free(harness *h);
+
+/* Allocation that must succeed. */
+strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream);
+/* Allocation that may fail: returns SIM_OK or SIM_OOM. */
+sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strategy_handle *out,
+                             strategy_oom *oom);
+void harness_free_block(harness *h, strategy_handle b);
+void harness_free_deferred(harness *h, strategy_handle b);
+void harness_free_ready(harness *h, strategy_handle b);
+void harness_empty_cache(harness *h);
+
+/* Run the checker; fail the test with its report on any violation. */
+void harness_check(harness *h);
+/* Run the checker and return the report (for corruption tests). */
+sim_report harness_report(harness *h);
+/* The layout string (valid until the next call). */
+const char *harness_layout(harness *h);
+strategy_sample harness_sample(harness *h);
+/* One statistic by name from ops->stats; fails the test if absent. */
+uint64_t harness_stat(harness *h, const char *key);
+
+#endif
