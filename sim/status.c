@@ -61,7 +61,10 @@ sim_status sim_error_set(sim_error *err, sim_status st, const char *file, uint64
 void sim_error_format(const sim_error *err, char *buf, uint64_t cap)
 {
     size_t n = (size_t)cap;
-    if (err->file[0] && err->line)
+    if (err->file[0] && err->line && err->event)
+        snprintf(buf, n, "%s:%llu: event %llu: %s", err->file, (unsigned long long)err->line,
+                 (unsigned long long)err->event, err->msg);
+    else if (err->file[0] && err->line)
         snprintf(buf, n, "%s:%llu: %s", err->file, (unsigned long long)err->line, err->msg);
     else if (err->file[0] && err->event)
         snprintf(buf, n, "%s: event %llu: %s", err->file, (unsigned long long)err->event, err->msg);

@@ -1,0 +1,26 @@
+/* result.h — renders a replay (sim_run) for people and machines: the design.md §5
+ * JSON object, the text summary with the OOM explained in a sentence, and the
+ * timeline CSV. Output goes into a sim_buf; writing files is the caller's job
+ * (sim_buf_write_file, atomic). Deterministic: same run, same bytes. */
+#ifndef GPUSIM_RESULT_H
+#define GPUSIM_RESULT_H
+
+#include "sim/buf.h"
+#include "sim/engine.h"
+
+/* The whole §5 object, pretty-printed, ending in a newline. */
+void report_json(const sim_run *run, sim_buf *out);
+/* Only the "result" object of process p, or of the device when p == UINT32_MAX
+ * (for embedding in compare/plan output). indent: spaces before each line. */
+void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out);
+/* A human summary. */
+void report_text(const sim_run *run, sim_buf *out);
+/* t,event,requested,allocated,reserved,fragmentation — one row per timeline row. */
+void report_timeline_csv(const sim_run *run, sim_buf *out);
+/* One sentence explaining an OOM, e.g. for the text summary and compare tables. */
+void report_oom_sentence(const sim_run *run, const sim_oom_record *o, sim_buf *out);
+/* The limit an allocator works under: its "bytes_limit" stat if it has one,
+ * else capacity − contexts. */
+uint64_t report_limit_bytes(const sim_run *run);
+
+#endif

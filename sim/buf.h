@@ -1,0 +1,48 @@
+/* buf.h — a growable byte buffer for building output (JSON, CSV, text, HTML), the
+ * JSON string escaper every writer shares, and the one way gpusim writes a file:
+ * to a temporary name in the same directory, then rename, so an interrupted or
+ * failed run never leaves half a file behind (design.md §6). */
+#ifndef GPUSIM_BUF_H
+#define GPUSIM_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "status.h"
+
+typedef struct sim_buf {
+    char *data;   /* NUL-terminated when len > 0 */
+    size_t len, cap;
+    bool oom;     /* a growth failed; the content is truncated */
+} sim_buf;
+
+void sim_buf_init(sim_buf *b);
+void sim_buf_release(sim_buf *b);
+void sim_buf_reset(sim_buf *b);
+void sim_buf_put(sim_buf *b, const char *s, size_t n);
+void sim_buf_puts(sim_buf *b, const char *s);
+void sim_buf_printf(sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A JSON string literal with quotes and escapes. */
+void sim_buf_json_str(sim_buf *b, const char *s);
+/* A JSON number for a ratio: fixed 6 decimals, so output is byte-stable. */
+void sim_buf_json_real(sim_buf *b, double v);
+
+/* Write b to path atomically (temp file + fsync + rename). "-" writes stdout.
+ * SIM_EIO with a message naming the path on failure; no partial file remains. */
+sim_status sim_buf_write_file(const sim_buf *b, const char *path, sim_error *err);
+
+/* A file being written incrementally under a temporary name. */
+typedef struct sim_outfile {
+    FILE *fp;
+    char path[1024];
+    char tmp[1100];
+    bool is_stdout;
+} sim_outfile;
+
+sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err);
+/* Commit (flush, fsync, rename) or, with commit false, discard the temporary file. */
+sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err);
+
+#endif

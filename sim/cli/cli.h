@@ -1,0 +1,82 @@
+/* cli.h — what the subcommands of the `gpusim` program share: a small option
+ * parser (--name=value or --name value, unknown options are usage errors), the
+ * device options (--gpu, --capacity, --context, --compute-capability), the strategy
+ * options passed through to strategies as key/value pairs, and error printing. */
+#ifndef GPUSIM_CLI_H
+#define GPUSIM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/device.h"
+#include "sim/status.h"
+#include "sim/strategy.h"
+
+#define CLI_MAX_ARGS 256
+#define CLI_MAX_KV 32
+
+typedef struct cli_opt {
+    const char *name;   /* without the leading dashes */
+    bool takes_value;
+    const char *help;   /* "" hides it from --help */
+} cli_opt;
+
+typedef struct cli_args {
+    const char *cmd;                 /* subcommand name, for messages */
+    const char *positional[CLI_MAX_ARGS];
+    int n_positional;
+    const char *names[CLI_MAX_ARGS]; /* options seen, in order */
+    const char *values[CLI_MAX_ARGS];
+    int n_opts;
+} cli_args;
+
+/* Parse argv against the table. Prints a usage error and returns SIM_EUSAGE on
+ * an unknown option or a missing value; "--help" sets *help. */
+sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **argv, cli_args *out, bool *help);
+/* Last value of an option, or NULL. */
+const char *cli_get(const cli_args *a, const char *name);
+bool cli_has(const cli_args *a, const char *name);
+void cli_print_options(FILE *f, const cli_opt *table);
+
+/* Usage error: "gpusim CMD: message" on stderr; returns exit code 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a sim_error as "gpusim: file:line: message" and return its exit code. */
+int cli_fail(const sim_error *err);
+
+/* Device options shared by replay, compare, plan, check. */
+#define CLI_DEVICE_OPTS                                                                          \
+    {"gpu", true, "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else " \
+                  "H100-80GB"},                                                                  \
+    {"capacity", true, "SIZE: device memory (what cudaMemGetInfo reports as total)"},          \
+    {"context", true, "SIZE: CUDA context per process, taken before any allocation (default 0)"}, \
+    {"compute-capability", true, "X.Y: for --capacity devices (TensorFlow's reserve depends on it)"}
+
+/* Strategy options shared by the same commands; passed to strategies as sim_kv. */
+#define CLI_STRATEGY_OPTS                                                                        \
+    {"limit", true, "SIZE: memory_limit of the `limit` strategy (e.g. 4096MiB)"},              \
+    {"alloc-conf", true, "STR: PYTORCH_CUDA_ALLOC_CONF for `torch` (key:value,...)"},          \
+    {"memory-fraction", true, "F: torch.cuda.set_per_process_memory_fraction(F) for `torch`"}, \
+    {"mem-fraction", true, "F: per_process_gpu_memory_fraction / XLA mem fraction for BFC"},   \
+    {"bfc-preset", true, "tf|jax: how greedy/growth choose their limit (default tf)"},          \
+    {"bfc-gc", true, "on|off: BFC frees wholly free regions on failure (default: on for tf)"}, \
+    {"bfc-fragmentation-fraction", true, "F: BFC internal fragmentation fraction (default 0)"}
+
+typedef struct cli_device {
+    device_info info;
+    char name[64];
+} cli_device;
+
+/* Resolve the device from --gpu/--capacity/--context/--compute-capability, the
+ * trace header's device (hdr_name/hdr_capacity, may be ""/0) and the default. */
+sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t hdr_capacity, cli_device *out,
+                              sim_error *err);
+/* Collect strategy options as key/value pairs (keys with '_'). */
+uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
+
+int cmd_replay(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
+int cmd_strategies(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+#endif

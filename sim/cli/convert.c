@@ -1,0 +1,72 @@
+/* gpusim convert IN -o OUT : rewrite a trace in the native format (JSON or JSONL,
+ * chosen by OUT's extension or --to). */
+#include <string.h>
+
+#include "cli.h"
+#include "traces/trace.h"
+
+static const cli_opt CONVERT_OPTS[] = {
+    {"output", true, "FILE: where to write (.jsonl = JSON Lines, else a JSON document)"},
+    {"o", true, ""},
+    {"to", true, "json|jsonl: the container, overriding the file name"},
+    {NULL, false, NULL},
+};
+
+int cmd_convert(int argc, char **argv)
+{
+    /* accept the conventional "-o FILE" */
+    char *args[CLI_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < argc && n < CLI_MAX_ARGS; i++)
+        args[n++] = strcmp(argv[i], "-o") == 0 ? "--output" : argv[i];
+    cli_args a;
+    bool help;
+    if (cli_parse("convert", CONVERT_OPTS, n, args, &a, &help) != SIM_OK)
+        return 2;
+    if (help) {
+        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl]\n\n");
+        cli_print_options(stdout, CONVERT_OPTS);
+        return 0;
+    }
+    if (a.n_positional != 1)
+        return cli_usage_error("convert", "expected exactly one input trace");
+    const char *out = cli_get(&a, "output");
+    if (out == NULL)
+        return cli_usage_error("convert", "no output file (-o OUT)");
+    trace_container c = trace_container_for_path(out);
+    const char *to = cli_get(&a, "to");
+    if (to) {
+        if (strcmp(to, "json") == 0)
+            c = TRACE_JSON;
+        else if (strcmp(to, "jsonl") == 0)
+            c = TRACE_JSONL;
+        else
+            return cli_usage_error("convert", "--to: expected json or jsonl, not '%s'", to);
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    trace_reader *r = NULL;
+    if (trace_open(a.positional[0], &r, &err) != SIM_OK)
+        return cli_fail(&err);
+    trace_writer *w = NULL;
+    if (trace_writer_open(out, c, trace_get_header(r), &w, &err) != SIM_OK) {
+        trace_close(r);
+        return cli_fail(&err);
+    }
+    sim_event_source src = trace_source(r);
+    sim_event ev;
+    sim_status st;
+    while ((st = src.next(src.ctx, &ev, &err)) == SIM_OK)
+        if ((st = trace_writer_event(w, &ev, &err)) != SIM_OK)
+            break;
+    bool ok = st == SIM_END;
+    sim_error werr;
+    sim_error_clear(&werr);
+    sim_status cst = trace_writer_close(w, ok, &werr);
+    trace_close(r);
+    if (!ok)
+        return cli_fail(&err);
+    if (cst != SIM_OK)
+        return cli_fail(&werr);
+    return 0;
+}

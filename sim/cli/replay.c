@@ -1,0 +1,145 @@
+/* gpusim replay TRACE... : one replay of one or more traces under one strategy. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "reports/result.h"
+#include "sim/buf.h"
+#include "sim/engine.h"
+#include "sim/units.h"
+#include "strategies/registry.h"
+#include "traces/trace.h"
+
+#define REPLAY_DEFAULT_STRATEGY "ideal"
+
+static const cli_opt REPLAY_OPTS[] = {
+    {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
+    CLI_DEVICE_OPTS,
+    CLI_STRATEGY_OPTS,
+    {"format", true, "text|json: output for people or machines (default text)"},
+    {"output", true, "FILE: write the result there instead of stdout"},
+    {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
+    {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
+    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
+    {"paranoid", false, "run the allocator's full invariant checker after every event"},
+    {NULL, false, NULL},
+};
+
+static void replay_help(void)
+{
+    printf("usage: gpusim replay TRACE... [options]\n\n"
+           "Replays one or more traces (several traces = several processes sharing one GPU)\n"
+           "through an allocator model and reports peak memory, fragmentation and OOMs.\n\n");
+    cli_print_options(stdout, REPLAY_OPTS);
+    printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    cli_args a;
+    bool help;
+    if (cli_parse("replay", REPLAY_OPTS, argc, argv, &a, &help) != SIM_OK)
+        return 2;
+    if (help) {
+        replay_help();
+        return 0;
+    }
+    if (a.n_positional == 0)
+        return cli_usage_error("replay", "no trace given (usage: gpusim replay TRACE... [options])");
+    const char *sname = cli_get(&a, "strategy");
+    if (sname == NULL)
+        sname = REPLAY_DEFAULT_STRATEGY;
+    const strategy_ops *ops = registry_find(sname);
+    if (ops == NULL) {
+        char names[512] = "";
+        for (size_t i = 0; i < registry_count(); i++) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, registry_get(i)->name, sizeof names - strlen(names) - 1);
+        }
+        return cli_usage_error("replay", "--strategy: unknown strategy '%s' (expected one of: %s)", sname, names);
+    }
+    const char *format = cli_get(&a, "format");
+    if (format == NULL)
+        format = "text";
+    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+        return cli_usage_error("replay", "--format: expected text or json, not '%s'", format);
+    const char *on_oom = cli_get(&a, "on-oom");
+    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
+        return cli_usage_error("replay", "--on-oom: expected stop or skip, not '%s'", on_oom);
+    sim_error err;
+    sim_error_clear(&err);
+    uint64_t rows = 2000;
+    const char *v = cli_get(&a, "timeline-rows");
+    if (v && (units_parse_u64(v, &rows, &err) != SIM_OK || rows == 0))
+        return cli_usage_error("replay", "--timeline-rows: expected a positive integer, not '%s'", v);
+
+    int rc = 2;
+    trace_reader *readers[CLI_MAX_ARGS] = {0};
+    sim_event_source sources[CLI_MAX_ARGS];
+    int n = a.n_positional;
+    sim_run *run = NULL;
+    sim_buf out;
+    sim_buf_init(&out);
+    for (int i = 0; i < n; i++) {
+        if (trace_open(a.positional[i], &readers[i], &err) != SIM_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        sources[i] = trace_source(readers[i]);
+    }
+    const trace_header *h0 = trace_get_header(readers[0]);
+    cli_device dev;
+    if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
+        rc = cli_usage_error("replay", "%s", err.msg);
+        goto done;
+    }
+    sim_kv kv[CLI_MAX_KV];
+    engine_config cfg = {
+        .device = dev.info,
+        .ops = ops,
+        .opts = kv,
+        .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV),
+        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+        .paranoid = cli_has(&a, "paranoid"),
+        .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
+    };
+    sim_status st = engine_run(&cfg, sources, (uint32_t)n, &run, &err);
+    if (st == SIM_EUSAGE) {
+        rc = cli_usage_error("replay", "%s", err.msg);
+        goto done;
+    }
+    if (st != SIM_OK) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    const char *tl = cli_get(&a, "timeline");
+    if (tl) {
+        sim_buf csv;
+        sim_buf_init(&csv);
+        report_timeline_csv(run, &csv);
+        st = sim_buf_write_file(&csv, tl, &err);
+        sim_buf_release(&csv);
+        if (st != SIM_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
+    if (strcmp(format, "json") == 0)
+        report_json(run, &out);
+    else
+        report_text(run, &out);
+    const char *outpath = cli_get(&a, "output");
+    if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    rc = (cli_has(&a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
+done:
+    sim_buf_release(&out);
+    sim_run_free(run);
+    for (int i = 0; i < n; i++)
+        trace_close(readers[i]);
+    return rc;
+}

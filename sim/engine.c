@@ -1,0 +1,484 @@
+/* The replay loop.
+ *
+ * Order of events (design.md §3): the next event is the earliest of (a) the head
+ * event of every trace and (b) the earliest deferred free; at equal times the
+ * deferred frees come first (PyTorch reclaims finished events at the start of every
+ * malloc), then traces in the order given, each in file order.
+ *
+ * Memory: one head event per trace, the deferred frees in flight, and one id map per
+ * process (live allocations). Nothing grows with the length of a trace except the
+ * bounded timeline and mark list. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+#include "pqueue.h"
+
+typedef struct proc_state {
+    idmap ids;
+    uint32_t dev_proc;
+    uint64_t requested;
+    strategy_sample last;
+    bool stopped;
+    bool stop_after_event;  /* an OOM ended the program: stop once the event is measured */
+} proc_state;
+
+typedef struct source_state {
+    sim_event head;
+    bool has_head;
+    /* copies of the head's strings (the source may reuse its buffer) */
+    char proc_name[256];
+} source_state;
+
+typedef struct engine {
+    const engine_config *cfg;
+    const sim_event_source *sources;
+    sim_run *run;
+    source_state *src;
+    proc_state *ps;
+    uint32_t cap_procs;
+    pqueue deferred;
+    sim_error *err;
+} engine;
+
+double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
+{
+    if (free_bytes == 0)
+        return 0.0;
+    return 1.0 - (double)largest_free_bytes / (double)free_bytes;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+static void metrics_update(sim_metrics *m, uint64_t requested, const strategy_sample *s, uint64_t device_bytes,
+                           double frag, uint64_t event, uint64_t t)
+{
+    if (requested > m->peak_requested_bytes)
+        m->peak_requested_bytes = requested;
+    if (s->allocated_bytes > m->peak_allocated_bytes)
+        m->peak_allocated_bytes = s->allocated_bytes;
+    if (s->reserved_bytes > m->peak_reserved_bytes) {
+        m->peak_reserved_bytes = s->reserved_bytes;
+        m->fragmentation_at_peak = frag;
+        m->reserved_unallocated_at_peak_bytes =
+            s->reserved_bytes > s->allocated_bytes ? s->reserved_bytes - s->allocated_bytes : 0;
+        m->peak_reserved_event = event;
+        m->peak_reserved_t = t;
+    }
+    if (device_bytes > m->peak_device_bytes)
+        m->peak_device_bytes = device_bytes;
+    if (frag > m->fragmentation_max)
+        m->fragmentation_max = frag;
+    m->final_requested_bytes = requested;
+    m->final_allocated_bytes = s->allocated_bytes;
+    m->final_reserved_bytes = s->reserved_bytes;
+    m->num_device_allocs = s->num_device_allocs;
+    m->num_device_frees = s->num_device_frees;
+}
+
+/* Re-sample process p and the device totals after an event. */
+static void measure(engine *e, uint32_t p, uint64_t t)
+{
+    sim_run *run = e->run;
+    sim_run_proc *rp = &run->procs[p];
+    proc_state *ps = &e->ps[p];
+    uint64_t ev = run->events;
+    if (!ps->stopped) {
+        run->ops->sample(rp->s, &ps->last);
+        uint64_t ctx = device_get_info(run->dev).context_bytes;
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + ctx,
+                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), ev, t);
+    }
+    /* device totals over the processes still running */
+    strategy_sample tot = {0};
+    uint64_t req = 0, allocs = 0, frees = 0;
+    for (uint32_t i = 0; i < run->n_procs; i++) {
+        allocs += e->ps[i].last.num_device_allocs;
+        frees += e->ps[i].last.num_device_frees;
+        if (e->ps[i].stopped)
+            continue;
+        const strategy_sample *s = &e->ps[i].last;
+        req += e->ps[i].requested;
+        tot.allocated_bytes += s->allocated_bytes;
+        tot.reserved_bytes += s->reserved_bytes;
+        tot.free_bytes += s->free_bytes;
+        if (s->largest_free_bytes > tot.largest_free_bytes)
+            tot.largest_free_bytes = s->largest_free_bytes;
+    }
+    tot.num_device_allocs = allocs;
+    tot.num_device_frees = frees;
+    double frag = sim_fragmentation(tot.free_bytes, tot.largest_free_bytes);
+    metrics_update(&run->total, req, &tot, device_used_bytes(run->dev), frag, ev, t);
+    if (run->has_timeline) {
+        timeline_row row = {.t = t, .event = ev, .requested = req, .allocated = tot.allocated_bytes,
+                            .reserved = tot.reserved_bytes, .fragmentation = frag};
+        timeline_add(&run->tl, &row);
+    }
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static sim_status proc_for(engine *e, uint32_t src, const char *name, uint32_t *out)
+{
+    sim_run *run = e->run;
+    const char *display = name ? name : (e->sources[src].name ? e->sources[src].name : e->sources[src].path);
+    for (uint32_t i = 0; i < run->n_procs; i++) {
+        if (run->procs[i].source != src)
+            continue;
+        if (strcmp(run->procs[i].name, display) == 0) {
+            *out = i;
+            return SIM_OK;
+        }
+    }
+    if (run->n_procs == e->cap_procs) {
+        uint32_t cap = e->cap_procs ? e->cap_procs * 2 : 4;
+        sim_run_proc *rp = realloc(run->procs, cap * sizeof *rp);
+        if (rp == NULL)
+            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        run->procs = rp;
+        proc_state *ps = realloc(e->ps, cap * sizeof *ps);
+        if (ps == NULL)
+            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        e->ps = ps;
+        e->cap_procs = cap;
+    }
+    uint32_t p = run->n_procs;
+    sim_run_proc *rp = &run->procs[p];
+    proc_state *ps = &e->ps[p];
+    memset(rp, 0, sizeof *rp);
+    memset(ps, 0, sizeof *ps);
+    snprintf(rp->name, sizeof rp->name, "%s", display);
+    rp->source = src;
+    rp->m.completed = true;
+    if (!idmap_init(&ps->ids))
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    ps->dev_proc = device_proc_start(run->dev);
+    if (ps->dev_proc == UINT32_MAX) {
+        idmap_release(&ps->ids);
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    strategy_config sc = {.dev = run->dev, .proc = ps->dev_proc, .opts = e->cfg->opts, .n_opts = e->cfg->n_opts};
+    sim_status st = run->ops->create(&sc, &rp->s, e->err);
+    if (st != SIM_OK) {
+        idmap_release(&ps->ids);
+        return st;
+    }
+    run->n_procs++;
+    *out = p;
+    return SIM_OK;
+}
+
+static void proc_stop(engine *e, uint32_t p)
+{
+    proc_state *ps = &e->ps[p];
+    ps->stopped = true;
+    e->run->procs[p].m.completed = false;
+    /* the program exits: the driver takes back its context and memory */
+    device_proc_exit(e->run->dev, ps->dev_proc);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static sim_status paranoid_check(engine *e, uint32_t p, const sim_event *ev, const char *path)
+{
+    sim_run *run = e->run;
+    if (e->ps[p].stopped)
+        return SIM_OK;
+    sim_report r;
+    sim_report_init(&r);
+    run->ops->check(run->procs[p].s, &r);
+    strategy_sample s;
+    run->ops->sample(run->procs[p].s, &s);
+    sim_report_insist(&r, device_proc_held(run->dev, e->ps[p].dev_proc) == s.reserved_bytes,
+                      "engine: the device holds %llu bytes for the process, the strategy reports %llu reserved",
+                      (unsigned long long)device_proc_held(run->dev, e->ps[p].dev_proc),
+                      (unsigned long long)s.reserved_bytes);
+    sim_report_insist(&r, s.free_bytes <= s.reserved_bytes && s.largest_free_bytes <= s.free_bytes,
+                      "engine: free %llu / largest free %llu inconsistent with reserved %llu",
+                      (unsigned long long)s.free_bytes, (unsigned long long)s.largest_free_bytes,
+                      (unsigned long long)s.reserved_bytes);
+    if (r.violations == 0)
+        return SIM_OK;
+    return sim_error_set(e->err, SIM_EINTERNAL, path, ev ? ev->line : 0, ev ? ev->index : 0,
+                         "--paranoid: %s broke %llu invariant(s) after this event:\n%s", run->ops->name,
+                         (unsigned long long)r.violations, r.text);
+}
+
+static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
+{
+    sim_run *run = e->run;
+    proc_state *ps = &e->ps[p];
+    const char *path = e->sources[src].path;
+    if (idmap_find(&ps->ids, ev->id) != NULL)
+        return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                             "alloc of id %llu that is still allocated (free it first)",
+                             (unsigned long long)ev->id);
+    idmap_entry *ent = idmap_insert(&ps->ids, ev->id);
+    if (ent == NULL)
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    ent->size = ev->size;
+    strategy_handle h = STRATEGY_HANDLE_NONE;
+    strategy_oom oom;
+    memset(&oom, 0, sizeof oom);
+    sim_status st = run->ops->alloc(run->procs[p].s, ev->size, ev->stream, &h, &oom);
+    if (st == SIM_OK) {
+        ent->handle = h;
+        ps->requested += ev->size;
+        return SIM_OK;
+    }
+    if (st != SIM_OOM) {
+        idmap_remove(&ps->ids, ent);
+        return sim_error_set(e->err, st, path, ev->line, ev->index, "%s failed: %s", run->ops->name,
+                             sim_strerror(st));
+    }
+    sim_oom_record rec = {
+        .happened = true, .source = src, .process = p, .event = ev->index, .line = ev->line,
+        .t = ev->t, .id = ev->id, .size = ev->size, .info = oom,
+    };
+    sim_metrics *pm = &run->procs[p].m;
+    pm->ooms++;
+    if (!pm->first_oom.happened)
+        pm->first_oom = rec;
+    run->total.ooms++;
+    if (!run->total.first_oom.happened)
+        run->total.first_oom = rec;
+    if (e->cfg->on_oom_skip) {
+        ent->flags |= IDMAP_DROPPED;
+        ent->handle = STRATEGY_HANDLE_NONE;
+    } else {
+        idmap_remove(&ps->ids, ent);
+        ps->stop_after_event = true;
+    }
+    return SIM_OK;
+}
+
+static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
+{
+    sim_run *run = e->run;
+    proc_state *ps = &e->ps[p];
+    idmap_entry *ent = idmap_find(&ps->ids, ev->id);
+    if (ent == NULL)
+        return sim_error_set(e->err, SIM_ETRACE, e->sources[src].path, ev->line, ev->line ? 0 : ev->index,
+                             "free of id %llu that is not allocated (never allocated, or already freed)",
+                             (unsigned long long)ev->id);
+    if (ent->flags & IDMAP_DROPPED) {
+        idmap_remove(&ps->ids, ent);
+        return SIM_OK;
+    }
+    bool deferred = ev->ready_t > ev->t;
+    strategy_handle h = ent->handle;
+    uint64_t size = ent->size;
+    idmap_remove(&ps->ids, ent);
+    run->ops->free(run->procs[p].s, h, deferred);
+    if (!deferred) {
+        ps->requested -= size;
+        return SIM_OK;
+    }
+    pq_entry d = {.t = ev->ready_t, .size = size, .proc = p, .handle = h};
+    if (!pqueue_push(&e->deferred, d))
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    return SIM_OK;
+}
+
+static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
+{
+    sim_run *run = e->run;
+    sim_run_source *rs = &run->sources[src];
+    rs->events++;
+    switch (ev->op) {
+    case SIM_OP_ALLOC: rs->allocs++; break;
+    case SIM_OP_FREE: rs->frees++; break;
+    case SIM_OP_EMPTY_CACHE: rs->empty_caches++; break;
+    case SIM_OP_MARK: rs->marks++; break;
+    }
+    uint32_t p = 0;
+    sim_status st = proc_for(e, src, ev->proc, &p);
+    if (st != SIM_OK)
+        return st;
+    run->events++;
+    if (e->ps[p].stopped)
+        return SIM_OK; /* the program already died of an OOM: the rest never happens */
+    switch (ev->op) {
+    case SIM_OP_ALLOC:
+        st = do_alloc(e, src, p, ev);
+        break;
+    case SIM_OP_FREE:
+        st = do_free(e, src, p, ev);
+        break;
+    case SIM_OP_EMPTY_CACHE:
+        run->ops->empty_cache(run->procs[p].s);
+        break;
+    case SIM_OP_MARK:
+        if (run->n_marks < SIM_RUN_MAX_MARKS) {
+            sim_run_mark *mk = &run->marks[run->n_marks++];
+            mk->t = ev->t;
+            mk->event = run->events;
+            snprintf(mk->name, sizeof mk->name, "%s", ev->name ? ev->name : "");
+        }
+        break;
+    }
+    if (st != SIM_OK)
+        return st;
+    measure(e, p, ev->t); /* after an OOM this records what the process held then */
+    if (e->cfg->paranoid && (st = paranoid_check(e, p, ev, e->sources[src].path)) != SIM_OK)
+        return st;
+    if (e->ps[p].stop_after_event)
+        proc_stop(e, p);
+    return SIM_OK;
+}
+
+static sim_status do_deferred(engine *e, const pq_entry *d)
+{
+    sim_run *run = e->run;
+    proc_state *ps = &e->ps[d->proc];
+    if (ps->stopped)
+        return SIM_OK; /* dropped with its process */
+    run->events++;
+    run->ops->free_ready(run->procs[d->proc].s, d->handle);
+    ps->requested -= d->size;
+    measure(e, d->proc, d->t);
+    if (e->cfg->paranoid)
+        return paranoid_check(e, d->proc, NULL, run->sources[run->procs[d->proc].source].path);
+    return SIM_OK;
+}
+
+static sim_status pull(engine *e, uint32_t i)
+{
+    source_state *s = &e->src[i];
+    sim_status st = e->sources[i].next(e->sources[i].ctx, &s->head, e->err);
+    if (st == SIM_END) {
+        s->has_head = false;
+        return SIM_OK;
+    }
+    if (st != SIM_OK)
+        return st;
+    s->has_head = true;
+    return SIM_OK;
+}
+
+/* ---------------------------------------------------------------- run */
+
+static sim_status validate_options(const engine_config *cfg, sim_error *err)
+{
+    /* create one instance on a scratch device so bad options fail before any work */
+    device *scratch = device_new(&cfg->device);
+    if (scratch == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    strategy_config sc = {.dev = scratch, .proc = device_proc_start(scratch), .opts = cfg->opts,
+                          .n_opts = cfg->n_opts};
+    strategy *s = NULL;
+    sim_status st = cfg->ops->create(&sc, &s, err);
+    if (st == SIM_OK)
+        cfg->ops->destroy(s);
+    device_free(scratch);
+    return st;
+}
+
+sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
+                      sim_run **out, sim_error *err)
+{
+    *out = NULL;
+    sim_status st = validate_options(cfg, err);
+    if (st != SIM_OK)
+        return st;
+    engine e = {.cfg = cfg, .sources = sources, .err = err};
+    sim_run *run = calloc(1, sizeof *run);
+    if (run == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    e.run = run;
+    run->ops = cfg->ops;
+    run->total.completed = true;
+    run->dev = device_new(&cfg->device);
+    run->n_sources = n_sources;
+    run->sources = calloc(n_sources ? n_sources : 1, sizeof *run->sources);
+    run->marks = calloc(SIM_RUN_MAX_MARKS, sizeof *run->marks);
+    e.src = calloc(n_sources ? n_sources : 1, sizeof *e.src);
+    pqueue_init(&e.deferred);
+    if (run->dev == NULL || run->sources == NULL || run->marks == NULL || e.src == NULL) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
+    if (cfg->timeline_rows) {
+        if (!timeline_init(&run->tl, cfg->timeline_rows)) {
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            goto fail;
+        }
+        run->has_timeline = true;
+    }
+    for (uint32_t i = 0; i < n_sources; i++) {
+        snprintf(run->sources[i].path, sizeof run->sources[i].path, "%s", sources[i].path);
+        snprintf(run->sources[i].name, sizeof run->sources[i].name, "%s", sources[i].name ? sources[i].name : "");
+        if ((st = pull(&e, i)) != SIM_OK)
+            goto fail;
+    }
+    for (;;) {
+        /* the earliest trace head; ties go to the lower trace index */
+        int32_t best = -1;
+        for (uint32_t i = 0; i < n_sources; i++)
+            if (e.src[i].has_head && (best < 0 || e.src[i].head.t < e.src[(uint32_t)best].head.t))
+                best = (int32_t)i;
+        const pq_entry *d = pqueue_top(&e.deferred);
+        if (d != NULL && (best < 0 || d->t <= e.src[(uint32_t)best].head.t)) {
+            pq_entry dd = *d;
+            pqueue_pop(&e.deferred);
+            st = do_deferred(&e, &dd);
+        } else if (best >= 0) {
+            uint32_t b = (uint32_t)best;
+            st = do_event(&e, b, &e.src[b].head);
+            if (st == SIM_OK)
+                st = pull(&e, b);
+        } else {
+            break;
+        }
+        if (st != SIM_OK)
+            goto fail;
+        if (cfg->progress && (run->events & 0xFFFF) == 0)
+            cfg->progress(cfg->progress_ctx, run->events);
+    }
+    /* totals: completed only if every process completed; final = what each held at its end */
+    run->total.final_reserved_bytes = 0;
+    run->total.final_allocated_bytes = 0;
+    run->total.final_requested_bytes = 0;
+    for (uint32_t i = 0; i < run->n_procs; i++) {
+        const sim_metrics *m = &run->procs[i].m;
+        run->total.completed = run->total.completed && m->completed;
+        run->total.final_reserved_bytes += m->final_reserved_bytes;
+        run->total.final_allocated_bytes += m->final_allocated_bytes;
+        run->total.final_requested_bytes += m->final_requested_bytes;
+    }
+    if (run->has_timeline)
+        timeline_finish(&run->tl);
+    for (uint32_t i = 0; i < run->n_procs; i++)
+        idmap_release(&e.ps[i].ids);
+    free(e.ps);
+    free(e.src);
+    pqueue_release(&e.deferred);
+    *out = run;
+    return SIM_OK;
+fail:
+    for (uint32_t i = 0; i < run->n_procs; i++)
+        idmap_release(&e.ps[i].ids);
+    free(e.ps);
+    free(e.src);
+    pqueue_release(&e.deferred);
+    sim_run_free(run);
+    return st;
+}
+
+void sim_run_free(sim_run *run)
+{
+    if (run == NULL)
+        return;
+    for (uint32_t i = 0; i < run->n_procs; i++)
+        run->ops->destroy(run->procs[i].s);
+    free(run->procs);
+    free(run->sources);
+    free(run->marks);
+    if (run->has_timeline)
+        timeline_release(&run->tl);
+    device_free(run->dev);
+    free(run);
+}

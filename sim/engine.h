@@ -1,0 +1,111 @@
+/* engine.h — the discrete-event replay (design.md §3): merges the events of one or
+ * more traces (one process per trace, or per "proc" name inside a trace) with the
+ * deferred frees due at ready_t, in (t, sequence) order, drives one strategy
+ * instance per process on a shared device, checks the trace's semantics (ids),
+ * records out-of-memory events as data, and measures every metric of design.md §5
+ * after each event. The result is plain data (sim_run) for the reports. */
+#ifndef GPUSIM_ENGINE_H
+#define GPUSIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "event.h"
+#include "status.h"
+#include "strategy.h"
+#include "timeline.h"
+
+typedef struct engine_config {
+    device_info device;
+    const strategy_ops *ops;
+    const sim_kv *opts;       /* strategy options, borrowed for the run */
+    uint32_t n_opts;
+    bool on_oom_skip;         /* --on-oom=skip: drop the failed allocation and go on */
+    bool paranoid;            /* run the full invariant checker after every event */
+    uint64_t timeline_rows;   /* 0: no timeline */
+    /* optional progress callback, called every 65536 events */
+    void (*progress)(void *ctx, uint64_t events_done);
+    void *progress_ctx;
+} engine_config;
+
+typedef struct sim_oom_record {
+    bool happened;
+    uint32_t source;          /* index of the trace */
+    uint32_t process;         /* index into sim_run.procs */
+    uint64_t event;           /* 1-based index of the event in its trace */
+    uint64_t line;            /* its line (JSONL/JSON) or 0 */
+    uint64_t t;               /* ns */
+    uint64_t id;
+    uint64_t size;            /* bytes the trace asked for */
+    strategy_oom info;        /* the allocator's view, after its recovery steps */
+} sim_oom_record;
+
+typedef struct sim_metrics {
+    bool completed;
+    uint64_t peak_requested_bytes;
+    uint64_t peak_allocated_bytes;
+    uint64_t peak_reserved_bytes;
+    uint64_t peak_device_bytes;
+    uint64_t final_requested_bytes;
+    uint64_t final_allocated_bytes;
+    uint64_t final_reserved_bytes;
+    double fragmentation_at_peak;
+    double fragmentation_max;
+    uint64_t reserved_unallocated_at_peak_bytes;
+    uint64_t peak_reserved_event;   /* global event number where reserved first peaked */
+    uint64_t peak_reserved_t;
+    uint64_t num_device_allocs;
+    uint64_t num_device_frees;
+    uint64_t ooms;
+    sim_oom_record first_oom;
+} sim_metrics;
+
+typedef struct sim_run_source {
+    char path[512];
+    char name[256];
+    uint64_t events, allocs, frees, empty_caches, marks;
+} sim_run_source;
+
+typedef struct sim_run_proc {
+    char name[256];           /* the "proc" value, or the trace's name/path */
+    uint32_t source;
+    strategy *s;              /* kept alive for stats, walks and reports */
+    sim_metrics m;
+} sim_run_proc;
+
+typedef struct sim_run_mark {
+    uint64_t t;
+    uint64_t event;           /* global event number */
+    char name[64];
+} sim_run_mark;
+
+typedef struct sim_run {
+    device *dev;
+    const strategy_ops *ops;
+    uint32_t n_sources;
+    sim_run_source *sources;
+    uint32_t n_procs;
+    sim_run_proc *procs;
+    sim_metrics total;        /* the device as a whole (== procs[0].m for one process) */
+    uint64_t events;          /* trace events + deferred frees processed */
+    bool has_timeline;
+    timeline tl;              /* device-wide curve, if asked for */
+    uint32_t n_marks;
+    sim_run_mark *marks;      /* the first SIM_RUN_MAX_MARKS marks */
+} sim_run;
+
+#define SIM_RUN_MAX_MARKS 4096u
+
+/* Replay the sources on one device. On success *out is the result (free with
+ * sim_run_free). Errors: SIM_ETRACE (the trace is invalid: unknown id, ...),
+ * SIM_EUSAGE (strategy options), SIM_EIO, SIM_ENOMEM, SIM_EINTERNAL (the
+ * --paranoid checker found a broken invariant; its report is in err). */
+sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
+                      sim_run **out, sim_error *err);
+void sim_run_free(sim_run *run);
+
+/* Fragmentation as TensorFlow defines it: 1 − largest free / free (0 when free is 0). */
+double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes);
+
+#endif

@@ -1,0 +1,113 @@
+#include "idmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define IDMAP_MIN_CAP 64u
+
+static inline uint64_t idmap_hash(uint64_t x)
+{
+    /* splitmix64 finalizer: trace ids are often sequential */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+static bool idmap_alloc_table(idmap *m, uint64_t cap)
+{
+    m->slots = malloc((size_t)cap * sizeof *m->slots);
+    m->used = calloc((size_t)cap, 1);
+    if (m->slots == NULL || m->used == NULL) {
+        free(m->slots);
+        free(m->used);
+        m->slots = NULL;
+        m->used = NULL;
+        return false;
+    }
+    m->mask = cap - 1;
+    return true;
+}
+
+bool idmap_init(idmap *m)
+{
+    memset(m, 0, sizeof *m);
+    return idmap_alloc_table(m, IDMAP_MIN_CAP);
+}
+
+void idmap_release(idmap *m)
+{
+    free(m->slots);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+idmap_entry *idmap_find(const idmap *m, uint64_t id)
+{
+    uint64_t i = idmap_hash(id) & m->mask;
+    while (m->used[i]) {
+        if (m->slots[i].id == id)
+            return &m->slots[i];
+        i = (i + 1) & m->mask;
+    }
+    return NULL;
+}
+
+static idmap_entry *idmap_place(idmap *m, uint64_t id)
+{
+    uint64_t i = idmap_hash(id) & m->mask;
+    while (m->used[i])
+        i = (i + 1) & m->mask;
+    m->used[i] = 1;
+    m->slots[i] = (idmap_entry){.id = id};
+    m->count++;
+    return &m->slots[i];
+}
+
+static bool idmap_grow(idmap *m)
+{
+    idmap old = *m;
+    if (!idmap_alloc_table(m, (old.mask + 1) * 2)) {
+        *m = old;
+        return false;
+    }
+    m->count = 0;
+    for (uint64_t i = 0; i <= old.mask; i++)
+        if (old.used[i])
+            *idmap_place(m, old.slots[i].id) = old.slots[i];
+    free(old.slots);
+    free(old.used);
+    return true;
+}
+
+idmap_entry *idmap_insert(idmap *m, uint64_t id)
+{
+    if ((m->count + 1) * 2 > m->mask + 1 && !idmap_grow(m))
+        return NULL;
+    return idmap_place(m, id);
+}
+
+void idmap_remove(idmap *m, idmap_entry *e)
+{
+    uint64_t i = (uint64_t)(e - m->slots);
+    m->used[i] = 0;
+    m->count--;
+    /* backward-shift: move later members of the cluster into the hole when
+     * their home slot is not strictly between the hole and their position */
+    uint64_t j = i;
+    for (;;) {
+        j = (j + 1) & m->mask;
+        if (!m->used[j])
+            return;
+        uint64_t home = idmap_hash(m->slots[j].id) & m->mask;
+        bool stays = (j > i) ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays)
+            continue;
+        m->slots[i] = m->slots[j];
+        m->used[i] = 1;
+        m->used[j] = 0;
+        i = j;
+    }
+}

@@ -1,0 +1,36 @@
+/* idmap.h — the engine's map from trace ids to live allocations: open addressing
+ * with linear probing and backward-shift deletion (no tombstones), so lookups stay
+ * short however many ids come and go. Grows by doubling at 50% load; never shrinks.
+ * Memory is proportional to the peak number of live allocations, not to the trace. */
+#ifndef GPUSIM_IDMAP_H
+#define GPUSIM_IDMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct idmap_entry {
+    uint64_t id;
+    uint64_t size;      /* requested bytes */
+    uint32_t handle;    /* the strategy's handle */
+    uint32_t flags;     /* IDMAP_* */
+} idmap_entry;
+
+#define IDMAP_DROPPED 1u  /* the allocation failed with --on-oom=skip: its free is ignored */
+
+typedef struct idmap {
+    idmap_entry *slots;
+    uint8_t *used;
+    uint64_t mask;      /* capacity − 1 (capacity is a power of two) */
+    uint64_t count;
+} idmap;
+
+bool idmap_init(idmap *m);
+void idmap_release(idmap *m);
+/* The live entry for id, or NULL. */
+idmap_entry *idmap_find(const idmap *m, uint64_t id);
+/* Insert id (which must not be present); NULL when out of host memory. */
+idmap_entry *idmap_insert(idmap *m, uint64_t id);
+/* Remove the entry e points to (from idmap_find). */
+void idmap_remove(idmap *m, idmap_entry *e);
+
+#endif

@@ -1,0 +1,664 @@
+/* Native trace format v1: reader (JSON document or JSON Lines) and writer. */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json.h"
+#include "sim/buf.h"
+
+#define TRACE_MAX_LINE ((size_t)64 << 20) /* a longer line is an error, not a crash */
+#define READ_CHUNK ((size_t)1 << 20)
+
+struct trace_reader {
+    char path[512];
+    trace_header header;
+    trace_container container;
+    json_parser *jp;
+    /* source: a file (JSONL streaming) or a whole buffer */
+    FILE *fp;
+    char *buf;          /* JSONL: read buffer; JSON: the whole document */
+    size_t buf_len, buf_cap, buf_pos;
+    bool eof;
+    uint64_t line;      /* JSONL: line number of the last line read */
+    /* JSON document */
+    const json_value *events;
+    uint32_t next_index;
+    /* validation state */
+    uint64_t prev_t;
+    uint64_t n_events;
+    char errtext[256];
+};
+
+/* ---------------------------------------------------------------- reading lines */
+
+static sim_status read_more(trace_reader *r, sim_error *err)
+{
+    if (r->eof || r->fp == NULL) {
+        r->eof = true;
+        return SIM_OK;
+    }
+    if (r->buf_pos > 0) {
+        memmove(r->buf, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
+        r->buf_len -= r->buf_pos;
+        r->buf_pos = 0;
+    }
+    if (r->buf_cap - r->buf_len < READ_CHUNK) {
+        size_t cap = r->buf_cap ? r->buf_cap * 2 : 2 * READ_CHUNK;
+        if (cap > TRACE_MAX_LINE + 2 * READ_CHUNK)
+            return sim_error_set(err, SIM_ETRACE, r->path, r->line + 1, 0, "line is longer than %zu MiB",
+                                 TRACE_MAX_LINE >> 20);
+        char *b = realloc(r->buf, cap);
+        if (b == NULL)
+            return sim_error_set(err, SIM_ENOMEM, r->path, r->line + 1, 0, "out of memory reading the line");
+        r->buf = b;
+        r->buf_cap = cap;
+    }
+    size_t n = fread(r->buf + r->buf_len, 1, r->buf_cap - r->buf_len, r->fp);
+    if (n == 0) {
+        if (ferror(r->fp))
+            return sim_error_set(err, SIM_EIO, r->path, 0, 0, "read failed: %s", strerror(errno));
+        r->eof = true;
+    }
+    r->buf_len += n;
+    return SIM_OK;
+}
+
+/* Next line (without '\n'); *line NULL at end of input. */
+static sim_status next_line(trace_reader *r, const char **line, size_t *len, sim_error *err)
+{
+    for (;;) {
+        char *start = r->buf + r->buf_pos;
+        size_t avail = r->buf_len - r->buf_pos;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl) {
+            *line = start;
+            *len = (size_t)(nl - start);
+            r->buf_pos += *len + 1;
+            r->line++;
+            return SIM_OK;
+        }
+        if (r->eof) {
+            if (avail == 0) {
+                *line = NULL;
+                *len = 0;
+                return SIM_OK;
+            }
+            *line = start;
+            *len = avail;
+            r->buf_pos = r->buf_len;
+            r->line++;
+            return SIM_OK;
+        }
+        if (avail > TRACE_MAX_LINE)
+            return sim_error_set(err, SIM_ETRACE, r->path, r->line + 1, 0, "line is longer than %zu MiB",
+                                 TRACE_MAX_LINE >> 20);
+        sim_status st = read_more(r, err);
+        if (st != SIM_OK)
+            return st;
+    }
+}
+
+static bool is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static sim_status get_uint(trace_reader *r, const json_value *obj, const char *key, bool required,
+                           uint64_t *out, bool *present, uint64_t line, uint64_t event, sim_error *err)
+{
+    const json_value *v = json_get(obj, key);
+    if (present)
+        *present = v != NULL;
+    if (v == NULL) {
+        if (required)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "missing \"%s\"", key);
+        return SIM_OK;
+    }
+    if (v->type != JSON_NUMBER)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" must be an integer, not %s", key,
+                             json_type_name(v->type));
+    json_int_status st = json_to_u64(v, SIM_MAX_SIZE, out);
+    if (st == JSON_INT_TOO_LARGE)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" %.*s exceeds 2^53", key,
+                             (int)(v->len > 40 ? 40 : v->len), v->u.num);
+    if (st != JSON_INT_OK)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" %.*s %s (expected an integer 0..2^53)",
+                             key, (int)(v->len > 40 ? 40 : v->len), v->u.num, json_int_status_text(st));
+    return SIM_OK;
+}
+
+static sim_status get_str(trace_reader *r, const json_value *obj, const char *key, const char **out,
+                          uint64_t line, uint64_t event, sim_error *err)
+{
+    const json_value *v = json_get(obj, key);
+    *out = NULL;
+    if (v == NULL || v->type == JSON_NULL)
+        return SIM_OK;
+    if (v->type != JSON_STRING)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" must be a string, not %s", key,
+                             json_type_name(v->type));
+    *out = v->u.str;
+    return SIM_OK;
+}
+
+static sim_status to_ns(trace_reader *r, uint64_t t, uint64_t *out, const char *key, uint64_t line,
+                        uint64_t event, sim_error *err)
+{
+    uint64_t m = r->header.ns_per_unit;
+    if (m > 1 && t > UINT64_MAX / m)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" overflows when converted to ns", key);
+    *out = t * m;
+    return SIM_OK;
+}
+
+static const char *const EVENT_KEYS[][8] = {
+    [SIM_OP_ALLOC] = {"op", "id", "size", "t", "stream", "tag", "proc", NULL},
+    [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "proc", NULL},
+    [SIM_OP_EMPTY_CACHE] = {"op", "t", "proc", NULL},
+    [SIM_OP_MARK] = {"op", "name", "t", "proc", NULL},
+};
+
+static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t line, uint64_t event,
+                              sim_event *ev, sim_error *err)
+{
+    if (o->type != JSON_OBJECT)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "an event must be a JSON object, not %s",
+                             json_type_name(o->type));
+    const json_value *opv = json_get(o, "op");
+    if (opv == NULL)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "missing \"op\"");
+    if (opv->type != JSON_STRING)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"op\" must be a string, not %s",
+                             json_type_name(opv->type));
+    memset(ev, 0, sizeof *ev);
+    ev->line = line;
+    ev->index = event;
+    const char *op = opv->u.str;
+    if (strcmp(op, "alloc") == 0)
+        ev->op = SIM_OP_ALLOC;
+    else if (strcmp(op, "free") == 0)
+        ev->op = SIM_OP_FREE;
+    else if (strcmp(op, "empty_cache") == 0)
+        ev->op = SIM_OP_EMPTY_CACHE;
+    else if (strcmp(op, "mark") == 0)
+        ev->op = SIM_OP_MARK;
+    else
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event,
+                             "unknown op \"%.60s\" (expected alloc, free, empty_cache or mark)", op);
+    /* keys that belong to another op are errors: they are almost always typos */
+    for (uint32_t i = 0; i < o->len; i++) {
+        const char *k = o->u.members[i].key;
+        bool known = false;
+        for (const char *const *kk = EVENT_KEYS[ev->op]; *kk; kk++)
+            if (strcmp(*kk, k) == 0)
+                known = true;
+        if (!known)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "unknown key \"%.60s\" in a %s event", k,
+                                 op);
+    }
+    sim_status st;
+    bool has_t = false;
+    uint64_t t = 0;
+    if ((st = get_uint(r, o, "t", false, &t, &has_t, line, event, err)) != SIM_OK)
+        return st;
+    if (has_t) {
+        if ((st = to_ns(r, t, &t, "t", line, event, err)) != SIM_OK)
+            return st;
+        if (t < r->prev_t)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event,
+                                 "t goes backwards (%llu ns after %llu ns; times must not decrease)",
+                                 (unsigned long long)t, (unsigned long long)r->prev_t);
+        r->prev_t = t;
+    }
+    ev->t = r->prev_t;
+    ev->ready_t = ev->t;
+    if ((st = get_str(r, o, "proc", &ev->proc, line, event, err)) != SIM_OK)
+        return st;
+    switch (ev->op) {
+    case SIM_OP_ALLOC: {
+        uint64_t stream = 0;
+        if ((st = get_uint(r, o, "id", true, &ev->id, NULL, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "size", true, &ev->size, NULL, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "stream", false, &stream, NULL, line, event, err)) != SIM_OK ||
+            (st = get_str(r, o, "tag", &ev->tag, line, event, err)) != SIM_OK)
+            return st;
+        if (stream > UINT32_MAX)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"stream\" must be below 2^32");
+        ev->stream = (uint32_t)stream;
+        break;
+    }
+    case SIM_OP_FREE: {
+        bool has_ready = false;
+        uint64_t ready = 0;
+        if ((st = get_uint(r, o, "id", true, &ev->id, NULL, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "ready_t", false, &ready, &has_ready, line, event, err)) != SIM_OK)
+            return st;
+        if (has_ready) {
+            if ((st = to_ns(r, ready, &ready, "ready_t", line, event, err)) != SIM_OK)
+                return st;
+            if (ready < ev->t)
+                return sim_error_set(err, SIM_ETRACE, r->path, line, event,
+                                     "ready_t %llu ns is before t %llu ns (a free cannot complete before it is made)",
+                                     (unsigned long long)ready, (unsigned long long)ev->t);
+            ev->ready_t = ready;
+        }
+        break;
+    }
+    case SIM_OP_EMPTY_CACHE:
+        break;
+    case SIM_OP_MARK:
+        if ((st = get_str(r, o, "name", &ev->name, line, event, err)) != SIM_OK)
+            return st;
+        if (ev->name == NULL)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "missing \"name\" in a mark event");
+        break;
+    }
+    return SIM_OK;
+}
+
+/* Serialize a DOM value compactly (numbers keep their source text). */
+static void json_dump(sim_buf *b, const json_value *v)
+{
+    switch (v->type) {
+    case JSON_NULL: sim_buf_puts(b, "null"); break;
+    case JSON_TRUE: sim_buf_puts(b, "true"); break;
+    case JSON_FALSE: sim_buf_puts(b, "false"); break;
+    case JSON_NUMBER: sim_buf_put(b, v->u.num, v->len); break;
+    case JSON_STRING: sim_buf_json_str(b, v->u.str); break;
+    case JSON_ARRAY:
+        sim_buf_puts(b, "[");
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (i)
+                sim_buf_puts(b, ",");
+            json_dump(b, &v->u.items[i]);
+        }
+        sim_buf_puts(b, "]");
+        break;
+    case JSON_OBJECT:
+        sim_buf_puts(b, "{");
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (i)
+                sim_buf_puts(b, ",");
+            sim_buf_json_str(b, v->u.members[i].key);
+            sim_buf_puts(b, ":");
+            json_dump(b, &v->u.members[i].value);
+        }
+        sim_buf_puts(b, "}");
+        break;
+    }
+}
+
+static sim_status parse_header(trace_reader *r, const json_value *h, uint64_t line, sim_error *err)
+{
+    trace_header *hd = &r->header;
+    if (h->type != JSON_OBJECT)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0, "the trace must start with a JSON object header");
+    const json_value *f = json_get(h, "format");
+    if (f == NULL)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0,
+                             "missing \"format\" (expected \"gpusim-trace\"; is this a gpusim trace?)");
+    if (f->type != JSON_STRING || strcmp(f->u.str, "gpusim-trace") != 0)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0, "\"format\" must be \"gpusim-trace\"");
+    const json_value *v = json_get(h, "version");
+    if (v == NULL)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0, "missing \"version\" (expected 1)");
+    uint64_t ver = 0;
+    if (json_to_u64(v, SIM_MAX_SIZE, &ver) != JSON_INT_OK || ver != 1)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0,
+                             "unsupported \"version\" (this gpusim reads version 1)");
+    const char *s = NULL;
+    sim_status st;
+    if ((st = get_str(r, h, "name", &s, line, 0, err)) != SIM_OK)
+        return st;
+    snprintf(hd->name, sizeof hd->name, "%s", s ? s : "");
+    if ((st = get_str(r, h, "time_unit", &s, line, 0, err)) != SIM_OK)
+        return st;
+    if (s == NULL || strcmp(s, "ns") == 0)
+        hd->ns_per_unit = 1;
+    else if (strcmp(s, "us") == 0)
+        hd->ns_per_unit = 1000;
+    else if (strcmp(s, "ms") == 0)
+        hd->ns_per_unit = 1000000;
+    else
+        return sim_error_set(err, SIM_ETRACE, r->path, line, 0, "\"time_unit\" must be \"ns\", \"us\" or \"ms\"");
+    snprintf(hd->time_unit, sizeof hd->time_unit, "%s", s ? s : "ns");
+    const json_value *dev = json_get(h, "device");
+    if (dev && dev->type != JSON_NULL) {
+        if (dev->type != JSON_OBJECT)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, 0, "\"device\" must be an object");
+        if ((st = get_str(r, dev, "name", &s, line, 0, err)) != SIM_OK)
+            return st;
+        snprintf(hd->device_name, sizeof hd->device_name, "%s", s ? s : "");
+        if ((st = get_uint(r, dev, "capacity_bytes", false, &hd->device_capacity, NULL, line, 0, err)) != SIM_OK)
+            return st;
+    }
+    const json_value *meta = json_get(h, "meta");
+    if (meta && meta->type != JSON_NULL) {
+        sim_buf b;
+        sim_buf_init(&b);
+        json_dump(&b, meta);
+        if (b.oom) {
+            sim_buf_release(&b);
+            return sim_error_set(err, SIM_ENOMEM, r->path, line, 0, "out of memory");
+        }
+        hd->meta_json = b.data;
+    }
+    return SIM_OK;
+}
+
+/* ---------------------------------------------------------------- opening */
+
+static sim_status reader_new(const char *path, trace_reader **out, sim_error *err)
+{
+    trace_reader *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->jp = json_parser_new()) == NULL) {
+        free(r);
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    snprintf(r->path, sizeof r->path, "%s", path);
+    *out = r;
+    return SIM_OK;
+}
+
+/* Decide the container and read the header. r->buf holds the start of the input. */
+static sim_status detect_and_start(trace_reader *r, sim_error *err)
+{
+    const char *line;
+    size_t len;
+    sim_status st;
+    /* skip leading blank lines */
+    do {
+        if ((st = next_line(r, &line, &len, err)) != SIM_OK)
+            return st;
+    } while (line != NULL && is_blank(line, len));
+    if (line == NULL)
+        return sim_error_set(err, SIM_ETRACE, r->path, 0, 0, "empty file (expected a gpusim trace)");
+    uint64_t first_line = r->line;
+    const json_value *h = json_parse(r->jp, line, len, (uint32_t)first_line, r->errtext, sizeof r->errtext);
+    if (h != NULL && h->type == JSON_OBJECT && json_get(h, "events") == NULL) {
+        r->container = TRACE_JSONL;
+        return parse_header(r, h, first_line, err);
+    }
+    /* a JSON document: read everything and parse it whole */
+    r->container = TRACE_JSON;
+    r->buf_pos = 0; /* rewind to the start of the buffered text */
+    r->line = 0;
+    while (!r->eof)
+        if ((st = read_more(r, err)) != SIM_OK)
+            return st;
+    const char *text = r->buf ? r->buf : "";
+    /* blank lines before the document were consumed by next_line; the buffer still holds them */
+    h = json_parse(r->jp, text, r->buf_len, 1, r->errtext, sizeof r->errtext);
+    if (h == NULL) {
+        /* report the error at the line the parser names */
+        unsigned long l = 0, c = 0;
+        int off = 0;
+        if (sscanf(r->errtext, "line %lu, column %lu: %n", &l, &c, &off) == 2 && off > 0)
+            return sim_error_set(err, SIM_ETRACE, r->path, l, 0, "not valid JSON (column %lu: %s)", c,
+                                 r->errtext + off);
+        return sim_error_set(err, SIM_ETRACE, r->path, 0, 0, "not valid JSON (%s)", r->errtext);
+    }
+    if ((st = parse_header(r, h, 0, err)) != SIM_OK)
+        return st;
+    const json_value *evs = json_get(h, "events");
+    if (evs == NULL)
+        return sim_error_set(err, SIM_ETRACE, r->path, 0, 0, "missing \"events\" array");
+    if (evs->type != JSON_ARRAY)
+        return sim_error_set(err, SIM_ETRACE, r->path, 0, 0, "\"events\" must be an array");
+    r->events = evs;
+    return SIM_OK;
+}
+
+static sim_status reader_start(trace_reader *r, trace_reader **out, sim_error *err)
+{
+    sim_status st = detect_and_start(r, err);
+    if (st != SIM_OK) {
+        trace_close(r);
+        *out = NULL;
+        return st;
+    }
+    *out = r;
+    return SIM_OK;
+}
+
+sim_status trace_open(const char *path, trace_reader **out, sim_error *err)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "is a directory, not a trace file");
+    trace_reader *r;
+    sim_status st = reader_new(path, &r, err);
+    if (st != SIM_OK)
+        return st;
+    r->fp = fopen(path, "rb");
+    if (r->fp == NULL) {
+        int e = errno;
+        trace_close(r);
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(e));
+    }
+    return reader_start(r, out, err);
+}
+
+sim_status trace_open_mem(const char *name, const char *text, uint64_t len, trace_reader **out, sim_error *err)
+{
+    *out = NULL;
+    trace_reader *r;
+    sim_status st = reader_new(name, &r, err);
+    if (st != SIM_OK)
+        return st;
+    r->buf = malloc((size_t)len + 1);
+    if (r->buf == NULL) {
+        trace_close(r);
+        return sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory");
+    }
+    memcpy(r->buf, text, (size_t)len);
+    r->buf_len = r->buf_cap = (size_t)len;
+    r->eof = true;
+    return reader_start(r, out, err);
+}
+
+void trace_close(trace_reader *r)
+{
+    if (r == NULL)
+        return;
+    if (r->fp)
+        fclose(r->fp);
+    free(r->buf);
+    free(r->header.meta_json);
+    json_parser_free(r->jp);
+    free(r);
+}
+
+const trace_header *trace_get_header(const trace_reader *r)
+{
+    return &r->header;
+}
+
+trace_container trace_get_container(const trace_reader *r)
+{
+    return r->container;
+}
+
+static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
+{
+    trace_reader *r = ctx;
+    if (r->container == TRACE_JSON) {
+        if (r->next_index >= r->events->len)
+            return SIM_END;
+        const json_value *o = &r->events->u.items[r->next_index++];
+        r->n_events++;
+        return parse_event(r, o, o->line, r->next_index, ev, err);
+    }
+    for (;;) {
+        const char *line;
+        size_t len;
+        sim_status st = next_line(r, &line, &len, err);
+        if (st != SIM_OK)
+            return st;
+        if (line == NULL)
+            return SIM_END;
+        if (is_blank(line, len))
+            continue;
+        const json_value *o = json_parse(r->jp, line, len, (uint32_t)r->line, r->errtext, sizeof r->errtext);
+        if (o == NULL) {
+            const char *msg = strstr(r->errtext, ": ");
+            return sim_error_set(err, SIM_ETRACE, r->path, r->line, 0, "not valid JSON (%s)",
+                                 msg ? msg + 2 : r->errtext);
+        }
+        r->n_events++;
+        sim_status st2 = parse_event(r, o, r->line, 0, ev, err);
+        ev->index = r->n_events;
+        return st2;
+    }
+}
+
+sim_event_source trace_source(trace_reader *r)
+{
+    sim_event_source s = {
+        .next = reader_next,
+        .ctx = r,
+        .path = r->path,
+        .name = r->header.name[0] ? r->header.name : NULL,
+    };
+    return s;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+struct trace_writer {
+    sim_outfile out;
+    trace_container container;
+    sim_buf line;
+    uint64_t n;
+};
+
+trace_container trace_container_for_path(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 6 && strcmp(path + n - 6, ".jsonl") == 0 ? TRACE_JSONL : TRACE_JSON;
+}
+
+static void write_header(sim_buf *b, const trace_header *h)
+{
+    sim_buf_puts(b, "{\"format\":\"gpusim-trace\",\"version\":1");
+    if (h && h->name[0]) {
+        sim_buf_puts(b, ",\"name\":");
+        sim_buf_json_str(b, h->name);
+    }
+    sim_buf_puts(b, ",\"time_unit\":\"ns\"");
+    if (h && (h->device_name[0] || h->device_capacity)) {
+        sim_buf_puts(b, ",\"device\":{");
+        bool comma = false;
+        if (h->device_name[0]) {
+            sim_buf_puts(b, "\"name\":");
+            sim_buf_json_str(b, h->device_name);
+            comma = true;
+        }
+        if (h->device_capacity)
+            sim_buf_printf(b, "%s\"capacity_bytes\":%llu", comma ? "," : "",
+                           (unsigned long long)h->device_capacity);
+        sim_buf_puts(b, "}");
+    }
+    if (h && h->meta_json) {
+        sim_buf_puts(b, ",\"meta\":");
+        sim_buf_puts(b, h->meta_json);
+    }
+}
+
+sim_status trace_writer_open(const char *path, trace_container c, const trace_header *h, trace_writer **out,
+                             sim_error *err)
+{
+    *out = NULL;
+    trace_writer *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    w->container = c;
+    sim_buf_init(&w->line);
+    sim_status st = sim_outfile_open(&w->out, path, err);
+    if (st != SIM_OK) {
+        free(w);
+        return st;
+    }
+    write_header(&w->line, h);
+    sim_buf_puts(&w->line, c == TRACE_JSONL ? "}\n" : ",\"events\":[\n");
+    *out = w;
+    return SIM_OK;
+}
+
+sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *err)
+{
+    sim_buf *b = &w->line;
+    if (w->container == TRACE_JSON && w->n > 0)
+        sim_buf_puts(b, ",\n");
+    sim_buf_printf(b, "{\"op\":\"%s\"", sim_op_name(ev->op));
+    switch (ev->op) {
+    case SIM_OP_ALLOC:
+        sim_buf_printf(b, ",\"id\":%llu,\"size\":%llu,\"t\":%llu", (unsigned long long)ev->id,
+                       (unsigned long long)ev->size, (unsigned long long)ev->t);
+        if (ev->stream)
+            sim_buf_printf(b, ",\"stream\":%u", ev->stream);
+        if (ev->tag) {
+            sim_buf_puts(b, ",\"tag\":");
+            sim_buf_json_str(b, ev->tag);
+        }
+        break;
+    case SIM_OP_FREE:
+        sim_buf_printf(b, ",\"id\":%llu,\"t\":%llu", (unsigned long long)ev->id, (unsigned long long)ev->t);
+        if (ev->ready_t != ev->t)
+            sim_buf_printf(b, ",\"ready_t\":%llu", (unsigned long long)ev->ready_t);
+        break;
+    case SIM_OP_EMPTY_CACHE:
+        sim_buf_printf(b, ",\"t\":%llu", (unsigned long long)ev->t);
+        break;
+    case SIM_OP_MARK:
+        sim_buf_puts(b, ",\"name\":");
+        sim_buf_json_str(b, ev->name ? ev->name : "");
+        sim_buf_printf(b, ",\"t\":%llu", (unsigned long long)ev->t);
+        break;
+    }
+    if (ev->proc) {
+        sim_buf_puts(b, ",\"proc\":");
+        sim_buf_json_str(b, ev->proc);
+    }
+    sim_buf_puts(b, w->container == TRACE_JSONL ? "}\n" : "}");
+    w->n++;
+    if (b->len >= (1u << 16) || b->oom) {
+        if (b->oom)
+            return sim_error_set(err, SIM_ENOMEM, w->out.path, 0, 0, "out of memory");
+        if (fwrite(b->data, 1, b->len, w->out.fp) != b->len)
+            return sim_error_set(err, SIM_EIO, w->out.path, 0, 0, "write failed: %s", strerror(errno));
+        sim_buf_reset(b);
+    }
+    return SIM_OK;
+}
+
+sim_status trace_writer_close(trace_writer *w, bool commit, sim_error *err)
+{
+    sim_status st = SIM_OK;
+    if (commit) {
+        if (w->container == TRACE_JSON)
+            sim_buf_puts(&w->line, "\n]}\n");
+        if (w->line.oom)
+            st = sim_error_set(err, SIM_ENOMEM, w->out.path, 0, 0, "out of memory");
+        else if (w->line.len && fwrite(w->line.data, 1, w->line.len, w->out.fp) != w->line.len)
+            st = sim_error_set(err, SIM_EIO, w->out.path, 0, 0, "write failed: %s", strerror(errno));
+    }
+    sim_status cst = sim_outfile_close(&w->out, commit && st == SIM_OK, err);
+    if (st == SIM_OK)
+        st = cst;
+    sim_buf_release(&w->line);
+    free(w);
+    return st;
+}
