@@ -1,0 +1,73 @@
+# Shared set-up for scripts/gpusim, scripts/test and scripts/bench (sourced, not run).
+# Installs the Debian packages gpusim needs when they are missing, then configures
+# and builds into a build directory; make rebuilds only what changed.
+
+GPUSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GPUSIM_PACKAGES="cmake make gcc pkg-config libcjson-dev libgsl-dev check zlib1g-dev"
+
+gpusim_log() { printf 'gpusim set-up: %s\n' "$*" >&2; }
+
+gpusim_missing_packages() {
+  local missing=""
+  command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+  command -v make >/dev/null 2>&1 || missing="$missing make"
+  command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+  command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+  if command -v pkg-config >/dev/null 2>&1; then
+    pkg-config --exists libcjson || missing="$missing libcjson-dev"
+    pkg-config --exists gsl || missing="$missing libgsl-dev"
+    pkg-config --exists check || missing="$missing check"
+    pkg-config --exists zlib || missing="$missing zlib1g-dev"
+  else
+    missing="$missing libcjson-dev libgsl-dev check zlib1g-dev"
+  fi
+  echo "$missing"
+}
+
+# gpusim_apt_install PKG...: install with apt-get as root or through sudo.
+gpusim_apt_install() {
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo -n"
+    else
+      gpusim_log "missing packages:$*; install them (apt-get install$*) or run as root"
+      return 1
+    fi
+  fi
+  gpusim_log "installing$*"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -q "$@" >/dev/null 2>&1; then
+    $sudo apt-get update -q >/dev/null 2>&1 || true
+    $sudo apt-get install -y -q "$@" >/dev/null || return 1
+  fi
+}
+
+gpusim_ensure_packages() {
+  local missing
+  missing=$(gpusim_missing_packages)
+  if [ -n "$missing" ]; then
+    # shellcheck disable=SC2086
+    gpusim_apt_install $missing || return 1
+  fi
+}
+
+# gpusim_build DIR [cmake args...]: configure once, then build (incremental).
+gpusim_build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    gpusim_log "configuring $dir"
+    cmake -S "$GPUSIM_ROOT" -B "$dir" "$@" >"$dir.configure.log" 2>&1 || {
+      cat "$dir.configure.log" >&2
+      return 1
+    }
+  fi
+  local jobs
+  jobs=$(nproc 2>/dev/null || echo 2)
+  if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
+    cat "$dir.build.log" >&2
+    gpusim_log "build failed (log: $dir.build.log)"
+    return 1
+  fi
+}
