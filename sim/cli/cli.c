@@ -123,6 +123,14 @@ int cli_fail(const sim_error *err)
     return sim_status_exit_code(err->status);
 }
 
+/* "OPTION: message" (the message is copied first: source and target overlap). */
+static sim_status prefix_error(sim_error *err, sim_status st, const char *option)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return sim_error_set(err, st, NULL, 0, 0, "%s: %s", option, msg);
+}
+
 sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t hdr_capacity, cli_device *out,
                               sim_error *err)
 {
@@ -162,13 +170,13 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
     sim_status st;
     if ((v = cli_get(a, "capacity")) != NULL) {
         if ((st = units_parse_size(v, &out->info.capacity_bytes, err)) != SIM_OK)
-            return sim_error_set(err, st, NULL, 0, 0, "--capacity: %s", err->msg);
+            return prefix_error(err, st, "--capacity");
         if (out->info.capacity_bytes == 0)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--capacity: must be more than 0 bytes");
     }
     if ((v = cli_get(a, "context")) != NULL) {
         if ((st = units_parse_size(v, &out->info.context_bytes, err)) != SIM_OK)
-            return sim_error_set(err, st, NULL, 0, 0, "--context: %s", err->msg);
+            return prefix_error(err, st, "--context");
     }
     if ((v = cli_get(a, "compute-capability")) != NULL) {
         unsigned maj = 0, min = 0;
