@@ -1,0 +1,320 @@
+/* Check suite for the engine and its parts: id map, deferred-free queue, timeline,
+ * device, and replay semantics (design.md §3) through in-memory event sources. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/device.h"
+#include "sim/engine.h"
+#include "sim/idmap.h"
+#include "sim/pqueue.h"
+#include "sim/timeline.h"
+#include "strategies/ideal.h"
+#include "strategies/raw.h"
+#include "support/check_main.h"
+#include "support/seed.h"
+
+/* ---------------------------------------------------------------- an array source */
+
+typedef struct array_source {
+    const sim_event *ev;
+    uint64_t n, i;
+} array_source;
+
+static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
+{
+    (void)err;
+    array_source *a = ctx;
+    if (a->i == a->n)
+        return SIM_END;
+    *ev = a->ev[a->i++];
+    ev->index = a->i;
+    if (ev->ready_t < ev->t)
+        ev->ready_t = ev->t;
+    return SIM_OK;
+}
+
+static sim_event A(uint64_t id, uint64_t size, uint64_t t)
+{
+    return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t};
+}
+
+static sim_event F(uint64_t id, uint64_t t, uint64_t ready)
+{
+    return (sim_event){.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = ready};
+}
+
+static sim_run *replay(const strategy_ops *ops, uint64_t capacity, uint64_t context, array_source *srcs,
+                       uint32_t n, bool skip, sim_status want, sim_error *err)
+{
+    sim_event_source s[4];
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (sim_event_source){.next = array_next, .ctx = &srcs[i], .path = i ? "b" : "a", .name = NULL};
+    engine_config cfg = {
+        .device = {.name = "t", .capacity_bytes = capacity, .context_bytes = context},
+        .ops = ops,
+        .on_oom_skip = skip,
+        .paranoid = true,
+        .timeline_rows = 100,
+    };
+    sim_run *run = NULL;
+    sim_error_clear(err);
+    sim_status st = engine_run(&cfg, s, n, &run, err);
+    ck_assert_msg(st == want, "engine_run returned %s: %s", sim_strerror(st), err->msg);
+    return run;
+}
+
+START_TEST(deferred_frees_due_at_t_should_run_before_trace_events_at_t)
+{
+    /* ideal: 100 live; free deferred to t=40; alloc 300 at t=30 -> 400 peak;
+     * alloc 50 at t=40 comes after the deferred free: 300 + 50 = 350, not 450 */
+    sim_event ev[] = {A(1, 100, 0), F(1, 20, 40), A(2, 300, 30), A(3, 50, 40), F(2, 50, 50), F(3, 50, 50)};
+    array_source src = {ev, 6, 0};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 1000, 0, &src, 1, false, SIM_OK, &err);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 400);
+    ck_assert_uint_eq(run->total.final_reserved_bytes, 0);
+    /* 6 trace events + 1 deferred free */
+    ck_assert_uint_eq(run->events, 7);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(traces_with_equal_times_should_go_in_the_order_given)
+{
+    /* capacity 100: a takes 60 at t=5 and b asks 60 at t=5. a is first, so b fails. */
+    sim_event ea[] = {A(1, 60, 5), F(1, 9, 9)};
+    sim_event eb[] = {A(1, 60, 5), F(1, 9, 9)};
+    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    ck_assert_uint_eq(run->n_procs, 2);
+    ck_assert(run->procs[0].m.completed);
+    ck_assert(!run->procs[1].m.completed);
+    ck_assert_uint_eq(run->total.first_oom.process, 1);
+    ck_assert_uint_eq(run->total.first_oom.info.device_free_bytes, 40);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(a_stopped_process_should_release_its_memory_and_drop_its_deferred_frees)
+{
+    /* a: 50 live, then frees it deferred to t=100, then asks 80 at t=2 (50 + 80 > 100):
+     * OOM, a exits; b (starting at t=3) then gets the whole device. */
+    sim_event ea[] = {A(1, 50, 0), F(1, 1, 100), A(2, 80, 2), F(2, 5, 5)};
+    sim_event eb[] = {A(1, 100, 3), F(1, 4, 4)};
+    array_source srcs[2] = {{ea, 4, 0}, {eb, 2, 0}};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    ck_assert(!run->procs[0].m.completed);
+    ck_assert(run->procs[1].m.completed);
+    ck_assert_uint_eq(run->procs[0].m.final_reserved_bytes, 50); /* what it held at the OOM */
+    ck_assert_uint_eq(run->procs[1].m.peak_reserved_bytes, 100);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert_uint_eq(run->total.first_oom.event, 3);
+    ck_assert_uint_eq(run->total.first_oom.size, 80);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(skip_should_drop_the_allocation_and_ignore_its_free)
+{
+    sim_event ev[] = {A(1, 90, 0), A(2, 20, 1), A(3, 10, 2), F(2, 3, 3), F(1, 4, 4), F(3, 4, 4)};
+    array_source src = {ev, 6, 0};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, &src, 1, true, SIM_OK, &err);
+    ck_assert(run->total.completed);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 100);
+    ck_assert_uint_eq(run->total.final_reserved_bytes, 0);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(context_should_count_on_the_device_but_not_as_reserved)
+{
+    sim_event ev[] = {A(1, 600, 0), F(1, 1, 1)};
+    array_source src = {ev, 2, 0};
+    sim_error err;
+    sim_run *run = replay(raw_strategy(), 1 << 30, 300 << 20, &src, 1, false, SIM_OK, &err);
+    /* raw: 600 -> 1024 bytes; device: 1024 + 300 MiB */
+    ck_assert_uint_eq(run->total.peak_reserved_bytes, 1024);
+    ck_assert_uint_eq(run->total.peak_device_bytes, 1024 + (300ull << 20));
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(semantic_errors_should_name_the_event)
+{
+    sim_event ev[] = {A(1, 10, 0), F(2, 1, 1)};
+    array_source src = {ev, 2, 0};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, &src, 1, false, SIM_ETRACE, &err);
+    ck_assert_ptr_null(run);
+    ck_assert_uint_eq(err.event, 2);
+    ck_assert(strstr(err.msg, "free of id 2 that is not allocated") != NULL);
+}
+END_TEST
+
+/* A strategy that lies about what it holds: --paranoid must catch it. */
+static void lying_sample(const strategy *s, strategy_sample *out)
+{
+    ideal_strategy()->sample(s, out);
+    out->reserved_bytes += 1;
+}
+
+START_TEST(paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance)
+{
+    strategy_ops liar = *ideal_strategy();
+    liar.sample = lying_sample;
+    sim_event ev[] = {A(1, 10, 0)};
+    array_source src = {ev, 1, 0};
+    sim_error err;
+    sim_run *run = replay(&liar, 100, 0, &src, 1, false, SIM_EINTERNAL, &err);
+    ck_assert_ptr_null(run);
+    ck_assert(strstr(err.msg, "the device holds 10 bytes") != NULL);
+}
+END_TEST
+
+START_TEST(fragmentation_should_follow_tensorflow_s_definition)
+{
+    ck_assert(sim_fragmentation(0, 0) == 0.0);
+    ck_assert(sim_fragmentation(100, 100) == 0.0);
+    ck_assert(sim_fragmentation(100, 25) == 0.75);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- parts */
+
+START_TEST(the_id_map_should_agree_with_a_plain_array_under_random_churn)
+{
+    uint64_t seed = test_seed("idmap"), st = seed;
+    enum { N = 4096 };
+    static bool live[N];
+    static uint64_t sizes[N];
+    memset(live, 0, sizeof live);
+    idmap m;
+    ck_assert(idmap_init(&m));
+    uint64_t count = 0;
+    for (int step = 0; step < 200000; step++) {
+        uint64_t id = test_rand(&st) % N;
+        idmap_entry *e = idmap_find(&m, id * 1000003u);
+        ck_assert_msg((e != NULL) == live[id], "seed %llu step %d id %llu", (unsigned long long)seed, step,
+                      (unsigned long long)id);
+        if (e) {
+            ck_assert_uint_eq(e->size, sizes[id]);
+            idmap_remove(&m, e);
+            live[id] = false;
+            count--;
+        } else {
+            e = idmap_insert(&m, id * 1000003u);
+            ck_assert_ptr_nonnull(e);
+            sizes[id] = e->size = test_rand(&st);
+            live[id] = true;
+            count++;
+        }
+        ck_assert_uint_eq(m.count, count);
+    }
+    idmap_release(&m);
+}
+END_TEST
+
+START_TEST(the_queue_should_pop_in_time_then_push_order)
+{
+    uint64_t seed = test_seed("pqueue"), st = seed;
+    pqueue q;
+    pqueue_init(&q);
+    for (int i = 0; i < 5000; i++) {
+        pq_entry e = {.t = test_rand(&st) % 100, .size = (uint64_t)i};
+        ck_assert(pqueue_push(&q, e));
+    }
+    uint64_t prev_t = 0, prev_seq = 0;
+    bool first = true;
+    while (pqueue_top(&q)) {
+        pq_entry e = *pqueue_top(&q);
+        pqueue_pop(&q);
+        if (!first) {
+            ck_assert_msg(e.t > prev_t || (e.t == prev_t && e.seq > prev_seq), "seed %llu",
+                          (unsigned long long)seed);
+        }
+        ck_assert_uint_eq(e.seq, e.size); /* seq is push order */
+        prev_t = e.t;
+        prev_seq = e.seq;
+        first = false;
+    }
+    pqueue_release(&q);
+}
+END_TEST
+
+START_TEST(the_timeline_should_keep_every_peak_within_its_row_budget)
+{
+    uint64_t seed = test_seed("timeline"), st = seed;
+    timeline tl;
+    ck_assert(timeline_init(&tl, 37));
+    uint64_t max_res = 0;
+    const uint64_t n = 100003;
+    for (uint64_t i = 0; i < n; i++) {
+        timeline_row r = {.t = i, .event = i + 1, .reserved = test_rand(&st) % 1000000};
+        if (r.reserved > max_res)
+            max_res = r.reserved;
+        timeline_add(&tl, &r);
+        ck_assert_uint_le(tl.n, 2 * 37);
+    }
+    timeline_finish(&tl);
+    ck_assert_uint_le(tl.n, 37);
+    uint64_t seen = 0, covered = 0;
+    for (uint64_t i = 0; i < tl.n; i++) {
+        if (tl.rows[i].reserved > seen)
+            seen = tl.rows[i].reserved;
+        covered += tl.rows[i].count;
+        if (i)
+            ck_assert_uint_gt(tl.rows[i].t, tl.rows[i - 1].t);
+    }
+    ck_assert_uint_eq(seen, max_res);
+    ck_assert_uint_eq(covered, n);
+    timeline_release(&tl);
+}
+END_TEST
+
+START_TEST(device_addresses_should_be_fresh_and_2mib_aligned)
+{
+    device_info info = {.name = "d", .capacity_bytes = 100ull << 20, .context_bytes = 1 << 20};
+    device *d = device_new(&info);
+    uint32_t p = device_proc_start(d);
+    uint64_t a, b, c;
+    ck_assert_int_eq(device_alloc(d, p, 1000, &a), SIM_OK);
+    ck_assert_int_eq(device_alloc(d, p, 3 << 20, &b), SIM_OK);
+    device_release(d, p, 1000);
+    ck_assert_int_eq(device_alloc(d, p, 512, &c), SIM_OK);
+    ck_assert_uint_eq(a % (2u << 20), 0);
+    ck_assert_uint_eq(b, a + (2u << 20));          /* 1000 B rounded up to the next 2 MiB */
+    ck_assert_uint_eq(c, b + (4u << 20));          /* freed ranges are never reused */
+    ck_assert_uint_eq(device_free_bytes(d), (100ull << 20) - (1 << 20) - (3 << 20) - 512);
+    ck_assert_int_eq(device_alloc(d, p, 100ull << 20, &c), SIM_OOM);
+    device_proc_exit(d, p);
+    ck_assert_uint_eq(device_free_bytes(d), 100ull << 20);
+    device_free(d);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("engine");
+    tcase_add_test(tc, deferred_frees_due_at_t_should_run_before_trace_events_at_t);
+    tcase_add_test(tc, traces_with_equal_times_should_go_in_the_order_given);
+    tcase_add_test(tc, a_stopped_process_should_release_its_memory_and_drop_its_deferred_frees);
+    tcase_add_test(tc, skip_should_drop_the_allocation_and_ignore_its_free);
+    tcase_add_test(tc, context_should_count_on_the_device_but_not_as_reserved);
+    tcase_add_test(tc, semantic_errors_should_name_the_event);
+    tcase_add_test(tc, paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance);
+    tcase_add_test(tc, fragmentation_should_follow_tensorflow_s_definition);
+    tcase_add_test(tc, the_id_map_should_agree_with_a_plain_array_under_random_churn);
+    tcase_add_test(tc, the_queue_should_pop_in_time_then_push_order);
+    tcase_add_test(tc, the_timeline_should_keep_every_peak_within_its_row_budget);
+    tcase_add_test(tc, device_addresses_should_be_fresh_and_2mib_aligned);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+GPUSIM_CHECK_MAIN(engine_suite)

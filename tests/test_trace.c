@@ -1,0 +1,255 @@
+/* Check suite for traces/trace: both containers, detection by content, header
+ * rules, event validation, and the writer's round trip. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/check_main.h"
+#include "traces/trace.h"
+
+static trace_reader *open_text(const char *text, sim_error *err)
+{
+    trace_reader *r = NULL;
+    sim_error_clear(err);
+    sim_status st = trace_open_mem("mem.trace", text, strlen(text), &r, err);
+    if (st != SIM_OK)
+        ck_assert_ptr_null(r);
+    return r;
+}
+
+/* Read all events; returns the final status (SIM_END when all were good). */
+static sim_status read_all(trace_reader *r, sim_event *evs, int cap, int *n, sim_error *err)
+{
+    sim_event_source src = trace_source(r);
+    sim_status st;
+    *n = 0;
+    sim_event ev;
+    while ((st = src.next(src.ctx, &ev, err)) == SIM_OK)
+        if (*n < cap)
+            evs[(*n)++] = ev;
+    return st;
+}
+
+START_TEST(jsonl_should_be_detected_by_content_and_streamed)
+{
+    sim_error err;
+    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\"version\":1,\"name\":\"n\",\"time_unit\":\"us\"}\n"
+                                "\n"
+                                "{\"op\":\"alloc\",\"id\":7,\"size\":4096,\"t\":3,\"stream\":2}\n"
+                                "{\"op\":\"free\",\"id\":7,\"t\":5,\"ready_t\":9}\n"
+                                "{\"op\":\"mark\",\"name\":\"step\"}\n",
+                                &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    ck_assert_int_eq(trace_get_container(r), TRACE_JSONL);
+    ck_assert_str_eq(trace_get_header(r)->name, "n");
+    sim_event ev[8];
+    int n;
+    ck_assert_int_eq(read_all(r, ev, 8, &n, &err), SIM_END);
+    ck_assert_int_eq(n, 3);
+    /* times in us become ns; the blank line is skipped but counted */
+    ck_assert_int_eq(ev[0].op, SIM_OP_ALLOC);
+    ck_assert_uint_eq(ev[0].t, 3000);
+    ck_assert_uint_eq(ev[0].stream, 2);
+    ck_assert_uint_eq(ev[0].line, 3);
+    ck_assert_uint_eq(ev[1].ready_t, 9000);
+    ck_assert_uint_eq(ev[2].t, 5000); /* a missing t repeats the previous one */
+    trace_close(r);
+}
+END_TEST
+
+START_TEST(a_json_document_should_be_detected_whatever_its_layout)
+{
+    sim_error err;
+    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\n \"version\":1,\n"
+                                " \"device\":{\"name\":\"X\",\"capacity_bytes\":1024},\n"
+                                " \"meta\":{\"k\":[1,2]},\n"
+                                " \"events\":[{\"op\":\"alloc\",\"id\":1,\"size\":5},{\"op\":\"free\",\"id\":1}]}",
+                                &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    ck_assert_int_eq(trace_get_container(r), TRACE_JSON);
+    ck_assert_str_eq(trace_get_header(r)->device_name, "X");
+    ck_assert_uint_eq(trace_get_header(r)->device_capacity, 1024);
+    ck_assert_str_eq(trace_get_header(r)->meta_json, "{\"k\":[1,2]}");
+    sim_event ev[4];
+    int n;
+    ck_assert_int_eq(read_all(r, ev, 4, &n, &err), SIM_END);
+    ck_assert_int_eq(n, 2);
+    ck_assert_uint_eq(ev[1].index, 2);
+    trace_close(r);
+}
+END_TEST
+
+static void expect_open_error(const char *text, const char *msg)
+{
+    sim_error err;
+    trace_reader *r = open_text(text, &err);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(err.status, SIM_ETRACE);
+    ck_assert_msg(strstr(err.msg, msg) != NULL, "message '%s' lacks '%s'", err.msg, msg);
+}
+
+START_TEST(headers_should_be_checked)
+{
+    expect_open_error("", "empty file");
+    expect_open_error("   \n\n", "empty file");
+    expect_open_error("{\"version\":1}", "missing \"format\"");
+    expect_open_error("{\"format\":\"other\",\"version\":1}", "must be \"gpusim-trace\"");
+    expect_open_error("{\"format\":\"gpusim-trace\"}", "missing \"version\"");
+    expect_open_error("{\"format\":\"gpusim-trace\",\"version\":2}", "unsupported \"version\"");
+    expect_open_error("{\"format\":\"gpusim-trace\",\"version\":1,\"time_unit\":\"s\"}", "\"time_unit\"");
+    expect_open_error("{\"format\":\"gpusim-trace\",\"version\":1,\"events\":{}}", "must be an array");
+    expect_open_error("[1,2]", "JSON object header");
+    expect_open_error("{\"format\":\"gpusim-trace\",\"version\":1,\"events\":[", "not valid JSON");
+}
+END_TEST
+
+static void expect_event_error(const char *event_line, const char *msg)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "{\"format\":\"gpusim-trace\",\"version\":1}\n%s\n", event_line);
+    sim_error err;
+    trace_reader *r = open_text(text, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    sim_event ev[4];
+    int n;
+    ck_assert_int_eq(read_all(r, ev, 4, &n, &err), SIM_ETRACE);
+    ck_assert_msg(strstr(err.msg, msg) != NULL, "'%s': message '%s' lacks '%s'", event_line, err.msg, msg);
+    ck_assert_uint_eq(err.line, 2);
+    trace_close(r);
+}
+
+START_TEST(events_should_be_checked_key_by_key)
+{
+    expect_event_error("[1]", "must be a JSON object");
+    expect_event_error("{\"id\":1}", "missing \"op\"");
+    expect_event_error("{\"op\":5}", "\"op\" must be a string");
+    expect_event_error("{\"op\":\"realloc\"}", "unknown op \"realloc\"");
+    expect_event_error("{\"op\":\"alloc\",\"size\":1}", "missing \"id\"");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1}", "missing \"size\"");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":-1}", "is negative");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":0.5}", "is not an integer");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":9007199254740993}", "exceeds 2^53");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":\"big\"}", "must be an integer, not a string");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":1,\"stream\":4294967296}", "below 2^32");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":1,\"tag\":5}", "\"tag\" must be a string");
+    expect_event_error("{\"op\":\"free\",\"id\":1,\"t\":5,\"ready_t\":4}", "before t");
+    expect_event_error("{\"op\":\"free\",\"id\":1,\"sise\":4}", "unknown key \"sise\"");
+    expect_event_error("{\"op\":\"mark\"}", "missing \"name\"");
+    expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":1", "not valid JSON");
+}
+END_TEST
+
+START_TEST(the_size_limit_should_be_exactly_2_to_the_53)
+{
+    sim_error err;
+    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\"version\":1}\n"
+                                "{\"op\":\"alloc\",\"id\":9007199254740992,\"size\":9007199254740992}\n",
+                                &err);
+    ck_assert_ptr_nonnull(r);
+    sim_event ev[2];
+    int n;
+    ck_assert_int_eq(read_all(r, ev, 2, &n, &err), SIM_END);
+    ck_assert_uint_eq(ev[0].size, 9007199254740992ull);
+    trace_close(r);
+}
+END_TEST
+
+START_TEST(time_going_backwards_should_name_the_line)
+{
+    sim_error err;
+    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\"version\":1}\n"
+                                "{\"op\":\"mark\",\"name\":\"a\",\"t\":10}\n"
+                                "{\"op\":\"mark\",\"name\":\"b\",\"t\":9}\n",
+                                &err);
+    sim_event ev[2];
+    int n;
+    ck_assert_int_eq(read_all(r, ev, 2, &n, &err), SIM_ETRACE);
+    ck_assert_uint_eq(err.line, 3);
+    ck_assert(strstr(err.msg, "t goes backwards") != NULL);
+    trace_close(r);
+}
+END_TEST
+
+START_TEST(the_writer_should_round_trip_every_field)
+{
+    char path[] = "/tmp/gpusim-trace-test-XXXXXX.jsonl";
+    int fd = mkstemps(path, 6);
+    ck_assert(fd >= 0);
+    close(fd);
+    trace_header h = {.device_capacity = 12345};
+    snprintf(h.name, sizeof h.name, "round \"trip\"");
+    snprintf(h.device_name, sizeof h.device_name, "dev");
+    sim_error err;
+    trace_writer *w;
+    ck_assert_int_eq(trace_writer_open(path, TRACE_JSONL, &h, &w, &err), SIM_OK);
+    sim_event in[4] = {
+        {.op = SIM_OP_ALLOC, .id = 1, .size = 4096, .t = 5, .stream = 3, .tag = "w\n1", .proc = "p"},
+        {.op = SIM_OP_FREE, .id = 1, .t = 6, .ready_t = 8},
+        {.op = SIM_OP_EMPTY_CACHE, .t = 9},
+        {.op = SIM_OP_MARK, .t = 9, .name = "end"},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (in[i].ready_t == 0)
+            in[i].ready_t = in[i].t;
+        ck_assert_int_eq(trace_writer_event(w, &in[i], &err), SIM_OK);
+    }
+    ck_assert_int_eq(trace_writer_close(w, true, &err), SIM_OK);
+    trace_reader *r;
+    ck_assert_int_eq(trace_open(path, &r, &err), SIM_OK);
+    ck_assert_str_eq(trace_get_header(r)->name, "round \"trip\"");
+    ck_assert_uint_eq(trace_get_header(r)->device_capacity, 12345);
+    sim_event_source src = trace_source(r);
+    sim_event ev;
+    ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
+    ck_assert_uint_eq(ev.size, 4096);
+    ck_assert_uint_eq(ev.stream, 3);
+    ck_assert_str_eq(ev.tag, "w\n1");
+    ck_assert_str_eq(ev.proc, "p");
+    ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
+    ck_assert_uint_eq(ev.ready_t, 8);
+    ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
+    ck_assert_int_eq(ev.op, SIM_OP_EMPTY_CACHE);
+    ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
+    ck_assert_str_eq(ev.name, "end");
+    ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_END);
+    trace_close(r);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(a_discarded_writer_should_leave_no_file)
+{
+    char path[] = "/tmp/gpusim-trace-discard-XXXXXX";
+    char *dir = mkdtemp(path);
+    ck_assert_ptr_nonnull(dir);
+    char file[512];
+    snprintf(file, sizeof file, "%s/out.json", dir);
+    sim_error err;
+    trace_writer *w;
+    ck_assert_int_eq(trace_writer_open(file, TRACE_JSON, NULL, &w, &err), SIM_OK);
+    sim_event e = {.op = SIM_OP_MARK, .name = "x"};
+    ck_assert_int_eq(trace_writer_event(w, &e, &err), SIM_OK);
+    ck_assert_int_eq(trace_writer_close(w, false, &err), SIM_OK);
+    ck_assert_int_eq(access(file, F_OK), -1);
+    ck_assert_int_eq(rmdir(dir), 0); /* empty: no temporary file either */
+}
+END_TEST
+
+static Suite *trace_suite(void)
+{
+    Suite *s = suite_create("trace");
+    TCase *tc = tcase_create("trace");
+    tcase_add_test(tc, jsonl_should_be_detected_by_content_and_streamed);
+    tcase_add_test(tc, a_json_document_should_be_detected_whatever_its_layout);
+    tcase_add_test(tc, headers_should_be_checked);
+    tcase_add_test(tc, events_should_be_checked_key_by_key);
+    tcase_add_test(tc, the_size_limit_should_be_exactly_2_to_the_53);
+    tcase_add_test(tc, time_going_backwards_should_name_the_line);
+    tcase_add_test(tc, the_writer_should_round_trip_every_field);
+    tcase_add_test(tc, a_discarded_writer_should_leave_no_file);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+GPUSIM_CHECK_MAIN(trace_suite)
