@@ -120,6 +120,17 @@ sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err)
     if (strlen(path) >= sizeof o->path)
         return sim_error_set(err, SIM_EIO, path, 0, 0, "path is too long");
     snprintf(o->path, sizeof o->path, "%s", path);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (S_ISDIR(sb.st_mode))
+            return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: is a directory");
+        /* never rename a temporary file over a device node or a pipe */
+        o->fp = fopen(path, "w");
+        if (o->fp == NULL)
+            return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+        o->direct = true;
+        return SIM_OK;
+    }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
     if (fd < 0)
@@ -146,6 +157,13 @@ sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err)
         o->fp = NULL;
         if (fflush(stdout) != 0)
             return sim_error_set(err, SIM_EIO, "<stdout>", 0, 0, "write failed: %s", strerror(errno));
+        return SIM_OK;
+    }
+    if (o->direct) {
+        int r = fclose(o->fp);
+        o->fp = NULL;
+        if (r != 0 && commit)
+            return sim_error_set(err, SIM_EIO, o->path, 0, 0, "write failed: %s", strerror(errno));
         return SIM_OK;
     }
     bool ok = commit;

@@ -39,6 +39,7 @@ typedef struct sim_outfile {
     char path[1024];
     char tmp[1100];
     bool is_stdout;
+    bool direct;   /* a device or pipe (/dev/null, a FIFO): written in place, never renamed over */
 } sim_outfile;
 
 sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err);

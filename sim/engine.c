@@ -29,8 +29,8 @@ typedef struct proc_state {
 typedef struct source_state {
     sim_event head;
     bool has_head;
-    /* copies of the head's strings (the source may reuse its buffer) */
-    char proc_name[256];
+    uint32_t default_proc;   /* process of events without "proc", UINT32_MAX until seen */
+    uint32_t last_named;     /* process of the last named event (a cache), UINT32_MAX if none */
 } source_state;
 
 typedef struct engine {
@@ -41,6 +41,7 @@ typedef struct engine {
     proc_state *ps;
     uint32_t cap_procs;
     pqueue deferred;
+    uint64_t context_bytes;
     sim_error *err;
 } engine;
 
@@ -88,10 +89,11 @@ static void measure(engine *e, uint32_t p, uint64_t t)
     uint64_t ev = run->events;
     if (!ps->stopped) {
         run->ops->sample(rp->s, &ps->last);
-        uint64_t ctx = device_get_info(run->dev).context_bytes;
-        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + ctx,
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
                        sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), ev, t);
     }
+    if (run->n_procs == 1 && !run->has_timeline)
+        return; /* one process: the device totals are its numbers (copied at the end) */
     /* device totals over the processes still running */
     strategy_sample tot = {0};
     uint64_t req = 0, allocs = 0, frees = 0;
@@ -121,7 +123,31 @@ static void measure(engine *e, uint32_t p, uint64_t t)
 
 /* ---------------------------------------------------------------- processes */
 
-static sim_status proc_for(engine *e, uint32_t src, const char *name, uint32_t *out)
+static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_t *out);
+
+/* The process an event belongs to; O(1) for the usual case of one process per trace. */
+static inline sim_status proc_for(engine *e, uint32_t src, const char *name, uint32_t *out)
+{
+    source_state *ss = &e->src[src];
+    if (name == NULL && ss->default_proc != UINT32_MAX) {
+        *out = ss->default_proc;
+        return SIM_OK;
+    }
+    if (name != NULL && ss->last_named != UINT32_MAX && strcmp(e->run->procs[ss->last_named].name, name) == 0) {
+        *out = ss->last_named;
+        return SIM_OK;
+    }
+    sim_status st = proc_lookup(e, src, name, out);
+    if (st == SIM_OK) {
+        if (name == NULL)
+            ss->default_proc = *out;
+        else
+            ss->last_named = *out;
+    }
+    return st;
+}
+
+static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_t *out)
 {
     sim_run *run = e->run;
     const char *display = name ? name : (e->sources[src].name ? e->sources[src].name : e->sources[src].path);
@@ -212,17 +238,17 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
     sim_run *run = e->run;
     proc_state *ps = &e->ps[p];
     const char *path = e->sources[src].path;
-    if (idmap_find(&ps->ids, ev->id) != NULL)
+    bool found = false;
+    idmap_entry *ent = idmap_find_or_insert(&ps->ids, ev->id, &found);
+    if (ent == NULL)
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (found)
         return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
                              "alloc of id %llu that is still allocated (free it first)",
                              (unsigned long long)ev->id);
-    idmap_entry *ent = idmap_insert(&ps->ids, ev->id);
-    if (ent == NULL)
-        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     ent->size = ev->size;
     strategy_handle h = STRATEGY_HANDLE_NONE;
-    strategy_oom oom;
-    memset(&oom, 0, sizeof oom);
+    strategy_oom oom; /* filled by the strategy on SIM_OOM only: not cleared per event */
     sim_status st = run->ops->alloc(run->procs[p].s, ev->size, ev->stream, &h, &oom);
     if (st == SIM_OK) {
         ent->handle = h;
@@ -384,7 +410,7 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     sim_status st = validate_options(cfg, err);
     if (st != SIM_OK)
         return st;
-    engine e = {.cfg = cfg, .sources = sources, .err = err};
+    engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -411,6 +437,8 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     for (uint32_t i = 0; i < n_sources; i++) {
         snprintf(run->sources[i].path, sizeof run->sources[i].path, "%s", sources[i].path);
         snprintf(run->sources[i].name, sizeof run->sources[i].name, "%s", sources[i].name ? sources[i].name : "");
+        e.src[i].default_proc = UINT32_MAX;
+        e.src[i].last_named = UINT32_MAX;
         if ((st = pull(&e, i)) != SIM_OK)
             goto fail;
     }
@@ -437,6 +465,14 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
             goto fail;
         if (cfg->progress && (run->events & 0xFFFF) == 0)
             cfg->progress(cfg->progress_ctx, run->events);
+    }
+    if (run->n_procs == 1 && !run->has_timeline) {
+        /* the device totals were not tracked separately for one process */
+        uint64_t ooms = run->total.ooms;
+        sim_oom_record first = run->total.first_oom;
+        run->total = run->procs[0].m;
+        run->total.ooms = ooms;
+        run->total.first_oom = first;
     }
     /* totals: completed only if every process completed; final = what each held at its end */
     run->total.final_reserved_bytes = 0;

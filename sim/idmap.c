@@ -16,17 +16,16 @@ static inline uint64_t idmap_hash(uint64_t x)
     return x;
 }
 
+static inline bool used(const idmap_entry *e)
+{
+    return (e->flags & IDMAP_USED) != 0;
+}
+
 static bool idmap_alloc_table(idmap *m, uint64_t cap)
 {
-    m->slots = malloc((size_t)cap * sizeof *m->slots);
-    m->used = calloc((size_t)cap, 1);
-    if (m->slots == NULL || m->used == NULL) {
-        free(m->slots);
-        free(m->used);
-        m->slots = NULL;
-        m->used = NULL;
+    m->slots = calloc((size_t)cap, sizeof *m->slots);
+    if (m->slots == NULL)
         return false;
-    }
     m->mask = cap - 1;
     return true;
 }
@@ -40,14 +39,13 @@ bool idmap_init(idmap *m)
 void idmap_release(idmap *m)
 {
     free(m->slots);
-    free(m->used);
     memset(m, 0, sizeof *m);
 }
 
 idmap_entry *idmap_find(const idmap *m, uint64_t id)
 {
     uint64_t i = idmap_hash(id) & m->mask;
-    while (m->used[i]) {
+    while (used(&m->slots[i])) {
         if (m->slots[i].id == id)
             return &m->slots[i];
         i = (i + 1) & m->mask;
@@ -58,10 +56,9 @@ idmap_entry *idmap_find(const idmap *m, uint64_t id)
 static idmap_entry *idmap_place(idmap *m, uint64_t id)
 {
     uint64_t i = idmap_hash(id) & m->mask;
-    while (m->used[i])
+    while (used(&m->slots[i]))
         i = (i + 1) & m->mask;
-    m->used[i] = 1;
-    m->slots[i] = (idmap_entry){.id = id};
+    m->slots[i] = (idmap_entry){.id = id, .flags = IDMAP_USED};
     m->count++;
     return &m->slots[i];
 }
@@ -75,10 +72,9 @@ static bool idmap_grow(idmap *m)
     }
     m->count = 0;
     for (uint64_t i = 0; i <= old.mask; i++)
-        if (old.used[i])
+        if (used(&old.slots[i]))
             *idmap_place(m, old.slots[i].id) = old.slots[i];
     free(old.slots);
-    free(old.used);
     return true;
 }
 
@@ -89,25 +85,42 @@ idmap_entry *idmap_insert(idmap *m, uint64_t id)
     return idmap_place(m, id);
 }
 
+idmap_entry *idmap_find_or_insert(idmap *m, uint64_t id, bool *found)
+{
+    if ((m->count + 1) * 2 > m->mask + 1 && !idmap_grow(m))
+        return NULL;
+    uint64_t i = idmap_hash(id) & m->mask;
+    while (used(&m->slots[i])) {
+        if (m->slots[i].id == id) {
+            *found = true;
+            return &m->slots[i];
+        }
+        i = (i + 1) & m->mask;
+    }
+    *found = false;
+    m->slots[i] = (idmap_entry){.id = id, .flags = IDMAP_USED};
+    m->count++;
+    return &m->slots[i];
+}
+
 void idmap_remove(idmap *m, idmap_entry *e)
 {
     uint64_t i = (uint64_t)(e - m->slots);
-    m->used[i] = 0;
+    m->slots[i].flags = 0;
     m->count--;
     /* backward-shift: move later members of the cluster into the hole when
      * their home slot is not strictly between the hole and their position */
     uint64_t j = i;
     for (;;) {
         j = (j + 1) & m->mask;
-        if (!m->used[j])
+        if (!used(&m->slots[j]))
             return;
         uint64_t home = idmap_hash(m->slots[j].id) & m->mask;
         bool stays = (j > i) ? (home > i && home <= j) : (home > i || home <= j);
         if (stays)
             continue;
         m->slots[i] = m->slots[j];
-        m->used[i] = 1;
-        m->used[j] = 0;
+        m->slots[j].flags = 0;
         i = j;
     }
 }

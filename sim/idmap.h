@@ -16,10 +16,10 @@ typedef struct idmap_entry {
 } idmap_entry;
 
 #define IDMAP_DROPPED 1u  /* the allocation failed with --on-oom=skip: its free is ignored */
+#define IDMAP_USED 0x80000000u /* internal: the slot holds an entry */
 
 typedef struct idmap {
-    idmap_entry *slots;
-    uint8_t *used;
+    idmap_entry *slots;  /* occupancy lives in flags, so a probe touches one cache line */
     uint64_t mask;      /* capacity − 1 (capacity is a power of two) */
     uint64_t count;
 } idmap;
@@ -30,6 +30,9 @@ void idmap_release(idmap *m);
 idmap_entry *idmap_find(const idmap *m, uint64_t id);
 /* Insert id (which must not be present); NULL when out of host memory. */
 idmap_entry *idmap_insert(idmap *m, uint64_t id);
+/* One probe for both: the entry for id, *found telling whether it already existed
+ * (then nothing was inserted). NULL when out of host memory. */
+idmap_entry *idmap_find_or_insert(idmap *m, uint64_t id, bool *found);
 /* Remove the entry e points to (from idmap_find). */
 void idmap_remove(idmap *m, idmap_entry *e);
 

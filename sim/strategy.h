@@ -99,7 +99,8 @@ typedef struct strategy_ops {
     void (*destroy)(strategy *s);
 
     /* Allocate size bytes on stream at the program's request. SIM_OK and *h set,
-     * or SIM_OOM with *oom filled and nothing allocated. size may be 0. */
+     * or SIM_OOM with every field of *oom filled and nothing allocated (*oom is not
+     * cleared by the caller: it is on the hot path). size may be 0. */
     sim_status (*alloc)(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
                         strategy_oom *oom);
     /* The program frees h. With deferred, the memory returns at a later

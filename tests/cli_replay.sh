@@ -146,5 +146,15 @@ if ls "$tmp"/never.jsonl* >/dev/null 2>&1; then echo "FAIL: convert left a file"
 # an unwritable output path is an I/O error (exit 2), not a crash
 expect 2 "cannot write" replay "$ok" --strategy=ideal --output=/nonexistent-dir/out.json
 
+# --output to a pipe writes into the pipe and never renames a file over it
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/fromfifo" &
+reader=$!
+expect 0 "" replay "$ok" --strategy=ideal --format=json --output="$tmp/fifo"
+wait "$reader"
+if [ ! -p "$tmp/fifo" ] || ! grep -q '"peak_requested_bytes": 600' "$tmp/fromfifo"; then
+  echo "FAIL: --output to a FIFO"; fails=$((fails + 1))
+fi
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
