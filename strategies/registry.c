@@ -2,12 +2,20 @@
 
 #include <string.h>
 
+#include "bfc.h"
 #include "ideal.h"
 #include "raw.h"
 
 typedef const strategy_ops *(*strategy_getter)(void);
 
+static const strategy_ops *greedy_getter(void) { return bfc_strategy(BFC_GREEDY); }
+static const strategy_ops *growth_getter(void) { return bfc_strategy(BFC_GROWTH); }
+static const strategy_ops *limit_getter(void) { return bfc_strategy(BFC_LIMIT); }
+
 static const strategy_getter GETTERS[] = {
+    greedy_getter,
+    growth_getter,
+    limit_getter,
     ideal_strategy,
     raw_strategy,
 };
