@@ -56,18 +56,19 @@ gpusim_ensure_packages() {
 gpusim_build() {
   local dir=$1
   shift
+  mkdir -p "$dir"
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     gpusim_log "configuring $dir"
-    cmake -S "$GPUSIM_ROOT" -B "$dir" "$@" >"$dir.configure.log" 2>&1 || {
-      cat "$dir.configure.log" >&2
+    cmake -S "$GPUSIM_ROOT" -B "$dir" "$@" >"$dir/configure.log" 2>&1 || {
+      cat "$dir/configure.log" >&2
       return 1
     }
   fi
   local jobs
   jobs=$(nproc 2>/dev/null || echo 2)
-  if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
-    cat "$dir.build.log" >&2
-    gpusim_log "build failed (log: $dir.build.log)"
+  if ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
+    cat "$dir/build.log" >&2
+    gpusim_log "build failed (log: $dir/build.log)"
     return 1
   fi
 }

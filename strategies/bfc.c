@@ -577,9 +577,14 @@ static void release_chunk(strategy *s, uint32_t h)
     bin_insert(s, h);
 }
 
+/* What Extend could still add: what the limit leaves, but no more than the device
+ * has free (other processes and contexts hold the rest). gpusim's reading of
+ * design.md §3 "everything the allocator could still make free" on a shared device. */
 static uint64_t oom_extendable(const strategy *s)
 {
-    return units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
+    uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
+    uint64_t by_device = units_round_down(device_free_bytes(s->dev), BFC_MIN_ALLOC);
+    return by_limit < by_device ? by_limit : by_device;
 }
 
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)
@@ -589,7 +594,8 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
     uint64_t extendable = oom_extendable(s);
     uint64_t dev_free = device_free_bytes(s->dev);
     /* design.md §3: capacity when the request exceeds everything the allocator could
-     * still make free, pool − in_use + floor256(limit − pool); else fragmentation */
+     * still make free, pool − in_use + floor256(limit − pool) (capped by the device's
+     * free memory, see oom_extendable); else fragmentation */
     bool capacity = rounded > free_bytes + extendable;
     *oom = (strategy_oom){
         .size_bytes = rounded,
@@ -599,13 +605,14 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
         .device_free_bytes = dev_free,
         .cause = capacity ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION,
     };
+    uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
     const char *why;
-    if (capacity)
+    if (capacity && rounded <= free_bytes + by_limit)
+        why = "The limit leaves room, but the device does not have that much free: other "
+              "processes or contexts hold it (capacity of the shared device).";
+    else if (capacity)
         why = "The request is larger than all the memory this allocator could still free "
               "under its limit (capacity): lower the batch size or raise the limit.";
-    else if (rounded <= extendable && rounded > dev_free)
-        why = "The limit leaves room, but the device did not have that much free "
-              "(other processes or contexts hold it).";
     else
         why = "Enough memory is free in total, but not in one chunk: regions never merge "
               "and chunks only coalesce with free neighbours (fragmentation). TF suggests "

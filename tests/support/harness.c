@@ -91,7 +91,9 @@ void harness_free(harness *h)
 void harness_check(harness *h)
 {
     sim_report r = harness_report(h);
-    ck_assert_msg(r.violations == 0, "%s checker found %llu violation(s):\n%s\nlayout: %s", h->ops->name,
+    /* only fail through Check: a passing assert per operation costs a pipe write in fork mode */
+    if (r.violations != 0)
+        ck_abort_msg( "%s checker found %llu violation(s):\n%s\nlayout: %s", h->ops->name,
                   (unsigned long long)r.violations, r.text, harness_layout(h));
 }
 
