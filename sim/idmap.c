@@ -3,17 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
+
 #define IDMAP_MIN_CAP 64u
 
-static inline uint64_t idmap_hash(uint64_t x)
+/* Fibonacci hashing: multiply by 2^64/phi and keep the top bits. One multiply,
+ * and sequential ids (the usual case) land evenly spread. */
+static inline uint64_t idmap_home(const idmap *m, uint64_t id)
 {
-    /* splitmix64 finalizer: trace ids are often sequential */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
+    return (id * 0x9E3779B97F4A7C15ull) >> m->shift;
 }
 
 static inline bool used(const idmap_entry *e)
@@ -27,6 +25,7 @@ static bool idmap_alloc_table(idmap *m, uint64_t cap)
     if (m->slots == NULL)
         return false;
     m->mask = cap - 1;
+    m->shift = 64u - units_log2(cap);
     return true;
 }
 
@@ -44,7 +43,7 @@ void idmap_release(idmap *m)
 
 idmap_entry *idmap_find(const idmap *m, uint64_t id)
 {
-    uint64_t i = idmap_hash(id) & m->mask;
+    uint64_t i = idmap_home(m, id);
     while (used(&m->slots[i])) {
         if (m->slots[i].id == id)
             return &m->slots[i];
@@ -55,7 +54,7 @@ idmap_entry *idmap_find(const idmap *m, uint64_t id)
 
 static idmap_entry *idmap_place(idmap *m, uint64_t id)
 {
-    uint64_t i = idmap_hash(id) & m->mask;
+    uint64_t i = idmap_home(m, id);
     while (used(&m->slots[i]))
         i = (i + 1) & m->mask;
     m->slots[i] = (idmap_entry){.id = id, .flags = IDMAP_USED};
@@ -89,7 +88,7 @@ idmap_entry *idmap_find_or_insert(idmap *m, uint64_t id, bool *found)
 {
     if ((m->count + 1) * 2 > m->mask + 1 && !idmap_grow(m))
         return NULL;
-    uint64_t i = idmap_hash(id) & m->mask;
+    uint64_t i = idmap_home(m, id);
     while (used(&m->slots[i])) {
         if (m->slots[i].id == id) {
             *found = true;
@@ -115,7 +114,7 @@ void idmap_remove(idmap *m, idmap_entry *e)
         j = (j + 1) & m->mask;
         if (!used(&m->slots[j]))
             return;
-        uint64_t home = idmap_hash(m->slots[j].id) & m->mask;
+        uint64_t home = idmap_home(m, m->slots[j].id);
         bool stays = (j > i) ? (home > i && home <= j) : (home > i || home <= j);
         if (stays)
             continue;

@@ -21,6 +21,7 @@ typedef struct idmap_entry {
 typedef struct idmap {
     idmap_entry *slots;  /* occupancy lives in flags, so a probe touches one cache line */
     uint64_t mask;      /* capacity − 1 (capacity is a power of two) */
+    unsigned shift;     /* 64 − log2(capacity), for the hash */
     uint64_t count;
 } idmap;
 
