@@ -9,12 +9,20 @@
 
 typedef struct json_sink {
     sim_buf *out;
-    int indent;
+    int indent;   /* < 0: all on one line */
     bool first;
 } json_sink;
 
 static void js_key(json_sink *j, const char *key)
 {
+    if (j->indent < 0) {
+        if (!j->first)
+            sim_buf_puts(j->out, ", ");
+        j->first = false;
+        sim_buf_json_str(j->out, key);
+        sim_buf_puts(j->out, ": ");
+        return;
+    }
     sim_buf_puts(j->out, j->first ? "\n" : ",\n");
     j->first = false;
     sim_buf_printf(j->out, "%*s", j->indent, "");
@@ -237,11 +245,9 @@ void report_json(const sim_run *run, sim_buf *b)
     sim_buf_json_str(b, run->ops->name);
     sim_buf_puts(b, ", \"options\": {");
     if (run->n_procs > 0) {
-        json_sink j = {b, 6, true};
+        json_sink j = {b, -1, true};
         strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
         run->ops->options(run->procs[0].s, &sink);
-        if (!j.first)
-            sim_buf_puts(b, "\n  ");
     }
     sim_buf_puts(b, "}},\n  \"device\": {\"name\": ");
     sim_buf_json_str(b, d.name);
