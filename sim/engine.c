@@ -463,6 +463,8 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
         }
         if (st != SIM_OK)
             goto fail;
+        if (cfg->stop_after_event && run->events >= cfg->stop_after_event)
+            break;
         if (cfg->progress && (run->events & 0xFFFF) == 0)
             cfg->progress(cfg->progress_ctx, run->events);
     }

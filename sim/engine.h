@@ -24,6 +24,10 @@ typedef struct engine_config {
     bool on_oom_skip;         /* --on-oom=skip: drop the failed allocation and go on */
     bool paranoid;            /* run the full invariant checker after every event */
     uint64_t timeline_rows;   /* 0: no timeline */
+    /* 0, or stop once this many events (sim_run.events numbering) were processed:
+     * a second pass to a chosen moment (the peak) to look at the allocator's state
+     * there through ops->walk on sim_run.procs[i].s */
+    uint64_t stop_after_event;
     /* optional progress callback, called every 65536 events */
     void (*progress)(void *ctx, uint64_t events_done);
     void *progress_ctx;

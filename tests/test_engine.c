@@ -176,6 +176,26 @@ START_TEST(paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance)
 }
 END_TEST
 
+START_TEST(a_replay_should_stop_at_the_event_asked_for)
+{
+    /* ideal: after event 2 (two allocs) 300 bytes are live; the walk shows them */
+    sim_event ev[] = {A(1, 100, 0), A(2, 200, 1), F(1, 2, 2), F(2, 3, 3)};
+    array_source src = {ev, 4, 0};
+    sim_event_source s = {.next = array_next, .ctx = &src, .path = "a"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = ideal_strategy(),
+                         .stop_after_event = 2};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &s, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->events, 2);
+    strategy_sample smp;
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.reserved_bytes, 300);
+    ck_assert_uint_eq(run->total.final_reserved_bytes, 300);
+    sim_run_free(run);
+}
+END_TEST
+
 START_TEST(fragmentation_should_follow_tensorflow_s_definition)
 {
     ck_assert(sim_fragmentation(0, 0) == 0.0);
@@ -308,6 +328,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, context_should_count_on_the_device_but_not_as_reserved);
     tcase_add_test(tc, semantic_errors_should_name_the_event);
     tcase_add_test(tc, paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance);
+    tcase_add_test(tc, a_replay_should_stop_at_the_event_asked_for);
     tcase_add_test(tc, fragmentation_should_follow_tensorflow_s_definition);
     tcase_add_test(tc, the_id_map_should_agree_with_a_plain_array_under_random_churn);
     tcase_add_test(tc, the_queue_should_pop_in_time_then_push_order);
