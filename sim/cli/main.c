@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command COMMANDS[] = {
     {"replay", cmd_replay, "replay traces through an allocator model"},
+    {"sweep", cmd_sweep, "replay many traces x devices x strategies x options, on threads or MPI ranks"},
     {"convert", cmd_convert, "convert a trace to the native format (.json or .jsonl)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},

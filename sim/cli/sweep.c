@@ -1,0 +1,218 @@
+/* gpusim sweep SPEC.json : the cross product of traces, devices, strategies and
+ * option sets, on local threads or over MPI ranks (docs/sweep.md). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "sim/buf.h"
+#include "sim/units.h"
+#include "sweep/mpi.h"
+#include "sweep/run.h"
+#include "sweep/spec.h"
+
+static const cli_opt SWEEP_OPTS[] = {
+    {"output", true, "FILE.jsonl: one line per job (default: the spec's \"output\")"},
+    {"jobs", true, "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"},
+    {"resume", false, "keep the jobs already in the output and run only the others"},
+    {"force", false, "start over when the output already holds results"},
+    {"format", true, "text|json: the summary on stdout (default text)"},
+    {"summary", true, "FILE.json: also write the summary there"},
+    {"mpi", true, "auto|on|off: spread the jobs over MPI ranks (auto: when started by mpirun or srun)"},
+    {"heartbeat", true, "SECONDS: under MPI, a rank silent this long during a job is dead (default 60)"},
+    {"progress", false, "show jobs done on stderr (default: when stderr is a terminal)"},
+    {NULL, false, NULL},
+};
+
+static void sweep_help(void)
+{
+    printf("usage: gpusim sweep SPEC.json [options]\n"
+           "       mpirun -n N gpusim sweep SPEC.json [options]\n\n"
+           "Replays every trace of the spec on every device, under every strategy and option\n"
+           "set; writes one JSON line per job (sorted by job at the end, the same bytes however\n"
+           "it ran) and prints, for each device, strategy and option set, the share of traces\n"
+           "that fit, the worst headroom and the traces that run out of memory. See docs/sweep.md.\n\n");
+    cli_print_options(stdout, SWEEP_OPTS);
+    printf("\nexit status: 0 ran, 2 usage or I/O error (or jobs lost with an MPI rank: --resume), "
+           "3 a trace is invalid\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct sweep_cli {
+    const char *spec_path;
+    const char *output;
+    const char *format;
+    const char *summary;
+    uint32_t jobs;          /* 0: default */
+    bool resume, force, progress;
+    int mpi;                /* -1 auto, 0 off, 1 on */
+    double heartbeat_s;
+} sweep_cli;
+
+static int parse_cli(int argc, char **argv, sweep_cli *c, bool *help)
+{
+    cli_args a;
+    if (cli_parse("sweep", SWEEP_OPTS, argc, argv, &a, help) != SIM_OK)
+        return 2;
+    if (*help)
+        return 0;
+    memset(c, 0, sizeof *c);
+    if (a.n_positional != 1)
+        return cli_usage_error("sweep", "%s (usage: gpusim sweep SPEC.json [options])",
+                               a.n_positional ? "give one spec" : "no spec given");
+    c->spec_path = a.positional[0];
+    c->output = cli_get(&a, "output");
+    c->summary = cli_get(&a, "summary");
+    c->resume = cli_has(&a, "resume");
+    c->force = cli_has(&a, "force");
+    c->progress = cli_has(&a, "progress") || isatty(2);
+    c->format = cli_get(&a, "format");
+    if (c->format == NULL)
+        c->format = "text";
+    if (strcmp(c->format, "text") != 0 && strcmp(c->format, "json") != 0)
+        return cli_usage_error("sweep", "--format: expected text or json, not '%s'", c->format);
+    if (c->resume && c->force)
+        return cli_usage_error("sweep", "--resume and --force contradict each other");
+    sim_error err;
+    sim_error_clear(&err);
+    const char *v = cli_get(&a, "jobs");
+    uint64_t n = 0;
+    if (v && (units_parse_u64(v, &n, &err) != SIM_OK || n == 0 || n > 4096))
+        return cli_usage_error("sweep", "--jobs: expected a number of workers from 1 to 4096, not '%s'", v);
+    c->jobs = (uint32_t)n;
+    v = cli_get(&a, "mpi");
+    c->mpi = -1;
+    if (v) {
+        if (strcmp(v, "on") == 0)
+            c->mpi = 1;
+        else if (strcmp(v, "off") == 0)
+            c->mpi = 0;
+        else if (strcmp(v, "auto") != 0)
+            return cli_usage_error("sweep", "--mpi: expected auto, on or off, not '%s'", v);
+    }
+    c->heartbeat_s = 60.0;
+    v = cli_get(&a, "heartbeat");
+    if (v && units_parse_real(v, 0.05, 1e6, &c->heartbeat_s, &err) != SIM_OK)
+        return cli_usage_error("sweep", "--heartbeat: expected seconds from 0.05, not '%s'", v);
+    return 0;
+}
+
+static uint32_t default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 4096 ? (uint32_t)n : 1;
+}
+
+/* A spec or usage problem on rank 0: print it, end the other ranks. */
+static int fail_early(sweep_mpi *m, int code)
+{
+    if (m->active && m->size > 1)
+        sweep_mpi_abort(m, code);
+    sweep_mpi_finalize(m);
+    return code;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    sweep_cli c;
+    bool help = false;
+    int rc = parse_cli(argc, argv, &c, &help);
+    if (rc != 0 || help) {
+        if (help)
+            sweep_help();
+        return rc;
+    }
+    sweep_mpi m = {0, 1, false};
+    sim_error err;
+    sim_error_clear(&err);
+    bool want_mpi = c.mpi == 1 || (c.mpi == -1 && sweep_mpi_launched());
+    if (want_mpi && !sweep_mpi_available()) {
+        if (c.mpi == 1)
+            return cli_usage_error("sweep", "--mpi=on: this gpusim was built without MPI (cmake -DGPUSIM_MPI=ON)");
+        fprintf(stderr, "gpusim sweep: started by an MPI launcher, but built without MPI: every rank would run "
+                        "the whole sweep; stopping (rebuild with -DGPUSIM_MPI=ON, or run without mpirun)\n");
+        return 2;
+    }
+    if (want_mpi && sweep_mpi_init(&m, &err) != SIM_OK)
+        return cli_fail(&err);
+
+    sweep_spec *spec = NULL;
+    unsigned flags = m.rank == 0 ? SWEEP_LOAD_CHECK_TRACES | SWEEP_LOAD_CHECK_OPTIONS : 0;
+    sim_status st = sweep_spec_load(c.spec_path, flags, &spec, &err);
+    if (m.rank != 0) {
+        sweep_mpi_work(&m, st == SIM_OK ? spec : NULL, &err, c.heartbeat_s);
+        sweep_spec_free(spec);
+        sweep_mpi_finalize(&m);
+        return 0;
+    }
+    if (st != SIM_OK)
+        return fail_early(&m, cli_fail(&err));
+    const char *output = c.output ? c.output : spec->output;
+    if (output == NULL) {
+        sweep_spec_free(spec);
+        return fail_early(&m, cli_usage_error("sweep", "no output file: give --output=FILE.jsonl or \"output\" in "
+                                                       "the spec"));
+    }
+    sweep_results *res = NULL;
+    if (sweep_results_open(spec, output, c.resume, c.force, &res, &err) != SIM_OK) {
+        sweep_spec_free(spec);
+        return fail_early(&m, cli_fail(&err));
+    }
+
+    double t0 = now_s();
+    int job_code = 0;
+    uint64_t lost = 0;
+    sweep_mpi_report rep = {0, 0, 0};
+    if (m.active && m.size > 1) {
+        st = sweep_mpi_coordinate(&m, spec, res, c.jobs ? c.jobs : 1, c.heartbeat_s, c.progress, &rep, &err);
+        job_code = rep.exit_code;
+        lost = rep.lost;
+    } else {
+        st = sweep_run_local(spec, res, c.jobs ? c.jobs : default_jobs(), c.progress, &job_code, &err);
+    }
+    double dt = now_s() - t0;
+    uint64_t ran = 0, events = 0;
+    sweep_results_throughput(res, &ran, &events);
+
+    sim_buf text, json;
+    sim_buf_init(&text);
+    sim_buf_init(&json);
+    int final_code = 0;
+    if (st == SIM_OK)
+        st = sweep_results_finish(res, &text, &json, &final_code, &err);
+    if (st == SIM_OK) {
+        rc = final_code > job_code ? final_code : job_code;
+        if (lost)
+            rc = 2;
+        sim_buf *shown = strcmp(c.format, "json") == 0 ? &json : &text;
+        if (sim_buf_write_file(shown, "-", &err) != SIM_OK)
+            rc = cli_fail(&err);
+        else if (c.summary && sim_buf_write_file(&json, c.summary, &err) != SIM_OK)
+            rc = cli_fail(&err);
+        fprintf(stderr, "gpusim sweep: %llu jobs run in %.3f s (%.1f jobs/s, %.3g events/s) with %s; results in %s\n",
+                (unsigned long long)ran, dt, dt > 0 ? (double)ran / dt : 0.0, dt > 0 ? (double)events / dt : 0.0,
+                m.active && m.size > 1 ? "MPI" : "threads", output);
+        if (lost)
+            fprintf(stderr, "gpusim sweep: %llu job(s) lost with a dead rank; run again with --resume to finish\n",
+                    (unsigned long long)lost);
+    } else {
+        rc = cli_fail(&err);
+    }
+    sim_buf_release(&text);
+    sim_buf_release(&json);
+    sweep_results_close(res);
+    sweep_spec_free(spec);
+    /* MPI_Finalize waits for every rank, a dead one too: with the results written,
+     * end the job instead (mpirun then reports the abort; the exit status is rc). */
+    if (rep.dead_ranks > 0)
+        sweep_mpi_abort(&m, rc);
+    sweep_mpi_finalize(&m);
+    return rc;
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# CLI tests of `gpusim sweep` on threads (issue 10): --jobs=1 and --jobs=4 and a
+# run from another directory give byte-identical sorted results; --resume after
+# a run killed mid-way (a torn last line, and a real kill -9) gives the same file
+# with no duplicated or missing job; bad specs are clear errors before any work
+# starts; an invalid trace is reported per job with exit 3.
+# Usage: cli_sweep.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+bin=$(realpath "$1")
+src=$(realpath "$2")
+data=$src/tests/data/sweep
+tmp=$(mktemp -d)
+pids=""
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+ok() { passes=$((passes + 1)); }
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+same() { # same NAME FILE_A FILE_B
+  if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; fi
+}
+
+# expect CODE "stderr substring" ARGS...
+expect() {
+  local code=$1 text=$2
+  shift 2
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; }; then
+    fail "gpusim $* -> exit $rc (want $code), stderr: $(head -c 600 "$tmp/err") (want '$text')"
+  else
+    ok
+  fi
+}
+
+# job lines: no duplicate, every job of the reference present
+complete() { # complete NAME FILE REF
+  local n ref
+  n=$(sort "$2" | uniq -d | wc -l)
+  [ "$n" -eq 0 ] && ok || fail "$1: $n duplicated lines"
+  ref=$(wc -l <"$3")
+  [ "$(wc -l <"$2")" -eq "$ref" ] && ok || fail "$1: $(wc -l <"$2") lines, want $ref"
+}
+
+# ---- the same bytes however it runs
+expect 0 "" sweep "$data/spec.json" --output="$tmp/j1.jsonl" --jobs=1 --summary="$tmp/j1.summary.json"
+cp "$tmp/out" "$tmp/j1.txt"
+expect 0 "" sweep "$data/spec.json" --output="$tmp/j4.jsonl" --jobs=4 --summary="$tmp/j4.summary.json"
+cp "$tmp/out" "$tmp/j4.txt"
+same "--jobs=1 vs --jobs=4" "$tmp/j1.jsonl" "$tmp/j4.jsonl"
+same "summary text" "$tmp/j1.txt" "$tmp/j4.txt"
+same "summary json" "$tmp/j1.summary.json" "$tmp/j4.summary.json"
+(cd "$data" && "$bin" sweep spec.json --output="$tmp/cwd.jsonl" --jobs=2 >/dev/null 2>&1) || fail "sweep from the spec's directory"
+same "run from another directory" "$tmp/j1.jsonl" "$tmp/cwd.jsonl"
+[ "$(wc -l <"$tmp/j1.jsonl")" -eq 135 ] && ok || fail "135 jobs expected, got $(wc -l <"$tmp/j1.jsonl")"
+head -1 "$tmp/j1.jsonl" | grep -q '^{"job":{"trace":"jobs/job_001.jsonl","device":"A100-40GB","strategy":"ideal","options":"default"},"gpusim":' &&
+  ok || fail "first line: $(head -c 300 "$tmp/j1.jsonl")"
+grep -q '"fit_share"' "$tmp/j1.summary.json" && ok || fail "summary json lacks fit_share"
+grep -qE '^1GiB +greedy +default +3/5 +60%' "$tmp/j1.txt" && ok || fail "summary text: $(head -5 "$tmp/j1.txt")"
+grep -qF 'jobs/job_004.jsonl (capacity)' "$tmp/j1.txt" && ok || fail "summary names the OOM trace and cause"
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; json.load(open(sys.argv[2]))' \
+    "$tmp/j1.jsonl" "$tmp/j1.summary.json" && ok || fail "results are not valid JSON lines"
+fi
+
+# ---- an existing output is kept unless --resume or --force
+expect 2 "already holds results; use --resume" sweep "$data/spec.json" --output="$tmp/j1.jsonl"
+expect 0 "" sweep "$data/spec.json" --output="$tmp/j1.jsonl" --resume
+grep -qF "0 jobs run" "$tmp/err" && ok || fail "--resume of a finished sweep ran jobs: $(cat "$tmp/err")"
+same "resume of a finished sweep" "$tmp/j1.jsonl" "$tmp/j4.jsonl"
+
+# ---- killed while writing a line (test hook: half a line, then SIGKILL)
+(GPUSIM_SWEEP_TEST_CRASH_AFTER=40 "$bin" sweep "$data/spec.json" --output="$tmp/crash.jsonl" --jobs=2 >/dev/null 2>&1) 2>/dev/null
+rc=$?
+[ "$rc" -eq 137 ] && ok || fail "crash hook: exit $rc, want 137"
+[ "$(wc -l <"$tmp/crash.jsonl")" -eq 40 ] && [ -n "$(tail -c 1 "$tmp/crash.jsonl")" ] && ok ||
+  fail "crash hook: want 40 lines and a torn one"
+expect 0 "" sweep "$data/spec.json" --output="$tmp/crash.jsonl" --resume --jobs=3
+grep -qF "95 jobs run" "$tmp/err" && ok || fail "resume ran $(cat "$tmp/err"), want 95 jobs"
+same "resume after a torn line" "$tmp/j1.jsonl" "$tmp/crash.jsonl"
+complete "resume after a torn line" "$tmp/crash.jsonl" "$tmp/j1.jsonl"
+
+# ---- a real kill -9 in the middle of a longer sweep
+mkdir -p "$tmp/big"
+bash "$data/gen_jobs.sh" 4 "$tmp/big/jobs" 7 1500
+sed 's/"output": "results.jsonl"/"output": "out.jsonl"/' "$data/spec.json" >"$tmp/big/spec.json"
+"$bin" sweep "$tmp/big/spec.json" --output="$tmp/big/ref.jsonl" --jobs=2 >/dev/null 2>&1 || fail "big reference run"
+"$bin" sweep "$tmp/big/spec.json" --jobs=1 >/dev/null 2>&1 &
+pid=$!
+pids="$pids $pid"
+for _ in $(seq 1 400); do
+  [ -f "$tmp/big/out.jsonl" ] && [ "$(wc -l <"$tmp/big/out.jsonl")" -ge 5 ] && break
+  sleep 0.01
+done
+if kill -9 "$pid" 2>/dev/null; then
+  wait "$pid" 2>/dev/null
+  n=$(wc -l <"$tmp/big/out.jsonl")
+  [ "$n" -lt "$(wc -l <"$tmp/big/ref.jsonl")" ] && ok || fail "kill -9 came after the end ($n lines)"
+  expect 0 "" sweep "$tmp/big/spec.json" --resume --jobs=2
+  same "resume after kill -9" "$tmp/big/ref.jsonl" "$tmp/big/out.jsonl"
+  complete "resume after kill -9" "$tmp/big/out.jsonl" "$tmp/big/ref.jsonl"
+else
+  wait "$pid" 2>/dev/null
+  echo "note: the sweep ended before it could be killed; kill -9 case not exercised"
+fi
+
+# ---- bad specs: clear errors, nothing run, no output file
+bad() { # bad CODE "message" SPEC_TEXT
+  local code=$1 text=$2
+  printf '%s' "$3" >"$tmp/bad.json"
+  rm -f "$tmp/bad.jsonl"
+  expect "$code" "$text" sweep "$tmp/bad.json" --output="$tmp/bad.jsonl"
+  [ -e "$tmp/bad.jsonl" ] && fail "bad spec ($text) created the output" || ok
+}
+cp -r "$data/jobs" "$tmp/jobs"
+S='"traces": ["jobs"], "devices": ["A100-40GB"]'
+bad 2 "bad.json:2: the sweep spec is not valid JSON" "{$S,
+  \"strategies\": [\"ideal\",]}"
+bad 2 "unknown strategy 'nope' (expected one of: " "{$S, \"strategies\": [\"ideal\", \"nope\"]}"
+bad 2 "traces: cannot open '$tmp/missing.jsonl'" '{"traces": ["jobs", "missing.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
+bad 2 "traces: 'nothing/*.jsonl' matches no file" '{"traces": ["nothing/*.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
+bad 2 "unknown GPU 'Z80'" '{"traces": ["jobs"], "devices": ["Z80"], "strategies": ["ideal"]}'
+bad 2 "unknown key 'device'" '{"traces": ["jobs"], "device": ["A100-40GB"], "strategies": ["ideal"]}'
+bad 2 "missing \"strategies\"" "{$S}"
+bad 2 "unknown option 'limits'" "{$S, \"strategies\": [\"limit\"], \"options\": [{\"limits\": \"4GiB\"}]}"
+bad 2 "option set 'limit=lots' under strategy 'limit' on device 'A100-40GB'" \
+  "{$S, \"strategies\": [\"limit\"], \"options\": [{\"limit\": \"lots\"}]}"
+bad 2 "two option sets are called 'a'" "{$S, \"strategies\": [\"ideal\"], \"options\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}"
+printf '{"format":"gpusim-trace","version":7}\n' >"$tmp/jobs/zz_bad_header.jsonl"
+bad 3 "zz_bad_header.jsonl" "{$S, \"strategies\": [\"ideal\"]}"
+rm -f "$tmp/jobs/zz_bad_header.jsonl"
+expect 2 "no spec given" sweep
+expect 2 "--jobs: expected a number of workers" sweep "$data/spec.json" --jobs=0
+expect 2 "--resume and --force" sweep "$data/spec.json" --resume --force
+expect 2 "cannot read the sweep spec" sweep "$tmp/nope.json" --output="$tmp/x.jsonl"
+
+# ---- a trace that fails mid-way: an error line per job, exit 3, the rest runs
+printf '%s\n%s\n%s\n' '{"format":"gpusim-trace","version":1}' '{"op":"alloc","id":1,"size":10}' \
+  '{"op":"free","id":2}' >"$tmp/jobs/zz_unknown_free.jsonl"
+printf '{%s, "strategies": ["ideal", "growth"]}' "$S" >"$tmp/inv.json"
+expect 3 "" sweep "$tmp/inv.json" --output="$tmp/inv.jsonl" --jobs=2
+[ "$(grep -c '"error":{"exit":3' "$tmp/inv.jsonl")" -eq 2 ] && ok || fail "want 2 error lines: $(grep error "$tmp/inv.jsonl")"
+[ "$(wc -l <"$tmp/inv.jsonl")" -eq 12 ] && ok || fail "want 12 lines"
+grep -qF "invalid traces:" "$tmp/out" && grep -qF "free of id 2" "$tmp/out" && ok || fail "summary lacks the invalid trace: $(cat "$tmp/out")"
+
+echo "$passes passed, $fails failed"
+[ "$passes" -gt 0 ] && [ "$fails" -eq 0 ]
