@@ -52,6 +52,14 @@ gpusim_ensure_packages() {
   fi
 }
 
+# gpusim_ensure_mpi: Open MPI for `gpusim sweep` over ranks and its test (scripts/test
+# only; gpusim builds and runs without it). Never fatal: without it the MPI test skips.
+gpusim_ensure_mpi() {
+  if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+    gpusim_apt_install openmpi-bin libopenmpi-dev || gpusim_log "no MPI: the sweep's MPI test will be skipped"
+  fi
+}
+
 # gpusim_build DIR [cmake args...]: configure once, then build (incremental).
 gpusim_build() {
   local dir=$1

@@ -37,6 +37,12 @@ void sweep_mpi_abort(sweep_mpi *m, int code)
     exit(code);
 }
 
+void sweep_mpi_dismiss(sweep_mpi *m, double heartbeat_s)
+{
+    (void)m;
+    (void)heartbeat_s;
+}
+
 sim_status sweep_mpi_coordinate(const sweep_mpi *m, const sweep_spec *s, sweep_results *r, uint32_t local_workers,
                                 double heartbeat_s, bool progress, sweep_mpi_report *rep, sim_error *err)
 {
@@ -137,6 +143,36 @@ static uint64_t get_u64(const unsigned char *p)
 }
 
 /* ================================================================ rank 0 */
+
+static int send_job(int rank, int64_t job);
+
+void sweep_mpi_dismiss(sweep_mpi *m, double heartbeat_s)
+{
+    if (!m->active || m->rank != 0)
+        return;
+    for (int r = 1; r < m->size; r++) {
+        double until = now_s() + heartbeat_s;
+        int flag = 0;
+        MPI_Status ms;
+        while (!flag && now_s() < until) {
+            if (MPI_Iprobe(r, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms) != MPI_SUCCESS)
+                break;
+            if (!flag)
+                sleep_s(0.001);
+        }
+        if (!flag)
+            continue;
+        int n = 0;
+        MPI_Get_count(&ms, MPI_BYTE, &n);
+        unsigned char *buf = malloc((size_t)n + 1);
+        if (buf == NULL)
+            continue;
+        MPI_Recv(buf, n, MPI_BYTE, r, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        free(buf);
+        if (ms.MPI_TAG == TAG_HELLO)
+            send_job(r, -1);
+    }
+}
 
 enum { RANK_STARTING = 0, RANK_BUSY = 1, RANK_STOPPED = 2, RANK_DEAD = 3 };
 

@@ -25,8 +25,11 @@ bool sweep_mpi_available(void);
 bool sweep_mpi_launched(void);
 sim_status sweep_mpi_init(sweep_mpi *m, sim_error *err);
 void sweep_mpi_finalize(sweep_mpi *m);
-/* End every rank at once (rank 0 found the spec bad before any work). */
+/* End every rank at once (MPI_Abort). */
 void sweep_mpi_abort(sweep_mpi *m, int code);
+/* Rank 0 cannot start (bad spec, results file): answer every rank's first
+ * message with "stop", waiting at most heartbeat_s for each, so all can finalize. */
+void sweep_mpi_dismiss(sweep_mpi *m, double heartbeat_s);
 
 typedef struct sweep_mpi_report {
     int exit_code;        /* worst exit code of a job */

@@ -110,11 +110,10 @@ static uint32_t default_jobs(void)
     return n > 0 && n < 4096 ? (uint32_t)n : 1;
 }
 
-/* A spec or usage problem on rank 0: print it, end the other ranks. */
-static int fail_early(sweep_mpi *m, int code)
+/* A spec or usage problem on rank 0 (already printed): send the other ranks home. */
+static int fail_early(sweep_mpi *m, double heartbeat_s, int code)
 {
-    if (m->active && m->size > 1)
-        sweep_mpi_abort(m, code);
+    sweep_mpi_dismiss(m, heartbeat_s);
     sweep_mpi_finalize(m);
     return code;
 }
@@ -153,17 +152,17 @@ int cmd_sweep(int argc, char **argv)
         return 0;
     }
     if (st != SIM_OK)
-        return fail_early(&m, cli_fail(&err));
+        return fail_early(&m, c.heartbeat_s, cli_fail(&err));
     const char *output = c.output ? c.output : spec->output;
     if (output == NULL) {
         sweep_spec_free(spec);
-        return fail_early(&m, cli_usage_error("sweep", "no output file: give --output=FILE.jsonl or \"output\" in "
+        return fail_early(&m, c.heartbeat_s, cli_usage_error("sweep", "no output file: give --output=FILE.jsonl or \"output\" in "
                                                        "the spec"));
     }
     sweep_results *res = NULL;
     if (sweep_results_open(spec, output, c.resume, c.force, &res, &err) != SIM_OK) {
         sweep_spec_free(spec);
-        return fail_early(&m, cli_fail(&err));
+        return fail_early(&m, c.heartbeat_s, cli_fail(&err));
     }
 
     double t0 = now_s();
