@@ -1,0 +1,255 @@
+/* Check suite for sweep/: the spec (expansion of traces, devices, option sets,
+ * job numbering and lookup, errors before any work), the scheduler (every job
+ * handed out once, a worker kept on its trace) and a job's result line. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/check_main.h"
+#include "sweep/run.h"
+#include "sweep/spec.h"
+
+/* The fixture's directory: one per process (Check forks each test). */
+static void test_dir(char *out, size_t cap)
+{
+    snprintf(out, cap, "/tmp/gpusim_test_sweep_%ld", (long)getpid());
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char dir[256];
+    test_dir(dir, sizeof dir);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *TRACE = "{\"format\":\"gpusim-trace\",\"version\":1,\"name\":\"t\"}\n"
+                           "{\"op\":\"alloc\",\"id\":1,\"size\":1048576}\n"
+                           "{\"op\":\"alloc\",\"id\":2,\"size\":3000000}\n"
+                           "{\"op\":\"free\",\"id\":1}\n{\"op\":\"free\",\"id\":2}\n";
+
+static void setup(void)
+{
+    char dir[256], p[512];
+    test_dir(dir, sizeof dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(p, sizeof p, "%s/jobs", dir);
+    ck_assert_int_eq(mkdir(p, 0755), 0);
+    write_file("jobs/b.jsonl", TRACE);
+    write_file("jobs/a.jsonl", TRACE);
+    write_file("jobs/notes.txt", "not a trace");
+    write_file("c.jsonl", TRACE);
+}
+
+static void teardown(void)
+{
+    char dir[256], cmd[600];
+    test_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static sim_status load(const char *text, unsigned flags, sweep_spec **s, sim_error *err)
+{
+    write_file("spec.json", text);
+    char dir[256], p[512];
+    test_dir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/spec.json", dir);
+    sim_error_clear(err);
+    return sweep_spec_load(p, flags, s, err);
+}
+
+START_TEST(spec_should_expand_directories_and_globs_sorted_without_duplicates)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": [\"c.jsonl\", \"jobs\", \"jobs/*.jsonl\"], \"devices\": [\"A100-40GB\"],"
+                          " \"strategies\": [\"ideal\"]}",
+                          SWEEP_LOAD_CHECK_TRACES | SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(s->n_traces, 3);
+    ck_assert_str_eq(s->traces[0].display, "c.jsonl");
+    ck_assert_str_eq(s->traces[1].display, "jobs/a.jsonl");
+    ck_assert_str_eq(s->traces[2].display, "jobs/b.jsonl");
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(spec_should_expand_option_lists_and_restrict_sets_to_their_strategies)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": \"jobs\", \"devices\": [\"1GiB\", {\"name\": \"x\", \"capacity\": \"2GiB\"}],"
+                          " \"strategies\": [\"ideal\", \"growth\"],"
+                          " \"options\": [{}, {\"mem-fraction\": [0.5, 0.9], \"bfc-gc\": [\"on\", \"off\"],"
+                          " \"strategies\": [\"growth\"]}]}",
+                          SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(s->n_devices, 2);
+    ck_assert_str_eq(s->devices[0].name, "1GiB");
+    ck_assert_uint_eq(s->devices[1].info.capacity_bytes, 2ull << 30);
+    ck_assert_uint_eq(s->n_optsets, 5);
+    ck_assert_str_eq(s->optsets[0].name, "default");
+    ck_assert_str_eq(s->optsets[1].name, "mem-fraction=0.5,bfc-gc=on");
+    ck_assert_str_eq(s->optsets[4].name, "mem-fraction=0.9,bfc-gc=off");
+    ck_assert_str_eq(s->optsets[1].kv[0].key, "mem_fraction");
+    /* per device: ideal×default, growth×5 */
+    ck_assert_uint_eq(s->n_combos, 2 * 6);
+    ck_assert_uint_eq(sweep_spec_jobs(s), 2 * 12);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(jobs_should_be_numbered_trace_major_and_found_by_their_names)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
+                          " \"strategies\": [\"ideal\", \"raw\"]}",
+                          0, &s, &err),
+                     SIM_OK);
+    for (uint64_t i = 0; i < sweep_spec_jobs(s); i++) {
+        sweep_job j = sweep_spec_job(s, i);
+        ck_assert_uint_eq(j.trace, i / 4);
+        ck_assert_uint_eq(sweep_spec_find(s, s->traces[j.trace].display, s->devices[j.c.device].name,
+                                          s->strategies[j.c.strategy]->name, s->optsets[j.c.optset].name),
+                          i);
+    }
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/zzz.jsonl", "4GiB", "raw", "default"), UINT64_MAX);
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/a.jsonl", "4GiB", "growth", "default"), UINT64_MAX);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(bad_specs_should_be_errors_that_name_the_problem)
+{
+    static const struct {
+        const char *text;
+        sim_status st;
+        const char *msg;
+    } CASES[] = {
+        {"{\"traces\": [\"jobs\"]", SIM_EUSAGE, "not valid JSON"},
+        {"[1]", SIM_EUSAGE, "a sweep spec is a JSON object"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"nope\"]}", SIM_EUSAGE,
+         "unknown strategy 'nope'"},
+        {"{\"traces\": [\"gone.jsonl\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"ideal\"]}", SIM_EIO,
+         "gone.jsonl"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"V1000\"], \"strategies\": [\"ideal\"]}", SIM_EUSAGE,
+         "unknown GPU 'V1000'"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\", \"A100-40GB\"], \"strategies\": [\"ideal\"]}",
+         SIM_EUSAGE, "listed twice"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"limit\"], \"options\": "
+         "{\"limit\": \"-3\"}}",
+         SIM_EUSAGE, "option set 'limit=-3' under strategy 'limit'"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"ideal\"], \"options\": "
+         "[{\"name\": \"x\", \"strategies\": [\"growth\"]}]}",
+         SIM_EUSAGE, "which \"strategies\" does not list"},
+        {"{\"traces\": [], \"devices\": [\"A100-40GB\"], \"strategies\": [\"ideal\"]}", SIM_EUSAGE,
+         "names no trace"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        sweep_spec *s = NULL;
+        sim_error err;
+        sim_status st = load(CASES[i].text, SWEEP_LOAD_CHECK_TRACES | SWEEP_LOAD_CHECK_OPTIONS, &s, &err);
+        ck_assert_msg(st == CASES[i].st, "case %zu: status %d, want %d (%s)", i, st, CASES[i].st, err.msg);
+        ck_assert_msg(strstr(err.msg, CASES[i].msg) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg, CASES[i].msg);
+        ck_assert_ptr_null(s);
+    }
+}
+END_TEST
+
+START_TEST(scheduler_should_hand_out_every_job_once_and_keep_a_worker_on_its_trace)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": [\"jobs\", \"c.jsonl\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
+                          " \"strategies\": [\"ideal\", \"raw\"]}",
+                          0, &s, &err),
+                     SIM_OK);
+    uint64_t n = sweep_spec_jobs(s);
+    uint8_t *done = calloc(n, 1);
+    done[5] = 1; /* already in the results */
+    sweep_sched *q = sweep_sched_new(s, done);
+    ck_assert_uint_eq(sweep_sched_unfinished(q), n - 1);
+    uint8_t *seen = calloc(n, 1);
+    /* worker A starts trace 0, worker B gets a fresh trace */
+    uint64_t a = sweep_sched_next(q, SWEEP_NO_TRACE), b = sweep_sched_next(q, SWEEP_NO_TRACE);
+    ck_assert_uint_eq(a / s->n_combos, 0);
+    ck_assert_uint_eq(b / s->n_combos, 1);
+    seen[a] = seen[b] = 1;
+    uint32_t ha = 0, hb = 1;
+    for (;;) {
+        uint64_t j = sweep_sched_next(q, ha);
+        if (j == SWEEP_NO_JOB)
+            break;
+        ck_assert(!seen[j] && !done[j]);
+        seen[j] = 1;
+        ha = (uint32_t)(j / s->n_combos);
+        sweep_sched_finish(q, j, false);
+        j = sweep_sched_next(q, hb);
+        if (j == SWEEP_NO_JOB)
+            break;
+        ck_assert(!seen[j] && !done[j]);
+        seen[j] = 1;
+        hb = (uint32_t)(j / s->n_combos);
+        sweep_sched_finish(q, j, j == 7);
+    }
+    sweep_sched_finish(q, a, false);
+    sweep_sched_finish(q, b, false);
+    for (uint64_t i = 0; i < n; i++)
+        ck_assert(seen[i] || done[i]);
+    ck_assert_uint_eq(sweep_sched_unfinished(q), 0);
+    sweep_sched_free(q);
+    free(seen);
+    free(done);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0, &s,
+                          &err),
+                     SIM_OK);
+    sweep_cache *c = sweep_cache_new(s, 1);
+    sim_buf line;
+    sim_buf_init(&line);
+    uint64_t events = 0;
+    ck_assert_int_eq(sweep_job_run(s, c, 0, &line, &events), 0);
+    ck_assert_uint_eq(events, 4);
+    ck_assert_ptr_nonnull(strstr(line.data, "{\"job\":{\"trace\":\"c.jsonl\",\"device\":\"4MiB\",\"strategy\":\"raw\","
+                                            "\"options\":\"default\"},\"gpusim\":"));
+    ck_assert_ptr_nonnull(strstr(line.data, "\"trace\":{\"path\":\"c.jsonl\",\"name\":\"t\""));
+    ck_assert_ptr_nonnull(strstr(line.data, "\"cause\":\"capacity\""));
+    ck_assert_ptr_eq(strchr(line.data, '\n'), line.data + line.len - 1);
+    sim_buf_release(&line);
+    sweep_cache_free(c);
+    sweep_spec_free(s);
+}
+END_TEST
+
+static Suite *sweep_suite(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tc = tcase_create("spec");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, spec_should_expand_directories_and_globs_sorted_without_duplicates);
+    tcase_add_test(tc, spec_should_expand_option_lists_and_restrict_sets_to_their_strategies);
+    tcase_add_test(tc, jobs_should_be_numbered_trace_major_and_found_by_their_names);
+    tcase_add_test(tc, bad_specs_should_be_errors_that_name_the_problem);
+    tcase_add_test(tc, scheduler_should_hand_out_every_job_once_and_keep_a_worker_on_its_trace);
+    tcase_add_test(tc, a_job_line_should_hold_its_coordinates_and_the_result_on_one_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+GPUSIM_CHECK_MAIN(sweep_suite)
