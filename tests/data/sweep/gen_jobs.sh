@@ -3,18 +3,19 @@
 # a few training steps of a model of a random size (weights kept, activations
 # allocated forward and freed backward, a workspace of odd size between steps).
 # Deterministic: Park-Miller generator in awk, same files for the same seed.
-# Usage: gen_jobs.sh N DIR [SEED] [STEPS]
+# Usage: gen_jobs.sh N DIR [SEED] [STEPS] [MULT]   (MULT scales every size, default 1)
 set -euo pipefail
 n=$1
 dir=$2
 seed=${3:-1}
 steps=${4:-3}
+mult=${5:-1}
 mkdir -p "$dir"
 for i in $(seq 1 "$n"); do
   name=$(printf 'job_%03d' "$i")
-  awk -v seed="$((seed * 7919 + i))" -v name="$name" -v steps="$steps" '
+  awk -v seed="$((seed * 7919 + i))" -v name="$name" -v steps="$steps" -v mult="$mult" '
     function rnd() { x = (x * 16807) % 2147483647; return x / 2147483647 }
-    function mib(a, b) { return int((a + rnd() * (b - a)) * 1048576) }
+    function mib(a, b) { return int((a + rnd() * (b - a)) * 1048576 * mult) }
     function ev(s) { print s; t += 1000 }
     BEGIN {
       x = seed; for (k = 0; k < 5; k++) rnd()
