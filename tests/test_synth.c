@@ -18,28 +18,35 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char tmpdir[256];
+/* A scratch directory per test (no file-scope state). */
+typedef struct tmp {
+    char dir[256];
+    char buf[4][512];
+    int k;
+} tmp;
 
-static void make_tmpdir(void)
+static void tmp_init(tmp *t)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gpusim_synth_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    memset(t, 0, sizeof *t);
+    snprintf(t->dir, sizeof t->dir, "/tmp/gpusim_synth_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(t->dir));
 }
 
-static void remove_tmpdir(void)
+static void tmp_remove(const tmp *t)
 {
     char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
     ck_assert_int_eq(system(cmd), 0);
 }
 
-static const char *tmp_path(const char *name)
+/* dir/name; valid for the next three calls */
+static const char *tmp_path(tmp *t, const char *name)
 {
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
+    char out[512];
+    snprintf(out, sizeof out, "%s/%s", t->dir, name);
+    t->k = (t->k + 1) % 4;
+    memcpy(t->buf[t->k], out, sizeof out);
+    return t->buf[t->k];
 }
 
 typedef enum { GEN_TRANSFORMER, GEN_CNN, GEN_SERVING, GEN_CHURN } gen_kind;
@@ -211,46 +218,49 @@ static any_config default_of(gen_kind k)
 
 START_TEST(each_generator_should_write_byte_identical_files_for_the_same_seed)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
-        write_trace(&c, tmp_path("a.jsonl"));
-        write_trace(&c, tmp_path("b.jsonl"));
-        ck_assert_msg(files_equal(tmp_path("a.jsonl"), tmp_path("b.jsonl")), "generator %d differs", k);
-        write_trace(&c, tmp_path("a.json"));
-        write_trace(&c, tmp_path("b.json"));
-        ck_assert_msg(files_equal(tmp_path("a.json"), tmp_path("b.json")), "generator %d differs (json)", k);
+        write_trace(&c, tmp_path(&T, "a.jsonl"));
+        write_trace(&c, tmp_path(&T, "b.jsonl"));
+        ck_assert_msg(files_equal(tmp_path(&T, "a.jsonl"), tmp_path(&T, "b.jsonl")), "generator %d differs", k);
+        write_trace(&c, tmp_path(&T, "a.json"));
+        write_trace(&c, tmp_path(&T, "b.json"));
+        ck_assert_msg(files_equal(tmp_path(&T, "a.json"), tmp_path(&T, "b.json")), "generator %d differs (json)", k);
     }
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(each_generator_should_write_different_files_for_different_seeds)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
         c.tf.seed = c.cnn.seed = c.sv.seed = c.ch.seed = 1;
-        write_trace(&c, tmp_path("a.jsonl"));
+        write_trace(&c, tmp_path(&T, "a.jsonl"));
         c.tf.seed = c.cnn.seed = c.sv.seed = c.ch.seed = 2;
-        write_trace(&c, tmp_path("b.jsonl"));
-        ck_assert_msg(!files_equal(tmp_path("a.jsonl"), tmp_path("b.jsonl")), "generator %d ignores the seed", k);
+        write_trace(&c, tmp_path(&T, "b.jsonl"));
+        ck_assert_msg(!files_equal(tmp_path(&T, "a.jsonl"), tmp_path(&T, "b.jsonl")), "generator %d ignores the seed", k);
     }
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(model_sizes_should_not_depend_on_the_seed)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = small_transformer("gpt2-small");
     c.tf.seed = 1;
-    synth_stats a = write_trace(&c, tmp_path("a.jsonl"));
+    synth_stats a = write_trace(&c, tmp_path(&T, "a.jsonl"));
     c.tf.seed = 99;
-    synth_stats b = write_trace(&c, tmp_path("b.jsonl"));
+    synth_stats b = write_trace(&c, tmp_path(&T, "b.jsonl"));
     ck_assert_uint_eq(a.peak_live_bytes, b.peak_live_bytes);
     ck_assert_uint_eq(a.events, b.events);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
@@ -258,27 +268,29 @@ END_TEST
 
 START_TEST(every_generated_trace_should_replay_under_ideal_and_free_everything)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
-        synth_stats s = write_trace(&c, tmp_path("t.jsonl"));
-        sim_metrics m = replay_ideal(tmp_path("t.jsonl"));
+        synth_stats s = write_trace(&c, tmp_path(&T, "t.jsonl"));
+        sim_metrics m = replay_ideal(tmp_path(&T, "t.jsonl"));
         ck_assert(m.completed);
         ck_assert_uint_eq(m.ooms, 0);
         ck_assert_uint_eq(m.final_requested_bytes, 0);
         ck_assert_uint_eq(m.peak_requested_bytes, s.peak_live_bytes);
         ck_assert_uint_eq(s.final_live_bytes, 0);
-        tally t = read_tally(tmp_path("t.jsonl"));
+        tally t = read_tally(tmp_path(&T, "t.jsonl"));
         ck_assert_uint_eq(t.allocs, t.frees);
         ck_assert_uint_eq(t.allocs, s.allocs);
     }
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(transformer_variants_should_replay_and_free_everything)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     static const char *const P[] = {"bert-base", "gpt2-small", "llama-7b"};
     for (int p = 0; p < 3; p++)
         for (int v = 0; v < 4; v++) {
@@ -289,26 +301,27 @@ START_TEST(transformer_variants_should_replay_and_free_everything)
             c.tf.inference = v == 2;
             c.tf.optimizer = v == 3 ? SYNTH_MOMENTUM : SYNTH_ADAM;
             c.tf.dtype = v == 3 ? SYNTH_BF16 : SYNTH_FP32;
-            write_trace(&c, tmp_path("t.json"));
-            sim_metrics m = replay_ideal(tmp_path("t.json"));
+            write_trace(&c, tmp_path(&T, "t.json"));
+            sim_metrics m = replay_ideal(tmp_path(&T, "t.json"));
             ck_assert_msg(m.completed && m.final_requested_bytes == 0, "%s variant %d", P[p], v);
         }
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(keep_live_should_leave_weights_and_optimizer_states_allocated)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.keep_live = true;
-    synth_stats s = write_trace(&c, tmp_path("t.jsonl"));
-    sim_metrics m = replay_ideal(tmp_path("t.jsonl"));
+    synth_stats s = write_trace(&c, tmp_path(&T, "t.jsonl"));
+    sim_metrics m = replay_ideal(tmp_path(&T, "t.jsonl"));
     ck_assert(m.completed);
     const uint64_t params = 109482240ull;
     ck_assert_uint_eq(m.final_requested_bytes, params * 4 * 3); /* weights + Adam m, v */
     ck_assert_uint_eq(s.final_live_bytes, params * 4 * 3);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
@@ -325,7 +338,8 @@ static const struct {
 
 START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     for (size_t i = 0; i < sizeof PARAMS / sizeof PARAMS[0]; i++) {
         any_config c = small_transformer(PARAMS[i].preset);
         const uint64_t e = synth_dtype_bytes(c.tf.dtype);
@@ -333,8 +347,8 @@ START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
         transformer_estimate_closed_form(&c.tf, &est);
         ck_assert_msg(est.params == PARAMS[i].params, "%s: closed form %llu", PARAMS[i].preset,
                       (unsigned long long)est.params);
-        write_trace(&c, tmp_path("t.jsonl"));
-        tally t = read_tally(tmp_path("t.jsonl"));
+        write_trace(&c, tmp_path(&T, "t.jsonl"));
+        tally t = read_tally(tmp_path(&T, "t.jsonl"));
         ck_assert_msg(t.weight == PARAMS[i].params * e, "%s: weights %llu", PARAMS[i].preset,
                       (unsigned long long)t.weight);
         ck_assert_uint_eq(t.weight, est.weight_bytes);
@@ -345,69 +359,73 @@ START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
         ck_assert_uint_eq(t.adam_v, PARAMS[i].params * e);
         ck_assert_uint_eq(t.adam_m + t.adam_v, est.optimizer_bytes);
     }
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(adam_states_should_be_created_on_the_first_step_only)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = small_transformer("gpt2-small");
     c.tf.layers = 2;
     c.tf.steps = 3;
-    write_trace(&c, tmp_path("t.jsonl"));
-    tally t = read_tally(tmp_path("t.jsonl"));
+    write_trace(&c, tmp_path(&T, "t.jsonl"));
+    tally t = read_tally(tmp_path(&T, "t.jsonl"));
     ck_assert_uint_eq(t.n_adam_m, t.n_weight);
     /* gradients are recreated every step (zero_grad(set_to_none=True)) */
     ck_assert_uint_eq(t.grad, 3 * t.weight);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(sgd_should_have_no_state_and_momentum_one_buffer)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.optimizer = SYNTH_SGD;
-    write_trace(&c, tmp_path("t.jsonl"));
-    tally t = read_tally(tmp_path("t.jsonl"));
+    write_trace(&c, tmp_path(&T, "t.jsonl"));
+    tally t = read_tally(tmp_path(&T, "t.jsonl"));
     ck_assert_uint_eq(t.adam_m + t.adam_v + t.momentum, 0);
     c.tf.optimizer = SYNTH_MOMENTUM;
-    write_trace(&c, tmp_path("t.jsonl"));
-    t = read_tally(tmp_path("t.jsonl"));
+    write_trace(&c, tmp_path(&T, "t.jsonl"));
+    t = read_tally(tmp_path(&T, "t.jsonl"));
     ck_assert_uint_eq(t.momentum, t.weight);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(checkpointing_and_inference_should_lower_the_peak)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.seq = 128;
     c.tf.batch = 8;
     c.tf.optimizer = SYNTH_SGD; /* else foreach Adam's first step (5 copies of the weights) is the peak */
-    uint64_t train = write_trace(&c, tmp_path("t.jsonl")).peak_live_bytes;
+    uint64_t train = write_trace(&c, tmp_path(&T, "t.jsonl")).peak_live_bytes;
     c.tf.checkpointing = true;
-    uint64_t ckpt = write_trace(&c, tmp_path("t.jsonl")).peak_live_bytes;
+    uint64_t ckpt = write_trace(&c, tmp_path(&T, "t.jsonl")).peak_live_bytes;
     c.tf.checkpointing = false;
     c.tf.inference = true;
-    uint64_t inf = write_trace(&c, tmp_path("t.jsonl")).peak_live_bytes;
+    uint64_t inf = write_trace(&c, tmp_path(&T, "t.jsonl")).peak_live_bytes;
     ck_assert_uint_lt(ckpt, train);
     ck_assert_uint_lt(inf, ckpt);
     /* inference holds the weights and little more */
     ck_assert_uint_ge(inf, 109482240ull * 4);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(resnet50_weights_should_equal_25557032_parameters)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = default_of(GEN_CNN);
     ck_assert_uint_eq(cnn_param_count(&c.cnn), 25557032ull);
-    write_trace(&c, tmp_path("t.jsonl"));
-    tally t = read_tally(tmp_path("t.jsonl"));
+    write_trace(&c, tmp_path(&T, "t.jsonl"));
+    tally t = read_tally(tmp_path(&T, "t.jsonl"));
     ck_assert_uint_eq(t.weight, 25557032ull * 4);
     ck_assert_uint_eq(t.grad, 25557032ull * 4);
     ck_assert_uint_eq(t.momentum, 25557032ull * 4);
@@ -420,7 +438,7 @@ START_TEST(resnet50_weights_should_equal_25557032_parameters)
     ck_assert_uint_eq(cnn_param_count(&other), 11689512ull);
     ck_assert(cnn_preset("resnet101", &other));
     ck_assert_uint_eq(cnn_param_count(&other), 44549160ull);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
@@ -428,8 +446,9 @@ END_TEST
 
 START_TEST(serving_should_free_each_kv_cache_and_read_empirical_lengths)
 {
-    make_tmpdir();
-    const char *lp = tmp_path("lengths.txt");
+    tmp T;
+    tmp_init(&T);
+    const char *lp = tmp_path(&T, "lengths.txt");
     FILE *f = fopen(lp, "w");
     ck_assert_ptr_nonnull(f);
     fputs("# prompt output\n100 20\n\n900 50\n30\n", f);
@@ -439,27 +458,28 @@ START_TEST(serving_should_free_each_kv_cache_and_read_empirical_lengths)
     sim_error_clear(&err);
     ck_assert_int_eq(serving_load_lengths(&c.sv, lp, &err), SIM_OK);
     ck_assert_uint_eq(c.sv.n_lengths, 3);
-    write_trace(&c, tmp_path("t.jsonl"));
-    tally t = read_tally(tmp_path("t.jsonl"));
+    write_trace(&c, tmp_path(&T, "t.jsonl"));
+    tally t = read_tally(tmp_path(&T, "t.jsonl"));
     ck_assert_uint_eq(t.kv_allocs, 60);
-    sim_metrics m = replay_ideal(tmp_path("t.jsonl"));
+    sim_metrics m = replay_ideal(tmp_path(&T, "t.jsonl"));
     ck_assert(m.completed && m.final_requested_bytes == 0);
     c.sv.kv = SERVING_KV_GROW;
     c.sv.kv_chunk = 16;
-    write_trace(&c, tmp_path("g.jsonl"));
-    t = read_tally(tmp_path("g.jsonl"));
+    write_trace(&c, tmp_path(&T, "g.jsonl"));
+    t = read_tally(tmp_path(&T, "g.jsonl"));
     ck_assert_uint_gt(t.kv_allocs, 60);
-    m = replay_ideal(tmp_path("g.jsonl"));
+    m = replay_ideal(tmp_path(&T, "g.jsonl"));
     ck_assert(m.completed && m.final_requested_bytes == 0);
     serving_config_release(&c.sv);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(serving_should_reject_a_malformed_lengths_file_with_its_line)
 {
-    make_tmpdir();
-    const char *lp = tmp_path("bad.txt");
+    tmp T;
+    tmp_init(&T);
+    const char *lp = tmp_path(&T, "bad.txt");
     FILE *f = fopen(lp, "w");
     ck_assert_ptr_nonnull(f);
     fputs("100 20\nlots\n", f);
@@ -471,26 +491,27 @@ START_TEST(serving_should_reject_a_malformed_lengths_file_with_its_line)
     ck_assert_int_eq(serving_load_lengths(&c, lp, &err), SIM_EUSAGE);
     ck_assert_uint_eq(err.line, 2);
     ck_assert_ptr_null(c.lengths);
-    ck_assert_int_eq(serving_load_lengths(&c, tmp_path("missing.txt"), &err), SIM_EIO);
-    remove_tmpdir();
+    ck_assert_int_eq(serving_load_lengths(&c, tmp_path(&T, "missing.txt"), &err), SIM_EIO);
+    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(churn_should_hover_around_its_live_target)
 {
-    make_tmpdir();
+    tmp T;
+    tmp_init(&T);
     any_config c = default_of(GEN_CHURN);
     c.ch.dist = CHURN_UNIFORM;
     c.ch.min_bytes = 1 << 20;
     c.ch.max_bytes = 4 << 20;
     c.ch.events = 20000;
-    synth_stats s = write_trace(&c, tmp_path("t.jsonl"));
+    synth_stats s = write_trace(&c, tmp_path(&T, "t.jsonl"));
     ck_assert_uint_ge(s.peak_live_bytes, c.ch.live_bytes);
     ck_assert_uint_lt(s.peak_live_bytes, c.ch.live_bytes + 64 * c.ch.max_bytes);
     c.ch.keep_live = true;
-    s = write_trace(&c, tmp_path("t.jsonl"));
+    s = write_trace(&c, tmp_path(&T, "t.jsonl"));
     ck_assert_uint_gt(s.final_live_bytes, c.ch.live_bytes / 2);
-    remove_tmpdir();
+    tmp_remove(&T);
 }
 END_TEST
 
