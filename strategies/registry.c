@@ -4,12 +4,14 @@
 
 #include "ideal.h"
 #include "raw.h"
+#include "torch.h"
 
 typedef const strategy_ops *(*strategy_getter)(void);
 
 static const strategy_getter GETTERS[] = {
     ideal_strategy,
     raw_strategy,
+    torch_strategy,
 };
 
 size_t registry_count(void)
