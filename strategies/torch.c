@@ -36,8 +36,10 @@
  *
  * Data: block, segment and allocation records live in side tables (slots.h) linked
  * by uint32 handles. Each pool keeps its free blocks in a treap ordered by (stream,
- * size, address), augmented with the subtree's largest size so largest_free is O(1);
- * expandable segments keep their unmapped ranges in a treap by (stream, address).
+ * size, address) (priorities hash the handle: deterministic, expected depth
+ * O(log n)); expandable segments keep their unmapped ranges in a treap by (stream,
+ * address). The largest free block is kept as a number, recomputed (per stream, the
+ * last node) only when the block holding it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
  * handle.
@@ -74,25 +76,26 @@ enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
 
 /* One block. Valid in every state: addr, size, seg, prev/next (neighbours in the
  * segment, T_NONE at its ends), stream, pool, state. requested and alloc are set for
- * BLOCK_USED and BLOCK_PENDING only. left/right/sub_max are treap links, meaningful
+ * BLOCK_USED and BLOCK_PENDING only. left/right are treap links, meaningful
  * while the block sits in a set: BLOCK_FREE blocks are in free[pool], BLOCK_UNMAPPED
  * ones (expandable segments) in unmapped[pool]; USED and PENDING blocks in neither.
  * gc_base is the pool's get_free_block counter when the block entered its set. */
 typedef struct tblock {
+    /* the set key and links first: one tree step touches only these */
     uint64_t addr;
     uint64_t size;
-    uint64_t requested;
-    uint64_t sub_max;
-    int64_t gc_base;
-    uint32_t prev, next;
-    uint32_t left, right;
-    uint32_t seg;
     uint32_t stream;
+    uint32_t left, right;
+    uint32_t prev, next;
+    uint32_t seg;
     uint32_t alloc;
+    uint32_t gc_base; /* low 32 bits: ages are differences, modulo 2^32 */
+    uint64_t requested;
     uint8_t state;
     uint8_t pool;
     uint8_t expandable;
 } tblock;
+_Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
 
 /* One segment: a cudaMalloc (size = its bytes, mapped = size) or an expandable
  * address range (size = the reserved range, mapped = bytes backed by pages). Linked
@@ -153,6 +156,8 @@ struct strategy {
     ttree unmapped_set[N_POOLS];
     int64_t gc_counter[N_POOLS];
     uint64_t free_bytes;       /* sum of BLOCK_FREE sizes (both pools) */
+    uint64_t largest;          /* largest BLOCK_FREE size, valid unless largest_dirty */
+    bool largest_dirty;        /* the largest free block left a set: recompute */
     uint32_t seg_first, seg_last;
     uint32_t seg_seq;
     uint32_t n_pending;        /* allocations in A_PENDING that still own a block */
@@ -164,9 +169,11 @@ struct strategy {
     tstats st;
 };
 
+/* Typed indexing (the record size is known here): the hot paths avoid the
+ * generic slots_get multiply. */
 static inline tblock *B(const strategy *s, uint32_t h)
 {
-    return slots_get(&s->blocks, h);
+    return (tblock *)(void *)s->blocks.data + h;
 }
 
 static inline tseg *SEG(const strategy *s, uint32_t h)
@@ -228,106 +235,61 @@ static inline bool blk_less(const tblock *a, const tblock *b, bool by_addr)
     return key_greater(b, a->stream, a->size, a->addr, by_addr);
 }
 
-static inline void tree_update(strategy *s, uint32_t t)
-{
-    tblock *n = B(s, t);
-    uint64_t m = n->size;
-    if (n->left != T_NONE)
-        m = u64_max(m, B(s, n->left)->sub_max);
-    if (n->right != T_NONE)
-        m = u64_max(m, B(s, n->right)->sub_max);
-    n->sub_max = m;
-}
-
-/* Split t into the nodes before k (*l) and the rest (*r). */
-static void tree_split(strategy *s, uint32_t t, const tblock *k, bool by_addr, uint32_t *l, uint32_t *r)
-{
-    if (t == T_NONE) {
-        *l = *r = T_NONE;
-        return;
-    }
-    tblock *n = B(s, t);
-    if (blk_less(n, k, by_addr)) {
-        tree_split(s, n->right, k, by_addr, &n->right, r);
-        *l = t;
-    } else {
-        tree_split(s, n->left, k, by_addr, l, &n->left);
-        *r = t;
-    }
-    tree_update(s, t);
-}
-
-/* Join two treaps, every key of l before every key of r. */
-static uint32_t tree_merge(strategy *s, uint32_t l, uint32_t r)
-{
-    if (l == T_NONE)
-        return r;
-    if (r == T_NONE)
-        return l;
-    if (tree_pri(l) > tree_pri(r)) {
-        uint32_t m = tree_merge(s, B(s, l)->right, r);
-        B(s, l)->right = m;
-        tree_update(s, l);
-        return l;
-    }
-    uint32_t m = tree_merge(s, l, B(s, r)->left);
-    B(s, r)->left = m;
-    tree_update(s, r);
-    return r;
-}
-
-static uint32_t tree_insert_at(strategy *s, uint32_t t, uint32_t h, bool by_addr)
-{
-    if (t == T_NONE)
-        return h;
-    tblock *n = B(s, t);
-    tblock *x = B(s, h);
-    if (tree_pri(h) > tree_pri(t)) {
-        tree_split(s, t, x, by_addr, &x->left, &x->right);
-        tree_update(s, h);
-        return h;
-    }
-    if (blk_less(x, n, by_addr)) {
-        uint32_t c = tree_insert_at(s, n->left, h, by_addr);
-        B(s, t)->left = c;
-    } else {
-        uint32_t c = tree_insert_at(s, n->right, h, by_addr);
-        B(s, t)->right = c;
-    }
-    tree_update(s, t);
-    return t;
-}
-
-static uint32_t tree_erase_at(strategy *s, uint32_t t, uint32_t h, bool by_addr)
-{
-    if (t == T_NONE)
-        return T_NONE; /* not present: the checker reports the resulting state */
-    tblock *n = B(s, t);
-    if (t == h)
-        return tree_merge(s, n->left, n->right);
-    if (blk_less(B(s, h), n, by_addr)) {
-        uint32_t c = tree_erase_at(s, n->left, h, by_addr);
-        B(s, t)->left = c;
-    } else {
-        uint32_t c = tree_erase_at(s, n->right, h, by_addr);
-        B(s, t)->right = c;
-    }
-    tree_update(s, t);
-    return t;
-}
-
+/* Insert h: descend while the parent's priority is at least h's, then split the
+ * subtree found there around h's key (iterative: the links are written in place). */
 static void tree_insert(strategy *s, ttree *tr, uint32_t h)
 {
     tblock *x = B(s, h);
-    x->left = x->right = T_NONE;
-    x->sub_max = x->size;
-    tr->root = tree_insert_at(s, tr->root, h, tr->by_addr);
+    uint32_t pri = tree_pri(h);
+    uint32_t *link = &tr->root;
+    while (*link != T_NONE && tree_pri(*link) >= pri) {
+        tblock *n = B(s, *link);
+        link = blk_less(x, n, tr->by_addr) ? &n->left : &n->right;
+    }
+    uint32_t t = *link;
+    uint32_t *l = &x->left, *r = &x->right;
+    while (t != T_NONE) {
+        tblock *n = B(s, t);
+        if (blk_less(n, x, tr->by_addr)) {
+            *l = t;
+            l = &n->right;
+            t = n->right;
+        } else {
+            *r = t;
+            r = &n->left;
+            t = n->left;
+        }
+    }
+    *l = *r = T_NONE;
+    *link = h;
 }
 
+/* Erase h (found by its key): its two subtrees are merged in its place. A block
+ * that is not in the set leaves the set unchanged; the checker reports it. */
 static void tree_erase(strategy *s, ttree *tr, uint32_t h)
 {
-    tr->root = tree_erase_at(s, tr->root, h, tr->by_addr);
-    B(s, h)->left = B(s, h)->right = T_NONE;
+    tblock *x = B(s, h);
+    uint32_t *link = &tr->root;
+    while (*link != T_NONE && *link != h) {
+        tblock *n = B(s, *link);
+        link = blk_less(x, n, tr->by_addr) ? &n->left : &n->right;
+    }
+    if (*link == T_NONE)
+        return;
+    uint32_t l = x->left, r = x->right;
+    while (l != T_NONE && r != T_NONE) {
+        if (tree_pri(l) > tree_pri(r)) {
+            *link = l;
+            link = &B(s, l)->right;
+            l = *link;
+        } else {
+            *link = r;
+            link = &B(s, r)->left;
+            r = *link;
+        }
+    }
+    *link = l != T_NONE ? l : r;
+    x->left = x->right = T_NONE;
 }
 
 /* The first node whose key is ≥ (stream, size, addr): std::set::lower_bound. */
@@ -479,8 +441,10 @@ static void pool_insert(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     b->state = BLOCK_FREE;
-    b->gc_base = s->gc_counter[b->pool];
+    b->gc_base = (uint32_t)s->gc_counter[b->pool];
     s->free_bytes += b->size;
+    if (b->size > s->largest)
+        s->largest = b->size; /* a dirty value only grows toward the truth too */
     tree_insert(s, &s->free_set[b->pool], h);
 }
 
@@ -488,6 +452,8 @@ static void pool_erase(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     s->free_bytes -= b->size;
+    if (b->size >= s->largest)
+        s->largest_dirty = true;
     tree_erase(s, &s->free_set[b->pool], h);
 }
 
@@ -849,7 +815,7 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
 static uint64_t gc_age(const strategy *s, uint32_t h)
 {
     const tblock *b = B(s, h);
-    return (uint64_t)(s->gc_counter[b->pool] - b->gc_base);
+    return (uint32_t)((uint32_t)s->gc_counter[b->pool] - b->gc_base);
 }
 
 /* garbage_collect_cached_blocks: free the unsplit large-pool blocks of at least the
@@ -1130,13 +1096,36 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
     return buf;
 }
 
+/* The largest free block: per pool, the last node of each stream (the set is
+ * ordered by stream first), walking down the streams from the highest.
+ * O(streams · log f); run only when the largest block may have left. */
 static uint64_t largest_free(const strategy *s)
 {
     uint64_t m = 0;
-    for (unsigned p = 0; p < N_POOLS; p++)
-        if (s->free_set[p].root != T_NONE)
-            m = u64_max(m, B(s, s->free_set[p].root)->sub_max);
+    for (unsigned p = 0; p < N_POOLS; p++) {
+        const ttree *tr = &s->free_set[p];
+        uint32_t t = tr->root;
+        if (t == T_NONE)
+            continue;
+        while (B(s, t)->right != T_NONE)
+            t = B(s, t)->right;
+        while (t != T_NONE) {
+            m = u64_max(m, B(s, t)->size);
+            uint32_t stream = B(s, t)->stream;
+            if (stream == 0)
+                break;
+            t = tree_last_below(s, tr, stream, 0, 0);
+        }
+    }
     return m;
+}
+
+static void refresh_largest(strategy *s)
+{
+    if (s->largest_dirty) {
+        s->largest = largest_free(s);
+        s->largest_dirty = false;
+    }
 }
 
 static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
@@ -1265,12 +1254,14 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         s->st.num_ooms++;
         fill_oom(s, rs, alloc_size, oom);
         slots_put(&s->allocs, ah);
+        refresh_largest(s);
         return s->host_oom ? SIM_ENOMEM : SIM_OOM;
     }
     bool split = should_split(s, b, rs);
     b = alloc_found_block(s, b, rs, size, split, ah);
     AL(s, ah)->block = b;
     *out = ah;
+    refresh_largest(s);
     return s->host_oom ? SIM_ENOMEM : SIM_OK;
 }
 
@@ -1301,6 +1292,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     }
     free_block(s, b);
     slots_put(&s->allocs, h);
+    refresh_largest(s);
 }
 
 static void torch_free_ready(strategy *s, strategy_handle h)
@@ -1313,11 +1305,13 @@ static void torch_free_ready(strategy *s, strategy_handle h)
     }
     /* else: zero bytes, or a synchronize already completed it */
     slots_put(&s->allocs, h);
+    refresh_largest(s);
 }
 
 static void torch_empty_cache(strategy *s)
 {
     release_cached_blocks(s);
+    refresh_largest(s);
 }
 
 static void torch_sample(const strategy *s, strategy_sample *out)
@@ -1326,7 +1320,7 @@ static void torch_sample(const strategy *s, strategy_sample *out)
         .allocated_bytes = (uint64_t)s->st.allocated_bytes[ST_ALL].current,
         .reserved_bytes = reserved_now(s),
         .free_bytes = s->free_bytes,
-        .largest_free_bytes = largest_free(s),
+        .largest_free_bytes = s->largest,
         .num_device_allocs = s->st.num_device_alloc,
         .num_device_frees = s->st.num_device_free,
     };
@@ -1445,6 +1439,7 @@ typedef struct check_sums {
     int64_t allocated[N_ST], active[N_ST], requested[N_ST], reserved[N_ST];
     int64_t allocation[N_ST], active_n[N_ST], segment[N_ST], isplit[N_ST], isplit_bytes[N_ST];
     uint64_t free_bytes;
+    uint64_t largest_free;
     uint64_t n_free[N_POOLS], n_unmapped[N_POOLS];
     uint64_t blocks_seen;
     uint64_t pending;
@@ -1536,6 +1531,7 @@ static void check_segment(const strategy *s, uint32_t g, check_sums *c, sim_repo
         case BLOCK_FREE:
             mapped += b->size;
             c->free_bytes += b->size;
+            c->largest_free = u64_max(c->largest_free, b->size);
             c->n_free[pool]++;
             if (split && !seg->expandable) {
                 sums_add(c->isplit, pool, 1);
@@ -1571,21 +1567,21 @@ typedef struct tree_check {
     bool order_ok;
 } tree_check;
 
-/* In-order walk of one set; returns its sub_max (recomputed). */
-static uint64_t check_tree_at(const strategy *s, const ttree *tr, uint32_t t, unsigned pool, bool free_set,
+/* In-order walk of one set. */
+static void check_tree_at(const strategy *s, const ttree *tr, uint32_t t, unsigned pool, bool free_set,
                               tree_check *tc, sim_report *r)
 {
     if (t == T_NONE)
-        return 0;
+        return;
     if (tc->budget == 0 || !slots_valid(&s->blocks, t)) {
         sim_report_insist(r, false, "torch: %s set of pool %u links a dead block or loops", free_set ? "free" : "unmapped",
                           pool);
         tc->budget = 0;
-        return 0;
+        return;
     }
     tc->budget--;
     const tblock *n = B(s, t);
-    uint64_t lm = check_tree_at(s, tr, n->left, pool, free_set, tc, r);
+    check_tree_at(s, tr, n->left, pool, free_set, tc, r);
     if (tc->seen[t]) {
         sim_report_insist(r, false, "torch: block at %llu is in a set twice", (unsigned long long)n->addr);
     }
@@ -1598,12 +1594,7 @@ static uint64_t check_tree_at(const strategy *s, const ttree *tr, uint32_t t, un
     if (tc->last != NULL && !blk_less(tc->last, n, tr->by_addr))
         tc->order_ok = false;
     tc->last = n;
-    uint64_t rm = check_tree_at(s, tr, n->right, pool, free_set, tc, r);
-    uint64_t m = u64_max(n->size, u64_max(lm, rm));
-    if (free_set)
-        sim_report_insist(r, n->sub_max == m, "torch: block at %llu caches a subtree maximum of %llu, not %llu",
-                          (unsigned long long)n->addr, (unsigned long long)n->sub_max, (unsigned long long)m);
-    return m;
+    check_tree_at(s, tr, n->right, pool, free_set, tc, r);
 }
 
 static void check_counter(sim_report *r, const char *name, const tstat *arr, const int64_t *sum)
@@ -1681,6 +1672,9 @@ static void torch_check(const strategy *s, sim_report *r)
                       "torch: oversize counters are negative or above their peaks");
     sim_report_insist(r, s->free_bytes == c.free_bytes, "torch: free bytes counter %llu, free blocks sum to %llu",
                       (unsigned long long)s->free_bytes, (unsigned long long)c.free_bytes);
+    sim_report_insist(r, s->largest_dirty || s->largest == c.largest_free,
+                      "torch: largest free block counter %llu, the largest free block is %llu",
+                      (unsigned long long)s->largest, (unsigned long long)c.largest_free);
     sim_report_insist(r, s->n_pending == c.pending, "torch: %u pending frees counted, %llu pending blocks",
                       s->n_pending, (unsigned long long)c.pending);
     /* one map call can be undone by several unmap calls (expandable segments) */
