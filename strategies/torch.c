@@ -727,22 +727,21 @@ static void release_expandable_segment(strategy *s, uint32_t h)
 static void release_blocks(strategy *s, unsigned pool)
 {
     scratch_collect(s, &s->free_set[pool]);
-    bool any_expandable = false;
+    /* cudaFree the whole segments now; keep the expandable blocks, compacted to
+     * the front of the list, for unmapping afterwards (PyTorch's to_unmap): a
+     * handle freed here may be reused by a block the unmapping creates */
+    uint32_t n_unmap = 0;
     for (uint32_t i = 0; i < s->scratch_len; i++) {
         uint32_t h = s->scratch[i];
         if (B(s, h)->expandable)
-            any_expandable = true;
+            s->scratch[n_unmap++] = h;
         else if (!blk_is_split(s, h))
             release_block(s, h);
     }
-    if (!any_expandable)
-        return;
-    /* The handles collected stay valid: unmapping merges only unmapped blocks, and
-     * the free blocks still to come are mapped. */
-    for (uint32_t i = 0; i < s->scratch_len; i++) {
+    /* These handles stay valid: unmapping merges only unmapped blocks, and the
+     * free blocks still to come are mapped. */
+    for (uint32_t i = 0; i < n_unmap; i++) {
         uint32_t h = s->scratch[i];
-        if (!slots_valid(&s->blocks, h) || !B(s, h)->expandable || B(s, h)->state != BLOCK_FREE)
-            continue;
         unmap_block(s, h);
         if (B(s, h)->state == BLOCK_UNMAPPED && !blk_is_split(s, h))
             release_expandable_segment(s, h);
