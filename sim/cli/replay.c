@@ -11,7 +11,7 @@
 #include "strategies/registry.h"
 #include "traces/trace.h"
 
-#define REPLAY_DEFAULT_STRATEGY "ideal"
+#define REPLAY_DEFAULT_STRATEGY "torch"
 
 static const cli_opt REPLAY_OPTS[] = {
     {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
@@ -34,6 +34,64 @@ static void replay_help(void)
            "through an allocator model and reports peak memory, fragmentation and OOMs.\n\n");
     cli_print_options(stdout, REPLAY_OPTS);
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+/* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
+ * would have helped by replaying the same traces that way (issue 4). */
+static bool wants_expandable_whatif(const strategy_ops *ops, const sim_run *run, const sim_kv *kv, uint32_t n_kv)
+{
+    if (strcmp(ops->name, "torch") != 0 || run->total.ooms == 0)
+        return false;
+    for (uint32_t i = 0; i < n_kv; i++)
+        if (strcmp(kv[i].key, "alloc_conf") == 0 && strstr(kv[i].value, "expandable_segments:True") != NULL)
+            return false;
+    return true;
+}
+
+static sim_status run_expandable_whatif(const cli_args *a, const engine_config *base, const sim_kv *kv,
+                                        uint32_t n_kv, sim_run *run, sim_error *err)
+{
+    sim_kv kv2[CLI_MAX_KV + 1];
+    char conf[1024] = "expandable_segments:True";
+    uint32_t n2 = 0;
+    for (uint32_t i = 0; i < n_kv; i++) {
+        if (strcmp(kv[i].key, "alloc_conf") == 0) {
+            snprintf(conf, sizeof conf, "%s%sexpandable_segments:True", kv[i].value, kv[i].value[0] ? "," : "");
+            continue;
+        }
+        kv2[n2++] = kv[i];
+    }
+    kv2[n2++] = (sim_kv){"alloc_conf", conf};
+    engine_config cfg = *base;
+    cfg.opts = kv2;
+    cfg.n_opts = n2;
+    cfg.timeline_rows = 0;
+    cfg.paranoid = false;
+    trace_reader *readers[CLI_MAX_ARGS] = {0};
+    sim_event_source sources[CLI_MAX_ARGS];
+    sim_status st = SIM_OK;
+    int n = a->n_positional;
+    for (int i = 0; i < n && st == SIM_OK; i++) {
+        st = trace_open(a->positional[i], &readers[i], err);
+        if (st == SIM_OK)
+            sources[i] = trace_source(readers[i]);
+    }
+    sim_run *w = NULL;
+    if (st == SIM_OK)
+        st = engine_run(&cfg, sources, (uint32_t)n, &w, err);
+    if (st == SIM_OK) {
+        sim_whatif *wi = &run->whatif;
+        wi->present = true;
+        snprintf(wi->setting, sizeof wi->setting, "--alloc-conf=%s", conf);
+        wi->completed = w->total.completed;
+        wi->ooms = w->total.ooms;
+        wi->peak_reserved_bytes = w->total.peak_reserved_bytes;
+        wi->first_oom = w->total.first_oom;
+    }
+    sim_run_free(w);
+    for (int i = 0; i < n; i++)
+        trace_close(readers[i]);
+    return st;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -111,6 +169,11 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     if (st != SIM_OK) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (wants_expandable_whatif(ops, run, kv, cfg.n_opts) &&
+        run_expandable_whatif(&a, &cfg, kv, cfg.n_opts, run, &err) != SIM_OK) {
         rc = cli_fail(&err);
         goto done;
     }
