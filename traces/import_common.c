@@ -336,6 +336,20 @@ sim_status imp_fail(const imp_doc *d, const json_value *at, const imp_loc *l, co
                          imp_loc_text(l, where, sizeof where), msg);
 }
 
+/* -?[0-9]+, at most 30 characters */
+static bool decimal_string(const char *s, uint32_t len)
+{
+    if (len == 0 || len > 30)
+        return false;
+    uint32_t i = s[0] == '-' ? 1 : 0;
+    if (i == len)
+        return false;
+    for (; i < len; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
 static sim_status number_text(const imp_doc *d, const json_value *v, const char *key, const imp_loc *l,
                               json_value *tmp, const json_value **num)
 {
@@ -343,7 +357,7 @@ static sim_status number_text(const imp_doc *d, const json_value *v, const char 
         *num = v;
         return SIM_OK;
     }
-    if (v->type == JSON_STRING && v->len > 0 && v->len < 32) {
+    if (v->type == JSON_STRING && decimal_string(v->u.str, v->len)) {
         /* protobuf JSON writes int64 as a decimal string */
         *tmp = *v;
         tmp->type = JSON_NUMBER;
