@@ -393,7 +393,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     /* blocks active in segments that the trace never allocated: live since the start */
     uint64_t lost = 0, unexplained = 0;
     if (ss.present) {
-        qsort(ss.blocks, ss.n, sizeof *ss.blocks, block_cmp);
+        if (ss.n)
+            qsort(ss.blocks, ss.n, sizeof *ss.blocks, block_cmp);
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
@@ -406,7 +407,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if (!live.slots[k].used || live.slots[k].b != 0)
                 continue;
             seg_block key = {.addr = live.slots[k].key};
-            if (bsearch(&key, ss.blocks, ss.n, sizeof key, block_cmp) == NULL)
+            if (ss.n == 0 || bsearch(&key, ss.blocks, ss.n, sizeof key, block_cmp) == NULL)
                 unexplained++;
         }
         /* reserved before the first entry = reserved at the end − what the trace added */
