@@ -146,9 +146,6 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
             if ((st = imp_get_u64(d, ps, "peakBytesInUse", false, UINT64_MAX, &peak, &has, &ls)) != SIM_OK)
                 return st;
             if (has) {
-                uint64_t stack = 0;
-                if ((st = imp_get_u64(d, ps, "stackReservedBytes", false, UINT64_MAX, &stack, NULL, &ls)) != SIM_OK)
-                    return st;
                 d->rec.has_peak_allocated = true;
                 d->rec.peak_allocated = peak;
             }
