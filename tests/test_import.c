@@ -712,6 +712,49 @@ START_TEST(every_prefix_of_a_gzip_file_should_fail_cleanly)
 }
 END_TEST
 
+/* Deterministic byte mutations of every input: any status is fine, a crash (or a
+ * sanitizer report in the sanitizer build) is not. */
+START_TEST(mutated_inputs_should_never_crash)
+{
+    static const char *const FILES[] = {"snapshot_small.pickle", "snapshot_small_p2.pickle", "snapshot_small.json",
+                                        "tf_profile_small.json", "native_small.json"};
+    uint64_t x = 88172645463325252u; /* xorshift64 */
+    for (size_t f = 0; f < sizeof FILES / sizeof FILES[0]; f++) {
+        size_t n;
+        char *orig = slurp(data(FILES[f]), &n);
+        char *buf = malloc(n);
+        for (int round = 0; round < 300; round++) {
+            memcpy(buf, orig, n);
+            for (int k = 0; k < 1 + round % 4; k++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                size_t at = (size_t)(x % n);
+                buf[at] = (char)(x >> 24);
+            }
+            input_options o = {.device = -1};
+            trace_input *in = NULL;
+            sim_error err;
+            sim_error_clear(&err);
+            sim_status st = input_open_mem("mutated", buf, n, NULL, &o, &in, &err);
+            if (st == SIM_OK) {
+                sim_run *run = NULL;
+                device_info dev = {.name = "test", .capacity_bytes = 1024 * GiB};
+                engine_config cfg = {.device = dev, .ops = ideal_strategy()};
+                sim_event_source src = input_source(in);
+                if (engine_run(&cfg, &src, 1, &run, &err) == SIM_OK)
+                    sim_run_free(run);
+            } else {
+                ck_assert_ptr_null(in);
+            }
+            input_close(in);
+        }
+        free(buf);
+        free(orig);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("import");
@@ -741,6 +784,7 @@ static Suite *suite(void)
     tcase_add_test(bad, bad_input_should_fail_with_a_message_naming_the_file);
     tcase_add_test(bad, every_prefix_of_a_snapshot_pickle_should_fail_cleanly);
     tcase_add_test(bad, every_prefix_of_a_gzip_file_should_fail_cleanly);
+    tcase_add_test(bad, mutated_inputs_should_never_crash);
     suite_add_tcase(s, bad);
     return s;
 }
