@@ -25,7 +25,7 @@ static int rec_cmp(const void *a, const void *b)
     const kin_rec *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
-    if (x->ev_idx != y->ev_idx && x->ev_idx != UINT64_MAX && y->ev_idx != UINT64_MAX)
+    if (x->ev_idx != y->ev_idx)
         return x->ev_idx < y->ev_idx ? -1 : 1;
     return x->order < y->order ? -1 : (x->order > y->order);
 }
@@ -210,7 +210,7 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
     }
     /* keep that device's events, in time order ("Ev Idx", then file order, break ties) */
     size_t m = 0;
-    bool all_addr = true, all_ta = true, all_tr = true;
+    bool all_addr = true, all_ta = true, all_tr = true, all_idx = true;
     for (size_t i = 0; i < n; i++) {
         if (recs[i].device != device)
             continue;
@@ -218,7 +218,12 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
         all_addr = all_addr && recs[i].has_addr;
         all_ta = all_ta && recs[i].has_ta;
         all_tr = all_tr && recs[i].has_tr;
+        all_idx = all_idx && recs[i].ev_idx != UINT64_MAX;
     }
+    /* "Ev Idx" breaks ties only when every event has one (else the order would not be total) */
+    if (!all_idx)
+        for (size_t i = 0; i < m; i++)
+            recs[i].ev_idx = UINT64_MAX;
     qsort(recs, m, sizeof *recs, rec_cmp);
     read_device_properties(d, root, device);
     d->has_allocated = all_ta;
