@@ -431,6 +431,17 @@ static const char *tmpdir(void)
     return g_tmp;
 }
 
+/* Remove this test's scratch directory (each forked test makes its own). */
+static void tmpdir_remove(void)
+{
+    if (!g_tmp[0])
+        return;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    g_tmp[0] = '\0';
+}
+
 static int run_cli(const char *args)
 {
     const char *bin = getenv("GPUSIM_BINARY");
@@ -497,6 +508,7 @@ START_TEST(converting_a_native_trace_twice_should_give_identical_bytes)
     ck_assert_str_eq(input_alloc_conf(in), "max_split_size_mb:256");
     ck_assert_ptr_null(input_get_recorded(in));
     input_close(in);
+    tmpdir_remove();
 }
 END_TEST
 
@@ -536,6 +548,7 @@ START_TEST(a_bad_input_should_exit_3_and_leave_no_output)
     ck_assert_int_eq(run_cli(args), 2);
     snprintf(args, sizeof args, "convert '%s' --device=banana -o '%s/x.jsonl'", data("native_small.json"), tmpdir());
     ck_assert_int_eq(run_cli(args), 2);
+    tmpdir_remove();
 }
 END_TEST
 
@@ -571,6 +584,7 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
     /* a native trace has nothing recorded to compare with */
     snprintf(args, sizeof args, "replay '%s' --against-recorded --strategy=ideal", data("native_small.json"));
     ck_assert_int_eq(run_cli(args), 2);
+    tmpdir_remove();
 }
 END_TEST
 
