@@ -3,13 +3,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "against.h"
 #include "cli.h"
 #include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
-#include "traces/trace.h"
+#include "traces/input.h"
 
 #define REPLAY_DEFAULT_STRATEGY "torch"
 
@@ -24,6 +25,9 @@ static const cli_opt REPLAY_OPTS[] = {
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
     {"paranoid", false, "run the allocator's full invariant checker after every event"},
+    CLI_INPUT_OPTS,
+    {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
+                                "strategy: torch for PyTorch, greedy for TensorFlow)"},
     {NULL, false, NULL},
 };
 
@@ -106,6 +110,8 @@ int cmd_replay(int argc, char **argv)
     }
     if (a.n_positional == 0)
         return cli_usage_error("replay", "no trace given (usage: gpusim replay TRACE... [options])");
+    if (cli_has(&a, "against-recorded"))
+        return against_run(&a);
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
         sname = REPLAY_DEFAULT_STRATEGY;
@@ -133,32 +139,40 @@ int cmd_replay(int argc, char **argv)
     if (v && (units_parse_u64(v, &rows, &err) != SIM_OK || rows == 0))
         return cli_usage_error("replay", "--timeline-rows: expected a positive integer, not '%s'", v);
 
+    input_options iopt;
+    if (cli_input_options(&a, &iopt, &err) != SIM_OK)
+        return cli_usage_error("replay", "%s", err.msg);
     int rc = 2;
-    trace_reader *readers[CLI_MAX_ARGS] = {0};
+    trace_input *readers[CLI_MAX_ARGS] = {0};
     sim_event_source sources[CLI_MAX_ARGS];
     int n = a.n_positional;
     sim_run *run = NULL;
     sim_buf out;
     sim_buf_init(&out);
     for (int i = 0; i < n; i++) {
-        if (trace_open(a.positional[i], &readers[i], &err) != SIM_OK) {
-            rc = cli_fail(&err);
+        if (input_open(a.positional[i], cli_get(&a, "from"), &iopt, &readers[i], &err) != SIM_OK) {
+            rc = err.status == SIM_EUSAGE ? cli_usage_error("replay", "%s", err.msg) : cli_fail(&err);
             goto done;
         }
-        sources[i] = trace_source(readers[i]);
+        cli_input_warnings(readers[i]);
+        sources[i] = input_source(readers[i]);
     }
-    const trace_header *h0 = trace_get_header(readers[0]);
+    const trace_header *h0 = input_header(readers[0]);
     cli_device dev;
     if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
         rc = cli_usage_error("replay", "%s", err.msg);
         goto done;
     }
-    sim_kv kv[CLI_MAX_KV];
+    sim_kv kv[CLI_MAX_KV + 1];
+    uint32_t n_kv = cli_strategy_kv(&a, kv, CLI_MAX_KV);
+    /* a recording's own allocator settings are the default --alloc-conf of `torch` */
+    if (!cli_has(&a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_alloc_conf(readers[0]))
+        kv[n_kv++] = (sim_kv){"alloc_conf", input_alloc_conf(readers[0])};
     engine_config cfg = {
         .device = dev.info,
         .ops = ops,
         .opts = kv,
-        .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV),
+        .n_opts = n_kv,
         .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
         .paranoid = cli_has(&a, "paranoid"),
         .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
@@ -203,6 +217,6 @@ done:
     sim_buf_release(&out);
     sim_run_free(run);
     for (int i = 0; i < n; i++)
-        trace_close(readers[i]);
+        input_close(readers[i]);
     return rc;
 }
