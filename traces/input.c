@@ -280,7 +280,10 @@ static bool skip_value(scanner *c)
 
 static input_format format_of_key(const char *k)
 {
-    if (strcmp(k, "format") == 0 || strcmp(k, "events") == 0)
+    /* "version"/"time_unit" too, so that a native trace missing "format" gets the
+     * native reader's precise message rather than "not a format gpusim reads" */
+    if (strcmp(k, "format") == 0 || strcmp(k, "events") == 0 || strcmp(k, "version") == 0 ||
+        strcmp(k, "time_unit") == 0)
         return INPUT_GPUSIM;
     if (strcmp(k, "segments") == 0 || strcmp(k, "device_traces") == 0 || strcmp(k, "allocator_settings") == 0 ||
         strcmp(k, "total_size") == 0 || strcmp(k, "blocks") == 0)

@@ -71,14 +71,15 @@ static sim_status run_expandable_whatif(const cli_args *a, const engine_config *
     cfg.n_opts = n2;
     cfg.timeline_rows = 0;
     cfg.paranoid = false;
-    trace_reader *readers[CLI_MAX_ARGS] = {0};
+    trace_input *readers[CLI_MAX_ARGS] = {0};
     sim_event_source sources[CLI_MAX_ARGS];
-    sim_status st = SIM_OK;
+    input_options iopt;
+    sim_status st = cli_input_options(a, &iopt, err);
     int n = a->n_positional;
     for (int i = 0; i < n && st == SIM_OK; i++) {
-        st = trace_open(a->positional[i], &readers[i], err);
+        st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = trace_source(readers[i]);
+            sources[i] = input_source(readers[i]);
     }
     sim_run *w = NULL;
     if (st == SIM_OK)
@@ -94,7 +95,7 @@ static sim_status run_expandable_whatif(const cli_args *a, const engine_config *
     }
     sim_run_free(w);
     for (int i = 0; i < n; i++)
-        trace_close(readers[i]);
+        input_close(readers[i]);
     return st;
 }
 
