@@ -89,7 +89,7 @@ typedef struct sim_run_mark {
  * rendered by the reports). */
 typedef struct sim_whatif {
     bool present;
-    char setting[256];        /* e.g. "--alloc-conf=expandable_segments:True" */
+    char setting[1100];       /* e.g. "--alloc-conf=expandable_segments:True" */
     bool completed;
     uint64_t ooms;
     uint64_t peak_reserved_bytes;
