@@ -15,6 +15,7 @@ static const command COMMANDS[] = {
     {"convert", cmd_convert, "convert a trace to the native format (.json or .jsonl)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},
+    {"validate-report", cmd_validate_report, "predicted vs measured for validate/'s real-GPU measurements"},
 };
 
 static void usage(FILE *f)
