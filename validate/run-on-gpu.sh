@@ -24,10 +24,10 @@ bin="$root/validate/.bin"
 
 build() { # build DIR: configure and build gpusim and replay_cuda
   local dir=$1
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGPUSIM_CUDA=ON >"$dir.log" 2>&1 ||
-    { tail -20 "$dir.log" >&2; return 1; }
-  cmake --build "$dir" --target gpusim replay_cuda -j "${JOBS:-2}" >>"$dir.log" 2>&1 ||
-    { tail -20 "$dir.log" >&2; return 1; }
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGPUSIM_CUDA=ON >"$dir/build.log" 2>&1 ||
+    { tail -20 "$dir/build.log" >&2; return 1; }
+  cmake --build "$dir" --target gpusim replay_cuda -j "${JOBS:-2}" >>"$dir/build.log" 2>&1 ||
+    { tail -20 "$dir/build.log" >&2; return 1; }
 }
 
 if [ "$mode" = prepare ]; then
