@@ -456,6 +456,8 @@ static sim_status v_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_
     if (v->mode == VRUN_MIRROR) {
         sim_status st = v->inner->alloc(vs->inner, size, stream, h, oom);
         if (st == SIM_OOM) {
+            /* the model's own recovery (GC, release-and-retry) may have released regions */
+            (void)mirror_reconcile(v, vs);
             uint64_t fr = 0, tot = 0;
             if (!v->have_oom_reading && v->gpu.ops->mem_get_info(v->gpu.ctx, &fr, &tot) == VGPU_OK) {
                 v->oom_device_free = fr;
