@@ -21,6 +21,7 @@ sys.path.insert(0, HERE)
 import gen_traces  # noqa: E402
 
 DEFAULT_JAX_FRACTION = 0.05   # for traces without a cap: a limit well above their peak, far below the card
+JAX_MAX_MOVED = 40 << 30      # JAX copies every allocation from the host: skip traces that move more
 
 
 def parse_args(argv):
@@ -123,12 +124,20 @@ def main(argv=None):
         return repr(cap / total) if cap else default
 
     # 3. the runs: fast C runs first, then PyTorch, then JAX
+    import vtrace  # noqa: E402
     plan = []
     for x in suite:
         tr = os.path.join(traces, x["trace"])
         stem = x["trace"].split(".")[0]
-        jf = frac(x["cap_bytes"], repr(DEFAULT_JAX_FRACTION))
+        example = x["what"] == "bundled example"
+        _, evs = vtrace.load(tr)
+        summ = vtrace.summary(evs)
+        moved = sum(e.get("size", 0) for e in evs if e["op"] == "alloc")
+        # no cap: a BFC limit of twice the trace's peak (at least 5 %, at most half the card)
+        jf = frac(x["cap_bytes"], repr(min(0.5, max(DEFAULT_JAX_FRACTION,
+                                                    2.0 * summ["peak_requested_bytes"] / total))))
         tf = frac(x["cap_bytes"])
+        k = 1 if example else 0  # within each kind, the generated suite first: the deadline cuts examples
         plan.append((0, stem + ".cuda-raw", [replay, tr, "--mode=raw"] + mock))
         plan.append((0, stem + ".cuda-async", [replay, tr, "--mode=async"] + mock))
         plan.append((0, stem + ".mirror-growth", [replay, tr, "--mode=mirror", "--strategy=growth",
@@ -136,18 +145,22 @@ def main(argv=None):
         if have_torch_model:
             plan.append((0, stem + ".mirror-torch", [replay, tr, "--mode=mirror", "--strategy=torch"] +
                          (["--memory-fraction=" + tf] if tf else []) + mock))
-        for conf, tag in (("", "torch"), ("expandable_segments:True", "torch-expandable")):
+        for conf, tag in (("", "torch"),) + ((() if example else (("expandable_segments:True", "torch-expandable"),))):
             cmd = [a.python, os.path.join(HERE, "torch_replay.py"), tr, "--alloc-conf=" + conf]
             if tf:
                 cmd.append("--memory-fraction=" + tf)
             if stem == "validate-streams" and not conf:
                 cmd.append("--history=" + os.path.join(meas, stem + ".torch.snapshot.pickle"))
-            plan.append((1, stem + "." + tag, cmd))
+            plan.append((2 + k, stem + "." + tag, cmd))
+        if moved > JAX_MAX_MOVED:
+            s.status.append({"run": stem + ".jax-*", "status": "skipped (%d GiB of host-to-device copies; over "
+                                                              "the budget)" % (moved >> 30)})
+            continue
         for pre in ("false", "true"):
-            plan.append((2, stem + ".jax-" + ("greedy" if pre == "true" else "growth"),
+            plan.append((4 + k, stem + ".jax-" + ("greedy" if pre == "true" else "growth"),
                          [a.python, os.path.join(HERE, "jax_replay.py"), tr, "--preallocate=" + pre,
                           "--mem-fraction=" + jf]))
-    plan.sort(key=lambda p: p[0])
+    plan.sort(key=lambda p: 0 if p[0] <= 1 else p[0])  # stable: C runs, torch, torch examples, JAX, JAX examples
     measured = []
     for kind, name, cmd in plan:
         dest = os.path.join(meas, name + ".json")

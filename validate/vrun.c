@@ -206,12 +206,16 @@ static int cmp_vregion(const void *a, const void *b)
 
 static const mregion *find_mregion(const mcollect *c, uint64_t base)
 {
+    if (c->n == 0)
+        return NULL;
     mregion key = {.base = base};
     return bsearch(&key, c->r, c->n, sizeof *c->r, cmp_mregion);
 }
 
 static vrun_region *find_vregion(vrun *v, uint64_t base)
 {
+    if (v->n_regions == 0)
+        return NULL;
     vrun_region key = {.base = base};
     return bsearch(&key, v->regions, v->n_regions, sizeof *v->regions, cmp_vregion);
 }
@@ -289,7 +293,8 @@ static bool mirror_reconcile(vrun *v, vstate *vs)
         v->fatal = true;
         return false;
     }
-    qsort(c.r, c.n, sizeof *c.r, cmp_mregion);
+    if (c.n > 1)
+        qsort(c.r, c.n, sizeof *c.r, cmp_mregion);
     /* 1. releases first */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < v->n_regions; i++) {
