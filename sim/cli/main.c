@@ -16,6 +16,7 @@ static const command COMMANDS[] = {
     {"synth", cmd_synth, "generate a synthetic trace (transformer, cnn, serving, churn)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},
+    {"validate-report", cmd_validate_report, "predicted vs measured for validate/'s real-GPU measurements"},
 };
 
 static void usage(FILE *f)
