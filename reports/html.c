@@ -236,7 +236,8 @@ static void legend(sim_buf *b, double x, double y, const char *const *names, con
 
 static void marks(sim_buf *b, const plot *p, const sim_run *run)
 {
-    bool label = run->n_marks <= 12;
+    bool label = run->n_marks <= 24;
+    double last_label = -1e9;
     for (uint32_t i = 0; i < run->n_marks; i++) {
         const sim_run_mark *m = &run->marks[i];
         double x = px_x(p, (double)m->event);
@@ -246,7 +247,8 @@ static void marks(sim_buf *b, const plot *p, const sim_run *run)
                        (unsigned long long)m->t);
         sim_buf_printf(b, "<line class=\"mark-tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, p->y0 - 8,
                        x, p->y0 + p->h);
-        if (label) {
+        if (label && x - last_label >= 64) { /* a label needs room; the tick's title keeps the name */
+            last_label = x;
             char name[24];
             size_t len = strnlen(m->name, sizeof name - 1);
             memcpy(name, m->name, len);
@@ -289,8 +291,9 @@ static void oom_marker(sim_buf *b, const plot *p, const capture *c)
     sim_buf_release(&msg);
     sim_buf_printf(b, "</title><line class=\"oom-line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, p->y0, x,
                    p->y0 + p->h);
-    sim_buf_printf(b, "<text class=\"oom-label\" x=\"%.1f\" y=\"%.1f\">OOM (%s)</text></g>\n", x + 3, p->y0 + 24,
-                   sim_oom_cause_name(o->info.cause));
+    bool right = x > PX0 + PW - 140; /* near the right edge: the label goes left of the line */
+    sim_buf_printf(b, "<text class=\"oom-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM (%s)</text></g>\n",
+                   right ? x - 4 : x + 3, p->y0 + 40, right ? "end" : "start", sim_oom_cause_name(o->info.cause));
 }
 
 /* The y range of memory plots: the highest curve, plus the capacity when it is
