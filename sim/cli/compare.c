@@ -368,7 +368,7 @@ static void compare_json(const cli_traces *t, const compare_row *rows, uint32_t 
 static void cell_size(sim_buf *b, uint64_t v)
 {
     char s[32];
-    sim_buf_printf(b, " %14s", units_format_size(v, s, sizeof s));
+    sim_buf_printf(b, " %15s", units_format_size(v, s, sizeof s));
 }
 
 static void compare_text(const cli_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
@@ -386,8 +386,8 @@ static void compare_text(const cli_traces *t, const compare_row *rows, uint32_t 
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx));
-    sim_buf_printf(b, "  %-10s %14s %14s %14s %14s %9s %9s  %s\n", "strategy", "requested", "allocated", "reserved",
-                   "device", "frag@peak", "frag max", "out of memory");
+    sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",
+                   "peak reserved", "peak device", "frag@peak", "frag max", "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         const sim_metrics *m = &rows[i].run->total;
         sim_buf_printf(b, "  %-10s", rows[i].run->ops->name);
@@ -402,7 +402,7 @@ static void compare_text(const cli_traces *t, const compare_row *rows, uint32_t 
         else
             sim_buf_puts(b, "no\n");
     }
-    sim_buf_puts(b, "  (peaks over the run; frag = 1 - largest free block / free bytes inside reserved memory)\n");
+    sim_buf_puts(b, "  (device = reserved + context; frag = 1 - largest free block / free bytes inside reserved memory)\n");
     for (uint32_t i = 0; i < n; i++) {
         const sim_metrics *m = &rows[i].run->total;
         if (!m->first_oom.happened)

@@ -266,6 +266,21 @@ static void plan_text(const plan_job *j, sim_buf *b)
     }
 }
 
+/* Table cells are padded: drop the spaces before each newline. */
+static void rstrip_lines(sim_buf *b)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        if (b->data[i] == '\n')
+            while (k > 0 && b->data[k - 1] == ' ')
+                k--;
+        b->data[k++] = b->data[i];
+    }
+    b->len = k;
+    if (b->data)
+        b->data[k] = '\0';
+}
+
 static void plan_json(const plan_job *j, sim_buf *b)
 {
     sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
@@ -446,8 +461,10 @@ int cmd_plan(int argc, char **argv)
         sim_buf_init(&out);
         if (strcmp(format, "json") == 0)
             plan_json(&j, &out);
-        else
+        else {
             plan_text(&j, &out);
+            rstrip_lines(&out);
+        }
         const char *outpath = cli_get(&a, "output");
         if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK)
             rc = cli_fail(&err);
