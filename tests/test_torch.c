@@ -12,6 +12,7 @@
 #include "strategies/torch.h"
 #include "strategies/torch_internal.h"
 #include "support/harness.h"
+#include "support/check_main.h"
 
 /* A harness whose alloc_conf may hold commas (the harness option syntax splits
  * on them). fraction < 0: no memory_fraction option. */
@@ -865,11 +866,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

@@ -5,6 +5,7 @@
 
 #include "sim/units.h"
 #include "strategies/torch_conf.h"
+#include "support/check_main.h"
 
 static sim_status parse(const char *text, torch_conf *c, sim_error *err)
 {
@@ -177,11 +178,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "against.h"
 #include "cli.h"
 #include "reports/html.h"
 #include "reports/result.h"
@@ -30,6 +31,7 @@ static const cli_opt CHECK_OPTS[] = {
     {"strategy", true, "S: the allocator model (default: the baseline's, else " CHECK_DEFAULT_STRATEGY ")"},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
+    CLI_INPUT_OPTS,
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {NULL, false, NULL},
 };
@@ -233,15 +235,16 @@ static void check_help(void)
     printf("\nexit status: 0 pass, 1 regression, 2 usage error or bad/missing baseline, 3 invalid trace\n");
 }
 
-static sim_status replay_trace(const char *path, const engine_config *cfg, sim_run **run, sim_error *err)
+static sim_status replay_trace(const cli_args *a, const input_options *iopt, const engine_config *cfg, sim_run **run,
+                               sim_error *err)
 {
-    trace_reader *r = NULL;
-    sim_status st = trace_open(path, &r, err);
+    trace_input *r = NULL;
+    sim_status st = input_open(a->positional[0], cli_get(a, "from"), iopt, &r, err);
     if (st != SIM_OK)
         return st;
-    sim_event_source src = trace_source(r);
+    sim_event_source src = input_source(r);
     st = engine_run(cfg, &src, 1, run, err);
-    trace_close(r);
+    input_close(r);
     return st;
 }
 
@@ -311,16 +314,22 @@ int cmd_check(int argc, char **argv)
         goto done;
     }
     /* device: the command line, else the baseline's, else the trace header's */
-    trace_reader *hr = NULL;
-    if (trace_open(a.positional[0], &hr, &err) != SIM_OK) {
-        rc = cli_fail(&err);
+    input_options iopt;
+    if (cli_input_options(&a, &iopt, &err) != SIM_OK) {
+        rc = cli_usage_error("check", "%s", err.msg);
         goto done;
     }
-    const trace_header *h = trace_get_header(hr);
+    trace_input *hr = NULL;
+    if (input_open(a.positional[0], cli_get(&a, "from"), &iopt, &hr, &err) != SIM_OK) {
+        rc = err.status == SIM_EUSAGE ? cli_usage_error("check", "%s", err.msg) : cli_fail(&err);
+        goto done;
+    }
+    cli_input_warnings(hr);
+    const trace_header *h = input_header(hr);
     cli_device dev;
     sim_status st = base_path ? cli_resolve_device(&a, b.device, b.capacity, &dev, &err)
                               : cli_resolve_device(&a, h->device_name, h->device_capacity, &dev, &err);
-    trace_close(hr);
+    input_close(hr);
     if (st != SIM_OK) {
         rc = cli_usage_error("check", "%s", err.msg);
         goto done;
@@ -340,7 +349,7 @@ int cmd_check(int argc, char **argv)
         .n_opts = nall,
         .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
     };
-    st = replay_trace(a.positional[0], &cfg, &run, &err);
+    st = replay_trace(&a, &iopt, &cfg, &run, &err);
     if (st == SIM_EUSAGE) {
         rc = cli_usage_error("check", "%s", err.msg);
         goto done;

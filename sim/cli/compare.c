@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "against.h"
 #include "cli.h"
 #include "reports/capture.h"
 #include "reports/html.h"
@@ -29,21 +30,25 @@ int cli_traces_load(const char *cmd, const cli_args *a, cli_traces *t)
         return cli_usage_error(cmd, "at most %d traces", CLI_MAX_TRACES);
     sim_error err;
     sim_error_clear(&err);
+    input_options iopt;
+    if (cli_input_options(a, &iopt, &err) != SIM_OK)
+        return cli_usage_error(cmd, "%s", err.msg);
     for (int i = 0; i < a->n_positional; i++) {
-        trace_reader *r = NULL;
-        if (trace_open(a->positional[i], &r, &err) != SIM_OK) {
+        trace_input *r = NULL;
+        if (input_open(a->positional[i], cli_get(a, "from"), &iopt, &r, &err) != SIM_OK) {
             cli_traces_release(t);
-            return cli_fail(&err);
+            return err.status == SIM_EUSAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
         }
-        const trace_header *h = trace_get_header(r);
+        cli_input_warnings(r);
+        const trace_header *h = input_header(r);
         if (i == 0) {
             snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
             t->dev_capacity = h->device_capacity;
         }
-        sim_event_source src = trace_source(r);
+        sim_event_source src = input_source(r);
         evbuf *b = evbuf_new(a->positional[i], h->name);
         sim_status st = b ? evbuf_fill(b, &src, &err) : sim_error_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        trace_close(r);
+        input_close(r);
         if (b)
             t->b[t->n++] = b;
         if (st != SIM_OK) {
@@ -219,6 +224,7 @@ static const cli_opt COMPARE_OPTS[] = {
      "then any other this build has)"},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
+    CLI_INPUT_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
     {"report", true, "FILE.html: a self-contained HTML report with every strategy side by side"},

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "against.h"
 #include "cli.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
@@ -22,6 +23,7 @@ static const cli_opt PLAN_OPTS[] = {
     {"gpus", true, "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
+    CLI_INPUT_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
     {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
