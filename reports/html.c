@@ -492,8 +492,11 @@ static void memory_map(sim_buf *b, const capture *c)
             sim_buf_puts(b, ")");
         }
         short_size(r->size, sz, sizeof sz);
-        sim_buf_printf(b, "</title><text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">#%u %s</text>",
-                       PX0 - 6, y + 12, r->region, sz);
+        char who[16] = "";
+        if (c->run->n_procs > 1)
+            snprintf(who, sizeof who, "p%u ", r->proc + 1);
+        sim_buf_printf(b, "</title><text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s#%u %s</text>",
+                       PX0 - 6, y + 12, who, r->region, sz);
         painter pt = {.b = b, .y = y, .h = row_h, .run_x = PX0, .last = -1};
         double scale = w / (double)r->size;
         for (uint64_t j = r->first; j < r->end; j++) {
@@ -604,7 +607,7 @@ static const char CSS[] =
     ".meta{color:#555;margin:2px 0}.note{color:#666;font-size:12px}\n"
     "table{border-collapse:collapse;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #e4e4e4;"
     "text-align:left}th{background:#f4f4f4;font-weight:600}td.num{text-align:right;font-variant-numeric:"
-    "tabular-nums}.oom-cell{color:#b00020;font-weight:600}\n"
+    "tabular-nums}.top td{white-space:nowrap}.oom-cell{color:#b00020;font-weight:600}\n"
     "svg{display:block;margin:6px 0;overflow:visible}\n"
     "svg .axis{stroke:#444;stroke-width:1}svg .tick{stroke:#444}svg .grid{stroke:#e8e8e8;stroke-width:1}\n"
     "svg text{font:11px system-ui,sans-serif;fill:#333}svg .axis-label{font-size:12px;font-weight:600}\n"
