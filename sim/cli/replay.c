@@ -5,6 +5,9 @@
 
 #include "against.h"
 #include "cli.h"
+#include "reports/capture.h"
+#include "reports/html.h"
+#include "reports/progress.h"
 #include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
@@ -20,6 +23,7 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
+    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the peak)"},
     {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
     {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
@@ -38,6 +42,42 @@ static void replay_help(void)
            "through an allocator model and reports peak memory, fragmentation and OOMs.\n\n");
     cli_print_options(stdout, REPLAY_OPTS);
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+/* --report replays twice more (capture.h): each pass reads the traces afresh. */
+typedef struct reopen_ctx {
+    trace_input **readers;
+    const char **paths;
+    const char *from;
+    const input_options *iopt;
+    int n, opens;
+} reopen_ctx;
+
+static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
+{
+    reopen_ctx *r = ctx;
+    for (int i = 0; i < r->n; i++) {
+        if (r->opens > 0) {
+            input_close(r->readers[i]);
+            r->readers[i] = NULL;
+            sim_status st = input_open(r->paths[i], r->from, r->iopt, &r->readers[i], err);
+            if (st != SIM_OK)
+                return st;
+        }
+        srcs[i] = input_source(r->readers[i]);
+    }
+    r->opens++;
+    return SIM_OK;
+}
+
+static void reopen_close(void *ctx)
+{
+    (void)ctx;
+}
+
+static void on_progress(void *ctx, uint64_t events)
+{
+    progress_update(ctx, events);
 }
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
@@ -148,6 +188,7 @@ int cmd_replay(int argc, char **argv)
     sim_event_source sources[CLI_MAX_ARGS];
     int n = a.n_positional;
     sim_run *run = NULL;
+    capture *cap = NULL;
     sim_buf out;
     sim_buf_init(&out);
     for (int i = 0; i < n; i++) {
@@ -178,7 +219,24 @@ int cmd_replay(int argc, char **argv)
         .paranoid = cli_has(&a, "paranoid"),
         .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
     };
-    sim_status st = engine_run(&cfg, sources, (uint32_t)n, &run, &err);
+    uint64_t estimate = 0;
+    for (int i = 0; i < n; i++)
+        estimate += progress_estimate_events(a.positional[i]);
+    progress prog;
+    progress_init(&prog, stderr, "replay", estimate, true);
+    cfg.progress = on_progress;
+    cfg.progress_ctx = &prog;
+    const char *report = cli_get(&a, "report");
+    sim_status st;
+    if (report) {
+        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0};
+        capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
+        st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, &err);
+        run = cap ? cap->run : NULL;
+    } else {
+        st = engine_run(&cfg, sources, (uint32_t)n, &run, &err);
+    }
+    progress_finish(&prog);
     if (st == SIM_EUSAGE) {
         rc = cli_usage_error("replay", "%s", err.msg);
         goto done;
@@ -204,6 +262,18 @@ int cmd_replay(int argc, char **argv)
             goto done;
         }
     }
+    if (report) {
+        const capture *caps[1] = {cap};
+        sim_buf html;
+        sim_buf_init(&html);
+        report_html(caps, 1, &html);
+        st = sim_buf_write_file(&html, report, &err);
+        sim_buf_release(&html);
+        if (st != SIM_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
     if (strcmp(format, "json") == 0)
         report_json(run, &out);
     else
@@ -216,7 +286,10 @@ int cmd_replay(int argc, char **argv)
     rc = (cli_has(&a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
 done:
     sim_buf_release(&out);
-    sim_run_free(run);
+    if (cap)
+        capture_free(cap);
+    else
+        sim_run_free(run);
     for (int i = 0; i < n; i++)
         input_close(readers[i]);
     return rc;
