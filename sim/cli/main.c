@@ -12,10 +12,15 @@ typedef struct command {
 
 static const command COMMANDS[] = {
     {"replay", cmd_replay, "replay traces through an allocator model"},
+    {"compare", cmd_compare, "the same trace under several allocator models, side by side"},
+    {"plan", cmd_plan, "which GPUs a trace fits on, and the smallest capacity for each model"},
+    {"check", cmd_check, "regression check against a baseline (for CI)"},
     {"sweep", cmd_sweep, "replay many traces x devices x strategies x options, on threads or MPI ranks"},
     {"convert", cmd_convert, "convert a trace to the native format (.json or .jsonl)"},
+    {"synth", cmd_synth, "generate a synthetic trace (transformer, cnn, serving, churn)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},
+    {"validate-report", cmd_validate_report, "predicted vs measured for validate/'s real-GPU measurements"},
 };
 
 static void usage(FILE *f)
@@ -26,7 +31,7 @@ static void usage(FILE *f)
                "peak memory, fragmentation and out-of-memory errors byte for byte.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-12s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-    fprintf(f, "\nexit status: 0 ran, 1 a check failed (--fail-on-oom), 2 usage or I/O error, 3 invalid trace\n");
+    fprintf(f, "\nexit status: 0 ran, 1 a check failed (check, --fail-on-oom), 2 usage or I/O error, 3 invalid trace\n");
 }
 
 int main(int argc, char **argv)

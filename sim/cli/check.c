@@ -1,0 +1,424 @@
+/* gpusim check TRACE --baseline=BASE.json : a regression check for CI. Replays the
+ * trace under the baseline's strategy and device (a `replay --format=json` result,
+ * or one written by --write-baseline) and compares peak reserved, peak allocated,
+ * fragmentation at the peak and OOMs, one verdict line per metric; exit 0 pass,
+ * 1 regression, 2 bad or missing baseline (or usage), 3 invalid trace.
+ * Sizes regress when they grow by more than --tolerance percent; fragmentation when
+ * it grows by more than --tolerance percentage points; OOMs when there are more. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "against.h"
+#include "cli.h"
+#include "reports/html.h"
+#include "reports/result.h"
+#include "sim/buf.h"
+#include "sim/units.h"
+#include "strategies/registry.h"
+#include "traces/json.h"
+#include "traces/trace.h"
+
+#define CHECK_DEFAULT_STRATEGY "ideal" /* as replay */
+#define BASELINE_MAX_BYTES (64u << 20)
+
+static const cli_opt CHECK_OPTS[] = {
+    {"baseline", true, "FILE.json: the result to compare with (replay --format=json, or --write-baseline)"},
+    {"write-baseline", true, "FILE.json: replay and write the result there as the new baseline"},
+    {"tolerance", true, "PCT: allowed growth, percent of a size or percentage points of fragmentation (default 0)"},
+    {"max-reserved", true, "SIZE: also fail when peak reserved memory exceeds SIZE"},
+    {"junit", true, "FILE.xml: the verdicts as JUnit XML, one test case per metric"},
+    {"strategy", true, "S: the allocator model (default: the baseline's, else " CHECK_DEFAULT_STRATEGY ")"},
+    CLI_DEVICE_OPTS,
+    CLI_STRATEGY_OPTS,
+    CLI_INPUT_OPTS,
+    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    {NULL, false, NULL},
+};
+
+/* ---------------------------------------------------------------- the baseline */
+
+typedef struct baseline {
+    char strategy[64];
+    char device[64];
+    uint64_t capacity, context;
+    uint64_t peak_reserved, peak_allocated, ooms;
+    double frag_at_peak;
+    bool completed;
+    /* strategy options given back to the replay, as cli_strategy_kv keys */
+    char keys[CLI_MAX_KV][48];
+    char values[CLI_MAX_KV][256];
+    uint32_t n_opts;
+    const json_value *options; /* valid while the parser lives */
+} baseline;
+
+static int bad_baseline(const char *path, const char *what)
+{
+    fprintf(stderr, "gpusim check: baseline %s: %s\n", path, what);
+    return 2;
+}
+
+static bool get_u64(const json_value *obj, const char *key, uint64_t *out)
+{
+    const json_value *v = obj ? json_get(obj, key) : NULL;
+    return v && json_to_u64(v, UINT64_MAX, out) == JSON_INT_OK;
+}
+
+/* Option names in a result that map back to command-line strategy options. */
+static const char *const OPTION_BACK[][2] = {
+    {"limit_bytes", "limit"},         {"bfc_preset", "bfc_preset"},   {"garbage_collection", "bfc_gc"},
+    {"alloc_conf", "alloc_conf"},     {"mem_fraction", "mem_fraction"}, {"memory_fraction", "memory_fraction"},
+    {"bfc_fragmentation_fraction", "bfc_fragmentation_fraction"},
+};
+
+static int read_baseline(const char *path, json_parser *jp, char **text_out, baseline *b)
+{
+    memset(b, 0, sizeof *b);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return bad_baseline(path, "cannot be read (write one with 'gpusim check TRACE --write-baseline=FILE')");
+    char *text = malloc(BASELINE_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, BASELINE_MAX_BYTES + 1, f) : 0;
+    fclose(f);
+    *text_out = text;
+    if (text == NULL)
+        return bad_baseline(path, "out of memory");
+    if (n > BASELINE_MAX_BYTES)
+        return bad_baseline(path, "larger than 64 MiB: not a result file");
+    char msg[256];
+    const json_value *root = json_parse(jp, text, n, 0, msg, sizeof msg);
+    if (root == NULL) {
+        char what[320];
+        snprintf(what, sizeof what, "not valid JSON (%s)", msg);
+        return bad_baseline(path, what);
+    }
+    const json_value *strat = json_get(root, "strategy");
+    const json_value *name = strat ? json_get(strat, "name") : NULL;
+    const json_value *dev = json_get(root, "device");
+    const json_value *res = json_get(root, "result");
+    if (root->type != JSON_OBJECT || name == NULL || name->type != JSON_STRING || dev == NULL ||
+        res == NULL || res->type != JSON_OBJECT)
+        return bad_baseline(path, "not a gpusim result (expected \"strategy\": {\"name\"}, \"device\" and "
+                                  "\"result\", as 'gpusim replay --format=json' writes)");
+    snprintf(b->strategy, sizeof b->strategy, "%s", name->u.str);
+    const json_value *dn = json_get(dev, "name");
+    if (dn && dn->type == JSON_STRING)
+        snprintf(b->device, sizeof b->device, "%s", dn->u.str);
+    if (!get_u64(dev, "capacity_bytes", &b->capacity) || b->capacity == 0)
+        return bad_baseline(path, "device.capacity_bytes is missing or not a positive integer");
+    get_u64(dev, "context_bytes", &b->context);
+    static const char *const NEED[] = {"peak_reserved_bytes", "peak_allocated_bytes", "ooms"};
+    uint64_t *dst[] = {&b->peak_reserved, &b->peak_allocated, &b->ooms};
+    for (size_t i = 0; i < 3; i++)
+        if (!get_u64(res, NEED[i], dst[i])) {
+            char what[160];
+            snprintf(what, sizeof what, "result.%s is missing or not an integer", NEED[i]);
+            return bad_baseline(path, what);
+        }
+    const json_value *fr = json_get(res, "fragmentation");
+    const json_value *fp = fr ? json_get(fr, "at_peak") : NULL;
+    if (fp == NULL || fp->type != JSON_NUMBER)
+        return bad_baseline(path, "result.fragmentation.at_peak is missing or not a number");
+    b->frag_at_peak = json_to_double(fp);
+    const json_value *comp = json_get(res, "completed");
+    b->completed = comp == NULL || comp->type == JSON_TRUE;
+    b->options = json_get(strat, "options");
+    if (b->options && b->options->type == JSON_OBJECT) {
+        for (uint32_t i = 0; i < b->options->len && b->n_opts < CLI_MAX_KV; i++) {
+            const json_member *m = &b->options->u.members[i];
+            if (m->value.type != JSON_STRING)
+                continue;
+            for (size_t k = 0; k < sizeof OPTION_BACK / sizeof OPTION_BACK[0]; k++)
+                if (strcmp(m->key, OPTION_BACK[k][0]) == 0 && m->value.u.str[0]) {
+                    snprintf(b->keys[b->n_opts], sizeof b->keys[0], "%s", OPTION_BACK[k][1]);
+                    snprintf(b->values[b->n_opts], sizeof b->values[0], "%s", m->value.u.str);
+                    b->n_opts++;
+                }
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- verdicts */
+
+typedef struct verdict {
+    char metric[32];     /* test case name */
+    char line[256];      /* the one-line verdict */
+    bool regression;
+} verdict;
+
+static void size_verdict(verdict *v, const char *metric, const char *label, uint64_t now, uint64_t base,
+                         double tol_pct)
+{
+    char a[32], b[32];
+    double change = base ? ((double)now - (double)base) / (double)base * 100.0 : (now ? 100.0 : 0.0);
+    bool reg = (double)now > (double)base * (1.0 + tol_pct / 100.0) && now > base;
+    snprintf(v->metric, sizeof v->metric, "%s", metric);
+    snprintf(v->line, sizeof v->line, "%-18s %12s  baseline %12s  %+8.2f%%  %s", label,
+             units_format_size(now, a, sizeof a), units_format_size(base, b, sizeof b), change,
+             reg ? "REGRESSION" : now < base ? "ok (better)" : "ok");
+    v->regression = reg;
+}
+
+static double round6(double x)
+{
+    /* the baseline holds 6 decimals: compare at that precision */
+    return (double)(long long)(x * 1e6 + (x >= 0 ? 0.5 : -0.5)) / 1e6;
+}
+
+static void frag_verdict(verdict *v, double now, double base, double tol_pct)
+{
+    now = round6(now);
+    bool reg = now > base + tol_pct / 100.0 + 1e-9;
+    snprintf(v->metric, sizeof v->metric, "fragmentation_at_peak");
+    snprintf(v->line, sizeof v->line, "%-18s %12.4f  baseline %12.4f  %+8.4f   %s", "fragmentation", now, base,
+             now - base, reg ? "REGRESSION" : now < base ? "ok (better)" : "ok");
+    v->regression = reg;
+}
+
+static void oom_verdict(verdict *v, const sim_metrics *m, const baseline *b)
+{
+    char now[64], was[64];
+    if (m->ooms)
+        snprintf(now, sizeof now, "%llu (%s)", (unsigned long long)m->ooms, sim_oom_cause_name(m->first_oom.info.cause));
+    else
+        snprintf(now, sizeof now, "no");
+    if (b->ooms)
+        snprintf(was, sizeof was, "%llu", (unsigned long long)b->ooms);
+    else
+        snprintf(was, sizeof was, "no");
+    bool reg = m->ooms > b->ooms || (b->completed && !m->completed);
+    snprintf(v->metric, sizeof v->metric, "out_of_memory");
+    snprintf(v->line, sizeof v->line, "%-18s %12s  baseline %12s  %9s  %s", "out of memory", now, was, "",
+             reg ? "REGRESSION" : m->ooms < b->ooms ? "ok (better)" : "ok");
+    v->regression = reg;
+}
+
+static void junit(const char *trace, const verdict *v, int n, int failures, sim_buf *b)
+{
+    sim_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpusim check\" tests=\"%d\" "
+                      "failures=\"%d\">\n  <testsuite name=\"gpusim check ",
+                   n, failures);
+    html_escape(b, trace);
+    sim_buf_printf(b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", n, failures);
+    for (int i = 0; i < n; i++) {
+        sim_buf_puts(b, "    <testcase classname=\"gpusim.check\" name=\"");
+        html_escape(b, v[i].metric);
+        sim_buf_puts(b, "\">");
+        if (v[i].regression) {
+            sim_buf_puts(b, "\n      <failure type=\"regression\" message=\"");
+            html_escape(b, v[i].line);
+            sim_buf_puts(b, "\">");
+            html_escape(b, v[i].line);
+            sim_buf_puts(b, "</failure>\n    ");
+        } else {
+            sim_buf_puts(b, "<system-out>");
+            html_escape(b, v[i].line);
+            sim_buf_puts(b, "</system-out>");
+        }
+        sim_buf_puts(b, "</testcase>\n");
+    }
+    sim_buf_puts(b, "  </testsuite>\n</testsuites>\n");
+}
+
+/* ---------------------------------------------------------------- command */
+
+static void check_help(void)
+{
+    printf("usage: gpusim check TRACE --baseline=BASE.json [options]\n"
+           "       gpusim check TRACE --write-baseline=BASE.json [--strategy=S] [device options]\n\n"
+           "Replays the trace as the baseline was made (its strategy, options and device unless\n"
+           "overridden) and fails when peak reserved or allocated memory grows by more than\n"
+           "--tolerance percent, fragmentation at the peak by more than --tolerance points, or\n"
+           "more OOMs happen.\n\n");
+    cli_print_options(stdout, CHECK_OPTS);
+    printf("\nexit status: 0 pass, 1 regression, 2 usage error or bad/missing baseline, 3 invalid trace\n");
+}
+
+static sim_status replay_trace(const cli_args *a, const input_options *iopt, const engine_config *cfg, sim_run **run,
+                               sim_error *err)
+{
+    trace_input *r = NULL;
+    sim_status st = input_open(a->positional[0], cli_get(a, "from"), iopt, &r, err);
+    if (st != SIM_OK)
+        return st;
+    sim_event_source src = input_source(r);
+    st = engine_run(cfg, &src, 1, run, err);
+    input_close(r);
+    return st;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    cli_args a;
+    bool help;
+    if (cli_parse("check", CHECK_OPTS, argc, argv, &a, &help) != SIM_OK)
+        return 2;
+    if (help) {
+        check_help();
+        return 0;
+    }
+    if (a.n_positional != 1)
+        return cli_usage_error("check", "expected exactly one trace (usage: gpusim check TRACE --baseline=FILE)");
+    const char *base_path = cli_get(&a, "baseline");
+    const char *write_path = cli_get(&a, "write-baseline");
+    if (base_path == NULL && write_path == NULL)
+        return cli_usage_error("check", "no --baseline=FILE to compare with (or --write-baseline=FILE to make one)");
+    sim_error err;
+    sim_error_clear(&err);
+    double tol = 0;
+    const char *v = cli_get(&a, "tolerance");
+    if (v) {
+        const char *num = v;
+        char tmp[64];
+        size_t len = strlen(v);
+        if (len > 0 && len < sizeof tmp && v[len - 1] == '%') {
+            memcpy(tmp, v, len - 1);
+            tmp[len - 1] = '\0';
+            num = tmp;
+        }
+        if (units_parse_real(num, 0, 1000, &tol, &err) != SIM_OK)
+            return cli_usage_error("check", "--tolerance: expected a percentage from 0 to 1000, not '%s'", v);
+    }
+    uint64_t max_reserved = 0;
+    bool has_max = (v = cli_get(&a, "max-reserved")) != NULL;
+    if (has_max && units_parse_size(v, &max_reserved, &err) != SIM_OK)
+        return cli_usage_error("check", "--max-reserved: %s", err.msg);
+    const char *on_oom = cli_get(&a, "on-oom");
+    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
+        return cli_usage_error("check", "--on-oom: expected stop or skip, not '%s'", on_oom);
+
+    int rc = 0;
+    json_parser *jp = json_parser_new();
+    char *text = NULL;
+    baseline b;
+    memset(&b, 0, sizeof b);
+    sim_run *run = NULL;
+    if (jp == NULL) {
+        fprintf(stderr, "gpusim: out of memory\n");
+        return 2;
+    }
+    if (base_path && (rc = read_baseline(base_path, jp, &text, &b)) != 0)
+        goto done;
+
+    /* strategy: --strategy, else the baseline's, else replay's default */
+    const char *sname = cli_get(&a, "strategy");
+    if (sname == NULL)
+        sname = base_path ? b.strategy : CHECK_DEFAULT_STRATEGY;
+    const strategy_ops *ops = registry_find(sname);
+    if (ops == NULL) {
+        if (cli_get(&a, "strategy"))
+            rc = cli_usage_error("check", "--strategy: unknown strategy '%s'", sname);
+        else
+            rc = bad_baseline(base_path, "its strategy is not one this build knows (see 'gpusim strategies')");
+        goto done;
+    }
+    /* device: the command line, else the baseline's, else the trace header's */
+    input_options iopt;
+    if (cli_input_options(&a, &iopt, &err) != SIM_OK) {
+        rc = cli_usage_error("check", "%s", err.msg);
+        goto done;
+    }
+    trace_input *hr = NULL;
+    if (input_open(a.positional[0], cli_get(&a, "from"), &iopt, &hr, &err) != SIM_OK) {
+        rc = err.status == SIM_EUSAGE ? cli_usage_error("check", "%s", err.msg) : cli_fail(&err);
+        goto done;
+    }
+    cli_input_warnings(hr);
+    const trace_header *h = input_header(hr);
+    cli_device dev;
+    sim_status st = base_path ? cli_resolve_device(&a, b.device, b.capacity, &dev, &err)
+                              : cli_resolve_device(&a, h->device_name, h->device_capacity, &dev, &err);
+    input_close(hr);
+    if (st != SIM_OK) {
+        rc = cli_usage_error("check", "%s", err.msg);
+        goto done;
+    }
+    if (base_path && !cli_has(&a, "context"))
+        dev.info.context_bytes = b.context;
+    /* options: the baseline's, then the command line's (the last occurrence wins) */
+    sim_kv all[2 * CLI_MAX_KV];
+    uint32_t nall = 0;
+    for (uint32_t i = 0; i < b.n_opts && base_path && strcmp(ops->name, b.strategy) == 0; i++)
+        all[nall++] = (sim_kv){b.keys[i], b.values[i]};
+    nall += cli_strategy_kv(&a, all + nall, CLI_MAX_KV);
+    engine_config cfg = {
+        .device = dev.info,
+        .ops = ops,
+        .opts = all,
+        .n_opts = nall,
+        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+    };
+    st = replay_trace(&a, &iopt, &cfg, &run, &err);
+    if (st == SIM_EUSAGE) {
+        rc = cli_usage_error("check", "%s", err.msg);
+        goto done;
+    }
+    if (st != SIM_OK) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (write_path) {
+        sim_buf out;
+        sim_buf_init(&out);
+        report_json(run, &out);
+        st = sim_buf_write_file(&out, write_path, &err);
+        sim_buf_release(&out);
+        if (st != SIM_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        char s[32];
+        printf("check: wrote baseline %s (%s on %s: peak reserved %s)\n", write_path, ops->name, dev.name,
+               units_format_size(run->total.peak_reserved_bytes, s, sizeof s));
+        if (base_path == NULL)
+            goto done;
+    }
+
+    const sim_metrics *m = &run->total;
+    verdict vs[5];
+    int nv = 0;
+    size_verdict(&vs[nv++], "peak_reserved", "peak reserved", m->peak_reserved_bytes, b.peak_reserved, tol);
+    size_verdict(&vs[nv++], "peak_allocated", "peak allocated", m->peak_allocated_bytes, b.peak_allocated, tol);
+    frag_verdict(&vs[nv++], m->fragmentation_at_peak, b.frag_at_peak, tol);
+    oom_verdict(&vs[nv++], m, &b);
+    if (has_max) {
+        verdict *x = &vs[nv++];
+        char s1[32], s2[32];
+        x->regression = m->peak_reserved_bytes > max_reserved;
+        snprintf(x->metric, sizeof x->metric, "max_reserved");
+        snprintf(x->line, sizeof x->line, "%-18s %12s  limit    %12s  %9s  %s", "max reserved",
+                 units_format_size(m->peak_reserved_bytes, s1, sizeof s1),
+                 units_format_size(max_reserved, s2, sizeof s2), "", x->regression ? "REGRESSION" : "ok");
+    }
+    int failures = 0;
+    printf("gpusim check: %s under '%s' on %s against %s (tolerance %g%%)\n", a.positional[0], ops->name, dev.name,
+           base_path, tol);
+    if (strcmp(ops->name, b.strategy) != 0)
+        printf("  note: the baseline was made under '%s'\n", b.strategy);
+    for (int i = 0; i < nv; i++) {
+        printf("  %s\n", vs[i].line);
+        failures += vs[i].regression;
+    }
+    if (failures) {
+        printf("check: FAIL (%d of %d metrics regressed)\n", failures, nv);
+    } else {
+        printf("check: PASS (%d metrics)\n", nv);
+    }
+    rc = failures ? 1 : 0;
+    const char *jpath = cli_get(&a, "junit");
+    if (jpath) {
+        sim_buf x;
+        sim_buf_init(&x);
+        junit(a.positional[0], vs, nv, failures, &x);
+        if (sim_buf_write_file(&x, jpath, &err) != SIM_OK)
+            rc = cli_fail(&err);
+        sim_buf_release(&x);
+    }
+done:
+    fflush(stdout);
+    sim_run_free(run);
+    free(text);
+    json_parser_free(jp);
+    return rc;
+}

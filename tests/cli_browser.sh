@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The report in a real browser: renders `replay --report` and `compare --report` in
+# headless Chromium (Debian's chromium; scripts/test installs it), checks the DOM
+# Chromium built (the SVG pictures, axis labels, the peak value, the OOM marker,
+# the memory map) and that the screenshot is not blank (tests/browser/pngstat.c
+# counts non-white pixels and colours). Skips, saying so, when no Chromium exists.
+# GPUSIM_SCREENSHOT_OUT=FILE.png copies the replay report's screenshot there
+# (docs/report.png is made that way). Usage: cli_browser.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+browser=""
+for b in chromium chromium-browser google-chrome; do
+  if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
+done
+if [ -z "$browser" ]; then
+  echo "SKIPPED: no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+if ! cc -O2 -o "$tmp/pngstat" "$src/tests/browser/pngstat.c" -lz 2>"$tmp/ccerr"; then
+  echo "FAIL: cannot build tests/browser/pngstat.c: $(cat "$tmp/ccerr")"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# chrome FLAGS... URL: headless, no sandbox (tests may run as root), own profile
+chrome() {
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+    --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
+}
+
+# render NAME HTML: DOM into NAME.dom, screenshot into NAME.png
+render() {
+  local name=$1 html=$2
+  chrome --dump-dom "file://$html" >"$tmp/$name.dom"
+  chrome --window-size=1000,1500 --screenshot="$tmp/$name.png" "file://$html" >/dev/null
+  if [ -s "$tmp/$name.dom" ]; then ok; else bad "$name: Chromium produced no DOM: $(tail -5 "$tmp/chrome.log")"; fi
+  if [ -s "$tmp/$name.png" ]; then ok; else bad "$name: Chromium produced no screenshot: $(tail -5 "$tmp/chrome.log")"; fi
+}
+
+has() { # NAME "text" "what"
+  if grep -qF -- "$2" "$tmp/$1.dom"; then ok; else bad "$1: the DOM lacks $3 ($2)"; fi
+}
+
+count_at_least() { # NAME "text" N "what"
+  local c
+  c=$(grep -oF -- "$2" "$tmp/$1.dom" | wc -l)
+  if [ "$c" -ge "$3" ]; then ok; else bad "$1: $c of '$2' in the DOM, want at least $3 ($4)"; fi
+}
+
+not_blank() { # NAME
+  read -r w h nonwhite distinct < <("$tmp/pngstat" "$tmp/$1.png")
+  if [ "${w:-0}" -eq 1000 ] && [ "${h:-0}" -eq 1500 ]; then ok; else bad "$1: screenshot is ${w}x${h}"; fi
+  # a blank page is one colour; the report has curves, bars and text on white
+  if [ "${nonwhite:-0}" -gt $((w * h / 50)) ] && [ "${distinct:-0}" -ge 16 ]; then
+    ok
+  else
+    bad "$1: screenshot looks blank ($nonwhite non-white pixels, $distinct colours)"
+  fi
+}
+
+# 1. replay: an inference server that runs out of memory from fragmentation
+ser="$src/traces/examples/serving-16gb.jsonl"
+"$bin" replay "$ser" --strategy=growth --report="$tmp/replay.html" --format=json >"$tmp/replay.json"
+peak=$(grep -o '"peak_reserved_bytes": [0-9]*' "$tmp/replay.json" | head -1 | grep -o '[0-9]*$')
+render replay "$tmp/replay.html"
+count_at_least replay "<svg" 3 "timeline, fragmentation, memory map"
+has replay 'class="timeline"' "the memory timeline"
+has replay 'class="fragmentation"' "the fragmentation chart"
+has replay 'class="memory-map"' "the memory map"
+count_at_least replay 'class="series ' 4 "requested/allocated/reserved/fragmentation curves"
+has replay '>memory</text>' "the y axis label"
+has replay '>event</text>' "the x axis label"
+has replay '>fragmentation</text>' "the fragmentation axis label"
+has replay 'GiB</text>' "size tick labels"
+has replay "($peak B)" "the peak reserved value"
+has replay 'OOM (fragmentation)' "the OOM marker"
+has replay 'class="capacity"' "the device capacity line"
+count_at_least replay 'class="mark-tick"' 1 "marks"
+count_at_least replay 'class="blk"' 3 "blocks of the memory map"
+has replay 'weight:' "tags of live allocations"
+if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
+not_blank replay
+if [ -n "${GPUSIM_SCREENSHOT_OUT:-}" ]; then cp "$tmp/replay.png" "$GPUSIM_SCREENSHOT_OUT"; fi
+
+# 2. compare: every strategy side by side
+ex="$src/traces/examples/mlp_train.json"
+"$bin" compare "$ex" --report="$tmp/compare.html" >/dev/null
+render compare "$tmp/compare.html"
+has compare 'class="overlay"' "the side-by-side chart"
+nstrat=$(awk '/^  strategy /{on=1; next} on && /^  \(/{on=0} on {n++} END {print n}' < <("$bin" compare "$ex"))
+count_at_least compare 'class="strategy-section"' "$nstrat" "one section per strategy"
+count_at_least compare 'class="timeline"' "$nstrat" "one timeline per strategy"
+has compare '(2147483648 B)' "growth's peak reserved value"
+has compare 'layer0.weight' "tags"
+not_blank compare
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

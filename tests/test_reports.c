@@ -1,0 +1,330 @@
+/* Check suite for the report modules: the min/max curve, the probe's transparency
+ * (a replay through it gives the same result as a plain one), the second pass to
+ * the peak (memory map, live allocations with tags), the HTML page, the progress
+ * line. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reports/capture.h"
+#include "reports/html.h"
+#include "reports/progress.h"
+#include "reports/result.h"
+#include "sim/evbuf.h"
+#include "sim/units.h"
+#include "strategies/registry.h"
+#include "support/check_main.h"
+
+/* ---------------------------------------------------------------- fixtures */
+
+static void push_alloc(evbuf *b, uint64_t id, uint64_t size, uint64_t t, const char *tag)
+{
+    sim_event ev = {.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t, .ready_t = t, .tag = tag};
+    ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
+}
+
+static void push_free(evbuf *b, uint64_t id, uint64_t t)
+{
+    sim_event ev = {.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = t};
+    ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
+}
+
+static void push_mark(evbuf *b, const char *name, uint64_t t)
+{
+    sim_event ev = {.op = SIM_OP_MARK, .name = name, .t = t, .ready_t = t};
+    ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
+}
+
+/* A sawtooth: 4 weights live throughout, then 3 steps of 5 activations each. */
+static evbuf *sawtooth(void)
+{
+    evbuf *b = evbuf_new("saw.json", "sawtooth");
+    uint64_t t = 0, id = 1;
+    for (int w = 0; w < 4; w++)
+        push_alloc(b, id++, 8 * MiB, t++, "weight");
+    for (int step = 0; step < 3; step++) {
+        push_mark(b, "step", t++);
+        uint64_t first = id;
+        for (int k = 0; k < 5; k++)
+            push_alloc(b, id++, (uint64_t)(k + 1) * 3 * MiB + 1000, t++, k == 4 ? "big<activation>" : "act");
+        for (uint64_t k = first; k < id; k++)
+            push_free(b, k, t++);
+    }
+    for (uint64_t k = 1; k <= 4; k++)
+        push_free(b, k, t++);
+    return b;
+}
+
+typedef struct evb_ctx {
+    evbuf *b;
+    evbuf_cursor cur;
+} evb_ctx;
+
+static sim_status evb_open(void *ctx, sim_event_source *srcs, sim_error *err)
+{
+    (void)err;
+    evb_ctx *c = ctx;
+    srcs[0] = evbuf_source(c->b, &c->cur);
+    return SIM_OK;
+}
+
+static void evb_close(void *ctx)
+{
+    (void)ctx;
+}
+
+static engine_config config_for(const char *sname)
+{
+    engine_config cfg = {.device = {.name = "test", .capacity_bytes = 16 * GiB}, .ops = registry_find(sname)};
+    ck_assert_ptr_nonnull(cfg.ops);
+    return cfg;
+}
+
+static capture *capture_of(evbuf *b, const char *sname, uint32_t buckets)
+{
+    engine_config cfg = config_for(sname);
+    evb_ctx ctx = {b, {0}};
+    capture_sources cs = {1, evb_open, evb_close, &ctx};
+    capture *c = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(capture_run(&cfg, &cs, buckets, &c, &err), SIM_OK);
+    return c;
+}
+
+/* ---------------------------------------------------------------- curve */
+
+START_TEST(curve_should_keep_both_extremes_of_every_bucket)
+{
+    capture_curve c;
+    ck_assert(capture_curve_init(&c, 4));
+    /* 100 events of a sawtooth 0,10,0,10,...: every bucket spans 0..10 */
+    for (uint64_t e = 1; e <= 100; e++) {
+        uint64_t v = e % 2 ? 0 : 10;
+        capture_curve_add(&c, e, v, v, v, (double)v / 10.0);
+    }
+    capture_curve_finish(&c);
+    ck_assert_uint_le(c.n, 4);
+    ck_assert_uint_ge(c.n, 2);
+    uint64_t covered = 0;
+    for (uint64_t i = 0; i < c.n; i++) {
+        ck_assert_uint_eq(c.b[i].req_min, 0);
+        ck_assert_uint_eq(c.b[i].req_max, 10);
+        ck_assert_uint_eq(c.b[i].res_min, 0);
+        ck_assert(c.b[i].frag_max > 0.99);
+        ck_assert_uint_eq(c.b[i].event, covered + 1);
+        covered += c.b[i].count;
+    }
+    ck_assert_uint_eq(covered, 100);
+    free(c.b);
+}
+END_TEST
+
+START_TEST(curve_should_keep_single_events_unmerged_below_the_budget)
+{
+    capture_curve c;
+    ck_assert(capture_curve_init(&c, 100));
+    for (uint64_t e = 1; e <= 10; e++)
+        capture_curve_add(&c, e, e, e, e, 0);
+    capture_curve_finish(&c);
+    ck_assert_uint_eq(c.n, 10);
+    ck_assert_uint_eq(c.b[9].req_min, 10);
+    ck_assert_uint_eq(c.b[9].req_max, 10);
+    free(c.b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- capture */
+
+START_TEST(a_replay_through_the_probe_should_give_the_plain_result)
+{
+    const char *names[] = {"growth", "greedy", "ideal", "raw", "torch"};
+    evbuf *b = sawtooth();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (registry_find(names[i]) == NULL)
+            continue;
+        engine_config cfg = config_for(names[i]);
+        evbuf_cursor cur;
+        sim_event_source src = evbuf_source(b, &cur);
+        sim_run *plain = NULL;
+        sim_error err;
+        ck_assert_int_eq(engine_run(&cfg, &src, 1, &plain, &err), SIM_OK);
+        capture *c = capture_of(b, names[i], 64);
+        sim_buf x, y;
+        sim_buf_init(&x);
+        sim_buf_init(&y);
+        report_json(plain, &x);
+        report_json(c->run, &y);
+        ck_assert_str_eq(x.data, y.data);
+        /* the curve's top is the peak the engine measured */
+        uint64_t top = 0;
+        for (uint64_t k = 0; k < c->n_buckets; k++)
+            if (c->buckets[k].res_max > top)
+                top = c->buckets[k].res_max;
+        ck_assert_uint_eq(top, plain->total.peak_reserved_bytes);
+        ck_assert_uint_eq(c->events, plain->events);
+        sim_buf_release(&x);
+        sim_buf_release(&y);
+        sim_run_free(plain);
+        capture_free(c);
+    }
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(the_second_pass_should_see_the_live_allocations_at_the_peak)
+{
+    evbuf *b = sawtooth();
+    capture *c = capture_of(b, "ideal", 64);
+    /* ideal: reserved = requested, first peak at the 5th activation of step 1 */
+    ck_assert_uint_eq(c->live_count, 9);
+    ck_assert_uint_eq(c->n_top, 9);
+    ck_assert_uint_eq(c->top[0].size, 15 * MiB + 1000);
+    ck_assert_str_eq(c->top[0].tag, "big<activation>");
+    ck_assert_uint_eq(c->top[0].id, 9);
+    uint64_t live = 0, used = 0;
+    for (uint32_t i = 0; i < c->n_top; i++)
+        live += c->top[i].size;
+    ck_assert_uint_eq(live, c->live_bytes);
+    ck_assert_uint_eq(live, c->run->total.peak_reserved_bytes);
+    for (uint64_t i = 0; i < c->n_blocks; i++)
+        if (c->blocks[i].b.state == BLOCK_USED)
+            used += c->blocks[i].b.requested_bytes;
+    ck_assert_uint_eq(used, live);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(the_map_of_growth_should_show_regions_with_free_blocks)
+{
+    evbuf *b = sawtooth();
+    capture *c = capture_of(b, "growth", 64);
+    ck_assert_uint_gt(c->n_blocks, 0);
+    uint64_t held = 0;
+    for (uint64_t i = 0; i < c->n_blocks; i++)
+        held += c->blocks[i].b.size_bytes;
+    ck_assert_uint_eq(held, c->run->total.peak_reserved_bytes);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- html */
+
+START_TEST(html_should_escape_markup)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    html_escape(&b, "a<b>&\"c'");
+    ck_assert_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;");
+    sim_buf_release(&b);
+}
+END_TEST
+
+START_TEST(the_page_should_hold_every_picture_and_no_script)
+{
+    evbuf *b = sawtooth();
+    capture *caps[2] = {capture_of(b, "growth", HTML_PLOT_WIDTH), capture_of(b, "ideal", HTML_PLOT_WIDTH)};
+    sim_buf h;
+    sim_buf_init(&h);
+    report_html((const capture *const *)caps, 2, &h);
+    ck_assert_ptr_nonnull(strstr(h.data, "<!DOCTYPE html>"));
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"overlay\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"timeline\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"fragmentation\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"memory-map\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "big&lt;activation&gt;"));
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"mark-tick\""));
+    ck_assert_ptr_null(strstr(h.data, "<script"));
+    ck_assert_ptr_null(strstr(h.data, "http://www.w3.org/1999")); /* no external resources but the SVG namespace */
+    ck_assert_ptr_null(strstr(h.data, "src="));
+    char peak[64];
+    snprintf(peak, sizeof peak, "(%llu B)", (unsigned long long)caps[0]->run->total.peak_reserved_bytes);
+    ck_assert_ptr_nonnull(strstr(h.data, peak));
+    /* deterministic */
+    sim_buf h2;
+    sim_buf_init(&h2);
+    report_html((const capture *const *)caps, 2, &h2);
+    ck_assert_str_eq(h.data, h2.data);
+    sim_buf_release(&h);
+    sim_buf_release(&h2);
+    capture_free(caps[0]);
+    capture_free(caps[1]);
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(an_oom_should_be_marked_on_the_timeline)
+{
+    evbuf *b = evbuf_new("oom.json", "oom");
+    push_alloc(b, 1, 600 * MiB, 0, "a");
+    push_alloc(b, 2, 600 * MiB, 1, "b");
+    engine_config cfg = config_for("ideal");
+    cfg.device.capacity_bytes = GiB;
+    evb_ctx ctx = {b, {0}};
+    capture_sources cs = {1, evb_open, evb_close, &ctx};
+    capture *c = NULL;
+    sim_error err;
+    ck_assert_int_eq(capture_run(&cfg, &cs, 100, &c, &err), SIM_OK);
+    ck_assert_uint_eq(c->oom_event, 2);
+    ck_assert_uint_eq(c->n_top, 1); /* the failed allocation is not live */
+    sim_buf h;
+    sim_buf_init(&h);
+    const capture *caps[1] = {c};
+    report_html(caps, 1, &h);
+    ck_assert_ptr_nonnull(strstr(h.data, "class=\"oom-line\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "OOM (capacity)"));
+    sim_buf_release(&h);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- progress */
+
+START_TEST(progress_should_show_rate_and_eta)
+{
+    char line[160];
+    progress_format(line, sizeof line, "replay", 500000, 1000000, false, 2.0);
+    ck_assert_str_eq(line, "replay  500k events  250k/s  50%  ETA 2s");
+    progress_format(line, sizeof line, "replay", 1500000, 0, false, 1.0);
+    ck_assert_str_eq(line, "replay  1.50M events  1.50M/s");
+    progress_format(line, sizeof line, "replay", 100000, 1000000, true, 1.0);
+    ck_assert_str_eq(line, "replay  100k events  100k/s  ~10%  ETA ~9s");
+}
+END_TEST
+
+START_TEST(progress_should_stay_silent_off_a_terminal)
+{
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    progress p;
+    progress_init(&p, f, "replay", 10, false);
+    ck_assert(!p.on);
+    progress_update(&p, 5);
+    progress_finish(&p);
+    ck_assert_int_eq(ftell(f), 0);
+    fclose(f);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("reports");
+    TCase *tc = tcase_create("reports");
+    tcase_add_test(tc, curve_should_keep_both_extremes_of_every_bucket);
+    tcase_add_test(tc, curve_should_keep_single_events_unmerged_below_the_budget);
+    tcase_add_test(tc, a_replay_through_the_probe_should_give_the_plain_result);
+    tcase_add_test(tc, the_second_pass_should_see_the_live_allocations_at_the_peak);
+    tcase_add_test(tc, the_map_of_growth_should_show_regions_with_free_blocks);
+    tcase_add_test(tc, html_should_escape_markup);
+    tcase_add_test(tc, the_page_should_hold_every_picture_and_no_script);
+    tcase_add_test(tc, an_oom_should_be_marked_on_the_timeline);
+    tcase_add_test(tc, progress_should_show_rate_and_eta);
+    tcase_add_test(tc, progress_should_stay_silent_off_a_terminal);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+GPUSIM_CHECK_MAIN(make_suite)
