@@ -13,7 +13,7 @@
 #include "reports/result.h"
 #include "sim/engine.h"
 #include "sim/units.h"
-#include "traces/trace.h"
+#include "traces/input.h"
 
 /* ================================================================ scheduler */
 
@@ -181,18 +181,20 @@ void sweep_cache_free(sweep_cache *c)
  * results do not depend on the directory the sweep runs from. */
 static sim_status load_trace(const sweep_trace *t, evbuf **out, sim_error *err)
 {
-    trace_reader *r = NULL;
-    sim_status st = trace_open(t->path, &r, err);
+    /* any format gpusim reads: native, gtrace, PyTorch snapshots, Kineto, TF profiles */
+    trace_input *r = NULL;
+    input_options opt = {.device = -1};
+    sim_status st = input_open(t->path, "auto", &opt, &r, err);
     if (st != SIM_OK)
         return st;
-    evbuf *b = evbuf_new(t->display, trace_get_header(r)->name);
+    evbuf *b = evbuf_new(t->display, input_header(r)->name);
     if (b == NULL) {
-        trace_close(r);
+        input_close(r);
         return sim_error_set(err, SIM_ENOMEM, t->path, 0, 0, "out of memory holding the trace");
     }
-    sim_event_source src = trace_source(r);
+    sim_event_source src = input_source(r);
     st = evbuf_fill(b, &src, err);
-    trace_close(r);
+    input_close(r);
     if (st != SIM_OK) {
         evbuf_free(b);
         return st;

@@ -15,7 +15,7 @@
 #include "sim/gpus.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
-#include "traces/trace.h"
+#include "traces/input.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -751,9 +751,10 @@ static sim_status build_combos(loader *l)
 static sim_status check_traces(loader *l)
 {
     for (uint32_t i = 0; i < l->s->n_traces; i++) {
-        trace_reader *r = NULL;
-        sim_status st = trace_open(l->s->traces[i].path, &r, l->err);
-        trace_close(r);
+        trace_input *r = NULL;
+        input_options opt = {.device = -1};
+        sim_status st = input_open(l->s->traces[i].path, "auto", &opt, &r, l->err);
+        input_close(r);
         if (st != SIM_OK)
             return st;
     }
