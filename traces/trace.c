@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gtrace.h"
 #include "json.h"
 #include "sim/buf.h"
 
@@ -18,6 +19,7 @@ struct trace_reader {
     trace_header header;
     trace_container container;
     json_parser *jp;
+    gtrace_reader *gt;  /* the binary container: everything is delegated to it */
     /* source: a file (JSONL streaming) or a whole buffer */
     FILE *fp;
     char *buf;          /* JSONL: read buffer; JSON: the whole document */
@@ -448,6 +450,34 @@ sim_status trace_open(const char *path, trace_reader **out, sim_error *err)
         trace_close(r);
         return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(e));
     }
+    /* detection by content: the first bytes decide between gtrace and JSON text */
+    r->buf = malloc(2 * READ_CHUNK);
+    if (r->buf == NULL) {
+        trace_close(r);
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    r->buf_cap = 2 * READ_CHUNK;
+    r->buf_len = fread(r->buf, 1, GTRACE_MAGIC_LEN, r->fp);
+    if (gtrace_is_magic(r->buf, r->buf_len)) {
+        FILE *fp = r->fp;
+        r->fp = NULL; /* the gtrace reader owns it now */
+        r->container = TRACE_GTRACE;
+        st = gtrace_open_file(path, fp, r->buf, r->buf_len, &r->header, &r->gt, err);
+        free(r->buf);
+        r->buf = NULL;
+        r->buf_len = r->buf_cap = 0;
+        if (st != SIM_OK) {
+            trace_close(r);
+            return st;
+        }
+        *out = r;
+        return SIM_OK;
+    }
+    if (r->buf_len < GTRACE_MAGIC_LEN && ferror(r->fp)) {
+        int e = errno;
+        trace_close(r);
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(e));
+    }
     return reader_start(r, out, err);
 }
 
@@ -466,6 +496,16 @@ sim_status trace_open_mem(const char *name, const char *text, uint64_t len, trac
     memcpy(r->buf, text, (size_t)len);
     r->buf_len = r->buf_cap = (size_t)len;
     r->eof = true;
+    if (gtrace_is_magic(r->buf, r->buf_len)) {
+        r->container = TRACE_GTRACE;
+        st = gtrace_open_mem(name, r->buf, r->buf_len, &r->header, &r->gt, err);
+        if (st != SIM_OK) {
+            trace_close(r);
+            return st;
+        }
+        *out = r;
+        return SIM_OK;
+    }
     return reader_start(r, out, err);
 }
 
@@ -475,6 +515,7 @@ void trace_close(trace_reader *r)
         return;
     if (r->fp)
         fclose(r->fp);
+    gtrace_close(r->gt);
     free(r->buf);
     free(r->header.meta_json);
     json_parser_free(r->jp);
@@ -494,6 +535,8 @@ trace_container trace_get_container(const trace_reader *r)
 static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
 {
     trace_reader *r = ctx;
+    if (r->gt)
+        return gtrace_next(r->gt, ev, err);
     if (r->container == TRACE_JSON) {
         if (r->next_index >= r->events->len)
             return SIM_END;
@@ -538,6 +581,7 @@ sim_event_source trace_source(trace_reader *r)
 /* ---------------------------------------------------------------- writer */
 
 struct trace_writer {
+    gtrace_writer *gw;  /* TRACE_GTRACE: everything is delegated to it */
     sim_outfile out;
     trace_container container;
     sim_buf line;
@@ -547,6 +591,8 @@ struct trace_writer {
 trace_container trace_container_for_path(const char *path)
 {
     size_t n = strlen(path);
+    if (n >= 7 && strcmp(path + n - 7, ".gtrace") == 0)
+        return TRACE_GTRACE;
     return n >= 6 && strcmp(path + n - 6, ".jsonl") == 0 ? TRACE_JSONL : TRACE_JSON;
 }
 
@@ -586,6 +632,15 @@ sim_status trace_writer_open(const char *path, trace_container c, const trace_he
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     w->container = c;
     sim_buf_init(&w->line);
+    if (c == TRACE_GTRACE) {
+        sim_status gst = gtrace_writer_open(path, h, &w->gw, err);
+        if (gst != SIM_OK) {
+            free(w);
+            return gst;
+        }
+        *out = w;
+        return SIM_OK;
+    }
     sim_status st = sim_outfile_open(&w->out, path, err);
     if (st != SIM_OK) {
         free(w);
@@ -599,6 +654,8 @@ sim_status trace_writer_open(const char *path, trace_container c, const trace_he
 
 sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *err)
 {
+    if (w->gw)
+        return gtrace_writer_event(w->gw, ev, err);
     sim_buf *b = &w->line;
     if (w->container == TRACE_JSON && w->n > 0)
         sim_buf_puts(b, ",\n");
@@ -647,6 +704,11 @@ sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *e
 sim_status trace_writer_close(trace_writer *w, bool commit, sim_error *err)
 {
     sim_status st = SIM_OK;
+    if (w->gw) {
+        st = gtrace_writer_close(w->gw, commit, err);
+        free(w);
+        return st;
+    }
     if (commit) {
         if (w->container == TRACE_JSON)
             sim_buf_puts(&w->line, "\n]}\n");

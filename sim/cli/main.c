@@ -12,7 +12,7 @@ typedef struct command {
 
 static const command COMMANDS[] = {
     {"replay", cmd_replay, "replay traces through an allocator model"},
-    {"convert", cmd_convert, "convert a trace to the native format (.json or .jsonl)"},
+    {"convert", cmd_convert, "convert a trace to the native format (.json, .jsonl or binary .gtrace)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},
 };
