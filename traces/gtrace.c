@@ -236,18 +236,24 @@ static sim_status read_header(gtrace_reader *r, trace_header *h, sim_error *err)
     const uint8_t *p;
     size_t got;
     sim_status st;
-    if ((st = take(r, 16, &p, &got, err)) != SIM_OK)
+    if ((st = take(r, 12, &p, &got, err)) != SIM_OK)
         return st;
-    if (got < 16 || !gtrace_is_magic(p, got))
+    if (got < 12 || !gtrace_is_magic(p, got))
         return got >= GTRACE_MAGIC_LEN && !gtrace_is_magic(p, got) ? corrupt(r, err, "bad magic")
                                                                    : corrupt(r, err, "truncated header");
     uint8_t fixed[8];
-    memcpy(fixed, p + 8, 8);
-    uint32_t version = le32(fixed), len = le32(fixed + 4);
+    memcpy(fixed, p + 8, 4);
+    uint32_t version = le32(fixed);
     if (version != GTRACE_VERSION)
         return sim_error_set(err, SIM_ETRACE, r->path, 0, 0,
                              "gtrace container version %u is not supported (this gpusim reads version %u)",
                              version, GTRACE_VERSION);
+    if ((st = take(r, 4, &p, &got, err)) != SIM_OK)
+        return st;
+    if (got < 4)
+        return corrupt(r, err, "truncated header");
+    memcpy(fixed + 4, p, 4);
+    uint32_t len = le32(fixed + 4);
     if (len > HEADER_MAX)
         return corrupt(r, err, "header too large");
     if ((st = take(r, (size_t)len + 4, &p, &got, err)) != SIM_OK)
