@@ -256,6 +256,16 @@ void report_json(const sim_run *run, sim_buf *b)
                    (unsigned long long)report_limit_bytes(run));
     sim_buf_puts(b, "  \"result\": ");
     report_json_result(run, UINT32_MAX, 2, b);
+    if (run->whatif.present) {
+        const sim_whatif *w = &run->whatif;
+        sim_buf_puts(b, ",\n  \"what_if\": {\"setting\": ");
+        sim_buf_json_str(b, w->setting);
+        sim_buf_printf(b, ", \"completed\": %s, \"ooms\": %llu, \"peak_reserved_bytes\": %llu, \"first_oom\": ",
+                       w->completed ? "true" : "false", (unsigned long long)w->ooms,
+                       (unsigned long long)w->peak_reserved_bytes);
+        json_oom(run, &w->first_oom, 2, b);
+        sim_buf_puts(b, "}");
+    }
     if (run->n_procs > 1) {
         sim_buf_puts(b, ",\n  \"processes\": [");
         for (uint32_t i = 0; i < run->n_procs; i++) {
@@ -371,6 +381,19 @@ void report_text(const sim_run *run, sim_buf *b)
             sim_buf_printf(b, "\nprocess %s\n", run->procs[i].name);
             text_metrics(run, &run->procs[i].m, b);
         }
+    }
+    if (run->whatif.present) {
+        const sim_whatif *w = &run->whatif;
+        char pk[32];
+        sim_buf_printf(b, "\n  what if %s: ", w->setting);
+        if (w->completed)
+            sim_buf_printf(b, "the trace completes (peak reserved %s): that setting avoids the OOM.\n",
+                           units_format_size(w->peak_reserved_bytes, pk, sizeof pk));
+        else if (w->first_oom.happened)
+            sim_buf_printf(b, "still out of memory, at event %llu (%s).\n", (unsigned long long)w->first_oom.event,
+                           sim_oom_cause_name(w->first_oom.info.cause));
+        else
+            sim_buf_puts(b, "the replay did not complete.\n");
     }
     if (run->n_procs == 1) {
         sim_buf_printf(b, "\n  %s statistics:\n", run->ops->name);

@@ -5,6 +5,7 @@
 #include "bfc.h"
 #include "ideal.h"
 #include "raw.h"
+#include "torch.h"
 
 typedef const strategy_ops *(*strategy_getter)(void);
 
@@ -18,6 +19,7 @@ static const strategy_getter GETTERS[] = {
     limit_getter,
     ideal_strategy,
     raw_strategy,
+    torch_strategy,
 };
 
 size_t registry_count(void)

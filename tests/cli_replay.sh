@@ -87,6 +87,13 @@ expect 3 'longline.jsonl:2: "size" must be an integer' replay "$tmp/longline.jso
 head -c 4096 /dev/urandom >"$tmp/garbage.bin"
 printf '\x00\x01\x02' >>"$tmp/garbage.bin"
 expect 3 "garbage.bin" replay "$tmp/garbage.bin" --strategy=ideal
+# an empty container parsed first (regression: memcpy from a NULL stack under UBSan)
+printf '{"format":"gpusim-trace","version":1,"meta":{},"events":[]}' >"$tmp/emptyevents.json"
+expect 0 "" convert "$tmp/emptyevents.json" -o "$tmp/emptyevents.jsonl"
+expect 0 "" replay "$tmp/emptyevents.jsonl" --strategy=torch
+# a native trace without "format" gets the native reader's message
+printf '{"version":1,"events":[]}' >"$tmp/noformat2.json"
+expect 3 'missing "format"' replay "$tmp/noformat2.json"
 # I/O errors are exit 2
 expect 2 "cannot open" replay "$tmp/does-not-exist.json" --strategy=ideal
 expect 2 "is a directory" replay "$tmp" --strategy=ideal

@@ -14,6 +14,7 @@
 #include "strategies/bfc.h"
 #include "strategies/bfc_internal.h"
 #include "support/harness.h"
+#include "support/check_main.h"
 
 #define GREEDY bfc_strategy(BFC_GREEDY)
 #define GROWTH bfc_strategy(BFC_GROWTH)
@@ -994,11 +995,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

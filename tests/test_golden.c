@@ -63,6 +63,10 @@ static const json_value *lookup(const json_value *v, const char *path)
 {
     char key[256];
     while (*path && v) {
+        /* statistics carry dotted names (allocated_bytes.all.peak): try the rest whole */
+        const json_value *whole = v->type == JSON_OBJECT ? json_get(v, path) : NULL;
+        if (whole)
+            return whole;
         const char *dot = strchr(path, '.');
         size_t n = dot ? (size_t)(dot - path) : strlen(path);
         snprintf(key, sizeof key, "%.*s", (int)n, path);

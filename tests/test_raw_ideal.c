@@ -6,6 +6,7 @@
 #include "strategies/ideal.h"
 #include "strategies/raw.h"
 #include "support/harness.h"
+#include "support/check_main.h"
 
 START_TEST(ideal_should_hold_exactly_the_live_requested_bytes)
 {
@@ -114,11 +115,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

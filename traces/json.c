@@ -361,8 +361,8 @@ static bool parse_container(json_parser *p, json_value *v, int depth, bool is_ob
             fail(p, "out of memory");
             return false;
         }
-        if (n) /* the stack is NULL before the first push: NULL + 0 is undefined */
-            memcpy(ms, p->stack + base, n * sizeof *ms);
+        if (n)
+            memcpy(ms, p->stack + base, n * sizeof *ms); /* the stack is NULL before its first push */
         v->u.members = ms;
     } else {
         json_value *vs = arena_alloc(p, n * sizeof *vs + 1);

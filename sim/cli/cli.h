@@ -78,5 +78,6 @@ int cmd_replay(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_strategies(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 
 #endif

@@ -1,14 +1,18 @@
 /* gpusim convert IN -o OUT : rewrite a trace in the native format (JSON, JSONL or
- * the binary gtrace container, chosen by OUT's extension or --to). */
+ * the binary gtrace container, chosen by OUT's extension or --to). IN is any
+ * format traces/input.h reads. */
 #include <string.h>
 
+#include "against.h"
 #include "cli.h"
+#include "traces/input.h"
 #include "traces/trace.h"
 
 static const cli_opt CONVERT_OPTS[] = {
     {"output", true, "FILE: where to write (.jsonl = JSON Lines, .gtrace = binary, else a JSON document)"},
     {"o", true, ""},
     {"to", true, "json|jsonl|gtrace: the container, overriding the file name"},
+    CLI_INPUT_OPTS,
     {NULL, false, NULL},
 };
 
@@ -24,7 +28,7 @@ int cmd_convert(int argc, char **argv)
     if (cli_parse("convert", CONVERT_OPTS, n, args, &a, &help) != SIM_OK)
         return 2;
     if (help) {
-        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl|gtrace]\n\n");
+        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl|gtrace] [--from=FORMAT] [--device=N]\n\n");
         cli_print_options(stdout, CONVERT_OPTS);
         return 0;
     }
@@ -47,15 +51,19 @@ int cmd_convert(int argc, char **argv)
     }
     sim_error err;
     sim_error_clear(&err);
-    trace_reader *r = NULL;
-    if (trace_open(a.positional[0], &r, &err) != SIM_OK)
-        return cli_fail(&err);
+    input_options iopt;
+    if (cli_input_options(&a, &iopt, &err) != SIM_OK)
+        return cli_usage_error("convert", "%s", err.msg);
+    trace_input *r = NULL;
+    if (input_open(a.positional[0], cli_get(&a, "from"), &iopt, &r, &err) != SIM_OK)
+        return err.status == SIM_EUSAGE ? cli_usage_error("convert", "%s", err.msg) : cli_fail(&err);
+    cli_input_warnings(r);
     trace_writer *w = NULL;
-    if (trace_writer_open(out, c, trace_get_header(r), &w, &err) != SIM_OK) {
-        trace_close(r);
+    if (trace_writer_open(out, c, input_header(r), &w, &err) != SIM_OK) {
+        input_close(r);
         return cli_fail(&err);
     }
-    sim_event_source src = trace_source(r);
+    sim_event_source src = input_source(r);
     sim_event ev;
     sim_status st;
     while ((st = src.next(src.ctx, &ev, &err)) == SIM_OK)
@@ -65,7 +73,7 @@ int cmd_convert(int argc, char **argv)
     sim_error werr;
     sim_error_clear(&werr);
     sim_status cst = trace_writer_close(w, ok, &werr);
-    trace_close(r);
+    input_close(r);
     if (!ok)
         return cli_fail(&err);
     if (cst != SIM_OK)

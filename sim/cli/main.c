@@ -13,6 +13,7 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"replay", cmd_replay, "replay traces through an allocator model"},
     {"convert", cmd_convert, "convert a trace to the native format (.json, .jsonl or binary .gtrace)"},
+    {"synth", cmd_synth, "generate a synthetic trace (transformer, cnn, serving, churn)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},
 };

@@ -3,15 +3,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "against.h"
 #include "cli.h"
 #include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
-#include "traces/trace.h"
+#include "traces/input.h"
 
-#define REPLAY_DEFAULT_STRATEGY "ideal"
+#define REPLAY_DEFAULT_STRATEGY "torch"
 
 static const cli_opt REPLAY_OPTS[] = {
     {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
@@ -24,6 +25,9 @@ static const cli_opt REPLAY_OPTS[] = {
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
     {"paranoid", false, "run the allocator's full invariant checker after every event"},
+    CLI_INPUT_OPTS,
+    {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
+                                "strategy: torch for PyTorch, greedy for TensorFlow)"},
     {NULL, false, NULL},
 };
 
@@ -34,6 +38,65 @@ static void replay_help(void)
            "through an allocator model and reports peak memory, fragmentation and OOMs.\n\n");
     cli_print_options(stdout, REPLAY_OPTS);
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+/* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
+ * would have helped by replaying the same traces that way (issue 4). */
+static bool wants_expandable_whatif(const strategy_ops *ops, const sim_run *run, const sim_kv *kv, uint32_t n_kv)
+{
+    if (strcmp(ops->name, "torch") != 0 || run->total.ooms == 0)
+        return false;
+    for (uint32_t i = 0; i < n_kv; i++)
+        if (strcmp(kv[i].key, "alloc_conf") == 0 && strstr(kv[i].value, "expandable_segments:True") != NULL)
+            return false;
+    return true;
+}
+
+static sim_status run_expandable_whatif(const cli_args *a, const engine_config *base, const sim_kv *kv,
+                                        uint32_t n_kv, sim_run *run, sim_error *err)
+{
+    sim_kv kv2[CLI_MAX_KV + 1];
+    char conf[1024] = "expandable_segments:True";
+    uint32_t n2 = 0;
+    for (uint32_t i = 0; i < n_kv; i++) {
+        if (strcmp(kv[i].key, "alloc_conf") == 0) {
+            snprintf(conf, sizeof conf, "%s%sexpandable_segments:True", kv[i].value, kv[i].value[0] ? "," : "");
+            continue;
+        }
+        kv2[n2++] = kv[i];
+    }
+    kv2[n2++] = (sim_kv){"alloc_conf", conf};
+    engine_config cfg = *base;
+    cfg.opts = kv2;
+    cfg.n_opts = n2;
+    cfg.timeline_rows = 0;
+    cfg.paranoid = false;
+    trace_input *readers[CLI_MAX_ARGS] = {0};
+    sim_event_source sources[CLI_MAX_ARGS];
+    input_options iopt;
+    sim_status st = cli_input_options(a, &iopt, err);
+    int n = a->n_positional;
+    for (int i = 0; i < n && st == SIM_OK; i++) {
+        st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
+        if (st == SIM_OK)
+            sources[i] = input_source(readers[i]);
+    }
+    sim_run *w = NULL;
+    if (st == SIM_OK)
+        st = engine_run(&cfg, sources, (uint32_t)n, &w, err);
+    if (st == SIM_OK) {
+        sim_whatif *wi = &run->whatif;
+        wi->present = true;
+        snprintf(wi->setting, sizeof wi->setting, "--alloc-conf=%s", conf);
+        wi->completed = w->total.completed;
+        wi->ooms = w->total.ooms;
+        wi->peak_reserved_bytes = w->total.peak_reserved_bytes;
+        wi->first_oom = w->total.first_oom;
+    }
+    sim_run_free(w);
+    for (int i = 0; i < n; i++)
+        input_close(readers[i]);
+    return st;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -48,6 +111,8 @@ int cmd_replay(int argc, char **argv)
     }
     if (a.n_positional == 0)
         return cli_usage_error("replay", "no trace given (usage: gpusim replay TRACE... [options])");
+    if (cli_has(&a, "against-recorded"))
+        return against_run(&a);
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
         sname = REPLAY_DEFAULT_STRATEGY;
@@ -75,32 +140,40 @@ int cmd_replay(int argc, char **argv)
     if (v && (units_parse_u64(v, &rows, &err) != SIM_OK || rows == 0))
         return cli_usage_error("replay", "--timeline-rows: expected a positive integer, not '%s'", v);
 
+    input_options iopt;
+    if (cli_input_options(&a, &iopt, &err) != SIM_OK)
+        return cli_usage_error("replay", "%s", err.msg);
     int rc = 2;
-    trace_reader *readers[CLI_MAX_ARGS] = {0};
+    trace_input *readers[CLI_MAX_ARGS] = {0};
     sim_event_source sources[CLI_MAX_ARGS];
     int n = a.n_positional;
     sim_run *run = NULL;
     sim_buf out;
     sim_buf_init(&out);
     for (int i = 0; i < n; i++) {
-        if (trace_open(a.positional[i], &readers[i], &err) != SIM_OK) {
-            rc = cli_fail(&err);
+        if (input_open(a.positional[i], cli_get(&a, "from"), &iopt, &readers[i], &err) != SIM_OK) {
+            rc = err.status == SIM_EUSAGE ? cli_usage_error("replay", "%s", err.msg) : cli_fail(&err);
             goto done;
         }
-        sources[i] = trace_source(readers[i]);
+        cli_input_warnings(readers[i]);
+        sources[i] = input_source(readers[i]);
     }
-    const trace_header *h0 = trace_get_header(readers[0]);
+    const trace_header *h0 = input_header(readers[0]);
     cli_device dev;
     if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
         rc = cli_usage_error("replay", "%s", err.msg);
         goto done;
     }
-    sim_kv kv[CLI_MAX_KV];
+    sim_kv kv[CLI_MAX_KV + 1];
+    uint32_t n_kv = cli_strategy_kv(&a, kv, CLI_MAX_KV);
+    /* a recording's own allocator settings are the default --alloc-conf of `torch` */
+    if (!cli_has(&a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_alloc_conf(readers[0]))
+        kv[n_kv++] = (sim_kv){"alloc_conf", input_alloc_conf(readers[0])};
     engine_config cfg = {
         .device = dev.info,
         .ops = ops,
         .opts = kv,
-        .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV),
+        .n_opts = n_kv,
         .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
         .paranoid = cli_has(&a, "paranoid"),
         .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
@@ -111,6 +184,11 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     if (st != SIM_OK) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (wants_expandable_whatif(ops, run, kv, cfg.n_opts) &&
+        run_expandable_whatif(&a, &cfg, kv, cfg.n_opts, run, &err) != SIM_OK) {
         rc = cli_fail(&err);
         goto done;
     }
@@ -140,6 +218,6 @@ done:
     sim_buf_release(&out);
     sim_run_free(run);
     for (int i = 0; i < n; i++)
-        trace_close(readers[i]);
+        input_close(readers[i]);
     return rc;
 }

@@ -16,20 +16,27 @@ static sim_status harness_create(harness *h, const device_info *info, const char
     snprintf(buf, sizeof buf, "%s", opts ? opts : "");
     sim_kv kv[HARNESS_MAX_OPTS];
     uint32_t n = 0;
-    /* split on ',' but not inside [...] (roundup_power2_divisions lists) */
+    /* split on ',' only where the next option starts ("key=..."), so values may
+     * hold commas themselves: alloc_conf=a:1,b:[64:8,>:1] */
     char *p = buf;
     while (*p && n < HARNESS_MAX_OPTS) {
         char *start = p;
-        int depth = 0;
-        while (*p && (depth > 0 || *p != ',')) {
-            if (*p == '[')
-                depth++;
-            else if (*p == ']')
-                depth--;
-            p++;
+        for (;;) {
+            char *comma = strchr(p, ',');
+            if (comma == NULL) {
+                p += strlen(p);
+                break;
+            }
+            const char *k = comma + 1;
+            while ((*k >= 'a' && *k <= 'z') || *k == '_')
+                k++;
+            if (*k == '=' && k > comma + 1) {
+                *comma = '\0';
+                p = comma + 1;
+                break;
+            }
+            p = comma + 1;
         }
-        if (*p)
-            *p++ = '\0';
         char *eq = strchr(start, '=');
         ck_assert_msg(eq != NULL, "harness option '%s' needs key=value", start);
         *eq = '\0';

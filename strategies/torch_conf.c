@@ -1,0 +1,366 @@
+/* PYTORCH_CUDA_ALLOC_CONF parsing, following c10/core/AllocatorConfig.cpp
+ * (AcceleratorAllocatorConfig::parseArgs, newest main @ 0ac71663 and the
+ * large_segment_size_mb addition) and c10/cuda/CUDAAllocatorConfig.cpp @ 01f9ef32.
+ *
+ * Rules:
+ *  1. Lexing: ',' ':' '[' ']' are tokens of their own, spaces are dropped, every
+ *     other run of characters is one token (ConfigTokenizer / lexArgs).
+ *  2. Grammar: key ':' value {',' key ':' value}; a repeated key overwrites the
+ *     earlier one (keys are applied in order).
+ *  3. large_segment_size_mb is read before all other keys, because the minimum of
+ *     max_non_split_rounding_mb is large_segment_size_mb, and its value is also the
+ *     default of max_non_split_rounding (newest main parses it in a first pass).
+ *  4. Limits (TORCH_CHECK in the parse* functions): max_split_size_mb ≥ 20
+ *     (kLargeBuffer / 1 MiB); max_non_split_rounding_mb ≥ large_segment_size_mb;
+ *     large_segment_size_mb > 10 (kMinLargeAlloc / 1 MiB);
+ *     garbage_collection_threshold in (0, 1); roundup_power2_divisions: a single
+ *     power of two, or a list of `MiB:divisions` (keys powers of two or '>', values
+ *     0 or powers of two); expandable_segments True/False.
+ *  5. Roundup list: index = log2(key MiB) clamped to [0, 15]; the first key also
+ *     fills every smaller index; '>' fills every index after the last key
+ *     (last_index + 1 in newest main, so a leading '>' leaves index 0 alone; the
+ *     2.x releases started at last_index, overwriting the last key's value, which
+ *     we take as the bug it was fixed as).
+ *  6. backend: native, or cudaMallocAsync (a different allocator: the `async`
+ *     strategy here). Unknown keys are rejected ("Unrecognized key ... in CUDA
+ *     allocator config"); the pinned-memory and lock keys are accepted and ignored.
+ * Numbers must be plain decimal integers: PyTorch's stoi would accept "20abc",
+ * we refuse it rather than guess. */
+#include "torch_conf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+#define CONF_MAX_TOKENS 256u
+#define CONF_TOKEN_LEN 64u
+#define CONF_MIB ((uint64_t)1 << 20)
+#define CONF_LARGE_BUFFER_MB 20u   /* kLargeBuffer / 1 MiB */
+#define CONF_MIN_LARGE_ALLOC_MB 10u /* kMinLargeAlloc / 1 MiB */
+#define CONF_MAX_REGISTER_THREADS 128u /* pinned_max_register_threads() */
+
+typedef struct conf_lex {
+    char tok[CONF_MAX_TOKENS][CONF_TOKEN_LEN];
+    uint32_t n;
+} conf_lex;
+
+void torch_conf_defaults(torch_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_split_size_bytes = TORCH_CONF_NO_MAX_SPLIT;
+    c->large_segment_size_bytes = (uint64_t)CONF_LARGE_BUFFER_MB * CONF_MIB;
+    c->max_non_split_rounding_bytes = c->large_segment_size_bytes;
+}
+
+static sim_status conf_lex_text(const char *text, conf_lex *lx, sim_error *err)
+{
+    lx->n = 0;
+    size_t len = 0;
+    for (const char *p = text;; p++) {
+        bool special = *p == ',' || *p == ':' || *p == '[' || *p == ']';
+        if (*p == '\0' || special) {
+            if (len > 0) {
+                if (lx->n == CONF_MAX_TOKENS)
+                    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: too many items in '%s'%s", text, "");
+                lx->tok[lx->n][len] = '\0';
+                lx->n++;
+                len = 0;
+            }
+            if (*p == '\0')
+                break;
+            if (lx->n == CONF_MAX_TOKENS)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: too many items in '%s'%s", text, "");
+            lx->tok[lx->n][0] = *p;
+            lx->tok[lx->n][1] = '\0';
+            lx->n++;
+        } else if (*p != ' ') {
+            if (len + 1 >= CONF_TOKEN_LEN)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: item too long in '%s'%s", text, "");
+            lx->tok[lx->n][len++] = *p;
+        }
+    }
+    return SIM_OK;
+}
+
+static const char *conf_tok(const conf_lex *lx, uint32_t i)
+{
+    return i < lx->n ? lx->tok[i] : "";
+}
+
+static sim_status conf_expect(const conf_lex *lx, uint32_t i, const char *what, const char *key,
+                              sim_error *err)
+{
+    if (strcmp(conf_tok(lx, i), what) != 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "alloc_conf: expected '%s' after '%s' (PYTORCH_CUDA_ALLOC_CONF is key:value,key:value)",
+                             what, key);
+    return SIM_OK;
+}
+
+static sim_status conf_u64(const conf_lex *lx, uint32_t i, const char *key, uint64_t *out, sim_error *err)
+{
+    const char *t = conf_tok(lx, i);
+    sim_error scratch;
+    if (units_parse_u64(t, out, &scratch) != SIM_OK)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s expects a non-negative integer, got '%s'",
+                             key, t);
+    return SIM_OK;
+}
+
+static sim_status conf_bool(const conf_lex *lx, uint32_t i, const char *key, bool *out, sim_error *err)
+{
+    const char *t = conf_tok(lx, i);
+    if (strcmp(t, "True") == 0)
+        *out = true;
+    else if (strcmp(t, "False") == 0)
+        *out = false;
+    else
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "alloc_conf: expected a single True/False argument for %s, got '%s'", key, t);
+    return SIM_OK;
+}
+
+/* Value of size key `key` in MiB, ≥ min_mb, stored as bytes (capped like PyTorch at
+ * SIZE_MAX / 1 MiB MiB). */
+static sim_status conf_mb(const conf_lex *lx, uint32_t i, const char *key, uint64_t min_mb, const char *meaning,
+                          uint64_t *out, sim_error *err)
+{
+    uint64_t mb = 0;
+    sim_status st = conf_u64(lx, i, key, &mb, err);
+    if (st != SIM_OK)
+        return st;
+    if (mb < min_mb)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "alloc_conf: %s:%llu is too small, must be >= %llu (PyTorch: \"CachingAllocator option %s "
+                             "too small\"; %s)",
+                             key, (unsigned long long)mb, (unsigned long long)min_mb, key, meaning);
+    if (mb > UINT64_MAX / CONF_MIB)
+        mb = UINT64_MAX / CONF_MIB;
+    *out = mb * CONF_MIB;
+    return SIM_OK;
+}
+
+static void conf_note_ignored(torch_conf *c, const char *key)
+{
+    if (strstr(c->ignored, key) != NULL)
+        return;
+    size_t used = strlen(c->ignored);
+    snprintf(c->ignored + used, sizeof c->ignored - used, "%s%s", used ? "," : "", key);
+}
+
+static sim_status conf_roundup(const conf_lex *lx, uint32_t *ip, torch_conf *c, sim_error *err)
+{
+    const char *key = "roundup_power2_divisions";
+    uint32_t i = *ip;
+    uint32_t *div = c->roundup_power2_divisions;
+    if (strcmp(conf_tok(lx, i), "[") != 0) {
+        /* single value for every interval: must be a power of two (0 is refused) */
+        uint64_t v = 0;
+        sim_status st = conf_u64(lx, i, key, &v, err);
+        if (st != SIM_OK)
+            return st;
+        if (!units_is_pow2(v) || v > UINT32_MAX)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "alloc_conf: %s:%llu: the divisions have to be a power of 2 (PyTorch: \"For "
+                                 "roundups, the divisions has to be power of 2\")",
+                                 key, (unsigned long long)v);
+        for (uint32_t k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+            div[k] = (uint32_t)v;
+        return SIM_OK;
+    }
+    bool first = true;
+    uint32_t last_index = 0;
+    for (;;) {
+        i++;
+        if (i >= lx->n)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s list is missing its closing ']'", key);
+        if (strcmp(lx->tok[i], "]") == 0)
+            break;
+        uint32_t key_i = i;
+        sim_status st = conf_expect(lx, ++i, ":", lx->tok[key_i], err);
+        if (st != SIM_OK)
+            return st;
+        uint64_t v = 0;
+        if ((st = conf_u64(lx, ++i, key, &v, err)) != SIM_OK)
+            return st;
+        if ((v != 0 && !units_is_pow2(v)) || v > UINT32_MAX)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "alloc_conf: %s: divisions %llu must be a power of 2, or 0 to disable rounding",
+                                 key, (unsigned long long)v);
+        if (strcmp(lx->tok[key_i], ">") == 0) {
+            for (uint32_t k = last_index + 1; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+                div[k] = (uint32_t)v;
+        } else {
+            uint64_t boundary = 0;
+            if ((st = conf_u64(lx, key_i, key, &boundary, err)) != SIM_OK)
+                return st;
+            if (!units_is_pow2(boundary))
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "alloc_conf: %s: interval %llu (MiB) must be a power of 2 or '>'", key,
+                                     (unsigned long long)boundary);
+            uint32_t index = units_log2(boundary);
+            if (index > TORCH_CONF_ROUNDUP_INTERVALS - 1)
+                index = TORCH_CONF_ROUNDUP_INTERVALS - 1;
+            if (first)
+                for (uint32_t k = 0; k < index; k++)
+                    div[k] = (uint32_t)v;
+            first = false;
+            div[index] = (uint32_t)v;
+            last_index = index;
+        }
+        if (i + 1 >= lx->n)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s list is missing its closing ']'", key);
+        if (strcmp(conf_tok(lx, i + 1), "]") != 0 && (st = conf_expect(lx, ++i, ",", key, err)) != SIM_OK)
+            return st;
+    }
+    *ip = i;
+    return SIM_OK;
+}
+
+static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
+{
+    sim_status st;
+    /* rule 3: large_segment_size_mb first */
+    for (uint32_t i = 0; i < lx->n; i++) {
+        if (strcmp(lx->tok[i], "large_segment_size_mb") == 0) {
+            if ((st = conf_expect(lx, i + 1, ":", lx->tok[i], err)) != SIM_OK)
+                return st;
+            if ((st = conf_mb(lx, i + 2, "large_segment_size_mb", CONF_MIN_LARGE_ALLOC_MB + 1,
+                              "it is the segment size of 1-10 MiB requests and the page of large expandable "
+                              "segments, and must exceed the 10 MiB kMinLargeAlloc",
+                              &c->large_segment_size_bytes, err)) != SIM_OK)
+                return st;
+        }
+    }
+    c->max_non_split_rounding_bytes = c->large_segment_size_bytes;
+
+    for (uint32_t i = 0; i < lx->n; i++) {
+        const char *key = lx->tok[i];
+        if (strcmp(key, ",") == 0 || strcmp(key, ":") == 0 || strcmp(key, "[") == 0 || strcmp(key, "]") == 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: expected a key, got '%s'%s", key, "");
+        if ((st = conf_expect(lx, ++i, ":", key, err)) != SIM_OK)
+            return st;
+        i++;
+        if (i >= lx->n)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s has no value%s", key, "");
+        if (strcmp(key, "large_segment_size_mb") == 0) {
+            /* applied in the first pass */
+        } else if (strcmp(key, "max_split_size_mb") == 0) {
+            st = conf_mb(lx, i, key, CONF_LARGE_BUFFER_MB,
+                         "blocks of at least this size are never split and are reused only by requests within "
+                         "max_non_split_rounding_mb of their size",
+                         &c->max_split_size_bytes, err);
+        } else if (strcmp(key, "max_non_split_rounding_mb") == 0) {
+            st = conf_mb(lx, i, key, c->large_segment_size_bytes / CONF_MIB,
+                         "an oversize request may take a cached block at most this much larger than itself",
+                         &c->max_non_split_rounding_bytes, err);
+        } else if (strcmp(key, "garbage_collection_threshold") == 0) {
+            char *end = NULL;
+            errno = 0;
+            double v = strtod(lx->tok[i], &end);
+            if (errno != 0 || end == lx->tok[i] || *end != '\0' || !isfinite(v) || !(v > 0.0 && v < 1.0))
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                   "alloc_conf: garbage_collection_threshold '%s' is invalid, set it in (0.0, 1.0) "
+                                   "(the fraction of the memory-fraction cap above which cached blocks are "
+                                   "reclaimed)",
+                                   lx->tok[i]);
+            else
+                c->garbage_collection_threshold = v;
+        } else if (strcmp(key, "roundup_power2_divisions") == 0) {
+            st = conf_roundup(lx, &i, c, err);
+        } else if (strcmp(key, "expandable_segments") == 0) {
+            st = conf_bool(lx, i, key, &c->expandable_segments, err);
+        } else if (strcmp(key, "backend") == 0) {
+            if (strcmp(lx->tok[i], "cudaMallocAsync") == 0)
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                   "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
+                                   "stream-ordered pool; use --strategy=async for it");
+            else if (strcmp(lx->tok[i], "native") != 0)
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                   "alloc_conf: unknown allocator backend '%s', options are native and "
+                                   "cudaMallocAsync",
+                                   lx->tok[i]);
+        } else if (strcmp(key, "release_lock_on_cudamalloc") == 0 || strcmp(key, "release_lock_on_hipmalloc") == 0) {
+            st = conf_bool(lx, i, key, &c->release_lock_on_cudamalloc, err);
+            conf_note_ignored(c, key);
+        } else if (strcmp(key, "pinned_use_cuda_host_register") == 0 ||
+                   strcmp(key, "pinned_use_hip_host_register") == 0 ||
+                   strcmp(key, "pinned_use_background_threads") == 0 ||
+                   strcmp(key, "graph_capture_record_stream_reuse") == 0) {
+            bool ignored = false;
+            st = conf_bool(lx, i, key, &ignored, err);
+            conf_note_ignored(c, key);
+        } else if (strcmp(key, "pinned_num_register_threads") == 0) {
+            uint64_t v = 0;
+            st = conf_u64(lx, i, key, &v, err);
+            if (st == SIM_OK && (!units_is_pow2(v) || v > CONF_MAX_REGISTER_THREADS))
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                   "alloc_conf: pinned_num_register_threads must be a power of 2 and <= %u, got %llu",
+                                   CONF_MAX_REGISTER_THREADS, (unsigned long long)v);
+            conf_note_ignored(c, key);
+        } else if (strcmp(key, "pinned_reserve_segment_size_mb") == 0) {
+            uint64_t v = 0;
+            st = conf_u64(lx, i, key, &v, err);
+            if (st == SIM_OK && v == 0)
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s has to be greater than 0%s", key, "");
+            conf_note_ignored(c, key);
+        } else {
+            st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                               "alloc_conf: unrecognized key '%s' in CUDA allocator config (PyTorch rejects it too)",
+                               key);
+        }
+        if (st != SIM_OK)
+            return st;
+        if (i + 1 < lx->n && (st = conf_expect(lx, ++i, ",", key, err)) != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
+}
+
+sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err)
+{
+    torch_conf_defaults(c);
+    if (text == NULL || *text == '\0')
+        return SIM_OK;
+    conf_lex *lx = malloc(sizeof *lx);
+    if (lx == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory parsing alloc_conf");
+    sim_status st = conf_lex_text(text, lx, err);
+    if (st == SIM_OK)
+        st = conf_apply(lx, c, err);
+    free(lx);
+    if (st != SIM_OK)
+        torch_conf_defaults(c);
+    return st;
+}
+
+uint32_t torch_conf_divisions(const torch_conf *c, uint64_t size)
+{
+    unsigned lg = units_log2(size);
+    unsigned index = lg > 20 ? lg - 20 : 0;
+    if (index > TORCH_CONF_ROUNDUP_INTERVALS - 1)
+        index = TORCH_CONF_ROUNDUP_INTERVALS - 1;
+    return c->roundup_power2_divisions[index];
+}
+
+char *torch_conf_format_divisions(const torch_conf *c, char *buf, uint64_t cap)
+{
+    size_t used = 0;
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    for (uint32_t k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS && used < cap; k++) {
+        int n = snprintf(buf + used, (size_t)cap - used, "%s%llu:%u", k == 0 ? "[" : ",",
+                         (unsigned long long)((uint64_t)1 << k), c->roundup_power2_divisions[k]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    if (used < cap)
+        snprintf(buf + used, (size_t)cap - used, "]");
+    return buf;
+}

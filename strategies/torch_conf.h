@@ -1,0 +1,46 @@
+/* torch_conf.h — PYTORCH_CUDA_ALLOC_CONF for the `torch` strategy: parses the real
+ * `key:value,key:value` syntax into the effective settings of the native caching
+ * allocator and rejects what PyTorch rejects, with PyTorch's meaning in the message.
+ * It knows nothing of devices or blocks; the memory fraction is a separate option. */
+#ifndef GPUSIM_TORCH_CONF_H
+#define GPUSIM_TORCH_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/status.h"
+
+/* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB
+ * (2^20) to 64 GiB (2^36) (c10/core/AllocatorConfig.cpp, kRoundUpPowerOfTwoIntervals). */
+#define TORCH_CONF_ROUNDUP_INTERVALS 16u
+#define TORCH_CONF_NO_MAX_SPLIT UINT64_MAX /* max_split_size unset: unlimited */
+
+typedef struct torch_conf {
+    uint64_t max_split_size_bytes;            /* TORCH_CONF_NO_MAX_SPLIT or MiB·2^20 */
+    uint64_t max_non_split_rounding_bytes;    /* default = large_segment_size */
+    uint64_t large_segment_size_bytes;        /* default 20 MiB (kLargeBuffer) */
+    double garbage_collection_threshold;      /* 0 = off, else in (0, 1) */
+    uint32_t roundup_power2_divisions[TORCH_CONF_ROUNDUP_INTERVALS]; /* 0 = off */
+    bool expandable_segments;
+    /* Keys PyTorch accepts that change nothing the simulator models. */
+    bool release_lock_on_cudamalloc;
+    char ignored[192]; /* comma-separated names of the accepted-but-ignored keys given */
+} torch_conf;
+
+/* The defaults PyTorch uses when PYTORCH_CUDA_ALLOC_CONF is unset. */
+void torch_conf_defaults(torch_conf *c);
+
+/* Parse text (NULL or "" = defaults) into *c. SIM_EUSAGE with a message naming the
+ * key and what PyTorch expects on any key or value PyTorch rejects;
+ * backend:cudaMallocAsync is a usage error pointing to the `async` strategy.
+ * *c is left with the defaults on error. */
+sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err);
+
+/* The divisions PyTorch uses for a (rounded ≥ 512) size: the entry of interval
+ * floor(log2 size) − 20, clamped to [0, 15]. */
+uint32_t torch_conf_divisions(const torch_conf *c, uint64_t size);
+
+/* "[1:0,2:0,4:8,...]" (MiB interval starts) into buf; returns buf. */
+char *torch_conf_format_divisions(const torch_conf *c, char *buf, uint64_t cap);
+
+#endif

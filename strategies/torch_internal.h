@@ -1,0 +1,33 @@
+/* torch_internal.h — test-only hooks into the `torch` strategy: deliberate state
+ * corruption, so that each invariant of the checker is shown to catch its breach.
+ * Never called by the engine or the command line. */
+#ifndef GPUSIM_TORCH_INTERNAL_H
+#define GPUSIM_TORCH_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "sim/strategy.h"
+
+typedef enum torch_corruption {
+    TORCH_CORRUPT_TILE_GAP = 0,       /* a block shrinks: its segment no longer tiles */
+    TORCH_CORRUPT_UNMERGED_FREE,      /* a free block is cut in two adjacent free blocks */
+    TORCH_CORRUPT_FREE_NOT_IN_SET,    /* a free block leaves its pool's set */
+    TORCH_CORRUPT_USED_IN_SET,        /* a used block enters its pool's set */
+    TORCH_CORRUPT_WRONG_POOL,         /* a segment claims the other pool */
+    TORCH_CORRUPT_ALLOCATED_COUNTER,  /* allocated_bytes.all.current drifts */
+    TORCH_CORRUPT_RESERVED_COUNTER,   /* reserved_bytes.all.current drifts */
+    TORCH_CORRUPT_ACTIVE_COUNTER,     /* active_bytes.all.current drifts */
+    TORCH_CORRUPT_REQUESTED_COUNTER,  /* requested_bytes.all.current drifts */
+    TORCH_CORRUPT_INACTIVE_SPLIT,     /* inactive_split_bytes.all.current drifts */
+    TORCH_CORRUPT_PEAK,               /* a peak falls below its current value */
+    TORCH_CORRUPT_FREE_BYTES,         /* the free-bytes counter of sample() drifts */
+    TORCH_CORRUPT_SET_ORDER,          /* a block's key changes while it sits in a set */
+    TORCH_CORRUPT_HANDLE,             /* a live allocation's handle loses its block */
+    TORCH_CORRUPT_COUNT
+} torch_corruption;
+
+/* Apply one corruption; returns false when the state has nothing to corrupt
+ * (e.g. no free block). The checker must then report it. */
+bool torch_debug_corrupt(strategy *s, torch_corruption kind);
+
+#endif

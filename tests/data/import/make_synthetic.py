@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Writes the synthetic inputs of tests/test_import.c (the real excerpts are cut by
+hand from ../shared/realtraces, see LICENSES.md). Run from this directory:
+    python3 make_synthetic.py
+snapshot_small.json / .pickle (protocol 4) / _p2.pickle (protocol 2): a PyTorch
+memory snapshot with a lost allocation at the start of the ring buffer, address
+reuse, free_requested -> free_completed delays, addresses next to 2^64 that a
+double would merge, segment events, an oom, an unknown action and a pending free
+at the end. tf_profile_small.json: a TensorFlow memory profile wrapped in a
+one-element array, int64 values as strings, out-of-order snapshots."""
+import json
+import pickle
+
+T = 1700000000000000            # time_us of the first entry (µs since the epoch)
+XB = 2**64 - 2 * 1024 * 1024    # a segment base above 2^53: XB and XB+512 are one double
+S = 94000000000000              # a cudaStream_t pointer value
+A = 0x7F0000000000
+
+def e(action, addr, size, dt, stream=0, **kw):
+    d = {"action": action, "addr": addr, "size": size, "stream": stream, "time_us": T + dt}
+    d.update(kw)
+    return d
+
+trace1 = [
+    e("free_requested", A + 0x600000, 1048576, 0),       # never seen allocated: a lost allocation
+    e("free_completed", A + 0x600000, 1048576, 5),
+    e("alloc", A + 0x400000, 2097152, 10),
+    e("segment_alloc", XB, 2097152, 20, S),
+    e("alloc", XB, 100, 21, S),
+    e("alloc", XB + 512, 300, 22, S),
+    e("free_requested", XB + 512, 300, 30, S),
+    e("alloc", A + 0x600000, 3000000, 31),                # address reused
+    e("free_completed", XB + 512, 300, 40, S),
+    e("free_completed", A + 0x600000, 3000000, 50),       # completed without a request entry
+    {"action": "oom", "device_free": 1234, "size": 10737418240, "stream": 0, "time_us": T + 60},
+    e("alloc", A + 0x600000, 1000, 70),                   # reused again
+    e("free_requested", A + 0x600000, 1000, 80),
+    e("free_completed", A + 0x600000, 1000, 80),          # same time: not deferred
+    e("snapshot", 0, 0, 90),
+    e("segment_free", A + 0x1000000, 2097152, 95),
+    e("alloc", A + 0x700000, 512, 100, frames=[{"filename": "train.py", "line": 12, "name": "step"}]),
+    e("annotate", 0, 0, 105),                             # an action gpusim does not know
+    e("free_requested", A + 0x700000, 512, 110),          # still pending at the end
+    e("snapshot", 0, 0, 120),
+]
+
+def blk(addr, size, req, state):
+    return {"address": addr, "size": size, "requested_size": req, "state": state, "frames": []}
+
+segments = [
+    {"device": 1, "address": A, "total_size": 20971520, "allocated_size": 6291456, "active_size": 7340032,
+     "requested_size": 6097152, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+     "is_expandable": False, "frames": [],
+     "blocks": [blk(A, 4194304, 4000000, "active_allocated"),          # lost: live since before the trace
+                blk(A + 0x400000, 2097152, 2097152, "active_allocated"),
+                blk(A + 0x600000, 1048576, 0, "inactive"),
+                blk(A + 0x700000, 1048576, 512, "active_pending_free"),
+                blk(A + 0x800000, 12582912, 0, "inactive")]},
+    {"device": 1, "address": XB, "total_size": 2097152, "allocated_size": 512, "active_size": 512,
+     "requested_size": 100, "stream": S, "segment_type": "small", "segment_pool_id": (0, 0),
+     "is_expandable": False, "frames": [],
+     "blocks": [blk(XB, 512, 100, "active_allocated"), blk(XB + 512, 2096640, 0, "inactive")]},
+    {"device": 0, "address": A + 0x40000000, "total_size": 2097152, "allocated_size": 2097152,
+     "active_size": 2097152, "requested_size": 2000000, "stream": 0, "segment_type": "large",
+     "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+     "blocks": [blk(A + 0x40000000, 2097152, 2000000, "active_allocated")]},
+]
+
+snapshot = {
+    "segments": segments,
+    "device_traces": [[], trace1],
+    "allocator_settings": {
+        "PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:256", "max_split_size": 268435456,
+        "garbage_collection_threshold": 0.0, "expandable_segments": False,
+        "pinned_num_register_threads": 1, "release_lock_on_cudamalloc": False,
+        "pinned_use_cuda_host_register": False,
+        "roundup_power2_divisions": {str(2**i): 0 for i in range(16)},
+    },
+    "external_annotations": [],
+}
+
+with open("snapshot_small.json", "w") as f:
+    json.dump(snapshot, f, indent=1)
+with open("snapshot_small.pickle", "wb") as f:
+    pickle.dump(snapshot, f, protocol=4)      # what torch.cuda.memory._dump_snapshot does
+with open("snapshot_small_p2.pickle", "wb") as f:
+    pickle.dump(snapshot, f, protocol=2)
+
+def snap(ps, act, req, alloc, addr, heap, op=""):
+    return {"timeOffsetPs": str(ps),
+            "aggregationStats": {"stackReservedBytes": "0", "heapAllocatedBytes": str(heap),
+                                 "freeMemoryBytes": str(16000000000 - heap), "fragmentation": 0,
+                                 "peakBytesInUse": "6144"},
+            "activityMetadata": {"memoryActivity": act, "requestedBytes": str(req),
+                                 "allocationBytes": str(alloc), "address": str(addr), "tfOpName": op,
+                                 "stepId": "3", "regionType": "output", "dataType": "float",
+                                 "tensorShape": "[10]"}}
+
+A0, A1, A2 = 139999999999000, 140000000000000, 140000000001024
+gpu = [
+    snap(1000000, "DEALLOCATION", 256, 256, A0, 1024),            # never seen allocated
+    snap(3000000, "ALLOCATION", 4000, 4096, A2, 6144, "dense/BiasAdd"),  # file order != time order
+    snap(2000000, "ALLOCATION", 1000, 1024, A1, 2048, "dense/MatMul"),
+    snap(4000000, "DEALLOCATION", 1000, 1024, A1, 5120, "dense/MatMul"),
+    snap(5000000, "ALLOCATION", 500, 512, A1, 5632),
+    snap(6000000, "ALLOCATION", 700, 768, A1, 5888),              # its deallocation was not sampled
+    snap(6500000, "ALLOCATION", 64, 64, 0, 5888, "unused preallocated device memory"),
+    snap(7000000, "RESERVATION", 0, 0, 0, 5888),
+]
+profile = [{
+    "memoryProfilePerAllocator": {
+        "gpu_host_bfc": {"memoryProfileSnapshots": [snap(10, "ALLOCATION", 8, 8, 77, 8)],
+                         "profileSummary": {"memoryCapacity": "68719476736"}},
+        "GPU_0_bfc": {
+            "memoryProfileSnapshots": gpu,
+            "profileSummary": {"peakBytesUsageLifetime": "9000",
+                               "peakStats": {"stackReservedBytes": "0", "heapAllocatedBytes": "6144",
+                                             "freeMemoryBytes": "15999993856", "fragmentation": 0.25,
+                                             "peakBytesInUse": "6144"},
+                               "peakStatsTimePs": "3000000", "memoryCapacity": "16000000000"},
+            "activeAllocations": [{"snapshotIndex": "1", "specialIndex": "-1", "numOccurrences": "1"}],
+            "specialAllocations": [], "sampledTimelineSnapshots": []},
+    },
+    "numHosts": 1, "memoryIds": ["GPU_0_bfc", "gpu_host_bfc"], "version": 1,
+}]
+with open("tf_profile_small.json", "w") as f:
+    json.dump(profile, f, indent=1)

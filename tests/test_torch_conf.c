@@ -1,0 +1,181 @@
+/* Check suite for strategies/torch_conf: PYTORCH_CUDA_ALLOC_CONF parsing. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/units.h"
+#include "strategies/torch_conf.h"
+#include "support/check_main.h"
+
+static sim_status parse(const char *text, torch_conf *c, sim_error *err)
+{
+    sim_error_clear(err);
+    return torch_conf_parse(text, c, err);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+    torch_conf c;
+    sim_error err;
+    sim_status st = parse(text, &c, &err);
+    ck_assert_msg(st == SIM_EUSAGE, "'%s' should be refused", text);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s': message '%s' lacks '%s'", text, err.msg, needle);
+}
+
+START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse(NULL, &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.max_split_size_bytes, TORCH_CONF_NO_MAX_SPLIT);
+    ck_assert_uint_eq(c.max_non_split_rounding_bytes, 20 * MiB);
+    ck_assert_uint_eq(c.large_segment_size_bytes, 20 * MiB);
+    ck_assert(c.garbage_collection_threshold == 0.0);
+    ck_assert(!c.expandable_segments);
+    for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+        ck_assert_uint_eq(c.roundup_power2_divisions[k], 0);
+    ck_assert_int_eq(parse("", &c, &err), SIM_OK);
+}
+END_TEST
+
+START_TEST(conf_should_read_every_native_key)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse("max_split_size_mb:128, max_non_split_rounding_mb:64,garbage_collection_threshold:0.6,"
+                           "expandable_segments:True,roundup_power2_divisions:4,backend:native",
+                           &c, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(c.max_split_size_bytes, 128 * MiB);
+    ck_assert_uint_eq(c.max_non_split_rounding_bytes, 64 * MiB);
+    ck_assert(c.garbage_collection_threshold > 0.59 && c.garbage_collection_threshold < 0.61);
+    ck_assert(c.expandable_segments);
+    for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+        ck_assert_uint_eq(c.roundup_power2_divisions[k], 4);
+}
+END_TEST
+
+START_TEST(conf_should_fill_the_roundup_table_from_the_list_form)
+{
+    torch_conf c;
+    sim_error err;
+    /* [64:8,256:4,>:1]: 64 → index log2(64) = 6, and the first key fills 0..5 too;
+     * 256 → index 8; index 7 (128 MiB) keeps 0; '>' fills 9..15 */
+    ck_assert_int_eq(parse("roundup_power2_divisions:[64:8,256:4,>:1]", &c, &err), SIM_OK);
+    const uint32_t want[TORCH_CONF_ROUNDUP_INTERVALS] = {8, 8, 8, 8, 8, 8, 8, 0, 4, 1, 1, 1, 1, 1, 1, 1};
+    for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+        ck_assert_msg(c.roundup_power2_divisions[k] == want[k], "index %u: %u, want %u", k,
+                      c.roundup_power2_divisions[k], want[k]);
+    /* 3 MiB: floor(log2) = 21 → index 1; 300 MiB: 28 → 8; 1 TiB: 40 → clamped 15 */
+    ck_assert_uint_eq(torch_conf_divisions(&c, 3 * MiB), 8);
+    ck_assert_uint_eq(torch_conf_divisions(&c, 300 * MiB), 4);
+    ck_assert_uint_eq(torch_conf_divisions(&c, 1 * TiB), 1);
+    ck_assert_uint_eq(torch_conf_divisions(&c, 512), 8); /* below 1 MiB: index 0 */
+}
+END_TEST
+
+START_TEST(conf_should_read_large_segment_size_first)
+{
+    torch_conf c;
+    sim_error err;
+    /* the minimum of max_non_split_rounding_mb is large_segment_size_mb, whatever
+     * the order of the keys; its default follows large_segment_size_mb */
+    ck_assert_int_eq(parse("large_segment_size_mb:40", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.large_segment_size_bytes, 40 * MiB);
+    ck_assert_uint_eq(c.max_non_split_rounding_bytes, 40 * MiB);
+    expect_error("max_non_split_rounding_mb:30,large_segment_size_mb:40", "must be >= 40");
+    ck_assert_int_eq(parse("max_non_split_rounding_mb:40,large_segment_size_mb:40", &c, &err), SIM_OK);
+}
+END_TEST
+
+START_TEST(conf_should_accept_and_note_the_harmless_keys)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse("release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,"
+                           "pinned_num_register_threads:8,pinned_use_background_threads:True",
+                           &c, &err),
+                     SIM_OK);
+    ck_assert(c.release_lock_on_cudamalloc);
+    ck_assert_ptr_nonnull(strstr(c.ignored, "pinned_num_register_threads"));
+    ck_assert_ptr_nonnull(strstr(c.ignored, "release_lock_on_cudamalloc"));
+}
+END_TEST
+
+START_TEST(conf_should_refuse_what_pytorch_refuses)
+{
+    expect_error("max_split_size_mb:19", "must be >= 20");
+    expect_error("max_split_size_mb:19", "never split");
+    expect_error("max_non_split_rounding_mb:19", "must be >= 20");
+    expect_error("large_segment_size_mb:10", "must be >= 11");
+    expect_error("garbage_collection_threshold:1.0", "(0.0, 1.0)");
+    expect_error("garbage_collection_threshold:0", "(0.0, 1.0)");
+    expect_error("roundup_power2_divisions:3", "power of 2");
+    expect_error("roundup_power2_divisions:0", "power of 2");
+    expect_error("roundup_power2_divisions:[64:3]", "power of 2");
+    expect_error("roundup_power2_divisions:[65:4]", "power of 2");
+    expect_error("roundup_power2_divisions:[64:4", "closing");
+    expect_error("expandable_segments:true", "True/False");
+    expect_error("backend:cudaMallocAsync", "--strategy=async");
+    expect_error("backend:other", "unknown allocator backend");
+    expect_error("max_split_size_mb", "expected ':'");
+    expect_error("max_split_size_mb:", "has no value");
+    expect_error("max_split_size_mb:20abc", "non-negative integer");
+    expect_error("max_split_size_mb:20;expandable_segments:True", "non-negative integer");
+    expect_error("max_split_size_mb:20 expandable_segments:True", "non-negative integer");
+    expect_error("expandable_segments:True:False", "expected ','");
+    expect_error("foo:1", "unrecognized key 'foo'");
+    expect_error("pinned_num_register_threads:3", "power of 2");
+    expect_error(",", "expected a key");
+}
+END_TEST
+
+START_TEST(conf_should_leave_defaults_after_an_error)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse("expandable_segments:True,max_split_size_mb:1", &c, &err), SIM_EUSAGE);
+    ck_assert(!c.expandable_segments);
+    ck_assert_uint_eq(c.max_split_size_bytes, TORCH_CONF_NO_MAX_SPLIT);
+}
+END_TEST
+
+START_TEST(conf_should_let_a_later_key_override_an_earlier_one)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse("expandable_segments:True,expandable_segments:False", &c, &err), SIM_OK);
+    ck_assert(!c.expandable_segments);
+}
+END_TEST
+
+START_TEST(conf_should_format_the_roundup_table)
+{
+    torch_conf c;
+    sim_error err;
+    char buf[256];
+    ck_assert_int_eq(parse("roundup_power2_divisions:[2:4,>:2]", &c, &err), SIM_OK);
+    /* 2 → index 1 (fills index 0 too); '>' fills 2..15 */
+    ck_assert_str_eq(torch_conf_format_divisions(&c, buf, sizeof buf),
+                     "[1:4,2:4,4:2,8:2,16:2,32:2,64:2,128:2,256:2,512:2,1024:2,2048:2,4096:2,8192:2,16384:2,32768:2]");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("torch_conf");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, conf_should_give_pytorch_defaults_for_an_empty_string);
+    tcase_add_test(tc, conf_should_read_every_native_key);
+    tcase_add_test(tc, conf_should_fill_the_roundup_table_from_the_list_form);
+    tcase_add_test(tc, conf_should_read_large_segment_size_first);
+    tcase_add_test(tc, conf_should_accept_and_note_the_harmless_keys);
+    tcase_add_test(tc, conf_should_refuse_what_pytorch_refuses);
+    tcase_add_test(tc, conf_should_leave_defaults_after_an_error);
+    tcase_add_test(tc, conf_should_let_a_later_key_override_an_earlier_one);
+    tcase_add_test(tc, conf_should_format_the_roundup_table);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+GPUSIM_CHECK_MAIN(suite)

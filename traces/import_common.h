@@ -1,0 +1,126 @@
+/* import_common.h — what the importers of recorded formats share (input.h is their
+ * front door): the document an importer builds (native events, synthetic
+ * start-of-trace allocations, recorded reference values, warnings, header), the
+ * address → live-allocation map used for pairing, and helpers to read JSON values
+ * with messages that name the file and the record. Not for use outside traces/. */
+#ifndef GPUSIM_IMPORT_COMMON_H
+#define GPUSIM_IMPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/event.h"
+#include "sim/status.h"
+#include "traces/input.h"
+#include "traces/json.h"
+#include "traces/trace.h"
+
+#define IMP_MAX_WARNINGS 16u
+
+typedef struct imp_event {
+    uint64_t t, ready_t;     /* ns as recorded (rebased by imp_doc_finish) */
+    uint64_t id, size;
+    uint64_t rec_allocated, rec_reserved;
+    uint64_t str;            /* tag (alloc) or name (mark): 1 + offset into the string pool, 0 = none */
+    uint32_t stream;
+    uint8_t op;              /* sim_op */
+    uint8_t has_point;       /* rec_* are set */
+} imp_event;
+
+typedef struct imp_doc {
+    char path[512];
+    input_format format;
+    imp_event *ev;           /* recorded events, in time order */
+    size_t n, cap;
+    imp_event *pre;          /* synthetic allocations live at the start */
+    size_t n_pre, cap_pre;
+    char *pool;              /* strings */
+    size_t pool_len, pool_cap;
+    uint64_t next_id;
+    uint64_t t_origin;       /* ns subtracted from every time (the first recorded event's t) */
+    trace_header header;
+    char *alloc_conf;
+    char warnings[IMP_MAX_WARNINGS][320];
+    uint32_t n_warnings;
+    input_recorded rec;
+    bool has_allocated, has_reserved;  /* which rec_* columns the importer fills */
+    /* after imp_doc_finish */
+    sim_event *out;          /* n_pre + n events, strings resolved */
+    uint64_t *col_alloc, *col_resv;
+    uint8_t *col_has;
+    /* stream ids: recorded stream values → small native stream numbers */
+    int64_t *streams;
+    uint32_t n_streams, cap_streams;
+    sim_error *err;          /* where imp_fail reports */
+} imp_doc;
+
+void imp_doc_init(imp_doc *d, const char *path, input_format f);
+void imp_doc_release(imp_doc *d);
+/* Append a recorded event (ids are given by the caller: imp_new_id). NULL on ENOMEM. */
+imp_event *imp_push(imp_doc *d);
+/* Append a synthetic allocation live at the start of the trace (t = 0). */
+imp_event *imp_push_pre(imp_doc *d);
+uint64_t imp_new_id(imp_doc *d);
+/* Copy s into the pool; returns the imp_event.str value (0 on ENOMEM). */
+uint64_t imp_str(imp_doc *d, const char *s);
+/* The native stream number for a recorded stream value (0 stays 0; others are
+ * numbered 1, 2, ... in order of first appearance). UINT32_MAX on ENOMEM. */
+uint32_t imp_stream(imp_doc *d, int64_t recorded);
+/* printf-style warning for the user (kept at most IMP_MAX_WARNINGS). */
+void imp_warn(imp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Rebase times, build the output arrays and the recorded curves. extra_meta is
+ * a JSON fragment of more "imported_from" members (",\"device\":1"), or "". */
+sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err);
+
+/* ---- address → value map (open addressing, linear probing, backward-shift delete) */
+typedef struct imp_map_slot {
+    uint64_t key;
+    uint64_t a, b, c;        /* the importer's values */
+    bool used;
+} imp_map_slot;
+
+typedef struct imp_map {
+    imp_map_slot *slots;
+    size_t cap, n;
+} imp_map;
+
+void imp_map_init(imp_map *m);
+void imp_map_release(imp_map *m);
+imp_map_slot *imp_map_find(imp_map *m, uint64_t key);
+/* Insert key (must be absent); NULL on ENOMEM. */
+imp_map_slot *imp_map_insert(imp_map *m, uint64_t key);
+void imp_map_remove(imp_map *m, imp_map_slot *s);
+
+/* ---- reading JSON values; every error is SIM_ETRACE naming the file, the JSON
+ * line (0 for pickles) and the record, e.g. "traceEvents[812]" */
+typedef struct imp_loc {
+    const char *name;        /* "traceEvents", "device_traces[0]" */
+    uint64_t i;              /* index in it */
+} imp_loc;
+
+/* "name[i]" into buf. */
+const char *imp_loc_text(const imp_loc *l, char *buf, size_t cap);
+/* Fill err: "<loc>: <message>" at the value's line. */
+sim_status imp_fail(const imp_doc *d, const json_value *at, const imp_loc *l, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Where imp_fail and the getters report (set before an import starts). */
+void imp_set_err(imp_doc *d, sim_error *err);
+/* An integer as number or decimal string ("123", as protobuf JSON writes int64),
+ * 0 ≤ value ≤ max. Missing and not required: *present false, *out untouched. */
+sim_status imp_get_u64(const imp_doc *d, const json_value *obj, const char *key, bool required, uint64_t max,
+                       uint64_t *out, bool *present, const imp_loc *l);
+/* Same for signed values, |value| ≤ 2^63−1. */
+sim_status imp_get_i64(const imp_doc *d, const json_value *obj, const char *key, bool required, int64_t *out,
+                       bool *present, const imp_loc *l);
+/* A string member, NULL if missing (or null); an error if of another type. */
+sim_status imp_get_str(const imp_doc *d, const json_value *obj, const char *key, bool required,
+                       const char **out, const imp_loc *l);
+/* A non-negative number's text (maybe fractional, maybe with an exponent) × 10^pow10,
+ * exactly, truncated to an integer: µs → ns is pow10 = 3, ps → ns is −3. A decimal
+ * string is accepted too. false when negative, not a number or above 2^64−1. */
+bool imp_decimal_scaled(const json_value *v, int pow10, uint64_t *out);
+/* The basename of a path. */
+const char *imp_basename(const char *path);
+
+#endif

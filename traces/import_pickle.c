@@ -1,0 +1,612 @@
+/* A restricted unpickler: plain data only, never executes anything. */
+#include "import_pickle.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PK_MAX_DEPTH 100
+#define PK_MAX_STACK ((size_t)1 << 26)
+
+typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_LIST, PK_TUPLE, PK_DICT } pk_kind;
+
+typedef struct pk_obj {
+    pk_kind kind;
+    uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
+    struct pk_obj **items;
+    const char *text;         /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
+    uint32_t len;
+} pk_obj;
+
+typedef struct pk_chunk {
+    struct pk_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} pk_chunk;
+
+typedef struct pk_objs {
+    struct pk_objs *next;
+    size_t n;
+    pk_obj o[4096];
+} pk_objs;
+
+struct pickle_doc {
+    pk_chunk *chunks;
+    pk_objs *objs;
+    uint64_t n_objs;
+};
+
+static void *arena(pickle_doc *d, size_t size)
+{
+    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (d->chunks == NULL || d->chunks->cap - d->chunks->used < size) {
+        size_t cap = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
+        pk_chunk *c = malloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->next = d->chunks;
+        c->used = 0;
+        c->cap = cap;
+        d->chunks = c;
+    }
+    void *p = (char *)d->chunks->data + d->chunks->used;
+    d->chunks->used += size;
+    return p;
+}
+
+static pk_obj *new_obj(pickle_doc *d, pk_kind k)
+{
+    if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
+        pk_objs *o = malloc(sizeof *o);
+        if (o == NULL)
+            return NULL;
+        o->next = d->objs;
+        o->n = 0;
+        d->objs = o;
+    }
+    pk_obj *p = &d->objs->o[d->objs->n++];
+    memset(p, 0, sizeof *p);
+    p->kind = k;
+    d->n_objs++;
+    return p;
+}
+
+void pickle_free(pickle_doc *d)
+{
+    if (d == NULL)
+        return;
+    for (pk_objs *o = d->objs, *next; o; o = next) {
+        next = o->next;
+        for (size_t i = 0; i < o->n; i++)
+            free(o->o[i].items);
+        free(o);
+    }
+    for (pk_chunk *c = d->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(d);
+}
+
+static bool obj_push(pk_obj *o, pk_obj *item)
+{
+    if (o->n == o->cap) {
+        uint32_t c = o->cap ? o->cap * 2 : 4;
+        if (c < o->cap)
+            return false;
+        pk_obj **it = realloc(o->items, (size_t)c * sizeof *it);
+        if (it == NULL)
+            return false;
+        o->items = it;
+        o->cap = c;
+    }
+    o->items[o->n++] = item;
+    return true;
+}
+
+typedef struct pk_reader {
+    const char *path;
+    const unsigned char *p;
+    size_t len, pos;
+    pickle_doc *doc;
+    sim_error *err;
+    pk_obj **stack;
+    size_t sp, scap;
+    size_t *marks;
+    size_t mp, mcap;
+    pk_obj **memo;
+    size_t memo_cap;
+    uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
+    uint64_t budget;       /* JSON nodes the conversion may still create */
+} pk_reader;
+
+static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu: %s", at, msg);
+}
+
+static sim_status nomem(pk_reader *r)
+{
+    return sim_error_set(r->err, SIM_ENOMEM, r->path, 0, 0, "out of memory reading the pickle");
+}
+
+static bool need(pk_reader *r, size_t n)
+{
+    return r->len - r->pos >= n;
+}
+
+static uint64_t le(const unsigned char *b, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = n; i-- > 0;)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static sim_status push(pk_reader *r, pk_obj *o)
+{
+    if (o == NULL)
+        return nomem(r);
+    if (r->sp == r->scap) {
+        size_t c = r->scap ? r->scap * 2 : 256;
+        if (c > PK_MAX_STACK)
+            return fail(r, r->pos, "the pickle stack grows beyond %zu entries", PK_MAX_STACK);
+        pk_obj **s = realloc(r->stack, c * sizeof *s);
+        if (s == NULL)
+            return nomem(r);
+        r->stack = s;
+        r->scap = c;
+    }
+    r->stack[r->sp++] = o;
+    return SIM_OK;
+}
+
+static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
+{
+    pk_obj *o = new_obj(r->doc, PK_INT);
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%s%" PRIu64, neg ? "-" : "", mag);
+    char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+    if (t == NULL)
+        return NULL;
+    memcpy(t, buf, (size_t)n + 1);
+    o->text = t;
+    o->len = (uint32_t)n;
+    return o;
+}
+
+/* LONG1/LONG4: little-endian two's complement of n bytes. */
+static sim_status read_long(pk_reader *r, size_t at, const unsigned char *b, size_t n)
+{
+    while (n > 1 && ((b[n - 1] == 0x00 && !(b[n - 2] & 0x80)) || (b[n - 1] == 0xFF && (b[n - 2] & 0x80))))
+        n--;
+    if (n == 0)
+        return push(r, int_obj(r, false, 0));
+    if (n == 9 && b[8] == 0x00)
+        return push(r, int_obj(r, false, le(b, 8)));
+    if (n > 8)
+        return fail(r, at, "an integer wider than 64 bits");
+    uint64_t v = le(b, n);
+    if (b[n - 1] & 0x80) {
+        if (n < 8)
+            v |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+        return push(r, int_obj(r, true, ~v + 1));
+    }
+    return push(r, int_obj(r, false, v));
+}
+
+static sim_status read_str(pk_reader *r, size_t at, size_t n)
+{
+    if (!need(r, n))
+        return fail(r, at, "truncated (a string of %zu bytes runs past the end)", n);
+    if (n > UINT32_MAX)
+        return fail(r, at, "a string longer than 4 GiB");
+    pk_obj *o = new_obj(r->doc, PK_STR);
+    char *t = o ? arena(r->doc, n + 1) : NULL;
+    if (t == NULL)
+        return nomem(r);
+    memcpy(t, r->p + r->pos, n);
+    t[n] = '\0';
+    r->pos += n;
+    o->text = t;
+    o->len = (uint32_t)n;
+    return push(r, o);
+}
+
+static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
+{
+    if (r->sp == 0)
+        return fail(r, at, "memo store with an empty stack");
+    if (key >= (1u << 28))
+        return fail(r, at, "memo index %" PRIu64 " is too large", key);
+    if (key >= r->memo_cap) {
+        size_t c = r->memo_cap ? r->memo_cap : 256;
+        while (c <= key)
+            c *= 2;
+        pk_obj **m = realloc(r->memo, c * sizeof *m);
+        if (m == NULL)
+            return nomem(r);
+        memset(m + r->memo_cap, 0, (c - r->memo_cap) * sizeof *m);
+        r->memo = m;
+        r->memo_cap = c;
+    }
+    if (r->memo[key] == NULL)
+        r->memo_len++;
+    r->memo[key] = r->stack[r->sp - 1];
+    return SIM_OK;
+}
+
+static sim_status memo_get(pk_reader *r, size_t at, uint64_t key)
+{
+    if (key >= r->memo_cap || r->memo[key] == NULL)
+        return fail(r, at, "memo index %" PRIu64 " was never stored", key);
+    return push(r, r->memo[key]);
+}
+
+/* Pop back to the last MARK; the items are r->stack[*base .. r->sp). */
+static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
+{
+    if (r->mp == 0)
+        return fail(r, at, "no MARK to pop to");
+    *base = r->marks[--r->mp];
+    if (*base > r->sp)
+        return fail(r, at, "corrupt MARK");
+    return SIM_OK;
+}
+
+static const char *opcode_name(unsigned char op)
+{
+    switch (op) {
+    case 'c': return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 'R': return "REDUCE";
+    case 'b': return "BUILD";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 0x82: case 0x83: case 0x84: return "EXT";
+    case 'B': case 'C': case 0x8e: return "BINBYTES";
+    case 0x96: return "BYTEARRAY8";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    case 0x8f: return "EMPTY_SET";
+    case 0x90: return "ADDITEMS";
+    case 0x91: return "FROZENSET";
+    case 'I': return "INT (protocol 0)";
+    case 'L': return "LONG (protocol 0)";
+    case 'F': return "FLOAT (protocol 0)";
+    case 'S': case 'T': case 'U': case 'V': return "STRING (protocol 0/1)";
+    case 'p': case 'g': return "PUT/GET (protocol 0)";
+    case '0': return "POP";
+    case '1': return "POP_MARK";
+    case '2': return "DUP";
+    case 'l': return "LIST";
+    case 'd': return "DICT";
+    default: return "unknown";
+    }
+}
+
+static sim_status run(pk_reader *r, pk_obj **result)
+{
+    for (;;) {
+        size_t at = r->pos;
+        if (!need(r, 1))
+            return fail(r, at, "truncated (the pickle ends without STOP)");
+        unsigned char op = r->p[r->pos++];
+        sim_status st = SIM_OK;
+        size_t base = 0;
+        switch (op) {
+        case 0x80: /* PROTO */
+            if (!need(r, 1))
+                return fail(r, at, "truncated");
+            if (r->p[r->pos] < 2 || r->p[r->pos] > 5)
+                return fail(r, at, "pickle protocol %u (gpusim reads protocols 2 to 5)", r->p[r->pos]);
+            r->pos++;
+            break;
+        case 0x95: /* FRAME: a length prefix only */
+            if (!need(r, 8))
+                return fail(r, at, "truncated");
+            r->pos += 8;
+            break;
+        case '}': st = push(r, new_obj(r->doc, PK_DICT)); break;
+        case ']': st = push(r, new_obj(r->doc, PK_LIST)); break;
+        case ')': st = push(r, new_obj(r->doc, PK_TUPLE)); break;
+        case 'N': st = push(r, new_obj(r->doc, PK_NONE)); break;
+        case 0x88: st = push(r, new_obj(r->doc, PK_TRUE)); break;
+        case 0x89: st = push(r, new_obj(r->doc, PK_FALSE)); break;
+        case '(': /* MARK */
+            if (r->mp == r->mcap) {
+                size_t c = r->mcap ? r->mcap * 2 : 64;
+                size_t *m = realloc(r->marks, c * sizeof *m);
+                if (m == NULL)
+                    return nomem(r);
+                r->marks = m;
+                r->mcap = c;
+            }
+            r->marks[r->mp++] = r->sp;
+            break;
+        case 'u': /* SETITEMS */
+        case 'e': /* APPENDS */
+        case 't': /* TUPLE */ {
+            if ((st = pop_mark(r, at, &base)) != SIM_OK)
+                return st;
+            pk_obj *target;
+            if (op == 't') {
+                target = new_obj(r->doc, PK_TUPLE);
+                if (target == NULL)
+                    return nomem(r);
+            } else {
+                if (base == 0)
+                    return fail(r, at, "%s without a container below the MARK", op == 'u' ? "SETITEMS" : "APPENDS");
+                target = r->stack[base - 1];
+                if (target->kind != (op == 'u' ? PK_DICT : PK_LIST))
+                    return fail(r, at, "%s on something that is not a %s", op == 'u' ? "SETITEMS" : "APPENDS",
+                                op == 'u' ? "dict" : "list");
+                if (op == 'u' && (r->sp - base) % 2)
+                    return fail(r, at, "SETITEMS with an odd number of items");
+            }
+            for (size_t i = base; i < r->sp; i++)
+                if (!obj_push(target, r->stack[i]))
+                    return nomem(r);
+            r->sp = base;
+            if (op == 't')
+                st = push(r, target);
+            break;
+        }
+        case 's': /* SETITEM */
+        case 'a': /* APPEND */ {
+            size_t k = op == 's' ? 3 : 2;
+            if (r->sp < k)
+                return fail(r, at, "%s with too few items on the stack", op == 's' ? "SETITEM" : "APPEND");
+            pk_obj *target = r->stack[r->sp - k];
+            if (target->kind != (op == 's' ? PK_DICT : PK_LIST))
+                return fail(r, at, "%s on something that is not a %s", op == 's' ? "SETITEM" : "APPEND",
+                            op == 's' ? "dict" : "list");
+            for (size_t i = r->sp - k + 1; i < r->sp; i++)
+                if (!obj_push(target, r->stack[i]))
+                    return nomem(r);
+            r->sp -= k - 1;
+            break;
+        }
+        case 0x85: case 0x86: case 0x87: { /* TUPLE1..3 */
+            size_t k = (size_t)(op - 0x84);
+            if (r->sp < k)
+                return fail(r, at, "TUPLE%zu with too few items on the stack", k);
+            pk_obj *t = new_obj(r->doc, PK_TUPLE);
+            if (t == NULL)
+                return nomem(r);
+            for (size_t i = r->sp - k; i < r->sp; i++)
+                if (!obj_push(t, r->stack[i]))
+                    return nomem(r);
+            r->sp -= k;
+            st = push(r, t);
+            break;
+        }
+        case 'X': /* BINUNICODE */
+            if (!need(r, 4))
+                return fail(r, at, "truncated");
+            r->pos += 4;
+            st = read_str(r, at, (size_t)le(r->p + r->pos - 4, 4));
+            break;
+        case 0x8c: /* SHORT_BINUNICODE */
+            if (!need(r, 1))
+                return fail(r, at, "truncated");
+            r->pos += 1;
+            st = read_str(r, at, r->p[r->pos - 1]);
+            break;
+        case 0x8d: { /* BINUNICODE8 */
+            if (!need(r, 8))
+                return fail(r, at, "truncated");
+            uint64_t n = le(r->p + r->pos, 8);
+            r->pos += 8;
+            if (n > SIZE_MAX)
+                return fail(r, at, "a string longer than the address space");
+            st = read_str(r, at, (size_t)n);
+            break;
+        }
+        case 'K': /* BININT1 */
+            if (!need(r, 1))
+                return fail(r, at, "truncated");
+            st = push(r, int_obj(r, false, r->p[r->pos]));
+            r->pos += 1;
+            break;
+        case 'M': /* BININT2 */
+            if (!need(r, 2))
+                return fail(r, at, "truncated");
+            st = push(r, int_obj(r, false, le(r->p + r->pos, 2)));
+            r->pos += 2;
+            break;
+        case 'J': { /* BININT: signed 32-bit */
+            if (!need(r, 4))
+                return fail(r, at, "truncated");
+            uint32_t u = (uint32_t)le(r->p + r->pos, 4);
+            r->pos += 4;
+            bool neg = (u & 0x80000000u) != 0;
+            st = push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
+            break;
+        }
+        case 0x8a: case 0x8b: { /* LONG1, LONG4 */
+            size_t w = op == 0x8a ? 1 : 4;
+            if (!need(r, w))
+                return fail(r, at, "truncated");
+            uint64_t n = le(r->p + r->pos, w);
+            r->pos += w;
+            if (op == 0x8b && (n & 0x80000000u))
+                return fail(r, at, "LONG4 with a negative length");
+            if (!need(r, (size_t)n))
+                return fail(r, at, "truncated (an integer runs past the end)");
+            st = read_long(r, at, r->p + r->pos, (size_t)n);
+            r->pos += (size_t)n;
+            break;
+        }
+        case 'G': { /* BINFLOAT: big-endian IEEE double */
+            if (!need(r, 8))
+                return fail(r, at, "truncated");
+            uint64_t u = 0;
+            for (int i = 0; i < 8; i++)
+                u = (u << 8) | r->p[r->pos + (size_t)i];
+            r->pos += 8;
+            double x;
+            memcpy(&x, &u, sizeof x);
+            if (x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308)
+                return fail(r, at, "a float that is not finite");
+            pk_obj *o = new_obj(r->doc, PK_FLOAT);
+            char buf[40];
+            int n = snprintf(buf, sizeof buf, "%.17g", x);
+            char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+            if (t == NULL)
+                return nomem(r);
+            memcpy(t, buf, (size_t)n + 1);
+            o->text = t;
+            o->len = (uint32_t)n;
+            st = push(r, o);
+            break;
+        }
+        case 0x94: /* MEMOIZE: the key is the number of memo entries so far */
+            st = memo_put(r, at, r->memo_len);
+            break;
+        case 'q': /* BINPUT */
+            if (!need(r, 1))
+                return fail(r, at, "truncated");
+            st = memo_put(r, at, r->p[r->pos++]);
+            break;
+        case 'r': /* LONG_BINPUT */
+            if (!need(r, 4))
+                return fail(r, at, "truncated");
+            r->pos += 4;
+            st = memo_put(r, at, le(r->p + r->pos - 4, 4));
+            break;
+        case 'h': /* BINGET */
+            if (!need(r, 1))
+                return fail(r, at, "truncated");
+            st = memo_get(r, at, r->p[r->pos++]);
+            break;
+        case 'j': /* LONG_BINGET */
+            if (!need(r, 4))
+                return fail(r, at, "truncated");
+            r->pos += 4;
+            st = memo_get(r, at, le(r->p + r->pos - 4, 4));
+            break;
+        case '.': /* STOP */
+            if (r->sp != 1 || r->mp != 0)
+                return fail(r, at, "STOP with %zu values on the stack (expected exactly one)", r->sp);
+            *result = r->stack[0];
+            return SIM_OK;
+        default:
+            return fail(r, at,
+                        "opcode 0x%02x (%s) is outside the subset gpusim reads: a memory snapshot is plain data "
+                        "(dicts, lists, tuples, strings, numbers, booleans, None), and gpusim never imports or "
+                        "calls anything a pickle names",
+                        op, opcode_name(op));
+        }
+        if (st != SIM_OK)
+            return st;
+    }
+}
+
+/* ---------------------------------------------------------------- to the JSON DOM */
+
+static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int depth)
+{
+    memset(v, 0, sizeof *v);
+    if (depth > PK_MAX_DEPTH)
+        return fail(r, r->len, "nesting deeper than %d", PK_MAX_DEPTH);
+    if (r->budget == 0)
+        return fail(r, r->len, "shared references expand to too many values");
+    r->budget--;
+    switch (o->kind) {
+    case PK_NONE: v->type = JSON_NULL; return SIM_OK;
+    case PK_TRUE: v->type = JSON_TRUE; return SIM_OK;
+    case PK_FALSE: v->type = JSON_FALSE; return SIM_OK;
+    case PK_INT:
+    case PK_FLOAT:
+        v->type = JSON_NUMBER;
+        v->u.num = o->text;
+        v->len = o->len;
+        return SIM_OK;
+    case PK_STR:
+        v->type = JSON_STRING;
+        v->u.str = o->text;
+        v->len = o->len;
+        return SIM_OK;
+    case PK_LIST:
+    case PK_TUPLE: {
+        v->type = JSON_ARRAY;
+        v->len = o->n;
+        json_value *items = arena(r->doc, (size_t)(o->n ? o->n : 1) * sizeof *items);
+        if (items == NULL)
+            return nomem(r);
+        v->u.items = items;
+        for (uint32_t i = 0; i < o->n; i++) {
+            sim_status st = to_json(r, o->items[i], &items[i], depth + 1);
+            if (st != SIM_OK)
+                return st;
+        }
+        return SIM_OK;
+    }
+    case PK_DICT: {
+        v->type = JSON_OBJECT;
+        v->len = o->n / 2;
+        json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
+        if (m == NULL)
+            return nomem(r);
+        v->u.members = m;
+        for (uint32_t i = 0; i < v->len; i++) {
+            const pk_obj *k = o->items[2 * i];
+            if (k->kind != PK_STR && k->kind != PK_INT)
+                return fail(r, r->len, "a dict key that is not a string or an integer");
+            m[i].key = k->text;
+            sim_status st = to_json(r, o->items[2 * i + 1], &m[i].value, depth + 1);
+            if (st != SIM_OK)
+                return st;
+        }
+        return SIM_OK;
+    }
+    }
+    return fail(r, r->len, "internal: unknown value kind");
+}
+
+sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, pickle_doc **doc,
+                        const json_value **root, sim_error *err)
+{
+    *doc = NULL;
+    *root = NULL;
+    pk_reader r = {.path = path, .p = data, .len = len, .err = err};
+    r.doc = calloc(1, sizeof *r.doc);
+    if (r.doc == NULL)
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    pk_obj *top = NULL;
+    sim_status st = run(&r, &top);
+    json_value *v = NULL;
+    if (st == SIM_OK) {
+        /* shared (memoized) containers are copied; bound the copies so a crafted
+         * pickle cannot expand exponentially */
+        r.budget = 4 * r.doc->n_objs + 1024;
+        v = arena(r.doc, sizeof *v);
+        st = v ? to_json(&r, top, v, 0) : nomem(&r);
+    }
+    free(r.stack);
+    free(r.marks);
+    free(r.memo);
+    if (st != SIM_OK) {
+        pickle_free(r.doc);
+        return st;
+    }
+    *doc = r.doc;
+    *root = v;
+    return SIM_OK;
+}

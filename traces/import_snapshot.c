@@ -1,0 +1,458 @@
+/* PyTorch memory snapshot → native events. */
+#include "import_snapshot.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/buf.h"
+
+/* live-map values: a = id, b = index of the free event in d->ev + 1 (0: no free yet), c = record index */
+
+static bool is_active_state(const char *s)
+{
+    return strcmp(s, "active_allocated") == 0 || strcmp(s, "active_pending_free") == 0 ||
+           strcmp(s, "active_awaiting_free") == 0;
+}
+
+/* A stream value: cudaStream_t as int64 (or as an unsigned pointer above 2^63). */
+static sim_status get_stream(imp_doc *d, const json_value *o, const imp_loc *l, uint32_t *out)
+{
+    int64_t s = 0;
+    const json_value *v = json_get(o, "stream");
+    if (v == NULL || v->type == JSON_NULL) {
+        *out = 0;
+        return SIM_OK;
+    }
+    uint64_t u = 0;
+    if (v->type == JSON_NUMBER && json_to_u64(v, UINT64_MAX, &u) == JSON_INT_OK) {
+        s = (int64_t)u;
+    } else {
+        sim_status st = imp_get_i64(d, o, "stream", false, &s, NULL, l);
+        if (st != SIM_OK)
+            return st;
+    }
+    *out = imp_stream(d, s);
+    if (*out == UINT32_MAX)
+        return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    return SIM_OK;
+}
+
+static sim_status alloc_conf(imp_doc *d, const json_value *root)
+{
+    const json_value *s = root->type == JSON_OBJECT ? json_get(root, "allocator_settings") : NULL;
+    imp_loc l = {"allocator_settings", UINT64_MAX};
+    if (s == NULL || s->type == JSON_NULL)
+        return SIM_OK;
+    if (s->type != JSON_OBJECT)
+        return imp_fail(d, s, &l, "must be an object, not %s", json_type_name(s->type));
+    sim_buf b;
+    sim_buf_init(&b);
+    const json_value *v;
+    if ((v = json_get(s, "max_split_size")) != NULL && v->type == JSON_NUMBER) {
+        uint64_t mss = 0;
+        /* -1 (or SIZE_MAX) means unlimited, the default */
+        if (json_to_u64(v, UINT64_MAX, &mss) == JSON_INT_OK && mss != 0 && mss != UINT64_MAX)
+            sim_buf_printf(&b, "%smax_split_size_mb:%" PRIu64, b.len ? "," : "", mss >> 20);
+    }
+    if ((v = json_get(s, "garbage_collection_threshold")) != NULL && v->type == JSON_NUMBER &&
+        json_to_double(v) > 0.0)
+        sim_buf_printf(&b, "%sgarbage_collection_threshold:%.*s", b.len ? "," : "", (int)v->len, v->u.num);
+    if ((v = json_get(s, "expandable_segments")) != NULL && v->type == JSON_TRUE)
+        sim_buf_printf(&b, "%sexpandable_segments:True", b.len ? "," : "");
+    if ((v = json_get(s, "roundup_power2_divisions")) != NULL && v->type == JSON_OBJECT) {
+        bool any = false;
+        for (uint32_t i = 0; i < v->len; i++) {
+            uint64_t x = 0;
+            const json_value *m = &v->u.members[i].value;
+            if (m->type == JSON_NUMBER && json_to_u64(m, UINT64_MAX, &x) == JSON_INT_OK && x != 0)
+                any = true;
+        }
+        if (any) {
+            sim_buf_printf(&b, "%sroundup_power2_divisions:[", b.len ? "," : "");
+            for (uint32_t i = 0; i < v->len; i++) {
+                const json_value *m = &v->u.members[i].value;
+                if (m->type != JSON_NUMBER)
+                    continue;
+                sim_buf_printf(&b, "%s%s:%.*s", i ? "," : "", v->u.members[i].key, (int)m->len, m->u.num);
+            }
+            sim_buf_puts(&b, "]");
+        }
+    }
+    if (b.len == 0) {
+        /* no recognised field differs from the defaults: keep the environment string if any */
+        const json_value *env = json_get(s, "PYTORCH_CUDA_ALLOC_CONF");
+        if (env && env->type == JSON_STRING && env->u.str[0])
+            sim_buf_puts(&b, env->u.str);
+    }
+    if (b.oom) {
+        sim_buf_release(&b);
+        return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    }
+    d->alloc_conf = b.len ? b.data : NULL;
+    if (b.len == 0)
+        sim_buf_release(&b);
+    return SIM_OK;
+}
+
+typedef struct seg_block {
+    uint64_t addr, size;
+    uint32_t stream;
+} seg_block;
+
+typedef struct seg_state {
+    seg_block *blocks;    /* active blocks of the chosen device, at the end */
+    size_t n, cap;
+    uint64_t reserved;    /* sum of total_size */
+    bool present;
+} seg_state;
+
+static int block_cmp(const void *a, const void *b)
+{
+    const seg_block *x = a, *y = b;
+    return x->addr < y->addr ? -1 : (x->addr > y->addr);
+}
+
+static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t device, seg_state *ss,
+                                uint64_t *blocks_per_dev, uint32_t n_dev_slots)
+{
+    imp_loc l = {"segments", 0};
+    sim_status st;
+    for (uint32_t i = 0; i < segs->len; i++) {
+        const json_value *s = &segs->u.items[i];
+        l.i = i;
+        if (s->type != JSON_OBJECT)
+            return imp_fail(d, s, &l, "a segment must be an object, not %s", json_type_name(s->type));
+        int64_t dev = 0;
+        uint64_t base = 0, total = 0;
+        bool has_base = false;
+        if ((st = imp_get_i64(d, s, "device", false, &dev, NULL, &l)) != SIM_OK ||
+            (st = imp_get_u64(d, s, "address", false, UINT64_MAX, &base, &has_base, &l)) != SIM_OK ||
+            (st = imp_get_u64(d, s, "total_size", true, SIM_MAX_SIZE, &total, NULL, &l)) != SIM_OK)
+            return st;
+        const json_value *blocks = json_get(s, "blocks");
+        if (blocks == NULL)
+            return imp_fail(d, s, &l, "missing \"blocks\"");
+        if (blocks->type != JSON_ARRAY)
+            return imp_fail(d, blocks, &l, "\"blocks\" must be an array, not %s", json_type_name(blocks->type));
+        if (blocks_per_dev && dev >= 0 && (uint64_t)dev < n_dev_slots)
+            blocks_per_dev[dev] += blocks->len;
+        if (dev != device)
+            continue;
+        ss->reserved += total;
+        uint32_t stream = 0;
+        if ((st = get_stream(d, s, &l, &stream)) != SIM_OK)
+            return st;
+        uint64_t addr = base;
+        for (uint32_t k = 0; k < blocks->len; k++) {
+            const json_value *b = &blocks->u.items[k];
+            if (b->type != JSON_OBJECT)
+                return imp_fail(d, b, &l, "blocks[%u] must be an object, not %s", k, json_type_name(b->type));
+            uint64_t size = 0, req = 0, a = addr;
+            bool has_req = false;
+            const char *state = NULL;
+            if ((st = imp_get_u64(d, b, "size", true, SIM_MAX_SIZE, &size, NULL, &l)) != SIM_OK ||
+                (st = imp_get_u64(d, b, "requested_size", false, SIM_MAX_SIZE, &req, &has_req, &l)) != SIM_OK ||
+                (st = imp_get_u64(d, b, "address", false, UINT64_MAX, &a, NULL, &l)) != SIM_OK ||
+                (st = imp_get_str(d, b, "state", true, &state, &l)) != SIM_OK)
+                return st;
+            addr = a + size;
+            if (!is_active_state(state))
+                continue;
+            if (ss->n == ss->cap) {
+                size_t c = ss->cap ? ss->cap * 2 : 256;
+                seg_block *nb = realloc(ss->blocks, c * sizeof *nb);
+                if (nb == NULL)
+                    return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+                ss->blocks = nb;
+                ss->cap = c;
+            }
+            ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, stream};
+        }
+    }
+    return SIM_OK;
+}
+
+/* A synthetic allocation live at the start (the ring buffer lost its alloc). */
+static uint64_t pre_alloc(imp_doc *d, uint64_t addr, uint64_t size, uint32_t stream)
+{
+    imp_event *p = imp_push_pre(d);
+    if (p == NULL)
+        return 0;
+    p->op = SIM_OP_ALLOC;
+    p->id = imp_new_id(d);
+    p->size = size;
+    p->stream = stream;
+    char tag[32];
+    snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
+    if ((p->str = imp_str(d, tag)) == 0)
+        return 0;
+    return p->id;
+}
+
+#define MAX_DEVICES 1024u
+
+sim_status import_snapshot(const json_value *root, const input_options *opt, imp_doc *d)
+{
+    imp_loc top = {NULL, 0};
+    const json_value *segs = NULL, *traces = NULL;
+    if (root->type == JSON_ARRAY) {
+        segs = root; /* torch.cuda.memory_snapshot(): the segments alone */
+    } else if (root->type == JSON_OBJECT) {
+        segs = json_get(root, "segments");
+        traces = json_get(root, "device_traces");
+        if (segs == NULL && traces == NULL)
+            return imp_fail(d, root, &top, "neither \"segments\" nor \"device_traces\" (is this a PyTorch memory "
+                                           "snapshot?)");
+    } else {
+        return imp_fail(d, root, &top, "a snapshot must be an object, not %s", json_type_name(root->type));
+    }
+    if (segs && segs->type == JSON_NULL)
+        segs = NULL;
+    if (segs && segs->type != JSON_ARRAY)
+        return imp_fail(d, segs, &top, "\"segments\" must be an array, not %s", json_type_name(segs->type));
+    if (traces && traces->type == JSON_NULL)
+        traces = NULL;
+    if (traces && traces->type != JSON_ARRAY)
+        return imp_fail(d, traces, &top, "\"device_traces\" must be an array, not %s", json_type_name(traces->type));
+    if (traces)
+        for (uint32_t i = 0; i < traces->len; i++)
+            if (traces->u.items[i].type != JSON_ARRAY) {
+                imp_loc l = {"device_traces", i};
+                return imp_fail(d, &traces->u.items[i], &l, "must be an array of trace entries, not %s",
+                                json_type_name(traces->u.items[i].type));
+            }
+    sim_status st = alloc_conf(d, root);
+    if (st != SIM_OK)
+        return st;
+    /* the device: --device, else the one with most trace entries, else most blocks */
+    seg_state ss = {0};
+    uint64_t *blocks_per_dev = calloc(MAX_DEVICES, sizeof *blocks_per_dev);
+    imp_map live;
+    imp_map_init(&live);
+    if (blocks_per_dev == NULL)
+        return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    int64_t device = 0;
+    if (segs && (st = read_segments(d, segs, -2, &ss, blocks_per_dev, MAX_DEVICES)) != SIM_OK)
+        goto done;
+    uint32_t n_traces = traces ? traces->len : 0;
+    if (opt && opt->device >= 0) {
+        device = opt->device;
+        if ((uint64_t)device >= n_traces && ((uint64_t)device >= MAX_DEVICES || blocks_per_dev[device] == 0)) {
+            st = sim_error_set(d->err, SIM_EUSAGE, d->path, 0, 0,
+                               "--device=%" PRId64 ": the snapshot has no trace or segments for that device "
+                               "(device_traces has %u entries)", device, n_traces);
+            goto done;
+        }
+    } else {
+        uint64_t best = 0;
+        for (uint32_t i = 0; i < n_traces; i++)
+            if (traces->u.items[i].len > best) {
+                best = traces->u.items[i].len;
+                device = i;
+            }
+        if (best == 0)
+            for (uint32_t i = 0; i < MAX_DEVICES; i++)
+                if (blocks_per_dev[i] > best) {
+                    best = blocks_per_dev[i];
+                    device = i;
+                }
+    }
+    ss.present = segs != NULL;
+    ss.reserved = 0;
+    if (segs && (st = read_segments(d, segs, device, &ss, NULL, 0)) != SIM_OK)
+        goto done;
+    const json_value *tr = (uint64_t)device < n_traces ? &traces->u.items[device] : NULL;
+    char lname[48];
+    snprintf(lname, sizeof lname, "device_traces[%" PRId64 "]", device);
+    imp_loc l = {lname, 0};
+    uint64_t prev_t = 0, clamped = 0, unknown = 0, ooms = 0, pending_end = 0;
+    int64_t resv_delta = 0, resv_max_delta = 0;
+    uint64_t n_entries = tr ? tr->len : 0;
+    for (uint64_t i = 0; i < n_entries; i++) {
+        const json_value *e = &tr->u.items[i];
+        l.i = i;
+        if (e->type != JSON_OBJECT) {
+            st = imp_fail(d, e, &l, "a trace entry must be an object, not %s", json_type_name(e->type));
+            goto done;
+        }
+        const char *action = NULL;
+        uint64_t t_us = 0, addr = 0, size = 0;
+        bool has_t = false;
+        if ((st = imp_get_str(d, e, "action", true, &action, &l)) != SIM_OK ||
+            (st = imp_get_u64(d, e, "time_us", false, UINT64_MAX / 1000, &t_us, &has_t, &l)) != SIM_OK)
+            goto done;
+        uint64_t t = has_t ? t_us * 1000 : prev_t;
+        if (t < prev_t) {
+            clamped++;
+            t = prev_t;
+        }
+        prev_t = t;
+        bool is_alloc = strcmp(action, "alloc") == 0, is_req = strcmp(action, "free_requested") == 0,
+             is_done = strcmp(action, "free_completed") == 0 || strcmp(action, "free") == 0;
+        bool is_seg_up = strcmp(action, "segment_alloc") == 0 || strcmp(action, "segment_map") == 0,
+             is_seg_down = strcmp(action, "segment_free") == 0 || strcmp(action, "segment_unmap") == 0;
+        if (is_alloc || is_req || is_done || is_seg_up || is_seg_down) {
+            if ((st = imp_get_u64(d, e, "addr", true, UINT64_MAX, &addr, NULL, &l)) != SIM_OK ||
+                (st = imp_get_u64(d, e, "size", true, SIM_MAX_SIZE, &size, NULL, &l)) != SIM_OK)
+                goto done;
+        }
+        if (is_seg_up || is_seg_down) {
+            resv_delta += is_seg_up ? (int64_t)size : -(int64_t)size;
+            if (resv_delta > resv_max_delta)
+                resv_max_delta = resv_delta;
+            continue;
+        }
+        imp_event *ev = NULL;
+        if (is_alloc) {
+            uint32_t stream = 0;
+            if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
+                goto done;
+            imp_map_slot *s = imp_map_find(&live, addr);
+            if (s != NULL) {
+                st = imp_fail(d, e, &l, "alloc at address 0x%" PRIx64 ", which is still allocated (since %s[%" PRIu64
+                                        "])", addr, lname, s->c);
+                goto done;
+            }
+            if ((ev = imp_push(d)) == NULL || (s = imp_map_insert(&live, addr)) == NULL)
+                goto nomem;
+            ev->op = SIM_OP_ALLOC;
+            ev->id = s->a = imp_new_id(d);
+            s->c = i;
+            ev->size = size;
+            ev->stream = stream;
+            char tag[32];
+            snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
+            if ((ev->str = imp_str(d, tag)) == 0)
+                goto nomem;
+        } else if (is_req || is_done) {
+            imp_map_slot *s = imp_map_find(&live, addr);
+            if (s != NULL && s->b != 0 && is_done) {
+                /* the free was requested earlier: it completes now */
+                d->ev[s->b - 1].ready_t = t;
+                imp_map_remove(&live, s);
+                continue;
+            }
+            if (s != NULL && s->b != 0) {
+                st = imp_fail(d, e, &l, "free_requested of address 0x%" PRIx64 " twice (first at %s[%" PRIu64 "])",
+                              addr, lname, s->c);
+                goto done;
+            }
+            uint64_t id;
+            if (s != NULL) {
+                id = s->a;
+            } else {
+                uint32_t stream = 0;
+                if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
+                    goto done;
+                if ((id = pre_alloc(d, addr, size, stream)) == 0)
+                    goto nomem;
+            }
+            if ((ev = imp_push(d)) == NULL)
+                goto nomem;
+            ev->op = SIM_OP_FREE;
+            ev->id = id;
+            if (is_req) {
+                if (s == NULL && (s = imp_map_insert(&live, addr)) == NULL)
+                    goto nomem;
+                s->a = id;
+                s->b = d->n; /* index + 1 of this free event */
+                s->c = i;
+            } else if (s != NULL) {
+                imp_map_remove(&live, s);
+            }
+        } else if (strcmp(action, "oom") == 0) {
+            uint64_t req = 0, dev_free = 0;
+            if ((st = imp_get_u64(d, e, "size", false, UINT64_MAX, &req, NULL, &l)) != SIM_OK ||
+                (st = imp_get_u64(d, e, "device_free", false, UINT64_MAX, &dev_free, NULL, &l)) != SIM_OK)
+                goto done;
+            ooms++;
+            if ((ev = imp_push(d)) == NULL)
+                goto nomem;
+            ev->op = SIM_OP_MARK;
+            char name[128];
+            snprintf(name, sizeof name, "recorded oom: %" PRIu64 " bytes requested, %" PRIu64 " free on the device",
+                     req, dev_free);
+            if ((ev->str = imp_str(d, name)) == 0)
+                goto nomem;
+        } else {
+            unknown += strcmp(action, "snapshot") != 0;
+            continue;
+        }
+        ev->t = ev->ready_t = t;
+        ev->has_point = ss.present;
+        ev->rec_reserved = (uint64_t)resv_delta; /* made absolute below */
+    }
+    /* blocks whose free was requested but had not completed when the snapshot was taken */
+    for (size_t k = 0; k < live.cap; k++)
+        if (live.slots[k].used && live.slots[k].b != 0) {
+            d->ev[live.slots[k].b - 1].ready_t = prev_t;
+            pending_end++;
+        }
+    /* blocks active in segments that the trace never allocated: live since the start */
+    uint64_t lost = 0, unexplained = 0;
+    if (ss.present) {
+        if (ss.n)
+            qsort(ss.blocks, ss.n, sizeof *ss.blocks, block_cmp);
+        for (size_t k = 0; k < ss.n; k++) {
+            if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
+                continue;
+            if (pre_alloc(d, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].stream) == 0)
+                goto nomem;
+            lost++;
+        }
+        /* and the reverse: live in the trace, inactive in segments */
+        for (size_t k = 0; k < live.cap; k++) {
+            if (!live.slots[k].used || live.slots[k].b != 0)
+                continue;
+            seg_block key = {.addr = live.slots[k].key};
+            if (ss.n == 0 || bsearch(&key, ss.blocks, ss.n, sizeof key, block_cmp) == NULL)
+                unexplained++;
+        }
+        /* reserved before the first entry = reserved at the end − what the trace added */
+        int64_t start = (int64_t)ss.reserved - resv_delta;
+        if (start < 0) {
+            imp_warn(d, "the segment_* events add up to more than the segments hold at the end; the recorded "
+                        "reserved curve is unusable");
+        } else {
+            d->has_reserved = true;
+            d->rec.reserved_source = "snapshot segment_alloc/segment_free running total";
+            d->rec.reserved_start = (uint64_t)start;
+            d->rec.has_peak_reserved = true;
+            d->rec.peak_reserved = (uint64_t)(start + resv_max_delta);
+            for (size_t k = 0; k < d->n; k++)
+                d->ev[k].rec_reserved += (uint64_t)start;
+        }
+    }
+    d->rec.ooms = ooms;
+    if (n_entries == 0)
+        imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
+                    "blocks live at the end are replayed", device);
+    if (d->n_pre)
+        imp_warn(d, "%zu blocks were live before the trace began (the ring buffer lost their allocation); they are "
+                    "allocations at the start", d->n_pre);
+    if (lost == 0 && unexplained)
+        imp_warn(d, "%" PRIu64 " blocks allocated in the trace are not active in \"segments\"", unexplained);
+    if (pending_end)
+        imp_warn(d, "%" PRIu64 " frees were still pending (free_requested without free_completed) at the end; they "
+                    "complete at the last recorded time", pending_end);
+    if (clamped)
+        imp_warn(d, "%" PRIu64 " entries had a time_us earlier than the entry before; their times were raised",
+                 clamped);
+    if (unknown)
+        imp_warn(d, "%" PRIu64 " entries with actions gpusim does not replay were skipped", unknown);
+    if (ooms)
+        imp_warn(d, "the recording ran out of memory %" PRIu64 " time(s); kept as marks", ooms);
+    char extra[64];
+    snprintf(extra, sizeof extra, ",\"device\":%" PRId64, device);
+    st = imp_doc_finish(d, extra, d->err);
+    goto done;
+nomem:
+    st = sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+done:
+    free(blocks_per_dev);
+    free(ss.blocks);
+    imp_map_release(&live);
+    return st;
+}

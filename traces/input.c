@@ -1,0 +1,641 @@
+/* Opening any supported trace: gzip, content sniffing, dispatch to the importers. */
+#include "input.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef GPUSIM_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "gtrace.h"
+#include "import_common.h"
+#include "import_kineto.h"
+#include "import_pickle.h"
+#include "import_snapshot.h"
+#include "import_tfprof.h"
+#include "json.h"
+
+#define SNIFF_PREFIX ((size_t)64 << 10)
+#define INPUT_MAX_BYTES ((uint64_t)32 << 30) /* a decompressed document above this is refused */
+
+struct trace_input {
+    char path[512];
+    input_format format;
+    trace_reader *native;
+    bool has_doc;
+    imp_doc doc;
+    uint64_t next;
+    char *alloc_conf;    /* native: from meta.imported_from.alloc_conf */
+};
+
+static const char *const FORMAT_NAMES[] = {
+    [INPUT_AUTO] = "auto",
+    [INPUT_GPUSIM] = "gpusim",
+    [INPUT_TORCH_SNAPSHOT] = "torch-snapshot",
+    [INPUT_KINETO] = "kineto",
+    [INPUT_TF_PROFILE] = "tf-profile",
+};
+
+const char *input_format_name(input_format f)
+{
+    return (unsigned)f < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] ? FORMAT_NAMES[f] : "?";
+}
+
+bool input_format_parse(const char *name, input_format *out)
+{
+    if (name == NULL) {
+        *out = INPUT_AUTO;
+        return true;
+    }
+    for (size_t i = 0; i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]; i++)
+        if (strcmp(name, FORMAT_NAMES[i]) == 0) {
+            *out = (input_format)i;
+            return true;
+        }
+    return false;
+}
+
+/* ---------------------------------------------------------------- reading bytes */
+
+static sim_status read_prefix(const char *path, char *buf, size_t cap, size_t *len, bool *complete,
+                              sim_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    *len = fread(buf, 1, cap, f);
+    bool bad = ferror(f) != 0;
+    int e = errno;
+    *complete = *len < cap || fgetc(f) == EOF;
+    fclose(f);
+    if (bad)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(e));
+    return SIM_OK;
+}
+
+static sim_status read_all(const char *path, char **out, size_t *len, sim_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    size_t cap = (size_t)1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    sim_status st = SIM_OK;
+    while (buf != NULL) {
+        if (n == cap) {
+            if ((uint64_t)cap * 2 > INPUT_MAX_BYTES) {
+                st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "larger than %llu GiB; gpusim reads recorded "
+                                   "formats whole", (unsigned long long)(INPUT_MAX_BYTES >> 30));
+                break;
+            }
+            char *b = realloc(buf, cap * 2 + 1);
+            if (b == NULL)
+                break;
+            buf = b;
+            cap *= 2;
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) {
+            if (ferror(f))
+                st = sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(errno));
+            else {
+                buf[n] = '\0';
+                *out = buf;
+                *len = n;
+                fclose(f);
+                return SIM_OK;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    free(buf);
+    if (st == SIM_OK)
+        st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory reading the file");
+    return st;
+}
+
+static bool is_gzip(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+/* Inflate one or more concatenated gzip members. */
+static sim_status gunzip(const char *path, const unsigned char *in, size_t n, char **out, size_t *out_len,
+                         sim_error *err)
+{
+    *out = NULL;
+#ifndef GPUSIM_HAVE_ZLIB
+    (void)in;
+    (void)n;
+    (void)out_len;
+    return sim_error_set(err, SIM_EIO, path, 0, 0,
+                         "is gzip-compressed, but this gpusim was built without zlib (gunzip it first)");
+#else
+    size_t cap = n * 4 + 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    if (buf == NULL)
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+        free(buf);
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "cannot start zlib");
+    }
+    size_t pos = 0;
+    sim_status st = SIM_OK;
+    for (;;) {
+        if (len == cap) {
+            if ((uint64_t)cap * 2 > INPUT_MAX_BYTES) {
+                st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "inflates to more than %llu GiB",
+                                   (unsigned long long)(INPUT_MAX_BYTES >> 30));
+                break;
+            }
+            char *b = realloc(buf, cap * 2 + 1);
+            if (b == NULL) {
+                st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory inflating the file");
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t in_chunk = n - pos > (1u << 30) ? (1u << 30) : n - pos;
+        size_t out_chunk = cap - len > (1u << 30) ? (1u << 30) : cap - len;
+        zs.next_in = (Bytef *)(uintptr_t)(in + pos);
+        zs.avail_in = (uInt)in_chunk;
+        zs.next_out = (Bytef *)(buf + len);
+        zs.avail_out = (uInt)out_chunk;
+        int zr = inflate(&zs, Z_NO_FLUSH);
+        pos += in_chunk - zs.avail_in;
+        len += out_chunk - zs.avail_out;
+        if (zr == Z_STREAM_END) {
+            if (pos == n)
+                break;
+            if (!is_gzip(in + pos, n - pos)) {
+                st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "not a valid gzip file: %zu bytes of trailing "
+                                   "data after the compressed stream", n - pos);
+                break;
+            }
+            inflateReset(&zs);
+            continue;
+        }
+        if (zr == Z_OK)
+            continue;
+        if (zr == Z_BUF_ERROR && pos == n) {
+            st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "truncated gzip file (the compressed stream ends early)");
+            break;
+        }
+        if (zr == Z_BUF_ERROR)
+            continue;
+        if (zr == Z_MEM_ERROR)
+            st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory inflating the file");
+        else
+            st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "not a valid gzip file (zlib: %s)",
+                               zs.msg ? zs.msg : "data error");
+        break;
+    }
+    inflateEnd(&zs);
+    if (st != SIM_OK) {
+        free(buf);
+        return st;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return SIM_OK;
+#endif
+}
+
+/* ---------------------------------------------------------------- sniffing */
+
+typedef enum sniff_result { SNIFF_UNKNOWN, SNIFF_MORE, SNIFF_FOUND } sniff_result;
+
+typedef struct scanner {
+    const char *s;
+    size_t n, i;
+} scanner;
+
+static void skip_ws(scanner *c)
+{
+    while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' || c->s[c->i] == '\r'))
+        c->i++;
+}
+
+/* Skip a string starting at '"'; copy up to cap-1 bytes of it (raw) into key. */
+static bool skip_string(scanner *c, char *key, size_t cap)
+{
+    size_t k = 0;
+    c->i++;
+    while (c->i < c->n) {
+        char ch = c->s[c->i++];
+        if (ch == '"') {
+            if (key)
+                key[k] = '\0';
+            return true;
+        }
+        if (ch == '\\')
+            c->i++;
+        else if (key && k + 1 < cap)
+            key[k++] = ch;
+    }
+    return false;
+}
+
+/* Skip any value; false if the text ends first. */
+static bool skip_value(scanner *c)
+{
+    int depth = 0;
+    while (c->i < c->n) {
+        char ch = c->s[c->i];
+        if (ch == '"') {
+            if (!skip_string(c, NULL, 0))
+                return false;
+            if (depth == 0)
+                return true;
+            continue;
+        }
+        if (ch == '{' || ch == '[')
+            depth++;
+        else if (ch == '}' || ch == ']') {
+            if (depth == 0)
+                return true; /* the end of the enclosing container */
+            depth--;
+            c->i++;
+            if (depth == 0)
+                return true;
+            continue;
+        } else if (depth == 0 && (ch == ',')) {
+            return true;
+        }
+        c->i++;
+    }
+    return false;
+}
+
+static input_format format_of_key(const char *k)
+{
+    /* "version"/"time_unit" too, so that a native trace missing "format" gets the
+     * native reader's precise message rather than "not a format gpusim reads" */
+    if (strcmp(k, "format") == 0 || strcmp(k, "events") == 0 || strcmp(k, "version") == 0 ||
+        strcmp(k, "time_unit") == 0)
+        return INPUT_GPUSIM;
+    if (strcmp(k, "segments") == 0 || strcmp(k, "device_traces") == 0 || strcmp(k, "allocator_settings") == 0 ||
+        strcmp(k, "total_size") == 0 || strcmp(k, "blocks") == 0)
+        return INPUT_TORCH_SNAPSHOT;
+    if (strcmp(k, "traceEvents") == 0 || strcmp(k, "ph") == 0)
+        return INPUT_KINETO;
+    if (strcmp(k, "memoryProfilePerAllocator") == 0 || strcmp(k, "memoryIds") == 0 || strcmp(k, "numHosts") == 0)
+        return INPUT_TF_PROFILE;
+    return INPUT_AUTO;
+}
+
+/* Keys of the object at c->i ('{'), until one names a format. */
+static sniff_result scan_object(scanner *c, input_format *out)
+{
+    c->i++;
+    for (;;) {
+        skip_ws(c);
+        if (c->i >= c->n)
+            return SNIFF_MORE;
+        if (c->s[c->i] == '}')
+            return SNIFF_UNKNOWN;
+        if (c->s[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->s[c->i] != '"')
+            return SNIFF_UNKNOWN;
+        char key[64];
+        if (!skip_string(c, key, sizeof key))
+            return SNIFF_MORE;
+        input_format f = format_of_key(key);
+        if (f != INPUT_AUTO) {
+            *out = f;
+            return SNIFF_FOUND;
+        }
+        skip_ws(c);
+        if (c->i >= c->n)
+            return SNIFF_MORE;
+        if (c->s[c->i] != ':')
+            return SNIFF_UNKNOWN;
+        c->i++;
+        skip_ws(c);
+        if (!skip_value(c))
+            return SNIFF_MORE;
+    }
+}
+
+static sniff_result sniff(const char *s, size_t n, input_format *out)
+{
+    if (n > 0 && (unsigned char)s[0] == 0x80) {
+        *out = INPUT_TORCH_SNAPSHOT; /* a pickle: protocol 2+ starts with PROTO */
+        return SNIFF_FOUND;
+    }
+    scanner c = {s, n, 0};
+    if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
+        c.i = 3;
+    skip_ws(&c);
+    if (c.i >= n)
+        return n == 0 ? SNIFF_UNKNOWN : SNIFF_MORE;
+    if (s[c.i] == '{')
+        return scan_object(&c, out);
+    if (s[c.i] == '[') {
+        /* a bare array: Chrome events, a one-element TF profile, or a list of segments */
+        c.i++;
+        skip_ws(&c);
+        if (c.i >= n)
+            return SNIFF_MORE;
+        if (s[c.i] == '{')
+            return scan_object(&c, out);
+    }
+    return SNIFF_UNKNOWN;
+}
+
+/* ---------------------------------------------------------------- opening */
+
+static sim_status unknown_format(const char *path, sim_error *err)
+{
+    return sim_error_set(err, SIM_ETRACE, path, 0, 0,
+                         "not a format gpusim reads (expected a gpusim trace, a PyTorch memory snapshot as JSON or "
+                         "pickle, a PyTorch profiler/Kineto trace, or a TensorFlow memory profile; see "
+                         "traces/IMPORT.md)");
+}
+
+static void native_alloc_conf(trace_input *in)
+{
+    const char *meta = trace_get_header(in->native)->meta_json;
+    if (meta == NULL)
+        return;
+    json_parser *p = json_parser_new();
+    if (p == NULL)
+        return;
+    char errbuf[128];
+    const json_value *root = json_parse(p, meta, strlen(meta), 1, errbuf, sizeof errbuf);
+    const json_value *imp = root ? json_get(root, "imported_from") : NULL;
+    const json_value *ac = imp && imp->type == JSON_OBJECT ? json_get(imp, "alloc_conf") : NULL;
+    if (ac && ac->type == JSON_STRING)
+        in->alloc_conf = strdup(ac->u.str);
+    json_parser_free(p);
+}
+
+static sim_status parse_json(const char *path, json_parser *p, const char *text, size_t len,
+                             const json_value **root, sim_error *err)
+{
+    char errtext[256];
+    *root = json_parse(p, text, len, 1, errtext, sizeof errtext);
+    if (*root != NULL)
+        return SIM_OK;
+    unsigned long l = 0, c = 0;
+    int off = 0;
+    if (sscanf(errtext, "line %lu, column %lu: %n", &l, &c, &off) == 2 && off > 0)
+        return sim_error_set(err, SIM_ETRACE, path, l, 0, "not valid JSON (column %lu: %s)", c, errtext + off);
+    return sim_error_set(err, SIM_ETRACE, path, 0, 0, "not valid JSON (%s)", errtext);
+}
+
+/* Import a whole document in memory (text is NUL-terminated at len). */
+static sim_status import_doc(trace_input *in, input_format f, const char *text, size_t len,
+                             const input_options *opt, sim_error *err)
+{
+    imp_doc *d = &in->doc;
+    imp_doc_init(d, in->path, f);
+    imp_set_err(d, err);
+    in->has_doc = true;
+    sim_status st;
+    if (f == INPUT_TORCH_SNAPSHOT && len > 0 && (unsigned char)text[0] == 0x80) {
+        pickle_doc *pk = NULL;
+        const json_value *root = NULL;
+        st = pickle_parse(in->path, (const unsigned char *)text, len, &pk, &root, err);
+        if (st == SIM_OK)
+            st = import_snapshot(root, opt, d);
+        pickle_free(pk);
+        return st;
+    }
+    json_parser *p = json_parser_new();
+    if (p == NULL)
+        return sim_error_set(err, SIM_ENOMEM, in->path, 0, 0, "out of memory");
+    const json_value *root = NULL;
+    st = parse_json(in->path, p, text, len, &root, err);
+    if (st == SIM_OK) {
+        switch (f) {
+        case INPUT_TORCH_SNAPSHOT: st = import_snapshot(root, opt, d); break;
+        case INPUT_KINETO: st = import_kineto(root, opt, d); break;
+        case INPUT_TF_PROFILE: st = import_tfprof(root, opt, d); break;
+        default: st = sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format"); break;
+        }
+    }
+    json_parser_free(p);
+    return st;
+}
+
+/* Open from bytes already in memory (a whole file, maybe inflated). */
+static sim_status open_bytes(trace_input *in, input_format f, const char *text, size_t len,
+                             const input_options *opt, sim_error *err)
+{
+    if (f == INPUT_AUTO && gtrace_is_magic(text, len))
+        f = INPUT_GPUSIM; /* the native binary container: trace_open_mem reads it */
+    if (f == INPUT_AUTO) {
+        sniff_result r = sniff(text, len, &f);
+        if (r != SNIFF_FOUND)
+            return len == 0 ? sim_error_set(err, SIM_ETRACE, in->path, 0, 0, "empty file (expected a trace)")
+                            : unknown_format(in->path, err);
+    }
+    in->format = f;
+    if (f == INPUT_GPUSIM) {
+        sim_status st = trace_open_mem(in->path, text, len, &in->native, err);
+        if (st == SIM_OK)
+            native_alloc_conf(in);
+        return st;
+    }
+    return import_doc(in, f, text, len, opt, err);
+}
+
+static sim_status input_new(const char *path, const char *from, input_format *f, trace_input **out,
+                            sim_error *err)
+{
+    *out = NULL;
+    if (!input_format_parse(from, f))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--from: unknown format '%s' (expected auto, gpusim, torch-snapshot, kineto or "
+                             "tf-profile)", from);
+    trace_input *in = calloc(1, sizeof *in);
+    if (in == NULL)
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    snprintf(in->path, sizeof in->path, "%s", path);
+    *out = in;
+    return SIM_OK;
+}
+
+static sim_status finish_open(trace_input *in, sim_status st, trace_input **out)
+{
+    if (st != SIM_OK) {
+        input_close(in);
+        *out = NULL;
+        return st;
+    }
+    *out = in;
+    return SIM_OK;
+}
+
+sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
+                      sim_error *err)
+{
+    input_format f;
+    trace_input *in;
+    sim_status st = input_new(path, from, &f, &in, err);
+    if (st != SIM_OK)
+        return st;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return finish_open(in, sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno)), out);
+    if (S_ISDIR(sb.st_mode))
+        return finish_open(in, sim_error_set(err, SIM_EIO, path, 0, 0, "is a directory, not a trace file"), out);
+    char *prefix = malloc(SNIFF_PREFIX);
+    if (prefix == NULL)
+        return finish_open(in, sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory"), out);
+    size_t plen = 0;
+    bool complete = false;
+    st = read_prefix(path, prefix, SNIFF_PREFIX, &plen, &complete, err);
+    bool gz = st == SIM_OK && is_gzip(prefix, plen);
+    if (st == SIM_OK && !gz && f == INPUT_AUTO) {
+        input_format g = INPUT_AUTO;
+        if (gtrace_is_magic(prefix, plen)) /* the native binary container: trace_open reads it */
+            f = INPUT_GPUSIM;
+        else if (sniff(prefix, plen, &g) == SNIFF_FOUND)
+            f = g;
+    }
+    free(prefix);
+    if (st != SIM_OK)
+        return finish_open(in, st, out);
+    if (!gz && f == INPUT_GPUSIM) {
+        /* native traces are streamed, never held whole */
+        in->format = INPUT_GPUSIM;
+        st = trace_open(path, &in->native, err);
+        if (st == SIM_OK)
+            native_alloc_conf(in);
+        return finish_open(in, st, out);
+    }
+    char *data = NULL;
+    size_t len = 0;
+    st = read_all(path, &data, &len, err);
+    if (st == SIM_OK && gz) {
+        char *raw = data;
+        st = gunzip(path, (const unsigned char *)raw, len, &data, &len, err);
+        free(raw);
+    }
+    if (st == SIM_OK)
+        st = open_bytes(in, f, data, len, opt, err);
+    free(data);
+    return finish_open(in, st, out);
+}
+
+sim_status input_open_mem(const char *name, const void *data, size_t len, const char *from,
+                          const input_options *opt, trace_input **out, sim_error *err)
+{
+    input_format f;
+    trace_input *in;
+    sim_status st = input_new(name, from, &f, &in, err);
+    if (st != SIM_OK)
+        return st;
+    if (is_gzip(data, len)) {
+        char *text = NULL;
+        size_t tlen = 0;
+        st = gunzip(name, data, len, &text, &tlen, err);
+        if (st == SIM_OK)
+            st = open_bytes(in, f, text, tlen, opt, err);
+        free(text);
+        return finish_open(in, st, out);
+    }
+    /* importers want NUL-terminated text */
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return finish_open(in, sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory"), out);
+    memcpy(copy, data, len);
+    copy[len] = '\0';
+    st = open_bytes(in, f, copy, len, opt, err);
+    free(copy);
+    return finish_open(in, st, out);
+}
+
+void input_close(trace_input *in)
+{
+    if (in == NULL)
+        return;
+    trace_close(in->native);
+    if (in->has_doc)
+        imp_doc_release(&in->doc);
+    free(in->alloc_conf);
+    free(in);
+}
+
+input_format input_get_format(const trace_input *in)
+{
+    return in->format;
+}
+
+static sim_status doc_next(void *ctx, sim_event *ev, sim_error *err)
+{
+    (void)err;
+    trace_input *in = ctx;
+    if (in->next >= in->doc.rec.n)
+        return SIM_END;
+    *ev = in->doc.out[in->next++];
+    return SIM_OK;
+}
+
+sim_event_source input_source(trace_input *in)
+{
+    if (in->native)
+        return trace_source(in->native);
+    in->next = 0;
+    sim_event_source s = {
+        .next = doc_next,
+        .ctx = in,
+        .path = in->path,
+        .name = in->doc.header.name[0] ? in->doc.header.name : NULL,
+    };
+    return s;
+}
+
+const trace_header *input_header(const trace_input *in)
+{
+    return in->native ? trace_get_header(in->native) : &in->doc.header;
+}
+
+const char *input_alloc_conf(const trace_input *in)
+{
+    return in->native ? in->alloc_conf : in->doc.alloc_conf;
+}
+
+uint32_t input_warning_count(const trace_input *in)
+{
+    return in->has_doc ? in->doc.n_warnings : 0;
+}
+
+const char *input_warning(const trace_input *in, uint32_t i)
+{
+    return in->has_doc && i < in->doc.n_warnings ? in->doc.warnings[i] : NULL;
+}
+
+const input_recorded *input_get_recorded(const trace_input *in)
+{
+    if (!in->has_doc)
+        return NULL;
+    return &in->doc.rec;
+}
+
+uint64_t input_event_count(const trace_input *in)
+{
+    return in->has_doc ? in->doc.rec.n : 0;
+}
+
+const sim_event *input_event_at(const trace_input *in, uint64_t i)
+{
+    return in->has_doc && i < in->doc.rec.n ? &in->doc.out[i] : NULL;
+}

@@ -1,0 +1,102 @@
+/* input.h — the one way gpusim opens a trace: any supported format, detected by
+ * content (`from` = "auto") or named (`--from=`): the native format v1 (streamed
+ * through trace.h), a PyTorch memory snapshot (JSON, or the pickle that
+ * torch.cuda.memory._dump_snapshot writes), a Kineto / PyTorch profiler Chrome trace
+ * (`*.pt.trace.json[.gz]`) and a TensorFlow/XProf memory profile JSON. gzip input
+ * is inflated first. Recorded formats are converted, in memory, into the native
+ * event stream: exact ids, sizes, times in ns (rebased so the first recorded event
+ * is at 0), streams, and ready_t for stream-ordered frees. What the recording says
+ * about the real allocator (its allocated/reserved curves and peaks) is kept as
+ * reference data for `replay --against-recorded`. traces/IMPORT.md tells users how
+ * to record each format and what gpusim does with it. */
+#ifndef GPUSIM_INPUT_H
+#define GPUSIM_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/event.h"
+#include "sim/status.h"
+#include "traces/trace.h"
+
+typedef enum input_format {
+    INPUT_AUTO = 0,        /* detect by content */
+    INPUT_GPUSIM,          /* native v1, JSON or JSONL */
+    INPUT_TORCH_SNAPSHOT,  /* torch.cuda.memory._snapshot(): JSON or pickle */
+    INPUT_KINETO,          /* PyTorch profiler Chrome trace, [memory] events */
+    INPUT_TF_PROFILE       /* TensorFlow / XProf memory_profile JSON */
+} input_format;
+
+/* "auto", "gpusim", "torch-snapshot", "kineto", "tf-profile". */
+const char *input_format_name(input_format f);
+/* The format a --from= value names; false for an unknown name. */
+bool input_format_parse(const char *name, input_format *out);
+
+typedef struct input_options {
+    int64_t device;   /* CUDA device ordinal to import (--device=N); -1 = the one with most events.
+                       * TF profiles: the allocator "GPU_N_bfc" (or "N"). */
+} input_options;
+
+/* What the recording itself says about the real allocator, for comparison with
+ * a replay. Curves have one value per converted event (index i = event i+1 of
+ * input_source), valid where has_point[i] (synthetic start-of-trace allocations and
+ * events without numbers have none). Values are absolute as recorded. */
+typedef struct input_recorded {
+    uint64_t n;                    /* events in the converted stream */
+    bool has_allocated;            /* Kineto "Total Allocated", TF heapAllocatedBytes */
+    bool has_reserved;             /* Kineto "Total Reserved", snapshot segment_* running total */
+    const uint64_t *allocated;     /* n values or NULL */
+    const uint64_t *reserved;      /* n values or NULL */
+    const uint8_t *has_point;      /* n flags or NULL */
+    /* Bytes the recording counts as allocated that no event of the trace explains
+     * (allocated before recording began and never freed inside it): a replay's
+     * allocated bytes plus this offset should equal the recorded curve. */
+    uint64_t allocated_offset;
+    bool allocated_offset_known;
+    uint64_t reserved_start;       /* recorded reserved before the first event, if has_reserved */
+    /* recorded peaks: the format's own number when it states one (TF peakBytesInUse),
+     * else the maximum of the curve */
+    bool has_peak_allocated, has_peak_reserved;
+    uint64_t peak_allocated, peak_reserved;
+    const char *allocated_source;  /* e.g. "Kineto \"Total Allocated\"", or NULL */
+    const char *reserved_source;
+    uint64_t capacity;             /* TF memoryCapacity (0 if absent) */
+    uint64_t ooms;                 /* recorded out-of-memory events (snapshot "oom") */
+} input_recorded;
+
+typedef struct trace_input trace_input;
+
+/* Open path as format `from` (NULL or "auto" = detect). opt may be NULL (defaults).
+ * Errors: SIM_EUSAGE (unknown `from`, a --device that the trace does not have),
+ * SIM_EIO (cannot read; no zlib for a .gz), SIM_ETRACE (invalid or unsupported
+ * content; err names the file and the event or line), SIM_ENOMEM. */
+sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
+                      sim_error *err);
+/* Same over bytes in memory (tests, fuzzing); name is used in messages. */
+sim_status input_open_mem(const char *name, const void *data, size_t len, const char *from,
+                          const input_options *opt, trace_input **out, sim_error *err);
+void input_close(trace_input *in);
+
+/* The format that was read (never INPUT_AUTO). */
+input_format input_get_format(const trace_input *in);
+/* The pull interface the engine reads (valid while in lives). */
+sim_event_source input_source(trace_input *in);
+/* Name, device name and capacity where the recording has them; meta_json says
+ * where an imported trace came from ({"imported_from":{...}}). */
+const trace_header *input_header(const trace_input *in);
+/* The recorded PYTORCH_CUDA_ALLOC_CONF (snapshot allocator_settings, or the value
+ * kept in a converted native trace's meta), or NULL. */
+const char *input_alloc_conf(const trace_input *in);
+/* Things a user must know about the import ("pairing inferred", "sampled"). */
+uint32_t input_warning_count(const trace_input *in);
+const char *input_warning(const trace_input *in, uint32_t i);
+/* Recorded reference numbers, or NULL when the input has none (native traces). */
+const input_recorded *input_get_recorded(const trace_input *in);
+/* Events in the converted stream (0 for native traces, which are streamed). */
+uint64_t input_event_count(const trace_input *in);
+/* The events of an imported trace (NULL for native): for tests and --against-recorded
+ * (which needs each free's ready_t ahead of the replay). */
+const sim_event *input_event_at(const trace_input *in, uint64_t i);
+
+#endif

@@ -1,0 +1,355 @@
+/* Inference-server trace generator.
+ *
+ * Memory model (e = bytes per element, H hidden, L layers, I ffn, A heads, V vocab):
+ *  1. The model's weights, one allocation per parameter tensor (transformer.h's
+ *     list), at start; freed at the end unless keep_live.
+ *  2. Requests arrive as a Poisson process: inter-arrival times are exponential
+ *     with mean 1/rate (gsl_ran_exponential). Each request draws a prompt length p
+ *     and an output length o: lognormal (gsl_ran_lognormal, given as a median and
+ *     σ) or uniformly from the empirical pairs of --lengths; both at least 1 and
+ *     p + o ≤ max_len (o is cut first, then p).
+ *  3. Continuous batching: before every decode iteration, waiting requests join
+ *     (FIFO) while fewer than max_batch are active. Joining = the KV cache
+ *     "kv:req N" is allocated — 2·L·H·e bytes per token, for p + o tokens
+ *     (prealloc) or for p rounded up to the chunk (grow) — then the prefill runs:
+ *     a temporary of p·(3H + I)·e + A·p²·e bytes (the largest layer working set:
+ *     q, k, v, MLP inner activations, attention scores) is allocated and freed.
+ *  4. Each iteration decodes one token for every active request: temporaries for
+ *     the batch's hidden states b·(3H + I)·e and logits b·V·e, allocated and
+ *     freed. With grow, a request whose cache is full gets a new cache one chunk
+ *     longer (allocated, then the old one freed: the torch.cat pattern).
+ *  5. A request that produced o tokens frees its KV cache.
+ * Time: a prefill takes 50 µs per prompt token, an iteration 15 ms + 0.5 ms per
+ * active request, each with lognormal jitter (σ 0.1); when nothing is active the
+ * clock jumps to the next arrival. A mark "served N" every 100 completions. */
+#include "serving.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void serving_defaults(serving_config *c)
+{
+    memset(c, 0, sizeof *c);
+    transformer_defaults(&c->model);
+    transformer_preset("gpt2-medium", &c->model);
+    c->model.dtype = SYNTH_FP16;
+    c->model.inference = true;
+    c->rate = 2.0;
+    c->requests = 1000;
+    c->max_batch = 16;
+    c->prompt_median = 256;
+    c->prompt_sigma = 1.0;
+    c->output_median = 128;
+    c->output_sigma = 0.8;
+    c->max_len = 1024;
+    c->kv = SERVING_KV_PREALLOC;
+    c->kv_chunk = 128;
+    c->seed = 1;
+}
+
+void serving_config_release(serving_config *c)
+{
+    free(c->lengths);
+    c->lengths = NULL;
+    c->n_lengths = 0;
+}
+
+static bool parse_len(const char **p, uint64_t *out)
+{
+    while (**p == ' ' || **p == '\t' || **p == ',')
+        (*p)++;
+    if (!isdigit((unsigned char)**p))
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(*p, &end, 10);
+    if (errno != 0 || v == 0 || v > (1u << 24))
+        return false;
+    *p = end;
+    *out = v;
+    return true;
+}
+
+sim_status serving_load_lengths(serving_config *c, const char *path, sim_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    char line[512];
+    uint64_t lineno = 0, cap = 0;
+    sim_status st = SIM_OK;
+    serving_config_release(c);
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        uint64_t prompt, output = 0;
+        if (!parse_len(&p, &prompt)) {
+            st = sim_error_set(err, SIM_EUSAGE, path, lineno, 0,
+                               "expected a prompt length (a whole number of tokens, 1 to 16777216)");
+            break;
+        }
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (*p != '\n' && *p != '\r' && *p != '\0' && !parse_len(&p, &output)) {
+            st = sim_error_set(err, SIM_EUSAGE, path, lineno, 0,
+                               "expected an output length after the prompt length");
+            break;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (*p != '\0') {
+            st = sim_error_set(err, SIM_EUSAGE, path, lineno, 0, "unexpected text after the lengths");
+            break;
+        }
+        if (c->n_lengths == cap) {
+            cap = cap ? cap * 2 : 256;
+            uint64_t *a = realloc(c->lengths, cap * 2 * sizeof *a);
+            if (a == NULL) {
+                st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+                break;
+            }
+            c->lengths = a;
+        }
+        c->lengths[2 * c->n_lengths] = prompt;
+        c->lengths[2 * c->n_lengths + 1] = output;
+        c->n_lengths++;
+    }
+    if (st == SIM_OK && ferror(f))
+        st = sim_error_set(err, SIM_EIO, path, 0, 0, "read failed");
+    if (st == SIM_OK && c->n_lengths == 0)
+        st = sim_error_set(err, SIM_EUSAGE, path, 0, 0, "no lengths in the file");
+    fclose(f);
+    if (st != SIM_OK)
+        serving_config_release(c);
+    return st;
+}
+
+sim_status serving_validate(const serving_config *c, sim_error *err)
+{
+    sim_status st = transformer_validate(&c->model, err);
+    if (st != SIM_OK)
+        return st;
+    if (!(c->rate > 0.0) || c->rate > 1e6)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--rate must be between 0 and 1e6 requests per second");
+    if (c->requests == 0 || c->requests > 100000000)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--requests must be between 1 and 100000000");
+    if (c->max_batch == 0 || c->max_batch > 65536)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--max-batch must be between 1 and 65536");
+    if (c->max_len < 2 || c->max_len > (1u << 24))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--max-len must be between 2 and 16777216");
+    if (!(c->prompt_median >= 1.0) || !(c->output_median >= 1.0) || !(c->prompt_sigma >= 0.0) ||
+        !(c->output_sigma >= 0.0) || c->prompt_sigma > 10.0 || c->output_sigma > 10.0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "length medians must be ≥ 1 and sigmas in [0, 10]");
+    if (c->kv_chunk == 0 || c->kv_chunk > c->max_len)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--kv-chunk must be between 1 and --max-len");
+    return SIM_OK;
+}
+
+uint64_t serving_kv_bytes_per_token(const serving_config *c)
+{
+    return 2 * c->model.layers * c->model.hidden * synth_dtype_bytes(c->model.dtype);
+}
+
+typedef struct request {
+    uint64_t n;          /* 1-based request number */
+    uint64_t prompt, output, done;
+    uint64_t kv_tokens;  /* tokens the cache holds room for */
+    uint64_t kv_id;
+} request;
+
+typedef struct server {
+    const serving_config *c;
+    synth_out *o;
+    synth_rng *rng;
+    uint64_t e, kv_per_token;
+    request *queue;      /* ring of waiting requests */
+    uint64_t q_head, q_len, q_cap;
+    request *active;
+    uint64_t n_active;
+} server;
+
+static uint64_t draw_len(synth_rng *r, double median, double sigma)
+{
+    double v = synth_rng_lognormal(r, log(median), sigma);
+    if (!(v >= 1.0))
+        return 1;
+    if (v > 16777216.0)
+        return 16777216;
+    return (uint64_t)llround(v);
+}
+
+static void draw_request(server *s, request *q)
+{
+    const serving_config *c = s->c;
+    uint64_t p, o = 0;
+    if (c->lengths) {
+        uint64_t k = synth_rng_uniform_int(s->rng, c->n_lengths);
+        p = c->lengths[2 * k];
+        o = c->lengths[2 * k + 1];
+    } else {
+        p = draw_len(s->rng, c->prompt_median, c->prompt_sigma);
+    }
+    if (o == 0)
+        o = draw_len(s->rng, c->output_median, c->output_sigma);
+    if (p > c->max_len - 1)
+        p = c->max_len - 1;
+    if (p + o > c->max_len)
+        o = c->max_len - p;
+    q->prompt = p;
+    q->output = o;
+}
+
+static bool enqueue(server *s, const request *r)
+{
+    if (s->q_len == s->q_cap) {
+        uint64_t cap = s->q_cap ? s->q_cap * 2 : 64;
+        request *q = malloc(cap * sizeof *q);
+        if (q == NULL)
+            return false;
+        for (uint64_t i = 0; i < s->q_len; i++)
+            q[i] = s->queue[(s->q_head + i) % s->q_cap];
+        free(s->queue);
+        s->queue = q;
+        s->q_cap = cap;
+        s->q_head = 0;
+    }
+    s->queue[(s->q_head + s->q_len) % s->q_cap] = *r;
+    s->q_len++;
+    return true;
+}
+
+static uint64_t round_up(uint64_t n, uint64_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+static void admit(server *s, request *r)
+{
+    const transformer_config *m = &s->c->model;
+    r->kv_tokens = s->c->kv == SERVING_KV_PREALLOC ? r->prompt + r->output
+                                                   : round_up(r->prompt, s->c->kv_chunk);
+    if (r->kv_tokens > s->c->max_len)
+        r->kv_tokens = s->c->max_len;
+    synth_advance(s->o, synth_rng_jitter(s->rng, 20000, 0.1));
+    r->kv_id = synth_allocf(s->o, r->kv_tokens * s->kv_per_token, "kv:req %llu", (unsigned long long)r->n);
+    const uint64_t p = r->prompt;
+    uint64_t work = p * (3 * m->hidden + m->ffn) * s->e + m->heads * p * p * s->e;
+    synth_advance(s->o, synth_rng_jitter(s->rng, 5000, 0.1));
+    uint64_t id = synth_alloc(s->o, work, "tmp:prefill");
+    synth_advance(s->o, synth_rng_jitter(s->rng, 50000 * p, 0.1));
+    synth_free(s->o, id);
+    r->done = 1; /* the prefill produces the first token */
+}
+
+static void iterate(server *s)
+{
+    const transformer_config *m = &s->c->model;
+    const uint64_t b = s->n_active;
+    synth_advance(s->o, synth_rng_jitter(s->rng, 5000, 0.1));
+    uint64_t act = synth_alloc(s->o, b * (3 * m->hidden + m->ffn) * s->e, "tmp:decode");
+    synth_advance(s->o, synth_rng_jitter(s->rng, 15000000 + 500000 * b, 0.1));
+    uint64_t logits = synth_alloc(s->o, b * m->vocab * s->e, "tmp:logits");
+    synth_advance(s->o, synth_rng_jitter(s->rng, 100000, 0.1));
+    synth_free(s->o, act);
+    synth_free(s->o, logits);
+    for (uint64_t i = 0; i < s->n_active; i++) {
+        request *r = &s->active[i];
+        if (r->done >= r->output)
+            continue;
+        r->done++;
+        if (s->c->kv == SERVING_KV_GROW && r->prompt + r->done > r->kv_tokens && r->done < r->output) {
+            uint64_t tokens = r->kv_tokens + s->c->kv_chunk;
+            if (tokens > s->c->max_len)
+                tokens = s->c->max_len;
+            uint64_t id = synth_allocf(s->o, tokens * s->kv_per_token, "kv:req %llu", (unsigned long long)r->n);
+            synth_advance(s->o, synth_rng_jitter(s->rng, 10000, 0.1));
+            synth_free(s->o, r->kv_id);
+            r->kv_id = id;
+            r->kv_tokens = tokens;
+        }
+    }
+}
+
+sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *err)
+{
+    sim_status st = serving_validate(c, err);
+    if (st != SIM_OK)
+        return st;
+    server s = {.c = c, .o = o, .e = synth_dtype_bytes(c->model.dtype)};
+    s.kv_per_token = serving_kv_bytes_per_token(c);
+    uint32_t n_params = 0;
+    graph_param *params = transformer_params(&c->model, &n_params);
+    uint64_t *w_ids = params ? calloc(n_params, sizeof *w_ids) : NULL;
+    s.rng = synth_rng_new(c->seed);
+    s.active = calloc(c->max_batch, sizeof *s.active);
+    if (params == NULL || w_ids == NULL || s.rng == NULL || s.active == NULL) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto done;
+    }
+    synth_mark(o, "load weights");
+    for (uint32_t p = 0; p < n_params; p++) {
+        synth_advance(o, synth_rng_jitter(s.rng, 2000 + params[p].numel * s.e / 1000, 0.1));
+        w_ids[p] = synth_allocf(o, params[p].numel * s.e, "weight:%s", params[p].name);
+    }
+    synth_mark(o, "serving");
+    const uint64_t t_start = synth_now(o);
+    double next_arrival = (double)t_start + synth_rng_exponential(s.rng, 1e9 / c->rate);
+    uint64_t arrived = 0, completed = 0;
+    while (completed < c->requests && synth_ok(o)) {
+        while (arrived < c->requests && next_arrival <= (double)synth_now(o)) {
+            request r = {.n = ++arrived};
+            draw_request(&s, &r);
+            if (!enqueue(&s, &r)) {
+                st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                goto done;
+            }
+            next_arrival += synth_rng_exponential(s.rng, 1e9 / c->rate);
+        }
+        if (s.n_active == 0 && s.q_len == 0) {
+            uint64_t now = synth_now(o);
+            if (next_arrival > (double)now)
+                synth_advance(o, (uint64_t)ceil(next_arrival - (double)now));
+            continue;
+        }
+        while (s.n_active < c->max_batch && s.q_len > 0) {
+            request *r = &s.active[s.n_active++];
+            *r = s.queue[s.q_head];
+            s.q_head = (s.q_head + 1) % s.q_cap;
+            s.q_len--;
+            admit(&s, r);
+        }
+        iterate(&s);
+        for (uint64_t i = 0; i < s.n_active;) {
+            if (s.active[i].done >= s.active[i].output) {
+                synth_advance(o, synth_rng_jitter(s.rng, 1000, 0.1));
+                synth_free(o, s.active[i].kv_id);
+                s.active[i] = s.active[--s.n_active];
+                completed++;
+                if (completed % 100 == 0)
+                    synth_markf(o, "served %llu", (unsigned long long)completed);
+            } else {
+                i++;
+            }
+        }
+    }
+    if (!c->keep_live) {
+        synth_mark(o, "release");
+        for (uint32_t p = 0; p < n_params; p++)
+            synth_free(o, w_ids[p]);
+    }
+done:
+    synth_rng_free(s.rng);
+    free(s.active);
+    free(s.queue);
+    free(w_ids);
+    free(params);
+    return st;
+}

@@ -1,0 +1,46 @@
+/* serving.h — synthetic trace of an inference server: requests arrive as a
+ * Poisson process, are batched continuously up to a maximum batch, and each holds
+ * a KV-cache buffer sized by its length until it completes. Long-running and
+ * dynamic, this is the workload that fragments a caching allocator until it runs
+ * out of memory. The memory model is in serving.c and traces/synth/README.md. */
+#ifndef GPUSIM_SYNTH_SERVING_H
+#define GPUSIM_SYNTH_SERVING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "synth.h"
+#include "transformer.h"
+
+typedef enum serving_kv { SERVING_KV_PREALLOC = 0, SERVING_KV_GROW = 1 } serving_kv;
+
+typedef struct serving_config {
+    transformer_config model;     /* shapes and dtype of the served model */
+    double rate;                  /* mean arrivals per second (Poisson) */
+    uint64_t requests;            /* run until this many requests completed */
+    uint64_t max_batch;           /* requests decoded together at most */
+    double prompt_median, prompt_sigma;  /* lognormal prompt length (tokens) */
+    double output_median, output_sigma;  /* lognormal output length (tokens) */
+    uint64_t max_len;             /* prompt + output are capped to this */
+    serving_kv kv;                /* preallocate prompt+output, or grow in chunks */
+    uint64_t kv_chunk;            /* tokens per growth step (grow) */
+    uint64_t *lengths;            /* empirical pairs (prompt, output), owned; NULL = lognormal */
+    uint64_t n_lengths;           /* number of pairs */
+    bool keep_live;               /* leave the weights allocated at the end */
+    uint64_t seed;
+} serving_config;
+
+/* gpt2-medium in fp16, 2 requests/s, 1000 requests, batches up to 16, prompts
+ * lognormal(median 256, σ 1.0), outputs lognormal(median 128, σ 0.8), max 1024. */
+void serving_defaults(serving_config *c);
+void serving_config_release(serving_config *c);
+/* Read an empirical length distribution: one request per line, "PROMPT OUTPUT"
+ * or "PROMPT" (then the output length is drawn from the lognormal); blank lines
+ * and lines starting with '#' are skipped. SIM_EIO / SIM_EUSAGE with file:line. */
+sim_status serving_load_lengths(serving_config *c, const char *path, sim_error *err);
+sim_status serving_validate(const serving_config *c, sim_error *err);
+/* KV-cache bytes for one token: 2 (K and V) · layers · hidden · e. */
+uint64_t serving_kv_bytes_per_token(const serving_config *c);
+sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *err);
+
+#endif

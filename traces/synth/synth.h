@@ -1,0 +1,85 @@
+/* synth.h — what the synthetic workload generators share: an output that hands
+ * out fresh allocation ids, keeps the clock, tracks live bytes and writes every
+ * event through the native trace writer (traces/trace.h, temp file + rename), the
+ * seeded GSL random number generator each generator instance owns, and the
+ * element types and optimizers the model generators understand. Errors are sticky:
+ * after the first failed write every call is a no-op and close reports it. */
+#ifndef GPUSIM_SYNTH_H
+#define GPUSIM_SYNTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/status.h"
+#include "traces/trace.h"
+
+typedef struct synth_out synth_out;
+
+/* What a generator wrote, for tests, the CLI's summary and the README figures. */
+typedef struct synth_stats {
+    uint64_t events, allocs, frees, marks;
+    uint64_t peak_live_bytes;   /* max over time of the live requested bytes (= ideal peak) */
+    uint64_t final_live_bytes;  /* bytes still allocated when the trace ends */
+    uint64_t final_live_count;
+    uint64_t t_end_ns;
+} synth_stats;
+
+/* Open path for writing (container from the extension: .jsonl = JSON Lines).
+ * t0_ns is the time of the first event; proc, if not NULL, is written on every
+ * event (copied). */
+sim_status synth_out_open(const char *path, const trace_header *h, uint64_t t0_ns, const char *proc,
+                          synth_out **out, sim_error *err);
+/* The same, writing to memory only (no file): events are counted, not kept.
+ * Used to measure a workload (closed-form comparisons) without writing it. */
+synth_out *synth_out_new_null(void);
+/* Finish: commit=true renames the file into place (if the sticky status is OK),
+ * false discards it. Fills stats if not NULL. Frees o. Returns the sticky error
+ * or the close error. */
+sim_status synth_out_close(synth_out *o, bool commit, synth_stats *stats, sim_error *err);
+
+/* Allocate size bytes now; returns the new id (ids are 1, 2, 3 ... never reused). */
+uint64_t synth_alloc(synth_out *o, uint64_t size, const char *tag);
+uint64_t synth_alloc_stream(synth_out *o, uint64_t size, uint32_t stream, const char *tag);
+/* tag built from a printf format (at most 127 characters are kept). */
+uint64_t synth_allocf(synth_out *o, uint64_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Free id now (id 0 is ignored, so "free if allocated" needs no test). */
+void synth_free(synth_out *o, uint64_t id);
+void synth_mark(synth_out *o, const char *name);
+void synth_markf(synth_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void synth_empty_cache(synth_out *o);
+void synth_advance(synth_out *o, uint64_t dt_ns);
+uint64_t synth_now(const synth_out *o);
+uint64_t synth_live_bytes(const synth_out *o);
+/* false once a write failed: generators stop early. */
+bool synth_ok(const synth_out *o);
+
+/* ---- shared vocabulary of the model generators ---- */
+
+typedef enum synth_dtype { SYNTH_FP32 = 0, SYNTH_FP16 = 1, SYNTH_BF16 = 2 } synth_dtype;
+uint64_t synth_dtype_bytes(synth_dtype d);
+const char *synth_dtype_name(synth_dtype d);
+/* "fp32"/"float32", "fp16"/"float16"/"half", "bf16"/"bfloat16"; false if unknown. */
+bool synth_dtype_parse(const char *text, synth_dtype *out);
+
+/* sgd: no state; momentum: one buffer per parameter; adam: exp_avg and exp_avg_sq. */
+typedef enum synth_optimizer { SYNTH_SGD = 0, SYNTH_MOMENTUM = 1, SYNTH_ADAM = 2 } synth_optimizer;
+/* Optimizer-state tensors per parameter tensor: 0, 1 or 2. */
+uint64_t synth_optimizer_states(synth_optimizer o);
+const char *synth_optimizer_name(synth_optimizer o);
+bool synth_optimizer_parse(const char *text, synth_optimizer *out);
+
+/* ---- randomness: only GSL, seeded explicitly, owned by the generator ---- */
+typedef struct synth_rng synth_rng;
+/* gsl_rng_mt19937 seeded with seed (seed 0 is mapped by GSL to its default 4357,
+ * so seeds are offset by one internally to keep 0 distinct). NULL if no memory. */
+synth_rng *synth_rng_new(uint64_t seed);
+void synth_rng_free(synth_rng *r);
+double synth_rng_uniform(synth_rng *r);                 /* [0, 1) */
+uint64_t synth_rng_uniform_int(synth_rng *r, uint64_t n); /* [0, n), n ≥ 1 */
+double synth_rng_exponential(synth_rng *r, double mean);
+double synth_rng_lognormal(synth_rng *r, double mu, double sigma);
+double synth_rng_gamma(synth_rng *r, double shape, double scale);
+/* A duration of about nominal_ns with multiplicative lognormal jitter (sigma). */
+uint64_t synth_rng_jitter(synth_rng *r, uint64_t nominal_ns, double sigma);
+
+#endif
