@@ -1,6 +1,7 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,9 +110,72 @@ void sim_buf_json_real(sim_buf *b, double v)
     sim_buf_printf(b, "%.6f", v);
 }
 
+/* Cleanup on a signal. An interrupted run must not leave OUT.tmp.XXXXXX behind,
+ * and a signal handler can only reach what is global: this is gpusim's one piece
+ * of mutable global state, kept to the minimum a handler needs. A fixed table of
+ * pointers to the temporary names of the outfiles being written (the names live
+ * in their sim_outfile); a slot is set after the file is created and cleared
+ * after it was renamed or removed, so the handler at worst unlinks a name that
+ * no longer exists. The handler only calls async-signal-safe functions (unlink,
+ * signal, raise), then dies of the same signal with the default action, so the
+ * exit status still tells the caller what happened. Single-threaded use only,
+ * like the rest of the CLI. */
+#define OUTFILE_SLOTS 16
+static char *volatile tmp_paths[OUTFILE_SLOTS];
+static volatile sig_atomic_t handlers_installed;
+
+static void on_fatal_signal(int sig)
+{
+    for (int i = 0; i < OUTFILE_SLOTS; i++) {
+        char *p = tmp_paths[i];
+        if (p)
+            unlink(p);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+    if (handlers_installed)
+        return;
+    handlers_installed = 1;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+            continue; /* ignored (nohup) or handled by someone else: leave it */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void register_tmp(sim_outfile *o)
+{
+    install_handlers();
+    o->slot = -1;
+    for (int i = 0; i < OUTFILE_SLOTS; i++)
+        if (tmp_paths[i] == NULL) {
+            tmp_paths[i] = o->tmp;
+            o->slot = i;
+            return;
+        }
+}
+
+static void unregister_tmp(sim_outfile *o)
+{
+    if (o->slot >= 0)
+        tmp_paths[o->slot] = NULL;
+    o->slot = -1;
+}
+
 sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err)
 {
     memset(o, 0, sizeof *o);
+    o->slot = -1;
     if (strcmp(path, "-") == 0) {
         o->fp = stdout;
         o->is_stdout = true;
@@ -135,6 +199,7 @@ sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err)
     int fd = mkstemp(o->tmp);
     if (fd < 0)
         return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    register_tmp(o);
     /* mkstemp creates 0600; give the final file the usual permissions */
     mode_t um = umask(0);
     umask(um);
@@ -144,6 +209,7 @@ sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err)
         int e = errno;
         close(fd);
         unlink(o->tmp);
+        unregister_tmp(o);
         return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(e));
     }
     return SIM_OK;
@@ -181,8 +247,10 @@ sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err)
         ok = false;
         e = errno;
     }
-    if (!ok) {
+    if (!ok)
         unlink(o->tmp);
+    unregister_tmp(o);
+    if (!ok) {
         if (commit)
             return sim_error_set(err, SIM_EIO, o->path, 0, 0, "write failed: %s", strerror(e ? e : EIO));
     }

@@ -40,8 +40,11 @@ typedef struct sim_outfile {
     char tmp[1100];
     bool is_stdout;
     bool direct;   /* a device or pipe (/dev/null, a FIFO): written in place, never renamed over */
+    int slot;      /* where tmp is registered for removal on SIGINT/SIGTERM/SIGHUP, or -1 */
 } sim_outfile;
 
+/* While the temporary file exists, SIGINT, SIGTERM and SIGHUP remove it before the
+ * process dies of the signal (unless the signal was ignored when gpusim started). */
 sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err);
 /* Commit (flush, fsync, rename) or, with commit false, discard the temporary file. */
 sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err);

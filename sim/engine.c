@@ -29,6 +29,7 @@ typedef struct proc_state {
 typedef struct source_state {
     sim_event head;
     bool has_head;
+    uint64_t counts[4];      /* events per op (copied into sim_run_source at the end) */
     uint32_t default_proc;   /* process of events without "proc", UINT32_MAX until seen */
     uint32_t last_named;     /* process of the last named event (a cache), UINT32_MAX if none */
 } source_state;
@@ -42,6 +43,7 @@ typedef struct engine {
     uint32_t cap_procs;
     pqueue deferred;
     uint64_t context_bytes;
+    bool paranoid;
     sim_error *err;
 } engine;
 
@@ -54,7 +56,7 @@ double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
 
 /* ---------------------------------------------------------------- metrics */
 
-static void metrics_update(sim_metrics *m, uint64_t requested, const strategy_sample *s, uint64_t device_bytes,
+static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m, uint64_t requested, const strategy_sample *s, uint64_t device_bytes,
                            double frag, uint64_t event, uint64_t t)
 {
     if (requested > m->peak_requested_bytes)
@@ -80,20 +82,11 @@ static void metrics_update(sim_metrics *m, uint64_t requested, const strategy_sa
     m->num_device_frees = s->num_device_frees;
 }
 
-/* Re-sample process p and the device totals after an event. */
-static void measure(engine *e, uint32_t p, uint64_t t)
+/* The device totals after an event of process p (several processes, or a timeline). */
+static void measure_device(engine *e, uint64_t t)
 {
     sim_run *run = e->run;
-    sim_run_proc *rp = &run->procs[p];
-    proc_state *ps = &e->ps[p];
     uint64_t ev = run->events;
-    if (!ps->stopped) {
-        run->ops->sample(rp->s, &ps->last);
-        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
-                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), ev, t);
-    }
-    if (run->n_procs == 1 && !run->has_timeline)
-        return; /* one process: the device totals are its numbers (copied at the end) */
     /* device totals over the processes still running */
     strategy_sample tot = {0};
     uint64_t req = 0, allocs = 0, frees = 0;
@@ -119,6 +112,22 @@ static void measure(engine *e, uint32_t p, uint64_t t)
                             .reserved = tot.reserved_bytes, .fragmentation = frag};
         timeline_add(&run->tl, &row);
     }
+}
+
+/* Re-sample process p and the device totals after an event. */
+static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p, uint64_t t)
+{
+    sim_run *run = e->run;
+    proc_state *ps = &e->ps[p];
+    if (!ps->stopped) {
+        sim_run_proc *rp = &run->procs[p];
+        run->ops->sample(rp->s, &ps->last);
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
+                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), run->events, t);
+    }
+    if (run->n_procs == 1 && !run->has_timeline)
+        return; /* one process: the device totals are its numbers (copied at the end) */
+    measure_device(e, t);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -312,14 +321,7 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
 static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
 {
     sim_run *run = e->run;
-    sim_run_source *rs = &run->sources[src];
-    rs->events++;
-    switch (ev->op) {
-    case SIM_OP_ALLOC: rs->allocs++; break;
-    case SIM_OP_FREE: rs->frees++; break;
-    case SIM_OP_EMPTY_CACHE: rs->empty_caches++; break;
-    case SIM_OP_MARK: rs->marks++; break;
-    }
+    e->src[src].counts[ev->op & 3u]++;
     uint32_t p = 0;
     sim_status st = proc_for(e, src, ev->proc, &p);
     if (st != SIM_OK)
@@ -349,7 +351,7 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
     if (st != SIM_OK)
         return st;
     measure(e, p, ev->t); /* after an OOM this records what the process held then */
-    if (e->cfg->paranoid && (st = paranoid_check(e, p, ev, e->sources[src].path)) != SIM_OK)
+    if (e->paranoid && (st = paranoid_check(e, p, ev, e->sources[src].path)) != SIM_OK)
         return st;
     if (e->ps[p].stop_after_event)
         proc_stop(e, p);
@@ -387,6 +389,19 @@ static sim_status pull(engine *e, uint32_t i)
 
 /* ---------------------------------------------------------------- run */
 
+static void sources_counts(engine *e)
+{
+    for (uint32_t i = 0; i < e->run->n_sources; i++) {
+        sim_run_source *rs = &e->run->sources[i];
+        const uint64_t *c = e->src[i].counts;
+        rs->allocs = c[SIM_OP_ALLOC];
+        rs->frees = c[SIM_OP_FREE];
+        rs->empty_caches = c[SIM_OP_EMPTY_CACHE];
+        rs->marks = c[SIM_OP_MARK];
+        rs->events = c[0] + c[1] + c[2] + c[3];
+    }
+}
+
 static sim_status validate_options(const engine_config *cfg, sim_error *err)
 {
     /* create one instance on a scratch device so bad options fail before any work */
@@ -410,7 +425,8 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     sim_status st = validate_options(cfg, err);
     if (st != SIM_OK)
         return st;
-    engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes};
+    engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
+                .paranoid = cfg->paranoid};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -442,12 +458,16 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
         if ((st = pull(&e, i)) != SIM_OK)
             goto fail;
     }
+    const uint64_t stop_at = cfg->stop_after_event ? cfg->stop_after_event : UINT64_MAX;
     for (;;) {
         /* the earliest trace head; ties go to the lower trace index */
         int32_t best = -1;
-        for (uint32_t i = 0; i < n_sources; i++)
-            if (e.src[i].has_head && (best < 0 || e.src[i].head.t < e.src[(uint32_t)best].head.t))
-                best = (int32_t)i;
+        if (n_sources == 1)
+            best = e.src[0].has_head ? 0 : -1;
+        else
+            for (uint32_t i = 0; i < n_sources; i++)
+                if (e.src[i].has_head && (best < 0 || e.src[i].head.t < e.src[(uint32_t)best].head.t))
+                    best = (int32_t)i;
         const pq_entry *d = pqueue_top(&e.deferred);
         if (d != NULL && (best < 0 || d->t <= e.src[(uint32_t)best].head.t)) {
             pq_entry dd = *d;
@@ -463,11 +483,12 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
         }
         if (st != SIM_OK)
             goto fail;
-        if (cfg->stop_after_event && run->events >= cfg->stop_after_event)
+        if (run->events >= stop_at)
             break;
-        if (cfg->progress && (run->events & 0xFFFF) == 0)
+        if ((run->events & 0xFFFF) == 0 && cfg->progress)
             cfg->progress(cfg->progress_ctx, run->events);
     }
+    sources_counts(&e);
     if (run->n_procs == 1 && !run->has_timeline) {
         /* the device totals were not tracked separately for one process */
         uint64_t ooms = run->total.ooms;

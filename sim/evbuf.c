@@ -4,16 +4,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Strings are kept as offsets into one growing pool (offset 0 = none), so the
- * pool can move without invalidating events. */
-typedef struct stored_event {
-    sim_event ev;       /* string pointers unused here */
-    uint64_t tag, name, proc;
-} stored_event;
+/* Events are packed into 40 bytes (a replay streams through them, so size is
+ * speed): a free's ready_t is kept as a delay in the size field, strings are
+ * offsets into one growing pool (0 = none; the pool can move without
+ * invalidating events). Lines and indices are usually "first + position": they
+ * take no room until a source breaks that rule, then a column is allocated. */
+typedef struct packed_event {
+    uint64_t id;
+    uint64_t size;      /* alloc: size; free: ready_t − t */
+    uint64_t t;
+    uint32_t stream;
+    uint32_t str;       /* alloc: tag, mark: name */
+    uint32_t proc;
+    uint32_t op;
+} packed_event;
+
+/* A column of uint64 that stays implicit (first + i) while it can. */
+typedef struct lazy_col {
+    uint64_t first;
+    uint64_t *v;        /* NULL while implicit */
+} lazy_col;
 
 struct evbuf {
-    stored_event *ev;
+    packed_event *ev;
     uint64_t n, cap;
+    lazy_col line, index;
     char *pool;
     uint64_t pool_len, pool_cap;
     char path[512];
@@ -35,6 +50,8 @@ void evbuf_free(evbuf *b)
     if (b == NULL)
         return;
     free(b->ev);
+    free(b->line.v);
+    free(b->index.v);
     free(b->pool);
     free(b);
 }
@@ -76,24 +93,66 @@ static uint64_t intern_repeat(evbuf *b, const char *s, uint64_t prev)
     return intern(b, s);
 }
 
+static bool lazy_set(lazy_col *c, uint64_t i, uint64_t cap, uint64_t v)
+{
+    if (c->v == NULL) {
+        if (i == 0)
+            c->first = v;
+        if (v == c->first + i)
+            return true;
+        c->v = malloc((size_t)cap * sizeof *c->v);
+        if (c->v == NULL)
+            return false;
+        for (uint64_t k = 0; k < i; k++)
+            c->v[k] = c->first + k;
+    }
+    c->v[i] = v;
+    return true;
+}
+
+static bool lazy_grow(lazy_col *c, uint64_t cap)
+{
+    if (c->v == NULL)
+        return true;
+    uint64_t *v = realloc(c->v, (size_t)cap * sizeof *v);
+    if (v == NULL)
+        return false;
+    c->v = v;
+    return true;
+}
+
+static inline uint64_t lazy_get(const lazy_col *c, uint64_t i)
+{
+    return c->v ? c->v[i] : c->first + i;
+}
+
 sim_status evbuf_push(evbuf *b, const sim_event *ev)
 {
     if (b->n == b->cap) {
         uint64_t cap = b->cap ? b->cap * 2 : 1024;
-        stored_event *e = realloc(b->ev, (size_t)cap * sizeof *e);
+        packed_event *e = realloc(b->ev, (size_t)cap * sizeof *e);
         if (e == NULL)
             return SIM_ENOMEM;
         b->ev = e;
         b->cap = cap;
+        if (!lazy_grow(&b->line, cap) || !lazy_grow(&b->index, cap))
+            return SIM_ENOMEM;
     }
-    stored_event *prev = b->n ? &b->ev[b->n - 1] : NULL;
-    stored_event *s = &b->ev[b->n];
-    s->ev = *ev;
-    s->ev.tag = s->ev.name = s->ev.proc = NULL;
-    s->tag = intern_repeat(b, ev->tag, prev ? prev->tag : 0);
-    s->name = intern(b, ev->name);
-    s->proc = intern_repeat(b, ev->proc, prev ? prev->proc : 0);
-    if (s->tag == UINT64_MAX || s->name == UINT64_MAX || s->proc == UINT64_MAX)
+    const packed_event *prev = b->n ? &b->ev[b->n - 1] : NULL;
+    packed_event *s = &b->ev[b->n];
+    const char *str = ev->op == SIM_OP_MARK ? ev->name : ev->op == SIM_OP_ALLOC ? ev->tag : NULL;
+    uint64_t so = ev->op == SIM_OP_MARK ? intern(b, str) : intern_repeat(b, str, prev ? prev->str : 0);
+    uint64_t po = intern_repeat(b, ev->proc, prev ? prev->proc : 0);
+    if (so >= UINT32_MAX || po >= UINT32_MAX)
+        return SIM_ENOMEM;
+    s->id = ev->id;
+    s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : ev->size;
+    s->t = ev->t;
+    s->stream = ev->stream;
+    s->str = (uint32_t)so;
+    s->proc = (uint32_t)po;
+    s->op = (uint32_t)ev->op;
+    if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index))
         return SIM_ENOMEM;
     b->n++;
     return SIM_OK;
@@ -118,13 +177,25 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
 {
     (void)err;
     evbuf_cursor *c = ctx;
-    if (c->i >= c->b->n)
+    const evbuf *b = c->b;
+    uint64_t i = c->i;
+    if (i >= b->n)
         return SIM_END;
-    const stored_event *s = &c->b->ev[c->i++];
-    *ev = s->ev;
-    ev->tag = s->tag ? c->b->pool + s->tag : NULL;
-    ev->name = s->name ? c->b->pool + s->name : NULL;
-    ev->proc = s->proc ? c->b->pool + s->proc : NULL;
+    c->i = i + 1;
+    const packed_event *s = &b->ev[i];
+    sim_op op = (sim_op)s->op;
+    ev->op = op;
+    ev->id = s->id;
+    ev->t = s->t;
+    ev->stream = s->stream;
+    ev->size = op == SIM_OP_FREE ? 0 : s->size;
+    ev->ready_t = op == SIM_OP_FREE ? s->t + s->size : s->t;
+    const char *str = s->str ? b->pool + s->str : NULL;
+    ev->tag = op == SIM_OP_ALLOC ? str : NULL;
+    ev->name = op == SIM_OP_MARK ? str : NULL;
+    ev->proc = s->proc ? b->pool + s->proc : NULL;
+    ev->line = lazy_get(&b->line, i);
+    ev->index = lazy_get(&b->index, i);
     return SIM_OK;
 }
 

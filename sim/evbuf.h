@@ -1,6 +1,6 @@
 /* evbuf.h — a trace held in memory: the events of a source read once, strings
  * interned, so that the same trace can be replayed many times (bench, compare,
- * plan) without parsing it again. About 64 bytes per event. */
+ * plan) without parsing it again. 40 bytes per event. */
 #ifndef GPUSIM_EVBUF_H
 #define GPUSIM_EVBUF_H
 

@@ -78,6 +78,9 @@ static sim_status conf_lex_text(const char *text, conf_lex *lx, sim_error *err)
             lx->tok[lx->n][1] = '\0';
             lx->n++;
         } else if (*p != ' ') {
+            /* a new item after the last slot was filled (found by fuzz_alloc_conf) */
+            if (lx->n == CONF_MAX_TOKENS)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: too many items in '%s'%s", text, "");
             if (len + 1 >= CONF_TOKEN_LEN)
                 return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: item too long in '%s'%s", text, "");
             lx->tok[lx->n][len++] = *p;

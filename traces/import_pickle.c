@@ -228,7 +228,10 @@ static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
 {
     if (r->sp == 0)
         return fail(r, at, "memo store with an empty stack");
-    if (key >= (1u << 28))
+    /* a pickler numbers memo entries 0, 1, 2, ...: each takes an opcode of the
+     * input, so an index beyond the input's length is corrupt (and would make a
+     * few bytes allocate gigabytes; found by fuzz_input) */
+    if (key >= (1u << 28) || key > r->len)
         return fail(r, at, "memo index %" PRIu64 " is too large", key);
     if (key >= r->memo_cap) {
         size_t c = r->memo_cap ? r->memo_cap : 256;

@@ -11,6 +11,7 @@
 #include <zlib.h>
 #endif
 
+#include "gtrace.h"
 #include "import_common.h"
 #include "import_kineto.h"
 #include "import_pickle.h"
@@ -437,6 +438,8 @@ static sim_status import_doc(trace_input *in, input_format f, const char *text, 
 static sim_status open_bytes(trace_input *in, input_format f, const char *text, size_t len,
                              const input_options *opt, sim_error *err)
 {
+    if (f == INPUT_AUTO && gtrace_is_magic(text, len))
+        f = INPUT_GPUSIM; /* the native binary container: trace_open_mem reads it */
     if (f == INPUT_AUTO) {
         sniff_result r = sniff(text, len, &f);
         if (r != SNIFF_FOUND)
@@ -502,7 +505,9 @@ sim_status input_open(const char *path, const char *from, const input_options *o
     bool gz = st == SIM_OK && is_gzip(prefix, plen);
     if (st == SIM_OK && !gz && f == INPUT_AUTO) {
         input_format g = INPUT_AUTO;
-        if (sniff(prefix, plen, &g) == SNIFF_FOUND)
+        if (gtrace_is_magic(prefix, plen)) /* the native binary container: trace_open reads it */
+            f = INPUT_GPUSIM;
+        else if (sniff(prefix, plen, &g) == SNIFF_FOUND)
             f = g;
     }
     free(prefix);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gtrace.h"
 #include "json.h"
 #include "sim/buf.h"
 
@@ -18,6 +19,7 @@ struct trace_reader {
     trace_header header;
     trace_container container;
     json_parser *jp;
+    gtrace_reader *gt;  /* the binary container: everything is delegated to it */
     /* source: a file (JSONL streaming) or a whole buffer */
     FILE *fp;
     char *buf;          /* JSONL: read buffer; JSON: the whole document */
@@ -448,6 +450,34 @@ sim_status trace_open(const char *path, trace_reader **out, sim_error *err)
         trace_close(r);
         return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(e));
     }
+    /* detection by content: the first bytes decide between gtrace and JSON text */
+    r->buf = malloc(2 * READ_CHUNK);
+    if (r->buf == NULL) {
+        trace_close(r);
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    r->buf_cap = 2 * READ_CHUNK;
+    r->buf_len = fread(r->buf, 1, GTRACE_MAGIC_LEN, r->fp);
+    if (gtrace_is_magic(r->buf, r->buf_len)) {
+        FILE *fp = r->fp;
+        r->fp = NULL; /* the gtrace reader owns it now */
+        r->container = TRACE_GTRACE;
+        st = gtrace_open_file(path, fp, r->buf, r->buf_len, &r->header, &r->gt, err);
+        free(r->buf);
+        r->buf = NULL;
+        r->buf_len = r->buf_cap = 0;
+        if (st != SIM_OK) {
+            trace_close(r);
+            return st;
+        }
+        *out = r;
+        return SIM_OK;
+    }
+    if (r->buf_len < GTRACE_MAGIC_LEN && ferror(r->fp)) {
+        int e = errno;
+        trace_close(r);
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(e));
+    }
     return reader_start(r, out, err);
 }
 
@@ -466,6 +496,16 @@ sim_status trace_open_mem(const char *name, const char *text, uint64_t len, trac
     memcpy(r->buf, text, (size_t)len);
     r->buf_len = r->buf_cap = (size_t)len;
     r->eof = true;
+    if (gtrace_is_magic(r->buf, r->buf_len)) {
+        r->container = TRACE_GTRACE;
+        st = gtrace_open_mem(name, r->buf, r->buf_len, &r->header, &r->gt, err);
+        if (st != SIM_OK) {
+            trace_close(r);
+            return st;
+        }
+        *out = r;
+        return SIM_OK;
+    }
     return reader_start(r, out, err);
 }
 
@@ -475,6 +515,7 @@ void trace_close(trace_reader *r)
         return;
     if (r->fp)
         fclose(r->fp);
+    gtrace_close(r->gt);
     free(r->buf);
     free(r->header.meta_json);
     json_parser_free(r->jp);
@@ -491,9 +532,194 @@ trace_container trace_get_container(const trace_reader *r)
     return r->container;
 }
 
+/* ---------------------------------------------------------------- JSONL fast path */
+
+/* The usual event line, parsed straight into *ev without building a DOM: an
+ * object of known keys, each once, with plain-digit integers (no sign, fraction,
+ * exponent or leading zero, at most 16 digits) and strings without escapes. It
+ * returns false, having changed nothing, for anything else, including every
+ * line that is an error: parse_event then reads the line the general way and
+ * words the message, so accepted traces and messages are exactly the same. On
+ * success the closing quotes of tag, proc and name in the line buffer (ours,
+ * mutable) become NULs, so the strings need no copy. */
+enum { FK_OP, FK_ID, FK_SIZE, FK_T, FK_STREAM, FK_TAG, FK_PROC, FK_READY, FK_NAME };
+
+static const uint32_t FAST_ALLOWED[] = {
+    [SIM_OP_ALLOC] = 1u << FK_OP | 1u << FK_ID | 1u << FK_SIZE | 1u << FK_T | 1u << FK_STREAM | 1u << FK_TAG |
+                     1u << FK_PROC,
+    [SIM_OP_FREE] = 1u << FK_OP | 1u << FK_ID | 1u << FK_T | 1u << FK_READY | 1u << FK_PROC,
+    [SIM_OP_EMPTY_CACHE] = 1u << FK_OP | 1u << FK_T | 1u << FK_PROC,
+    [SIM_OP_MARK] = 1u << FK_OP | 1u << FK_NAME | 1u << FK_T | 1u << FK_PROC,
+};
+static const uint32_t FAST_REQUIRED[] = {
+    [SIM_OP_ALLOC] = 1u << FK_OP | 1u << FK_ID | 1u << FK_SIZE,
+    [SIM_OP_FREE] = 1u << FK_OP | 1u << FK_ID,
+    [SIM_OP_EMPTY_CACHE] = 1u << FK_OP,
+    [SIM_OP_MARK] = 1u << FK_OP | 1u << FK_NAME,
+};
+
+static inline const char *fast_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* A string without escapes or control characters: p at the opening quote;
+ * returns the closing quote, or NULL. */
+static inline const char *fast_str(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p;
+        if (c == '\\' || c < 0x20)
+            return NULL;
+    }
+    return NULL;
+}
+
+static int fast_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 1: return k[0] == 't' ? FK_T : -1;
+    case 2: return k[0] == 'o' && k[1] == 'p' ? FK_OP : k[0] == 'i' && k[1] == 'd' ? FK_ID : -1;
+    case 3: return memcmp(k, "tag", 3) == 0 ? FK_TAG : -1;
+    case 4:
+        if (memcmp(k, "size", 4) == 0)
+            return FK_SIZE;
+        if (memcmp(k, "proc", 4) == 0)
+            return FK_PROC;
+        return memcmp(k, "name", 4) == 0 ? FK_NAME : -1;
+    case 6: return memcmp(k, "stream", 6) == 0 ? FK_STREAM : -1;
+    case 7: return memcmp(k, "ready_t", 7) == 0 ? FK_READY : -1;
+    default: return -1;
+    }
+}
+
+static bool fast_event(trace_reader *r, char *line, size_t len, sim_event *ev)
+{
+    const char *p = line, *end = line + len;
+    uint64_t num[9] = {0};
+    const char *str[9] = {0}, *str_end[9] = {0};
+    uint32_t seen = 0;
+    p = fast_ws(p, end);
+    if (p >= end || *p != '{')
+        return false;
+    p++;
+    for (;;) {
+        p = fast_ws(p, end);
+        if (p >= end || *p != '"')
+            return false;
+        const char *kq = fast_str(p, end);
+        if (kq == NULL)
+            return false;
+        int k = fast_key(p + 1, (size_t)(kq - p - 1));
+        if (k < 0 || (seen & (1u << k)))
+            return false;
+        seen |= 1u << k;
+        p = fast_ws(kq + 1, end);
+        if (p >= end || *p != ':')
+            return false;
+        p = fast_ws(p + 1, end);
+        if (p >= end)
+            return false;
+        if (k == FK_OP || k == FK_TAG || k == FK_PROC || k == FK_NAME) {
+            if (*p != '"')
+                return false;
+            const char *q = fast_str(p, end);
+            if (q == NULL)
+                return false;
+            str[k] = p + 1;
+            str_end[k] = q;
+            p = q + 1;
+        } else {
+            const char *d = p;
+            uint64_t v = 0;
+            while (p < end && *p >= '0' && *p <= '9' && p - d < 17)
+                v = v * 10 + (uint64_t)(*p++ - '0');
+            size_t nd = (size_t)(p - d);
+            if (nd == 0 || nd > 16 || (nd > 1 && *d == '0') || v > SIM_MAX_SIZE)
+                return false;
+            if (p < end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
+                return false;
+            num[k] = v;
+        }
+        p = fast_ws(p, end);
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == '}') {
+            p++;
+            break;
+        }
+        return false;
+    }
+    if (fast_ws(p, end) != end || !(seen & (1u << FK_OP)))
+        return false;
+    size_t oplen = (size_t)(str_end[FK_OP] - str[FK_OP]);
+    sim_op op;
+    if (oplen == 5 && memcmp(str[FK_OP], "alloc", 5) == 0)
+        op = SIM_OP_ALLOC;
+    else if (oplen == 4 && memcmp(str[FK_OP], "free", 4) == 0)
+        op = SIM_OP_FREE;
+    else if (oplen == 11 && memcmp(str[FK_OP], "empty_cache", 11) == 0)
+        op = SIM_OP_EMPTY_CACHE;
+    else if (oplen == 4 && memcmp(str[FK_OP], "mark", 4) == 0)
+        op = SIM_OP_MARK;
+    else
+        return false;
+    if ((seen & ~FAST_ALLOWED[op]) || (seen & FAST_REQUIRED[op]) != FAST_REQUIRED[op])
+        return false;
+    uint64_t m = r->header.ns_per_unit, t = r->prev_t;
+    if (seen & (1u << FK_T)) {
+        if (m > 1 && num[FK_T] > UINT64_MAX / m)
+            return false;
+        t = num[FK_T] * m;
+        if (t < r->prev_t)
+            return false;
+    }
+    uint64_t ready = t;
+    if (seen & (1u << FK_READY)) {
+        if (m > 1 && num[FK_READY] > UINT64_MAX / m)
+            return false;
+        ready = num[FK_READY] * m;
+        if (ready < t)
+            return false;
+    }
+    if (num[FK_STREAM] > UINT32_MAX)
+        return false;
+    /* accepted: commit */
+    r->prev_t = t;
+    ev->op = op;
+    ev->id = num[FK_ID];
+    ev->size = num[FK_SIZE];
+    ev->t = t;
+    ev->ready_t = ready;
+    ev->stream = (uint32_t)num[FK_STREAM];
+    ev->tag = ev->name = ev->proc = NULL;
+    if (str[FK_TAG]) {
+        line[str_end[FK_TAG] - line] = '\0';
+        ev->tag = str[FK_TAG];
+    }
+    if (str[FK_PROC]) {
+        line[str_end[FK_PROC] - line] = '\0';
+        ev->proc = str[FK_PROC];
+    }
+    if (str[FK_NAME]) {
+        line[str_end[FK_NAME] - line] = '\0';
+        ev->name = str[FK_NAME];
+    }
+    ev->line = r->line;
+    return true;
+}
+
 static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
 {
     trace_reader *r = ctx;
+    if (r->gt)
+        return gtrace_next(r->gt, ev, err);
     if (r->container == TRACE_JSON) {
         if (r->next_index >= r->events->len)
             return SIM_END;
@@ -511,6 +737,11 @@ static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
             return SIM_END;
         if (is_blank(line, len))
             continue;
+        /* line points into r->buf, which is ours: the fast path may write into it */
+        if (fast_event(r, r->buf + (line - r->buf), len, ev)) {
+            ev->index = ++r->n_events;
+            return SIM_OK;
+        }
         const json_value *o = json_parse(r->jp, line, len, (uint32_t)r->line, r->errtext, sizeof r->errtext);
         if (o == NULL) {
             const char *msg = strstr(r->errtext, ": ");
@@ -538,6 +769,7 @@ sim_event_source trace_source(trace_reader *r)
 /* ---------------------------------------------------------------- writer */
 
 struct trace_writer {
+    gtrace_writer *gw;  /* TRACE_GTRACE: everything is delegated to it */
     sim_outfile out;
     trace_container container;
     sim_buf line;
@@ -547,6 +779,8 @@ struct trace_writer {
 trace_container trace_container_for_path(const char *path)
 {
     size_t n = strlen(path);
+    if (n >= 7 && strcmp(path + n - 7, ".gtrace") == 0)
+        return TRACE_GTRACE;
     return n >= 6 && strcmp(path + n - 6, ".jsonl") == 0 ? TRACE_JSONL : TRACE_JSON;
 }
 
@@ -586,6 +820,15 @@ sim_status trace_writer_open(const char *path, trace_container c, const trace_he
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     w->container = c;
     sim_buf_init(&w->line);
+    if (c == TRACE_GTRACE) {
+        sim_status gst = gtrace_writer_open(path, h, &w->gw, err);
+        if (gst != SIM_OK) {
+            free(w);
+            return gst;
+        }
+        *out = w;
+        return SIM_OK;
+    }
     sim_status st = sim_outfile_open(&w->out, path, err);
     if (st != SIM_OK) {
         free(w);
@@ -599,6 +842,8 @@ sim_status trace_writer_open(const char *path, trace_container c, const trace_he
 
 sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *err)
 {
+    if (w->gw)
+        return gtrace_writer_event(w->gw, ev, err);
     sim_buf *b = &w->line;
     if (w->container == TRACE_JSON && w->n > 0)
         sim_buf_puts(b, ",\n");
@@ -647,6 +892,11 @@ sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *e
 sim_status trace_writer_close(trace_writer *w, bool commit, sim_error *err)
 {
     sim_status st = SIM_OK;
+    if (w->gw) {
+        st = gtrace_writer_close(w->gw, commit, err);
+        free(w);
+        return st;
+    }
     if (commit) {
         if (w->container == TRACE_JSON)
             sim_buf_puts(&w->line, "\n]}\n");

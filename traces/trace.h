@@ -15,7 +15,8 @@
 
 typedef enum trace_container {
     TRACE_JSON = 0,   /* one document with an "events" array */
-    TRACE_JSONL = 1   /* header line + one event per line */
+    TRACE_JSONL = 1,  /* header line + one event per line */
+    TRACE_GTRACE = 2  /* the binary container (traces/gtrace.h), detected by its magic bytes */
 } trace_container;
 
 typedef struct trace_header {
@@ -52,7 +53,8 @@ sim_status trace_writer_open(const char *path, trace_container c, const trace_he
 sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *err);
 /* commit=true: finish and rename into place; false: discard. Frees w. */
 sim_status trace_writer_close(trace_writer *w, bool commit, sim_error *err);
-/* The container a path's name suggests when writing: .jsonl → JSONL, else JSON. */
+/* The container a path's name suggests when writing: .jsonl → JSONL, .gtrace →
+ * the binary container, else JSON. */
 trace_container trace_container_for_path(const char *path);
 
 #endif

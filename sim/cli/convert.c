@@ -1,5 +1,6 @@
-/* gpusim convert IN -o OUT : rewrite a trace in the native format (JSON or JSONL,
- * chosen by OUT's extension or --to). IN is any format traces/input.h reads. */
+/* gpusim convert IN -o OUT : rewrite a trace in the native format (JSON, JSONL or
+ * the binary gtrace container, chosen by OUT's extension or --to). IN is any
+ * format traces/input.h reads. */
 #include <string.h>
 
 #include "against.h"
@@ -8,9 +9,9 @@
 #include "traces/trace.h"
 
 static const cli_opt CONVERT_OPTS[] = {
-    {"output", true, "FILE: where to write (.jsonl = JSON Lines, else a JSON document)"},
+    {"output", true, "FILE: where to write (.jsonl = JSON Lines, .gtrace = binary, else a JSON document)"},
     {"o", true, ""},
-    {"to", true, "json|jsonl: the container, overriding the file name"},
+    {"to", true, "json|jsonl|gtrace: the container, overriding the file name"},
     CLI_INPUT_OPTS,
     {NULL, false, NULL},
 };
@@ -27,7 +28,7 @@ int cmd_convert(int argc, char **argv)
     if (cli_parse("convert", CONVERT_OPTS, n, args, &a, &help) != SIM_OK)
         return 2;
     if (help) {
-        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl] [--from=FORMAT] [--device=N]\n\n");
+        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl|gtrace] [--from=FORMAT] [--device=N]\n\n");
         cli_print_options(stdout, CONVERT_OPTS);
         return 0;
     }
@@ -43,8 +44,10 @@ int cmd_convert(int argc, char **argv)
             c = TRACE_JSON;
         else if (strcmp(to, "jsonl") == 0)
             c = TRACE_JSONL;
+        else if (strcmp(to, "gtrace") == 0)
+            c = TRACE_GTRACE;
         else
-            return cli_usage_error("convert", "--to: expected json or jsonl, not '%s'", to);
+            return cli_usage_error("convert", "--to: expected json, jsonl or gtrace, not '%s'", to);
     }
     sim_error err;
     sim_error_clear(&err);

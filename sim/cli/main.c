@@ -16,7 +16,7 @@ static const command COMMANDS[] = {
     {"plan", cmd_plan, "which GPUs a trace fits on, and the smallest capacity for each model"},
     {"check", cmd_check, "regression check against a baseline (for CI)"},
     {"sweep", cmd_sweep, "replay many traces x devices x strategies x options, on threads or MPI ranks"},
-    {"convert", cmd_convert, "convert a trace to the native format (.json or .jsonl)"},
+    {"convert", cmd_convert, "convert a trace to the native format (.json, .jsonl or binary .gtrace)"},
     {"synth", cmd_synth, "generate a synthetic trace (transformer, cnn, serving, churn)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
     {"strategies", cmd_strategies, "list the allocator models"},

@@ -1,22 +1,33 @@
 /* gpusim_bench — replay speed and memory figures (./scripts/bench). Prints figures,
  * asserts nothing: timing thresholds never go into tests.
  *
- * Workload: a seeded churn trace (allocation sizes log-uniform from 512 B to
- * 64 MiB, a live set held near 2000 allocations, 10% of frees deferred), N events.
- * For every strategy: events/s replaying the trace held in memory (best of 3), the
- * ratio of its time to `ideal`'s (the cost of the allocator model itself), and
- * events/s end-to-end from a JSONL file (parse + replay). Also: the floor of
- * parsing the same JSONL with cJSON and doing nothing else, and the peak RSS of a
- * streaming `gpusim replay` of the file (a child process, so its RSS is its own). */
+ * Workloads, generated here from a seed (no dependency on `gpusim synth`):
+ *   churn     allocation sizes log-uniform from 512 B to 64 MiB, a live set held
+ *             near 2000 allocations, random frees, 10% of frees deferred;
+ *   training  a transformer-training-like step repeated: weights allocated once,
+ *             per iteration activations in layer order with the same sizes every
+ *             iteration, short-lived temporaries, gradients, frees in LIFO order,
+ *             an optimizer step, a mark per iteration;
+ *   serving   an inference server: requests arrive and finish at random, each
+ *             holds a KV cache that grows in pages (allocate larger, free the old
+ *             one), per-step workspaces on a second stream freed with ready_t.
+ * Each is written once as JSONL and as gtrace (N events; 1M by default, 10M with
+ * --full). For every strategy: events/s replaying the trace held in memory (best
+ * of --reps), its time relative to `ideal` (the cost of the allocator model
+ * itself), and end-to-end events/s and peak RSS of `gpusim replay` on the JSONL
+ * and on the gtrace (a child process, so its RSS is its own, streaming). Also the
+ * floor: parsing the same JSONL with cJSON and doing nothing else, and the ratio
+ * of each JSONL replay to it. --json prints the same as one JSON document. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <spawn.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -26,6 +37,9 @@ extern char **environ;
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "traces/trace.h"
+
+#define BENCH_CAPACITY "80GiB"
+#define BENCH_LIMIT "60GiB"
 
 static double now(void)
 {
@@ -44,61 +58,189 @@ static uint64_t rng(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* Write the churn trace to a JSONL file (streaming: this process stays small, so
- * the child whose RSS is measured next does not inherit a large footprint). */
-static void make_churn(uint64_t n, uint64_t seed, trace_writer *w)
+static double unit(uint64_t *s)
 {
+    return (double)(rng(s) >> 11) / 9007199254740992.0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+typedef struct sink {
+    trace_writer *w[2];
+    uint64_t n, max;
+    uint64_t t;
+} sink;
+
+static void emit(sink *k, sim_event ev)
+{
+    if (k->n >= k->max)
+        return;
+    ev.t = k->t;
+    if (ev.ready_t < ev.t)
+        ev.ready_t = ev.t;
+    k->n++;
+    ev.index = k->n;
+    ev.line = k->n + 1; /* as a JSONL file has it: the header is line 1 */
     sim_error err;
+    for (int i = 0; i < 2; i++)
+        if (trace_writer_event(k->w[i], &ev, &err) != SIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            exit(2);
+        }
+}
+
+static void emit_alloc(sink *k, uint64_t id, uint64_t size, uint32_t stream, const char *tag)
+{
+    emit(k, (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .stream = stream, .tag = tag});
+}
+
+static void emit_free(sink *k, uint64_t id, uint64_t ready_delay)
+{
+    emit(k, (sim_event){.op = SIM_OP_FREE, .id = id, .ready_t = ready_delay ? k->t + ready_delay : 0});
+}
+
+/* ---------------------------------------------------------------- workloads */
+
+static void gen_churn(sink *k, uint64_t seed)
+{
     uint64_t *live = malloc(4096 * sizeof *live);
-    uint64_t n_live = 0, next_id = 1, t = 0, s = seed;
-    for (uint64_t i = 0; i < n; i++) {
-        t += 1 + rng(&s) % 100;
-        sim_event ev = {.t = t, .ready_t = t};
+    uint64_t n_live = 0, next_id = 1, s = seed;
+    while (k->n < k->max) {
+        k->t += 1 + rng(&s) % 100;
         bool do_free = n_live > 0 && (n_live >= 4000 || (rng(&s) % 1000) < (n_live > 2000 ? 550u : 450u));
-        if (i + n_live >= n && n_live > 0)
+        if (k->n + n_live >= k->max && n_live > 0)
             do_free = true; /* end with everything freed */
         if (do_free) {
-            uint64_t k = rng(&s) % n_live;
-            ev.op = SIM_OP_FREE;
-            ev.id = live[k];
-            live[k] = live[--n_live];
-            if (rng(&s) % 10 == 0)
-                ev.ready_t = t + 1 + rng(&s) % 500;
+            uint64_t j = rng(&s) % n_live, id = live[j];
+            live[j] = live[--n_live];
+            emit_free(k, id, rng(&s) % 10 == 0 ? 1 + rng(&s) % 500 : 0);
         } else {
-            double lg = log(512.0) + (log(64.0 * 1048576.0) - log(512.0)) * (double)(rng(&s) >> 11) / 9007199254740992.0;
-            ev.op = SIM_OP_ALLOC;
-            ev.id = next_id++;
-            ev.size = (uint64_t)exp(lg);
-            ev.stream = 0;
-            live[n_live++] = ev.id;
+            double lg = log(512.0) + (log(64.0 * 1048576.0) - log(512.0)) * unit(&s);
+            live[n_live++] = next_id;
+            emit_alloc(k, next_id++, (uint64_t)exp(lg), 0, NULL);
         }
-        trace_writer_event(w, &ev, &err);
     }
     free(live);
 }
 
-typedef struct strat_cfg {
-    const char *name;
-    sim_kv kv[2];
-    uint32_t n;
-} strat_cfg;
-
-static void strategy_kv(const char *name, strat_cfg *c)
+/* One training step after another: sizes repeat exactly from iteration to iteration. */
+static void gen_training(sink *k, uint64_t seed)
 {
-    c->name = name;
-    c->n = 0;
-    if (strcmp(name, "limit") == 0)
-        c->kv[c->n++] = (sim_kv){"limit", "60GiB"};
+    enum { LAYERS = 48 };
+    uint64_t s = seed, next_id = 1;
+    uint64_t act[LAYERS], tmp[LAYERS], grad[LAYERS];
+    const uint64_t batch = 8, seq = 2048, hidden = 4096;
+    for (int l = 0; l < LAYERS; l++) {
+        act[l] = batch * seq * hidden * 2 * (1 + (uint64_t)(l % 4));    /* bf16 activations */
+        tmp[l] = batch * seq * hidden * 4 + (uint64_t)l * 4096;           /* attention scratch */
+        grad[l] = hidden * hidden * 2 * (l % 3 == 0 ? 4u : 1u);           /* weight gradients */
+    }
+    uint64_t weights[LAYERS];
+    for (int l = 0; l < LAYERS && k->n < k->max; l++) {
+        weights[l] = next_id++;
+        k->t += 10;
+        emit_alloc(k, weights[l], grad[l] * 2 + 512, 0, "weight");
+    }
+    char mark[32];
+    for (uint64_t it = 0; k->n < k->max; it++) {
+        snprintf(mark, sizeof mark, "iteration %llu", (unsigned long long)it);
+        emit(k, (sim_event){.op = SIM_OP_MARK, .name = mark});
+        uint64_t ids[LAYERS];
+        for (int l = 0; l < LAYERS; l++) { /* forward */
+            k->t += 50 + rng(&s) % 20;
+            ids[l] = next_id++;
+            emit_alloc(k, ids[l], act[l], 0, "activation");
+            for (int r = 0; r < 3; r++) {
+                uint64_t tid = next_id++;
+                emit_alloc(k, tid, tmp[l] >> r, 0, "temp");
+                k->t += 5;
+                emit_free(k, tid, 0);
+            }
+        }
+        for (int l = LAYERS - 1; l >= 0; l--) { /* backward: LIFO */
+            k->t += 80 + rng(&s) % 20;
+            uint64_t g = next_id++;
+            emit_alloc(k, g, grad[l], 0, "grad");
+            uint64_t tid = next_id++;
+            emit_alloc(k, tid, tmp[l], 0, "temp");
+            emit_free(k, tid, 0);
+            emit_free(k, ids[l], 0);
+            emit_free(k, g, 0);
+        }
+        uint64_t opt = next_id++; /* optimizer step */
+        emit_alloc(k, opt, hidden * hidden * 8, 0, "optimizer");
+        k->t += 30;
+        emit_free(k, opt, 0);
+        if (it % 16 == 15)
+            emit(k, (sim_event){.op = SIM_OP_EMPTY_CACHE});
+    }
 }
 
-static engine_config config_for(const strategy_ops *ops, strat_cfg *c)
+/* Requests with growing KV caches, frees on a side stream completing later. */
+static void gen_serving(sink *k, uint64_t seed)
 {
-    strategy_kv(ops->name, c);
+    enum { SLOTS = 64 };
+    const uint64_t page = 2u << 20, per_token = 160u << 10;
+    uint64_t s = seed, next_id = 1;
+    struct req {
+        uint64_t id, tokens, target, bytes;
+        bool live;
+    } rq[SLOTS] = {{0}};
+    while (k->n < k->max) {
+        k->t += 200 + rng(&s) % 800;
+        uint32_t j = (uint32_t)(rng(&s) % SLOTS);
+        struct req *r = &rq[j];
+        if (!r->live) { /* a new request: prompt */
+            r->tokens = 16 + rng(&s) % 2048;
+            r->target = r->tokens + 1 + rng(&s) % 1024;
+            r->bytes = units_round_up(r->tokens * per_token, page);
+            r->id = next_id++;
+            r->live = true;
+            emit_alloc(k, r->id, r->bytes, 0, "kv");
+        } else if (r->tokens >= r->target) { /* finished */
+            emit_free(k, r->id, 0);
+            r->live = false;
+        } else { /* a decode step: workspace, and the cache grows by pages */
+            uint64_t ws = next_id++;
+            emit_alloc(k, ws, 4096 + (rng(&s) % 64) * 65536, 1, "workspace");
+            r->tokens += 1 + rng(&s) % 32;
+            uint64_t need = units_round_up(r->tokens * per_token, page);
+            if (need > r->bytes) {
+                uint64_t nid = next_id++;
+                emit_alloc(k, nid, need, 0, "kv");
+                emit_free(k, r->id, 0);
+                r->id = nid;
+                r->bytes = need;
+            }
+            k->t += 20;
+            emit_free(k, ws, 100 + rng(&s) % 400); /* stream-ordered: completes later */
+        }
+    }
+}
+
+typedef struct workload {
+    const char *name;
+    void (*gen)(sink *k, uint64_t seed);
+} workload;
+
+static const workload WORKLOADS[] = {
+    {"churn", gen_churn},
+    {"training", gen_training},
+    {"serving", gen_serving},
+};
+
+/* ---------------------------------------------------------------- measurements */
+
+static engine_config config_for(const strategy_ops *ops, sim_kv *kv)
+{
+    uint32_t n = 0;
+    if (strcmp(ops->name, "limit") == 0)
+        kv[n++] = (sim_kv){"limit", BENCH_LIMIT};
     engine_config cfg = {
         .device = {.name = "bench-80GiB", .capacity_bytes = 80ull << 30, .cc_major = 9},
         .ops = ops,
-        .opts = c->kv,
-        .n_opts = c->n,
+        .opts = kv,
+        .n_opts = n,
         .on_oom_skip = true,
     };
     return cfg;
@@ -106,8 +248,8 @@ static engine_config config_for(const strategy_ops *ops, strat_cfg *c)
 
 static double replay_mem(const strategy_ops *ops, const evbuf *b, uint64_t *events, uint64_t *ooms)
 {
-    strat_cfg c;
-    engine_config cfg = config_for(ops, &c);
+    sim_kv kv[2];
+    engine_config cfg = config_for(ops, kv);
     evbuf_cursor cur;
     sim_event_source src = evbuf_source(b, &cur);
     sim_run *run = NULL;
@@ -124,10 +266,11 @@ static double replay_mem(const strategy_ops *ops, const evbuf *b, uint64_t *even
     return dt;
 }
 
+/* The same replay in this process, through the trace reader (no gpusim binary given). */
 static double replay_file(const strategy_ops *ops, const char *path)
 {
-    strat_cfg c;
-    engine_config cfg = config_for(ops, &c);
+    sim_kv kv[2];
+    engine_config cfg = config_for(ops, kv);
     sim_error err;
     double t0 = now();
     trace_reader *r;
@@ -145,6 +288,102 @@ static double replay_file(const strategy_ops *ops, const char *path)
     sim_run_free(run);
     trace_close(r);
     return dt;
+}
+
+/* `gpusim replay path --strategy=S` as a grandchild: wall time, and its peak RSS in KiB.
+ * The children are started by a small spawner process forked at the start:
+ * Linux carries the peak RSS of the address space a process execs from into its
+ * ru_maxrss, so spawning straight from this (by then large) process would report
+ * this process's peak instead of gpusim's. */
+typedef struct spawn_req {
+    char gpusim[512], sname[64], path[128];
+} spawn_req;
+
+typedef struct spawn_res {
+    double secs;
+    long rss_kib;
+    int ok;
+} spawn_res;
+
+typedef struct spawner {
+    int req, res; /* pipes to and from the spawner; -1 when none */
+} spawner;
+
+static spawn_res run_replay(const spawn_req *q)
+{
+    char sarg[80];
+    snprintf(sarg, sizeof sarg, "--strategy=%s", q->sname);
+    char *args[] = {(char *)q->gpusim, "replay", (char *)q->path, sarg, "--capacity=" BENCH_CAPACITY,
+                    "--compute-capability=9.0", "--limit=" BENCH_LIMIT, "--on-oom=skip", "--format=json",
+                    "--output=/dev/null", NULL};
+    spawn_res r = {0, -1, 0};
+    double t0 = now();
+    pid_t pid;
+    if (posix_spawn(&pid, q->gpusim, NULL, NULL, args, environ) != 0)
+        return r;
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0)
+        return r;
+    r.secs = now() - t0;
+    r.rss_kib = ru.ru_maxrss;
+    r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return r;
+}
+
+static spawner spawner_start(void)
+{
+    int a[2], b[2];
+    spawner sp = {-1, -1};
+    if (pipe(a) != 0 || pipe(b) != 0)
+        return sp;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return sp;
+    if (pid == 0) {
+        close(a[1]);
+        close(b[0]);
+        spawn_req q;
+        while (read(a[0], &q, sizeof q) == (ssize_t)sizeof q) {
+            spawn_res r = run_replay(&q);
+            if (write(b[1], &r, sizeof r) != (ssize_t)sizeof r)
+                break;
+        }
+        _exit(0);
+    }
+    close(a[0]);
+    close(b[1]);
+    sp.req = a[1];
+    sp.res = b[0];
+    return sp;
+}
+
+static void spawner_stop(spawner *sp)
+{
+    if (sp->req < 0)
+        return;
+    close(sp->req);
+    close(sp->res);
+    wait(NULL);
+}
+
+static double replay_child(const spawner *sp, const char *gpusim, const char *sname, const char *path,
+                           long *rss_kib)
+{
+    spawn_req q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.gpusim, sizeof q.gpusim, "%s", gpusim);
+    snprintf(q.sname, sizeof q.sname, "%s", sname);
+    snprintf(q.path, sizeof q.path, "%s", path);
+    spawn_res r = {0, -1, 0};
+    if (write(sp->req, &q, sizeof q) != (ssize_t)sizeof q || read(sp->res, &r, sizeof r) != (ssize_t)sizeof r ||
+        !r.ok) {
+        fprintf(stderr, "bench: gpusim replay %s --strategy=%s failed\n", path, sname);
+        exit(2);
+    }
+    *rss_kib = r.rss_kib;
+    return r.secs;
 }
 
 static double cjson_floor(const char *path)
@@ -169,124 +408,199 @@ static double cjson_floor(const char *path)
     return dt;
 }
 
-/* Peak RSS (KiB) of `gpusim replay path --strategy=ideal` as a child. */
-static long child_rss(const char *gpusim, const char *path, double *secs)
+static long file_size(const char *path)
 {
-    double t0 = now();
-    char *args[] = {(char *)gpusim, "replay", (char *)path, "--strategy=ideal", "--format=json",
-                    "--output=/dev/null", NULL};
-    fflush(stdout);
-    pid_t pid;
-    /* posix_spawn: the child does not inherit (and count) this process's pages */
-    if (posix_spawn(&pid, gpusim, NULL, NULL, args, environ) != 0)
-        return -1;
-    int status;
-    struct rusage ru;
-    wait4(pid, &status, 0, &ru);
-    *secs = now() - t0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ru.ru_maxrss : -1;
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
 }
 
-int main(int argc, char **argv)
+typedef struct options {
+    uint64_t seed;
+    const char *gpusim;
+    const char *only;     /* one workload, or NULL */
+    bool json, mem_only;
+    int reps;
+    spawner sp;
+} options;
+
+typedef struct strat_fig {
+    double mem_s, jsonl_s, gtrace_s;
+    uint64_t events, ooms;
+    long jsonl_rss, gtrace_rss;
+} strat_fig;
+
+static bool first_json = true;
+
+static void run_workload(const workload *wl, uint64_t n, const options *o)
 {
-    uint64_t n = 1000000, seed = 42;
-    const char *gpusim = NULL;
-    bool json = false, mem_only = false;
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--events=", 9) == 0)
-            n = strtoull(argv[i] + 9, NULL, 10);
-        else if (strncmp(argv[i], "--seed=", 7) == 0)
-            seed = strtoull(argv[i] + 7, NULL, 10);
-        else if (strncmp(argv[i], "--gpusim=", 9) == 0)
-            gpusim = argv[i] + 9;
-        else if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--memory-only") == 0)
-            mem_only = true; /* for profiling the replay alone */
-        else {
-            fprintf(stderr, "usage: gpusim_bench [--events=N] [--seed=N] [--gpusim=PATH] [--json] [--memory-only]\n");
-            return 2;
+    char jpath[] = "/tmp/gpusim-bench-XXXXXX";
+    int fd = mkstemp(jpath);
+    if (fd < 0) {
+        perror("bench: mkstemp");
+        exit(2);
+    }
+    close(fd);
+    unlink(jpath);
+    char jsonl[64], gtrace[64];
+    snprintf(jsonl, sizeof jsonl, "%s.jsonl", jpath);
+    snprintf(gtrace, sizeof gtrace, "%s.gtrace", jpath);
+    trace_header h = {0};
+    snprintf(h.name, sizeof h.name, "%s", wl->name);
+    sink k = {.max = n};
+    sim_error err;
+    if (trace_writer_open(jsonl, TRACE_JSONL, &h, &k.w[0], &err) != SIM_OK ||
+        trace_writer_open(gtrace, TRACE_GTRACE, &h, &k.w[1], &err) != SIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(2);
+    }
+    double g0 = now();
+    wl->gen(&k, o->seed);
+    if (trace_writer_close(k.w[0], true, &err) != SIM_OK || trace_writer_close(k.w[1], true, &err) != SIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(2);
+    }
+    double gen_s = now() - g0;
+    size_t ns = registry_count();
+    strat_fig *f = calloc(ns, sizeof *f);
+    /* end-to-end first, while this process is still small */
+    double floor_s = o->mem_only ? 0 : cjson_floor(jsonl);
+    for (size_t i = 0; i < ns && !o->mem_only; i++) {
+        const strategy_ops *ops = registry_get(i);
+        f[i].jsonl_rss = f[i].gtrace_rss = -1;
+        if (o->gpusim) {
+            f[i].jsonl_s = replay_child(&o->sp, o->gpusim, ops->name, jsonl, &f[i].jsonl_rss);
+            f[i].gtrace_s = replay_child(&o->sp, o->gpusim, ops->name, gtrace, &f[i].gtrace_rss);
+        } else {
+            f[i].jsonl_s = replay_file(ops, jsonl);
+            f[i].gtrace_s = replay_file(ops, gtrace);
         }
     }
-    char path[] = "/tmp/gpusim-bench-XXXXXX.jsonl";
-    int fd = mkstemps(path, 6);
-    close(fd);
-    trace_writer *w;
-    sim_error err;
-    trace_header h = {0};
-    snprintf(h.name, sizeof h.name, "churn");
-    trace_writer_open(path, TRACE_JSONL, &h, &w, &err);
-    make_churn(n, seed, w);
-    trace_writer_close(w, true, &err);
-    long rss = -1;
-    double rss_s = 0;
-    if (gpusim)
-        rss = child_rss(gpusim, path, &rss_s);
-    /* now hold the trace in memory for the in-memory figures */
-    evbuf *b = evbuf_new(path, "churn");
+    /* then the trace held in memory */
+    evbuf *b = evbuf_new(gtrace, wl->name);
     trace_reader *r;
-    if (trace_open(path, &r, &err) != SIM_OK) {
+    if (b == NULL || trace_open(gtrace, &r, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
-        return 2;
+        exit(2);
     }
     sim_event_source fsrc = trace_source(r);
     if (evbuf_fill(b, &fsrc, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
-        return 2;
+        exit(2);
     }
     trace_close(r);
-
-    double floor_s = mem_only ? 1.0 : cjson_floor(path);
-    if (!json)
-        printf("workload: churn, %llu events, seed %llu (JSONL %s)\n\n%-8s %14s %10s %16s %10s %6s\n",
-               (unsigned long long)n, (unsigned long long)seed, path, "strategy", "in-memory ev/s", "vs ideal",
-               "JSONL e2e ev/s", "vs cJSON", "OOMs");
-    else
-        printf("{\"workload\": \"churn\", \"events\": %llu, \"seed\": %llu, \"cjson_parse_floor_s\": %.4f, "
-               "\"strategies\": [",
-               (unsigned long long)n, (unsigned long long)seed, floor_s);
-    /* measure every strategy first, so each can be compared with ideal's time */
-    size_t ns = registry_count();
-    double *best = calloc(ns, sizeof *best), *file_t = calloc(ns, sizeof *file_t);
-    uint64_t *events = calloc(ns, sizeof *events), *ooms = calloc(ns, sizeof *ooms);
-    double ideal_t = 0;
+    double ideal_s = 0;
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
-        best[i] = 1e30;
-        for (int rep = 0; rep < 3; rep++) {
-            double t = replay_mem(ops, b, &events[i], &ooms[i]);
-            if (t < best[i])
-                best[i] = t;
+        f[i].mem_s = 1e30;
+        for (int rep = 0; rep < o->reps; rep++) {
+            double t = replay_mem(ops, b, &f[i].events, &f[i].ooms);
+            if (t < f[i].mem_s)
+                f[i].mem_s = t;
         }
         if (strcmp(ops->name, "ideal") == 0)
-            ideal_t = best[i];
-        file_t[i] = mem_only ? 1.0 : replay_file(ops, path);
+            ideal_s = f[i].mem_s;
+    }
+    evbuf_free(b);
+    long jbytes = file_size(jsonl), gbytes = file_size(gtrace);
+    if (o->json) {
+        printf("%s\n  {\"workload\": \"%s\", \"events\": %llu, \"seed\": %llu, \"jsonl_bytes\": %ld, "
+               "\"gtrace_bytes\": %ld, \"generate_s\": %.3f, \"cjson_floor_s\": %.4f, "
+               "\"cjson_floor_lines_per_s\": %.0f, \"strategies\": [",
+               first_json ? "" : ",", wl->name, (unsigned long long)n, (unsigned long long)o->seed, jbytes,
+               gbytes, gen_s, floor_s, floor_s > 0 ? (double)(n + 1) / floor_s : 0.0);
+        first_json = false;
+    } else {
+        printf("\n== %s: %llu events, seed %llu; JSONL %.1f MiB, gtrace %.1f MiB (%.1f bytes/event) ==\n",
+               wl->name, (unsigned long long)n, (unsigned long long)o->seed, (double)jbytes / 1048576.0,
+               (double)gbytes / 1048576.0, (double)gbytes / (double)(n ? n : 1));
+        if (!o->mem_only)
+            printf("cJSON parse-only floor: %.0f lines/s (%.3f s)\n", (double)(n + 1) / floor_s, floor_s);
+        printf("%-8s %12s %8s %12s %8s %9s %12s %9s %6s\n", "strategy", "memory ev/s", "vs ideal", "JSONL ev/s",
+               "/cJSON", "JSONL RSS", "gtrace ev/s", "gt. RSS", "OOMs");
     }
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
-        double evs = (double)events[i] / best[i], fevs = (double)n / file_t[i];
-        double ratio = ideal_t > 0 ? best[i] / ideal_t : 1.0;
-        if (json)
-            printf("%s{\"name\": \"%s\", \"in_memory_events_per_s\": %.0f, \"time_vs_ideal\": %.3f, "
-                   "\"jsonl_events_per_s\": %.0f, \"jsonl_vs_cjson_floor\": %.3f, \"ooms\": %llu}",
-                   i ? ", " : "", ops->name, evs, ratio, fevs, file_t[i] / floor_s, (unsigned long long)ooms[i]);
+        double mem = (double)f[i].events / f[i].mem_s;
+        double je = o->mem_only ? 0 : (double)n / f[i].jsonl_s, ge = o->mem_only ? 0 : (double)n / f[i].gtrace_s;
+        double ratio = ideal_s > 0 ? f[i].mem_s / ideal_s : 1.0;
+        double vs_floor = floor_s > 0 ? f[i].jsonl_s / floor_s : 0;
+        if (o->json)
+            printf("%s\n    {\"name\": \"%s\", \"in_memory_events_per_s\": %.0f, \"time_vs_ideal\": %.3f, "
+                   "\"jsonl_events_per_s\": %.0f, \"jsonl_vs_cjson_floor\": %.3f, \"jsonl_peak_rss_kib\": %ld, "
+                   "\"gtrace_events_per_s\": %.0f, \"gtrace_peak_rss_kib\": %ld, \"ooms\": %llu}",
+                   i ? "," : "", ops->name, mem, ratio, je, vs_floor, f[i].jsonl_rss, ge, f[i].gtrace_rss,
+                   (unsigned long long)f[i].ooms);
         else
-            printf("%-8s %14.0f %9.2fx %16.0f %9.2fx %6llu\n", ops->name, evs, ratio, fevs, file_t[i] / floor_s,
-                   (unsigned long long)ooms[i]);
+            printf("%-8s %12.0f %7.2fx %12.0f %7.2fx %8.1fM %12.0f %8.1fM %6llu\n", ops->name, mem, ratio, je,
+                   vs_floor, (double)f[i].jsonl_rss / 1024.0, ge, (double)f[i].gtrace_rss / 1024.0,
+                   (unsigned long long)f[i].ooms);
     }
-    free(best);
-    free(file_t);
-    free(events);
-    free(ooms);
-    if (json) {
-        printf("], \"streaming_replay_peak_rss_kib\": %ld}\n", rss);
-    } else {
-        printf("\ncJSON parse-only floor: %.0f lines/s (%.3f s)\n", (double)n / floor_s, floor_s);
-        if (gpusim)
-            printf("streaming `gpusim replay` of the JSONL (ideal): peak RSS %.1f MiB, %.2f s\n",
-                   (double)rss / 1024.0, rss_s);
+    if (o->json)
+        printf("]}");
+    fflush(stdout);
+    free(f);
+    unlink(jsonl);
+    unlink(gtrace);
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.seed = 42, .reps = 3};
+    uint64_t n = 0;
+    bool full = false;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--events=", 9) == 0)
+            n = strtoull(argv[i] + 9, NULL, 10);
+        else if (strncmp(argv[i], "--seed=", 7) == 0)
+            o.seed = strtoull(argv[i] + 7, NULL, 10);
+        else if (strncmp(argv[i], "--gpusim=", 9) == 0)
+            o.gpusim = argv[i] + 9;
+        else if (strncmp(argv[i], "--workload=", 11) == 0)
+            o.only = argv[i] + 11;
+        else if (strncmp(argv[i], "--reps=", 7) == 0)
+            o.reps = atoi(argv[i] + 7) > 0 ? atoi(argv[i] + 7) : 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            o.json = true;
+        else if (strcmp(argv[i], "--full") == 0)
+            full = true;
+        else if (strcmp(argv[i], "--memory-only") == 0)
+            o.mem_only = true; /* for profiling the replay alone */
+        else {
+            fprintf(stderr, "usage: gpusim_bench [--events=N | --full] [--workload=churn|training|serving] "
+                            "[--seed=N] [--reps=N] [--gpusim=PATH] [--json] [--memory-only]\n");
+            return 2;
+        }
     }
-    unlink(path);
-    evbuf_free(b);
+    o.sp = (spawner){-1, -1};
+    if (o.gpusim && !o.mem_only)
+        o.sp = spawner_start();
+    if (o.gpusim && !o.mem_only && o.sp.req < 0) {
+        perror("bench: cannot start the spawner");
+        return 2;
+    }
+    uint64_t sizes[2] = {n ? n : 1000000, 10000000};
+    int n_sizes = (!n && full) ? 2 : 1;
+    if (o.json)
+        printf("{\"bench\": \"gpusim\", \"targets\": {\"in_memory_events_per_s\": 20000000, "
+               "\"jsonl_vs_cjson_floor\": 1.10, \"gtrace_events_per_s\": 10000000, "
+               "\"jsonl_10m_peak_rss_kib\": 65536}, \"runs\": [");
+    else
+        printf("gpusim bench: per strategy, events/s with the trace in memory (best of %d) and its time\n"
+               "relative to ideal; end to end (`gpusim replay`, streaming) from JSONL and from gtrace,\n"
+               "with peak RSS; JSONL time relative to parsing the same file with cJSON alone.\n"
+               "Targets: >= 20M ev/s in memory, JSONL <= 1.10x cJSON, gtrace >= 10M ev/s, 10M-event JSONL < 64 MiB RSS.\n",
+               o.reps);
+    for (int si = 0; si < n_sizes; si++)
+        for (size_t w = 0; w < sizeof WORKLOADS / sizeof WORKLOADS[0]; w++) {
+            if (o.only && strcmp(o.only, WORKLOADS[w].name) != 0)
+                continue;
+            options oo = o;
+            if (sizes[si] >= 5000000 && oo.reps > 1)
+                oo.reps = 1; /* 10M events: one run each keeps --full to minutes */
+            run_workload(&WORKLOADS[w], sizes[si], &oo);
+        }
+    if (o.json)
+        printf("\n]}\n");
+    spawner_stop(&o.sp);
     return 0;
 }

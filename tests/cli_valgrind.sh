@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Memcheck over a subset of the CLI runs the other tests make (every container,
+# every strategy, errors, OOMs, timeline, convert both ways): valgrind must report
+# no error and no definite leak. Skips (passing) when valgrind is absent.
+# Usage: cli_valgrind.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+if ! command -v valgrind >/dev/null 2>&1; then
+  echo "valgrind not found: skipped"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+vg() {
+  local want=$1
+  shift
+  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$bin" "$@" \
+    >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: valgrind gpusim $* -> exit $rc (want $want): $(head -c 600 "$tmp/err")"
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+ex=$src/traces/examples/mlp_train.json
+vg 0 convert "$ex" -o "$tmp/m.jsonl"
+vg 0 convert "$ex" -o "$tmp/m.gtrace"
+vg 0 convert "$tmp/m.gtrace" -o "$tmp/m2.json"
+for s in $("$bin" strategies | awk '{print $1}'); do
+  vg 0 replay "$tmp/m.gtrace" --strategy="$s" --format=json --timeline="$tmp/t.csv" --paranoid --limit=8GiB
+  vg 0 replay "$tmp/m.jsonl" "$src/tests/golden/job_a.json" --strategy="$s" --capacity=1GiB --on-oom=skip --limit=512MiB
+done
+vg 0 replay "$src/tests/golden/two_procs.jsonl" --strategy=growth --format=json
+vg 3 replay "$src/tests/golden/double_free.json"
+vg 3 replay "$src/tests/golden/unknown_free.jsonl"
+vg 2 replay "$ex" --output="$tmp/no/such/dir.json"
+head -c 100 "$tmp/m.gtrace" >"$tmp/bad.gtrace"
+vg 3 replay "$tmp/bad.gtrace"
+vg 2 replay --strategy=nope "$ex"
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,16 @@
+/* fuzz.h — what every fuzz target in tests/fuzz/ defines: one libFuzzer entry
+ * point. A target is one file, fuzz_NAME.c; CMake picks it up by its name:
+ * with -DGPUSIM_FUZZ=ON (clang) it becomes the libFuzzer binary fuzz_NAME (run by
+ * scripts/fuzz), and in every build fuzz_NAME_replay (this entry point + driver.c)
+ * is a ctest that replays tests/fuzz/seeds/fuzz_NAME and tests/fuzz/regress/fuzz_NAME
+ * (the crash inputs found so far, kept as regression tests). A target returns 0,
+ * and abort()s when it finds a bug that sanitizers would not see by themselves. */
+#ifndef GPUSIM_FUZZ_H
+#define GPUSIM_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#endif
