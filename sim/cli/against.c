@@ -163,14 +163,14 @@ int against_run(const cli_args *a)
     input_options iopt;
     if (cli_input_options(a, &iopt, &err) != SIM_OK)
         return cli_usage_error("replay", "%s", err.msg);
-    const char *format = cli_get(a, "format");
-    if (format == NULL)
-        format = "text";
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-        return cli_usage_error("replay", "--format: expected text or json, not '%s'", format);
-    const char *on_oom = cli_get(a, "on-oom");
-    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
-        return cli_usage_error("replay", "--on-oom: expected stop or skip, not '%s'", on_oom);
+    bool json = false;
+    int frc = cli_format_json(a, &json);
+    if (frc)
+        return frc;
+    bool skip_oom = false;
+    int orc = cli_on_oom_skip(a, &skip_oom);
+    if (orc)
+        return orc;
     trace_input *in = NULL;
     if (input_open(a->positional[0], cli_get(a, "from"), &iopt, &in, &err) != SIM_OK)
         return err.status == SIM_EUSAGE ? cli_usage_error("replay", "%s", err.msg) : cli_fail(&err);
@@ -240,7 +240,7 @@ int against_run(const cli_args *a)
         .ops = ops,
         .opts = kv,
         .n_opts = n_kv,
-        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+        .on_oom_skip = skip_oom,
         .paranoid = cli_has(a, "paranoid"),
         .timeline_rows = n + n_def + 1,
     };
@@ -274,7 +274,7 @@ int against_run(const cli_args *a)
     for (uint32_t i = 0; i < n_kv; i++)
         if (strcmp(kv[i].key, "alloc_conf") == 0)
             conf_used = kv[i].value;
-    if (strcmp(format, "json") == 0) {
+    if (json) {
         sim_buf_puts(&out, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"against_recorded\": {\n    \"trace\": ");
         sim_buf_json_str(&out, a->positional[0]);
         sim_buf_printf(&out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"strategy\": ",

@@ -284,9 +284,10 @@ int cmd_check(int argc, char **argv)
     bool has_max = (v = cli_get(&a, "max-reserved")) != NULL;
     if (has_max && units_parse_size(v, &max_reserved, &err) != SIM_OK)
         return cli_usage_error("check", "--max-reserved: %s", err.msg);
-    const char *on_oom = cli_get(&a, "on-oom");
-    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
-        return cli_usage_error("check", "--on-oom: expected stop or skip, not '%s'", on_oom);
+    bool skip_oom = false;
+    int orc = cli_on_oom_skip(&a, &skip_oom);
+    if (orc)
+        return orc;
 
     int rc = 0;
     json_parser *jp = json_parser_new();
@@ -347,7 +348,7 @@ int cmd_check(int argc, char **argv)
         .ops = ops,
         .opts = all,
         .n_opts = nall,
-        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+        .on_oom_skip = skip_oom,
     };
     st = replay_trace(&a, &iopt, &cfg, &run, &err);
     if (st == SIM_EUSAGE) {

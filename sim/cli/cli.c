@@ -115,6 +115,24 @@ void cli_print_options(FILE *f, const cli_opt *table)
     }
 }
 
+int cli_format_json(const cli_args *a, bool *json)
+{
+    const char *format = cli_get(a, "format");
+    *json = format != NULL && strcmp(format, "json") == 0;
+    if (format != NULL && !*json && strcmp(format, "text") != 0)
+        return cli_usage_error(a->cmd, "--format: expected text or json, not '%s'", format);
+    return 0;
+}
+
+int cli_on_oom_skip(const cli_args *a, bool *skip)
+{
+    const char *on_oom = cli_get(a, "on-oom");
+    *skip = on_oom != NULL && strcmp(on_oom, "skip") == 0;
+    if (on_oom != NULL && !*skip && strcmp(on_oom, "stop") != 0)
+        return cli_usage_error(a->cmd, "--on-oom: expected stop or skip, not '%s'", on_oom);
+    return 0;
+}
+
 int cli_fail(const sim_error *err)
 {
     char buf[1600];

@@ -41,6 +41,11 @@ const char *cli_get(const cli_args *a, const char *name);
 bool cli_has(const cli_args *a, const char *name);
 void cli_print_options(FILE *f, const cli_opt *table);
 
+/* --format=text|json (default text): 0 with *json set, else the usage error's exit code. */
+int cli_format_json(const cli_args *a, bool *json);
+/* --on-oom=stop|skip (default stop): 0 with *skip set, else the usage error's exit code. */
+int cli_on_oom_skip(const cli_args *a, bool *skip);
+
 /* Usage error: "gpusim CMD: message" on stderr; returns exit code 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a sim_error as "gpusim: file:line: message" and return its exit code. */

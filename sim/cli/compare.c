@@ -438,14 +438,14 @@ int cmd_compare(int argc, char **argv)
         compare_help();
         return 0;
     }
-    const char *format = cli_get(&a, "format");
-    if (format == NULL)
-        format = "text";
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-        return cli_usage_error("compare", "--format: expected text or json, not '%s'", format);
-    const char *on_oom = cli_get(&a, "on-oom");
-    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
-        return cli_usage_error("compare", "--on-oom: expected stop or skip, not '%s'", on_oom);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
+    bool skip_oom = false;
+    int orc = cli_on_oom_skip(&a, &skip_oom);
+    if (orc)
+        return orc;
     const strategy_ops *ops[CLI_MAX_STRATEGIES];
     uint32_t n = 0;
     int rc = cli_pick_strategies("compare", &a, ops, &n);
@@ -485,7 +485,7 @@ int cmd_compare(int argc, char **argv)
         .device = dev.info,
         .opts = kv,
         .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV),
-        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+        .on_oom_skip = skip_oom,
     };
     job->rows = rows;
     job->report = report != NULL;
@@ -519,7 +519,7 @@ int cmd_compare(int argc, char **argv)
         sim_buf_release(&html);
     }
     if (rc == 0) {
-        if (strcmp(format, "json") == 0)
+        if (json)
             compare_json(&t, rows, n, &out);
         else
             compare_text(&t, rows, n, &out);

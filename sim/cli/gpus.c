@@ -25,10 +25,10 @@ int cmd_gpus(int argc, char **argv)
     }
     if (a.n_positional)
         return cli_usage_error("gpus", "unexpected argument '%s'", a.positional[0]);
-    const char *format = cli_get(&a, "format");
-    bool json = format && strcmp(format, "json") == 0;
-    if (format && !json && strcmp(format, "text") != 0)
-        return cli_usage_error("gpus", "--format: expected text or json, not '%s'", format);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
     sim_buf b;
     sim_buf_init(&b);
     if (json)

@@ -400,11 +400,10 @@ int cmd_plan(int argc, char **argv)
         plan_help();
         return 0;
     }
-    const char *format = cli_get(&a, "format");
-    if (format == NULL)
-        format = "text";
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-        return cli_usage_error("plan", "--format: expected text or json, not '%s'", format);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
     const strategy_ops *ops[CLI_MAX_STRATEGIES];
     uint32_t n_ops = 0;
     int rc = cli_pick_strategies("plan", &a, ops, &n_ops);
@@ -461,7 +460,7 @@ int cmd_plan(int argc, char **argv)
     if (rc == 0) {
         sim_buf out;
         sim_buf_init(&out);
-        if (strcmp(format, "json") == 0)
+        if (json)
             plan_json(&j, &out);
         else {
             plan_text(&j, &out);

@@ -165,14 +165,14 @@ int cmd_replay(int argc, char **argv)
         }
         return cli_usage_error("replay", "--strategy: unknown strategy '%s' (expected one of: %s)", sname, names);
     }
-    const char *format = cli_get(&a, "format");
-    if (format == NULL)
-        format = "text";
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-        return cli_usage_error("replay", "--format: expected text or json, not '%s'", format);
-    const char *on_oom = cli_get(&a, "on-oom");
-    if (on_oom && strcmp(on_oom, "stop") != 0 && strcmp(on_oom, "skip") != 0)
-        return cli_usage_error("replay", "--on-oom: expected stop or skip, not '%s'", on_oom);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
+    bool skip_oom = false;
+    int orc = cli_on_oom_skip(&a, &skip_oom);
+    if (orc)
+        return orc;
     sim_error err;
     sim_error_clear(&err);
     uint64_t rows = 2000;
@@ -215,7 +215,7 @@ int cmd_replay(int argc, char **argv)
         .ops = ops,
         .opts = kv,
         .n_opts = n_kv,
-        .on_oom_skip = on_oom && strcmp(on_oom, "skip") == 0,
+        .on_oom_skip = skip_oom,
         .paranoid = cli_has(&a, "paranoid"),
         .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
     };
@@ -274,7 +274,7 @@ int cmd_replay(int argc, char **argv)
             goto done;
         }
     }
-    if (strcmp(format, "json") == 0)
+    if (json)
         report_json(run, &out);
     else
         report_text(run, &out);

@@ -569,11 +569,10 @@ int cmd_validate_report(int argc, char **argv)
     if (a.n_positional == 0)
         return cli_usage_error("validate-report", "no measurement given (usage: gpusim validate-report "
                                                   "MEASURED.json...)");
-    const char *format = cli_get(&a, "format");
-    if (format == NULL)
-        format = "text";
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-        return cli_usage_error("validate-report", "--format: expected text or json, not '%s'", format);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
     vr_report *reps = calloc((size_t)a.n_positional, sizeof *reps);
     json_parser *jp = json_parser_new();
     if (reps == NULL || jp == NULL) {
@@ -588,7 +587,7 @@ int cmd_validate_report(int argc, char **argv)
     if (rc == 0) {
         sim_buf out;
         sim_buf_init(&out);
-        if (strcmp(format, "json") == 0)
+        if (json)
             json_report(reps, a.n_positional, &out);
         else
             text_report(reps, a.n_positional, cli_has(&a, "all-stats"), &out);
