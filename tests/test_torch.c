@@ -771,6 +771,12 @@ static const struct {
     {TORCH_CORRUPT_FREE_BYTES, "free bytes counter"},
     {TORCH_CORRUPT_SET_ORDER, "out of (stream"},
     {TORCH_CORRUPT_HANDLE, "not owned by its allocation handle"},
+    {TORCH_CORRUPT_WRONG_BIN, "sits in size bin"},
+    {TORCH_CORRUPT_BIN_BITMAP, "bin bitmap of stream"},
+    {TORCH_CORRUPT_BIN_SUMMARY, "bin bitmap of stream"},
+    {TORCH_CORRUPT_STREAM_COUNT, "free blocks of stream"},
+    {TORCH_CORRUPT_STREAM_ORDER, "stream index of the large pool is out of order"},
+    {TORCH_CORRUPT_STREAM_MISSING, "which the stream index"},
 };
 
 START_TEST(torch_checker_should_catch_each_corruption)
