@@ -35,17 +35,32 @@
  *  9. Memory fraction [2.10]: allowed = (uint64)(f · capacity); it bounds reserved.
  *
  * Data: block, segment and allocation records live in side tables (slots.h) linked
- * by uint32 handles. Each pool keeps its free blocks in a treap ordered by (stream,
- * size, address) (priorities hash the handle: deterministic, expected depth
- * O(log n)); expandable segments keep their unmapped ranges in a treap by (stream,
- * address). The largest free block is kept as a number, recomputed (per stream, the
- * last node) only when the block holding it leaves a set.
+ * by uint32 handles. Each pool's free set is cut into size bins, TLSF-like: exact
+ * bins below 16 KiB, then 32 bins per power of two (size_bin, monotone in size).
+ * Each bin is a small treap ordered by (stream, size, address) (priorities hash
+ * the handle: deterministic, expected depth O(log b), b = blocks in the bin, a
+ * handful in practice). An index sorted by stream holds, per stream with free
+ * blocks in the pool, a bitmap of the bins holding its blocks with a summary word,
+ * so the next occupied bin is two count-trailing-zeros away. Best fit is
+ * std::set's lower_bound on (stream, size, 0) unchanged: a lower bound in the
+ * request's bin, else the first block of the stream's next occupied bin; the
+ * release paths walk the set in the same (stream, size, address) order (streams in
+ * index order, bins in size order, each treap in order). Expandable segments keep
+ * their unmapped ranges in one treap per pool by (stream, address). The largest
+ * free block is kept as a number, recomputed (per stream, the last block of its
+ * highest occupied bin) only when the block holding it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
  * handle.
- * Complexity: alloc and free O(log f) expected (f free blocks in the pool); the
- * release paths (empty_cache, OOM ladder, GC) are O(f + pending); the walker O(n),
- * the checker O(n). No allocation per event once the side tables have grown.
+ * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
+ * streams with free blocks; O(1) stream lookup when it repeats); the release paths
+ * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
+ * the walker O(n), the checker O(n + bins). No allocation per event once the side
+ * tables have grown (the stream index grows only when a stream appears).
+ * Speed (in memory, one core of a shared 2-core VM, best of 5, noisy): a 1M-event
+ * bert-base training trace (synth transformer, 600 steps) ~7-9 M events/s, was
+ * ~5.2 M with one treap per pool (engine alone, `ideal`: ~18-22 M; torch/ideal
+ * ~2.0x, was ~4.3x); gpusim_bench's random churn ~5-6 M events/s, was ~2.6 M.
  * Internal fragmentation per block: < 512 B from rounding, plus an unsplit remainder
  * of up to 1 MiB (large pool), or up to max_non_split_rounding for oversize blocks. */
 #include "torch.h"
@@ -134,10 +149,33 @@ typedef struct tstats {
     uint64_t num_alloc_retries, num_ooms, num_sync_all_streams, num_device_alloc, num_device_free;
 } tstats;
 
-typedef struct ttree {
-    uint32_t root;
-    bool by_addr; /* key (stream, addr) instead of (stream, size, addr) */
-} ttree;
+/* Free sets (one per pool). Bin b holds the free blocks whose size maps to b
+ * (size_bin), in a treap ordered by (stream, size, address); each stream with
+ * free blocks in the pool has an entry in an index sorted by stream, with a
+ * bitmap of the bins holding its blocks (TLSF's occupancy bitmaps: a 64-bit
+ * summary over FB_WORDS words). */
+#define FB_SL 5u                              /* log2 of the bins per power of two */
+#define FB_SUB (1u << FB_SL)                  /* bins per power of two */
+#define FB_BINS ((64u - 9u - FB_SL + 1u) * FB_SUB) /* sizes up to 2^64 in 512 B units */
+#define FB_WORDS ((FB_BINS + 63u) / 64u)
+#define FB_NONE UINT32_MAX
+#define FB_KEEP_EMPTY 8u                      /* empty stream entries kept up to this many */
+_Static_assert(FB_WORDS <= 64, "one summary word covers the bitmap");
+
+typedef struct tstream {
+    uint32_t stream;
+    uint32_t n;               /* free blocks of this stream in the pool */
+    uint64_t summary;         /* bit w: bits[w] != 0 */
+    uint64_t bits[FB_WORDS];  /* bit b: bin b holds a free block of this stream */
+} tstream;
+
+typedef struct tfree {
+    uint32_t root[FB_BINS];   /* treap per bin */
+    tstream *ent;             /* stream index, sorted by stream */
+    uint32_t n_ent, cap_ent;
+    uint32_t hint;            /* the entry found last */
+} tfree;
+
 
 struct strategy {
     device *dev;
@@ -152,8 +190,8 @@ struct strategy {
     bool gc_on;
 
     slots blocks, segs, allocs;
-    ttree free_set[N_POOLS];
-    ttree unmapped_set[N_POOLS];
+    tfree free_set[N_POOLS];
+    uint32_t unmapped_root[N_POOLS]; /* treaps by (stream, address) */
     int64_t gc_counter[N_POOLS];
     uint64_t free_bytes;       /* sum of BLOCK_FREE sizes (both pools) */
     uint64_t largest;          /* largest BLOCK_FREE size, valid unless largest_dirty */
@@ -235,22 +273,23 @@ static inline bool blk_less(const tblock *a, const tblock *b, bool by_addr)
     return key_greater(b, a->stream, a->size, a->addr, by_addr);
 }
 
-/* Insert h: descend while the parent's priority is at least h's, then split the
- * subtree found there around h's key (iterative: the links are written in place). */
-static void tree_insert(strategy *s, ttree *tr, uint32_t h)
+/* Insert h into the treap at *root: descend while the parent's priority is at
+ * least h's, then split the subtree found there around h's key (iterative: the
+ * links are written in place). */
+static void tree_insert(strategy *s, uint32_t *root, bool by_addr, uint32_t h)
 {
     tblock *x = B(s, h);
     uint32_t pri = tree_pri(h);
-    uint32_t *link = &tr->root;
+    uint32_t *link = root;
     while (*link != T_NONE && tree_pri(*link) >= pri) {
         tblock *n = B(s, *link);
-        link = blk_less(x, n, tr->by_addr) ? &n->left : &n->right;
+        link = blk_less(x, n, by_addr) ? &n->left : &n->right;
     }
     uint32_t t = *link;
     uint32_t *l = &x->left, *r = &x->right;
     while (t != T_NONE) {
         tblock *n = B(s, t);
-        if (blk_less(n, x, tr->by_addr)) {
+        if (blk_less(n, x, by_addr)) {
             *l = t;
             l = &n->right;
             t = n->right;
@@ -264,18 +303,18 @@ static void tree_insert(strategy *s, ttree *tr, uint32_t h)
     *link = h;
 }
 
-/* Erase h (found by its key): its two subtrees are merged in its place. A block
- * that is not in the set leaves the set unchanged; the checker reports it. */
-static void tree_erase(strategy *s, ttree *tr, uint32_t h)
+/* Erase h (found by its key): its two subtrees are merged in its place. Returns
+ * false, the treap unchanged, when h is not in it (the checker reports that). */
+static bool tree_erase(strategy *s, uint32_t *root, bool by_addr, uint32_t h)
 {
     tblock *x = B(s, h);
-    uint32_t *link = &tr->root;
+    uint32_t *link = root;
     while (*link != T_NONE && *link != h) {
         tblock *n = B(s, *link);
-        link = blk_less(x, n, tr->by_addr) ? &n->left : &n->right;
+        link = blk_less(x, n, by_addr) ? &n->left : &n->right;
     }
     if (*link == T_NONE)
-        return;
+        return false;
     uint32_t l = x->left, r = x->right;
     while (l != T_NONE && r != T_NONE) {
         if (tree_pri(l) > tree_pri(r)) {
@@ -290,15 +329,17 @@ static void tree_erase(strategy *s, ttree *tr, uint32_t h)
     }
     *link = l != T_NONE ? l : r;
     x->left = x->right = T_NONE;
+    return true;
 }
 
 /* The first node whose key is ≥ (stream, size, addr): std::set::lower_bound. */
-static uint32_t tree_lower_bound(const strategy *s, const ttree *tr, uint32_t stream, uint64_t size, uint64_t addr)
+static uint32_t tree_lower_bound(const strategy *s, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
+                                 uint64_t addr)
 {
     uint32_t best = T_NONE;
-    for (uint32_t t = tr->root; t != T_NONE;) {
+    for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = B(s, t);
-        if (key_less(n, stream, size, addr, tr->by_addr)) {
+        if (key_less(n, stream, size, addr, by_addr)) {
             t = n->right;
         } else {
             best = t;
@@ -309,12 +350,13 @@ static uint32_t tree_lower_bound(const strategy *s, const ttree *tr, uint32_t st
 }
 
 /* The last node whose key is < (stream, size, addr): std::prev(lower_bound). */
-static uint32_t tree_last_below(const strategy *s, const ttree *tr, uint32_t stream, uint64_t size, uint64_t addr)
+static uint32_t tree_last_below(const strategy *s, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
+                                uint64_t addr)
 {
     uint32_t best = T_NONE;
-    for (uint32_t t = tr->root; t != T_NONE;) {
+    for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = B(s, t);
-        if (key_less(n, stream, size, addr, tr->by_addr)) {
+        if (key_less(n, stream, size, addr, by_addr)) {
             best = t;
             t = n->right;
         } else {
@@ -324,13 +366,13 @@ static uint32_t tree_last_below(const strategy *s, const ttree *tr, uint32_t str
     return best;
 }
 
-static uint32_t tree_next(const strategy *s, const ttree *tr, uint32_t h)
+static uint32_t tree_next(const strategy *s, uint32_t root, bool by_addr, uint32_t h)
 {
     const tblock *x = B(s, h);
     uint32_t best = T_NONE;
-    for (uint32_t t = tr->root; t != T_NONE;) {
+    for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = B(s, t);
-        if (key_greater(n, x->stream, x->size, x->addr, tr->by_addr)) {
+        if (key_greater(n, x->stream, x->size, x->addr, by_addr)) {
             best = t;
             t = n->left;
         } else {
@@ -340,10 +382,275 @@ static uint32_t tree_next(const strategy *s, const ttree *tr, uint32_t h)
     return best;
 }
 
-static uint32_t tree_prev(const strategy *s, const ttree *tr, uint32_t h)
+static uint32_t tree_prev(const strategy *s, uint32_t root, bool by_addr, uint32_t h)
 {
     const tblock *x = B(s, h);
-    return tree_last_below(s, tr, x->stream, x->size, x->addr);
+    return tree_last_below(s, root, by_addr, x->stream, x->size, x->addr);
+}
+
+/* The last node of one stream (keys (stream, size, addr); sizes < 2^64 - 1). */
+static uint32_t tree_last_of(const strategy *s, uint32_t root, uint32_t stream)
+{
+    return tree_last_below(s, root, false, stream, UINT64_MAX, UINT64_MAX);
+}
+
+/* ==== Free sets: size bins over small treaps ==== */
+
+/* The bin of a free block of this size: exact below 32·512 B, then 32 bins per
+ * power of two (TLSF's two-level mapping). Monotone in size, so bins in index
+ * order are blocks in size order. */
+static inline uint32_t size_bin(uint64_t size)
+{
+    uint64_t u = size >> 9;
+    if (u < FB_SUB)
+        return (uint32_t)u;
+    uint32_t fl = 63u - (uint32_t)__builtin_clzll(u);
+    return (fl - FB_SL + 1) * FB_SUB + (uint32_t)((u >> (fl - FB_SL)) & (FB_SUB - 1));
+}
+
+static inline void bits_set(tstream *e, uint32_t b)
+{
+    e->bits[b >> 6] |= (uint64_t)1 << (b & 63);
+    e->summary |= (uint64_t)1 << (b >> 6);
+}
+
+static inline void bits_clear(tstream *e, uint32_t b)
+{
+    e->bits[b >> 6] &= ~((uint64_t)1 << (b & 63));
+    if (e->bits[b >> 6] == 0)
+        e->summary &= ~((uint64_t)1 << (b >> 6));
+}
+
+static inline bool bits_test(const tstream *e, uint32_t b)
+{
+    return (e->bits[b >> 6] >> (b & 63)) & 1;
+}
+
+/* The first set bin above b, or FB_NONE. */
+static inline uint32_t bits_next(const tstream *e, uint32_t b)
+{
+    uint32_t w = b >> 6;
+    uint64_t m = e->bits[w] & (~(uint64_t)1 << (b & 63));
+    if (m != 0)
+        return w * 64 + (uint32_t)__builtin_ctzll(m);
+    uint64_t sm = e->summary & (~(uint64_t)1 << w);
+    if (sm == 0)
+        return FB_NONE;
+    w = (uint32_t)__builtin_ctzll(sm);
+    return w * 64 + (uint32_t)__builtin_ctzll(e->bits[w]);
+}
+
+/* The last set bin below b, or FB_NONE. */
+static inline uint32_t bits_prev(const tstream *e, uint32_t b)
+{
+    uint32_t w = b >> 6;
+    uint64_t m = e->bits[w] & (((uint64_t)1 << (b & 63)) - 1);
+    if (m != 0)
+        return w * 64 + 63u - (uint32_t)__builtin_clzll(m);
+    uint64_t sm = e->summary & (((uint64_t)1 << w) - 1);
+    if (sm == 0)
+        return FB_NONE;
+    w = 63u - (uint32_t)__builtin_clzll(sm);
+    return w * 64 + 63u - (uint32_t)__builtin_clzll(e->bits[w]);
+}
+
+/* The highest set bin, or FB_NONE. */
+static inline uint32_t bits_top(const tstream *e)
+{
+    if (e->summary == 0)
+        return FB_NONE;
+    uint32_t w = 63u - (uint32_t)__builtin_clzll(e->summary);
+    return w * 64 + 63u - (uint32_t)__builtin_clzll(e->bits[w]);
+}
+
+/* Index of the stream's entry in the sorted index, or where it would go. */
+static inline uint32_t fs_search(const tfree *f, uint32_t stream)
+{
+    uint32_t lo = 0, hi = f->n_ent;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->ent[mid].stream < stream)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The stream's entry, or NULL (no free block of it in this pool). */
+static inline tstream *fs_entry(tfree *f, uint32_t stream)
+{
+    if (f->hint < f->n_ent && f->ent[f->hint].stream == stream)
+        return &f->ent[f->hint];
+    uint32_t i = fs_search(f, stream);
+    if (i < f->n_ent && f->ent[i].stream == stream) {
+        f->hint = i;
+        return &f->ent[i];
+    }
+    return NULL;
+}
+
+/* A new, empty entry for the stream (host memory out: NULL). */
+static tstream *fs_entry_add(strategy *s, tfree *f, uint32_t stream)
+{
+    if (f->n_ent == f->cap_ent) {
+        uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4;
+        tstream *p = realloc(f->ent, (size_t)cap * sizeof *p);
+        if (p == NULL) {
+            s->host_oom = true;
+            return NULL;
+        }
+        f->ent = p;
+        f->cap_ent = cap;
+    }
+    uint32_t i = fs_search(f, stream);
+    memmove(&f->ent[i + 1], &f->ent[i], (size_t)(f->n_ent - i) * sizeof *f->ent);
+    memset(&f->ent[i], 0, sizeof *f->ent);
+    f->ent[i].stream = stream;
+    f->n_ent++;
+    f->hint = i;
+    return &f->ent[i];
+}
+
+static void fs_entry_drop(tfree *f, tstream *e)
+{
+    uint32_t i = (uint32_t)(e - f->ent);
+    memmove(&f->ent[i], &f->ent[i + 1], (size_t)(f->n_ent - i - 1) * sizeof *f->ent);
+    f->n_ent--;
+    f->hint = 0;
+}
+
+/* Whether bin root holds a block of the stream (the root itself, in the usual
+ * one-stream case). */
+static inline bool bin_has_stream(const strategy *s, uint32_t root, uint32_t stream)
+{
+    if (root == T_NONE)
+        return false;
+    if (B(s, root)->stream == stream)
+        return true;
+    uint32_t t = tree_lower_bound(s, root, false, stream, 0, 0);
+    return t != T_NONE && B(s, t)->stream == stream;
+}
+
+/* Put free block h into its pool's set. */
+static void fs_insert(strategy *s, uint32_t h)
+{
+    tblock *b = B(s, h);
+    tfree *f = &s->free_set[b->pool];
+    uint32_t bin = size_bin(b->size);
+    tstream *e = fs_entry(f, b->stream);
+    if (e == NULL && (e = fs_entry_add(s, f, b->stream)) == NULL)
+        return;
+    tree_insert(s, &f->root[bin], false, h);
+    e->n++;
+    bits_set(e, bin);
+}
+
+/* Take h out of its pool's set; a block not there leaves the set unchanged. */
+static void fs_erase(strategy *s, uint32_t h)
+{
+    tblock *b = B(s, h);
+    tfree *f = &s->free_set[b->pool];
+    uint32_t bin = size_bin(b->size);
+    if (!tree_erase(s, &f->root[bin], false, h))
+        return;
+    tstream *e = fs_entry(f, b->stream);
+    if (e == NULL)
+        return;
+    e->n--;
+    if (!bin_has_stream(s, f->root[bin], b->stream))
+        bits_clear(e, bin);
+    /* keep a few empty entries (no churn of the index in the usual case), drop
+     * the rest: the index stays O(streams with free blocks) */
+    if (e->n == 0 && f->n_ent > FB_KEEP_EMPTY)
+        fs_entry_drop(f, e);
+}
+
+/* The first block of the stream in a bin its bitmap marks. */
+static inline uint32_t bin_first(const strategy *s, const tfree *f, uint32_t bin, uint32_t stream)
+{
+    uint32_t t = f->root[bin];
+    if (t == T_NONE)
+        return T_NONE; /* a bitmap out of step with its bins: the checker says so */
+    const tblock *n = B(s, t);
+    if (n->left == T_NONE && n->stream == stream)
+        return t;
+    return tree_lower_bound(s, t, false, stream, 0, 0);
+}
+
+/* lower_bound of (stream, size, 0) among the stream's blocks: the smallest block
+ * ≥ size, lowest address among equal sizes; T_NONE if the stream has none. */
+static uint32_t fs_lower_bound(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
+{
+    tfree *f = &s->free_set[pool];
+    const tstream *e = fs_entry(f, stream);
+    if (e == NULL)
+        return T_NONE;
+    uint32_t bin = size_bin(size);
+    if (bits_test(e, bin)) {
+        uint32_t t = tree_lower_bound(s, f->root[bin], false, stream, size, 0);
+        if (t != T_NONE && B(s, t)->stream == stream)
+            return t;
+    }
+    bin = bits_next(e, bin);
+    return bin == FB_NONE ? T_NONE : bin_first(s, f, bin, stream);
+}
+
+/* The stream's last block below (stream, size, 0), or T_NONE. */
+static uint32_t fs_last_below(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
+{
+    tfree *f = &s->free_set[pool];
+    const tstream *e = fs_entry(f, stream);
+    if (e == NULL)
+        return T_NONE;
+    uint32_t bin = size_bin(size);
+    if (bits_test(e, bin)) {
+        uint32_t t = tree_last_below(s, f->root[bin], false, stream, size, 0);
+        if (t != T_NONE && B(s, t)->stream == stream)
+            return t;
+    }
+    bin = bits_prev(e, bin);
+    return bin == FB_NONE ? T_NONE : tree_last_of(s, f->root[bin], stream);
+}
+
+/* The next block of h's stream in (size, address) order, or T_NONE. */
+static uint32_t fs_next(strategy *s, uint32_t h)
+{
+    const tblock *x = B(s, h);
+    tfree *f = &s->free_set[x->pool];
+    uint32_t bin = size_bin(x->size);
+    uint32_t t = tree_next(s, f->root[bin], false, h);
+    if (t != T_NONE && B(s, t)->stream == x->stream)
+        return t;
+    const tstream *e = fs_entry(f, x->stream);
+    if (e == NULL || (bin = bits_next(e, bin)) == FB_NONE)
+        return T_NONE;
+    return bin_first(s, f, bin, x->stream);
+}
+
+/* The previous block of h's stream in (size, address) order, or T_NONE. */
+static uint32_t fs_prev(strategy *s, uint32_t h)
+{
+    const tblock *x = B(s, h);
+    tfree *f = &s->free_set[x->pool];
+    uint32_t bin = size_bin(x->size);
+    uint32_t t = tree_prev(s, f->root[bin], false, h);
+    if (t != T_NONE && B(s, t)->stream == x->stream)
+        return t;
+    const tstream *e = fs_entry(f, x->stream);
+    if (e == NULL || (bin = bits_prev(e, bin)) == FB_NONE)
+        return T_NONE;
+    return tree_last_of(s, f->root[bin], x->stream);
+}
+
+/* The largest free block of one stream in a pool (0 if none). */
+static uint64_t fs_largest(const strategy *s, const tfree *f, const tstream *e)
+{
+    uint32_t bin = bits_top(e);
+    if (bin == FB_NONE)
+        return 0;
+    uint32_t t = tree_last_of(s, f->root[bin], e->stream);
+    return t == T_NONE ? 0 : B(s, t)->size;
 }
 
 /* ==== Scratch list of handles (release paths) ==== */
@@ -364,21 +671,37 @@ static bool scratch_push(strategy *s, uint32_t h)
     return true;
 }
 
-static void scratch_collect_at(strategy *s, uint32_t t)
+/* In-order walk of the stream's nodes in a treap (subtrees wholly on other
+ * streams are skipped): O(depth + nodes of the stream). */
+static void scratch_collect_at(strategy *s, uint32_t t, uint32_t stream)
 {
     while (t != T_NONE) {
-        scratch_collect_at(s, B(s, t)->left);
+        const tblock *n = B(s, t);
+        if (n->stream < stream) {
+            t = n->right;
+            continue;
+        }
+        if (n->stream > stream) {
+            t = n->left;
+            continue;
+        }
+        scratch_collect_at(s, n->left, stream);
         scratch_push(s, t);
         t = B(s, t)->right;
     }
 }
 
-/* The set's handles in key order, into the scratch list (in-order walk; depth is
- * the treap's, O(log n) expected). */
-static void scratch_collect(strategy *s, const ttree *tr)
+/* The pool's free blocks in (stream, size, address) order, into the scratch list:
+ * streams in index order, each stream's bins in size order. */
+static void scratch_collect(strategy *s, unsigned pool)
 {
+    const tfree *f = &s->free_set[pool];
     s->scratch_len = 0;
-    scratch_collect_at(s, tr->root);
+    for (uint32_t i = 0; i < f->n_ent; i++) {
+        const tstream *e = &f->ent[i];
+        for (uint32_t bin = bits_test(e, 0) ? 0 : bits_next(e, 0); bin != FB_NONE; bin = bits_next(e, bin))
+            scratch_collect_at(s, f->root[bin], e->stream);
+    }
 }
 
 /* ==== Statistics (allocators.md 2.12; increase_stat/decrease_stat) ==== */
@@ -445,7 +768,7 @@ static void pool_insert(strategy *s, uint32_t h)
     s->free_bytes += b->size;
     if (b->size > s->largest)
         s->largest = b->size; /* a dirty value only grows toward the truth too */
-    tree_insert(s, &s->free_set[b->pool], h);
+    fs_insert(s, h);
 }
 
 static void pool_erase(strategy *s, uint32_t h)
@@ -454,7 +777,7 @@ static void pool_erase(strategy *s, uint32_t h)
     s->free_bytes -= b->size;
     if (b->size >= s->largest)
         s->largest_dirty = true;
-    tree_erase(s, &s->free_set[b->pool], h);
+    fs_erase(s, h);
 }
 
 static uint32_t seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
@@ -568,7 +891,7 @@ static uint64_t try_merge(strategy *s, uint32_t dst, uint32_t src)
     if (dst_mapped)
         pool_erase(s, src);
     else
-        tree_erase(s, &s->unmapped_set[x->pool], src);
+        tree_erase(s, &s->unmapped_root[x->pool], true, src);
     d = B(s, dst);
     x = B(s, src);
     if (d->prev == src) {
@@ -703,7 +1026,7 @@ static void unmap_block(strategy *s, uint32_t h)
     b->state = BLOCK_UNMAPPED;
     try_merge(s, h, B(s, h)->prev);
     try_merge(s, h, B(s, h)->next);
-    tree_insert(s, &s->unmapped_set[B(s, h)->pool], h);
+    tree_insert(s, &s->unmapped_root[B(s, h)->pool], true, h);
 
     uint64_t bytes = end - begin;
     unsigned pool = B(s, h)->pool;
@@ -717,7 +1040,7 @@ static void unmap_block(strategy *s, uint32_t h)
 static void release_expandable_segment(strategy *s, uint32_t h)
 {
     uint32_t g = B(s, h)->seg;
-    tree_erase(s, &s->unmapped_set[B(s, h)->pool], h);
+    tree_erase(s, &s->unmapped_root[B(s, h)->pool], true, h);
     slots_put(&s->blocks, h);
     seg_drop(s, g);
 }
@@ -726,7 +1049,7 @@ static void release_expandable_segment(strategy *s, uint32_t h)
  * pages of its expandable segments. */
 static void release_blocks(strategy *s, unsigned pool)
 {
-    scratch_collect(s, &s->free_set[pool]);
+    scratch_collect(s, pool);
     /* cudaFree the whole segments now; keep the expandable blocks, compacted to
      * the front of the list, for unmapping afterwards (PyTorch's to_unmap): a
      * handle freed here may be reused by a block the unmapping creates */
@@ -785,23 +1108,22 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
     uint64_t m = s->conf.max_split_size_bytes;
     if (m == TORCH_CONF_NO_MAX_SPLIT)
         return false;
-    ttree *tr = &s->free_set[pool];
     uint64_t key = u64_max(size, m);
-    uint32_t it = tree_lower_bound(s, tr, stream, key, 0);
-    if (it != T_NONE && B(s, it)->stream == stream) {
+    uint32_t it = fs_lower_bound(s, pool, stream, key);
+    if (it != T_NONE) {
         if (!releasable(s, it))
             return false;
         release_block(s, it);
         return true;
     }
-    it = tree_last_below(s, tr, stream, key, 0);
+    it = fs_last_below(s, pool, stream, key);
     if (it == T_NONE)
         return false;
     uint64_t released = 0;
     while (released < key && B(s, it)->size >= m && B(s, it)->stream == stream && releasable(s, it)) {
         uint32_t cur = it;
         released += B(s, cur)->size;
-        it = tree_prev(s, tr, cur);
+        it = fs_prev(s, cur);
         release_block(s, cur);
         if (it == T_NONE)
             break;
@@ -827,7 +1149,7 @@ static void garbage_collect(strategy *s)
         return;
     uint64_t target = reserved - threshold;
     uint64_t reclaimed = 0, total_age = 0, count = 0;
-    scratch_collect(s, &s->free_set[POOL_LARGE]);
+    scratch_collect(s, POOL_LARGE);
     for (uint32_t i = 0; i < s->scratch_len; i++) {
         if (releasable(s, s->scratch[i])) {
             total_age += gc_age(s, s->scratch[i]);
@@ -839,7 +1161,7 @@ static void garbage_collect(strategy *s)
         double age_threshold = (double)total_age / (double)count;
         freed = false;
         /* the whole set is swept each pass: it does not stop at the target */
-        scratch_collect(s, &s->free_set[POOL_LARGE]);
+        scratch_collect(s, POOL_LARGE);
         for (uint32_t i = 0; i < s->scratch_len; i++) {
             uint32_t h = s->scratch[i];
             if (!releasable(s, h) || (double)gc_age(s, h) < age_threshold)
@@ -874,9 +1196,9 @@ static bool has_room(const strategy *s, uint32_t h, uint64_t size)
  * segment of this stream and pool, or a new address range. */
 static uint32_t find_expandable_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
 {
-    ttree *tr = &s->unmapped_set[pool];
-    for (uint32_t it = tree_lower_bound(s, tr, stream, 0, 0); it != T_NONE && B(s, it)->stream == stream;
-         it = tree_next(s, tr, it)) {
+    uint32_t *root = &s->unmapped_root[pool];
+    for (uint32_t it = tree_lower_bound(s, *root, true, stream, 0, 0); it != T_NONE && B(s, it)->stream == stream;
+         it = tree_next(s, *root, true, it)) {
         uint32_t c = it;
         if (allocatable(s, B(s, c)->prev))
             c = B(s, c)->prev;
@@ -900,7 +1222,7 @@ static uint32_t find_expandable_block(strategy *s, unsigned pool, uint32_t strea
     SEG(s, g)->base = device_reserve_va(s->dev, va);
     blk_init(s, h, SEG(s, g)->base, va, g, BLOCK_UNMAPPED);
     SEG(s, g)->head = h;
-    tree_insert(s, tr, h);
+    tree_insert(s, root, true, h);
     return h;
 }
 
@@ -919,13 +1241,13 @@ static bool map_block(strategy *s, uint32_t h, uint64_t size)
         return false;
     }
     b = B(s, h);
-    tree_erase(s, &s->unmapped_set[b->pool], h);
+    tree_erase(s, &s->unmapped_root[b->pool], true, h);
     b = B(s, h);
     b->state = BLOCK_FREE;
     if (rest != T_NONE) {
         blk_init(s, rest, b->addr + bytes, b->size - bytes, b->seg, BLOCK_UNMAPPED);
         blk_splice(s, rest, h, B(s, h)->next);
-        tree_insert(s, &s->unmapped_set[B(s, h)->pool], rest);
+        tree_insert(s, &s->unmapped_root[B(s, h)->pool], true, rest);
         B(s, h)->size = bytes;
     }
     try_merge(s, h, B(s, h)->prev);
@@ -962,18 +1284,17 @@ static uint32_t try_allocate_expandable_block(strategy *s, unsigned pool, uint32
 
 static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
 {
-    ttree *tr = &s->free_set[pool];
     if (s->gc_on)
         s->gc_counter[pool]++; /* block reuse interval, tracked only with GC on */
-    uint32_t it = tree_lower_bound(s, tr, stream, size, 0);
-    if (it == T_NONE || B(s, it)->stream != stream)
+    uint32_t it = fs_lower_bound(s, pool, stream, size);
+    if (it == T_NONE)
         return T_NONE;
     if (B(s, it)->expandable) {
         /* best fit counts the unmapped space right after a block as its size
          * (expandable_segments is fixed for a run, so the branch that skips
          * expandable blocks when the option was turned off cannot arise) */
         for (;;) {
-            uint32_t nx = tree_next(s, tr, it);
+            uint32_t nx = fs_next(s, it);
             if (!B(s, it)->expandable || nx == T_NONE || B(s, nx)->stream != stream)
                 break;
             const tblock *a = B(s, it), *n = B(s, nx);
@@ -1095,26 +1416,16 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
     return buf;
 }
 
-/* The largest free block: per pool, the last node of each stream (the set is
- * ordered by stream first), walking down the streams from the highest.
- * O(streams · log f); run only when the largest block may have left. */
+/* The largest free block: per pool and stream, the last block of the highest
+ * bin its bitmap marks. O(streams · log b) (b = blocks in that bin); run only when
+ * the largest block may have left. */
 static uint64_t largest_free(const strategy *s)
 {
     uint64_t m = 0;
     for (unsigned p = 0; p < N_POOLS; p++) {
-        const ttree *tr = &s->free_set[p];
-        uint32_t t = tr->root;
-        if (t == T_NONE)
-            continue;
-        while (B(s, t)->right != T_NONE)
-            t = B(s, t)->right;
-        while (t != T_NONE) {
-            m = u64_max(m, B(s, t)->size);
-            uint32_t stream = B(s, t)->stream;
-            if (stream == 0)
-                break;
-            t = tree_last_below(s, tr, stream, 0, 0);
-        }
+        const tfree *f = &s->free_set[p];
+        for (uint32_t i = 0; i < f->n_ent; i++)
+            m = u64_max(m, fs_largest(s, f, &f->ent[i]));
     }
     return m;
 }
@@ -1198,8 +1509,9 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
     for (unsigned p = 0; p < N_POOLS; p++) {
-        s->free_set[p] = (ttree){T_NONE, false};
-        s->unmapped_set[p] = (ttree){T_NONE, true};
+        for (uint32_t b = 0; b < FB_BINS; b++)
+            s->free_set[p].root[b] = T_NONE;
+        s->unmapped_root[p] = T_NONE;
     }
     s->seg_first = s->seg_last = T_NONE;
     *out = s;
@@ -1213,6 +1525,8 @@ static void torch_destroy(strategy *s)
     slots_release(&s->blocks);
     slots_release(&s->segs);
     slots_release(&s->allocs);
+    for (unsigned p = 0; p < N_POOLS; p++)
+        free(s->free_set[p].ent);
     free(s->scratch);
     free(s);
 }
@@ -1564,12 +1878,18 @@ typedef struct tree_check {
     uint64_t budget;
     const tblock *last;
     bool order_ok;
+    /* free bins only: the bin walked, the pool's set, and per index entry the
+     * blocks found and the bins holding them */
+    uint32_t bin;
+    const tfree *f;
+    uint64_t *counts;
+    uint64_t *bits;
 } tree_check;
 
-/* In-order walk of one set. */
-static void check_tree_at(const strategy *s, const ttree *tr, uint32_t t, unsigned pool, bool free_set,
-                              tree_check *tc, sim_report *r)
+/* In-order walk of one treap: a bin of a free set (tc->f set) or an unmapped set. */
+static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_check *tc, sim_report *r)
 {
+    bool free_set = tc->f != NULL;
     if (t == T_NONE)
         return;
     if (tc->budget == 0 || !slots_valid(&s->blocks, t)) {
@@ -1580,7 +1900,7 @@ static void check_tree_at(const strategy *s, const ttree *tr, uint32_t t, unsign
     }
     tc->budget--;
     const tblock *n = B(s, t);
-    check_tree_at(s, tr, n->left, pool, free_set, tc, r);
+    check_tree_at(s, n->left, pool, tc, r);
     if (tc->seen[t]) {
         sim_report_insist(r, false, "torch: block at %llu is in a set twice", (unsigned long long)n->addr);
     }
@@ -1590,10 +1910,72 @@ static void check_tree_at(const strategy *s, const ttree *tr, uint32_t t, unsign
                       "torch: the %s set of the %s pool holds a block at %llu that is not one of its %s blocks",
                       free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
-    if (tc->last != NULL && !blk_less(tc->last, n, tr->by_addr))
+    if (tc->last != NULL && !blk_less(tc->last, n, !free_set))
         tc->order_ok = false;
     tc->last = n;
-    check_tree_at(s, tr, n->right, pool, free_set, tc, r);
+    if (free_set) {
+        sim_report_insist(r, size_bin(n->size) == tc->bin,
+                          "torch: free block at %llu of %llu bytes sits in size bin %u, its size belongs in bin %u",
+                          (unsigned long long)n->addr, (unsigned long long)n->size, tc->bin, size_bin(n->size));
+        uint32_t i = fs_search(tc->f, n->stream);
+        if (i < tc->f->n_ent && tc->f->ent[i].stream == n->stream) {
+            tc->counts[i]++;
+            tc->bits[(size_t)i * FB_WORDS + tc->bin / 64] |= (uint64_t)1 << (tc->bin % 64);
+        } else {
+            sim_report_insist(r, false, "torch: free block at %llu is on stream %u, which the stream index of the %s pool lacks",
+                              (unsigned long long)n->addr, n->stream, pool == POOL_SMALL ? "small" : "large");
+        }
+    }
+    check_tree_at(s, n->right, pool, tc, r);
+}
+
+/* A pool's free set: every bin's treap, and the stream index against them. */
+static void check_free_set(const strategy *s, unsigned pool, tree_check *tc, sim_report *r)
+{
+    const tfree *f = &s->free_set[pool];
+    const char *pname = pool == POOL_SMALL ? "small" : "large";
+    for (uint32_t i = 1; i < f->n_ent; i++)
+        sim_report_insist(r, f->ent[i - 1].stream < f->ent[i].stream,
+                          "torch: the stream index of the %s pool is out of order at stream %u", pname,
+                          f->ent[i].stream);
+    tc->f = f;
+    tc->counts = calloc((size_t)f->n_ent + 1, sizeof *tc->counts);
+    tc->bits = calloc(((size_t)f->n_ent + 1) * FB_WORDS, sizeof *tc->bits);
+    if (tc->counts == NULL || tc->bits == NULL) {
+        free(tc->counts);
+        free(tc->bits);
+        tc->f = NULL;
+        return;
+    }
+    bool order_ok = true;
+    for (uint32_t bin = 0; bin < FB_BINS; bin++) {
+        tc->bin = bin;
+        tc->last = NULL;
+        tc->order_ok = true;
+        check_tree_at(s, f->root[bin], pool, tc, r);
+        order_ok = order_ok && tc->order_ok;
+    }
+    sim_report_insist(r, order_ok, "torch: the free set of pool %u is out of (stream, size, address) order", pool);
+    for (uint32_t i = 0; i < f->n_ent; i++) {
+        const tstream *e = &f->ent[i];
+        sim_report_insist(r, e->n == tc->counts[i],
+                          "torch: the stream index of the %s pool counts %u free blocks of stream %u, its bins hold %llu",
+                          pname, e->n, e->stream, (unsigned long long)tc->counts[i]);
+        uint64_t summary = 0;
+        bool same = true;
+        for (uint32_t w = 0; w < FB_WORDS; w++) {
+            uint64_t want = tc->bits[(size_t)i * FB_WORDS + w];
+            same = same && e->bits[w] == want;
+            if (want != 0)
+                summary |= (uint64_t)1 << w;
+        }
+        sim_report_insist(r, same && e->summary == summary,
+                          "torch: the bin bitmap of stream %u in the %s pool disagrees with the bins holding its blocks",
+                          e->stream, pname);
+    }
+    free(tc->counts);
+    free(tc->bits);
+    tc->f = NULL;
 }
 
 static void check_counter(sim_report *r, const char *name, const tstat *arr, const int64_t *sum)
@@ -1627,14 +2009,17 @@ static void torch_check(const strategy *s, sim_report *r)
     if (tc.seen != NULL) {
         for (unsigned p = 0; p < N_POOLS; p++) {
             for (int kind = 0; kind < 2; kind++) {
-                const ttree *tr = kind == 0 ? &s->free_set[p] : &s->unmapped_set[p];
                 tc.nodes = 0;
                 tc.budget = (uint64_t)s->blocks.n_used_hw + 1;
                 tc.last = NULL;
                 tc.order_ok = true;
-                check_tree_at(s, tr, tr->root, p, kind == 0, &tc, r);
-                sim_report_insist(r, tc.order_ok, "torch: the %s set of pool %u is out of (stream, %saddress) order",
-                                  kind == 0 ? "free" : "unmapped", p, kind == 0 ? "size, " : "");
+                if (kind == 0) {
+                    check_free_set(s, p, &tc, r);
+                } else {
+                    check_tree_at(s, s->unmapped_root[p], p, &tc, r);
+                    sim_report_insist(r, tc.order_ok, "torch: the unmapped set of pool %u is out of (stream, address) order",
+                                      p);
+                }
                 uint64_t expect = kind == 0 ? c.n_free[p] : c.n_unmapped[p];
                 sim_report_insist(r, tc.nodes == expect,
                                   "torch: the %s set of the %s pool holds %llu blocks, its segments %llu %s blocks",
@@ -1739,12 +2124,12 @@ bool torch_debug_corrupt(strategy *s, torch_corruption kind)
     case TORCH_CORRUPT_FREE_NOT_IN_SET:
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
-        tree_erase(s, &s->free_set[B(s, h)->pool], h);
+        tree_erase(s, &s->free_set[B(s, h)->pool].root[size_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_USED_IN_SET:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;
-        tree_insert(s, &s->free_set[B(s, h)->pool], h);
+        tree_insert(s, &s->free_set[B(s, h)->pool].root[size_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_WRONG_POOL:
         if (s->seg_first == T_NONE)
@@ -1773,21 +2158,64 @@ bool torch_debug_corrupt(strategy *s, torch_corruption kind)
         s->free_bytes += 512;
         return true;
     case TORCH_CORRUPT_SET_ORDER: {
-        /* two free blocks in one set; the larger one's key drops below the other */
+        /* the second free block of a pool moves next to the first, in its bin,
+         * then its key drops below the first's */
         for (unsigned p = 0; p < N_POOLS; p++) {
-            uint32_t lo = tree_lower_bound(s, &s->free_set[p], 0, 0, 0);
-            if (lo == T_NONE)
+            scratch_collect(s, p);
+            if (s->scratch_len < 2)
                 continue;
-            uint32_t hi = tree_next(s, &s->free_set[p], lo);
-            if (hi == T_NONE)
-                continue;
-            B(s, hi)->stream = 0;
-            B(s, hi)->size = B(s, lo)->size;
-            B(s, hi)->addr = B(s, lo)->addr - 1;
+            tblock *lo = B(s, s->scratch[0]), *hi = B(s, s->scratch[1]);
+            tree_erase(s, &s->free_set[p].root[size_bin(hi->size)], false, s->scratch[1]);
+            hi->stream = lo->stream;
+            hi->size = lo->size;
+            hi->addr = lo->addr + 1;
+            tree_insert(s, &s->free_set[p].root[size_bin(lo->size)], false, s->scratch[1]);
+            hi->addr = lo->addr - 1;
             return true;
         }
         return false;
     }
+    case TORCH_CORRUPT_WRONG_BIN: {
+        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
+            return false;
+        uint32_t *roots = s->free_set[B(s, h)->pool].root;
+        uint32_t bin = size_bin(B(s, h)->size);
+        tree_erase(s, &roots[bin], false, h);
+        tree_insert(s, &roots[bin ^ 1], false, h);
+        return true;
+    }
+    case TORCH_CORRUPT_BIN_BITMAP:
+    case TORCH_CORRUPT_BIN_SUMMARY:
+    case TORCH_CORRUPT_STREAM_COUNT:
+    case TORCH_CORRUPT_STREAM_MISSING: {
+        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
+            return false;
+        tfree *f = &s->free_set[B(s, h)->pool];
+        tstream *e = fs_entry(f, B(s, h)->stream);
+        if (e == NULL)
+            return false;
+        uint32_t bin = size_bin(B(s, h)->size);
+        if (kind == TORCH_CORRUPT_BIN_BITMAP)
+            e->bits[bin / 64] ^= (uint64_t)1 << (bin % 64);
+        else if (kind == TORCH_CORRUPT_BIN_SUMMARY)
+            e->summary ^= (uint64_t)1 << 63; /* past the last word */
+        else if (kind == TORCH_CORRUPT_STREAM_COUNT)
+            e->n++;
+        else
+            fs_entry_drop(f, e);
+        return true;
+    }
+    case TORCH_CORRUPT_STREAM_ORDER:
+        for (unsigned p = 0; p < N_POOLS; p++) {
+            tfree *f = &s->free_set[p];
+            if (f->n_ent < 2)
+                continue;
+            tstream t = f->ent[0];
+            f->ent[0] = f->ent[1];
+            f->ent[1] = t;
+            return true;
+        }
+        return false;
     case TORCH_CORRUPT_HANDLE:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;

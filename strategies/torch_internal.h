@@ -23,6 +23,12 @@ typedef enum torch_corruption {
     TORCH_CORRUPT_FREE_BYTES,         /* the free-bytes counter of sample() drifts */
     TORCH_CORRUPT_SET_ORDER,          /* a block's key changes while it sits in a set */
     TORCH_CORRUPT_HANDLE,             /* a live allocation's handle loses its block */
+    TORCH_CORRUPT_WRONG_BIN,          /* a free block sits in another size bin */
+    TORCH_CORRUPT_BIN_BITMAP,         /* a stream's bin bitmap loses or gains a bin */
+    TORCH_CORRUPT_BIN_SUMMARY,        /* a stream's bitmap summary word drifts */
+    TORCH_CORRUPT_STREAM_COUNT,       /* a stream's free-block count drifts */
+    TORCH_CORRUPT_STREAM_ORDER,       /* two entries of a pool's stream index swap */
+    TORCH_CORRUPT_STREAM_MISSING,     /* a stream with free blocks leaves the index */
     TORCH_CORRUPT_COUNT
 } torch_corruption;
 

@@ -737,6 +737,142 @@ START_TEST(torch_random_operations_should_keep_every_invariant)
 }
 END_TEST
 
+/* ==== Differential: best fit against a brute-force reference ==== */
+
+enum { DIFF_MAX_BLOCKS = 8192 };
+
+typedef struct diff_walk {
+    strategy_block b[DIFF_MAX_BLOCKS];
+    int n;
+} diff_walk;
+
+static int diff_visit(void *ctx, const strategy_block *b)
+{
+    diff_walk *w = ctx;
+    ck_assert_int_lt(w->n, DIFF_MAX_BLOCKS);
+    w->b[w->n++] = *b;
+    return 0;
+}
+
+static void diff_snapshot(harness *h, diff_walk *w)
+{
+    w->n = 0;
+    h->ops->walk(h->s, diff_visit, w);
+}
+
+/* The block get_free_block must pick, from the walker's view: among free blocks of
+ * the request's pool and stream with size ≥ rs, the smallest, lowest address among
+ * equal sizes; then the oversize rules. -1: none (a new segment). */
+static int diff_best_fit(const diff_walk *w, uint64_t rs, uint32_t stream, uint64_t max_split, uint64_t non_split)
+{
+    const char *pool = rs <= 1 * MiB ? "small" : "large";
+    int best = -1;
+    for (int i = 0; i < w->n; i++) {
+        const strategy_block *b = &w->b[i];
+        if (b->state != BLOCK_FREE || b->stream != stream || strcmp(b->pool, pool) != 0 || b->size_bytes < rs)
+            continue;
+        if (best < 0 || b->size_bytes < w->b[best].size_bytes ||
+            (b->size_bytes == w->b[best].size_bytes && b->addr < w->b[best].addr))
+            best = i;
+    }
+    if (best < 0)
+        return -1;
+    uint64_t bs = w->b[best].size_bytes;
+    if (rs < max_split && bs >= max_split)
+        return -1;
+    if (rs >= max_split && bs >= rs + non_split)
+        return -1;
+    return best;
+}
+
+static void differential_run(const char *conf, uint64_t max_split, uint64_t non_split, uint64_t seed, int ops)
+{
+    harness *h = torch_new(64 * GiB, 0, conf, NULL);
+    static diff_walk before, after;
+    enum { MAX_LIVE = 384 };
+    live_alloc live[MAX_LIVE];
+    /* a palette of repeated sizes makes equal-size free blocks: the address order
+     * among them is tested too */
+    static const uint64_t PALETTE[] = {512, 4096, 64 * KiB, 1 * MiB, 1 * MiB + 512, 3 * MiB, 6 * MiB, 12 * MiB,
+                                       20 * MiB, 24 * MiB, 40 * MiB};
+    int n = 0, checked_fits = 0;
+    uint64_t x = seed;
+    for (int i = 0; i < ops; i++) {
+        uint64_t r = rng_next(&x) % 100;
+        if (r < 52 && n < MAX_LIVE) {
+            uint64_t size = rng_next(&x) % 2 ? PALETTE[rng_next(&x) % (sizeof PALETTE / sizeof PALETTE[0])]
+                                             : random_size(&x);
+            if (size == 0)
+                continue;
+            uint32_t stream = (uint32_t)(rng_next(&x) % 4);
+            uint64_t rs = size < 512 ? 512 : (size + 511) / 512 * 512;
+            diff_snapshot(h, &before);
+            int want = diff_best_fit(&before, rs, stream, max_split, non_split);
+            strategy_handle hh = harness_alloc(h, size, stream);
+            live[n++] = (live_alloc){hh, false};
+            diff_snapshot(h, &after);
+            /* the new used block: the one at an address no used block had */
+            int got = -1;
+            for (int j = 0; j < after.n && got < 0; j++) {
+                if (after.b[j].state != BLOCK_USED)
+                    continue;
+                bool old = false;
+                for (int k = 0; k < before.n && !old; k++)
+                    old = before.b[k].addr == after.b[j].addr &&
+                          (before.b[k].state == BLOCK_USED || before.b[k].state == BLOCK_PENDING);
+                if (!old)
+                    got = j;
+            }
+            ck_assert_int_ge(got, 0);
+            if (want >= 0) {
+                checked_fits++;
+                ck_assert_msg(after.b[got].addr == before.b[want].addr,
+                              "alloc(%llu) on stream %u took %llu, best fit is the free block at %llu of %llu",
+                              (unsigned long long)size, stream, (unsigned long long)after.b[got].addr,
+                              (unsigned long long)before.b[want].addr, (unsigned long long)before.b[want].size_bytes);
+            } else {
+                /* no fit: a new segment, outside every block there was */
+                for (int k = 0; k < before.n; k++)
+                    ck_assert_msg(after.b[got].addr < before.b[k].addr ||
+                                      after.b[got].addr >= before.b[k].addr + before.b[k].size_bytes,
+                                  "alloc(%llu) on stream %u found no fit but took %llu inside an old block",
+                                  (unsigned long long)size, stream, (unsigned long long)after.b[got].addr);
+            }
+        } else if (r < 98 && n > 0) {
+            int k = (int)(rng_next(&x) % (uint64_t)n);
+            if (live[k].pending) {
+                harness_free_ready(h, live[k].h);
+                live[k] = live[--n];
+            } else if (rng_next(&x) % 8 == 0) {
+                harness_free_deferred(h, live[k].h);
+                live[k].pending = true;
+            } else {
+                harness_free_block(h, live[k].h);
+                live[k] = live[--n];
+            }
+        } else if (r >= 98) {
+            harness_empty_cache(h);
+        }
+    }
+    ck_assert_int_gt(checked_fits, ops / 10);
+    harness_free(h);
+}
+
+START_TEST(torch_best_fit_should_match_a_brute_force_reference)
+{
+    static const struct {
+        const char *conf;
+        uint64_t max_split, non_split;
+    } CONFS[] = {
+        {NULL, UINT64_MAX, 20 * MiB},
+        {"max_split_size_mb:20", 20 * MiB, 20 * MiB},
+        {"max_split_size_mb:32,max_non_split_rounding_mb:48", 32 * MiB, 48 * MiB},
+    };
+    uint64_t seed = test_seed();
+    differential_run(CONFS[_i].conf, CONFS[_i].max_split, CONFS[_i].non_split, seed + 100 + (uint64_t)_i, 4000);
+}
+END_TEST
+
 /* ==== Checker: one corruption per invariant ==== */
 
 /* Free and used blocks in both pools, split and whole segments. */
@@ -771,6 +907,12 @@ static const struct {
     {TORCH_CORRUPT_FREE_BYTES, "free bytes counter"},
     {TORCH_CORRUPT_SET_ORDER, "out of (stream"},
     {TORCH_CORRUPT_HANDLE, "not owned by its allocation handle"},
+    {TORCH_CORRUPT_WRONG_BIN, "sits in size bin"},
+    {TORCH_CORRUPT_BIN_BITMAP, "bin bitmap of stream"},
+    {TORCH_CORRUPT_BIN_SUMMARY, "bin bitmap of stream"},
+    {TORCH_CORRUPT_STREAM_COUNT, "free blocks of stream"},
+    {TORCH_CORRUPT_STREAM_ORDER, "stream index of the large pool is out of order"},
+    {TORCH_CORRUPT_STREAM_MISSING, "which the stream index"},
 };
 
 START_TEST(torch_checker_should_catch_each_corruption)
@@ -855,6 +997,7 @@ static Suite *suite(void)
     tc = tcase_create("random");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, torch_random_operations_should_keep_every_invariant, 0, 6);
+    tcase_add_loop_test(tc, torch_best_fit_should_match_a_brute_force_reference, 0, 3);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("checker");
