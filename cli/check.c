@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "against.h"
+#include "common.h"
 #include "cli.h"
 #include "reports/html.h"
 #include "reports/result.h"

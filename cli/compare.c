@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "against.h"
+#include "common.h"
 #include "answers/batch.h"
 #include "cli.h"
 #include "reports/capture.h"

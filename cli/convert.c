@@ -3,7 +3,7 @@
  * format traces/input.h reads. */
 #include <string.h>
 
-#include "against.h"
+#include "common.h"
 #include "cli.h"
 #include "traces/input.h"
 #include "traces/trace.h"

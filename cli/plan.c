@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "against.h"
+#include "common.h"
 #include "cli.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "against.h"
+#include "common.h"
 #include "cli.h"
 #include "reports/capture.h"
 #include "reports/html.h"
