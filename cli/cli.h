@@ -95,9 +95,6 @@ sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, s
 int cli_pick_strategies(const char *cmd, const cli_args *a, const strategy_ops **out, uint32_t *n);
 /* --jobs (default: the CPUs, at most 8), capped at tasks. 0 or a usage exit code. */
 int cli_jobs(const char *cmd, const cli_args *a, size_t tasks, unsigned *jobs);
-struct sim_buf;
-/* The effective strategy options of a run as a one-line JSON object. */
-void cli_json_options(const sim_run *run, struct sim_buf *b);
 
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include "answers/batch.h"
 #include "cli.h"
 #include "reports/capture.h"
+#include "reports/compare.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
@@ -223,140 +224,6 @@ static void compare_task(void *ctx, size_t i)
     }
 }
 
-typedef struct opt_sink {
-    sim_buf *b;
-    bool first;
-} opt_sink;
-
-static void os_u64(void *ctx, const char *k, uint64_t v)
-{
-    opt_sink *o = ctx;
-    sim_buf_puts(o->b, o->first ? "" : ", ");
-    o->first = false;
-    sim_buf_json_str(o->b, k);
-    sim_buf_printf(o->b, ": %llu", (unsigned long long)v);
-}
-
-static void os_real(void *ctx, const char *k, double v)
-{
-    opt_sink *o = ctx;
-    sim_buf_puts(o->b, o->first ? "" : ", ");
-    o->first = false;
-    sim_buf_json_str(o->b, k);
-    sim_buf_puts(o->b, ": ");
-    sim_buf_json_real(o->b, v);
-}
-
-static void os_text(void *ctx, const char *k, const char *v)
-{
-    opt_sink *o = ctx;
-    sim_buf_puts(o->b, o->first ? "" : ", ");
-    o->first = false;
-    sim_buf_json_str(o->b, k);
-    sim_buf_puts(o->b, ": ");
-    sim_buf_json_str(o->b, v);
-}
-
-void cli_json_options(const sim_run *run, sim_buf *b)
-{
-    sim_buf_puts(b, "{");
-    if (run->n_procs > 0) {
-        opt_sink o = {b, true};
-        strategy_stat_sink sink = {os_u64, os_real, os_text, &o};
-        run->ops->options(run->procs[0].s, &sink);
-    }
-    sim_buf_puts(b, "}");
-}
-
-static void json_trace(const batch_traces *t, const sim_run *run, sim_buf *b)
-{
-    for (uint32_t i = 0; i < run->n_sources && i < t->n; i++) {
-        const sim_run_source *s = &run->sources[i];
-        sim_buf_puts(b, i ? ", " : "");
-        sim_buf_puts(b, "{\"path\": ");
-        sim_buf_json_str(b, s->path);
-        sim_buf_puts(b, ", \"name\": ");
-        sim_buf_json_str(b, s->name);
-        sim_buf_printf(b, ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu}", (unsigned long long)s->events,
-                       (unsigned long long)s->allocs, (unsigned long long)s->frees);
-    }
-}
-
-static void compare_json(const batch_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
-{
-    const sim_run *r0 = rows[0].run;
-    device_info d = device_get_info(r0->dev);
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
-    if (t->n > 1)
-        sim_buf_puts(b, "[");
-    json_trace(t, r0, b);
-    if (t->n > 1)
-        sim_buf_puts(b, "]");
-    sim_buf_puts(b, ",\n  \"device\": {\"name\": ");
-    sim_buf_json_str(b, d.name);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu},\n  \"rows\": [",
-                   (unsigned long long)d.capacity_bytes, (unsigned long long)d.context_bytes);
-    for (uint32_t i = 0; i < n; i++) {
-        const sim_run *run = rows[i].run;
-        sim_buf_puts(b, i ? ",\n    {\"strategy\": " : "\n    {\"strategy\": ");
-        sim_buf_json_str(b, run->ops->name);
-        sim_buf_puts(b, ",\n     \"options\": ");
-        cli_json_options(run, b);
-        sim_buf_printf(b, ",\n     \"limit_bytes\": %llu,\n     \"result\": ", (unsigned long long)report_limit_bytes(run));
-        report_json_result(run, UINT32_MAX, 5, b);
-        sim_buf_puts(b, "}");
-    }
-    sim_buf_puts(b, "\n  ]\n}\n");
-}
-
-static void cell_size(sim_buf *b, uint64_t v)
-{
-    char s[32];
-    sim_buf_printf(b, " %15s", units_format_size(v, s, sizeof s));
-}
-
-static void compare_text(const batch_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
-{
-    const sim_run *r0 = rows[0].run;
-    device_info d = device_get_info(r0->dev);
-    char cap[32], ctx[32];
-    sim_buf_printf(b, "gpusim %s: compare %u strategies\n", GPUSIM_VERSION, n);
-    for (uint32_t i = 0; i < r0->n_sources && i < t->n; i++) {
-        const sim_run_source *s = &r0->sources[i];
-        sim_buf_printf(b, "  trace   %s%s%s%s: %llu events (%llu allocs, %llu frees)\n", s->path, s->name[0] ? " (" : "",
-                       s->name, s->name[0] ? ")" : "", (unsigned long long)s->events, (unsigned long long)s->allocs,
-                       (unsigned long long)s->frees);
-    }
-    sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n\n", d.name,
-                   units_format_size(d.capacity_bytes, cap, sizeof cap),
-                   units_format_size(d.context_bytes, ctx, sizeof ctx));
-    sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",
-                   "peak reserved", "peak device", "frag@peak", "frag max", "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        const sim_metrics *m = &rows[i].run->total;
-        sim_buf_printf(b, "  %-10s", rows[i].run->ops->name);
-        cell_size(b, m->peak_requested_bytes);
-        cell_size(b, m->peak_allocated_bytes);
-        cell_size(b, m->peak_reserved_bytes);
-        cell_size(b, m->peak_device_bytes);
-        sim_buf_printf(b, " %9.4f %9.4f  ", m->fragmentation_at_peak, m->fragmentation_max);
-        if (m->first_oom.happened)
-            sim_buf_printf(b, "event %llu (%s)\n", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.info.cause));
-        else
-            sim_buf_puts(b, "no\n");
-    }
-    sim_buf_puts(b, "  (device = reserved + context; frag = 1 - largest free block / free bytes inside reserved memory)\n");
-    for (uint32_t i = 0; i < n; i++) {
-        const sim_metrics *m = &rows[i].run->total;
-        if (!m->first_oom.happened)
-            continue;
-        sim_buf_printf(b, "\n  %s: ", rows[i].run->ops->name);
-        report_oom_sentence(rows[i].run, &m->first_oom, b);
-        sim_buf_puts(b, "\n");
-    }
-}
-
 static void compare_help(void)
 {
     printf("usage: gpusim compare TRACE... [options]\n\n"
@@ -457,10 +324,13 @@ int cmd_compare(int argc, char **argv)
         sim_buf_release(&html);
     }
     if (rc == 0) {
+        const sim_run *runs[CLI_MAX_STRATEGIES];
+        for (uint32_t i = 0; i < n; i++)
+            runs[i] = rows[i].run;
         if (json)
-            compare_json(&t, rows, n, &out);
+            report_compare_json(runs, n, &out);
         else
-            compare_text(&t, rows, n, &out);
+            report_compare_text(runs, n, &out);
         const char *outpath = cli_get(&a, "output");
         if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK)
             rc = cli_fail(&err);

@@ -214,7 +214,18 @@ void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out
         json_metrics(run, &run->procs[p].m, run->procs[p].s, indent, out);
 }
 
-static void json_source(const sim_run_source *s, sim_buf *b)
+void report_json_options(const sim_run *run, sim_buf *b)
+{
+    sim_buf_puts(b, "{");
+    if (run->n_procs > 0) {
+        json_sink j = {b, -1, true};
+        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
+        run->ops->options(run->procs[0].s, &sink);
+    }
+    sim_buf_puts(b, "}");
+}
+
+void report_json_source(const sim_run_source *s, sim_buf *b)
 {
     sim_buf_puts(b, "{\"path\": ");
     sim_buf_json_str(b, s->path);
@@ -229,7 +240,7 @@ void report_json(const sim_run *run, sim_buf *b)
     device_info d = device_get_info(run->dev);
     sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
     if (run->n_sources > 0)
-        json_source(&run->sources[0], b);
+        report_json_source(&run->sources[0], b);
     else
         sim_buf_puts(b, "null");
     sim_buf_puts(b, ",\n");
@@ -237,19 +248,15 @@ void report_json(const sim_run *run, sim_buf *b)
         sim_buf_puts(b, "  \"traces\": [");
         for (uint32_t i = 0; i < run->n_sources; i++) {
             sim_buf_puts(b, i ? ",\n    " : "\n    ");
-            json_source(&run->sources[i], b);
+            report_json_source(&run->sources[i], b);
         }
         sim_buf_puts(b, "\n  ],\n");
     }
     sim_buf_puts(b, "  \"strategy\": {\"name\": ");
     sim_buf_json_str(b, run->ops->name);
-    sim_buf_puts(b, ", \"options\": {");
-    if (run->n_procs > 0) {
-        json_sink j = {b, -1, true};
-        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
-        run->ops->options(run->procs[0].s, &sink);
-    }
-    sim_buf_puts(b, "}},\n  \"device\": {\"name\": ");
+    sim_buf_puts(b, ", \"options\": ");
+    report_json_options(run, b);
+    sim_buf_puts(b, "},\n  \"device\": {\"name\": ");
     sim_buf_json_str(b, d.name);
     sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu, \"limit_bytes\": %llu},\n",
                    (unsigned long long)d.capacity_bytes, (unsigned long long)d.context_bytes,
