@@ -11,7 +11,7 @@
 
 #include "common.h"
 #include "cli.h"
-#include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/units.h"
@@ -192,33 +192,6 @@ static void oom_verdict(verdict *v, const sim_metrics *m, const baseline *b)
     snprintf(v->line, sizeof v->line, "%-18s %12s  baseline %12s  %9s  %s", "out of memory", now, was, "",
              reg ? "REGRESSION" : m->ooms < b->ooms ? "ok (better)" : "ok");
     v->regression = reg;
-}
-
-static void junit(const char *trace, const verdict *v, int n, int failures, sim_buf *b)
-{
-    sim_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpusim check\" tests=\"%d\" "
-                      "failures=\"%d\">\n  <testsuite name=\"gpusim check ",
-                   n, failures);
-    html_escape(b, trace);
-    sim_buf_printf(b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", n, failures);
-    for (int i = 0; i < n; i++) {
-        sim_buf_puts(b, "    <testcase classname=\"gpusim.check\" name=\"");
-        html_escape(b, v[i].metric);
-        sim_buf_puts(b, "\">");
-        if (v[i].regression) {
-            sim_buf_puts(b, "\n      <failure type=\"regression\" message=\"");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "\">");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "</failure>\n    ");
-        } else {
-            sim_buf_puts(b, "<system-out>");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "</system-out>");
-        }
-        sim_buf_puts(b, "</testcase>\n");
-    }
-    sim_buf_puts(b, "  </testsuite>\n</testsuites>\n");
 }
 
 /* ---------------------------------------------------------------- command */
@@ -411,7 +384,11 @@ int cmd_check(int argc, char **argv)
     if (jpath) {
         sim_buf x;
         sim_buf_init(&x);
-        junit(a.positional[0], vs, nv, failures, &x);
+        junit_case cases[5];
+        for (int i = 0; i < nv; i++)
+            cases[i] = (junit_case){vs[i].metric, vs[i].line, vs[i].regression};
+        junit_suite suite = {"gpusim check", a.positional[0], "gpusim.check", "regression"};
+        report_junit(&suite, cases, nv, &x);
         if (sim_buf_write_file(&x, jpath, &err) != SIM_OK)
             rc = cli_fail(&err);
         sim_buf_release(&x);
