@@ -4,10 +4,10 @@
 #ifndef GPUSIM_CLI_AGAINST_H
 #define GPUSIM_CLI_AGAINST_H
 
-#include "cli.h"
+#include "common.h"
 
-/* gpusim replay TRACE --against-recorded [options]: the whole command (a is the parsed
- * replay command line). Returns the exit status. */
-int against_run(const cli_args *a);
+/* gpusim replay TRACE --against-recorded [options]: the rest of the command once s
+ * holds the parsed replay command line. Closes s; returns the exit status. */
+int against_run(cli_session *s);
 
 #endif

@@ -1,7 +1,6 @@
 /* gpusim compare TRACE... : the same trace(s) under several strategies on one device,
  * parsed once into memory and replayed in parallel threads, printed in a fixed
- * order. Also home of what compare, plan and check share (cli.h): loading traces
- * into memory, choosing strategies, and running tasks on a few threads. */
+ * order (reports/compare.h). Also home of cli_traces_capture (cli.h). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,30 +20,6 @@
 #include "traces/trace.h"
 
 /* ---------------------------------------------------------------- shared: traces */
-
-static void opened_warn(void *ctx, const trace_input *in)
-{
-    (void)ctx;
-    cli_input_warnings(in);
-}
-
-int cli_traces_load(const char *cmd, const cli_args *a, batch_traces *t)
-{
-    memset(t, 0, sizeof *t);
-    if (a->n_positional == 0)
-        return cli_usage_error(cmd, "no trace given (usage: gpusim %s TRACE... [options])", cmd);
-    if (a->n_positional > BATCH_MAX_TRACES)
-        return cli_usage_error(cmd, "at most %d traces", BATCH_MAX_TRACES);
-    sim_error err;
-    sim_error_clear(&err);
-    input_options iopt;
-    if (cli_input_options(a, &iopt, &err) != SIM_OK)
-        return cli_usage_error(cmd, "%s", err.msg);
-    if (batch_traces_load(t, a->positional, (uint32_t)a->n_positional, cli_get(a, "from"), &iopt, opened_warn,
-                          NULL, &err) != SIM_OK)
-        return err.status == SIM_EUSAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
-    return 0;
-}
 
 typedef struct traces_open_ctx {
     const batch_traces *t;
@@ -75,84 +50,6 @@ sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, c
     sim_status st = capture_run(cfg, &cs, HTML_PLOT_WIDTH, out, err);
     free(o);
     return st;
-}
-
-/* ---------------------------------------------------------------- shared: strategies */
-
-static void list_names(char *names, size_t cap)
-{
-    names[0] = '\0';
-    for (size_t i = 0; i < registry_count(); i++) {
-        strncat(names, i ? ", " : "", cap - strlen(names) - 1);
-        strncat(names, registry_get(i)->name, cap - strlen(names) - 1);
-    }
-}
-
-int cli_pick_strategies(const char *cmd, const cli_args *a, const strategy_ops **out, uint32_t *n)
-{
-    *n = 0;
-    const char *list = cli_get(a, "strategies");
-    if (list == NULL) {
-        /* the usual order first, then whatever else the registry has */
-        static const char *const ORDER[] = {"greedy", "growth", "limit", "torch", "raw", "ideal"};
-        bool limit = cli_has(a, "limit");
-        for (size_t i = 0; i < sizeof ORDER / sizeof ORDER[0]; i++) {
-            const strategy_ops *ops = registry_find(ORDER[i]);
-            if (ops && (limit || strcmp(ORDER[i], "limit") != 0) && *n < CLI_MAX_STRATEGIES)
-                out[(*n)++] = ops;
-        }
-        for (size_t i = 0; i < registry_count() && *n < CLI_MAX_STRATEGIES; i++) {
-            const strategy_ops *ops = registry_get(i);
-            bool seen = false;
-            for (size_t k = 0; k < sizeof ORDER / sizeof ORDER[0]; k++)
-                seen = seen || strcmp(ops->name, ORDER[k]) == 0;
-            if (!seen)
-                out[(*n)++] = ops;
-        }
-        return 0;
-    }
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        const strategy_ops *ops = registry_find(tok);
-        if (ops == NULL) {
-            char names[512];
-            list_names(names, sizeof names);
-            return cli_usage_error(cmd, "--strategies: unknown strategy '%s' (expected some of: %s)", tok, names);
-        }
-        for (uint32_t i = 0; i < *n; i++)
-            if (out[i] == ops)
-                return cli_usage_error(cmd, "--strategies: '%s' is listed twice", tok);
-        if (*n == CLI_MAX_STRATEGIES)
-            return cli_usage_error(cmd, "--strategies: at most %d strategies", CLI_MAX_STRATEGIES);
-        out[(*n)++] = ops;
-    }
-    if (*n == 0)
-        return cli_usage_error(cmd, "--strategies: no strategy named");
-    return 0;
-}
-
-/* ---------------------------------------------------------------- shared: threads */
-
-int cli_jobs(const char *cmd, const cli_args *a, size_t tasks, unsigned *jobs)
-{
-    const char *v = cli_get(a, "jobs");
-    uint64_t n = 0;
-    if (v) {
-        sim_error err;
-        if (units_parse_u64(v, &n, &err) != SIM_OK || n == 0 || n > 256)
-            return cli_usage_error(cmd, "--jobs: expected an integer from 1 to 256, not '%s'", v);
-    } else {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cpus > 0 ? (uint64_t)cpus : 1;
-        if (n > 8)
-            n = 8;
-    }
-    if (n > tasks)
-        n = tasks ? tasks : 1;
-    *jobs = (unsigned)n;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- compare */
@@ -233,74 +130,52 @@ static void compare_help(void)
     printf("\nexit status: 0 ran, 2 usage or I/O error, 3 invalid trace\n");
 }
 
+static const cli_command COMPARE = {
+    "compare", COMPARE_OPTS, compare_help,
+    CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE |
+        CLI_USES_KV,
+    NULL,
+};
+
 int cmd_compare(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("compare", COMPARE_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        compare_help();
-        return 0;
-    }
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
-    bool skip_oom = false;
-    int orc = cli_on_oom_skip(&a, &skip_oom);
-    if (orc)
-        return orc;
-    const strategy_ops *ops[CLI_MAX_STRATEGIES];
-    uint32_t n = 0;
-    int rc = cli_pick_strategies("compare", &a, ops, &n);
-    if (rc)
-        return rc;
-    unsigned jobs = 1;
-    if ((rc = cli_jobs("compare", &a, n, &jobs)) != 0)
-        return rc;
-    if (a.n_positional == 0)
-        return cli_usage_error("compare", "no trace given (usage: gpusim compare TRACE... [options])");
-    batch_traces t;
-    if ((rc = cli_traces_load("compare", &a, &t)) != 0)
-        return rc;
+    cli_session s;
+    sim_status st = cli_session_open(&s, &COMPARE, argc, argv);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const uint32_t n = s.n_ops;
+    const batch_traces *t = &s.t;
     sim_error err;
     sim_error_clear(&err);
-    cli_device dev;
-    if (cli_resolve_device(&a, t.dev_name, t.dev_capacity, &dev, &err) != SIM_OK) {
-        batch_traces_release(&t);
-        return cli_usage_error("compare", "%s", err.msg);
-    }
-    sim_kv kv[CLI_MAX_KV];
+    int rc = 0;
     compare_row rows[CLI_MAX_STRATEGIES];
     memset(rows, 0, sizeof rows);
     for (uint32_t i = 0; i < n; i++)
-        rows[i].ops = ops[i];
-    const char *report = cli_get(&a, "report");
+        rows[i].ops = s.ops[i];
+    const char *report = cli_get(&s.a, "report");
     progress prog;
-    progress_init(&prog, stderr, "compare", t.events * n, false);
+    progress_init(&prog, stderr, "compare", t->events * n, false);
     compare_job *job = calloc(1, sizeof *job);
     if (job == NULL) {
-        batch_traces_release(&t);
+        cli_session_close(&s);
         fprintf(stderr, "gpusim: out of memory\n");
         return 2;
     }
-    job->t = &t;
+    job->t = t;
     job->base = (engine_config){
-        .device = dev.info,
-        .opts = kv,
-        .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV),
-        .on_oom_skip = skip_oom,
+        .device = s.dev.info,
+        .opts = s.kv,
+        .n_opts = s.n_kv,
+        .on_oom_skip = s.skip_oom,
     };
     job->rows = rows;
     job->report = report != NULL;
     job->prog = &prog;
     job->n_rows = n;
-    batch_parallel(jobs, n, compare_task, job);
+    batch_parallel(cli_jobs_for(s.jobs, n), n, compare_task, job);
     progress_finish(&prog);
     free(job);
 
-    rc = 0;
     /* the first failure in row order, so the message does not depend on --jobs */
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         if (rows[i].st == SIM_OK)
@@ -327,11 +202,11 @@ int cmd_compare(int argc, char **argv)
         const sim_run *runs[CLI_MAX_STRATEGIES];
         for (uint32_t i = 0; i < n; i++)
             runs[i] = rows[i].run;
-        if (json)
+        if (s.json)
             report_compare_json(runs, n, &out);
         else
             report_compare_text(runs, n, &out);
-        const char *outpath = cli_get(&a, "output");
+        const char *outpath = cli_get(&s.a, "output");
         if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK)
             rc = cli_fail(&err);
     }
@@ -342,6 +217,6 @@ int cmd_compare(int argc, char **argv)
         else
             sim_run_free(rows[i].run);
     }
-    batch_traces_release(&t);
+    cli_session_close(&s);
     return rc;
 }

@@ -26,9 +26,10 @@ int cmd_gpus(int argc, char **argv)
     if (a.n_positional)
         return cli_usage_error("gpus", "unexpected argument '%s'", a.positional[0]);
     bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
+    sim_error ferr;
+    sim_error_clear(&ferr);
+    if (cli_format_json(&a, &json, &ferr) != SIM_OK)
+        return cli_exit("gpus", SIM_EUSAGE, &ferr);
     sim_buf b;
     sim_buf_init(&b);
     if (json)

@@ -36,14 +36,14 @@ static void plan_help(void)
     printf("\nexit status: 0 ran, 2 usage or I/O error, 3 invalid trace\n");
 }
 
-static int pick_gpus(const cli_args *a, const gpu_model **out, uint32_t *n)
+static sim_status pick_gpus(const cli_args *a, const gpu_model **out, uint32_t *n, sim_error *err)
 {
     *n = 0;
     const char *v = cli_get(a, "gpus");
     if (v == NULL || strcmp(v, "all") == 0) {
         for (size_t i = 0; i < gpus_count() && *n < PLAN_MAX_GPUS; i++)
             out[(*n)++] = gpus_get(i);
-        return 0;
+        return SIM_OK;
     }
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", v);
@@ -51,81 +51,57 @@ static int pick_gpus(const cli_args *a, const gpu_model **out, uint32_t *n)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const gpu_model *g = gpus_find(tok);
         if (g == NULL)
-            return cli_usage_error("plan", "--gpus: unknown GPU '%s' (see 'gpusim gpus')", tok);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpus: unknown GPU '%s' (see 'gpusim gpus')", tok);
         if (*n == PLAN_MAX_GPUS)
-            return cli_usage_error("plan", "--gpus: at most %d GPUs", PLAN_MAX_GPUS);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpus: at most %d GPUs", PLAN_MAX_GPUS);
         out[(*n)++] = g;
     }
     if (*n == 0)
-        return cli_usage_error("plan", "--gpus: no GPU named");
-    return 0;
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpus: no GPU named");
+    return SIM_OK;
 }
+
+static const cli_command PLAN = {
+    "plan", PLAN_OPTS, plan_help,
+    CLI_USES_FORMAT | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV, NULL,
+};
 
 int cmd_plan(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("plan", PLAN_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        plan_help();
-        return 0;
-    }
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
-    const strategy_ops *ops[CLI_MAX_STRATEGIES];
-    uint32_t n_ops = 0;
-    int rc = cli_pick_strategies("plan", &a, ops, &n_ops);
-    if (rc)
-        return rc;
+    cli_session s;
     const gpu_model *gpus[PLAN_MAX_GPUS];
     uint32_t n_gpus = 0;
-    if ((rc = pick_gpus(&a, gpus, &n_gpus)) != 0)
-        return rc;
-    size_t tasks = (size_t)n_gpus * n_ops + n_ops;
-    unsigned jobs = 1;
-    if ((rc = cli_jobs("plan", &a, tasks, &jobs)) != 0)
-        return rc;
-    if (a.n_positional == 0)
-        return cli_usage_error("plan", "no trace given (usage: gpusim plan TRACE... [options])");
-    batch_traces t;
-    if ((rc = cli_traces_load("plan", &a, &t)) != 0)
-        return rc;
-    sim_error err;
-    sim_error_clear(&err);
-    cli_device dev;
-    if (cli_resolve_device(&a, t.dev_name, t.dev_capacity, &dev, &err) != SIM_OK) {
-        batch_traces_release(&t);
-        return cli_usage_error("plan", "%s", err.msg);
-    }
-    sim_kv kv[CLI_MAX_KV];
+    sim_status st = cli_session_parse(&s, &PLAN, argc, argv);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, CLI_USES_FORMAT | CLI_USES_STRATEGIES);
+    if (st == SIM_OK)
+        st = pick_gpus(&s.a, gpus, &n_gpus, &s.err);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, PLAN.uses & ~(unsigned)(CLI_USES_FORMAT | CLI_USES_STRATEGIES));
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
     plan_question q = {
-        .t = &t,
-        .base = {.opts = kv, .n_opts = cli_strategy_kv(&a, kv, CLI_MAX_KV)},
-        .model = dev.info,
-        .ops = ops,
-        .n_ops = n_ops,
+        .t = &s.t,
+        .base = {.opts = s.kv, .n_opts = s.n_kv},
+        .model = s.dev.info,
+        .ops = s.ops,
+        .n_ops = s.n_ops,
         .gpus = gpus,
         .n_gpus = n_gpus,
     };
     plan_answer ans;
-    if (plan_answer_compute(&q, jobs, &ans, &err) != SIM_OK) {
-        batch_traces_release(&t);
-        return cli_fail(&err);
-    }
+    size_t tasks = (size_t)n_gpus * s.n_ops + s.n_ops;
+    if ((st = plan_answer_compute(&q, cli_jobs_for(s.jobs, tasks), &ans, &s.err)) != SIM_OK)
+        return cli_session_end(&s, st);
     sim_buf out;
     sim_buf_init(&out);
-    if (json)
+    if (s.json)
         report_plan_json(&q, &ans, &out);
     else
         report_plan_text(&q, &ans, &out);
-    const char *outpath = cli_get(&a, "output");
-    if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK)
-        rc = cli_fail(&err);
+    const char *outpath = cli_get(&s.a, "output");
+    st = sim_buf_write_file(&out, outpath ? outpath : "-", &s.err);
     sim_buf_release(&out);
     plan_answer_release(&ans);
-    batch_traces_release(&t);
-    return rc;
+    return cli_session_end(&s, st);
 }

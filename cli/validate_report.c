@@ -391,9 +391,10 @@ int cmd_validate_report(int argc, char **argv)
         return cli_usage_error("validate-report", "no measurement given (usage: gpusim validate-report "
                                                   "MEASURED.json...)");
     bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
+    sim_error ferr;
+    sim_error_clear(&ferr);
+    if (cli_format_json(&a, &json, &ferr) != SIM_OK)
+        return cli_exit("validate-report", SIM_EUSAGE, &ferr);
     measured_report *reps = calloc((size_t)a.n_positional, sizeof *reps);
     json_parser *jp = json_parser_new();
     if (reps == NULL || jp == NULL) {
