@@ -403,6 +403,8 @@ static void bfc_empty_cache(strategy *s)
     (void)s;
 }
 
+/* ==== create / destroy ==== */
+
 static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, strategy **out, sim_error *err)
 {
     strategy *s = calloc(1, sizeof *s);
