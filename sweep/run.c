@@ -294,31 +294,6 @@ static void job_coordinates(const sweep_spec *s, const sweep_job *j, sim_buf *b)
     sim_buf_puts(b, "}");
 }
 
-/* Append the JSON text src without the whitespace outside strings: the §5
- * object as one line. */
-static void put_compact(sim_buf *b, const char *src, size_t n)
-{
-    size_t start = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = src[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_str = false;
-            continue;
-        }
-        if (ch == '"') {
-            in_str = true;
-        } else if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
-            sim_buf_put(b, src + start, i - start);
-            start = i + 1;
-        }
-    }
-    sim_buf_put(b, src + start, n - start);
-}
-
 int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *line, uint64_t *events)
 {
     sweep_job j = sweep_spec_job(s, job);
@@ -343,18 +318,11 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
         sim_run *run = NULL;
         st = engine_run(&cfg, &src, 1, &run, &err);
         if (st == SIM_OK) {
-            sim_buf doc;
-            sim_buf_init(&doc);
-            report_json(run, &doc);
-            /* the §5 object without its opening brace follows the coordinates */
-            const char *p = doc.data ? memchr(doc.data, '{', doc.len) : NULL;
-            if (p) {
-                sim_buf_puts(line, ",");
-                put_compact(line, p + 1, doc.len - (size_t)(p + 1 - doc.data));
-                while (line->len && line->data[line->len - 1] == '\n')
-                    line->len--;
-            }
-            sim_buf_release(&doc);
+            /* the §5 object's members follow the coordinates: its opening brace becomes a comma */
+            size_t at = line->len;
+            report_json_line(run, line);
+            if (!line->oom && line->len > at)
+                line->data[at] = ',';
             *events = run->events;
         }
         sim_run_free(run);
