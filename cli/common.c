@@ -151,6 +151,13 @@ sim_status cli_session_need_traces(cli_session *s)
                          s->cmd->name);
 }
 
+sim_status cli_session_no_arguments(cli_session *s)
+{
+    if (s->a.n_positional == 0)
+        return SIM_OK;
+    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "unexpected argument '%s'", s->a.positional[0]);
+}
+
 static void opened_warn(void *ctx, const trace_input *in)
 {
     (void)ctx;

@@ -86,6 +86,8 @@ sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, c
 sim_status cli_session_prepare(cli_session *s, unsigned uses);
 /* cli_session_parse, then cli_session_prepare(cmd->uses). */
 sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv);
+/* SIM_EUSAGE "unexpected argument" when there is a positional argument. */
+sim_status cli_session_no_arguments(cli_session *s);
 /* SIM_EUSAGE "no trace given" when there is no positional argument. */
 sim_status cli_session_need_traces(cli_session *s);
 /* Release what the prelude opened (the traces). */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "common.h"
 #include "reports/measured.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
@@ -370,32 +370,34 @@ done:
     return rc;
 }
 
+static void vr_help(void)
+{
+    printf("usage: gpusim validate-report MEASURED.json... [options]\n\n"
+           "For each measurement written by validate/ (replay_cuda, torch_replay.py,\n"
+           "jax_replay.py), runs the matching prediction (same trace, the strategy and\n"
+           "options the measurement names, the measured device's total memory and context)\n"
+           "and prints predicted vs measured per metric, with the difference in bytes and %%.\n\n");
+    cli_print_options(stdout, VR_OPTS);
+    printf("\nexit status: 0 reported, 2 usage or I/O error or a file that is not a measurement, "
+           "3 invalid trace\n");
+}
+
+static const cli_command VALIDATE_REPORT = {"validate-report", VR_OPTS, vr_help, CLI_USES_FORMAT, NULL};
+
 int cmd_validate_report(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("validate-report", VR_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        printf("usage: gpusim validate-report MEASURED.json... [options]\n\n"
-               "For each measurement written by validate/ (replay_cuda, torch_replay.py,\n"
-               "jax_replay.py), runs the matching prediction (same trace, the strategy and\n"
-               "options the measurement names, the measured device's total memory and context)\n"
-               "and prints predicted vs measured per metric, with the difference in bytes and %%.\n\n");
-        cli_print_options(stdout, VR_OPTS);
-        printf("\nexit status: 0 reported, 2 usage or I/O error or a file that is not a measurement, "
-               "3 invalid trace\n");
-        return 0;
-    }
-    if (a.n_positional == 0)
-        return cli_usage_error("validate-report", "no measurement given (usage: gpusim validate-report "
-                                                  "MEASURED.json...)");
-    bool json = false;
-    sim_error ferr;
-    sim_error_clear(&ferr);
-    if (cli_format_json(&a, &json, &ferr) != SIM_OK)
-        return cli_exit("validate-report", SIM_EUSAGE, &ferr);
-    measured_report *reps = calloc((size_t)a.n_positional, sizeof *reps);
+    cli_session s;
+    sim_status st = cli_session_parse(&s, &VALIDATE_REPORT, argc, argv);
+    if (st == SIM_OK && s.a.n_positional == 0)
+        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
+                           "no measurement given (usage: gpusim validate-report MEASURED.json...)");
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, VALIDATE_REPORT.uses);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const cli_args *a = &s.a;
+    const bool json = s.json;
+    measured_report *reps = calloc((size_t)a->n_positional, sizeof *reps);
     json_parser *jp = json_parser_new();
     if (reps == NULL || jp == NULL) {
         free(reps);
@@ -404,18 +406,18 @@ int cmd_validate_report(int argc, char **argv)
         return 2;
     }
     int rc = 0;
-    for (int i = 0; i < a.n_positional && rc == 0; i++)
-        rc = one(a.positional[i], cli_get(&a, "traces"), &reps[i], jp);
+    for (int i = 0; i < a->n_positional && rc == 0; i++)
+        rc = one(a->positional[i], cli_get(a, "traces"), &reps[i], jp);
     if (rc == 0) {
         sim_buf out;
         sim_buf_init(&out);
         if (json)
-            report_measured_json(reps, a.n_positional, &out);
+            report_measured_json(reps, a->n_positional, &out);
         else
-            report_measured_text(reps, a.n_positional, cli_has(&a, "all-stats"), &out);
+            report_measured_text(reps, a->n_positional, cli_has(a, "all-stats"), &out);
         sim_error err;
         sim_error_clear(&err);
-        const char *op = cli_get(&a, "output");
+        const char *op = cli_get(a, "output");
         if (sim_buf_write_file(&out, op ? op : "-", &err) != SIM_OK)
             rc = cli_fail(&err);
         sim_buf_release(&out);
