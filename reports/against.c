@@ -19,6 +19,18 @@ static void diff_text(sim_buf *b, uint64_t pred, uint64_t rec)
         sim_buf_printf(b, "-%" PRIu64 " B", rec - pred);
 }
 
+/* "  LABEL predicted X B (h)   recorded Y B (h)   difference ±Z B" */
+static void pair_line(sim_buf *b, const char *label, uint64_t pred, uint64_t rec)
+{
+    sim_buf_printf(b, "  %s predicted ", label);
+    size_text(b, pred);
+    sim_buf_puts(b, "   recorded ");
+    size_text(b, rec);
+    sim_buf_puts(b, "   difference ");
+    diff_text(b, pred, rec);
+    sim_buf_puts(b, "\n");
+}
+
 static void column_text(sim_buf *b, const against_column *c)
 {
     if (!c->on)
@@ -27,26 +39,13 @@ static void column_text(sim_buf *b, const against_column *c)
     if (c->offset)
         sim_buf_printf(b, "; predicted + %" PRIu64 " B the recording held before its first event", c->offset);
     sim_buf_puts(b, ")\n");
-    if (c->has_pred_peak && c->has_rec_peak) {
-        sim_buf_puts(b, "  peak       predicted ");
-        size_text(b, c->pred_peak);
-        sim_buf_puts(b, "   recorded ");
-        size_text(b, c->rec_peak);
-        sim_buf_puts(b, "   difference ");
-        diff_text(b, c->pred_peak, c->rec_peak);
-        sim_buf_puts(b, "\n");
-    }
+    if (c->has_pred_peak && c->has_rec_peak)
+        pair_line(b, "peak      ", c->pred_peak, c->rec_peak);
     if (c->points) {
         sim_buf_printf(b, "  over time  %" PRIu64 " events compared; max |difference| %" PRIu64 " B at event %" PRIu64
                           " (predicted %" PRIu64 ", recorded %" PRIu64 ")\n",
                        c->points, c->max_abs, c->max_event, c->max_pred, c->max_rec);
-        sim_buf_puts(b, "  final      predicted ");
-        size_text(b, c->final_pred);
-        sim_buf_puts(b, "   recorded ");
-        size_text(b, c->final_rec);
-        sim_buf_puts(b, "   difference ");
-        diff_text(b, c->final_pred, c->final_rec);
-        sim_buf_puts(b, "\n");
+        pair_line(b, "final     ", c->final_pred, c->final_rec);
     }
 }
 

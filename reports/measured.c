@@ -102,20 +102,14 @@ void report_measured_json(const measured_report *reps, int n, sim_buf *b)
     sim_buf_printf(b, "{\n  \"gpusim\": \"%s\",\n  \"reports\": [", GPUSIM_VERSION);
     for (int k = 0; k < n; k++) {
         const measured_report *r = &reps[k];
-        sim_buf_printf(b, "%s\n    {\"file\": ", k ? "," : "");
-        sim_buf_json_str(b, r->file);
-        sim_buf_puts(b, ", \"trace\": ");
-        sim_buf_json_str(b, r->trace_name);
-        sim_buf_puts(b, ", \"trace_path\": ");
-        sim_buf_json_str(b, r->trace_path);
-        sim_buf_puts(b, ", \"allocator\": ");
-        sim_buf_json_str(b, r->allocator);
-        sim_buf_puts(b, ", \"strategy\": ");
-        sim_buf_json_str(b, r->strategy);
-        sim_buf_puts(b, ", \"options\": ");
-        sim_buf_json_str(b, r->options);
-        sim_buf_puts(b, ", \"device\": ");
-        sim_buf_json_str(b, r->device);
+        sim_buf_puts(b, k ? ",\n    {" : "\n    {");
+        const char *const keys[] = {"file", "trace", "trace_path", "allocator", "strategy", "options", "device"};
+        const char *const values[] = {r->file, r->trace_name, r->trace_path, r->allocator, r->strategy, r->options,
+                                      r->device};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            sim_buf_printf(b, "%s\"%s\": ", i ? ", " : "", keys[i]);
+            sim_buf_json_str(b, values[i]);
+        }
         sim_buf_printf(b, ", \"total_bytes\": %" PRIu64 ", \"context_bytes\": %" PRIu64 ", \"fixture\": %s", r->total,
                        r->context, r->fixture ? "true" : "false");
         sim_buf_printf(b, ", \"completed\": {\"predicted\": %s, \"measured\": %s}",
