@@ -266,31 +266,37 @@ START_TEST(the_queue_should_pop_in_time_then_push_order)
 }
 END_TEST
 
-START_TEST(the_timeline_should_keep_every_peak_within_its_row_budget)
+START_TEST(the_timeline_should_keep_every_peak_and_trough_within_its_row_budget)
 {
     uint64_t seed = test_seed("timeline"), st = seed;
     timeline tl;
     ck_assert(timeline_init(&tl, 37));
-    uint64_t max_res = 0;
+    uint64_t max_res = 0, min_res = UINT64_MAX;
     const uint64_t n = 100003;
     for (uint64_t i = 0; i < n; i++) {
         timeline_row r = {.t = i, .event = i + 1, .reserved = test_rand(&st) % 1000000};
         if (r.reserved > max_res)
             max_res = r.reserved;
+        if (r.reserved < min_res)
+            min_res = r.reserved;
         timeline_add(&tl, &r);
         ck_assert_uint_le(tl.n, 2 * 37);
     }
     timeline_finish(&tl);
     ck_assert_uint_le(tl.n, 37);
-    uint64_t seen = 0, covered = 0;
+    uint64_t seen = 0, seen_min = UINT64_MAX, covered = 0;
     for (uint64_t i = 0; i < tl.n; i++) {
         if (tl.rows[i].reserved > seen)
             seen = tl.rows[i].reserved;
+        if (tl.rows[i].reserved_min < seen_min)
+            seen_min = tl.rows[i].reserved_min;
+        ck_assert_uint_le(tl.rows[i].reserved_min, tl.rows[i].reserved);
         covered += tl.rows[i].count;
         if (i)
             ck_assert_uint_gt(tl.rows[i].t, tl.rows[i - 1].t);
     }
     ck_assert_uint_eq(seen, max_res);
+    ck_assert_uint_eq(seen_min, min_res);
     ck_assert_uint_eq(covered, n);
     timeline_release(&tl);
 }
@@ -332,7 +338,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, fragmentation_should_follow_tensorflow_s_definition);
     tcase_add_test(tc, the_id_map_should_agree_with_a_plain_array_under_random_churn);
     tcase_add_test(tc, the_queue_should_pop_in_time_then_push_order);
-    tcase_add_test(tc, the_timeline_should_keep_every_peak_within_its_row_budget);
+    tcase_add_test(tc, the_timeline_should_keep_every_peak_and_trough_within_its_row_budget);
     tcase_add_test(tc, device_addresses_should_be_fresh_and_2mib_aligned);
     suite_add_tcase(s, tc);
     return s;
