@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "against.h"
+#include "answers/capture.h"
 #include "cli.h"
-#include "reports/capture.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
