@@ -138,18 +138,6 @@ typedef struct sim_run_mark {
     char name[64];
 } sim_run_mark;
 
-/* A second replay of the same trace with one setting changed, asked for by the
- * command line to answer "would X have avoided this OOM?" (filled by the caller,
- * rendered by the reports). */
-typedef struct sim_whatif {
-    bool present;
-    char setting[1100];       /* e.g. "--alloc-conf=expandable_segments:True" */
-    bool completed;
-    uint64_t ooms;
-    uint64_t peak_reserved_bytes;
-    sim_oom_record first_oom;
-} sim_whatif;
-
 typedef struct sim_run {
     device *dev;
     const strategy_ops *ops;
@@ -163,7 +151,6 @@ typedef struct sim_run {
     timeline tl;              /* device-wide curve, if asked for */
     uint32_t n_marks;
     sim_run_mark *marks;      /* the first SIM_RUN_MAX_MARKS marks */
-    sim_whatif whatif;        /* not filled by engine_run */
 } sim_run;
 
 #define SIM_RUN_MAX_MARKS 4096u

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "answers/capture.h"
+#include "answers/whatif.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
@@ -278,6 +279,51 @@ START_TEST(the_map_of_growth_should_show_regions_with_free_blocks)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- what-if */
+
+START_TEST(the_what_if_should_ask_torch_about_expandable_segments_after_an_oom)
+{
+    evbuf *b = oom_trace();
+    engine_config cfg = config_for("torch");
+    sim_error err;
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(b, &cur);
+    sim_run *run = NULL;
+    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert(whatif_expandable_applies(&cfg, run));
+    /* not when expandable segments are on already, nor for another strategy */
+    sim_kv on = {"alloc_conf", "max_split_size_mb:64,expandable_segments:True"};
+    engine_config already = cfg;
+    already.opts = &on;
+    already.n_opts = 1;
+    ck_assert(!whatif_expandable_applies(&already, run));
+    engine_config other = config_for("ideal");
+    ck_assert(!whatif_expandable_applies(&other, run));
+    /* 12 GiB of weights + 8 GiB does not fit 16 GiB however it is mapped */
+    sim_kv conf = {"alloc_conf", "max_split_size_mb:64"};
+    cfg.opts = &conf;
+    cfg.n_opts = 1;
+    whatif w;
+    src = evbuf_source(b, &cur);
+    ck_assert_int_eq(whatif_expandable(&cfg, &src, 1, &w, &err), SIM_OK);
+    ck_assert(w.present);
+    ck_assert_str_eq(w.setting, "--alloc-conf=max_split_size_mb:64,expandable_segments:True");
+    ck_assert(!w.completed);
+    ck_assert_uint_eq(w.ooms, 1);
+    ck_assert_uint_eq(w.first_oom.id, 4);
+    ck_assert_uint_eq(w.first_oom.size, 8 * GiB);
+    sim_buf t;
+    sim_buf_init(&t);
+    report_text_whatif(run, &w, &t);
+    ck_assert_ptr_nonnull(strstr(t.data, "what if --alloc-conf=max_split_size_mb:64,expandable_segments:True: "
+                                         "still out of memory"));
+    sim_buf_release(&t);
+    sim_run_free(run);
+    evbuf_free(b);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- html */
 
 START_TEST(html_should_escape_markup)
@@ -388,6 +434,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, an_allocation_dropped_by_skip_should_not_be_live_at_the_peak);
     tcase_add_test(tc, the_second_pass_should_see_the_live_allocations_at_the_peak);
     tcase_add_test(tc, the_map_of_growth_should_show_regions_with_free_blocks);
+    tcase_add_test(tc, the_what_if_should_ask_torch_about_expandable_segments_after_an_oom);
     tcase_add_test(tc, html_should_escape_markup);
     tcase_add_test(tc, the_page_should_hold_every_picture_and_no_script);
     tcase_add_test(tc, an_oom_should_be_marked_on_the_timeline);
