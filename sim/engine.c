@@ -44,10 +44,12 @@ typedef struct engine {
     pqueue deferred;
     uint64_t context_bytes;
     bool paranoid;
-    engine_outcome outcome;  /* of the event being processed (set by do_alloc, do_free) */
+    /* of the event being measured: ENGINE_DONE unless do_alloc or do_free said
+     * otherwise; observe() puts it back to ENGINE_DONE after each tick */
+    engine_outcome outcome;
     engine_observer observe;
-    engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
     sim_error *err;
+    engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
 } engine;
 
 double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
@@ -153,6 +155,7 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
     }
     k->fragmentation = sim_fragmentation(k->total.free_bytes, k->total.largest_free_bytes);
     e->observe(e->cfg->observe_ctx, k);
+    e->outcome = ENGINE_DONE;
 }
 
 /* Re-sample process p and the device totals after an event (ev: the trace event,
@@ -377,7 +380,6 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
     run->events++;
     if (e->ps[p].stopped)
         return SIM_OK; /* the program already died of an OOM: the rest never happens */
-    e->outcome = ENGINE_DONE;
     switch (ev->op) {
     case SIM_OP_ALLOC:
         st = do_alloc(e, src, p, ev);
@@ -416,7 +418,6 @@ static sim_status do_deferred(engine *e, const pq_entry *d)
     run->events++;
     run->ops->free_ready(run->procs[d->proc].s, d->handle);
     ps->requested -= d->size;
-    e->outcome = ENGINE_DONE;
     measure(e, d->proc, d->t, NULL, d->size);
     if (e->paranoid)
         return paranoid_check(e, d->proc, NULL, run->sources[run->procs[d->proc].source].path);
