@@ -31,7 +31,7 @@
  *  8. Expandable segments [2.11]: one address range of ceil(1⅛·capacity / page) pages
  *     per (stream, pool), pages of 2 MiB (small) or large_segment_size (large); a
  *     request maps just enough pages at the lowest free address that fits; release
- *     unmaps the whole pages strictly inside free blocks.
+ *     unmaps the whole pages strictly inside free blocks (torch_expandable.c).
  *  9. Memory fraction [2.10]: allowed = (uint64)(f · capacity); it bounds reserved.
  *
  * Data: block, segment and allocation records live in side tables (slots.h) linked
@@ -39,8 +39,9 @@
  * std::set's (stream, size, address) order in size bins of small treaps with
  * per-stream bin bitmaps; best fit is its lower_bound on (stream, size, 0), and the
  * release paths walk it in that order. Expandable segments keep their unmapped
- * ranges in one treap per pool by (stream, address). The largest free block is kept
- * as a number, recomputed only when the block holding it leaves a set.
+ * ranges in one treap per pool by (stream, address) (torch_expandable.c). The
+ * largest free block is kept as a number, recomputed only when the block holding
+ * it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
  * handle. The walker and the checker are torch_check.c.
@@ -86,18 +87,7 @@ static void scratch_collect(strategy *s, unsigned pool)
         s->host_oom = true;
 }
 
-/* The unmapped ranges of expandable segments: one treap per pool by (stream, address). */
-static inline void unmapped_insert(strategy *s, uint32_t h)
-{
-    fs_tree_insert(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
-}
-
-static inline void unmapped_erase(strategy *s, uint32_t h)
-{
-    fs_tree_erase(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
-}
-
-static uint32_t seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
+uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
 {
     uint32_t g = slots_take(&s->segs);
     if (g == T_NONE) {
@@ -116,7 +106,7 @@ static uint32_t seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t ba
     return g;
 }
 
-static void seg_drop(strategy *s, uint32_t g)
+void torch_seg_drop(strategy *s, uint32_t g)
 {
     tseg *seg = SEG(s, g);
     if (seg->list_prev != T_NONE)
@@ -172,7 +162,7 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 
 /* Merge src into dst when src is free in the same mapped state (try_merge_blocks);
  * returns the bytes subsumed. dst is in no set. */
-static uint64_t try_merge(strategy *s, uint32_t dst, uint32_t src)
+uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
 {
     if (src == T_NONE)
         return 0;
@@ -184,7 +174,7 @@ static uint64_t try_merge(strategy *s, uint32_t dst, uint32_t src)
     if (dst_mapped)
         torch_pool_erase(s, src);
     else
-        unmapped_erase(s, src);
+        fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
     d = B(s, dst);
     x = B(s, src);
     if (d->prev == src) {
@@ -220,7 +210,7 @@ static void free_block(strategy *s, uint32_t h)
 
     int64_t net_blocks = 0, net_bytes = 0;
     for (int i = 0; i < 2; i++) {
-        uint64_t sub = try_merge(s, h, cand[i]);
+        uint64_t sub = torch_try_merge(s, h, cand[i]);
         if (sub > 0) {
             net_blocks -= 1;
             net_bytes -= (int64_t)sub;
@@ -265,7 +255,7 @@ static void release_block(strategy *s, uint32_t h)
         stat_down(&s->st.oversize_segments, 1);
     torch_pool_erase(s, h);
     slots_put(&s->blocks, h);
-    seg_drop(s, g);
+    torch_seg_drop(s, g);
 }
 
 /* Whether release_block may take h: a whole cudaMalloc segment. PyTorch asserts
@@ -275,67 +265,6 @@ static void release_block(strategy *s, uint32_t h)
 static bool releasable(const strategy *s, uint32_t h)
 {
     return !B(s, h)->expandable && !blk_is_split(s, h);
-}
-
-/* Unmap the whole pages strictly inside a free expandable block (unmap_block). */
-static void unmap_block(strategy *s, uint32_t h)
-{
-    tblock *b = B(s, h);
-    const tseg *g = SEG(s, b->seg);
-    uint64_t page = seg_page(s, b->pool);
-    uint64_t rel = b->addr - g->base;
-    uint64_t begin = units_round_up(rel, page);
-    uint64_t end = units_round_down(rel + b->size, page);
-    if (begin >= end)
-        return;
-    uint64_t before = begin - rel;
-    uint64_t after = rel + b->size - end;
-    uint32_t hb = T_NONE, ha = T_NONE;
-    if (before > 0 && (hb = blk_take(s)) == T_NONE)
-        return;
-    if (after > 0 && (ha = blk_take(s)) == T_NONE) {
-        if (hb != T_NONE)
-            slots_put(&s->blocks, hb);
-        return;
-    }
-    torch_pool_erase(s, h);
-    b = B(s, h);
-    uint64_t base = SEG(s, b->seg)->base;
-    uint32_t seg = b->seg;
-    uint32_t old_prev = b->prev, old_next = b->next;
-    if (hb != T_NONE) {
-        blk_init(s, hb, b->addr, before, seg, BLOCK_FREE);
-        blk_splice(s, hb, old_prev, h);
-        torch_pool_insert(s, hb);
-    }
-    if (ha != T_NONE) {
-        blk_init(s, ha, base + end, after, seg, BLOCK_FREE);
-        blk_splice(s, ha, h, old_next);
-        torch_pool_insert(s, ha);
-    }
-    b = B(s, h);
-    b->addr = base + begin;
-    b->size = end - begin;
-    b->state = BLOCK_UNMAPPED;
-    try_merge(s, h, B(s, h)->prev);
-    try_merge(s, h, B(s, h)->next);
-    unmapped_insert(s, h);
-
-    uint64_t bytes = end - begin;
-    unsigned pool = B(s, h)->pool;
-    SEG(s, seg)->mapped -= bytes;
-    device_release(s->dev, s->proc, bytes);
-    stats_down(s->st.reserved_bytes, pool, bytes);
-    s->st.num_device_free++;
-}
-
-/* An expandable segment with nothing mapped gives back its address range. */
-static void release_expandable_segment(strategy *s, uint32_t h)
-{
-    uint32_t g = B(s, h)->seg;
-    unmapped_erase(s, h);
-    slots_put(&s->blocks, h);
-    seg_drop(s, g);
 }
 
 /* release_blocks: every unsplit cached segment of the pool, and the whole free
@@ -358,9 +287,7 @@ static void release_blocks(strategy *s, unsigned pool)
      * free blocks still to come are mapped. */
     for (uint32_t i = 0; i < n_unmap; i++) {
         uint32_t h = s->scratch.h[i];
-        unmap_block(s, h);
-        if (B(s, h)->state == BLOCK_UNMAPPED && !blk_is_split(s, h))
-            release_expandable_segment(s, h);
+        torch_expandable_unmap(s, h);
     }
 }
 
@@ -468,111 +395,6 @@ static void garbage_collect(strategy *s)
     }
 }
 
-/* ==== Expandable segments (docs/allocators.md §2.11) ==== */
-
-static inline bool allocatable(const strategy *s, uint32_t h)
-{
-    return h != T_NONE && (B(s, h)->state == BLOCK_FREE || B(s, h)->state == BLOCK_UNMAPPED);
-}
-
-static bool has_room(const strategy *s, uint32_t h, uint64_t size)
-{
-    uint64_t bytes = 0;
-    while (bytes < size && allocatable(s, h)) {
-        bytes += B(s, h)->size;
-        h = B(s, h)->next;
-    }
-    return bytes >= size;
-}
-
-/* find_expandable_block: the lowest address of free + unmapped space ≥ size in a
- * segment of this stream and pool, or a new address range. */
-static uint32_t find_expandable_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
-{
-    uint32_t root = s->unmapped_root[pool];
-    for (uint32_t it = fs_tree_lower_bound(&s->blocks, root, true, stream, 0, 0);
-         it != T_NONE && B(s, it)->stream == stream; it = fs_tree_next(&s->blocks, root, true, it)) {
-        uint32_t c = it;
-        if (allocatable(s, B(s, c)->prev))
-            c = B(s, c)->prev;
-        if (has_room(s, c, size))
-            return c;
-    }
-    uint64_t page = seg_page(s, pool);
-    uint64_t total = s->capacity_bytes;
-    /* 1⅛ of totalGlobalMem, in whole pages */
-    uint64_t va = units_round_up(total + total / 8, page);
-    if (va == 0)
-        va = page;
-    uint32_t h = blk_take(s);
-    if (h == T_NONE)
-        return T_NONE;
-    uint32_t g = seg_new(s, pool, stream, 0, va, true);
-    if (g == T_NONE) {
-        slots_put(&s->blocks, h);
-        return T_NONE;
-    }
-    SEG(s, g)->base = device_reserve_va(s->dev, va);
-    blk_init(s, h, SEG(s, g)->base, va, g, BLOCK_UNMAPPED);
-    SEG(s, g)->head = h;
-    unmapped_insert(s, h);
-    return h;
-}
-
-/* map_block: back the first `size` bytes (whole pages) of an unmapped block. */
-static bool map_block(strategy *s, uint32_t h, uint64_t size)
-{
-    tblock *b = B(s, h);
-    uint64_t page = seg_page(s, b->pool);
-    uint64_t bytes = u64_min(units_round_up(size, page), b->size);
-    uint32_t rest = T_NONE;
-    if (bytes < b->size && (rest = blk_take(s)) == T_NONE)
-        return false;
-    if (device_map(s->dev, s->proc, bytes) != SIM_OK) {
-        if (rest != T_NONE)
-            slots_put(&s->blocks, rest);
-        return false;
-    }
-    b = B(s, h);
-    unmapped_erase(s, h);
-    b = B(s, h);
-    b->state = BLOCK_FREE;
-    if (rest != T_NONE) {
-        blk_init(s, rest, b->addr + bytes, b->size - bytes, b->seg, BLOCK_UNMAPPED);
-        blk_splice(s, rest, h, B(s, h)->next);
-        unmapped_insert(s, rest);
-        B(s, h)->size = bytes;
-    }
-    try_merge(s, h, B(s, h)->prev);
-    try_merge(s, h, B(s, h)->next);
-    torch_pool_insert(s, h);
-    b = B(s, h);
-    SEG(s, b->seg)->mapped += bytes;
-    stats_up(s->st.reserved_bytes, b->pool, bytes);
-    s->st.num_device_alloc++;
-    return true;
-}
-
-/* try_allocate_expandable_block: a free block of ≥ size, taken out of its set. */
-static uint32_t try_allocate_expandable_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
-{
-    uint32_t c = find_expandable_block(s, pool, stream, size);
-    if (c == T_NONE)
-        return T_NONE;
-    if (B(s, c)->state == BLOCK_UNMAPPED && !map_block(s, c, u64_min(B(s, c)->size, size)))
-        return T_NONE;
-    while (B(s, c)->size < size) {
-        /* free → unmapped → ...: map part of the next block, which absorbs c */
-        uint64_t remaining = size - B(s, c)->size;
-        uint32_t nc = B(s, c)->next;
-        if (nc == T_NONE || B(s, nc)->state != BLOCK_UNMAPPED || !map_block(s, nc, u64_min(remaining, B(s, nc)->size)))
-            return T_NONE;
-        c = nc;
-    }
-    torch_pool_erase(s, c);
-    return c;
-}
-
 /* ==== The malloc path (docs/allocators.md §2.4, §2.5, §2.7) ==== */
 
 static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
@@ -619,7 +441,7 @@ static uint32_t alloc_block(strategy *s, unsigned pool, uint32_t stream, uint64_
     if (s->set_fraction && reserved_now(s) + alloc_size > s->allowed_bytes)
         return T_NONE;
     if (s->conf.expandable_segments)
-        return try_allocate_expandable_block(s, pool, stream, size);
+        return torch_expandable_alloc(s, pool, stream, size);
     uint32_t h = blk_take(s);
     if (h == T_NONE)
         return T_NONE;
@@ -628,7 +450,7 @@ static uint32_t alloc_block(strategy *s, unsigned pool, uint32_t stream, uint64_
         slots_put(&s->blocks, h);
         return T_NONE;
     }
-    uint32_t g = seg_new(s, pool, stream, addr, alloc_size, false);
+    uint32_t g = torch_seg_new(s, pool, stream, addr, alloc_size, false);
     if (g == T_NONE) {
         device_release(s->dev, s->proc, alloc_size);
         slots_put(&s->blocks, h);
