@@ -56,7 +56,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim/units.h"
 #include "torch_conf.h"

@@ -1,7 +1,6 @@
 /* The `torch` strategy's walker, invariant checker and test hook
  * (torch_debug_corrupt, torch_internal.h): read-only views of the state that
  * torch.c builds, and deliberate breaches of it. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
