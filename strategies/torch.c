@@ -635,7 +635,7 @@ static void torch_destroy(strategy *s)
     slots_release(&s->allocs);
     for (unsigned p = 0; p < N_POOLS; p++)
         fs_release(&s->free_set[p]);
-    tlist_release(&s->scratch);
+    fs_list_release(&s->scratch);
     free(s);
 }
 

@@ -471,7 +471,7 @@ uint64_t fs_largest(tfree *f)
 
 /* ==== Collecting a set in order ==== */
 
-bool tlist_push(tlist *l, uint32_t h)
+bool fs_list_push(tlist *l, uint32_t h)
 {
     if (l->len == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 256;
@@ -485,7 +485,7 @@ bool tlist_push(tlist *l, uint32_t h)
     return true;
 }
 
-void tlist_release(tlist *l)
+void fs_list_release(tlist *l)
 {
     free(l->h);
     *l = (tlist){0};
@@ -507,7 +507,7 @@ static bool collect_at(const tblock *base, uint32_t t, uint32_t stream, tlist *o
             continue;
         }
         ok = collect_at(base, n->left, stream, out) && ok;
-        ok = tlist_push(out, t) && ok;
+        ok = fs_list_push(out, t) && ok;
         t = n->right;
     }
     return ok;

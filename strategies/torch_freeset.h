@@ -107,7 +107,7 @@ uint32_t fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t
 /* ==== Lists of handles ==== */
 
 /* Append h; false (the list unchanged) when host memory is out. Amortized O(1). */
-bool tlist_push(tlist *l, uint32_t h);
-void tlist_release(tlist *l);
+bool fs_list_push(tlist *l, uint32_t h);
+void fs_list_release(tlist *l);
 
 #endif

@@ -42,7 +42,7 @@ static void fx_free(fixture *x)
 {
     fs_release(&x->f);
     slots_release(&x->blocks);
-    tlist_release(&x->list);
+    fs_list_release(&x->list);
     free(x->ref);
 }
 
