@@ -94,7 +94,7 @@ uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 
 struct capture;
 /* The positional traces, in memory, through the two passes of an HTML report
- * (reports/capture.h); implemented in compare.c. */
+ * (answers/capture.h); implemented in compare.c. */
 sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
 
 int cmd_replay(int argc, char **argv);

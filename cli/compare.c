@@ -8,8 +8,8 @@
 
 #include "common.h"
 #include "answers/batch.h"
+#include "answers/capture.h"
 #include "cli.h"
-#include "reports/capture.h"
 #include "reports/compare.h"
 #include "reports/html.h"
 #include "reports/progress.h"

@@ -263,8 +263,8 @@ void report_json_source(const sim_run_source *s, sim_buf *b)
     json_source(s, 0, b);
 }
 
-/* The §5 object; ind 0 (pretty) or JSON_COMPACT. */
-static void json_doc(const sim_run *run, int ind, sim_buf *b)
+/* The §5 object, with the what-if answer when w holds one; ind 0 (pretty) or JSON_COMPACT. */
+static void json_doc(const sim_run *run, const whatif *w, int ind, sim_buf *b)
 {
     device_info d = device_get_info(run->dev);
     int in = deeper(ind, 2);
@@ -307,8 +307,7 @@ static void json_doc(const sim_run *run, int ind, sim_buf *b)
     sim_buf_puts(b, "}");
     put_member(b, in, false, "result");
     report_json_result(run, UINT32_MAX, in, b);
-    if (run->whatif.present) {
-        const sim_whatif *w = &run->whatif;
+    if (w != NULL && w->present) {
         put_member(b, in, false, "what_if");
         sim_buf_puts(b, "{");
         put_inline(b, ind, true, "setting");
@@ -347,13 +346,19 @@ static void json_doc(const sim_run *run, int ind, sim_buf *b)
 
 void report_json(const sim_run *run, sim_buf *b)
 {
-    json_doc(run, 0, b);
+    json_doc(run, NULL, 0, b);
+    sim_buf_puts(b, "\n");
+}
+
+void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *b)
+{
+    json_doc(run, w, 0, b);
     sim_buf_puts(b, "\n");
 }
 
 void report_json_line(const sim_run *run, sim_buf *b)
 {
-    json_doc(run, JSON_COMPACT, b);
+    json_doc(run, NULL, JSON_COMPACT, b);
 }
 
 /* ---------------------------------------------------------------- text */
@@ -435,6 +440,11 @@ static void text_metrics(const sim_run *run, const sim_metrics *m, sim_buf *b)
 
 void report_text(const sim_run *run, sim_buf *b)
 {
+    report_text_whatif(run, NULL, b);
+}
+
+void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
+{
     device_info d = device_get_info(run->dev);
     char cap[32], ctx[32], lim[32];
     sim_buf_printf(b, "gpusim %s: replay under '%s'\n", GPUSIM_VERSION, run->ops->name);
@@ -456,8 +466,7 @@ void report_text(const sim_run *run, sim_buf *b)
             text_metrics(run, &run->procs[i].m, b);
         }
     }
-    if (run->whatif.present) {
-        const sim_whatif *w = &run->whatif;
+    if (w != NULL && w->present) {
         char pk[32];
         sim_buf_printf(b, "\n  what if %s: ", w->setting);
         if (w->completed)
