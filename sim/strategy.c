@@ -1,5 +1,6 @@
 #include "strategy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *strategy_config_get(const strategy_config *cfg, const char *key)
@@ -15,4 +16,64 @@ const char *strategy_config_get(const strategy_config *cfg, const char *key)
 const char *sim_oom_cause_name(sim_oom_cause c)
 {
     return c == SIM_OOM_FRAGMENTATION ? "fragmentation" : "capacity";
+}
+
+typedef struct stat_finder {
+    const char *key;
+    strategy_stat_value *value;
+    bool found;
+} stat_finder;
+
+static void find_u64(void *ctx, const char *key, uint64_t v)
+{
+    stat_finder *f = ctx;
+    if (strcmp(key, f->key) != 0)
+        return;
+    memset(f->value, 0, sizeof *f->value);
+    f->value->kind = STRATEGY_STAT_U64;
+    f->value->u64 = v;
+    f->found = true;
+}
+
+static void find_real(void *ctx, const char *key, double v)
+{
+    stat_finder *f = ctx;
+    if (strcmp(key, f->key) != 0)
+        return;
+    memset(f->value, 0, sizeof *f->value);
+    f->value->kind = STRATEGY_STAT_REAL;
+    f->value->real = v;
+    f->found = true;
+}
+
+static void find_text(void *ctx, const char *key, const char *v)
+{
+    stat_finder *f = ctx;
+    if (strcmp(key, f->key) != 0)
+        return;
+    memset(f->value, 0, sizeof *f->value);
+    f->value->kind = STRATEGY_STAT_TEXT;
+    snprintf(f->value->text, sizeof f->value->text, "%s", v);
+    f->found = true;
+}
+
+static bool find_in(void (*emit)(const strategy *, const strategy_stat_sink *), const strategy *s, const char *key,
+                    strategy_stat_value *value)
+{
+    memset(value, 0, sizeof *value);
+    stat_finder f = {key, value, false};
+    /* all three callbacks: the finder must see every kind */
+    strategy_stat_sink sink = {find_u64, find_real, find_text, &f};
+    emit(s, &sink);
+    return f.found;
+}
+
+bool strategy_stat_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value)
+{
+    return find_in(ops->stats, s, key, value);
+}
+
+bool strategy_option_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value)
+{
+    return find_in(ops->options, s, key, value);
 }
