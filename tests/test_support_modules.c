@@ -100,6 +100,27 @@ START_TEST(the_catalog_should_find_gpus_by_name_or_alias_in_any_case)
 }
 END_TEST
 
+START_TEST(a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y)
+{
+    const gpu_model *g = gpus_find("A100-40GB");
+    device_info d = gpus_device_info(g);
+    ck_assert_str_eq(d.name, "A100-40GB");
+    ck_assert_uint_eq(d.capacity_bytes, g->capacity_bytes);
+    ck_assert_uint_eq(d.context_bytes, 0);
+    ck_assert_uint_eq(d.cc_major, 8);
+    ck_assert_uint_eq(d.cc_minor, 0);
+    unsigned maj = 99, min = 99;
+    ck_assert(gpus_parse_cc("8.9", &maj, &min));
+    ck_assert_uint_eq(maj, 8);
+    ck_assert_uint_eq(min, 9);
+    const char *bad[] = {"8", "8.", "8.10", "21.0", "8.0x", "x.y", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(!gpus_parse_cc(bad[i], &maj, &min), "'%s' accepted", bad[i]);
+        ck_assert_uint_eq(maj, 8); /* untouched on failure */
+    }
+}
+END_TEST
+
 START_TEST(an_in_memory_trace_should_give_back_every_event_and_string)
 {
     evbuf *b = evbuf_new("p", "n");
@@ -295,6 +316,7 @@ static Suite *support_suite(void)
     tcase_add_test(tc, large_printf_output_should_not_be_truncated);
     tcase_add_test(tc, files_should_appear_whole_or_not_at_all);
     tcase_add_test(tc, the_catalog_should_find_gpus_by_name_or_alias_in_any_case);
+    tcase_add_test(tc, a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y);
     tcase_add_test(tc, an_in_memory_trace_should_give_back_every_event_and_string);
     tcase_add_test(tc, reports_should_count_every_violation_and_keep_the_first_lines);
     tcase_add_test(tc, the_last_option_given_should_win);
