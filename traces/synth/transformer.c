@@ -59,6 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 /* ---------------------------------------------------------------- configuration */
 
 typedef struct preset {
@@ -176,15 +178,9 @@ static void padd(plist *l, uint64_t numel, const char *prefix, int layer, const 
 {
     if (l->oom)
         return;
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 64;
-        graph_param *p = realloc(l->p, cap * sizeof *p);
-        if (p == NULL) {
-            l->oom = true;
-            return;
-        }
-        l->p = p;
-        l->cap = cap;
+    if (!SIM_GROW(l->p, l->n + 1, l->cap)) {
+        l->oom = true;
+        return;
     }
     graph_param *t = &l->p[l->n++];
     if (layer >= 0)
