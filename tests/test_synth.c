@@ -10,6 +10,7 @@
 
 #include "sim/engine.h"
 #include "strategies/ideal.h"
+#include "support/slurp.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
@@ -83,25 +84,10 @@ static synth_stats write_trace(const any_config *c, const char *path)
     return stats;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static bool files_equal(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    char *x = test_slurp(a, &na), *y = test_slurp(b, &nb);
     bool eq = na == nb && memcmp(x, y, na) == 0;
     free(x);
     free(y);
