@@ -63,7 +63,7 @@ static sim_run *measure(vrun *v, vgpu g, vrun_mode mode, const char *sname, cons
     return run;
 }
 
-START_TEST(raw_matches_raw_model)
+START_TEST(raw_replay_should_match_the_raw_model_at_any_reading_interval)
 {
     static const char *const traces[] = {"traces/examples/mlp_train.json", "tests/golden/deferred_tie.json",
                                          "tests/golden/raw_sizes.jsonl"};
@@ -91,7 +91,7 @@ START_TEST(raw_matches_raw_model)
 }
 END_TEST
 
-START_TEST(deferred_frees_in_engine_order)
+START_TEST(deferred_frees_should_replay_in_the_engines_order)
 {
     vgpu g = mock_gpu(1 * GiB, 0);
     vrun v;
@@ -109,7 +109,7 @@ START_TEST(deferred_frees_in_engine_order)
 }
 END_TEST
 
-START_TEST(mirror_backs_model_regions)
+START_TEST(mirror_mode_should_back_exactly_the_models_regions)
 {
     /* torch twice: default, then expandable segments with a 1 GiB cap (OOM ladder, then OOM) */
     static const char *const strategies[] = {"growth", "greedy", "limit", "torch", "torch"};
@@ -147,7 +147,7 @@ START_TEST(mirror_backs_model_regions)
 }
 END_TEST
 
-START_TEST(driver_refusal_is_an_oom)
+START_TEST(a_driver_refusal_should_end_the_replay_as_an_oom)
 {
     /* 1.2 GiB card: growth wants 2 GiB of regions for this trace. The model is told
      * the truth about capacity and context, but something else takes 200 MiB after
@@ -182,7 +182,7 @@ START_TEST(driver_refusal_is_an_oom)
 }
 END_TEST
 
-START_TEST(async_pool_and_json)
+START_TEST(async_replay_should_track_the_pool_and_write_parsable_json)
 {
     const char *path = src_path("traces/examples/mlp_train.json");
     char p[1024];
@@ -226,7 +226,7 @@ START_TEST(async_pool_and_json)
 }
 END_TEST
 
-START_TEST(raw_oom_is_data)
+START_TEST(a_raw_oom_should_be_data_at_the_models_event)
 {
     const char *path = src_path("traces/examples/mlp_train.json");
     char p[1024];
@@ -250,12 +250,12 @@ static Suite *validate_suite(void)
 {
     Suite *s = suite_create("validate");
     TCase *tc = tcase_create("mock");
-    tcase_add_test(tc, raw_matches_raw_model);
-    tcase_add_test(tc, deferred_frees_in_engine_order);
-    tcase_add_test(tc, mirror_backs_model_regions);
-    tcase_add_test(tc, driver_refusal_is_an_oom);
-    tcase_add_test(tc, async_pool_and_json);
-    tcase_add_test(tc, raw_oom_is_data);
+    tcase_add_test(tc, raw_replay_should_match_the_raw_model_at_any_reading_interval);
+    tcase_add_test(tc, deferred_frees_should_replay_in_the_engines_order);
+    tcase_add_test(tc, mirror_mode_should_back_exactly_the_models_regions);
+    tcase_add_test(tc, a_driver_refusal_should_end_the_replay_as_an_oom);
+    tcase_add_test(tc, async_replay_should_track_the_pool_and_write_parsable_json);
+    tcase_add_test(tc, a_raw_oom_should_be_data_at_the_models_event);
     suite_add_tcase(s, tc);
     return s;
 }
