@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
-# the compare table and the what-if example are rerun and compared.
+# the compare table, the against-recorded example and the what-if example are rerun
+# and compared; each command must succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -29,6 +30,8 @@ check_in_readme() {
 }
 check_in_readme "quick start" replay traces/examples/mlp_train.json --strategy=growth
 check_in_readme "compare table" compare traces/examples/mlp_train.json
+check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace.json.gz --against-recorded \
+  --strategy=ideal
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")

@@ -1,6 +1,7 @@
-/* Check suites for traces/input.h and the importers: the real recordings in
- * ../shared/realtraces (when present), the excerpts and synthetic files in
- * tests/data/import (always), the native round trip, and bad input per format.
+/* Check suites for traces/input.h and the importers: the full real recordings (not
+ * shipped; run with GPUSIM_REALTRACES=DIR holding them, else those cases skip), the
+ * excerpts and synthetic files in tests/data/import (always), the native round trip,
+ * and bad input per format. tests/data/import/LICENSES.md names the recordings.
  *
  * The expected numbers were derived independently of gpusim, with Python's json
  * and gzip modules (no gpusim code involved):
@@ -51,11 +52,16 @@ static const char *data(const char *name)
     return g_path;
 }
 
-/* The real recording, or NULL (with a message) when ../shared/realtraces is absent. */
+/* The full recording name in $GPUSIM_REALTRACES, or NULL (with a message) when that is
+ * unset or does not hold it. */
 static const char *real(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/../shared/realtraces/%s", src ? src : ".", name);
+    const char *dir = getenv("GPUSIM_REALTRACES");
+    if (dir == NULL || dir[0] == '\0') {
+        printf("skipped: %s (set GPUSIM_REALTRACES to the directory of the full recordings)\n", name);
+        return NULL;
+    }
+    snprintf(g_path, sizeof g_path, "%s/%s", dir, name);
     if (access(g_path, R_OK) != 0) {
         printf("skipped: %s is not here\n", g_path);
         return NULL;
