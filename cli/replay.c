@@ -15,10 +15,8 @@
 #include "strategies/registry.h"
 #include "traces/input.h"
 
-#define REPLAY_DEFAULT_STRATEGY "torch"
-
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
+    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
@@ -81,7 +79,7 @@ static void on_progress(void *ctx, uint64_t events)
 }
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
- * would have helped by replaying the same traces that way (issue 4). */
+ * would have helped by replaying the same traces that way. */
 static bool wants_expandable_whatif(const strategy_ops *ops, const sim_run *run, const sim_kv *kv, uint32_t n_kv)
 {
     if (strcmp(ops->name, "torch") != 0 || run->total.ooms == 0)
@@ -155,7 +153,7 @@ int cmd_replay(int argc, char **argv)
         return against_run(&a);
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
-        sname = REPLAY_DEFAULT_STRATEGY;
+        sname = GPUSIM_DEFAULT_STRATEGY;
     const strategy_ops *ops = registry_find(sname);
     if (ops == NULL) {
         char names[512] = "";

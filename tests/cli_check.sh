@@ -72,6 +72,11 @@ expect_any 1 "REGRESSION" check "$ex" --baseline="$tmp/w.json" --limit=4GiB
 ser="$src/traces/examples/serving-16gb.jsonl"
 expect_any 0 "wrote baseline" check "$ser" --write-baseline="$tmp/s.json" --strategy=torch
 expect_any 0 "check: PASS" check "$ser" --baseline="$tmp/s.json"
+# without --strategy, check writes its baseline under replay's default strategy
+expect_any 0 "wrote baseline" check "$ex" --write-baseline="$tmp/d.json"
+"$bin" replay "$ex" --format=json >"$tmp/d-replay.json"
+want=$(grep -o '"strategy": {"name": "[a-z]*"' "$tmp/d-replay.json")
+if [ -n "$want" ] && grep -qF "$want" "$tmp/d.json"; then ok; else bad "check's default strategy is not replay's ($want)"; fi
 
 # exit 2: missing, not JSON, not a result, unknown strategy; usage
 expect_any 2 "cannot be read" check "$ex" --baseline="$tmp/missing.json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI tests: exit codes and messages of `gpusim replay`, `convert`, `gpus`,
-# `strategies`, for good and bad input (issue 2's list), and that a failed run
+# `strategies`, for good input and for each kind of bad trace (empty, truncated, no
+# format or version, unknown op, missing or bad fields, ...), and that a failed run
 # leaves no output file behind. Usage: cli_replay.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh

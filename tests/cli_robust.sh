@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Robustness of the CLI (issue 9): gtrace round trips and byte-identical results,
+# Robustness of the CLI: gtrace round trips and byte-identical results,
 # determinism, no partial output on SIGINT/SIGTERM, a full disk or an unwritable
 # path fails with exit 2 and a clear message.
 # Usage: cli_robust.sh GPUSIM_BINARY SOURCE_DIR

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests of `gpusim sweep` on threads (issue 10): --jobs=1 and --jobs=4 and a
+# CLI tests of `gpusim sweep` on threads: --jobs=1 and --jobs=4 and a
 # run from another directory give byte-identical sorted results; --resume after
 # a run killed mid-way (a torn last line, and a real kill -9) gives the same file
 # with no duplicated or missing job; bad specs are clear errors before any work

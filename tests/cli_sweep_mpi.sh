@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI tests of `gpusim sweep` (issue 10): `mpirun --oversubscribe -n 3` gives the
+# MPI tests of `gpusim sweep`: `mpirun --oversubscribe -n 3` gives the
 # same bytes as --jobs=1; a rank killed while it holds a job loses only that job
 # (reported, the rest completes) and --resume then gives the same file. Skipped
 # (0 passed) when mpirun is missing or gpusim was built without MPI.
