@@ -24,37 +24,37 @@ typedef struct stat_finder {
     bool found;
 } stat_finder;
 
-static void find_u64(void *ctx, const char *key, uint64_t v)
+/* The value to fill when key is the one sought (cleared, its kind set), else NULL. */
+static strategy_stat_value *finder_take(void *ctx, const char *key, strategy_stat_kind kind)
 {
     stat_finder *f = ctx;
     if (strcmp(key, f->key) != 0)
-        return;
+        return NULL;
     memset(f->value, 0, sizeof *f->value);
-    f->value->kind = STRATEGY_STAT_U64;
-    f->value->u64 = v;
+    f->value->kind = kind;
     f->found = true;
+    return f->value;
+}
+
+static void find_u64(void *ctx, const char *key, uint64_t v)
+{
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_U64);
+    if (out)
+        out->u64 = v;
 }
 
 static void find_real(void *ctx, const char *key, double v)
 {
-    stat_finder *f = ctx;
-    if (strcmp(key, f->key) != 0)
-        return;
-    memset(f->value, 0, sizeof *f->value);
-    f->value->kind = STRATEGY_STAT_REAL;
-    f->value->real = v;
-    f->found = true;
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_REAL);
+    if (out)
+        out->real = v;
 }
 
 static void find_text(void *ctx, const char *key, const char *v)
 {
-    stat_finder *f = ctx;
-    if (strcmp(key, f->key) != 0)
-        return;
-    memset(f->value, 0, sizeof *f->value);
-    f->value->kind = STRATEGY_STAT_TEXT;
-    snprintf(f->value->text, sizeof f->value->text, "%s", v);
-    f->found = true;
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_TEXT);
+    if (out)
+        snprintf(out->text, sizeof out->text, "%s", v);
 }
 
 static bool find_in(void (*emit)(const strategy *, const strategy_stat_sink *), const strategy *s, const char *key,

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/check_main.h"
 #include "traces/json.h"
 
 static const char *source_dir(void)
@@ -292,7 +293,7 @@ START_TEST(a_group_with_an_unknown_command_word_should_fail_not_be_skipped)
 }
 END_TEST
 
-int main(void)
+static Suite *golden_suite(void)
 {
     Suite *s = suite_create("golden");
     TCase *tc = tcase_create("golden");
@@ -300,9 +301,7 @@ int main(void)
     tcase_add_test(tc, golden_traces_should_give_the_numbers_worked_out_by_hand);
     tcase_add_test(tc, a_group_with_an_unknown_command_word_should_fail_not_be_skipped);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+GPUSIM_CHECK_MAIN(golden_suite)

@@ -39,6 +39,7 @@
 #include "sim/units.h"
 #include "strategies/ideal.h"
 #include "strategies/registry.h"
+#include "support/check_main.h"
 #include "support/seed.h"
 #include "support/slurp.h"
 #include "traces/input.h"
@@ -794,11 +795,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

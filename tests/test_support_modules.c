@@ -17,6 +17,13 @@
 #include "sim/strategy.h"
 #include "support/check_main.h"
 
+/* A fresh directory from the template dir, and path = dir/name in it. */
+static void temp_path(char *dir, const char *name, char *path, size_t cap)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, cap, "%s/%s", dir, name);
+}
+
 START_TEST(json_strings_should_be_escaped)
 {
     sim_buf b;
@@ -48,10 +55,8 @@ END_TEST
 
 START_TEST(files_should_appear_whole_or_not_at_all)
 {
-    char dir[] = "/tmp/gpusim-buf-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[512];
-    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char dir[] = "/tmp/gpusim-buf-XXXXXX", path[512];
+    temp_path(dir, "out.txt", path, sizeof path);
     sim_buf b;
     sim_buf_init(&b);
     sim_buf_puts(&b, "hello\n");
@@ -176,10 +181,8 @@ END_TEST
 
 START_TEST(a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more)
 {
-    char dir[] = "/tmp/gpusim-read-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[512];
-    snprintf(path, sizeof path, "%s/in.txt", dir);
+    char dir[] = "/tmp/gpusim-read-XXXXXX", path[512];
+    temp_path(dir, "in.txt", path, sizeof path);
     /* 200000 bytes: more than the first 64 KiB read, so the buffer has to grow twice */
     sim_buf b;
     sim_buf_init(&b);

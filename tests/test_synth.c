@@ -10,6 +10,7 @@
 
 #include "sim/engine.h"
 #include "strategies/ideal.h"
+#include "support/check_main.h"
 #include "support/slurp.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
@@ -562,11 +563,4 @@ static Suite *synth_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(synth_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+GPUSIM_CHECK_MAIN(synth_suite)
