@@ -174,14 +174,5 @@ START_TEST(results_should_not_depend_on_the_container)
 }
 END_TEST
 
-static Suite *differential_suite(void)
-{
-    Suite *s = suite_create("differential");
-    TCase *tc = tcase_create("containers");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, results_should_not_depend_on_the_container);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(differential_suite)
+GPUSIM_CHECK_TESTS("differential", 300,
+                   results_should_not_depend_on_the_container)

@@ -293,15 +293,6 @@ START_TEST(a_group_with_an_unknown_command_word_should_fail_not_be_skipped)
 }
 END_TEST
 
-static Suite *golden_suite(void)
-{
-    Suite *s = suite_create("golden");
-    TCase *tc = tcase_create("golden");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, golden_traces_should_give_the_numbers_worked_out_by_hand);
-    tcase_add_test(tc, a_group_with_an_unknown_command_word_should_fail_not_be_skipped);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(golden_suite)
+GPUSIM_CHECK_TESTS("golden", 300,
+                   golden_traces_should_give_the_numbers_worked_out_by_hand,
+                   a_group_with_an_unknown_command_word_should_fail_not_be_skipped)

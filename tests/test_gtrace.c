@@ -256,20 +256,11 @@ START_TEST(the_writer_should_refuse_time_going_backwards)
 }
 END_TEST
 
-static Suite *gtrace_suite(void)
-{
-    Suite *s = suite_create("gtrace");
-    TCase *tc = tcase_create("gtrace");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, crc32c_should_match_the_standard_check_value);
-    tcase_add_test(tc, every_field_should_round_trip_across_blocks);
-    tcase_add_test(tc, an_empty_trace_should_round_trip);
-    tcase_add_test(tc, every_flipped_byte_should_be_an_invalid_trace);
-    tcase_add_test(tc, every_truncation_should_be_an_invalid_trace);
-    tcase_add_test(tc, another_version_should_be_named);
-    tcase_add_test(tc, the_writer_should_refuse_time_going_backwards);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(gtrace_suite)
+GPUSIM_CHECK_TESTS("gtrace", 120,
+                   crc32c_should_match_the_standard_check_value,
+                   every_field_should_round_trip_across_blocks,
+                   an_empty_trace_should_round_trip,
+                   every_flipped_byte_should_be_an_invalid_trace,
+                   every_truncation_should_be_an_invalid_trace,
+                   another_version_should_be_named,
+                   the_writer_should_refuse_time_going_backwards)

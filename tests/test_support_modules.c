@@ -311,24 +311,16 @@ START_TEST(a_stat_should_be_found_by_name_whatever_its_kind)
 }
 END_TEST
 
-static Suite *support_suite(void)
-{
-    Suite *s = suite_create("support_modules");
-    TCase *tc = tcase_create("support");
-    tcase_add_test(tc, json_strings_should_be_escaped);
-    tcase_add_test(tc, large_printf_output_should_not_be_truncated);
-    tcase_add_test(tc, files_should_appear_whole_or_not_at_all);
-    tcase_add_test(tc, the_catalog_should_find_gpus_by_name_or_alias_in_any_case);
-    tcase_add_test(tc, a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y);
-    tcase_add_test(tc, an_in_memory_trace_should_give_back_every_event_and_string);
-    tcase_add_test(tc, reports_should_count_every_violation_and_keep_the_first_lines);
-    tcase_add_test(tc, the_last_option_given_should_win);
-    tcase_add_test(tc, a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more);
-    tcase_add_test(tc, fnv1a64_should_match_the_published_vectors_and_continue_across_chunks);
-    tcase_add_test(tc, sim_grow_should_keep_the_elements_and_refuse_an_overflowing_size);
-    tcase_add_test(tc, a_stat_should_be_found_by_name_whatever_its_kind);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(support_suite)
+GPUSIM_CHECK_TESTS("support_modules", 0,
+                   json_strings_should_be_escaped,
+                   large_printf_output_should_not_be_truncated,
+                   files_should_appear_whole_or_not_at_all,
+                   the_catalog_should_find_gpus_by_name_or_alias_in_any_case,
+                   a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y,
+                   an_in_memory_trace_should_give_back_every_event_and_string,
+                   reports_should_count_every_violation_and_keep_the_first_lines,
+                   the_last_option_given_should_win,
+                   a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more,
+                   fnv1a64_should_match_the_published_vectors_and_continue_across_chunks,
+                   sim_grow_should_keep_the_elements_and_refuse_an_overflowing_size,
+                   a_stat_should_be_found_by_name_whatever_its_kind)

@@ -538,29 +538,20 @@ START_TEST(the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct)
 }
 END_TEST
 
-static Suite *synth_suite(void)
-{
-    Suite *s = suite_create("synth");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, each_generator_should_write_byte_identical_files_for_the_same_seed);
-    tcase_add_test(tc, each_generator_should_write_different_files_for_different_seeds);
-    tcase_add_test(tc, model_sizes_should_not_depend_on_the_seed);
-    tcase_add_test(tc, every_generated_trace_should_replay_under_ideal_and_free_everything);
-    tcase_add_test(tc, transformer_variants_should_replay_and_free_everything);
-    tcase_add_test(tc, keep_live_should_leave_weights_and_optimizer_states_allocated);
-    tcase_add_test(tc, transformer_bytes_should_equal_the_closed_form_for_each_preset);
-    tcase_add_test(tc, adam_states_should_be_created_on_the_first_step_only);
-    tcase_add_test(tc, sgd_should_have_no_state_and_momentum_one_buffer);
-    tcase_add_test(tc, checkpointing_and_inference_should_lower_the_peak);
-    tcase_add_test(tc, resnet50_weights_should_equal_25557032_parameters);
-    tcase_add_test(tc, serving_should_free_each_kv_cache_and_read_empirical_lengths);
-    tcase_add_test(tc, serving_should_reject_a_malformed_lengths_file_with_its_line);
-    tcase_add_test(tc, churn_should_hover_around_its_live_target);
-    tcase_add_test(tc, validation_should_reject_inconsistent_shapes);
-    tcase_add_test(tc, the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(synth_suite)
+GPUSIM_CHECK_TESTS("synth", 120,
+                   each_generator_should_write_byte_identical_files_for_the_same_seed,
+                   each_generator_should_write_different_files_for_different_seeds,
+                   model_sizes_should_not_depend_on_the_seed,
+                   every_generated_trace_should_replay_under_ideal_and_free_everything,
+                   transformer_variants_should_replay_and_free_everything,
+                   keep_live_should_leave_weights_and_optimizer_states_allocated,
+                   transformer_bytes_should_equal_the_closed_form_for_each_preset,
+                   adam_states_should_be_created_on_the_first_step_only,
+                   sgd_should_have_no_state_and_momentum_one_buffer,
+                   checkpointing_and_inference_should_lower_the_peak,
+                   resnet50_weights_should_equal_25557032_parameters,
+                   serving_should_free_each_kv_cache_and_read_empirical_lengths,
+                   serving_should_reject_a_malformed_lengths_file_with_its_line,
+                   churn_should_hover_around_its_live_target,
+                   validation_should_reject_inconsistent_shapes,
+                   the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct)

@@ -246,18 +246,10 @@ START_TEST(a_raw_oom_should_be_data_at_the_models_event)
 }
 END_TEST
 
-static Suite *validate_suite(void)
-{
-    Suite *s = suite_create("validate");
-    TCase *tc = tcase_create("mock");
-    tcase_add_test(tc, raw_replay_should_match_the_raw_model_at_any_reading_interval);
-    tcase_add_test(tc, deferred_frees_should_replay_in_the_engines_order);
-    tcase_add_test(tc, mirror_mode_should_back_exactly_the_models_regions);
-    tcase_add_test(tc, a_driver_refusal_should_end_the_replay_as_an_oom);
-    tcase_add_test(tc, async_replay_should_track_the_pool_and_write_parsable_json);
-    tcase_add_test(tc, a_raw_oom_should_be_data_at_the_models_event);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(validate_suite)
+GPUSIM_CHECK_TESTS("validate", 0,
+                   raw_replay_should_match_the_raw_model_at_any_reading_interval,
+                   deferred_frees_should_replay_in_the_engines_order,
+                   mirror_mode_should_back_exactly_the_models_regions,
+                   a_driver_refusal_should_end_the_replay_as_an_oom,
+                   async_replay_should_track_the_pool_and_write_parsable_json,
+                   a_raw_oom_should_be_data_at_the_models_event)
