@@ -19,6 +19,7 @@
 
 static char path_buf[1024];
 
+/* rel under the source tree, in a buffer that the next call reuses. */
 static const char *src_path(const char *rel)
 {
     const char *s = getenv("GPUSIM_SOURCE_DIR");
@@ -69,8 +70,7 @@ START_TEST(raw_replay_should_match_the_raw_model_at_any_reading_interval)
                                          "tests/golden/raw_sizes.jsonl"};
     for (size_t i = 0; i < 3; i++) {
         for (uint64_t every = 1; every <= 7; every += 6) {
-            char path[1024];
-            snprintf(path, sizeof path, "%s", src_path(traces[i]));
+            const char *path = src_path(traces[i]);
             vgpu g = mock_gpu(16 * GiB, 300 * MiB);
             vrun v;
             sim_run *run = measure(&v, g, VRUN_RAW, NULL, path, NULL, 0, every);
@@ -122,9 +122,7 @@ START_TEST(mirror_mode_should_back_exactly_the_models_regions)
             kv[3].value = "expandable_segments:True";
             kv[4].value = "0.0625";
         }
-        const char *path = src_path("traces/examples/mlp_train.json");
-        char p[1024];
-        snprintf(p, sizeof p, "%s", path);
+        const char *p = src_path("traces/examples/mlp_train.json");
         vgpu g = mock_gpu(16 * GiB, 300 * MiB);
         vrun v;
         sim_run *run = measure(&v, g, VRUN_MIRROR, strategies[i], p, kv, 5, 1);
@@ -152,9 +150,7 @@ START_TEST(a_driver_refusal_should_end_the_replay_as_an_oom)
     /* 1.2 GiB card: growth wants 2 GiB of regions for this trace. The model is told
      * the truth about capacity and context, but something else takes 200 MiB after
      * the context was measured: the driver refuses before the model would. */
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(1536 * MiB, 100 * MiB);
     vrun v;
     char err[256];
@@ -184,9 +180,7 @@ END_TEST
 
 START_TEST(async_replay_should_track_the_pool_and_write_parsable_json)
 {
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(16 * GiB, 300 * MiB);
     vrun v;
     sim_run *run = measure(&v, g, VRUN_ASYNC, NULL, p, NULL, 0, 5);
@@ -228,9 +222,7 @@ END_TEST
 
 START_TEST(a_raw_oom_should_be_data_at_the_models_event)
 {
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(700 * MiB, 300 * MiB);
     vrun v;
     sim_run *run = measure(&v, g, VRUN_RAW, NULL, p, NULL, 0, 1);
