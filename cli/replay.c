@@ -17,10 +17,8 @@
 #include "strategies/registry.h"
 #include "traces/input.h"
 
-#define REPLAY_DEFAULT_STRATEGY "torch"
-
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
+    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
@@ -106,7 +104,7 @@ static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, wha
 static const cli_command REPLAY = {
     "replay", REPLAY_OPTS, replay_help,
     CLI_USES_STRATEGY | CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV,
-    REPLAY_DEFAULT_STRATEGY,
+    GPUSIM_DEFAULT_STRATEGY,
 };
 
 static sim_status replay(cli_session *s, int *verdict)

@@ -19,6 +19,9 @@
 #include "traces/json.h"
 #include "traces/trace.h"
 
+/* a measurement is a few KiB; this only keeps a wrong file from filling memory */
+#define VR_MAX_BYTES ((uint64_t)1 << 30)
+
 static const cli_opt VR_OPTS[] = {
     {"format", true, "text|json: output for people or machines (default text)"},
     {"traces", true, "DIR: look for each measurement's trace in DIR (by file name) first"},
@@ -60,38 +63,6 @@ static const char *get_str(const json_value *obj, const char *key)
 {
     const json_value *v = obj ? json_get(obj, key) : NULL;
     return v && v->type == JSON_STRING ? v->u.str : NULL;
-}
-
-static bool read_file(const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    bool ok = buf != NULL && !ferror(f);
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *text = buf;
-    *len = n;
-    return true;
 }
 
 static bool exists(const char *path)
@@ -137,43 +108,6 @@ static bool resolve_trace(const char *measured_file, const char *path, const cha
     return false;
 }
 
-/* ---- predicted statistics, collected through the strategy's stat sink */
-
-typedef struct stat_list {
-    char key[128][96];
-    uint64_t val[128];
-    uint32_t n;
-} stat_list;
-
-static void sl_u64(void *ctx, const char *key, uint64_t value)
-{
-    stat_list *l = ctx;
-    if (l->n < 128) {
-        snprintf(l->key[l->n], sizeof l->key[0], "%s", key);
-        l->val[l->n++] = value;
-    }
-}
-
-static void sl_real(void *ctx, const char *key, double value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
-static void sl_text(void *ctx, const char *key, const char *value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
-static bool sl_find(const stat_list *l, const char *key, uint64_t *out)
-{
-    for (uint32_t i = 0; i < l->n; i++)
-        if (strcmp(l->key[i], key) == 0) {
-            *out = l->val[i];
-            return true;
-        }
-    return false;
-}
-
 /* One measured file → one report. Returns an exit code (0 fine). */
 static int one(const char *file, const char *traces_dir, measured_report *r, json_parser *jp)
 {
@@ -181,7 +115,9 @@ static int one(const char *file, const char *traces_dir, measured_report *r, jso
     snprintf(r->file, sizeof r->file, "%s", file);
     char *text;
     size_t len;
-    if (!read_file(file, &text, &len)) {
+    sim_error rerr;
+    sim_error_clear(&rerr);
+    if (sim_read_file(file, VR_MAX_BYTES, &text, &len, &rerr) != SIM_OK) {
         fprintf(stderr, "gpusim validate-report: %s: cannot read the file\n", file);
         return 2;
     }
@@ -259,15 +195,11 @@ static int one(const char *file, const char *traces_dir, measured_report *r, jso
     sim_error err;
     sim_error_clear(&err);
     const sim_metrics *pm = NULL;
-    stat_list *pstats = calloc(1, sizeof *pstats);
-    if (pstats == NULL)
-        goto done;
     if (ops == NULL) {
         note(r, "gpusim has no model '%s' in this build: measured values only", sname ? sname : "(none named)");
     } else {
         if (trace_open(r->trace_path, &tr, &err) != SIM_OK) {
             rc = cli_fail(&err);
-            free(pstats);
             goto done;
         }
         snprintf(r->trace_name, sizeof r->trace_name, "%s", trace_get_header(tr)->name);
@@ -281,13 +213,10 @@ static int one(const char *file, const char *traces_dir, measured_report *r, jso
         sim_status st = engine_run(&cfg, &src, 1, &run, &err);
         if (st != SIM_OK) {
             rc = st == SIM_EUSAGE ? cli_usage_error("validate-report", "%s: %s", file, err.msg) : cli_fail(&err);
-            free(pstats);
             goto done;
         }
         pm = &run->total;
         r->has_model = true;
-        strategy_stat_sink sink = {.u64 = sl_u64, .real = sl_real, .text = sl_text, .ctx = pstats};
-        ops->stats(run->procs[0].s, &sink);
     }
     if (r->trace_name[0] == '\0')
         snprintf(r->trace_name, sizeof r->trace_name, "%s", get_str(jt, "name") ? get_str(jt, "name") : tpath);
@@ -350,8 +279,10 @@ static int one(const char *file, const char *traces_dir, measured_report *r, jso
             const json_member *mm = &js->u.members[i];
             if (mm->value.type != JSON_NUMBER || json_to_u64(&mm->value, UINT64_MAX, &mv) != JSON_INT_OK)
                 continue;
-            if (!sl_find(pstats, mm->key, &pv))
+            strategy_stat_value sv;
+            if (!strategy_stat_find(ops, run->procs[0].s, mm->key, &sv) || sv.kind != STRATEGY_STAT_U64)
                 continue;
+            pv = sv.u64;
             char name[96];
             snprintf(name, sizeof name, "stats.%s", mm->key);
             measured_row *row = add_row(r, name, strstr(mm->key, "bytes") || strstr(mm->key, "size") ? "B" : "", true);
@@ -361,7 +292,6 @@ static int one(const char *file, const char *traces_dir, measured_report *r, jso
             row->pred = pv;
             row->meas = mv;
         }
-    free(pstats);
     rc = 0;
 done:
     sim_run_free(run);
