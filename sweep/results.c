@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "reports/sweep.h"
+#include "sim/grow.h"
 #include "sweep/sched.h"
 
 /* One job's line in the file, and what the summary needs of it. */
@@ -346,14 +347,9 @@ sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, 
         for (uint64_t i = 0; i < n && st == SIM_OK; i++) {
             if (!d[i].s.present)
                 continue;
-            if (d[i].len > cap) {
-                cap = d[i].len * 2u;
-                char *nb = realloc(buf, cap);
-                if (nb == NULL) {
-                    st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-                    break;
-                }
-                buf = nb;
+            if (!SIM_GROW(buf, d[i].len, cap)) {
+                st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                break;
             }
             if (pread(fileno(f), buf, d[i].len, (off_t)d[i].offset) != (ssize_t)d[i].len)
                 st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot read: %s", strerror(errno));
