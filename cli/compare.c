@@ -145,9 +145,6 @@ int cmd_compare(int argc, char **argv)
         return cli_session_end(&s, st);
     const uint32_t n = s.n_ops;
     const batch_traces *t = &s.t;
-    sim_error err;
-    sim_error_clear(&err);
-    int rc = 0;
     compare_row rows[CLI_MAX_STRATEGIES];
     memset(rows, 0, sizeof rows);
     for (uint32_t i = 0; i < n; i++)
@@ -176,47 +173,43 @@ int cmd_compare(int argc, char **argv)
     progress_finish(&prog);
     free(job);
 
-    /* the first failure in row order, so the message does not depend on --jobs */
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        if (rows[i].st == SIM_OK)
-            continue;
-        if (rows[i].st == SIM_EUSAGE)
-            rc = cli_usage_error("compare", "%s: %s", rows[i].ops->name, rows[i].err.msg);
-        else
-            rc = cli_fail(&rows[i].err);
+    /* the first failure in row order, so the message does not depend on --jobs; a bad
+     * option names the strategy it was given to */
+    for (uint32_t i = 0; i < n && st == SIM_OK; i++) {
+        if ((st = rows[i].st) == SIM_EUSAGE)
+            sim_error_set(&s.err, st, NULL, 0, 0, "%s: %s", rows[i].ops->name, rows[i].err.msg);
+        else if (st != SIM_OK)
+            s.err = rows[i].err;
     }
-    sim_buf out;
-    sim_buf_init(&out);
-    if (rc == 0 && report) {
+    if (st == SIM_OK && report) {
         const capture *caps[CLI_MAX_STRATEGIES];
         for (uint32_t i = 0; i < n; i++)
             caps[i] = rows[i].cap;
         sim_buf html;
         sim_buf_init(&html);
         report_html(caps, n, &html);
-        if (sim_buf_write_file(&html, report, &err) != SIM_OK)
-            rc = cli_fail(&err);
+        st = sim_buf_write_file(&html, report, &s.err);
         sim_buf_release(&html);
     }
-    if (rc == 0) {
+    if (st == SIM_OK) {
         const sim_run *runs[CLI_MAX_STRATEGIES];
         for (uint32_t i = 0; i < n; i++)
             runs[i] = rows[i].run;
+        sim_buf out;
+        sim_buf_init(&out);
         if (s.json)
             report_compare_json(runs, n, &out);
         else
             report_compare_text(runs, n, &out);
         const char *outpath = cli_get(&s.a, "output");
-        if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK)
-            rc = cli_fail(&err);
+        st = sim_buf_write_file(&out, outpath ? outpath : "-", &s.err);
+        sim_buf_release(&out);
     }
-    sim_buf_release(&out);
     for (uint32_t i = 0; i < n; i++) {
         if (rows[i].cap)
             capture_free(rows[i].cap);
         else
             sim_run_free(rows[i].run);
     }
-    cli_session_close(&s);
-    return rc;
+    return cli_session_end(&s, st);
 }
