@@ -15,7 +15,10 @@ static sim_status against(cli_session *s, int *verdict)
     sim_error *err = &s->err;
     if (a->n_positional != 1)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--against-recorded compares one recording at a time");
-    sim_status st = cli_session_prepare(s, CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS);
+    /* --device is judged before --format and --on-oom here, as this command always did */
+    sim_status st = cli_input_options(a, &s->iopt, err);
+    if (st == SIM_OK)
+        st = cli_session_prepare(s, CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS);
     if (st != SIM_OK)
         return st;
     trace_input *in = s->in[0];

@@ -111,7 +111,9 @@ static sim_status replay(cli_session *s, int *verdict)
 {
     cli_args *a = &s->a;
     sim_error *err = &s->err;
-    sim_status st = cli_session_prepare(s, CLI_USES_STRATEGY | CLI_USES_FORMAT | CLI_USES_ON_OOM);
+    sim_status st = cli_session_prepare(s, CLI_USES_STRATEGY);
+    if (st == SIM_OK)
+        st = cli_session_prepare(s, CLI_USES_FORMAT | CLI_USES_ON_OOM);
     if (st != SIM_OK)
         return st;
     uint64_t rows = 2000;
