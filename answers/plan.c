@@ -20,7 +20,7 @@ plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device
         c.peak_device = m->peak_device_bytes;
         c.peak_reserved = m->peak_reserved_bytes;
         c.ooms = m->ooms;
-        c.cause = m->first_oom.info.cause;
+        c.cause = m->first_oom.cause;
     }
     sim_run_free(run);
     return c;

@@ -179,7 +179,7 @@ static void oom_verdict(verdict *v, const sim_metrics *m, const baseline *b)
 {
     char now[64], was[64];
     if (m->ooms)
-        snprintf(now, sizeof now, "%llu (%s)", (unsigned long long)m->ooms, sim_oom_cause_name(m->first_oom.info.cause));
+        snprintf(now, sizeof now, "%llu (%s)", (unsigned long long)m->ooms, sim_oom_cause_name(m->first_oom.cause));
     else
         snprintf(now, sizeof now, "no");
     if (b->ooms)

@@ -67,7 +67,7 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
         sim_buf_printf(b, " %9.4f %9.4f  ", m->fragmentation_at_peak, m->fragmentation_max);
         if (m->first_oom.happened)
             sim_buf_printf(b, "event %llu (%s)\n", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.info.cause));
+                           sim_oom_cause_name(m->first_oom.cause));
         else
             sim_buf_puts(b, "no\n");
     }

@@ -293,7 +293,7 @@ static void oom_marker(sim_buf *b, const plot *p, const capture *c)
                    p->y0 + p->h);
     bool right = x > PX0 + PW - 140; /* near the right edge: the label goes left of the line */
     sim_buf_printf(b, "<text class=\"oom-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM (%s)</text></g>\n",
-                   right ? x - 4 : x + 3, p->y0 + 40, right ? "end" : "start", sim_oom_cause_name(o->info.cause));
+                   right ? x - 4 : x + 3, p->y0 + 40, right ? "end" : "start", sim_oom_cause_name(o->cause));
 }
 
 /* The y range of memory plots: the highest curve, plus the capacity when it is
@@ -555,7 +555,7 @@ static void summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
         sim_buf_printf(b, "<td>%.4f</td><td>%.4f</td>", m->fragmentation_at_peak, m->fragmentation_max);
         if (m->first_oom.happened)
             sim_buf_printf(b, "<td class=\"oom-cell\">event %llu (%s)</td>", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.info.cause));
+                           sim_oom_cause_name(m->first_oom.cause));
         else
             sim_buf_puts(b, "<td>no</td>");
         sim_buf_puts(b, "</tr>\n");

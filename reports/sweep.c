@@ -7,7 +7,7 @@
 #include "sim/units.h"
 
 typedef struct group_stats {
-    uint32_t traces, fit, capacity, fragmentation, errors, missing;
+    uint32_t traces, fit, capacity, fragmentation, other_processes, errors, missing;
     bool has_headroom;
     uint64_t worst_headroom;
     uint32_t worst_trace;
@@ -35,6 +35,8 @@ static group_stats group_of(const report_sweep *r, uint32_t c)
             g.capacity++;
         else if (j->cause == REPORT_SWEEP_FRAGMENTATION)
             g.fragmentation++;
+        else if (j->cause == REPORT_SWEEP_OTHER_PROCESSES)
+            g.other_processes++;
         if (j->fit) {
             g.fit++;
             if (!g.has_headroom || j->headroom < g.worst_headroom) {
@@ -49,7 +51,9 @@ static group_stats group_of(const report_sweep *r, uint32_t c)
 
 static const char *cause_name(uint8_t c)
 {
-    return c == REPORT_SWEEP_FRAGMENTATION ? "fragmentation" : "capacity";
+    return c == REPORT_SWEEP_FRAGMENTATION     ? "fragmentation"
+           : c == REPORT_SWEEP_OTHER_PROCESSES ? "other_processes"
+                                               : "capacity";
 }
 
 void report_sweep_json(const report_sweep *r, sim_buf *b)
@@ -80,8 +84,9 @@ void report_sweep_json(const report_sweep *r, sim_buf *b)
         }
         sim_buf_puts(b, ", \"fragmentation_max\": ");
         sim_buf_json_real(b, g.frag_max);
-        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u}, \"oom_traces\": [", g.capacity,
-                       g.fragmentation);
+        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u, \"other_processes\": %u}, "
+                          "\"oom_traces\": [",
+                       g.capacity, g.fragmentation, g.other_processes);
         bool first = true;
         for (uint32_t t = 0; t < r->n_traces; t++) {
             const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
@@ -124,8 +129,8 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
 {
     sim_buf_printf(b,
                    "gpusim sweep: %llu of %llu jobs (%u traces x %u devices x %u strategies x %u option sets%s)\n"
-                   "fit: completed without an out-of-memory; headroom: the allocator's limit minus peak "
-                   "allocated\n\n",
+                   "fit: completed without an out-of-memory; headroom: capacity minus peak on the device "
+                   "(context included)\n\n",
                    (unsigned long long)r->done, (unsigned long long)r->jobs, r->n_traces, r->n_devices, r->n_strategies,
                    r->n_optsets, r->n_groups < r->n_devices * r->n_strategies * r->n_optsets ? ", where they apply" : "");
     size_t wd = strlen("device"), ws = strlen("strategy"), wo = strlen("options");
@@ -149,7 +154,7 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
             snprintf(head, sizeof head, "-");
         sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-34s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
                        k->options, fit, head, g.frag_max);
-        uint32_t shown = 0, total = g.capacity + g.fragmentation;
+        uint32_t shown = 0, total = g.capacity + g.fragmentation + g.other_processes;
         for (uint32_t t = 0; t < r->n_traces && shown < 3; t++) {
             const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
             if (!j->present || j->error || j->cause == 0)
@@ -161,8 +166,9 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
             sim_buf_printf(b, ", +%u more", total - shown);
         if (total == 0)
             sim_buf_puts(b, "-");
-        if (g.capacity && g.fragmentation)
-            sim_buf_printf(b, "  [%u capacity, %u fragmentation]", g.capacity, g.fragmentation);
+        if ((g.capacity != 0) + (g.fragmentation != 0) + (g.other_processes != 0) > 1)
+            sim_buf_printf(b, "  [%u capacity, %u fragmentation, %u other processes]", g.capacity, g.fragmentation,
+                           g.other_processes);
         if (g.errors)
             sim_buf_printf(b, "  [%u invalid]", g.errors);
         if (g.missing)

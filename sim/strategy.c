@@ -15,7 +15,15 @@ const char *strategy_config_get(const strategy_config *cfg, const char *key)
 
 const char *sim_oom_cause_name(sim_oom_cause c)
 {
-    return c == SIM_OOM_FRAGMENTATION ? "fragmentation" : "capacity";
+    switch (c) {
+    case SIM_OOM_FRAGMENTATION:
+        return "fragmentation";
+    case SIM_OOM_OTHER_PROCESSES:
+        return "other_processes";
+    case SIM_OOM_CAPACITY:
+        break;
+    }
+    return "capacity";
 }
 
 typedef struct stat_finder {
