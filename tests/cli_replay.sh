@@ -145,4 +145,27 @@ if [ ! -p "$tmp/fifo" ] || ! grep -q '"peak_requested_bytes": 600' "$tmp/fromfif
   echo "FAIL: --output to a FIFO"; fails=$((fails + 1))
 fi
 
+# design.md §3 "OOM cause": the three causes of the issue's four cases, each with its numbers
+ex=$src/traces/examples
+"$bin" synth transformer --preset=gpt2-medium --batch=8 -o "$tmp/g2m.jsonl" --quiet || bad "synth gpt2-medium"
+# 44.03 GiB at its peak against 23.99 GiB (torch: capacity − context) and 22.49 GiB (TF's limit)
+expect_any 0 "Cause: capacity - the program needs 23.94 GiB live (23.44 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 23.99 GiB: a larger card" \
+  replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=torch
+expect_any 0 "Cause: capacity - the program needs 22.17 GiB live (21.67 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 22.49 GiB" \
+  replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=growth
+# job B may use 13.73 GiB and needs 2.29 GiB; job A holds 13.73 GiB of the 14.75 GiB T4
+expect_any 0 "Cause: other_processes - the program needs 1.01 GiB live (1023.81 MiB held + this request), 2.29 GiB at its peak had every allocation been served, and may use 13.73 GiB, but another process holds 13.73 GiB of the 14.75 GiB device" \
+  replay "$ex/two-jobs-a.jsonl" "$ex/two-jobs-b.jsonl" --strategy=greedy
+# 11.46 GiB needed of 14.76 GiB: 4.05 GiB free in 9 pieces, none of 2.11 GiB
+expect_any 0 "Cause: fragmentation - the program needs 11.46 GiB live (9.36 GiB held + this request) and may use 14.76 GiB; it would fit, but of the 14.76 GiB the allocator holds 4.05 GiB is free in 9 pieces, the largest 2.03 GiB, for a 2.11 GiB block. Allocator settings can fix this" \
+  replay "$ex/serving-16gb.jsonl" --strategy=growth
+expect_any 0 "largest live allocations then: id 9885 (768.00 MiB), id 8803 (683.91 MiB)" \
+  replay "$ex/serving-16gb.jsonl" --strategy=growth
+# the same in JSON: the keys the other commands read
+expect_re 0 '"cause": "other_processes",.*' replay "$ex/two-jobs-a.jsonl" "$ex/two-jobs-b.jsonl" --strategy=greedy --format=json
+for key in '"live_requested_bytes": 10045872128' '"usable_bytes": 15843983360' '"other_processes_bytes": 0' \
+  '"tag": "tmp:prefill"' '"cause": "fragmentation"'; do
+  expect_any 0 "$key" replay "$ex/serving-16gb.jsonl" --strategy=growth --format=json
+done
+
 cli_finish
