@@ -439,21 +439,21 @@ typedef struct region_row {
 
 #define MAP_MAX_ROWS 48u
 
-static void memory_map(sim_buf *b, const capture *c)
+static void memory_map(sim_buf *b, const capture *c, const capture_view *v)
 {
-    if (c->n_blocks == 0) {
-        sim_buf_puts(b, "<p class=\"note\">No memory was held at the peak.</p>\n");
+    if (v->n_blocks == 0) {
+        sim_buf_printf(b, "<p class=\"note\">No memory was held at %s.</p>\n", v->what);
         return;
     }
     region_row rows[MAP_MAX_ROWS];
     uint32_t n = 0;
     uint64_t more = 0, largest = 0;
-    for (uint64_t i = 0; i < c->n_blocks;) {
-        const capture_block *f = &c->blocks[i];
+    for (uint64_t i = 0; i < v->n_blocks;) {
+        const capture_block *f = &v->blocks[i];
         region_row r = {.first = i, .addr = f->b.region_addr, .proc = f->proc, .region = f->b.region};
         uint64_t j = i;
-        for (; j < c->n_blocks && c->blocks[j].proc == f->proc && c->blocks[j].b.region == f->b.region; j++) {
-            const strategy_block *k = &c->blocks[j].b;
+        for (; j < v->n_blocks && v->blocks[j].proc == f->proc && v->blocks[j].b.region == f->b.region; j++) {
+            const strategy_block *k = &v->blocks[j].b;
             r.size += k->size_bytes;
             if (k->state == BLOCK_USED || k->state == BLOCK_PENDING) {
                 r.used += k->requested_bytes;
@@ -472,11 +472,45 @@ static void memory_map(sim_buf *b, const capture *c)
         i = j;
     }
     const double row_h = 16, gap = 6;
-    double h = (double)n * (row_h + gap) + 40;
-    svg_open(b, h, "memory-map", "memory map at the peak");
+    /* at an OOM, two rows first: the failing request and the largest free piece, to scale */
+    uint64_t largest_free = 0;
+    for (uint64_t i = 0; i < v->n_blocks; i++)
+        if (v->blocks[i].b.state == BLOCK_FREE && v->blocks[i].b.size_bytes > largest_free)
+            largest_free = v->blocks[i].b.size_bytes;
+    uint32_t lead = v->request ? 2u : 0u;
+    if (v->request > largest)
+        largest = v->request;
+    double h = (double)(n + lead) * (row_h + gap) + 40;
+    char label[64];
+    snprintf(label, sizeof label, "memory map at %s", v->what);
+    svg_open(b, h, v->request ? "memory-map memory-map-oom" : "memory-map", label);
+    if (v->request) {
+        const char *names[2] = {"request", "largest free"};
+        const uint64_t sizes[2] = {v->request, largest_free};
+        const char *fills[2] = {"#b00020", PART_COLOR[P_FREE]};
+        for (uint32_t ri = 0; ri < 2; ri++) {
+            double y = 6 + (double)ri * (row_h + gap);
+            double w = (double)sizes[ri] / (double)largest * PW;
+            char sz[32], full[32];
+            short_size(sizes[ri], sz, sizeof sz);
+            /* the label goes right of the bar (inside it when the bar is nearly full width):
+             * the left margin is sized for region labels like "#7 6.76 GiB" */
+            double bar = w < 2 ? 2 : w;
+            bool inside = bar > PW - 160;
+            sim_buf_printf(b, "<g class=\"%s\"><title>%s: %s</title>", ri ? "largest-free" : "oom-request", names[ri],
+                           units_format_size(sizes[ri], full, sizeof full));
+            sim_buf_printf(b, "<rect class=\"blk\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                              "fill=\"%s\"/><rect class=\"region-outline\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
+                              "height=\"%.1f\"/>",
+                           PX0, y, bar, row_h, fills[ri], PX0, y, bar, row_h);
+            sim_buf_printf(b, "<text class=\"tick-label%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s %s</text></g>\n",
+                           inside && ri == 0 ? " on-dark" : "", inside ? PX0 + bar - 6 : PX0 + bar + 6, y + 12,
+                           inside ? "end" : "start", names[ri], sz);
+        }
+    }
     for (uint32_t ri = 0; ri < n; ri++) {
         const region_row *r = &rows[ri];
-        double y = 6 + (double)ri * (row_h + gap);
+        double y = 6 + (double)(ri + lead) * (row_h + gap);
         double w = (double)r->size / (double)largest * PW;
         if (w < 2)
             w = 2;
@@ -500,7 +534,7 @@ static void memory_map(sim_buf *b, const capture *c)
         painter pt = {.b = b, .y = y, .h = row_h, .run_x = PX0, .last = -1};
         double scale = w / (double)r->size;
         for (uint64_t j = r->first; j < r->end; j++) {
-            const strategy_block *k = &c->blocks[j].b;
+            const strategy_block *k = &v->blocks[j].b;
             double bw = (double)k->size_bytes * scale;
             switch (k->state) {
             case BLOCK_USED:
@@ -518,12 +552,12 @@ static void memory_map(sim_buf *b, const capture *c)
         sim_buf_printf(b, "<rect class=\"region-outline\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/></g>\n",
                        PX0, y, w, row_h);
     }
-    double ly = (double)n * (row_h + gap) + 24;
+    double ly = (double)(n + lead) * (row_h + gap) + 24;
     legend(b, PX0, ly, PART_NAME, PART_COLOR, P_N);
     sim_buf_puts(b, "</svg>\n");
     if (more)
         sim_buf_printf(b, "<p class=\"note\">%llu more regions are not drawn.</p>\n", (unsigned long long)more);
-    if (c->blocks_truncated)
+    if (v->blocks_truncated)
         sim_buf_puts(b, "<p class=\"note\">The allocator held too many blocks to draw them all; the map is cut "
                         "short.</p>\n");
 }
@@ -563,22 +597,21 @@ static void summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
     sim_buf_puts(b, "</tbody></table>\n");
 }
 
-static void top_table(sim_buf *b, const capture *c)
+static void top_table(sim_buf *b, const capture *c, const capture_view *v)
 {
-    const sim_metrics *m = &c->run->total;
     char lb[32];
     sim_buf_printf(b, "<p>At event %llu (t = %llu ns), %llu allocations were live, %s in total",
-                   (unsigned long long)m->peak_reserved_event, (unsigned long long)m->peak_reserved_t,
-                   (unsigned long long)c->live_count, units_format_size(c->live_bytes, lb, sizeof lb));
-    sim_buf_printf(b, "; the %u largest:</p>\n", c->n_top);
-    if (c->n_top == 0)
+                   (unsigned long long)v->event, (unsigned long long)v->t,
+                   (unsigned long long)v->live_count, units_format_size(v->live_bytes, lb, sizeof lb));
+    sim_buf_printf(b, "; the %u largest:</p>\n", v->n_top);
+    if (v->n_top == 0)
         return;
     bool multi = c->run->n_sources > 1;
     sim_buf_printf(b, "<table class=\"top\"><thead><tr><th>#</th><th>size</th><th>bytes</th><th>id</th>"
                       "<th>tag</th><th>stream</th>%s</tr></thead><tbody>\n",
                    multi ? "<th>trace</th>" : "");
-    for (uint32_t i = 0; i < c->n_top; i++) {
-        const capture_alloc *a = &c->top[i];
+    for (uint32_t i = 0; i < v->n_top; i++) {
+        const capture_alloc *a = &v->top[i];
         char s[32];
         sim_buf_printf(b, "<tr><td>%u</td><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>", i + 1,
                        units_format_size(a->size, s, sizeof s), (unsigned long long)a->size,
@@ -615,7 +648,8 @@ static const char CSS[] =
     "svg .capacity{stroke:#b00020;stroke-dasharray:6 4;stroke-width:1.5}svg .capacity-label{fill:#b00020}\n"
     "svg .oom-line{stroke:#b00020;stroke-width:2}svg .oom-label{fill:#b00020;font-weight:700}\n"
     "svg .mark-tick{stroke:#999;stroke-dasharray:2 3}svg .mark-label{font-size:10px;fill:#666}\n"
-    "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n";
+    "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n"
+    "svg .on-dark{fill:#fff}\n";
 
 void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
 {
@@ -668,6 +702,18 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
         sim_buf_printf(b, ": peak reserved <span class=\"peak-value\">%s</span> (%llu B)</h2>\n",
                        units_format_size(c->run->total.peak_reserved_bytes, pk, sizeof pk),
                        (unsigned long long)c->run->total.peak_reserved_bytes);
+        /* what was replayed: the effective options and the limit they give (a fraction,
+         * --limit or a preset, not the raw capacity) */
+        sim_buf opts;
+        sim_buf_init(&opts);
+        report_json_options(c->run, &opts);
+        char lim[32];
+        sim_buf_puts(b, "<p class=\"meta settings\">settings <code>");
+        html_escape(b, opts.data ? opts.data : "{}");
+        sim_buf_printf(b, "</code>; effective allocator limit <span class=\"limit-value\">%s</span> (%llu B)</p>\n",
+                       units_format_size(report_limit_bytes(c->run), lim, sizeof lim),
+                       (unsigned long long)report_limit_bytes(c->run));
+        sim_buf_release(&opts);
         if (c->run->total.first_oom.happened) {
             sim_buf_puts(b, "<p class=\"oom-cell\">");
             sim_buf msg;
@@ -682,11 +728,28 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
         sim_buf_puts(b, "<h3>Fragmentation over time</h3>\n<p class=\"note\">1 − largest free block / free bytes "
                         "inside reserved memory (TensorFlow's metric).</p>\n");
         chart_fragmentation(b, c, xmax);
+        capture_view pv = capture_peak_view(c);
+        if (c->has_oom_view) {
+            /* an OOM is the moment that matters: its map and live allocations come first */
+            char rq[32];
+            sim_buf_printf(b, "<section class=\"at-oom\">\n<h3>Memory map at the OOM (event %llu)</h3>\n"
+                              "<p class=\"note\">The allocator as the failing request of %s found it: the first "
+                              "two bars are the request and the largest free piece, to the scale of the regions "
+                              "below.</p>\n",
+                           (unsigned long long)c->run->total.first_oom.event,
+                           units_format_size(c->oom_view.request, rq, sizeof rq));
+            memory_map(b, c, &c->oom_view);
+            sim_buf_puts(b, "<h3>Largest live allocations at the OOM</h3>\n");
+            top_table(b, c, &c->oom_view);
+            sim_buf_puts(b, "</section>\n<section class=\"at-peak\">\n");
+        }
         sim_buf_puts(b, "<h3>Memory map at the peak</h3>\n<p class=\"note\">Each bar is one region or segment "
                         "held from the device, drawn to scale, blocks in address order.</p>\n");
-        memory_map(b, c);
+        memory_map(b, c, &pv);
         sim_buf_puts(b, "<h3>Largest live allocations at the peak</h3>\n");
-        top_table(b, c);
+        top_table(b, c, &pv);
+        if (c->has_oom_view)
+            sim_buf_puts(b, "</section>\n");
         sim_buf_puts(b, "</section>\n");
     }
     sim_buf_puts(b, "</body></html>\n");

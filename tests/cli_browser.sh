@@ -82,6 +82,25 @@ has replay 'class="capacity"' "the device capacity line"
 count_at_least replay 'class="mark-tick"' 1 "marks"
 count_at_least replay 'class="blk"' 3 "blocks of the memory map"
 has replay 'weight:' "tags of live allocations"
+# the run OOMs: the map and the live table are taken at the OOM, the failing request drawn
+# beside the largest free piece, and the peak view follows as a second section
+has replay 'Memory map at the OOM (event 19446)' "the map at the OOM"
+has replay 'class="memory-map memory-map-oom"' "the OOM's memory map"
+has replay 'class="oom-request"' "the failing request drawn"
+has replay 'class="largest-free"' "the largest free piece drawn"
+has replay 'At event 19446 (t = 215779895011 ns)' "the live table at the OOM"
+has replay 'At event 1106 ' "the live table at the peak"
+if awk '/Memory map at the OOM/{o=NR} /Memory map at the peak/{p=NR} END{exit !(o && p && o < p)}' "$tmp/replay.dom"; then
+  ok
+else
+  bad "replay: the OOM view does not come before the peak view"
+fi
+has replay 'effective allocator limit <span class="limit-value">14.76 GiB</span>' "the effective limit in the header"
+"$bin" replay "$ser" --memory-fraction=0.8 --report="$tmp/fraction.html" >/dev/null
+render fraction "$tmp/fraction.html"
+# 0.8 of the V100-16GB's 15.78 GiB: the limit PyTorch enforces, not the capacity
+has fraction 'effective allocator limit <span class="limit-value">12.62 GiB</span>' "the fraction's limit"
+has fraction '"memory_fraction": "0.8' "the settings"
 if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
 not_blank replay
 if [ -n "${GPUSIM_SCREENSHOT_OUT:-}" ]; then cp "$tmp/replay.png" "$GPUSIM_SCREENSHOT_OUT"; fi
