@@ -23,7 +23,7 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
-    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the peak)"},
+    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
     {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
     {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
