@@ -168,4 +168,35 @@ for key in '"live_requested_bytes": 10045872128' '"usable_bytes": 15843983360' '
   expect_any 0 "$key" replay "$ex/serving-16gb.jsonl" --strategy=growth --format=json
 done
 
+# input as users pipe it: "-", /dev/stdin, a FIFO, <(zcat f.gz), a .gz streamed, a UTF-8 BOM;
+# each gives the same replay as the file itself
+mlp=$src/traces/examples/mlp_train.json
+"$bin" replay "$mlp" --strategy=growth --format=json | grep -v '"path"' >"$tmp/want.json"
+same_as_file() { # WHAT: $tmp/got.json against the file's result
+  if grep -v '"path"' "$tmp/got.json" | cmp -s - "$tmp/want.json"; then ok; else bad "$1 differs: $(diff <(grep -v '"path"' "$tmp/got.json") "$tmp/want.json" | head -5)"; fi
+}
+"$bin" replay - --strategy=growth --format=json <"$mlp" >"$tmp/got.json" && same_as_file "replay -"
+"$bin" replay /dev/stdin --strategy=growth --format=json <"$mlp" >"$tmp/got.json" && same_as_file "replay /dev/stdin"
+gzip -c "$mlp" >"$tmp/mlp.json.gz"
+"$bin" replay "$tmp/mlp.json.gz" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a .gz"
+"$bin" replay - --strategy=growth --format=json <"$tmp/mlp.json.gz" >"$tmp/got.json" && same_as_file "a .gz on stdin"
+"$bin" replay <(zcat "$tmp/mlp.json.gz") --strategy=growth --format=json >"$tmp/got.json" && same_as_file "<(zcat f.gz)"
+mkfifo "$tmp/in.fifo"
+(cat "$mlp" >"$tmp/in.fifo" &)
+"$bin" replay "$tmp/in.fifo" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a FIFO"
+{ printf '\xef\xbb\xbf'; cat "$mlp"; } >"$tmp/bom.json"
+"$bin" replay "$tmp/bom.json" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a UTF-8 BOM"
+# two concatenated gzip members are one stream
+{ head -c 2000 "$src/traces/examples/two-jobs-a.jsonl" | sed '$d' | gzip -c; tail -n +"$(($(head -c 2000 "$src/traces/examples/two-jobs-a.jsonl" | sed '$d' | wc -l) + 1))" "$src/traces/examples/two-jobs-a.jsonl" | gzip -c; } >"$tmp/two.jsonl.gz"
+"$bin" replay "$src/traces/examples/two-jobs-a.jsonl" --strategy=torch --format=json | grep -v '"path"' >"$tmp/want.json"
+"$bin" replay "$tmp/two.jsonl.gz" --strategy=torch --format=json >"$tmp/got.json" && same_as_file "two gzip members"
+# a file that is not a trace is rejected on its first 64 KiB: a 2 GB sparse file at once
+truncate -s 2G "$tmp/sparse.bin" 2>/dev/null && {
+  start=$(date +%s)
+  expect 3 "not a format gpusim reads" replay "$tmp/sparse.bin"
+  [ $(($(date +%s) - start)) -le 2 ] && ok || bad "the sparse file took $(($(date +%s) - start)) s"
+  rm -f "$tmp/sparse.bin"
+}
+expect 3 "truncated gzip file" replay <(head -c 300 "$tmp/mlp.json.gz")
+
 cli_finish
