@@ -33,7 +33,18 @@ void html_escape(sim_buf *b, const char *s)
         case '>': sim_buf_puts(b, "&gt;"); break;
         case '"': sim_buf_puts(b, "&quot;"); break;
         case '\'': sim_buf_puts(b, "&#39;"); break;
-        default: sim_buf_put(b, s, 1);
+        default:
+            if ((unsigned char)*s >= 0x80) {
+                size_t n = sim_utf8_len(s);
+                if (n == 0) {
+                    sim_buf_puts(b, "&#xFFFD;"); /* not UTF-8: the page stays valid */
+                } else {
+                    sim_buf_put(b, s, n);
+                    s += n - 1;
+                }
+            } else {
+                sim_buf_put(b, s, 1);
+            }
         }
     }
 }

@@ -199,4 +199,14 @@ truncate -s 2G "$tmp/sparse.bin" 2>/dev/null && {
 }
 expect 3 "truncated gzip file" replay <(head -c 300 "$tmp/mlp.json.gz")
 
+# a key given twice in an event is an error naming its line
+bad_trace dupkey.jsonl "$H
+{\"op\":\"alloc\",\"id\":1,\"size\":100,\"size\":200}" 'dupkey.jsonl:2: duplicate key "size" in a alloc event'
+# invalid UTF-8 in a tag: escaped as U+FFFD in JSON (which stays valid) and in the report
+printf '%s\n{"op":"alloc","id":1,"size":100,"tag":"bad\xff\xfe tag \xc3\xa9"}\n' "$H" >"$tmp/utf8.jsonl"
+expect_any 0 '"tag": "bad\ufffd\ufffd tag é"' replay "$tmp/utf8.jsonl" --strategy=ideal --capacity=50 --format=json
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" 2>/dev/null; then ok; else bad "invalid UTF-8: the JSON does not parse"; fi
+"$bin" replay "$tmp/utf8.jsonl" --strategy=ideal --capacity=50 --report="$tmp/utf8.html" >/dev/null
+if iconv -f UTF-8 -t UTF-8 "$tmp/utf8.html" >/dev/null 2>&1; then ok; else bad "invalid UTF-8: the report is not UTF-8"; fi
+
 cli_finish

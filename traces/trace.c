@@ -206,16 +206,22 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
     else
         return sim_error_set(err, SIM_ETRACE, r->path, line, event,
                              "unknown op \"%.60s\" (expected alloc, free, empty_cache or mark)", op);
-    /* keys that belong to another op are errors: they are almost always typos */
+    /* keys that belong to another op are errors: they are almost always typos; a key
+     * given twice is one too (JSON leaves it open which one counts) */
+    uint32_t seen = 0;
     for (uint32_t i = 0; i < o->len; i++) {
         const char *k = o->u.members[i].key;
-        bool known = false;
-        for (const char *const *kk = EVENT_KEYS[ev->op]; *kk; kk++)
-            if (strcmp(*kk, k) == 0)
-                known = true;
-        if (!known)
+        uint32_t bit = 0;
+        for (uint32_t j = 0; j < 8 && EVENT_KEYS[ev->op][j] && bit == 0; j++)
+            if (strcmp(EVENT_KEYS[ev->op][j], k) == 0)
+                bit = 1u << j;
+        if (bit == 0)
             return sim_error_set(err, SIM_ETRACE, r->path, line, event, "unknown key \"%.60s\" in a %s event", k,
                                  op);
+        if (seen & bit)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "duplicate key \"%.60s\" in a %s event", k,
+                                 op);
+        seen |= bit;
     }
     sim_status st;
     bool has_t = false;
