@@ -200,6 +200,11 @@ int against_run(const cli_args *a)
                              input_format_name(input_get_format(in)), sname ? sname : "?");
         goto done;
     }
+    int arc = cli_strategy_opts_apply(a, &ops, 1);
+    if (arc) {
+        rc = arc;
+        goto done;
+    }
     const trace_header *h = input_header(in);
     cli_device dev;
     if (cli_resolve_device(a, h->device_name, h->device_capacity, &dev, &err) != SIM_OK) {

@@ -92,20 +92,14 @@ int cli_pick_strategies(const char *cmd, const cli_args *a, const strategy_ops *
     *n = 0;
     const char *list = cli_get(a, "strategies");
     if (list == NULL) {
-        /* the usual order first, then whatever else the registry has */
-        static const char *const ORDER[] = {"greedy", "growth", "limit", "torch", "raw", "ideal"};
-        bool limit = cli_has(a, "limit");
-        for (size_t i = 0; i < sizeof ORDER / sizeof ORDER[0]; i++) {
-            const strategy_ops *ops = registry_find(ORDER[i]);
-            if (ops && (limit || strcmp(ORDER[i], "limit") != 0) && *n < CLI_MAX_STRATEGIES)
-                out[(*n)++] = ops;
-        }
+        /* the registry's usual order, leaving out a strategy whose required option
+         * (limit's --limit) is not given */
         for (size_t i = 0; i < registry_count() && *n < CLI_MAX_STRATEGIES; i++) {
             const strategy_ops *ops = registry_get(i);
-            bool seen = false;
-            for (size_t k = 0; k < sizeof ORDER / sizeof ORDER[0]; k++)
-                seen = seen || strcmp(ops->name, ORDER[k]) == 0;
-            if (!seen)
+            bool missing = false;
+            for (uint32_t k = 0; k < ops->n_opts; k++)
+                missing = missing || (ops->opts[k].required && !cli_has(a, ops->opts[k].cli));
+            if (!missing)
                 out[(*n)++] = ops;
         }
         return 0;
@@ -387,7 +381,7 @@ int cmd_compare(int argc, char **argv)
     const strategy_ops *ops[CLI_MAX_STRATEGIES];
     uint32_t n = 0;
     int rc = cli_pick_strategies("compare", &a, ops, &n);
-    if (rc)
+    if (rc || (rc = cli_strategy_opts_apply(&a, ops, n)) != 0)
         return rc;
     unsigned jobs = 1;
     if ((rc = cli_jobs("compare", &a, n, &jobs)) != 0)

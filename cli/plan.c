@@ -407,7 +407,7 @@ int cmd_plan(int argc, char **argv)
     const strategy_ops *ops[CLI_MAX_STRATEGIES];
     uint32_t n_ops = 0;
     int rc = cli_pick_strategies("plan", &a, ops, &n_ops);
-    if (rc)
+    if (rc || (rc = cli_strategy_opts_apply(&a, ops, n_ops)) != 0)
         return rc;
     const gpu_model *gpus[PLAN_MAX_GPUS];
     uint32_t n_gpus = 0;

@@ -165,6 +165,9 @@ int cmd_replay(int argc, char **argv)
         }
         return cli_usage_error("replay", "--strategy: unknown strategy '%s' (expected one of: %s)", sname, names);
     }
+    int arc = cli_strategy_opts_apply(&a, &ops, 1);
+    if (arc)
+        return arc;
     bool json = false;
     int frc = cli_format_json(&a, &json);
     if (frc)

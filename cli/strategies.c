@@ -1,10 +1,51 @@
-/* gpusim strategies : the allocator models this build knows. */
+/* gpusim strategies : the allocator models this build knows and the options each
+ * takes, printed from the strategies' own option tables (strategies/registry.h). */
+#include <string.h>
+
 #include "cli.h"
+#include "sim/buf.h"
 #include "strategies/registry.h"
 
 static const cli_opt STRATEGIES_OPTS[] = {
+    {"format", true, "text|json (default text)"},
     {NULL, false, NULL},
 };
+
+static void json_str_or_null(sim_buf *b, const char *s)
+{
+    if (s)
+        sim_buf_json_str(b, s);
+    else
+        sim_buf_puts(b, "null");
+}
+
+static void option_json(sim_buf *b, const strategy_option *o)
+{
+    sim_buf_puts(b, "{\"key\": ");
+    sim_buf_json_str(b, o->key);
+    sim_buf_puts(b, ", \"cli\": ");
+    sim_buf_json_str(b, o->cli);
+    sim_buf_printf(b, ", \"kind\": \"%s\", \"choices\": ", strategy_option_kind_name(o->kind));
+    json_str_or_null(b, o->choices);
+    sim_buf_puts(b, ", \"default\": ");
+    json_str_or_null(b, o->default_text);
+    sim_buf_puts(b, ", \"example\": ");
+    json_str_or_null(b, o->example);
+    sim_buf_printf(b, ", \"required\": %s, \"help\": ", o->required ? "true" : "false");
+    json_str_or_null(b, o->help);
+    sim_buf_puts(b, "}");
+}
+
+/* "  --bfc-gc=on|off  help (default: ...)" */
+static void option_text(sim_buf *b, const strategy_option *o)
+{
+    char head[96];
+    snprintf(head, sizeof head, "--%s=%s", o->cli, cli_option_metavar(o));
+    if (o->required)
+        sim_buf_printf(b, "           %-32s %s (required, e.g. %s)\n", head, o->help, o->example);
+    else
+        sim_buf_printf(b, "           %-32s %s (default: %s)\n", head, o->help, o->default_text);
+}
 
 int cmd_strategies(int argc, char **argv)
 {
@@ -13,14 +54,44 @@ int cmd_strategies(int argc, char **argv)
     if (cli_parse("strategies", STRATEGIES_OPTS, argc, argv, &a, &help) != SIM_OK)
         return 2;
     if (help) {
-        printf("usage: gpusim strategies\n\nLists the allocator models --strategy accepts.\n");
+        printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, "
+               "each with the options it takes\n(text: one line per model, its options indented below it).\n\n");
+        cli_print_options(stdout, STRATEGIES_OPTS);
         return 0;
     }
     if (a.n_positional)
         return cli_usage_error("strategies", "unexpected argument '%s'", a.positional[0]);
+    bool json = false;
+    int frc = cli_format_json(&a, &json);
+    if (frc)
+        return frc;
+    sim_buf b;
+    sim_buf_init(&b);
+    if (json)
+        sim_buf_puts(&b, "[");
     for (size_t i = 0; i < registry_count(); i++) {
         const strategy_ops *ops = registry_get(i);
-        printf("%-8s %s\n", ops->name, ops->summary);
+        if (json) {
+            sim_buf_puts(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+            sim_buf_json_str(&b, ops->name);
+            sim_buf_puts(&b, ", \"summary\": ");
+            sim_buf_json_str(&b, ops->summary);
+            sim_buf_puts(&b, ", \"options\": [");
+            for (uint32_t k = 0; k < ops->n_opts; k++) {
+                sim_buf_puts(&b, k ? ",\n    " : "\n    ");
+                option_json(&b, &ops->opts[k]);
+            }
+            sim_buf_puts(&b, ops->n_opts ? "\n  ]}" : "]}");
+        } else {
+            sim_buf_printf(&b, "%-8s %s\n", ops->name, ops->summary);
+            for (uint32_t k = 0; k < ops->n_opts; k++)
+                option_text(&b, &ops->opts[k]);
+        }
     }
-    return 0;
+    if (json)
+        sim_buf_puts(&b, "\n]\n");
+    sim_error err;
+    sim_status st = sim_buf_write_file(&b, "-", &err);
+    sim_buf_release(&b);
+    return st == SIM_OK ? 0 : cli_fail(&err);
 }

@@ -902,16 +902,19 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
 
 static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 {
+    /* every key of bfc_limits_options for this mode, with a value bfc_limits_parse
+     * accepts back; allow_growth and limit_bytes are derived, informational */
     char buf[32];
     sink->text(sink->ctx, "bfc_preset", s->preset == BFC_PRESET_JAX ? "jax" : "tf");
     sink->text(sink->ctx, "allow_growth", s->allow_growth ? "true" : "false");
-    sink->text(sink->ctx, "garbage_collection", s->gc ? "on" : "off");
+    sink->text(sink->ctx, "bfc_gc", s->gc ? "on" : "off");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->limit);
     sink->text(sink->ctx, "limit_bytes", buf);
-    if (s->has_mem_fraction && s->mode != BFC_LIMIT)
-        sink->text(sink->ctx, "mem_fraction", s->mem_fraction_text);
-    if (s->has_frag_fraction)
-        sink->text(sink->ctx, "fragmentation_fraction", s->frag_fraction_text);
+    if (s->mode == BFC_LIMIT)
+        sink->text(sink->ctx, "limit", buf); /* the limit is --limit exactly */
+    else
+        sink->text(sink->ctx, "mem_fraction", s->has_mem_fraction ? s->mem_fraction_text : "");
+    sink->text(sink->ctx, "bfc_fragmentation_fraction", s->has_frag_fraction ? s->frag_fraction_text : "0");
 }
 
 /* Blocks in address order: regions are created at increasing addresses (design.md §3),
@@ -1289,11 +1292,53 @@ bool bfc_debug_corrupt(strategy *s, bfc_corruption kind)
     return false;
 }
 
+/* ==== the option table ==== */
+
+/* The BFC strategies' options, described once (strategy_option, sim/strategy.h).
+ * greedy and growth take the first four; limit the last four (--limit is its
+ * memory_limit, so no fraction applies to it). The keys are what bfc_limits_parse
+ * reads and the ops' options() writes back. */
+static const strategy_option bfc_limits_options[5] = {
+    {.key = "mem_fraction",
+     .cli = "mem-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "tf: total less a reserve by compute capability, jax: 0.75",
+     .example = "0.5",
+     .help = "the limit as a share of total memory (per_process_gpu_memory_fraction, "
+             "XLA_PYTHON_CLIENT_MEM_FRACTION)"},
+    {.key = "bfc_preset",
+     .cli = "bfc-preset",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "tf|jax",
+     .default_text = "tf",
+     .example = "jax",
+     .help = "whose wiring sets the limit and garbage collection: TensorFlow's or JAX's"},
+    {.key = "bfc_gc",
+     .cli = "bfc-gc",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on for tf, off for jax",
+     .example = "off",
+     .help = "on a failed allocation, free the wholly free regions and retry"},
+    {.key = "bfc_fragmentation_fraction",
+     .cli = "bfc-fragmentation-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "0, meaning 128 MiB",
+     .example = "0.2",
+     .help = "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"},
+    {.key = "limit",
+     .cli = "limit",
+     .kind = STRATEGY_OPTION_SIZE,
+     .example = "4096MiB",
+     .help = "memory_limit of the logical device",
+     .required = true},
+};
+
 /* ==== ops tables ==== */
 
-#define BFC_OPS(NAME, SUMMARY, CREATE)                                                                    \
+#define BFC_OPS(NAME, SUMMARY, OPTS, CREATE)                                                              \
     {                                                                                                     \
-        .name = NAME, .summary = SUMMARY, .create = CREATE, .destroy = bfc_destroy, .alloc = bfc_alloc,  \
+        .name = NAME, .summary = SUMMARY, .opts = OPTS, .n_opts = 4, .create = CREATE, .destroy = bfc_destroy, .alloc = bfc_alloc,  \
         .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
         .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
         .walk = bfc_walk,                                                                                 \
@@ -1301,11 +1346,11 @@ bool bfc_debug_corrupt(strategy *s, bfc_corruption kind)
 
 static const strategy_ops BFC_OPS_TABLE[3] = {
     BFC_OPS("greedy", "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
-            greedy_create),
+            bfc_limits_options, greedy_create),
     BFC_OPS("growth", "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
-            growth_create),
+            bfc_limits_options, growth_create),
     BFC_OPS("limit", "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
-            limit_create),
+            bfc_limits_options + 1, limit_create),
 };
 
 const strategy_ops *bfc_strategy(bfc_mode mode)

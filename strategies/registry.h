@@ -1,8 +1,17 @@
-/* registry.h — the list of strategies the program knows, in the order `gpusim
- * strategies` prints them. Adding a strategy = one line in registry.c. */
+/* registry.h — the strategies the program knows, in their usual order (the order of
+ * `gpusim strategies` and of compare's and plan's default list), and lookups over the
+ * options they describe in their ops tables (strategy_option, sim/strategy.h).
+ *
+ * Adding a strategy: write strategies/NAME.{h,c} exporting one getter of a `const
+ * strategy_ops` table whose opts list its options, add the getter to GETTERS in
+ * registry.c at its place in the usual order, and add the .c to the core library in
+ * CMakeLists.txt. Adding an option to a strategy: one entry in its opts table (and
+ * its reading in create(), its writing in options()); the command line, --help,
+ * check's baselines, sweep specs and `gpusim strategies` follow from the table. */
 #ifndef GPUSIM_REGISTRY_H
 #define GPUSIM_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/strategy.h"
@@ -12,5 +21,20 @@ size_t registry_count(void);
 const strategy_ops *registry_get(size_t i);
 /* The strategy called name, or NULL. */
 const strategy_ops *registry_find(const char *name);
+
+/* ops's own entry for the sim_kv key, or NULL when ops does not take it. */
+const strategy_option *registry_option_of(const strategy_ops *ops, const char *key);
+/* The option spelt --cli (without the dashes) by any strategy, or NULL. */
+const strategy_option *registry_option_by_cli(const char *cli);
+/* The option whose sim_kv key is key in any strategy, or NULL. */
+const strategy_option *registry_option_by_key(const char *key);
+/* The i-th distinct option (by key) over all strategies, in registry order and then
+ * table order; NULL when i is past the last. */
+const strategy_option *registry_option_get(size_t i);
+/* The names of the strategies that take key, ", "-separated, into buf (always
+ * NUL-terminated); returns buf. */
+char *registry_option_owners(const char *key, char *buf, size_t cap);
+/* Whether key belongs to at least one of the n strategies in ops. */
+bool registry_option_applies(const char *key, const strategy_ops *const *ops, size_t n);
 
 #endif

@@ -1705,10 +1705,11 @@ static void torch_options(const strategy *s, const strategy_stat_sink *sink)
     sink->text(sink->ctx, "garbage_collection_threshold", buf);
     sink->text(sink->ctx, "roundup_power2_divisions", torch_conf_format_divisions(c, buf, sizeof buf));
     sink->text(sink->ctx, "expandable_segments", c->expandable_segments ? "True" : "False");
-    if (s->set_fraction) {
+    /* memory_fraction: "" when unset (no cap), which create() reads back as unset */
+    buf[0] = '\0';
+    if (s->set_fraction)
         snprintf(buf, sizeof buf, "%.17g", s->fraction);
-        sink->text(sink->ctx, "memory_fraction", buf);
-    }
+    sink->text(sink->ctx, "memory_fraction", buf);
     if (c->ignored[0] != '\0') {
         snprintf(buf, sizeof buf, "%s (accepted; they do not change device memory placement)", c->ignored);
         sink->text(sink->ctx, "ignored_keys", buf);
@@ -2227,9 +2228,28 @@ bool torch_debug_corrupt(strategy *s, torch_corruption kind)
     return false;
 }
 
+/* The torch strategy's options, described once (strategy_option, sim/strategy.h):
+ * the keys torch's create() reads and its options() writes back. */
+static const strategy_option torch_conf_options[2] = {
+    {.key = "alloc_conf",
+     .cli = "alloc-conf",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "PyTorch's, or the recording's own",
+     .example = "expandable_segments:True",
+     .help = "PYTORCH_CUDA_ALLOC_CONF, key:value,... (max_split_size_mb, expandable_segments, ...)"},
+    {.key = "memory_fraction",
+     .cli = "memory-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "none, the whole device",
+     .example = "0.5",
+     .help = "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"},
+};
+
 static const strategy_ops TORCH_OPS = {
     .name = "torch",
     .summary = "PyTorch CUDA caching allocator (native backend), PYTORCH_CUDA_ALLOC_CONF options",
+    .opts = torch_conf_options,
+    .n_opts = 2,
     .create = torch_create,
     .destroy = torch_destroy,
     .alloc = torch_alloc,

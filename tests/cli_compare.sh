@@ -25,7 +25,7 @@ expect() { # CODE "stderr text" ARGS...
   fi
 }
 
-strategies=$("$bin" strategies | awk '{print $1}')
+strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   [ -e "$trace" ] || continue
   name=$(basename "$trace")

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 passes=0
-strategies=$("$bin" strategies | awk '{print $1}')
+strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   [ -e "$trace" ] || continue
   for s in $strategies; do
