@@ -2,12 +2,13 @@
  * `gpusim strategies` and of compare's and plan's default list), and lookups over the
  * options they describe in their ops tables (strategy_option, sim/strategy.h).
  *
- * Adding a strategy: write strategies/NAME.{h,c} exporting one getter of a `const
- * strategy_ops` table whose opts list its options, add the getter to GETTERS in
- * registry.c at its place in the usual order, and add the .c to the core library in
- * CMakeLists.txt. Adding an option to a strategy: one entry in its opts table (and
- * its reading in create(), its writing in options()); the command line, --help,
- * check's baselines, sweep specs and `gpusim strategies` follow from the table. */
+ * Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
+ * folder) exporting one getter of a `const strategy_ops` table, with opts listing its
+ * options, and add the getter to GETTERS in registry.c at its place in the usual
+ * order. Adding an option to a strategy: one entry in its opts table, read in its
+ * create() and written back by its options() (strategy.h); the command line, --help,
+ * check's baselines, sweep specs, compare's default list and `gpusim strategies`
+ * follow from the table, and tests/cli_options.sh round-trips the new option. */
 #ifndef GPUSIM_REGISTRY_H
 #define GPUSIM_REGISTRY_H
 
