@@ -109,8 +109,10 @@ char *registry_option_owners(const char *key, char *buf, size_t cap)
         if (registry_option_of(ops, key) == NULL)
             continue;
         int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", ops->name);
-        if (n < 0 || (size_t)n >= cap - len)
+        if (n < 0 || (size_t)n >= cap - len) {
+            buf[len] = '\0'; /* whole names only */
             break;
+        }
         len += (size_t)n;
     }
     return buf;

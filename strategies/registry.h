@@ -33,7 +33,7 @@ const strategy_option *registry_option_by_key(const char *key);
  * table order; NULL when i is past the last. */
 const strategy_option *registry_option_get(size_t i);
 /* The names of the strategies that take key, ", "-separated, into buf (always
- * NUL-terminated); returns buf. */
+ * NUL-terminated; whole names only when cap is short); returns buf. */
 char *registry_option_owners(const char *key, char *buf, size_t cap);
 /* Whether key belongs to at least one of the n strategies in ops. */
 bool registry_option_applies(const char *key, const strategy_ops *const *ops, size_t n);
