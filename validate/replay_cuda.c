@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     if (mode != VRUN_MIRROR && n_kv > 0) {
         g.ops->close(g.ctx);
         return cli_usage_error("replay_cuda", "model options (--%s...) are for --mode=mirror",
-                               kv[0].key);
+                               registry_option_by_key(kv[0].key)->cli);
     }
     vrun *v = calloc(1, sizeof *v);
     char msg[512];
