@@ -2,8 +2,8 @@
  * trace under the baseline's strategy, strategy options and device (a `replay
  * --format=json` result, or one written by --write-baseline) and compares peak
  * reserved, peak allocated, fragmentation at the peak and OOMs, one verdict line
- * per metric; exit 0 pass,
- * 1 regression, 2 bad or missing baseline (or usage), 3 invalid trace.
+ * per metric; exit 0 pass, 1 regression, 2 bad or missing baseline (or usage),
+ * 3 invalid trace.
  * Sizes regress when they grow by more than --tolerance percent; fragmentation when
  * it grows by more than --tolerance percentage points; OOMs when there are more. */
 #include <stdio.h>
