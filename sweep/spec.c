@@ -17,7 +17,6 @@
 #include "sim/evbuf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
-#include "strategies/registry.h"
 #include "traces/input.h"
 
 /* ---------------------------------------------------------------- helpers */
