@@ -498,16 +498,16 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
     /* every key of this mode's slice of bfc_limits_options, with a value
      * bfc_limits_parse accepts back; allow_growth and limit_bytes are derived */
     char buf[32];
-    sink->text(sink->ctx, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
-    sink->text(sink->ctx, "allow_growth", s->allow_growth ? "true" : "false");
-    sink->text(sink->ctx, "bfc_gc", s->opt.gc ? "on" : "off");
+    strategy_emit_text(sink, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
+    strategy_emit_text(sink, "allow_growth", s->allow_growth ? "true" : "false");
+    strategy_emit_text(sink, "bfc_gc", s->opt.gc ? "on" : "off");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->limit);
-    sink->text(sink->ctx, "limit_bytes", buf);
+    strategy_emit_text(sink, "limit_bytes", buf);
     if (s->mode == BFC_LIMIT)
-        sink->text(sink->ctx, "limit", buf); /* the limit is --limit exactly */
+        strategy_emit_text(sink, "limit", buf); /* the limit is --limit exactly */
     else
-        sink->text(sink->ctx, "mem_fraction", s->opt.has_mem_fraction ? s->opt.mem_fraction_text : "");
-    sink->text(sink->ctx, "bfc_fragmentation_fraction", s->opt.has_frag_fraction ? s->opt.frag_fraction_text : "0");
+        strategy_emit_text(sink, "mem_fraction", s->opt.has_mem_fraction ? s->opt.mem_fraction_text : "");
+    strategy_emit_text(sink, "bfc_fragmentation_fraction", s->opt.has_frag_fraction ? s->opt.frag_fraction_text : "0");
 }
 
 /* ==== ops tables ==== */

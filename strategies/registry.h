@@ -17,6 +17,10 @@
 
 #include "sim/strategy.h"
 
+/* The strategy every command uses when none is named: PyTorch's allocator, the one most
+ * users run (docs/decisions.md). */
+#define GPUSIM_DEFAULT_STRATEGY "torch"
+
 size_t registry_count(void);
 /* The i-th strategy, i < registry_count(). */
 const strategy_ops *registry_get(size_t i);
