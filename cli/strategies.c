@@ -2,7 +2,7 @@
  * takes, printed from the strategies' own option tables (strategies/registry.h). */
 #include <string.h>
 
-#include "cli.h"
+#include "common.h"
 #include "sim/buf.h"
 #include "strategies/registry.h"
 
@@ -47,24 +47,26 @@ static void option_text(sim_buf *b, const strategy_option *o)
         sim_buf_printf(b, "           %-32s %s (default: %s)\n", head, o->help, o->default_text);
 }
 
+static void strategies_help(void)
+{
+    printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, each "
+           "with the options it takes\n(text: one line per model, its options indented below it).\n\n");
+    cli_print_options(stdout, STRATEGIES_OPTS);
+}
+
+static const cli_command STRATEGIES = {"strategies", STRATEGIES_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
+
 int cmd_strategies(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("strategies", STRATEGIES_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, "
-               "each with the options it takes\n(text: one line per model, its options indented below it).\n\n");
-        cli_print_options(stdout, STRATEGIES_OPTS);
-        return 0;
-    }
-    if (a.n_positional)
-        return cli_usage_error("strategies", "unexpected argument '%s'", a.positional[0]);
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
+    cli_session s;
+    sim_status st = cli_session_parse(&s, &STRATEGIES, argc, argv);
+    if (st == SIM_OK)
+        st = cli_session_no_arguments(&s);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, STRATEGIES.uses);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const bool json = s.json;
     sim_buf b;
     sim_buf_init(&b);
     if (json)
@@ -90,8 +92,7 @@ int cmd_strategies(int argc, char **argv)
     }
     if (json)
         sim_buf_puts(&b, "\n]\n");
-    sim_error err;
-    sim_status st = sim_buf_write_file(&b, "-", &err);
+    st = sim_buf_write_file(&b, "-", &s.err);
     sim_buf_release(&b);
-    return st == SIM_OK ? 0 : cli_fail(&err);
+    return cli_session_end(&s, st);
 }

@@ -118,9 +118,8 @@ int main(int argc, char **argv)
         inner = registry_find(sname);
         if (inner == NULL)
             return cli_usage_error("replay_cuda", "--strategy: gpusim has no model '%s'", sname);
-        int arc = cli_strategy_opts_apply(&a, &inner, 1);
-        if (arc)
-            return arc;
+        if (cli_strategy_opts_apply(&a, &inner, 1, &err) != SIM_OK)
+            return cli_usage_error("replay_cuda", "%s", err.msg);
     } else if (sname != NULL) {
         return cli_usage_error("replay_cuda", "--strategy is for --mode=mirror");
     }
