@@ -376,6 +376,12 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
                               it->string);
     }
     char devname[64] = "";
+    /* a catalog GPU has its own capacity and compute capability, as on the command line */
+    if (gpu && (cap || cc))
+        return spec_error(l, SIM_EUSAGE,
+                          "\"devices\": \"gpu\" and \"%s\" conflict: the catalog GPU has its own (give one of the two; "
+                          "\"capacity\" and \"compute_capability\" describe a custom device)",
+                          cap ? "capacity" : "compute_capability");
     if (gpu) {
         const gpu_model *g = cJSON_IsString(gpu) ? gpus_find(gpu->valuestring) : NULL;
         if (g == NULL)

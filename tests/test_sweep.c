@@ -174,6 +174,13 @@ START_TEST(bad_specs_should_be_errors_that_name_the_problem)
          SIM_EUSAGE, "which \"strategies\" does not list"},
         {"{\"traces\": [], \"devices\": [\"A100-40GB\"], \"strategies\": [\"ideal\"]}", SIM_EUSAGE,
          "names no trace"},
+        /* conflicting device keys, refused as --gpu with --capacity is */
+        {"{\"traces\": [\"jobs\"], \"devices\": [{\"gpu\": \"T4\", \"capacity\": \"24GiB\"}], \"strategies\": "
+         "[\"ideal\"]}",
+         SIM_EUSAGE, "\"gpu\" and \"capacity\" conflict"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [{\"gpu\": \"T4\", \"compute_capability\": \"8.0\"}], "
+         "\"strategies\": [\"ideal\"]}",
+         SIM_EUSAGE, "\"gpu\" and \"compute_capability\" conflict"},
         /* a key no strategy has (there is no release-threshold anywhere) */
         {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"torch\"], \"options\": "
          "{\"release-threshold\": \"1GiB\"}}",
