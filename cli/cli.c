@@ -142,7 +142,7 @@ const char *cli_option_metavar(const strategy_option *o)
     return "STR";
 }
 
-/* "METAVAR: help (default: ...; greedy, growth)", from the option's table entry. */
+/* "METAVAR: help (default: ...; for greedy, growth)", from the option's table entry. */
 static void print_strategy_option(FILE *f, const strategy_option *o)
 {
     char head[64], owners[256];
