@@ -1,6 +1,7 @@
 /* spec_internal.h — what the files that load a sweep spec share (spec.c: the document,
- * traces, devices and checks; spec_options.c: the strategies and their option sets):
- * the loading state and its error and allocation helpers. Not part of the sweep API. */
+ * devices and checks; spec_traces.c: the traces; spec_options.c: the strategies and
+ * their option sets): the loading state and its error and allocation helpers. Not
+ * part of the sweep API. */
 #ifndef GPUSIM_SWEEP_SPEC_INTERNAL_H
 #define GPUSIM_SWEEP_SPEC_INTERNAL_H
 
@@ -28,6 +29,11 @@ char *spec_strdup(const char *s);
  * booleans as on/off; false for anything else. */
 bool spec_value_text(const cJSON *v, char *buf, size_t cap);
 
+/* p joined to the spec's directory (p itself when absolute or the spec is here). */
+void spec_join_dir(const loader *l, const char *p, char *out, size_t cap);
+
+/* "traces": files, globs and directories; sorted, without duplicates. */
+sim_status spec_load_traces(loader *l, const cJSON *traces);
 /* "strategies": names from the registry, or "all". */
 sim_status spec_load_strategies(loader *l, const cJSON *strategies);
 /* "options": option sets (and templates that expand into several); needs the
