@@ -223,18 +223,3 @@ START_TEST(an_empty_value_should_read_as_unset)
     ck_assert_ptr_null(strategy_config_get(&cfg, "bfc_preset"));
 }
 END_TEST
-
-static Suite *make_suite(void)
-{
-    Suite *s = suite_create("registry");
-    TCase *tc = tcase_create("options");
-    tcase_add_test(tc, every_table_entry_should_say_what_help_and_the_tests_need);
-    tcase_add_test(tc, lookups_should_find_options_by_spelling_and_key_and_name_their_strategies);
-    tcase_add_test(tc, options_should_write_every_table_key_and_read_back_the_same_with_defaults);
-    tcase_add_test(tc, each_option_given_should_come_back_under_its_own_key);
-    tcase_add_test(tc, an_empty_value_should_read_as_unset);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(make_suite)
