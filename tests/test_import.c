@@ -552,6 +552,105 @@ START_TEST(a_bad_input_should_exit_3_and_leave_no_output)
 }
 END_TEST
 
+/* Bad pickles, each with the byte offset and opcode its refusal must name. */
+typedef struct bad_pickle {
+    const char *name;
+    const char *bytes;
+    size_t len;
+    const char *needle;
+} bad_pickle;
+
+#define PK(name, lit, needle) {name, lit, sizeof lit - 1, needle}
+
+static const bad_pickle BAD_PICKLES[] = {
+    /* the string's length says 8 bytes, 3 follow: refused at its opcode, byte 4 */
+    PK("truncated", "\x80\x04}\x94\x8c\x08seg", "pickle byte 4 (opcode 0x8c SHORT_BINUNICODE): truncated"),
+    /* BINGET 7 when only key 0 was stored (byte 4) */
+    PK("memo_range", "\x80\x04}\x94h\x07.", "pickle byte 4 (opcode 0x68 BINGET): memo index 7 was never stored"),
+    /* a list (byte 2, memo 0) appended to itself: JSON cannot hold it */
+    PK("memo_cycle", "\x80\x04]\x94h\x00" "a.", "pickle byte 2 (opcode 0x5d EMPTY_LIST): a memo cycle"),
+    /* 120 nested lists: the innermost (byte 2 + 119) is deeper than 100 */
+    {"deep", NULL, 0, "nesting deeper than 100"},
+    /* GLOBAL os.system at byte 2: never imported */
+    PK("forbidden", "\x80\x02" "cos\nsystem\n" "X\x05\x00\x00\x00touch" "\x85R.",
+       "pickle byte 2 (opcode 0x63 GLOBAL): this opcode is outside the subset"),
+    /* BINUNICODE with a 2 GiB length field at byte 4 */
+    PK("length_2g", "\x80\x04}\x94X\x00\x00\x00\x80" "abc",
+       "pickle byte 4 (opcode 0x58 BINUNICODE): truncated (a string of 2147483648 bytes"),
+    /* a FRAME that claims more bytes than the file holds */
+    PK("frame", "\x80\x04\x95\xff\x00\x00\x00\x00\x00\x00\x00}.", "pickle byte 2 (opcode 0x95 FRAME): truncated"),
+};
+
+START_TEST(a_bad_pickle_should_exit_3_naming_the_byte_offset_and_write_nothing)
+{
+    char deep[2 + 120 * 2 + 2];
+    size_t n = 0;
+    deep[n++] = '\x80';
+    deep[n++] = '\x04';
+    for (int i = 0; i < 120; i++)
+        deep[n++] = ']';
+    for (int i = 0; i < 119; i++)
+        deep[n++] = 'a';
+    deep[n++] = '.';
+    char p[512], out[512], args[2048], errpath[512];
+    for (size_t i = 0; i < sizeof BAD_PICKLES / sizeof BAD_PICKLES[0]; i++) {
+        const bad_pickle *b = &BAD_PICKLES[i];
+        snprintf(p, sizeof p, "%s/%s.pickle", tmpdir(), b->name);
+        FILE *f = fopen(p, "wb");
+        ck_assert_ptr_nonnull(f);
+        if (b->bytes)
+            fwrite(b->bytes, 1, b->len, f);
+        else
+            fwrite(deep, 1, n, f);
+        fclose(f);
+        snprintf(out, sizeof out, "%s/%s.jsonl", tmpdir(), b->name);
+        snprintf(errpath, sizeof errpath, "%s/%s.err", tmpdir(), b->name);
+        const char *bin = getenv("GPUSIM_BINARY");
+        ck_assert_ptr_nonnull(bin);
+        snprintf(args, sizeof args, "%s convert '%s' -o '%s' >/dev/null 2>'%s'", bin, p, out, errpath);
+        int st = system(args);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) == 3, "%s: exit %d", b->name, WEXITSTATUS(st));
+        ck_assert_msg(!exists(out), "%s: an output file was written", b->name);
+        size_t elen = 0;
+        char *msg = slurp(errpath, &elen);
+        ck_assert_msg(strstr(msg, b->needle) != NULL, "%s: '%s' not in '%s'", b->name, b->needle, msg);
+        ck_assert_msg(strstr(msg, p) != NULL, "%s: the message does not name the file: '%s'", b->name, msg);
+        free(msg);
+    }
+    ck_assert(!exists("touch"));
+    tmpdir_remove();
+}
+END_TEST
+
+/* A tuple shared 2^40 times over (each level holds the one below twice): copied out it
+ * would be 2^41 values; shared, it is 41 containers. It must load, and at once. */
+START_TEST(a_pickle_whose_sharing_doubles_at_every_level_should_load)
+{
+    unsigned char b[64 + 4 * 40];
+    size_t n = 0;
+    /* {"device_traces": [], "x": L40} where L0 = [] and L(k+1) = (Lk, Lk) */
+    static const char HEAD[] = "\x80\x04}\x94(\x8c\x0d" "device_traces]\x8c\x01x]\x94";
+    memcpy(b, HEAD, sizeof HEAD - 1);
+    n = sizeof HEAD - 1;
+    for (int k = 0; k < 40; k++) {
+        b[n++] = 'h';                 /* BINGET Lk (memo key k + 1; the dict is key 0) */
+        b[n++] = (unsigned char)(k + 1);
+        b[n++] = 0x86;                /* TUPLE2 (Lk, Lk) */
+        b[n++] = 0x94;                /* MEMOIZE as key k + 2 */
+    }
+    b[n++] = 'u';                     /* SETITEMS */
+    b[n++] = '.';
+    input_options o = {.device = -1};
+    trace_input *in = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_msg(input_open_mem("doubling.pickle", b, n, NULL, &o, &in, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_uint_eq(input_event_count(in), 0);
+    input_close(in);
+}
+END_TEST
+
 START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
 {
     char out[512], args[2048];
@@ -797,6 +896,8 @@ static Suite *suite(void)
     tcase_set_timeout(bad, 120);
     tcase_add_test(bad, bad_input_should_fail_with_a_message_naming_the_file);
     tcase_add_test(bad, every_prefix_of_a_snapshot_pickle_should_fail_cleanly);
+    tcase_add_test(bad, a_bad_pickle_should_exit_3_naming_the_byte_offset_and_write_nothing);
+    tcase_add_test(bad, a_pickle_whose_sharing_doubles_at_every_level_should_load);
     tcase_add_test(bad, every_prefix_of_a_gzip_file_should_fail_cleanly);
     tcase_add_test(bad, mutated_inputs_should_never_crash);
     suite_add_tcase(s, bad);

@@ -14,12 +14,18 @@
 
 typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_LIST, PK_TUPLE, PK_DICT } pk_kind;
 
+typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
+
 typedef struct pk_obj {
     pk_kind kind;
     uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
     struct pk_obj **items;
     const char *text;         /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
     uint32_t len;
+    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
+    uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
+    uint16_t height;          /* containers: levels of nesting below, once converted */
+    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
 } pk_obj;
 
 typedef struct pk_chunk {
@@ -55,23 +61,6 @@ static void *arena(pickle_doc *d, size_t size)
     }
     void *p = (char *)d->chunks->data + d->chunks->used;
     d->chunks->used += size;
-    return p;
-}
-
-static pk_obj *new_obj(pickle_doc *d, pk_kind k)
-{
-    if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
-        pk_objs *o = malloc(sizeof *o);
-        if (o == NULL)
-            return NULL;
-        o->next = d->objs;
-        o->n = 0;
-        d->objs = o;
-    }
-    pk_obj *p = &d->objs->o[d->objs->n++];
-    memset(p, 0, sizeof *p);
-    p->kind = k;
-    d->n_objs++;
     return p;
 }
 
@@ -121,11 +110,98 @@ typedef struct pk_reader {
     pk_obj **memo;
     size_t memo_cap;
     uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
-    uint64_t budget;       /* JSON nodes the conversion may still create */
+    size_t op_at;          /* byte offset of the opcode being read */
 } pk_reader;
+
+static pk_obj *new_obj(pk_reader *r, pk_kind k)
+{
+    pickle_doc *d = r->doc;
+    if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
+        pk_objs *o = malloc(sizeof *o);
+        if (o == NULL)
+            return NULL;
+        o->next = d->objs;
+        o->n = 0;
+        d->objs = o;
+    }
+    pk_obj *p = &d->objs->o[d->objs->n++];
+    memset(p, 0, sizeof *p);
+    p->kind = k;
+    p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+    d->n_objs++;
+    return p;
+}
 
 static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+static const char *opcode_name(unsigned char op)
+{
+    switch (op) {
+    case 'c': return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 'R': return "REDUCE";
+    case 'b': return "BUILD";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 0x82: case 0x83: case 0x84: return "EXT";
+    case 'B': case 'C': case 0x8e: return "BINBYTES";
+    case 0x96: return "BYTEARRAY8";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    case 0x8f: return "EMPTY_SET";
+    case 0x90: return "ADDITEMS";
+    case 0x91: return "FROZENSET";
+    case 'I': return "INT (protocol 0)";
+    case 'L': return "LONG (protocol 0)";
+    case 'F': return "FLOAT (protocol 0)";
+    case 'S': case 'T': case 'U': case 'V': return "STRING (protocol 0/1)";
+    case 'p': case 'g': return "PUT/GET (protocol 0)";
+    case '0': return "POP";
+    case '1': return "POP_MARK";
+    case '2': return "DUP";
+    case 'l': return "LIST";
+    case 'd': return "DICT";
+    case 0x80: return "PROTO";
+    case 0x95: return "FRAME";
+    case '}': return "EMPTY_DICT";
+    case ']': return "EMPTY_LIST";
+    case ')': return "EMPTY_TUPLE";
+    case 'N': return "NONE";
+    case 0x88: return "NEWTRUE";
+    case 0x89: return "NEWFALSE";
+    case '(': return "MARK";
+    case 'u': return "SETITEMS";
+    case 'e': return "APPENDS";
+    case 't': return "TUPLE";
+    case 's': return "SETITEM";
+    case 'a': return "APPEND";
+    case 0x85: return "TUPLE1";
+    case 0x86: return "TUPLE2";
+    case 0x87: return "TUPLE3";
+    case 'X': return "BINUNICODE";
+    case 0x8c: return "SHORT_BINUNICODE";
+    case 0x8d: return "BINUNICODE8";
+    case 'K': return "BININT1";
+    case 'M': return "BININT2";
+    case 'J': return "BININT";
+    case 0x8a: return "LONG1";
+    case 0x8b: return "LONG4";
+    case 'G': return "BINFLOAT";
+    case 0x94: return "MEMOIZE";
+    case 'q': return "BINPUT";
+    case 'r': return "LONG_BINPUT";
+    case 'h': return "BINGET";
+    case 'j': return "LONG_BINGET";
+    case '.': return "STOP";
+    default: return "unknown";
+    }
+}
+
+/* Every refusal names the byte offset and the opcode found there. */
 static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
 {
     char msg[400];
@@ -133,7 +209,10 @@ static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu: %s", at, msg);
+    if (at >= r->len)
+        return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu (the end): %s", at, msg);
+    return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu (opcode 0x%02x %s): %s", at, r->p[at],
+                         opcode_name(r->p[at]), msg);
 }
 
 static sim_status nomem(pk_reader *r)
@@ -174,7 +253,7 @@ static sim_status push(pk_reader *r, pk_obj *o)
 
 static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
 {
-    pk_obj *o = new_obj(r->doc, PK_INT);
+    pk_obj *o = new_obj(r, PK_INT);
     char buf[24];
     int n = snprintf(buf, sizeof buf, "%s%" PRIu64, neg ? "-" : "", mag);
     char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
@@ -212,7 +291,7 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
         return fail(r, at, "truncated (a string of %zu bytes runs past the end)", n);
     if (n > UINT32_MAX)
         return fail(r, at, "a string longer than 4 GiB");
-    pk_obj *o = new_obj(r->doc, PK_STR);
+    pk_obj *o = new_obj(r, PK_STR);
     char *t = o ? arena(r->doc, n + 1) : NULL;
     if (t == NULL)
         return nomem(r);
@@ -268,41 +347,6 @@ static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
     return SIM_OK;
 }
 
-static const char *opcode_name(unsigned char op)
-{
-    switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x82: case 0x83: case 0x84: return "EXT";
-    case 'B': case 'C': case 0x8e: return "BINBYTES";
-    case 0x96: return "BYTEARRAY8";
-    case 0x97: return "NEXT_BUFFER";
-    case 0x98: return "READONLY_BUFFER";
-    case 0x8f: return "EMPTY_SET";
-    case 0x90: return "ADDITEMS";
-    case 0x91: return "FROZENSET";
-    case 'I': return "INT (protocol 0)";
-    case 'L': return "LONG (protocol 0)";
-    case 'F': return "FLOAT (protocol 0)";
-    case 'S': case 'T': case 'U': case 'V': return "STRING (protocol 0/1)";
-    case 'p': case 'g': return "PUT/GET (protocol 0)";
-    case '0': return "POP";
-    case '1': return "POP_MARK";
-    case '2': return "DUP";
-    case 'l': return "LIST";
-    case 'd': return "DICT";
-    default: return "unknown";
-    }
-}
-
 static sim_status run(pk_reader *r, pk_obj **result)
 {
     for (;;) {
@@ -310,6 +354,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
         if (!need(r, 1))
             return fail(r, at, "truncated (the pickle ends without STOP)");
         unsigned char op = r->p[r->pos++];
+        r->op_at = at;
         sim_status st = SIM_OK;
         size_t base = 0;
         switch (op) {
@@ -320,17 +365,20 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 return fail(r, at, "pickle protocol %u (gpusim reads protocols 2 to 5)", r->p[r->pos]);
             r->pos++;
             break;
-        case 0x95: /* FRAME: a length prefix only */
+        case 0x95: /* FRAME: a length prefix only (the frame must fit in the data) */
             if (!need(r, 8))
                 return fail(r, at, "truncated");
             r->pos += 8;
+            if (le(r->p + r->pos - 8, 8) > r->len - r->pos)
+                return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)",
+                            le(r->p + r->pos - 8, 8));
             break;
-        case '}': st = push(r, new_obj(r->doc, PK_DICT)); break;
-        case ']': st = push(r, new_obj(r->doc, PK_LIST)); break;
-        case ')': st = push(r, new_obj(r->doc, PK_TUPLE)); break;
-        case 'N': st = push(r, new_obj(r->doc, PK_NONE)); break;
-        case 0x88: st = push(r, new_obj(r->doc, PK_TRUE)); break;
-        case 0x89: st = push(r, new_obj(r->doc, PK_FALSE)); break;
+        case '}': st = push(r, new_obj(r, PK_DICT)); break;
+        case ']': st = push(r, new_obj(r, PK_LIST)); break;
+        case ')': st = push(r, new_obj(r, PK_TUPLE)); break;
+        case 'N': st = push(r, new_obj(r, PK_NONE)); break;
+        case 0x88: st = push(r, new_obj(r, PK_TRUE)); break;
+        case 0x89: st = push(r, new_obj(r, PK_FALSE)); break;
         case '(': /* MARK */
             if (r->mp == r->mcap) {
                 size_t c = r->mcap ? r->mcap * 2 : 64;
@@ -349,7 +397,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 return st;
             pk_obj *target;
             if (op == 't') {
-                target = new_obj(r->doc, PK_TUPLE);
+                target = new_obj(r, PK_TUPLE);
                 if (target == NULL)
                     return nomem(r);
             } else {
@@ -389,7 +437,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
             size_t k = (size_t)(op - 0x84);
             if (r->sp < k)
                 return fail(r, at, "TUPLE%zu with too few items on the stack", k);
-            pk_obj *t = new_obj(r->doc, PK_TUPLE);
+            pk_obj *t = new_obj(r, PK_TUPLE);
             if (t == NULL)
                 return nomem(r);
             for (size_t i = r->sp - k; i < r->sp; i++)
@@ -467,7 +515,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
             memcpy(&x, &u, sizeof x);
             if (x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308)
                 return fail(r, at, "a float that is not finite");
-            pk_obj *o = new_obj(r->doc, PK_FLOAT);
+            pk_obj *o = new_obj(r, PK_FLOAT);
             char buf[40];
             int n = snprintf(buf, sizeof buf, "%.17g", x);
             char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
@@ -511,10 +559,9 @@ static sim_status run(pk_reader *r, pk_obj **result)
             return SIM_OK;
         default:
             return fail(r, at,
-                        "opcode 0x%02x (%s) is outside the subset gpusim reads: a memory snapshot is plain data "
+                        "this opcode is outside the subset gpusim reads: a memory snapshot is plain data "
                         "(dicts, lists, tuples, strings, numbers, booleans, None), and gpusim never imports or "
-                        "calls anything a pickle names",
-                        op, opcode_name(op));
+                        "calls anything a pickle names");
         }
         if (st != SIM_OK)
             return st;
@@ -523,14 +570,17 @@ static sim_status run(pk_reader *r, pk_obj **result)
 
 /* ---------------------------------------------------------------- to the JSON DOM */
 
-static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int depth)
+/* The DOM shares what the pickle shares: a container is converted once, and every
+ * further reference to it (a memo GET) copies only its json_value header, which
+ * points at the same items. So time and memory are linear in the pickle, whatever
+ * the sharing. The DOM is read-only, so sharing is invisible to readers. A
+ * container reached again while it is being converted contains itself (a memo
+ * cycle, which JSON cannot hold); depth counts the nesting of the DOM as a reader
+ * sees it, so a shared subtree is checked against every depth it is used at. */
+static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uint16_t *height)
 {
     memset(v, 0, sizeof *v);
-    if (depth > PK_MAX_DEPTH)
-        return fail(r, r->len, "nesting deeper than %d", PK_MAX_DEPTH);
-    if (r->budget == 0)
-        return fail(r, r->len, "shared references expand to too many values");
-    r->budget--;
+    *height = 0;
     switch (o->kind) {
     case PK_NONE: v->type = JSON_NULL; return SIM_OK;
     case PK_TRUE: v->type = JSON_TRUE; return SIM_OK;
@@ -547,21 +597,24 @@ static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int dept
         v->len = o->len;
         return SIM_OK;
     case PK_LIST:
-    case PK_TUPLE: {
-        v->type = JSON_ARRAY;
-        v->len = o->n;
-        json_value *items = arena(r->doc, (size_t)(o->n ? o->n : 1) * sizeof *items);
-        if (items == NULL)
-            return nomem(r);
-        v->u.items = items;
-        for (uint32_t i = 0; i < o->n; i++) {
-            sim_status st = to_json(r, o->items[i], &items[i], depth + 1);
-            if (st != SIM_OK)
-                return st;
-        }
+    case PK_TUPLE:
+    case PK_DICT:
+        break;
+    }
+    if (o->conv == PK_CONVERTING)
+        return fail(r, o->at, "a memo cycle: the %s made here contains itself", o->kind == PK_DICT ? "dict" : "list");
+    if (o->conv == PK_DONE) {
+        if (depth + (int)o->height - 1 > PK_MAX_DEPTH)
+            return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
+        *v = o->json;
+        *height = o->height;
         return SIM_OK;
     }
-    case PK_DICT: {
+    if (depth > PK_MAX_DEPTH)
+        return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
+    o->conv = PK_CONVERTING;
+    uint16_t h = 0, hc = 0;
+    if (o->kind == PK_DICT) {
         v->type = JSON_OBJECT;
         v->len = o->n / 2;
         json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
@@ -571,16 +624,32 @@ static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int dept
         for (uint32_t i = 0; i < v->len; i++) {
             const pk_obj *k = o->items[2 * i];
             if (k->kind != PK_STR && k->kind != PK_INT)
-                return fail(r, r->len, "a dict key that is not a string or an integer");
+                return fail(r, k->at, "a dict key that is not a string or an integer");
             m[i].key = k->text;
-            sim_status st = to_json(r, o->items[2 * i + 1], &m[i].value, depth + 1);
+            sim_status st = to_json(r, o->items[2 * i + 1], depth + 1, &m[i].value, &hc);
             if (st != SIM_OK)
                 return st;
+            h = hc > h ? hc : h;
         }
-        return SIM_OK;
+    } else {
+        v->type = JSON_ARRAY;
+        v->len = o->n;
+        json_value *items = arena(r->doc, (size_t)(o->n ? o->n : 1) * sizeof *items);
+        if (items == NULL)
+            return nomem(r);
+        v->u.items = items;
+        for (uint32_t i = 0; i < o->n; i++) {
+            sim_status st = to_json(r, o->items[i], depth + 1, &items[i], &hc);
+            if (st != SIM_OK)
+                return st;
+            h = hc > h ? hc : h;
+        }
     }
-    }
-    return fail(r, r->len, "internal: unknown value kind");
+    o->height = (uint16_t)(h + 1);
+    o->json = *v;
+    o->conv = PK_DONE;
+    *height = o->height;
+    return SIM_OK;
 }
 
 sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, pickle_doc **doc,
@@ -596,11 +665,9 @@ sim_status pickle_parse(const char *path, const unsigned char *data, size_t len,
     sim_status st = run(&r, &top);
     json_value *v = NULL;
     if (st == SIM_OK) {
-        /* shared (memoized) containers are copied; bound the copies so a crafted
-         * pickle cannot expand exponentially */
-        r.budget = 4 * r.doc->n_objs + 1024;
+        uint16_t height = 0;
         v = arena(r.doc, sizeof *v);
-        st = v ? to_json(&r, top, v, 0) : nomem(&r);
+        st = v ? to_json(&r, top, 0, v, &height) : nomem(&r);
     }
     free(r.stack);
     free(r.marks);
