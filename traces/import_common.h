@@ -12,7 +12,7 @@
 
 #include "sim/event.h"
 #include "sim/status.h"
-#include "traces/input.h"
+#include "traces/format.h"
 #include "traces/json.h"
 #include "traces/trace.h"
 

@@ -18,52 +18,9 @@
 
 #include "sim/event.h"
 #include "sim/status.h"
+#include "traces/format.h"
 #include "traces/trace.h"
 
-typedef enum input_format {
-    INPUT_AUTO = 0,        /* detect by content */
-    INPUT_GPUSIM,          /* native v1, JSON or JSONL */
-    INPUT_TORCH_SNAPSHOT,  /* torch.cuda.memory._snapshot(): JSON or pickle */
-    INPUT_KINETO,          /* PyTorch profiler Chrome trace, [memory] events */
-    INPUT_TF_PROFILE       /* TensorFlow / XProf memory_profile JSON */
-} input_format;
-
-/* "auto", "gpusim", "torch-snapshot", "kineto", "tf-profile". */
-const char *input_format_name(input_format f);
-/* The format a --from= value names; false for an unknown name. */
-bool input_format_parse(const char *name, input_format *out);
-
-typedef struct input_options {
-    int64_t device;   /* CUDA device ordinal to import (--device=N); -1 = the one with most events.
-                       * TF profiles: the allocator "GPU_N_bfc" (or "N"). */
-} input_options;
-
-/* What the recording itself says about the real allocator, for comparison with
- * a replay. Curves have one value per converted event (index i = event i+1 of
- * input_source), valid where has_point[i] (synthetic start-of-trace allocations and
- * events without numbers have none). Values are absolute as recorded. */
-typedef struct input_recorded {
-    uint64_t n;                    /* events in the converted stream */
-    bool has_allocated;            /* Kineto "Total Allocated", TF heapAllocatedBytes */
-    bool has_reserved;             /* Kineto "Total Reserved", snapshot segment_* running total */
-    const uint64_t *allocated;     /* n values or NULL */
-    const uint64_t *reserved;      /* n values or NULL */
-    const uint8_t *has_point;      /* n flags or NULL */
-    /* Bytes the recording counts as allocated that no event of the trace explains
-     * (allocated before recording began and never freed inside it): a replay's
-     * allocated bytes plus this offset should equal the recorded curve. */
-    uint64_t allocated_offset;
-    bool allocated_offset_known;
-    uint64_t reserved_start;       /* recorded reserved before the first event, if has_reserved */
-    /* recorded peaks: the format's own number when it states one (TF peakBytesInUse),
-     * else the maximum of the curve */
-    bool has_peak_allocated, has_peak_reserved;
-    uint64_t peak_allocated, peak_reserved;
-    const char *allocated_source;  /* e.g. "Kineto \"Total Allocated\"", or NULL */
-    const char *reserved_source;
-    uint64_t capacity;             /* TF memoryCapacity (0 if absent) */
-    uint64_t ooms;                 /* recorded out-of-memory events (snapshot "oom") */
-} input_recorded;
 
 typedef struct trace_input trace_input;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "sim/buf.h"
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "validate/vgpu.h"

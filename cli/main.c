@@ -1,4 +1,4 @@
-/* gpusim — entry point: dispatches to one subcommand per file in sim/cli/. */
+/* gpusim — entry point: dispatches to one subcommand per file in cli/. */
 #include <stdio.h>
 #include <string.h>
 

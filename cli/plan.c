@@ -58,7 +58,7 @@ typedef struct plan_min {
 } plan_min;
 
 typedef struct plan_job {
-    const cli_traces *t;
+    const batch_traces *t;
     engine_config base;       /* device and ops set per task */
     device_info model;        /* the card the minimum is searched on (capacity varies) */
     const strategy_ops **ops;
@@ -69,7 +69,7 @@ typedef struct plan_job {
     plan_min *mins;           /* n_ops */
 } plan_job;
 
-static const char *a_path(const cli_traces *t, uint32_t i)
+static const char *a_path(const batch_traces *t, uint32_t i)
 {
     evbuf_cursor c;
     return evbuf_source(t->b[i], &c).path;
@@ -84,7 +84,7 @@ static plan_cell run_one(const plan_job *j, const strategy_ops *ops, const devic
     cfg.ops = ops;
     cfg.device = *dev;
     sim_run *run = NULL;
-    c.st = cli_traces_replay(j->t, &cfg, &run, &c.err);
+    c.st = batch_replay(j->t, &cfg, &run, &c.err);
     if (c.st == SIM_OK) {
         const sim_metrics *m = &run->total;
         c.fits = m->completed && m->ooms == 0;
@@ -419,14 +419,14 @@ int cmd_plan(int argc, char **argv)
         return rc;
     if (a.n_positional == 0)
         return cli_usage_error("plan", "no trace given (usage: gpusim plan TRACE... [options])");
-    cli_traces t;
+    batch_traces t;
     if ((rc = cli_traces_load("plan", &a, &t)) != 0)
         return rc;
     sim_error err;
     sim_error_clear(&err);
     cli_device dev;
     if (cli_resolve_device(&a, t.dev_name, t.dev_capacity, &dev, &err) != SIM_OK) {
-        cli_traces_release(&t);
+        batch_traces_release(&t);
         return cli_usage_error("plan", "%s", err.msg);
     }
     sim_kv kv[CLI_MAX_KV];
@@ -444,11 +444,11 @@ int cmd_plan(int argc, char **argv)
     if (j.cells == NULL || j.mins == NULL) {
         free(j.cells);
         free(j.mins);
-        cli_traces_release(&t);
+        batch_traces_release(&t);
         fprintf(stderr, "gpusim: out of memory\n");
         return 2;
     }
-    cli_parallel(jobs, tasks, plan_task, &j);
+    batch_parallel(jobs, tasks, plan_task, &j);
     rc = 0;
     /* a broken trace fails every run alike: report the first, in a fixed order */
     for (size_t i = 0; i < (size_t)n_gpus * n_ops && rc == 0; i++)
@@ -473,6 +473,6 @@ int cmd_plan(int argc, char **argv)
     }
     free(j.cells);
     free(j.mins);
-    cli_traces_release(&t);
+    batch_traces_release(&t);
     return rc;
 }

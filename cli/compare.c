@@ -3,12 +3,12 @@
  * order. Also home of what compare, plan and check share (cli.h): loading traces
  * into memory, choosing strategies, and running tasks on a few threads. */
 #include <stdatomic.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "against.h"
+#include "answers/batch.h"
 #include "cli.h"
 #include "reports/capture.h"
 #include "reports/html.h"
@@ -21,64 +21,33 @@
 
 /* ---------------------------------------------------------------- shared: traces */
 
-int cli_traces_load(const char *cmd, const cli_args *a, cli_traces *t)
+static void opened_warn(void *ctx, const trace_input *in)
+{
+    (void)ctx;
+    cli_input_warnings(in);
+}
+
+int cli_traces_load(const char *cmd, const cli_args *a, batch_traces *t)
 {
     memset(t, 0, sizeof *t);
     if (a->n_positional == 0)
         return cli_usage_error(cmd, "no trace given (usage: gpusim %s TRACE... [options])", cmd);
-    if (a->n_positional > CLI_MAX_TRACES)
-        return cli_usage_error(cmd, "at most %d traces", CLI_MAX_TRACES);
+    if (a->n_positional > BATCH_MAX_TRACES)
+        return cli_usage_error(cmd, "at most %d traces", BATCH_MAX_TRACES);
     sim_error err;
     sim_error_clear(&err);
     input_options iopt;
     if (cli_input_options(a, &iopt, &err) != SIM_OK)
         return cli_usage_error(cmd, "%s", err.msg);
-    for (int i = 0; i < a->n_positional; i++) {
-        trace_input *r = NULL;
-        if (input_open(a->positional[i], cli_get(a, "from"), &iopt, &r, &err) != SIM_OK) {
-            cli_traces_release(t);
-            return err.status == SIM_EUSAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
-        }
-        cli_input_warnings(r);
-        const trace_header *h = input_header(r);
-        if (i == 0) {
-            snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
-            t->dev_capacity = h->device_capacity;
-        }
-        sim_event_source src = input_source(r);
-        evbuf *b = evbuf_new(a->positional[i], h->name);
-        sim_status st = b ? evbuf_fill(b, &src, &err) : sim_error_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        input_close(r);
-        if (b)
-            t->b[t->n++] = b;
-        if (st != SIM_OK) {
-            cli_traces_release(t);
-            return cli_fail(&err);
-        }
-        t->events += evbuf_count(b);
-    }
+    if (batch_traces_load(t, a->positional, (uint32_t)a->n_positional, cli_get(a, "from"), &iopt, opened_warn,
+                          NULL, &err) != SIM_OK)
+        return err.status == SIM_EUSAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
     return 0;
 }
 
-void cli_traces_release(cli_traces *t)
-{
-    for (uint32_t i = 0; i < t->n; i++)
-        evbuf_free(t->b[i]);
-    memset(t, 0, sizeof *t);
-}
-
-sim_status cli_traces_replay(const cli_traces *t, const engine_config *cfg, sim_run **out, sim_error *err)
-{
-    evbuf_cursor cur[CLI_MAX_TRACES];
-    sim_event_source src[CLI_MAX_TRACES];
-    for (uint32_t i = 0; i < t->n; i++)
-        src[i] = evbuf_source(t->b[i], &cur[i]);
-    return engine_run(cfg, src, t->n, out, err);
-}
-
 typedef struct traces_open_ctx {
-    const cli_traces *t;
-    evbuf_cursor cur[CLI_MAX_TRACES];
+    const batch_traces *t;
+    evbuf_cursor cur[BATCH_MAX_TRACES];
 } traces_open_ctx;
 
 static sim_status traces_open(void *ctx, sim_event_source *srcs, sim_error *err)
@@ -95,7 +64,7 @@ static void traces_close(void *ctx)
     (void)ctx;
 }
 
-sim_status cli_traces_capture(const cli_traces *t, const engine_config *cfg, capture **out, sim_error *err)
+sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, capture **out, sim_error *err)
 {
     traces_open_ctx *o = calloc(1, sizeof *o);
     if (o == NULL)
@@ -185,37 +154,6 @@ int cli_jobs(const char *cmd, const cli_args *a, size_t tasks, unsigned *jobs)
     return 0;
 }
 
-typedef struct pool {
-    void (*fn)(void *ctx, size_t i);
-    void *ctx;
-    size_t n;
-    atomic_size_t next;
-} pool;
-
-static void *pool_worker(void *arg)
-{
-    pool *p = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->n)
-            return NULL;
-        p->fn(p->ctx, i);
-    }
-}
-
-void cli_parallel(unsigned jobs, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
-{
-    pool p = {fn, ctx, n, 0};
-    pthread_t th[256];
-    unsigned started = 0;
-    for (unsigned k = 1; k < jobs && k < 256; k++)
-        if (pthread_create(&th[started], NULL, pool_worker, &p) == 0)
-            started++;
-    pool_worker(&p); /* the calling thread works too; with no threads it does it all */
-    for (unsigned k = 0; k < started; k++)
-        pthread_join(th[k], NULL);
-}
-
 /* ---------------------------------------------------------------- compare */
 
 static const cli_opt COMPARE_OPTS[] = {
@@ -242,7 +180,7 @@ typedef struct compare_row {
 } compare_row;
 
 typedef struct compare_job {
-    const cli_traces *t;
+    const batch_traces *t;
     engine_config base;
     compare_row *rows;
     bool report;
@@ -281,7 +219,7 @@ static void compare_task(void *ctx, size_t i)
         row->st = cli_traces_capture(j->t, &cfg, &row->cap, &row->err);
         row->run = row->cap ? row->cap->run : NULL;
     } else {
-        row->st = cli_traces_replay(j->t, &cfg, &row->run, &row->err);
+        row->st = batch_replay(j->t, &cfg, &row->run, &row->err);
     }
 }
 
@@ -330,7 +268,7 @@ void cli_json_options(const sim_run *run, sim_buf *b)
     sim_buf_puts(b, "}");
 }
 
-static void json_trace(const cli_traces *t, const sim_run *run, sim_buf *b)
+static void json_trace(const batch_traces *t, const sim_run *run, sim_buf *b)
 {
     for (uint32_t i = 0; i < run->n_sources && i < t->n; i++) {
         const sim_run_source *s = &run->sources[i];
@@ -344,7 +282,7 @@ static void json_trace(const cli_traces *t, const sim_run *run, sim_buf *b)
     }
 }
 
-static void compare_json(const cli_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
+static void compare_json(const batch_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = rows[0].run;
     device_info d = device_get_info(r0->dev);
@@ -377,7 +315,7 @@ static void cell_size(sim_buf *b, uint64_t v)
     sim_buf_printf(b, " %15s", units_format_size(v, s, sizeof s));
 }
 
-static void compare_text(const cli_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
+static void compare_text(const batch_traces *t, const compare_row *rows, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = rows[0].run;
     device_info d = device_get_info(r0->dev);
@@ -456,14 +394,14 @@ int cmd_compare(int argc, char **argv)
         return rc;
     if (a.n_positional == 0)
         return cli_usage_error("compare", "no trace given (usage: gpusim compare TRACE... [options])");
-    cli_traces t;
+    batch_traces t;
     if ((rc = cli_traces_load("compare", &a, &t)) != 0)
         return rc;
     sim_error err;
     sim_error_clear(&err);
     cli_device dev;
     if (cli_resolve_device(&a, t.dev_name, t.dev_capacity, &dev, &err) != SIM_OK) {
-        cli_traces_release(&t);
+        batch_traces_release(&t);
         return cli_usage_error("compare", "%s", err.msg);
     }
     sim_kv kv[CLI_MAX_KV];
@@ -476,7 +414,7 @@ int cmd_compare(int argc, char **argv)
     progress_init(&prog, stderr, "compare", t.events * n, false);
     compare_job *job = calloc(1, sizeof *job);
     if (job == NULL) {
-        cli_traces_release(&t);
+        batch_traces_release(&t);
         fprintf(stderr, "gpusim: out of memory\n");
         return 2;
     }
@@ -491,7 +429,7 @@ int cmd_compare(int argc, char **argv)
     job->report = report != NULL;
     job->prog = &prog;
     job->n_rows = n;
-    cli_parallel(jobs, n, compare_task, job);
+    batch_parallel(jobs, n, compare_task, job);
     progress_finish(&prog);
     free(job);
 
@@ -534,6 +472,6 @@ int cmd_compare(int argc, char **argv)
         else
             sim_run_free(rows[i].run);
     }
-    cli_traces_release(&t);
+    batch_traces_release(&t);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "sim/evbuf.h"
 #include "sim/status.h"
 #include "sim/strategy.h"
+#include "answers/batch.h"
 
 #define CLI_MAX_ARGS 256
 #define CLI_MAX_KV 32
@@ -82,33 +83,18 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
 uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 
 /* ---- shared by compare, plan and check (implemented in compare.c) ---- */
-#define CLI_MAX_TRACES 64
 #define CLI_MAX_STRATEGIES 32
 
-/* The traces of a command, parsed once and held in memory. */
-typedef struct cli_traces {
-    uint32_t n;
-    evbuf *b[CLI_MAX_TRACES];
-    uint64_t events;          /* over all traces */
-    char dev_name[128];       /* the first trace's header device, "" if none */
-    uint64_t dev_capacity;
-} cli_traces;
-
 /* Load the positional traces; 0, or the exit code after printing the error. */
-int cli_traces_load(const char *cmd, const cli_args *a, cli_traces *t);
-void cli_traces_release(cli_traces *t);
-/* One replay from memory (thread-safe: each call has its own cursors). */
-sim_status cli_traces_replay(const cli_traces *t, const engine_config *cfg, sim_run **out, sim_error *err);
+int cli_traces_load(const char *cmd, const cli_args *a, batch_traces *t);
 struct capture;
 /* The same, through the two passes of an HTML report (reports/capture.h). */
-sim_status cli_traces_capture(const cli_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
+sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
 /* --strategies, or the default list (the registry's strategies in the usual
  * order; limit only with --limit). 0, or the exit code of a usage error. */
 int cli_pick_strategies(const char *cmd, const cli_args *a, const strategy_ops **out, uint32_t *n);
 /* --jobs (default: the CPUs, at most 8), capped at tasks. 0 or a usage exit code. */
 int cli_jobs(const char *cmd, const cli_args *a, size_t tasks, unsigned *jobs);
-/* Run fn(ctx, i) for i < n on `jobs` threads (the caller's included). */
-void cli_parallel(unsigned jobs, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 struct sim_buf;
 /* The effective strategy options of a run as a one-line JSON object. */
 void cli_json_options(const sim_run *run, struct sim_buf *b);

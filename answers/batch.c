@@ -1,0 +1,88 @@
+#include "batch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t n, const char *from,
+                             const input_options *opt, batch_opened_fn opened, void *ctx, sim_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (n > BATCH_MAX_TRACES)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", BATCH_MAX_TRACES);
+    for (uint32_t i = 0; i < n; i++) {
+        trace_input *r = NULL;
+        sim_status st = input_open(paths[i], from, opt, &r, err);
+        if (st != SIM_OK) {
+            batch_traces_release(t);
+            return st;
+        }
+        if (opened)
+            opened(ctx, r);
+        const trace_header *h = input_header(r);
+        if (i == 0) {
+            snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
+            t->dev_capacity = h->device_capacity;
+        }
+        sim_event_source src = input_source(r);
+        evbuf *b = evbuf_new(paths[i], h->name);
+        st = b ? evbuf_fill(b, &src, err) : sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        input_close(r);
+        if (b)
+            t->b[t->n++] = b;
+        if (st != SIM_OK) {
+            batch_traces_release(t);
+            return st;
+        }
+        t->events += evbuf_count(b);
+    }
+    return SIM_OK;
+}
+
+void batch_traces_release(batch_traces *t)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        evbuf_free(t->b[i]);
+    memset(t, 0, sizeof *t);
+}
+
+sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err)
+{
+    evbuf_cursor cur[BATCH_MAX_TRACES];
+    sim_event_source src[BATCH_MAX_TRACES];
+    for (uint32_t i = 0; i < t->n; i++)
+        src[i] = evbuf_source(t->b[i], &cur[i]);
+    return engine_run(cfg, src, t->n, out, err);
+}
+
+typedef struct pool {
+    void (*fn)(void *ctx, size_t i);
+    void *ctx;
+    size_t n;
+    atomic_size_t next;
+} pool;
+
+static void *pool_worker(void *arg)
+{
+    pool *p = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n)
+            return NULL;
+        p->fn(p->ctx, i);
+    }
+}
+
+void batch_parallel(unsigned jobs, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    pool p = {fn, ctx, n, 0};
+    pthread_t th[256];
+    unsigned started = 0;
+    for (unsigned k = 1; k < jobs && k < 256; k++)
+        if (pthread_create(&th[started], NULL, pool_worker, &p) == 0)
+            started++;
+    pool_worker(&p);
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+}

@@ -1,0 +1,45 @@
+/* batch.h — many replays of the same traces: the traces parsed once into memory
+ * (evbuf), replayed as often as a question needs (compare's strategies, plan's
+ * bisection, check's baseline), each replay with its own cursors so that replays can
+ * run on several threads at once; and the small thread pool that runs them. */
+#ifndef GPUSIM_BATCH_H
+#define GPUSIM_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/evbuf.h"
+#include "sim/status.h"
+#include "traces/input.h"
+
+#define BATCH_MAX_TRACES 64
+
+/* The traces of one question, held in memory. Caller-owned; batch_traces_release frees. */
+typedef struct batch_traces {
+    uint32_t n;
+    evbuf *b[BATCH_MAX_TRACES];
+    uint64_t events;          /* over all traces */
+    char dev_name[128];       /* the first trace's header device, "" if none */
+    uint64_t dev_capacity;
+} batch_traces;
+
+/* Called once per opened input, before it is read (e.g. to print its warnings). */
+typedef void (*batch_opened_fn)(void *ctx, const trace_input *in);
+
+/* Open each of paths[0..n) (format `from`, NULL = detect) and read it into memory.
+ * On failure t holds nothing, and err names the file (SIM_EUSAGE for a bad --from or
+ * --device, SIM_EIO, SIM_ETRACE, SIM_ENOMEM). n must be at most BATCH_MAX_TRACES. */
+sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t n, const char *from,
+                             const input_options *opt, batch_opened_fn opened, void *ctx, sim_error *err);
+void batch_traces_release(batch_traces *t);
+
+/* One replay of all the traces as processes on one device. Thread-safe: t is only
+ * read, every call has its own cursors. Errors as engine_run's. */
+sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err);
+
+/* Run fn(ctx, i) for every i < n on `jobs` threads, the caller's included (at most
+ * 256; with one job, or when no thread can be started, the caller does it all). */
+void batch_parallel(unsigned jobs, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+#endif
