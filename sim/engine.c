@@ -156,6 +156,44 @@ static inline sim_status proc_for(engine *e, uint32_t src, const char *name, uin
     return st;
 }
 
+/* The source starts from a recorded state: the strategy takes it, and the ids of
+ * the blocks live in it become live allocations of the process. */
+static sim_status proc_seed(engine *e, uint32_t src, uint32_t p, const sim_seed *seed)
+{
+    sim_run *run = e->run;
+    const char *path = e->sources[src].path;
+    if (run->ops->seed == NULL)
+        return sim_error_set(e->err, SIM_EUSAGE, path, 0, 0, "the %s strategy cannot start from a recorded state",
+                             run->ops->name);
+    strategy_handle *h = malloc((seed->n_blocks ? seed->n_blocks : 1) * sizeof *h);
+    if (h == NULL)
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    sim_status st = run->ops->seed(run->procs[p].s, seed, h, e->err);
+    if (st == SIM_OOM)
+        st = sim_error_set(e->err, SIM_EUSAGE, path, 0, 0, "the recorded start state (%llu B reserved) does not fit "
+                           "on the device", (unsigned long long)sim_seed_reserved(seed));
+    proc_state *ps = &e->ps[p];
+    for (uint32_t i = 0; st == SIM_OK && i < seed->n_blocks; i++) {
+        const sim_seed_block *b = &seed->blocks[i];
+        if (b->state != SIM_SEED_USED)
+            continue;
+        bool found = false;
+        idmap_entry *ent = idmap_find_or_insert(&ps->ids, b->id, &found);
+        if (ent == NULL)
+            st = sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        else if (found)
+            st = sim_error_set(e->err, SIM_ETRACE, path, 0, 0, "the start state holds id %llu twice",
+                               (unsigned long long)b->id);
+        else {
+            ent->size = b->requested_bytes;
+            ent->handle = h[i];
+            ps->requested += b->requested_bytes;
+        }
+    }
+    free(h);
+    return st;
+}
+
 static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_t *out)
 {
     sim_run *run = e->run;
@@ -203,6 +241,8 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
     }
     run->n_procs++;
     *out = p;
+    if (name == NULL && e->sources[src].seed != NULL)
+        return proc_seed(e, src, p, e->sources[src].seed);
     return SIM_OK;
 }
 

@@ -30,6 +30,8 @@ void imp_doc_release(imp_doc *d)
     free(d->col_has);
     free(d->streams);
     free(d->header.meta_json);
+    free(d->seed_segs);
+    free(d->seed_blocks);
     memset(d, 0, sizeof *d);
 }
 

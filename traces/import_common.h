@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sim/event.h"
+#include "sim/seed.h"
 #include "sim/status.h"
 #include "traces/format.h"
 #include "traces/json.h"
@@ -53,6 +54,12 @@ typedef struct imp_doc {
     int64_t *streams;
     uint32_t n_streams, cap_streams;
     sim_error *err;          /* where imp_fail reports */
+    /* the allocator state at the first recorded event, when the importer could
+     * rebuild it (snapshots): it holds exactly the n_pre allocations at the start */
+    bool has_seed;
+    sim_seed seed;
+    sim_seed_segment *seed_segs; /* owned */
+    sim_seed_block *seed_blocks; /* owned */
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, input_format f);

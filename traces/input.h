@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sim/event.h"
+#include "sim/seed.h"
 #include "sim/status.h"
 #include "traces/format.h"
 #include "traces/trace.h"
@@ -39,6 +40,15 @@ void input_close(trace_input *in);
 input_format input_get_format(const trace_input *in);
 /* The pull interface the engine reads (valid while in lives). */
 sim_event_source input_source(trace_input *in);
+/* The allocator state at the first recorded event, when the importer rebuilt it
+ * (a PyTorch snapshot recorded mid-run, traces/IMPORT.md), or NULL. It holds the
+ * allocations that input_source() replays as the first input_seed_events() events. */
+const sim_seed *input_seed(const trace_input *in);
+uint64_t input_seed_events(const trace_input *in);
+/* Like input_source(), but starting from the seed (source.seed set): the
+ * allocations the seed holds are not events; the rest keep their index. Same as
+ * input_source() when there is no seed. */
+sim_event_source input_source_seeded(trace_input *in);
 /* Name, device name and capacity where the recording has them; meta_json says
  * where an imported trace came from ({"imported_from":{...}}). */
 const trace_header *input_header(const trace_input *in);
