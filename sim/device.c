@@ -103,6 +103,12 @@ uint64_t device_reserve_va(device *dev, uint64_t bytes)
     return base;
 }
 
+void device_claim_va(device *dev, uint64_t end)
+{
+    if (end > dev->next_addr)
+        dev->next_addr = end;
+}
+
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes)
 {
     device_proc *p = &dev->procs[proc];

@@ -56,6 +56,9 @@ void device_release(device *dev, uint32_t proc, uint64_t bytes);
 
 /* Reserve address space only (cuMemAddressReserve): no memory is taken. */
 uint64_t device_reserve_va(device *dev, uint64_t bytes);
+/* Addresses below end are taken (a recorded start state put segments there, see
+ * seed.h): fresh bases from now on start above it. */
+void device_claim_va(device *dev, uint64_t end);
 /* Map physical memory into reserved space (cuMemCreate+cuMemMap): memory only,
  * no address. SIM_OOM when bytes > device_free_bytes(). */
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes);

@@ -39,7 +39,7 @@ trace1 = [
     e("snapshot", 0, 0, 90),
     e("segment_free", A + 0x1000000, 2097152, 95),
     e("alloc", A + 0x700000, 512, 100, frames=[{"filename": "train.py", "line": 12, "name": "step"}]),
-    e("annotate", 0, 0, 105),                             # an action gpusim does not know
+    e("annotate", 0, 0, 105),                             # a known action gpusim skips
     e("free_requested", A + 0x700000, 512, 110),          # still pending at the end
     e("snapshot", 0, 0, 120),
 ]
