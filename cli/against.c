@@ -214,20 +214,26 @@ int against_run(const cli_args *a)
     /* which timeline row each event lands on: the engine interleaves the deferred
      * frees (those with ready_t > t) before any event at or after their ready_t */
     uint64_t n = input_event_count(in), n_def = 0;
+    /* a strategy that can start from the recorded state does: the allocations the
+     * state holds are then not events */
+    bool seeded = ops->seed != NULL && input_seed(in) != NULL && !cli_has(a, "no-seed");
+    uint64_t first = seeded ? input_seed_events(in) : 0;
     deferred = malloc((n ? n : 1) * sizeof *deferred);
     row_of = malloc((n ? n : 1) * sizeof *row_of);
     if (deferred == NULL || row_of == NULL) {
         fprintf(stderr, "gpusim: out of memory\n");
         goto done;
     }
-    for (uint64_t k = 0; k < n; k++) {
+    for (uint64_t k = first; k < n; k++) {
         const sim_event *ev = input_event_at(in, k);
         if (ev->op == SIM_OP_FREE && ev->ready_t > ev->t)
             deferred[n_def++] = ev->ready_t;
     }
     qsort(deferred, n_def, sizeof *deferred, u64_cmp);
     uint64_t row = 0, dp = 0;
-    for (uint64_t k = 0; k < n; k++) {
+    for (uint64_t k = 0; k < first; k++)
+        row_of[k] = UINT64_MAX;
+    for (uint64_t k = first; k < n; k++) {
         const sim_event *ev = input_event_at(in, k);
         while (dp < n_def && deferred[dp] <= ev->t) {
             dp++;
@@ -244,7 +250,7 @@ int against_run(const cli_args *a)
         .paranoid = cli_has(a, "paranoid"),
         .timeline_rows = n + n_def + 1,
     };
-    sim_event_source src = input_source(in);
+    sim_event_source src = seeded ? input_source_seeded(in) : input_source(in);
     sim_status st = engine_run(&cfg, &src, 1, &run, &err);
     if (st == SIM_EUSAGE) {
         rc = cli_usage_error("replay", "%s", err.msg);
