@@ -57,6 +57,10 @@ typedef struct column {
     bool has_pred_peak, has_rec_peak;
     uint64_t pred_peak, rec_peak;
     uint64_t final_pred, final_rec;
+    uint64_t live_before;      /* allocated: carried as an allocation at the start */
+    /* reserved: the recording began with a cache it does not describe */
+    bool start_unknown;
+    uint64_t rec_start, rec_min, rec_max;
 } column;
 
 static int u64_cmp(const void *a, const void *b)
@@ -65,9 +69,29 @@ static int u64_cmp(const void *a, const void *b)
     return x < y ? -1 : (x > y);
 }
 
+/* The recorded curve alone (its start, least and most), where it cannot be compared. */
+static void recorded_range(column *c, uint64_t n, const uint8_t *has, const uint64_t *rec)
+{
+    bool first = true;
+    for (uint64_t k = 0; k < n; k++) {
+        if (!has[k])
+            continue;
+        if (first || rec[k] < c->rec_min)
+            c->rec_min = rec[k];
+        if (first || rec[k] > c->rec_max)
+            c->rec_max = rec[k];
+        first = false;
+        c->final_rec = rec[k];
+    }
+}
+
 static void compare(column *c, const timeline *tl, const uint64_t *row_of, uint64_t n, const uint8_t *has,
                     const uint64_t *rec, bool allocated)
 {
+    if (c->start_unknown) {
+        recorded_range(c, n, has, rec);
+        return;
+    }
     for (uint64_t k = 0; k < n; k++) {
         if (!has[k] || row_of[k] >= tl->n)
             continue;
@@ -109,7 +133,23 @@ static void column_text(sim_buf *b, const column *c)
     sim_buf_printf(b, "\n%s (recorded: %s", c->what, c->source ? c->source : "?");
     if (c->offset)
         sim_buf_printf(b, "; predicted + %" PRIu64 " B the recording held before its first event", c->offset);
+    if (c->live_before)
+        sim_buf_printf(b, "; the %" PRIu64 " B live before its first event are an allocation at the start",
+                       c->live_before);
     sim_buf_puts(b, ")\n");
+    if (c->start_unknown) {
+        char h[32];
+        sim_buf_printf(b, "  not compared: the recording began with %" PRIu64 " B (%s) reserved in segments it does "
+                          "not describe, and the replay starts from an empty cache\n",
+                       c->rec_start, units_format_size(c->rec_start, h, sizeof h));
+        sim_buf_puts(b, "  recorded   changes by ");
+        diff_text(b, c->final_rec, c->rec_start);
+        sim_buf_printf(b, " over the window (least %" PRIu64 " B, most %" PRIu64 " B); predicted peak ", c->rec_min,
+                       c->rec_max);
+        size_text(b, c->pred_peak);
+        sim_buf_puts(b, " from an empty cache\n");
+        return;
+    }
     if (c->has_pred_peak && c->has_rec_peak) {
         sim_buf_puts(b, "  peak       predicted ");
         size_text(b, c->pred_peak);
@@ -142,7 +182,17 @@ static void column_json(sim_buf *b, const char *key, const column *c, bool last)
     }
     sim_buf_puts(b, "{\"source\": ");
     sim_buf_json_str(b, c->source ? c->source : "");
+    if (c->start_unknown) {
+        sim_buf_printf(b, ", \"compared\": false, \"reason\": \"the recording began with a cache it does not "
+                          "describe\", \"recorded_start_bytes\": %" PRIu64 ", \"recorded_min_bytes\": %" PRIu64
+                          ", \"recorded_max_bytes\": %" PRIu64 ", \"recorded_final_bytes\": %" PRIu64
+                          ", \"predicted_peak_bytes\": %" PRIu64 "}%s\n",
+                       c->rec_start, c->rec_min, c->rec_max, c->final_rec, c->pred_peak, last ? "" : ",");
+        return;
+    }
     sim_buf_printf(b, ", \"offset_bytes\": %" PRIu64 ", \"events_compared\": %" PRIu64, c->offset, c->points);
+    if (c->live_before)
+        sim_buf_printf(b, ", \"live_before_bytes\": %" PRIu64, c->live_before);
     if (c->has_pred_peak && c->has_rec_peak)
         sim_buf_printf(b, ", \"predicted_peak_bytes\": %" PRIu64 ", \"recorded_peak_bytes\": %" PRIu64
                           ", \"peak_difference_bytes\": %" PRId64,
@@ -263,8 +313,10 @@ int against_run(const cli_args *a)
     column ca = {.on = rec->has_allocated || rec->has_peak_allocated, .what = "allocated",
                  .source = rec->allocated_source ? rec->allocated_source : "the profile's peakBytesInUse",
                  .offset = rec->allocated_offset_known ? rec->allocated_offset : 0};
+    ca.live_before = rec->live_before_bytes;
     column cr = {.on = rec->has_reserved || rec->has_peak_reserved, .what = "reserved",
-                 .source = rec->reserved_source};
+                 .source = rec->reserved_source, .start_unknown = rec->reserved_start_unknown && rec->has_reserved,
+                 .rec_start = rec->reserved_start};
     ca.has_pred_peak = cr.has_pred_peak = true;
     ca.pred_peak = run->total.peak_allocated_bytes + ca.offset;
     cr.pred_peak = run->total.peak_reserved_bytes;
@@ -283,14 +335,27 @@ int against_run(const cli_args *a)
     if (json) {
         sim_buf_puts(&out, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"against_recorded\": {\n    \"trace\": ");
         sim_buf_json_str(&out, a->positional[0]);
-        sim_buf_printf(&out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"strategy\": ",
+        sim_buf_printf(&out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"start_state\": ",
                        input_format_name(input_get_format(in)), n);
+        if (seeded) {
+            const sim_seed *sd = input_seed(in);
+            sim_buf_printf(&out, "{\"segments\": %u, \"reserved_bytes\": %" PRIu64 ", \"live_blocks\": %u, "
+                                 "\"allocated_bytes\": %" PRIu64 ", \"events\": %" PRIu64 "}",
+                           sd->n_segs, sim_seed_reserved(sd), sim_seed_used_count(sd), sim_seed_allocated(sd), first);
+        } else {
+            sim_buf_puts(&out, "null");
+        }
+        sim_buf_puts(&out, ",\n    \"strategy\": ");
         sim_buf_json_str(&out, ops->name);
         sim_buf_puts(&out, ",\n    \"alloc_conf\": ");
         if (conf_used)
             sim_buf_json_str(&out, conf_used);
         else
             sim_buf_puts(&out, "null");
+        sim_buf_printf(&out, ",\n    \"alloc_conf_from\": \"%s\"",
+                       cli_has(a, "alloc-conf") ? "option"
+                       : conf_used                ? "recording"
+                       : input_records_settings(in) ? "recording (PyTorch defaults)" : "defaults");
         sim_buf_printf(&out, ",\n    \"completed\": %s,\n    \"recorded_ooms\": %" PRIu64 ",\n    \"predicted_ooms\": %" PRIu64
                              ",\n",
                        run->total.completed ? "true" : "false", rec->ooms, run->total.ooms);
@@ -301,8 +366,21 @@ int against_run(const cli_args *a)
         char hs[32];
         sim_buf_printf(&out, "gpusim replay --against-recorded: %s\n", a->positional[0]);
         sim_buf_printf(&out, "  format    %s, %" PRIu64 " events\n", input_format_name(input_get_format(in)), n);
-        sim_buf_printf(&out, "  strategy  %s%s%s\n", ops->name, conf_used ? ", alloc-conf " : "",
-                       conf_used ? conf_used : "");
+        if (seeded) {
+            const sim_seed *sd = input_seed(in);
+            char h1[32], h2[32];
+            sim_buf_printf(&out, "  start     the recorded state at the first entry: %u segments (%s reserved), %u "
+                                 "blocks live (%s)\n", sd->n_segs,
+                           units_format_size(sim_seed_reserved(sd), h1, sizeof h1), sim_seed_used_count(sd),
+                           units_format_size(sim_seed_allocated(sd), h2, sizeof h2));
+        }
+        sim_buf_printf(&out, "  strategy  %s", ops->name);
+        if (conf_used)
+            sim_buf_printf(&out, ", alloc-conf %s (%s)", conf_used,
+                           cli_has(a, "alloc-conf") ? "--alloc-conf" : "the recording's allocator_settings");
+        else if (strcmp(ops->name, "torch") == 0 && input_records_settings(in))
+            sim_buf_puts(&out, ", PyTorch's default settings (as the recording's allocator_settings say)");
+        sim_buf_puts(&out, "\n");
         sim_buf_printf(&out, "  device    %s, %s\n", dev.name,
                        units_format_size(dev.info.capacity_bytes, hs, sizeof hs));
         if (!run->total.completed)

@@ -122,16 +122,23 @@ static sim_run *replay_ideal(trace_input *in)
     return run;
 }
 
-/* The HTA check: replayed allocated + the bytes held before recording began equals
- * "Total Allocated" after every event. Valid with `ideal` because every size is a
- * multiple of 512 (checked here), so PyTorch's rounding leaves it unchanged. */
+/* The HTA check: the bytes held before recording began (Total Allocated at the
+ * first event minus its own Bytes: 4096614400) are one allocation at the start
+ * (event 1), and replayed allocated then equals "Total Allocated" after every
+ * recorded event. Valid with `ideal` because every size is a multiple of 512
+ * (checked here), so PyTorch's rounding leaves it unchanged. */
 static void check_allocated_curve(trace_input *in, uint64_t n_expected)
 {
     const input_recorded *rec = input_get_recorded(in);
     ck_assert_ptr_nonnull(rec);
     ck_assert(rec->has_allocated);
     ck_assert(rec->allocated_offset_known);
-    ck_assert_uint_eq(rec->allocated_offset, 4096614400u);
+    ck_assert_uint_eq(rec->allocated_offset, 0);
+    ck_assert_uint_eq(rec->live_before_bytes, 4096614400u);
+    ck_assert_uint_eq(input_event_at(in, 0)->size, 4096614400u);
+    ck_assert_str_eq(input_event_at(in, 0)->tag, "live before the recording");
+    ck_assert(rec->reserved_start_unknown); /* 12.78 GB cached before the first event */
+    ck_assert(has_warning(in, "recorded mid-run: 3.82 GiB (4096614400 B)"));
     ck_assert_uint_eq(rec->n, n_expected);
     for (uint64_t i = 0; i < rec->n; i++) {
         const sim_event *e = input_event_at(in, i);
@@ -142,7 +149,8 @@ static void check_allocated_curve(trace_input *in, uint64_t n_expected)
     }
     sim_run *run = replay_ideal(in);
     ck_assert_uint_eq(run->tl.n, rec->n);
-    for (uint64_t i = 0; i < rec->n; i++) {
+    ck_assert(!rec->has_point[0]);
+    for (uint64_t i = 1; i < rec->n; i++) {
         ck_assert(rec->has_point[i]);
         ck_assert_msg(run->tl.rows[i].allocated + rec->allocated_offset == rec->allocated[i],
                       "event %llu: replayed %llu + %llu != recorded %llu", (unsigned long long)i + 1,
@@ -163,15 +171,17 @@ START_TEST(hta_trace_should_pair_every_free_by_address)
     trace_input *in = open_ok(p, NULL, -1);
     ck_assert_int_eq(input_get_format(in), INPUT_KINETO);
     counts c = count(in);
-    ck_assert_uint_eq(c.events, 26770);
-    ck_assert_uint_eq(c.allocs, 13385);
+    ck_assert_uint_eq(c.events, 1 + 26770); /* the allocation live before the recording, then the recorded */
+    ck_assert_uint_eq(c.allocs, 1 + 13385);
     ck_assert_uint_eq(c.frees, 13385);
-    ck_assert_uint_eq(input_warning_count(in), 0); /* no start allocations, no inferred pairing */
+    ck_assert_uint_eq(input_warning_count(in), 1); /* only "recorded mid-run": no inferred pairing */
     ck_assert_str_eq(input_header(in)->device_name, "Tesla V100-SXM2-32GB");
     ck_assert_uint_eq(input_header(in)->device_capacity, 34089730048u);
     sim_run *run = replay_ideal(in);
-    ck_assert_uint_eq(run->total.peak_requested_bytes, 2532893696u);
-    ck_assert_uint_eq(run->total.final_requested_bytes, 0);
+    /* 4096614400 live before + the window's peak running sum 2532893696 (the 6.17 GiB
+     * the job really peaked at); the window frees what it allocates */
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 6629508096u);
+    ck_assert_uint_eq(run->total.final_requested_bytes, 4096614400u);
     sim_run_free(run);
     input_close(in);
 }
@@ -183,7 +193,7 @@ START_TEST(hta_replayed_allocated_should_follow_total_allocated_at_every_event)
     if (p == NULL)
         return;
     trace_input *in = open_ok(p, NULL, -1);
-    check_allocated_curve(in, 26770);
+    check_allocated_curve(in, 1 + 26770);
     ck_assert_uint_eq(input_get_recorded(in)->peak_allocated, 6629508096u);
     input_close(in);
 }
@@ -225,17 +235,18 @@ START_TEST(hta_excerpt_should_inflate_sort_and_match_its_curve)
 {
     trace_input *in = open_ok(data("hta_excerpt.pt.trace.json.gz"), NULL, -1);
     counts c = count(in);
-    ck_assert_uint_eq(c.events, 1200);
-    ck_assert_uint_eq(c.allocs, 737);
+    ck_assert_uint_eq(c.events, 1 + 1200); /* the allocation live before the recording, then the recorded */
+    ck_assert_uint_eq(c.allocs, 1 + 737);
     ck_assert_uint_eq(c.frees, 463);
     /* times are rebased and non-decreasing although the file is not in time order */
     ck_assert_uint_eq(input_event_at(in, 0)->t, 0);
     for (uint64_t i = 1; i < c.events; i++)
         ck_assert_uint_ge(input_event_at(in, i)->t, input_event_at(in, i - 1)->t);
-    check_allocated_curve(in, 1200);
+    check_allocated_curve(in, 1201);
     sim_run *run = replay_ideal(in);
-    ck_assert_uint_eq(run->total.peak_requested_bytes, 1085218816u);
-    ck_assert_uint_eq(run->total.final_requested_bytes, 1085218816u);
+    /* 4096614400 live before + the window's peak running sum 1085218816 */
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 5181833216u);
+    ck_assert_uint_eq(run->total.final_requested_bytes, 5181833216u);
     sim_run_free(run);
     input_close(in);
 }
@@ -667,7 +678,8 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
     char *text = slurp(out, &n);
     ck_assert_ptr_nonnull(strstr(text, "\"events_compared\": 1200"));
     ck_assert_ptr_nonnull(strstr(text, "\"max_abs_difference_bytes\": 0,"));
-    ck_assert_ptr_nonnull(strstr(text, "\"offset_bytes\": 4096614400"));
+    ck_assert_ptr_nonnull(strstr(text, "\"offset_bytes\": 0, \"events_compared\": 1200, \"live_before_bytes\": 4096614400"));
+    ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"Kineto \\\"Total Reserved\\\"\", \"compared\": false"));
     free(text);
     /* snapshot: deferred frees interleave with the events; the row of each event must still be
      * found. At event 5 (the alloc at +21 µs, after segment_alloc) live requested bytes are

@@ -55,6 +55,7 @@ static sim_status alloc_conf(imp_doc *d, const json_value *root, rb_settings *rs
         return SIM_OK;
     if (s->type != JSON_OBJECT)
         return imp_fail(d, s, &l, "must be an object, not %s", json_type_name(s->type));
+    d->has_settings = true;
     sim_buf b;
     sim_buf_init(&b);
     const json_value *v;
@@ -264,6 +265,76 @@ static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t siz
 
 #define MAX_DEVICES 1024u
 
+typedef struct live_seg {
+    uint64_t base, size;
+    uint32_t number;
+} live_seg;
+
+static int live_seg_cmp(const void *a, const void *b)
+{
+    const live_seg *x = a, *y = b;
+    return x->base < y->base ? -1 : (x->base > y->base);
+}
+
+/* The live recorded segment holding addr, or NULL (binary search; v sorted by base). */
+static const live_seg *seg_at(const live_seg *v, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || addr - v[lo - 1].base >= v[lo - 1].size)
+        return NULL;
+    return &v[lo - 1];
+}
+
+/* Follow the recorded segments forward from the start state, and note for every
+ * alloc the segment (numbered as input_recorded says) and offset it landed at.
+ * Allocations in expandable ranges (segment_map) stay unknown. */
+static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
+{
+    size_t cap = d->seed.n_segs + n_sev + 1, n = 0;
+    live_seg *v = malloc(cap * sizeof *v);
+    if (v == NULL)
+        return false;
+    for (uint32_t i = 0; i < d->seed.n_segs; i++)
+        if (!d->seed.segs[i].expandable)
+            v[n++] = (live_seg){d->seed.segs[i].addr, d->seed.segs[i].size_bytes, i};
+    uint32_t next = d->seed.n_segs;
+    size_t j = 0;
+    for (size_t k = 0; k < d->n; k++) {
+        for (; j < n_sev && sev[j].next_event <= k; j++) {
+            if (sev[j].action == RB_SEG_ALLOC) {
+                v[n++] = (live_seg){sev[j].addr, sev[j].size, next++};
+                qsort(v, n, sizeof *v, live_seg_cmp);
+            } else if (sev[j].action == RB_SEG_FREE) {
+                for (size_t q = 0; q < n; q++)
+                    if (v[q].base == sev[j].addr) {
+                        memmove(&v[q], &v[q + 1], (n - q - 1) * sizeof *v);
+                        n--;
+                        break;
+                    }
+            }
+        }
+        imp_event *e = &d->ev[k];
+        e->place_seg = UINT32_MAX;
+        if (e->op != SIM_OP_ALLOC)
+            continue;
+        const live_seg *g = seg_at(v, n, e->addr);
+        if (g != NULL) {
+            e->place_seg = g->number;
+            e->place_off = e->addr - g->base;
+        }
+    }
+    free(v);
+    d->has_placement = true;
+    return true;
+}
+
 sim_status import_snapshot(const json_value *root, const input_options *opt, imp_doc *d)
 {
     imp_loc top = {NULL, 0};
@@ -382,7 +453,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             sev[n_sev++] = (rb_seg_event){
                 .action = action[8] == 'a' ? RB_SEG_ALLOC : action[8] == 'f' ? RB_SEG_FREE
                           : action[8] == 'm' ? RB_SEG_MAP : RB_SEG_UNMAP,
-                .addr = addr, .size = size, .stream = stream, .entry = i};
+                .addr = addr, .size = size, .stream = stream, .entry = i, .next_event = d->n};
             resv_delta += is_seg_up ? (int64_t)size : -(int64_t)size;
             if (resv_delta > resv_max_delta)
                 resv_max_delta = resv_delta;
@@ -406,6 +477,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             s->c = i;
             ev->size = size;
             ev->stream = stream;
+            ev->addr = addr;
             char tag[32];
             snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
             if ((ev->str = imp_str(d, tag)) == 0)
@@ -455,6 +527,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if ((ev = imp_push(d)) == NULL)
                 goto nomem;
             ev->op = SIM_OP_MARK;
+            ev->is_oom = 1;
             char name[128];
             snprintf(name, sizeof name, "recorded oom: %" PRIu64 " bytes requested, %" PRIu64 " free on the device",
                      req, dev_free);
@@ -520,11 +593,15 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                         .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .settings = rs};
         rb_result rr;
         if (rb_rebuild(&rin, &rr)) {
+            /* the doc owns the state; a start without segments is no seed, but
+             * the placements are followed from it all the same */
+            d->seed = rr.seed;
+            d->seed_segs = rr.segs;
+            d->seed_blocks = rr.blocks;
+            if (!follow_placements(d, sev, n_sev))
+                goto nomem;
             if (rr.seed.n_segs > 0) {
                 d->has_seed = seeded = true;
-                d->seed = rr.seed;
-                d->seed_segs = rr.segs;
-                d->seed_blocks = rr.blocks;
                 char hr[32], ha[32];
                 imp_warn(d, "recorded mid-run: the allocator state at the first entry was rebuilt from \"segments\" "
                             "and the trace undone backwards: %u segments (%s reserved), %zu blocks live (%s)%s; the "
@@ -532,8 +609,6 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                             "the start", rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
                          d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
                          rr.inferred ? ", the sizes of those the trace frees inferred from their request" : "");
-            } else {
-                rb_result_release(&rr);
             }
         } else if (rr.why[0]) {
             imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "

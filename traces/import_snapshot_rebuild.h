@@ -38,6 +38,7 @@ typedef struct rb_seg_event {  /* one segment_* entry of the trace, in trace ord
     uint64_t addr, size;
     uint32_t stream;
     uint64_t entry;            /* index in device_traces[N] */
+    size_t next_event;         /* the importer's events before it */
 } rb_seg_event;
 
 typedef struct rb_live {       /* a block live at the first entry (an allocation at the start) */

@@ -607,6 +607,11 @@ const char *input_alloc_conf(const trace_input *in)
     return in->native ? in->alloc_conf : in->doc.alloc_conf;
 }
 
+bool input_records_settings(const trace_input *in)
+{
+    return in->has_doc && in->doc.has_settings;
+}
+
 uint32_t input_warning_count(const trace_input *in)
 {
     return in->has_doc ? in->doc.n_warnings : 0;

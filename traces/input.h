@@ -55,6 +55,9 @@ const trace_header *input_header(const trace_input *in);
 /* The recorded PYTORCH_CUDA_ALLOC_CONF (snapshot allocator_settings, or the value
  * kept in a converted native trace's meta), or NULL. */
 const char *input_alloc_conf(const trace_input *in);
+/* Whether the recording states its allocator's settings (a snapshot's
+ * allocator_settings): input_alloc_conf() NULL then means PyTorch's defaults. */
+bool input_records_settings(const trace_input *in);
 /* Things a user must know about the import ("pairing inferred", "sampled"). */
 uint32_t input_warning_count(const trace_input *in);
 const char *input_warning(const trace_input *in, uint32_t i);
