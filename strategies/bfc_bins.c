@@ -1,0 +1,217 @@
+/* The BFC strategy's binned free set (bfc_bins.h).
+ *
+ * Each slice is a treap (Seidel & Aragon 1996) with parent links: a search tree in
+ * (size, address) order and a max-heap in the random priorities, so its expected
+ * depth is O(log n). Parent links let a chunk leave its bin without a search from
+ * the root. Descents choose the child by index (child[go_right]) rather than by
+ * branch: the comparisons are data-dependent and would mispredict about half the
+ * time. A sorted array per bin was rejected: a training step can leave thousands of
+ * free chunks in one bin, and O(n) inserts. */
+#include "bfc_bins.h"
+
+static inline unsigned key_below(const bfc_chunk *ck, uint32_t a, uint32_t b)
+{
+    /* 1 when chunk a orders before chunk b: (size, address) */
+    return (unsigned)(ck[a].size < ck[b].size) | ((unsigned)(ck[a].size == ck[b].size) & (unsigned)(ck[a].addr < ck[b].addr));
+}
+
+static uint32_t tree_leftmost(const bfc_chunk *ck, uint32_t t)
+{
+    while (ck[t].child[0] != BFC_NONE)
+        t = ck[t].child[0];
+    return t;
+}
+
+static uint32_t tree_rightmost(const bfc_chunk *ck, uint32_t t)
+{
+    while (ck[t].child[1] != BFC_NONE)
+        t = ck[t].child[1];
+    return t;
+}
+
+/* The link that points at n: its parent's child slot, or the slice's root. */
+static inline uint32_t *link_to(bfc_chunk *ck, bfc_bin *bn, uint32_t n)
+{
+    uint32_t p = ck[n].parent;
+    return p == BFC_NONE ? &bn->root : &ck[p].child[ck[p].child[1] == n];
+}
+
+/* Rotate n above its parent, keeping key order:
+ *      p            n
+ *     / \          / \
+ *    n   c   =>   a   p        (and the mirror image)
+ *   / \              / \
+ *  a   b            b   c */
+static void rotate_up(bfc_chunk *ck, bfc_bin *bn, uint32_t n)
+{
+    uint32_t p = ck[n].parent;
+    unsigned dir = ck[p].child[1] == n;
+    uint32_t b = ck[n].child[!dir];
+    *link_to(ck, bn, p) = n;
+    ck[n].parent = ck[p].parent;
+    ck[p].child[dir] = b;
+    if (b != BFC_NONE)
+        ck[b].parent = p;
+    ck[n].child[!dir] = p;
+    ck[p].parent = n;
+}
+
+void bfc_bins_init(bfc_bins *fs)
+{
+    for (unsigned b = 0; b < BFC_NUM_BINS; b++) {
+        for (unsigned k = 0; k < BFC_SLICES; k++)
+            fs->slice[b][k] = (bfc_bin){BFC_NONE, BFC_NONE, BFC_NONE};
+        fs->slice_mask[b] = 0;
+    }
+    fs->bitmap = 0;
+}
+
+void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
+{
+    unsigned sl = bfc_slice_for(ck[h].size, b);
+    bfc_bin *bn = &fs->slice[b][sl];
+    ck[h].bin = (uint8_t)b;
+    ck[h].slice = (uint8_t)sl;
+    ck[h].child[0] = ck[h].child[1] = BFC_NONE;
+    uint32_t parent = BFC_NONE;
+    unsigned dir = 0;
+    for (uint32_t t = bn->root; t != BFC_NONE; t = ck[t].child[dir]) {
+        parent = t;
+        dir = key_below(ck, t, h);
+    }
+    ck[h].parent = parent;
+    if (parent == BFC_NONE) {
+        bn->root = bn->min = bn->max = h;
+        fs->bitmap |= 1u << b;
+        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] | (1u << sl));
+        return;
+    }
+    ck[parent].child[dir] = h;
+    if (key_below(ck, h, bn->min))
+        bn->min = h;
+    if (key_below(ck, bn->max, h))
+        bn->max = h;
+    /* restore the heap order: expected fewer than two rotations */
+    while (ck[h].parent != BFC_NONE && ck[ck[h].parent].prio < ck[h].prio)
+        rotate_up(ck, bn, h);
+}
+
+void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+{
+    bfc_bins_insert_at(fs, ck, h, bfc_bin_for(ck[h].size));
+}
+
+void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+{
+    unsigned b = ck[h].bin;
+    if (b >= BFC_NUM_BINS)
+        return;
+    unsigned sl = ck[h].slice;
+    bfc_bin *bn = &fs->slice[b][sl];
+    /* the caches move to h's in-order neighbour: a minimum has no left child, so its
+     * successor is the leftmost of its right subtree, else its parent (and mirrored) */
+    if (bn->min == h)
+        bn->min = ck[h].child[1] != BFC_NONE ? tree_leftmost(ck, ck[h].child[1]) : ck[h].parent;
+    if (bn->max == h)
+        bn->max = ck[h].child[0] != BFC_NONE ? tree_rightmost(ck, ck[h].child[0]) : ck[h].parent;
+    /* rotate h down below its higher-priority child until it has at most one child */
+    while (ck[h].child[0] != BFC_NONE && ck[h].child[1] != BFC_NONE) {
+        uint32_t l = ck[h].child[0], r = ck[h].child[1];
+        rotate_up(ck, bn, ck[l].prio > ck[r].prio ? l : r);
+    }
+    uint32_t only = ck[h].child[0] != BFC_NONE ? ck[h].child[0] : ck[h].child[1];
+    *link_to(ck, bn, h) = only;
+    if (only != BFC_NONE)
+        ck[only].parent = ck[h].parent;
+    ck[h].child[0] = ck[h].child[1] = ck[h].parent = BFC_NONE;
+    ck[h].bin = BFC_NO_BIN;
+    if (bn->root == BFC_NONE) {
+        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] & ~(1u << sl));
+        if (fs->slice_mask[b] == 0)
+            fs->bitmap &= ~(1u << b);
+    }
+}
+
+/* Bins below bin(size) hold only smaller chunks, and every chunk of a higher bin is
+ * larger than any of bin(size); the same holds for the slices inside a bin. So only
+ * the slice of size needs a search; a later slice or bin answers with its cached
+ * minimum. */
+uint32_t bfc_bins_best_fit(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size)
+{
+    unsigned b = bfc_bin_for(size);
+    if (fs->bitmap & (1u << b)) {
+        unsigned sl = bfc_slice_for(size, b);
+        if (fs->slice_mask[b] & (1u << sl)) {
+            const bfc_bin *bn = &fs->slice[b][sl];
+            if (ck[bn->min].size >= size)
+                return bn->min;
+            if (ck[bn->max].size >= size) {
+                /* lower bound of (size, 0): the leftmost node with size ≥ size */
+                uint32_t best = BFC_NONE;
+                for (uint32_t t = bn->root; t != BFC_NONE;) {
+                    unsigned fits = ck[t].size >= size;
+                    best = fits ? t : best;
+                    t = ck[t].child[!fits];
+                }
+                return best;
+            }
+        }
+        /* later slices of the same bin hold only larger chunks */
+        unsigned later = fs->slice_mask[b] & ~((2u << sl) - 1u);
+        if (later)
+            return fs->slice[b][__builtin_ctz(later)].min;
+    }
+    uint32_t above = fs->bitmap & ~((2u << b) - 1u);
+    if (above == 0)
+        return BFC_NONE;
+    unsigned ab = (unsigned)__builtin_ctz(above);
+    return fs->slice[ab][__builtin_ctz(fs->slice_mask[ab])].min;
+}
+
+/* The minimum of the first non-empty slice at or after slice sl of bin b. */
+static uint32_t first_from(const bfc_bins *fs, unsigned b, unsigned sl)
+{
+    if (b >= BFC_NUM_BINS)
+        return BFC_NONE;
+    unsigned here = sl < BFC_SLICES ? fs->slice_mask[b] & ~((1u << sl) - 1u) : 0;
+    if (here)
+        return fs->slice[b][__builtin_ctz(here)].min;
+    uint32_t above = fs->bitmap & ~((2u << b) - 1u);
+    if (above == 0)
+        return BFC_NONE;
+    unsigned ab = (unsigned)__builtin_ctz(above);
+    return fs->slice[ab][__builtin_ctz(fs->slice_mask[ab])].min;
+}
+
+uint32_t bfc_bins_first(const bfc_bins *fs)
+{
+    return first_from(fs, 0, 0);
+}
+
+uint32_t bfc_bins_next(const bfc_bins *fs, const bfc_chunk *ck, uint32_t h)
+{
+    if (ck[h].child[1] != BFC_NONE)
+        return tree_leftmost(ck, ck[h].child[1]);
+    /* climb while h is a right child; the first ancestor reached from the left
+     * follows h in its slice */
+    uint32_t t = h, p = ck[t].parent;
+    while (p != BFC_NONE && ck[p].child[1] == t) {
+        t = p;
+        p = ck[t].parent;
+    }
+    if (p != BFC_NONE)
+        return p;
+    return first_from(fs, ck[h].bin, ck[h].slice + 1u);
+}
+
+bool bfc_bins_holds(const bfc_bins *fs, const bfc_chunk *ck, uint32_t n_max, uint32_t h)
+{
+    unsigned b = bfc_bin_for(ck[h].size);
+    uint32_t t = fs->slice[b][bfc_slice_for(ck[h].size, b)].root;
+    for (uint64_t steps = 0; t != BFC_NONE && t < n_max && steps <= n_max; steps++) {
+        if (t == h)
+            return true;
+        t = ck[t].child[key_below(ck, t, h)];
+    }
+    return false;
+}

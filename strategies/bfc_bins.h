@@ -1,0 +1,91 @@
+/* bfc_bins.h — the BFC strategy's binned free set: free chunks ordered by (size,
+ * address), in TensorFlow's 21 bins (bin b < 20 holds sizes [256·2^b, 256·2^(b+1)),
+ * bin 20 everything ≥ 256 MiB), each cut into 16 slices of increasing sizes (a
+ * TLSF-like second level, ours: it only shortens searches), each slice a treap with
+ * parent links and a cached min and max, a 21-bit bitmap over bins and a 16-bit one
+ * per bin over slices. The set is intrusive: it links bfc_chunk records (bfc_types.h)
+ * of a table ck[] that the caller owns, keyed by their size and addr fields and
+ * heap-ordered by their prio field, which the caller sets before inserting; it
+ * writes only their child, parent, bin and slice fields. ck may move between calls
+ * (the table grows) but not during one. Every chunk holds one distinct address.
+ *
+ * Cost, with f the chunks in one slice: insert, erase and best fit O(log f)
+ * expected (a treap; erase needs no search, by the parent links), largest and the
+ * bin and slice of a size O(1), one iteration step O(log f) worst and O(1)
+ * amortized over a whole iteration. No allocation ever: the set is the fixed
+ * struct bfc_bins plus the links inside the chunks. */
+#ifndef GPUSIM_BFC_BINS_H
+#define GPUSIM_BFC_BINS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bfc_types.h"
+#include "sim/units.h"
+
+/* BinNumForSize: min(20, floor(log2(max(size, 256) >> 8))). */
+static inline unsigned bfc_bin_for(uint64_t size)
+{
+    uint64_t q = size >> 8;
+    if (q == 0)
+        return 0;
+    unsigned b = units_log2(q);
+    return b < BFC_NUM_BINS - 1 ? b : BFC_NUM_BINS - 1;
+}
+
+/* The slice of a size inside bin b: 16 equal parts of [256·2^b, 256·2^(b+1)) for
+ * b < 20; for bin 20 (≥ 256 MiB) one slice per power of two. Non-decreasing in size,
+ * which is all the (size, address) order needs. Like TLSF's second level (Masmano et
+ * al. 2004), it keeps each tree small; TF's bins and best fit are unchanged. */
+static inline unsigned bfc_slice_for(uint64_t size, unsigned b)
+{
+    uint64_t k;
+    if (b < BFC_NUM_BINS - 1) {
+        uint64_t base = (uint64_t)256 << b;
+        k = size >= base ? (size - base) >> (b + 4) : 0;
+    } else {
+        k = (size >> 28) ? units_log2(size >> 28) : 0;
+    }
+    return k < BFC_SLICES ? (unsigned)k : BFC_SLICES - 1;
+}
+
+/* An empty set. */
+void bfc_bins_init(bfc_bins *fs);
+
+/* Add chunk h, not in the set, to the bin its size maps to. */
+void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
+
+/* Add chunk h to bin b whatever its size: only to corrupt a state on purpose
+ * (bfc_debug_corrupt), since the set's searches assume the bin of the size. */
+void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b);
+
+/* Remove chunk h from the set, leaving its bin BFC_NO_BIN and its links BFC_NONE.
+ * A chunk whose bin is BFC_NO_BIN is left alone (only a corrupted state has one
+ * where a binned chunk is expected; the checker reports it). */
+void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
+
+/* Best fit (FindChunkPtr): the chunk of smallest size ≥ size, the lowest address
+ * among equal sizes; BFC_NONE if every chunk is smaller. */
+uint32_t bfc_bins_best_fit(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size);
+
+/* The first chunk in (size, address) order, and the one after h; BFC_NONE past
+ * the end. Changing the set ends an iteration. */
+uint32_t bfc_bins_first(const bfc_bins *fs);
+uint32_t bfc_bins_next(const bfc_bins *fs, const bfc_chunk *ck, uint32_t h);
+
+/* Whether chunk h can be found by its key in the bin and slice its size maps to,
+ * by a descent of at most n_max steps from the root, n_max ≥ the number of records
+ * in ck: a bounded search that a checker can run on a corrupted set. */
+bool bfc_bins_holds(const bfc_bins *fs, const bfc_chunk *ck, uint32_t n_max, uint32_t h);
+
+/* The size of the largest chunk; 0 for an empty set. */
+static inline uint64_t bfc_bins_largest(const bfc_bins *fs, const bfc_chunk *ck)
+{
+    if (fs->bitmap == 0)
+        return 0;
+    unsigned top = 31u - (unsigned)__builtin_clz(fs->bitmap);
+    unsigned sl = 31u - (unsigned)__builtin_clz(fs->slice_mask[top]);
+    return ck[fs->slice[top][sl].max].size;
+}
+
+#endif

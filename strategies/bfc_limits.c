@@ -1,0 +1,119 @@
+/* The BFC strategy's framework wiring (bfc_limits.h): options, and the limit that
+ * TensorFlow or JAX gives the allocator. Sources: tensorflow
+ * core/common_runtime/gpu/gpu_device.cc (MinSystemMemory,
+ * SingleVirtualDeviceMemoryLimit), xla/pjrt/gpu/gpu_helpers.cc (CreateBFCAllocator)
+ * and allocator_config.h; summarised in docs/allocators.md §1.9, §1.10. */
+#include "bfc_limits.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+#define BFC_JAX_DEFAULT_FRACTION 0.75 /* FixedMemFraction{0.75}, allocator_config.h */
+
+/* TF's MinSystemMemory (gpu_device.cc): the bytes left to the system when no fraction
+ * is given. One newer copy seen through the index adds cc ≥ 9 → 1800 MiB; its upstream
+ * provenance is unconfirmed (§1.9), so the three-tier version is modelled. */
+static uint64_t tf_min_system_memory(uint64_t available, unsigned cc_major)
+{
+    if (available < 2 * GiB)
+        return 225 * MiB;
+    if (cc_major == 0)
+        return 1536 * MiB; /* unknown compute capability: assume a current GPU (≥ 8) */
+    if (cc_major <= 6)
+        return 500 * MiB;
+    if (cc_major == 7)
+        return 1050 * MiB;
+    return 1536 * MiB;
+}
+
+uint64_t bfc_limits_fraction(double f, uint64_t bytes)
+{
+    double v = f * (double)bytes;
+    return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+}
+
+uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_info *info)
+{
+    if (mode == BFC_LIMIT)
+        return set->limit_opt; /* virtual device memory_limit: no reserve (§1.9) */
+    if (set->preset == BFC_PRESET_JAX) /* CreateBFCAllocator: total · fraction (§1.10) */
+        return bfc_limits_fraction(set->has_mem_fraction ? set->mem_fraction : BFC_JAX_DEFAULT_FRACTION,
+                                   info->capacity_bytes);
+    if (set->has_mem_fraction) /* per_process_gpu_memory_fraction: of total, not free */
+        return bfc_limits_fraction(set->mem_fraction, info->capacity_bytes);
+    /* SingleVirtualDeviceMemoryLimit: free at start (cudaMemGetInfo after the context
+     * exists; modelled as capacity − context) minus the reserve, only if smaller */
+    uint64_t available = info->capacity_bytes > info->context_bytes
+                             ? info->capacity_bytes - info->context_bytes : 0;
+    uint64_t reserve = tf_min_system_memory(available, info->cc_major);
+    return reserve < available ? available - reserve : available;
+}
+
+static sim_status option_error(sim_error *err, const char *flag, const char *value, const char *expected,
+                               const sim_error *inner)
+{
+    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s%s%s", flag, value ? value : "",
+                         expected, inner ? " (" : "", inner ? inner->msg : "");
+}
+
+sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err)
+{
+    *out = (bfc_settings){0};
+    sim_error inner;
+    sim_error_clear(&inner);
+    const char *v = strategy_config_get(cfg, "bfc_preset");
+    if (v == NULL || strcmp(v, "tf") == 0)
+        out->preset = BFC_PRESET_TF;
+    else if (strcmp(v, "jax") == 0)
+        out->preset = BFC_PRESET_JAX;
+    else
+        return option_error(err, "--bfc-preset", v, "tf or jax", NULL);
+
+    /* TF: TF_ENABLE_GPU_GARBAGE_COLLECTION unset → on; XLA/JAX: left off (§1.6) */
+    out->gc = out->preset == BFC_PRESET_TF;
+    v = strategy_config_get(cfg, "bfc_gc");
+    if (v != NULL) {
+        if (strcmp(v, "on") == 0)
+            out->gc = true;
+        else if (strcmp(v, "off") == 0)
+            out->gc = false;
+        else
+            return option_error(err, "--bfc-gc", v, "on or off", NULL);
+    }
+
+    v = strategy_config_get(cfg, "mem_fraction");
+    if (v != NULL) {
+        if (units_parse_real(v, 0.0, 1.0, &out->mem_fraction, &inner) != SIM_OK || !(out->mem_fraction > 0.0))
+            return option_error(err, "--mem-fraction", v,
+                                "a fraction of the GPU's total memory in (0, 1], e.g. 0.5",
+                                inner.msg[0] ? &inner : NULL);
+        out->has_mem_fraction = true;
+        snprintf(out->mem_fraction_text, sizeof out->mem_fraction_text, "%s", v);
+    }
+
+    v = strategy_config_get(cfg, "bfc_fragmentation_fraction");
+    if (v != NULL) {
+        if (units_parse_real(v, 0.0, 1e300, &out->frag_fraction, &inner) != SIM_OK)
+            return option_error(err, "--bfc-fragmentation-fraction", v,
+                                "a real number >= 0 (0 keeps the 128 MiB split rule)", &inner);
+        out->has_frag_fraction = true;
+        snprintf(out->frag_fraction_text, sizeof out->frag_fraction_text, "%s", v);
+    }
+
+    /* `limit` belongs to the limit strategy; greedy and growth take their limit from
+     * the preset (a shared command line may still carry it, so it is ignored there) */
+    if (mode == BFC_LIMIT) {
+        v = strategy_config_get(cfg, "limit");
+        if (v == NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "strategy limit needs --limit=SIZE, the logical device's "
+                                 "memory_limit (e.g. --limit=4096MiB)");
+        if (units_parse_size(v, &out->limit_opt, &inner) != SIM_OK)
+            return option_error(err, "--limit", v, "a size such as 4096MiB", &inner);
+        if (out->limit_opt == 0)
+            return option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
+    }
+    return SIM_OK;
+}

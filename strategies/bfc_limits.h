@@ -1,0 +1,45 @@
+/* bfc_limits.h — the framework wiring around the BFC allocator, not the allocator:
+ * the strategy options, and the memory limit that TensorFlow (gpu_device.cc: a
+ * reserve by compute capability, or per_process_gpu_memory_fraction) or JAX
+ * (gpu_helpers.cc: 0.75 of total, or a fraction) hands to BFCAllocator's
+ * constructor. Sources and citations in docs/allocators.md §1.9 and §1.10. */
+#ifndef GPUSIM_BFC_LIMITS_H
+#define GPUSIM_BFC_LIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bfc.h"
+#include "sim/device.h"
+#include "sim/status.h"
+#include "sim/strategy.h"
+
+typedef enum bfc_preset { BFC_PRESET_TF = 0, BFC_PRESET_JAX = 1 } bfc_preset;
+
+/* The options of one instance, as bfc.h lists them. */
+typedef struct bfc_settings {
+    bfc_preset preset;
+    bool gc;                     /* garbage collection of wholly free regions */
+    bool has_mem_fraction;
+    bool has_frag_fraction;
+    double mem_fraction;         /* valid iff has_mem_fraction */
+    double frag_fraction;        /* 0 unless has_frag_fraction */
+    uint64_t limit_opt;          /* --limit, the `limit` mode only; else 0 */
+    char mem_fraction_text[32];  /* as given, for options() */
+    char frag_fraction_text[32];
+} bfc_settings;
+
+/* Parse cfg for an instance in mode into *out. SIM_EUSAGE with a message naming
+ * the flag on a bad value, or when the `limit` mode has no --limit. Checks the
+ * options in the order bfc_preset, bfc_gc, mem_fraction,
+ * bfc_fragmentation_fraction, limit, and reports the first error. */
+sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err);
+
+/* The memory_limit BFCAllocator is built with on a device like info. */
+uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_info *info);
+
+/* f · bytes in double, truncated to bytes (saturating), as both frameworks compute
+ * a fraction of memory. */
+uint64_t bfc_limits_fraction(double f, uint64_t bytes);
+
+#endif
