@@ -383,12 +383,25 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     if (segs && (st = read_segments(d, segs, -2, &ss, blocks_per_dev, MAX_DEVICES)) != SIM_OK)
         goto done;
     uint32_t n_traces = traces ? traces->len : 0;
+    /* the devices the file holds: "0 (97 entries, 9 blocks), 1 (...)" */
+    char devs[256] = "";
+    uint32_t n_devs = 0;
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) {
+        uint64_t entries = i < n_traces ? traces->u.items[i].len : 0;
+        if (entries == 0 && blocks_per_dev[i] == 0)
+            continue;
+        size_t used = strlen(devs);
+        if (used + 64 < sizeof devs)
+            snprintf(devs + used, sizeof devs - used, "%s%u (%" PRIu64 " entries, %" PRIu64 " blocks)",
+                     n_devs ? ", " : "", i, entries, blocks_per_dev[i]);
+        n_devs++;
+    }
     if (opt && opt->device >= 0) {
         device = opt->device;
         if ((uint64_t)device >= n_traces && ((uint64_t)device >= MAX_DEVICES || blocks_per_dev[device] == 0)) {
             st = sim_error_set(d->err, SIM_EUSAGE, d->path, 0, 0,
-                               "--device=%" PRId64 ": the snapshot has no trace or segments for that device "
-                               "(device_traces has %u entries)", device, n_traces);
+                               "--device=%" PRId64 ": the snapshot has no trace or segments for that device (it "
+                               "holds: %s)", device, n_devs ? devs : "nothing");
             goto done;
         }
     } else {
@@ -405,6 +418,9 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                     device = i;
                 }
     }
+    if (n_devs > 1)
+        imp_warn(d, "the snapshot holds %u devices: %s; device %" PRId64 " is replayed (--device=N picks another)",
+                 n_devs, devs, device);
     ss.present = segs != NULL;
     ss.reserved = 0;
     if (segs && (st = read_segments(d, segs, device, &ss, NULL, 0)) != SIM_OK)
@@ -603,12 +619,11 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if (rr.seed.n_segs > 0) {
                 d->has_seed = seeded = true;
                 char hr[32], ha[32];
-                imp_warn(d, "recorded mid-run: the allocator state at the first entry was rebuilt from \"segments\" "
-                            "and the trace undone backwards: %u segments (%s reserved), %zu blocks live (%s)%s; the "
-                            "torch strategy starts from it, other strategies get the live blocks as allocations at "
-                            "the start", rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
+                imp_warn(d, "recorded mid-run: the state at the first entry, rebuilt from \"segments\" and the trace "
+                            "undone backwards, holds %u segments (%s) and %zu live blocks (%s%s); torch starts from "
+                            "it, other strategies get the blocks as allocations at the start", rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
                          d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
-                         rr.inferred ? ", the sizes of those the trace frees inferred from their request" : "");
+                         rr.inferred ? ", sizes of those the trace frees from their request" : "");
             }
         } else if (rr.why[0]) {
             imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "

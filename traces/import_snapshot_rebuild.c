@@ -200,6 +200,15 @@ bool rb_rebuild(const rb_input *in, rb_result *out)
         }
     if (w.n)
         qsort(w.s, w.n, sizeof *w.s, wseg_cmp);
+    for (size_t i = 0; i < w.n; i++)
+        if (w.s[i].expandable) {
+            /* a snapshot reports an expandable segment as its mapped ranges, not as
+             * the address range reserved for it, so its layout cannot be rebuilt */
+            snprintf(out->why, sizeof out->why, "expandable segments were mapped at the start (0x%" PRIx64 "); a "
+                     "snapshot records their mapped ranges, not the address range each was reserved in",
+                     w.s[i].addr);
+            goto fail;
+        }
     for (size_t i = 1; i < w.n; i++)
         if (w.s[i].addr < w.s[i - 1].addr + w.s[i - 1].size) {
             snprintf(out->why, sizeof out->why, "segments 0x%" PRIx64 " and 0x%" PRIx64 " overlap at the start",
