@@ -366,6 +366,129 @@ static void check_snapshot(trace_input *in)
     sim_run_free(run);
 }
 
+/* make_synthetic.py's snapshot_midrun.json, device 1 (MiB = 2^20; A, B, C as there). */
+#define MIB ((uint64_t)1 << 20)
+#define MID_A 0x7F2000000000ull
+#define MID_B 0x7F2001400000ull
+
+START_TEST(a_snapshot_recorded_mid_run_should_rebuild_its_state_at_the_first_entry)
+{
+    trace_input *in = open_ok(data("snapshot_midrun.json"), NULL, -1);
+    ck_assert(has_warning(in, "the snapshot holds 2 devices: 0 (3 entries, 1 blocks), 1 (11 entries, 10 blocks)"));
+    const sim_seed *sd = input_seed(in);
+    ck_assert_ptr_nonnull(sd);
+    /* C was made by the trace's segment_alloc: at the start only A and B */
+    ck_assert_uint_eq(sd->n_segs, 2);
+    const sim_seed_segment *a = &sd->segs[0], *b = &sd->segs[1];
+    ck_assert_uint_eq(a->addr, MID_A);
+    ck_assert_uint_eq(a->size_bytes, 20 * MIB);
+    ck_assert(!a->small_pool && !a->expandable && a->stream == 0 && a->pool_id == 0);
+    ck_assert_uint_eq(b->addr, MID_B);
+    ck_assert(b->small_pool && b->stream == 1); /* the second stream value seen, 94000000000000 */
+    /* A: the lost 4000000 B block (rounded 4000256, + the 194048 B before the next
+     * block that a large-pool block keeps: 4 MiB), the 2 MiB block live to the end,
+     * then 14 MiB free (the 3 and 2 MiB blocks the trace allocates were free) */
+    ck_assert_uint_eq(a->n_blocks, 3);
+    const sim_seed_block *ab = &sd->blocks[a->first_block];
+    ck_assert(ab[0].offset == 0 && ab[0].size_bytes == 4 * MIB && ab[0].requested_bytes == 4000000 &&
+              ab[0].state == SIM_SEED_USED);
+    ck_assert(ab[1].offset == 4 * MIB && ab[1].size_bytes == 2 * MIB && ab[1].state == SIM_SEED_USED);
+    ck_assert(ab[2].offset == 6 * MIB && ab[2].size_bytes == 14 * MIB && ab[2].state == SIM_SEED_FREE &&
+              ab[2].id == 0);
+    /* B: 512 B live (requested 100), the rest free (the 1024 B block came later) */
+    ck_assert_uint_eq(b->n_blocks, 2);
+    const sim_seed_block *bb = &sd->blocks[b->first_block];
+    ck_assert(bb[0].size_bytes == 512 && bb[0].requested_bytes == 100 && bb[0].state == SIM_SEED_USED);
+    ck_assert(bb[1].offset == 512 && bb[1].size_bytes == 2 * MIB - 512 && bb[1].state == SIM_SEED_FREE);
+    /* the three live blocks are the three allocations at the start, by id */
+    ck_assert_uint_eq(input_seed_events(in), 3);
+    uint64_t ids[3] = {ab[0].id, ab[1].id, bb[0].id};
+    for (int i = 0; i < 3; i++) {
+        bool found = false;
+        for (uint64_t k = 0; k < 3; k++)
+            found |= input_event_at(in, k)->op == SIM_OP_ALLOC && input_event_at(in, k)->id == ids[i];
+        ck_assert_msg(found, "seed block %d (id %llu) is not an allocation at the start", i, (unsigned long long)ids[i]);
+    }
+    /* the lost block's free: requested at +10 µs, completed at +1000 µs */
+    bool long_pending = false;
+    for (uint64_t k = 3; k < input_event_count(in); k++) {
+        const sim_event *e = input_event_at(in, k);
+        if (e->op == SIM_OP_FREE && e->id == ab[0].id)
+            long_pending = e->t == 10000 && e->ready_t == 1000000;
+    }
+    ck_assert(long_pending);
+    const input_recorded *rec = input_get_recorded(in);
+    ck_assert_uint_eq(rec->reserved_start, 22 * MIB);
+    ck_assert_uint_eq(rec->peak_reserved, 52 * MIB);
+    ck_assert_uint_eq(rec->ooms, 1);
+    ck_assert_str_eq(input_event_at(in, rec->oom_events[0])->name,
+                     "recorded oom: 214748364800 bytes requested, 1073741824 free on the device");
+    /* where the real allocator put each allocation: segment (0 A, 1 B, 2 the one
+     * the trace allocates) and offset */
+    ck_assert_ptr_nonnull(rec->placement_segment);
+    static const struct { uint32_t seg; uint64_t off; } W[] = {
+        {0, 6 * MIB}, {1, 512}, {0, 9 * MIB}, {2, 0}, {0, 0},
+    };
+    size_t w = 0;
+    for (uint64_t k = 3; k < input_event_count(in); k++) {
+        if (input_event_at(in, k)->op != SIM_OP_ALLOC)
+            continue;
+        ck_assert_uint_lt(w, 5);
+        ck_assert_msg(rec->placement_segment[k] == W[w].seg && rec->placement_offset[k] == W[w].off,
+                      "alloc %zu: segment %u offset %llu", w, rec->placement_segment[k],
+                      (unsigned long long)rec->placement_offset[k]);
+        w++;
+    }
+    ck_assert_uint_eq(w, 5);
+    ck_assert_uint_eq(rec->placements, 5);
+    input_close(in);
+}
+END_TEST
+
+START_TEST(expandable_segments_should_follow_segment_map_and_unmap)
+{
+    trace_input *in = open_ok(data("snapshot_expandable.json"), NULL, -1);
+    const input_recorded *rec = input_get_recorded(in);
+    /* events: alloc 15 MiB, alloc 10 MiB, free; mapped 20, 40, 40 MiB then; 20 at the end */
+    ck_assert_uint_eq(input_event_count(in), 3);
+    ck_assert_uint_eq(rec->reserved_start, 0);
+    ck_assert_uint_eq(rec->reserved[0], 20 * MIB);
+    ck_assert_uint_eq(rec->reserved[1], 40 * MIB);
+    ck_assert_uint_eq(rec->reserved[2], 40 * MIB);
+    ck_assert_uint_eq(rec->peak_reserved, 40 * MIB);
+    ck_assert_str_eq(input_alloc_conf(in), "expandable_segments:True");
+    ck_assert_ptr_null(input_seed(in)); /* from empty: nothing to start from */
+    ck_assert_uint_eq(rec->placements, 0); /* inside expandable ranges: not followed */
+    input_close(in);
+    /* mapped before the trace: its layout cannot be rebuilt, and the replay is told */
+    static const char MID[] = "{\"segments\": [{\"device\": 0, \"address\": 1073741824, \"total_size\": 20971520, "
+                              "\"stream\": 0, \"is_expandable\": true, \"blocks\": [{\"address\": 1073741824, "
+                              "\"size\": 20971520, \"requested_size\": 100, \"state\": \"active_allocated\"}]}], "
+                              "\"device_traces\": [[{\"action\": \"alloc\", \"addr\": 2147483648, \"size\": 512, "
+                              "\"stream\": 0}]]}";
+    input_options o = {.device = -1};
+    sim_error err;
+    ck_assert_int_eq(input_open_mem("x.json", MID, sizeof MID - 1, NULL, &o, &in, &err), SIM_OK);
+    ck_assert(has_warning(in, "cannot be rebuilt (expandable segments were mapped at the start"));
+    ck_assert_ptr_null(input_seed(in));
+    input_close(in);
+}
+END_TEST
+
+START_TEST(allocator_settings_should_accept_pytorch_alloc_conf)
+{
+    static const char S[] = "{\"device_traces\": [[]], \"allocator_settings\": {\"PYTORCH_ALLOC_CONF\": "
+                            "\"pinned_num_register_threads:8\", \"max_split_size\": -1}}";
+    input_options o = {.device = -1};
+    trace_input *in = NULL;
+    sim_error err;
+    ck_assert_int_eq(input_open_mem("s.json", S, sizeof S - 1, NULL, &o, &in, &err), SIM_OK);
+    ck_assert_str_eq(input_alloc_conf(in), "pinned_num_register_threads:8");
+    ck_assert(input_records_settings(in));
+    input_close(in);
+}
+END_TEST
+
 START_TEST(snapshot_json_should_pair_by_address_with_reuse_and_deferred_frees)
 {
     trace_input *in = open_ok(data("snapshot_small.json"), NULL, -1);
@@ -896,6 +1019,9 @@ static Suite *suite(void)
     suite_add_tcase(s, real_tc);
     TCase *ex = tcase_create("excerpts and synthetic files");
     tcase_add_test(ex, hta_excerpt_should_inflate_sort_and_match_its_curve);
+    tcase_add_test(ex, a_snapshot_recorded_mid_run_should_rebuild_its_state_at_the_first_entry);
+    tcase_add_test(ex, expandable_segments_should_follow_segment_map_and_unmap);
+    tcase_add_test(ex, allocator_settings_should_accept_pytorch_alloc_conf);
     tcase_add_test(ex, kineto_excerpt_without_addr_should_pair_lifo_per_size);
     tcase_add_test(ex, device_option_should_select_a_device_or_say_which_exist);
     tcase_add_test(ex, snapshot_json_should_pair_by_address_with_reuse_and_deferred_frees);
