@@ -199,6 +199,9 @@ int cmd_replay(int argc, char **argv)
         cli_input_warnings(readers[i]);
         sources[i] = input_source(readers[i]);
     }
+    /* one recording made mid-run starts from its rebuilt state where the strategy can take it */
+    if (n == 1 && ops->seed != NULL && input_seed(readers[0]) != NULL)
+        sources[0] = input_source_seeded(readers[0]);
     const trace_header *h0 = input_header(readers[0]);
     cli_device dev;
     if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
@@ -210,6 +213,9 @@ int cmd_replay(int argc, char **argv)
     /* a recording's own allocator settings are the default --alloc-conf of `torch` */
     if (!cli_has(&a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_alloc_conf(readers[0]))
         kv[n_kv++] = (sim_kv){"alloc_conf", input_alloc_conf(readers[0])};
+    if (!cli_has(&a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_records_settings(readers[0]))
+        fprintf(stderr, "gpusim: torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)\n",
+                input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
     engine_config cfg = {
         .device = dev.info,
         .ops = ops,

@@ -201,6 +201,12 @@ bool rb_rebuild(const rb_input *in, rb_result *out)
     if (w.n)
         qsort(w.s, w.n, sizeof *w.s, wseg_cmp);
     for (size_t i = 0; i < w.n; i++)
+        if (w.s[i].pool_id != 0) {
+            snprintf(out->why, sizeof out->why, "a segment of a private memory pool (CUDA graphs, MemPool) existed at "
+                     "the start (0x%" PRIx64 "); gpusim's allocator models have no private pools", w.s[i].addr);
+            goto fail;
+        }
+    for (size_t i = 0; i < w.n; i++)
         if (w.s[i].expandable) {
             /* a snapshot reports an expandable segment as its mapped ranges, not as
              * the address range reserved for it, so its layout cannot be rebuilt */
