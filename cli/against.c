@@ -204,6 +204,120 @@ static void column_json(sim_buf *b, const char *key, const column *c, bool last)
     sim_buf_printf(b, "}%s\n", last ? "" : ",");
 }
 
+/* Where the replay put each allocation: the strategy's segment number and the
+ * offset in it, by event index (UINT32_MAX: not placed, or not locatable). */
+typedef struct placed {
+    const strategy_ops *ops;
+    uint32_t *seg;
+    uint64_t *off;
+    uint64_t n;
+} placed;
+
+static void on_alloc(void *ctx, const strategy *s, const sim_event *ev, strategy_handle h)
+{
+    placed *p = ctx;
+    strategy_block b;
+    uint64_t k = ev->index - 1;
+    if (k < p->n && p->ops->locate(s, h, &b)) {
+        p->seg[k] = b.region;
+        p->off[k] = b.addr - b.region_addr;
+    }
+}
+
+/* The placement comparison: allocations whose recorded placement is known. */
+typedef struct placement {
+    bool on;
+    uint64_t compared, matched;
+    bool has_mismatch;
+    uint64_t first;            /* 0-based event of the first mismatch */
+} placement;
+
+static void placement_compare(placement *pl, const placed *p, const input_recorded *rec, uint64_t first)
+{
+    for (uint64_t k = first; k < p->n; k++) {
+        if (rec->placement_segment[k] == UINT32_MAX)
+            continue;
+        pl->compared++;
+        if (p->seg[k] == rec->placement_segment[k] && p->off[k] == rec->placement_offset[k]) {
+            pl->matched++;
+        } else if (!pl->has_mismatch) {
+            pl->has_mismatch = true;
+            pl->first = k;
+        }
+    }
+}
+
+static void placement_where(sim_buf *b, uint32_t seg, uint64_t off)
+{
+    if (seg == UINT32_MAX)
+        sim_buf_puts(b, "not placed");
+    else
+        sim_buf_printf(b, "segment %u + %" PRIu64, seg, off);
+}
+
+#define PLACEMENT_CONTEXT 4u /* events shown before the first mismatch */
+
+static void placement_text(sim_buf *b, const placement *pl, const placed *p, const input_recorded *rec,
+                           const trace_input *in, uint64_t first)
+{
+    if (!pl->on)
+        return;
+    sim_buf_puts(b, "\nplacement (recorded: each alloc's addr, as segment and offset; segments numbered in address "
+                    "order at the start, then in order of creation)\n");
+    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset\n", pl->matched,
+                   pl->compared);
+    if (!pl->has_mismatch)
+        return;
+    uint64_t k = pl->first;
+    const sim_event *ev = input_event_at(in, k);
+    sim_buf_printf(b, "  first mismatch at event %" PRIu64 ": alloc of %" PRIu64 " B on stream %u, recorded ", k + 1,
+                   ev->size, ev->stream);
+    placement_where(b, rec->placement_segment[k], rec->placement_offset[k]);
+    sim_buf_puts(b, ", predicted ");
+    placement_where(b, p->seg[k], p->off[k]);
+    sim_buf_puts(b, "\n");
+    uint64_t from = k >= first + PLACEMENT_CONTEXT ? k - PLACEMENT_CONTEXT : first;
+    for (uint64_t j = from; j < k; j++) {
+        const sim_event *e = input_event_at(in, j);
+        sim_buf_printf(b, "    event %" PRIu64 ": %s", j + 1, sim_op_name(e->op));
+        if (e->op == SIM_OP_ALLOC) {
+            sim_buf_printf(b, " %" PRIu64 " B on stream %u, recorded ", e->size, e->stream);
+            placement_where(b, rec->placement_segment[j], rec->placement_offset[j]);
+            sim_buf_puts(b, ", predicted ");
+            placement_where(b, p->seg[j], p->off[j]);
+        } else if (e->op == SIM_OP_FREE) {
+            sim_buf_printf(b, " of id %" PRIu64 "%s", e->id, e->ready_t > e->t ? " (deferred)" : "");
+        } else if (e->op == SIM_OP_MARK) {
+            sim_buf_printf(b, " \"%s\"", e->name);
+        }
+        sim_buf_puts(b, "\n");
+    }
+}
+
+static void placement_json(sim_buf *b, const placement *pl, const placed *p, const input_recorded *rec,
+                           const trace_input *in)
+{
+    sim_buf_puts(b, "    \"placement\": ");
+    if (!pl->on) {
+        sim_buf_puts(b, "null,\n");
+        return;
+    }
+    sim_buf_printf(b, "{\"compared\": %" PRIu64 ", \"matched\": %" PRIu64 ", \"first_mismatch\": ", pl->compared,
+                   pl->matched);
+    if (!pl->has_mismatch) {
+        sim_buf_puts(b, "null},\n");
+        return;
+    }
+    uint64_t k = pl->first;
+    sim_buf_printf(b, "{\"event\": %" PRIu64 ", \"size\": %" PRIu64 ", \"recorded_segment\": %u, "
+                      "\"recorded_offset\": %" PRIu64 ", \"predicted_segment\": ", k + 1, input_event_at(in, k)->size,
+                   rec->placement_segment[k], rec->placement_offset[k]);
+    if (p->seg[k] == UINT32_MAX)
+        sim_buf_puts(b, "null, \"predicted_offset\": null}},\n");
+    else
+        sim_buf_printf(b, "%u, \"predicted_offset\": %" PRIu64 "}},\n", p->seg[k], p->off[k]);
+}
+
 int against_run(const cli_args *a)
 {
     if (a->n_positional != 1)
@@ -227,6 +341,7 @@ int against_run(const cli_args *a)
     int rc = 2;
     sim_run *run = NULL;
     uint64_t *deferred = NULL, *row_of = NULL;
+    placed pd = {0};
     sim_buf out;
     sim_buf_init(&out);
     cli_input_warnings(in);
@@ -301,6 +416,22 @@ int against_run(const cli_args *a)
         .timeline_rows = n + n_def + 1,
     };
     sim_event_source src = seeded ? input_source_seeded(in) : input_source(in);
+    /* placements compare when the strategy can say where it put a block, and its
+     * segments are numbered as the recording's: from the recorded start state, or
+     * from an empty one */
+    placement pl = {.on = rec->placement_segment != NULL && ops->locate != NULL && (seeded || input_seed(in) == NULL)};
+    if (pl.on) {
+        pd = (placed){.ops = ops, .seg = malloc((n ? n : 1) * sizeof *pd.seg),
+                      .off = calloc(n ? n : 1, sizeof *pd.off), .n = n};
+        if (pd.seg == NULL || pd.off == NULL) {
+            fprintf(stderr, "gpusim: out of memory\n");
+            goto done;
+        }
+        for (uint64_t k = 0; k < n; k++)
+            pd.seg[k] = UINT32_MAX;
+        cfg.on_alloc = on_alloc;
+        cfg.on_alloc_ctx = &pd;
+    }
     sim_status st = engine_run(&cfg, &src, 1, &run, &err);
     if (st == SIM_EUSAGE) {
         rc = cli_usage_error("replay", "%s", err.msg);
@@ -328,6 +459,8 @@ int against_run(const cli_args *a)
         compare(&ca, &run->tl, row_of, n, rec->has_point, rec->allocated, true);
     if (rec->has_reserved)
         compare(&cr, &run->tl, row_of, n, rec->has_point, rec->reserved, false);
+    if (pl.on)
+        placement_compare(&pl, &pd, rec, first);
     const char *conf_used = NULL;
     for (uint32_t i = 0; i < n_kv; i++)
         if (strcmp(kv[i].key, "alloc_conf") == 0)
@@ -360,7 +493,16 @@ int against_run(const cli_args *a)
                              ",\n",
                        run->total.completed ? "true" : "false", rec->ooms, run->total.ooms);
         column_json(&out, "allocated", &ca, false);
-        column_json(&out, "reserved", &cr, true);
+        column_json(&out, "reserved", &cr, false);
+        placement_json(&out, &pl, &pd, rec, in);
+        sim_buf_puts(&out, "    \"recorded_oom_events\": [");
+        for (uint64_t i = 0; i < rec->ooms; i++)
+            sim_buf_printf(&out, "%s%" PRIu64, i ? ", " : "", rec->oom_events[i] + 1);
+        sim_buf_puts(&out, "],\n    \"predicted_first_oom_event\": ");
+        if (run->total.first_oom.happened)
+            sim_buf_printf(&out, "%" PRIu64 "\n", run->total.first_oom.event);
+        else
+            sim_buf_puts(&out, "null\n");
         sim_buf_puts(&out, "  }\n}\n");
     } else {
         char hs[32];
@@ -385,11 +527,20 @@ int against_run(const cli_args *a)
                        units_format_size(dev.info.capacity_bytes, hs, sizeof hs));
         if (!run->total.completed)
             sim_buf_puts(&out, "  the replay ran out of memory and stopped; the comparison covers the events before\n");
-        if (rec->ooms || run->total.ooms)
-            sim_buf_printf(&out, "  out of memory: recorded %" PRIu64 " time(s), predicted %" PRIu64 "\n", rec->ooms,
-                           run->total.ooms);
+        if (rec->ooms || run->total.ooms) {
+            sim_buf_printf(&out, "  out of memory: recorded %" PRIu64 " time(s)", rec->ooms);
+            if (rec->ooms)
+                sim_buf_printf(&out, " (first at event %" PRIu64 ", %s)", rec->oom_events[0] + 1,
+                               input_event_at(in, rec->oom_events[0])->name);
+            sim_buf_printf(&out, ", predicted %" PRIu64, run->total.ooms);
+            if (run->total.first_oom.happened)
+                sim_buf_printf(&out, " (first at event %" PRIu64 ", %" PRIu64 " B)", run->total.first_oom.event,
+                               run->total.first_oom.size);
+            sim_buf_puts(&out, "\n");
+        }
         column_text(&out, &ca);
         column_text(&out, &cr);
+        placement_text(&out, &pl, &pd, rec, in, first);
     }
     const char *outpath = cli_get(a, "output");
     if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK) {
@@ -402,6 +553,8 @@ done:
     sim_run_free(run);
     free(deferred);
     free(row_of);
+    free(pd.seg);
+    free(pd.off);
     input_close(in);
     return rc;
 }

@@ -302,6 +302,8 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
     if (st == SIM_OK) {
         ent->handle = h;
         ps->requested += ev->size;
+        if (e->cfg->on_alloc)
+            e->cfg->on_alloc(e->cfg->on_alloc_ctx, run->procs[p].s, ev, h);
         return SIM_OK;
     }
     if (st != SIM_OOM) {

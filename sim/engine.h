@@ -31,6 +31,10 @@ typedef struct engine_config {
     /* optional progress callback, called every 65536 events */
     void (*progress)(void *ctx, uint64_t events_done);
     void *progress_ctx;
+    /* optional: called after every allocation the strategy granted, with the
+     * handle it returned (ops->locate tells where it put it); s is const to it */
+    void (*on_alloc)(void *ctx, const strategy *s, const sim_event *ev, strategy_handle h);
+    void *on_alloc_ctx;
 } engine_config;
 
 typedef struct sim_oom_record {
