@@ -473,8 +473,9 @@ int against_run(const cli_args *a)
         if (seeded) {
             const sim_seed *sd = input_seed(in);
             sim_buf_printf(&out, "{\"segments\": %u, \"reserved_bytes\": %" PRIu64 ", \"live_blocks\": %u, "
-                                 "\"allocated_bytes\": %" PRIu64 ", \"events\": %" PRIu64 "}",
-                           sd->n_segs, sim_seed_reserved(sd), sim_seed_used_count(sd), sim_seed_allocated(sd), first);
+                                 "\"allocated_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"planned_segments\": %u}",
+                           sd->n_segs, sim_seed_reserved(sd), sim_seed_used_count(sd), sim_seed_allocated(sd), first,
+                           sd->n_planned);
         } else {
             sim_buf_puts(&out, "null");
         }
@@ -508,7 +509,7 @@ int against_run(const cli_args *a)
         char hs[32];
         sim_buf_printf(&out, "gpusim replay --against-recorded: %s\n", a->positional[0]);
         sim_buf_printf(&out, "  format    %s, %" PRIu64 " events\n", input_format_name(input_get_format(in)), n);
-        if (seeded) {
+        if (seeded && input_seed(in)->n_segs > 0) {
             const sim_seed *sd = input_seed(in);
             char h1[32], h2[32];
             sim_buf_printf(&out, "  start     the recorded state at the first entry: %u segments (%s reserved), %u "

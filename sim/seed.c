@@ -6,6 +6,10 @@
 sim_status sim_seed_check(const sim_seed *seed, const char *file, sim_error *err)
 {
     uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < seed->n_planned; i++)
+        if (seed->planned[i].bytes == 0 || seed->planned[i].addr + seed->planned[i].bytes < seed->planned[i].addr)
+            return sim_error_set(err, SIM_ETRACE, file, 0, 0, "start state: planned segment %u at 0x%" PRIx64
+                                 " has size %" PRIu64, i, seed->planned[i].addr, seed->planned[i].bytes);
     for (uint32_t i = 0; i < seed->n_segs; i++) {
         const sim_seed_segment *g = &seed->segs[i];
         if (g->size_bytes == 0 || g->addr + g->size_bytes < g->addr)

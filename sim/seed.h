@@ -15,6 +15,12 @@
 
 #include "status.h"
 
+/* An address range (a segment a recording's cudaMalloc returned). */
+typedef struct sim_range {
+    uint64_t addr;
+    uint64_t bytes;
+} sim_range;
+
 typedef enum sim_seed_state {
     SIM_SEED_USED = 0,      /* live at the start: the program holds it (or its free is pending) */
     SIM_SEED_FREE = 1,      /* cached, reusable */
@@ -45,6 +51,13 @@ typedef struct sim_seed {
     uint32_t n_segs;
     const sim_seed_block *blocks;   /* per segment, in address order */
     uint32_t n_blocks;
+    /* The segments the recording's cudaMalloc made during the trace, in order (its
+     * segment_alloc entries): a strategy hands them to the device (device_plan_va)
+     * so that new segments sit where the real ones did and address-ordered choices
+     * (best fit among equal sizes) are the real ones. May be the whole seed (a
+     * recording made from an empty allocator has no segments at the start). */
+    const sim_range *planned;
+    uint32_t n_planned;
 } sim_seed;
 
 /* Check that a seed is well formed: segments in increasing address order without

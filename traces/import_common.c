@@ -31,6 +31,7 @@ void imp_doc_release(imp_doc *d)
     free(d->streams);
     free(d->header.meta_json);
     free(d->seed_segs);
+    free(d->seed_planned);
     free(d->col_seg);
     free(d->col_off);
     free(d->oom_idx);

@@ -69,6 +69,7 @@ typedef struct imp_doc {
     sim_seed seed;
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
+    sim_range *seed_planned;  /* owned */
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, input_format f);

@@ -614,14 +614,17 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             d->seed = rr.seed;
             d->seed_segs = rr.segs;
             d->seed_blocks = rr.blocks;
+            d->seed_planned = rr.planned;
             if (!follow_placements(d, sev, n_sev))
                 goto nomem;
+            d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
             if (rr.seed.n_segs > 0) {
-                d->has_seed = seeded = true;
+                seeded = true;
                 char hr[32], ha[32];
                 imp_warn(d, "recorded mid-run: the state at the first entry, rebuilt from \"segments\" and the trace "
                             "undone backwards, holds %u segments (%s) and %zu live blocks (%s%s); torch starts from "
-                            "it, other strategies get the blocks as allocations at the start", rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
+                            "it, other strategies get the blocks as allocations at the start", rr.seed.n_segs,
+                         units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
                          d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
                          rr.inferred ? ", sizes of those the trace frees from their request" : "");
             }

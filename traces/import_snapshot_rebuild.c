@@ -177,8 +177,10 @@ void rb_result_release(rb_result *r)
 {
     free(r->segs);
     free(r->blocks);
+    free(r->planned);
     r->segs = NULL;
     r->blocks = NULL;
+    r->planned = NULL;
 }
 
 bool rb_rebuild(const rb_input *in, rb_result *out)
@@ -282,7 +284,15 @@ bool rb_rebuild(const rb_input *in, rb_result *out)
                  "existed then", live[lp].addr);
         goto fail;
     }
-    out->seed = (sim_seed){.segs = out->segs, .n_segs = (uint32_t)w.n, .blocks = out->blocks, .n_blocks = nb};
+    uint32_t np = 0;
+    out->planned = malloc((in->n_events ? in->n_events : 1) * sizeof *out->planned);
+    if (out->planned == NULL)
+        goto nomem;
+    for (size_t k = 0; k < in->n_events; k++)
+        if (in->events[k].action == RB_SEG_ALLOC)
+            out->planned[np++] = (sim_range){in->events[k].addr, in->events[k].size};
+    out->seed = (sim_seed){.segs = out->segs, .n_segs = (uint32_t)w.n, .blocks = out->blocks, .n_blocks = nb,
+                           .planned = out->planned, .n_planned = np};
     sim_error err;
     if (sim_seed_check(&out->seed, NULL, &err) != SIM_OK) {
         snprintf(out->why, sizeof out->why, "%.300s", err.msg);

@@ -69,6 +69,7 @@ typedef struct rb_result {
     sim_seed seed;             /* points into segs/blocks below */
     sim_seed_segment *segs;
     sim_seed_block *blocks;
+    sim_range *planned;
     uint32_t inferred;         /* live blocks whose size was inferred from the request */
     char why[320];             /* when no seed could be built: the reason */
 } rb_result;
