@@ -21,8 +21,9 @@
  *     (last_index + 1 in newest main, so a leading '>' leaves index 0 alone; the
  *     2.x releases started at last_index, overwriting the last key's value, which
  *     we take as the bug it was fixed as).
- *  6. backend: native, or cudaMallocAsync (a different allocator: the `async`
- *     strategy here). Unknown keys are rejected ("Unrecognized key ... in CUDA
+ *  6. backend: native, or cudaMallocAsync (a different allocator, CUDA's
+ *     stream-ordered pool, which gpusim does not model yet: a usage error).
+ *     Unknown keys are rejected ("Unrecognized key ... in CUDA
  *     allocator config"); the pinned-memory and lock keys are accepted and ignored.
  * Numbers must be plain decimal integers: PyTorch's stoi would accept "20abc",
  * we refuse it rather than guess. */
@@ -281,7 +282,8 @@ static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
             if (strcmp(lx->tok[i], "cudaMallocAsync") == 0)
                 st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                    "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
-                                   "stream-ordered pool; use --strategy=async for it");
+                                   "stream-ordered (async) pool, which gpusim does not model yet; the torch "
+                                   "strategy models the native backend (backend:native, the default)");
             else if (strcmp(lx->tok[i], "native") != 0)
                 st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                    "alloc_conf: unknown allocator backend '%s', options are native and "

@@ -32,7 +32,8 @@ void torch_conf_defaults(torch_conf *c);
 
 /* Parse text (NULL or "" = defaults) into *c. SIM_EUSAGE with a message naming the
  * key and what PyTorch expects on any key or value PyTorch rejects;
- * backend:cudaMallocAsync is a usage error pointing to the `async` strategy.
+ * backend:cudaMallocAsync (not modelled yet: `torch` is the native backend) is a
+ * usage error too.
  * *c is left with the defaults on error. */
 sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err);
 

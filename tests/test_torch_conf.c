@@ -116,7 +116,7 @@ START_TEST(conf_should_refuse_what_pytorch_refuses)
     expect_error("roundup_power2_divisions:[65:4]", "power of 2");
     expect_error("roundup_power2_divisions:[64:4", "closing");
     expect_error("expandable_segments:true", "True/False");
-    expect_error("backend:cudaMallocAsync", "--strategy=async");
+    expect_error("backend:cudaMallocAsync", "does not model yet");
     expect_error("backend:other", "unknown allocator backend");
     expect_error("max_split_size_mb", "expected ':'");
     expect_error("max_split_size_mb:", "has no value");

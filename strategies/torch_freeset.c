@@ -1,0 +1,527 @@
+/* The free set of a `torch` pool: size bins over small treaps, per-stream bin
+ * bitmaps, the largest-size bookkeeping (torch_freeset.h). */
+#include "torch_freeset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The record array; loaded once per operation (nothing here grows the table). */
+static inline tblock *recs(const slots *blocks)
+{
+    return (tblock *)(void *)blocks->data;
+}
+
+/* ==== Treaps over block handles ==== */
+
+/* Priority = a 32-bit mix of the handle (murmur3 finalizer): deterministic, and
+ * random enough that expected depth is O(log n) whatever the key order. */
+static inline uint32_t tree_pri(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* Whether block x orders before the key (stream, size, addr). */
+static inline bool key_less(const tblock *x, uint32_t stream, uint64_t size, uint64_t addr, bool by_addr)
+{
+    if (x->stream != stream)
+        return x->stream < stream;
+    if (!by_addr && x->size != size)
+        return x->size < size;
+    return x->addr < addr;
+}
+
+/* Whether the key orders before block x. */
+static inline bool key_greater(const tblock *x, uint32_t stream, uint64_t size, uint64_t addr, bool by_addr)
+{
+    if (x->stream != stream)
+        return x->stream > stream;
+    if (!by_addr && x->size != size)
+        return x->size > size;
+    return x->addr > addr;
+}
+
+/* Insert h into the treap at *root: descend while the parent's priority is at
+ * least h's, then split the subtree found there around h's key (iterative: the
+ * links are written in place). */
+static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+{
+    tblock *x = base + h;
+    uint32_t pri = tree_pri(h);
+    uint32_t *link = root;
+    while (*link != T_NONE && tree_pri(*link) >= pri) {
+        tblock *n = base + *link;
+        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
+    }
+    uint32_t t = *link;
+    uint32_t *l = &x->left, *r = &x->right;
+    while (t != T_NONE) {
+        tblock *n = base + t;
+        if (fs_before(n, x, by_addr)) {
+            *l = t;
+            l = &n->right;
+            t = n->right;
+        } else {
+            *r = t;
+            r = &n->left;
+            t = n->left;
+        }
+    }
+    *l = *r = T_NONE;
+    *link = h;
+}
+
+/* Erase h (found by its key): its two subtrees are merged in its place. */
+static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+{
+    tblock *x = base + h;
+    uint32_t *link = root;
+    while (*link != T_NONE && *link != h) {
+        tblock *n = base + *link;
+        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
+    }
+    if (*link == T_NONE)
+        return false;
+    uint32_t l = x->left, r = x->right;
+    while (l != T_NONE && r != T_NONE) {
+        if (tree_pri(l) > tree_pri(r)) {
+            *link = l;
+            link = &base[l].right;
+            l = *link;
+        } else {
+            *link = r;
+            link = &base[r].left;
+            r = *link;
+        }
+    }
+    *link = l != T_NONE ? l : r;
+    x->left = x->right = T_NONE;
+    return true;
+}
+
+/* The first node whose key is ≥ (stream, size, addr): std::set::lower_bound. */
+static inline uint32_t tree_lower_bound(const tblock *base, uint32_t root, bool by_addr, uint32_t stream,
+                                        uint64_t size, uint64_t addr)
+{
+    uint32_t best = T_NONE;
+    for (uint32_t t = root; t != T_NONE;) {
+        const tblock *n = base + t;
+        if (key_less(n, stream, size, addr, by_addr)) {
+            t = n->right;
+        } else {
+            best = t;
+            t = n->left;
+        }
+    }
+    return best;
+}
+
+/* The last node whose key is < (stream, size, addr): std::prev(lower_bound). */
+static inline uint32_t tree_last_below(const tblock *base, uint32_t root, bool by_addr, uint32_t stream,
+                                       uint64_t size, uint64_t addr)
+{
+    uint32_t best = T_NONE;
+    for (uint32_t t = root; t != T_NONE;) {
+        const tblock *n = base + t;
+        if (key_less(n, stream, size, addr, by_addr)) {
+            best = t;
+            t = n->right;
+        } else {
+            t = n->left;
+        }
+    }
+    return best;
+}
+
+static inline uint32_t tree_next(const tblock *base, uint32_t root, bool by_addr, uint32_t h)
+{
+    const tblock *x = base + h;
+    uint32_t best = T_NONE;
+    for (uint32_t t = root; t != T_NONE;) {
+        const tblock *n = base + t;
+        if (key_greater(n, x->stream, x->size, x->addr, by_addr)) {
+            best = t;
+            t = n->left;
+        } else {
+            t = n->right;
+        }
+    }
+    return best;
+}
+
+static inline uint32_t tree_prev(const tblock *base, uint32_t root, bool by_addr, uint32_t h)
+{
+    const tblock *x = base + h;
+    return tree_last_below(base, root, by_addr, x->stream, x->size, x->addr);
+}
+
+/* The last node of one stream (keys (stream, size, addr); sizes < 2^64 - 1). */
+static inline uint32_t tree_last_of(const tblock *base, uint32_t root, uint32_t stream)
+{
+    return tree_last_below(base, root, false, stream, UINT64_MAX, UINT64_MAX);
+}
+
+void fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
+{
+    tree_insert(recs(blocks), root, by_addr, h);
+}
+
+bool fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
+{
+    return tree_erase(recs(blocks), root, by_addr, h);
+}
+
+uint32_t fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
+                             uint64_t addr)
+{
+    return tree_lower_bound(recs(blocks), root, by_addr, stream, size, addr);
+}
+
+uint32_t fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h)
+{
+    return tree_next(recs(blocks), root, by_addr, h);
+}
+
+/* ==== Per-stream bin bitmaps ==== */
+
+static inline void bits_set(tstream *e, uint32_t b)
+{
+    e->bits[b >> 6] |= (uint64_t)1 << (b & 63);
+    e->summary |= (uint64_t)1 << (b >> 6);
+}
+
+static inline void bits_clear(tstream *e, uint32_t b)
+{
+    e->bits[b >> 6] &= ~((uint64_t)1 << (b & 63));
+    if (e->bits[b >> 6] == 0)
+        e->summary &= ~((uint64_t)1 << (b >> 6));
+}
+
+static inline bool bits_test(const tstream *e, uint32_t b)
+{
+    return (e->bits[b >> 6] >> (b & 63)) & 1;
+}
+
+/* The first set bin above b, or FB_NONE. */
+static inline uint32_t bits_next(const tstream *e, uint32_t b)
+{
+    uint32_t w = b >> 6;
+    uint64_t m = e->bits[w] & (~(uint64_t)1 << (b & 63));
+    if (m != 0)
+        return w * 64 + (uint32_t)__builtin_ctzll(m);
+    uint64_t sm = e->summary & (~(uint64_t)1 << w);
+    if (sm == 0)
+        return FB_NONE;
+    w = (uint32_t)__builtin_ctzll(sm);
+    return w * 64 + (uint32_t)__builtin_ctzll(e->bits[w]);
+}
+
+/* The last set bin below b, or FB_NONE. */
+static inline uint32_t bits_prev(const tstream *e, uint32_t b)
+{
+    uint32_t w = b >> 6;
+    uint64_t m = e->bits[w] & (((uint64_t)1 << (b & 63)) - 1);
+    if (m != 0)
+        return w * 64 + 63u - (uint32_t)__builtin_clzll(m);
+    uint64_t sm = e->summary & (((uint64_t)1 << w) - 1);
+    if (sm == 0)
+        return FB_NONE;
+    w = 63u - (uint32_t)__builtin_clzll(sm);
+    return w * 64 + 63u - (uint32_t)__builtin_clzll(e->bits[w]);
+}
+
+/* The highest set bin, or FB_NONE. */
+static inline uint32_t bits_top(const tstream *e)
+{
+    if (e->summary == 0)
+        return FB_NONE;
+    uint32_t w = 63u - (uint32_t)__builtin_clzll(e->summary);
+    return w * 64 + 63u - (uint32_t)__builtin_clzll(e->bits[w]);
+}
+
+/* ==== The stream index ==== */
+
+static inline uint32_t stream_search(const tfree *f, uint32_t stream)
+{
+    uint32_t lo = 0, hi = f->n_ent;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->ent[mid].stream < stream)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline tstream *stream_entry(tfree *f, uint32_t stream)
+{
+    if (f->hint < f->n_ent && f->ent[f->hint].stream == stream)
+        return &f->ent[f->hint];
+    uint32_t i = stream_search(f, stream);
+    if (i < f->n_ent && f->ent[i].stream == stream) {
+        f->hint = i;
+        return &f->ent[i];
+    }
+    return NULL;
+}
+
+/* A new, empty entry for the stream (host memory out: NULL). */
+static tstream *stream_add(tfree *f, uint32_t stream)
+{
+    if (f->n_ent == f->cap_ent) {
+        uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4;
+        tstream *p = realloc(f->ent, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return NULL;
+        f->ent = p;
+        f->cap_ent = cap;
+    }
+    uint32_t i = stream_search(f, stream);
+    memmove(&f->ent[i + 1], &f->ent[i], (size_t)(f->n_ent - i) * sizeof *f->ent);
+    memset(&f->ent[i], 0, sizeof *f->ent);
+    f->ent[i].stream = stream;
+    f->n_ent++;
+    f->hint = i;
+    return &f->ent[i];
+}
+
+uint32_t fs_stream_slot(const tfree *f, uint32_t stream)
+{
+    return stream_search(f, stream);
+}
+
+tstream *fs_stream_entry(tfree *f, uint32_t stream)
+{
+    return stream_entry(f, stream);
+}
+
+void fs_stream_drop(tfree *f, tstream *e)
+{
+    uint32_t i = (uint32_t)(e - f->ent);
+    memmove(&f->ent[i], &f->ent[i + 1], (size_t)(f->n_ent - i - 1) * sizeof *f->ent);
+    f->n_ent--;
+    f->hint = 0;
+}
+
+/* ==== The free set ==== */
+
+void fs_init(tfree *f, const slots *blocks)
+{
+    memset(f, 0, sizeof *f);
+    for (uint32_t b = 0; b < FB_BINS; b++)
+        f->root[b] = T_NONE;
+    f->blocks = blocks;
+}
+
+void fs_release(tfree *f)
+{
+    free(f->ent);
+    f->ent = NULL;
+    f->n_ent = f->cap_ent = 0;
+}
+
+/* Whether bin root holds a block of the stream (the root itself, in the usual
+ * one-stream case). */
+static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t stream)
+{
+    if (root == T_NONE)
+        return false;
+    if (base[root].stream == stream)
+        return true;
+    uint32_t t = tree_lower_bound(base, root, false, stream, 0, 0);
+    return t != T_NONE && base[t].stream == stream;
+}
+
+bool fs_insert(tfree *f, uint32_t h)
+{
+    tblock *base = recs(f->blocks);
+    const tblock *b = base + h;
+    uint32_t bin = fs_bin(b->size);
+    tstream *e = stream_entry(f, b->stream);
+    if (e == NULL && (e = stream_add(f, b->stream)) == NULL)
+        return false;
+    tree_insert(base, &f->root[bin], false, h);
+    e->n++;
+    bits_set(e, bin);
+    f->bytes += b->size;
+    if (b->size > f->largest)
+        f->largest = b->size; /* a dirty value only grows toward the truth too */
+    return true;
+}
+
+bool fs_erase(tfree *f, uint32_t h)
+{
+    tblock *base = recs(f->blocks);
+    const tblock *b = base + h;
+    uint32_t bin = fs_bin(b->size);
+    if (!tree_erase(base, &f->root[bin], false, h))
+        return false;
+    f->bytes -= b->size;
+    if (b->size >= f->largest)
+        f->largest_dirty = true;
+    tstream *e = stream_entry(f, b->stream);
+    if (e == NULL)
+        return true; /* an index out of step with its bins: the checker says so */
+    e->n--;
+    if (!bin_has_stream(base, f->root[bin], b->stream))
+        bits_clear(e, bin);
+    /* keep a few empty entries (no churn of the index in the usual case), drop
+     * the rest: the index stays O(streams with free blocks) */
+    if (e->n == 0 && f->n_ent > FB_KEEP_EMPTY)
+        fs_stream_drop(f, e);
+    return true;
+}
+
+/* The first block of the stream in a bin its bitmap marks. */
+static inline uint32_t bin_first(const tblock *base, const tfree *f, uint32_t bin, uint32_t stream)
+{
+    uint32_t t = f->root[bin];
+    if (t == T_NONE)
+        return T_NONE; /* a bitmap out of step with its bins: the checker says so */
+    const tblock *n = base + t;
+    if (n->left == T_NONE && n->stream == stream)
+        return t;
+    return tree_lower_bound(base, t, false, stream, 0, 0);
+}
+
+uint32_t fs_lower_bound(tfree *f, uint32_t stream, uint64_t size)
+{
+    const tstream *e = stream_entry(f, stream);
+    if (e == NULL)
+        return T_NONE;
+    const tblock *base = recs(f->blocks);
+    uint32_t bin = fs_bin(size);
+    if (bits_test(e, bin)) {
+        uint32_t t = tree_lower_bound(base, f->root[bin], false, stream, size, 0);
+        if (t != T_NONE && base[t].stream == stream)
+            return t;
+    }
+    bin = bits_next(e, bin);
+    return bin == FB_NONE ? T_NONE : bin_first(base, f, bin, stream);
+}
+
+uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size)
+{
+    const tstream *e = stream_entry(f, stream);
+    if (e == NULL)
+        return T_NONE;
+    const tblock *base = recs(f->blocks);
+    uint32_t bin = fs_bin(size);
+    if (bits_test(e, bin)) {
+        uint32_t t = tree_last_below(base, f->root[bin], false, stream, size, 0);
+        if (t != T_NONE && base[t].stream == stream)
+            return t;
+    }
+    bin = bits_prev(e, bin);
+    return bin == FB_NONE ? T_NONE : tree_last_of(base, f->root[bin], stream);
+}
+
+uint32_t fs_next(tfree *f, uint32_t h)
+{
+    const tblock *base = recs(f->blocks);
+    const tblock *x = base + h;
+    uint32_t bin = fs_bin(x->size);
+    uint32_t t = tree_next(base, f->root[bin], false, h);
+    if (t != T_NONE && base[t].stream == x->stream)
+        return t;
+    const tstream *e = stream_entry(f, x->stream);
+    if (e == NULL || (bin = bits_next(e, bin)) == FB_NONE)
+        return T_NONE;
+    return bin_first(base, f, bin, x->stream);
+}
+
+uint32_t fs_prev(tfree *f, uint32_t h)
+{
+    const tblock *base = recs(f->blocks);
+    const tblock *x = base + h;
+    uint32_t bin = fs_bin(x->size);
+    uint32_t t = tree_prev(base, f->root[bin], false, h);
+    if (t != T_NONE && base[t].stream == x->stream)
+        return t;
+    const tstream *e = stream_entry(f, x->stream);
+    if (e == NULL || (bin = bits_prev(e, bin)) == FB_NONE)
+        return T_NONE;
+    return tree_last_of(base, f->root[bin], x->stream);
+}
+
+uint64_t fs_largest(tfree *f)
+{
+    if (!f->largest_dirty)
+        return f->largest;
+    const tblock *base = recs(f->blocks);
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < f->n_ent; i++) {
+        const tstream *e = &f->ent[i];
+        uint32_t bin = bits_top(e);
+        if (bin == FB_NONE)
+            continue;
+        uint32_t t = tree_last_of(base, f->root[bin], e->stream);
+        if (t != T_NONE && base[t].size > m)
+            m = base[t].size;
+    }
+    f->largest = m;
+    f->largest_dirty = false;
+    return m;
+}
+
+/* ==== Collecting a set in order ==== */
+
+bool fs_list_push(tlist *l, uint32_t h)
+{
+    if (l->len == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 256;
+        uint32_t *p = realloc(l->h, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return false;
+        l->h = p;
+        l->cap = cap;
+    }
+    l->h[l->len++] = h;
+    return true;
+}
+
+void fs_list_release(tlist *l)
+{
+    free(l->h);
+    *l = (tlist){0};
+}
+
+/* In-order walk of the stream's nodes in a treap (subtrees wholly on other
+ * streams are skipped): O(depth + nodes of the stream). */
+static bool collect_at(const tblock *base, uint32_t t, uint32_t stream, tlist *out)
+{
+    bool ok = true;
+    while (t != T_NONE) {
+        const tblock *n = base + t;
+        if (n->stream < stream) {
+            t = n->right;
+            continue;
+        }
+        if (n->stream > stream) {
+            t = n->left;
+            continue;
+        }
+        ok = collect_at(base, n->left, stream, out) && ok;
+        ok = fs_list_push(out, t) && ok;
+        t = n->right;
+    }
+    return ok;
+}
+
+bool fs_collect(const tfree *f, tlist *out)
+{
+    const tblock *base = recs(f->blocks);
+    bool ok = true;
+    out->len = 0;
+    for (uint32_t i = 0; i < f->n_ent; i++) {
+        const tstream *e = &f->ent[i];
+        for (uint32_t bin = bits_test(e, 0) ? 0 : bits_next(e, 0); bin != FB_NONE; bin = bits_next(e, bin))
+            ok = collect_at(base, f->root[bin], e->stream, out) && ok;
+    }
+    return ok;
+}

@@ -1,0 +1,288 @@
+/* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c,
+ * torch_freeset.c, torch_check.c): its constants, its records (blocks, segments,
+ * allocation handles, DeviceStats counters, the free sets' storage), `struct
+ * strategy`, the small inline record helpers, and the functions its files share.
+ * Nothing outside strategies/torch*.c includes it. */
+#ifndef GPUSIM_TORCH_TYPES_H
+#define GPUSIM_TORCH_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/strategy.h"
+#include "slots.h"
+#include "torch_conf.h"
+
+/* ==== Constants (docs/allocators.md §2.1) ==== */
+#define T_MIN_BLOCK ((uint64_t)512)            /* kMinBlockSize */
+#define T_SMALL_SIZE ((uint64_t)1 << 20)       /* kSmallSize: largest small request */
+#define T_SMALL_BUFFER ((uint64_t)2 << 20)     /* kSmallBuffer: small segment / page */
+#define T_MIN_LARGE_ALLOC ((uint64_t)10 << 20) /* kMinLargeAlloc */
+#define T_ROUND_LARGE ((uint64_t)2 << 20)      /* kRoundLarge */
+#define T_ONE_EIB ((uint64_t)1 << 60)          /* allocate(): "more than 1EB" */
+#define T_NONE SLOTS_NONE
+
+enum { POOL_SMALL = 0, POOL_LARGE = 1, N_POOLS = 2 };
+enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
+
+/* ==== Records ==== */
+
+/* One block. Valid in every state: addr, size, seg, prev/next (neighbours in the
+ * segment, T_NONE at its ends), stream, pool, state. requested and alloc are set for
+ * BLOCK_USED and BLOCK_PENDING only. left/right are treap links, meaningful
+ * while the block sits in a set: BLOCK_FREE blocks are in free_set[pool], BLOCK_UNMAPPED
+ * ones (expandable segments) in unmapped_root[pool]; USED and PENDING blocks in neither.
+ * gc_base is the pool's get_free_block counter when the block entered its set. */
+typedef struct tblock {
+    /* the set key and links first: one tree step touches only these */
+    uint64_t addr;
+    uint64_t size;
+    uint32_t stream;
+    uint32_t left, right;
+    uint32_t prev, next;
+    uint32_t seg;
+    uint32_t alloc;
+    uint32_t gc_base; /* low 32 bits: ages are differences, modulo 2^32 */
+    uint64_t requested;
+    uint8_t state;
+    uint8_t pool;
+    uint8_t expandable;
+} tblock;
+_Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
+
+/* One segment: a cudaMalloc (size = its bytes, mapped = size) or an expandable
+ * address range (size = the reserved range, mapped = bytes backed by pages). Linked
+ * in creation order, which is also address order (fresh bases only grow). */
+typedef struct tseg {
+    uint64_t base;
+    uint64_t size;
+    uint64_t mapped;
+    uint32_t seq;
+    uint32_t head;
+    uint32_t stream;
+    uint32_t list_prev, list_next;
+    uint8_t pool;
+    uint8_t expandable;
+} tseg;
+
+enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2 };
+
+/* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
+ * for a deferred free that a synchronize completed early (A_DONE). */
+typedef struct talloc {
+    uint32_t block;
+    uint8_t state;
+} talloc;
+
+/* One Stat of DeviceStats (c10/core/CachingDeviceAllocator.h). */
+typedef struct tstat {
+    int64_t current, peak, allocated, freed;
+} tstat;
+
+typedef struct tstats {
+    tstat allocation[N_ST], segment[N_ST], active[N_ST], inactive_split[N_ST];
+    tstat allocated_bytes[N_ST], reserved_bytes[N_ST], active_bytes[N_ST];
+    tstat inactive_split_bytes[N_ST], requested_bytes[N_ST];
+    tstat oversize_allocations, oversize_segments;
+    uint64_t num_alloc_retries, num_ooms, num_sync_all_streams, num_device_alloc, num_device_free;
+} tstats;
+
+/* Free sets (one per pool; the operations are torch_freeset.h). Bin b holds the
+ * free blocks whose size maps to b (fs_bin), in a treap ordered by (stream, size, address); each stream with
+ * free blocks in the pool has an entry in an index sorted by stream, with a
+ * bitmap of the bins holding its blocks (TLSF's occupancy bitmaps: a 64-bit
+ * summary over FB_WORDS words). */
+#define FB_SL 5u                              /* log2 of the bins per power of two */
+#define FB_SUB (1u << FB_SL)                  /* bins per power of two */
+#define FB_BINS ((64u - 9u - FB_SL + 1u) * FB_SUB) /* sizes up to 2^64 in 512 B units */
+#define FB_WORDS ((FB_BINS + 63u) / 64u)
+#define FB_NONE UINT32_MAX
+#define FB_KEEP_EMPTY 8u                      /* empty stream entries kept up to this many */
+_Static_assert(FB_WORDS <= 64, "one summary word covers the bitmap");
+
+typedef struct tstream {
+    uint32_t stream;
+    uint32_t n;               /* free blocks of this stream in the pool */
+    uint64_t summary;         /* bit w: bits[w] != 0 */
+    uint64_t bits[FB_WORDS];  /* bit b: bin b holds a free block of this stream */
+} tstream;
+
+typedef struct tfree {
+    uint32_t root[FB_BINS];   /* treap per bin */
+    tstream *ent;             /* stream index, sorted by stream */
+    uint32_t n_ent, cap_ent;
+    uint32_t hint;            /* the entry found last */
+    const slots *blocks;      /* the block records the links name (fs_init) */
+    uint64_t bytes;           /* sum of the sizes of the blocks in the set */
+    uint64_t largest;         /* largest size in the set, valid unless largest_dirty */
+    bool largest_dirty;       /* the block holding it left the set: recompute */
+} tfree;
+
+/* A list of block handles (the release paths collect a free set into one). */
+typedef struct tlist {
+    uint32_t *h;
+    uint32_t len, cap;
+} tlist;
+
+struct strategy {
+    device *dev;
+    uint32_t proc;
+    uint64_t capacity_bytes;
+    uint64_t context_bytes;
+    torch_conf conf;
+    char conf_text[256];
+    bool set_fraction;
+    double fraction;
+    uint64_t allowed_bytes;
+    bool gc_on;
+
+    slots blocks, segs, allocs;
+    tfree free_set[N_POOLS];
+    uint32_t unmapped_root[N_POOLS]; /* treaps by (stream, address) */
+    int64_t gc_counter[N_POOLS];
+    uint64_t largest;          /* largest BLOCK_FREE size (both pools), as of the last operation */
+    uint32_t seg_first, seg_last;
+    uint32_t seg_seq;
+    uint32_t n_pending;        /* allocations in A_PENDING that still own a block */
+    bool host_oom;             /* a side table could not grow; reported by alloc */
+
+    tlist scratch;             /* handles collected by the release paths */
+
+    tstats st;
+};
+
+/* Typed indexing (the record size is known here): the hot paths avoid the
+ * generic slots_get multiply. */
+static inline tblock *B(const strategy *s, uint32_t h)
+{
+    return (tblock *)(void *)s->blocks.data + h;
+}
+
+static inline tseg *SEG(const strategy *s, uint32_t h)
+{
+    return slots_get(&s->segs, h);
+}
+
+static inline talloc *AL(const strategy *s, uint32_t h)
+{
+    return slots_get(&s->allocs, h);
+}
+
+static inline uint64_t u64_min(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline uint64_t u64_max(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+
+/* ==== Statistics (docs/allocators.md §2.12; increase_stat/decrease_stat) ==== */
+
+static inline void stat_up(tstat *x, uint64_t amount)
+{
+    x->current += (int64_t)amount;
+    if (x->current > x->peak)
+        x->peak = x->current;
+    x->allocated += (int64_t)amount;
+}
+
+static inline void stat_down(tstat *x, uint64_t amount)
+{
+    x->current -= (int64_t)amount;
+    x->freed += (int64_t)amount;
+}
+
+/* The aggregate entry and the pool's entry (get_stat_types_for_pool). */
+static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
+{
+    stat_up(&arr[ST_ALL], amount);
+    stat_up(&arr[1 + pool], amount);
+}
+
+static inline void stats_down(tstat *arr, unsigned pool, uint64_t amount)
+{
+    stat_down(&arr[ST_ALL], amount);
+    stat_down(&arr[1 + pool], amount);
+}
+
+static inline uint64_t reserved_now(const strategy *s)
+{
+    return (uint64_t)s->st.reserved_bytes[ST_ALL].current;
+}
+
+/* ==== Block records ==== */
+
+static inline uint32_t blk_take(strategy *s)
+{
+    uint32_t h = slots_take(&s->blocks);
+    if (h == T_NONE)
+        s->host_oom = true;
+    return h;
+}
+
+static inline bool blk_is_split(const strategy *s, uint32_t h)
+{
+    const tblock *b = B(s, h);
+    return b->prev != T_NONE || b->next != T_NONE;
+}
+
+/* The mapping granularity of an expandable segment of this pool. */
+static inline uint64_t seg_page(const strategy *s, unsigned pool)
+{
+    return pool == POOL_SMALL ? T_SMALL_BUFFER : s->conf.large_segment_size_bytes;
+}
+
+/* A fresh block record; h must come from blk_take (pointers into the table may
+ * have moved). */
+static inline void blk_init(strategy *s, uint32_t h, uint64_t addr, uint64_t size, uint32_t seg,
+                            strategy_block_state st)
+{
+    const tseg *g = SEG(s, seg);
+    *B(s, h) = (tblock){.addr = addr, .size = size, .prev = T_NONE, .next = T_NONE, .left = T_NONE,
+                        .right = T_NONE, .seg = seg, .stream = g->stream, .alloc = T_NONE,
+                        .state = (uint8_t)st, .pool = g->pool, .expandable = g->expandable};
+}
+
+/* Link h between before and after (Block::splice). */
+static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t after)
+{
+    tblock *b = B(s, h);
+    b->prev = before;
+    b->next = after;
+    if (before != T_NONE)
+        B(s, before)->next = h;
+    else
+        SEG(s, b->seg)->head = h;
+    if (after != T_NONE)
+        B(s, after)->prev = h;
+}
+
+/* ==== Shared between the files of the strategy ==== */
+
+/* torch.c: a free block enters its pool's set (BlockPool::insert_into_blocks:
+ * state, GC age stamp, the set) and leaves it. */
+void torch_pool_insert(strategy *s, uint32_t h);
+void torch_pool_erase(strategy *s, uint32_t h);
+
+/* torch.c: a new segment record at the end of the list (address order), and its
+ * removal; try_merge_blocks (merge src into dst when src is free in the same mapped
+ * state, dst in no set; returns the bytes subsumed). */
+uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable);
+void torch_seg_drop(strategy *s, uint32_t g);
+uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
+
+/* torch_expandable.c: unmap the whole free pages inside free expandable block h,
+ * giving back its address range when nothing of it stays mapped (release_blocks);
+ * a free block of ≥ size, out of its set, mapping pages as needed, or T_NONE
+ * (try_allocate_expandable_block). */
+void torch_expandable_unmap(strategy *s, uint32_t h);
+uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch_check.c: the ops table's walk and check. */
+int torch_walk(const strategy *s, strategy_visitor v, void *ctx);
+void torch_check(const strategy *s, sim_report *r);
+
+#endif
