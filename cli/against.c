@@ -496,6 +496,9 @@ int against_run(const cli_args *a)
         column_json(&out, "allocated", &ca, false);
         column_json(&out, "reserved", &cr, false);
         placement_json(&out, &pl, &pd, rec, in);
+        if (rec->has_allocated_end)
+            sim_buf_printf(&out, "    \"allocated_at_end\": {\"predicted_bytes\": %" PRIu64 ", \"recorded_bytes\": %" PRIu64
+                                 "},\n", run->total.final_allocated_bytes, rec->allocated_end);
         sim_buf_puts(&out, "    \"recorded_oom_events\": [");
         for (uint64_t i = 0; i < rec->ooms; i++)
             sim_buf_printf(&out, "%s%" PRIu64, i ? ", " : "", rec->oom_events[i] + 1);
@@ -541,6 +544,16 @@ int against_run(const cli_args *a)
         }
         column_text(&out, &ca);
         column_text(&out, &cr);
+        if (rec->has_allocated_end && !ca.on) {
+            sim_buf_puts(&out, "\nallocated at the end (recorded: the active_allocated blocks of \"segments\")\n"
+                               "  predicted ");
+            size_text(&out, run->total.final_allocated_bytes);
+            sim_buf_puts(&out, "   recorded ");
+            size_text(&out, rec->allocated_end);
+            sim_buf_puts(&out, "   difference ");
+            diff_text(&out, run->total.final_allocated_bytes, rec->allocated_end);
+            sim_buf_puts(&out, "\n");
+        }
         placement_text(&out, &pl, &pd, rec, in, first);
     }
     const char *outpath = cli_get(a, "output");

@@ -827,6 +827,101 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
 }
 END_TEST
 
+/* The two real CS336 snapshots, exactly: under `torch` (the recording's own
+ * allocator, PyTorch's default settings as its allocator_settings say), reserved
+ * equals the recording's segment_* running total after every event, and every
+ * allocation lands in the recorded segment at the recorded offset. From empty:
+ * 97 entries, 62 events (36 allocs, 26 frees; the 9 segment_alloc are not events),
+ * reserved peaking at 3781165056 (7 × 512 MiB + 20 MiB + 2 MiB). Mid-run: the 223
+ * blocks live at the first entry start in the 98 rebuilt segments (1763704832 B,
+ * no segment_alloc at all); 2560 recorded events, 1280 allocations. */
+START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
+{
+    static const struct {
+        const char *file;
+        const char *want[6];
+    } T[] = {
+        {"torch_snapshot_cs336_from_empty.pickle",
+         {"\"events_compared\": 62, \"predicted_peak_bytes\": 3781165056, \"recorded_peak_bytes\": 3781165056, "
+          "\"peak_difference_bytes\": 0, \"max_abs_difference_bytes\": 0,",
+          "\"placement\": {\"compared\": 36, \"matched\": 36, \"first_mismatch\": null}",
+          "\"allocated_at_end\": {\"predicted_bytes\": 31719936, \"recorded_bytes\": 31719936}",
+          "\"start_state\": {\"segments\": 0, \"reserved_bytes\": 0, \"live_blocks\": 0, \"allocated_bytes\": 0, "
+          "\"events\": 0, \"planned_segments\": 9}",
+          "\"alloc_conf_from\": \"recording (PyTorch defaults)\"", "\"completed\": true"}},
+        {"torch_snapshot_cs336_midrun_inference.pickle",
+         {"\"events_compared\": 2560, \"predicted_peak_bytes\": 1763704832, \"recorded_peak_bytes\": 1763704832, "
+          "\"peak_difference_bytes\": 0, \"max_abs_difference_bytes\": 0,",
+          "\"placement\": {\"compared\": 1280, \"matched\": 1280, \"first_mismatch\": null}",
+          "\"allocated_at_end\": {\"predicted_bytes\": 1703276544, \"recorded_bytes\": 1703276544}",
+          "\"start_state\": {\"segments\": 98, \"reserved_bytes\": 1763704832, \"live_blocks\": 223, "
+          "\"allocated_bytes\": 1703276544, \"events\": 223, \"planned_segments\": 0}",
+          "\"recorded_ooms\": 0,", "\"completed\": true"}},
+    };
+    if (!registry_find("torch"))
+        return;
+    char out[512], args[2048];
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/against%zu.json", tmpdir(), k);
+        snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --output='%s'", data(T[k].file), out);
+        ck_assert_int_eq(run_cli(args), 0);
+        size_t n;
+        char *text = slurp(out, &n);
+        for (size_t i = 0; i < 6; i++)
+            ck_assert_msg(strstr(text, T[k].want[i]) != NULL, "%s: '%s' not in\n%s", T[k].file, T[k].want[i], text);
+        free(text);
+    }
+    /* settings other than the recording's move blocks, and the first mismatch is named:
+     * with roundup_power2_divisions:4 requests round up to quarter powers of two, the
+     * blocks before it grow, and the 2 MiB block of event 16 lands at 16777216 in
+     * segment 0 where PyTorch put it at 14811136 (1966080 B earlier) */
+    snprintf(out, sizeof out, "%s/rounded.json", tmpdir());
+    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --alloc-conf=roundup_power2_divisions:4 "
+             "--output='%s'", data(T[0].file), out);
+    ck_assert_int_eq(run_cli(args), 0);
+    size_t n;
+    char *text = slurp(out, &n);
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\": {\"compared\": 36, \"matched\": 32, \"first_mismatch\": "
+                                       "{\"event\": 16, \"size\": 2097152, \"recorded_segment\": 0, "
+                                       "\"recorded_offset\": 14811136, \"predicted_segment\": 0, "
+                                       "\"predicted_offset\": 16777216}}"));
+    free(text);
+    tmpdir_remove();
+}
+END_TEST
+
+/* The synthetic mid-run snapshot (make_synthetic.py): reserved from 22 MiB, the
+ * segment_alloc to 52 MiB, all 5 allocations where the comments there put them,
+ * the recorded oom compared with none predicted. */
+START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
+{
+    if (!registry_find("torch"))
+        return;
+    char out[512], args[2048];
+    snprintf(out, sizeof out, "%s/mid.json", tmpdir());
+    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --output='%s'",
+             data("snapshot_midrun.json"), out);
+    ck_assert_int_eq(run_cli(args), 0);
+    size_t n;
+    char *text = slurp(out, &n);
+    ck_assert_ptr_nonnull(strstr(text, "\"max_abs_difference_bytes\": 0,"));
+    ck_assert_ptr_nonnull(strstr(text, "\"recorded_peak_bytes\": 54525952"));
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null"));
+    free(text);
+    /* events: 3 allocations at the start (the seed), then alloc, free, alloc, alloc,
+     * alloc, free, alloc, the oom mark (11), free: the oom is event 11. An option
+     * overrides the recording's settings, and the comparison says so */
+    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --alloc-conf=max_split_size_mb:20 "
+             "--output='%s'", data("snapshot_midrun.json"), out);
+    ck_assert_int_eq(run_cli(args), 0);
+    text = slurp(out, &n);
+    ck_assert_ptr_nonnull(strstr(text, "\"alloc_conf_from\": \"option\""));
+    free(text);
+    tmpdir_remove();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- bad input per format */
 
 typedef struct bad_case {
@@ -1040,6 +1135,8 @@ static Suite *suite(void)
     tcase_add_test(bad, bad_input_should_fail_with_a_message_naming_the_file);
     tcase_add_test(bad, every_prefix_of_a_snapshot_pickle_should_fail_cleanly);
     tcase_add_test(bad, a_bad_pickle_should_exit_3_naming_the_byte_offset_and_write_nothing);
+    tcase_add_test(bad, the_real_snapshots_should_replay_exactly_from_their_recorded_state);
+    tcase_add_test(bad, a_synthetic_mid_run_snapshot_should_replay_exactly);
     tcase_add_test(bad, a_pickle_whose_sharing_doubles_at_every_level_should_load);
     tcase_add_test(bad, every_prefix_of_a_gzip_file_should_fail_cleanly);
     tcase_add_test(bad, mutated_inputs_should_never_crash);

@@ -63,6 +63,10 @@ typedef struct input_recorded {
      * profiler trace started mid-run): recorded reserved can be followed only as
      * changes from reserved_start, never compared with a replay from an empty cache. */
     bool reserved_start_unknown;
+    /* Allocated bytes at the end (snapshots: the sizes of the blocks in state
+     * active_allocated of the final segments), when has_allocated_end. */
+    bool has_allocated_end;
+    uint64_t allocated_end;
     /* The 0-based event index (a mark) of each recorded out-of-memory, ooms of them. */
     const uint64_t *oom_events;
 } input_recorded;

@@ -222,6 +222,8 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
             if (!grow((void **)&ss->all, &ss->cap_all, ss->n_all, sizeof *ss->all))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
             ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state)};
+            if (strcmp(state, "active_allocated") == 0)
+                d->rec.allocated_end += size;
             if (!is_active_state(state))
                 continue;
             if (ss->n == ss->cap) {
@@ -423,6 +425,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                  n_devs, devs, device);
     ss.present = segs != NULL;
     ss.reserved = 0;
+    d->rec.has_allocated_end = ss.present;
+    d->rec.allocated_end = 0;
     if (segs && (st = read_segments(d, segs, device, &ss, NULL, 0)) != SIM_OK)
         goto done;
     const json_value *tr = (uint64_t)device < n_traces ? &traces->u.items[device] : NULL;
