@@ -511,7 +511,10 @@ int against_run(const cli_args *a)
     } else {
         char hs[32];
         sim_buf_printf(&out, "gpusim replay --against-recorded: %s\n", a->positional[0]);
-        sim_buf_printf(&out, "  format    %s, %" PRIu64 " events\n", input_format_name(input_get_format(in)), n);
+        sim_buf_printf(&out, "  format    %s, %" PRIu64 " events", input_format_name(input_get_format(in)), n);
+        if (first)
+            sim_buf_printf(&out, " (the first %" PRIu64 " are the live blocks of the start state)", first);
+        sim_buf_puts(&out, "\n");
         if (seeded && input_seed(in)->n_segs > 0) {
             const sim_seed *sd = input_seed(in);
             char h1[32], h2[32];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
-# the compare table and the what-if example are rerun and compared.
+# the compare table, the what-if example and the mid-run snapshot are rerun and compared.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
@@ -30,5 +30,13 @@ while IFS= read -r line; do
   grep -qF -- "$line" "$readme" || n=$((n + 1))
 done <<<"$out"
 if [ "$n" -eq 0 ] && [ -n "$out" ]; then passes=$((passes + 1)); else echo "FAIL: the what-if example differs"; fails=$((fails + 1)); fi
+# the mid-run snapshot, run where the README's command runs it (its path is printed)
+out=$(cd tests/data/import && "$bin" replay torch_snapshot_cs336_midrun_inference.pickle --against-recorded 2>/dev/null)
+n=0
+while IFS= read -r line; do
+  [ -z "${line// /}" ] && continue
+  grep -qF -- "$line" "$readme" || { n=$((n + 1)); echo "  not in README: $line"; }
+done <<<"$out"
+if [ "$n" -eq 0 ] && [ -n "$out" ]; then passes=$((passes + 1)); else echo "FAIL: the mid-run snapshot example differs"; fails=$((fails + 1)); fi
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
