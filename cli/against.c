@@ -213,12 +213,15 @@ typedef struct placed {
     uint64_t n;
 } placed;
 
-static void on_alloc(void *ctx, const strategy *s, const sim_event *ev, strategy_handle h)
+/* The engine's observer: each alloc that took effect, located. */
+static void on_tick(void *ctx, const engine_tick *t)
 {
     placed *p = ctx;
+    if (t->ev == NULL || t->ev->op != SIM_OP_ALLOC || t->handle == STRATEGY_HANDLE_NONE)
+        return;
     strategy_block b;
-    uint64_t k = ev->index - 1;
-    if (k < p->n && p->ops->locate(s, h, &b)) {
+    uint64_t k = t->ev->index - 1;
+    if (k < p->n && p->ops->locate(t->run->procs[t->process].s, t->handle, &b)) {
         p->seg[k] = b.region;
         p->off[k] = b.addr - b.region_addr;
     }
@@ -429,8 +432,8 @@ int against_run(const cli_args *a)
         }
         for (uint64_t k = 0; k < n; k++)
             pd.seg[k] = UINT32_MAX;
-        cfg.on_alloc = on_alloc;
-        cfg.on_alloc_ctx = &pd;
+        cfg.observe = on_tick;
+        cfg.observe_ctx = &pd;
     }
     sim_status st = engine_run(&cfg, &src, 1, &run, &err);
     if (st == SIM_EUSAGE) {

@@ -29,6 +29,8 @@ typedef struct strategy_config {
     uint32_t proc;       /* this instance's process on dev (device_proc_start) */
     const sim_kv *opts;  /* borrowed for the duration of create() only */
     uint32_t n_opts;     /* a strategy ignores keys that are not its own */
+    void *app_data;      /* engine_config.app_data: a decorator's own state (as sqlite's
+                          * pAppData); the models ignore it; borrowed for the run */
 } strategy_config;
 
 /* Returns the value of key in cfg, or NULL. */

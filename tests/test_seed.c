@@ -184,13 +184,17 @@ typedef struct where {
     const strategy_ops *ops;
 } where;
 
-static void note(void *ctx, const strategy *s, const sim_event *ev, strategy_handle h)
+static void note(void *ctx, const engine_tick *t)
 {
     where *w = ctx;
+    if (t->ev == NULL || t->ev->op != SIM_OP_ALLOC) {
+        ck_assert_uint_eq(t->handle, STRATEGY_HANDLE_NONE);
+        return;
+    }
     strategy_block b;
-    ck_assert(w->ops->locate(s, h, &b));
-    w->addr[ev->index - 1] = b.addr;
-    w->region[ev->index - 1] = b.region;
+    ck_assert(w->ops->locate(t->run->procs[t->process].s, t->handle, &b));
+    w->addr[t->ev->index - 1] = b.addr;
+    w->region[t->ev->index - 1] = b.region;
 }
 
 START_TEST(the_torch_strategy_should_continue_from_a_seed)
@@ -216,8 +220,8 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
         .ops = ops,
         .paranoid = true, /* the checker runs after every event, the first included */
         .timeline_rows = 16,
-        .on_alloc = note,
-        .on_alloc_ctx = &w,
+        .observe = note,
+        .observe_ctx = &w,
     };
     sim_run *run = NULL;
     sim_error err;
