@@ -45,6 +45,15 @@ static void replay_help(void)
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
 }
 
+/* The source of reader i of n: one recording made mid-run starts from its rebuilt
+ * state where the strategy can take it (traces/IMPORT.md), in every pass. */
+static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops)
+{
+    if (n == 1 && ops->seed != NULL && input_seed(in) != NULL)
+        return input_source_seeded(in);
+    return input_source(in);
+}
+
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
     trace_input **readers;
@@ -52,6 +61,7 @@ typedef struct reopen_ctx {
     const char *from;
     const input_options *iopt;
     int n, opens;
+    const strategy_ops *ops;
 } reopen_ctx;
 
 static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
@@ -65,7 +75,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
             if (st != SIM_OK)
                 return st;
         }
-        srcs[i] = input_source(r->readers[i]);
+        srcs[i] = source_for(r->readers[i], r->n, r->ops);
     }
     r->opens++;
     return SIM_OK;
@@ -93,7 +103,7 @@ static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, wha
     for (int i = 0; i < n && st == SIM_OK; i++) {
         st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = input_source(readers[i]);
+            sources[i] = source_for(readers[i], n, cfg->ops);
     }
     if (st == SIM_OK)
         st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
@@ -161,11 +171,8 @@ int cmd_replay(int argc, char **argv)
             goto done;
         }
         cli_input_warnings(readers[i]);
-        sources[i] = input_source(readers[i]);
+        sources[i] = source_for(readers[i], n, ops);
     }
-    /* one recording made mid-run starts from its rebuilt state where the strategy can take it */
-    if (n == 1 && ops->seed != NULL && input_seed(readers[0]) != NULL)
-        sources[0] = input_source_seeded(readers[0]);
     const trace_header *h0 = input_header(readers[0]);
     cli_device dev;
     if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
@@ -199,7 +206,7 @@ int cmd_replay(int argc, char **argv)
     const char *report = cli_get(&a, "report");
     sim_status st;
     if (report) {
-        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0};
+        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0, ops};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
         st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, &err);
         run = cap ? cap->run : NULL;
