@@ -489,10 +489,14 @@ int against_run(const cli_args *a)
             sim_buf_json_str(&out, conf_used);
         else
             sim_buf_puts(&out, "null");
-        sim_buf_printf(&out, ",\n    \"alloc_conf_from\": \"%s\"",
-                       cli_has(a, "alloc-conf") ? "option"
-                       : conf_used                ? "recording"
-                       : input_records_settings(in) ? "recording (PyTorch defaults)" : "defaults");
+        const char *conf_from = "defaults";
+        if (cli_has(a, "alloc-conf"))
+            conf_from = "option";
+        else if (conf_used)
+            conf_from = "recording";
+        else if (input_records_settings(in))
+            conf_from = "recording (PyTorch defaults)";
+        sim_buf_printf(&out, ",\n    \"alloc_conf_from\": \"%s\"", conf_from);
         sim_buf_printf(&out, ",\n    \"completed\": %s,\n    \"recorded_ooms\": %" PRIu64 ",\n    \"predicted_ooms\": %" PRIu64
                              ",\n",
                        run->total.completed ? "true" : "false", rec->ooms, run->total.ooms);
@@ -500,8 +504,9 @@ int against_run(const cli_args *a)
         column_json(&out, "reserved", &cr, false);
         placement_json(&out, &pl, &pd, rec, in);
         if (rec->has_allocated_end)
-            sim_buf_printf(&out, "    \"allocated_at_end\": {\"predicted_bytes\": %" PRIu64 ", \"recorded_bytes\": %" PRIu64
-                                 "},\n", run->total.final_allocated_bytes, rec->allocated_end);
+            sim_buf_printf(&out, "    \"allocated_at_end\": {\"predicted_bytes\": %" PRIu64
+                                 ", \"recorded_bytes\": %" PRIu64 "},\n",
+                           run->total.final_allocated_bytes, rec->allocated_end);
         sim_buf_puts(&out, "    \"recorded_oom_events\": [");
         for (uint64_t i = 0; i < rec->ooms; i++)
             sim_buf_printf(&out, "%s%" PRIu64, i ? ", " : "", rec->oom_events[i] + 1);
