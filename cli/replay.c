@@ -16,10 +16,8 @@
 #include "strategies/registry.h"
 #include "traces/input.h"
 
-#define REPLAY_DEFAULT_STRATEGY "torch"
-
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
+    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
@@ -128,7 +126,7 @@ int cmd_replay(int argc, char **argv)
         return against_run(&a);
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
-        sname = REPLAY_DEFAULT_STRATEGY;
+        sname = GPUSIM_DEFAULT_STRATEGY;
     const strategy_ops *ops = registry_find(sname);
     if (ops == NULL) {
         char names[512] = "";
