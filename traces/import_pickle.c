@@ -16,16 +16,24 @@ typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_
 
 typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
 
-typedef struct pk_obj {
-    pk_kind kind;
+/* A container's items and its DOM once converted (scalars have none: most values
+ * of a snapshot are integers, and they stay 24 bytes). */
+typedef struct pk_box {
     uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
     struct pk_obj **items;
-    const char *text;         /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
-    uint32_t len;
-    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
+    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
+} pk_box;
+
+typedef struct pk_obj {
+    uint8_t kind;             /* pk_kind */
     uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
     uint16_t height;          /* containers: levels of nesting below, once converted */
-    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
+    uint32_t len;             /* INT/FLOAT/STR: text bytes */
+    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
+    union {
+        const char *text;     /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
+        pk_box *box;          /* LIST/TUPLE/DICT */
+    } u;
 } pk_obj;
 
 typedef struct pk_chunk {
@@ -40,16 +48,24 @@ typedef struct pk_objs {
     pk_obj o[4096];
 } pk_objs;
 
+typedef struct pk_boxes {
+    struct pk_boxes *next;
+    size_t n;
+    pk_box b[1024];
+} pk_boxes;
+
 struct pickle_doc {
     pk_chunk *chunks;
     pk_objs *objs;
-    uint64_t n_objs;
+    pk_boxes *boxes;
 };
 
-static void *arena(pickle_doc *d, size_t size)
+/* size bytes from the arena, aligned for any type (align) or not (text). */
+static void *arena_take(pickle_doc *d, size_t size, bool align)
 {
-    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    if (d->chunks == NULL || d->chunks->cap - d->chunks->used < size) {
+    if (d->chunks != NULL && align)
+        d->chunks->used = (d->chunks->used + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (d->chunks == NULL || d->chunks->used > d->chunks->cap || d->chunks->cap - d->chunks->used < size) {
         size_t cap = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
         pk_chunk *c = malloc(sizeof *c + cap);
         if (c == NULL)
@@ -64,15 +80,47 @@ static void *arena(pickle_doc *d, size_t size)
     return p;
 }
 
+static void *arena(pickle_doc *d, size_t size)
+{
+    return arena_take(d, size, true);
+}
+
+static char *arena_text(pickle_doc *d, size_t size)
+{
+    return arena_take(d, size, false);
+}
+
+/* The decimal text of an integer into buf (≥ 21 bytes); returns its length. */
+static int u64_text(char *buf, bool neg, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    int k = 0;
+    if (neg)
+        buf[k++] = '-';
+    while (n)
+        buf[k++] = tmp[--n];
+    buf[k] = '\0';
+    return k;
+}
+
 void pickle_free(pickle_doc *d)
 {
     if (d == NULL)
         return;
     for (pk_objs *o = d->objs, *next; o; o = next) {
         next = o->next;
-        for (size_t i = 0; i < o->n; i++)
-            free(o->o[i].items);
         free(o);
+    }
+    for (pk_boxes *b = d->boxes, *next; b; b = next) {
+        next = b->next;
+        for (size_t i = 0; i < b->n; i++)
+            free(b->b[i].items);
+        free(b);
     }
     for (pk_chunk *c = d->chunks, *next; c; c = next) {
         next = c->next;
@@ -81,8 +129,9 @@ void pickle_free(pickle_doc *d)
     free(d);
 }
 
-static bool obj_push(pk_obj *o, pk_obj *item)
+static bool obj_push(pk_obj *container, pk_obj *item)
 {
+    pk_box *o = container->u.box;
     if (o->n == o->cap) {
         uint32_t c = o->cap ? o->cap * 2 : 4;
         if (c < o->cap)
@@ -111,6 +160,7 @@ typedef struct pk_reader {
     size_t memo_cap;
     uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
     size_t op_at;          /* byte offset of the opcode being read */
+    pk_obj *small[256];    /* the integers 0..255, made once each (values are read-only) */
 } pk_reader;
 
 static pk_obj *new_obj(pk_reader *r, pk_kind k)
@@ -126,9 +176,20 @@ static pk_obj *new_obj(pk_reader *r, pk_kind k)
     }
     pk_obj *p = &d->objs->o[d->objs->n++];
     memset(p, 0, sizeof *p);
-    p->kind = k;
+    p->kind = (uint8_t)k;
     p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
-    d->n_objs++;
+    if (k == PK_LIST || k == PK_TUPLE || k == PK_DICT) {
+        if (d->boxes == NULL || d->boxes->n == sizeof d->boxes->b / sizeof d->boxes->b[0]) {
+            pk_boxes *b = malloc(sizeof *b);
+            if (b == NULL)
+                return NULL;
+            b->next = d->boxes;
+            b->n = 0;
+            d->boxes = b;
+        }
+        p->u.box = &d->boxes->b[d->boxes->n++];
+        memset(p->u.box, 0, sizeof *p->u.box);
+    }
     return p;
 }
 
@@ -253,15 +314,20 @@ static sim_status push(pk_reader *r, pk_obj *o)
 
 static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
 {
+    bool small = !neg && mag < 256;
+    if (small && r->small[mag] != NULL)
+        return r->small[mag];
     pk_obj *o = new_obj(r, PK_INT);
     char buf[24];
-    int n = snprintf(buf, sizeof buf, "%s%" PRIu64, neg ? "-" : "", mag);
-    char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+    int n = u64_text(buf, neg, mag);
+    char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
     if (t == NULL)
         return NULL;
     memcpy(t, buf, (size_t)n + 1);
-    o->text = t;
+    o->u.text = t;
     o->len = (uint32_t)n;
+    if (small)
+        r->small[mag] = o;
     return o;
 }
 
@@ -292,13 +358,13 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
     if (n > UINT32_MAX)
         return fail(r, at, "a string longer than 4 GiB");
     pk_obj *o = new_obj(r, PK_STR);
-    char *t = o ? arena(r->doc, n + 1) : NULL;
+    char *t = o ? arena_text(r->doc, n + 1) : NULL;
     if (t == NULL)
         return nomem(r);
     memcpy(t, r->p + r->pos, n);
     t[n] = '\0';
     r->pos += n;
-    o->text = t;
+    o->u.text = t;
     o->len = (uint32_t)n;
     return push(r, o);
 }
@@ -518,11 +584,11 @@ static sim_status run(pk_reader *r, pk_obj **result)
             pk_obj *o = new_obj(r, PK_FLOAT);
             char buf[40];
             int n = snprintf(buf, sizeof buf, "%.17g", x);
-            char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+            char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
             if (t == NULL)
                 return nomem(r);
             memcpy(t, buf, (size_t)n + 1);
-            o->text = t;
+            o->u.text = t;
             o->len = (uint32_t)n;
             st = push(r, o);
             break;
@@ -588,12 +654,12 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     case PK_INT:
     case PK_FLOAT:
         v->type = JSON_NUMBER;
-        v->u.num = o->text;
+        v->u.num = o->u.text;
         v->len = o->len;
         return SIM_OK;
     case PK_STR:
         v->type = JSON_STRING;
-        v->u.str = o->text;
+        v->u.str = o->u.text;
         v->len = o->len;
         return SIM_OK;
     case PK_LIST:
@@ -606,47 +672,48 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     if (o->conv == PK_DONE) {
         if (depth + (int)o->height - 1 > PK_MAX_DEPTH)
             return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
-        *v = o->json;
+        *v = o->u.box->json;
         *height = o->height;
         return SIM_OK;
     }
     if (depth > PK_MAX_DEPTH)
         return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
     o->conv = PK_CONVERTING;
+    const pk_box *bx = o->u.box;
     uint16_t h = 0, hc = 0;
     if (o->kind == PK_DICT) {
         v->type = JSON_OBJECT;
-        v->len = o->n / 2;
+        v->len = bx->n / 2;
         json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
         if (m == NULL)
             return nomem(r);
         v->u.members = m;
         for (uint32_t i = 0; i < v->len; i++) {
-            const pk_obj *k = o->items[2 * i];
+            const pk_obj *k = bx->items[2 * i];
             if (k->kind != PK_STR && k->kind != PK_INT)
                 return fail(r, k->at, "a dict key that is not a string or an integer");
-            m[i].key = k->text;
-            sim_status st = to_json(r, o->items[2 * i + 1], depth + 1, &m[i].value, &hc);
+            m[i].key = k->u.text;
+            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, &m[i].value, &hc);
             if (st != SIM_OK)
                 return st;
             h = hc > h ? hc : h;
         }
     } else {
         v->type = JSON_ARRAY;
-        v->len = o->n;
-        json_value *items = arena(r->doc, (size_t)(o->n ? o->n : 1) * sizeof *items);
+        v->len = bx->n;
+        json_value *items = arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
         if (items == NULL)
             return nomem(r);
         v->u.items = items;
-        for (uint32_t i = 0; i < o->n; i++) {
-            sim_status st = to_json(r, o->items[i], depth + 1, &items[i], &hc);
+        for (uint32_t i = 0; i < bx->n; i++) {
+            sim_status st = to_json(r, bx->items[i], depth + 1, &items[i], &hc);
             if (st != SIM_OK)
                 return st;
             h = hc > h ? hc : h;
         }
     }
     o->height = (uint16_t)(h + 1);
-    o->json = *v;
+    o->u.box->json = *v;
     o->conv = PK_DONE;
     *height = o->height;
     return SIM_OK;
