@@ -384,7 +384,7 @@ int against_run(const cli_args *a)
     uint64_t n = input_event_count(in), n_def = 0;
     /* a strategy that can start from the recorded state does: the allocations the
      * state holds are then not events */
-    bool seeded = ops->seed != NULL && input_seed(in) != NULL && !cli_has(a, "no-seed");
+    bool seeded = ops->seed != NULL && input_seed(in) != NULL && !cli_has(a, "from-empty");
     uint64_t first = seeded ? input_seed_events(in) : 0;
     deferred = malloc((n ? n : 1) * sizeof *deferred);
     row_of = malloc((n ? n : 1) * sizeof *row_of);

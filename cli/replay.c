@@ -31,6 +31,8 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_INPUT_OPTS,
     {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
                                 "strategy: torch for PyTorch, greedy for TensorFlow)"},
+    {"from-empty", false, "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
+                          "first, instead of from its rebuilt state"},
     {NULL, false, NULL},
 };
 
@@ -45,9 +47,9 @@ static void replay_help(void)
 
 /* The source of reader i of n: one recording made mid-run starts from its rebuilt
  * state where the strategy can take it (traces/IMPORT.md), in every pass. */
-static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops)
+static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops, bool from_empty)
 {
-    if (n == 1 && ops->seed != NULL && input_seed(in) != NULL)
+    if (n == 1 && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
         return input_source_seeded(in);
     return input_source(in);
 }
@@ -60,6 +62,7 @@ typedef struct reopen_ctx {
     const input_options *iopt;
     int n, opens;
     const strategy_ops *ops;
+    bool from_empty;
 } reopen_ctx;
 
 static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
@@ -73,7 +76,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
             if (st != SIM_OK)
                 return st;
         }
-        srcs[i] = source_for(r->readers[i], r->n, r->ops);
+        srcs[i] = source_for(r->readers[i], r->n, r->ops, r->from_empty);
     }
     r->opens++;
     return SIM_OK;
@@ -101,7 +104,7 @@ static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, wha
     for (int i = 0; i < n && st == SIM_OK; i++) {
         st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = source_for(readers[i], n, cfg->ops);
+            sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
         st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
@@ -169,7 +172,7 @@ int cmd_replay(int argc, char **argv)
             goto done;
         }
         cli_input_warnings(readers[i]);
-        sources[i] = source_for(readers[i], n, ops);
+        sources[i] = source_for(readers[i], n, ops, cli_has(&a, "from-empty"));
     }
     const trace_header *h0 = input_header(readers[0]);
     cli_device dev;
@@ -204,7 +207,7 @@ int cmd_replay(int argc, char **argv)
     const char *report = cli_get(&a, "report");
     sim_status st;
     if (report) {
-        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0, ops};
+        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0, ops, cli_has(&a, "from-empty")};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
         st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, &err);
         run = cap ? cap->run : NULL;
