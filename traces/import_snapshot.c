@@ -272,12 +272,6 @@ typedef struct live_seg {
     uint32_t number;
 } live_seg;
 
-static int live_seg_cmp(const void *a, const void *b)
-{
-    const live_seg *x = a, *y = b;
-    return x->base < y->base ? -1 : (x->base > y->base);
-}
-
 /* The live recorded segment holding addr, or NULL (binary search; v sorted by base). */
 static const live_seg *seg_at(const live_seg *v, size_t n, uint64_t addr)
 {
@@ -311,8 +305,18 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
     for (size_t k = 0; k < d->n; k++) {
         for (; j < n_sev && sev[j].next_event <= k; j++) {
             if (sev[j].action == RB_SEG_ALLOC) {
-                v[n++] = (live_seg){sev[j].addr, sev[j].size, next++};
-                qsort(v, n, sizeof *v, live_seg_cmp);
+                /* insert in base order: O(log n) to find, one memmove */
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (v[mid].base < sev[j].addr)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                memmove(&v[lo + 1], &v[lo], (n - lo) * sizeof *v);
+                v[lo] = (live_seg){sev[j].addr, sev[j].size, next++};
+                n++;
             } else if (sev[j].action == RB_SEG_FREE) {
                 for (size_t q = 0; q < n; q++)
                     if (v[q].base == sev[j].addr) {
