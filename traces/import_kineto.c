@@ -150,6 +150,14 @@ static void read_device_properties(imp_doc *d, const json_value *root, int64_t d
         uint64_t cap = 0;
         if (mem && json_to_u64(mem, SIM_MAX_SIZE, &cap) == JSON_INT_OK)
             d->header.device_capacity = cap;
+        /* computeMajor/computeMinor: TensorFlow's reserve depends on the major */
+        uint64_t maj = 0, min = 0;
+        const json_value *mj = json_get(p, "computeMajor"), *mn = json_get(p, "computeMinor");
+        if (mj && mn && json_to_u64(mj, 99, &maj) == JSON_INT_OK && json_to_u64(mn, 99, &min) == JSON_INT_OK &&
+            maj > 0) {
+            d->header.device_cc_major = (unsigned)maj;
+            d->header.device_cc_minor = (unsigned)min;
+        }
     }
 }
 
