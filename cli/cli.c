@@ -248,7 +248,9 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
     } else if (!cli_has(a, "capacity")) {
         /* the trace's own device */
         const gpu_model *known = hdr_name && hdr_name[0] ? gpus_find(hdr_name) : NULL;
-        snprintf(out->name, sizeof out->name, "%s", hdr_name && hdr_name[0] ? hdr_name : "trace device");
+        /* the header's name may be longer than a device name: cut, not a warning */
+        snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1,
+                 hdr_name && hdr_name[0] ? hdr_name : "trace device");
         out->info.capacity_bytes = hdr_capacity;
         if (hdr && hdr->cc_major) { /* what the recording says wins over the catalog's entry */
             out->info.cc_major = hdr->cc_major;
