@@ -187,6 +187,7 @@ static void padd(plist *l, uint64_t numel, const char *prefix, int layer, const 
         l->cap = cap;
     }
     graph_param *t = &l->p[l->n++];
+    *t = (graph_param){0};
     if (layer >= 0)
         snprintf(t->name, sizeof t->name, "%s%d.%s", prefix, layer, what);
     else
