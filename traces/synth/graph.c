@@ -197,8 +197,9 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
                 if (s->e[j].keep)
                     s->e[j].id = seg_alloc(g, s->e[j].bytes, "act", s, s->e[j].name);
         }
+        uint64_t bwd_tmp = x->bwd_tmp ? seg_alloc(g, x->bwd_tmp, "tmp", s, "dequant_bwd") : 0;
         if (x->grad) {
-            uint64_t id = seg_alloc(g, x->bytes, "agrad", s, x->name);
+            uint64_t id = seg_alloc(g, x->gbytes ? x->gbytes : x->bytes, "agrad", s, x->name);
             gfree(g, flow);
             *flow = id;
         }
@@ -206,6 +207,7 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
             if (g->g_ids[p] == 0 && trainable(g, p))
                 g->g_ids[p] = g->gb == g->e ? param_alloc(g, p, "grad")
                                             : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
+        gfree(g, &bwd_tmp);
         gfree(g, &x->id);
     }
 }

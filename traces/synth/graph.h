@@ -32,6 +32,8 @@ typedef struct graph_entry {
     bool keep;          /* saved for backward; else freed once the next tensor exists */
     bool grad;          /* backward allocates a gradient of the same size */
     bool recompute;     /* selective checkpointing: dropped in forward, recomputed in backward */
+    uint64_t gbytes;    /* size of its gradient; 0 = bytes (an fp8 copy has a bf16 gradient) */
+    uint64_t bwd_tmp;   /* a temporary backward needs at this tensor (QLoRA's dequantized weight) */
     uint32_t p0, pn;    /* params whose gradients appear when backward reaches it */
     uint32_t until;     /* temporary: freed once entry `until` exists (0: the next one) */
     uint64_t id;        /* live allocation, 0 if none */
