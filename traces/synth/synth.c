@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 /* ---------------------------------------------------------------- output */
 
 struct synth_out {
@@ -20,7 +22,7 @@ struct synth_out {
     uint64_t next_id;
     uint64_t *sizes;        /* sizes[id] while live, UINT64_MAX when not live */
     uint8_t *cats;          /* cats[id]: the synth_cat of the allocation */
-    uint64_t sizes_cap;
+    uint64_t sizes_cap, cats_cap;
     uint64_t live_by_cat[SYNTH_CAT_N];
     char last_mark[64];
     uint64_t live_bytes, live_count;
@@ -137,18 +139,9 @@ uint64_t synth_alloc_stream(synth_out *o, uint64_t size, uint32_t stream, const 
         return 0;
     }
     uint64_t id = o->next_id++;
-    if (id >= o->sizes_cap) {
-        uint64_t cap = o->sizes_cap ? o->sizes_cap * 2 : 4096;
-        uint64_t *p = realloc(o->sizes, cap * sizeof *p);
-        if (p != NULL)
-            o->sizes = p;
-        uint8_t *k = p ? realloc(o->cats, cap * sizeof *k) : NULL;
-        if (p == NULL || k == NULL) {
-            out_fail(o, SIM_ENOMEM, "out of memory");
-            return 0;
-        }
-        o->cats = k;
-        o->sizes_cap = cap;
+    if (!SIM_GROW(o->sizes, id + 1, o->sizes_cap) || !SIM_GROW(o->cats, id + 1, o->cats_cap)) {
+        out_fail(o, SIM_ENOMEM, "out of memory");
+        return 0;
     }
     synth_cat cat = synth_cat_of(tag);
     o->sizes[id] = size;

@@ -65,6 +65,7 @@
 #include "transformer.h"
 
 #include "graph.h"
+#include "sim/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,15 +242,9 @@ static graph_param *padd(plist *l, uint64_t numel, const char *prefix, int layer
 {
     if (l->oom)
         return NULL;
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 64;
-        graph_param *p = realloc(l->p, cap * sizeof *p);
-        if (p == NULL) {
-            l->oom = true;
-            return NULL;
-        }
-        l->p = p;
-        l->cap = cap;
+    if (!SIM_GROW(l->p, l->n + 1, l->cap)) {
+        l->oom = true;
+        return NULL;
     }
     graph_param *t = &l->p[l->n++];
     *t = (graph_param){0};
