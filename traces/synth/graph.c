@@ -474,7 +474,7 @@ static void release(gen *g)
 
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
 {
-    assert(m->n_segments >= 2);
+    assert(m->n_segments >= 1);
     gen g = {.m = m, .o = o, .e = m->elem_bytes};
     g.gb = m->grad_bytes ? m->grad_bytes : g.e;
     g.sb = m->state_bytes ? m->state_bytes : g.e;

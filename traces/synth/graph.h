@@ -59,7 +59,7 @@ typedef struct graph_model {
     uint32_t n_params;
     const graph_param *buffers;  /* persistent non-parameter tensors (BatchNorm running stats) */
     uint32_t n_buffers;
-    uint32_t n_segments;         /* ≥ 2 */
+    uint32_t n_segments;         /* ≥ 1 (≥ 2 with an embedding and a head) */
     graph_build_fn build;
     const void *ctx;
     uint64_t elem_bytes;         /* e: bytes per element of weights (and, by default, grads and states) */
