@@ -11,6 +11,7 @@
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
 #include "traces/synth/transformer.h"
+#include "synth_llm.h"
 
 #define SYNTH_COMMON_OPTS                                                                            \
     {"output", true, "FILE: where to write (.jsonl = JSON Lines, else a JSON document); also -o"},    \
@@ -27,14 +28,16 @@
 #define SYNTH_MODEL_OPTS                                                                              \
     {"batch", true, "N: batch size"},                                                                 \
     {"dtype", true, "fp32|fp16|bf16: element type of every tensor (default: the preset's)"},         \
-    {"optimizer", true, "sgd|momentum|adam: optimizer states (none, 1 or 2 per parameter)"},          \
+    {"optimizer", true, "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"},          \
     {"steps", true, "N: training steps, or forward passes with --mode=inference (default 1)"},        \
     {"mode", true, "train|inference (default train)"},                                               \
     {"checkpointing", false, "activation checkpointing: keep layer outputs only, recompute in backward"}, \
     {"keep-live", false, "leave weights and optimizer states allocated at the end"}
 
 static const cli_opt TRANSFORMER_OPTS[] = {
-    {"preset", true, "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b (default gpt2-small)"},
+    {"preset", true, "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b|llama2-7b|llama2-13b|llama2-70b|"
+                     "llama3-8b|llama3-70b|mistral-7b|mixtral-8x7b|qwen2-0.5b|qwen2-1.5b|qwen2-7b|qwen2-72b|"
+                     "qwen3-0.6b|qwen3-8b|qwen3-32b (default gpt2-small; sources in traces/synth/README.md)"},
     {"arch", true, "bert|gpt2|llama: the layer structure (default: the preset's)"},
     {"layers", true, "N: transformer layers"},
     {"hidden", true, "N: hidden size"},
@@ -44,6 +47,7 @@ static const cli_opt TRANSFORMER_OPTS[] = {
     {"vocab", true, "N: vocabulary size"},
     {"max-pos", true, "N: learned position table size (bert, gpt2)"},
     SYNTH_MODEL_OPTS,
+    SYNTH_LLM_OPTS,
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
 };
@@ -185,7 +189,7 @@ static void get_optimizer(opts *o, synth_optimizer *opt)
     if (v == NULL || o->bad)
         return;
     if (!synth_optimizer_parse(v, opt)) {
-        cli_usage_error("synth", "--optimizer: expected sgd, momentum or adam, not '%s'", v);
+        cli_usage_error("synth", "--optimizer: expected sgd, momentum, adam, adamw or adafactor, not '%s'", v);
         o->bad = true;
     }
 }
@@ -292,6 +296,12 @@ static bool parse_transformer(opts *o, job *j)
         cli_usage_error("synth", "--checkpointing only applies to --mode=train");
         return false;
     }
+    sim_error lerr;
+    sim_error_clear(&lerr);
+    if (synth_llm_parse(o->a, c, &lerr) != SIM_OK) {
+        cli_usage_error("synth", "%s", lerr.msg);
+        return false;
+    }
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu s%llu %s", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->seq,
@@ -313,6 +323,8 @@ static bool parse_transformer(opts *o, job *j)
                    (unsigned long long)est.weight_bytes, (unsigned long long)est.grad_bytes,
                    (unsigned long long)est.optimizer_bytes, (unsigned long long)est.activation_bytes,
                    (unsigned long long)est.total_bytes);
+    if (!synth_llm_per_rank(o->a, c))
+        synth_llm_meta(c, &j->meta); /* per rank: each trace adds its own */
     sim_error err;
     sim_error_clear(&err);
     if (transformer_validate(c, &err) != SIM_OK) {
@@ -341,6 +353,10 @@ static bool parse_cnn(opts *o, job *j)
         return false;
     if (c->inference && c->checkpointing) {
         cli_usage_error("synth", "--checkpointing only applies to --mode=train");
+        return false;
+    }
+    if (c->optimizer == SYNTH_ADAFACTOR) {
+        cli_usage_error("synth", "--optimizer=adafactor is modelled for transformers only");
         return false;
     }
     c->seed = j->seed;
@@ -571,6 +587,12 @@ int cmd_synth(int argc, char **argv)
         sim_buf_puts(&meta, j.meta.data);
     sim_buf_puts(&meta, "}");
     h.meta_json = meta.data;
+    if (strcmp(k->name, "transformer") == 0 && synth_llm_per_rank(&a, &j.tf)) {
+        meta.data[meta.len - 1] = '\0'; /* without the closing brace: each rank adds its keys */
+        rc = synth_llm_write_ranks(out, &h, meta.data, start, cli_get(&a, "proc"), &j.tf, cli_has(&a, "quiet"));
+        sim_buf_release(&meta);
+        goto done;
+    }
 
     sim_error err;
     sim_error_clear(&err);
@@ -624,6 +646,7 @@ int cmd_synth(int argc, char **argv)
                    units_format_size(est.grad_bytes, g, sizeof g), units_format_size(est.optimizer_bytes, s, sizeof s),
                    units_format_size(est.activation_bytes, ac, sizeof ac),
                    units_format_size(est.total_bytes, t, sizeof t));
+            synth_llm_print_explain(&j.tf, &stats);
         }
     }
     rc = 0;

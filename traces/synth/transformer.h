@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/buf.h"
 #include "sim/status.h"
 #include "graph.h"
 #include "synth.h"
@@ -125,6 +126,10 @@ typedef struct transformer_rank_estimate {
     bool peak_in_optimizer;
 } transformer_rank_estimate;
 void transformer_estimate_rank(const transformer_config *c, transformer_rank_estimate *out);
+/* The closed forms beside a trace's peak s (what the CLI prints): this rank's
+ * closed form by phase, the trace's bytes by category at its peak, and the usual
+ * sum against them term by term with the reason for each difference. */
+void transformer_explain(const transformer_config *c, const synth_stats *s, sim_buf *b);
 /* Ψ model-state bytes per device of the ZeRO paper (Rajbhandari et al. 2020, §5):
  * (2 + 2 + k)Ψ at stage 0, 2Ψ + 2Ψ + kΨ/d at 1, 2Ψ + (2 + k)Ψ/d at 2, (2 + 2 + k)Ψ/d at 3. */
 uint64_t transformer_zero_model_states(uint64_t psi, uint64_t k, uint64_t d, uint32_t stage);

@@ -28,6 +28,8 @@
  *    weights + optimizer states (if they exist then: created at load with fp32
  *    masters, else from step 2) + gradients of earlier micro-batches + saved
  *    activations + the log-softmax gradient + two gathered ZeRO-3 units;
+ *  with ZeRO-2/3 also the end of backward: weights + states + every gradient shard +
+ *    the last unit's full gradients + two gathered units (the larger of the two);
  *  optimizer step: weights + gradients + states + the optimizer's temporaries
  *    (foreach Adam: sqrt(exp_avg_sq) for every parameter at once; Adafactor: one
  *    parameter-sized update at a time).
@@ -44,6 +46,9 @@
  */
 #include "transformer.h"
 
+#include "sim/units.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,7 +245,160 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         f->activations = act; /* an upper bound: inference frees each layer at its end */
     }
     f->total = f->weights + f->grads + f->optimizer + f->activations + f->temporaries + f->gathered;
+    if (!c->inference && c->zero >= 2) {
+        /* the end of backward: every gradient shard, the last unit's full gradients and,
+         * with ZeRO-3, two gathered units; the activations are nearly all gone */
+        transformer_phase end = *f;
+        end.activations = 0;
+        end.grads = grads + (c->arch == TRANSFORMER_LLAMA ? (c->lora_rank ? lora : layer) * e : 0);
+        end.total = end.weights + end.grads + end.optimizer + end.temporaries + end.gathered;
+        if (end.total > f->total)
+            *f = end;
+    }
     o->total = o->weights + o->grads + o->optimizer + o->activations + o->temporaries + o->gathered;
     out->peak_in_optimizer = o->total > f->total;
     out->peak = out->peak_in_optimizer ? o->total : f->total;
+}
+
+/* ---------------------------------------------------------------- explanation */
+
+static void size_of(uint64_t b, char *out)
+{
+    units_format_size(b, out, 32);
+}
+
+static void signed_size(int64_t d, char *out)
+{
+    char s[32];
+    size_of((uint64_t)(d < 0 ? -d : d), s);
+    snprintf(out, 40, "%s%s", d < 0 ? "-" : "+", s);
+}
+
+static void phase_line(sim_buf *b, const char *what, const transformer_phase *p)
+{
+    char t[32], x[32];
+    size_of(p->total, t);
+    sim_buf_printf(b, "%s %s (", what, t);
+    const uint64_t v[] = {p->weights, p->grads, p->optimizer, p->activations, p->temporaries, p->gathered};
+    const char *n[] = {"weights", "grads", "optimizer", "activations", "temporaries", "gathered"};
+    bool first = true;
+    for (size_t i = 0; i < 6; i++) {
+        if (v[i] == 0)
+            continue;
+        size_of(v[i], x);
+        sim_buf_printf(b, "%s%s %s", first ? "" : " + ", n[i], x);
+        first = false;
+    }
+    sim_buf_puts(b, ")");
+}
+
+/* Why the usual sum's term differs from the trace's bytes of that category at the peak. */
+static const char *reason(const transformer_config *c, int term, int64_t d, bool in_optimizer, const char *mark)
+{
+    const bool backward = strncmp(mark, "backward", 8) == 0;
+    switch (term) {
+    case 0: /* weights */
+        if (c->qlora)
+            return "QLoRA: the layers' linear weights are 4-bit with their constants";
+        if (c->zero >= 3)
+            return "ZeRO-3/FSDP: this rank keeps a 1/shard slice of every weight";
+        if (one(c->tp) > 1 || one(c->pp) > 1)
+            return "tensor/pipeline parallelism: this rank holds its slice of the model";
+        if (c->lora_rank)
+            return "the LoRA adapters are weights the usual sum does not count";
+        return "";
+    case 1: /* grads */
+        if (c->lora_rank && d < 0)
+            return "LoRA: only the adapters have gradients";
+        if (c->zero >= 2)
+            return "ZeRO-2/3: gradients are reduce-scattered per unit, this rank keeps its shard";
+        if (!in_optimizer && d < 0)
+            return backward ? "backward has produced only some gradients at the peak; they appear while "
+                              "activations die"
+                            : "no gradients exist yet at the peak";
+        return "";
+    case 2: /* optimizer */
+        if (!in_optimizer && d < 0 && c->precision != TRANSFORMER_MIXED && c->steps == 1)
+            return "the states are created in step 1's optimizer step, after this peak (--steps=2 shows the "
+                   "steady state)";
+        if (c->precision == TRANSFORMER_MIXED && d > 0)
+            return "mixed precision: fp32 master weights and fp32 states, 12 bytes per parameter with Adam";
+        if (c->lora_rank && d < 0)
+            return "LoRA: only the adapters have optimizer states";
+        if (c->zero >= 1 && d < 0)
+            return "ZeRO: this rank keeps 1/shard of the states";
+        if (c->optimizer == SYNTH_ADAFACTOR && d < 0)
+            return "Adafactor: factored second moments (a row and a column per matrix), no first moment";
+        return "";
+    case 3: /* activations */
+        if (in_optimizer && d < 0)
+            return "all freed by the end of backward: the peak is the optimizer step";
+        if (d > 0)
+            return "the usual sum omits the vocabulary-sized log-softmax and its gradient, the embeddings and the "
+                   "norm statistics";
+        if (c->flash || c->selective || c->checkpointing || c->fp8 || c->kv_heads || one(c->tp) > 1)
+            return "flash attention, recomputation, fp8 copies, GQA or tensor parallelism keep less than the "
+                   "usual formula's L·[sbh(8e+2) + 2e·sbI + a·s²·b(2e+1)]";
+        if (c->arch == TRANSFORMER_LLAMA)
+            return "the formula is BERT's layer (Korthikanti et al.); a llama layer saves less (no dropout masks)";
+        return "backward frees saved activations as it goes";
+    case 4: /* temporaries */
+        if (in_optimizer && c->optimizer == SYNTH_ADAM)
+            return "foreach Adam's sqrt(exp_avg_sq) for every parameter at once; not in the usual sum";
+        if (in_optimizer && c->optimizer == SYNTH_ADAFACTOR)
+            return "Adafactor's update, one parameter at a time; not in the usual sum";
+        return d > 0 ? "temporaries (logits, scores, dequantized weights) the usual sum does not count" : "";
+    case 5:
+        return d > 0 ? "ZeRO-3/FSDP: gathered units (two at once with backward prefetch) and pipeline buffers" : "";
+    default: return "";
+    }
+}
+
+void transformer_explain(const transformer_config *c, const synth_stats *s, sim_buf *b)
+{
+    transformer_estimate u;
+    transformer_estimate_closed_form(c, &u);
+    transformer_rank_estimate r;
+    transformer_estimate_rank(c, &r);
+    char x[32], y[32], d[40];
+    sim_buf_puts(b, "closed form of this rank's peak: ");
+    phase_line(b, "forward/backward", &r.fwd_bwd);
+    sim_buf_puts(b, ", ");
+    phase_line(b, "optimizer step", &r.optimizer);
+    size_of(r.peak, x);
+    sim_buf_printf(b, "; the larger: %s\n", x);
+    size_of(s->peak_live_bytes, x);
+    sim_buf_printf(b, "trace peak %s at \"%s\":", x, s->peak_mark);
+    bool first = true;
+    for (int k = 0; k < SYNTH_CAT_N; k++)
+        if (s->peak_by_cat[k]) {
+            size_of(s->peak_by_cat[k], y);
+            sim_buf_printf(b, "%s %s %s", first ? "" : ",", synth_cat_name((synth_cat)k), y);
+            first = false;
+        }
+    const int64_t vs_rank = (int64_t)s->peak_live_bytes - (int64_t)r.peak;
+    signed_size(vs_rank, d);
+    sim_buf_printf(b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
+                   r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
+                   vs_rank > 0 ? ": rounding, norm statistics and the loss' small tensors" : "");
+    const bool in_opt = strncmp(s->peak_mark, "optimizer", 9) == 0;
+    sim_buf_puts(b, "the usual sum against the trace's peak, term by term:\n");
+    const uint64_t sum[] = {u.weight_bytes, u.grad_bytes, u.optimizer_bytes, u.activation_bytes, 0, 0};
+    const uint64_t tr[] = {s->peak_by_cat[SYNTH_CAT_WEIGHT], s->peak_by_cat[SYNTH_CAT_GRAD],
+                           s->peak_by_cat[SYNTH_CAT_OPTIMIZER], s->peak_by_cat[SYNTH_CAT_ACT],
+                           s->peak_by_cat[SYNTH_CAT_TMP] + s->peak_by_cat[SYNTH_CAT_OTHER] + s->peak_by_cat[SYNTH_CAT_KV],
+                           s->peak_by_cat[SYNTH_CAT_GATHER]};
+    const char *names[] = {"weights", "grads", "optimizer", "activations", "temporaries", "gathered"};
+    for (int k = 0; k < 6; k++) {
+        if (sum[k] == 0 && tr[k] == 0)
+            continue;
+        const int64_t dk = (int64_t)tr[k] - (int64_t)sum[k];
+        signed_size(dk, d);
+        const char *why = dk == 0 ? "" : reason(c, k, dk, in_opt, s->peak_mark);
+        sim_buf_printf(b, "  %-12s %11s%s%s\n", names[k], d, *why ? "  " : "", why);
+    }
+    signed_size((int64_t)s->peak_live_bytes - (int64_t)u.total_bytes, d);
+    size_of(s->peak_live_bytes, x);
+    size_of(u.total_bytes, y);
+    sim_buf_printf(b, "  %-12s %11s  (%s against %s)\n", "total", d, x, y);
 }
