@@ -73,8 +73,11 @@ static const cli_opt SERVING_OPTS[] = {
     {"output-median", true, "N: median output length in tokens, lognormal (default 128)"},
     {"output-sigma", true, "S: sigma of log output length (default 0.8)"},
     {"max-len", true, "N: prompt + output cap in tokens (default 1024)"},
-    {"kv", true, "prealloc|grow: KV cache for the whole length at once, or grown by --kv-chunk tokens"},
+    {"kv", true, "prealloc|grow|paged: KV cache for the whole length, grown by --kv-chunk, or vLLM's block pool"},
     {"kv-chunk", true, "N: tokens per KV growth step (default 128)"},
+    {"block-size", true, "N: paged: tokens per KV block (default 16)"},
+    {"gpu-util", true, "F: paged: fraction of the device for weights, activations and the pool (default 0.9)"},
+    {"prefix", true, "N: paged: every prompt starts with the same N tokens, their blocks shared"},
     {"keep-live", false, "leave the weights allocated at the end"},
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
@@ -243,8 +246,10 @@ typedef struct job {
     transformer_config tf;
     cnn_config cnn;
     serving_config sv;
+    serving_report sv_report;
     churn_config ch;
     uint64_t seed;
+    uint64_t capacity;          /* of the header's device (paged serving sizes its pool from it) */
 } job;
 
 static void parse_model_common(opts *o, synth_dtype *dtype, synth_optimizer *opt, uint64_t *steps,
@@ -401,6 +406,10 @@ static bool parse_serving(opts *o, job *j)
     get_real(o, "output-sigma", 0, 10, &c->output_sigma);
     get_u64(o, "max-len", 2, 1u << 24, &c->max_len);
     get_u64(o, "kv-chunk", 1, 1u << 24, &c->kv_chunk);
+    get_u64(o, "block-size", 1, 1024, &c->block_size);
+    get_real(o, "gpu-util", 0.01, 1, &c->gpu_util);
+    get_u64(o, "prefix", 1, 1u << 24, &c->prefix);
+    c->capacity = j->capacity;
     c->keep_live = cli_has(o->a, "keep-live");
     const char *kv = cli_get(o->a, "kv");
     if (kv && !o->bad) {
@@ -408,8 +417,10 @@ static bool parse_serving(opts *o, job *j)
             c->kv = SERVING_KV_PREALLOC;
         else if (strcmp(kv, "grow") == 0)
             c->kv = SERVING_KV_GROW;
+        else if (strcmp(kv, "paged") == 0)
+            c->kv = SERVING_KV_PAGED;
         else {
-            cli_usage_error("synth", "--kv: expected prealloc or grow, not '%s'", kv);
+            cli_usage_error("synth", "--kv: expected prealloc, grow or paged, not '%s'", kv);
             return false;
         }
     }
@@ -434,8 +445,11 @@ static bool parse_serving(opts *o, job *j)
                    "\"max_len\":%llu,\"kv\":\"%s\",\"kv_bytes_per_token\":%llu,\"lengths\":\"%s\"",
                    model, synth_dtype_name(c->model.dtype), (unsigned long long)c->requests,
                    (unsigned long long)c->max_batch, (unsigned long long)c->max_len,
-                   c->kv == SERVING_KV_GROW ? "grow" : "prealloc",
+                   c->kv == SERVING_KV_GROW ? "grow" : c->kv == SERVING_KV_PAGED ? "paged" : "prealloc",
                    (unsigned long long)serving_kv_bytes_per_token(c), lengths ? "empirical" : "lognormal");
+    if (c->kv == SERVING_KV_PAGED)
+        sim_buf_printf(&j->meta, ",\"block_size\":%llu,\"gpu_util\":%g,\"prefix\":%llu",
+                       (unsigned long long)c->block_size, c->gpu_util, (unsigned long long)c->prefix);
     sim_error err;
     sim_error_clear(&err);
     if (serving_validate(c, &err) != SIM_OK) {
@@ -566,6 +580,7 @@ int cmd_synth(int argc, char **argv)
     }
     if (o.bad)
         goto done;
+    j.capacity = h.device_capacity;
     bool ok = false;
     if (strcmp(k->name, "transformer") == 0)
         ok = parse_transformer(&o, &j);
@@ -609,7 +624,7 @@ int cmd_synth(int argc, char **argv)
     else if (strcmp(k->name, "cnn") == 0)
         st = cnn_generate(&j.cnn, so, &err);
     else if (strcmp(k->name, "serving") == 0)
-        st = serving_generate(&j.sv, so, &err);
+        st = serving_generate_report(&j.sv, so, &j.sv_report, &err);
     else
         st = churn_generate(&j.ch, so, &err);
     synth_stats stats;
@@ -647,6 +662,19 @@ int cmd_synth(int argc, char **argv)
                    units_format_size(est.activation_bytes, ac, sizeof ac),
                    units_format_size(est.total_bytes, t, sizeof t));
             synth_llm_print_explain(&j.tf, &stats);
+        }
+        if (strcmp(k->name, "serving") == 0 && j.sv.kv == SERVING_KV_PAGED) {
+            const serving_report *r = &j.sv_report;
+            char pool[32], res[32];
+            printf("paged KV: pool %s = %llu blocks of %llu tokens (%llu B each) after the weights and a %s "
+                   "activation reserve; at most %llu blocks used (%.1f %%), %llu requests decoding at once, "
+                   "%llu preemptions, %llu shared prefix blocks\n",
+                   units_format_size(r->pool_bytes, pool, sizeof pool), (unsigned long long)r->blocks,
+                   (unsigned long long)j.sv.block_size, (unsigned long long)r->block_bytes,
+                   units_format_size(r->reserve_bytes, res, sizeof res), (unsigned long long)r->peak_blocks_used,
+                   r->blocks ? 100.0 * (double)r->peak_blocks_used / (double)r->blocks : 0.0,
+                   (unsigned long long)r->peak_active, (unsigned long long)r->preemptions,
+                   (unsigned long long)r->shared_blocks);
         }
     }
     rc = 0;

@@ -380,7 +380,9 @@ void transformer_explain(const transformer_config *c, const synth_stats *s, sim_
     signed_size(vs_rank, d);
     sim_buf_printf(b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
                    r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
-                   vs_rank > 0 ? ": rounding, norm statistics and the loss' small tensors" : "");
+                   vs_rank > 0   ? ": small tensors the closed form leaves out (norm statistics, masks, the loss)"
+                   : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
+                                                 : "");
     const bool in_opt = strncmp(s->peak_mark, "optimizer", 9) == 0;
     sim_buf_puts(b, "the usual sum against the trace's peak, term by term:\n");
     const uint64_t sum[] = {u.weight_bytes, u.grad_bytes, u.optimizer_bytes, u.activation_bytes, 0, 0};
