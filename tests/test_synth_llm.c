@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/check_main.h"
+#include "traces/synth/serving.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
 
@@ -422,6 +423,86 @@ START_TEST(pipeline_stages_should_hold_their_layers_and_micro_batches_in_flight)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- paged KV serving */
+
+static serving_config paged_server(void)
+{
+    serving_config c;
+    serving_defaults(&c);
+    ck_assert(transformer_preset("llama3-8b", &c.model));
+    c.model.inference = true;
+    c.kv = SERVING_KV_PAGED;
+    c.capacity = (uint64_t)40 << 30;
+    c.requests = 300;
+    c.rate = 50;
+    c.max_batch = 64;
+    c.prompt_median = 1024;
+    c.max_len = 4096;
+    return c;
+}
+
+static synth_stats serve(const serving_config *c, serving_report *r)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    synth_out *o = synth_out_new_null();
+    ck_assert_msg(serving_generate_report(c, o, r, &err) == SIM_OK, "%s", err.msg);
+    synth_stats s;
+    ck_assert_int_eq(synth_out_close(o, true, &s, &err), SIM_OK);
+    return s;
+}
+
+START_TEST(the_paged_pool_should_fill_the_devices_fraction_after_weights_and_reserve)
+{
+    serving_config c = paged_server();
+    serving_report r;
+    synth_stats s = serve(&c, &r);
+    /* llama3-8b bf16: 2·32 layers·8 KV heads·128·2 B = 131,072 B per token, 2 MiB per
+     * 16-token block. Weights 8,030,261,248·2 = 16,060,522,496 B. Reserve: the prefill of
+     * 4096 tokens 4096·(3·4096 + 14336)·2 (flash: no scores) = 218,103,808 plus 64 rows of
+     * (3·4096 + 14336 + 128256)·2 = 19,824,640: 237,928,448 B. Pool: floor((0.9·40 GiB −
+     * 16,060,522,496 − 237,928,448) / 2,097,152) = floor(10,660.3) = 10,660 blocks
+     * = 22,355,640,320 B */
+    ck_assert_uint_eq(r.block_bytes, 2097152);
+    ck_assert_uint_eq(r.reserve_bytes, 237928448);
+    ck_assert_uint_eq(r.blocks, 10660);
+    ck_assert_uint_eq(r.pool_bytes, 22355640320ull);
+    /* the pool is one allocation: the peak is weights + pool + one step's temporaries */
+    ck_assert_uint_ge(s.peak_live_bytes, 16060522496ull + 22355640320ull);
+    ck_assert_uint_le(s.peak_live_bytes, 16060522496ull + 22355640320ull + r.reserve_bytes);
+    ck_assert_uint_eq(s.peak_by_cat[SYNTH_CAT_KV], r.pool_bytes);
+    ck_assert_uint_le(r.peak_blocks_used, r.blocks);
+    ck_assert_uint_gt(r.peak_active, 1);
+    ck_assert_uint_eq(s.final_live_bytes, 0);
+}
+END_TEST
+
+START_TEST(a_small_pool_should_preempt_and_a_shared_prefix_should_need_fewer_blocks)
+{
+    serving_config c = paged_server();
+    c.gpu_util = 0.45; /* 18 GiB: about 1,000 blocks for up to 64 requests of ~1000 tokens */
+    serving_report small;
+    serve(&c, &small);
+    ck_assert_uint_gt(small.preemptions, 0);
+    ck_assert_uint_le(small.peak_blocks_used, small.blocks);
+    c.gpu_util = 0.9;
+    c.prefix = 512;
+    serving_report shared;
+    serve(&c, &shared);
+    ck_assert_uint_eq(shared.shared_blocks, 32); /* 512 / 16 */
+    /* the shared blocks are held once, beside every request's private ones */
+    ck_assert_uint_le(shared.peak_blocks_used + shared.shared_blocks, shared.blocks);
+    ck_assert_uint_gt(shared.peak_blocks_used, 0);
+    c.capacity = (uint64_t)16 << 30; /* the weights alone take 15 GiB */
+    sim_error err;
+    sim_error_clear(&err);
+    synth_out *o = synth_out_new_null();
+    serving_report r;
+    ck_assert_int_eq(serving_generate_report(&c, o, &r, &err), SIM_EUSAGE);
+    synth_out_close(o, false, NULL, &err);
+}
+END_TEST
+
 GPUSIM_CHECK_TESTS("synth_llm", 300,
                    each_llm_preset_should_have_its_published_parameter_count_in_the_closed_form_and_the_trace,
                    kv_heads_should_shrink_k_and_v_and_keep_the_rest,
@@ -435,4 +516,6 @@ GPUSIM_CHECK_TESTS("synth_llm", 300,
                    each_zero_stage_should_hold_the_papers_model_states_per_rank,
                    zero3_should_gather_each_layer_and_hybrid_sharding_should_shard_within_the_group,
                    tensor_parallel_ranks_should_split_the_model,
-                   pipeline_stages_should_hold_their_layers_and_micro_batches_in_flight)
+                   pipeline_stages_should_hold_their_layers_and_micro_batches_in_flight,
+                   the_paged_pool_should_fill_the_devices_fraction_after_weights_and_reserve,
+                   a_small_pool_should_preempt_and_a_shared_prefix_should_need_fewer_blocks)
