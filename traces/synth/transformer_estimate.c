@@ -26,8 +26,10 @@
  *  forward/backward, at the start of backward (every saved tensor of the micro-
  *  batches in flight still live, the log-softmax's gradient just allocated):
  *    weights + optimizer states (if they exist then: created at load with fp32
- *    masters, else from step 2) + gradients of earlier micro-batches + saved
- *    activations + the log-softmax gradient + two gathered ZeRO-3 units;
+ *    masters, else from step 2) + gradients of earlier micro-batches + lm_head's
+ *    gradient (it appears before the log-softmax dies) + saved activations + the
+ *    log-softmax gradient + with selective recomputation one layer's recomputed
+ *    probabilities + two gathered ZeRO-3 units;
  *  with ZeRO-2/3 also the end of backward: weights + states + every gradient shard +
  *    the last unit's full gradients + two gathered units (the larger of the two);
  *  optimizer step: weights + gradients + states + the optimizer's temporaries
@@ -40,8 +42,8 @@
  *      keeps b·A·s·4 of logsumexp)
  *    + bs·k_e·I·(3e + a) (gate, up, silu, gated for the k_e routed experts) + bs·E·4
  *      (router logits) + bs·r·e per LoRA target.
- * The embeddings add 8bs + bs·h·e (stage 0), the head 4bs + bs·h·e + 2·bs·V·e + e (log-
- * softmax, its gradient, the loss; last stage), a later stage bs·h·e received per
+ * The embeddings add 8bs + bs·h·e (stage 0), the head 4bs + bs·h·e + 2·bs·V·e (the
+ * log-softmax and its gradient; the loss is gone by then; last stage), a later stage bs·h·e received per
  * micro-batch in flight; min(p − s, M) micro-batches are in flight on stage s.
  */
 #include "transformer.h"
@@ -221,7 +223,7 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         if (!d.embed)
             act += bs * d.h * e; /* received input */
         if (d.head)
-            act += 4 * bs + bs * d.h * e + 2 * bs * d.V * e + e;
+            act += 4 * bs + bs * d.h * e + 2 * bs * d.V * e;
     } else {
         transformer_estimate u;
         transformer_estimate_closed_form(c, &u);
@@ -235,6 +237,13 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     if (!c->inference) {
         f->activations = in_flight * act;
         f->grads = mbs > 1 ? grads : 0;
+        /* backward starts at the head: lm_head's gradient appears before the
+         * log-softmax is freed (tied: the embedding's, the same size) */
+        if (d.head && c->arch == TRANSFORMER_LLAMA && c->lora_rank == 0 && mbs == 1)
+            f->grads += d.V * d.h * e;
+        /* selective recomputation brings one layer's probabilities back in backward */
+        if (c->selective && !c->flash && c->arch == TRANSFORMER_LLAMA)
+            f->activations += c->batch * d.A * c->seq * c->seq * e;
         f->optimizer = states_early ? states : 0;
         f->gathered = c->zero >= 3 ? 2 * (layer + lora) * e : 0;
         o->grads = grads;
