@@ -44,7 +44,8 @@
  *      (router logits) + bs·r·e per LoRA target.
  * The embeddings add 8bs + bs·h·e (stage 0), the head 4bs + bs·h·e + 2·bs·V·e (the
  * log-softmax and its gradient; the loss is gone by then; last stage), a later stage bs·h·e received per
- * micro-batch in flight; min(p − s, M) micro-batches are in flight on stage s.
+ * micro-batch in flight; min(p − s, M) micro-batches are in flight on stage s (with
+ * the gradients of earlier micro-batches if M is larger, else one fewer with them).
  */
 #include "transformer.h"
 
@@ -235,8 +236,14 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     transformer_phase *f = &out->fwd_bwd, *o = &out->optimizer;
     f->weights = o->weights = weights;
     if (!c->inference) {
+        /* micro-batches: gradients exist from the first backward on; when no forward
+         * follows it (M equal to the micro-batches in flight) one fewer is in flight then */
         f->activations = in_flight * act;
-        f->grads = mbs > 1 ? grads : 0;
+        f->grads = mbs > in_flight ? grads : 0;
+        if (mbs > 1 && mbs <= in_flight && (in_flight - 1) * act + grads > in_flight * act) {
+            f->activations = (in_flight - 1) * act;
+            f->grads = grads;
+        }
         /* backward starts at the head: lm_head's gradient appears before the
          * log-softmax is freed (tied: the embedding's, the same size) */
         if (d.head && c->arch == TRANSFORMER_LLAMA && c->lora_rank == 0 && mbs == 1)
@@ -389,7 +396,7 @@ void transformer_explain(const transformer_config *c, const synth_stats *s, sim_
     signed_size(vs_rank, d);
     sim_buf_printf(b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
                    r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
-                   vs_rank > 0   ? ": small tensors the closed form leaves out (norm statistics, masks, the loss)"
+                   vs_rank > 0   ? ": tensors the closed form leaves out (norm statistics, masks, a pipeline stage's received gradient)"
                    : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
                                                  : "");
     const bool in_opt = strncmp(s->peak_mark, "optimizer", 9) == 0;
