@@ -118,6 +118,11 @@ in_readme "$(plan_lines "$tmp/p70.txt")"
 in_readme "$(cat "$tmp/sp.txt")"
 in_readme "$(awk '/^Peak on the device/ {t = 1; next} t && /^$/ {t = 0} t && NF' "$tmp/pp.txt")"
 ok
+(cd "$tmp" && "$bin" synth transformer --preset=llama-7b -o llama-7b.jsonl >"$tmp/l7.txt" 2>&1) ||
+    bad "the llama-7b example fails"
+while IFS= read -r line; do
+    grep -qxF -- "$line" "$src/traces/synth/README.md" || bad "traces/synth/README.md's llama-7b example differs: $line"
+done <"$tmp/l7.txt"
 
 # the bundled examples load and replay under ideal
 for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
