@@ -28,7 +28,7 @@
 #define SYNTH_MODEL_OPTS                                                                              \
     {"batch", true, "N: batch size"},                                                                 \
     {"dtype", true, "fp32|fp16|bf16: element type of every tensor (default: the preset's)"},         \
-    {"optimizer", true, "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"},          \
+    {"optimizer", true, "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"}, \
     {"steps", true, "N: training steps, or forward passes with --mode=inference (default 1)"},        \
     {"mode", true, "train|inference (default train)"},                                               \
     {"checkpointing", false, "activation checkpointing: keep layer outputs only, recompute in backward"}, \
@@ -279,7 +279,7 @@ typedef struct model_fields {
 
 #define MODEL_OPTS(m)                                                                                       \
     OPT_C("dtype", (m).dtype, parse_dtype, DTYPE_WORDS),                                                    \
-        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum, adam, adamw or adafactor"),                         \
+        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum, adam, adamw or adafactor"),      \
         OPT_U("steps", (m).steps, 1, 1000000), OPT_C("mode", (m).inference, parse_mode, "train or inference"), \
         OPT_U("batch", (m).batch, 1, 1u << 20), OPT_F("checkpointing", (m).checkpointing),                   \
         OPT_F("keep-live", (m).keep_live)

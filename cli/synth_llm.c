@@ -35,8 +35,8 @@ static int word(const char *v, const char *const *words)
     return -1;
 }
 
-static sim_status choice(const cli_args *a, const char *name, const char *const *words, const char *expected,
-                         int *out, sim_error *err)
+static sim_status choice(const cli_args *a, const char *name, const char *const *words, const char *expected, int *out,
+                         sim_error *err)
 {
     const char *v = cli_get(a, name);
     if (v == NULL)
@@ -48,11 +48,11 @@ static sim_status choice(const cli_args *a, const char *name, const char *const 
     return SIM_OK;
 }
 
-#define TRY(x)                                                                                                 \
-    do {                                                                                                       \
-        sim_status st_ = (x);                                                                                  \
-        if (st_ != SIM_OK)                                                                                     \
-            return st_;                                                                                        \
+#define TRY(x)                                                                                                         \
+    do {                                                                                                               \
+        sim_status st_ = (x);                                                                                          \
+        if (st_ != SIM_OK)                                                                                             \
+            return st_;                                                                                                \
     } while (0)
 
 sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *err)
@@ -145,9 +145,9 @@ static void phase_json(sim_buf *b, const char *key, const transformer_phase *p)
     sim_buf_printf(b,
                    "\"%s\":{\"weights\":%llu,\"grads\":%llu,\"optimizer\":%llu,\"activations\":%llu,"
                    "\"temporaries\":%llu,\"gathered\":%llu,\"total\":%llu}",
-                   key, (unsigned long long)p->weights, (unsigned long long)p->grads,
-                   (unsigned long long)p->optimizer, (unsigned long long)p->activations,
-                   (unsigned long long)p->temporaries, (unsigned long long)p->gathered, (unsigned long long)p->total);
+                   key, (unsigned long long)p->weights, (unsigned long long)p->grads, (unsigned long long)p->optimizer,
+                   (unsigned long long)p->activations, (unsigned long long)p->temporaries,
+                   (unsigned long long)p->gathered, (unsigned long long)p->total);
 }
 
 void synth_llm_meta(const transformer_config *c, sim_buf *meta)
@@ -164,7 +164,9 @@ void synth_llm_meta(const transformer_config *c, sim_buf *meta)
                    (unsigned long long)(c->kv_heads ? c->kv_heads : c->heads), (unsigned long long)d.hd,
                    (unsigned long long)c->experts, (unsigned long long)c->experts_active, c->tied ? "true" : "false",
                    c->flash ? "flash" : "eager", c->precision ? "mixed" : "pure", c->fp8 ? "true" : "false",
-                   c->checkpointing ? "layer" : c->selective ? "selective" : "none",
+                   c->checkpointing ? "layer"
+                   : c->selective   ? "selective"
+                                    : "none",
                    (unsigned long long)c->lora_rank, c->lora_targets, c->qlora ? "true" : "false", c->zero,
                    (unsigned long long)transformer_ranks(c), (unsigned long long)d.dp, (unsigned long long)d.tp,
                    (unsigned long long)d.pp, (unsigned long long)d.shard,
@@ -253,8 +255,9 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
             rc = st == SIM_EUSAGE ? cli_usage_error("synth", "%s", err.msg) : cli_fail(&err);
             break;
         }
-        sim_buf_printf(&job, "%s{\"rank\":%llu,\"file\":\"%s\",\"dp_rank\":%llu,\"tp_rank\":%llu,\"stage\":%llu,"
-                             "\"peak_live_bytes\":%llu}",
+        sim_buf_printf(&job,
+                       "%s{\"rank\":%llu,\"file\":\"%s\",\"dp_rank\":%llu,\"tp_rank\":%llu,\"stage\":%llu,"
+                       "\"peak_live_bytes\":%llu}",
                        r ? "," : "", (unsigned long long)r, file, (unsigned long long)d.dp_rank,
                        (unsigned long long)d.tp_rank, (unsigned long long)d.stage,
                        (unsigned long long)s.peak_live_bytes);
@@ -263,8 +266,8 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
         char peak[32];
         units_format_size(s.peak_live_bytes, peak, sizeof peak);
         printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]\n", path,
-               (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes,
-               (unsigned long long)d.dp_rank, (unsigned long long)d.tp_rank, (unsigned long long)d.stage);
+               (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes, (unsigned long long)d.dp_rank,
+               (unsigned long long)d.tp_rank, (unsigned long long)d.stage);
         if (r == 0) {
             c->rank = 0;
             synth_llm_print_explain(c, &s);

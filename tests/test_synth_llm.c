@@ -115,11 +115,11 @@ static const struct {
     const char *preset;
     uint64_t params;
 } PUBLISHED[] = {
-    {"llama-7b", 6738415616ull},     {"llama2-7b", 6738415616ull},   {"llama2-13b", 13015864320ull},
-    {"llama2-70b", 68976648192ull},  {"llama3-8b", 8030261248ull},   {"llama3-70b", 70553706496ull},
-    {"mistral-7b", 7241732096ull},   {"mixtral-8x7b", 46702792704ull}, {"qwen2-0.5b", 494032768ull},
-    {"qwen2-1.5b", 1543714304ull},   {"qwen2-7b", 7615616512ull},    {"qwen2-72b", 72706203648ull},
-    {"qwen3-0.6b", 596049920ull},    {"qwen3-8b", 8190735360ull},    {"qwen3-32b", 32762123264ull},
+    {"llama-7b", 6738415616ull},    {"llama2-7b", 6738415616ull},     {"llama2-13b", 13015864320ull},
+    {"llama2-70b", 68976648192ull}, {"llama3-8b", 8030261248ull},     {"llama3-70b", 70553706496ull},
+    {"mistral-7b", 7241732096ull},  {"mixtral-8x7b", 46702792704ull}, {"qwen2-0.5b", 494032768ull},
+    {"qwen2-1.5b", 1543714304ull},  {"qwen2-7b", 7615616512ull},      {"qwen2-72b", 72706203648ull},
+    {"qwen3-0.6b", 596049920ull},   {"qwen3-8b", 8190735360ull},      {"qwen3-32b", 32762123264ull},
 };
 
 START_TEST(each_llm_preset_should_have_its_published_parameter_count_in_the_closed_form_and_the_trace)
@@ -174,7 +174,7 @@ START_TEST(mixed_precision_should_hold_2_2_and_12_bytes_per_parameter_at_the_opt
     ck_assert_uint_eq(m.cat[SYNTH_CAT_GRAD], 2 * psi);       /* bf16 gradients */
     ck_assert_uint_eq(m.cat[SYNTH_CAT_OPTIMIZER], 12 * psi); /* fp32 master, m and v */
     ck_assert_uint_eq(m.cat[SYNTH_CAT_ACT], 0);
-    ck_assert_uint_eq(m.cat[SYNTH_CAT_TMP], 0);              /* fused Adam */
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_TMP], 0); /* fused Adam */
 }
 END_TEST
 

@@ -193,8 +193,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     out->trainable = c->lora_rank ? d.nl * lora : out->local_params;
     const uint64_t trainable = c->inference ? 0 : out->trainable;
     /* model states */
-    uint64_t weights = c->qlora ? (out->local_params - d.nl * quant) * e + d.nl * (quant / 2 + quant_const)
-                                : out->local_params * e;
+    uint64_t weights =
+        c->qlora ? (out->local_params - d.nl * quant) * e + d.nl * (quant / 2 + quant_const) : out->local_params * e;
     if (c->zero >= 3)
         weights /= shard;
     uint64_t grads = trainable * e / (c->zero >= 2 ? shard : 1);
@@ -364,8 +364,7 @@ static const char *reason(const transformer_config *c, int term, int64_t d, bool
         if (in_optimizer && c->optimizer == SYNTH_ADAFACTOR)
             return "Adafactor's update, one parameter at a time; not in the usual sum";
         return d > 0 ? "temporaries (logits, scores, dequantized weights) the usual sum does not count" : "";
-    case 5:
-        return d > 0 ? "ZeRO-3/FSDP: gathered units (two at once with backward prefetch) and pipeline buffers" : "";
+    case 5: return d > 0 ? "ZeRO-3/FSDP: gathered units (two at once with backward prefetch) and pipeline buffers" : "";
     default: return "";
     }
 }
@@ -394,17 +393,22 @@ void transformer_explain(const transformer_config *c, const synth_stats *s, sim_
         }
     const int64_t vs_rank = (int64_t)s->peak_live_bytes - (int64_t)r.peak;
     signed_size(vs_rank, d);
-    sim_buf_printf(b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
-                   r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
-                   vs_rank > 0   ? ": tensors the closed form leaves out (norm statistics, masks, a pipeline stage's received gradient)"
-                   : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
-                                                 : "");
+    sim_buf_printf(
+        b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
+        r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
+        vs_rank > 0
+            ? ": tensors the closed form leaves out (norm statistics, masks, a pipeline stage's received gradient)"
+        : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
+                                      : "");
     const bool in_opt = strncmp(s->peak_mark, "optimizer", 9) == 0;
     sim_buf_puts(b, "the usual sum against the trace's peak, term by term:\n");
     const uint64_t sum[] = {u.weight_bytes, u.grad_bytes, u.optimizer_bytes, u.activation_bytes, 0, 0};
-    const uint64_t tr[] = {s->peak_by_cat[SYNTH_CAT_WEIGHT], s->peak_by_cat[SYNTH_CAT_GRAD],
-                           s->peak_by_cat[SYNTH_CAT_OPTIMIZER], s->peak_by_cat[SYNTH_CAT_ACT],
-                           s->peak_by_cat[SYNTH_CAT_TMP] + s->peak_by_cat[SYNTH_CAT_OTHER] + s->peak_by_cat[SYNTH_CAT_KV],
+    const uint64_t tr[] = {s->peak_by_cat[SYNTH_CAT_WEIGHT],
+                           s->peak_by_cat[SYNTH_CAT_GRAD],
+                           s->peak_by_cat[SYNTH_CAT_OPTIMIZER],
+                           s->peak_by_cat[SYNTH_CAT_ACT],
+                           s->peak_by_cat[SYNTH_CAT_TMP] + s->peak_by_cat[SYNTH_CAT_OTHER] +
+                               s->peak_by_cat[SYNTH_CAT_KV],
                            s->peak_by_cat[SYNTH_CAT_GATHER]};
     const char *names[] = {"weights", "grads", "optimizer", "activations", "temporaries", "gathered"};
     for (int k = 0; k < 6; k++) {
