@@ -407,13 +407,18 @@ START_TEST(pipeline_stages_should_hold_their_layers_and_micro_batches_in_flight)
     c.pp = 4;
     c.micro_batches = 8;
     c.optimizer = SYNTH_SGD;
+    /* one layer per stage: 4·512² + 3·512·1024 + 2·512 = 2,622,464 parameters; stage 0 adds
+     * embed_tokens 512,000, stage 3 the final norm 512 and lm_head 512,000 */
+    const uint64_t local[4] = {3134464, 2622464, 2622464, 3134976};
     uint64_t act[4];
     for (uint64_t s = 0; s < 4; s++) {
         c.rank = s; /* dp = tp = 1: rank = stage */
-        act[s] = measure(&c).peak_by_cat[SYNTH_CAT_ACT];
+        synth_stats st = measure(&c);
+        act[s] = st.peak_by_cat[SYNTH_CAT_ACT];
+        ck_assert_uint_eq(st.peak_by_cat[SYNTH_CAT_WEIGHT], 2 * local[s]);
         transformer_rank_estimate r;
         transformer_estimate_rank(&c, &r);
-        ck_assert_uint_eq(r.local_params ? 1 : 0, 1);
+        ck_assert_uint_eq(r.local_params, local[s]);
     }
     /* 1F1B: stage s keeps 4 − s micro-batches in flight */
     ck_assert_uint_gt(act[0], act[1]);
