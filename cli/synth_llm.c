@@ -89,7 +89,10 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     if (targets && !c->lora_rank)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--lora-targets needs --lora=RANK");
     if (c->lora_rank) {
-        c->lora_targets = LORA_Q | LORA_V; /* PEFT's default for llama models */
+        /* PEFT's default for the llama, mistral, mixtral, qwen2 and qwen3 models:
+         * src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+         * (huggingface/peft 00073fe8) */
+        c->lora_targets = LORA_Q | LORA_V;
         if (targets && !transformer_lora_parse(targets, &c->lora_targets))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--lora-targets: expected a list of q, k, v, o, gate, up, down, attn, mlp, all, "

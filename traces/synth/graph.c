@@ -30,8 +30,10 @@
  * Options (graph_model's optional fields; all off reproduces the rules above):
  *  9. Precision: gradients and optimizer states may have their own element sizes;
  *     `master` adds an fp32 copy of every trainable parameter ("master:NAME") at
- *     load, and then the optimizer states are created at load too (DeepSpeed's
- *     engine initialises them before the first step), not lazily. `fused` drops
+ *     load, and then the optimizer states are created at load too, not lazily (the
+ *     ZeRO optimizer's constructor takes a step on zero gradients to allocate them:
+ *     deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer.__init__ and
+ *     initialize_optimizer_states, microsoft/DeepSpeed cde57d29). `fused` drops
  *     the foreach temporaries (apex/DeepSpeed FusedAdam update in place).
  * 10. Adafactor keeps a row and a column vector of the squared-gradient average
  *     per matrix ("adafactor_r:", "adafactor_c:"), the full tensor for vectors
