@@ -19,19 +19,20 @@
  *     freed. With grow, a request whose cache is full gets a new cache one chunk
  *     longer (allocated, then the old one freed: the torch.cat pattern).
  *  5. A request that produced o tokens frees its KV cache.
- *  6. --kv=paged (vLLM, Kwon et al. 2023): after the weights, one allocation "kv:pool" of N blocks of
- *     block_size tokens, N = (gpu_util · capacity − weights − reserve) / block
- *     bytes, the reserve being what vLLM's profiling forward measures: the prefill
- *     working set of max_len tokens plus max_batch rows of decode activations and
- *     logits. Requests take blocks from the pool, no allocations: one joins while
- *     the free blocks cover its prompt and one more token; a decode step that
- *     crosses a block boundary takes a block, and when none is free the most
- *     recently admitted request is preempted (its blocks freed, back to the front
- *     of the queue, recomputed from its prompt when readmitted: vLLM's scheduler
- *     pops the victim off the end of its running queue and preempts a single
- *     sequence by recomputation, vllm/core/scheduler.py, Scheduler._schedule_running
- *     and _preempt, vllm-project/vllm 0dce2b29). With --prefix=N every prompt starts with the same N tokens,
- *     whose full blocks are held once and shared (prefix caching).
+ *  6. --kv=paged (vLLM, Kwon et al. 2023): after the weights, one allocation
+ *     "kv:pool" of N blocks of block_size tokens, N = (gpu_util · capacity −
+ *     weights − reserve) / block bytes, the reserve being what vLLM's profiling
+ *     forward measures: the prefill working set of max_len tokens plus max_batch
+ *     rows of decode activations and logits. Requests take blocks from the pool, no
+ *     allocations: one joins while the free blocks cover its prompt and one more
+ *     token; a decode step that crosses a block boundary takes a block, and when
+ *     none is free the most recently admitted request is preempted (its blocks
+ *     freed, back to the front of the queue, recomputed from its prompt when
+ *     readmitted: vLLM's scheduler pops the victim off the end of its running
+ *     queue and preempts a single sequence by recomputation; vllm/core/scheduler.py,
+ *     Scheduler._schedule_running and _preempt, vllm-project/vllm 0dce2b29). With
+ *     --prefix=N every prompt starts with the same N tokens, whose full blocks are
+ *     held once and shared (prefix caching).
  * Time: a prefill takes 50 µs per prompt token, an iteration 15 ms + 0.5 ms per
  * active request, each with lognormal jitter (σ 0.1); when nothing is active the
  * clock jumps to the next arrival. A mark "served N" every 100 completions. */
