@@ -38,8 +38,10 @@
  *     per token: B·S·k·I each, the Mixtral rule that only the routed experts'
  *     activations live), fused attention (flash: no scores or probabilities, a
  *     logsumexp [B,A,S] fp32 saved instead), fp8 copies of the four saved tensors
- *     that feed a linear layer (norm1, context, norm2, gated: Transformer Engine
- *     saves its fp8 cast of a linear's input), selective recomputation (the A·S²
+ *     that feed a linear layer (norm1, context, norm2, gated: Transformer Engine's
+ *     linear saves its fp8 cast of the input for the weight gradient,
+ *     transformer_engine/pytorch/module/linear.py, _Linear.forward,
+ *     NVIDIA/TransformerEngine 0004dbd0), selective recomputation (the A·S²
  *     tensors are recomputed, Korthikanti et al. 2022).
  *  9. LoRA (Hu et al. 2021): every base parameter frozen (no gradient, no state),
  *     adapters A [r, in] and B [out, r] after each targeted projection's weight
