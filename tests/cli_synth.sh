@@ -124,6 +124,25 @@ while IFS= read -r line; do
     grep -qxF -- "$line" "$src/traces/synth/README.md" || bad "traces/synth/README.md's llama-7b example differs: $line"
 done <"$tmp/l7.txt"
 
+# the bundled examples regenerate byte for byte with the commands in traces/examples/README.md
+ex="$src/traces/examples"
+regen() { # FILE ARGS...: gpusim synth ARGS -o $tmp/FILE must equal the bundled FILE
+    local f=$1
+    shift
+    "$bin" synth "$@" --quiet -o "$tmp/$f" >/dev/null 2>&1 || { bad "regenerating $f failed"; return; }
+    cmp -s "$tmp/$f" "$ex/$f" && ok || bad "$f does not regenerate byte for byte"
+}
+regen small-model-12gb.jsonl cnn --preset=resnet50 --batch=16 --steps=2 --capacity=12GiB --device-name=12GB-card \
+    --seed=1 --name="small model on a 12 GB card: ResNet-50 training, batch 16"
+regen serving-16gb.jsonl serving --model=gpt2-medium --dtype=fp16 --rate=8 --requests=1000 --max-batch=44 \
+    --prompt-median=1024 --max-len=8192 --gpu=V100-16GB --seed=1 \
+    --name="inference service on a 16 GB card: GPT-2 medium, Poisson arrivals"
+regen bert-large-train.jsonl transformer --preset=bert-large --steps=2 --gpu=A100-40GB --seed=1
+regen two-jobs-a.jsonl cnn --preset=resnet50 --batch=32 --steps=3 --gpu=T4 --proc=jobA-resnet50 --seed=1 \
+    --name="job A: ResNet-50 training"
+regen two-jobs-b.jsonl transformer --preset=bert-base --batch=8 --steps=3 --gpu=T4 --proc=jobB-bert --start=2ms \
+    --seed=1 --name="job B: BERT-base training"
+
 # the bundled examples load and replay under ideal
 for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
     [ -e "$f" ] || continue
