@@ -694,6 +694,8 @@ int cmd_synth(int argc, char **argv)
     if (st == SIM_OK) {
         const char *name = cli_get(&a, "name");
         snprintf(h.name, sizeof h.name, "%s", name ? name : j.name);
+        if (k->generate == gen_transformer && !ranks)
+            synth_llm_rank_name(&j.tf, &h); /* --rank=R: named as in the directory */
         if (ranks)
             rc = synth_write_ranks(k, &j, &h, start, &a, out);
         else

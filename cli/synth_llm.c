@@ -136,13 +136,6 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     return SIM_OK;
 }
 
-static bool legacy(const transformer_config *c)
-{
-    return !(c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
-             c->precision || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora || c->zero ||
-             transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR);
-}
-
 static void phase_json(sim_buf *b, const char *key, const transformer_phase *p)
 {
     sim_buf_printf(b,
@@ -155,7 +148,7 @@ static void phase_json(sim_buf *b, const char *key, const transformer_phase *p)
 
 void synth_llm_meta(const transformer_config *c, sim_buf *meta)
 {
-    if (legacy(c))
+    if (!transformer_beyond_classic(c))
         return;
     transformer_dims d;
     transformer_dims_of(c, &d);
@@ -185,6 +178,16 @@ void synth_llm_meta(const transformer_config *c, sim_buf *meta)
     sim_buf_printf(meta, ",\"peak\":%llu}", (unsigned long long)r.peak);
 }
 
+void synth_llm_rank_name(const transformer_config *c, trace_header *h)
+{
+    if (transformer_ranks(c) <= 1)
+        return;
+    char name[sizeof h->name];
+    snprintf(name, sizeof name, "%.200s rank %llu/%llu", h->name, (unsigned long long)c->rank,
+             (unsigned long long)transformer_ranks(c));
+    memcpy(h->name, name, sizeof name);
+}
+
 bool synth_llm_per_rank(const cli_args *a, const transformer_config *c)
 {
     return transformer_ranks(c) > 1 && !cli_has(a, "rank");
@@ -205,8 +208,7 @@ static sim_status write_rank(const char *path, const trace_header *h0, const cha
                              const char *proc, const transformer_config *c, synth_stats *stats, sim_error *err)
 {
     trace_header h = *h0;
-    snprintf(h.name, sizeof h.name, "%.200s rank %llu/%llu", h0->name, (unsigned long long)c->rank,
-             (unsigned long long)transformer_ranks(c));
+    synth_llm_rank_name(c, &h);
     sim_buf meta;
     sim_buf_init(&meta);
     sim_buf_puts(&meta, meta_head);

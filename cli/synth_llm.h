@@ -41,6 +41,8 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
 /* Meta keys (",\"key\":value...") of the options above; nothing for a configuration
  * the older flags could express, so that their traces stay byte-identical. */
 void synth_llm_meta(const transformer_config *c, sim_buf *meta);
+/* Append " rank R/N" to h's name when the job has more than one rank. */
+void synth_llm_rank_name(const transformer_config *c, trace_header *h);
 /* True when -o names a directory of per-rank traces (several ranks, no --rank). */
 bool synth_llm_per_rank(const cli_args *a, const transformer_config *c);
 /* Write DIR/rank-NNNNN.jsonl for every rank and DIR/job.json listing them; h is

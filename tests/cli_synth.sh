@@ -85,6 +85,8 @@ expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ra
 [ -s "$tmp/job2/rank-00007.jsonl" ] || bad "no trace of rank 7"
 expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ranks=8 --quiet -o "$tmp/job3"
 cmp -s "$tmp/job2/rank-00005.jsonl" "$tmp/job3/rank-00005.jsonl" || bad "per-rank traces are not deterministic"
+expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ranks=8 --rank=5 --quiet -o "$tmp/r5.jsonl"
+cmp -s "$tmp/job2/rank-00005.jsonl" "$tmp/r5.jsonl" || bad "--rank=5 differs from the directory's rank-00005.jsonl"
 expect_re 0 "events" synth transformer --preset=mixtral-8x7b --layers=2 --seq=64 --lora=8 --qlora -o "$tmp/m.jsonl"
 expect_re 0 "paged KV: pool" synth serving --model=qwen2-0.5b --kv=paged --prefix=64 --requests=50 --gpu=T4 \
     -o "$tmp/p.jsonl"

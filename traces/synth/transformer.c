@@ -139,6 +139,13 @@ uint64_t transformer_ranks(const transformer_config *c)
     return one(c->dp) * one(c->tp) * one(c->pp);
 }
 
+bool transformer_beyond_classic(const transformer_config *c)
+{
+    return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
+           c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
+           c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR;
+}
+
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
 {
     memset(d, 0, sizeof *d);

@@ -96,6 +96,10 @@ void transformer_dims_of(const transformer_config *c, transformer_dims *d);
 bool transformer_lora_parse(const char *text, uint32_t *out);
 /* Ranks of the job: dp · tp · pp (each 0 counted as 1). */
 uint64_t transformer_ranks(const transformer_config *c);
+/* True when c uses anything the BERT/GPT-2/LLaMA generator of the first release could
+ * not express (grouped-query attention, experts, mixed precision, LoRA, sharding, ...):
+ * such traces record it in their meta; the others stay byte-identical. */
+bool transformer_beyond_classic(const transformer_config *c);
 
 /* The usual closed-form estimate (what capacity calculators add up). */
 typedef struct transformer_estimate {
