@@ -100,6 +100,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
                                  targets);
     }
     c->qlora = cli_has(a, "qlora");
+    c->sp = cli_has(a, "sp");
     uint64_t zero = 0, ranks = 1, shard_group = 8;
     TRY(get_u64(a, "zero", 0, 3, &zero, NULL, err));
     TRY(get_u64(a, "shard-group", 1, 65536, &shard_group, &given, err));
@@ -156,7 +157,7 @@ void synth_llm_meta(const transformer_config *c, sim_buf *meta)
                    ",\"kv_heads\":%llu,\"head_dim\":%llu,\"experts\":%llu,\"experts_active\":%llu,\"tied\":%s,"
                    "\"attention\":\"%s\",\"precision\":\"%s\",\"fp8\":%s,\"recompute\":\"%s\",\"lora_rank\":%llu,"
                    "\"lora_targets\":%u,\"qlora\":%s,\"zero\":%u,\"ranks\":%llu,\"dp\":%llu,\"tp\":%llu,\"pp\":%llu,"
-                   "\"shard\":%llu,\"micro_batches\":%llu,\"rank\":%llu,\"stage\":%llu,",
+                   "\"sp\":%s,\"shard\":%llu,\"micro_batches\":%llu,\"rank\":%llu,\"stage\":%llu,",
                    (unsigned long long)(c->kv_heads ? c->kv_heads : c->heads), (unsigned long long)d.hd,
                    (unsigned long long)c->experts, (unsigned long long)c->experts_active, c->tied ? "true" : "false",
                    c->flash ? "flash" : "eager", c->precision ? "mixed" : "pure", c->fp8 ? "true" : "false",
@@ -165,7 +166,7 @@ void synth_llm_meta(const transformer_config *c, sim_buf *meta)
                                     : "none",
                    (unsigned long long)c->lora_rank, c->lora_targets, c->qlora ? "true" : "false", c->zero,
                    (unsigned long long)transformer_ranks(c), (unsigned long long)d.dp, (unsigned long long)d.tp,
-                   (unsigned long long)d.pp, (unsigned long long)d.shard,
+                   (unsigned long long)d.pp, c->sp ? "true" : "false", (unsigned long long)d.shard,
                    (unsigned long long)(c->micro_batches ? c->micro_batches : 1), (unsigned long long)c->rank,
                    (unsigned long long)d.stage);
     transformer_rank_estimate r;

@@ -31,6 +31,7 @@
     {"shard-group", true, "N: ranks one hybrid FSDP shard spans (default 8)"},                               \
     {"ranks", true, "N: ranks in the job, data parallel = N/(tp·pp); -o names a directory"},                 \
     {"tp", true, "N: tensor-parallel degree (default 1)"},                                                   \
+    {"sp", false, "sequence parallelism with --tp: hidden-sized activations split along the sequence"},      \
     {"pp", true, "N: pipeline stages, 1F1B (default 1)"},                                                    \
     {"micro-batches", true, "N: micro-batches per step (default: --pp)"},                                    \
     {"rank", true, "N: write only this rank's trace to -o FILE"}

@@ -33,6 +33,7 @@ expect_re 2 "fewer than one request" synth serving --model=llama3-8b --kv=paged 
 expect_re 2 "--kv-heads=5 must divide --heads=32" synth transformer --preset=llama2-7b --kv-heads=5 -o "$tmp/x.json"
 expect_re 2 "--tp=3 must divide" synth transformer --preset=llama2-7b --tp=3 --ranks=3 -o "$tmp/x.json"
 expect_re 2 "--ranks=6 is not a multiple" synth transformer --preset=llama2-7b --tp=4 --ranks=6 -o "$tmp/x.json"
+expect_re 2 "--sp: --tp=8 must divide --seq=100" synth transformer --preset=llama2-7b --tp=8 --sp --seq=100 --ranks=8 -o "$tmp/x.json"
 expect_re 2 "--qlora needs --lora" synth transformer --preset=llama2-7b --qlora -o "$tmp/x.json"
 expect_re 2 "llama family" synth transformer --preset=bert-base --lora=8 -o "$tmp/x.json"
 expect_re 2 "--recompute: expected none, layer or selective" synth transformer --recompute=some -o "$tmp/x.json"

@@ -238,7 +238,7 @@ END_TEST
  * remainder is listed term by term in traces/synth/README.md). */
 START_TEST(the_rank_closed_form_should_agree_with_the_trace_peak_in_every_mode)
 {
-    for (int mode = 0; mode < 8; mode++) {
+    for (int mode = 0; mode < 10; mode++) {
         transformer_config c = preset("llama3-8b");
         c.seq = 1024;
         c.layers = 4;
@@ -252,6 +252,8 @@ START_TEST(the_rank_closed_form_should_agree_with_the_trace_peak_in_every_mode)
         case 5: c.fp8 = true; break;
         case 6: c.lora_rank = 16, c.lora_targets = LORA_Q | LORA_V; break;
         case 7: c.lora_rank = 16, c.lora_targets = 127, c.qlora = true; break;
+        case 8: c.tp = 4, c.dp = 1, c.rank = 3; break;
+        case 9: c.tp = 4, c.sp = true, c.precision = TRANSFORMER_MIXED; break;
         }
         synth_stats s = measure(&c);
         transformer_rank_estimate r;
@@ -396,6 +398,35 @@ START_TEST(tensor_parallel_ranks_should_split_the_model)
     c.inference = true;
     c.rank = 3;
     ck_assert_uint_eq(measure(&c).peak_by_cat[SYNTH_CAT_WEIGHT], 2 * 8623235072ull);
+}
+END_TEST
+
+START_TEST(sequence_parallelism_should_split_every_activation_but_the_token_ids)
+{
+    /* llama2-70b, seq 4096, batch 1: every saved tensor of a layer and of the head is
+     * split by t = 8 with --sp (heads 64/8, KV heads 8/8, MLP 28672/8, vocabulary
+     * 32000/8, hidden-sized tensors and norm statistics along the sequence); only the
+     * token ids (8·b·s bytes) stay whole */
+    transformer_config c = preset("llama2-70b");
+    transformer_rank_estimate one_rank, split;
+    transformer_estimate_rank(&c, &one_rank);
+    c.tp = 8;
+    c.sp = true;
+    transformer_estimate_rank(&c, &split);
+    const uint64_t ids = 8 * 4096;
+    ck_assert_uint_eq((one_rank.fwd_bwd.activations - ids) % 8, 0);
+    ck_assert_uint_eq(split.fwd_bwd.activations - ids, (one_rank.fwd_bwd.activations - ids) / 8);
+    /* the trace agrees, rank 5 of 8 */
+    c.layers = 4;
+    c.rank = 5;
+    transformer_estimate_rank(&c, &split);
+    synth_stats s = measure(&c);
+    ck_assert_uint_ge(s.peak_live_bytes, split.peak);
+    ck_assert_uint_le(s.peak_live_bytes - split.peak, split.peak / 100);
+    c.seq = 4100; /* not a multiple of 8 */
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
 }
 END_TEST
 

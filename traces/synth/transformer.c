@@ -54,7 +54,10 @@
  * 10. Tensor parallelism t (Shoeybi et al. 2019): q, k, v, gate, up are split by
  *     columns, o and down by rows, the vocabulary of embed_tokens and lm_head by
  *     t; heads, KV heads and the MLP width per rank are /t, so are the attention
- *     and MLP activations; norms and the hidden-sized activations are replicated.
+ *     and MLP activations; norms and the hidden-sized activations are replicated,
+ *     or with --sp (sequence parallelism, Korthikanti et al. 2022) split along the
+ *     sequence too: all-gathered into a temporary before the column-parallel
+ *     linears, reduce-scattered after the row-parallel ones.
  *     Pipeline parallelism p: stage s holds layers [s·L/p, (s+1)·L/p), the first
  *     the embeddings, the last the final norm and lm_head (a copy when tied);
  *     the 1F1B schedule is graph.c's. ZeRO/FSDP sharding over the data-parallel
@@ -143,7 +146,7 @@ bool transformer_beyond_classic(const transformer_config *c)
 {
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
-           c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR;
+           c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -166,6 +169,7 @@ void transformer_dims_of(const transformer_config *c, transformer_dims *d)
     d->V = (c->vocab + d->tp - 1) / d->tp;
     d->E = c->experts;
     d->k = c->experts ? c->experts_active : 1;
+    d->sq = c->sp ? d->tp : 1;
     d->nl = c->layers / d->pp;
     d->l0 = d->stage * d->nl;
     d->embed = d->stage == 0;
@@ -196,7 +200,7 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
     if (biggest > 9.0e15 || scores > 9.0e15)
         return BAD("a tensor of this shape would exceed 2^53 bytes");
     const bool variant = c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm ||
-                         c->flash || c->fp8 || c->lora_rank || c->qlora || one(c->tp) > 1 || one(c->pp) > 1;
+                         c->flash || c->fp8 || c->lora_rank || c->qlora || one(c->tp) > 1 || one(c->pp) > 1 || c->sp;
     if (variant && c->arch != TRANSFORMER_LLAMA)
         return BAD("--kv-heads, --head-dim, experts, --attention=flash, --fp8, LoRA, --tp and --pp are modelled "
                    "for the llama family (--arch=llama) only");
@@ -210,6 +214,8 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
         return BAD("--tp=%llu must divide the heads (%llu), the KV heads (%llu) and the MLP width (%llu)",
                    (unsigned long long)tp, (unsigned long long)c->heads, (unsigned long long)G,
                    (unsigned long long)c->ffn);
+    if (c->sp && c->seq % tp)
+        return BAD("--sp: --tp=%llu must divide --seq=%llu", (unsigned long long)tp, (unsigned long long)c->seq);
     if (c->layers % pp)
         return BAD("--pp=%llu must divide the layers (%llu)", (unsigned long long)pp, (unsigned long long)c->layers);
     if (tp * pp * dp > 65536 || c->micro_batches > 4096)
@@ -603,19 +609,25 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     const llama_layout *lay = &x->lay;
     const uint64_t e = x->e, B = c->batch, S = c->seq, H = d->h, bs = B * S, bsh = bs * H * e;
     const uint64_t a8 = c->fp8 ? 1 : e; /* saved inputs of linear layers */
+    /* sequence parallelism: hidden-sized activations and norm statistics hold 1/t of
+     * the sequence; all-gathered before a column-parallel linear (a temporary), the
+     * row-parallel outputs reduce-scattered */
+    const uint64_t q = d->sq, bshl = bsh / q, bsl = bs / q;
     const uint32_t n = (d->embed ? 1 : 0) + (uint32_t)d->nl + (d->head ? 1 : 0);
     const uint32_t ne = d->embed ? 1 : 0;
     const uint32_t head = ne + (uint32_t)d->nl * lay->n;
     if (d->embed && seg == 0) {
         snprintf(s->label, sizeof s->label, "embeddings");
         K("input_ids", bs * 8, false, 0, 1);
-        K("embed", bsh, true, 0, 0);
+        K("embed", bshl, true, 0, 0);
         return;
     }
     if (d->head && seg + 1 == n) {
         snprintf(s->label, sizeof s->label, "head");
-        K("norm_stats", bs * 4, false, 0, 0);
-        K("norm", bsh, true, head, 1);
+        K("norm_stats", bsl * 4, false, 0, 0);
+        K("norm", bshl, true, head, 1);
+        if (q > 1)
+            T("sp_gather", bsh);
         T("logits", bs * d->V * e);
         if (c->tied && d->embed)
             K("log_softmax", bs * d->V * e, true, 0, 1);
@@ -628,13 +640,16 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     const uint32_t base = ne + li * lay->n;
     snprintf(s->label, sizeof s->label, "L%llu", (unsigned long long)(d->l0 + li));
     const uint64_t bq = bs * d->qd * e, bk = bs * d->kd * e, tokens = bs * d->k, bi = tokens * d->I * e;
-    K("norm1_stats", bs * 4, false, 0, 0);
-    uint32_t k = K("norm1", bs * H * a8, true, base + lay->off[LG_N1], 1);
-    s->e[k].gbytes = c->fp8 ? bsh : 0;
+    K("norm1_stats", bsl * 4, false, 0, 0);
+    uint32_t k = K("norm1", bsl * H * a8, true, base + lay->off[LG_N1], 1);
+    s->e[k].gbytes = c->fp8 ? bshl : 0;
+    const uint32_t gather1 = q > 1 ? T("sp_gather", bsh) : 0;
     proj(x, s, "q", "q_lora", bq, LG_Q, base, H * d->qd, true);
     proj(x, s, "k", "k_lora", bk, LG_K, base, H * d->kd, true);
     proj(x, s, "v", "v_lora", bk, LG_V, base, H * d->kd, true);
-    K("q_rot", bq, true, base + lay->off[LG_QN], lay->cnt[LG_QN]);
+    k = K("q_rot", bq, true, base + lay->off[LG_QN], lay->cnt[LG_QN]);
+    if (q > 1)
+        s->e[gather1].until = k;
     K("k_rot", bk, true, base + lay->off[LG_KN], lay->cnt[LG_KN]);
     if (c->flash) {
         K("attn_lse", B * d->A * S * 4, false, 0, 0);
@@ -648,26 +663,29 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     if (c->qlora)
         T("dequant", H * d->qd * e);
     T("o_proj", bsh);
-    k = K("residual1", bsh, true, base + lay->off[LG_O], lay->cnt[LG_O]);
+    k = K("residual1", bshl, true, base + lay->off[LG_O], lay->cnt[LG_O]);
     if (c->qlora)
         s->e[k].bwd_tmp = H * d->qd * e;
     if (lora_on(c, LG_O))
         K("o_lora", bs * c->lora_rank * e, true, 0, 0);
-    K("norm2_stats", bs * 4, false, 0, 0);
-    k = K("norm2", bs * H * a8, true, base + lay->off[LG_N2], 1);
-    s->e[k].gbytes = c->fp8 ? bsh : 0;
+    K("norm2_stats", bsl * 4, false, 0, 0);
+    k = K("norm2", bsl * H * a8, true, base + lay->off[LG_N2], 1);
+    s->e[k].gbytes = c->fp8 ? bshl : 0;
+    const uint32_t gather2 = q > 1 ? T("sp_gather2", bsh) : 0;
     if (c->experts)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
     proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true);
     proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
-    K("silu", bi, true, 0, 0);
+    k = K("silu", bi, true, 0, 0);
+    if (q > 1)
+        s->e[gather2].until = k;
     k = K("gated", tokens * d->I * a8, true, 0, 0);
     s->e[k].gbytes = c->fp8 ? bi : 0;
     if (c->qlora)
         T("dequant", H * d->I * e);
     T("down", c->experts ? tokens * H * e : bsh);
     const int dg = c->experts ? LG_EXPERTS : LG_D;
-    k = K("residual2", bsh, true, base + lay->off[dg], lay->cnt[dg]);
+    k = K("residual2", bshl, true, base + lay->off[dg], lay->cnt[dg]);
     if (c->qlora)
         s->e[k].bwd_tmp = H * d->I * e;
     if (lora_on(c, LG_D))
@@ -726,7 +744,7 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
         .stage = (uint32_t)x.d.stage,
         .no_embed = !x.d.embed,
         .no_head = !x.d.head,
-        .p2p_bytes = c->batch * c->seq * c->hidden * x.e,
+        .p2p_bytes = c->batch * c->seq * c->hidden * x.e / x.d.sq,
     };
     st = graph_generate(&m, o, err);
     free(params);

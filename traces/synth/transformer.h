@@ -57,6 +57,7 @@ typedef struct transformer_config {
     /* Parallelism: ranks = dp · tp · pp; this trace is rank `rank`. */
     uint32_t zero;                       /* 0..3; FSDP full shard is 3 */
     uint64_t dp, tp, pp;                 /* 0 = 1 */
+    bool sp;                             /* sequence parallelism with tp (Korthikanti et al. 2022) */
     uint64_t shard;                      /* ranks the ZeRO states are sharded over (FSDP hybrid); 0 = dp */
     uint64_t micro_batches;              /* per step (gradient accumulation, pipeline); 0 = 1 */
     uint64_t rank;                       /* tp fastest, then dp, then pp stage (Megatron's order) */
@@ -87,6 +88,7 @@ typedef struct transformer_dims {
     uint64_t h, hd;                        /* hidden, head_dim */
     uint64_t A, G, qd, kd, I, V;           /* per rank: heads, KV heads, q and k/v widths, MLP width, vocabulary */
     uint64_t E, k;                         /* experts (0 dense) and routed per token (1 dense) */
+    uint64_t sq;                           /* the sequence's split of hidden-sized activations (tp with sp, else 1) */
     uint64_t l0, nl;                       /* first layer of the stage, layers on it */
     bool embed, head;                      /* the stage holds the embeddings / the head */
 } transformer_dims;

@@ -35,7 +35,8 @@
  *  optimizer step: weights + gradients + states + the optimizer's temporaries
  *    (foreach Adam: sqrt(exp_avg_sq) for every parameter at once; Adafactor: one
  *    parameter-sized update at a time).
- * A llama layer saves (e bytes per element, a = 1 with fp8 else e, b·s = tokens):
+ * A llama layer saves (e bytes per element, a = 1 with fp8 else e, b·s = tokens; with
+ * sequence parallelism the norm statistics and the h-wide terms are /t):
  *    2·4bs (norm statistics) + 2·bs·h·a (norm outputs) + 2·bs·h·e (residuals)
  *    + bs·q·(2e + a) (q, q after rotary, context) + 3·bs·k·e (k, v, k after rotary)
  *    + b·A·s²·e (probabilities; none with selective recomputation; flash instead
@@ -145,8 +146,8 @@ static uint64_t qconst(uint64_t n)
 /* saved bytes of one llama layer for one micro-batch (see the top) */
 static uint64_t llama_layer_saved(const transformer_config *c, const transformer_dims *d, uint64_t e)
 {
-    const uint64_t bs = c->batch * c->seq, a = c->fp8 ? 1 : e, S = c->seq;
-    uint64_t n = 2 * 4 * bs + 2 * bs * d->h * a + 2 * bs * d->h * e;
+    const uint64_t bs = c->batch * c->seq, a = c->fp8 ? 1 : e, S = c->seq, bsl = bs / d->sq;
+    uint64_t n = 2 * 4 * bsl + 2 * bsl * d->h * a + 2 * bsl * d->h * e;
     n += bs * d->qd * (2 * e + a) + 3 * bs * d->kd * e;
     if (c->flash)
         n += c->batch * d->A * S * 4;
@@ -218,13 +219,14 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     uint64_t act = 0;
     if (c->arch == TRANSFORMER_LLAMA) {
         const uint64_t per_layer = llama_layer_saved(c, &d, e);
-        act = c->checkpointing ? d.nl * bs * d.h * e + per_layer : d.nl * per_layer;
+        const uint64_t bshl = bs * d.h * e / d.sq; /* a hidden-sized activation (sp: 1/t of it) */
+        act = c->checkpointing ? d.nl * bshl + per_layer : d.nl * per_layer;
         if (d.embed)
-            act += 8 * bs + bs * d.h * e;
+            act += 8 * bs + bshl;
         if (!d.embed)
-            act += bs * d.h * e; /* received input */
+            act += bshl; /* received input */
         if (d.head)
-            act += 4 * bs + bs * d.h * e + 2 * bs * d.V * e;
+            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * e;
     } else {
         transformer_estimate u;
         transformer_estimate_closed_form(c, &u);
