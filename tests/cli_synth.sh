@@ -121,6 +121,13 @@ in_readme "$(plan_lines "$tmp/p70.txt")"
 in_readme "$(cat "$tmp/sp.txt")"
 in_readme "$(awk '/^Peak on the device/ {t = 1; next} t && /^$/ {t = 0} t && NF' "$tmp/pp.txt")"
 ok
+# the same traffic with contiguous caches: the README's 84.85 GiB ideal and 101.53 GiB on an H200
+(cd "$tmp" && "$bin" synth serving --model=llama3-8b --dtype=bf16 --kv=prealloc --gpu=H100-80GB --rate=20 \
+    --requests=2000 --max-batch=256 --prompt-median=1024 --output-median=256 --max-len=8192 --seed=1 \
+    -o serving-contig.jsonl >/dev/null 2>&1 &&
+    "$bin" plan serving-contig.jsonl --gpus=H200 --strategies=torch,ideal >"$tmp/pc.txt" 2>&1) ||
+    bad "the README's contiguous serving comparison fails"
+grep -qE '^  H200 .* 101\.53 GiB +84\.85 GiB' "$tmp/pc.txt" || bad "the contiguous comparison's numbers changed"
 (cd "$tmp" && "$bin" synth transformer --preset=llama-7b -o llama-7b.jsonl >"$tmp/l7.txt" 2>&1) ||
     bad "the llama-7b example fails"
 while IFS= read -r line; do
