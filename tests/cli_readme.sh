@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
-# the compare table, the against-recorded example, the what-if example and the
-# lessons' OOM sentences are rerun and compared; each command must succeed and
-# print something.
+# the compare table, the against-recorded examples (a profiler trace, a mid-run
+# snapshot), the what-if example and the lessons' OOM sentences are rerun and
+# compared; each command must succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -33,6 +33,8 @@ check_in_readme "quick start" replay traces/examples/mlp_train.json --strategy=g
 check_in_readme "compare table" compare traces/examples/mlp_train.json
 check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace.json.gz --against-recorded \
   --strategy=ideal
+check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
+  --against-recorded
 # check_oom_in_readme "what" COMMAND...: the lines that name an OOM, its largest live
 # allocations, the allocator's words and the what-if answer must all be in the README
 # (at least `want` of them: $OOM_LINES). These replays end in an OOM, so their exit status
