@@ -14,6 +14,8 @@ plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device
     cfg.device = *dev;
     sim_run *run = NULL;
     c.st = batch_replay(q->t, &cfg, &run, &c.err);
+    if (q->on_replay)
+        q->on_replay(q->on_replay_ctx);
     if (c.st == SIM_OK) {
         const sim_metrics *m = &run->total;
         c.fits = m->completed && m->ooms == 0;

@@ -1,6 +1,7 @@
 /* gpusim plan TRACE... : capacity planning (answers/plan.h) over the GPUs of the
  * catalog (or --gpus) and the strategies, on a card like the trace's; the tables are
  * reports/plan.h. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "cli.h"
 #include "common.h"
 #include "reports/plan.h"
+#include "reports/progress.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
@@ -90,6 +92,20 @@ static sim_status add_capacities(const cli_session *s, gpu_model *extra, const g
     return SIM_OK;
 }
 
+/* The progress line: replays done × the events of one replay. */
+typedef struct plan_progress {
+    progress line;
+    _Atomic uint64_t replays;
+    uint64_t events_per_replay;
+} plan_progress;
+
+static void on_replay(void *ctx)
+{
+    plan_progress *p = ctx;
+    uint64_t n = atomic_fetch_add(&p->replays, 1) + 1;
+    progress_update(&p->line, n * p->events_per_replay);
+}
+
 static const cli_command PLAN = {
     "plan", PLAN_OPTS, plan_help,
     CLI_USES_FORMAT | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV, NULL,
@@ -123,7 +139,19 @@ int cmd_plan(int argc, char **argv)
     };
     plan_answer ans;
     size_t tasks = (size_t)n_gpus * s.n_ops + s.n_ops;
-    if ((st = plan_answer_compute(&q, cli_jobs_for(s.jobs, tasks), &ans, &s.err)) != SIM_OK)
+    /* a minimum takes about 30 replays (a bisection to 1 MiB and the probes above it):
+     * the total is an estimate */
+    plan_progress pp = {.events_per_replay = 0};
+    atomic_init(&pp.replays, 0);
+    for (uint32_t i = 0; i < s.t.n; i++)
+        pp.events_per_replay += evbuf_count(s.t.b[i]);
+    progress_init(&pp.line, stderr, "plan", ((uint64_t)n_gpus * s.n_ops + 30u * s.n_ops) * pp.events_per_replay,
+                  true);
+    q.on_replay = on_replay;
+    q.on_replay_ctx = &pp;
+    st = plan_answer_compute(&q, cli_jobs_for(s.jobs, tasks), &ans, &s.err);
+    progress_finish(&pp.line);
+    if (st != SIM_OK)
         return cli_session_end(&s, st);
     sim_buf out;
     sim_buf_init(&out);

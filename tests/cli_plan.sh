@@ -75,4 +75,12 @@ if grep -q "context 0 B per process (assumed)" "$tmp/out" && grep -q "note: a re
 if grep -q "context 500.00 MiB per process (assumed)" "$tmp/out" && ! grep -q "note: a real CUDA" "$tmp/out"; then ok; else bad "context 500MiB: $(cat "$tmp/out")"; fi
 expect 2 "--capacity" plan "$ex" --gpus=T4 --capacity=lots
 
+# on a terminal plan draws a progress line (replays done x events per replay); on a pipe nothing
+if command -v script >/dev/null 2>&1; then
+  GPUSIM_NO_PROGRESS='' script -qc "env -u GPUSIM_NO_PROGRESS '$bin' plan '$src/traces/examples/serving-16gb.jsonl' --gpus=T4 --strategies=growth,torch --jobs=1 --output=/dev/null" /dev/null >"$tmp/tty" 2>&1
+  if tr '\r' '\n' <"$tmp/tty" | grep -aq "plan .* events .*ETA"; then ok; else bad "no progress line on a terminal: $(head -c 300 "$tmp/tty")"; fi
+fi
+"$bin" plan "$ex" --gpus=T4 --strategies=torch >/dev/null 2>"$tmp/err"
+if [ ! -s "$tmp/err" ]; then ok; else bad "plan wrote to a pipe's stderr: $(cat "$tmp/err")"; fi
+
 cli_finish
