@@ -237,7 +237,10 @@ static void band(sim_buf *b, const plot *p, const capture *c, series s, const ch
 static void legend(sim_buf *b, double x, double y, const char *const *names, const char *const *colors, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        sim_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y - 9, colors[i]);
+        /* outlined, so a white swatch (unmapped) shows on the white page */
+        sim_buf_printf(b, "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\" "
+                          "stroke=\"#777\" stroke-width=\"0.8\"/>",
+                       x, y - 9, colors[i]);
         sim_buf_printf(b, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", x + 14, y);
         html_escape(b, names[i]);
         sim_buf_puts(b, "</text>\n");
@@ -660,21 +663,34 @@ static const char CSS[] =
     "svg .oom-line{stroke:#b00020;stroke-width:2}svg .oom-label{fill:#b00020;font-weight:700}\n"
     "svg .mark-tick{stroke:#999;stroke-dasharray:2 3}svg .mark-label{font-size:10px;fill:#666}\n"
     "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n"
-    "svg .on-dark{fill:#fff}\n";
+    "svg .on-dark{fill:#fff}.what-if{font-weight:600}.what-if-fixes{color:#1b7a34}\n";
 
 void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
+{
+    report_html_whatif(caps, n, NULL, b);
+}
+
+void report_html_whatif(const capture *const *caps, uint32_t n, const whatif *w, sim_buf *b)
 {
     if (n == 0)
         return;
     const sim_run *r0 = caps[0]->run;
     const sim_run_source *s0 = &r0->sources[0];
     device_info d = device_get_info(r0->dev);
-    const char *title = s0->name[0] ? s0->name : s0->path;
+    /* the title names every trace (several traces are several processes) */
+    sim_buf title;
+    sim_buf_init(&title);
+    for (uint32_t i = 0; i < r0->n_sources; i++) {
+        const sim_run_source *s = &r0->sources[i];
+        sim_buf_printf(&title, "%s%s", i ? " + " : "", s->name[0] ? s->name : s->path);
+    }
+    (void)s0;
     sim_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gpusim report: ");
-    html_escape(b, title);
+    html_escape(b, title.data ? title.data : "");
     sim_buf_printf(b, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>gpusim report: ", CSS);
-    html_escape(b, title);
+    html_escape(b, title.data ? title.data : "");
     sim_buf_puts(b, "</h1>\n");
+    sim_buf_release(&title);
     for (uint32_t i = 0; i < r0->n_sources; i++) {
         const sim_run_source *s = &r0->sources[i];
         sim_buf_puts(b, "<p class=\"meta\">trace <code>");
@@ -733,6 +749,15 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
             html_escape(b, msg.data ? msg.data : "");
             sim_buf_release(&msg);
             sim_buf_puts(b, "</p>\n");
+        }
+        if (i == 0 && w != NULL && w->present) {
+            sim_buf wt;
+            sim_buf_init(&wt);
+            report_whatif_sentence(w, &wt);
+            sim_buf_printf(b, "<p class=\"what-if%s\">", w->completed ? " what-if-fixes" : "");
+            html_escape(b, wt.data ? wt.data : "");
+            sim_buf_puts(b, "</p>\n");
+            sim_buf_release(&wt);
         }
         sim_buf_puts(b, "<h3>Memory over time</h3>\n");
         chart_memory(b, c, xmax, mem_ymax(&caps[i], 1, d.capacity_bytes));

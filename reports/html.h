@@ -9,6 +9,7 @@
 #define GPUSIM_HTML_H
 
 #include "answers/capture.h"
+#include "answers/whatif.h"
 #include "sim/buf.h"
 
 /* Buckets a report asks capture_run for: one per pixel column of the plots. */
@@ -16,6 +17,9 @@
 
 /* The whole page into out; deterministic (same captures, same bytes). */
 void report_html(const capture *const *caps, uint32_t n, sim_buf *out);
+/* The same with the what-if answer of caps[0]'s run in its section (w NULL or not
+ * present: none; replay --report). */
+void report_html_whatif(const capture *const *caps, uint32_t n, const whatif *w, sim_buf *out);
 
 /* Text with &, <, >, " and ' escaped, for element content and attributes. */
 void html_escape(sim_buf *b, const char *s);

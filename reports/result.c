@@ -548,6 +548,20 @@ void report_text(const sim_run *run, sim_buf *b)
     report_text_whatif(run, NULL, b);
 }
 
+void report_whatif_sentence(const whatif *w, sim_buf *b)
+{
+    char pk[32];
+    sim_buf_printf(b, "what if %s: ", w->setting);
+    if (w->completed)
+        sim_buf_printf(b, "the trace completes (peak reserved %s): that setting avoids the OOM.",
+                       units_format_size(w->peak_reserved_bytes, pk, sizeof pk));
+    else if (w->first_oom.happened)
+        sim_buf_printf(b, "still out of memory, at event %llu (%s).", (unsigned long long)w->first_oom.event,
+                       sim_oom_cause_name(w->first_oom.cause));
+    else
+        sim_buf_puts(b, "the replay did not complete.");
+}
+
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
 {
     device_info d = device_get_info(run->dev);
@@ -572,16 +586,9 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
         }
     }
     if (w != NULL && w->present) {
-        char pk[32];
-        sim_buf_printf(b, "\n  what if %s: ", w->setting);
-        if (w->completed)
-            sim_buf_printf(b, "the trace completes (peak reserved %s): that setting avoids the OOM.\n",
-                           units_format_size(w->peak_reserved_bytes, pk, sizeof pk));
-        else if (w->first_oom.happened)
-            sim_buf_printf(b, "still out of memory, at event %llu (%s).\n", (unsigned long long)w->first_oom.event,
-                           sim_oom_cause_name(w->first_oom.cause));
-        else
-            sim_buf_puts(b, "the replay did not complete.\n");
+        sim_buf_puts(b, "\n  ");
+        report_whatif_sentence(w, b);
+        sim_buf_puts(b, "\n");
     }
     if (run->n_procs == 1) {
         sim_buf_printf(b, "\n  %s statistics:\n", run->ops->name);

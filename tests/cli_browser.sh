@@ -101,6 +101,13 @@ render fraction "$tmp/fraction.html"
 # 0.8 of the V100-16GB's 15.78 GiB: the limit PyTorch enforces, not the capacity
 has fraction 'effective allocator limit <span class="limit-value">12.62 GiB</span>' "the fraction's limit"
 has fraction '"memory_fraction": "0.8' "the settings"
+has fraction 'what if --alloc-conf=expandable_segments:True: the trace completes' "the what-if answer"
+# two processes: the title names both traces
+"$bin" replay "$src/traces/examples/two-jobs-a.jsonl" "$src/traces/examples/two-jobs-b.jsonl" --strategy=greedy \
+  --report="$tmp/two.html" >/dev/null
+render two "$tmp/two.html"
+has two '<h1>gpusim report: job A: ResNet-50 training + job B: BERT-base training</h1>' "both traces in the title"
+has replay 'fill="#ffffff" stroke="#777"' "the unmapped swatch outlined"
 if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
 not_blank replay
 if [ -n "${GPUSIM_SCREENSHOT_OUT:-}" ]; then cp "$tmp/replay.png" "$GPUSIM_SCREENSHOT_OUT"; fi

@@ -229,4 +229,16 @@ expect 0 "" replay "$tmp/nocc.jsonl" --strategy=greedy --format=json
 if grep -q '"limit_bytes": 32479117312' "$tmp/out"; then ok; else bad "unknown capability reserve"; fi
 bad_trace badcc.jsonl '{"format":"gpusim-trace","version":1,"device":{"capacity_bytes":1024,"compute_capability":"seven"}}' '"compute_capability" must be "X.Y"'
 
+# a pipe read more than once (the what-if after a torch OOM, --report) is spooled to a
+# temporary file that is removed at the end; messages keep the name "-"
+ser=$src/traces/examples/serving-16gb.jsonl
+spool_dir=$tmp/spool
+mkdir -p "$spool_dir"
+TMPDIR=$spool_dir "$bin" replay - --memory-fraction=0.8 <"$ser" >"$tmp/out" 2>"$tmp/err"
+if grep -q "what if --alloc-conf=expandable_segments:True: the trace completes" "$tmp/out" &&
+  grep -q "of -: 2.11 GiB requested" "$tmp/out"; then ok; else bad "the what-if from a pipe: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+TMPDIR=$spool_dir "$bin" replay - --strategy=growth --report="$tmp/pipe.html" <"$ser" >/dev/null 2>"$tmp/err"
+if grep -q "Memory map at the OOM (event 19446)" "$tmp/pipe.html"; then ok; else bad "--report from a pipe: $(cat "$tmp/err")"; fi
+if [ -z "$(ls -A "$spool_dir")" ]; then ok; else bad "the spool was left behind: $(ls "$spool_dir")"; fi
+
 cli_finish

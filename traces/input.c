@@ -448,15 +448,21 @@ static sim_status finish_open(trace_input *in, sim_status st, trace_input **out)
 sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
                       sim_error *err)
 {
+    return input_open_named(path, path, from, opt, out, err);
+}
+
+sim_status input_open_named(const char *path, const char *name, const char *from, const input_options *opt,
+                            trace_input **out, sim_error *err)
+{
     input_format f;
     trace_input *in;
-    sim_status st = input_new(path, from, &f, &in, err);
+    sim_status st = input_new(name, from, &f, &in, err);
     if (st != SIM_OK)
         return st;
     /* one pass, front to back, whatever the input is (a pipe, a FIFO, stdin as "-"):
      * the format is decided on a bounded prefix that the readers then read again */
     in_stream *src = NULL;
-    if ((st = in_stream_open(path, &src, err)) != SIM_OK)
+    if ((st = in_stream_open(path, name, &src, err)) != SIM_OK)
         return finish_open(in, st, out);
     const char *pre = NULL;
     size_t plen = 0;
@@ -474,8 +480,8 @@ sim_status input_open(const char *path, const char *from, const input_options *o
         else if (r == SNIFF_UNKNOWN || whole_prefix) {
             /* rejected on the prefix: a large file that is not a trace is not read on */
             in_stream_close(src);
-            return finish_open(in, plen == 0 ? sim_error_set(err, SIM_ETRACE, path, 0, 0, "empty file (expected a trace)")
-                                             : unknown_format(path, err),
+            return finish_open(in, plen == 0 ? sim_error_set(err, SIM_ETRACE, name, 0, 0, "empty file (expected a trace)")
+                                             : unknown_format(name, err),
                                out);
         }
     }
@@ -484,7 +490,7 @@ sim_status input_open(const char *path, const char *from, const input_options *o
         in_stream_close(src);
         struct stat sb;
         if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-            return finish_open(in, sim_error_set(err, SIM_EIO, path, 0, 0, "a binary .gtrace must be a regular file, "
+            return finish_open(in, sim_error_set(err, SIM_EIO, name, 0, 0, "a binary .gtrace must be a regular file, "
                                                  "not a pipe (write it to a file, or convert it to .jsonl)"),
                                out);
         in->format = INPUT_GPUSIM;
@@ -498,14 +504,14 @@ sim_status input_open(const char *path, const char *from, const input_options *o
         in->format = INPUT_GPUSIM;
         in->stream = src;
         trace_bytes b = {stream_bytes, src};
-        st = trace_open_bytes(path, &b, &in->native, err);
+        st = trace_open_bytes(name, &b, &in->native, err);
         if (st == SIM_OK)
             native_alloc_conf(in);
         return finish_open(in, st, out);
     }
     char *data = NULL;
     size_t len = 0;
-    st = stream_read_all(src, path, &data, &len, err);
+    st = stream_read_all(src, name, &data, &len, err);
     in_stream_close(src);
     if (st == SIM_OK)
         st = open_bytes(in, f, data, len, opt, err);

@@ -40,26 +40,26 @@ struct in_stream {
     size_t pre_pos, pre_len;
 };
 
-sim_status in_stream_open(const char *path, in_stream **out, sim_error *err)
+sim_status in_stream_open(const char *path, const char *name, in_stream **out, sim_error *err)
 {
     *out = NULL;
     in_stream *s = calloc(1, sizeof *s);
     if (s == NULL)
-        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    snprintf(s->path, sizeof s->path, "%s", path);
+        return sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory");
+    snprintf(s->path, sizeof s->path, "%s", name);
     if (strcmp(path, "-") == 0) {
         s->fp = stdin;
     } else {
         struct stat sb;
         if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             free(s);
-            return sim_error_set(err, SIM_EIO, path, 0, 0, "is a directory, not a trace file");
+            return sim_error_set(err, SIM_EIO, name, 0, 0, "is a directory, not a trace file");
         }
         s->fp = fopen(path, "rb");
         if (s->fp == NULL) {
             int e = errno;
             free(s);
-            return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(e));
+            return sim_error_set(err, SIM_EIO, name, 0, 0, "cannot open: %s", strerror(e));
         }
         s->own_fp = true;
     }

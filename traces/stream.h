@@ -13,8 +13,9 @@
 
 typedef struct in_stream in_stream;
 
-/* Open path ("-" is standard input). SIM_EIO (cannot open, a directory), SIM_ENOMEM. */
-sim_status in_stream_open(const char *path, in_stream **out, sim_error *err);
+/* Open path ("-" is standard input), named `name` in messages. SIM_EIO (cannot open,
+ * a directory), SIM_ENOMEM. */
+sim_status in_stream_open(const char *path, const char *name, in_stream **out, sim_error *err);
 /* The first bytes of the (inflated) content, at most want (want ≤ IN_STREAM_PREFIX),
  * fewer only at the end of the input; they are still read by in_stream_read. Errors:
  * SIM_EIO, SIM_ETRACE (bad gzip), SIM_ENOMEM. */
