@@ -25,6 +25,10 @@
 
 typedef struct curve_pass {
     timeline *curve;
+    timeline **procs;          /* the capture's proc_curves, grown as processes appear */
+    uint32_t *n_procs;
+    uint32_t buckets;
+    bool oom;                  /* out of host memory: the pass fails */
     uint64_t events;           /* ticks so far */
     uint64_t oom_event;
     uint64_t oom_run_event, oom_t; /* the first OOM's global event number and time */
@@ -45,6 +49,25 @@ static void curve_tick(void *ctx, const engine_tick *k)
                       .allocated = k->total.allocated_bytes, .reserved = k->total.reserved_bytes,
                       .fragmentation = k->fragmentation};
     timeline_add(p->curve, &r);
+    if (k->run->n_procs > 1 || *p->n_procs > 0) {
+        while (*p->n_procs <= k->process && !p->oom) {
+            timeline *a = realloc(*p->procs, ((size_t)*p->n_procs + 1) * sizeof *a);
+            if (a == NULL || !timeline_init(&a[*p->n_procs], p->buckets)) {
+                if (a)
+                    *p->procs = a;
+                p->oom = true;
+                break;
+            }
+            *p->procs = a;
+            (*p->n_procs)++;
+        }
+        if (!p->oom) {
+            timeline_row pr = {.t = k->t, .event = p->events, .requested = k->proc_requested,
+                               .allocated = k->proc.allocated_bytes, .reserved = k->proc.reserved_bytes,
+                               .fragmentation = sim_fragmentation(k->proc.free_bytes, k->proc.largest_free_bytes)};
+            timeline_add(&(*p->procs)[k->process], &pr);
+        }
+    }
     if (p->next)
         p->next(p->next_ctx, k);
 }
@@ -300,7 +323,8 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     }
     if ((st = src->open(src->ctx, srcs, err)) != SIM_OK)
         goto fail;
-    curve_pass cp = {.curve = &c->curve, .next = cfg->observe, .next_ctx = cfg->observe_ctx};
+    curve_pass cp = {.curve = &c->curve, .procs = &c->proc_curves, .n_procs = &c->n_proc_curves, .buckets = buckets,
+                     .next = cfg->observe, .next_ctx = cfg->observe_ctx};
     engine_config c1 = *cfg;
     c1.observe = curve_tick;
     c1.observe_ctx = &cp;
@@ -308,7 +332,13 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     src->close(src->ctx);
     if (st != SIM_OK)
         goto fail;
+    if (cp.oom) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
     timeline_finish(&c->curve);
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        timeline_finish(&c->proc_curves[i]);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
     const sim_metrics *m = &c->run->total;
@@ -347,6 +377,9 @@ void capture_free(capture *c)
         return;
     sim_run_free(c->run);
     timeline_release(&c->curve);
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        timeline_release(&c->proc_curves[i]);
+    free(c->proc_curves);
     free(c->blocks);
     free(c->oom_blocks);
     free(c);

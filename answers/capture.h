@@ -61,6 +61,10 @@ typedef struct capture {
      * observer's count, so events of a process an OOM ended take no column) */
     timeline curve;
     uint64_t events;           /* measured events (observer ticks) */
+    /* with several processes, each one's own curve (its requested, allocated and
+     * reserved at its ticks, numbered as curve's); n_proc_curves is 0 for one process */
+    timeline *proc_curves;
+    uint32_t n_proc_curves;
     uint64_t oom_event;        /* that number for the first OOM, 0 if none */
     /* the memory map at the peak (second pass) */
     capture_block *blocks;

@@ -18,6 +18,9 @@
 #define FRAG_H 110.0
 #define TOP 30.0                       /* room for marks and the legend */
 
+/* one line per process: dark tones unlike the series' own colours */
+#define N_PROC_COLORS 6u
+static const char *const PROC_COLORS[N_PROC_COLORS] = {"#6a3d9a", "#b15928", "#1f78b4", "#33a02c", "#e31a1c", "#000000"};
 static const char *const STRAT_COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                            "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
 #define N_STRAT_COLORS (sizeof STRAT_COLORS / sizeof STRAT_COLORS[0])
@@ -212,26 +215,32 @@ static double bucket_x(const plot *p, const timeline_row *k)
 
 /* The min/max band of a series: along the maxima left to right, back along the
  * minima. One bucket per pixel column, so the band is the per-pixel range. */
-static void band(sim_buf *b, const plot *p, const capture *c, series s, const char *cls, const char *color,
-                 bool filled)
+static void band_of(sim_buf *b, const plot *p, const timeline *tl, series s, const char *cls, const char *color,
+                    bool filled)
 {
-    if (c->curve.n == 0)
+    if (tl->n == 0)
         return;
     sim_buf_printf(b, "<path class=\"%s\" fill=\"%s\" stroke=\"%s\" d=\"", cls, filled ? color : "none", color);
-    for (uint64_t i = 0; i < c->curve.n; i++) {
+    for (uint64_t i = 0; i < tl->n; i++) {
         double lo, hi;
-        bucket_range(&c->curve.rows[i], s, &lo, &hi);
-        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &c->curve.rows[i]), px_y(p, hi));
+        bucket_range(&tl->rows[i], s, &lo, &hi);
+        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &tl->rows[i]), px_y(p, hi));
     }
     if (filled) {
-        for (uint64_t i = c->curve.n; i-- > 0;) {
+        for (uint64_t i = tl->n; i-- > 0;) {
             double lo, hi;
-            bucket_range(&c->curve.rows[i], s, &lo, &hi);
-            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &c->curve.rows[i]), px_y(p, lo));
+            bucket_range(&tl->rows[i], s, &lo, &hi);
+            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &tl->rows[i]), px_y(p, lo));
         }
         sim_buf_puts(b, "Z");
     }
     sim_buf_puts(b, "\"/>\n");
+}
+
+static void band(sim_buf *b, const plot *p, const capture *c, series s, const char *cls, const char *color,
+                 bool filled)
+{
+    band_of(b, p, &c->curve, s, cls, color, filled);
 }
 
 static void legend(sim_buf *b, double x, double y, const char *const *names, const char *const *colors, size_t n)
@@ -344,6 +353,9 @@ static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t y
     band(b, &p, c, S_RES, "series reserved", "#3a9a5b", true);
     band(b, &p, c, S_ALLOC, "series allocated", "#e0892f", true);
     band(b, &p, c, S_REQ, "series requested", "#3b6fb6", true);
+    /* several processes: each one's reserved memory as its own line (p1, p2, ...) */
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        band_of(b, &p, &c->proc_curves[i], S_RES, "series process-reserved", PROC_COLORS[i % N_PROC_COLORS], false);
     capacity_line(b, &p, d.capacity_bytes);
     marks(b, &p, c->run);
     oom_marker(b, &p, c);
@@ -352,7 +364,25 @@ static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t y
     static const char *const names[] = {"reserved", "allocated", "requested"};
     static const char *const colors[] = {"#3a9a5b", "#e0892f", "#3b6fb6"};
     legend(b, PX0, TOP + MEM_H + 56, names, colors, 3);
+    if (c->n_proc_curves > 0) {
+        const char *pn[N_PROC_COLORS];
+        char pnb[N_PROC_COLORS][24];
+        uint32_t np = c->n_proc_curves < N_PROC_COLORS ? c->n_proc_curves : N_PROC_COLORS;
+        for (uint32_t i = 0; i < np; i++) {
+            snprintf(pnb[i], sizeof pnb[i], "p%u reserved", i + 1);
+            pn[i] = pnb[i];
+        }
+        legend(b, PX0 + 330, TOP + MEM_H + 56, pn, PROC_COLORS, np);
+    }
     sim_buf_puts(b, "</svg>\n");
+    if (c->n_proc_curves > 0) {
+        sim_buf_puts(b, "<p class=\"note procs\">");
+        for (uint32_t i = 0; i < c->n_proc_curves && i < c->run->n_procs; i++) {
+            sim_buf_printf(b, "%sp%u = ", i ? "; " : "", i + 1);
+            html_escape(b, c->run->procs[i].name);
+        }
+        sim_buf_puts(b, "</p>\n");
+    }
 }
 
 static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax)

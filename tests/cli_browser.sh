@@ -107,6 +107,8 @@ has fraction 'what if --alloc-conf=expandable_segments:True: the trace completes
   --report="$tmp/two.html" >/dev/null
 render two "$tmp/two.html"
 has two '<h1>gpusim report: job A: ResNet-50 training + job B: BERT-base training</h1>' "both traces in the title"
+count_at_least two 'class="series process-reserved"' 2 "one reserved curve per process"
+has two 'p1 = jobA-resnet50; p2 = jobB-bert' "the processes named under the chart"
 has replay 'fill="#ffffff" stroke="#777"' "the unmapped swatch outlined"
 if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
 not_blank replay
