@@ -266,6 +266,15 @@ void cli_session_close(cli_session *s)
     }
 }
 
+sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err)
+{
+    const char *v = cli_get(a, "x");
+    *time = v != NULL && strcmp(v, "time") == 0;
+    if (v != NULL && !*time && strcmp(v, "event") != 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--x: expected event or time, not '%s'", v);
+    return SIM_OK;
+}
+
 const char *cli_input_path(const cli_session *s, int i)
 {
     return s->spool[i] ? s->spool[i] : s->a.positional[i];

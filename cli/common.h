@@ -82,6 +82,8 @@ typedef struct cli_session {
  * --report and what-if); messages and results keep the name given. SIM_EIO.
  * cli_session_close removes the copies. */
 sim_status cli_spool_pipes(cli_session *s);
+/* --x=event|time of --report: *time true for time; SIM_EUSAGE for another value. */
+sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err);
 /* The file trace i is read from: its copy, or the path given. */
 const char *cli_input_path(const cli_session *s, int i);
 

@@ -24,6 +24,7 @@ static const cli_opt REPLAY_OPTS[] = {
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
     {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
+    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
     {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
     {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
@@ -135,6 +136,9 @@ static sim_status replay(cli_session *s, int *verdict)
     const char *v = cli_get(a, "timeline-rows");
     if (v && (units_parse_u64(v, &rows, err) != SIM_OK || rows == 0))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--timeline-rows: expected a positive integer, not '%s'", v);
+    bool x_time = false;
+    if ((st = cli_report_x(a, &x_time, err)) != SIM_OK)
+        return st;
     /* --report and the what-if read the traces again: a pipe is spooled first */
     if ((st = cli_spool_pipes(s)) != SIM_OK)
         return st;
@@ -194,7 +198,8 @@ static sim_status replay(cli_session *s, int *verdict)
         const capture *caps[1] = {cap};
         sim_buf html;
         sim_buf_init(&html);
-        report_html_whatif(caps, 1, &wi, &html);
+        report_html_opts ro = {&wi, x_time};
+        report_html_with(caps, 1, &ro, &html);
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
     }

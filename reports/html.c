@@ -122,12 +122,15 @@ static uint64_t count_step(uint64_t xmax)
 
 typedef struct plot {
     double y0, h;          /* top of the plot area and its height */
-    uint64_t xmax;         /* events on the axis */
+    uint64_t xmax;         /* events on the axis (time: ns) */
     uint64_t ymax;         /* bytes at the top (0: a 0..1 ratio plot) */
+    bool time;             /* x is the trace's time from 0 (--x=time), else events from 1 */
 } plot;
 
 static double px_x(const plot *p, double event)
 {
+    if (p->time)
+        return PX0 + event / (double)(p->xmax ? p->xmax : 1) * PW;
     double span = p->xmax > 1 ? (double)(p->xmax - 1) : 1.0;
     return PX0 + (event - 1.0) / span * PW;
 }
@@ -139,11 +142,38 @@ static double px_y(const plot *p, double v)
     return y < p->y0 ? p->y0 : y;
 }
 
+/* Time tick labels: "0", "250 ms", "1.5 s", "2 min". */
+static void short_time(uint64_t ns, char *buf, size_t cap)
+{
+    if (ns == 0)
+        snprintf(buf, cap, "0");
+    else if (ns < 1000000)
+        snprintf(buf, cap, "%.3g us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, cap, "%.3g ms", (double)ns / 1e6);
+    else if (ns < (uint64_t)120 * 1000000000)
+        snprintf(buf, cap, "%.3g s", (double)ns / 1e9);
+    else
+        snprintf(buf, cap, "%.3g min", (double)ns / 6e10);
+}
+
 static void x_axis(sim_buf *b, const plot *p)
 {
     double yb = p->y0 + p->h;
     sim_buf_printf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PX0, yb, PX0 + PW, yb);
     uint64_t step = count_step(p->xmax);
+    if (p->time) {
+        for (uint64_t v = 0; step && v <= p->xmax; v += step) {
+            double x = px_x(p, (double)v);
+            char s[32];
+            short_time(v, s, sizeof s);
+            sim_buf_printf(b, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, yb, x,
+                           yb + 4);
+            sim_buf_printf(b, "<text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                           x, yb + 16, s);
+        }
+        return;
+    }
     for (uint64_t v = 0; v <= p->xmax; v += step) {
         double x = px_x(p, v ? (double)v : 1.0);
         char s[32];
@@ -190,8 +220,8 @@ static void axis_titles(sim_buf *b, const plot *p, const char *ytitle)
                    "<text class=\"axis-label\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
                    "text-anchor=\"middle\">%s</text>\n",
                    ym, ym, ytitle);
-    sim_buf_printf(b, "<text class=\"axis-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">event</text>\n",
-                   PX0 + PW / 2, p->y0 + p->h + 32);
+    sim_buf_printf(b, "<text class=\"axis-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                   PX0 + PW / 2, p->y0 + p->h + 32, p->time ? "time" : "event");
 }
 
 /* ---------------------------------------------------------------- curves */
@@ -210,6 +240,8 @@ static void bucket_range(const timeline_row *k, series s, double *lo, double *hi
 
 static double bucket_x(const plot *p, const timeline_row *k)
 {
+    if (p->time)
+        return px_x(p, (double)k->t);
     return px_x(p, (double)k->event + (double)(k->count - 1) / 2.0);
 }
 
@@ -263,7 +295,10 @@ static void marks(sim_buf *b, const plot *p, const sim_run *run)
     double last_label = -1e9;
     for (uint32_t i = 0; i < run->n_marks; i++) {
         const sim_run_mark *m = &run->marks[i];
-        double x = px_x(p, (double)m->event);
+        uint64_t at = p->time ? m->t : m->event;
+        if (at > p->xmax)
+            continue; /* numbered past the axis (events of a process an OOM ended): not drawn outside it */
+        double x = px_x(p, (double)at);
         sim_buf_printf(b, "<g class=\"mark\"><title>mark &quot;");
         html_escape(b, m->name);
         sim_buf_printf(b, "&quot; at event %llu, t = %llu ns</title>", (unsigned long long)m->event,
@@ -305,7 +340,7 @@ static void oom_marker(sim_buf *b, const plot *p, const capture *c)
     if (c->oom_event == 0)
         return;
     const sim_oom_record *o = &c->run->total.first_oom;
-    double x = px_x(p, (double)c->oom_event);
+    double x = px_x(p, p->time ? (double)o->t : (double)c->oom_event);
     sim_buf_printf(b, "<g class=\"oom\"><title>");
     sim_buf msg;
     sim_buf_init(&msg);
@@ -344,10 +379,10 @@ static void svg_open(sim_buf *b, double h, const char *cls, const char *label)
     sim_buf_puts(b, "\">\n");
 }
 
-static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t ymax)
+static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t ymax, bool time)
 {
     device_info d = device_get_info(c->run->dev);
-    plot p = {TOP, MEM_H, xmax, ymax};
+    plot p = {TOP, MEM_H, xmax, ymax, time};
     svg_open(b, TOP + MEM_H + 62, "timeline", "memory over time");
     y_axis_bytes(b, &p);
     band(b, &p, c, S_RES, "series reserved", "#3a9a5b", true);
@@ -385,9 +420,9 @@ static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t y
     }
 }
 
-static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax)
+static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax, bool time)
 {
-    plot p = {12, FRAG_H, xmax, 0};
+    plot p = {12, FRAG_H, xmax, 0, time};
     svg_open(b, 12 + FRAG_H + 44, "fragmentation", "fragmentation over time");
     y_axis_ratio(b, &p);
     band(b, &p, c, S_FRAG, "series fragmentation", "#8064a2", true);
@@ -396,10 +431,10 @@ static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax)
     sim_buf_puts(b, "</svg>\n");
 }
 
-static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, uint64_t xmax, uint64_t ymax)
+static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, uint64_t xmax, uint64_t ymax, bool time)
 {
     device_info d = device_get_info(caps[0]->run->dev);
-    plot p = {TOP, MEM_H, xmax, ymax};
+    plot p = {TOP, MEM_H, xmax, ymax, time};
     svg_open(b, TOP + MEM_H + 62, "overlay", "reserved memory of every strategy");
     y_axis_bytes(b, &p);
     band(b, &p, caps[0], S_REQ, "series requested", "#c8c8c8", true);
@@ -697,13 +732,16 @@ static const char CSS[] =
 
 void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
 {
-    report_html_whatif(caps, n, NULL, b);
+    report_html_opts o = {NULL, false};
+    report_html_with(caps, n, &o, b);
 }
 
-void report_html_whatif(const capture *const *caps, uint32_t n, const whatif *w, sim_buf *b)
+void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *ro, sim_buf *b)
 {
     if (n == 0)
         return;
+    const whatif *w = ro->whatif;
+    const bool xt = ro->x_time;
     const sim_run *r0 = caps[0]->run;
     const sim_run_source *s0 = &r0->sources[0];
     device_info d = device_get_info(r0->dev);
@@ -738,15 +776,19 @@ void report_html_whatif(const capture *const *caps, uint32_t n, const whatif *w,
     summary_table(b, caps, n);
 
     uint64_t xmax = 1;
-    for (uint32_t i = 0; i < n; i++)
-        if (caps[i]->events > xmax)
-            xmax = caps[i]->events;
+    for (uint32_t i = 0; i < n; i++) {
+        /* the axis: the longest replay's events, or its last time (--x=time) */
+        const timeline *tl = &caps[i]->curve;
+        uint64_t last = xt ? (tl->n ? tl->rows[tl->n - 1].t : 0) : caps[i]->events;
+        if (last > xmax)
+            xmax = last;
+    }
     sim_buf_puts(b, "<p class=\"note\">Curves: per pixel column, the band spans the lowest and highest value over "
                     "the events it covers. Requested = live bytes the program asked for; allocated = blocks handed "
                     "out (rounding and unsplit slack included); reserved = memory held from the device.</p>\n");
     if (n > 1) {
         sim_buf_puts(b, "<h2 id=\"side-by-side\">Strategies side by side</h2>\n");
-        chart_overlay(b, caps, n, xmax, mem_ymax(caps, n, d.capacity_bytes));
+        chart_overlay(b, caps, n, xmax, mem_ymax(caps, n, d.capacity_bytes), xt);
     }
     for (uint32_t i = 0; i < n; i++) {
         const capture *c = caps[i];
@@ -790,10 +832,10 @@ void report_html_whatif(const capture *const *caps, uint32_t n, const whatif *w,
             sim_buf_release(&wt);
         }
         sim_buf_puts(b, "<h3>Memory over time</h3>\n");
-        chart_memory(b, c, xmax, mem_ymax(&caps[i], 1, d.capacity_bytes));
+        chart_memory(b, c, xmax, mem_ymax(&caps[i], 1, d.capacity_bytes), xt);
         sim_buf_puts(b, "<h3>Fragmentation over time</h3>\n<p class=\"note\">1 − largest free block / free bytes "
                         "inside reserved memory (TensorFlow's metric).</p>\n");
-        chart_fragmentation(b, c, xmax);
+        chart_fragmentation(b, c, xmax, xt);
         capture_view pv = capture_peak_view(c);
         if (c->has_oom_view) {
             /* an OOM is the moment that matters: its map and live allocations come first */

@@ -107,6 +107,11 @@ has fraction 'what if --alloc-conf=expandable_segments:True: the trace completes
   --report="$tmp/two.html" >/dev/null
 render two "$tmp/two.html"
 has two '<h1>gpusim report: job A: ResNet-50 training + job B: BERT-base training</h1>' "both traces in the title"
+# --x=time: the trace's time on the x axis (the serving trace spans 216 s: ticks in min)
+"$bin" replay "$ser" --strategy=growth --report="$tmp/time.html" --x=time >/dev/null
+render time "$tmp/time.html"
+count_at_least time '>time</text>' 2 "the time axis title on both charts"
+count_at_least time ' min</text>' 2 "time tick labels"
 count_at_least two 'class="series process-reserved"' 2 "one reserved curve per process"
 has two 'p1 = jobA-resnet50; p2 = jobB-bert' "the processes named under the chart"
 has replay 'fill="#ffffff" stroke="#777"' "the unmapped swatch outlined"

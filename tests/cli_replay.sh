@@ -241,4 +241,6 @@ TMPDIR=$spool_dir "$bin" replay - --strategy=growth --report="$tmp/pipe.html" <"
 if grep -q "Memory map at the OOM (event 19446)" "$tmp/pipe.html"; then ok; else bad "--report from a pipe: $(cat "$tmp/err")"; fi
 if [ -z "$(ls -A "$spool_dir")" ]; then ok; else bad "the spool was left behind: $(ls "$spool_dir")"; fi
 
+expect 2 "--x: expected event or time, not 'foo'" replay "$src/traces/examples/mlp_train.json" --x=foo
+
 cli_finish
