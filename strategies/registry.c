@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "async.h"
 #include "bfc.h"
 #include "ideal.h"
 #include "raw.h"
@@ -20,6 +21,7 @@ static const strategy_getter GETTERS[] = {
     ideal_strategy,
     raw_strategy,
     torch_strategy,
+    async_strategy,
 };
 
 size_t registry_count(void)
