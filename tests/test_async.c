@@ -532,6 +532,7 @@ static void differential_run(const char *opts, bool first_fit, bool coalesce, ui
     harness_free(h);
 }
 
+GPUSIM_TCASE("differential", 120, NULL, NULL);
 START_TEST(async_should_match_a_brute_force_reference_of_its_rules_on_random_traces)
 {
     uint64_t seed = test_seed("async_differential");
@@ -551,21 +552,3 @@ START_TEST(async_should_match_a_brute_force_reference_of_its_rules_on_random_tra
             differential_run(cases[i].opts, cases[i].first_fit, cases[i].coalesce, cases[i].keep, seed + k * 7919);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("async", 120,
-    async_should_round_to_512_and_grow_by_2mib_chunks,
-    async_should_reuse_a_pending_free_on_its_own_stream_at_once,
-    async_should_not_reuse_a_pending_free_on_another_stream_until_it_completes,
-    async_best_fit_should_take_the_smallest_piece_and_first_fit_the_lowest,
-    async_coalescing_should_be_an_option,
-    async_synchronize_should_release_down_to_the_threshold_highest_address_first,
-    async_cuda_default_threshold_should_release_every_free_chunk_at_a_synchronize,
-    async_pytorch_preset_should_keep_everything_until_empty_cache_trims_to_zero,
-    async_pytorch_sync_mode_should_keep_the_pool_under_its_max_threshold,
-    async_oom_should_say_capacity_or_fragmentation,
-    async_tf_preset_should_synchronize_and_retry_a_failed_allocation,
-    async_tf_preset_threshold_should_be_the_tf_memory_limit,
-    async_pytorch_memory_fraction_should_refuse_before_the_pool_is_asked,
-    async_should_reject_bad_option_values_naming_the_flag,
-    async_options_should_read_back_to_the_same_instance,
-    async_should_match_a_brute_force_reference_of_its_rules_on_random_traces)
