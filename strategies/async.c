@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "bfc_limits.h"
+#include "torch_conf.h"
 #include "sim/units.h"
 #include "slots.h"
 
@@ -116,6 +117,7 @@ typedef struct async_settings {
     bool has_fraction;
     double fraction;
     char fraction_text[32];
+    char alloc_conf[256];   /* as given, for options() */
 } async_settings;
 
 struct strategy {
@@ -259,6 +261,28 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
     *set = (async_settings){.granularity = A_DEFAULT_GRANULARITY, .alignment = A_DEFAULT_ALIGNMENT};
     const char *v = strategy_config_get(cfg, "async_preset");
     set->preset = AP_CUDA;
+    const char *conf_text = strategy_config_get(cfg, "alloc_conf");
+    if (conf_text != NULL && conf_text[0] != '\0') {
+        /* PYTORCH_CUDA_ALLOC_CONF, read by PyTorch's own rules (torch_conf.h): only
+         * backend:cudaMallocAsync selects this pool; the native backend's keys are
+         * parsed and have no effect on it */
+        torch_conf conf;
+        sim_status st = torch_conf_parse(conf_text, &conf, err);
+        if (st != SIM_OK)
+            return st;
+        if (!conf.backend_async)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--alloc-conf=%s: the async strategy is PyTorch's backend:cudaMallocAsync; the "
+                                 "native backend is --strategy=torch",
+                                 conf_text);
+        if (v != NULL && strcmp(v, "pytorch") != 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--alloc-conf=backend:cudaMallocAsync is PyTorch's wiring, --async-preset=%s another "
+                                 "framework's: give one",
+                                 v);
+        set->preset = AP_PYTORCH;
+        snprintf(set->alloc_conf, sizeof set->alloc_conf, "%s", conf_text);
+    }
     if (v != NULL) {
         size_t i = 0;
         while (i < 3 && strcmp(v, PRESET_NAMES[i]) != 0)
@@ -752,6 +776,7 @@ static void async_options(const strategy *s, const strategy_stat_sink *sink)
     strategy_emit_text(sink, "async_empty_cache", set->empty_cache_trims ? "trim" : "sync");
     strategy_emit_text(sink, "async_oom_retry", set->oom_sync_retry ? "sync" : "none");
     strategy_emit_text(sink, "memory_fraction", set->has_fraction ? set->fraction_text : "");
+    strategy_emit_text(sink, "alloc_conf", set->alloc_conf);
 }
 
 /* ==== walker and checker ==== */

@@ -586,6 +586,13 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     sim_status st = torch_conf_parse(text, &conf, err);
     if (st != SIM_OK)
         return st;
+    if (conf.backend_async)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
+                             "stream-ordered pool, which is the async strategy: run --strategy=async "
+                             "--alloc-conf=%s (PyTorch's wiring: release threshold UINT64_MAX, empty_cache = "
+                             "synchronize + cudaMemPoolTrimTo(0)); the torch strategy models the native backend",
+                             text);
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
     if (ftext != NULL) {

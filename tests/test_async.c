@@ -300,6 +300,30 @@ START_TEST(async_options_should_read_back_to_the_same_instance)
 }
 END_TEST
 
+START_TEST(async_alloc_conf_cudamallocasync_should_select_the_pytorch_wiring)
+{
+    harness *h = harness_new(async_strategy(), 1 * GiB, 0, "alloc_conf=backend:cudaMallocAsync");
+    strategy_stat_value v;
+    ck_assert(strategy_option_find(h->ops, h->s, "async_preset", &v));
+    ck_assert_str_eq(v.text, "pytorch");
+    ck_assert(strategy_option_find(h->ops, h->s, "release_threshold", &v));
+    ck_assert_str_eq(v.text, "max");
+    harness_free(h);
+    /* the native backend is the torch strategy; two frameworks at once are refused */
+    static const char *const bad[][2] = {
+        {"alloc_conf=expandable_segments:True", "--strategy=torch"},
+        {"alloc_conf=backend:cudaMallocAsync,async_preset=tf", "give one"},
+        {"alloc_conf=backend:other", "unknown allocator backend"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sim_error err;
+        sim_error_clear(&err);
+        ck_assert_int_eq(harness_try_new(async_strategy(), 1 * GiB, bad[i][0], &h, &err), SIM_EUSAGE);
+        ck_assert_msg(strstr(err.msg, bad[i][1]) != NULL, "%s: %s", bad[i][0], err.msg);
+    }
+}
+END_TEST
+
 /* ==== the brute-force reference of D1–D3 and U1–U5 ==== */
 
 #define REF_MAX 512
