@@ -69,7 +69,9 @@ sim_status cli_parse_args(const char *cmd, const cli_opt *table, int argc, char 
         if (o == NULL)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "unknown option '--%.*s'", (int)n, name);
         const char *value = NULL;
-        if (o->takes_value) {
+        if (o->takes_value == CLI_OPTIONAL_VALUE) {
+            value = eq ? eq + 1 : "";
+        } else if (o->takes_value) {
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
@@ -111,7 +113,7 @@ void cli_print_options(FILE *f, const cli_opt *table)
         if (!o->help[0])
             continue;
         char head[64];
-        snprintf(head, sizeof head, "--%s%s", o->name, o->takes_value ? "=..." : "");
+        snprintf(head, sizeof head, "--%s%s", o->name, o->takes_value == CLI_OPTIONAL_VALUE ? "[=...]" : o->takes_value ? "=..." : "");
         fprintf(f, "  %-30s %s\n", head, o->help);
     }
 }

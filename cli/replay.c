@@ -5,12 +5,14 @@
 
 #include "against.h"
 #include "answers/capture.h"
+#include "answers/moment.h"
 #include "answers/whatif.h"
 #include "common.h"
 #include "cli.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
+#include "reports/summary.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 #include "sim/units.h"
@@ -29,6 +31,10 @@ static const cli_opt REPLAY_OPTS[] = {
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
     {"paranoid", false, "run the allocator's full invariant checker after every event"},
+    {"summary", CLI_OPTIONAL_VALUE, "end|peak|oom: print the framework's own view of the allocator at the end (default), "
+                       "where reserved memory first peaked, or at the first OOM, instead of the result: "
+                       "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
+                       "--format=json: the memory_stats() dict"},
     CLI_INPUT_OPTS,
     {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
                                 "strategy: torch for PyTorch, greedy for TensorFlow)"},
@@ -133,6 +139,11 @@ static sim_status replay(cli_session *s, int *verdict)
     const char *v = cli_get(a, "timeline-rows");
     if (v && (units_parse_u64(v, &rows, err) != SIM_OK || rows == 0))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--timeline-rows: expected a positive integer, not '%s'", v);
+    const char *sv = cli_get(a, "summary");
+    moment mom;
+    moment_init(&mom, MOMENT_END);
+    if (sv != NULL && sv[0] != '\0' && !moment_kind_parse(sv, &mom.kind))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--summary: expected end, peak or oom, not '%s'", sv);
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
     const strategy_ops *ops = s->ops[0];
@@ -165,6 +176,10 @@ static sim_status replay(cli_session *s, int *verdict)
     progress_init(&prog, stderr, "replay", estimate, true);
     cfg.progress = on_progress;
     cfg.progress_ctx = &prog;
+    if (sv != NULL) {
+        cfg.observe = moment_observe;
+        cfg.observe_ctx = &mom;
+    }
     const char *report = cli_get(a, "report");
     if (report) {
         reopen_ctx rc_ctx = {readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
@@ -193,10 +208,22 @@ static sim_status replay(cli_session *s, int *verdict)
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
     }
+    if (st == SIM_OK && sv != NULL)
+        st = moment_finish(&mom, run, err);
+    if (st == SIM_OK && sv != NULL && !mom.found) {
+        fprintf(stderr, "gpusim: --summary=%s: no out-of-memory happened; the summary is at the end of the replay\n",
+                moment_kind_name(mom.kind));
+        mom.kind = MOMENT_END;
+        st = moment_finish(&mom, run, err);
+    }
     if (st == SIM_OK) {
         sim_buf out;
         sim_buf_init(&out);
-        if (s->json)
+        if (sv != NULL && s->json)
+            report_summary_json(&mom, &out);
+        else if (sv != NULL)
+            report_summary_text(&mom, 0, &out);
+        else if (s->json)
             report_json_whatif(run, &wi, &out);
         else
             report_text_whatif(run, &wi, &out);
@@ -206,6 +233,7 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     if (st == SIM_OK)
         *verdict = (cli_has(a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
+    moment_release(&mom);
     if (cap)
         capture_free(cap);
     else
