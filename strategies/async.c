@@ -218,6 +218,77 @@ static bool ensure_capacity(strategy *s)
 
 /* ==== options ==== */
 
+/* The keys async_parse reads and async_options writes back. */
+static const strategy_option ASYNC_OPTIONS[] = {
+    {.key = "async_preset",
+     .cli = "async-preset",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "cuda|pytorch|tf",
+     .default_text = "cuda",
+     .example = "pytorch",
+     .help = "whose wiring of the pool: CUDA's defaults, PyTorch's backend:cudaMallocAsync, or TensorFlow's "
+             "TF_GPU_ALLOCATOR=cuda_malloc_async (threshold, empty_cache, OOM retry)"},
+    {.key = "release_threshold",
+     .cli = "release-threshold",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "the preset's: cuda 0, pytorch max (UINT64_MAX), tf the TensorFlow memory limit",
+     .example = "4GiB",
+     .help = "cudaMemPoolAttrReleaseThreshold: a size or max; above it the pool gives memory back at a synchronize"},
+    {.key = "pool_granularity",
+     .cli = "pool-granularity",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "2MiB",
+     .example = "32MiB",
+     .help = "the pool grows by requests rounded up to this (undocumented; validate/ measures it)"},
+    {.key = "pool_alignment",
+     .cli = "pool-alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "512",
+     .example = "256",
+     .help = "requests are rounded up to this (undocumented; 512 B as measured for cudaMalloc)"},
+    {.key = "pool_placement",
+     .cli = "pool-placement",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "best|first",
+     .default_text = "best",
+     .example = "first",
+     .help = "which free piece a request takes: the smallest that fits, or the lowest address (undocumented)"},
+    {.key = "pool_coalesce",
+     .cli = "pool-coalesce",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on",
+     .example = "off",
+     .help = "whether freed pieces merge with free neighbours of their chunk (undocumented)"},
+    {.key = "async_empty_cache",
+     .cli = "async-empty-cache",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "trim|sync",
+     .default_text = "the preset's: pytorch trim, else sync",
+     .example = "trim",
+     .help = "an empty_cache: synchronize and cudaMemPoolTrimTo(0) (PyTorch), or a synchronize only"},
+    {.key = "async_oom_retry",
+     .cli = "async-oom-retry",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "none|sync",
+     .default_text = "the preset's: tf sync, else none",
+     .example = "sync",
+     .help = "on a failed allocation: fail, or synchronize (pending frees complete) and retry (TF/XLA)"},
+    {.key = "memory_fraction",
+     .cli = "memory-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "none, the whole device",
+     .example = "0.5",
+     .help = "PyTorch's set_per_process_memory_fraction(F) under backend:cudaMallocAsync: live requested bytes "
+             "stay within F of total"},
+    {.key = "alloc_conf",
+     .cli = "alloc-conf",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "none",
+     .example = "backend:cudaMallocAsync",
+     .help = "PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync: PyTorch's wiring of the pool (async-preset pytorch)"},
+};
+
 static sim_status bad_option(sim_error *err, const char *flag, const char *value, const char *expected)
 {
     return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s", flag, value, expected);
@@ -263,24 +334,22 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
     set->preset = AP_CUDA;
     const char *conf_text = strategy_config_get(cfg, "alloc_conf");
     if (conf_text != NULL && conf_text[0] != '\0') {
-        /* PYTORCH_CUDA_ALLOC_CONF, read by PyTorch's own rules (torch_conf.h): only
-         * backend:cudaMallocAsync selects this pool; the native backend's keys are
-         * parsed and have no effect on it */
+        /* PYTORCH_CUDA_ALLOC_CONF, read by PyTorch's own rules (torch_conf.h):
+         * backend:cudaMallocAsync selects PyTorch's wiring; the native allocator's keys
+         * are checked and have no effect on this pool (compare hands one alloc_conf to
+         * every strategy that takes it) */
         torch_conf conf;
         sim_status st = torch_conf_parse(conf_text, &conf, err);
         if (st != SIM_OK)
             return st;
-        if (!conf.backend_async)
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--alloc-conf=%s: the async strategy is PyTorch's backend:cudaMallocAsync; the "
-                                 "native backend is --strategy=torch",
-                                 conf_text);
-        if (v != NULL && strcmp(v, "pytorch") != 0)
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--alloc-conf=backend:cudaMallocAsync is PyTorch's wiring, --async-preset=%s another "
-                                 "framework's: give one",
-                                 v);
-        set->preset = AP_PYTORCH;
+        if (conf.backend_async) {
+            if (v != NULL && strcmp(v, "pytorch") != 0)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "--alloc-conf=backend:cudaMallocAsync is PyTorch's wiring, --async-preset=%s "
+                                     "another framework's: give one",
+                                     v);
+            set->preset = AP_PYTORCH;
+        }
         snprintf(set->alloc_conf, sizeof set->alloc_conf, "%s", conf_text);
     }
     if (v != NULL) {
@@ -916,6 +985,8 @@ static void async_check(const strategy *s, sim_report *r)
 static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
+    .opts = ASYNC_OPTIONS,
+    .n_opts = sizeof ASYNC_OPTIONS / sizeof ASYNC_OPTIONS[0],
     .create = async_create,
     .destroy = async_destroy,
     .alloc = async_alloc,

@@ -309,9 +309,13 @@ START_TEST(async_alloc_conf_cudamallocasync_should_select_the_pytorch_wiring)
     ck_assert(strategy_option_find(h->ops, h->s, "release_threshold", &v));
     ck_assert_str_eq(v.text, "max");
     harness_free(h);
-    /* the native backend is the torch strategy; two frameworks at once are refused */
+    /* the native allocator's keys are checked and change nothing here */
+    h = harness_new(async_strategy(), 1 * GiB, 0, "alloc_conf=expandable_segments:True");
+    ck_assert(strategy_option_find(h->ops, h->s, "async_preset", &v));
+    ck_assert_str_eq(v.text, "cuda");
+    harness_free(h);
+    /* two frameworks at once, and what PyTorch refuses, are refused */
     static const char *const bad[][2] = {
-        {"alloc_conf=expandable_segments:True", "--strategy=torch"},
         {"alloc_conf=backend:cudaMallocAsync,async_preset=tf", "give one"},
         {"alloc_conf=backend:other", "unknown allocator backend"},
     };
