@@ -99,6 +99,8 @@ sim_status moment_finish(moment *m, const sim_run *run, sim_error *err)
 {
     if (m->kind == MOMENT_END && run->n_procs > 0)
         take(m, run, 0, 0);
+    if (m->kind == MOMENT_OOM && m->found)
+        m->oom = run->procs[m->process].m.first_oom;
     if (m->failed)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory keeping the statistics for --summary");
     return SIM_OK;

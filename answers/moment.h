@@ -30,6 +30,7 @@ typedef struct moment {
     uint32_t process;    /* index into sim_run.procs */
     uint64_t event;      /* global event number (engine_tick.event); 0 for the end */
     uint64_t best;       /* MOMENT_PEAK: the reserved bytes of the peak so far */
+    sim_oom_record oom;  /* MOMENT_OOM once found: the process's first OOM (the request) */
     moment_stat *stats;  /* in the order the strategy emitted them */
     size_t n, cap;
 } moment;

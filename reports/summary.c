@@ -197,11 +197,32 @@ static void torch_json(const moment *m, stat_source src, sim_buf *out)
 static const char *const XLA_KEYS[] = {"num_allocs", "bytes_in_use", "peak_bytes_in_use", "largest_alloc_size",
                                        "bytes_limit", "pool_bytes", "peak_pool_bytes", "largest_free_block_bytes"};
 
+/* tsl HumanReadableNumBytes: bytes below 1 KiB as "NB"; else divided by 1024 while at
+ * least 1 MiB, then printed /1024 as "%.1fKiB" or "%.2f?iB". */
+static void tf_bytes(uint64_t n, char *buf, size_t cap)
+{
+    static const char UNITS[] = "KMGTPE";
+    if (n < 1024) {
+        snprintf(buf, cap, "%" PRIu64 "B", n);
+        return;
+    }
+    size_t u = 0;
+    while (n >= (uint64_t)1024 * 1024 && u + 1 < sizeof UNITS - 1) {
+        n /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, UNITS[u] == 'K' ? "%.1f%ciB" : "%.2f%ciB", (double)n / 1024.0, UNITS[u]);
+}
+
+static uint64_t stat_or_zero(const moment *m, const char *key)
+{
+    uint64_t v = 0;
+    return moment_u64(m, key, &v) ? v : 0;
+}
+
 static void bfc_view(const moment *m, bool json, sim_buf *out)
 {
-    uint64_t cur = 0, peak = 0, v = 0;
-    (void)moment_u64(m, "bytes_in_use", &cur);
-    (void)moment_u64(m, "peak_bytes_in_use", &peak);
+    uint64_t cur = stat_or_zero(m, "bytes_in_use"), peak = stat_or_zero(m, "peak_bytes_in_use"), v = 0;
     if (json)
         sim_buf_printf(out, "{\n \"get_memory_info\": {\"current\": %" PRIu64 ", \"peak\": %" PRIu64 "},\n \"memory_stats\": {", cur,
                        peak);
@@ -222,7 +243,34 @@ static void bfc_view(const moment *m, bool json, sim_buf *out)
         }
         first = false;
     }
-    sim_buf_puts(out, json ? "}\n}\n" : "}\n");
+    if (json) {
+        sim_buf_puts(out, "}\n}\n");
+        return;
+    }
+    sim_buf_puts(out, "}\n");
+    if (m->kind == MOMENT_OOM && m->found) {
+        /* BFCAllocator's warning at a failed allocation (the op's name is not in a trace) */
+        char h[32];
+        tf_bytes(m->oom.size, h, sizeof h);
+        sim_buf_printf(out,
+                       "Allocator (GPU_0_bfc) ran out of memory trying to allocate %s (rounded to %" PRIu64 ")\n"
+                       "If the cause is memory fragmentation maybe the environment variable "
+                       "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. \n",
+                       h, m->oom.info.size_bytes);
+    }
+    /* AllocatorStats::DebugString, which TensorFlow logs after "Stats: " */
+    static const char *const DEBUG_ROWS[][2] = {
+        {"Limit", "bytes_limit"},           {"InUse", "bytes_in_use"},   {"MaxInUse", "peak_bytes_in_use"},
+        {"NumAllocs", "num_allocs"},        {"MaxAllocSize", "largest_alloc_size"},
+        {"Reserved", "pool_bytes"},         {"PeakReserved", "peak_pool_bytes"},
+        {"LargestFreeBlock", "largest_free_block_bytes"},
+    };
+    sim_buf_puts(out, "Stats: \n");
+    for (size_t i = 0; i < sizeof DEBUG_ROWS / sizeof DEBUG_ROWS[0]; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "%s:", DEBUG_ROWS[i][0]);
+        sim_buf_printf(out, "%-18s%20" PRIu64 "\n", label, stat_or_zero(m, DEBUG_ROWS[i][1]));
+    }
 }
 
 /* ---------------------------------------------------------------- any other model */

@@ -8,7 +8,9 @@
  *    UsedMemCurrent/High) and reserved_bytes.all (ReservedMemCurrent/High); every other
  *    statistic reads 0 (c10/cuda/CUDAMallocAsyncAllocator.cpp: getDeviceStats).
  *  - the BFC strategies: TensorFlow's tf.config.experimental.get_memory_info
- *    ({'current': bytes_in_use, 'peak': peak_bytes_in_use}) and XLA's memory_stats().
+ *    ({'current': bytes_in_use, 'peak': peak_bytes_in_use}), XLA's memory_stats(), and
+ *    the "Stats:" block BFC logs at an OOM (AllocatorStats::DebugString, xla/tsl
+ *    framework/allocator.cc), after its "ran out of memory" warning at the OOM moment.
  *  - any other strategy: its statistics under gpusim's names. */
 #ifndef GPUSIM_SUMMARY_H
 #define GPUSIM_SUMMARY_H

@@ -106,15 +106,37 @@ if grep -q '^| Allocated memory      |   3073 KiB |   3073 KiB |' "$tmp/out" &&
    grep -q '^| GPU reserved memory   |   4096 KiB |   4096 KiB |' "$tmp/out"; then ok
 else bad "async summary at the OOM: $(head -c 900 "$tmp/out")"; fi
 
-# BFC: TensorFlow's get_memory_info and XLA's memory_stats(). torch_rules.jsonl under
-# greedy on 16 GiB: BFC rounds to 256 B: 11534592 + 1024 + 2048 + 5242880 = 16780544 at
-# the peak; TF's limit 16 GiB - 1.5 GiB reserve = 15569256448, one region of it.
+# BFC: TensorFlow's get_memory_info, XLA's memory_stats() and AllocatorStats::DebugString
+# (the "Stats:" block of TensorFlow's OOM log: labels padded to 18, values to 20).
+# torch_rules.jsonl under greedy on 16 GiB: BFC rounds to 256 B: 11534592 + 1024 + 2048
+# + 5242880 = 16780544 at the peak, the largest 11534592; TF's limit 16 GiB - 1.5 GiB
+# reserve = 15569256448, taken as one region (Reserved), all of it free at the end.
 expect 0 "" replay "$g/torch_rules.jsonl" --strategy=greedy --capacity=16GiB --summary
 cat > "$tmp/want" <<'TEXT'
 tf.config.experimental.get_memory_info('GPU:0'): {'current': 0, 'peak': 16780544}
 jax.devices()[0].memory_stats(): {'num_allocs': 4, 'bytes_in_use': 0, 'peak_bytes_in_use': 16780544, 'largest_alloc_size': 11534592, 'bytes_limit': 15569256448, 'pool_bytes': 15569256448, 'peak_pool_bytes': 15569256448, 'largest_free_block_bytes': 15569256448}
+Stats: 
+Limit:                     15569256448
+InUse:                               0
+MaxInUse:                     16780544
+NumAllocs:                           4
+MaxAllocSize:                 11534592
+Reserved:                  15569256448
+PeakReserved:              15569256448
+LargestFreeBlock:          15569256448
 TEXT
 same "BFC views" "$tmp/want"
+
+# At a BFC OOM, TensorFlow's warning comes first: torch_rules.jsonl under `limit` with
+# --limit=12MiB: one region of 12582912; the first request (11534337 -> 11534592) takes
+# its only chunk whole, because BFC splits a chunk only when it is at least twice the
+# request or the rest is at least 128 MiB (12582912 - 11534592 = 1048320 is neither):
+# InUse 12582912. The second, 1000 B (rounded to 1024), finds nothing: the OOM.
+# HumanReadableNumBytes(1000) = 1000B (below 1 KiB: whole bytes).
+expect 0 "" replay "$g/torch_rules.jsonl" --strategy=limit --limit=12MiB --capacity=16GiB --summary=oom
+if grep -qxF "Allocator (GPU_0_bfc) ran out of memory trying to allocate 1000B (rounded to 1024)" "$tmp/out" &&
+   grep -qx "InUse: *12582912" "$tmp/out" && grep -qx "LargestFreeBlock: *0" "$tmp/out"; then ok
+else bad "BFC OOM lines: $(head -c 900 "$tmp/out")"; fi
 
 # No OOM: said on stderr, the summary is the end's.
 expect 0 "no out-of-memory happened" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --summary=oom
