@@ -90,8 +90,53 @@ static uint32_t chunk_new(strategy *s)
     bfc_chunk *c = &bfc_chunk_table(s)[h];
     c->prev = c->next = c->child[0] = c->child[1] = c->parent = BFC_NONE;
     c->bin = BFC_NO_BIN;
+    c->tag = BFC_TAG_LOWER;
     c->prio = next_prio(s);
     return h;
+}
+
+/* ==== the free structures: the bins, and the central gap (rule 10) ==== */
+
+/* InsertFreeChunk: the GAP chunk becomes the central gap, every other free chunk
+ * goes into its bin. The caller has made sure there is no central gap yet (the
+ * source CHECKs it). */
+static void free_insert(strategy *s, uint32_t h)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    if (ck[h].tag == BFC_TAG_GAP) {
+        s->gap = h;
+        return;
+    }
+    bfc_bins_insert(&s->bins, ck, h);
+}
+
+/* RemoveFreeChunk. */
+static void free_erase(strategy *s, uint32_t h)
+{
+    if (h == s->gap) {
+        s->gap = BFC_NONE;
+        return;
+    }
+    bfc_bins_erase(&s->bins, bfc_chunk_table(s), h);
+}
+
+/* LargestFreeChunk: the largest binned chunk or the central gap (GetStats'
+ * largest_free_block_bytes and GetFragmentation count the gap). */
+static uint64_t largest_free(const strategy *s)
+{
+    const bfc_chunk *ck = bfc_chunk_table(s);
+    uint64_t largest = bfc_bins_largest(&s->bins, ck);
+    if (s->gap != BFC_NONE && ck[s->gap].size > largest)
+        largest = ck[s->gap].size;
+    return largest;
+}
+
+/* LowEndAlignmentPadding: the bytes below the first aligned address of a chunk at
+ * addr, rounded up to 256 so that the prefix can be a chunk of its own. */
+static uint64_t align_padding(const strategy *s, uint64_t addr)
+{
+    uint64_t aligned = units_round_up(addr, s->alignment);
+    return rounded_bytes(aligned - addr);
 }
 
 /* ==== regions ==== */
@@ -117,6 +162,12 @@ static sim_status extend(strategy *s, uint64_t rounded)
 {
     uint64_t available = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
     if (rounded > available)
+        return SIM_OOM;
+    /* A second region while the first still has its central gap would be a second
+     * gap, which the source CHECKs against (InsertFreeChunk): the process aborts.
+     * Only a backpedalled first region can lead here; gpusim reports it as an OOM
+     * whose detail says so (fill_oom). */
+    if (s->opt.spatial && s->gap != BFC_NONE)
         return SIM_OOM;
     /* Host-side records first, so that a host failure leaves no device memory held. */
     if (!regions_reserve(s))
@@ -162,7 +213,8 @@ static sim_status extend(strategy *s, uint64_t rounded)
     c->size = bytes;
     c->region = r;
     c->state = CHUNK_FREE;
-    bfc_bins_insert(&s->bins, bfc_chunk_table(s), h); /* regions never coalesce: nothing to merge (rule 6) */
+    c->tag = s->opt.spatial ? BFC_TAG_GAP : BFC_TAG_LOWER; /* free_chunk_tag_ (rule 10) */
+    free_insert(s, h); /* regions never coalesce: nothing to merge (rule 6) */
     return SIM_OK;
 }
 
@@ -191,7 +243,7 @@ static bool collect_free_regions(strategy *s, uint64_t rounded)
         bfc_region *r = &s->regions[i];
         if (!r->live || !region_wholly_free(s, r))
             continue;
-        bfc_bins_erase(&s->bins, bfc_chunk_table(s), r->first);
+        free_erase(s, r->first);
         slots_put(&s->chunks, r->first);
         device_release(s->dev, s->proc, r->size);
         s->pool_bytes -= r->size;
@@ -206,37 +258,66 @@ static bool collect_free_regions(strategy *s, uint64_t rounded)
 
 /* ==== allocate / free ==== */
 
-/* Hand out free chunk h for a request of rounded bytes (rules 4, 5). The split's new
- * record is taken before anything changes, so a host failure leaves the state intact. */
-static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t requested,
-                             uint32_t stream)
+/* Cut free chunk at h into [h: size at][new: rest], the new chunk free with h's tag
+ * (SplitChunk); rest is a record the caller took. Neither is in a free structure. */
+static void split_at(strategy *s, uint32_t h, uint32_t rest, uint64_t at)
 {
-    uint64_t size = bfc_chunk_table(s)[h].size;
-    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
-    bool split = size / 2 >= rounded || size - rounded >= s->max_frag;
-    uint32_t rest = BFC_NONE;
-    if (split) {
-        rest = chunk_new(s);
-        if (rest == BFC_NONE)
-            return SIM_ENOMEM;
-    }
     bfc_chunk *ck = bfc_chunk_table(s);
-    bfc_bins_erase(&s->bins, ck, h);
     bfc_chunk *c = &ck[h];
-    if (split) {
-        bfc_chunk *n = &ck[rest];
-        n->addr = c->addr + rounded;
-        n->size = size - rounded;
-        n->region = c->region;
-        n->state = CHUNK_FREE;
-        n->prev = h;
-        n->next = c->next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = rest;
-        c->next = rest;
-        c->size = rounded;
-        bfc_bins_insert(&s->bins, ck, rest);
+    bfc_chunk *n = &ck[rest];
+    n->addr = c->addr + at;
+    n->size = c->size - at;
+    n->region = c->region;
+    n->state = CHUNK_FREE;
+    n->tag = c->tag;
+    n->prev = h;
+    n->next = c->next;
+    if (c->next != BFC_NONE)
+        ck[c->next].prev = rest;
+    c->next = rest;
+    c->size = at;
+}
+
+/* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
+static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
+{
+    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
+    return size / 2 >= rounded || size - rounded >= s->max_frag;
+}
+
+/* Hand out free chunk h, still in its free structure, for a request of rounded
+ * bytes (rules 4, 5, 11; AllocateChunkFromLowEnd): an alignment prefix, if any,
+ * becomes a free lower hole; the aligned rest is split by rule 4, its remainder
+ * keeping the chunk's tag (a carve from the central gap leaves the gap). Records
+ * are taken before anything changes, so a host failure leaves the state intact.
+ * Returns the handle of the allocation through *out. */
+static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t requested, uint32_t stream,
+                             uint32_t *out)
+{
+    const bfc_chunk *c0 = &bfc_chunk_table(s)[h];
+    uint64_t pad = align_padding(s, c0->addr);
+    bool split = should_split(s, c0->size - pad, rounded);
+    uint32_t aligned = BFC_NONE, rest = BFC_NONE;
+    if (pad > 0 && (aligned = chunk_new(s)) == BFC_NONE)
+        return SIM_ENOMEM;
+    if (split && (rest = chunk_new(s)) == BFC_NONE) {
+        if (aligned != BFC_NONE)
+            slots_put(&s->chunks, aligned);
+        return SIM_ENOMEM;
     }
+    free_erase(s, h);
+    if (pad > 0) {
+        split_at(s, h, aligned, pad);
+        bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
+        free_insert(s, h);
+        h = aligned;
+    }
+    if (split) {
+        split_at(s, h, rest, rounded);
+        free_insert(s, rest);
+    }
+    bfc_chunk *c = &bfc_chunk_table(s)[h];
+    c->tag = BFC_TAG_LOWER;
     c->state = CHUNK_USED;
     c->requested = requested;
     c->stream = stream;
@@ -246,7 +327,32 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
         s->peak_bytes_in_use = s->bytes_in_use;
     if (c->size > s->largest_alloc_size)
         s->largest_alloc_size = c->size;
+    *out = h;
     return SIM_OK;
+}
+
+/* FindChunkPtr (rules 3, 10, 11): the first binned chunk in (size, address) order
+ * of size >= rounded that also holds the alignment padding; with spatial
+ * partitioning, failing that, the central gap if it holds them. BFC_NONE if none. */
+static uint32_t find_chunk(const strategy *s, uint64_t rounded)
+{
+    const bfc_chunk *ck = bfc_chunk_table(s);
+    for (uint32_t h = bfc_bins_best_fit(&s->bins, ck, rounded); h != BFC_NONE; h = bfc_bins_next(&s->bins, ck, h)) {
+        /* binned chunks are all LOWER: the upper partition is not modelled */
+        if (ck[h].size >= rounded + align_padding(s, ck[h].addr))
+            return h;
+        if (s->alignment == BFC_MIN_ALLOC)
+            break; /* no padding: the best fit is the answer */
+    }
+    if (s->gap != BFC_NONE && ck[s->gap].size >= rounded + align_padding(s, ck[s->gap].addr))
+        return s->gap;
+    return BFC_NONE;
+}
+
+/* The merged tag of two free neighbours (MergedChunkTag): the common tag, else GAP. */
+static uint8_t merged_tag(uint8_t a, uint8_t b)
+{
+    return a == b ? a : (uint8_t)BFC_TAG_GAP;
 }
 
 /* MarkFree + TryToCoalesce + InsertFreeChunk (rule 6):
@@ -259,9 +365,14 @@ static void release_chunk(strategy *s, uint32_t h)
     c->state = CHUNK_FREE;
     c->requested = 0;
     c->stream = 0;
+    /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above it
+     * borders the gap (or the region's end) and becomes gap */
+    if (s->opt.spatial && c->tag == BFC_TAG_LOWER && (c->next == BFC_NONE || ck[c->next].tag != BFC_TAG_LOWER))
+        c->tag = BFC_TAG_GAP;
     uint32_t n = c->next;
     if (n != BFC_NONE && ck[n].state == CHUNK_FREE) {
-        bfc_bins_erase(&s->bins, ck, n);
+        free_erase(s, n);
+        c->tag = merged_tag(c->tag, ck[n].tag);
         c->size += ck[n].size;
         c->next = ck[n].next;
         if (c->next != BFC_NONE)
@@ -270,7 +381,8 @@ static void release_chunk(strategy *s, uint32_t h)
     }
     uint32_t p = c->prev;
     if (p != BFC_NONE && ck[p].state == CHUNK_FREE) {
-        bfc_bins_erase(&s->bins, ck, p);
+        free_erase(s, p);
+        ck[p].tag = merged_tag(ck[p].tag, c->tag);
         ck[p].size += c->size;
         ck[p].next = c->next;
         if (c->next != BFC_NONE)
@@ -278,7 +390,7 @@ static void release_chunk(strategy *s, uint32_t h)
         slots_put(&s->chunks, h);
         h = p;
     }
-    bfc_bins_insert(&s->bins, bfc_chunk_table(s), h);
+    free_insert(s, h);
 }
 
 /* What Extend could still add: what the limit leaves, but no more than the device
@@ -294,7 +406,7 @@ static uint64_t oom_extendable(const strategy *s)
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)
 {
     uint64_t free_bytes = s->pool_bytes - s->bytes_in_use;
-    uint64_t largest = bfc_bins_largest(&s->bins, bfc_chunk_table(s));
+    uint64_t largest = largest_free(s);
     uint64_t extendable = oom_extendable(s);
     uint64_t dev_free = device_free_bytes(s->dev);
     /* design.md §3: capacity when the request exceeds everything the allocator could
@@ -317,17 +429,28 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
     else if (capacity)
         why = "The request is larger than all the memory this allocator could still free "
               "under its limit (capacity): lower the batch size or raise the limit.";
+    else if (s->opt.spatial && s->gap != BFC_NONE && rounded <= by_limit)
+        why = "The limit leaves room for a second region, but spatial partitioning allows "
+              "one central gap: XLA aborts here (CHECK in InsertFreeChunk).";
+    else if (s->opt.spatial)
+        why = "Enough memory is free in total, but neither a lower-partition hole nor the "
+              "central gap holds the request: spatial partitioning carves new memory only "
+              "from the gap (fragmentation).";
     else
         why = "Enough memory is free in total, but not in one chunk: regions never merge "
               "and chunks only coalesce with free neighbours (fragmentation). TF suggests "
               "TF_GPU_ALLOCATOR=cuda_malloc_async.";
+    uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
+    char gap_text[64] = "";
+    if (s->opt.spatial)
+        snprintf(gap_text, sizeof gap_text, ", central gap %llu", (unsigned long long)gap);
     snprintf(oom->detail, sizeof oom->detail,
              "Allocator (GPU_0_bfc) ran out of memory trying to allocate %llu bytes "
              "(rounded to %llu). Limit: %llu, InUse: %llu, pool: %llu in %u region(s), "
-             "largest free chunk %llu of %llu free; device free %llu. %s",
+             "largest free chunk %llu of %llu free%s; device free %llu. %s",
              (unsigned long long)size, (unsigned long long)rounded, (unsigned long long)s->limit,
              (unsigned long long)s->bytes_in_use, (unsigned long long)s->pool_bytes, s->live_regions,
-             (unsigned long long)largest, (unsigned long long)free_bytes,
+             (unsigned long long)largest, (unsigned long long)free_bytes, gap_text,
              (unsigned long long)dev_free, why);
 }
 
@@ -347,29 +470,30 @@ static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strateg
         return SIM_OK;
     }
     uint64_t rounded = rounded_bytes(size);
-    uint32_t h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+    uint32_t h = find_chunk(s, rounded);
     if (h == BFC_NONE) {
         sim_status st = extend(s, rounded);
         if (st == SIM_ENOMEM)
             return st;
         if (st == SIM_OK)
-            h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+            h = find_chunk(s, rounded);
     }
     if (h == BFC_NONE && collect_free_regions(s, rounded)) {
         sim_status st = extend(s, rounded);
         if (st == SIM_ENOMEM)
             return st;
         if (st == SIM_OK)
-            h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+            h = find_chunk(s, rounded);
     }
     if (h == BFC_NONE) {
         fill_oom(s, size, rounded, oom);
         return SIM_OOM;
     }
-    sim_status st = take_chunk(s, h, rounded, size, stream);
+    uint32_t got = BFC_NONE;
+    sim_status st = take_chunk(s, h, rounded, size, stream, &got);
     if (st != SIM_OK)
         return st;
-    *out = h;
+    *out = got;
     return SIM_OK;
 }
 
@@ -416,6 +540,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->rng = 0x9E3779B9u;
     slots_init(&s->chunks, sizeof(bfc_chunk));
     bfc_bins_init(&s->bins);
+    s->gap = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {
@@ -431,6 +556,10 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->curr_region_bytes = s->allow_growth
         ? rounded_bytes(s->limit < BFC_INITIAL_GROWTH_REGION ? s->limit : BFC_INITIAL_GROWTH_REGION)
         : rounded_bytes(s->limit);
+    /* AllocateRawInternal: max(alignment, kMinAllocationSize) (PR #40979, 5a75e91ea5,
+     * 2026-04-17); tsl of 2024 ignores the alignment: every chunk is 256-aligned */
+    s->alignment = s->opt.version == BFC_VERSION_XLA2026 && s->opt.alignment > BFC_MIN_ALLOC ? s->opt.alignment
+                                                                                             : BFC_MIN_ALLOC;
     s->max_frag = s->opt.frag_fraction > 0.0 ? bfc_limits_fraction(s->opt.frag_fraction, s->limit)
                                              : BFC_DEFAULT_MAX_FRAG;
     *out = s;
@@ -469,7 +598,7 @@ static void bfc_sample(const strategy *s, strategy_sample *out)
         .allocated_bytes = s->bytes_in_use,
         .reserved_bytes = s->pool_bytes,
         .free_bytes = s->pool_bytes - s->bytes_in_use,
-        .largest_free_bytes = bfc_bins_largest(&s->bins, bfc_chunk_table(s)),
+        .largest_free_bytes = largest_free(s),
         .num_device_allocs = s->num_device_allocs,
         .num_device_frees = s->num_device_frees,
     };
@@ -478,7 +607,7 @@ static void bfc_sample(const strategy *s, strategy_sample *out)
 static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
 {
     uint64_t free_bytes = s->pool_bytes - s->bytes_in_use;
-    uint64_t largest = bfc_bins_largest(&s->bins, bfc_chunk_table(s));
+    uint64_t largest = largest_free(s);
     sink->u64(sink->ctx, "bytes_in_use", s->bytes_in_use);
     sink->u64(sink->ctx, "peak_bytes_in_use", s->peak_bytes_in_use);
     sink->u64(sink->ctx, "pool_bytes", s->pool_bytes);
@@ -491,12 +620,24 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
     /* GetFragmentation: (free − largest free chunk) / free; 0/0 is reported as 0 */
     sink->real(sink->ctx, "fragmentation_metric",
                free_bytes == 0 ? 0.0 : (double)(free_bytes - largest) / (double)free_bytes);
+    if (s->opt.spatial) {
+        /* the two partitions (DumpMemoryLog's spatial summary): the central gap, and
+         * the lower partition's free holes; the upper partition is empty */
+        uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
+        sink->u64(sink->ctx, "central_gap_bytes", gap);
+        sink->u64(sink->ctx, "lower_hole_bytes", free_bytes - gap);
+        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins, bfc_chunk_table(s)));
+    }
 }
 
 static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 {
     char buf[32];
     sink->text(sink->ctx, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
+    sink->text(sink->ctx, "bfc_version", s->opt.version == BFC_VERSION_XLA2026 ? "xla2026" : "tsl2024");
+    sink->text(sink->ctx, "bfc_spatial", s->opt.spatial ? "on" : "off");
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.alignment);
+    sink->text(sink->ctx, "bfc_alignment", buf);
     sink->text(sink->ctx, "allow_growth", s->allow_growth ? "true" : "false");
     sink->text(sink->ctx, "garbage_collection", s->opt.gc ? "on" : "off");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->limit);

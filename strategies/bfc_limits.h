@@ -16,10 +16,18 @@
 
 typedef enum bfc_preset { BFC_PRESET_TF = 0, BFC_PRESET_JAX = 1 } bfc_preset;
 
+/* Which copy of bfc_allocator.cc and its wiring is modelled (docs/allocators.md §1.11):
+ * google/tsl of mid-2024, or openxla/xla of 2026-08 (spatial partitioning, requested
+ * alignment, JAX's 2 MiB limit rounding). */
+typedef enum bfc_version { BFC_VERSION_TSL2024 = 0, BFC_VERSION_XLA2026 = 1 } bfc_version;
+
 /* The options of one instance, as bfc.h lists them. */
 typedef struct bfc_settings {
     bfc_preset preset;
+    bfc_version version;
     bool gc;                     /* garbage collection of wholly free regions */
+    bool spatial;                /* spatial partitioning (xla2026 only) */
+    uint64_t alignment;          /* the alignment every request asks for (default 64) */
     bool has_mem_fraction;
     bool has_frag_fraction;
     double mem_fraction;         /* valid iff has_mem_fraction */
@@ -32,7 +40,8 @@ typedef struct bfc_settings {
 /* Parse cfg for an instance in mode into *out. SIM_EUSAGE with a message naming
  * the flag on a bad value, or when the `limit` mode has no --limit. Checks the
  * options in the order bfc_preset, bfc_gc, mem_fraction,
- * bfc_fragmentation_fraction, limit, and reports the first error. */
+ * bfc_fragmentation_fraction, limit, bfc_version, bfc_spatial, bfc_alignment, and
+ * reports the first error. */
 sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err);
 
 /* The memory_limit BFCAllocator is built with on a device like info. */
