@@ -163,12 +163,6 @@ static sim_status extend(strategy *s, uint64_t rounded)
     uint64_t available = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
     if (rounded > available)
         return SIM_OOM;
-    /* A second region while the first still has its central gap would be a second
-     * gap, which the source CHECKs against (InsertFreeChunk): the process aborts.
-     * Only a backpedalled first region can lead here; gpusim reports it as an OOM
-     * whose detail says so (fill_oom). */
-    if (s->opt.spatial && s->gap != BFC_NONE)
-        return SIM_OOM;
     /* Host-side records first, so that a host failure leaves no device memory held. */
     if (!regions_reserve(s))
         return SIM_ENOMEM;
@@ -182,12 +176,18 @@ static sim_status extend(strategy *s, uint64_t rounded)
         increased = true;
     }
     uint64_t bytes = s->curr_region_bytes < available ? s->curr_region_bytes : available;
+    /* Spatial partitioning with its central gap still there (only after a
+     * backpedalled first region): a region the device grants would be a second gap,
+     * which the source CHECKs against (InsertFreeChunk), and the process aborts.
+     * gpusim takes nothing and reports an OOM whose detail says so (fill_oom). */
+    bool would_abort = s->opt.spatial && s->gap != BFC_NONE;
     uint64_t addr = 0;
-    while (device_alloc(s->dev, s->proc, bytes, &addr) != SIM_OK) {
+    while (would_abort ? bytes > device_free_bytes(s->dev) : device_alloc(s->dev, s->proc, bytes, &addr) != SIM_OK) {
         /* Backpedal on every failing Extend (tsl 5d950c08, 2024-02-20; before it, once
          * per allocator lifetime). bytes·0.9 is computed in float, as in the source,
-         * then rounded up to 256; newest XLA forces 256 B of progress when that
-         * rounding gives back the same size (§1.5 step 4). */
+         * then rounded up to 256; XLA forces 256 B of progress when that rounding
+         * gives back the same size (PR #47082, d5c110db3f, 2026-08-14; tsl of 2024
+         * spins forever there, which gpusim does not model; §1.5 step 4). */
         uint64_t next = rounded_bytes((uint64_t)((float)bytes * BFC_BACKPEDAL));
         if (next >= bytes)
             next = bytes - BFC_MIN_ALLOC;
@@ -196,6 +196,12 @@ static sim_status extend(strategy *s, uint64_t rounded)
             slots_put(&s->chunks, h);
             return SIM_OOM;
         }
+    }
+    if (would_abort) {
+        slots_put(&s->chunks, h);
+        s->spatial_abort = true;
+        s->xla_aborts++;
+        return SIM_OOM;
     }
     if (!increased)
         s->curr_region_bytes = sat_double(s->curr_region_bytes);
@@ -390,6 +396,14 @@ static void release_chunk(strategy *s, uint32_t h)
         slots_put(&s->chunks, h);
         h = p;
     }
+    if (ck[h].tag == BFC_TAG_GAP && s->gap != BFC_NONE) {
+        /* a second central gap (another region holds the first; only after a
+         * backpedalled first region): the source CHECKs in InsertFreeChunk and the
+         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as
+         * a lower hole, so that the state stays one it can go on from. */
+        s->xla_aborts++;
+        ck[h].tag = BFC_TAG_LOWER;
+    }
     free_insert(s, h);
 }
 
@@ -423,15 +437,15 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
     };
     uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
     const char *why;
-    if (capacity && rounded <= free_bytes + by_limit)
+    if (s->spatial_abort)
+        why = "The device granted a second region, but spatial partitioning allows one "
+              "central gap: XLA aborts here (a CHECK in InsertFreeChunk).";
+    else if (capacity && rounded <= free_bytes + by_limit)
         why = "The limit leaves room, but the device does not have that much free: other "
               "processes or contexts hold it (capacity of the shared device).";
     else if (capacity)
         why = "The request is larger than all the memory this allocator could still free "
               "under its limit (capacity): lower the batch size or raise the limit.";
-    else if (s->opt.spatial && s->gap != BFC_NONE && rounded <= by_limit)
-        why = "The limit leaves room for a second region, but spatial partitioning allows "
-              "one central gap: XLA aborts here (CHECK in InsertFreeChunk).";
     else if (s->opt.spatial)
         why = "Enough memory is free in total, but neither a lower-partition hole nor the "
               "central gap holds the request: spatial partitioning carves new memory only "
@@ -470,6 +484,7 @@ static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strateg
         return SIM_OK;
     }
     uint64_t rounded = rounded_bytes(size);
+    s->spatial_abort = false;
     uint32_t h = find_chunk(s, rounded);
     if (h == BFC_NONE) {
         sim_status st = extend(s, rounded);
@@ -478,7 +493,7 @@ static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strateg
         if (st == SIM_OK)
             h = find_chunk(s, rounded);
     }
-    if (h == BFC_NONE && collect_free_regions(s, rounded)) {
+    if (h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
         sim_status st = extend(s, rounded);
         if (st == SIM_ENOMEM)
             return st;
@@ -627,6 +642,8 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
         sink->u64(sink->ctx, "central_gap_bytes", gap);
         sink->u64(sink->ctx, "lower_hole_bytes", free_bytes - gap);
         sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins, bfc_chunk_table(s)));
+        /* events at which XLA would have aborted on its one-gap CHECK (rule 10) */
+        sink->u64(sink->ctx, "xla_aborts", s->xla_aborts);
     }
 }
 

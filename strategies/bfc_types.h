@@ -99,6 +99,8 @@ struct strategy {
     uint64_t curr_region_bytes;  /* curr_region_allocation_bytes_ (C) */
     uint64_t alignment;          /* max(requested alignment, 256) (xla2026 only; else 256) */
     uint32_t gap;                /* central_gap_: the GAP chunk, BFC_NONE when there is none */
+    bool spatial_abort;          /* this allocation's Extend would hit XLA's one-gap CHECK */
+    uint64_t xla_aborts;         /* operations that would have hit it (bfc.c rule 10) */
 
     slots chunks;
     bfc_bins bins;
