@@ -1,7 +1,8 @@
 /* The `greedy`, `growth` and `limit` strategies: TensorFlow/XLA's BFC allocator.
  *
- * Sources: openxla/xla xla/tsl/framework/bfc_allocator.{h,cc} (2026 snapshot; the
- * same rules as google/tsl tsl/framework/bfc_allocator.cc of 2024 except where noted),
+ * Sources: openxla/xla xla/tsl/framework/bfc_allocator.{h,cc} at 183fa00c (2026-08-22,
+ * --bfc-version=xla2026) and google/tsl tsl/framework/bfc_allocator.cc at 82f832b5
+ * (2024-06-15, --bfc-version=tsl2024): the same rules except 10 and 11,
  * tensorflow core/common_runtime/gpu/gpu_device.cc and gpu_bfc_allocator.cc,
  * xla/pjrt/gpu/gpu_helpers.cc. Summarised with citations in
  * docs/allocators.md §1 ("§1.x" below). No source code is reproduced.
@@ -32,7 +33,19 @@
  *  9. Otherwise OOM. TF's retry-on-failure waits up to 10 s for another thread to
  *     free memory (§1.7); a single-threaded replay frees nothing meanwhile, so the
  *     wait cannot change the outcome and is not modelled.
- * Limits (§1.9, §1.10): the framework wiring, bfc_limits.h.
+ * 10. Spatial partitioning (--bfc-spatial, xla2026 only; XLA PR #43912, 4b147ab4,
+ *     2026-06-15; §1.11): a new region is one chunk tagged GAP, the central gap, kept out
+ *     of the bins; a request takes the best binned (LOWER) hole first, else is carved
+ *     from the gap's low end by rule 4 (a small gap goes whole); a freed LOWER chunk with
+ *     no LOWER chunk above it becomes GAP, and merged chunks keep a common tag, else GAP.
+ *     A second gap is XLA's CHECK failure: counted in xla_aborts (an Extend that would
+ *     make one fails as an OOM). Only default (lower) memory is modelled.
+ * 11. Alignment (xla2026; PR #40979, 5a75e91e, 2026-04-17; §1.11): a = max(requested,
+ *     256); a chunk fits if it holds R plus the 256-rounded padding to the next multiple
+ *     of a; the first fitting chunk in (size, address) order is taken, its padding split
+ *     off as a free LOWER hole, rule 4 applied to the rest. tsl 2024 ignores alignment.
+ * Limits (§1.9, §1.10, §1.11): the framework wiring, bfc_limits.h; under xla2026 the
+ * jax preset's limit is rounded up to 2 MiB.
  *
  * Files: bfc_types.h (records), bfc_bins.{h,c} (the free bins of rules 2 and 3),
  * bfc_limits.{h,c} (options and the limit), bfc_check.c (walker, checker, test hook),

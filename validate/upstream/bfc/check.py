@@ -5,8 +5,8 @@ through gpusim's BFC model (gpusim_side) and through the real bfc_allocator.cc
 prints. Usage: check.py GPUSIM_SIDE REPLAY VERSION RUNS SEED
 VERSION is tsl2024 or xla2026: the --bfc-version given to gpusim. Prints one line
 per disagreement (with the trace kept under $BFC_UPSTREAM_KEEP if set) and a
-summary line: "VERSION: N runs, A agree, B agree on an abort, D differ, H hang,
-C check-fail". A run agrees when every key matches; it agrees on an abort when the
+summary line: "VERSION: N runs, A agree (S of them spatially partitioned), B agree
+on an abort, D differ, H hang, C check-fail". A run agrees when every key matches; it agrees on an abort when the
 real allocator CHECK-fails at the event where gpusim says XLA aborts."""
 import os
 import random
@@ -87,7 +87,7 @@ def main():
     side, replay, version, runs, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     rng = random.Random(seed)
     keep = os.environ.get("BFC_UPSTREAM_KEEP")
-    agree = differ = hang = check_fail = aborts = 0
+    agree = differ = hang = check_fail = aborts = spatial = 0
     for run in range(runs):
         capacity = rng.choice([16, 32, 64, 128, 256, 512]) * MiB
         text = trace(rng, capacity)
@@ -131,8 +131,10 @@ def main():
                     f.write(text)
         else:
             agree += 1
-    print("%s: %d runs, %d agree, %d agree on an abort, %d differ, %d hang, %d check-fail"
-          % (version, runs, agree, aborts, differ, hang, check_fail))
+            if s.get("bfc_spatial") == "on":
+                spatial += 1
+    print("%s: %d runs, %d agree (%d of them spatially partitioned), %d agree on an abort, %d differ, "
+          "%d hang, %d check-fail" % (version, runs, agree, spatial, aborts, differ, hang, check_fail))
     return 0 if differ == 0 and check_fail == 0 else 1
 
 
