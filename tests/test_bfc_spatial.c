@@ -64,6 +64,8 @@ static char part_of(const strategy_block *b)
 
 /* ==== the issue's 16 MiB case ==== */
 
+GPUSIM_TCASE("partitions", 0, NULL, NULL);
+
 /* MiB sizes: alloc 6, 1, 4; free the 6; alloc 4, then 5.5 under a 16 MiB limit
  * (jax preset, 0.5 of a 32 MiB card = 16777216, a multiple of 2 MiB). */
 static sim_status issue_case(const char *opts, char *layout_after_4, size_t cap)
@@ -161,6 +163,8 @@ END_TEST
 
 /* ==== alignment (PR #40979) ==== */
 
+GPUSIM_TCASE("alignment", 0, NULL, NULL);
+
 START_TEST(alignment_above_256_should_leave_a_lower_hole_below_the_allocation)
 {
     /* classic (tf preset), 4 MiB alignment, on a region whose base is 2 MiB past a
@@ -211,6 +215,8 @@ START_TEST(tsl2024_should_ignore_the_alignment)
 END_TEST
 
 /* ==== the limit and the options ==== */
+
+GPUSIM_TCASE("limit_and_options", 0, NULL, NULL);
 
 START_TEST(jax_limit_should_round_up_to_2mib_under_xla2026_only)
 {
@@ -290,6 +296,8 @@ START_TEST(spatial_should_be_refused_with_growth_and_with_tsl2024)
 END_TEST
 
 /* ==== a seeded random stream against a brute-force partitioned best fit ==== */
+
+GPUSIM_TCASE("random", 300, NULL, NULL);
 
 /* The reference: one region as an address-ordered array of blocks, written from the
  * rules of bfc.c (rules 3, 4, 10, 11) with nothing shared with the strategy. */
@@ -471,13 +479,3 @@ START_TEST(random_streams_should_match_the_brute_force_partitioned_best_fit)
     partitioned_stream(LIMIT, "limit=24MiB,bfc_spatial=on", true, 256, 128 * MiB, seed + 4, 4000);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("bfc_spatial", 300, spatial_should_oom_at_event_6_of_the_issue_case_where_classic_bfc_does_not,
-                   the_walker_should_name_the_central_gap_and_the_lower_partition,
-                   freeing_the_top_lower_chunk_should_return_it_and_the_holes_below_to_the_gap,
-                   a_carve_should_take_the_whole_gap_when_the_split_rule_says_so_and_give_it_back_on_free,
-                   alignment_above_256_should_leave_a_lower_hole_below_the_allocation,
-                   tsl2024_should_ignore_the_alignment, jax_limit_should_round_up_to_2mib_under_xla2026_only,
-                   spatial_should_default_on_only_for_jax_preallocation_under_xla2026,
-                   spatial_should_be_refused_with_growth_and_with_tsl2024,
-                   random_streams_should_match_the_brute_force_partitioned_best_fit)
