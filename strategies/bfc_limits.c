@@ -59,6 +59,67 @@ uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_i
     return reserve < available ? available - reserve : available;
 }
 
+/* The keys are what bfc_limits_parse reads and bfc.c's options() writes back
+ * (bfc_limits.h says which modes take which entries). */
+const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {
+    {.key = "mem_fraction",
+     .cli = "mem-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "tf: total less a reserve by compute capability, jax: 0.75",
+     .example = "0.5",
+     .help = "the limit as a share of total memory (per_process_gpu_memory_fraction, "
+             "XLA_PYTHON_CLIENT_MEM_FRACTION)"},
+    {.key = "bfc_preset",
+     .cli = "bfc-preset",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "tf|jax",
+     .default_text = "tf",
+     .example = "jax",
+     .help = "whose wiring sets the limit and garbage collection: TensorFlow's or JAX's"},
+    {.key = "bfc_gc",
+     .cli = "bfc-gc",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on for tf, off for jax",
+     .example = "off",
+     .help = "on a failed allocation, free the wholly free regions and retry"},
+    {.key = "bfc_fragmentation_fraction",
+     .cli = "bfc-fragmentation-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "0, meaning 128 MiB",
+     .example = "0.2",
+     .help = "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"},
+    {.key = "bfc_version",
+     .cli = "bfc-version",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "tsl2024|xla2026",
+     .default_text = "xla2026",
+     .example = "tsl2024",
+     .help = "which bfc_allocator.cc: google/tsl of 2024-06 or openxla/xla of 2026-08 (spatial "
+             "partitioning, alignment, JAX's 2 MiB limit rounding)"},
+    {.key = "bfc_alignment",
+     .cli = "bfc-alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "64 (XLA's request); 256 B is the floor",
+     .example = "4096",
+     .help = "the alignment every request asks for, a power of two (xla2026 honours max(A, 256); tsl2024 "
+             "ignores it)"},
+    {.key = "bfc_spatial",
+     .cli = "bfc-spatial",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on for greedy --bfc-preset=jax under xla2026, off elsewhere",
+     .example = "on",
+     .help = "XLA's spatially partitioned BFC: lower-partition holes first, then the central gap "
+             "(xla_gpu_enable_allocator_spatial_partitioning)"},
+    {.key = "limit",
+     .cli = "limit",
+     .kind = STRATEGY_OPTION_SIZE,
+     .example = "4096MiB",
+     .help = "memory_limit of the logical device",
+     .required = true},
+};
+
 static sim_status option_error(sim_error *err, const char *flag, const char *value, const char *expected,
                                const sim_error *inner)
 {
@@ -136,7 +197,10 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
      * xla_gpu_enable_allocator_spatial_partitioning is set, its default since
      * 7f541bdac3 (2026-06-15); TensorFlow's and growth's allocators are classic */
     out->spatial = out->version == BFC_VERSION_XLA2026 && out->preset == BFC_PRESET_JAX && mode == BFC_GREEDY;
-    v = strategy_config_get(cfg, "bfc_spatial");
+    /* growth does not take the option (XLA CHECKs that spatial partitioning has one
+     * fixed range, allow_growth=false): its table lacks it, so the command line
+     * refuses --bfc-spatial with growth alone, and growth ignores the key */
+    v = mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial");
     if (v != NULL) {
         if (strcmp(v, "on") == 0)
             out->spatial = true;
@@ -149,10 +213,6 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "--bfc-spatial=on needs --bfc-version=xla2026: tsl of 2024 has no spatial "
                              "partitioning");
-    if (out->spatial && mode == BFC_GROWTH)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--bfc-spatial=on with growth: XLA CHECKs that spatial partitioning has one "
-                             "fixed address range (allow_growth=false); use greedy or limit");
 
     out->alignment = BFC_DEFAULT_ALIGNMENT;
     v = strategy_config_get(cfg, "bfc_alignment");

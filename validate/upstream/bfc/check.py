@@ -102,7 +102,7 @@ def main():
         s = {k[len("setting."):]: v for k, v in gk.items() if k.startswith("setting.")}
         frag = [o.split("=", 1)[1] for o in opts if o.startswith("bfc_fragmentation_fraction=")]
         args = [replay, s["limit_bytes"], str(capacity), "1" if s["allow_growth"] == "true" else "0",
-                "1" if s["garbage_collection"] == "on" else "0", frag[0] if frag else "0",
+                "1" if s["bfc_gc"] == "on" else "0", frag[0] if frag else "0",
                 "1" if s.get("bfc_spatial") == "on" else "0", s.get("bfc_alignment", "64"), str(stop)]
         try:
             r = subprocess.run(args, input=text, capture_output=True, text=True, timeout=20)
