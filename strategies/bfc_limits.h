@@ -58,8 +58,7 @@ extern const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS];
  * the flag on a bad value, or when the `limit` mode has no --limit. Checks the
  * options in the order bfc_preset, bfc_gc, mem_fraction,
  * bfc_fragmentation_fraction, limit, bfc_version, bfc_spatial (not read by growth),
- * bfc_alignment, and
- * reports the first error. */
+ * bfc_alignment, and reports the first error. */
 sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err);
 
 /* The memory_limit BFCAllocator is built with on a device like info. */
