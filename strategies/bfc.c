@@ -56,6 +56,8 @@
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
  * bitmaps over the non-empty ones. alloc and free are O(log f) expected (f = free
  * chunks in one slice), sample() O(1); Extend O(1); garbage collection O(regions).
+ * With --bfc-alignment above 256 a search walks on from the best fit past chunks
+ * too small for their padding: O(f) in the worst case.
  * No host allocation per event once the tables reached their high-water marks.
  * Fragmentation bound: a used chunk exceeds its request by < R + 256 and < 128 MiB
  * (or max_frag) + 256, by rule 4; between chunks, none (regions are tiled). */

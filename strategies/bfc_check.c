@@ -407,6 +407,22 @@ bool bfc_debug_corrupt(strategy *s, bfc_corruption kind)
                     return true;
                 }
         return false;
+    case BFC_CORRUPT_SECOND_GAP: {
+        uint32_t h = find_free_chunk(s);
+        if (!s->opt.spatial || s->gap == BFC_NONE || h == BFC_NONE)
+            return false;
+        ck[h].tag = BFC_TAG_GAP; /* still binned, and not the recorded gap */
+        return true;
+    }
+    case BFC_CORRUPT_GAP_AS_HOLE: {
+        uint32_t h = s->gap;
+        if (h == BFC_NONE)
+            return false;
+        ck[h].tag = BFC_TAG_LOWER; /* a hole at the region's end, with nothing above it */
+        s->gap = BFC_NONE;
+        bfc_bins_insert(&s->bins, ck, h);
+        return true;
+    }
     }
     return false;
 }

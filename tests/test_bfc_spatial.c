@@ -1,7 +1,7 @@
 /* Check suite for XLA 2026's BFC (--bfc-version=xla2026): spatial partitioning (the
  * central gap and the lower partition's holes, XLA PR #43912), the requested
  * alignment (PR #40979), JAX's 2 MiB limit rounding (PR #43125), the option rules,
- * and a seeded random stream replayed against a brute-force reference of the
+ * the checker on the partition invariants, and a seeded random stream replayed against a brute-force reference of the
  * partitioned best fit that is compared with the walker's whole layout after every
  * operation. The harness runs the full checker after every operation.
  * Sizes: 1 MiB = 1048576. */
@@ -12,6 +12,7 @@
 
 #include "sim/units.h"
 #include "strategies/bfc.h"
+#include "strategies/bfc_internal.h"
 #include "support/check_main.h"
 #include "support/harness.h"
 #include "support/seed.h"
@@ -158,6 +159,27 @@ START_TEST(a_carve_should_take_the_whole_gap_when_the_split_rule_says_so_and_giv
     harness_free_block(h, b);
     ck_assert_uint_eq(harness_stat(h, "central_gap_bytes"), 8 * MiB);
     harness_free(h);
+}
+END_TEST
+
+/* [6 MiB lower hole][1 MiB used][9 MiB central gap], then one corruption: the checker
+ * must name it. */
+static void expect_partition_corruption_caught(bfc_corruption kind, const char *needle)
+{
+    harness *h = harness_new(GREEDY, 32 * MiB, 0, "bfc_preset=jax,mem_fraction=0.5");
+    strategy_handle a = harness_alloc(h, 6 * MiB, 0);
+    harness_alloc(h, 1 * MiB, 0);
+    harness_free_block(h, a);
+    ck_assert(bfc_debug_corrupt(h->s, kind));
+    sim_report r = harness_report(h);
+    ck_assert_msg(sim_report_mentions(&r, needle), "expected '%s' in:\n%s", needle, r.text);
+    harness_free(h);
+}
+
+START_TEST(checker_should_catch_a_second_central_gap_and_a_gap_binned_as_a_hole)
+{
+    expect_partition_corruption_caught(BFC_CORRUPT_SECOND_GAP, "tagged central gap");
+    expect_partition_corruption_caught(BFC_CORRUPT_GAP_AS_HOLE, "borders no used chunk");
 }
 END_TEST
 
