@@ -362,7 +362,8 @@ static void oom_classify(const engine *e, uint32_t p, const sim_event *ev, sim_o
     uint64_t contexts = alive * e->context_bytes;
     uint64_t own_room = info.capacity_bytes > e->context_bytes ? info.capacity_bytes - e->context_bytes : 0;
     rec->live_requested_bytes = e->ps[p].requested;
-    rec->usable_bytes = rec->info.usable_bytes ? rec->info.usable_bytes : own_room;
+    /* no process may use more than capacity − its context, whatever its allocator's limit */
+    rec->usable_bytes = rec->info.usable_bytes && rec->info.usable_bytes < own_room ? rec->info.usable_bytes : own_room;
     rec->other_processes_bytes = others;
     rec->other_processes = n_others;
     rec->contexts_bytes = contexts;

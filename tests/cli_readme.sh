@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot), the what-if example and the lessons' OOM sentences are rerun and
-# compared; each command must succeed and print something.
+# snapshot), the 8-GPU and data-parallel lessons, the --summary example, the what-if
+# example and the lessons' OOM sentences are rerun and compared; each command must
+# succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -35,6 +36,19 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy
+check_in_readme "8-GPU lesson, growth" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=growth
+check_in_readme "8-GPU lesson, visible=0" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB \
+  --strategy=greedy --visible=0
+check_in_readme "data-parallel example" replay traces/examples/small-model-12gb.jsonl --node=4x12GiB \
+  --strategy=growth --replicas=4 --job=3:traces/examples/two-jobs-b.jsonl
+# the --summary example: its first lines
+out=$("$bin" replay traces/examples/small-model-12gb.jsonl --strategy=torch --summary=peak 2>"$tmp/err" | head -12)
+n=0
+while IFS= read -r line; do
+  grep -qF -- "$line" "$readme" || n=$((n + 1))
+done <<<"$out"
+if [ -n "$out" ] && [ "$n" -eq 0 ]; then ok; else bad "the --summary example differs ($n lines not in the README)"; fi
 # check_oom_in_readme "what" COMMAND...: the lines that name an OOM, its largest live
 # allocations, the allocator's words and the what-if answer must all be in the README
 # (at least `want` of them: $OOM_LINES). These replays end in an OOM, so their exit status
