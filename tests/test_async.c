@@ -198,7 +198,7 @@ START_TEST(async_oom_should_say_capacity_or_fragmentation)
     ck_assert_uint_eq(oom.reserved_bytes, 6 * MiB);
     /* 5 MiB > 2 + 2 MiB → capacity; nothing changed */
     ck_assert_int_eq(harness_try_alloc(h, 5 * MiB, 0, NULL, &oom), SIM_OOM);
-    ck_assert_uint_eq(oom.size_bytes, 6 * MiB); /* 5 MiB in 2 MiB pages */
+    ck_assert_uint_eq(oom.size_bytes, 5 * MiB); /* the request, rounded to the alignment */
     ck_assert_ptr_nonnull(strstr(oom.detail, "cudaMallocAsync"));
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 6 * MiB);
     harness_free(h);
