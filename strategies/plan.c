@@ -136,7 +136,7 @@ void plan_lifetimes(const plan_trace *t, plan_clock clock, plan_buffer *out)
 
 uint64_t plan_align_up(uint64_t x, uint64_t align)
 {
-    uint64_t r = x % align;
+    uint64_t r = (align & (align - 1)) == 0 ? x & (align - 1) : x % align;
     if (r == 0)
         return x;
     if (x > UINT64_MAX - (align - r))
@@ -174,4 +174,64 @@ sim_status plan_sort(uint32_t *ids, uint32_t n, plan_less less, const void *ctx)
     }
     free(tmp);
     return SIM_OK;
+}
+
+static inline bool chunk_before(const plan_chunk *a, const plan_chunk *b)
+{
+    return a->off < b->off || (a->off == b->off && a->seq < b->seq);
+}
+
+static void insertion_sort(plan_chunk *c, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        plan_chunk v = c[i];
+        uint32_t j = i;
+        while (j > 0 && chunk_before(&v, &c[j - 1])) {
+            c[j] = c[j - 1];
+            j--;
+        }
+        c[j] = v;
+    }
+}
+
+void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)
+{
+    if (n <= 32) {
+        insertion_sort(c, n);
+        return;
+    }
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < n; i++)
+        all |= c[i].off;
+    plan_chunk *src = c, *dst = tmp;
+    for (unsigned shift = 0; shift < 64 && (all >> shift) != 0; shift += 8) {
+        uint32_t count[256] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            count[(src[i].off >> shift) & 0xFF]++;
+        if (count[(src[0].off >> shift) & 0xFF] == n)
+            continue; /* one digit everywhere: the pass would not move anything */
+        uint32_t sum = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            uint32_t k = count[d];
+            count[d] = sum;
+            sum += k;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            dst[count[(src[i].off >> shift) & 0xFF]++] = src[i];
+        plan_chunk *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != c) {
+        for (uint32_t i = 0; i < n; i++)
+            c[i] = src[i];
+    }
+    for (uint32_t i = 0; i < n;) { /* runs of one offset: by seq */
+        uint32_t j = i + 1;
+        while (j < n && c[j].off == c[i].off)
+            j++;
+        if (j - i > 1)
+            insertion_sort(c + i, j - i);
+        i = j;
+    }
 }

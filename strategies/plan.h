@@ -78,6 +78,18 @@ static inline bool plan_overlap(const plan_buffer *a, const plan_buffer *b)
 typedef bool (*plan_less)(const void *ctx, uint32_t a, uint32_t b);
 sim_status plan_sort(uint32_t *ids, uint32_t n, plan_less less, const void *ctx);
 
+/* A placed buffer as a planner walks them: offset order, then placement order. */
+typedef struct plan_chunk {
+    uint64_t off, size;
+    uint32_t seq;
+} plan_chunk;
+
+/* Sorts c[0 .. n) by (off, seq), with tmp[0 .. n) as scratch: insertion sort for
+ * short lists, else a least-significant-digit radix sort on the offset's bytes
+ * (branch-free; passes whose byte is the same everywhere are skipped) followed by
+ * an insertion sort of each run of equal offsets by seq. */
+void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n);
+
 /* x rounded up to a multiple of align (align > 0); UINT64_MAX if that overflows. */
 uint64_t plan_align_up(uint64_t x, uint64_t align);
 

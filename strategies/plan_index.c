@@ -1,21 +1,30 @@
-/* The static overlap index of plan_index.h: a max-end segment tree over the
- * buffers in start order. Leaves hold INT64_MIN until their buffer is committed. */
+/* The static overlap index of plan_index.h: a 16-ary max-end tree over the
+ * buffers in start order. Level 0 holds each place's end (INT64_MIN until its
+ * buffer is committed); an entry of level i + 1 is the maximum of 16 entries of
+ * level i. A query scans 16 neighbouring entries at a time (two cache lines), which
+ * costs far less per hit than a pointer-chasing binary tree. */
 #include "plan_index.h"
 
 #include <stdlib.h>
 
+#define FAN 16u
+#define FAN_BITS 4u
+#define MAX_LEVELS 9u /* 16^8 = 2^32 places */
+
 struct plan_index {
     const plan_buffer *b;
     uint32_t n;
-    uint32_t leaves;    /* a power of two >= n */
-    uint32_t *by_start; /* buffer ids sorted by start */
-    uint32_t *pos;      /* pos[id]: its place in by_start */
-    int64_t *tree;      /* 2 * leaves nodes, root at 1 */
+    uint32_t n_levels;
+    int64_t *level[MAX_LEVELS];  /* level[0][p]: the end at place p, or INT64_MIN */
+    uint32_t level_n[MAX_LEVELS];
+    uint32_t *by_start;          /* buffer ids sorted by start */
+    uint32_t *pos;               /* pos[id]: its place in by_start */
+    int64_t *starts;             /* starts[p] = the start of by_start[p] */
+    plan_chunk *leaf;            /* the committed chunk at each place */
     uint32_t *committed;
     uint32_t n_committed;
-    uint32_t *hits;
+    plan_chunk *hits, *scratch;
     uint32_t n_hits, cap_hits;
-    uint32_t *stack;    /* the depth-first descent: at most one pending node per level */
 };
 
 static bool start_less(const void *ctx, uint32_t a, uint32_t b)
@@ -31,17 +40,27 @@ plan_index *plan_index_new(const plan_buffer *b, uint32_t n)
         return NULL;
     x->b = b;
     x->n = n;
-    x->leaves = 1;
-    while (x->leaves < n)
-        x->leaves *= 2;
     size_t nn = n ? n : 1;
+    bool ok = true;
+    uint32_t len = n ? n : 1;
+    for (;;) {
+        uint32_t i = x->n_levels++;
+        x->level_n[i] = len;
+        x->level[i] = malloc((size_t)len * sizeof(int64_t));
+        ok = ok && x->level[i] != NULL;
+        for (uint32_t k = 0; ok && k < len; k++)
+            x->level[i][k] = INT64_MIN;
+        if (len <= FAN || x->n_levels == MAX_LEVELS)
+            break;
+        len = (len + FAN - 1) / FAN;
+    }
     x->by_start = malloc(nn * sizeof *x->by_start);
     x->pos = malloc(nn * sizeof *x->pos);
-    x->tree = malloc((size_t)x->leaves * 2 * sizeof *x->tree);
     x->committed = malloc(nn * sizeof *x->committed);
-    x->stack = malloc(64 * sizeof *x->stack);
-    if (x->by_start == NULL || x->pos == NULL || x->tree == NULL || x->committed == NULL ||
-        x->stack == NULL) {
+    x->leaf = malloc(nn * sizeof *x->leaf);
+    x->starts = malloc(nn * sizeof *x->starts);
+    if (!ok || x->by_start == NULL || x->pos == NULL || x->committed == NULL || x->leaf == NULL ||
+        x->starts == NULL) {
         plan_index_free(x);
         return NULL;
     }
@@ -51,10 +70,10 @@ plan_index *plan_index_new(const plan_buffer *b, uint32_t n)
         plan_index_free(x);
         return NULL;
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         x->pos[x->by_start[i]] = i;
-    for (uint32_t i = 0; i < 2 * x->leaves; i++)
-        x->tree[i] = INT64_MIN;
+        x->starts[i] = b[x->by_start[i]].start;
+    }
     return x;
 }
 
@@ -62,99 +81,116 @@ void plan_index_free(plan_index *x)
 {
     if (x == NULL)
         return;
+    for (uint32_t i = 0; i < x->n_levels; i++)
+        free(x->level[i]);
     free(x->by_start);
     free(x->pos);
-    free(x->tree);
     free(x->committed);
+    free(x->leaf);
+    free(x->starts);
     free(x->hits);
-    free(x->stack);
+    free(x->scratch);
     free(x);
 }
 
-static void set_leaf(plan_index *x, uint32_t p, int64_t v)
+void plan_index_commit(plan_index *x, uint32_t i, uint64_t off, uint32_t seq)
 {
-    uint32_t i = x->leaves + p;
-    x->tree[i] = v;
-    for (i /= 2; i >= 1; i /= 2) {
-        int64_t l = x->tree[2 * i], r = x->tree[2 * i + 1];
-        int64_t m = l > r ? l : r;
-        if (x->tree[i] == m)
-            break;
-        x->tree[i] = m;
-    }
-}
-
-void plan_index_commit(plan_index *x, uint32_t i)
-{
+    uint32_t p = x->pos[i];
+    int64_t end = x->b[i].end;
     x->committed[x->n_committed++] = i;
-    set_leaf(x, x->pos[i], x->b[i].end);
+    x->leaf[p] = (plan_chunk){.off = off, .size = x->b[i].size, .seq = seq};
+    /* entries only grow from INT64_MIN to an end, so a maximum is kept by max() */
+    for (uint32_t l = 0; l < x->n_levels; l++, p >>= FAN_BITS) {
+        if (x->level[l][p] >= end)
+            break;
+        x->level[l][p] = end;
+    }
 }
 
 void plan_index_reset(plan_index *x)
 {
     for (uint32_t k = 0; k < x->n_committed; k++) {
-        uint32_t i = x->leaves + x->pos[x->committed[k]];
-        for (; i >= 1 && x->tree[i] != INT64_MIN; i /= 2)
-            x->tree[i] = INT64_MIN;
+        uint32_t p = x->pos[x->committed[k]];
+        for (uint32_t l = 0; l < x->n_levels; l++, p >>= FAN_BITS) {
+            if (x->level[l][p] == INT64_MIN)
+                break;
+            x->level[l][p] = INT64_MIN;
+        }
     }
     x->n_committed = 0;
 }
 
-static sim_status add_hit(plan_index *x, uint32_t id)
+static sim_status grow_hits(plan_index *x)
 {
-    if (x->n_hits == x->cap_hits) {
-        uint32_t cap = x->cap_hits ? x->cap_hits * 2 : 256;
-        uint32_t *p = realloc(x->hits, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return SIM_ENOMEM;
-        x->hits = p;
-        x->cap_hits = cap;
-    }
-    x->hits[x->n_hits++] = id;
+    uint32_t cap = x->cap_hits ? x->cap_hits * 2 : 256;
+    plan_chunk *h = realloc(x->hits, (size_t)cap * sizeof *h);
+    if (h == NULL)
+        return SIM_ENOMEM;
+    x->hits = h;
+    h = realloc(x->scratch, (size_t)cap * sizeof *h);
+    if (h == NULL)
+        return SIM_ENOMEM;
+    x->scratch = h;
+    x->cap_hits = cap;
     return SIM_OK;
 }
 
-sim_status plan_index_query(plan_index *x, int64_t start, int64_t end, const uint32_t **out,
-                            uint32_t *n_out)
+/* Entries [lo, hi) of level l that are at or after start; each covers 16^l places,
+ * all below the query's prefix bound p (the caller clips hi). */
+static sim_status descend(plan_index *x, uint32_t l, uint32_t lo, uint32_t hi, int64_t start, uint32_t p)
+{
+    const int64_t *v = x->level[l];
+    for (uint32_t j = lo; j < hi; j++) {
+        if (v[j] < start)
+            continue;
+        if (l == 0) {
+            if (x->n_hits == x->cap_hits && grow_hits(x) != SIM_OK)
+                return SIM_ENOMEM;
+            x->hits[x->n_hits++] = x->leaf[j];
+            continue;
+        }
+        /* children of j at level l - 1 that hold places below p */
+        uint32_t clo = j << FAN_BITS;
+        uint32_t chi = clo + FAN;
+        uint32_t shift = FAN_BITS * (l - 1);
+        uint32_t limit = (uint32_t)(((uint64_t)p + ((UINT64_C(1) << shift) - 1)) >> shift);
+        if (chi > limit)
+            chi = limit;
+        if (chi > x->level_n[l - 1])
+            chi = x->level_n[l - 1];
+        sim_status st = descend(x, l - 1, clo, chi, start, p);
+        if (st != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
+}
+
+sim_status plan_index_query(plan_index *x, int64_t start, int64_t end, plan_chunk **out, uint32_t *n_out)
 {
     x->n_hits = 0;
     *out = x->hits;
     *n_out = 0;
-    /* p = how many buffers start at or before end (the candidates' prefix). */
+    /* p = how many buffers start at or before end: the candidates are places [0, p) */
     uint32_t lo = 0, hi = x->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (x->b[x->by_start[mid]].start <= end)
+        if (x->starts[mid] <= end)
             lo = mid + 1;
         else
             hi = mid;
     }
     uint32_t p = lo;
-    if (p == 0 || x->tree[1] < start)
+    if (p == 0)
         return SIM_OK;
-    /* Descend: a node covers leaves [nlo, nhi); keep it if it meets [0, p) and its
-     * latest committed end reaches start. */
-    uint32_t depth = 0;
-    x->stack[depth++] = 1;
-    while (depth > 0) {
-        uint32_t node = x->stack[--depth];
-        if (x->tree[node] < start)
-            continue;
-        uint32_t level = 31u - (uint32_t)__builtin_clz(node);
-        uint32_t span = x->leaves >> level;
-        uint32_t nlo = (node - (1u << level)) * span;
-        if (nlo >= p)
-            continue;
-        if (span == 1) {
-            sim_status st = add_hit(x, x->by_start[nlo]);
-            if (st != SIM_OK)
-                return st;
-            continue;
-        }
-        x->stack[depth++] = 2 * node + 1;
-        x->stack[depth++] = 2 * node;
-    }
+    uint32_t top = x->n_levels - 1;
+    uint32_t shift = FAN_BITS * top;
+    uint32_t limit = (uint32_t)(((uint64_t)p + ((UINT64_C(1) << shift) - 1)) >> shift);
+    if (limit > x->level_n[top])
+        limit = x->level_n[top];
+    sim_status st = descend(x, top, 0, limit, start, p);
+    if (st == SIM_OK)
+        plan_sort_chunks(x->hits, x->scratch, x->n_hits);
     *out = x->hits;
     *n_out = x->n_hits;
-    return SIM_OK;
+    return st;
 }

@@ -9,55 +9,21 @@
 
 #include "plan_index.h"
 
-typedef struct placed {
-    uint64_t off, size;
-    uint32_t seq; /* placement number: equal offsets keep insertion order */
-} placed;
-
 typedef struct tfl_work {
     const plan_buffer *b;
     plan_index *index;
-    uint32_t *seq;     /* per buffer */
-    uint32_t n_placed;
-    placed *hits;
-    uint32_t cap_hits;
+    uint32_t n_placed; /* the chunks' seq: equal offsets keep placement order */
 } tfl_work;
 
-static int placed_cmp(const void *pa, const void *pb)
+/* The placed buffers meeting b[id]'s interval, in offset then placement order. */
+static sim_status gather(tfl_work *w, uint32_t id, plan_chunk **c, uint32_t *k)
 {
-    const placed *a = pa, *b = pb;
-    if (a->off != b->off)
-        return a->off < b->off ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+    return plan_index_query(w->index, w->b[id].start, w->b[id].end, c, k);
 }
 
-/* The placed buffers meeting b[id]'s interval, sorted; *k their number. */
-static sim_status gather(tfl_work *w, uint32_t id, const uint64_t *offsets, uint32_t *k)
+static void record(tfl_work *w, uint32_t id, uint64_t off)
 {
-    const uint32_t *ids;
-    sim_status st = plan_index_query(w->index, w->b[id].start, w->b[id].end, &ids, k);
-    if (st != SIM_OK)
-        return st;
-    if (*k > w->cap_hits) {
-        uint32_t cap = w->cap_hits ? w->cap_hits : 256;
-        while (cap < *k)
-            cap *= 2;
-        placed *p = realloc(w->hits, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return SIM_ENOMEM;
-        w->hits = p;
-        w->cap_hits = cap;
-    }
-    for (uint32_t i = 0; i < *k; i++)
-        w->hits[i] = (placed){.off = offsets[ids[i]], .size = w->b[ids[i]].size, .seq = w->seq[ids[i]]};
-    qsort(w->hits, *k, sizeof *w->hits, placed_cmp);
-    return SIM_OK;
-}
-
-static void record(tfl_work *w, uint32_t id)
-{
-    w->seq[id] = w->n_placed++;
-    plan_index_commit(w->index, id);
+    plan_index_commit(w->index, id, off, w->n_placed++);
 }
 
 /* SimpleMemoryArena::Allocate for b[id]. */
@@ -68,14 +34,15 @@ static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t
         offsets[id] = 0;
         return SIM_OK;
     }
+    plan_chunk *hits;
     uint32_t k;
-    sim_status st = gather(w, id, offsets, &k);
+    sim_status st = gather(w, id, &hits, &k);
     if (st != SIM_OK)
         return st;
     bool found = false;
     uint64_t best = 0, best_fit = UINT64_MAX, current = 0;
     for (uint32_t i = 0; i < k; i++) {
-        const placed *a = &w->hits[i];
+        const plan_chunk *a = &hits[i];
         uint64_t cand = plan_align_up(current, align);
         if (cand > UINT64_MAX - size)
             return SIM_EUSAGE; /* the source's CheckedAdd fails */
@@ -97,7 +64,7 @@ static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t
     offsets[id] = best;
     if (best + size > *high)
         *high = best + size;
-    record(w, id);
+    record(w, id, best);
     return SIM_OK;
 }
 
@@ -105,14 +72,15 @@ static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t
 static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *total)
 {
     uint64_t size = w->b[id].size;
+    plan_chunk *hits;
     uint32_t k;
-    sim_status st = gather(w, id, offsets, &k);
+    sim_status st = gather(w, id, &hits, &k);
     if (st != SIM_OK)
         return st;
     bool found = false;
     uint64_t best = 0, best_diff = UINT64_MAX, prev = 0;
     for (uint32_t i = 0; i < k; i++) {
-        const placed *a = &w->hits[i];
+        const plan_chunk *a = &hits[i];
         if (a->off >= prev) {
             uint64_t diff = a->off - prev;
             if (diff >= size && diff < best_diff) {
@@ -132,7 +100,7 @@ static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *
     offsets[id] = best;
     if (best + size > *total)
         *total = best + size;
-    record(w, id);
+    record(w, id, best);
     return SIM_OK;
 }
 
@@ -168,10 +136,10 @@ static sim_status run(const plan_buffer *b, uint32_t n, uint64_t align, tfl_kind
     if (align == 0)
         return SIM_EINTERNAL;
     size_t nn = n ? n : 1;
-    tfl_work w = {.b = b, .index = plan_index_new(b, n), .seq = malloc(nn * sizeof(uint32_t))};
+    tfl_work w = {.b = b, .index = plan_index_new(b, n)};
     uint32_t *order = malloc(nn * sizeof *order);
     sim_status st = SIM_ENOMEM;
-    if (w.index == NULL || w.seq == NULL || order == NULL)
+    if (w.index == NULL || order == NULL)
         goto done;
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
@@ -191,8 +159,6 @@ static sim_status run(const plan_buffer *b, uint32_t n, uint64_t align, tfl_kind
                          .order = kind == TFL_GPU ? "greedy_by_size" : "arena"};
 done:
     free(order);
-    free(w.seq);
-    free(w.hits);
     plan_index_free(w.index);
     return st;
 }

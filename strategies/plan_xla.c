@@ -10,10 +10,6 @@
 /* The unbounded last gap ends here, as XLA's free chunk list ends at INT64_MAX. */
 #define XLA_UNBOUNDED ((uint64_t)INT64_MAX)
 
-typedef struct xla_chunk {
-    uint64_t off, end;
-} xla_chunk;
-
 typedef struct xla_work {
     const plan_buffer *b;
     uint32_t n;
@@ -22,8 +18,6 @@ typedef struct xla_work {
     plan_index *index;
     uint32_t *ids;       /* the buffers to place, in order */
     uint32_t *in_heap;   /* those committed to the current heap */
-    xla_chunk *chunks;
-    uint32_t cap_chunks;
 } xla_work;
 
 static uint64_t live_length(const plan_buffer *b)
@@ -51,12 +45,6 @@ static bool temporal_less(const void *ctx, uint32_t x, uint32_t y)
     return x < y;
 }
 
-static int chunk_cmp(const void *pa, const void *pb)
-{
-    const xla_chunk *a = pa, *b = pb;
-    return (a->off > b->off) - (a->off < b->off);
-}
-
 typedef struct best_gap {
     uint64_t offset;
     uint64_t size;
@@ -78,49 +66,36 @@ static void consider_gap(best_gap *g, uint64_t lo, uint64_t hi, uint64_t size, u
         *g = (best_gap){.offset = at, .size = gap, .found = true};
 }
 
-static sim_status find_offset(xla_work *w, uint32_t id, const uint64_t *offsets, uint64_t *out)
+static sim_status find_offset(xla_work *w, uint32_t id, uint64_t *out)
 {
     const plan_buffer *me = &w->b[id];
-    const uint32_t *hits;
+    plan_chunk *c;
     uint32_t k;
-    sim_status st = plan_index_query(w->index, me->start, me->end, &hits, &k);
+    sim_status st = plan_index_query(w->index, me->start, me->end, &c, &k);
     if (st != SIM_OK)
         return st;
     if (k == 0) {
         *out = 0;
         return SIM_OK;
     }
-    if (k > w->cap_chunks) {
-        uint32_t cap = w->cap_chunks ? w->cap_chunks : 256;
-        while (cap < k)
-            cap *= 2;
-        xla_chunk *p = realloc(w->chunks, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return SIM_ENOMEM;
-        w->chunks = p;
-        w->cap_chunks = cap;
-    }
-    for (uint32_t i = 0; i < k; i++)
-        w->chunks[i] = (xla_chunk){.off = offsets[hits[i]], .end = offsets[hits[i]] + w->b[hits[i]].size};
-    qsort(w->chunks, k, sizeof *w->chunks, chunk_cmp);
-
     best_gap g = {0};
     uint64_t size = me->size, align = w->alignment;
     uint64_t free_start = 0;
-    uint64_t run_off = w->chunks[0].off, run_end = w->chunks[0].end;
+    uint64_t run_off = c[0].off, run_end = c[0].off + c[0].size;
     for (uint32_t i = 1; i < k; i++) {
-        const xla_chunk *c = &w->chunks[i];
-        if (c->off < run_end) {
-            if (c->end > run_end)
-                run_end = c->end;
+        const plan_chunk *ci = &c[i];
+        uint64_t c_end = ci->off + ci->size;
+        if (ci->off < run_end) {
+            if (c_end > run_end)
+                run_end = c_end;
             continue;
         }
         consider_gap(&g, free_start, run_off, size, align);
         uint64_t next = plan_align_up(run_end, align);
         if (next > free_start)
             free_start = next;
-        run_off = c->off;
-        run_end = c->end;
+        run_off = ci->off;
+        run_end = c_end;
     }
     consider_gap(&g, free_start, run_off, size, align);
     uint64_t next = plan_align_up(run_end, align);
@@ -154,13 +129,13 @@ static sim_status plan_order(xla_work *w, plan_less less, uint64_t *offsets, pla
         for (uint32_t k = 0; k < n_todo; k++) {
             uint32_t id = w->ids[k];
             uint64_t off;
-            st = find_offset(w, id, offsets, &off);
+            st = find_offset(w, id, &off);
             if (st != SIM_OK)
                 return st;
             uint64_t end = off + w->b[id].size;
             if (end <= w->limit || heap == 0) {
                 offsets[id] = off;
-                plan_index_commit(w->index, id);
+                plan_index_commit(w->index, id, off, 0);
                 w->in_heap[n_in++] = id;
                 if (end > heap)
                     heap = end;
@@ -221,7 +196,6 @@ done:
     free(other);
     free(w.ids);
     free(w.in_heap);
-    free(w.chunks);
     plan_index_free(w.index);
     return st;
 }

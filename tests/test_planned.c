@@ -430,7 +430,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
         uint32_t c = (uint32_t)(test_rand(&st) % N);
         if (!in[c]) {
             in[c] = true;
-            plan_index_commit(x, c);
+            plan_index_commit(x, c, 0, c);
         }
         if (round == 1000) {
             plan_index_reset(x);
@@ -438,7 +438,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
         }
         plan_buffer q = {.start = (int64_t)(test_rand(&st) % 460)};
         q.end = q.start + (int64_t)(test_rand(&st) % 30);
-        const uint32_t *hits;
+        plan_chunk *hits;
         uint32_t k;
         ck_assert_int_eq(plan_index_query(x, q.start, q.end, &hits, &k), SIM_OK);
         uint32_t want = 0;
@@ -447,7 +447,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
         EXPECT_MSG(k == want, "round %d: %u hits, want %u (seed %llu)", round, k, want,
                    (unsigned long long)seed);
         for (uint32_t i = 0; i < k; i++)
-            EXPECT(in[hits[i]] && plan_overlap(&b[hits[i]], &q));
+            EXPECT(in[hits[i].seq] && plan_overlap(&b[hits[i].seq], &q));
     }
     plan_index_free(x);
     free(in);
