@@ -19,7 +19,6 @@
 #include "traces/json.h"
 #include "traces/trace.h"
 
-#define CHECK_DEFAULT_STRATEGY "ideal" /* as replay */
 #define BASELINE_MAX_BYTES (64u << 20)
 
 static const cli_opt CHECK_OPTS[] = {
@@ -28,7 +27,7 @@ static const cli_opt CHECK_OPTS[] = {
     {"tolerance", true, "PCT: allowed growth, percent of a size or percentage points of fragmentation (default 0)"},
     {"max-reserved", true, "SIZE: also fail when peak reserved memory exceeds SIZE"},
     {"junit", true, "FILE.xml: the verdicts as JUnit XML, one test case per metric"},
-    {"strategy", true, "S: the allocator model (default: the baseline's, else " CHECK_DEFAULT_STRATEGY ")"},
+    {"strategy", true, "S: the allocator model (default: the baseline's, else " GPUSIM_DEFAULT_STRATEGY ")"},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
     CLI_INPUT_OPTS,
@@ -305,7 +304,7 @@ int cmd_check(int argc, char **argv)
     /* strategy: --strategy, else the baseline's, else replay's default */
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
-        sname = base_path ? b.strategy : CHECK_DEFAULT_STRATEGY;
+        sname = base_path ? b.strategy : GPUSIM_DEFAULT_STRATEGY;
     const strategy_ops *ops = registry_find(sname);
     if (ops == NULL) {
         if (cli_get(&a, "strategy"))

@@ -169,9 +169,7 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
     }
     if (g) {
         snprintf(out->name, sizeof out->name, "%s", g->name);
-        out->info.capacity_bytes = g->capacity_bytes;
-        out->info.cc_major = g->cc_major;
-        out->info.cc_minor = g->cc_minor;
+        out->info = gpus_device_info(g);
     } else if (!cli_has(a, "capacity")) {
         /* the trace's own device */
         const gpu_model *known = hdr_name && hdr_name[0] ? gpus_find(hdr_name) : NULL;
@@ -197,13 +195,9 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
             return prefix_error(err, st, "--context");
     }
     if ((v = cli_get(a, "compute-capability")) != NULL) {
-        unsigned maj = 0, min = 0;
-        char extra;
-        if (sscanf(v, "%u.%u%c", &maj, &min, &extra) != 2 || maj > 20 || min > 9)
+        if (!gpus_parse_cc(v, &out->info.cc_major, &out->info.cc_minor))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--compute-capability: '%s' is not of the form X.Y (e.g. 8.0)", v);
-        out->info.cc_major = maj;
-        out->info.cc_minor = min;
     }
     out->info.name = out->name;
     return SIM_OK;

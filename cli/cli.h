@@ -88,7 +88,7 @@ uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 /* Load the positional traces; 0, or the exit code after printing the error. */
 int cli_traces_load(const char *cmd, const cli_args *a, batch_traces *t);
 struct capture;
-/* The same, through the two passes of an HTML report (reports/capture.h). */
+/* The same, through the two passes of an HTML report (answers/capture.h). */
 sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
 /* --strategies, or the default list (the registry's strategies in the usual
  * order; limit only with --limit). 0, or the exit code of a usage error. */

@@ -9,8 +9,8 @@
 
 #include "against.h"
 #include "answers/batch.h"
+#include "answers/capture.h"
 #include "cli.h"
-#include "reports/capture.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"

@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include "against.h"
+#include "answers/capture.h"
+#include "answers/whatif.h"
 #include "cli.h"
-#include "reports/capture.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
@@ -15,10 +16,8 @@
 #include "strategies/registry.h"
 #include "traces/input.h"
 
-#define REPLAY_DEFAULT_STRATEGY "torch"
-
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " REPLAY_DEFAULT_STRATEGY},
+    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
@@ -81,36 +80,9 @@ static void on_progress(void *ctx, uint64_t events)
 }
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
- * would have helped by replaying the same traces that way (issue 4). */
-static bool wants_expandable_whatif(const strategy_ops *ops, const sim_run *run, const sim_kv *kv, uint32_t n_kv)
+ * would have helped by replaying the same traces that way (answers/whatif.h). */
+static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, whatif *w, sim_error *err)
 {
-    if (strcmp(ops->name, "torch") != 0 || run->total.ooms == 0)
-        return false;
-    for (uint32_t i = 0; i < n_kv; i++)
-        if (strcmp(kv[i].key, "alloc_conf") == 0 && strstr(kv[i].value, "expandable_segments:True") != NULL)
-            return false;
-    return true;
-}
-
-static sim_status run_expandable_whatif(const cli_args *a, const engine_config *base, const sim_kv *kv,
-                                        uint32_t n_kv, sim_run *run, sim_error *err)
-{
-    sim_kv kv2[CLI_MAX_KV + 1];
-    char conf[1024] = "expandable_segments:True";
-    uint32_t n2 = 0;
-    for (uint32_t i = 0; i < n_kv; i++) {
-        if (strcmp(kv[i].key, "alloc_conf") == 0) {
-            snprintf(conf, sizeof conf, "%s%sexpandable_segments:True", kv[i].value, kv[i].value[0] ? "," : "");
-            continue;
-        }
-        kv2[n2++] = kv[i];
-    }
-    kv2[n2++] = (sim_kv){"alloc_conf", conf};
-    engine_config cfg = *base;
-    cfg.opts = kv2;
-    cfg.n_opts = n2;
-    cfg.timeline_rows = 0;
-    cfg.paranoid = false;
     trace_input *readers[CLI_MAX_ARGS] = {0};
     sim_event_source sources[CLI_MAX_ARGS];
     input_options iopt;
@@ -121,19 +93,8 @@ static sim_status run_expandable_whatif(const cli_args *a, const engine_config *
         if (st == SIM_OK)
             sources[i] = input_source(readers[i]);
     }
-    sim_run *w = NULL;
     if (st == SIM_OK)
-        st = engine_run(&cfg, sources, (uint32_t)n, &w, err);
-    if (st == SIM_OK) {
-        sim_whatif *wi = &run->whatif;
-        wi->present = true;
-        snprintf(wi->setting, sizeof wi->setting, "--alloc-conf=%s", conf);
-        wi->completed = w->total.completed;
-        wi->ooms = w->total.ooms;
-        wi->peak_reserved_bytes = w->total.peak_reserved_bytes;
-        wi->first_oom = w->total.first_oom;
-    }
-    sim_run_free(w);
+        st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
     for (int i = 0; i < n; i++)
         input_close(readers[i]);
     return st;
@@ -155,7 +116,7 @@ int cmd_replay(int argc, char **argv)
         return against_run(&a);
     const char *sname = cli_get(&a, "strategy");
     if (sname == NULL)
-        sname = REPLAY_DEFAULT_STRATEGY;
+        sname = GPUSIM_DEFAULT_STRATEGY;
     const strategy_ops *ops = registry_find(sname);
     if (ops == NULL) {
         char names[512] = "";
@@ -189,6 +150,7 @@ int cmd_replay(int argc, char **argv)
     int n = a.n_positional;
     sim_run *run = NULL;
     capture *cap = NULL;
+    whatif wi = {0};
     sim_buf out;
     sim_buf_init(&out);
     for (int i = 0; i < n; i++) {
@@ -245,8 +207,7 @@ int cmd_replay(int argc, char **argv)
         rc = cli_fail(&err);
         goto done;
     }
-    if (wants_expandable_whatif(ops, run, kv, cfg.n_opts) &&
-        run_expandable_whatif(&a, &cfg, kv, cfg.n_opts, run, &err) != SIM_OK) {
+    if (whatif_expandable_applies(&cfg, run) && replay_whatif(&a, &cfg, &wi, &err) != SIM_OK) {
         rc = cli_fail(&err);
         goto done;
     }
@@ -275,9 +236,9 @@ int cmd_replay(int argc, char **argv)
         }
     }
     if (json)
-        report_json(run, &out);
+        report_json_whatif(run, &wi, &out);
     else
-        report_text(run, &out);
+        report_text_whatif(run, &wi, &out);
     const char *outpath = cli_get(&a, "output");
     if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK) {
         rc = cli_fail(&err);

@@ -184,17 +184,17 @@ static void axis_titles(sim_buf *b, const plot *p, const char *ytitle)
 
 typedef enum series { S_REQ, S_ALLOC, S_RES, S_FRAG } series;
 
-static void bucket_range(const capture_bucket *k, series s, double *lo, double *hi)
+static void bucket_range(const timeline_row *k, series s, double *lo, double *hi)
 {
     switch (s) {
-    case S_REQ: *lo = (double)k->req_min; *hi = (double)k->req_max; break;
-    case S_ALLOC: *lo = (double)k->alloc_min; *hi = (double)k->alloc_max; break;
-    case S_RES: *lo = (double)k->res_min; *hi = (double)k->res_max; break;
-    case S_FRAG: *lo = k->frag_min; *hi = k->frag_max; break;
+    case S_REQ: *lo = (double)k->requested_min; *hi = (double)k->requested; break;
+    case S_ALLOC: *lo = (double)k->allocated_min; *hi = (double)k->allocated; break;
+    case S_RES: *lo = (double)k->reserved_min; *hi = (double)k->reserved; break;
+    case S_FRAG: *lo = k->fragmentation_min; *hi = k->fragmentation; break;
     }
 }
 
-static double bucket_x(const plot *p, const capture_bucket *k)
+static double bucket_x(const plot *p, const timeline_row *k)
 {
     return px_x(p, (double)k->event + (double)(k->count - 1) / 2.0);
 }
@@ -204,19 +204,19 @@ static double bucket_x(const plot *p, const capture_bucket *k)
 static void band(sim_buf *b, const plot *p, const capture *c, series s, const char *cls, const char *color,
                  bool filled)
 {
-    if (c->n_buckets == 0)
+    if (c->curve.n == 0)
         return;
     sim_buf_printf(b, "<path class=\"%s\" fill=\"%s\" stroke=\"%s\" d=\"", cls, filled ? color : "none", color);
-    for (uint64_t i = 0; i < c->n_buckets; i++) {
+    for (uint64_t i = 0; i < c->curve.n; i++) {
         double lo, hi;
-        bucket_range(&c->buckets[i], s, &lo, &hi);
-        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &c->buckets[i]), px_y(p, hi));
+        bucket_range(&c->curve.rows[i], s, &lo, &hi);
+        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &c->curve.rows[i]), px_y(p, hi));
     }
     if (filled) {
-        for (uint64_t i = c->n_buckets; i-- > 0;) {
+        for (uint64_t i = c->curve.n; i-- > 0;) {
             double lo, hi;
-            bucket_range(&c->buckets[i], s, &lo, &hi);
-            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &c->buckets[i]), px_y(p, lo));
+            bucket_range(&c->curve.rows[i], s, &lo, &hi);
+            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &c->curve.rows[i]), px_y(p, lo));
         }
         sim_buf_puts(b, "Z");
     }
@@ -302,9 +302,9 @@ static uint64_t mem_ymax(const capture *const *caps, uint32_t n, uint64_t capaci
 {
     uint64_t top = 0;
     for (uint32_t i = 0; i < n; i++)
-        for (uint64_t k = 0; k < caps[i]->n_buckets; k++)
-            if (caps[i]->buckets[k].res_max > top)
-                top = caps[i]->buckets[k].res_max;
+        for (uint64_t k = 0; k < caps[i]->curve.n; k++)
+            if (caps[i]->curve.rows[k].reserved > top)
+                top = caps[i]->curve.rows[k].reserved;
     if (capacity <= 2 * top)
         top = capacity > top ? capacity : top;
     top += top / 16;

@@ -8,7 +8,7 @@
 #ifndef GPUSIM_HTML_H
 #define GPUSIM_HTML_H
 
-#include "reports/capture.h"
+#include "answers/capture.h"
 #include "sim/buf.h"
 
 /* Buckets a report asks capture_run for: one per pixel column of the plots. */

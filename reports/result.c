@@ -226,6 +226,11 @@ static void json_source(const sim_run_source *s, sim_buf *b)
 
 void report_json(const sim_run *run, sim_buf *b)
 {
+    report_json_whatif(run, NULL, b);
+}
+
+void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *b)
+{
     device_info d = device_get_info(run->dev);
     sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
     if (run->n_sources > 0)
@@ -256,8 +261,7 @@ void report_json(const sim_run *run, sim_buf *b)
                    (unsigned long long)report_limit_bytes(run));
     sim_buf_puts(b, "  \"result\": ");
     report_json_result(run, UINT32_MAX, 2, b);
-    if (run->whatif.present) {
-        const sim_whatif *w = &run->whatif;
+    if (w != NULL && w->present) {
         sim_buf_puts(b, ",\n  \"what_if\": {\"setting\": ");
         sim_buf_json_str(b, w->setting);
         sim_buf_printf(b, ", \"completed\": %s, \"ooms\": %llu, \"peak_reserved_bytes\": %llu, \"first_oom\": ",
@@ -361,6 +365,11 @@ static void text_metrics(const sim_run *run, const sim_metrics *m, sim_buf *b)
 
 void report_text(const sim_run *run, sim_buf *b)
 {
+    report_text_whatif(run, NULL, b);
+}
+
+void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
+{
     device_info d = device_get_info(run->dev);
     char cap[32], ctx[32], lim[32];
     sim_buf_printf(b, "gpusim %s: replay under '%s'\n", GPUSIM_VERSION, run->ops->name);
@@ -382,8 +391,7 @@ void report_text(const sim_run *run, sim_buf *b)
             text_metrics(run, &run->procs[i].m, b);
         }
     }
-    if (run->whatif.present) {
-        const sim_whatif *w = &run->whatif;
+    if (w != NULL && w->present) {
         char pk[32];
         sim_buf_printf(b, "\n  what if %s: ", w->setting);
         if (w->completed)

@@ -5,6 +5,7 @@
 #ifndef GPUSIM_RESULT_H
 #define GPUSIM_RESULT_H
 
+#include "answers/whatif.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 
@@ -15,6 +16,9 @@ void report_json(const sim_run *run, sim_buf *out);
 void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out);
 /* A human summary. */
 void report_text(const sim_run *run, sim_buf *out);
+/* The same two with the answer to a what-if (w NULL or not present: none). */
+void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *out);
+void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *out);
 /* t,event,requested,allocated,reserved,fragmentation — one row per timeline row. */
 void report_timeline_csv(const sim_run *run, sim_buf *out);
 /* One sentence explaining an OOM, e.g. for the text summary and compare tables. */

@@ -1,9 +1,10 @@
 # Shared set-up for scripts/gpusim, scripts/test and scripts/bench (sourced, not run).
-# Installs the Debian packages gpusim needs when they are missing, then configures
-# and builds into a build directory; make rebuilds only what changed.
+# Installs the Debian packages gpusim needs when they are missing (the list is in
+# gpusim_missing_packages), then configures and builds into a build directory; make
+# rebuilds only what changed.
+# shellcheck shell=bash
 
 GPUSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-GPUSIM_PACKAGES="cmake make gcc pkg-config libcjson-dev libgsl-dev check zlib1g-dev"
 
 gpusim_log() { printf 'gpusim set-up: %s\n' "$*" >&2; }
 

@@ -1,5 +1,7 @@
 #include "buf.h"
 
+#include "grow.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -254,6 +256,50 @@ sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err)
         if (commit)
             return sim_error_set(err, SIM_EIO, o->path, 0, 0, "write failed: %s", strerror(e ? e : EIO));
     }
+    return SIM_OK;
+}
+
+sim_status sim_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len, sim_error *err)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    sim_status st = SIM_OK;
+    for (;;) {
+        /* room for one byte past max_bytes (to see that the file is too large) and the NUL */
+        if (n + 1 >= cap) {
+            uint64_t want = (uint64_t)cap * 2 < 65536 ? 65536 : (uint64_t)cap * 2;
+            if (max_bytes < UINT64_MAX - 2 && want > max_bytes + 2)
+                want = max_bytes + 2;
+            if (want > SIZE_MAX || !SIM_GROW(buf, (size_t)want, cap)) {
+                st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory reading the file");
+                break;
+            }
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > max_bytes) {
+            st = sim_error_set(err, SIM_EIO, path, 0, 0, "larger than %llu bytes", (unsigned long long)max_bytes);
+            break;
+        }
+        if (got == 0) {
+            if (ferror(f))
+                st = sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (st != SIM_OK) {
+        free(buf);
+        return st;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
     return SIM_OK;
 }
 

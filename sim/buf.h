@@ -1,7 +1,7 @@
 /* buf.h — a growable byte buffer for building output (JSON, CSV, text, HTML), the
- * JSON string escaper every writer shares, and the one way gpusim writes a file:
- * to a temporary name in the same directory, then rename, so an interrupted or
- * failed run never leaves half a file behind (design.md §6). */
+ * JSON string escaper every writer shares, the one way gpusim writes a file (to a
+ * temporary name in the same directory, then rename, so an interrupted or failed run
+ * never leaves half a file behind, design.md §6) and the one way it reads one whole. */
 #ifndef GPUSIM_BUF_H
 #define GPUSIM_BUF_H
 
@@ -32,6 +32,12 @@ void sim_buf_json_real(sim_buf *b, double v);
 /* Write b to path atomically (temp file + fsync + rename). "-" writes stdout.
  * SIM_EIO with a message naming the path on failure; no partial file remains. */
 sim_status sim_buf_write_file(const sim_buf *b, const char *path, sim_error *err);
+
+/* Read the whole of path into a new NUL-terminated string: *text (the caller frees it)
+ * and *len (bytes, without the NUL). SIM_EIO with a message when the file cannot be
+ * opened or read, or is larger than max_bytes; SIM_ENOMEM. On error *text is NULL.
+ * Reads until end of file, so pipes and /dev/stdin work. */
+sim_status sim_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len, sim_error *err);
 
 /* A file being written incrementally under a temporary name. */
 typedef struct sim_outfile {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "units.h"
 
 typedef struct device_proc {
@@ -47,14 +48,8 @@ device_info device_get_info(const device *dev)
 
 uint32_t device_proc_start(device *dev)
 {
-    if (dev->n_procs == dev->cap_procs) {
-        uint32_t cap = dev->cap_procs ? dev->cap_procs * 2 : 4;
-        device_proc *p = realloc(dev->procs, cap * sizeof *p);
-        if (p == NULL)
-            return UINT32_MAX;
-        dev->procs = p;
-        dev->cap_procs = cap;
-    }
+    if (!SIM_GROW(dev->procs, dev->n_procs + 1, dev->cap_procs))
+        return UINT32_MAX;
     uint32_t id = dev->n_procs++;
     dev->procs[id] = (device_proc){.held = 0, .alive = true};
     dev->used += dev->info.context_bytes;

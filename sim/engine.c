@@ -44,7 +44,12 @@ typedef struct engine {
     pqueue deferred;
     uint64_t context_bytes;
     bool paranoid;
+    /* of the event being measured: ENGINE_DONE unless do_alloc or do_free said
+     * otherwise; observe() puts it back to ENGINE_DONE after each tick */
+    engine_outcome outcome;
+    engine_observer observe;
     sim_error *err;
+    engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
 } engine;
 
 double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
@@ -82,12 +87,10 @@ static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m,
     m->num_device_frees = s->num_device_frees;
 }
 
-/* The device totals after an event of process p (several processes, or a timeline). */
-static void measure_device(engine *e, uint64_t t)
+/* The device totals over the processes still running. */
+static void device_totals(const engine *e, strategy_sample *out, uint64_t *requested)
 {
-    sim_run *run = e->run;
-    uint64_t ev = run->events;
-    /* device totals over the processes still running */
+    const sim_run *run = e->run;
     strategy_sample tot = {0};
     uint64_t req = 0, allocs = 0, frees = 0;
     for (uint32_t i = 0; i < run->n_procs; i++) {
@@ -105,6 +108,18 @@ static void measure_device(engine *e, uint64_t t)
     }
     tot.num_device_allocs = allocs;
     tot.num_device_frees = frees;
+    *out = tot;
+    *requested = req;
+}
+
+/* The device totals after an event of process p (several processes, or a timeline). */
+static void measure_device(engine *e, uint64_t t)
+{
+    sim_run *run = e->run;
+    uint64_t ev = run->events;
+    strategy_sample tot;
+    uint64_t req;
+    device_totals(e, &tot, &req);
     double frag = sim_fragmentation(tot.free_bytes, tot.largest_free_bytes);
     metrics_update(&run->total, req, &tot, device_used_bytes(run->dev), frag, ev, t);
     if (run->has_timeline) {
@@ -114,8 +129,39 @@ static void measure_device(engine *e, uint64_t t)
     }
 }
 
-/* Re-sample process p and the device totals after an event. */
-static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p, uint64_t t)
+/* The observer's tick for the event just measured (engine.h: engine_observer). */
+static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t, const sim_event *ev,
+                                              uint64_t deferred_size)
+{
+    const sim_run *run = e->run;
+    const proc_state *ps = &e->ps[p];
+    engine_tick *k = &e->tick;
+    k->ev = ev;
+    k->deferred_size = ev ? 0 : deferred_size;
+    k->source = run->procs[p].source;
+    k->process = p;
+    k->event = run->events;
+    k->t = t;
+    k->outcome = e->outcome;
+    k->proc = ps->last;
+    k->proc_requested = ps->requested;
+    k->proc_device_bytes = ps->last.reserved_bytes + e->context_bytes;
+    k->device_bytes = device_used_bytes(run->dev);
+    if (run->n_procs == 1) {
+        k->total = ps->last; /* what device_totals gives for one running process */
+        k->requested = ps->requested;
+    } else {
+        device_totals(e, &k->total, &k->requested);
+    }
+    k->fragmentation = sim_fragmentation(k->total.free_bytes, k->total.largest_free_bytes);
+    e->observe(e->cfg->observe_ctx, k);
+    e->outcome = ENGINE_DONE;
+}
+
+/* Re-sample process p and the device totals after an event (ev: the trace event,
+ * or NULL for a deferred free of deferred_size bytes), then tell the observer. */
+static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p, uint64_t t, const sim_event *ev,
+                                                          uint64_t deferred_size)
 {
     sim_run *run = e->run;
     proc_state *ps = &e->ps[p];
@@ -125,9 +171,10 @@ static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p,
         metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
                        sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), run->events, t);
     }
-    if (run->n_procs == 1 && !run->has_timeline)
-        return; /* one process: the device totals are its numbers (copied at the end) */
-    measure_device(e, t);
+    if (run->n_procs != 1 || run->has_timeline)
+        measure_device(e, t); /* else the device totals are the process's (copied at the end) */
+    if (e->observe)
+        observe(e, p, t, ev, deferred_size);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -195,7 +242,8 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
         idmap_release(&ps->ids);
         return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
-    strategy_config sc = {.dev = run->dev, .proc = ps->dev_proc, .opts = e->cfg->opts, .n_opts = e->cfg->n_opts};
+    strategy_config sc = {.dev = run->dev, .proc = ps->dev_proc, .opts = e->cfg->opts, .n_opts = e->cfg->n_opts,
+                          .app_data = e->cfg->app_data};
     sim_status st = run->ops->create(&sc, &rp->s, e->err);
     if (st != SIM_OK) {
         idmap_release(&ps->ids);
@@ -283,9 +331,11 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
     if (e->cfg->on_oom_skip) {
         ent->flags |= IDMAP_DROPPED;
         ent->handle = STRATEGY_HANDLE_NONE;
+        e->outcome = ENGINE_OOM_DROPPED;
     } else {
         idmap_remove(&ps->ids, ent);
         ps->stop_after_event = true;
+        e->outcome = ENGINE_OOM_ENDED;
     }
     return SIM_OK;
 }
@@ -301,6 +351,7 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
                              (unsigned long long)ev->id);
     if (ent->flags & IDMAP_DROPPED) {
         idmap_remove(&ps->ids, ent);
+        e->outcome = ENGINE_IGNORED;
         return SIM_OK;
     }
     bool deferred = ev->ready_t > ev->t;
@@ -350,7 +401,7 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
     }
     if (st != SIM_OK)
         return st;
-    measure(e, p, ev->t); /* after an OOM this records what the process held then */
+    measure(e, p, ev->t, ev, 0); /* after an OOM this records what the process held then */
     if (e->paranoid && (st = paranoid_check(e, p, ev, e->sources[src].path)) != SIM_OK)
         return st;
     if (e->ps[p].stop_after_event)
@@ -367,8 +418,8 @@ static sim_status do_deferred(engine *e, const pq_entry *d)
     run->events++;
     run->ops->free_ready(run->procs[d->proc].s, d->handle);
     ps->requested -= d->size;
-    measure(e, d->proc, d->t);
-    if (e->cfg->paranoid)
+    measure(e, d->proc, d->t, NULL, d->size);
+    if (e->paranoid)
         return paranoid_check(e, d->proc, NULL, run->sources[run->procs[d->proc].source].path);
     return SIM_OK;
 }
@@ -409,7 +460,7 @@ static sim_status validate_options(const engine_config *cfg, sim_error *err)
     if (scratch == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     strategy_config sc = {.dev = scratch, .proc = device_proc_start(scratch), .opts = cfg->opts,
-                          .n_opts = cfg->n_opts};
+                          .n_opts = cfg->n_opts, .app_data = cfg->app_data};
     strategy *s = NULL;
     sim_status st = cfg->ops->create(&sc, &s, err);
     if (st == SIM_OK)
@@ -426,11 +477,12 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     if (st != SIM_OK)
         return st;
     engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
-                .paranoid = cfg->paranoid};
+                .paranoid = cfg->paranoid, .observe = cfg->observe};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     e.run = run;
+    e.tick.run = run;
     run->ops = cfg->ops;
     run->total.completed = true;
     run->dev = device_new(&cfg->device);

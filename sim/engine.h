@@ -3,7 +3,10 @@
  * deferred frees due at ready_t, in (t, sequence) order, drives one strategy
  * instance per process on a shared device, checks the trace's semantics (ids),
  * records out-of-memory events as data, and measures every metric of design.md §5
- * after each event. The result is plain data (sim_run) for the reports. */
+ * after each event. The result is plain data (sim_run) for the reports. Whatever
+ * watches a run (the HTML report's capture, a mirror) registers an observer that
+ * sees each measured event with its outcome and the device totals (engine_tick),
+ * instead of wrapping the strategy. */
 #ifndef GPUSIM_ENGINE_H
 #define GPUSIM_ENGINE_H
 
@@ -15,6 +18,52 @@
 #include "status.h"
 #include "strategy.h"
 #include "timeline.h"
+
+/* What became of a measured event (engine_tick.outcome). */
+typedef enum engine_outcome {
+    ENGINE_DONE = 0,     /* it took effect: alloc, free, a deferred free coming due, empty_cache, mark */
+    ENGINE_IGNORED,      /* the free of an allocation --on-oom=skip dropped: nothing happened */
+    ENGINE_OOM_DROPPED,  /* an alloc failed; --on-oom=skip dropped it and the process goes on */
+    ENGINE_OOM_ENDED     /* an alloc failed and ended its process (--on-oom=stop): its last tick */
+} engine_outcome;
+
+struct sim_run;
+
+/* One measured event as an observer sees it (engine_config.observe). */
+typedef struct engine_tick {
+    const sim_event *ev;       /* the trace event, or NULL for a deferred free coming due */
+    uint64_t deferred_size;    /* ev == NULL: the requested bytes that came back; else 0 */
+    uint32_t source;           /* index of the trace */
+    uint32_t process;          /* index into run->procs */
+    uint64_t event;            /* global event number (sim_run.events, peak_reserved_event) */
+    uint64_t t;                /* ns: ev->t, or the deferred free's ready_t */
+    engine_outcome outcome;
+    const struct sim_run *run; /* the run so far: run->procs[process].s is the instance */
+    /* the process after the event */
+    strategy_sample proc;      /* its sample, as the engine measured it */
+    uint64_t proc_requested;   /* live bytes it asked for */
+    uint64_t proc_device_bytes; /* proc.reserved_bytes + the device's context */
+    /* the device after the event, over the processes still running (an ending one
+     * included: this is its last tick); what sim_run.total and the timeline record */
+    strategy_sample total;     /* sums over processes; largest_free_bytes is the largest */
+    uint64_t requested;
+    uint64_t device_bytes;     /* device_used_bytes(): every process's memory and context */
+    double fragmentation;      /* sim_fragmentation(total.free_bytes, total.largest_free_bytes) */
+} engine_tick;
+
+/* The observer's contract. It is called exactly once per measured event: every
+ * trace event of a process that is still running and every deferred free coming
+ * due, in replay order (events of a process an OOM already ended are counted in
+ * sim_run.events but not measured, so tick.event can skip numbers). It is called
+ * after the engine sampled the process and updated the metrics and the timeline
+ * for the event, and before --paranoid's check of it (so a broken invariant ends
+ * the run after the observer saw the event), before an ending process is taken
+ * off the device, and before stop_after_event ends the run. The tick and
+ * everything it points to are valid only during the call (ev's strings until the
+ * source's next(), run->procs until a new process appears); the observer must not
+ * change the run or call into the strategy except through its const ops
+ * (sample, stats, options, walk). No observer: no cost but one test per event. */
+typedef void (*engine_observer)(void *ctx, const engine_tick *t);
 
 typedef struct engine_config {
     device_info device;
@@ -31,6 +80,11 @@ typedef struct engine_config {
     /* optional progress callback, called every 65536 events */
     void (*progress)(void *ctx, uint64_t events_done);
     void *progress_ctx;
+    /* optional per-event observer (see engine_observer above) and its context */
+    engine_observer observe;
+    void *observe_ctx;
+    /* handed to every create() as strategy_config.app_data (a decorator's state) */
+    void *app_data;
 } engine_config;
 
 typedef struct sim_oom_record {
@@ -84,18 +138,6 @@ typedef struct sim_run_mark {
     char name[64];
 } sim_run_mark;
 
-/* A second replay of the same trace with one setting changed, asked for by the
- * command line to answer "would X have avoided this OOM?" (filled by the caller,
- * rendered by the reports). */
-typedef struct sim_whatif {
-    bool present;
-    char setting[1100];       /* e.g. "--alloc-conf=expandable_segments:True" */
-    bool completed;
-    uint64_t ooms;
-    uint64_t peak_reserved_bytes;
-    sim_oom_record first_oom;
-} sim_whatif;
-
 typedef struct sim_run {
     device *dev;
     const strategy_ops *ops;
@@ -109,7 +151,6 @@ typedef struct sim_run {
     timeline tl;              /* device-wide curve, if asked for */
     uint32_t n_marks;
     sim_run_mark *marks;      /* the first SIM_RUN_MAX_MARKS marks */
-    sim_whatif whatif;        /* not filled by engine_run */
 } sim_run;
 
 #define SIM_RUN_MAX_MARKS 4096u

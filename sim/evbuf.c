@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* Events are packed into 40 bytes (a replay streams through them, so size is
  * speed): a free's ready_t is kept as a delay in the size field, strings are
  * offsets into one growing pool (0 = none; the pool can move without
@@ -70,16 +72,8 @@ static uint64_t intern(evbuf *b, const char *s)
         b->pool[0] = '\0';
         b->pool_len = 1;
     }
-    if (b->pool_len + n > b->pool_cap) {
-        uint64_t cap = b->pool_cap * 2;
-        while (b->pool_len + n > cap)
-            cap *= 2;
-        char *p = realloc(b->pool, (size_t)cap);
-        if (p == NULL)
-            return UINT64_MAX;
-        b->pool = p;
-        b->pool_cap = cap;
-    }
+    if (!SIM_GROW(b->pool, b->pool_len + n, b->pool_cap))
+        return UINT64_MAX;
     uint64_t off = b->pool_len;
     memcpy(b->pool + off, s, n);
     b->pool_len += n;
@@ -129,13 +123,8 @@ static inline uint64_t lazy_get(const lazy_col *c, uint64_t i)
 sim_status evbuf_push(evbuf *b, const sim_event *ev)
 {
     if (b->n == b->cap) {
-        uint64_t cap = b->cap ? b->cap * 2 : 1024;
-        packed_event *e = realloc(b->ev, (size_t)cap * sizeof *e);
-        if (e == NULL)
-            return SIM_ENOMEM;
-        b->ev = e;
-        b->cap = cap;
-        if (!lazy_grow(&b->line, cap) || !lazy_grow(&b->index, cap))
+        /* the lazy columns follow the event array's capacity */
+        if (!SIM_GROW(b->ev, b->n + 1, b->cap) || !lazy_grow(&b->line, b->cap) || !lazy_grow(&b->index, b->cap))
             return SIM_ENOMEM;
     }
     const packed_event *prev = b->n ? &b->ev[b->n - 1] : NULL;

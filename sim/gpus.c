@@ -1,5 +1,6 @@
 #include "gpus.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -65,4 +66,25 @@ const gpu_model *gpus_find(const char *name)
         }
     }
     return NULL;
+}
+
+device_info gpus_device_info(const gpu_model *g)
+{
+    device_info d = {0};
+    d.name = g->name;
+    d.capacity_bytes = g->capacity_bytes;
+    d.cc_major = g->cc_major;
+    d.cc_minor = g->cc_minor;
+    return d;
+}
+
+bool gpus_parse_cc(const char *text, unsigned *major, unsigned *minor)
+{
+    unsigned maj = 0, min = 0;
+    char extra;
+    if (sscanf(text, "%u.%u%c", &maj, &min, &extra) != 2 || maj > 20 || min > 9)
+        return false;
+    *major = maj;
+    *minor = min;
+    return true;
 }

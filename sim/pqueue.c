@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void pqueue_init(pqueue *q)
 {
     memset(q, 0, sizeof *q);
@@ -21,14 +23,8 @@ static inline bool before(const pq_entry *a, const pq_entry *b)
 
 bool pqueue_push(pqueue *q, pq_entry e)
 {
-    if (q->n == q->cap) {
-        uint64_t cap = q->cap ? q->cap * 2 : 64;
-        pq_entry *h = realloc(q->heap, (size_t)cap * sizeof *h);
-        if (h == NULL)
-            return false;
-        q->heap = h;
-        q->cap = cap;
-    }
+    if (!SIM_GROW(q->heap, q->n + 1, q->cap))
+        return false;
     e.seq = q->next_seq++;
     uint64_t i = q->n++;
     while (i > 0) {

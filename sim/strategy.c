@@ -1,5 +1,6 @@
 #include "strategy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *strategy_config_get(const strategy_config *cfg, const char *key)
@@ -15,4 +16,64 @@ const char *strategy_config_get(const strategy_config *cfg, const char *key)
 const char *sim_oom_cause_name(sim_oom_cause c)
 {
     return c == SIM_OOM_FRAGMENTATION ? "fragmentation" : "capacity";
+}
+
+typedef struct stat_finder {
+    const char *key;
+    strategy_stat_value *value;
+    bool found;
+} stat_finder;
+
+/* The value to fill when key is the one sought (cleared, its kind set), else NULL. */
+static strategy_stat_value *finder_take(void *ctx, const char *key, strategy_stat_kind kind)
+{
+    stat_finder *f = ctx;
+    if (strcmp(key, f->key) != 0)
+        return NULL;
+    memset(f->value, 0, sizeof *f->value);
+    f->value->kind = kind;
+    f->found = true;
+    return f->value;
+}
+
+static void find_u64(void *ctx, const char *key, uint64_t v)
+{
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_U64);
+    if (out)
+        out->u64 = v;
+}
+
+static void find_real(void *ctx, const char *key, double v)
+{
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_REAL);
+    if (out)
+        out->real = v;
+}
+
+static void find_text(void *ctx, const char *key, const char *v)
+{
+    strategy_stat_value *out = finder_take(ctx, key, STRATEGY_STAT_TEXT);
+    if (out)
+        snprintf(out->text, sizeof out->text, "%s", v);
+}
+
+static bool find_in(void (*emit)(const strategy *, const strategy_stat_sink *), const strategy *s, const char *key,
+                    strategy_stat_value *value)
+{
+    memset(value, 0, sizeof *value);
+    stat_finder f = {key, value, false};
+    /* all three callbacks: the finder must see every kind */
+    strategy_stat_sink sink = {find_u64, find_real, find_text, &f};
+    emit(s, &sink);
+    return f.found;
+}
+
+bool strategy_stat_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value)
+{
+    return find_in(ops->stats, s, key, value);
+}
+
+bool strategy_option_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value)
+{
+    return find_in(ops->options, s, key, value);
 }

@@ -28,6 +28,8 @@ typedef struct strategy_config {
     uint32_t proc;       /* this instance's process on dev (device_proc_start) */
     const sim_kv *opts;  /* borrowed for the duration of create() only */
     uint32_t n_opts;     /* a strategy ignores keys that are not its own */
+    void *app_data;      /* engine_config.app_data: a decorator's own state (as sqlite's
+                          * pAppData); the models ignore it; borrowed for the run */
 } strategy_config;
 
 /* Returns the value of key in cfg, or NULL. */
@@ -82,13 +84,34 @@ typedef struct strategy_block {
 /* Return nonzero to stop the walk. */
 typedef int (*strategy_visitor)(void *ctx, const strategy_block *b);
 
-/* Emits one named statistic; real values for ratios, integers for bytes/counts. */
+/* Receives named statistics (stats) or effective options (options); real values for
+ * ratios, integers for bytes/counts. A callback may be NULL when the caller wants no values
+ * of that kind, so a strategy emits through strategy_emit_*() below, never through the
+ * members directly. A text value is valid only during its call. */
 typedef struct strategy_stat_sink {
     void (*u64)(void *ctx, const char *key, uint64_t value);
     void (*real)(void *ctx, const char *key, double value);
     void (*text)(void *ctx, const char *key, const char *value);
     void *ctx;
 } strategy_stat_sink;
+
+static inline void strategy_emit_u64(const strategy_stat_sink *sink, const char *key, uint64_t value)
+{
+    if (sink->u64)
+        sink->u64(sink->ctx, key, value);
+}
+
+static inline void strategy_emit_real(const strategy_stat_sink *sink, const char *key, double value)
+{
+    if (sink->real)
+        sink->real(sink->ctx, key, value);
+}
+
+static inline void strategy_emit_text(const strategy_stat_sink *sink, const char *key, const char *value)
+{
+    if (sink->text)
+        sink->text(sink->ctx, key, value);
+}
 
 typedef struct strategy_ops {
     const char *name;     /* "greedy", "torch", ... */
@@ -123,5 +146,20 @@ typedef struct strategy_ops {
     /* Visit every block in address order; returns the visitor's nonzero or 0. */
     int (*walk)(const strategy *s, strategy_visitor v, void *ctx);
 } strategy_ops;
+
+/* One value found by strategy_stat_find / strategy_option_find. */
+typedef enum strategy_stat_kind { STRATEGY_STAT_U64 = 0, STRATEGY_STAT_REAL, STRATEGY_STAT_TEXT } strategy_stat_kind;
+typedef struct strategy_stat_value {
+    strategy_stat_kind kind;
+    uint64_t u64;    /* when kind is STRATEGY_STAT_U64 */
+    double real;     /* when kind is STRATEGY_STAT_REAL */
+    char text[512];  /* when kind is STRATEGY_STAT_TEXT; truncated, always NUL-terminated */
+} strategy_stat_value;
+
+/* The statistic key of instance s (ops->stats), whatever its kind: true and *value set
+ * (if s emits key twice, the last value), or false with *value zeroed. O(number of stats). */
+bool strategy_stat_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value);
+/* The same over the effective options (ops->options). */
+bool strategy_option_find(const strategy_ops *ops, const strategy *s, const char *key, strategy_stat_value *value);
 
 #endif

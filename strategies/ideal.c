@@ -111,9 +111,9 @@ static void ideal_sample(const strategy *s, strategy_sample *out)
 
 static void ideal_stats(const strategy *s, const strategy_stat_sink *sink)
 {
-    sink->u64(sink->ctx, "bytes_in_use", s->live_bytes);
-    sink->u64(sink->ctx, "peak_bytes_in_use", s->peak_bytes);
-    sink->u64(sink->ctx, "live_allocations", s->allocs.live);
+    strategy_emit_u64(sink, "bytes_in_use", s->live_bytes);
+    strategy_emit_u64(sink, "peak_bytes_in_use", s->peak_bytes);
+    strategy_emit_u64(sink, "live_allocations", s->allocs.live);
 }
 
 static void ideal_options(const strategy *s, const strategy_stat_sink *sink)

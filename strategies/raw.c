@@ -146,11 +146,11 @@ static void raw_sample(const strategy *s, strategy_sample *out)
 
 static void raw_stats(const strategy *s, const strategy_stat_sink *sink)
 {
-    sink->u64(sink->ctx, "reserved_bytes", s->reserved);
-    sink->u64(sink->ctx, "peak_reserved_bytes", s->peak_reserved);
-    sink->u64(sink->ctx, "live_allocations", s->allocs.live);
-    sink->u64(sink->ctx, "num_device_alloc", s->num_device_allocs);
-    sink->u64(sink->ctx, "num_device_free", s->num_device_frees);
+    strategy_emit_u64(sink, "reserved_bytes", s->reserved);
+    strategy_emit_u64(sink, "peak_reserved_bytes", s->peak_reserved);
+    strategy_emit_u64(sink, "live_allocations", s->allocs.live);
+    strategy_emit_u64(sink, "num_device_alloc", s->num_device_allocs);
+    strategy_emit_u64(sink, "num_device_free", s->num_device_frees);
 }
 
 static void raw_options(const strategy *s, const strategy_stat_sink *sink)

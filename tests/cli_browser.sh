@@ -7,14 +7,9 @@
 # GPUSIM_SCREENSHOT_OUT=FILE.png copies the replay report's screenshot there
 # (docs/report.png is made that way). Usage: cli_browser.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 
 browser=""
 for b in chromium chromium-browser google-chrome; do
@@ -103,5 +98,4 @@ has compare '(2147483648 B)' "growth's peak reserved value"
 has compare 'layer0.weight' "tags"
 not_blank compare
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

@@ -4,26 +4,9 @@
 # --max-reserved, the JUnit file validating as XML, and exit 2 for a missing or bad
 # baseline, 3 for an invalid trace. Usage: cli_check.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-expect() { # CODE "stdout or stderr text" ARGS...
-  local code=$1 text=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/out" "$tmp/err"; }; then
-    bad "gpusim $* -> exit $rc (want $code), out: $(head -c 400 "$tmp/out") err: $(head -c 300 "$tmp/err") (want '$text')"
-  else
-    ok
-  fi
-}
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 
 # xml_valid FILE: well-formed XML with the JUnit shape
 xml_valid() {
@@ -43,7 +26,7 @@ ex="$src/traces/examples/mlp_train.json"
 "$bin" replay "$ex" --strategy=growth --format=json >"$tmp/base.json"
 
 # pass: the same trace against its own result
-expect 0 "check: PASS (4 metrics)" check "$ex" --baseline="$tmp/base.json" --junit="$tmp/pass.xml"
+expect_any 0 "check: PASS (4 metrics)" check "$ex" --baseline="$tmp/base.json" --junit="$tmp/pass.xml"
 for m in "peak reserved" "peak allocated" "fragmentation" "out of memory"; do
   if grep -q "^  $m .* ok$" "$tmp/out"; then ok; else bad "no verdict line for '$m': $(cat "$tmp/out")"; fi
 done
@@ -51,64 +34,68 @@ if xml_valid "$tmp/pass.xml" && ! grep -q '<failure' "$tmp/pass.xml"; then ok; e
 
 # planted regressions: a baseline claiming less memory, less fragmentation, no OOM
 sed -E 's/"peak_reserved_bytes": [0-9]+/"peak_reserved_bytes": 1073741824/' "$tmp/base.json" >"$tmp/res.json"
-expect 1 "check: FAIL (1 of 4 metrics regressed)" check "$ex" --baseline="$tmp/res.json" --junit="$tmp/fail.xml"
+expect_any 1 "check: FAIL (1 of 4 metrics regressed)" check "$ex" --baseline="$tmp/res.json" --junit="$tmp/fail.xml"
 if grep -q "^  peak reserved .*+100.00%  REGRESSION$" "$tmp/out"; then ok; else bad "reserved verdict: $(cat "$tmp/out")"; fi
 if xml_valid "$tmp/fail.xml" && [ "$(grep -c '<failure' "$tmp/fail.xml")" -eq 1 ] &&
   grep -q 'tests="4" failures="1"' "$tmp/fail.xml"; then ok; else bad "fail.xml: $(cat "$tmp/fail.xml")"; fi
 # within tolerance it passes; the tolerance is a percentage
-expect 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100
-expect 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100%
-expect 1 "REGRESSION" check "$ex" --baseline="$tmp/res.json" --tolerance=99.9
+expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100
+expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100%
+expect_any 1 "REGRESSION" check "$ex" --baseline="$tmp/res.json" --tolerance=99.9
 
 sed -E 's/"peak_allocated_bytes": [0-9]+/"peak_allocated_bytes": 1000/' "$tmp/base.json" >"$tmp/alloc.json"
-expect 1 "peak allocated" check "$ex" --baseline="$tmp/alloc.json"
+expect_any 1 "peak allocated" check "$ex" --baseline="$tmp/alloc.json"
 grep -q "^  peak allocated .*REGRESSION$" "$tmp/out" && ok || bad "allocated verdict: $(cat "$tmp/out")"
 sed -E 's/"at_peak": [0-9.]+/"at_peak": 0.000000/' "$tmp/base.json" >"$tmp/frag.json"
-expect 1 "check: FAIL" check "$ex" --baseline="$tmp/frag.json"
+expect_any 1 "check: FAIL" check "$ex" --baseline="$tmp/frag.json"
 grep -q "^  fragmentation .*REGRESSION$" "$tmp/out" && ok || bad "fragmentation verdict: $(cat "$tmp/out")"
-expect 0 "check: PASS" check "$ex" --baseline="$tmp/frag.json" --tolerance=5
+expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/frag.json" --tolerance=5
 
 # an OOM where the baseline had none: the same trace on a card too small
 "$bin" replay "$ex" --strategy=growth --capacity=16GiB --format=json >"$tmp/big.json"
-expect 0 "check: PASS" check "$ex" --baseline="$tmp/big.json"
-expect 1 "out of memory" check "$ex" --baseline="$tmp/big.json" --capacity=1GiB --tolerance=1000
+expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/big.json"
+expect_any 1 "out of memory" check "$ex" --baseline="$tmp/big.json" --capacity=1GiB --tolerance=1000
 grep -q "^  out of memory .*REGRESSION$" "$tmp/out" && ok || bad "oom verdict: $(cat "$tmp/out")"
 
 # --max-reserved: a fifth metric
-expect 0 "check: PASS (5 metrics)" check "$ex" --baseline="$tmp/base.json" --max-reserved=2GiB
-expect 1 "max reserved" check "$ex" --baseline="$tmp/base.json" --max-reserved=2047MiB --junit="$tmp/max.xml"
+expect_any 0 "check: PASS (5 metrics)" check "$ex" --baseline="$tmp/base.json" --max-reserved=2GiB
+expect_any 1 "max reserved" check "$ex" --baseline="$tmp/base.json" --max-reserved=2047MiB --junit="$tmp/max.xml"
 xml_valid "$tmp/max.xml" && grep -q 'name="max_reserved">' "$tmp/max.xml" && ok || bad "max.xml: $(cat "$tmp/max.xml")"
 
 # --write-baseline, then check against it; the strategy and its options come back
-expect 0 "wrote baseline" check "$ex" --write-baseline="$tmp/w.json" --strategy=limit --limit=3GiB
+expect_any 0 "wrote baseline" check "$ex" --write-baseline="$tmp/w.json" --strategy=limit --limit=3GiB
 if grep -q '"name": "limit"' "$tmp/w.json" && grep -q '"limit_bytes": "3221225472"' "$tmp/w.json"; then ok; else bad "written baseline: $(head -c 400 "$tmp/w.json")"; fi
-expect 0 "under 'limit'" check "$ex" --baseline="$tmp/w.json"
+expect_any 0 "under 'limit'" check "$ex" --baseline="$tmp/w.json"
 if grep -q "^  peak reserved *3.00 GiB" "$tmp/out"; then ok; else bad "limit not given back: $(cat "$tmp/out")"; fi
-expect 1 "REGRESSION" check "$ex" --baseline="$tmp/w.json" --limit=4GiB
+expect_any 1 "REGRESSION" check "$ex" --baseline="$tmp/w.json" --limit=4GiB
 # a baseline of another example (JSONL, the device of its header)
 ser="$src/traces/examples/serving-16gb.jsonl"
-expect 0 "wrote baseline" check "$ser" --write-baseline="$tmp/s.json" --strategy=torch
-expect 0 "check: PASS" check "$ser" --baseline="$tmp/s.json"
+expect_any 0 "wrote baseline" check "$ser" --write-baseline="$tmp/s.json" --strategy=torch
+expect_any 0 "check: PASS" check "$ser" --baseline="$tmp/s.json"
+# without --strategy, check writes its baseline under replay's default strategy
+expect_any 0 "wrote baseline" check "$ex" --write-baseline="$tmp/d.json"
+"$bin" replay "$ex" --format=json >"$tmp/d-replay.json"
+want=$(grep -o '"strategy": {"name": "[a-z]*"' "$tmp/d-replay.json")
+if [ -n "$want" ] && grep -qF "$want" "$tmp/d.json"; then ok; else bad "check's default strategy is not replay's ($want)"; fi
 
 # exit 2: missing, not JSON, not a result, unknown strategy; usage
-expect 2 "cannot be read" check "$ex" --baseline="$tmp/missing.json"
+expect_any 2 "cannot be read" check "$ex" --baseline="$tmp/missing.json"
 printf '{"gpusim": ' >"$tmp/trunc.json"
-expect 2 "not valid JSON" check "$ex" --baseline="$tmp/trunc.json"
+expect_any 2 "not valid JSON" check "$ex" --baseline="$tmp/trunc.json"
 printf '[1, 2]' >"$tmp/arr.json"
-expect 2 "not a gpusim result" check "$ex" --baseline="$tmp/arr.json"
+expect_any 2 "not a gpusim result" check "$ex" --baseline="$tmp/arr.json"
 sed -E 's/"peak_reserved_bytes": [0-9]+/"peak_reserved_bytes": "big"/' "$tmp/base.json" >"$tmp/str.json"
-expect 2 "result.peak_reserved_bytes" check "$ex" --baseline="$tmp/str.json"
+expect_any 2 "result.peak_reserved_bytes" check "$ex" --baseline="$tmp/str.json"
 sed -E 's/"name": "growth"/"name": "quantum"/' "$tmp/base.json" >"$tmp/q.json"
-expect 2 "not one this build knows" check "$ex" --baseline="$tmp/q.json"
-expect 2 "no --baseline" check "$ex"
-expect 2 "--tolerance" check "$ex" --baseline="$tmp/base.json" --tolerance=-1
-expect 2 "--max-reserved" check "$ex" --baseline="$tmp/base.json" --max-reserved=lots
-expect 2 "exactly one trace" check --baseline="$tmp/base.json"
+expect_any 2 "not one this build knows" check "$ex" --baseline="$tmp/q.json"
+expect_any 2 "no --baseline" check "$ex"
+expect_any 2 "--tolerance" check "$ex" --baseline="$tmp/base.json" --tolerance=-1
+expect_any 2 "--max-reserved" check "$ex" --baseline="$tmp/base.json" --max-reserved=lots
+expect_any 2 "exactly one trace" check --baseline="$tmp/base.json"
 # exit 3: the trace is invalid
 printf '{"format":"gpusim-trace","version":1}\n{"op":"free","id":7}\n' >"$tmp/badid.jsonl"
-expect 3 "free of id 7" check "$tmp/badid.jsonl" --baseline="$tmp/base.json" --junit="$tmp/none.xml"
+expect_any 3 "free of id 7" check "$tmp/badid.jsonl" --baseline="$tmp/base.json" --junit="$tmp/none.xml"
 if [ -e "$tmp/none.xml" ]; then bad "an invalid trace left a JUnit file"; else ok; fi
-expect 3 "README.md" check "$src/traces/examples/README.md" --baseline="$tmp/base.json"
+expect_any 3 "README.md" check "$src/traces/examples/README.md" --baseline="$tmp/base.json"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

@@ -4,26 +4,9 @@
 # usage errors (exit 2) and an invalid trace (exit 3).
 # Usage: cli_compare.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-expect() { # CODE "stderr text" ARGS...
-  local code=$1 text=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; }; then
-    bad "gpusim $* -> exit $rc (want $code), stderr: $(head -c 300 "$tmp/err") (want '$text')"
-  else
-    ok
-  fi
-}
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 
 strategies=$("$bin" strategies | awk '{print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
@@ -39,7 +22,8 @@ for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   rows=$(awk '/^  strategy /{on=1; next} on && /^  \(/{on=0} on {print $1}' "$tmp/t1" | tr '\n' ' ')
   want=""
   for s in greedy growth torch raw ideal; do echo "$strategies" | grep -qx "$s" && want="$want$s "; done
-  for s in $strategies; do case " greedy growth limit torch raw ideal " in *" $s "*) ;; *) want="$want$s ";; esac; done
+  known=" greedy growth limit torch raw ideal "
+  for s in $strategies; do case $known in *" $s "*) ;; *) want="$want$s ";; esac; done
   if [ "$rows" = "$want" ]; then ok; else bad "$name: rows '$rows', want '$want'"; fi
 
   "$bin" compare "$trace" --format=json --jobs=1 >"$tmp/j1" 2>/dev/null
@@ -86,5 +70,4 @@ rm -f "$tmp/none.html"
 expect 3 "" compare "$tmp/badid.jsonl" --report="$tmp/none.html"
 if [ -e "$tmp/none.html" ]; then bad "a failed compare left a report"; else ok; fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

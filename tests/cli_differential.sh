@@ -3,12 +3,9 @@
 # order in which `compare` runs the strategies, on --jobs, or on whether it came
 # from `compare` or from `replay`. Usage: cli_differential.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 # the "result" object of strategy S in a compare JSON, or of a replay JSON
 extract() { # FILE STRATEGY
   python3 - "$1" "$2" <<'PY'
@@ -37,12 +34,10 @@ for trace in "$src/traces/examples/mlp_train.json" "$src/traces/examples/small-m
     "$bin" replay "$trace" $extra --strategy=$s --format=json >"$tmp/one.json" 2>/dev/null
     a=$(extract "$tmp/fwd.json" $s) b=$(extract "$tmp/rev.json" $s) c=$(extract "$tmp/one.json" $s)
     if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ]; then
-      passes=$((passes + 1))
+      ok
     else
-      echo "FAIL: $(basename "$trace") $s: compare order/--jobs/replay disagree"
-      fails=$((fails + 1))
+      bad "$(basename "$trace") $s: compare order/--jobs/replay disagree"
     fi
   done
 done
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

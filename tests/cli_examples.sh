@@ -3,12 +3,9 @@
 # checker after every event (--paranoid), and gives byte-identical JSON twice.
 # Usage: cli_examples.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 strategies=$("$bin" strategies | awk '{print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   [ -e "$trace" ] || continue
@@ -17,19 +14,16 @@ for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
     [ "$s" = "limit" ] && extra="--limit=4096MiB"
     # shellcheck disable=SC2086
     if ! "$bin" replay "$trace" --strategy="$s" $extra --paranoid --format=json >"$tmp/a.json" 2>"$tmp/err"; then
-      echo "FAIL: $trace under $s: $(head -c 600 "$tmp/err")"
-      fails=$((fails + 1))
+      bad "$trace under $s: $(head -c 600 "$tmp/err")"
       continue
     fi
     # shellcheck disable=SC2086
     "$bin" replay "$trace" --strategy="$s" $extra --format=json >"$tmp/b.json" 2>/dev/null
     if ! cmp -s "$tmp/a.json" "$tmp/b.json"; then
-      echo "FAIL: $trace under $s: output differs between runs"
-      fails=$((fails + 1))
+      bad "$trace under $s: output differs between runs"
       continue
     fi
-    passes=$((passes + 1))
+    ok
   done
 done
-echo "$passes passed, $fails failed"
-[ "$passes" -gt 0 ] && [ "$fails" -eq 0 ]
+cli_finish

@@ -4,27 +4,10 @@
 # (OOM) when plan calls it monotonic; --jobs does not change the output; errors.
 # Usage: cli_plan.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 MiB=1048576
-
-expect() { # CODE "stderr text" ARGS...
-  local code=$1 text=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; }; then
-    bad "gpusim $* -> exit $rc (want $code), stderr: $(head -c 300 "$tmp/err") (want '$text')"
-  else
-    ok
-  fi
-}
 
 for ex in mlp_train.json small-model-12gb.jsonl; do
   trace="$src/traces/examples/$ex"
@@ -80,5 +63,4 @@ expect 2 "no trace given" plan
 printf '{"format":"gpusim-trace","version":1}\n{"op":"free","id":7}\n' >"$tmp/badid.jsonl"
 expect 3 "free of id 7" plan "$tmp/badid.jsonl" --gpus=T4
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

@@ -1,84 +1,66 @@
 #!/usr/bin/env bash
 # CLI tests: exit codes and messages of `gpusim replay`, `convert`, `gpus`,
-# `strategies`, for good and bad input (issue 2's list), and that a failed run
+# `strategies`, for good input and for each kind of bad trace (empty, truncated, no
+# format or version, unknown op, missing or bad fields, ...), and that a failed run
 # leaves no output file behind. Usage: cli_replay.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 
-# expect CODE "stderr substring" ARGS...
-expect() {
-  local code=$1 text=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; }; then
-    echo "FAIL: gpusim $* -> exit $rc (want $code), stderr: $(head -c 400 "$tmp/err") (want '$text')"
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
-
-# bad TRACE_CONTENT "message" : the trace is rejected with exit 3, the message
+# bad_trace NAME TRACE_CONTENT "message" : the trace is rejected with exit 3, the message
 # names the file, and --output leaves no file behind.
-bad() {
+bad_trace() {
   local name=$1 content=$2 text=$3
   printf '%s' "$content" >"$tmp/$name"
   rm -f "$tmp/result.json"
   expect 3 "$text" replay "$tmp/$name" --strategy=ideal --format=json --output="$tmp/result.json"
   if [ -e "$tmp/result.json" ] || ls "$tmp"/result.json.tmp.* >/dev/null 2>&1; then
-    echo "FAIL: $name left an output file"
-    fails=$((fails + 1))
+    bad "$name left an output file"
   fi
   if ! grep -qF -- "$tmp/$name" "$tmp/err"; then
-    echo "FAIL: $name: the message does not name the file: $(cat "$tmp/err")"
-    fails=$((fails + 1))
+    bad "$name: the message does not name the file: $(cat "$tmp/err")"
   fi
 }
 
 H='{"format":"gpusim-trace","version":1}'
-bad empty.jsonl "" "empty file"
-bad truncated.json '{"format":"gpusim-trace","version":1,"events":[{"op":"alloc","id":1,"size":' "not valid JSON"
-bad notobject.jsonl "$H
+bad_trace empty.jsonl "" "empty file"
+bad_trace truncated.json '{"format":"gpusim-trace","version":1,"events":[{"op":"alloc","id":1,"size":' "not valid JSON"
+bad_trace notobject.jsonl "$H
 [1,2,3]" "notobject.jsonl:2: an event must be a JSON object"
-bad noformat.jsonl '{"version":1}' 'missing "format"'
-bad noversion.jsonl '{"format":"gpusim-trace"}' 'missing "version"'
-bad version2.jsonl '{"format":"gpusim-trace","version":2}' 'unsupported "version"'
-bad unknownop.jsonl "$H
+bad_trace noformat.jsonl '{"version":1}' 'missing "format"'
+bad_trace noversion.jsonl '{"format":"gpusim-trace"}' 'missing "version"'
+bad_trace version2.jsonl '{"format":"gpusim-trace","version":2}' 'unsupported "version"'
+bad_trace unknownop.jsonl "$H
 {\"op\":\"realloc\",\"id\":1}" 'unknownop.jsonl:2: unknown op "realloc"'
-bad noid.jsonl "$H
+bad_trace noid.jsonl "$H
 {\"op\":\"alloc\",\"size\":5}" 'noid.jsonl:2: missing "id"'
-bad nosize.jsonl "$H
+bad_trace nosize.jsonl "$H
 {\"op\":\"alloc\",\"id\":5}" 'nosize.jsonl:2: missing "size"'
-bad negsize.jsonl "$H
+bad_trace negsize.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":-5}" '"size" -5 is negative'
-bad fracsize.jsonl "$H
+bad_trace fracsize.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":1.5}" '"size" 1.5 is not an integer'
-bad hugesize.jsonl "$H
+bad_trace hugesize.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":9007199254740993}" '"size" 9007199254740993 exceeds 2^53'
-bad backwards.jsonl "$H
+bad_trace backwards.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":5,\"t\":10}
 {\"op\":\"free\",\"id\":1,\"t\":9}" 'backwards.jsonl:3: t goes backwards'
-bad readybefore.jsonl "$H
+bad_trace readybefore.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":5,\"t\":10}
 {\"op\":\"free\",\"id\":1,\"t\":12,\"ready_t\":11}" 'readybefore.jsonl:3: ready_t 11 ns is before t 12 ns'
-bad unknownid.jsonl "$H
+bad_trace unknownid.jsonl "$H
 {\"op\":\"free\",\"id\":77}" 'unknownid.jsonl:2: free of id 77 that is not allocated'
-bad doublefree.jsonl "$H
+bad_trace doublefree.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":5}
 {\"op\":\"free\",\"id\":1}
 {\"op\":\"free\",\"id\":1}" 'doublefree.jsonl:4: free of id 1 that is not allocated'
-bad livealloc.jsonl "$H
+bad_trace livealloc.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":5}
 {\"op\":\"alloc\",\"id\":1,\"size\":5}" 'livealloc.jsonl:3: alloc of id 1 that is still allocated'
-bad stringsize.jsonl "$H
+bad_trace stringsize.jsonl "$H
 {\"op\":\"alloc\",\"id\":1,\"size\":\"5\"}" '"size" must be an integer, not a string'
-bad badkey.jsonl "$H
+bad_trace badkey.jsonl "$H
 {\"op\":\"free\",\"id\":1,\"size\":5}" 'unknown key "size" in a free event'
 # a 10 MB single line: rejected cleanly (here: a huge string where a number belongs)
 { echo "$H"; printf '{"op":"alloc","id":1,"size":"'; head -c 10000000 /dev/zero | tr '\0' 'x'; printf '"}\n'; } >"$tmp/longline.jsonl"
@@ -163,5 +145,4 @@ if [ ! -p "$tmp/fifo" ] || ! grep -q '"peak_requested_bytes": 600' "$tmp/fromfif
   echo "FAIL: --output to a FIFO"; fails=$((fails + 1))
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

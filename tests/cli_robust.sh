@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# Robustness of the CLI (issue 9): gtrace round trips and byte-identical results,
+# Robustness of the CLI: gtrace round trips and byte-identical results,
 # determinism, no partial output on SIGINT/SIGTERM, a full disk or an unwritable
 # path fails with exit 2 and a clear message.
 # Usage: cli_robust.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 
 # A seeded random JSONL trace: N events, ids reused, deferred frees, tags, marks, two procs.
 gen() {
@@ -120,12 +115,11 @@ for sig in INT TERM; do
     if [ "$rc" -ne $((128 + $(kill -l "$sig"))) ]; then
       bad "SIG$sig during convert -o $out: exit $rc (the conversion finished before the signal?)"
     elif [ -e "$tmp/$out" ] || ls "$tmp/$out".tmp.* >/dev/null 2>&1; then
-      bad "SIG$sig during convert -o $out left a file: $(ls "$tmp" | grep big)"
+      bad "SIG$sig during convert -o $out left a file: $(cd "$tmp" && echo ./*big*)"
     else
       ok
     fi
   done
 done
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

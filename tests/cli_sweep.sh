@@ -1,48 +1,29 @@
 #!/usr/bin/env bash
-# CLI tests of `gpusim sweep` on threads (issue 10): --jobs=1 and --jobs=4 and a
+# CLI tests of `gpusim sweep` on threads: --jobs=1 and --jobs=4 and a
 # run from another directory give byte-identical sorted results; --resume after
 # a run killed mid-way (a torn last line, and a real kill -9) gives the same file
 # with no duplicated or missing job; bad specs are clear errors before any work
 # starts; an invalid trace is reported per job with exit 3.
 # Usage: cli_sweep.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$(realpath "$1")
-src=$(realpath "$2")
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 data=$src/tests/data/sweep
-tmp=$(mktemp -d)
 pids=""
+# shellcheck disable=SC2154 # p is the trap's own loop variable
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
 same() { # same NAME FILE_A FILE_B
-  if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; fi
-}
-
-# expect CODE "stderr substring" ARGS...
-expect() {
-  local code=$1 text=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; }; then
-    fail "gpusim $* -> exit $rc (want $code), stderr: $(head -c 600 "$tmp/err") (want '$text')"
-  else
-    ok
-  fi
+  if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ"; fi
 }
 
 # job lines: no duplicate, every job of the reference present
 complete() { # complete NAME FILE REF
   local n ref
   n=$(sort "$2" | uniq -d | wc -l)
-  [ "$n" -eq 0 ] && ok || fail "$1: $n duplicated lines"
+  [ "$n" -eq 0 ] && ok || bad "$1: $n duplicated lines"
   ref=$(wc -l <"$3")
-  [ "$(wc -l <"$2")" -eq "$ref" ] && ok || fail "$1: $(wc -l <"$2") lines, want $ref"
+  [ "$(wc -l <"$2")" -eq "$ref" ] && ok || bad "$1: $(wc -l <"$2") lines, want $ref"
 }
 
 # ---- the same bytes however it runs
@@ -53,33 +34,33 @@ cp "$tmp/out" "$tmp/j4.txt"
 same "--jobs=1 vs --jobs=4" "$tmp/j1.jsonl" "$tmp/j4.jsonl"
 same "summary text" "$tmp/j1.txt" "$tmp/j4.txt"
 same "summary json" "$tmp/j1.summary.json" "$tmp/j4.summary.json"
-(cd "$data" && "$bin" sweep spec.json --output="$tmp/cwd.jsonl" --jobs=2 >/dev/null 2>&1) || fail "sweep from the spec's directory"
+(cd "$data" && "$bin" sweep spec.json --output="$tmp/cwd.jsonl" --jobs=2 >/dev/null 2>&1) || bad "sweep from the spec's directory"
 same "run from another directory" "$tmp/j1.jsonl" "$tmp/cwd.jsonl"
-[ "$(wc -l <"$tmp/j1.jsonl")" -eq 135 ] && ok || fail "135 jobs expected, got $(wc -l <"$tmp/j1.jsonl")"
+[ "$(wc -l <"$tmp/j1.jsonl")" -eq 135 ] && ok || bad "135 jobs expected, got $(wc -l <"$tmp/j1.jsonl")"
 head -1 "$tmp/j1.jsonl" | grep -q '^{"job":{"trace":"jobs/job_001.jsonl","device":"A100-40GB","strategy":"ideal","options":"default"},"gpusim":' &&
-  ok || fail "first line: $(head -c 300 "$tmp/j1.jsonl")"
-grep -q '"fit_share"' "$tmp/j1.summary.json" && ok || fail "summary json lacks fit_share"
-grep -qE '^1GiB +greedy +default +3/5 +60%' "$tmp/j1.txt" && ok || fail "summary text: $(head -5 "$tmp/j1.txt")"
-grep -qF 'jobs/job_004.jsonl (capacity)' "$tmp/j1.txt" && ok || fail "summary names the OOM trace and cause"
+  ok || bad "first line: $(head -c 300 "$tmp/j1.jsonl")"
+grep -q '"fit_share"' "$tmp/j1.summary.json" && ok || bad "summary json lacks fit_share"
+grep -qE '^1GiB +greedy +default +3/5 +60%' "$tmp/j1.txt" && ok || bad "summary text: $(head -5 "$tmp/j1.txt")"
+grep -qF 'jobs/job_004.jsonl (capacity)' "$tmp/j1.txt" && ok || bad "summary names the OOM trace and cause"
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; json.load(open(sys.argv[2]))' \
-    "$tmp/j1.jsonl" "$tmp/j1.summary.json" && ok || fail "results are not valid JSON lines"
+    "$tmp/j1.jsonl" "$tmp/j1.summary.json" && ok || bad "results are not valid JSON lines"
 fi
 
 # ---- an existing output is kept unless --resume or --force
 expect 2 "already holds results; use --resume" sweep "$data/spec.json" --output="$tmp/j1.jsonl"
 expect 0 "" sweep "$data/spec.json" --output="$tmp/j1.jsonl" --resume
-grep -qF "0 jobs run" "$tmp/err" && ok || fail "--resume of a finished sweep ran jobs: $(cat "$tmp/err")"
+grep -qF "0 jobs run" "$tmp/err" && ok || bad "--resume of a finished sweep ran jobs: $(cat "$tmp/err")"
 same "resume of a finished sweep" "$tmp/j1.jsonl" "$tmp/j4.jsonl"
 
 # ---- killed while writing a line (test hook: half a line, then SIGKILL)
 (GPUSIM_SWEEP_TEST_CRASH_AFTER=40 "$bin" sweep "$data/spec.json" --output="$tmp/crash.jsonl" --jobs=2 >/dev/null 2>&1) 2>/dev/null
 rc=$?
-[ "$rc" -eq 137 ] && ok || fail "crash hook: exit $rc, want 137"
+[ "$rc" -eq 137 ] && ok || bad "crash hook: exit $rc, want 137"
 [ "$(wc -l <"$tmp/crash.jsonl")" -eq 40 ] && [ -n "$(tail -c 1 "$tmp/crash.jsonl")" ] && ok ||
-  fail "crash hook: want 40 lines and a torn one"
+  bad "crash hook: want 40 lines and a torn one"
 expect 0 "" sweep "$data/spec.json" --output="$tmp/crash.jsonl" --resume --jobs=3
-grep -qF "95 jobs run" "$tmp/err" && ok || fail "resume ran $(cat "$tmp/err"), want 95 jobs"
+grep -qF "95 jobs run" "$tmp/err" && ok || bad "resume ran $(cat "$tmp/err"), want 95 jobs"
 same "resume after a torn line" "$tmp/j1.jsonl" "$tmp/crash.jsonl"
 complete "resume after a torn line" "$tmp/crash.jsonl" "$tmp/j1.jsonl"
 
@@ -87,7 +68,7 @@ complete "resume after a torn line" "$tmp/crash.jsonl" "$tmp/j1.jsonl"
 mkdir -p "$tmp/big"
 bash "$data/gen_jobs.sh" 4 "$tmp/big/jobs" 7 1500
 sed 's/"output": "results.jsonl"/"output": "out.jsonl"/' "$data/spec.json" >"$tmp/big/spec.json"
-"$bin" sweep "$tmp/big/spec.json" --output="$tmp/big/ref.jsonl" --jobs=2 >/dev/null 2>&1 || fail "big reference run"
+"$bin" sweep "$tmp/big/spec.json" --output="$tmp/big/ref.jsonl" --jobs=2 >/dev/null 2>&1 || bad "big reference run"
 "$bin" sweep "$tmp/big/spec.json" --jobs=1 >/dev/null 2>&1 &
 pid=$!
 pids="$pids $pid"
@@ -98,7 +79,7 @@ done
 if kill -9 "$pid" 2>/dev/null; then
   wait "$pid" 2>/dev/null
   n=$(wc -l <"$tmp/big/out.jsonl")
-  [ "$n" -lt "$(wc -l <"$tmp/big/ref.jsonl")" ] && ok || fail "kill -9 came after the end ($n lines)"
+  [ "$n" -lt "$(wc -l <"$tmp/big/ref.jsonl")" ] && ok || bad "kill -9 came after the end ($n lines)"
   expect 0 "" sweep "$tmp/big/spec.json" --resume --jobs=2
   same "resume after kill -9" "$tmp/big/ref.jsonl" "$tmp/big/out.jsonl"
   complete "resume after kill -9" "$tmp/big/out.jsonl" "$tmp/big/ref.jsonl"
@@ -113,7 +94,7 @@ bad() { # bad CODE "message" SPEC_TEXT
   printf '%s' "$3" >"$tmp/bad.json"
   rm -f "$tmp/bad.jsonl"
   expect "$code" "$text" sweep "$tmp/bad.json" --output="$tmp/bad.jsonl"
-  [ -e "$tmp/bad.jsonl" ] && fail "bad spec ($text) created the output" || ok
+  [ -e "$tmp/bad.jsonl" ] && bad "bad spec ($text) created the output" || ok
 }
 cp -r "$data/jobs" "$tmp/jobs"
 S='"traces": ["jobs"], "devices": ["A100-40GB"]'
@@ -142,9 +123,8 @@ printf '%s\n%s\n%s\n' '{"format":"gpusim-trace","version":1}' '{"op":"alloc","id
   '{"op":"free","id":2}' >"$tmp/jobs/zz_unknown_free.jsonl"
 printf '{%s, "strategies": ["ideal", "growth"]}' "$S" >"$tmp/inv.json"
 expect 3 "" sweep "$tmp/inv.json" --output="$tmp/inv.jsonl" --jobs=2
-[ "$(grep -c '"error":{"exit":3' "$tmp/inv.jsonl")" -eq 2 ] && ok || fail "want 2 error lines: $(grep error "$tmp/inv.jsonl")"
-[ "$(wc -l <"$tmp/inv.jsonl")" -eq 12 ] && ok || fail "want 12 lines"
-grep -qF "invalid traces:" "$tmp/out" && grep -qF "free of id 2" "$tmp/out" && ok || fail "summary lacks the invalid trace: $(cat "$tmp/out")"
+[ "$(grep -c '"error":{"exit":3' "$tmp/inv.jsonl")" -eq 2 ] && ok || bad "want 2 error lines: $(grep error "$tmp/inv.jsonl")"
+[ "$(wc -l <"$tmp/inv.jsonl")" -eq 12 ] && ok || bad "want 12 lines"
+grep -qF "invalid traces:" "$tmp/out" && grep -qF "free of id 2" "$tmp/out" && ok || bad "summary lacks the invalid trace: $(cat "$tmp/out")"
 
-echo "$passes passed, $fails failed"
-[ "$passes" -gt 0 ] && [ "$fails" -eq 0 ]
+cli_finish

@@ -4,8 +4,9 @@
 # no error and no definite leak. Skips (passing) when valgrind is absent.
 # Usage: cli_valgrind.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "valgrind not found: skipped"
   echo "0 passed, 0 failed"
@@ -18,10 +19,6 @@ if ldd "$bin" 2>/dev/null | grep -q 'libasan'; then
   echo "0 passed, 0 failed"
   exit 0
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 vg() {
   local want=$1
   shift
@@ -29,10 +26,9 @@ vg() {
     >/dev/null 2>"$tmp/err"
   local rc=$?
   if [ "$rc" -ne "$want" ]; then
-    echo "FAIL: valgrind gpusim $* -> exit $rc (want $want): $(head -c 600 "$tmp/err")"
-    fails=$((fails + 1))
+    bad "valgrind gpusim $* -> exit $rc (want $want): $(head -c 600 "$tmp/err")"
   else
-    passes=$((passes + 1))
+    ok
   fi
 }
 ex=$src/traces/examples/mlp_train.json
@@ -50,5 +46,4 @@ vg 2 replay "$ex" --output="$tmp/no/such/dir.json"
 head -c 100 "$tmp/m.gtrace" >"$tmp/bad.gtrace"
 vg 3 replay "$tmp/bad.gtrace"
 vg 2 replay --strategy=nope "$ex"
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

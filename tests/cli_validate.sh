@@ -5,15 +5,10 @@
 # generated suite traces (valid for gpusim under every model), and run-on-gpu.sh's
 # shell (shellcheck, when installed). Usage: cli_validate.sh GPUSIM_BINARY SOURCE_DIR
 set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
 fx=$src/tests/data/validate
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # want CODE FILE-WITH-STDOUT-GREP... : run "$@" after --, check status and stdout lines
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
@@ -123,8 +118,7 @@ PY
 fi
 
 if command -v shellcheck >/dev/null; then
-  if shellcheck "$src/validate/run-on-gpu.sh" "$0"; then ok; else bad "shellcheck"; fi
+  if shellcheck -x "$src/validate/run-on-gpu.sh" "$0"; then ok; else bad "shellcheck"; fi
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish

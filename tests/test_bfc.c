@@ -7,14 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "sim/units.h"
 #include "strategies/bfc.h"
 #include "strategies/bfc_internal.h"
 #include "support/harness.h"
 #include "support/check_main.h"
+#include "support/seed.h"
 
 #define GREEDY bfc_strategy(BFC_GREEDY)
 #define GROWTH bfc_strategy(BFC_GROWTH)
@@ -674,23 +673,6 @@ static int collect(void *ctx, const strategy_block *b)
     return 0;
 }
 
-static uint64_t rnd_next(uint64_t *x)
-{
-    /* splitmix64 */
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("GPUSIM_SEED");
-    if (env && *env)
-        return strtoull(env, NULL, 10);
-    return (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-}
-
 static void random_stream(const strategy_ops *ops, uint64_t capacity, const char *opts, uint64_t max_frag,
                           unsigned max_log2, uint64_t seed, int n_ops)
 {
@@ -701,13 +683,13 @@ static void random_stream(const strategy_ops *ops, uint64_t capacity, const char
     uint64_t x = seed;
     uint64_t ooms = 0;
     for (int i = 0; i < n_ops; i++) {
-        uint64_t r = rnd_next(&x) % 1000;
+        uint64_t r = test_rand(&x) % 1000;
         if (r < 3) {
             /* a burst (end of a step): free most or all live blocks, so that whole
              * regions fall free and garbage collection has something to collect */
-            bool all = rnd_next(&x) % 2 == 0;
+            bool all = test_rand(&x) % 2 == 0;
             for (uint32_t k = 0; k < n_live;) {
-                if (all || rnd_next(&x) % 10 != 0) {
+                if (all || test_rand(&x) % 10 != 0) {
                     harness_free_block(h, live[k]);
                     live[k] = live[--n_live];
                 } else {
@@ -723,9 +705,9 @@ static void random_stream(const strategy_ops *ops, uint64_t capacity, const char
             uint64_t size = 0;
             static const uint64_t menu[] = {1 * MiB, 2 * MiB, 3 * MiB, 6 * MiB, 12 * MiB};
             if (max_log2 == 0) /* tensor-like sizes from a menu */
-                size = menu[rnd_next(&x) % (sizeof menu / sizeof menu[0])] - rnd_next(&x) % 512;
-            else if (rnd_next(&x) % 10 != 0) /* log-uniform 1 B … 2^max_log2 */
-                size = 1 + rnd_next(&x) % (((uint64_t)1 << (1 + rnd_next(&x) % max_log2)));
+                size = menu[test_rand(&x) % (sizeof menu / sizeof menu[0])] - test_rand(&x) % 512;
+            else if (test_rand(&x) % 10 != 0) /* log-uniform 1 B … 2^max_log2 */
+                size = 1 + test_rand(&x) % (((uint64_t)1 << (1 + test_rand(&x) % max_log2)));
             uint64_t rounded = (size + 255) / 256 * 256;
             before.n = 0;
             h->ops->walk(h->s, collect, &before);
@@ -768,16 +750,16 @@ static void random_stream(const strategy_ops *ops, uint64_t capacity, const char
                 }
             REQUIRE(found, "seed %llu op %d: best fit block vanished", (unsigned long long)seed, i);
         } else if (r < 75 && n_live > 0) {
-            uint32_t k = (uint32_t)(rnd_next(&x) % n_live);
+            uint32_t k = (uint32_t)(test_rand(&x) % n_live);
             harness_free_block(h, live[k]);
             live[k] = live[--n_live];
         } else if (r < 90 && n_live > 0) {
-            uint32_t k = (uint32_t)(rnd_next(&x) % n_live);
+            uint32_t k = (uint32_t)(test_rand(&x) % n_live);
             harness_free_deferred(h, live[k]);
             pending[n_pending++] = live[k];
             live[k] = live[--n_live];
         } else if (n_pending > 0) {
-            uint32_t k = (uint32_t)(rnd_next(&x) % n_pending);
+            uint32_t k = (uint32_t)(test_rand(&x) % n_pending);
             harness_free_ready(h, pending[k]);
             pending[k] = pending[--n_pending];
         }
@@ -813,8 +795,7 @@ static void random_stream(const strategy_ops *ops, uint64_t capacity, const char
 
 START_TEST(random_streams_should_keep_every_invariant_and_the_best_fit)
 {
-    uint64_t seed = test_seed();
-    fprintf(stderr, "test_bfc random streams: GPUSIM_SEED=%llu\n", (unsigned long long)seed);
+    uint64_t seed = test_seed("bfc random streams");
     /* small limits so that regions fill up, OOMs happen and GC runs */
     random_stream(GROWTH, 256 * MiB, "mem_fraction=0.25", 128 * MiB, 23, seed, 5000);
     /* limit 24 MiB and sizes of 1 … 12 MiB: regions close to the request sizes, so

@@ -1,5 +1,6 @@
 /* Check suite for the engine and its parts: id map, deferred-free queue, timeline,
- * device, and replay semantics (design.md §3) through in-memory event sources. */
+ * device, replay semantics (design.md §3) through in-memory event sources, and the
+ * observer's and app_data's contracts (engine.h). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,31 +267,37 @@ START_TEST(the_queue_should_pop_in_time_then_push_order)
 }
 END_TEST
 
-START_TEST(the_timeline_should_keep_every_peak_within_its_row_budget)
+START_TEST(the_timeline_should_keep_every_peak_and_trough_within_its_row_budget)
 {
     uint64_t seed = test_seed("timeline"), st = seed;
     timeline tl;
     ck_assert(timeline_init(&tl, 37));
-    uint64_t max_res = 0;
+    uint64_t max_res = 0, min_res = UINT64_MAX;
     const uint64_t n = 100003;
     for (uint64_t i = 0; i < n; i++) {
         timeline_row r = {.t = i, .event = i + 1, .reserved = test_rand(&st) % 1000000};
         if (r.reserved > max_res)
             max_res = r.reserved;
+        if (r.reserved < min_res)
+            min_res = r.reserved;
         timeline_add(&tl, &r);
         ck_assert_uint_le(tl.n, 2 * 37);
     }
     timeline_finish(&tl);
     ck_assert_uint_le(tl.n, 37);
-    uint64_t seen = 0, covered = 0;
+    uint64_t seen = 0, seen_min = UINT64_MAX, covered = 0;
     for (uint64_t i = 0; i < tl.n; i++) {
         if (tl.rows[i].reserved > seen)
             seen = tl.rows[i].reserved;
+        if (tl.rows[i].reserved_min < seen_min)
+            seen_min = tl.rows[i].reserved_min;
+        ck_assert_uint_le(tl.rows[i].reserved_min, tl.rows[i].reserved);
         covered += tl.rows[i].count;
         if (i)
             ck_assert_uint_gt(tl.rows[i].t, tl.rows[i - 1].t);
     }
     ck_assert_uint_eq(seen, max_res);
+    ck_assert_uint_eq(seen_min, min_res);
     ck_assert_uint_eq(covered, n);
     timeline_release(&tl);
 }
@@ -317,6 +324,194 @@ START_TEST(device_addresses_should_be_fresh_and_2mib_aligned)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the observer */
+
+#define MAX_TICKS 64
+
+/* What the observer saw, copied out (the tick is valid only during the call). */
+typedef struct tick_log {
+    uint32_t n;
+    engine_tick k[MAX_TICKS];
+    bool has_ev[MAX_TICKS];
+    sim_op op[MAX_TICKS];
+    uint64_t id[MAX_TICKS];
+    strategy_sample sampled[MAX_TICKS]; /* the process's own sample at the call */
+} tick_log;
+
+static void log_tick(void *ctx, const engine_tick *t)
+{
+    tick_log *l = ctx;
+    ck_assert_uint_lt(l->n, MAX_TICKS);
+    l->k[l->n] = *t;
+    l->has_ev[l->n] = t->ev != NULL;
+    if (t->ev) {
+        l->op[l->n] = t->ev->op;
+        l->id[l->n] = t->ev->id;
+    }
+    t->run->ops->sample(t->run->procs[t->process].s, &l->sampled[l->n]);
+    l->n++;
+}
+
+static sim_run *observed(const strategy_ops *ops, uint64_t capacity, uint64_t context, array_source *srcs,
+                         uint32_t n, bool skip, tick_log *log)
+{
+    sim_event_source s[4];
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (sim_event_source){.next = array_next, .ctx = &srcs[i], .path = i ? "b" : "a", .name = NULL};
+    engine_config cfg = {
+        .device = {.name = "t", .capacity_bytes = capacity, .context_bytes = context},
+        .ops = ops,
+        .on_oom_skip = skip,
+        .paranoid = true,
+        .timeline_rows = MAX_TICKS, /* one row per event: the engine's own record to compare with */
+        .observe = log_tick,
+        .observe_ctx = log,
+    };
+    memset(log, 0, sizeof *log);
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    sim_status st = engine_run(&cfg, s, n, &run, &err);
+    ck_assert_msg(st == SIM_OK, "engine_run returned %s: %s", sim_strerror(st), err.msg);
+    return run;
+}
+
+START_TEST(the_observer_should_see_each_event_once_in_replay_order)
+{
+    /* the trace of deferred_frees_due_at_t...: 6 trace events and the deferred free
+     * of id 1 (100 bytes, due at t=40), which comes before the alloc at t=40; the
+     * paranoid check after every event adds no tick */
+    sim_event ev[] = {A(1, 100, 0), F(1, 20, 40), A(2, 300, 30), A(3, 50, 40), F(2, 50, 50), F(3, 50, 50)};
+    array_source src = {ev, 6, 0};
+    tick_log log;
+    sim_run *run = observed(ideal_strategy(), 1000, 0, &src, 1, false, &log);
+    ck_assert_uint_eq(log.n, 7);
+    ck_assert_uint_eq(run->events, 7);
+    for (uint32_t i = 0; i < log.n; i++) {
+        ck_assert_uint_eq(log.k[i].event, i + 1);
+        ck_assert_int_eq(log.k[i].outcome, ENGINE_DONE);
+        ck_assert_ptr_eq(log.k[i].run, run);
+    }
+    ck_assert(!log.has_ev[3]);
+    ck_assert_uint_eq(log.k[3].deferred_size, 100);
+    ck_assert_uint_eq(log.k[3].t, 40);
+    ck_assert(log.has_ev[4] && log.op[4] == SIM_OP_ALLOC && log.id[4] == 3);
+    ck_assert_uint_eq(log.k[4].deferred_size, 0);
+    /* requested after each: 100, 100 (deferred), 400, 300, 350, 350 (deferred), 300... */
+    ck_assert_uint_eq(log.k[2].requested, 400);
+    ck_assert_uint_eq(log.k[3].requested, 300);
+    ck_assert_uint_eq(log.k[4].requested, 350);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(the_observer_should_see_an_oom_end_its_process_under_stop)
+{
+    /* capacity 100: 60 live, then 60 more fails and ends the process; the two
+     * events after it are counted but never measured */
+    sim_event ev[] = {A(1, 60, 0), A(2, 60, 1), A(3, 10, 2), F(1, 3, 3)};
+    array_source src = {ev, 4, 0};
+    tick_log log;
+    sim_run *run = observed(ideal_strategy(), 100, 0, &src, 1, false, &log);
+    ck_assert_uint_eq(run->events, 4);
+    ck_assert_uint_eq(log.n, 2);
+    ck_assert_int_eq(log.k[0].outcome, ENGINE_DONE);
+    ck_assert_int_eq(log.k[1].outcome, ENGINE_OOM_ENDED);
+    ck_assert_uint_eq(log.id[1], 2);
+    /* its last tick still counts what it held: 60 */
+    ck_assert_uint_eq(log.k[1].total.reserved_bytes, 60);
+    ck_assert_uint_eq(log.k[1].requested, 60);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(the_observer_should_see_a_dropped_oom_and_the_ignored_free_under_skip)
+{
+    sim_event ev[] = {A(1, 60, 0), A(2, 60, 1), A(3, 10, 2), F(1, 3, 3), F(2, 4, 4)};
+    array_source src = {ev, 5, 0};
+    tick_log log;
+    sim_run *run = observed(ideal_strategy(), 100, 0, &src, 1, true, &log);
+    ck_assert_uint_eq(log.n, 5);
+    const engine_outcome want[] = {ENGINE_DONE, ENGINE_OOM_DROPPED, ENGINE_DONE, ENGINE_DONE, ENGINE_IGNORED};
+    for (uint32_t i = 0; i < 5; i++)
+        ck_assert_int_eq(log.k[i].outcome, want[i]);
+    /* 60, 60 (dropped), 70, 10, 10 */
+    ck_assert_uint_eq(log.k[1].requested, 60);
+    ck_assert_uint_eq(log.k[2].requested, 70);
+    ck_assert_uint_eq(log.k[4].requested, 10);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(the_observer_s_totals_should_equal_what_the_engine_recorded)
+{
+    /* two processes under raw (one device allocation per block), a context of 7
+     * bytes each, deferred frees in both: every tick must match the engine's own
+     * timeline row for the event, the process's own sample, and the peaks */
+    sim_event ea[] = {A(1, 100, 0), A(2, 50, 2), F(1, 3, 9), F(2, 10, 10)};
+    sim_event eb[] = {A(1, 300, 1), F(1, 4, 6), A(2, 20, 5), F(2, 8, 8)};
+    array_source srcs[2] = {{ea, 4, 0}, {eb, 4, 0}};
+    tick_log log;
+    sim_run *run = observed(raw_strategy(), 1u << 30, 7, srcs, 2, false, &log);
+    ck_assert_uint_eq(log.n, run->events);
+    ck_assert_uint_eq(run->tl.n, log.n);
+    uint64_t peak_dev = 0, peak_res = 0, peak_req = 0;
+    for (uint32_t i = 0; i < log.n; i++) {
+        const engine_tick *k = &log.k[i];
+        const timeline_row *r = &run->tl.rows[i];
+        ck_assert_uint_eq(r->event, k->event);
+        ck_assert_uint_eq(r->t, k->t);
+        ck_assert_uint_eq(r->requested, k->requested);
+        ck_assert_uint_eq(r->allocated, k->total.allocated_bytes);
+        ck_assert_uint_eq(r->reserved, k->total.reserved_bytes);
+        ck_assert(r->fragmentation <= k->fragmentation && r->fragmentation >= k->fragmentation);
+        ck_assert_mem_eq(&log.sampled[i], &k->proc, sizeof k->proc);
+        ck_assert_uint_eq(k->proc_device_bytes, k->proc.reserved_bytes + 7);
+        ck_assert_uint_le(k->proc_requested, k->requested);
+        if (k->device_bytes > peak_dev)
+            peak_dev = k->device_bytes;
+        if (k->total.reserved_bytes > peak_res)
+            peak_res = k->total.reserved_bytes;
+        if (k->requested > peak_req)
+            peak_req = k->requested;
+    }
+    ck_assert_uint_eq(peak_dev, run->total.peak_device_bytes);
+    ck_assert_uint_eq(peak_res, run->total.peak_reserved_bytes);
+    ck_assert_uint_eq(peak_req, run->total.peak_requested_bytes);
+    /* at t=5: a's 100 (freed at t=3, due at 9) + 50, b's 300 (freed at 4, due at 6) + 20 */
+    ck_assert_uint_eq(peak_req, 470);
+    sim_run_free(run);
+}
+END_TEST
+
+static sim_status counting_create(const strategy_config *cfg, strategy **out, sim_error *err)
+{
+    uint32_t *n = cfg->app_data;
+    (*n)++;
+    return ideal_strategy()->create(cfg, out, err);
+}
+
+START_TEST(app_data_should_reach_every_create)
+{
+    /* the engine creates one scratch instance to check the options, then one per process */
+    strategy_ops counting = *ideal_strategy();
+    counting.create = counting_create;
+    sim_event ea[] = {A(1, 10, 0), F(1, 1, 1)};
+    sim_event eb[] = {A(1, 10, 0), F(1, 1, 1)};
+    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
+    sim_event_source s[2] = {{.next = array_next, .ctx = &srcs[0], .path = "a"},
+                             {.next = array_next, .ctx = &srcs[1], .path = "b"}};
+    uint32_t created = 0;
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = &counting, .app_data = &created};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, s, 2, &run, &err), SIM_OK);
+    ck_assert_uint_eq(created, 3);
+    sim_run_free(run);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -332,8 +527,13 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, fragmentation_should_follow_tensorflow_s_definition);
     tcase_add_test(tc, the_id_map_should_agree_with_a_plain_array_under_random_churn);
     tcase_add_test(tc, the_queue_should_pop_in_time_then_push_order);
-    tcase_add_test(tc, the_timeline_should_keep_every_peak_within_its_row_budget);
+    tcase_add_test(tc, the_timeline_should_keep_every_peak_and_trough_within_its_row_budget);
     tcase_add_test(tc, device_addresses_should_be_fresh_and_2mib_aligned);
+    tcase_add_test(tc, the_observer_should_see_each_event_once_in_replay_order);
+    tcase_add_test(tc, the_observer_should_see_an_oom_end_its_process_under_stop);
+    tcase_add_test(tc, the_observer_should_see_a_dropped_oom_and_the_ignored_free_under_skip);
+    tcase_add_test(tc, the_observer_s_totals_should_equal_what_the_engine_recorded);
+    tcase_add_test(tc, app_data_should_reach_every_create);
     suite_add_tcase(s, tc);
     return s;
 }

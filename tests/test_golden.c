@@ -5,16 +5,18 @@
  *   replay ARGS...            the command (paths relative to tests/golden/)
  *   key.path=value ...        expected values in the --format=json output
  *   %%FAIL N message text     instead: expect exit status N and this text on stderr
- * The test fails with the group's line number, the key, the expected and the actual
- * value. */
+ * A group must start with its command; one that does not fails. The test fails with
+ * the group's line number, the key, the expected and the actual value. */
 #include <check.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/check_main.h"
 #include "traces/json.h"
 
 static const char *source_dir(void)
@@ -149,6 +151,15 @@ static int check_group(const char *file, int line, const char *cmdline, char **e
     return failures;
 }
 
+static bool is_command(const char *line)
+{
+    return strncmp(line, "replay ", 7) == 0 || strncmp(line, "convert ", 8) == 0;
+}
+
+/* Runs every group of one .test file; returns the failures and adds the groups to *cases.
+ * A group must start with its command: a group whose first line is anything else (a
+ * misspelled command word, or expectations with no command) fails instead of being
+ * skipped, and so does a second command inside a group. */
 static int run_file(const char *path, int *cases)
 {
     FILE *f = fopen(path, "r");
@@ -161,6 +172,7 @@ static int run_file(const char *path, int *cases)
     int n_expect = 0;
     int fail_code = -1;
     char fail_text[1024] = "";
+    bool in_group = false, bad_group = false;
     for (;;) {
         char *got = fgets(line, sizeof line, f);
         if (got)
@@ -171,22 +183,37 @@ static int run_file(const char *path, int *cases)
         if (got && line[0] == '#')
             continue;
         if (!got || n == 0) {
-            if (cmdline[0]) {
+            if (cmdline[0] && !bad_group)
                 failures += check_group(path, cmd_line, cmdline, expects, n_expect, fail_code, fail_text);
+            if (in_group)
                 (*cases)++;
-            }
             for (int i = 0; i < n_expect; i++)
                 free(expects[i]);
             n_expect = 0;
             cmdline[0] = '\0';
             fail_code = -1;
+            in_group = bad_group = false;
             if (!got)
                 break;
             continue;
         }
-        if (strncmp(line, "replay ", 7) == 0 || strncmp(line, "convert ", 8) == 0) {
+        bool first = !in_group;
+        in_group = true;
+        if (bad_group)
+            continue;
+        if (first && !is_command(line)) {
+            fprintf(stderr, "%s:%d: a group starts with its command ('replay ...' or 'convert ...'), not '%s'\n",
+                    path, lineno, line);
+            failures++;
+            bad_group = true;
+        } else if (first) {
             snprintf(cmdline, sizeof cmdline, "%s", line);
             cmd_line = lineno;
+        } else if (is_command(line)) {
+            fprintf(stderr, "%s:%d: a second command in the group of line %d (separate groups by a blank line)\n",
+                    path, lineno, cmd_line);
+            failures++;
+            bad_group = true;
         } else if (strncmp(line, "%%FAIL ", 7) == 0) {
             char *rest = line + 7;
             fail_code = (int)strtol(rest, &rest, 10);
@@ -234,16 +261,38 @@ START_TEST(golden_traces_should_give_the_numbers_worked_out_by_hand)
 }
 END_TEST
 
-int main(void)
+/* A file of groups that must not pass: the parser's own test. */
+START_TEST(a_group_with_an_unknown_command_word_should_fail_not_be_skipped)
 {
-    Suite *s = suite_create("golden");
-    TCase *tc = tcase_create("golden");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, golden_traces_should_give_the_numbers_worked_out_by_hand);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    char path[] = "/tmp/gpusim-golden-bad-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    /* one good group (600 as in core.test), a misspelled command, expectations with no
+     * command, and two commands in one group: 4 cases, 3 failures */
+    fputs("# fixture\n"
+          "replay deferred_tie.json --strategy=ideal\n"
+          "result.peak_requested_bytes=600\n"
+          "\n"
+          "replya deferred_tie.json --strategy=ideal\n"
+          "result.peak_reserved_bytes=1\n"
+          "\n"
+          "result.peak_reserved_bytes=1\n"
+          "\n"
+          "replay deferred_tie.json --strategy=ideal\n"
+          "replay deferred_tie.json --strategy=raw\n"
+          "result.peak_requested_bytes=600\n",
+          f);
+    fclose(f);
+    int cases = 0;
+    int failures = run_file(path, &cases);
+    unlink(path);
+    ck_assert_int_eq(cases, 4);
+    ck_assert_int_eq(failures, 3);
 }
+END_TEST
+
+GPUSIM_CHECK_TESTS("golden", 300,
+                   golden_traces_should_give_the_numbers_worked_out_by_hand,
+                   a_group_with_an_unknown_command_word_should_fail_not_be_skipped)

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "support/check_main.h"
+#include "support/seed.h"
+#include "support/slurp.h"
 #include "traces/gtrace.h"
 #include "traces/trace.h"
 
@@ -20,63 +22,41 @@ static char *tmp_path(const char *suffix)
     return path;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* A varied event sequence: every op, field and flag, irregular lines. */
 static sim_event make_event(uint64_t i, uint64_t *s, uint64_t *t, char *tag, char *proc, char *mark)
 {
     sim_event ev = {0};
-    *t += rng(s) % 3 == 0 ? 0 : rng(s) % 100000;
+    *t += test_rand(s) % 3 == 0 ? 0 : test_rand(s) % 100000;
     ev.t = ev.ready_t = *t;
     ev.index = i + 1;
-    ev.line = rng(s) % 7 == 0 ? rng(s) % 1000000 : i + 2;
-    switch (rng(s) % 8) {
+    ev.line = test_rand(s) % 7 == 0 ? test_rand(s) % 1000000 : i + 2;
+    switch (test_rand(s) % 8) {
     case 0:
         ev.op = SIM_OP_MARK;
-        snprintf(mark, 32, "step %llu", (unsigned long long)(rng(s) % 50));
+        snprintf(mark, 32, "step %llu", (unsigned long long)(test_rand(s) % 50));
         ev.name = mark;
         break;
     case 1: ev.op = SIM_OP_EMPTY_CACHE; break;
     case 2:
     case 3:
         ev.op = SIM_OP_FREE;
-        ev.id = rng(s) % SIM_MAX_SIZE;
-        if (rng(s) % 2)
-            ev.ready_t = ev.t + rng(s) % 1000;
+        ev.id = test_rand(s) % SIM_MAX_SIZE;
+        if (test_rand(s) % 2)
+            ev.ready_t = ev.t + test_rand(s) % 1000;
         break;
     default:
         ev.op = SIM_OP_ALLOC;
-        ev.id = rng(s) % 4 == 0 ? SIM_MAX_SIZE : rng(s) % 1000;
-        ev.size = rng(s) % 3 == 0 ? SIM_MAX_SIZE : rng(s) % 100000000;
-        ev.stream = rng(s) % 3 == 0 ? (uint32_t)(rng(s) % 5) : (rng(s) % 2 ? UINT32_MAX : 0);
-        if (rng(s) % 2) {
-            snprintf(tag, 32, "tag\"%llu\\", (unsigned long long)(rng(s) % 300));
+        ev.id = test_rand(s) % 4 == 0 ? SIM_MAX_SIZE : test_rand(s) % 1000;
+        ev.size = test_rand(s) % 3 == 0 ? SIM_MAX_SIZE : test_rand(s) % 100000000;
+        ev.stream = test_rand(s) % 3 == 0 ? (uint32_t)(test_rand(s) % 5) : (test_rand(s) % 2 ? UINT32_MAX : 0);
+        if (test_rand(s) % 2) {
+            snprintf(tag, 32, "tag\"%llu\\", (unsigned long long)(test_rand(s) % 300));
             ev.tag = tag;
         }
         break;
     }
-    if (rng(s) % 3 == 0) {
-        snprintf(proc, 32, "job-%llu", (unsigned long long)(rng(s) % 3));
+    if (test_rand(s) % 3 == 0) {
+        snprintf(proc, 32, "job-%llu", (unsigned long long)(test_rand(s) % 3));
         ev.proc = proc;
     }
     return ev;
@@ -156,7 +136,7 @@ START_TEST(every_field_should_round_trip_across_blocks)
     trace_close(r);
     /* the same from memory */
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = test_slurp(path, &len);
     ck_assert_int_eq(trace_open_mem("mem.gtrace", data, len, &r, &err), SIM_OK);
     check_sample(r, n, 7);
     trace_close(r);
@@ -199,7 +179,7 @@ START_TEST(every_flipped_byte_should_be_an_invalid_trace)
     const char *path = tmp_path("-flip.gtrace");
     write_sample(path, 300, 3);
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = test_slurp(path, &len);
     for (size_t i = GTRACE_MAGIC_LEN; i < len; i++) {
         for (unsigned bit = 0; bit < 8; bit += 3) {
             data[i] = (char)(data[i] ^ (1 << bit));
@@ -220,7 +200,7 @@ START_TEST(every_truncation_should_be_an_invalid_trace)
     const char *path = tmp_path("-trunc.gtrace");
     write_sample(path, 200, 5);
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = test_slurp(path, &len);
     for (size_t cut = 0; cut < len; cut++) {
         uint64_t n;
         sim_error err;
@@ -249,7 +229,7 @@ START_TEST(another_version_should_be_named)
     const char *path = tmp_path("-ver.gtrace");
     write_sample(path, 10, 5);
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = test_slurp(path, &len);
     data[8] = 2;
     uint64_t n;
     sim_error err;
@@ -276,20 +256,11 @@ START_TEST(the_writer_should_refuse_time_going_backwards)
 }
 END_TEST
 
-static Suite *gtrace_suite(void)
-{
-    Suite *s = suite_create("gtrace");
-    TCase *tc = tcase_create("gtrace");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, crc32c_should_match_the_standard_check_value);
-    tcase_add_test(tc, every_field_should_round_trip_across_blocks);
-    tcase_add_test(tc, an_empty_trace_should_round_trip);
-    tcase_add_test(tc, every_flipped_byte_should_be_an_invalid_trace);
-    tcase_add_test(tc, every_truncation_should_be_an_invalid_trace);
-    tcase_add_test(tc, another_version_should_be_named);
-    tcase_add_test(tc, the_writer_should_refuse_time_going_backwards);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(gtrace_suite)
+GPUSIM_CHECK_TESTS("gtrace", 120,
+                   crc32c_should_match_the_standard_check_value,
+                   every_field_should_round_trip_across_blocks,
+                   an_empty_trace_should_round_trip,
+                   every_flipped_byte_should_be_an_invalid_trace,
+                   every_truncation_should_be_an_invalid_trace,
+                   another_version_should_be_named,
+                   the_writer_should_refuse_time_going_backwards)

@@ -1,6 +1,7 @@
-/* Check suites for traces/input.h and the importers: the real recordings in
- * ../shared/realtraces (when present), the excerpts and synthetic files in
- * tests/data/import (always), the native round trip, and bad input per format.
+/* Check suites for traces/input.h and the importers: the full real recordings (not
+ * shipped; run with GPUSIM_REALTRACES=DIR holding them, else those cases skip), the
+ * excerpts and synthetic files in tests/data/import (always), the native round trip,
+ * and bad input per format. tests/data/import/LICENSES.md names the recordings.
  *
  * The expected numbers were derived independently of gpusim, with Python's json
  * and gzip modules (no gpusim code involved):
@@ -38,6 +39,9 @@
 #include "sim/units.h"
 #include "strategies/ideal.h"
 #include "strategies/registry.h"
+#include "support/check_main.h"
+#include "support/seed.h"
+#include "support/slurp.h"
 #include "traces/input.h"
 
 static char g_path[1024];
@@ -49,11 +53,16 @@ static const char *data(const char *name)
     return g_path;
 }
 
-/* The real recording, or NULL (with a message) when ../shared/realtraces is absent. */
+/* The full recording name in $GPUSIM_REALTRACES, or NULL (with a message) when that is
+ * unset or does not hold it. */
 static const char *real(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/../shared/realtraces/%s", src ? src : ".", name);
+    const char *dir = getenv("GPUSIM_REALTRACES");
+    if (dir == NULL || dir[0] == '\0') {
+        printf("skipped: %s (set GPUSIM_REALTRACES to the directory of the full recordings)\n", name);
+        return NULL;
+    }
+    snprintf(g_path, sizeof g_path, "%s/%s", dir, name);
     if (access(g_path, R_OK) != 0) {
         printf("skipped: %s is not here\n", g_path);
         return NULL;
@@ -453,25 +462,10 @@ static int run_cli(const char *args)
     return WEXITSTATUS(st);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 static void assert_same_file(const char *a, const char *b)
 {
     size_t la, lb;
-    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    char *x = test_slurp(a, &la), *y = test_slurp(b, &lb);
     ck_assert_uint_eq(la, lb);
     ck_assert_msg(memcmp(x, y, la) == 0, "%s and %s differ", a, b);
     free(x);
@@ -560,7 +554,7 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
              data("hta_excerpt.pt.trace.json.gz"), out);
     ck_assert_int_eq(run_cli(args), 0);
     size_t n;
-    char *text = slurp(out, &n);
+    char *text = test_slurp(out, &n);
     ck_assert_ptr_nonnull(strstr(text, "\"events_compared\": 1200"));
     ck_assert_ptr_nonnull(strstr(text, "\"max_abs_difference_bytes\": 0,"));
     ck_assert_ptr_nonnull(strstr(text, "\"offset_bytes\": 4096614400"));
@@ -571,7 +565,7 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
     snprintf(args, sizeof args, "replay '%s' --against-recorded --strategy=ideal --format=json --output='%s'",
              data("snapshot_small.pickle"), out);
     ck_assert_int_eq(run_cli(args), 0);
-    text = slurp(out, &n);
+    text = test_slurp(out, &n);
     ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
                                        "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
                                        "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
@@ -697,7 +691,7 @@ END_TEST
 START_TEST(every_prefix_of_a_snapshot_pickle_should_fail_cleanly)
 {
     size_t n;
-    char *p = slurp(data("snapshot_small.pickle"), &n);
+    char *p = test_slurp(data("snapshot_small.pickle"), &n);
     for (size_t len = 0; len < n; len++) {
         input_options o = {.device = -1};
         trace_input *in = NULL;
@@ -713,7 +707,7 @@ END_TEST
 START_TEST(every_prefix_of_a_gzip_file_should_fail_cleanly)
 {
     size_t n;
-    char *p = slurp(data("hta_excerpt.pt.trace.json.gz"), &n);
+    char *p = test_slurp(data("hta_excerpt.pt.trace.json.gz"), &n);
     for (size_t len = 0; len < n; len += 97) {
         input_options o = {.device = -1};
         trace_input *in = NULL;
@@ -732,19 +726,17 @@ START_TEST(mutated_inputs_should_never_crash)
 {
     static const char *const FILES[] = {"snapshot_small.pickle", "snapshot_small_p2.pickle", "snapshot_small.json",
                                         "tf_profile_small.json", "native_small.json"};
-    uint64_t x = 88172645463325252u; /* xorshift64 */
+    uint64_t x = 88172645463325252u; /* a fixed seed: the same mutations every run */
     for (size_t f = 0; f < sizeof FILES / sizeof FILES[0]; f++) {
         size_t n;
-        char *orig = slurp(data(FILES[f]), &n);
+        char *orig = test_slurp(data(FILES[f]), &n);
         char *buf = malloc(n);
         for (int round = 0; round < 300; round++) {
             memcpy(buf, orig, n);
             for (int k = 0; k < 1 + round % 4; k++) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                size_t at = (size_t)(x % n);
-                buf[at] = (char)(x >> 24);
+                uint64_t r = test_rand(&x);
+                size_t at = (size_t)(r % n);
+                buf[at] = (char)(r >> 24);
             }
             input_options o = {.device = -1};
             trace_input *in = NULL;
@@ -803,11 +795,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+GPUSIM_CHECK_MAIN(suite)

@@ -101,18 +101,10 @@ START_TEST(raw_checker_should_catch_a_corrupted_charge)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("raw_ideal");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, ideal_should_hold_exactly_the_live_requested_bytes);
-    tcase_add_test(tc, ideal_should_fail_only_past_capacity_minus_context);
-    tcase_add_test(tc, ideal_deferred_free_should_hold_bytes_until_ready);
-    tcase_add_test(tc, raw_should_charge_512_byte_units_below_2mib_and_pages_above);
-    tcase_add_test(tc, raw_free_should_return_memory_to_the_device_at_once);
-    tcase_add_test(tc, raw_checker_should_catch_a_corrupted_charge);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)
+GPUSIM_CHECK_TESTS("raw_ideal", 0,
+                   ideal_should_hold_exactly_the_live_requested_bytes,
+                   ideal_should_fail_only_past_capacity_minus_context,
+                   ideal_deferred_free_should_hold_bytes_until_ready,
+                   raw_should_charge_512_byte_units_below_2mib_and_pages_above,
+                   raw_free_should_return_memory_to_the_device_at_once,
+                   raw_checker_should_catch_a_corrupted_charge)

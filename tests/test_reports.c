@@ -1,12 +1,13 @@
-/* Check suite for the report modules: the min/max curve, the probe's transparency
- * (a replay through it gives the same result as a plain one), the second pass to
- * the peak (memory map, live allocations with tags), the HTML page, the progress
- * line. */
+/* Check suite for the HTML report and what it draws: the min/max curve, capture's
+ * first pass (the curve over measured events, the OOM's place), the second pass to
+ * the peak (memory map, live allocations with tags, what --on-oom=skip dropped),
+ * the HTML page, the progress line. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "reports/capture.h"
+#include "answers/capture.h"
+#include "answers/whatif.h"
 #include "reports/html.h"
 #include "reports/progress.h"
 #include "reports/result.h"
@@ -96,78 +97,146 @@ static capture *capture_of(evbuf *b, const char *sname, uint32_t buckets)
 
 START_TEST(curve_should_keep_both_extremes_of_every_bucket)
 {
-    capture_curve c;
-    ck_assert(capture_curve_init(&c, 4));
+    timeline c;
+    ck_assert(timeline_init(&c, 4));
     /* 100 events of a sawtooth 0,10,0,10,...: every bucket spans 0..10 */
     for (uint64_t e = 1; e <= 100; e++) {
         uint64_t v = e % 2 ? 0 : 10;
-        capture_curve_add(&c, e, v, v, v, (double)v / 10.0);
+        timeline_row r = {.t = e, .event = e, .requested = v, .allocated = v, .reserved = v,
+                          .fragmentation = (double)v / 10.0};
+        timeline_add(&c, &r);
     }
-    capture_curve_finish(&c);
+    timeline_finish(&c);
     ck_assert_uint_le(c.n, 4);
     ck_assert_uint_ge(c.n, 2);
     uint64_t covered = 0;
     for (uint64_t i = 0; i < c.n; i++) {
-        ck_assert_uint_eq(c.b[i].req_min, 0);
-        ck_assert_uint_eq(c.b[i].req_max, 10);
-        ck_assert_uint_eq(c.b[i].res_min, 0);
-        ck_assert(c.b[i].frag_max > 0.99);
-        ck_assert_uint_eq(c.b[i].event, covered + 1);
-        covered += c.b[i].count;
+        ck_assert_uint_eq(c.rows[i].requested_min, 0);
+        ck_assert_uint_eq(c.rows[i].requested, 10);
+        ck_assert_uint_eq(c.rows[i].reserved_min, 0);
+        ck_assert(c.rows[i].fragmentation > 0.99);
+        ck_assert(c.rows[i].fragmentation_min < 0.01);
+        ck_assert_uint_eq(c.rows[i].event, covered + 1);
+        covered += c.rows[i].count;
     }
     ck_assert_uint_eq(covered, 100);
-    free(c.b);
+    timeline_release(&c);
 }
 END_TEST
 
 START_TEST(curve_should_keep_single_events_unmerged_below_the_budget)
 {
-    capture_curve c;
-    ck_assert(capture_curve_init(&c, 100));
-    for (uint64_t e = 1; e <= 10; e++)
-        capture_curve_add(&c, e, e, e, e, 0);
-    capture_curve_finish(&c);
+    timeline c;
+    ck_assert(timeline_init(&c, 100));
+    for (uint64_t e = 1; e <= 10; e++) {
+        timeline_row r = {.t = e, .event = e, .requested = e, .allocated = e, .reserved = e};
+        timeline_add(&c, &r);
+    }
+    timeline_finish(&c);
     ck_assert_uint_eq(c.n, 10);
-    ck_assert_uint_eq(c.b[9].req_min, 10);
-    ck_assert_uint_eq(c.b[9].req_max, 10);
-    free(c.b);
+    ck_assert_uint_eq(c.rows[9].requested_min, 10);
+    ck_assert_uint_eq(c.rows[9].requested, 10);
+    timeline_release(&c);
 }
 END_TEST
 
 /* ---------------------------------------------------------------- capture */
 
-START_TEST(a_replay_through_the_probe_should_give_the_plain_result)
+START_TEST(the_curve_should_cover_every_event_and_reach_the_engine_s_peaks)
 {
     const char *names[] = {"growth", "greedy", "ideal", "raw", "torch"};
     evbuf *b = sawtooth();
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (registry_find(names[i]) == NULL)
             continue;
-        engine_config cfg = config_for(names[i]);
-        evbuf_cursor cur;
-        sim_event_source src = evbuf_source(b, &cur);
-        sim_run *plain = NULL;
-        sim_error err;
-        ck_assert_int_eq(engine_run(&cfg, &src, 1, &plain, &err), SIM_OK);
         capture *c = capture_of(b, names[i], 64);
-        sim_buf x, y;
-        sim_buf_init(&x);
-        sim_buf_init(&y);
-        report_json(plain, &x);
-        report_json(c->run, &y);
-        ck_assert_str_eq(x.data, y.data);
-        /* the curve's top is the peak the engine measured */
-        uint64_t top = 0;
-        for (uint64_t k = 0; k < c->n_buckets; k++)
-            if (c->buckets[k].res_max > top)
-                top = c->buckets[k].res_max;
-        ck_assert_uint_eq(top, plain->total.peak_reserved_bytes);
-        ck_assert_uint_eq(c->events, plain->events);
-        sim_buf_release(&x);
-        sim_buf_release(&y);
-        sim_run_free(plain);
+        const sim_metrics *m = &c->run->total;
+        /* no OOM: every event is measured, once */
+        ck_assert_uint_eq(c->events, c->run->events);
+        ck_assert_uint_eq(c->oom_event, 0);
+        uint64_t covered = 0, top_res = 0, top_req = 0;
+        for (uint64_t k = 0; k < c->curve.n; k++) {
+            const timeline_row *r = &c->curve.rows[k];
+            ck_assert_uint_eq(r->event, covered + 1);
+            covered += r->count;
+            if (r->reserved > top_res)
+                top_res = r->reserved;
+            if (r->requested > top_req)
+                top_req = r->requested;
+        }
+        /* 4 + 3 × (mark + 5 allocs + 5 frees) + 4 = 41 events: one row each under 64 */
+        ck_assert_uint_eq(c->curve.n, 41);
+        ck_assert_uint_eq(covered, c->events);
+        ck_assert_uint_eq(top_res, m->peak_reserved_bytes);
+        /* 4 weights of 8 MiB + the five activations of a step: 32 MiB + 45 MiB + 5000 B */
+        ck_assert_uint_eq(top_req, m->peak_requested_bytes);
+        ck_assert_uint_eq(top_req, 77 * MiB + 5000);
+        /* after the first event one 8 MiB weight is live, and at the end nothing */
+        ck_assert_uint_eq(c->curve.rows[0].requested, 8 * MiB);
+        ck_assert_uint_eq(c->curve.rows[40].requested, 0);
         capture_free(c);
     }
+    evbuf_free(b);
+}
+END_TEST
+
+/* 3 weights of 4 GiB on a 16 GiB device, then 8 GiB that does not fit, then more. */
+static evbuf *oom_trace(void)
+{
+    evbuf *b = evbuf_new("oom.json", "oom");
+    for (uint64_t id = 1; id <= 3; id++)
+        push_alloc(b, id, 4 * GiB, id, "weight");
+    push_alloc(b, 4, 8 * GiB, 4, "too big");
+    push_alloc(b, 5, 1 * GiB, 5, "after");
+    push_free(b, 4, 6);
+    push_free(b, 1, 7);
+    return b;
+}
+
+static capture *capture_skip(evbuf *b, bool skip)
+{
+    engine_config cfg = config_for("ideal");
+    cfg.on_oom_skip = skip;
+    evb_ctx ctx = {b, {0}};
+    capture_sources cs = {1, evb_open, evb_close, &ctx};
+    capture *c = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(capture_run(&cfg, &cs, 64, &c, &err), SIM_OK);
+    return c;
+}
+
+START_TEST(an_oom_that_ends_the_process_should_end_the_curve_there)
+{
+    evbuf *b = oom_trace();
+    capture *c = capture_skip(b, false);
+    /* 7 events counted; the process died at the 4th, so 4 were measured */
+    ck_assert_uint_eq(c->run->events, 7);
+    ck_assert_uint_eq(c->events, 4);
+    ck_assert_uint_eq(c->oom_event, 4);
+    ck_assert_uint_eq(c->curve.rows[c->curve.n - 1].event + c->curve.rows[c->curve.n - 1].count - 1, 4);
+    /* the peak is the 3 weights (first reached at event 3): all live there */
+    ck_assert_uint_eq(c->live_count, 3);
+    ck_assert_uint_eq(c->live_bytes, 12 * GiB);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(an_allocation_dropped_by_skip_should_not_be_live_at_the_peak)
+{
+    evbuf *b = oom_trace();
+    capture *c = capture_skip(b, true);
+    /* every event measured; the peak is 12 GiB + 1 GiB after event 5 */
+    ck_assert_uint_eq(c->events, 7);
+    ck_assert_uint_eq(c->oom_event, 4);
+    ck_assert_uint_eq(c->run->total.peak_reserved_bytes, 13 * GiB);
+    ck_assert_uint_eq(c->live_count, 4);
+    ck_assert_uint_eq(c->live_bytes, 13 * GiB);
+    for (uint32_t i = 0; i < c->n_top; i++)
+        ck_assert_uint_ne(c->top[i].id, 4);
+    ck_assert_str_eq(c->top[c->n_top - 1].tag, "after");
+    capture_free(c);
     evbuf_free(b);
 }
 END_TEST
@@ -206,6 +275,51 @@ START_TEST(the_map_of_growth_should_show_regions_with_free_blocks)
         held += c->blocks[i].b.size_bytes;
     ck_assert_uint_eq(held, c->run->total.peak_reserved_bytes);
     capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- what-if */
+
+START_TEST(the_what_if_should_ask_torch_about_expandable_segments_after_an_oom)
+{
+    evbuf *b = oom_trace();
+    engine_config cfg = config_for("torch");
+    sim_error err;
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(b, &cur);
+    sim_run *run = NULL;
+    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert(whatif_expandable_applies(&cfg, run));
+    /* not when expandable segments are on already, nor for another strategy */
+    sim_kv on = {"alloc_conf", "max_split_size_mb:64,expandable_segments:True"};
+    engine_config already = cfg;
+    already.opts = &on;
+    already.n_opts = 1;
+    ck_assert(!whatif_expandable_applies(&already, run));
+    engine_config other = config_for("ideal");
+    ck_assert(!whatif_expandable_applies(&other, run));
+    /* 12 GiB of weights + 8 GiB does not fit 16 GiB however it is mapped */
+    sim_kv conf = {"alloc_conf", "max_split_size_mb:64"};
+    cfg.opts = &conf;
+    cfg.n_opts = 1;
+    whatif w;
+    src = evbuf_source(b, &cur);
+    ck_assert_int_eq(whatif_expandable(&cfg, &src, 1, &w, &err), SIM_OK);
+    ck_assert(w.present);
+    ck_assert_str_eq(w.setting, "--alloc-conf=max_split_size_mb:64,expandable_segments:True");
+    ck_assert(!w.completed);
+    ck_assert_uint_eq(w.ooms, 1);
+    ck_assert_uint_eq(w.first_oom.id, 4);
+    ck_assert_uint_eq(w.first_oom.size, 8 * GiB);
+    sim_buf t;
+    sim_buf_init(&t);
+    report_text_whatif(run, &w, &t);
+    ck_assert_ptr_nonnull(strstr(t.data, "what if --alloc-conf=max_split_size_mb:64,expandable_segments:True: "
+                                         "still out of memory"));
+    sim_buf_release(&t);
+    sim_run_free(run);
     evbuf_free(b);
 }
 END_TEST
@@ -315,9 +429,12 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("reports");
     tcase_add_test(tc, curve_should_keep_both_extremes_of_every_bucket);
     tcase_add_test(tc, curve_should_keep_single_events_unmerged_below_the_budget);
-    tcase_add_test(tc, a_replay_through_the_probe_should_give_the_plain_result);
+    tcase_add_test(tc, the_curve_should_cover_every_event_and_reach_the_engine_s_peaks);
+    tcase_add_test(tc, an_oom_that_ends_the_process_should_end_the_curve_there);
+    tcase_add_test(tc, an_allocation_dropped_by_skip_should_not_be_live_at_the_peak);
     tcase_add_test(tc, the_second_pass_should_see_the_live_allocations_at_the_peak);
     tcase_add_test(tc, the_map_of_growth_should_show_regions_with_free_blocks);
+    tcase_add_test(tc, the_what_if_should_ask_torch_about_expandable_segments_after_an_oom);
     tcase_add_test(tc, html_should_escape_markup);
     tcase_add_test(tc, the_page_should_hold_every_picture_and_no_script);
     tcase_add_test(tc, an_oom_should_be_marked_on_the_timeline);

@@ -1,7 +1,9 @@
-/* Check suite for the small core modules: output buffers and atomic files,
- * the GPU catalog, in-memory traces, checker reports, strategy options. */
+/* Check suite for the small core modules: output buffers, atomic files and whole-file
+ * reads, the GPU catalog, in-memory traces, checker reports, strategy options and stat
+ * lookup, FNV-1a and the grow-array macro. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,9 +11,18 @@
 #include "sim/buf.h"
 #include "sim/evbuf.h"
 #include "sim/gpus.h"
+#include "sim/grow.h"
+#include "sim/hash.h"
 #include "sim/report.h"
 #include "sim/strategy.h"
 #include "support/check_main.h"
+
+/* A fresh directory from the template dir, and path = dir/name in it. */
+static void temp_path(char *dir, const char *name, char *path, size_t cap)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, cap, "%s/%s", dir, name);
+}
 
 START_TEST(json_strings_should_be_escaped)
 {
@@ -44,10 +55,8 @@ END_TEST
 
 START_TEST(files_should_appear_whole_or_not_at_all)
 {
-    char dir[] = "/tmp/gpusim-buf-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[512];
-    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char dir[] = "/tmp/gpusim-buf-XXXXXX", path[512];
+    temp_path(dir, "out.txt", path, sizeof path);
     sim_buf b;
     sim_buf_init(&b);
     sim_buf_puts(&b, "hello\n");
@@ -93,6 +102,27 @@ START_TEST(the_catalog_should_find_gpus_by_name_or_alias_in_any_case)
     /* the H200's figure: 143156 MiB as torch prints it */
     ck_assert_uint_eq(gpus_find("H200")->capacity_bytes, 143156ull << 20);
     ck_assert_uint_eq(gpus_find("A100-40GB")->cc_major, 8);
+}
+END_TEST
+
+START_TEST(a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y)
+{
+    const gpu_model *g = gpus_find("A100-40GB");
+    device_info d = gpus_device_info(g);
+    ck_assert_str_eq(d.name, "A100-40GB");
+    ck_assert_uint_eq(d.capacity_bytes, g->capacity_bytes);
+    ck_assert_uint_eq(d.context_bytes, 0);
+    ck_assert_uint_eq(d.cc_major, 8);
+    ck_assert_uint_eq(d.cc_minor, 0);
+    unsigned maj = 99, min = 99;
+    ck_assert(gpus_parse_cc("8.9", &maj, &min));
+    ck_assert_uint_eq(maj, 8);
+    ck_assert_uint_eq(min, 9);
+    const char *bad[] = {"8", "8.", "8.10", "21.0", "8.0x", "x.y", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(!gpus_parse_cc(bad[i], &maj, &min), "'%s' accepted", bad[i]);
+        ck_assert_uint_eq(maj, 8); /* untouched on failure */
+    }
 }
 END_TEST
 
@@ -149,19 +179,148 @@ START_TEST(the_last_option_given_should_win)
 }
 END_TEST
 
-static Suite *support_suite(void)
+START_TEST(a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more)
 {
-    Suite *s = suite_create("support_modules");
-    TCase *tc = tcase_create("support");
-    tcase_add_test(tc, json_strings_should_be_escaped);
-    tcase_add_test(tc, large_printf_output_should_not_be_truncated);
-    tcase_add_test(tc, files_should_appear_whole_or_not_at_all);
-    tcase_add_test(tc, the_catalog_should_find_gpus_by_name_or_alias_in_any_case);
-    tcase_add_test(tc, an_in_memory_trace_should_give_back_every_event_and_string);
-    tcase_add_test(tc, reports_should_count_every_violation_and_keep_the_first_lines);
-    tcase_add_test(tc, the_last_option_given_should_win);
-    suite_add_tcase(s, tc);
-    return s;
+    char dir[] = "/tmp/gpusim-read-XXXXXX", path[512];
+    temp_path(dir, "in.txt", path, sizeof path);
+    /* 200000 bytes: more than the first 64 KiB read, so the buffer has to grow twice */
+    sim_buf b;
+    sim_buf_init(&b);
+    for (int i = 0; i < 20000; i++)
+        sim_buf_puts(&b, "0123456789");
+    sim_error err;
+    ck_assert_int_eq(sim_buf_write_file(&b, path, &err), SIM_OK);
+    char *text = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sim_read_file(path, 200000, &text, &len, &err), SIM_OK);
+    ck_assert_uint_eq(len, 200000);
+    ck_assert_int_eq(text[len], '\0');
+    ck_assert_int_eq(memcmp(text, b.data, len), 0);
+    free(text);
+    /* one byte over the cap is refused, naming the file */
+    ck_assert_int_eq(sim_read_file(path, 199999, &text, &len, &err), SIM_EIO);
+    ck_assert_ptr_null(text);
+    ck_assert_str_eq(err.file, path);
+    ck_assert_ptr_nonnull(strstr(err.msg, "larger than 199999 bytes"));
+    /* an empty file is an empty string, not an error */
+    sim_buf_reset(&b);
+    ck_assert_int_eq(sim_buf_write_file(&b, path, &err), SIM_OK);
+    ck_assert_int_eq(sim_read_file(path, 0, &text, &len, &err), SIM_OK);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_str_eq(text, "");
+    free(text);
+    unlink(path);
+    /* a missing file is SIM_EIO naming it */
+    ck_assert_int_eq(sim_read_file(path, 100, &text, &len, &err), SIM_EIO);
+    ck_assert_str_eq(err.file, path);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot open"));
+    rmdir(dir);
+    sim_buf_release(&b);
+}
+END_TEST
+
+START_TEST(fnv1a64_should_match_the_published_vectors_and_continue_across_chunks)
+{
+    /* test vectors from the FNV authors' page: "" is the offset basis, "a" and "foobar" */
+    ck_assert_uint_eq(sim_fnv1a64("", 0), UINT64_C(0xcbf29ce484222325));
+    ck_assert_uint_eq(sim_fnv1a64("a", 1), UINT64_C(0xaf63dc4c8601ec8c));
+    ck_assert_uint_eq(sim_fnv1a64("foobar", 6), UINT64_C(0x85944171f73967e8));
+    uint64_t h = sim_fnv1a64_more(SIM_FNV1A64_INIT, "foo", 3);
+    ck_assert_uint_eq(sim_fnv1a64_more(h, "bar", 3), sim_fnv1a64("foobar", 6));
+}
+END_TEST
+
+START_TEST(sim_grow_should_keep_the_elements_and_refuse_an_overflowing_size)
+{
+    uint32_t *a = NULL;
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < 1000; i++) {
+        ck_assert(SIM_GROW(a, i + 1, cap));
+        a[i] = i * 3;
+    }
+    /* doubling from 16: 16, 32, ..., 1024 */
+    ck_assert_uint_eq(cap, 1024);
+    for (uint32_t i = 0; i < 1000; i++)
+        ck_assert_uint_eq(a[i], i * 3);
+    /* already big enough: nothing moves */
+    uint32_t *before = a;
+    ck_assert(SIM_GROW(a, 1024, cap));
+    ck_assert_ptr_eq(a, before);
+    /* a request past what a 32-bit capacity can count fails and leaves both alone */
+    uint64_t huge = (uint64_t)UINT32_MAX + 1;
+    ck_assert(!SIM_GROW(a, huge, cap));
+    ck_assert_ptr_eq(a, before);
+    ck_assert_uint_eq(cap, 1024);
+    free(a);
+    /* elements of 16 bytes: SIZE_MAX / 8 of them would overflow the byte count */
+    struct pair { uint64_t x, y; } *p = NULL;
+    size_t pcap = 0;
+    ck_assert(!SIM_GROW(p, SIZE_MAX / 8, pcap));
+    ck_assert_ptr_null(p);
+    ck_assert_uint_eq(pcap, 0);
+    ck_assert(SIM_GROW(p, 20, pcap));
+    ck_assert_uint_eq(pcap, 20); /* n larger than the first 16 */
+    free(p);
+}
+END_TEST
+
+/* A fake strategy with one statistic of each kind, "b" emitted twice. */
+static void fake_stats(const strategy *s, const strategy_stat_sink *sink)
+{
+    (void)s;
+    strategy_emit_u64(sink, "a", 7);
+    strategy_emit_real(sink, "b", 0.25);
+    strategy_emit_text(sink, "c", "seven");
+    strategy_emit_u64(sink, "b", 9);
 }
 
-GPUSIM_CHECK_MAIN(support_suite)
+static void fake_options(const strategy *s, const strategy_stat_sink *sink)
+{
+    (void)s;
+    strategy_emit_text(sink, "limit_bytes", "1024");
+}
+
+static void count_u64(void *ctx, const char *key, uint64_t v)
+{
+    (void)key, (void)v;
+    (*(unsigned *)ctx)++;
+}
+
+START_TEST(a_stat_should_be_found_by_name_whatever_its_kind)
+{
+    strategy_ops ops = {.name = "fake", .stats = fake_stats, .options = fake_options};
+    strategy_stat_value v;
+    ck_assert(strategy_stat_find(&ops, NULL, "a", &v));
+    ck_assert_int_eq(v.kind, STRATEGY_STAT_U64);
+    ck_assert_uint_eq(v.u64, 7);
+    ck_assert(strategy_stat_find(&ops, NULL, "c", &v));
+    ck_assert_int_eq(v.kind, STRATEGY_STAT_TEXT);
+    ck_assert_str_eq(v.text, "seven");
+    /* emitted twice: the last wins, kind and all */
+    ck_assert(strategy_stat_find(&ops, NULL, "b", &v));
+    ck_assert_int_eq(v.kind, STRATEGY_STAT_U64);
+    ck_assert_uint_eq(v.u64, 9);
+    ck_assert(!strategy_stat_find(&ops, NULL, "limit_bytes", &v));
+    ck_assert(strategy_option_find(&ops, NULL, "limit_bytes", &v));
+    ck_assert_str_eq(v.text, "1024");
+    /* a sink with only the u64 callback: the emitters skip the NULL ones */
+    unsigned calls = 0;
+    strategy_stat_sink only_u64 = {.u64 = count_u64, .ctx = &calls};
+    fake_stats(NULL, &only_u64);
+    ck_assert_uint_eq(calls, 2);
+}
+END_TEST
+
+GPUSIM_CHECK_TESTS("support_modules", 0,
+                   json_strings_should_be_escaped,
+                   large_printf_output_should_not_be_truncated,
+                   files_should_appear_whole_or_not_at_all,
+                   the_catalog_should_find_gpus_by_name_or_alias_in_any_case,
+                   a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y,
+                   an_in_memory_trace_should_give_back_every_event_and_string,
+                   reports_should_count_every_violation_and_keep_the_first_lines,
+                   the_last_option_given_should_win,
+                   a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more,
+                   fnv1a64_should_match_the_published_vectors_and_continue_across_chunks,
+                   sim_grow_should_keep_the_elements_and_refuse_an_overflowing_size,
+                   a_stat_should_be_found_by_name_whatever_its_kind)

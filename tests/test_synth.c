@@ -10,6 +10,8 @@
 
 #include "sim/engine.h"
 #include "strategies/ideal.h"
+#include "support/check_main.h"
+#include "support/slurp.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
@@ -83,25 +85,10 @@ static synth_stats write_trace(const any_config *c, const char *path)
     return stats;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static bool files_equal(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    char *x = test_slurp(a, &na), *y = test_slurp(b, &nb);
     bool eq = na == nb && memcmp(x, y, na) == 0;
     free(x);
     free(y);
@@ -551,36 +538,20 @@ START_TEST(the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct)
 }
 END_TEST
 
-static Suite *synth_suite(void)
-{
-    Suite *s = suite_create("synth");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, each_generator_should_write_byte_identical_files_for_the_same_seed);
-    tcase_add_test(tc, each_generator_should_write_different_files_for_different_seeds);
-    tcase_add_test(tc, model_sizes_should_not_depend_on_the_seed);
-    tcase_add_test(tc, every_generated_trace_should_replay_under_ideal_and_free_everything);
-    tcase_add_test(tc, transformer_variants_should_replay_and_free_everything);
-    tcase_add_test(tc, keep_live_should_leave_weights_and_optimizer_states_allocated);
-    tcase_add_test(tc, transformer_bytes_should_equal_the_closed_form_for_each_preset);
-    tcase_add_test(tc, adam_states_should_be_created_on_the_first_step_only);
-    tcase_add_test(tc, sgd_should_have_no_state_and_momentum_one_buffer);
-    tcase_add_test(tc, checkpointing_and_inference_should_lower_the_peak);
-    tcase_add_test(tc, resnet50_weights_should_equal_25557032_parameters);
-    tcase_add_test(tc, serving_should_free_each_kv_cache_and_read_empirical_lengths);
-    tcase_add_test(tc, serving_should_reject_a_malformed_lengths_file_with_its_line);
-    tcase_add_test(tc, churn_should_hover_around_its_live_target);
-    tcase_add_test(tc, validation_should_reject_inconsistent_shapes);
-    tcase_add_test(tc, the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(synth_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+GPUSIM_CHECK_TESTS("synth", 120,
+                   each_generator_should_write_byte_identical_files_for_the_same_seed,
+                   each_generator_should_write_different_files_for_different_seeds,
+                   model_sizes_should_not_depend_on_the_seed,
+                   every_generated_trace_should_replay_under_ideal_and_free_everything,
+                   transformer_variants_should_replay_and_free_everything,
+                   keep_live_should_leave_weights_and_optimizer_states_allocated,
+                   transformer_bytes_should_equal_the_closed_form_for_each_preset,
+                   adam_states_should_be_created_on_the_first_step_only,
+                   sgd_should_have_no_state_and_momentum_one_buffer,
+                   checkpointing_and_inference_should_lower_the_peak,
+                   resnet50_weights_should_equal_25557032_parameters,
+                   serving_should_free_each_kv_cache_and_read_empirical_lengths,
+                   serving_should_reject_a_malformed_lengths_file_with_its_line,
+                   churn_should_hover_around_its_live_target,
+                   validation_should_reject_inconsistent_shapes,
+                   the_rng_should_be_seeded_explicitly_and_keep_seed_zero_distinct)

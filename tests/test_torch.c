@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim/units.h"
 #include "strategies/torch.h"
 #include "strategies/torch_internal.h"
 #include "support/harness.h"
 #include "support/check_main.h"
+#include "support/seed.h"
 
 /* A harness whose alloc_conf may hold commas (the harness option syntax splits
  * on them). fraction < 0: no memory_fraction option. */
@@ -646,24 +646,15 @@ typedef struct live_alloc {
     bool pending;
 } live_alloc;
 
-static uint64_t rng_next(uint64_t *x)
-{
-    /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static uint64_t random_size(uint64_t *x)
 {
-    switch (rng_next(x) % 8) {
+    switch (test_rand(x) % 8) {
     case 0: return 0;
-    case 1: case 2: return rng_next(x) % (64 * KiB);
-    case 3: return rng_next(x) % (1 * MiB + 1);
-    case 4: case 5: return 1 * MiB + rng_next(x) % (9 * MiB);
-    case 6: return 10 * MiB + rng_next(x) % (40 * MiB);
-    default: return (rng_next(x) % 8) * 2 * MiB;
+    case 1: case 2: return test_rand(x) % (64 * KiB);
+    case 3: return test_rand(x) % (1 * MiB + 1);
+    case 4: case 5: return 1 * MiB + test_rand(x) % (9 * MiB);
+    case 6: return 10 * MiB + test_rand(x) % (40 * MiB);
+    default: return (test_rand(x) % 8) * 2 * MiB;
     }
 }
 
@@ -675,19 +666,19 @@ static void random_run(const char *conf, const char *fraction, uint64_t seed, in
     int n = 0;
     uint64_t x = seed;
     for (int i = 0; i < ops; i++) {
-        uint64_t r = rng_next(&x) % 100;
+        uint64_t r = test_rand(&x) % 100;
         if (r < 50 && n < MAX_LIVE) {
             strategy_handle hh;
             strategy_oom oom;
-            uint32_t stream = (uint32_t)(rng_next(&x) % 3);
+            uint32_t stream = (uint32_t)(test_rand(&x) % 3);
             if (harness_try_alloc(h, random_size(&x), stream, &hh, &oom) == SIM_OK)
                 live[n++] = (live_alloc){hh, false};
         } else if (r < 97 && n > 0) {
-            int k = (int)(rng_next(&x) % (uint64_t)n);
+            int k = (int)(test_rand(&x) % (uint64_t)n);
             if (live[k].pending) {
                 harness_free_ready(h, live[k].h);
                 live[k] = live[--n];
-            } else if (rng_next(&x) % 4 == 0) {
+            } else if (test_rand(&x) % 4 == 0) {
                 harness_free_deferred(h, live[k].h);
                 live[k].pending = true;
             } else {
@@ -710,15 +701,6 @@ static void random_run(const char *conf, const char *fraction, uint64_t seed, in
     harness_free(h);
 }
 
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("GPUSIM_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    fprintf(stderr, "torch random test seed: %llu (GPUSIM_SEED=%llu replays it)\n", (unsigned long long)seed,
-            (unsigned long long)seed);
-    return seed;
-}
-
 START_TEST(torch_random_operations_should_keep_every_invariant)
 {
     static const struct {
@@ -731,7 +713,7 @@ START_TEST(torch_random_operations_should_keep_every_invariant)
         {"max_split_size_mb:24,large_segment_size_mb:32,max_non_split_rounding_mb:40", "0.9"},
         {"expandable_segments:True,large_segment_size_mb:12", "0.7"},
     };
-    uint64_t seed = test_seed();
+    uint64_t seed = test_seed("torch random operations");
     int c = _i;
     random_run(CONFS[c].conf, CONFS[c].fraction, seed + (uint64_t)c, 3000);
 }
@@ -798,13 +780,13 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
     int n = 0, checked_fits = 0;
     uint64_t x = seed;
     for (int i = 0; i < ops; i++) {
-        uint64_t r = rng_next(&x) % 100;
+        uint64_t r = test_rand(&x) % 100;
         if (r < 52 && n < MAX_LIVE) {
-            uint64_t size = rng_next(&x) % 2 ? PALETTE[rng_next(&x) % (sizeof PALETTE / sizeof PALETTE[0])]
+            uint64_t size = test_rand(&x) % 2 ? PALETTE[test_rand(&x) % (sizeof PALETTE / sizeof PALETTE[0])]
                                              : random_size(&x);
             if (size == 0)
                 continue;
-            uint32_t stream = (uint32_t)(rng_next(&x) % 4);
+            uint32_t stream = (uint32_t)(test_rand(&x) % 4);
             uint64_t rs = size < 512 ? 512 : (size + 511) / 512 * 512;
             diff_snapshot(h, &before);
             int want = diff_best_fit(&before, rs, stream, max_split, non_split);
@@ -839,11 +821,11 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
                                   (unsigned long long)size, stream, (unsigned long long)after.b[got].addr);
             }
         } else if (r < 98 && n > 0) {
-            int k = (int)(rng_next(&x) % (uint64_t)n);
+            int k = (int)(test_rand(&x) % (uint64_t)n);
             if (live[k].pending) {
                 harness_free_ready(h, live[k].h);
                 live[k] = live[--n];
-            } else if (rng_next(&x) % 8 == 0) {
+            } else if (test_rand(&x) % 8 == 0) {
                 harness_free_deferred(h, live[k].h);
                 live[k].pending = true;
             } else {
@@ -868,7 +850,7 @@ START_TEST(torch_best_fit_should_match_a_brute_force_reference)
         {"max_split_size_mb:20", 20 * MiB, 20 * MiB},
         {"max_split_size_mb:32,max_non_split_rounding_mb:48", 32 * MiB, 48 * MiB},
     };
-    uint64_t seed = test_seed();
+    uint64_t seed = test_seed("torch best fit against brute force");
     differential_run(CONFS[_i].conf, CONFS[_i].max_split, CONFS[_i].non_split, seed + 100 + (uint64_t)_i, 4000);
 }
 END_TEST

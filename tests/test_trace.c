@@ -236,20 +236,12 @@ START_TEST(a_discarded_writer_should_leave_no_file)
 }
 END_TEST
 
-static Suite *trace_suite(void)
-{
-    Suite *s = suite_create("trace");
-    TCase *tc = tcase_create("trace");
-    tcase_add_test(tc, jsonl_should_be_detected_by_content_and_streamed);
-    tcase_add_test(tc, a_json_document_should_be_detected_whatever_its_layout);
-    tcase_add_test(tc, headers_should_be_checked);
-    tcase_add_test(tc, events_should_be_checked_key_by_key);
-    tcase_add_test(tc, the_size_limit_should_be_exactly_2_to_the_53);
-    tcase_add_test(tc, time_going_backwards_should_name_the_line);
-    tcase_add_test(tc, the_writer_should_round_trip_every_field);
-    tcase_add_test(tc, a_discarded_writer_should_leave_no_file);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(trace_suite)
+GPUSIM_CHECK_TESTS("trace", 0,
+                   jsonl_should_be_detected_by_content_and_streamed,
+                   a_json_document_should_be_detected_whatever_its_layout,
+                   headers_should_be_checked,
+                   events_should_be_checked_key_by_key,
+                   the_size_limit_should_be_exactly_2_to_the_53,
+                   time_going_backwards_should_name_the_line,
+                   the_writer_should_round_trip_every_field,
+                   a_discarded_writer_should_leave_no_file)

@@ -119,19 +119,11 @@ START_TEST(errors_should_name_file_line_and_event)
 }
 END_TEST
 
-static Suite *units_suite(void)
-{
-    Suite *s = suite_create("units");
-    TCase *tc = tcase_create("units");
-    tcase_add_test(tc, sizes_should_accept_bytes_and_binary_and_decimal_units);
-    tcase_add_test(tc, sizes_should_accept_exact_fractions_only);
-    tcase_add_test(tc, sizes_should_reject_garbage_and_overflow);
-    tcase_add_test(tc, sizes_should_print_in_the_largest_fitting_unit);
-    tcase_add_test(tc, rounding_should_saturate_instead_of_overflowing);
-    tcase_add_test(tc, reals_and_integers_should_be_range_checked);
-    tcase_add_test(tc, errors_should_name_file_line_and_event);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(units_suite)
+GPUSIM_CHECK_TESTS("units", 0,
+                   sizes_should_accept_bytes_and_binary_and_decimal_units,
+                   sizes_should_accept_exact_fractions_only,
+                   sizes_should_reject_garbage_and_overflow,
+                   sizes_should_print_in_the_largest_fitting_unit,
+                   rounding_should_saturate_instead_of_overflowing,
+                   reals_and_integers_should_be_range_checked,
+                   errors_should_name_file_line_and_event)

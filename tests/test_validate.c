@@ -19,6 +19,7 @@
 
 static char path_buf[1024];
 
+/* rel under the source tree, in a buffer that the next call reuses. */
 static const char *src_path(const char *rel)
 {
     const char *s = getenv("GPUSIM_SOURCE_DIR");
@@ -63,14 +64,13 @@ static sim_run *measure(vrun *v, vgpu g, vrun_mode mode, const char *sname, cons
     return run;
 }
 
-START_TEST(raw_matches_raw_model)
+START_TEST(raw_replay_should_match_the_raw_model_at_any_reading_interval)
 {
     static const char *const traces[] = {"traces/examples/mlp_train.json", "tests/golden/deferred_tie.json",
                                          "tests/golden/raw_sizes.jsonl"};
     for (size_t i = 0; i < 3; i++) {
         for (uint64_t every = 1; every <= 7; every += 6) {
-            char path[1024];
-            snprintf(path, sizeof path, "%s", src_path(traces[i]));
+            const char *path = src_path(traces[i]);
             vgpu g = mock_gpu(16 * GiB, 300 * MiB);
             vrun v;
             sim_run *run = measure(&v, g, VRUN_RAW, NULL, path, NULL, 0, every);
@@ -91,7 +91,7 @@ START_TEST(raw_matches_raw_model)
 }
 END_TEST
 
-START_TEST(deferred_frees_in_engine_order)
+START_TEST(deferred_frees_should_replay_in_the_engines_order)
 {
     vgpu g = mock_gpu(1 * GiB, 0);
     vrun v;
@@ -109,7 +109,7 @@ START_TEST(deferred_frees_in_engine_order)
 }
 END_TEST
 
-START_TEST(mirror_backs_model_regions)
+START_TEST(mirror_mode_should_back_exactly_the_models_regions)
 {
     /* torch twice: default, then expandable segments with a 1 GiB cap (OOM ladder, then OOM) */
     static const char *const strategies[] = {"growth", "greedy", "limit", "torch", "torch"};
@@ -122,9 +122,7 @@ START_TEST(mirror_backs_model_regions)
             kv[3].value = "expandable_segments:True";
             kv[4].value = "0.0625";
         }
-        const char *path = src_path("traces/examples/mlp_train.json");
-        char p[1024];
-        snprintf(p, sizeof p, "%s", path);
+        const char *p = src_path("traces/examples/mlp_train.json");
         vgpu g = mock_gpu(16 * GiB, 300 * MiB);
         vrun v;
         sim_run *run = measure(&v, g, VRUN_MIRROR, strategies[i], p, kv, 5, 1);
@@ -147,14 +145,12 @@ START_TEST(mirror_backs_model_regions)
 }
 END_TEST
 
-START_TEST(driver_refusal_is_an_oom)
+START_TEST(a_driver_refusal_should_end_the_replay_as_an_oom)
 {
     /* 1.2 GiB card: growth wants 2 GiB of regions for this trace. The model is told
      * the truth about capacity and context, but something else takes 200 MiB after
      * the context was measured: the driver refuses before the model would. */
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(1536 * MiB, 100 * MiB);
     vrun v;
     char err[256];
@@ -182,11 +178,9 @@ START_TEST(driver_refusal_is_an_oom)
 }
 END_TEST
 
-START_TEST(async_pool_and_json)
+START_TEST(async_replay_should_track_the_pool_and_write_parsable_json)
 {
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(16 * GiB, 300 * MiB);
     vrun v;
     sim_run *run = measure(&v, g, VRUN_ASYNC, NULL, p, NULL, 0, 5);
@@ -226,11 +220,9 @@ START_TEST(async_pool_and_json)
 }
 END_TEST
 
-START_TEST(raw_oom_is_data)
+START_TEST(a_raw_oom_should_be_data_at_the_models_event)
 {
-    const char *path = src_path("traces/examples/mlp_train.json");
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
+    const char *p = src_path("traces/examples/mlp_train.json");
     vgpu g = mock_gpu(700 * MiB, 300 * MiB);
     vrun v;
     sim_run *run = measure(&v, g, VRUN_RAW, NULL, p, NULL, 0, 1);
@@ -246,18 +238,10 @@ START_TEST(raw_oom_is_data)
 }
 END_TEST
 
-static Suite *validate_suite(void)
-{
-    Suite *s = suite_create("validate");
-    TCase *tc = tcase_create("mock");
-    tcase_add_test(tc, raw_matches_raw_model);
-    tcase_add_test(tc, deferred_frees_in_engine_order);
-    tcase_add_test(tc, mirror_backs_model_regions);
-    tcase_add_test(tc, driver_refusal_is_an_oom);
-    tcase_add_test(tc, async_pool_and_json);
-    tcase_add_test(tc, raw_oom_is_data);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(validate_suite)
+GPUSIM_CHECK_TESTS("validate", 0,
+                   raw_replay_should_match_the_raw_model_at_any_reading_interval,
+                   deferred_frees_should_replay_in_the_engines_order,
+                   mirror_mode_should_back_exactly_the_models_regions,
+                   a_driver_refusal_should_end_the_replay_as_an_oom,
+                   async_replay_should_track_the_pool_and_write_parsable_json,
+                   a_raw_oom_should_be_data_at_the_models_event)

@@ -21,6 +21,8 @@
 
 #include "json.h"
 #include "sim/buf.h"
+#include "sim/grow.h"
+#include "sim/hash.h"
 
 #define HEAD_OP 3u
 #define HEAD_S 4u
@@ -95,17 +97,7 @@ typedef struct bytes {
 
 static bool bytes_reserve(bytes *b, size_t extra)
 {
-    if (b->cap - b->len >= extra)
-        return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len < extra)
-        cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (p == NULL)
-        return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
+    return extra <= SIZE_MAX - b->len && SIM_GROW(b->p, b->len + extra, b->cap);
 }
 
 /* Callers reserve ≥ 10 bytes first. */
@@ -165,16 +157,8 @@ static sim_status take(gtrace_reader *r, size_t n, const uint8_t **out, size_t *
         r->mem_pos += *got;
         return SIM_OK;
     }
-    if (n > r->buf_cap) {
-        size_t cap = r->buf_cap ? r->buf_cap : 65536;
-        while (cap < n)
-            cap *= 2;
-        uint8_t *b = realloc(r->buf, cap);
-        if (b == NULL)
-            return sim_error_set(err, SIM_ENOMEM, r->path, 0, 0, "out of memory reading a block");
-        r->buf = b;
-        r->buf_cap = cap;
-    }
+    if (!SIM_GROW(r->buf, n, r->buf_cap))
+        return sim_error_set(err, SIM_ENOMEM, r->path, 0, 0, "out of memory reading a block");
     size_t have = 0;
     while (have < n && r->prefix_pos < r->prefix_len)
         r->buf[have++] = r->prefix[r->prefix_pos++];
@@ -340,13 +324,8 @@ static sim_status next_block(gtrace_reader *r, sim_error *err)
     uint64_t ns;
     if (!get_varint(&q, end, &ns) || ns > len)
         return corrupt(r, err, "bad string table");
-    if (ns > r->strs_cap) {
-        const char **s = realloc(r->strs, (size_t)ns * sizeof *s);
-        if (s == NULL)
-            return sim_error_set(err, SIM_ENOMEM, r->path, 0, 0, "out of memory");
-        r->strs = s;
-        r->strs_cap = (uint32_t)ns;
-    }
+    if (!SIM_GROW(r->strs, ns, r->strs_cap))
+        return sim_error_set(err, SIM_ENOMEM, r->path, 0, 0, "out of memory");
     for (uint64_t i = 0; i < ns; i++) {
         uint64_t n;
         if (!get_varint(&q, end, &n) || n >= (uint64_t)(end - q) || q[n] != '\0' || memchr(q, '\0', (size_t)n))
@@ -529,10 +508,7 @@ struct gtrace_writer {
 
 static uint64_t str_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h | 1; /* never 0 (the empty mark) */
+    return sim_fnv1a64(s, n) | 1; /* never 0 (the empty mark) */
 }
 
 /* Block-local index of s, adding it to the block's string table. UINT32_MAX: no memory. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 #define JSON_MAX_DEPTH 128
 #define ARENA_CHUNK ((size_t)64 * 1024)
 
@@ -123,14 +125,8 @@ static void skip_ws(json_parser *p)
 
 static bool stack_push(json_parser *p, const json_member *m)
 {
-    if (p->stack_len == p->stack_cap) {
-        size_t cap = p->stack_cap ? p->stack_cap * 2 : 256;
-        json_member *s = realloc(p->stack, cap * sizeof *s);
-        if (s == NULL)
-            return false;
-        p->stack = s;
-        p->stack_cap = cap;
-    }
+    if (!SIM_GROW(p->stack, p->stack_len + 1, p->stack_cap))
+        return false;
     p->stack[p->stack_len++] = *m;
     return true;
 }

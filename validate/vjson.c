@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/hash.h"
 #include "vrun.h"
 
 #define MIB_ ((uint64_t)1 << 20)
@@ -18,14 +19,11 @@ bool vrun_fnv1a64_file(const char *path, uint64_t *out)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return false;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = SIM_FNV1A64_INIT;
     unsigned char buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++) {
-            h ^= buf[i];
-            h *= 0x100000001b3ull;
-        }
+        h = sim_fnv1a64_more(h, buf, n);
     bool ok = !ferror(f);
     fclose(f);
     *out = h;

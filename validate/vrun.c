@@ -348,22 +348,6 @@ static bool mirror_reconcile(vrun *v, vstate *vs)
 
 /* ---------------------------------------------------------------- the ops */
 
-static sim_status v_create(const strategy_config *cfg, strategy **out, sim_error *err);
-
-static vrun *ctx_of(const strategy_config *cfg)
-{
-    const char *p = strategy_config_get(cfg, "validate_ctx");
-    void *ptr = NULL;
-    if (p == NULL || sscanf(p, "%p", &ptr) != 1)
-        return NULL;
-    return ptr;
-}
-
-void vrun_ctx_option(const vrun *v, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%p", (const void *)v);
-}
-
 typedef struct opt_probe {
     const char *key;
     char value[64];
@@ -388,9 +372,9 @@ static void probe_real(void *ctx, const char *key, double value)
 
 static sim_status v_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
-    vrun *v = ctx_of(cfg);
+    vrun *v = cfg->app_data; /* engine_config.app_data, set by vrun_replay */
     if (v == NULL)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "validate: missing validate_ctx option");
+        return sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "validate: created without its vrun (app_data)");
     vstate *vs = calloc(1, sizeof *vs);
     if (vs == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -707,21 +691,15 @@ sim_status vrun_replay(vrun *v, const char *path, const sim_kv *opts, uint32_t n
     sim_status st = trace_open(path, &r, err);
     if (st != SIM_OK)
         return st;
-    sim_kv kv[40];
-    char ctxbuf[64];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < n_opts && n < 39; i++)
-        kv[n++] = opts[i];
-    vrun_ctx_option(v, ctxbuf, sizeof ctxbuf);
-    kv[n++] = (sim_kv){"validate_ctx", ctxbuf};
     vgpu_info gi;
     v->gpu.ops->info(v->gpu.ctx, &gi);
     engine_config cfg = {
         .device = {.name = gi.name, .capacity_bytes = v->total_bytes, .context_bytes = v->context_bytes,
                    .cc_major = (unsigned)gi.cc_major, .cc_minor = (unsigned)gi.cc_minor},
         .ops = vrun_ops(v->mode),
-        .opts = kv,
-        .n_opts = n,
+        .opts = opts,
+        .n_opts = n_opts,
+        .app_data = v,
     };
     sim_event_source src = trace_source(r);
     st = engine_run(&cfg, &src, 1, run, err);

@@ -91,10 +91,9 @@ typedef struct vrun {
     char fatal_msg[400];
 } vrun;
 
-/* The strategy table for a mode; create() finds its vrun through the option
- * "validate_ctx" (a pointer printed with %p by vrun_ctx_option). */
+/* The strategy table for a mode; create() finds its vrun in strategy_config.app_data
+ * (engine_config.app_data: vrun_replay sets it). */
 const strategy_ops *vrun_ops(vrun_mode mode);
-void vrun_ctx_option(const vrun *v, char *buf, size_t cap);
 const char *vrun_mode_name(vrun_mode mode);
 
 /* Initialise v for a run on gpu; every ≥ 1. Reads the context now. */

@@ -1,4 +1,4 @@
-/* sweep_bench — throughput of `gpusim sweep` (issue 10): jobs/s and events/s
+/* sweep_bench — throughput of `gpusim sweep`: jobs/s and events/s
  * with 1 and 2 local worker threads and with 2 MPI ranks (when mpirun is there
  * and gpusim was built with MPI), on a generated set of synthetic training
  * jobs x 3 GPUs x 3 strategies x 2 option sets. Prints figures, no thresholds;

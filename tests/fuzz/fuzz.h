@@ -10,7 +10,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input as a NUL-terminated string for text parsers (free() it), or NULL when it
+ * is longer than max bytes (not worth a parser's time) or memory is short. */
+static inline char *fuzz_text(const uint8_t *data, size_t size, size_t max)
+{
+    if (size > max)
+        return NULL;
+    char *s = malloc(size + 1);
+    if (s != NULL) {
+        memcpy(s, data, size);
+        s[size] = '\0';
+    }
+    return s;
+}
 
 #endif

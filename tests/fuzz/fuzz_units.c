@@ -1,20 +1,15 @@
 /* Fuzz target: the command line's number parsers (sizes like "4GiB", reals,
  * plain integers) on any text. A size that parses must format and parse back. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "fuzz.h"
 #include "sim/units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 4096)
-        return 0;
-    char *s = malloc(size + 1);
+    char *s = fuzz_text(data, size, 4096);
     if (s == NULL)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     sim_error err;
     uint64_t v;
     double d;

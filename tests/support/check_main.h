@@ -1,5 +1,6 @@
 /* check_main.h — the main() every Check suite shares: run the suite built by
- * make_suite(), exit non-zero on any failure. */
+ * make_suite(), exit non-zero on any failure; GPUSIM_CHECK_TESTS builds the suite too
+ * when it is one list of tests. */
 #ifndef GPUSIM_TEST_CHECK_MAIN_H
 #define GPUSIM_TEST_CHECK_MAIN_H
 
@@ -15,5 +16,22 @@
         srunner_free(sr);                                 \
         return failed ? EXIT_FAILURE : EXIT_SUCCESS;      \
     }
+
+/* The whole main() of a suite of one test case: its name, the case's timeout in
+ * seconds (0 keeps CK_DEFAULT_TIMEOUT) and its tests, in the order they run. */
+#define GPUSIM_CHECK_TESTS(name, timeout_s, ...)                                   \
+    static Suite *gpusim_tests_suite(void)                                        \
+    {                                                                              \
+        const TTest *tests[] = {__VA_ARGS__};                                      \
+        Suite *s = suite_create(name);                                             \
+        TCase *tc = tcase_create(name);                                            \
+        if ((timeout_s) > 0)                                                       \
+            tcase_set_timeout(tc, (timeout_s));                                    \
+        for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)                \
+            tcase_add_test(tc, tests[i]);                                          \
+        suite_add_tcase(s, tc);                                                    \
+        return s;                                                                  \
+    }                                                                              \
+    GPUSIM_CHECK_MAIN(gpusim_tests_suite)
 
 #endif

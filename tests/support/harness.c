@@ -221,40 +221,10 @@ strategy_sample harness_sample(harness *h)
     return s;
 }
 
-typedef struct stat_find {
-    const char *key;
-    uint64_t value;
-    bool found;
-} stat_find;
-
-static void stat_find_u64(void *ctx, const char *key, uint64_t value)
-{
-    stat_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        f->value = value;
-        f->found = true;
-    }
-}
-
-static void stat_find_real(void *ctx, const char *key, double value)
-{
-    (void)ctx;
-    (void)key;
-    (void)value;
-}
-
-static void stat_find_text(void *ctx, const char *key, const char *value)
-{
-    (void)ctx;
-    (void)key;
-    (void)value;
-}
-
 uint64_t harness_stat(harness *h, const char *key)
 {
-    stat_find f = {key, 0, false};
-    strategy_stat_sink sink = {stat_find_u64, stat_find_real, stat_find_text, &f};
-    h->ops->stats(h->s, &sink);
-    ck_assert_msg(f.found, "%s has no stat '%s'", h->ops->name, key);
-    return f.value;
+    strategy_stat_value v;
+    ck_assert_msg(strategy_stat_find(h->ops, h->s, key, &v), "%s has no stat '%s'", h->ops->name, key);
+    ck_assert_msg(v.kind == STRATEGY_STAT_U64, "%s: stat '%s' is not an integer", h->ops->name, key);
+    return v.u64;
 }

@@ -22,7 +22,7 @@ uint64_t test_seed(const char *test_name)
 
 uint64_t test_rand(uint64_t *state)
 {
-    uint64_t x = *state;
+    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 void churn_defaults(churn_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -122,14 +124,9 @@ sim_status churn_generate(const churn_config *c, synth_out *o, sim_error *err)
         double u = synth_rng_uniform(r);
         bool do_alloc = n == 0 || (live_bytes < c->live_bytes ? u < 0.75 : u < 0.25);
         if (do_alloc) {
-            if (n == cap) {
-                live *p = realloc(set, 2 * cap * sizeof *p);
-                if (p == NULL) {
-                    st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-                    goto done;
-                }
-                set = p;
-                cap *= 2;
+            if (!SIM_GROW(set, n + 1, cap)) {
+                st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                goto done;
             }
             uint64_t size = draw_size(c, r);
             uint32_t stream = (uint32_t)synth_rng_uniform_int(r, c->streams);

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 #define CNN_MAX_BLOCKS 64
 
 void cnn_defaults(cnn_config *c)
@@ -107,15 +109,9 @@ static void push(net *n, bool buffer, const char *prefix, const char *what, uint
     uint32_t *len = buffer ? &n->n_buffers : &n->n_params, *cap = buffer ? &n->cap_buffers : &n->cap_params;
     if (n->oom)
         return;
-    if (*len == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 256;
-        graph_param *p = realloc(*arr, nc * sizeof *p);
-        if (p == NULL) {
-            n->oom = true;
-            return;
-        }
-        *arr = p;
-        *cap = nc;
+    if (!SIM_GROW(*arr, *len + 1, *cap)) {
+        n->oom = true;
+        return;
     }
     graph_param *p = &(*arr)[(*len)++];
     snprintf(p->name, sizeof p->name, "%s%s", prefix, what);

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 void serving_defaults(serving_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -109,14 +111,10 @@ sim_status serving_load_lengths(serving_config *c, const char *path, sim_error *
             st = sim_error_set(err, SIM_EUSAGE, path, lineno, 0, "unexpected text after the lengths");
             break;
         }
-        if (c->n_lengths == cap) {
-            cap = cap ? cap * 2 : 256;
-            uint64_t *a = realloc(c->lengths, cap * 2 * sizeof *a);
-            if (a == NULL) {
-                st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-                break;
-            }
-            c->lengths = a;
+        /* two numbers per request: cap counts numbers */
+        if (!SIM_GROW(c->lengths, 2 * (c->n_lengths + 1), cap)) {
+            st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+            break;
         }
         c->lengths[2 * c->n_lengths] = prompt;
         c->lengths[2 * c->n_lengths + 1] = output;

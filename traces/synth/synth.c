@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 /* ---------------------------------------------------------------- output */
 
 struct synth_out {
@@ -133,15 +135,9 @@ uint64_t synth_alloc_stream(synth_out *o, uint64_t size, uint32_t stream, const 
         return 0;
     }
     uint64_t id = o->next_id++;
-    if (id >= o->sizes_cap) {
-        uint64_t cap = o->sizes_cap ? o->sizes_cap * 2 : 4096;
-        uint64_t *p = realloc(o->sizes, cap * sizeof *p);
-        if (p == NULL) {
-            out_fail(o, SIM_ENOMEM, "out of memory");
-            return 0;
-        }
-        o->sizes = p;
-        o->sizes_cap = cap;
+    if (!SIM_GROW(o->sizes, id + 1, o->sizes_cap)) {
+        out_fail(o, SIM_ENOMEM, "out of memory");
+        return 0;
     }
     o->sizes[id] = size;
     o->live_bytes += size;

@@ -59,6 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 /* ---------------------------------------------------------------- configuration */
 
 typedef struct preset {
@@ -176,15 +178,9 @@ static void padd(plist *l, uint64_t numel, const char *prefix, int layer, const 
 {
     if (l->oom)
         return;
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 64;
-        graph_param *p = realloc(l->p, cap * sizeof *p);
-        if (p == NULL) {
-            l->oom = true;
-            return;
-        }
-        l->p = p;
-        l->cap = cap;
+    if (!SIM_GROW(l->p, l->n + 1, l->cap)) {
+        l->oom = true;
+        return;
     }
     graph_param *t = &l->p[l->n++];
     if (layer >= 0)
@@ -334,6 +330,20 @@ typedef struct tctx {
 #define K(name, bytes, grad, p0, pn) graph_seg_add(s, name, bytes, true, grad, p0, pn)
 #define T(name, bytes) graph_seg_add(s, name, bytes, false, false, 0, 0)
 
+/* BERT's and GPT-2's attention after the projections: scores, softmax and dropout on
+ * them, the context, the output projection and its dropout (masks: 1 byte each). */
+static void attention_with_dropout(graph_seg *s, uint64_t bass, uint64_t e, uint64_t bsh, uint64_t mask_bytes)
+{
+    T("scores", bass * e);
+    K("probs", bass * e, true, 0, 0);
+    K("attn_dropout_mask", bass, false, 0, 0);
+    K("attn_dropout", bass * e, true, 0, 0);
+    K("context", bsh, true, 0, 0);
+    T("attn_out", bsh);
+    K("dropout1_mask", mask_bytes, false, 0, 0);
+    T("dropout1", bsh);
+}
+
 /* Segment 0: embeddings; 1..L: layer i-1; L+1: head. See the model at the top. */
 static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
 {
@@ -405,14 +415,7 @@ static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
         K("q", bsh, true, base + BERT_P_QW, 2);
         K("k", bsh, true, base + BERT_P_KW, 2);
         K("v", bsh, true, base + BERT_P_VW, 2);
-        T("scores", bass * e);
-        K("probs", bass * e, true, 0, 0);
-        K("attn_dropout_mask", bass, false, 0, 0);
-        K("attn_dropout", bass * e, true, 0, 0);
-        K("context", bsh, true, 0, 0);
-        T("attn_out", bsh);
-        K("dropout1_mask", B * S * H, false, 0, 0);
-        T("dropout1", bsh);
+        attention_with_dropout(s, bass, e, bsh, B * S * H);
         K("residual1", bsh, true, base + BERT_P_OW, 2);
         K("ln1_stats", bs * 8, false, 0, 0);
         K("ln1", bsh, true, base + BERT_P_LN1W, 2);
@@ -429,14 +432,7 @@ static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
         K("ln1_stats", bs * 8, false, 0, 0);
         K("ln1", bsh, true, base + GPT2_P_LN1W, 2);
         K("qkv", 3 * bsh, true, base + GPT2_P_AW, 2);
-        T("scores", bass * e);
-        K("probs", bass * e, true, 0, 0);
-        K("attn_dropout_mask", bass, false, 0, 0);
-        K("attn_dropout", bass * e, true, 0, 0);
-        K("context", bsh, true, 0, 0);
-        T("attn_out", bsh);
-        K("dropout1_mask", B * S * H, false, 0, 0);
-        T("dropout1", bsh);
+        attention_with_dropout(s, bass, e, bsh, B * S * H);
         K("residual1", bsh, true, base + GPT2_P_PW, 2);
         K("ln2_stats", bs * 8, false, 0, 0);
         K("ln2", bsh, true, base + GPT2_P_LN2W, 2);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the synthetic inputs of tests/test_import.c (the real excerpts are cut by
-hand from ../shared/realtraces, see LICENSES.md). Run from this directory:
+hand from the upstream recordings that LICENSES.md names). Run from this directory:
     python3 make_synthetic.py
 snapshot_small.json / .pickle (protocol 4) / _p2.pickle (protocol 2): a PyTorch
 memory snapshot with a lost allocation at the start of the ring buffer, address

@@ -1,0 +1,320 @@
+/* Two passes over a replay for the pictures (capture.h).
+ *
+ * Both passes watch the replay through the engine's observer, which sees every
+ * measured event with its outcome and the device totals the engine computed for
+ * it. Pass 1 adds each tick's totals to a min/max curve (sim/timeline.h). Pass 2
+ * is stopped by the engine at the peak (engine_config.stop_after_event) and keeps
+ * the live allocations per process on the way: an id map (sim/idmap.h) from trace
+ * id to a record with the size, stream and tag, since tags are gone once the
+ * source moves on. A free whose memory comes back at ready_t stays listed as
+ * pending until then.
+ *
+ * Rejected: snapshotting the allocator at every new peak during the first pass
+ * (a walk per new maximum: quadratic on growing traces); the engine's own timeline
+ * (it is the same curve, but its rows are numbered by the engine's global event
+ * count, which also counts the events of a process an OOM ended). */
+#include "capture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/idmap.h"
+
+/* ---------------------------------------------------------------- pass 1: the curve */
+
+typedef struct curve_pass {
+    timeline *curve;
+    uint64_t events;           /* ticks so far */
+    uint64_t oom_event;
+    engine_observer next;      /* the caller's observer, if any */
+    void *next_ctx;
+} curve_pass;
+
+static void curve_tick(void *ctx, const engine_tick *k)
+{
+    curve_pass *p = ctx;
+    p->events++;
+    if (p->oom_event == 0 && (k->outcome == ENGINE_OOM_DROPPED || k->outcome == ENGINE_OOM_ENDED))
+        p->oom_event = p->events;
+    timeline_row r = {.t = k->t, .event = p->events, .requested = k->requested,
+                      .allocated = k->total.allocated_bytes, .reserved = k->total.reserved_bytes,
+                      .fragmentation = k->fragmentation};
+    timeline_add(p->curve, &r);
+    if (p->next)
+        p->next(p->next_ctx, k);
+}
+
+/* ---------------------------------------------------------------- pass 2: live allocations */
+
+typedef struct live_rec {
+    uint64_t id, size, ready_t;
+    uint32_t source, stream, proc;
+    bool pending;
+    char *tag;                 /* NULL if none */
+} live_rec;
+
+typedef struct live_pass {
+    idmap *maps;               /* per process: trace id -> index into recs (entry.handle) */
+    uint32_t n_maps;
+    live_rec *recs;
+    uint64_t n, cap;
+    bool oom;                  /* out of host memory: the pass fails */
+} live_pass;
+
+static idmap *live_map(live_pass *lp, uint32_t proc)
+{
+    if (proc >= lp->n_maps) {
+        idmap *m = realloc(lp->maps, ((size_t)proc + 1) * sizeof *m);
+        if (m == NULL)
+            return NULL;
+        lp->maps = m;
+        for (; lp->n_maps <= proc; lp->n_maps++)
+            if (!idmap_init(&lp->maps[lp->n_maps]))
+                return NULL;
+    }
+    return &lp->maps[proc];
+}
+
+static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
+{
+    const sim_event *ev = k->ev;
+    if (lp->n == lp->cap) {
+        uint64_t cap = lp->cap ? 2 * lp->cap : 1024;
+        live_rec *a = cap < UINT32_MAX ? realloc(lp->recs, (size_t)cap * sizeof *a) : NULL;
+        if (a == NULL) {
+            lp->oom = true;
+            return;
+        }
+        lp->recs = a;
+        lp->cap = cap;
+    }
+    idmap_entry *ent = idmap_insert(m, ev->id);
+    if (ent == NULL) {
+        lp->oom = true;
+        return;
+    }
+    ent->size = ev->size;
+    ent->handle = (uint32_t)lp->n;
+    live_rec *r = &lp->recs[lp->n++];
+    *r = (live_rec){.id = ev->id, .size = ev->size, .source = k->source, .stream = ev->stream,
+                    .proc = k->process};
+    if (ev->tag && ev->tag[0]) {
+        size_t n = strlen(ev->tag);
+        if (n >= sizeof ((capture_alloc *)0)->tag)
+            n = sizeof ((capture_alloc *)0)->tag - 1;
+        r->tag = malloc(n + 1);
+        if (r->tag == NULL) {
+            lp->oom = true;
+            return;
+        }
+        memcpy(r->tag, ev->tag, n);
+        r->tag[n] = '\0';
+    }
+}
+
+/* Remove the record of ent (in map m); the last record moves into its place. */
+static void live_del(live_pass *lp, idmap *m, idmap_entry *ent)
+{
+    uint64_t i = ent->handle;
+    idmap_remove(m, ent);
+    free(lp->recs[i].tag);
+    if (i != --lp->n) {
+        lp->recs[i] = lp->recs[lp->n];
+        idmap_entry *moved = idmap_find(&lp->maps[lp->recs[i].proc], lp->recs[i].id);
+        moved->handle = (uint32_t)i;
+    }
+}
+
+static void live_tick(void *ctx, const engine_tick *k)
+{
+    live_pass *lp = ctx;
+    const sim_event *ev = k->ev;
+    /* a deferred free coming due: its record says when (ready_t), see take_top;
+     * an OOM took nothing (dropped, or the process ended: what it held stays listed
+     * as it was at its end, like its instance's blocks in the walk) */
+    if (ev == NULL || k->outcome != ENGINE_DONE || lp->oom)
+        return;
+    if (ev->op != SIM_OP_ALLOC && ev->op != SIM_OP_FREE)
+        return;
+    idmap *m = live_map(lp, k->process);
+    if (m == NULL) {
+        lp->oom = true;
+        return;
+    }
+    if (ev->op == SIM_OP_ALLOC) {
+        live_put(lp, m, k);
+        return;
+    }
+    idmap_entry *ent = idmap_find(m, ev->id);
+    if (ent == NULL)
+        return;
+    if (ev->ready_t > ev->t) {
+        lp->recs[ent->handle].pending = true;
+        lp->recs[ent->handle].ready_t = ev->ready_t;
+    } else {
+        live_del(lp, m, ent);
+    }
+}
+
+static void live_release(live_pass *lp)
+{
+    for (uint64_t i = 0; i < lp->n; i++)
+        free(lp->recs[i].tag);
+    free(lp->recs);
+    for (uint32_t i = 0; i < lp->n_maps; i++)
+        idmap_release(&lp->maps[i]);
+    free(lp->maps);
+    memset(lp, 0, sizeof *lp);
+}
+
+/* ---------------------------------------------------------------- walking */
+
+typedef struct walk_ctx {
+    capture *c;
+    uint64_t cap;
+    uint32_t proc;
+} walk_ctx;
+
+#define CAPTURE_MAX_BLOCKS ((uint64_t)1 << 20)
+
+static int collect_block(void *ctx, const strategy_block *b)
+{
+    walk_ctx *w = ctx;
+    capture *c = w->c;
+    if (c->n_blocks == CAPTURE_MAX_BLOCKS) {
+        c->blocks_truncated = true;
+        return 1;
+    }
+    if (c->n_blocks == w->cap) {
+        uint64_t cap = w->cap ? 2 * w->cap : 256;
+        capture_block *a = realloc(c->blocks, (size_t)cap * sizeof *a);
+        if (a == NULL) {
+            c->blocks_truncated = true;
+            return 1;
+        }
+        c->blocks = a;
+        w->cap = cap;
+    }
+    c->blocks[c->n_blocks++] = (capture_block){*b, w->proc};
+    return 0;
+}
+
+static int alloc_order(const void *a, const void *b)
+{
+    const capture_alloc *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void take_top(capture *c, const live_pass *lp, uint64_t peak_t)
+{
+    for (uint64_t i = 0; i < lp->n; i++) {
+        const live_rec *s = &lp->recs[i];
+        if (s->pending && s->ready_t <= peak_t)
+            continue; /* its memory came back before the peak */
+        c->live_count++;
+        c->live_bytes += s->size;
+        capture_alloc a = {.id = s->id, .size = s->size, .source = s->source, .stream = s->stream,
+                           .pending = s->pending};
+        if (s->tag)
+            snprintf(a.tag, sizeof a.tag, "%s", s->tag);
+        if (c->n_top < CAPTURE_TOP) {
+            c->top[c->n_top++] = a;
+            qsort(c->top, c->n_top, sizeof c->top[0], alloc_order);
+        } else if (alloc_order(&a, &c->top[CAPTURE_TOP - 1]) < 0) {
+            c->top[CAPTURE_TOP - 1] = a;
+            qsort(c->top, c->n_top, sizeof c->top[0], alloc_order);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- the passes */
+
+static sim_status second_pass(const engine_config *cfg, const capture_sources *src, capture *c, sim_error *err)
+{
+    const sim_metrics *m = &c->run->total;
+    if (m->peak_reserved_event == 0)
+        return SIM_OK;
+    sim_event_source *srcs = calloc(src->n ? src->n : 1, sizeof *srcs);
+    if (srcs == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    sim_status st = src->open(src->ctx, srcs, err);
+    if (st != SIM_OK) {
+        free(srcs);
+        return st;
+    }
+    live_pass lp = {0};
+    engine_config c2 = *cfg;
+    c2.stop_after_event = m->peak_reserved_event;
+    c2.timeline_rows = 0;
+    c2.paranoid = false;
+    c2.progress = NULL;
+    c2.observe = live_tick;
+    c2.observe_ctx = &lp;
+    sim_run *run = NULL;
+    st = engine_run(&c2, srcs, src->n, &run, err);
+    src->close(src->ctx);
+    if (st == SIM_OK && lp.oom)
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (st == SIM_OK) {
+        walk_ctx w = {c, 0, 0};
+        for (uint32_t i = 0; i < run->n_procs && !c->blocks_truncated; i++) {
+            w.proc = i;
+            run->ops->walk(run->procs[i].s, collect_block, &w);
+        }
+        take_top(c, &lp, m->peak_reserved_t);
+    }
+    sim_run_free(run);
+    live_release(&lp);
+    free(srcs);
+    return st;
+}
+
+sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
+                       sim_error *err)
+{
+    *out = NULL;
+    capture *c = calloc(1, sizeof *c);
+    sim_event_source *srcs = calloc(src->n ? src->n : 1, sizeof *srcs);
+    sim_status st;
+    if (c == NULL || srcs == NULL || !timeline_init(&c->curve, buckets)) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
+    if ((st = src->open(src->ctx, srcs, err)) != SIM_OK)
+        goto fail;
+    curve_pass cp = {.curve = &c->curve, .next = cfg->observe, .next_ctx = cfg->observe_ctx};
+    engine_config c1 = *cfg;
+    c1.observe = curve_tick;
+    c1.observe_ctx = &cp;
+    st = engine_run(&c1, srcs, src->n, &c->run, err);
+    src->close(src->ctx);
+    if (st != SIM_OK)
+        goto fail;
+    timeline_finish(&c->curve);
+    c->events = cp.events;
+    c->oom_event = cp.oom_event;
+    if ((st = second_pass(cfg, src, c, err)) != SIM_OK)
+        goto fail;
+    free(srcs);
+    *out = c;
+    return SIM_OK;
+fail:
+    free(srcs);
+    capture_free(c);
+    return st;
+}
+
+void capture_free(capture *c)
+{
+    if (c == NULL)
+        return;
+    sim_run_free(c->run);
+    timeline_release(&c->curve);
+    free(c->blocks);
+    free(c);
+}

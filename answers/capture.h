@@ -1,0 +1,65 @@
+/* capture.h — what a picture of one replay needs, gathered through the engine's
+ * observer (engine.h: engine_tick) in two passes: (1) the whole replay, keeping the
+ * device's memory curve as per-column minima and maxima (sim/timeline.h), and
+ * (2) a replay stopped at the event where reserved memory first peaked, with the
+ * live allocations up to there (trace id, size, tag), then walked for the memory
+ * map. The first pass's result is exactly a plain replay's: the observer only
+ * watches. Drives replays and renders nothing (reports/html.h draws it). */
+#ifndef GPUSIM_CAPTURE_H
+#define GPUSIM_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/timeline.h"
+
+/* Fresh sources from the start of every trace, once per pass. */
+typedef struct capture_sources {
+    uint32_t n;
+    sim_status (*open)(void *ctx, sim_event_source *srcs, sim_error *err);
+    void (*close)(void *ctx);
+    void *ctx;
+} capture_sources;
+
+typedef struct capture_block {
+    strategy_block b; /* pool points to a static string or is NULL */
+    uint32_t proc;
+} capture_block;
+
+typedef struct capture_alloc {
+    uint64_t id;
+    uint64_t size;
+    uint32_t source;
+    uint32_t stream;
+    bool pending;     /* freed by the program, memory back at ready_t (after the peak) */
+    char tag[120];
+} capture_alloc;
+
+#define CAPTURE_TOP 20u
+
+/* Everything here is owned by the capture (capture_free). */
+typedef struct capture {
+    sim_run *run;              /* the first pass: the replay's result */
+    /* the curve over measured events: rows[i].event numbers them 1..events (the
+     * observer's count, so events of a process an OOM ended take no column) */
+    timeline curve;
+    uint64_t events;           /* measured events (observer ticks) */
+    uint64_t oom_event;        /* that number for the first OOM, 0 if none */
+    /* the memory map at the peak (second pass) */
+    capture_block *blocks;
+    uint64_t n_blocks;
+    bool blocks_truncated;
+    capture_alloc top[CAPTURE_TOP]; /* largest live allocations at the peak, largest first */
+    uint32_t n_top;
+    uint64_t live_count, live_bytes;
+} capture;
+
+/* Replay cfg over src twice (see above) keeping at most `buckets` curve rows.
+ * cfg->progress and cfg->observe (if set, called as in a plain replay) are used for
+ * the first pass only. On success *out owns the run. Errors: engine_run's. */
+sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
+                       sim_error *err);
+void capture_free(capture *c);
+
+#endif

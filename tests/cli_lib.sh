@@ -1,0 +1,67 @@
+# cli_lib.sh — the helpers every tests/cli_*.sh shares. Source it, then set up:
+#   . "$(dirname "$0")/cli_lib.sh"
+#   cli_setup "$@"          # GPUSIM_BINARY SOURCE_DIR
+# cli_setup sets $bin and $src (absolute paths), makes an empty $tmp that is removed
+# at exit (a script with its own EXIT trap removes it there), and zeroes the counters.
+#   ok                      count a pass
+#   bad MESSAGE...          print "FAIL: MESSAGE" and count a failure
+#   expect CODE TEXT ARGS...     run gpusim ARGS: pass when it exits CODE and TEXT (a fixed
+#                                string; "" for any) is in its stderr
+#   expect_any CODE TEXT ARGS... the same with TEXT in stdout or stderr
+#   expect_re CODE REGEX ARGS... the same with an extended regex over stdout and stderr
+#   cli_finish              print "N passed, M failed"; true when nothing failed and
+#                           something passed (a test that checked nothing fails)
+# The last command's output stays in $tmp/out and $tmp/err for further checks.
+# shellcheck shell=bash
+
+cli_setup() {
+  if [ $# -lt 2 ]; then
+    echo "usage: $0 GPUSIM_BINARY SOURCE_DIR" >&2
+    exit 2
+  fi
+  # shellcheck disable=SC2034 # bin, src, tmp and the counters are for the sourcing script
+  bin=$(realpath "$1")
+  # shellcheck disable=SC2034
+  src=$(realpath "$2")
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2064 # expand $tmp now: the trap runs after it may change
+  trap "rm -rf '$tmp'" EXIT
+  passes=0
+  fails=0
+}
+
+ok() { passes=$((passes + 1)); }
+
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+
+# cli_run_expect MODE CODE TEXT ARGS...: the three expect forms (MODE err, any or re)
+cli_run_expect() {
+  local mode=$1 code=$2 text=$3
+  shift 3
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$? found=true
+  if [ -n "$text" ]; then
+    case $mode in
+      err) grep -qF -- "$text" "$tmp/err" || found=false ;;
+      any) cat "$tmp/out" "$tmp/err" | grep -qF -- "$text" || found=false ;;
+      re) cat "$tmp/out" "$tmp/err" | grep -qE -- "$text" || found=false ;;
+    esac
+  fi
+  if [ "$rc" -ne "$code" ] || [ "$found" = false ]; then
+    bad "gpusim $* -> exit $rc (want $code), out: $(head -c 300 "$tmp/out") err: $(head -c 400 "$tmp/err") (want '$text')"
+  else
+    ok
+  fi
+}
+
+expect() { cli_run_expect err "$@"; }
+expect_any() { cli_run_expect any "$@"; }
+expect_re() { cli_run_expect re "$@"; }
+
+cli_finish() {
+  echo "$passes passed, $fails failed"
+  [ "$passes" -gt 0 ] && [ "$fails" -eq 0 ]
+}
