@@ -4,6 +4,7 @@
 
 #include "bfc.h"
 #include "ideal.h"
+#include "planned.h"
 #include "raw.h"
 #include "torch.h"
 
@@ -18,6 +19,7 @@ static const strategy_getter GETTERS[] = {
     growth_getter,
     limit_getter,
     ideal_strategy,
+    planned_strategy,
     raw_strategy,
     torch_strategy,
 };
