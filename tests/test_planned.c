@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine.h"
 #include "strategies/plan.h"
 #include "strategies/plan_index.h"
 #include "strategies/plan_tflite.h"
 #include "strategies/plan_xla.h"
+#include "strategies/planned.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
@@ -842,6 +844,216 @@ START_TEST(random_traces_should_plan_at_or_above_the_live_peak_in_every_planner)
 }
 END_TEST
 
+/* ---- the strategy through the engine: plan first, then replay ---- */
+
+typedef struct array_source {
+    const sim_event *ev;
+    uint64_t n, i;
+} array_source;
+
+static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
+{
+    (void)err;
+    array_source *a = ctx;
+    if (a->i == a->n)
+        return SIM_END;
+    *ev = a->ev[a->i++];
+    ev->index = a->i;
+    if (ev->ready_t < ev->t)
+        ev->ready_t = ev->t;
+    return SIM_OK;
+}
+
+static sim_event A(uint64_t id, uint64_t size, uint64_t t)
+{
+    return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t};
+}
+
+static sim_event F(uint64_t id, uint64_t t, uint64_t ready)
+{
+    return (sim_event){.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = ready};
+}
+
+typedef struct stat_get {
+    const char *key;
+    uint64_t value;
+    bool found;
+} stat_get;
+
+static void get_u64(void *ctx, const char *key, uint64_t v)
+{
+    stat_get *g = ctx;
+    if (strcmp(key, g->key) == 0) {
+        g->value = v;
+        g->found = true;
+    }
+}
+static void get_real(void *ctx, const char *key, double v) { (void)ctx; (void)key; (void)v; }
+static void get_text(void *ctx, const char *key, const char *v) { (void)ctx; (void)key; (void)v; }
+
+static uint64_t stat_of(const sim_run *run, uint32_t proc, const char *key)
+{
+    stat_get g = {.key = key};
+    strategy_stat_sink sink = {get_u64, get_real, get_text, &g};
+    run->ops->stats(run->procs[proc].s, &sink);
+    ck_assert_msg(g.found, "no stat %s", key);
+    return g.value;
+}
+
+static sim_run *replay_planned(const sim_event *ev, uint64_t n, uint64_t capacity, const sim_kv *opts,
+                               uint32_t n_opts, bool skip, sim_status want)
+{
+    array_source src = {ev, n, 0};
+    sim_event_source s = {.next = array_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = n_opts, .on_oom_skip = skip, .paranoid = true};
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    sim_status st = engine_run(&cfg, &s, 1, &run, &err);
+    ck_assert_msg(st == want, "engine_run returned %s: %s", sim_strerror(st), err.msg);
+    return run;
+}
+
+/* XLA's DecreasingSizeWithAlignment trace as a replay: the plan's heap is 120
+ * (test above); the live peak is a + b + c = 80, then b + c + d = 110; so the
+ * arena is 120, fragmentation_size 10, and reserved is 120 from the first alloc. */
+START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 20, 1), A(3, 50, 2), F(1, 3, 3), A(4, 40, 4),
+                            F(2, 5, 5), F(3, 6, 6), F(4, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla-spatial"}, {"alignment", "20"}};
+    sim_run *run = replay_planned(ev, 8, 1000, opts, 2, false, SIM_OK);
+    ck_assert(run->total.completed);
+    ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 120);
+    ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 110);
+    ck_assert_uint_eq(stat_of(run, 0, "fragmentation_size_bytes"), 10);
+    ck_assert_uint_eq(run->total.peak_reserved_bytes, 120);
+    ck_assert_uint_eq(run->total.peak_allocated_bytes, 110);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 110);
+    ck_assert_uint_eq(run->total.num_device_allocs, 1);
+    sim_run_free(run);
+}
+END_TEST
+
+/* The same trace on a 100-byte device: the 120-byte arena cannot be taken, and
+ * neither would the 110-byte peak fit: capacity. On 115 bytes the peak would fit
+ * and the arena does not: fragmentation (the plan's holes). Either way the first
+ * alloc fails and the program never runs. */
+START_TEST(planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 20, 1), A(3, 50, 2), F(1, 3, 3), A(4, 40, 4),
+                            F(2, 5, 5), F(3, 6, 6), F(4, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla-spatial"}, {"alignment", "20"}};
+    sim_run *run = replay_planned(ev, 8, 100, opts, 2, false, SIM_OK);
+    ck_assert(!run->total.completed);
+    ck_assert(run->total.first_oom.happened);
+    ck_assert_uint_eq(run->total.first_oom.event, 1);
+    ck_assert_uint_eq(run->total.first_oom.info.size_bytes, 120);
+    ck_assert_int_eq(run->total.first_oom.info.cause, SIM_OOM_CAPACITY);
+    ck_assert(strstr(run->total.first_oom.info.detail, "cannot run at all") != NULL);
+    sim_run_free(run);
+    run = replay_planned(ev, 8, 115, opts, 2, false, SIM_OK);
+    ck_assert_int_eq(run->total.first_oom.info.cause, SIM_OOM_FRAGMENTATION);
+    sim_run_free(run);
+    /* --on-oom=skip: every alloc tries again and fails; the frees of the dropped
+     * ones are ignored; no buffer is ever live */
+    run = replay_planned(ev, 8, 100, opts, 2, true, SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 4);
+    ck_assert_uint_eq(run->total.peak_reserved_bytes, 0);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(planned_options_should_reject_an_unknown_planner_and_a_heap_limit_for_tflite)
+{
+    const sim_event ev[] = {A(1, 10, 0), F(1, 1, 1)};
+    const sim_kv bad[] = {{"planner", "bfc"}};
+    sim_run *run = replay_planned(ev, 2, 1000, bad, 1, false, SIM_EUSAGE);
+    ck_assert_ptr_null(run);
+    const sim_kv lim[] = {{"planner", "tflite"}, {"heap_limit", "1MiB"}};
+    run = replay_planned(ev, 2, 1000, lim, 2, false, SIM_EUSAGE);
+    ck_assert_ptr_null(run);
+    const sim_kv zero[] = {{"alignment", "0"}};
+    run = replay_planned(ev, 2, 1000, zero, 1, false, SIM_EUSAGE);
+    ck_assert_ptr_null(run);
+}
+END_TEST
+
+/* Random traces with deferred frees and two processes, under --paranoid (the
+ * checker after every event): each process's heap is what the planner gives for
+ * its own sequence, and deferred frees do not change it. */
+START_TEST(random_replays_should_plan_each_process_alone_and_pass_the_checker)
+{
+    uint64_t seed = test_seed("planned replays");
+    uint64_t st = seed;
+    static const char *const PLANNERS[] = {"xla", "xla-spatial", "xla-temporal", "tflite", "tflite-gpu"};
+    enum { MAXE = 600 };
+    sim_event *ev = calloc(MAXE, sizeof *ev);
+    for (int round = 0; round < 40; round++) {
+        uint64_t n = 0, t = 0, next_id = 1;
+        uint64_t live[2][64];
+        uint32_t n_live[2] = {0, 0};
+        plan_trace *pt[2] = {plan_trace_new(), plan_trace_new()};
+        uint32_t pid[2][64];
+        while (n < MAXE - 130) {
+            uint32_t p = (uint32_t)(test_rand(&st) % 2);
+            const char *proc = p ? "second" : NULL;
+            if (n_live[p] < 64 && (n_live[p] == 0 || test_rand(&st) % 2)) {
+                uint64_t size = rand_size(&st);
+                ev[n] = A(next_id, size, t++);
+                ev[n++].proc = proc;
+                live[p][n_live[p]] = next_id++;
+                ck_assert_int_eq(plan_trace_alloc(pt[p], size, &pid[p][n_live[p]]), SIM_OK);
+                n_live[p]++;
+            } else {
+                uint32_t k = (uint32_t)(test_rand(&st) % n_live[p]);
+                uint64_t ready = test_rand(&st) % 3 == 0 ? t + 1 + test_rand(&st) % 5 : t;
+                ev[n] = F(live[p][k], t++, ready);
+                ev[n++].proc = proc;
+                ck_assert_int_eq(plan_trace_release(pt[p], pid[p][k]), SIM_OK);
+                live[p][k] = live[p][--n_live[p]];
+                pid[p][k] = pid[p][n_live[p]];
+            }
+        }
+        const char *planner = PLANNERS[round % 5];
+        const sim_kv opts[] = {{"planner", planner}};
+        sim_run *run = replay_planned(ev, n, UINT64_C(1) << 40, opts, 1, false, SIM_OK);
+        ck_assert(run->total.completed);
+        for (uint32_t p = 0; p < run->n_procs; p++) {
+            uint32_t which = strcmp(run->procs[p].name, "second") == 0;
+            uint32_t nb = plan_trace_buffers(pt[which]);
+            plan_buffer *b = calloc(nb + 1, sizeof *b);
+            uint64_t *off = calloc(nb + 1, sizeof *off);
+            plan_result r;
+            bool xla = planner[0] == 'x';
+            plan_lifetimes(pt[which], xla ? PLAN_CLOCK_XLA : PLAN_CLOCK_TFLITE, b);
+            if (xla) {
+                plan_xla_config cfg = {.order = planner[3] == 0 ? PLAN_XLA_BEST
+                                                : planner[4] == 's' ? PLAN_XLA_SPATIAL : PLAN_XLA_TEMPORAL,
+                                       .alignment = PLAN_XLA_ALIGNMENT};
+                ck_assert_int_eq(plan_xla(b, nb, &cfg, off, &r), SIM_OK);
+            } else if (strcmp(planner, "tflite") == 0) {
+                ck_assert_int_eq(plan_tflite(b, nb, PLAN_TFLITE_ALIGNMENT, off, &r), SIM_OK);
+            } else {
+                ck_assert_int_eq(plan_tflite_gpu(b, nb, PLAN_TFLITE_GPU_ALIGNMENT, off, &r), SIM_OK);
+            }
+            EXPECT_MSG(stat_of(run, p, "heap_size_bytes") == r.heap_size, "round %d %s: heap %llu, plan %llu (seed %llu)",
+                       round, planner, (unsigned long long)stat_of(run, p, "heap_size_bytes"),
+                       (unsigned long long)r.heap_size, (unsigned long long)seed);
+            EXPECT(stat_of(run, p, "no_fragmentation_peak_bytes") == plan_trace_peak(pt[which]));
+            EXPECT(run->procs[p].m.peak_allocated_bytes <= r.heap_size);
+            free(b);
+            free(off);
+        }
+        sim_run_free(run);
+        plan_trace_free(pt[0]);
+        plan_trace_free(pt[1]);
+    }
+    free(ev);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("planned");
@@ -882,6 +1094,14 @@ static Suite *suite(void)
     tcase_add_test(rnd, random_tflite_plans_should_equal_the_brute_force_reference);
     tcase_add_test(rnd, random_traces_should_plan_at_or_above_the_live_peak_in_every_planner);
     suite_add_tcase(s, rnd);
+
+    TCase *strat = tcase_create("strategy");
+    tcase_set_timeout(strat, 300);
+    tcase_add_test(strat, planned_replay_should_reserve_the_planned_heap_at_the_first_alloc);
+    tcase_add_test(strat, planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit);
+    tcase_add_test(strat, planned_options_should_reject_an_unknown_planner_and_a_heap_limit_for_tflite);
+    tcase_add_test(strat, random_replays_should_plan_each_process_alone_and_pass_the_checker);
+    suite_add_tcase(s, strat);
     return s;
 }
 
