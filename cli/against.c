@@ -1,323 +1,77 @@
 /* gpusim replay TRACE --against-recorded: predicted vs what the real allocator recorded. */
 #include "against.h"
 
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "reports/result.h"
+#include "answers/against.h"
+#include "reports/against.h"
 #include "sim/buf.h"
-#include "sim/engine.h"
-#include "sim/units.h"
 #include "strategies/registry.h"
 
-sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err)
+static sim_status against(cli_session *s, int *verdict)
 {
-    opt->device = -1;
-    const char *v = cli_get(a, "device");
-    if (v == NULL)
-        return SIM_OK;
-    uint64_t d = 0;
-    if (units_parse_u64(v, &d, err) != SIM_OK || d > 1u << 20)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--device: expected a device ordinal (0, 1, ...), not '%s'",
-                             v);
-    opt->device = (int64_t)d;
-    return SIM_OK;
-}
-
-void cli_input_warnings(const trace_input *in)
-{
-    const trace_header *h = input_header(in);
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        fprintf(stderr, "gpusim: warning: %s: %s\n", h->name[0] ? h->name : "trace", input_warning(in, i));
-}
-
-const char *against_default_strategy(input_format f)
-{
-    switch (f) {
-    case INPUT_TORCH_SNAPSHOT:
-    case INPUT_KINETO: return "torch";
-    case INPUT_TF_PROFILE: return "greedy";
-    default: return NULL;
-    }
-}
-
-/* One compared quantity (allocated or reserved). */
-typedef struct column {
-    bool on;
-    const char *what;
-    const char *source;
-    uint64_t offset;           /* added to the prediction (bytes the recording has and the trace does not) */
-    uint64_t points;           /* events compared */
-    uint64_t max_abs;
-    int64_t max_diff;          /* signed difference (predicted − recorded) where |diff| is largest */
-    uint64_t max_event;        /* 1-based event of the converted stream */
-    uint64_t max_pred, max_rec;
-    bool has_pred_peak, has_rec_peak;
-    uint64_t pred_peak, rec_peak;
-    uint64_t final_pred, final_rec;
-} column;
-
-static int u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : (x > y);
-}
-
-static void compare(column *c, const timeline *tl, const uint64_t *row_of, uint64_t n, const uint8_t *has,
-                    const uint64_t *rec, bool allocated)
-{
-    for (uint64_t k = 0; k < n; k++) {
-        if (!has[k] || row_of[k] >= tl->n)
-            continue;
-        const timeline_row *row = &tl->rows[row_of[k]];
-        uint64_t pred = (allocated ? row->allocated : row->reserved) + c->offset;
-        int64_t diff = (int64_t)(pred - rec[k]);
-        uint64_t mag = diff < 0 ? (uint64_t)(-(diff + 1)) + 1 : (uint64_t)diff;
-        if (c->points == 0 || mag > c->max_abs) {
-            c->max_abs = mag;
-            c->max_diff = diff;
-            c->max_event = k + 1;
-            c->max_pred = pred;
-            c->max_rec = rec[k];
-        }
-        c->points++;
-        c->final_pred = pred;
-        c->final_rec = rec[k];
-    }
-}
-
-static void size_text(sim_buf *b, uint64_t v)
-{
-    char h[32];
-    sim_buf_printf(b, "%" PRIu64 " B (%s)", v, units_format_size(v, h, sizeof h));
-}
-
-static void diff_text(sim_buf *b, uint64_t pred, uint64_t rec)
-{
-    if (pred >= rec)
-        sim_buf_printf(b, "+%" PRIu64 " B", pred - rec);
-    else
-        sim_buf_printf(b, "-%" PRIu64 " B", rec - pred);
-}
-
-static void column_text(sim_buf *b, const column *c)
-{
-    if (!c->on)
-        return;
-    sim_buf_printf(b, "\n%s (recorded: %s", c->what, c->source ? c->source : "?");
-    if (c->offset)
-        sim_buf_printf(b, "; predicted + %" PRIu64 " B the recording held before its first event", c->offset);
-    sim_buf_puts(b, ")\n");
-    if (c->has_pred_peak && c->has_rec_peak) {
-        sim_buf_puts(b, "  peak       predicted ");
-        size_text(b, c->pred_peak);
-        sim_buf_puts(b, "   recorded ");
-        size_text(b, c->rec_peak);
-        sim_buf_puts(b, "   difference ");
-        diff_text(b, c->pred_peak, c->rec_peak);
-        sim_buf_puts(b, "\n");
-    }
-    if (c->points) {
-        sim_buf_printf(b, "  over time  %" PRIu64 " events compared; max |difference| %" PRIu64 " B at event %" PRIu64
-                          " (predicted %" PRIu64 ", recorded %" PRIu64 ")\n",
-                       c->points, c->max_abs, c->max_event, c->max_pred, c->max_rec);
-        sim_buf_puts(b, "  final      predicted ");
-        size_text(b, c->final_pred);
-        sim_buf_puts(b, "   recorded ");
-        size_text(b, c->final_rec);
-        sim_buf_puts(b, "   difference ");
-        diff_text(b, c->final_pred, c->final_rec);
-        sim_buf_puts(b, "\n");
-    }
-}
-
-static void column_json(sim_buf *b, const char *key, const column *c, bool last)
-{
-    sim_buf_printf(b, "    \"%s\": ", key);
-    if (!c->on) {
-        sim_buf_printf(b, "null%s\n", last ? "" : ",");
-        return;
-    }
-    sim_buf_puts(b, "{\"source\": ");
-    sim_buf_json_str(b, c->source ? c->source : "");
-    sim_buf_printf(b, ", \"offset_bytes\": %" PRIu64 ", \"events_compared\": %" PRIu64, c->offset, c->points);
-    if (c->has_pred_peak && c->has_rec_peak)
-        sim_buf_printf(b, ", \"predicted_peak_bytes\": %" PRIu64 ", \"recorded_peak_bytes\": %" PRIu64
-                          ", \"peak_difference_bytes\": %" PRId64,
-                       c->pred_peak, c->rec_peak, (int64_t)(c->pred_peak - c->rec_peak));
-    if (c->points)
-        sim_buf_printf(b, ", \"max_abs_difference_bytes\": %" PRIu64 ", \"max_difference_event\": %" PRIu64
-                          ", \"final_predicted_bytes\": %" PRIu64 ", \"final_recorded_bytes\": %" PRIu64,
-                       c->max_abs, c->max_event, c->final_pred, c->final_rec);
-    sim_buf_printf(b, "}%s\n", last ? "" : ",");
-}
-
-int against_run(const cli_args *a)
-{
+    const cli_args *a = &s->a;
+    sim_error *err = &s->err;
     if (a->n_positional != 1)
-        return cli_usage_error("replay", "--against-recorded compares one recording at a time");
-    sim_error err;
-    sim_error_clear(&err);
-    input_options iopt;
-    if (cli_input_options(a, &iopt, &err) != SIM_OK)
-        return cli_usage_error("replay", "%s", err.msg);
-    bool json = false;
-    int frc = cli_format_json(a, &json);
-    if (frc)
-        return frc;
-    bool skip_oom = false;
-    int orc = cli_on_oom_skip(a, &skip_oom);
-    if (orc)
-        return orc;
-    trace_input *in = NULL;
-    if (input_open(a->positional[0], cli_get(a, "from"), &iopt, &in, &err) != SIM_OK)
-        return err.status == SIM_EUSAGE ? cli_usage_error("replay", "%s", err.msg) : cli_fail(&err);
-    int rc = 2;
-    sim_run *run = NULL;
-    uint64_t *deferred = NULL, *row_of = NULL;
-    sim_buf out;
-    sim_buf_init(&out);
-    cli_input_warnings(in);
-    const input_recorded *rec = input_get_recorded(in);
-    if (rec == NULL || (!rec->has_allocated && !rec->has_reserved && !rec->has_peak_allocated &&
-                        !rec->has_peak_reserved)) {
-        rc = cli_usage_error("replay", "--against-recorded: %s holds no numbers from the real allocator (it needs a "
-                             "PyTorch snapshot with segments, a profiler trace with \"Total Allocated\", or a "
-                             "TensorFlow memory profile)", a->positional[0]);
-        goto done;
-    }
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--against-recorded compares one recording at a time");
+    /* --device is judged before --format and --on-oom here, as this command always did */
+    sim_status st = cli_input_options(a, &s->iopt, err);
+    if (st == SIM_OK)
+        st = cli_session_prepare(s, CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS);
+    if (st != SIM_OK)
+        return st;
+    trace_input *in = s->in[0];
+    if (!against_has_recorded(in))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--against-recorded: %s holds no numbers from the real allocator (it needs a PyTorch "
+                             "snapshot with segments, a profiler trace with \"Total Allocated\", or a TensorFlow "
+                             "memory profile)",
+                             a->positional[0]);
     const char *sname = cli_get(a, "strategy");
     if (sname == NULL)
         sname = against_default_strategy(input_get_format(in));
     const strategy_ops *ops = sname ? registry_find(sname) : NULL;
-    if (ops == NULL) {
-        rc = cli_usage_error("replay",
+    if (ops == NULL)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "--against-recorded: this %s recording is replayed under the '%s' strategy, which this "
                              "build does not have; pick another with --strategy=NAME (gpusim strategies lists them; "
                              "'ideal' reproduces an allocated curve when every size is already rounded)",
                              input_format_name(input_get_format(in)), sname ? sname : "?");
-        goto done;
-    }
-    const trace_header *h = input_header(in);
-    cli_device dev;
-    if (cli_resolve_device(a, h->device_name, h->device_capacity, &dev, &err) != SIM_OK) {
-        rc = cli_usage_error("replay", "%s", err.msg);
-        goto done;
-    }
-    sim_kv kv[CLI_MAX_KV + 1];
-    uint32_t n_kv = cli_strategy_kv(a, kv, CLI_MAX_KV);
-    const char *conf = input_alloc_conf(in);
-    if (conf && !cli_has(a, "alloc-conf") && strcmp(ops->name, "torch") == 0)
-        kv[n_kv++] = (sim_kv){"alloc_conf", conf};
-    /* which timeline row each event lands on: the engine interleaves the deferred
-     * frees (those with ready_t > t) before any event at or after their ready_t */
-    uint64_t n = input_event_count(in), n_def = 0;
-    deferred = malloc((n ? n : 1) * sizeof *deferred);
-    row_of = malloc((n ? n : 1) * sizeof *row_of);
-    if (deferred == NULL || row_of == NULL) {
-        fprintf(stderr, "gpusim: out of memory\n");
-        goto done;
-    }
-    for (uint64_t k = 0; k < n; k++) {
-        const sim_event *ev = input_event_at(in, k);
-        if (ev->op == SIM_OP_FREE && ev->ready_t > ev->t)
-            deferred[n_def++] = ev->ready_t;
-    }
-    qsort(deferred, n_def, sizeof *deferred, u64_cmp);
-    uint64_t row = 0, dp = 0;
-    for (uint64_t k = 0; k < n; k++) {
-        const sim_event *ev = input_event_at(in, k);
-        while (dp < n_def && deferred[dp] <= ev->t) {
-            dp++;
-            row++;
-        }
-        row_of[k] = row++;
-    }
+    s->ops[0] = ops;
+    s->n_ops = 1;
+    if ((st = cli_session_prepare(s, CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
+        return st;
     engine_config cfg = {
-        .device = dev.info,
+        .device = s->dev.info,
         .ops = ops,
-        .opts = kv,
-        .n_opts = n_kv,
-        .on_oom_skip = skip_oom,
+        .opts = s->kv,
+        .n_opts = s->n_kv,
+        .on_oom_skip = s->skip_oom,
         .paranoid = cli_has(a, "paranoid"),
-        .timeline_rows = n + n_def + 1,
     };
-    sim_event_source src = input_source(in);
-    sim_status st = engine_run(&cfg, &src, 1, &run, &err);
-    if (st == SIM_EUSAGE) {
-        rc = cli_usage_error("replay", "%s", err.msg);
-        goto done;
-    }
-    if (st != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    column ca = {.on = rec->has_allocated || rec->has_peak_allocated, .what = "allocated",
-                 .source = rec->allocated_source ? rec->allocated_source : "the profile's peakBytesInUse",
-                 .offset = rec->allocated_offset_known ? rec->allocated_offset : 0};
-    column cr = {.on = rec->has_reserved || rec->has_peak_reserved, .what = "reserved",
-                 .source = rec->reserved_source};
-    ca.has_pred_peak = cr.has_pred_peak = true;
-    ca.pred_peak = run->total.peak_allocated_bytes + ca.offset;
-    cr.pred_peak = run->total.peak_reserved_bytes;
-    ca.has_rec_peak = rec->has_peak_allocated;
-    ca.rec_peak = rec->peak_allocated;
-    cr.has_rec_peak = rec->has_peak_reserved;
-    cr.rec_peak = rec->peak_reserved;
-    if (rec->has_allocated)
-        compare(&ca, &run->tl, row_of, n, rec->has_point, rec->allocated, true);
-    if (rec->has_reserved)
-        compare(&cr, &run->tl, row_of, n, rec->has_point, rec->reserved, false);
-    const char *conf_used = NULL;
-    for (uint32_t i = 0; i < n_kv; i++)
-        if (strcmp(kv[i].key, "alloc_conf") == 0)
-            conf_used = kv[i].value;
-    if (json) {
-        sim_buf_puts(&out, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"against_recorded\": {\n    \"trace\": ");
-        sim_buf_json_str(&out, a->positional[0]);
-        sim_buf_printf(&out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"strategy\": ",
-                       input_format_name(input_get_format(in)), n);
-        sim_buf_json_str(&out, ops->name);
-        sim_buf_puts(&out, ",\n    \"alloc_conf\": ");
-        if (conf_used)
-            sim_buf_json_str(&out, conf_used);
-        else
-            sim_buf_puts(&out, "null");
-        sim_buf_printf(&out, ",\n    \"completed\": %s,\n    \"recorded_ooms\": %" PRIu64 ",\n    \"predicted_ooms\": %" PRIu64
-                             ",\n",
-                       run->total.completed ? "true" : "false", rec->ooms, run->total.ooms);
-        column_json(&out, "allocated", &ca, false);
-        column_json(&out, "reserved", &cr, true);
-        sim_buf_puts(&out, "  }\n}\n");
-    } else {
-        char hs[32];
-        sim_buf_printf(&out, "gpusim replay --against-recorded: %s\n", a->positional[0]);
-        sim_buf_printf(&out, "  format    %s, %" PRIu64 " events\n", input_format_name(input_get_format(in)), n);
-        sim_buf_printf(&out, "  strategy  %s%s%s\n", ops->name, conf_used ? ", alloc-conf " : "",
-                       conf_used ? conf_used : "");
-        sim_buf_printf(&out, "  device    %s, %s\n", dev.name,
-                       units_format_size(dev.info.capacity_bytes, hs, sizeof hs));
-        if (!run->total.completed)
-            sim_buf_puts(&out, "  the replay ran out of memory and stopped; the comparison covers the events before\n");
-        if (rec->ooms || run->total.ooms)
-            sim_buf_printf(&out, "  out of memory: recorded %" PRIu64 " time(s), predicted %" PRIu64 "\n", rec->ooms,
-                           run->total.ooms);
-        column_text(&out, &ca);
-        column_text(&out, &cr);
-    }
+    against_result r;
+    if ((st = against_compare(in, &cfg, &r, err)) != SIM_OK)
+        return st;
+    sim_buf out;
+    sim_buf_init(&out);
+    if (s->json)
+        report_against_json(&r, a->positional[0], &out);
+    else
+        report_against_text(&r, a->positional[0], s->dev.name, &out);
     const char *outpath = cli_get(a, "output");
-    if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    rc = (cli_has(a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
-done:
+    st = sim_buf_write_file(&out, outpath ? outpath : "-", err);
     sim_buf_release(&out);
-    sim_run_free(run);
-    free(deferred);
-    free(row_of);
-    input_close(in);
-    return rc;
+    *verdict = (cli_has(a, "fail-on-oom") && r.predicted_ooms > 0) ? 1 : 0;
+    return st;
+}
+
+int against_run(cli_session *s)
+{
+    int verdict = 0;
+    sim_status st = against(s, &verdict);
+    if (st != SIM_OK)
+        return cli_session_end(s, st);
+    cli_session_close(s);
+    return verdict;
 }

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "against.h"
+#include "common.h"
 #include "cli.h"
-#include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/units.h"
@@ -193,33 +193,6 @@ static void oom_verdict(verdict *v, const sim_metrics *m, const baseline *b)
     v->regression = reg;
 }
 
-static void junit(const char *trace, const verdict *v, int n, int failures, sim_buf *b)
-{
-    sim_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpusim check\" tests=\"%d\" "
-                      "failures=\"%d\">\n  <testsuite name=\"gpusim check ",
-                   n, failures);
-    html_escape(b, trace);
-    sim_buf_printf(b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", n, failures);
-    for (int i = 0; i < n; i++) {
-        sim_buf_puts(b, "    <testcase classname=\"gpusim.check\" name=\"");
-        html_escape(b, v[i].metric);
-        sim_buf_puts(b, "\">");
-        if (v[i].regression) {
-            sim_buf_puts(b, "\n      <failure type=\"regression\" message=\"");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "\">");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "</failure>\n    ");
-        } else {
-            sim_buf_puts(b, "<system-out>");
-            html_escape(b, v[i].line);
-            sim_buf_puts(b, "</system-out>");
-        }
-        sim_buf_puts(b, "</testcase>\n");
-    }
-    sim_buf_puts(b, "  </testsuite>\n</testsuites>\n");
-}
-
 /* ---------------------------------------------------------------- command */
 
 static void check_help(void)
@@ -234,39 +207,81 @@ static void check_help(void)
     printf("\nexit status: 0 pass, 1 regression, 2 usage error or bad/missing baseline, 3 invalid trace\n");
 }
 
-static sim_status replay_trace(const cli_args *a, const input_options *iopt, const engine_config *cfg, sim_run **run,
-                               sim_error *err)
+/* The options of check itself, before anything is read. */
+typedef struct check_args {
+    const char *base_path, *write_path;
+    double tol;
+    bool has_max;
+    uint64_t max_reserved;
+} check_args;
+
+/* The verdicts on stdout (and --junit): 0 pass, 1 regression, or the exit status of
+ * a failed write. */
+static int verdicts(cli_session *s, const check_args *c, const baseline *b, const strategy_ops *ops,
+                    const char *dev_name, const sim_metrics *m)
 {
-    trace_input *r = NULL;
-    sim_status st = input_open(a->positional[0], cli_get(a, "from"), iopt, &r, err);
-    if (st != SIM_OK)
-        return st;
-    sim_event_source src = input_source(r);
-    st = engine_run(cfg, &src, 1, run, err);
-    input_close(r);
-    return st;
+    const cli_args *a = &s->a;
+    verdict vs[5];
+    int nv = 0;
+    size_verdict(&vs[nv++], "peak_reserved", "peak reserved", m->peak_reserved_bytes, b->peak_reserved, c->tol);
+    size_verdict(&vs[nv++], "peak_allocated", "peak allocated", m->peak_allocated_bytes, b->peak_allocated, c->tol);
+    frag_verdict(&vs[nv++], m->fragmentation_at_peak, b->frag_at_peak, c->tol);
+    oom_verdict(&vs[nv++], m, b);
+    if (c->has_max) {
+        verdict *x = &vs[nv++];
+        char s1[32], s2[32];
+        x->regression = m->peak_reserved_bytes > c->max_reserved;
+        snprintf(x->metric, sizeof x->metric, "max_reserved");
+        snprintf(x->line, sizeof x->line, "%-18s %12s  limit    %12s  %9s  %s", "max reserved",
+                 units_format_size(m->peak_reserved_bytes, s1, sizeof s1),
+                 units_format_size(c->max_reserved, s2, sizeof s2), "", x->regression ? "REGRESSION" : "ok");
+    }
+    int failures = 0;
+    printf("gpusim check: %s under '%s' on %s against %s (tolerance %g%%)\n", a->positional[0], ops->name, dev_name,
+           c->base_path, c->tol);
+    if (strcmp(ops->name, b->strategy) != 0)
+        printf("  note: the baseline was made under '%s'\n", b->strategy);
+    for (int i = 0; i < nv; i++) {
+        printf("  %s\n", vs[i].line);
+        failures += vs[i].regression;
+    }
+    if (failures)
+        printf("check: FAIL (%d of %d metrics regressed)\n", failures, nv);
+    else
+        printf("check: PASS (%d metrics)\n", nv);
+    int rc = failures ? 1 : 0;
+    const char *jpath = cli_get(a, "junit");
+    if (jpath) {
+        sim_buf x;
+        sim_buf_init(&x);
+        junit_case cases[5];
+        for (int i = 0; i < nv; i++)
+            cases[i] = (junit_case){vs[i].metric, vs[i].line, vs[i].regression};
+        junit_suite suite = {"gpusim check", a->positional[0], "gpusim.check", "regression"};
+        report_junit(&suite, cases, nv, &x);
+        if (sim_buf_write_file(&x, jpath, &s->err) != SIM_OK)
+            rc = cli_fail(&s->err);
+        sim_buf_release(&x);
+    }
+    return rc;
 }
 
-int cmd_check(int argc, char **argv)
+static const cli_command CHECK = {"check", CHECK_OPTS, check_help, 0, GPUSIM_DEFAULT_STRATEGY};
+
+static sim_status check_options(cli_session *s, check_args *c)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("check", CHECK_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        check_help();
-        return 0;
-    }
-    if (a.n_positional != 1)
-        return cli_usage_error("check", "expected exactly one trace (usage: gpusim check TRACE --baseline=FILE)");
-    const char *base_path = cli_get(&a, "baseline");
-    const char *write_path = cli_get(&a, "write-baseline");
-    if (base_path == NULL && write_path == NULL)
-        return cli_usage_error("check", "no --baseline=FILE to compare with (or --write-baseline=FILE to make one)");
-    sim_error err;
-    sim_error_clear(&err);
-    double tol = 0;
-    const char *v = cli_get(&a, "tolerance");
+    const cli_args *a = &s->a;
+    sim_error *err = &s->err;
+    if (a->n_positional != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "expected exactly one trace (usage: gpusim check TRACE --baseline=FILE)");
+    c->base_path = cli_get(a, "baseline");
+    c->write_path = cli_get(a, "write-baseline");
+    if (c->base_path == NULL && c->write_path == NULL)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "no --baseline=FILE to compare with (or --write-baseline=FILE to make one)");
+    c->tol = 0;
+    const char *v = cli_get(a, "tolerance");
     if (v) {
         const char *num = v;
         char tmp[64];
@@ -276,18 +291,31 @@ int cmd_check(int argc, char **argv)
             tmp[len - 1] = '\0';
             num = tmp;
         }
-        if (units_parse_real(num, 0, 1000, &tol, &err) != SIM_OK)
-            return cli_usage_error("check", "--tolerance: expected a percentage from 0 to 1000, not '%s'", v);
+        if (units_parse_real(num, 0, 1000, &c->tol, err) != SIM_OK)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--tolerance: expected a percentage from 0 to 1000, not '%s'", v);
     }
-    uint64_t max_reserved = 0;
-    bool has_max = (v = cli_get(&a, "max-reserved")) != NULL;
-    if (has_max && units_parse_size(v, &max_reserved, &err) != SIM_OK)
-        return cli_usage_error("check", "--max-reserved: %s", err.msg);
-    bool skip_oom = false;
-    int orc = cli_on_oom_skip(&a, &skip_oom);
-    if (orc)
-        return orc;
+    c->max_reserved = 0;
+    c->has_max = (v = cli_get(a, "max-reserved")) != NULL;
+    if (c->has_max && units_parse_size(v, &c->max_reserved, err) != SIM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg); /* the message is the target's source */
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--max-reserved: %s", msg);
+    }
+    return cli_session_prepare(s, CLI_USES_ON_OOM);
+}
 
+int cmd_check(int argc, char **argv)
+{
+    cli_session s;
+    check_args c;
+    sim_status st = cli_session_parse(&s, &CHECK, argc, argv);
+    if (st == SIM_OK)
+        st = check_options(&s, &c);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const char *base_path = c.base_path, *write_path = c.write_path;
+    const cli_args *a = &s.a;
     int rc = 0;
     json_parser *jp = json_parser_new();
     char *text = NULL;
@@ -296,129 +324,78 @@ int cmd_check(int argc, char **argv)
     sim_run *run = NULL;
     if (jp == NULL) {
         fprintf(stderr, "gpusim: out of memory\n");
-        return 2;
+        rc = 2;
+        goto done;
     }
     if (base_path && (rc = read_baseline(base_path, jp, &text, &b)) != 0)
         goto done;
 
     /* strategy: --strategy, else the baseline's, else replay's default */
-    const char *sname = cli_get(&a, "strategy");
+    const char *sname = cli_get(a, "strategy");
     if (sname == NULL)
         sname = base_path ? b.strategy : GPUSIM_DEFAULT_STRATEGY;
     const strategy_ops *ops = registry_find(sname);
     if (ops == NULL) {
-        if (cli_get(&a, "strategy"))
+        if (cli_get(a, "strategy"))
             rc = cli_usage_error("check", "--strategy: unknown strategy '%s'", sname);
         else
             rc = bad_baseline(base_path, "its strategy is not one this build knows (see 'gpusim strategies')");
         goto done;
     }
     /* device: the command line, else the baseline's, else the trace header's */
-    input_options iopt;
-    if (cli_input_options(&a, &iopt, &err) != SIM_OK) {
-        rc = cli_usage_error("check", "%s", err.msg);
-        goto done;
+    if ((st = cli_session_prepare(&s, CLI_USES_INPUTS)) == SIM_OK) {
+        if (base_path) {
+            snprintf(s.hdr_name, sizeof s.hdr_name, "%s", b.device);
+            s.hdr_capacity = b.capacity;
+        }
+        st = cli_session_prepare(&s, CLI_USES_DEVICE);
     }
-    trace_input *hr = NULL;
-    if (input_open(a.positional[0], cli_get(&a, "from"), &iopt, &hr, &err) != SIM_OK) {
-        rc = err.status == SIM_EUSAGE ? cli_usage_error("check", "%s", err.msg) : cli_fail(&err);
-        goto done;
-    }
-    cli_input_warnings(hr);
-    const trace_header *h = input_header(hr);
-    cli_device dev;
-    sim_status st = base_path ? cli_resolve_device(&a, b.device, b.capacity, &dev, &err)
-                              : cli_resolve_device(&a, h->device_name, h->device_capacity, &dev, &err);
-    input_close(hr);
     if (st != SIM_OK) {
-        rc = cli_usage_error("check", "%s", err.msg);
+        rc = cli_exit("check", st, &s.err);
         goto done;
     }
-    if (base_path && !cli_has(&a, "context"))
+    cli_device dev = s.dev;
+    if (base_path && !cli_has(a, "context"))
         dev.info.context_bytes = b.context;
     /* options: the baseline's, then the command line's (the last occurrence wins) */
     sim_kv all[2 * CLI_MAX_KV];
     uint32_t nall = 0;
     for (uint32_t i = 0; i < b.n_opts && base_path && strcmp(ops->name, b.strategy) == 0; i++)
         all[nall++] = (sim_kv){b.keys[i], b.values[i]};
-    nall += cli_strategy_kv(&a, all + nall, CLI_MAX_KV);
+    nall += cli_strategy_kv(a, all + nall, CLI_MAX_KV);
     engine_config cfg = {
         .device = dev.info,
         .ops = ops,
         .opts = all,
         .n_opts = nall,
-        .on_oom_skip = skip_oom,
+        .on_oom_skip = s.skip_oom,
     };
-    st = replay_trace(&a, &iopt, &cfg, &run, &err);
-    if (st == SIM_EUSAGE) {
-        rc = cli_usage_error("check", "%s", err.msg);
-        goto done;
-    }
-    if (st != SIM_OK) {
-        rc = cli_fail(&err);
+    if ((st = engine_run(&cfg, &s.src[0], 1, &run, &s.err)) != SIM_OK) {
+        rc = cli_exit("check", st, &s.err);
         goto done;
     }
     if (write_path) {
         sim_buf out;
         sim_buf_init(&out);
         report_json(run, &out);
-        st = sim_buf_write_file(&out, write_path, &err);
+        st = sim_buf_write_file(&out, write_path, &s.err);
         sim_buf_release(&out);
         if (st != SIM_OK) {
-            rc = cli_fail(&err);
+            rc = cli_fail(&s.err);
             goto done;
         }
-        char s[32];
+        char sz[32];
         printf("check: wrote baseline %s (%s on %s: peak reserved %s)\n", write_path, ops->name, dev.name,
-               units_format_size(run->total.peak_reserved_bytes, s, sizeof s));
+               units_format_size(run->total.peak_reserved_bytes, sz, sizeof sz));
         if (base_path == NULL)
             goto done;
     }
-
-    const sim_metrics *m = &run->total;
-    verdict vs[5];
-    int nv = 0;
-    size_verdict(&vs[nv++], "peak_reserved", "peak reserved", m->peak_reserved_bytes, b.peak_reserved, tol);
-    size_verdict(&vs[nv++], "peak_allocated", "peak allocated", m->peak_allocated_bytes, b.peak_allocated, tol);
-    frag_verdict(&vs[nv++], m->fragmentation_at_peak, b.frag_at_peak, tol);
-    oom_verdict(&vs[nv++], m, &b);
-    if (has_max) {
-        verdict *x = &vs[nv++];
-        char s1[32], s2[32];
-        x->regression = m->peak_reserved_bytes > max_reserved;
-        snprintf(x->metric, sizeof x->metric, "max_reserved");
-        snprintf(x->line, sizeof x->line, "%-18s %12s  limit    %12s  %9s  %s", "max reserved",
-                 units_format_size(m->peak_reserved_bytes, s1, sizeof s1),
-                 units_format_size(max_reserved, s2, sizeof s2), "", x->regression ? "REGRESSION" : "ok");
-    }
-    int failures = 0;
-    printf("gpusim check: %s under '%s' on %s against %s (tolerance %g%%)\n", a.positional[0], ops->name, dev.name,
-           base_path, tol);
-    if (strcmp(ops->name, b.strategy) != 0)
-        printf("  note: the baseline was made under '%s'\n", b.strategy);
-    for (int i = 0; i < nv; i++) {
-        printf("  %s\n", vs[i].line);
-        failures += vs[i].regression;
-    }
-    if (failures) {
-        printf("check: FAIL (%d of %d metrics regressed)\n", failures, nv);
-    } else {
-        printf("check: PASS (%d metrics)\n", nv);
-    }
-    rc = failures ? 1 : 0;
-    const char *jpath = cli_get(&a, "junit");
-    if (jpath) {
-        sim_buf x;
-        sim_buf_init(&x);
-        junit(a.positional[0], vs, nv, failures, &x);
-        if (sim_buf_write_file(&x, jpath, &err) != SIM_OK)
-            rc = cli_fail(&err);
-        sim_buf_release(&x);
-    }
+    rc = verdicts(&s, &c, &b, ops, dev.name, &run->total);
 done:
     fflush(stdout);
     sim_run_free(run);
     free(text);
     json_parser_free(jp);
+    cli_session_close(&s);
     return rc;
 }

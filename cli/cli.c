@@ -28,6 +28,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **argv, cli_args *out, bool *help)
 {
+    sim_error err;
+    sim_error_clear(&err);
+    sim_status st = cli_parse_args(cmd, table, argc, argv, out, help, &err);
+    if (st != SIM_OK)
+        cli_usage_error(cmd, "%s", err.msg);
+    return st;
+}
+
+sim_status cli_parse_args(const char *cmd, const cli_opt *table, int argc, char **argv, cli_args *out, bool *help,
+                          sim_error *err)
+{
     memset(out, 0, sizeof *out);
     out->cmd = cmd;
     *help = false;
@@ -35,10 +46,8 @@ sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **arg
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (out->n_positional == CLI_MAX_ARGS) {
-                cli_usage_error(cmd, "too many arguments");
-                return SIM_EUSAGE;
-            }
+            if (out->n_positional == CLI_MAX_ARGS)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "too many arguments");
             out->positional[out->n_positional++] = arg;
             continue;
         }
@@ -50,36 +59,28 @@ sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **arg
             *help = true;
             continue;
         }
-        if (arg[1] != '-') {
-            cli_usage_error(cmd, "unknown option '%s' (options are spelled --name=value)", arg);
-            return SIM_EUSAGE;
-        }
+        if (arg[1] != '-')
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "unknown option '%s' (options are spelled --name=value)",
+                                 arg);
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t n = eq ? (size_t)(eq - name) : strlen(name);
         const cli_opt *o = find_opt(table, name, n);
-        if (o == NULL) {
-            cli_usage_error(cmd, "unknown option '--%.*s'", (int)n, name);
-            return SIM_EUSAGE;
-        }
+        if (o == NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "unknown option '--%.*s'", (int)n, name);
         const char *value = NULL;
         if (o->takes_value) {
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
                 value = argv[++i];
-            else {
-                cli_usage_error(cmd, "option '--%s' needs a value", o->name);
-                return SIM_EUSAGE;
-            }
+            else
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' needs a value", o->name);
         } else if (eq) {
-            cli_usage_error(cmd, "option '--%s' takes no value", o->name);
-            return SIM_EUSAGE;
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' takes no value", o->name);
         }
-        if (out->n_opts == CLI_MAX_ARGS) {
-            cli_usage_error(cmd, "too many options");
-            return SIM_EUSAGE;
-        }
+        if (out->n_opts == CLI_MAX_ARGS)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "too many options");
         out->names[out->n_opts] = o->name;
         out->values[out->n_opts] = value;
         out->n_opts++;
@@ -115,22 +116,22 @@ void cli_print_options(FILE *f, const cli_opt *table)
     }
 }
 
-int cli_format_json(const cli_args *a, bool *json)
+sim_status cli_format_json(const cli_args *a, bool *json, sim_error *err)
 {
     const char *format = cli_get(a, "format");
     *json = format != NULL && strcmp(format, "json") == 0;
     if (format != NULL && !*json && strcmp(format, "text") != 0)
-        return cli_usage_error(a->cmd, "--format: expected text or json, not '%s'", format);
-    return 0;
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--format: expected text or json, not '%s'", format);
+    return SIM_OK;
 }
 
-int cli_on_oom_skip(const cli_args *a, bool *skip)
+sim_status cli_on_oom_skip(const cli_args *a, bool *skip, sim_error *err)
 {
     const char *on_oom = cli_get(a, "on-oom");
     *skip = on_oom != NULL && strcmp(on_oom, "skip") == 0;
     if (on_oom != NULL && !*skip && strcmp(on_oom, "stop") != 0)
-        return cli_usage_error(a->cmd, "--on-oom: expected stop or skip, not '%s'", on_oom);
-    return 0;
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--on-oom: expected stop or skip, not '%s'", on_oom);
+    return SIM_OK;
 }
 
 int cli_fail(const sim_error *err)
@@ -139,6 +140,15 @@ int cli_fail(const sim_error *err)
     sim_error_format(err, buf, sizeof buf);
     fprintf(stderr, "gpusim: %s\n", buf);
     return sim_status_exit_code(err->status);
+}
+
+int cli_exit(const char *cmd, sim_status st, const sim_error *err)
+{
+    if (st == SIM_OK || st == SIM_END)
+        return 0;
+    if (st == SIM_EUSAGE)
+        return cli_usage_error(cmd, "%s", err->msg);
+    return cli_fail(err);
 }
 
 /* "OPTION: message" (the message is copied first: source and target overlap). */

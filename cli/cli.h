@@ -34,23 +34,31 @@ typedef struct cli_args {
     int n_opts;
 } cli_args;
 
-/* Parse argv against the table. Prints a usage error and returns SIM_EUSAGE on
- * an unknown option or a missing value; "--help" sets *help. */
+/* Parse argv against the table. SIM_EUSAGE with err set on an unknown option or a
+ * missing value; "--help" sets *help. */
+sim_status cli_parse_args(const char *cmd, const cli_opt *table, int argc, char **argv, cli_args *out, bool *help,
+                          sim_error *err);
+/* The same, printing the usage error. */
 sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **argv, cli_args *out, bool *help);
 /* Last value of an option, or NULL. */
 const char *cli_get(const cli_args *a, const char *name);
 bool cli_has(const cli_args *a, const char *name);
 void cli_print_options(FILE *f, const cli_opt *table);
 
-/* --format=text|json (default text): 0 with *json set, else the usage error's exit code. */
-int cli_format_json(const cli_args *a, bool *json);
-/* --on-oom=stop|skip (default stop): 0 with *skip set, else the usage error's exit code. */
-int cli_on_oom_skip(const cli_args *a, bool *skip);
+/* --format=text|json (default text) into *json; SIM_EUSAGE on another value. */
+sim_status cli_format_json(const cli_args *a, bool *json, sim_error *err);
+/* --on-oom=stop|skip (default stop) into *skip; SIM_EUSAGE on another value. */
+sim_status cli_on_oom_skip(const cli_args *a, bool *skip, sim_error *err);
 
 /* Usage error: "gpusim CMD: message" on stderr; returns exit code 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a sim_error as "gpusim: file:line: message" and return its exit code. */
 int cli_fail(const sim_error *err);
+/* The one mapping from how a command ended to its exit status (design.md §6):
+ * SIM_OK and SIM_END (e.g. --help) 0; SIM_EUSAGE err's message as a usage error of
+ * cmd, 2; anything else err printed by cli_fail, 2 or 3. Exit status 1 (a check
+ * failed, --fail-on-oom) is a command's verdict, not a status. */
+int cli_exit(const char *cmd, sim_status st, const sim_error *err);
 
 /* Device options shared by replay, compare, plan, check. */
 #define CLI_DEVICE_OPTS                                                                          \
@@ -82,22 +90,12 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
 /* Collect strategy options as key/value pairs (keys with '_'). */
 uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 
-/* ---- shared by compare, plan and check (implemented in compare.c) ---- */
 #define CLI_MAX_STRATEGIES 32
 
-/* Load the positional traces; 0, or the exit code after printing the error. */
-int cli_traces_load(const char *cmd, const cli_args *a, batch_traces *t);
 struct capture;
-/* The same, through the two passes of an HTML report (answers/capture.h). */
+/* The positional traces, in memory, through the two passes of an HTML report
+ * (answers/capture.h); implemented in compare.c. */
 sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
-/* --strategies, or the default list (the registry's strategies in the usual
- * order; limit only with --limit). 0, or the exit code of a usage error. */
-int cli_pick_strategies(const char *cmd, const cli_args *a, const strategy_ops **out, uint32_t *n);
-/* --jobs (default: the CPUs, at most 8), capped at tasks. 0 or a usage exit code. */
-int cli_jobs(const char *cmd, const cli_args *a, size_t tasks, unsigned *jobs);
-struct sim_buf;
-/* The effective strategy options of a run as a one-line JSON object. */
-void cli_json_options(const sim_run *run, struct sim_buf *b);
 
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -3,8 +3,8 @@
  * format traces/input.h reads. */
 #include <string.h>
 
-#include "against.h"
 #include "cli.h"
+#include "common.h"
 #include "traces/input.h"
 #include "traces/trace.h"
 
@@ -16,6 +16,37 @@ static const cli_opt CONVERT_OPTS[] = {
     {NULL, false, NULL},
 };
 
+static void convert_help(void)
+{
+    printf("usage: gpusim convert IN -o OUT [--to=json|jsonl|gtrace] [--from=FORMAT] [--device=N]\n\n");
+    cli_print_options(stdout, CONVERT_OPTS);
+}
+
+static const cli_command CONVERT = {"convert", CONVERT_OPTS, convert_help, CLI_USES_INPUTS, NULL};
+
+/* The options of convert itself: the output and its container. */
+static sim_status convert_options(const cli_args *a, const char **out, trace_container *c, sim_error *err)
+{
+    if (a->n_positional != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "expected exactly one input trace");
+    *out = cli_get(a, "output");
+    if (*out == NULL)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "no output file (-o OUT)");
+    *c = trace_container_for_path(*out);
+    const char *to = cli_get(a, "to");
+    if (to == NULL)
+        return SIM_OK;
+    if (strcmp(to, "json") == 0)
+        *c = TRACE_JSON;
+    else if (strcmp(to, "jsonl") == 0)
+        *c = TRACE_JSONL;
+    else if (strcmp(to, "gtrace") == 0)
+        *c = TRACE_GTRACE;
+    else
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--to: expected json, jsonl or gtrace, not '%s'", to);
+    return SIM_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     /* accept the conventional "-o FILE" */
@@ -23,49 +54,26 @@ int cmd_convert(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < argc && n < CLI_MAX_ARGS; i++)
         args[n++] = strcmp(argv[i], "-o") == 0 ? "--output" : argv[i];
-    cli_args a;
-    bool help;
-    if (cli_parse("convert", CONVERT_OPTS, n, args, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        printf("usage: gpusim convert IN -o OUT [--to=json|jsonl|gtrace] [--from=FORMAT] [--device=N]\n\n");
-        cli_print_options(stdout, CONVERT_OPTS);
-        return 0;
-    }
-    if (a.n_positional != 1)
-        return cli_usage_error("convert", "expected exactly one input trace");
-    const char *out = cli_get(&a, "output");
-    if (out == NULL)
-        return cli_usage_error("convert", "no output file (-o OUT)");
-    trace_container c = trace_container_for_path(out);
-    const char *to = cli_get(&a, "to");
-    if (to) {
-        if (strcmp(to, "json") == 0)
-            c = TRACE_JSON;
-        else if (strcmp(to, "jsonl") == 0)
-            c = TRACE_JSONL;
-        else if (strcmp(to, "gtrace") == 0)
-            c = TRACE_GTRACE;
-        else
-            return cli_usage_error("convert", "--to: expected json, jsonl or gtrace, not '%s'", to);
-    }
+    cli_session s;
+    const char *out = NULL;
+    trace_container c = TRACE_JSON;
+    sim_status st = cli_session_parse(&s, &CONVERT, n, args);
+    if (st == SIM_OK)
+        st = convert_options(&s.a, &out, &c, &s.err);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, CONVERT.uses);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    trace_input *r = s.in[0];
     sim_error err;
     sim_error_clear(&err);
-    input_options iopt;
-    if (cli_input_options(&a, &iopt, &err) != SIM_OK)
-        return cli_usage_error("convert", "%s", err.msg);
-    trace_input *r = NULL;
-    if (input_open(a.positional[0], cli_get(&a, "from"), &iopt, &r, &err) != SIM_OK)
-        return err.status == SIM_EUSAGE ? cli_usage_error("convert", "%s", err.msg) : cli_fail(&err);
-    cli_input_warnings(r);
     trace_writer *w = NULL;
     if (trace_writer_open(out, c, input_header(r), &w, &err) != SIM_OK) {
-        input_close(r);
+        cli_session_close(&s);
         return cli_fail(&err);
     }
-    sim_event_source src = input_source(r);
+    sim_event_source src = s.src[0];
     sim_event ev;
-    sim_status st;
     while ((st = src.next(src.ctx, &ev, &err)) == SIM_OK)
         if ((st = trace_writer_event(w, &ev, &err)) != SIM_OK)
             break;
@@ -73,7 +81,7 @@ int cmd_convert(int argc, char **argv)
     sim_error werr;
     sim_error_clear(&werr);
     sim_status cst = trace_writer_close(w, ok, &werr);
-    input_close(r);
+    cli_session_close(&s);
     if (!ok)
         return cli_fail(&err);
     if (cst != SIM_OK)

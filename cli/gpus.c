@@ -1,7 +1,7 @@
 /* gpusim gpus : the built-in GPU catalog. */
 #include <string.h>
 
-#include "cli.h"
+#include "common.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
@@ -11,24 +11,26 @@ static const cli_opt GPUS_OPTS[] = {
     {NULL, false, NULL},
 };
 
+static void gpus_help(void)
+{
+    printf("usage: gpusim gpus [--format=text|json]\n\nThe GPUs --gpu accepts, with the memory the "
+           "allocators see and where each figure comes from.\n\n");
+    cli_print_options(stdout, GPUS_OPTS);
+}
+
+static const cli_command GPUS = {"gpus", GPUS_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
+
 int cmd_gpus(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("gpus", GPUS_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        printf("usage: gpusim gpus [--format=text|json]\n\nThe GPUs --gpu accepts, with the memory the "
-               "allocators see and where each figure comes from.\n\n");
-        cli_print_options(stdout, GPUS_OPTS);
-        return 0;
-    }
-    if (a.n_positional)
-        return cli_usage_error("gpus", "unexpected argument '%s'", a.positional[0]);
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
+    cli_session s;
+    sim_status st = cli_session_parse(&s, &GPUS, argc, argv);
+    if (st == SIM_OK)
+        st = cli_session_no_arguments(&s);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, GPUS.uses);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const bool json = s.json;
     sim_buf b;
     sim_buf_init(&b);
     if (json)
@@ -57,8 +59,7 @@ int cmd_gpus(int argc, char **argv)
         sim_buf_puts(&b, "\n]\n");
     else
         sim_buf_printf(&b, "\ndefault device (no --gpu/--capacity and none in the trace): %s\n", GPUS_DEFAULT);
-    sim_error err;
-    sim_status st = sim_buf_write_file(&b, "-", &err);
+    st = sim_buf_write_file(&b, "-", &s.err);
     sim_buf_release(&b);
-    return st == SIM_OK ? 0 : cli_fail(&err);
+    return cli_session_end(&s, st);
 }

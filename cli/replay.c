@@ -6,6 +6,7 @@
 #include "against.h"
 #include "answers/capture.h"
 #include "answers/whatif.h"
+#include "common.h"
 #include "cli.h"
 #include "reports/html.h"
 #include "reports/progress.h"
@@ -100,158 +101,112 @@ static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, wha
     return st;
 }
 
-int cmd_replay(int argc, char **argv)
-{
-    cli_args a;
-    bool help;
-    if (cli_parse("replay", REPLAY_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        replay_help();
-        return 0;
-    }
-    if (a.n_positional == 0)
-        return cli_usage_error("replay", "no trace given (usage: gpusim replay TRACE... [options])");
-    if (cli_has(&a, "against-recorded"))
-        return against_run(&a);
-    const char *sname = cli_get(&a, "strategy");
-    if (sname == NULL)
-        sname = GPUSIM_DEFAULT_STRATEGY;
-    const strategy_ops *ops = registry_find(sname);
-    if (ops == NULL) {
-        char names[512] = "";
-        for (size_t i = 0; i < registry_count(); i++) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, registry_get(i)->name, sizeof names - strlen(names) - 1);
-        }
-        return cli_usage_error("replay", "--strategy: unknown strategy '%s' (expected one of: %s)", sname, names);
-    }
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
-    bool skip_oom = false;
-    int orc = cli_on_oom_skip(&a, &skip_oom);
-    if (orc)
-        return orc;
-    sim_error err;
-    sim_error_clear(&err);
-    uint64_t rows = 2000;
-    const char *v = cli_get(&a, "timeline-rows");
-    if (v && (units_parse_u64(v, &rows, &err) != SIM_OK || rows == 0))
-        return cli_usage_error("replay", "--timeline-rows: expected a positive integer, not '%s'", v);
+static const cli_command REPLAY = {
+    "replay", REPLAY_OPTS, replay_help,
+    CLI_USES_STRATEGY | CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV,
+    GPUSIM_DEFAULT_STRATEGY,
+};
 
-    input_options iopt;
-    if (cli_input_options(&a, &iopt, &err) != SIM_OK)
-        return cli_usage_error("replay", "%s", err.msg);
-    int rc = 2;
-    trace_input *readers[CLI_MAX_ARGS] = {0};
-    sim_event_source sources[CLI_MAX_ARGS];
-    int n = a.n_positional;
+static sim_status replay(cli_session *s, int *verdict)
+{
+    cli_args *a = &s->a;
+    sim_error *err = &s->err;
+    sim_status st = cli_session_prepare(s, CLI_USES_STRATEGY);
+    if (st == SIM_OK)
+        st = cli_session_prepare(s, CLI_USES_FORMAT | CLI_USES_ON_OOM);
+    if (st != SIM_OK)
+        return st;
+    uint64_t rows = 2000;
+    const char *v = cli_get(a, "timeline-rows");
+    if (v && (units_parse_u64(v, &rows, err) != SIM_OK || rows == 0))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--timeline-rows: expected a positive integer, not '%s'", v);
+    if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
+        return st;
+    const strategy_ops *ops = s->ops[0];
+    trace_input **readers = s->in;
+    const sim_event_source *sources = s->src;
+    const int n = a->n_positional;
+    const sim_kv *kv = s->kv;
     sim_run *run = NULL;
     capture *cap = NULL;
     whatif wi = {0};
-    sim_buf out;
-    sim_buf_init(&out);
-    for (int i = 0; i < n; i++) {
-        if (input_open(a.positional[i], cli_get(&a, "from"), &iopt, &readers[i], &err) != SIM_OK) {
-            rc = err.status == SIM_EUSAGE ? cli_usage_error("replay", "%s", err.msg) : cli_fail(&err);
-            goto done;
-        }
-        cli_input_warnings(readers[i]);
-        sources[i] = input_source(readers[i]);
-    }
-    const trace_header *h0 = input_header(readers[0]);
-    cli_device dev;
-    if (cli_resolve_device(&a, h0->device_name, h0->device_capacity, &dev, &err) != SIM_OK) {
-        rc = cli_usage_error("replay", "%s", err.msg);
-        goto done;
-    }
-    sim_kv kv[CLI_MAX_KV + 1];
-    uint32_t n_kv = cli_strategy_kv(&a, kv, CLI_MAX_KV);
-    /* a recording's own allocator settings are the default --alloc-conf of `torch` */
-    if (!cli_has(&a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_alloc_conf(readers[0]))
-        kv[n_kv++] = (sim_kv){"alloc_conf", input_alloc_conf(readers[0])};
     engine_config cfg = {
-        .device = dev.info,
+        .device = s->dev.info,
         .ops = ops,
         .opts = kv,
-        .n_opts = n_kv,
-        .on_oom_skip = skip_oom,
-        .paranoid = cli_has(&a, "paranoid"),
-        .timeline_rows = cli_has(&a, "timeline") ? rows : 0,
+        .n_opts = s->n_kv,
+        .on_oom_skip = s->skip_oom,
+        .paranoid = cli_has(a, "paranoid"),
+        .timeline_rows = cli_has(a, "timeline") ? rows : 0,
     };
     uint64_t estimate = 0;
     for (int i = 0; i < n; i++)
-        estimate += progress_estimate_events(a.positional[i]);
+        estimate += progress_estimate_events(a->positional[i]);
     progress prog;
     progress_init(&prog, stderr, "replay", estimate, true);
     cfg.progress = on_progress;
     cfg.progress_ctx = &prog;
-    const char *report = cli_get(&a, "report");
-    sim_status st;
+    const char *report = cli_get(a, "report");
     if (report) {
-        reopen_ctx rc_ctx = {readers, a.positional, cli_get(&a, "from"), &iopt, n, 0};
+        reopen_ctx rc_ctx = {readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
-        st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, &err);
+        st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, err);
         run = cap ? cap->run : NULL;
     } else {
-        st = engine_run(&cfg, sources, (uint32_t)n, &run, &err);
+        st = engine_run(&cfg, sources, (uint32_t)n, &run, err);
     }
     progress_finish(&prog);
-    if (st == SIM_EUSAGE) {
-        rc = cli_usage_error("replay", "%s", err.msg);
-        goto done;
-    }
-    if (st != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    if (whatif_expandable_applies(&cfg, run) && replay_whatif(&a, &cfg, &wi, &err) != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    const char *tl = cli_get(&a, "timeline");
-    if (tl) {
+    if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
+        st = replay_whatif(a, &cfg, &wi, err);
+    const char *tl = cli_get(a, "timeline");
+    if (st == SIM_OK && tl) {
         sim_buf csv;
         sim_buf_init(&csv);
         report_timeline_csv(run, &csv);
-        st = sim_buf_write_file(&csv, tl, &err);
+        st = sim_buf_write_file(&csv, tl, err);
         sim_buf_release(&csv);
-        if (st != SIM_OK) {
-            rc = cli_fail(&err);
-            goto done;
-        }
     }
-    if (report) {
+    if (st == SIM_OK && report) {
         const capture *caps[1] = {cap};
         sim_buf html;
         sim_buf_init(&html);
         report_html(caps, 1, &html);
-        st = sim_buf_write_file(&html, report, &err);
+        st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
-        if (st != SIM_OK) {
-            rc = cli_fail(&err);
-            goto done;
-        }
     }
-    if (json)
-        report_json_whatif(run, &wi, &out);
-    else
-        report_text_whatif(run, &wi, &out);
-    const char *outpath = cli_get(&a, "output");
-    if (sim_buf_write_file(&out, outpath ? outpath : "-", &err) != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
+    if (st == SIM_OK) {
+        sim_buf out;
+        sim_buf_init(&out);
+        if (s->json)
+            report_json_whatif(run, &wi, &out);
+        else
+            report_text_whatif(run, &wi, &out);
+        const char *outpath = cli_get(a, "output");
+        st = sim_buf_write_file(&out, outpath ? outpath : "-", err);
+        sim_buf_release(&out);
     }
-    rc = (cli_has(&a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
-done:
-    sim_buf_release(&out);
+    if (st == SIM_OK)
+        *verdict = (cli_has(a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
     if (cap)
         capture_free(cap);
     else
         sim_run_free(run);
-    for (int i = 0; i < n; i++)
-        input_close(readers[i]);
-    return rc;
+    return st;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    cli_session s;
+    sim_status st = cli_session_parse(&s, &REPLAY, argc, argv);
+    if (st == SIM_OK)
+        st = cli_session_need_traces(&s);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    if (cli_has(&s.a, "against-recorded"))
+        return against_run(&s);
+    int verdict = 0;
+    if ((st = replay(&s, &verdict)) != SIM_OK)
+        return cli_session_end(&s, st);
+    cli_session_close(&s);
+    return verdict;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common.h"
 #include "sim/buf.h"
 #include "sim/units.h"
 #include "sweep/mpi.h"
@@ -48,7 +49,7 @@ static double now_s(void)
 typedef struct sweep_cli {
     const char *spec_path;
     const char *output;
-    const char *format;
+    bool json;              /* --format=json */
     const char *summary;
     uint32_t jobs;          /* 0: default */
     bool resume, force, progress;
@@ -56,38 +57,32 @@ typedef struct sweep_cli {
     double heartbeat_s;
 } sweep_cli;
 
-static int parse_cli(int argc, char **argv, sweep_cli *c, bool *help)
+static const cli_command SWEEP = {"sweep", SWEEP_OPTS, sweep_help, 0, NULL};
+
+static sim_status sweep_options(const cli_args *a, sweep_cli *c, sim_error *err)
 {
-    cli_args a;
-    if (cli_parse("sweep", SWEEP_OPTS, argc, argv, &a, help) != SIM_OK)
-        return 2;
-    if (*help)
-        return 0;
     memset(c, 0, sizeof *c);
-    if (a.n_positional != 1)
-        return cli_usage_error("sweep", "%s (usage: gpusim sweep SPEC.json [options])",
-                               a.n_positional ? "give one spec" : "no spec given");
-    c->spec_path = a.positional[0];
-    c->output = cli_get(&a, "output");
-    c->summary = cli_get(&a, "summary");
-    c->resume = cli_has(&a, "resume");
-    c->force = cli_has(&a, "force");
-    c->progress = cli_has(&a, "progress") || isatty(2);
-    c->format = cli_get(&a, "format");
-    if (c->format == NULL)
-        c->format = "text";
-    if (strcmp(c->format, "text") != 0 && strcmp(c->format, "json") != 0)
-        return cli_usage_error("sweep", "--format: expected text or json, not '%s'", c->format);
+    if (a->n_positional != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s (usage: gpusim sweep SPEC.json [options])",
+                             a->n_positional ? "give one spec" : "no spec given");
+    c->spec_path = a->positional[0];
+    c->output = cli_get(a, "output");
+    c->summary = cli_get(a, "summary");
+    c->resume = cli_has(a, "resume");
+    c->force = cli_has(a, "force");
+    c->progress = cli_has(a, "progress") || isatty(2);
+    sim_status st = cli_format_json(a, &c->json, err);
+    if (st != SIM_OK)
+        return st;
     if (c->resume && c->force)
-        return cli_usage_error("sweep", "--resume and --force contradict each other");
-    sim_error err;
-    sim_error_clear(&err);
-    const char *v = cli_get(&a, "jobs");
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--resume and --force contradict each other");
+    const char *v = cli_get(a, "jobs");
     uint64_t n = 0;
-    if (v && (units_parse_u64(v, &n, &err) != SIM_OK || n == 0 || n > 4096))
-        return cli_usage_error("sweep", "--jobs: expected a number of workers from 1 to 4096, not '%s'", v);
+    if (v && (units_parse_u64(v, &n, err) != SIM_OK || n == 0 || n > 4096))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--jobs: expected a number of workers from 1 to 4096, not '%s'", v);
     c->jobs = (uint32_t)n;
-    v = cli_get(&a, "mpi");
+    v = cli_get(a, "mpi");
     c->mpi = -1;
     if (v) {
         if (strcmp(v, "on") == 0)
@@ -95,13 +90,13 @@ static int parse_cli(int argc, char **argv, sweep_cli *c, bool *help)
         else if (strcmp(v, "off") == 0)
             c->mpi = 0;
         else if (strcmp(v, "auto") != 0)
-            return cli_usage_error("sweep", "--mpi: expected auto, on or off, not '%s'", v);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--mpi: expected auto, on or off, not '%s'", v);
     }
     c->heartbeat_s = 60.0;
-    v = cli_get(&a, "heartbeat");
-    if (v && units_parse_real(v, 0.05, 1e6, &c->heartbeat_s, &err) != SIM_OK)
-        return cli_usage_error("sweep", "--heartbeat: expected seconds from 0.05, not '%s'", v);
-    return 0;
+    v = cli_get(a, "heartbeat");
+    if (v && units_parse_real(v, 0.05, 1e6, &c->heartbeat_s, err) != SIM_OK)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--heartbeat: expected seconds from 0.05, not '%s'", v);
+    return SIM_OK;
 }
 
 static uint32_t default_jobs(void)
@@ -120,14 +115,14 @@ static int fail_early(sweep_mpi *m, double heartbeat_s, int code)
 
 int cmd_sweep(int argc, char **argv)
 {
+    cli_session ses;
     sweep_cli c;
-    bool help = false;
-    int rc = parse_cli(argc, argv, &c, &help);
-    if (rc != 0 || help) {
-        if (help)
-            sweep_help();
-        return rc;
-    }
+    sim_status pst = cli_session_parse(&ses, &SWEEP, argc, argv);
+    if (pst == SIM_OK)
+        pst = sweep_options(&ses.a, &c, &ses.err);
+    if (pst != SIM_OK)
+        return cli_session_end(&ses, pst);
+    int rc = 0;
     sweep_mpi m = {0, 1, false};
     sim_error err;
     sim_error_clear(&err);
@@ -190,7 +185,7 @@ int cmd_sweep(int argc, char **argv)
         rc = final_code > job_code ? final_code : job_code;
         if (lost)
             rc = 2;
-        sim_buf *shown = strcmp(c.format, "json") == 0 ? &json : &text;
+        sim_buf *shown = c.json ? &json : &text;
         if (sim_buf_write_file(shown, "-", &err) != SIM_OK)
             rc = cli_fail(&err);
         else if (c.summary && sim_buf_write_file(&json, c.summary, &err) != SIM_OK)

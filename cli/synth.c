@@ -91,119 +91,133 @@ static const cli_opt CHURN_OPTS[] = {
     {NULL, false, NULL},
 };
 
-typedef struct kind {
-    const char *name;
-    const cli_opt *opts;
-    const char *summary;
-} kind;
-
-static const kind KINDS[] = {
-    {"transformer", TRANSFORMER_OPTS, "training steps or inference passes of a BERT/GPT-2/LLaMA-style model"},
-    {"cnn", CNN_OPTS, "training steps or inference passes of a ResNet"},
-    {"serving", SERVING_OPTS, "an inference server: Poisson arrivals, continuous batching, KV caches"},
-    {"churn", CHURN_OPTS, "random alloc/free around a live-set target"},
-};
-
-static void synth_help(FILE *f)
-{
-    fprintf(f, "usage: gpusim synth KIND [options] [--seed=N] -o FILE\n\n"
-               "Writes a synthetic allocation trace (deterministic for a given --seed).\n\nkinds:\n");
-    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-        fprintf(f, "  %-12s %s\n", KINDS[i].name, KINDS[i].summary);
-    fprintf(f, "\n'gpusim synth KIND --help' lists a kind's options.\n"
-               "exit status: 0 written, 2 usage or I/O error\n");
-}
-
 /* ---------------------------------------------------------------- option values */
 
-typedef struct opts {
-    const cli_args *a;
-    bool bad;
-} opts;
+/* One generator option: its --name, how its value is read, and where it goes. Each
+ * kind lists its options in a table (parse_* below); opt_apply reads them in table
+ * order and stops at the first bad value. */
+typedef enum opt_kind {
+    OPT_U64,       /* a whole number in [lo, hi] */
+    OPT_SIZE,      /* a size ("4GiB") into uint64_t */
+    OPT_SIZE_REAL, /* a size into double */
+    OPT_REAL,      /* a number in [rlo, rhi] */
+    OPT_CHOICE,    /* a word that parse accepts; else "expected EXPECTED" */
+    OPT_FLAG       /* no value: true when given */
+} opt_kind;
 
-static bool get_u64(opts *o, const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+typedef struct synth_opt {
+    const char *name;
+    opt_kind kind;
+    void *dst;
+    uint64_t lo, hi;
+    double rlo, rhi;
+    bool (*parse)(const char *v, void *dst);
+    const char *expected;
+    bool given;    /* set by opt_apply */
+} synth_opt;
+
+#define OPT_U(n, p, l, h) {.name = (n), .kind = OPT_U64, .dst = (p), .lo = (l), .hi = (h)}
+#define OPT_S(n, p) {.name = (n), .kind = OPT_SIZE, .dst = (p)}
+#define OPT_SR(n, p) {.name = (n), .kind = OPT_SIZE_REAL, .dst = (p)}
+#define OPT_R(n, p, l, h) {.name = (n), .kind = OPT_REAL, .dst = (p), .rlo = (l), .rhi = (h)}
+#define OPT_C(n, p, fn, what) {.name = (n), .kind = OPT_CHOICE, .dst = (p), .parse = (fn), .expected = (what)}
+#define OPT_F(n, p) {.name = (n), .kind = OPT_FLAG, .dst = (p)}
+#define OPT_COUNT(t) (sizeof(t) / sizeof(t)[0])
+
+static sim_status opt_one(const cli_args *a, synth_opt *o, sim_error *err)
 {
-    const char *v = cli_get(o->a, name);
-    if (v == NULL || o->bad)
-        return false;
-    sim_error err;
-    uint64_t x;
-    if (units_parse_u64(v, &x, &err) != SIM_OK || x < lo || x > hi) {
-        cli_usage_error("synth", "--%s: expected a whole number from %llu to %llu, not '%s'", name,
-                        (unsigned long long)lo, (unsigned long long)hi, v);
-        o->bad = true;
-        return false;
+    if (o->kind == OPT_FLAG) {
+        *(bool *)o->dst = cli_has(a, o->name);
+        return SIM_OK;
     }
-    *out = x;
-    return true;
+    const char *v = cli_get(a, o->name);
+    if (v == NULL)
+        return SIM_OK;
+    o->given = true;
+    uint64_t x = 0;
+    switch (o->kind) {
+    case OPT_U64:
+        if (units_parse_u64(v, &x, err) != SIM_OK || x < o->lo || x > o->hi)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: expected a whole number from %llu to %llu, not '%s'",
+                                 o->name, (unsigned long long)o->lo, (unsigned long long)o->hi, v);
+        *(uint64_t *)o->dst = x;
+        return SIM_OK;
+    case OPT_SIZE:
+    case OPT_SIZE_REAL:
+        if (units_parse_size(v, &x, err) != SIM_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: %s", o->name, msg);
+        }
+        if (o->kind == OPT_SIZE)
+            *(uint64_t *)o->dst = x;
+        else
+            *(double *)o->dst = (double)x;
+        return SIM_OK;
+    case OPT_REAL:
+        if (units_parse_real(v, o->rlo, o->rhi, (double *)o->dst, err) != SIM_OK)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: expected a number from %g to %g, not '%s'",
+                                 o->name, o->rlo, o->rhi, v);
+        return SIM_OK;
+    case OPT_CHOICE:
+        if (!o->parse(v, o->dst))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: expected %s, not '%s'", o->name, o->expected, v);
+        return SIM_OK;
+    case OPT_FLAG: break;
+    }
+    return SIM_OK;
 }
 
-static bool get_size(opts *o, const char *name, uint64_t *out)
+static sim_status opt_apply(const cli_args *a, synth_opt *t, size_t n, sim_error *err)
 {
-    const char *v = cli_get(o->a, name);
-    if (v == NULL || o->bad)
-        return false;
-    sim_error err;
-    if (units_parse_size(v, out, &err) != SIM_OK) {
-        cli_usage_error("synth", "--%s: %s", name, err.msg);
-        o->bad = true;
-        return false;
+    for (size_t i = 0; i < n; i++) {
+        sim_status st = opt_one(a, &t[i], err);
+        if (st != SIM_OK)
+            return st;
     }
-    return true;
+    return SIM_OK;
 }
 
-static bool get_real(opts *o, const char *name, double lo, double hi, double *out)
+static bool parse_dtype(const char *v, void *dst)
 {
-    const char *v = cli_get(o->a, name);
-    if (v == NULL || o->bad)
-        return false;
-    sim_error err;
-    if (units_parse_real(v, lo, hi, out, &err) != SIM_OK) {
-        cli_usage_error("synth", "--%s: expected a number from %g to %g, not '%s'", name, lo, hi, v);
-        o->bad = true;
-        return false;
-    }
-    return true;
+    return synth_dtype_parse(v, dst);
 }
 
-static bool get_dtype(opts *o, synth_dtype *d)
+static bool parse_optimizer(const char *v, void *dst)
 {
-    const char *v = cli_get(o->a, "dtype");
-    if (v == NULL || o->bad)
-        return false;
-    if (!synth_dtype_parse(v, d)) {
-        cli_usage_error("synth", "--dtype: expected fp32, fp16 or bf16, not '%s'", v);
-        o->bad = true;
-        return false;
-    }
-    return true;
+    return synth_optimizer_parse(v, dst);
 }
 
-static void get_optimizer(opts *o, synth_optimizer *opt)
+static bool parse_mode(const char *v, void *dst)
 {
-    const char *v = cli_get(o->a, "optimizer");
-    if (v == NULL || o->bad)
-        return;
-    if (!synth_optimizer_parse(v, opt)) {
-        cli_usage_error("synth", "--optimizer: expected sgd, momentum or adam, not '%s'", v);
-        o->bad = true;
-    }
-}
-
-static void get_mode(opts *o, bool *inference)
-{
-    const char *v = cli_get(o->a, "mode");
-    if (v == NULL || o->bad)
-        return;
+    bool *inference = dst;
     if (strcmp(v, "train") == 0)
         *inference = false;
     else if (strcmp(v, "inference") == 0)
         *inference = true;
-    else {
-        cli_usage_error("synth", "--mode: expected train or inference, not '%s'", v);
-        o->bad = true;
-    }
+    else
+        return false;
+    return true;
 }
+
+static bool parse_kv(const char *v, void *dst)
+{
+    serving_kv *kv = dst;
+    if (strcmp(v, "prealloc") == 0)
+        *kv = SERVING_KV_PREALLOC;
+    else if (strcmp(v, "grow") == 0)
+        *kv = SERVING_KV_GROW;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_dist(const char *v, void *dst)
+{
+    return churn_dist_parse(v, dst);
+}
+
+#define DTYPE_WORDS "fp32, fp16 or bf16"
 
 /* "0", "1500ms", "2s", "100us", "7ns", plain = ns */
 static bool parse_duration(const char *v, uint64_t *out)
@@ -241,57 +255,71 @@ typedef struct job {
     serving_config sv;
     churn_config ch;
     uint64_t seed;
+    synth_stats stats;          /* of the written trace */
 } job;
 
-static void parse_model_common(opts *o, synth_dtype *dtype, synth_optimizer *opt, uint64_t *steps,
-                               bool *inference, bool *ckpt, bool *keep, uint64_t *batch)
+/* What transformer and cnn share: the training options, after the kind's own. */
+typedef struct model_fields {
+    synth_dtype *dtype;
+    synth_optimizer *optimizer;
+    uint64_t *steps, *batch;
+    bool *inference, *checkpointing, *keep_live;
+} model_fields;
+
+#define MODEL_OPTS(m)                                                                                       \
+    OPT_C("dtype", (m).dtype, parse_dtype, DTYPE_WORDS),                                                    \
+        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum or adam"),                         \
+        OPT_U("steps", (m).steps, 1, 1000000), OPT_C("mode", (m).inference, parse_mode, "train or inference"), \
+        OPT_U("batch", (m).batch, 1, 1u << 20), OPT_F("checkpointing", (m).checkpointing),                   \
+        OPT_F("keep-live", (m).keep_live)
+
+/* The table, then the rule both model kinds have. */
+static sim_status model_apply(const cli_args *a, synth_opt *t, size_t n, const model_fields *m, sim_error *err)
 {
-    get_dtype(o, dtype);
-    get_optimizer(o, opt);
-    get_u64(o, "steps", 1, 1000000, steps);
-    get_mode(o, inference);
-    get_u64(o, "batch", 1, 1u << 20, batch);
-    *ckpt = cli_has(o->a, "checkpointing");
-    *keep = cli_has(o->a, "keep-live");
+    sim_status st = opt_apply(a, t, n, err);
+    if (st == SIM_OK && *m->inference && *m->checkpointing)
+        st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--checkpointing only applies to --mode=train");
+    return st;
 }
 
-static bool parse_transformer(opts *o, job *j)
+/* A generator's validate(): its message is a usage error. */
+static sim_status usage_of(sim_status st, sim_error *err)
+{
+    if (st != SIM_OK)
+        err->status = st = SIM_EUSAGE;
+    return st;
+}
+
+static sim_status parse_transformer(const cli_args *a, job *j, sim_error *err)
 {
     transformer_config *c = &j->tf;
     transformer_defaults(c);
-    const char *preset = cli_get(o->a, "preset");
+    const char *preset = cli_get(a, "preset");
     if (preset == NULL)
         preset = "gpt2-small";
-    if (!transformer_preset(preset, c)) {
-        cli_usage_error("synth", "--preset: unknown transformer '%s' (expected one of: %s)", preset,
-                        transformer_preset_names());
-        return false;
-    }
-    const char *arch = cli_get(o->a, "arch");
-    if (arch && !transformer_arch_parse(arch, &c->arch)) {
-        cli_usage_error("synth", "--arch: expected bert, gpt2 or llama, not '%s'", arch);
-        return false;
-    }
-    bool custom_ffn = get_u64(o, "ffn", 1, 1u << 22, &c->ffn);
-    if (get_u64(o, "hidden", 1, 1u << 20, &c->hidden) && !custom_ffn)
+    if (!transformer_preset(preset, c))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--preset: unknown transformer '%s' (expected one of: %s)",
+                             preset, transformer_preset_names());
+    const char *arch = cli_get(a, "arch");
+    if (arch && !transformer_arch_parse(arch, &c->arch))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--arch: expected bert, gpt2 or llama, not '%s'", arch);
+    model_fields m = {&c->dtype, &c->optimizer, &c->steps, &c->batch, &c->inference, &c->checkpointing,
+                      &c->keep_live};
+    synth_opt t[] = {
+        OPT_U("ffn", &c->ffn, 1, 1u << 22),       OPT_U("hidden", &c->hidden, 1, 1u << 20),
+        OPT_U("layers", &c->layers, 1, 100000),   OPT_U("heads", &c->heads, 1, 1u << 20),
+        OPT_U("seq", &c->seq, 1, 1u << 22),       OPT_U("vocab", &c->vocab, 1, 1u << 24),
+        OPT_U("max-pos", &c->max_pos, 1, 1u << 24), MODEL_OPTS(m),
+    };
+    sim_status st = model_apply(a, t, OPT_COUNT(t), &m, err);
+    if (st != SIM_OK)
+        return st;
+    if (t[1].given && !t[0].given) /* --hidden without --ffn: the architecture's own ffn */
         c->ffn = transformer_default_ffn(c->arch, c->hidden);
-    get_u64(o, "layers", 1, 100000, &c->layers);
-    get_u64(o, "heads", 1, 1u << 20, &c->heads);
-    get_u64(o, "seq", 1, 1u << 22, &c->seq);
-    get_u64(o, "vocab", 1, 1u << 24, &c->vocab);
-    get_u64(o, "max-pos", 1, 1u << 24, &c->max_pos);
     if (c->arch == TRANSFORMER_BERT && c->type_vocab == 0)
         c->type_vocab = 2;
     if (c->arch != TRANSFORMER_BERT)
         c->type_vocab = 0;
-    parse_model_common(o, &c->dtype, &c->optimizer, &c->steps, &c->inference, &c->checkpointing, &c->keep_live,
-                       &c->batch);
-    if (o->bad)
-        return false;
-    if (c->inference && c->checkpointing) {
-        cli_usage_error("synth", "--checkpointing only applies to --mode=train");
-        return false;
-    }
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu s%llu %s", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->seq,
@@ -313,36 +341,25 @@ static bool parse_transformer(opts *o, job *j)
                    (unsigned long long)est.weight_bytes, (unsigned long long)est.grad_bytes,
                    (unsigned long long)est.optimizer_bytes, (unsigned long long)est.activation_bytes,
                    (unsigned long long)est.total_bytes);
-    sim_error err;
-    sim_error_clear(&err);
-    if (transformer_validate(c, &err) != SIM_OK) {
-        cli_usage_error("synth", "%s", err.msg);
-        return false;
-    }
-    return true;
+    return usage_of(transformer_validate(c, err), err);
 }
 
-static bool parse_cnn(opts *o, job *j)
+static sim_status parse_cnn(const cli_args *a, job *j, sim_error *err)
 {
     cnn_config *c = &j->cnn;
     cnn_defaults(c);
-    const char *preset = cli_get(o->a, "preset");
+    const char *preset = cli_get(a, "preset");
     if (preset == NULL)
         preset = "resnet50";
-    if (!cnn_preset(preset, c)) {
-        cli_usage_error("synth", "--preset: unknown CNN '%s' (expected one of: %s)", preset, cnn_preset_names());
-        return false;
-    }
-    get_u64(o, "image", 32, 16384, &c->image);
-    get_u64(o, "classes", 1, 1u << 24, &c->classes);
-    parse_model_common(o, &c->dtype, &c->optimizer, &c->steps, &c->inference, &c->checkpointing, &c->keep_live,
-                       &c->batch);
-    if (o->bad)
-        return false;
-    if (c->inference && c->checkpointing) {
-        cli_usage_error("synth", "--checkpointing only applies to --mode=train");
-        return false;
-    }
+    if (!cnn_preset(preset, c))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--preset: unknown CNN '%s' (expected one of: %s)", preset,
+                             cnn_preset_names());
+    model_fields m = {&c->dtype, &c->optimizer, &c->steps, &c->batch, &c->inference, &c->checkpointing,
+                      &c->keep_live};
+    synth_opt t[] = {OPT_U("image", &c->image, 32, 16384), OPT_U("classes", &c->classes, 1, 1u << 24), MODEL_OPTS(m)};
+    sim_status st = model_apply(a, t, OPT_COUNT(t), &m, err);
+    if (st != SIM_OK)
+        return st;
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu %llupx", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->image);
@@ -353,62 +370,42 @@ static bool parse_cnn(opts *o, job *j)
                    (unsigned long long)c->classes, synth_dtype_name(c->dtype), synth_optimizer_name(c->optimizer),
                    c->inference ? "inference" : "train", (unsigned long long)c->steps,
                    (unsigned long long)cnn_param_count(c));
-    sim_error err;
-    sim_error_clear(&err);
-    if (cnn_validate(c, &err) != SIM_OK) {
-        cli_usage_error("synth", "%s", err.msg);
-        return false;
-    }
-    return true;
+    return usage_of(cnn_validate(c, err), err);
 }
 
-static bool parse_serving(opts *o, job *j)
+static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
 {
     serving_config *c = &j->sv;
     serving_defaults(c);
-    const char *model = cli_get(o->a, "model");
+    const char *model = cli_get(a, "model");
     if (model == NULL)
         model = "gpt2-medium";
-    if (!transformer_preset(model, &c->model)) {
-        cli_usage_error("synth", "--model: unknown transformer '%s' (expected one of: %s)", model,
-                        transformer_preset_names());
-        return false;
-    }
+    if (!transformer_preset(model, &c->model))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--model: unknown transformer '%s' (expected one of: %s)",
+                             model, transformer_preset_names());
     c->model.dtype = SYNTH_FP16;
-    get_dtype(o, &c->model.dtype);
-    get_real(o, "rate", 1e-6, 1e6, &c->rate);
-    get_u64(o, "requests", 1, 100000000, &c->requests);
-    get_u64(o, "max-batch", 1, 65536, &c->max_batch);
-    get_real(o, "prompt-median", 1, 16777216, &c->prompt_median);
-    get_real(o, "prompt-sigma", 0, 10, &c->prompt_sigma);
-    get_real(o, "output-median", 1, 16777216, &c->output_median);
-    get_real(o, "output-sigma", 0, 10, &c->output_sigma);
-    get_u64(o, "max-len", 2, 1u << 24, &c->max_len);
-    get_u64(o, "kv-chunk", 1, 1u << 24, &c->kv_chunk);
-    c->keep_live = cli_has(o->a, "keep-live");
-    const char *kv = cli_get(o->a, "kv");
-    if (kv && !o->bad) {
-        if (strcmp(kv, "prealloc") == 0)
-            c->kv = SERVING_KV_PREALLOC;
-        else if (strcmp(kv, "grow") == 0)
-            c->kv = SERVING_KV_GROW;
-        else {
-            cli_usage_error("synth", "--kv: expected prealloc or grow, not '%s'", kv);
-            return false;
-        }
-    }
-    if (o->bad)
-        return false;
-    const char *lengths = cli_get(o->a, "lengths");
-    if (lengths) {
-        sim_error err;
-        sim_error_clear(&err);
-        if (serving_load_lengths(c, lengths, &err) != SIM_OK) {
-            char buf[1600];
-            sim_error_format(&err, buf, sizeof buf);
-            cli_usage_error("synth", "--lengths: %s", buf);
-            return false;
-        }
+    synth_opt t[] = {
+        OPT_C("dtype", &c->model.dtype, parse_dtype, DTYPE_WORDS),
+        OPT_R("rate", &c->rate, 1e-6, 1e6),
+        OPT_U("requests", &c->requests, 1, 100000000),
+        OPT_U("max-batch", &c->max_batch, 1, 65536),
+        OPT_R("prompt-median", &c->prompt_median, 1, 16777216),
+        OPT_R("prompt-sigma", &c->prompt_sigma, 0, 10),
+        OPT_R("output-median", &c->output_median, 1, 16777216),
+        OPT_R("output-sigma", &c->output_sigma, 0, 10),
+        OPT_U("max-len", &c->max_len, 2, 1u << 24),
+        OPT_U("kv-chunk", &c->kv_chunk, 1, 1u << 24),
+        OPT_F("keep-live", &c->keep_live),
+        OPT_C("kv", &c->kv, parse_kv, "prealloc or grow"),
+    };
+    sim_status st = opt_apply(a, t, OPT_COUNT(t), err);
+    if (st != SIM_OK)
+        return st;
+    const char *lengths = cli_get(a, "lengths");
+    if (lengths && serving_load_lengths(c, lengths, err) != SIM_OK) {
+        char buf[sizeof err->msg];
+        sim_error_format(err, buf, sizeof buf);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--lengths: %s", buf);
     }
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "serving %s %s %.3g req/s x%llu", model, synth_dtype_name(c->model.dtype),
@@ -420,44 +417,30 @@ static bool parse_serving(opts *o, job *j)
                    (unsigned long long)c->max_batch, (unsigned long long)c->max_len,
                    c->kv == SERVING_KV_GROW ? "grow" : "prealloc",
                    (unsigned long long)serving_kv_bytes_per_token(c), lengths ? "empirical" : "lognormal");
-    sim_error err;
-    sim_error_clear(&err);
-    if (serving_validate(c, &err) != SIM_OK) {
-        cli_usage_error("synth", "%s", err.msg);
-        return false;
-    }
-    return true;
+    return usage_of(serving_validate(c, err), err);
 }
 
-static bool parse_churn(opts *o, job *j)
+static sim_status parse_churn(const cli_args *a, job *j, sim_error *err)
 {
     churn_config *c = &j->ch;
     churn_defaults(c);
-    get_u64(o, "events", 1, 10000000000ull, &c->events);
-    get_size(o, "live", &c->live_bytes);
-    get_size(o, "min", &c->min_bytes);
-    get_size(o, "max", &c->max_bytes);
-    uint64_t v;
-    if (get_size(o, "median", &v))
-        c->median_bytes = (double)v;
-    if (get_size(o, "mean", &v))
-        c->mean_bytes = (double)v;
-    get_real(o, "sigma", 0, 10, &c->sigma);
-    get_u64(o, "streams", 1, 1024, &c->streams);
-    c->keep_live = cli_has(o->a, "keep-live");
-    const char *dist = cli_get(o->a, "dist");
-    if (dist && !o->bad && !churn_dist_parse(dist, &c->dist)) {
-        cli_usage_error("synth", "--dist: expected uniform, lognormal, exponential, pow2 or fixed, not '%s'", dist);
-        return false;
-    }
-    if (o->bad)
-        return false;
-    sim_error err;
-    sim_error_clear(&err);
-    if (churn_validate(c, &err) != SIM_OK) {
-        cli_usage_error("synth", "%s", err.msg);
-        return false;
-    }
+    synth_opt t[] = {
+        OPT_U("events", &c->events, 1, 10000000000ull),
+        OPT_S("live", &c->live_bytes),
+        OPT_S("min", &c->min_bytes),
+        OPT_S("max", &c->max_bytes),
+        OPT_SR("median", &c->median_bytes),
+        OPT_SR("mean", &c->mean_bytes),
+        OPT_R("sigma", &c->sigma, 0, 10),
+        OPT_U("streams", &c->streams, 1, 1024),
+        OPT_F("keep-live", &c->keep_live),
+        OPT_C("dist", &c->dist, parse_dist, "uniform, lognormal, exponential, pow2 or fixed"),
+    };
+    sim_status st = opt_apply(a, t, OPT_COUNT(t), err);
+    if (st == SIM_OK)
+        st = usage_of(churn_validate(c, err), err);
+    if (st != SIM_OK)
+        return st;
     c->seed = j->seed;
     char live[32];
     units_format_size(c->live_bytes, live, sizeof live);
@@ -466,10 +449,141 @@ static bool parse_churn(opts *o, job *j)
     sim_buf_printf(&j->meta, ",\"events\":%llu,\"live_bytes\":%llu,\"dist\":\"%s\",\"min\":%llu,\"max\":%llu",
                    (unsigned long long)c->events, (unsigned long long)c->live_bytes, churn_dist_name(c->dist),
                    (unsigned long long)c->min_bytes, (unsigned long long)c->max_bytes);
-    return true;
+    return SIM_OK;
+}
+
+static sim_status gen_transformer(job *j, synth_out *so, sim_error *err)
+{
+    return transformer_generate(&j->tf, so, err);
+}
+
+static sim_status gen_cnn(job *j, synth_out *so, sim_error *err)
+{
+    return cnn_generate(&j->cnn, so, err);
+}
+
+static sim_status gen_serving(job *j, synth_out *so, sim_error *err)
+{
+    return serving_generate(&j->sv, so, err);
+}
+
+static sim_status gen_churn(job *j, synth_out *so, sim_error *err)
+{
+    return churn_generate(&j->ch, so, err);
+}
+
+typedef struct kind {
+    const char *name;
+    const cli_opt *opts;
+    const char *summary;
+    sim_status (*parse)(const cli_args *a, job *j, sim_error *err); /* options into j, its name and meta */
+    sim_status (*generate)(job *j, synth_out *so, sim_error *err);
+} kind;
+
+static const kind KINDS[] = {
+    {"transformer", TRANSFORMER_OPTS, "training steps or inference passes of a BERT/GPT-2/LLaMA-style model",
+     parse_transformer, gen_transformer},
+    {"cnn", CNN_OPTS, "training steps or inference passes of a ResNet", parse_cnn, gen_cnn},
+    {"serving", SERVING_OPTS, "an inference server: Poisson arrivals, continuous batching, KV caches", parse_serving,
+     gen_serving},
+    {"churn", CHURN_OPTS, "random alloc/free around a live-set target", parse_churn, gen_churn},
+};
+
+static void synth_help(FILE *f)
+{
+    fprintf(f, "usage: gpusim synth KIND [options] [--seed=N] -o FILE\n\n"
+               "Writes a synthetic allocation trace (deterministic for a given --seed).\n\nkinds:\n");
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        fprintf(f, "  %-12s %s\n", KINDS[i].name, KINDS[i].summary);
+    fprintf(f, "\n'gpusim synth KIND --help' lists a kind's options.\n"
+               "exit status: 0 written, 2 usage or I/O error\n");
+}
+
+/* The options every kind has: the seed, the header's device, the start time. */
+static sim_status common_options(const cli_args *a, job *j, trace_header *h, uint64_t *start, sim_error *err)
+{
+    synth_opt seed[] = {OPT_U("seed", &j->seed, 0, 4294967294u)};
+    sim_status st = opt_apply(a, seed, 1, err);
+    if (st != SIM_OK)
+        return st;
+    const char *gpu = cli_get(a, "gpu");
+    if (gpu && cli_has(a, "capacity"))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpu and --capacity exclude each other");
+    synth_opt cap[] = {OPT_S("capacity", &h->device_capacity)};
+    if (gpu) {
+        const gpu_model *g = gpus_find(gpu);
+        if (g == NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--gpu: unknown GPU '%s' (see 'gpusim gpus', or use --capacity)", gpu);
+        snprintf(h->device_name, sizeof h->device_name, "%s", g->name);
+        h->device_capacity = g->capacity_bytes;
+    } else if ((st = opt_apply(a, cap, 1, err)) != SIM_OK) {
+        return st;
+    } else if (cap[0].given) {
+        const char *dn = cli_get(a, "device-name");
+        snprintf(h->device_name, sizeof h->device_name, "%s", dn ? dn : "custom");
+        if (h->device_capacity == 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--capacity: must be more than 0 bytes");
+    } else if (cli_has(a, "device-name")) {
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--device-name needs --capacity");
+    }
+    const char *sv = cli_get(a, "start");
+    if (sv && !parse_duration(sv, start))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--start: expected a time such as 0, 250ms or 2s, not '%s'",
+                             sv);
+    return SIM_OK;
 }
 
 /* ---------------------------------------------------------------- command */
+
+/* The trace: the header's meta, the generator, the close. Fills j->stats. */
+static sim_status synth_write(const kind *k, job *j, trace_header *h, uint64_t start, const char *proc,
+                              const char *out, sim_error *err)
+{
+    sim_buf meta;
+    sim_buf_init(&meta);
+    sim_buf_printf(&meta, "{\"generator\":\"gpusim synth %s\",\"seed\":%llu", k->name, (unsigned long long)j->seed);
+    if (j->meta.len)
+        sim_buf_puts(&meta, j->meta.data);
+    sim_buf_puts(&meta, "}");
+    h->meta_json = meta.data;
+    synth_out *so = NULL;
+    sim_status st = synth_out_open(out, h, start, proc, &so, err);
+    sim_buf_release(&meta);
+    if (st != SIM_OK)
+        return st;
+    st = k->generate(j, so, err);
+    sim_error cerr;
+    sim_error_clear(&cerr);
+    sim_status cst = synth_out_close(so, st == SIM_OK, &j->stats, &cerr);
+    if (st == SIM_OK && cst != SIM_OK) {
+        *err = cerr;
+        st = cst == SIM_EUSAGE ? SIM_EIO : cst; /* a failed close is never the command line's fault */
+    }
+    return st;
+}
+
+static void print_summary(const kind *k, const job *j, const char *out)
+{
+    const synth_stats *stats = &j->stats;
+    char peak[32], live[32];
+    units_format_size(stats->peak_live_bytes, peak, sizeof peak);
+    units_format_size(stats->final_live_bytes, live, sizeof live);
+    printf("%s: %llu events (%llu allocs, %llu frees, %llu marks), peak live %s (%llu B), "
+           "live at end %s\n",
+           out, (unsigned long long)stats->events, (unsigned long long)stats->allocs,
+           (unsigned long long)stats->frees, (unsigned long long)stats->marks, peak,
+           (unsigned long long)stats->peak_live_bytes, live);
+    if (k->generate == gen_transformer) {
+        transformer_estimate est;
+        transformer_estimate_closed_form(&j->tf, &est);
+        char w[32], g[32], s[32], ac[32], t[32];
+        printf("closed form: %llu params; weights %s + grads %s + optimizer %s + activations %s = %s\n",
+               (unsigned long long)est.params, units_format_size(est.weight_bytes, w, sizeof w),
+               units_format_size(est.grad_bytes, g, sizeof g), units_format_size(est.optimizer_bytes, s, sizeof s),
+               units_format_size(est.activation_bytes, ac, sizeof ac), units_format_size(est.total_bytes, t, sizeof t));
+    }
+}
 
 int cmd_synth(int argc, char **argv)
 {
@@ -508,126 +622,29 @@ int cmd_synth(int argc, char **argv)
     if (out == NULL)
         return cli_usage_error("synth", "no output file (-o FILE)");
 
-    int rc = 2;
     job j;
     memset(&j, 0, sizeof j);
     j.kind = k->name;
     j.seed = 1;
     sim_buf_init(&j.meta);
-    opts o = {.a = &a, .bad = false};
-    get_u64(&o, "seed", 0, 4294967294u, &j.seed);
     trace_header h;
     memset(&h, 0, sizeof h);
-    const char *gpu = cli_get(&a, "gpu");
-    if (gpu && cli_has(&a, "capacity")) {
-        cli_usage_error("synth", "--gpu and --capacity exclude each other");
-        goto done;
-    }
-    if (gpu) {
-        const gpu_model *g = gpus_find(gpu);
-        if (g == NULL) {
-            cli_usage_error("synth", "--gpu: unknown GPU '%s' (see 'gpusim gpus', or use --capacity)", gpu);
-            goto done;
-        }
-        snprintf(h.device_name, sizeof h.device_name, "%s", g->name);
-        h.device_capacity = g->capacity_bytes;
-    } else if (get_size(&o, "capacity", &h.device_capacity)) {
-        const char *dn = cli_get(&a, "device-name");
-        snprintf(h.device_name, sizeof h.device_name, "%s", dn ? dn : "custom");
-        if (h.device_capacity == 0) {
-            cli_usage_error("synth", "--capacity: must be more than 0 bytes");
-            goto done;
-        }
-    } else if (cli_has(&a, "device-name") && !o.bad) {
-        cli_usage_error("synth", "--device-name needs --capacity");
-        goto done;
-    }
     uint64_t start = 0;
-    const char *sv = cli_get(&a, "start");
-    if (sv && !parse_duration(sv, &start)) {
-        cli_usage_error("synth", "--start: expected a time such as 0, 250ms or 2s, not '%s'", sv);
-        goto done;
-    }
-    if (o.bad)
-        goto done;
-    bool ok = false;
-    if (strcmp(k->name, "transformer") == 0)
-        ok = parse_transformer(&o, &j);
-    else if (strcmp(k->name, "cnn") == 0)
-        ok = parse_cnn(&o, &j);
-    else if (strcmp(k->name, "serving") == 0)
-        ok = parse_serving(&o, &j);
-    else
-        ok = parse_churn(&o, &j);
-    if (!ok || o.bad)
-        goto done;
-
-    const char *name = cli_get(&a, "name");
-    snprintf(h.name, sizeof h.name, "%s", name ? name : j.name);
-    sim_buf meta;
-    sim_buf_init(&meta);
-    sim_buf_printf(&meta, "{\"generator\":\"gpusim synth %s\",\"seed\":%llu", k->name, (unsigned long long)j.seed);
-    if (j.meta.len)
-        sim_buf_puts(&meta, j.meta.data);
-    sim_buf_puts(&meta, "}");
-    h.meta_json = meta.data;
-
     sim_error err;
     sim_error_clear(&err);
-    synth_out *so = NULL;
-    if (synth_out_open(out, &h, start, cli_get(&a, "proc"), &so, &err) != SIM_OK) {
-        sim_buf_release(&meta);
-        rc = cli_fail(&err);
-        goto done;
+    int rc = 0;
+    sim_status st = common_options(&a, &j, &h, &start, &err);
+    if (st == SIM_OK)
+        st = k->parse(&a, &j, &err);
+    if (st == SIM_OK) {
+        const char *name = cli_get(&a, "name");
+        snprintf(h.name, sizeof h.name, "%s", name ? name : j.name);
+        st = synth_write(k, &j, &h, start, cli_get(&a, "proc"), out, &err);
     }
-    sim_buf_release(&meta);
-    sim_status st;
-    if (strcmp(k->name, "transformer") == 0)
-        st = transformer_generate(&j.tf, so, &err);
-    else if (strcmp(k->name, "cnn") == 0)
-        st = cnn_generate(&j.cnn, so, &err);
-    else if (strcmp(k->name, "serving") == 0)
-        st = serving_generate(&j.sv, so, &err);
-    else
-        st = churn_generate(&j.ch, so, &err);
-    synth_stats stats;
-    sim_error cerr;
-    sim_error_clear(&cerr);
-    sim_status cst = synth_out_close(so, st == SIM_OK, &stats, &cerr);
-    if (st == SIM_EUSAGE) {
-        rc = cli_usage_error("synth", "%s", err.msg);
-        goto done;
-    }
-    if (st != SIM_OK) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    if (cst != SIM_OK) {
-        rc = cli_fail(&cerr);
-        goto done;
-    }
-    if (!cli_has(&a, "quiet")) {
-        char peak[32], live[32];
-        units_format_size(stats.peak_live_bytes, peak, sizeof peak);
-        units_format_size(stats.final_live_bytes, live, sizeof live);
-        printf("%s: %llu events (%llu allocs, %llu frees, %llu marks), peak live %s (%llu B), "
-               "live at end %s\n",
-               out, (unsigned long long)stats.events, (unsigned long long)stats.allocs,
-               (unsigned long long)stats.frees, (unsigned long long)stats.marks, peak,
-               (unsigned long long)stats.peak_live_bytes, live);
-        if (strcmp(k->name, "transformer") == 0) {
-            transformer_estimate est;
-            transformer_estimate_closed_form(&j.tf, &est);
-            char w[32], g[32], s[32], ac[32], t[32];
-            printf("closed form: %llu params; weights %s + grads %s + optimizer %s + activations %s = %s\n",
-                   (unsigned long long)est.params, units_format_size(est.weight_bytes, w, sizeof w),
-                   units_format_size(est.grad_bytes, g, sizeof g), units_format_size(est.optimizer_bytes, s, sizeof s),
-                   units_format_size(est.activation_bytes, ac, sizeof ac),
-                   units_format_size(est.total_bytes, t, sizeof t));
-        }
-    }
-    rc = 0;
-done:
+    if (st != SIM_OK)
+        rc = cli_exit("synth", st, &err);
+    else if (!cli_has(&a, "quiet"))
+        print_summary(k, &j, out);
     sim_buf_release(&j.meta);
     serving_config_release(&j.sv);
     return rc;

@@ -11,13 +11,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "reports/result.h"
+#include "common.h"
+#include "reports/measured.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 #include "strategies/registry.h"
 #include "traces/json.h"
 #include "traces/trace.h"
+
+/* a measurement is a few KiB; this only keeps a wrong file from filling memory */
+#define VR_MAX_BYTES ((uint64_t)1 << 30)
 
 static const cli_opt VR_OPTS[] = {
     {"format", true, "text|json: output for people or machines (default text)"},
@@ -27,39 +30,10 @@ static const cli_opt VR_OPTS[] = {
     {NULL, false, NULL},
 };
 
-#define VR_MAX_ROWS 512
-#define VR_MAX_NOTES 16
-
-typedef struct vr_row {
-    char metric[96];
-    bool has_pred, has_meas;
-    uint64_t pred, meas;
-    bool is_stat;
-    const char *unit; /* "B", "event" or "" */
-} vr_row;
-
-typedef struct vr_report {
-    char file[512];
-    char trace_path[1024];
-    char trace_name[256];
-    char allocator[96];
-    char strategy[64];
-    char options[512];   /* "k=v, k=v" */
-    char device[256];
-    uint64_t total, context;
-    bool fixture;
-    bool has_model;
-    bool completed_pred, completed_meas;
-    vr_row rows[VR_MAX_ROWS];
-    uint32_t n_rows;
-    char notes[VR_MAX_NOTES][512];
-    uint32_t n_notes;
-} vr_report;
-
-static void note(vr_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(vr_report *r, const char *fmt, ...)
+static void note(measured_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(measured_report *r, const char *fmt, ...)
 {
-    if (r->n_notes == VR_MAX_NOTES)
+    if (r->n_notes == MEASURED_MAX_NOTES)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -67,11 +41,11 @@ static void note(vr_report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static vr_row *add_row(vr_report *r, const char *metric, const char *unit, bool is_stat)
+static measured_row *add_row(measured_report *r, const char *metric, const char *unit, bool is_stat)
 {
-    if (r->n_rows == VR_MAX_ROWS)
+    if (r->n_rows == MEASURED_MAX_ROWS)
         return NULL;
-    vr_row *row = &r->rows[r->n_rows++];
+    measured_row *row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
     snprintf(row->metric, sizeof row->metric, "%s", metric);
     row->unit = unit;
@@ -89,54 +63,6 @@ static const char *get_str(const json_value *obj, const char *key)
 {
     const json_value *v = obj ? json_get(obj, key) : NULL;
     return v && v->type == JSON_STRING ? v->u.str : NULL;
-}
-
-static bool read_file(const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    bool ok = buf != NULL && !ferror(f);
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *text = buf;
-    *len = n;
-    return true;
-}
-
-static bool fnv1a64_file(const char *path, uint64_t *out)
-{
-    char *text;
-    size_t len;
-    if (!read_file(path, &text, &len))
-        return false;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)text[i];
-        h *= 0x100000001b3ull;
-    }
-    free(text);
-    *out = h;
-    return true;
 }
 
 static bool exists(const char *path)
@@ -182,51 +108,16 @@ static bool resolve_trace(const char *measured_file, const char *path, const cha
     return false;
 }
 
-/* ---- predicted statistics, collected through the strategy's stat sink */
-
-typedef struct stat_list {
-    char key[128][96];
-    uint64_t val[128];
-    uint32_t n;
-} stat_list;
-
-static void sl_u64(void *ctx, const char *key, uint64_t value)
-{
-    stat_list *l = ctx;
-    if (l->n < 128) {
-        snprintf(l->key[l->n], sizeof l->key[0], "%s", key);
-        l->val[l->n++] = value;
-    }
-}
-
-static void sl_real(void *ctx, const char *key, double value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
-static void sl_text(void *ctx, const char *key, const char *value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
-static bool sl_find(const stat_list *l, const char *key, uint64_t *out)
-{
-    for (uint32_t i = 0; i < l->n; i++)
-        if (strcmp(l->key[i], key) == 0) {
-            *out = l->val[i];
-            return true;
-        }
-    return false;
-}
-
 /* One measured file → one report. Returns an exit code (0 fine). */
-static int one(const char *file, const char *traces_dir, vr_report *r, json_parser *jp)
+static int one(const char *file, const char *traces_dir, measured_report *r, json_parser *jp)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->file, sizeof r->file, "%s", file);
     char *text;
     size_t len;
-    if (!read_file(file, &text, &len)) {
+    sim_error rerr;
+    sim_error_clear(&rerr);
+    if (sim_read_file(file, VR_MAX_BYTES, &text, &len, &rerr) != SIM_OK) {
         fprintf(stderr, "gpusim validate-report: %s: cannot read the file\n", file);
         return 2;
     }
@@ -241,7 +132,7 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
     }
     const char *fmt = get_str(doc, "format");
     uint64_t ver = 0;
-    if (fmt == NULL || strcmp(fmt, "gpusim-measured") != 0 || !get_u64(doc, "version", &ver) || ver != 1) {
+    if (fmt == NULL || strcmp(fmt, MEASURED_FORMAT) != 0 || !get_u64(doc, "version", &ver) || ver != MEASURED_VERSION) {
         fprintf(stderr, "gpusim validate-report: %s: not a gpusim measurement (\"format\": \"gpusim-measured\", "
                         "\"version\": 1)\n", file);
         goto done;
@@ -266,7 +157,7 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
     }
     const char *want_fnv = get_str(jt, "fnv1a64");
     uint64_t fnv = 0;
-    if (want_fnv && fnv1a64_file(r->trace_path, &fnv)) {
+    if (want_fnv && measured_trace_fnv1a64(r->trace_path, &fnv)) {
         char have[32];
         snprintf(have, sizeof have, "%016" PRIx64, fnv);
         if (strcmp(have, want_fnv) != 0) {
@@ -304,15 +195,11 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
     sim_error err;
     sim_error_clear(&err);
     const sim_metrics *pm = NULL;
-    stat_list *pstats = calloc(1, sizeof *pstats);
-    if (pstats == NULL)
-        goto done;
     if (ops == NULL) {
         note(r, "gpusim has no model '%s' in this build: measured values only", sname ? sname : "(none named)");
     } else {
         if (trace_open(r->trace_path, &tr, &err) != SIM_OK) {
             rc = cli_fail(&err);
-            free(pstats);
             goto done;
         }
         snprintf(r->trace_name, sizeof r->trace_name, "%s", trace_get_header(tr)->name);
@@ -326,13 +213,10 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
         sim_status st = engine_run(&cfg, &src, 1, &run, &err);
         if (st != SIM_OK) {
             rc = st == SIM_EUSAGE ? cli_usage_error("validate-report", "%s: %s", file, err.msg) : cli_fail(&err);
-            free(pstats);
             goto done;
         }
         pm = &run->total;
         r->has_model = true;
-        strategy_stat_sink sink = {.u64 = sl_u64, .real = sl_real, .text = sl_text, .ctx = pstats};
-        ops->stats(run->procs[0].s, &sink);
     }
     if (r->trace_name[0] == '\0')
         snprintf(r->trace_name, sizeof r->trace_name, "%s", get_str(jt, "name") ? get_str(jt, "name") : tpath);
@@ -345,7 +229,7 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
         if (!get_u64(jm, METRICS[i], &mv))
             continue;
         bool bytes = strstr(METRICS[i], "bytes") != NULL;
-        vr_row *row = add_row(r, METRICS[i], bytes ? "B" : "", false);
+        measured_row *row = add_row(r, METRICS[i], bytes ? "B" : "", false);
         if (row == NULL)
             break;
         row->has_meas = true;
@@ -369,7 +253,7 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
         /* mirror: the model stopped the replay; what did the real device have free then? */
         uint64_t mf, rf;
         if (get_u64(jmodel, "model_device_free_bytes", &mf) && get_u64(jmodel, "real_device_free_bytes", &rf)) {
-            vr_row *row = add_row(r, "device_free_at_model_oom", "B", false);
+            measured_row *row = add_row(r, "device_free_at_model_oom", "B", false);
             if (row) {
                 row->has_pred = row->has_meas = true;
                 row->pred = mf;
@@ -377,7 +261,7 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
             }
         }
     } else if (joom) {
-        vr_row *row = add_row(r, "first_oom_event", "event", false);
+        measured_row *row = add_row(r, "first_oom_event", "event", false);
         if (row) {
             row->has_meas = joom->type == JSON_OBJECT && get_u64(joom, "event", &row->meas);
             if (pm && pm->first_oom.happened) {
@@ -395,18 +279,19 @@ static int one(const char *file, const char *traces_dir, vr_report *r, json_pars
             const json_member *mm = &js->u.members[i];
             if (mm->value.type != JSON_NUMBER || json_to_u64(&mm->value, UINT64_MAX, &mv) != JSON_INT_OK)
                 continue;
-            if (!sl_find(pstats, mm->key, &pv))
+            strategy_stat_value sv;
+            if (!strategy_stat_find(ops, run->procs[0].s, mm->key, &sv) || sv.kind != STRATEGY_STAT_U64)
                 continue;
+            pv = sv.u64;
             char name[96];
             snprintf(name, sizeof name, "stats.%s", mm->key);
-            vr_row *row = add_row(r, name, strstr(mm->key, "bytes") || strstr(mm->key, "size") ? "B" : "", true);
+            measured_row *row = add_row(r, name, strstr(mm->key, "bytes") || strstr(mm->key, "size") ? "B" : "", true);
             if (row == NULL)
                 break;
             row->has_pred = row->has_meas = true;
             row->pred = pv;
             row->meas = mv;
         }
-    free(pstats);
     rc = 0;
 done:
     sim_run_free(run);
@@ -415,165 +300,34 @@ done:
     return rc;
 }
 
-static void diff_text(const vr_row *row, char *d, size_t dcap, char *pct, size_t pcap)
+static void vr_help(void)
 {
-    snprintf(d, dcap, "-");
-    snprintf(pct, pcap, "-");
-    if (strcmp(row->unit, "event") == 0) {
-        if (row->has_pred && row->has_meas)
-            snprintf(d, dcap, "%+" PRId64 " events", (int64_t)(row->pred - row->meas));
-        else if (row->has_pred != row->has_meas)
-            snprintf(d, dcap, "OOM mismatch");
-        else
-            snprintf(d, dcap, "0 (no OOM)");
-        return;
-    }
-    if (!row->has_pred || !row->has_meas)
-        return;
-    int64_t diff = (int64_t)(row->pred - row->meas);
-    snprintf(d, dcap, "%+" PRId64, diff);
-    if (row->meas != 0)
-        snprintf(pct, pcap, "%+.2f%%", 100.0 * (double)diff / (double)row->meas);
+    printf("usage: gpusim validate-report MEASURED.json... [options]\n\n"
+           "For each measurement written by validate/ (replay_cuda, torch_replay.py,\n"
+           "jax_replay.py), runs the matching prediction (same trace, the strategy and\n"
+           "options the measurement names, the measured device's total memory and context)\n"
+           "and prints predicted vs measured per metric, with the difference in bytes and %%.\n\n");
+    cli_print_options(stdout, VR_OPTS);
+    printf("\nexit status: 0 reported, 2 usage or I/O error or a file that is not a measurement, "
+           "3 invalid trace\n");
 }
 
-static void value_text(const vr_row *row, bool pred, char *buf, size_t cap)
-{
-    bool has = pred ? row->has_pred : row->has_meas;
-    uint64_t v = pred ? row->pred : row->meas;
-    if (strncmp(row->unit, "event", 5) == 0) {
-        if (has)
-            snprintf(buf, cap, "event %" PRIu64, v);
-        else
-            snprintf(buf, cap, "%s", strcmp(row->unit, "event?") == 0 && pred ? "n/a" : "no OOM");
-        return;
-    }
-    if (has)
-        snprintf(buf, cap, "%" PRIu64, v);
-    else
-        snprintf(buf, cap, "%s", pred ? "n/a" : "-");
-}
-
-static void text_report(const vr_report *reps, int n, bool all_stats, sim_buf *b)
-{
-    sim_buf_printf(b, "gpusim %s validate-report: predicted (gpusim) vs measured (real GPU), difference = predicted - "
-                      "measured\n", GPUSIM_VERSION);
-    for (int k = 0; k < n; k++) {
-        const vr_report *r = &reps[k];
-        sim_buf_printf(b, "\n%s\n  trace %s (%s), allocator %s, model %s%s%s%s\n  device %s: total %" PRIu64
-                          " B, context %" PRIu64 " B; completed: predicted %s, measured %s\n",
-                       r->file, r->trace_name, r->trace_path, r->allocator, r->strategy, r->options[0] ? " (" : "",
-                       r->options, r->options[0] ? ")" : "", r->device, r->total, r->context,
-                       !r->has_model ? "n/a" : (r->completed_pred ? "yes" : "no"),
-                       r->completed_meas ? "yes" : "no");
-        for (uint32_t i = 0; i < r->n_notes; i++)
-            sim_buf_printf(b, "  note: %s\n", r->notes[i]);
-        sim_buf_printf(b, "  %-16s %-14s %-32s %16s %16s %16s %9s\n", "trace", "allocator", "metric", "predicted",
-                       "measured", "diff B", "diff %");
-        uint32_t agree = 0;
-        for (uint32_t i = 0; i < r->n_rows; i++) {
-            const vr_row *row = &r->rows[i];
-            if (row->is_stat && !all_stats && row->pred == row->meas) {
-                agree++;
-                continue;
-            }
-            char p[40], m[40], d[40], pct[24];
-            value_text(row, true, p, sizeof p);
-            value_text(row, false, m, sizeof m);
-            diff_text(row, d, sizeof d, pct, sizeof pct);
-            sim_buf_printf(b, "  %-16.16s %-14.14s %-32.32s %16s %16s %16s %9s\n", r->trace_name, r->allocator,
-                           row->metric, p, m, d, pct);
-        }
-        if (agree)
-            sim_buf_printf(b, "  (%u more allocator statistics agree exactly; --all-stats lists them)\n", agree);
-    }
-}
-
-static void json_report(const vr_report *reps, int n, sim_buf *b)
-{
-    sim_buf_printf(b, "{\n  \"gpusim\": \"%s\",\n  \"reports\": [", GPUSIM_VERSION);
-    for (int k = 0; k < n; k++) {
-        const vr_report *r = &reps[k];
-        sim_buf_printf(b, "%s\n    {\"file\": ", k ? "," : "");
-        sim_buf_json_str(b, r->file);
-        sim_buf_puts(b, ", \"trace\": ");
-        sim_buf_json_str(b, r->trace_name);
-        sim_buf_puts(b, ", \"trace_path\": ");
-        sim_buf_json_str(b, r->trace_path);
-        sim_buf_puts(b, ", \"allocator\": ");
-        sim_buf_json_str(b, r->allocator);
-        sim_buf_puts(b, ", \"strategy\": ");
-        sim_buf_json_str(b, r->strategy);
-        sim_buf_puts(b, ", \"options\": ");
-        sim_buf_json_str(b, r->options);
-        sim_buf_puts(b, ", \"device\": ");
-        sim_buf_json_str(b, r->device);
-        sim_buf_printf(b, ", \"total_bytes\": %" PRIu64 ", \"context_bytes\": %" PRIu64 ", \"fixture\": %s", r->total,
-                       r->context, r->fixture ? "true" : "false");
-        sim_buf_printf(b, ", \"completed\": {\"predicted\": %s, \"measured\": %s}",
-                       !r->has_model ? "null" : (r->completed_pred ? "true" : "false"),
-                       r->completed_meas ? "true" : "false");
-        sim_buf_puts(b, ",\n     \"notes\": [");
-        for (uint32_t i = 0; i < r->n_notes; i++) {
-            sim_buf_puts(b, i ? ", " : "");
-            sim_buf_json_str(b, r->notes[i]);
-        }
-        sim_buf_puts(b, "],\n     \"rows\": [");
-        for (uint32_t i = 0; i < r->n_rows; i++) {
-            const vr_row *row = &r->rows[i];
-            sim_buf_printf(b, "%s\n      {\"metric\": \"%s\", \"unit\": \"%s\", \"predicted\": ", i ? "," : "",
-                           row->metric, strcmp(row->unit, "event?") == 0 ? "event" : row->unit);
-            if (row->has_pred)
-                sim_buf_printf(b, "%" PRIu64, row->pred);
-            else
-                sim_buf_puts(b, "null");
-            sim_buf_puts(b, ", \"measured\": ");
-            if (row->has_meas)
-                sim_buf_printf(b, "%" PRIu64, row->meas);
-            else
-                sim_buf_puts(b, "null");
-            sim_buf_puts(b, ", \"diff\": ");
-            if (row->has_pred && row->has_meas) {
-                int64_t diff = (int64_t)(row->pred - row->meas);
-                sim_buf_printf(b, "%" PRId64 ", \"diff_pct\": ", diff);
-                if (row->meas != 0)
-                    sim_buf_json_real(b, 100.0 * (double)diff / (double)row->meas);
-                else
-                    sim_buf_puts(b, "null");
-            } else {
-                sim_buf_puts(b, "null, \"diff_pct\": null");
-            }
-            sim_buf_puts(b, "}");
-        }
-        sim_buf_puts(b, "]}");
-    }
-    sim_buf_puts(b, "\n  ]\n}\n");
-}
+static const cli_command VALIDATE_REPORT = {"validate-report", VR_OPTS, vr_help, CLI_USES_FORMAT, NULL};
 
 int cmd_validate_report(int argc, char **argv)
 {
-    cli_args a;
-    bool help;
-    if (cli_parse("validate-report", VR_OPTS, argc, argv, &a, &help) != SIM_OK)
-        return 2;
-    if (help) {
-        printf("usage: gpusim validate-report MEASURED.json... [options]\n\n"
-               "For each measurement written by validate/ (replay_cuda, torch_replay.py,\n"
-               "jax_replay.py), runs the matching prediction (same trace, the strategy and\n"
-               "options the measurement names, the measured device's total memory and context)\n"
-               "and prints predicted vs measured per metric, with the difference in bytes and %%.\n\n");
-        cli_print_options(stdout, VR_OPTS);
-        printf("\nexit status: 0 reported, 2 usage or I/O error or a file that is not a measurement, "
-               "3 invalid trace\n");
-        return 0;
-    }
-    if (a.n_positional == 0)
-        return cli_usage_error("validate-report", "no measurement given (usage: gpusim validate-report "
-                                                  "MEASURED.json...)");
-    bool json = false;
-    int frc = cli_format_json(&a, &json);
-    if (frc)
-        return frc;
-    vr_report *reps = calloc((size_t)a.n_positional, sizeof *reps);
+    cli_session s;
+    sim_status st = cli_session_parse(&s, &VALIDATE_REPORT, argc, argv);
+    if (st == SIM_OK && s.a.n_positional == 0)
+        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
+                           "no measurement given (usage: gpusim validate-report MEASURED.json...)");
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, VALIDATE_REPORT.uses);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    const cli_args *a = &s.a;
+    const bool json = s.json;
+    measured_report *reps = calloc((size_t)a->n_positional, sizeof *reps);
     json_parser *jp = json_parser_new();
     if (reps == NULL || jp == NULL) {
         free(reps);
@@ -582,18 +336,18 @@ int cmd_validate_report(int argc, char **argv)
         return 2;
     }
     int rc = 0;
-    for (int i = 0; i < a.n_positional && rc == 0; i++)
-        rc = one(a.positional[i], cli_get(&a, "traces"), &reps[i], jp);
+    for (int i = 0; i < a->n_positional && rc == 0; i++)
+        rc = one(a->positional[i], cli_get(a, "traces"), &reps[i], jp);
     if (rc == 0) {
         sim_buf out;
         sim_buf_init(&out);
         if (json)
-            json_report(reps, a.n_positional, &out);
+            report_measured_json(reps, a->n_positional, &out);
         else
-            text_report(reps, a.n_positional, cli_has(&a, "all-stats"), &out);
+            report_measured_text(reps, a->n_positional, cli_has(a, "all-stats"), &out);
         sim_error err;
         sim_error_clear(&err);
-        const char *op = cli_get(&a, "output");
+        const char *op = cli_get(a, "output");
         if (sim_buf_write_file(&out, op ? op : "-", &err) != SIM_OK)
             rc = cli_fail(&err);
         sim_buf_release(&out);

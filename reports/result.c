@@ -7,27 +7,64 @@
 
 /* ---------------------------------------------------------------- stats sinks */
 
+/* JSON layout, passed down as `ind`: ind >= 0 pretty (each member of a multi-line
+ * object on its own line, indented ind spaces; one-line objects as {"k": v, "k": v}),
+ * ind < 0 compact (the whole document on one line without a space outside strings). */
+#define JSON_COMPACT (-1)
+
+static void put_indent(sim_buf *b, int n)
+{
+    sim_buf_printf(b, "%*s", n, "");
+}
+
+/* ind spaces deeper, or compact. */
+static int deeper(int ind, int by)
+{
+    return ind < 0 ? JSON_COMPACT : ind + by;
+}
+
+/* A line break and ind spaces (nothing when compact). */
+static void put_nl(sim_buf *b, int ind)
+{
+    if (ind < 0)
+        return;
+    sim_buf_puts(b, "\n");
+    put_indent(b, ind);
+}
+
+/* The key of a member on its own line (ind: the member's indent). */
+static void put_member(sim_buf *b, int ind, bool first, const char *key)
+{
+    if (!first)
+        sim_buf_puts(b, ",");
+    put_nl(b, ind);
+    sim_buf_json_str(b, key);
+    sim_buf_puts(b, ind < 0 ? ":" : ": ");
+}
+
+/* The key of a member of a one-line object (ind < 0: compact). */
+static void put_inline(sim_buf *b, int ind, bool first, const char *key)
+{
+    if (!first)
+        sim_buf_puts(b, ind < 0 ? "," : ", ");
+    sim_buf_json_str(b, key);
+    sim_buf_puts(b, ind < 0 ? ":" : ": ");
+}
+
 typedef struct json_sink {
     sim_buf *out;
-    int indent;   /* < 0: all on one line */
+    int indent;   /* >= 0: a member per line at this indent; else one line */
+    bool compact; /* with indent < 0: without spaces */
     bool first;
 } json_sink;
 
 static void js_key(json_sink *j, const char *key)
 {
-    if (j->indent < 0) {
-        if (!j->first)
-            sim_buf_puts(j->out, ", ");
-        j->first = false;
-        sim_buf_json_str(j->out, key);
-        sim_buf_puts(j->out, ": ");
-        return;
-    }
-    sim_buf_puts(j->out, j->first ? "\n" : ",\n");
+    if (j->indent < 0)
+        put_inline(j->out, j->compact ? JSON_COMPACT : 0, j->first, key);
+    else
+        put_member(j->out, j->indent, j->first, key);
     j->first = false;
-    sim_buf_printf(j->out, "%*s", j->indent, "");
-    sim_buf_json_str(j->out, key);
-    sim_buf_puts(j->out, ": ");
 }
 
 static void js_u64(void *ctx, const char *key, uint64_t v)
@@ -95,11 +132,6 @@ uint64_t report_limit_bytes(const sim_run *run)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void put_indent(sim_buf *b, int n)
-{
-    sim_buf_printf(b, "%*s", n, "");
-}
-
 static void json_oom(const sim_run *run, const sim_oom_record *o, int ind, sim_buf *b)
 {
     if (!o->happened) {
@@ -107,102 +139,82 @@ static void json_oom(const sim_run *run, const sim_oom_record *o, int ind, sim_b
         return;
     }
     const sim_run_source *src = &run->sources[o->source];
-    sim_buf_puts(b, "{\n");
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"event\": %llu,\n", (unsigned long long)o->event);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"t\": %llu,\n", (unsigned long long)o->t);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"id\": %llu,\n", (unsigned long long)o->id);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"size\": %llu,\n", (unsigned long long)o->size);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"allocator_size_bytes\": %llu,\n", (unsigned long long)o->info.size_bytes);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"free_bytes\": %llu,\n", (unsigned long long)o->info.free_bytes);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"largest_free_bytes\": %llu,\n", (unsigned long long)o->info.largest_free_bytes);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"reserved_bytes\": %llu,\n", (unsigned long long)o->info.reserved_bytes);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"device_free_bytes\": %llu,\n", (unsigned long long)o->info.device_free_bytes);
-    put_indent(b, ind + 2);
-    sim_buf_printf(b, "\"cause\": \"%s\",\n", sim_oom_cause_name(o->info.cause));
-    put_indent(b, ind + 2);
-    sim_buf_puts(b, "\"trace\": ");
-    sim_buf_json_str(b, src->path);
-    sim_buf_puts(b, ",\n");
-    if (o->line) {
-        put_indent(b, ind + 2);
-        sim_buf_printf(b, "\"line\": %llu,\n", (unsigned long long)o->line);
+    int in = deeper(ind, 2);
+    sim_buf_puts(b, "{");
+    static const char *const U64_KEYS[] = {"event", "t", "id", "size", "allocator_size_bytes", "free_bytes",
+                                           "largest_free_bytes", "reserved_bytes", "device_free_bytes"};
+    const uint64_t u64s[] = {o->event, o->t, o->id, o->size, o->info.size_bytes, o->info.free_bytes,
+                             o->info.largest_free_bytes, o->info.reserved_bytes, o->info.device_free_bytes};
+    for (size_t i = 0; i < sizeof U64_KEYS / sizeof U64_KEYS[0]; i++) {
+        put_member(b, in, i == 0, U64_KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)u64s[i]);
     }
-    put_indent(b, ind + 2);
-    sim_buf_puts(b, "\"process\": ");
+    put_member(b, in, false, "cause");
+    sim_buf_printf(b, "\"%s\"", sim_oom_cause_name(o->info.cause));
+    put_member(b, in, false, "trace");
+    sim_buf_json_str(b, src->path);
+    if (o->line) {
+        put_member(b, in, false, "line");
+        sim_buf_printf(b, "%llu", (unsigned long long)o->line);
+    }
+    put_member(b, in, false, "process");
     sim_buf_json_str(b, run->procs[o->process].name);
-    sim_buf_puts(b, ",\n");
-    put_indent(b, ind + 2);
-    sim_buf_puts(b, "\"message\": ");
+    put_member(b, in, false, "message");
     sim_buf oomtext;
     sim_buf_init(&oomtext);
     report_oom_sentence(run, o, &oomtext);
     sim_buf_json_str(b, oomtext.data ? oomtext.data : "");
     sim_buf_release(&oomtext);
     if (o->info.detail[0]) {
-        sim_buf_puts(b, ",\n");
-        put_indent(b, ind + 2);
-        sim_buf_puts(b, "\"allocator_message\": ");
+        put_member(b, in, false, "allocator_message");
         sim_buf_json_str(b, o->info.detail);
     }
-    sim_buf_puts(b, "\n");
-    put_indent(b, ind);
+    put_nl(b, ind);
     sim_buf_puts(b, "}");
 }
 
 static void json_metrics(const sim_run *run, const sim_metrics *m, const strategy *stats_of, int ind, sim_buf *b)
 {
-    int in = ind + 2;
-    sim_buf_puts(b, "{\n");
-#define U64_FIELD(name, v)                                                         \
-    do {                                                                           \
-        put_indent(b, in);                                                         \
-        sim_buf_printf(b, "\"%s\": %llu,\n", name, (unsigned long long)(v));       \
-    } while (0)
-    put_indent(b, in);
-    sim_buf_printf(b, "\"completed\": %s,\n", m->completed ? "true" : "false");
-    U64_FIELD("peak_requested_bytes", m->peak_requested_bytes);
-    U64_FIELD("peak_allocated_bytes", m->peak_allocated_bytes);
-    U64_FIELD("peak_reserved_bytes", m->peak_reserved_bytes);
-    U64_FIELD("peak_device_bytes", m->peak_device_bytes);
-    U64_FIELD("final_reserved_bytes", m->final_reserved_bytes);
-    put_indent(b, in);
-    sim_buf_puts(b, "\"fragmentation\": {\"at_peak\": ");
+    int in = deeper(ind, 2);
+    sim_buf_puts(b, "{");
+    put_member(b, in, true, "completed");
+    sim_buf_puts(b, m->completed ? "true" : "false");
+    static const char *const PEAK_KEYS[] = {"peak_requested_bytes", "peak_allocated_bytes", "peak_reserved_bytes",
+                                            "peak_device_bytes", "final_reserved_bytes"};
+    const uint64_t peaks[] = {m->peak_requested_bytes, m->peak_allocated_bytes, m->peak_reserved_bytes,
+                              m->peak_device_bytes, m->final_reserved_bytes};
+    for (size_t i = 0; i < sizeof PEAK_KEYS / sizeof PEAK_KEYS[0]; i++) {
+        put_member(b, in, false, PEAK_KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)peaks[i]);
+    }
+    put_member(b, in, false, "fragmentation");
+    sim_buf_puts(b, "{");
+    put_inline(b, ind, true, "at_peak");
     sim_buf_json_real(b, m->fragmentation_at_peak);
-    sim_buf_puts(b, ", \"max\": ");
+    put_inline(b, ind, false, "max");
     sim_buf_json_real(b, m->fragmentation_max);
-    sim_buf_puts(b, "},\n");
-    U64_FIELD("reserved_unallocated_at_peak_bytes", m->reserved_unallocated_at_peak_bytes);
-    U64_FIELD("num_device_allocs", m->num_device_allocs);
-    U64_FIELD("num_device_frees", m->num_device_frees);
-    U64_FIELD("ooms", m->ooms);
-#undef U64_FIELD
-    put_indent(b, in);
-    sim_buf_puts(b, "\"first_oom\": ");
+    sim_buf_puts(b, "}");
+    static const char *const COUNT_KEYS[] = {"reserved_unallocated_at_peak_bytes", "num_device_allocs",
+                                             "num_device_frees", "ooms"};
+    const uint64_t counts[] = {m->reserved_unallocated_at_peak_bytes, m->num_device_allocs, m->num_device_frees,
+                               m->ooms};
+    for (size_t i = 0; i < sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]; i++) {
+        put_member(b, in, false, COUNT_KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)counts[i]);
+    }
+    put_member(b, in, false, "first_oom");
     json_oom(run, &m->first_oom, in, b);
     if (stats_of) {
-        sim_buf_puts(b, ",\n");
-        put_indent(b, in);
-        sim_buf_puts(b, "\"stats\": {");
-        json_sink j = {b, in + 2, true};
+        put_member(b, in, false, "stats");
+        sim_buf_puts(b, "{");
+        json_sink j = {b, ind < 0 ? -1 : in + 2, ind < 0, true};
         strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
         run->ops->stats(stats_of, &sink);
-        if (!j.first) {
-            sim_buf_puts(b, "\n");
-            put_indent(b, in);
-        }
+        if (!j.first)
+            put_nl(b, in);
         sim_buf_puts(b, "}");
     }
-    sim_buf_puts(b, "\n");
-    put_indent(b, ind);
+    put_nl(b, ind);
     sim_buf_puts(b, "}");
 }
 
@@ -214,76 +226,139 @@ void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out
         json_metrics(run, &run->procs[p].m, run->procs[p].s, indent, out);
 }
 
-static void json_source(const sim_run_source *s, sim_buf *b)
+static void json_options(const sim_run *run, int ind, sim_buf *b)
 {
-    sim_buf_puts(b, "{\"path\": ");
+    sim_buf_puts(b, "{");
+    if (run->n_procs > 0) {
+        json_sink j = {b, -1, ind < 0, true};
+        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
+        run->ops->options(run->procs[0].s, &sink);
+    }
+    sim_buf_puts(b, "}");
+}
+
+void report_json_options(const sim_run *run, sim_buf *b)
+{
+    json_options(run, 0, b);
+}
+
+static void json_source(const sim_run_source *s, int ind, sim_buf *b)
+{
+    sim_buf_puts(b, "{");
+    put_inline(b, ind, true, "path");
     sim_buf_json_str(b, s->path);
-    sim_buf_puts(b, ", \"name\": ");
+    put_inline(b, ind, false, "name");
     sim_buf_json_str(b, s->name);
-    sim_buf_printf(b, ", \"events\": %llu, \"allocs\": %llu, \"frees\": %llu}", (unsigned long long)s->events,
-                   (unsigned long long)s->allocs, (unsigned long long)s->frees);
+    static const char *const KEYS[] = {"events", "allocs", "frees"};
+    const uint64_t v[] = {s->events, s->allocs, s->frees};
+    for (size_t i = 0; i < 3; i++) {
+        put_inline(b, ind, false, KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)v[i]);
+    }
+    sim_buf_puts(b, "}");
+}
+
+void report_json_source(const sim_run_source *s, sim_buf *b)
+{
+    json_source(s, 0, b);
+}
+
+/* The §5 object, with the what-if answer when w holds one; ind 0 (pretty) or JSON_COMPACT. */
+static void json_doc(const sim_run *run, const whatif *w, int ind, sim_buf *b)
+{
+    device_info d = device_get_info(run->dev);
+    int in = deeper(ind, 2);
+    sim_buf_puts(b, "{");
+    put_member(b, in, true, "gpusim");
+    sim_buf_json_str(b, GPUSIM_VERSION);
+    put_member(b, in, false, "trace");
+    if (run->n_sources > 0)
+        json_source(&run->sources[0], ind, b);
+    else
+        sim_buf_puts(b, "null");
+    if (run->n_sources > 1) {
+        put_member(b, in, false, "traces");
+        sim_buf_puts(b, "[");
+        for (uint32_t i = 0; i < run->n_sources; i++) {
+            sim_buf_puts(b, i ? "," : "");
+            put_nl(b, deeper(in, 2));
+            json_source(&run->sources[i], ind, b);
+        }
+        put_nl(b, in);
+        sim_buf_puts(b, "]");
+    }
+    put_member(b, in, false, "strategy");
+    sim_buf_puts(b, "{");
+    put_inline(b, ind, true, "name");
+    sim_buf_json_str(b, run->ops->name);
+    put_inline(b, ind, false, "options");
+    json_options(run, ind, b);
+    sim_buf_puts(b, "}");
+    put_member(b, in, false, "device");
+    sim_buf_puts(b, "{");
+    put_inline(b, ind, true, "name");
+    sim_buf_json_str(b, d.name);
+    static const char *const DEV_KEYS[] = {"capacity_bytes", "context_bytes", "limit_bytes"};
+    const uint64_t dv[] = {d.capacity_bytes, d.context_bytes, report_limit_bytes(run)};
+    for (size_t i = 0; i < 3; i++) {
+        put_inline(b, ind, false, DEV_KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)dv[i]);
+    }
+    sim_buf_puts(b, "}");
+    put_member(b, in, false, "result");
+    report_json_result(run, UINT32_MAX, in, b);
+    if (w != NULL && w->present) {
+        put_member(b, in, false, "what_if");
+        sim_buf_puts(b, "{");
+        put_inline(b, ind, true, "setting");
+        sim_buf_json_str(b, w->setting);
+        put_inline(b, ind, false, "completed");
+        sim_buf_puts(b, w->completed ? "true" : "false");
+        put_inline(b, ind, false, "ooms");
+        sim_buf_printf(b, "%llu", (unsigned long long)w->ooms);
+        put_inline(b, ind, false, "peak_reserved_bytes");
+        sim_buf_printf(b, "%llu", (unsigned long long)w->peak_reserved_bytes);
+        put_inline(b, ind, false, "first_oom");
+        json_oom(run, &w->first_oom, in, b);
+        sim_buf_puts(b, "}");
+    }
+    if (run->n_procs > 1) {
+        put_member(b, in, false, "processes");
+        sim_buf_puts(b, "[");
+        for (uint32_t i = 0; i < run->n_procs; i++) {
+            sim_buf_puts(b, i ? "," : "");
+            put_nl(b, deeper(in, 2));
+            sim_buf_puts(b, "{");
+            put_inline(b, ind, true, "process");
+            sim_buf_json_str(b, run->procs[i].name);
+            put_inline(b, ind, false, "trace");
+            sim_buf_json_str(b, run->sources[run->procs[i].source].path);
+            put_inline(b, ind, false, "result");
+            report_json_result(run, i, deeper(in, 2), b);
+            sim_buf_puts(b, "}");
+        }
+        put_nl(b, in);
+        sim_buf_puts(b, "]");
+    }
+    put_nl(b, ind);
+    sim_buf_puts(b, "}");
 }
 
 void report_json(const sim_run *run, sim_buf *b)
 {
-    report_json_whatif(run, NULL, b);
+    json_doc(run, NULL, 0, b);
+    sim_buf_puts(b, "\n");
 }
 
 void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *b)
 {
-    device_info d = device_get_info(run->dev);
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
-    if (run->n_sources > 0)
-        json_source(&run->sources[0], b);
-    else
-        sim_buf_puts(b, "null");
-    sim_buf_puts(b, ",\n");
-    if (run->n_sources > 1) {
-        sim_buf_puts(b, "  \"traces\": [");
-        for (uint32_t i = 0; i < run->n_sources; i++) {
-            sim_buf_puts(b, i ? ",\n    " : "\n    ");
-            json_source(&run->sources[i], b);
-        }
-        sim_buf_puts(b, "\n  ],\n");
-    }
-    sim_buf_puts(b, "  \"strategy\": {\"name\": ");
-    sim_buf_json_str(b, run->ops->name);
-    sim_buf_puts(b, ", \"options\": {");
-    if (run->n_procs > 0) {
-        json_sink j = {b, -1, true};
-        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
-        run->ops->options(run->procs[0].s, &sink);
-    }
-    sim_buf_puts(b, "}},\n  \"device\": {\"name\": ");
-    sim_buf_json_str(b, d.name);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu, \"limit_bytes\": %llu},\n",
-                   (unsigned long long)d.capacity_bytes, (unsigned long long)d.context_bytes,
-                   (unsigned long long)report_limit_bytes(run));
-    sim_buf_puts(b, "  \"result\": ");
-    report_json_result(run, UINT32_MAX, 2, b);
-    if (w != NULL && w->present) {
-        sim_buf_puts(b, ",\n  \"what_if\": {\"setting\": ");
-        sim_buf_json_str(b, w->setting);
-        sim_buf_printf(b, ", \"completed\": %s, \"ooms\": %llu, \"peak_reserved_bytes\": %llu, \"first_oom\": ",
-                       w->completed ? "true" : "false", (unsigned long long)w->ooms,
-                       (unsigned long long)w->peak_reserved_bytes);
-        json_oom(run, &w->first_oom, 2, b);
-        sim_buf_puts(b, "}");
-    }
-    if (run->n_procs > 1) {
-        sim_buf_puts(b, ",\n  \"processes\": [");
-        for (uint32_t i = 0; i < run->n_procs; i++) {
-            sim_buf_puts(b, i ? ",\n    {\"process\": " : "\n    {\"process\": ");
-            sim_buf_json_str(b, run->procs[i].name);
-            sim_buf_puts(b, ", \"trace\": ");
-            sim_buf_json_str(b, run->sources[run->procs[i].source].path);
-            sim_buf_puts(b, ", \"result\": ");
-            report_json_result(run, i, 4, b);
-            sim_buf_puts(b, "}");
-        }
-        sim_buf_puts(b, "\n  ]");
-    }
-    sim_buf_puts(b, "\n}\n");
+    json_doc(run, w, 0, b);
+    sim_buf_puts(b, "\n");
+}
+
+void report_json_line(const sim_run *run, sim_buf *b)
+{
+    json_doc(run, NULL, JSON_COMPACT, b);
 }
 
 /* ---------------------------------------------------------------- text */

@@ -11,9 +11,18 @@
 
 /* The whole §5 object, pretty-printed, ending in a newline. */
 void report_json(const sim_run *run, sim_buf *out);
+/* The same object on one line, without a space outside strings and without the
+ * newline (a JSONL record; sweep result lines). */
+void report_json_line(const sim_run *run, sim_buf *out);
 /* Only the "result" object of process p, or of the device when p == UINT32_MAX
- * (for embedding in compare/plan output). indent: spaces before each line. */
+ * (for embedding in compare/plan output). indent: spaces before each line; < 0:
+ * compact, as report_json_line. */
 void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out);
+/* The strategy's effective options (ops->options of the first process) as a
+ * one-line JSON object, "{}" when there is no process. */
+void report_json_options(const sim_run *run, sim_buf *out);
+/* One trace of the run as a one-line JSON object {"path", "name", "events", "allocs", "frees"}. */
+void report_json_source(const sim_run_source *s, sim_buf *out);
 /* A human summary. */
 void report_text(const sim_run *run, sim_buf *out);
 /* The same two with the answer to a what-if (w NULL or not present: none). */

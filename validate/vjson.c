@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/hash.h"
+#include "reports/measured.h"
 #include "vrun.h"
 
 #define MIB_ ((uint64_t)1 << 20)
@@ -14,22 +14,6 @@ static void u64(sim_buf *b, const char *key, uint64_t v, bool comma)
     sim_buf_printf(b, "%s\"%s\": %llu", comma ? ", " : "", key, (unsigned long long)v);
 }
 
-bool vrun_fnv1a64_file(const char *path, uint64_t *out)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    uint64_t h = SIM_FNV1A64_INIT;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        h = sim_fnv1a64_more(h, buf, n);
-    bool ok = !ferror(f);
-    fclose(f);
-    *out = h;
-    return ok;
-}
-
 void vrun_json(const vrun *v, const sim_run *run, const vrun_meta *meta, sim_buf *b)
 {
     vgpu_info gi;
@@ -37,9 +21,9 @@ void vrun_json(const vrun *v, const sim_run *run, const vrun_meta *meta, sim_buf
     const sim_metrics *m = &run->total;
     const sim_run_source *src = &run->sources[0];
     uint64_t fnv = 0;
-    bool have_fnv = vrun_fnv1a64_file(meta->trace_path, &fnv);
+    bool have_fnv = measured_trace_fnv1a64(meta->trace_path, &fnv);
 
-    sim_buf_puts(b, "{\n  \"format\": \"gpusim-measured\",\n  \"version\": 1,\n");
+    sim_buf_printf(b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n", MEASURED_FORMAT, MEASURED_VERSION);
     sim_buf_puts(b, "  \"tool\": \"replay_cuda\",\n  \"tool_version\": \"" GPUSIM_VERSION "\",\n");
     sim_buf_puts(b, "  \"backend\": ");
     sim_buf_json_str(b, meta->backend);

@@ -123,10 +123,8 @@ typedef struct vrun_meta {
     const char *backend;          /* "cuda" or "mock" */
 } vrun_meta;
 
-/* The measured JSON (format "gpusim-measured", version 1; validate/README.md). */
+/* The measured JSON (reports/measured.h: format "gpusim-measured", version 1;
+ * validate/README.md), with the trace's fingerprint (measured_trace_fnv1a64). */
 void vrun_json(const vrun *v, const sim_run *run, const vrun_meta *meta, sim_buf *out);
-
-/* FNV-1a 64 of a file's bytes (to tie a measurement to its trace); false on I/O error. */
-bool vrun_fnv1a64_file(const char *path, uint64_t *out);
 
 #endif

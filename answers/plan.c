@@ -1,0 +1,165 @@
+/* Capacity planning: the grid of replays, the bisection and the monotonicity probes. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device_info *dev)
+{
+    plan_cell c;
+    memset(&c, 0, sizeof c);
+    sim_error_clear(&c.err);
+    engine_config cfg = q->base;
+    cfg.ops = ops;
+    cfg.device = *dev;
+    sim_run *run = NULL;
+    c.st = batch_replay(q->t, &cfg, &run, &c.err);
+    if (c.st == SIM_OK) {
+        const sim_metrics *m = &run->total;
+        c.fits = m->completed && m->ooms == 0;
+        c.peak_device = m->peak_device_bytes;
+        c.peak_reserved = m->peak_reserved_bytes;
+        c.ooms = m->ooms;
+        c.cause = m->first_oom.info.cause;
+    }
+    sim_run_free(run);
+    return c;
+}
+
+/* A strategy option that cannot hold on a small card (e.g. a limit above the
+ * capacity) is a "does not run", not an error of the command. */
+static bool cell_fatal(const plan_cell *c)
+{
+    return c->st != SIM_OK && c->st != SIM_EUSAGE;
+}
+
+static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t capacity, plan_min *m, plan_cell *out)
+{
+    device_info d = q->model;
+    d.capacity_bytes = capacity;
+    plan_cell c = plan_run(q, ops, &d);
+    m->runs++;
+    if (cell_fatal(&c) && m->st == SIM_OK) {
+        m->st = c.st;
+        m->err = c.err;
+    }
+    if (out)
+        *out = c;
+    return c.st == SIM_OK && c.fits;
+}
+
+void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
+{
+    memset(m, 0, sizeof *m);
+    m->monotonic = true;
+    sim_error_clear(&m->err);
+    /* an upper bound that runs: the model card, doubled until it fits */
+    uint64_t hi = units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
+    while (!fits_at(q, ops, hi, m, NULL)) {
+        if (m->st != SIM_OK || hi >= PLAN_CEILING)
+            return;
+        hi *= 2;
+    }
+    uint64_t top = hi;
+    /* bisection in steps: lo fails (0 is no card), hi runs */
+    uint64_t lo_k = 0, hi_k = hi / PLAN_STEP;
+    while (hi_k - lo_k > 1) {
+        uint64_t mid = lo_k + (hi_k - lo_k) / 2;
+        if (fits_at(q, ops, mid * PLAN_STEP, m, NULL))
+            hi_k = mid;
+        else
+            lo_k = mid;
+        if (m->st != SIM_OK)
+            return;
+    }
+    m->found = true;
+    m->capacity = hi_k * PLAN_STEP;
+    /* confirm: a run at the minimum, and one a step less */
+    bool ok = fits_at(q, ops, m->capacity, m, &m->at_min);
+    m->below_fails = hi_k == 1 || !fits_at(q, ops, m->capacity - PLAN_STEP, m, NULL);
+    if (!ok)
+        m->monotonic = false; /* cannot happen for a deterministic replay; said if it does */
+    /* monotonic? probe the catalog's capacities and evenly spaced ones above the minimum */
+    uint64_t cands[PLAN_MAX_PROBES];
+    uint32_t nc = 0;
+    for (size_t g = 0; g < gpus_count() && nc < PLAN_MAX_PROBES / 2; g++) {
+        uint64_t c = units_round_down(gpus_get(g)->capacity_bytes, PLAN_STEP);
+        if (c > m->capacity && c <= top)
+            cands[nc++] = c;
+    }
+    for (uint32_t k = 1; k <= 8 && nc < PLAN_MAX_PROBES; k++) {
+        uint64_t c = m->capacity + units_round_down((top - m->capacity) / 9 * k, PLAN_STEP);
+        if (c > m->capacity)
+            cands[nc++] = c;
+    }
+    for (uint32_t k = 0; k < nc; k++) {
+        bool f = fits_at(q, ops, cands[k], m, NULL);
+        if (m->st != SIM_OK)
+            return;
+        m->probes[m->n_probes++] = (plan_probe){cands[k], f};
+        if (!f && m->monotonic) {
+            m->monotonic = false;
+            m->counter_capacity = cands[k];
+        }
+    }
+    if (!m->below_fails)
+        m->monotonic = false;
+}
+
+typedef struct plan_work {
+    const plan_question *q;
+    plan_answer *a;
+} plan_work;
+
+static void plan_task(void *ctx, size_t i)
+{
+    const plan_work *w = ctx;
+    const plan_question *q = w->q;
+    size_t grid = (size_t)q->n_gpus * q->n_ops;
+    if (i < grid) {
+        const gpu_model *g = q->gpus[i / q->n_ops];
+        device_info d = q->model;
+        d.name = g->name;
+        d.capacity_bytes = g->capacity_bytes;
+        d.cc_major = g->cc_major;
+        d.cc_minor = g->cc_minor;
+        w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
+    } else {
+        plan_find_min(q, q->ops[i - grid], &w->a->mins[i - grid]);
+    }
+}
+
+sim_status plan_answer_compute(const plan_question *q, unsigned jobs, plan_answer *out, sim_error *err)
+{
+    size_t grid = (size_t)q->n_gpus * q->n_ops;
+    out->cells = calloc(grid ? grid : 1, sizeof(plan_cell));
+    out->mins = calloc(q->n_ops ? q->n_ops : 1, sizeof(plan_min));
+    if (out->cells == NULL || out->mins == NULL) {
+        plan_answer_release(out);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    plan_work w = {q, out};
+    batch_parallel(jobs, grid + q->n_ops, plan_task, &w);
+    /* a broken trace fails every run alike: report the first, in a fixed order */
+    const sim_error *first = NULL;
+    for (size_t i = 0; i < grid && first == NULL; i++)
+        if (cell_fatal(&out->cells[i]))
+            first = &out->cells[i].err;
+    for (uint32_t k = 0; k < q->n_ops && first == NULL; k++)
+        if (out->mins[k].st != SIM_OK)
+            first = &out->mins[k].err;
+    if (first) {
+        *err = *first;
+        plan_answer_release(out);
+        return err->status != SIM_OK ? err->status : SIM_EINTERNAL;
+    }
+    return SIM_OK;
+}
+
+void plan_answer_release(plan_answer *a)
+{
+    free(a->cells);
+    free(a->mins);
+    a->cells = NULL;
+    a->mins = NULL;
+}

@@ -1,0 +1,82 @@
+/* plan.h — capacity planning (`gpusim plan`): for every GPU asked about and every
+ * strategy, does the workload run without OOM, with what peak on the device; and
+ * for every strategy the smallest capacity it runs on, found by bisection to
+ * PLAN_STEP on a card like the model (same compute capability and context),
+ * confirmed by a run at that capacity and one a step less, and whether the answer
+ * is monotonic: fragmentation can make a larger card fail where a smaller one ran,
+ * so capacities above the minimum are probed too. The tables are reports/plan.h. */
+#ifndef GPUSIM_ANSWERS_PLAN_H
+#define GPUSIM_ANSWERS_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "answers/batch.h"
+#include "sim/engine.h"
+#include "sim/gpus.h"
+#include "sim/status.h"
+#include "sim/units.h"
+
+#define PLAN_MAX_PROBES 40
+#define PLAN_CEILING (16 * TiB) /* no answer above this */
+#define PLAN_STEP MiB           /* the bisection's resolution */
+
+/* One replay: the workload on one device under one strategy. */
+typedef struct plan_cell {
+    sim_status st;            /* SIM_EUSAGE: a strategy option cannot hold there (e.g. a limit above the capacity) */
+    bool fits;                /* completed without an OOM */
+    uint64_t peak_device, peak_reserved, ooms;
+    sim_oom_cause cause;      /* of the first OOM */
+    sim_error err;            /* when st != SIM_OK */
+} plan_cell;
+
+typedef struct plan_probe {
+    uint64_t capacity;
+    bool fits;
+} plan_probe;
+
+/* The smallest capacity of one strategy. */
+typedef struct plan_min {
+    sim_status st;            /* SIM_ETRACE etc.: the search stopped on an error (err) */
+    sim_error err;
+    bool found;               /* false: does not run even on PLAN_CEILING */
+    uint64_t capacity;        /* the minimum, a multiple of PLAN_STEP */
+    plan_cell at_min;         /* the confirming run */
+    bool below_fails;         /* the run a step below failed (or capacity is one step) */
+    uint32_t runs;            /* replays the search took */
+    plan_probe probes[PLAN_MAX_PROBES]; /* capacities above the minimum */
+    uint32_t n_probes;
+    bool monotonic;
+    uint64_t counter_capacity; /* a capacity above the minimum that fails (not monotonic), else 0 */
+} plan_min;
+
+/* What is asked. Everything is borrowed. */
+typedef struct plan_question {
+    const batch_traces *t;    /* the workload: its traces as processes on one device */
+    engine_config base;       /* strategy options, --on-oom, ...; device and ops are set per replay */
+    device_info model;        /* the card the minimum is searched on (its capacity is where the search starts) */
+    const strategy_ops *const *ops;
+    uint32_t n_ops;
+    const gpu_model *const *gpus;
+    uint32_t n_gpus;
+} plan_question;
+
+/* The answer: cells[g * n_ops + s] for GPU g under strategy s, mins[s]. */
+typedef struct plan_answer {
+    plan_cell *cells;
+    plan_min *mins;
+} plan_answer;
+
+/* Answer q on `jobs` threads (batch_parallel; the answer does not depend on jobs).
+ * An error that breaks every replay alike (an invalid trace) is returned with err
+ * set, the first one in a fixed order (the grid by GPU then strategy, then the
+ * minima); SIM_ENOMEM. On error out holds nothing; else plan_answer_release frees. */
+sim_status plan_answer_compute(const plan_question *q, unsigned jobs, plan_answer *out, sim_error *err);
+void plan_answer_release(plan_answer *a);
+
+/* The pieces, usable alone: one replay of q's workload under ops on dev ... */
+plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device_info *dev);
+/* ... and the minimum search for ops on cards like q->model. */
+void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *out);
+
+#endif

@@ -1,0 +1,259 @@
+/* What the subcommands share: input helpers, strategies, jobs, and the prelude. */
+#include "common.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/units.h"
+#include "strategies/registry.h"
+
+sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err)
+{
+    opt->device = -1;
+    const char *v = cli_get(a, "device");
+    if (v == NULL)
+        return SIM_OK;
+    uint64_t d = 0;
+    if (units_parse_u64(v, &d, err) != SIM_OK || d > 1u << 20)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--device: expected a device ordinal (0, 1, ...), not '%s'",
+                             v);
+    opt->device = (int64_t)d;
+    return SIM_OK;
+}
+
+void cli_input_warnings(const trace_input *in)
+{
+    const trace_header *h = input_header(in);
+    for (uint32_t i = 0; i < input_warning_count(in); i++)
+        fprintf(stderr, "gpusim: warning: %s: %s\n", h->name[0] ? h->name : "trace", input_warning(in, i));
+}
+
+/* ---------------------------------------------------------------- strategies, jobs */
+
+static void list_names(char *names, size_t cap)
+{
+    names[0] = '\0';
+    for (size_t i = 0; i < registry_count(); i++) {
+        strncat(names, i ? ", " : "", cap - strlen(names) - 1);
+        strncat(names, registry_get(i)->name, cap - strlen(names) - 1);
+    }
+}
+
+sim_status cli_pick_strategies(const cli_args *a, const strategy_ops **out, uint32_t *n, sim_error *err)
+{
+    *n = 0;
+    const char *list = cli_get(a, "strategies");
+    if (list == NULL) {
+        /* the usual order first, then whatever else the registry has */
+        static const char *const ORDER[] = {"greedy", "growth", "limit", "torch", "raw", "ideal"};
+        bool limit = cli_has(a, "limit");
+        for (size_t i = 0; i < sizeof ORDER / sizeof ORDER[0]; i++) {
+            const strategy_ops *ops = registry_find(ORDER[i]);
+            if (ops && (limit || strcmp(ORDER[i], "limit") != 0) && *n < CLI_MAX_STRATEGIES)
+                out[(*n)++] = ops;
+        }
+        for (size_t i = 0; i < registry_count() && *n < CLI_MAX_STRATEGIES; i++) {
+            const strategy_ops *ops = registry_get(i);
+            bool seen = false;
+            for (size_t k = 0; k < sizeof ORDER / sizeof ORDER[0]; k++)
+                seen = seen || strcmp(ops->name, ORDER[k]) == 0;
+            if (!seen)
+                out[(*n)++] = ops;
+        }
+        return SIM_OK;
+    }
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const strategy_ops *ops = registry_find(tok);
+        if (ops == NULL) {
+            char names[512];
+            list_names(names, sizeof names);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--strategies: unknown strategy '%s' (expected some of: %s)", tok, names);
+        }
+        for (uint32_t i = 0; i < *n; i++)
+            if (out[i] == ops)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--strategies: '%s' is listed twice", tok);
+        if (*n == CLI_MAX_STRATEGIES)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--strategies: at most %d strategies",
+                                 CLI_MAX_STRATEGIES);
+        out[(*n)++] = ops;
+    }
+    if (*n == 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--strategies: no strategy named");
+    return SIM_OK;
+}
+
+sim_status cli_pick_strategy(const cli_args *a, const char *dflt, const strategy_ops **out, sim_error *err)
+{
+    const char *sname = cli_get(a, "strategy");
+    if (sname == NULL)
+        sname = dflt;
+    *out = registry_find(sname);
+    if (*out != NULL)
+        return SIM_OK;
+    char names[512];
+    list_names(names, sizeof names);
+    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--strategy: unknown strategy '%s' (expected one of: %s)", sname,
+                         names);
+}
+
+sim_status cli_jobs(const cli_args *a, unsigned *jobs, sim_error *err)
+{
+    const char *v = cli_get(a, "jobs");
+    uint64_t n = 0;
+    if (v) {
+        if (units_parse_u64(v, &n, err) != SIM_OK || n == 0 || n > 256)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--jobs: expected an integer from 1 to 256, not '%s'",
+                                 v);
+    } else {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? (uint64_t)cpus : 1;
+        if (n > 8)
+            n = 8;
+    }
+    *jobs = (unsigned)n;
+    return SIM_OK;
+}
+
+unsigned cli_jobs_for(unsigned jobs, size_t tasks)
+{
+    if (jobs > tasks)
+        return tasks ? (unsigned)tasks : 1;
+    return jobs;
+}
+
+/* ---------------------------------------------------------------- the prelude */
+
+sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv)
+{
+    memset(s, 0, sizeof *s);
+    s->cmd = cmd;
+    sim_error_clear(&s->err);
+    bool help = false;
+    sim_status st = cli_parse_args(cmd->name, cmd->opts, argc, argv, &s->a, &help, &s->err);
+    if (st != SIM_OK)
+        return st;
+    if (help) {
+        cmd->help();
+        return SIM_END;
+    }
+    return SIM_OK;
+}
+
+sim_status cli_session_need_traces(cli_session *s)
+{
+    if (s->a.n_positional > 0)
+        return SIM_OK;
+    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "no trace given (usage: gpusim %s TRACE... [options])",
+                         s->cmd->name);
+}
+
+sim_status cli_session_no_arguments(cli_session *s)
+{
+    if (s->a.n_positional == 0)
+        return SIM_OK;
+    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "unexpected argument '%s'", s->a.positional[0]);
+}
+
+static void opened_warn(void *ctx, const trace_input *in)
+{
+    (void)ctx;
+    cli_input_warnings(in);
+}
+
+static sim_status load_traces(cli_session *s)
+{
+    sim_status st = batch_traces_load(&s->t, s->a.positional, (uint32_t)s->a.n_positional, cli_get(&s->a, "from"),
+                                      &s->iopt, opened_warn, NULL, &s->err);
+    if (st != SIM_OK)
+        return st;
+    snprintf(s->hdr_name, sizeof s->hdr_name, "%s", s->t.dev_name);
+    s->hdr_capacity = s->t.dev_capacity;
+    return SIM_OK;
+}
+
+static sim_status open_inputs(cli_session *s)
+{
+    for (int i = 0; i < s->a.n_positional; i++) {
+        sim_status st = input_open(s->a.positional[i], cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
+        if (st != SIM_OK)
+            return st;
+        s->n_in++;
+        cli_input_warnings(s->in[i]);
+        s->src[i] = input_source(s->in[i]);
+    }
+    const trace_header *h = input_header(s->in[0]);
+    snprintf(s->hdr_name, sizeof s->hdr_name, "%s", h->device_name);
+    s->hdr_capacity = h->device_capacity;
+    return SIM_OK;
+}
+
+static sim_status strategy_kv(cli_session *s)
+{
+    s->n_kv = cli_strategy_kv(&s->a, s->kv, CLI_MAX_KV);
+    /* a recording's own allocator settings are the default --alloc-conf of `torch` */
+    const char *conf = s->n_in > 0 ? input_alloc_conf(s->in[0]) : NULL;
+    if (conf && s->n_ops == 1 && !cli_has(&s->a, "alloc-conf") && strcmp(s->ops[0]->name, "torch") == 0)
+        s->kv[s->n_kv++] = (sim_kv){"alloc_conf", conf};
+    return SIM_OK;
+}
+
+sim_status cli_session_prepare(cli_session *s, unsigned uses)
+{
+    sim_status st = SIM_OK;
+    sim_error *err = &s->err;
+    if ((uses & CLI_USES_FORMAT) && (st = cli_format_json(&s->a, &s->json, err)) != SIM_OK)
+        return st;
+    if ((uses & CLI_USES_ON_OOM) && (st = cli_on_oom_skip(&s->a, &s->skip_oom, err)) != SIM_OK)
+        return st;
+    if (uses & CLI_USES_STRATEGY) {
+        if ((st = cli_pick_strategy(&s->a, s->cmd->default_strategy, &s->ops[0], err)) != SIM_OK)
+            return st;
+        s->n_ops = 1;
+    }
+    if ((uses & CLI_USES_STRATEGIES) && (st = cli_pick_strategies(&s->a, s->ops, &s->n_ops, err)) != SIM_OK)
+        return st;
+    if ((uses & CLI_USES_JOBS) && (st = cli_jobs(&s->a, &s->jobs, err)) != SIM_OK)
+        return st;
+    if (uses & (CLI_USES_TRACES | CLI_USES_INPUTS)) {
+        if ((st = cli_session_need_traces(s)) != SIM_OK)
+            return st;
+        if ((uses & CLI_USES_TRACES) && s->a.n_positional > BATCH_MAX_TRACES)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", BATCH_MAX_TRACES);
+        if ((st = cli_input_options(&s->a, &s->iopt, err)) != SIM_OK)
+            return st;
+        if ((st = (uses & CLI_USES_TRACES) ? load_traces(s) : open_inputs(s)) != SIM_OK)
+            return st;
+    }
+    if ((uses & CLI_USES_DEVICE) &&
+        cli_resolve_device(&s->a, s->hdr_name, s->hdr_capacity, &s->dev, err) != SIM_OK) {
+        err->status = SIM_EUSAGE; /* a device option that does not hold */
+        return SIM_EUSAGE;
+    }
+    if (uses & CLI_USES_KV)
+        st = strategy_kv(s);
+    return st;
+}
+
+sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv)
+{
+    sim_status st = cli_session_parse(s, cmd, argc, argv);
+    return st != SIM_OK ? st : cli_session_prepare(s, cmd->uses);
+}
+
+void cli_session_close(cli_session *s)
+{
+    batch_traces_release(&s->t);
+    for (uint32_t i = 0; i < s->n_in; i++)
+        input_close(s->in[i]);
+    s->n_in = 0;
+}
+
+int cli_session_end(cli_session *s, sim_status st)
+{
+    cli_session_close(s);
+    return cli_exit(s->cmd->name, st, &s->err);
+}

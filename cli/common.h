@@ -1,0 +1,99 @@
+/* common.h — what the subcommands share above the option parser: the argument-side
+ * helpers for recorded inputs (--from, --device, import warnings), the strategy list
+ * and --jobs, and the command prelude (cli_session): parse, --help, --format,
+ * --on-oom, the strategies, --jobs, the traces, the device and the strategy options,
+ * each a usage error or an I/O or trace error as the one sim_status convention of
+ * cli_exit, so that each command keeps only its own logic. */
+#ifndef GPUSIM_CLI_COMMON_H
+#define GPUSIM_CLI_COMMON_H
+
+#include "answers/batch.h"
+#include "cli.h"
+#include "traces/input.h"
+
+/* The --from/--device help lines, for option tables. */
+#define CLI_INPUT_OPTS                                                                                  \
+    {"from", true, "auto|gpusim|torch-snapshot|kineto|tf-profile: the input's format (default: detected)"}, \
+    {"device", true, "N: the CUDA device to import from a recording (default: the one with most events)"}
+
+/* --device=N into opt (device -1 when absent); SIM_EUSAGE on a bad value. */
+sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err);
+/* Print an input's import warnings on stderr ("gpusim: warning: FILE: ..."). */
+void cli_input_warnings(const trace_input *in);
+
+/* --strategies, or the default list (the registry's strategies in the usual order;
+ * limit only with --limit). SIM_EUSAGE on an unknown or repeated name. */
+sim_status cli_pick_strategies(const cli_args *a, const strategy_ops **out, uint32_t *n, sim_error *err);
+/* --strategy=NAME (default dflt); SIM_EUSAGE naming the strategies there are. */
+sim_status cli_pick_strategy(const cli_args *a, const char *dflt, const strategy_ops **out, sim_error *err);
+/* --jobs (default: the CPUs, at most 8); SIM_EUSAGE outside 1..256. */
+sim_status cli_jobs(const cli_args *a, unsigned *jobs, sim_error *err);
+/* jobs for `tasks` tasks: no more threads than tasks. */
+unsigned cli_jobs_for(unsigned jobs, size_t tasks);
+
+/* What a command takes from the prelude (cli_command.uses, cli_session_prepare). */
+enum {
+    CLI_USES_FORMAT = 1u << 0,     /* --format=text|json into json */
+    CLI_USES_ON_OOM = 1u << 1,     /* --on-oom=stop|skip into skip_oom */
+    CLI_USES_STRATEGY = 1u << 2,   /* one --strategy (cli_command.default_strategy) into ops[0] */
+    CLI_USES_STRATEGIES = 1u << 3, /* --strategies into ops[0..n_ops) */
+    CLI_USES_JOBS = 1u << 4,       /* --jobs into jobs */
+    CLI_USES_TRACES = 1u << 5,     /* the positional traces read into memory (t) */
+    CLI_USES_INPUTS = 1u << 6,     /* the positional traces opened as streams (in, src) */
+    CLI_USES_DEVICE = 1u << 7,     /* the device from the options and the traces' header (dev) */
+    CLI_USES_KV = 1u << 8,         /* the strategy options (kv) */
+};
+
+typedef struct cli_command {
+    const char *name;              /* "compare": for messages */
+    const cli_opt *opts;
+    void (*help)(void);            /* prints the --help text on stdout */
+    unsigned uses;                 /* CLI_USES_* for cli_session_open */
+    const char *default_strategy;  /* CLI_USES_STRATEGY without --strategy */
+} cli_command;
+
+/* One command's parsed arguments and what the prelude made of them. Owned by the
+ * caller (on its stack); cli_session_close releases what it opened. */
+typedef struct cli_session {
+    const cli_command *cmd;
+    cli_args a;
+    sim_error err;                 /* the failure a step returned, for cli_exit */
+    bool json, skip_oom;
+    const strategy_ops *ops[CLI_MAX_STRATEGIES];
+    uint32_t n_ops;
+    unsigned jobs;                 /* not yet capped: cli_jobs_for */
+    input_options iopt;
+    batch_traces t;                /* CLI_USES_TRACES */
+    trace_input *in[CLI_MAX_ARGS]; /* CLI_USES_INPUTS */
+    sim_event_source src[CLI_MAX_ARGS];
+    uint32_t n_in;
+    /* the device the traces name ("" and 0 if none); a command may change them
+     * before the CLI_USES_DEVICE step (check uses its baseline's) */
+    char hdr_name[128];
+    uint64_t hdr_capacity;
+    cli_device dev;
+    sim_kv kv[CLI_MAX_KV + 1];
+    uint32_t n_kv;
+} cli_session;
+
+/* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
+ * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */
+sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv);
+/* The steps of `uses` in a fixed order: format, on-oom, strategy or strategies,
+ * jobs, traces or inputs (SIM_EUSAGE without a trace; import warnings printed),
+ * device, strategy options (with one torch strategy and streams, a recording's own
+ * allocator settings are the default --alloc-conf). Errors as the steps' helpers. */
+sim_status cli_session_prepare(cli_session *s, unsigned uses);
+/* cli_session_parse, then cli_session_prepare(cmd->uses). */
+sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv);
+/* SIM_EUSAGE "unexpected argument" when there is a positional argument. */
+sim_status cli_session_no_arguments(cli_session *s);
+/* SIM_EUSAGE "no trace given" when there is no positional argument. */
+sim_status cli_session_need_traces(cli_session *s);
+/* Release what the prelude opened (the traces). */
+void cli_session_close(cli_session *s);
+/* cli_session_close, then the exit status of a command that ends with st
+ * (cli_exit with s's error). */
+int cli_session_end(cli_session *s, sim_status st);
+
+#endif

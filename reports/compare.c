@@ -1,0 +1,83 @@
+/* Several strategies side by side, as text and as JSON. */
+#include "compare.h"
+
+#include "reports/result.h"
+#include "sim/units.h"
+
+void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
+{
+    const sim_run *r0 = runs[0];
+    device_info d = device_get_info(r0->dev);
+    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
+    if (r0->n_sources > 1)
+        sim_buf_puts(b, "[");
+    for (uint32_t i = 0; i < r0->n_sources; i++) {
+        sim_buf_puts(b, i ? ", " : "");
+        report_json_source(&r0->sources[i], b);
+    }
+    if (r0->n_sources > 1)
+        sim_buf_puts(b, "]");
+    sim_buf_puts(b, ",\n  \"device\": {\"name\": ");
+    sim_buf_json_str(b, d.name);
+    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu},\n  \"rows\": [",
+                   (unsigned long long)d.capacity_bytes, (unsigned long long)d.context_bytes);
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_run *run = runs[i];
+        sim_buf_puts(b, i ? ",\n    {\"strategy\": " : "\n    {\"strategy\": ");
+        sim_buf_json_str(b, run->ops->name);
+        sim_buf_puts(b, ",\n     \"options\": ");
+        report_json_options(run, b);
+        sim_buf_printf(b, ",\n     \"limit_bytes\": %llu,\n     \"result\": ", (unsigned long long)report_limit_bytes(run));
+        report_json_result(run, UINT32_MAX, 5, b);
+        sim_buf_puts(b, "}");
+    }
+    sim_buf_puts(b, "\n  ]\n}\n");
+}
+
+static void cell_size(sim_buf *b, uint64_t v)
+{
+    char s[32];
+    sim_buf_printf(b, " %15s", units_format_size(v, s, sizeof s));
+}
+
+void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
+{
+    const sim_run *r0 = runs[0];
+    device_info d = device_get_info(r0->dev);
+    char cap[32], ctx[32];
+    sim_buf_printf(b, "gpusim %s: compare %u strategies\n", GPUSIM_VERSION, n);
+    for (uint32_t i = 0; i < r0->n_sources; i++) {
+        const sim_run_source *s = &r0->sources[i];
+        sim_buf_printf(b, "  trace   %s%s%s%s: %llu events (%llu allocs, %llu frees)\n", s->path, s->name[0] ? " (" : "",
+                       s->name, s->name[0] ? ")" : "", (unsigned long long)s->events, (unsigned long long)s->allocs,
+                       (unsigned long long)s->frees);
+    }
+    sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n\n", d.name,
+                   units_format_size(d.capacity_bytes, cap, sizeof cap),
+                   units_format_size(d.context_bytes, ctx, sizeof ctx));
+    sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",
+                   "peak reserved", "peak device", "frag@peak", "frag max", "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_metrics *m = &runs[i]->total;
+        sim_buf_printf(b, "  %-10s", runs[i]->ops->name);
+        cell_size(b, m->peak_requested_bytes);
+        cell_size(b, m->peak_allocated_bytes);
+        cell_size(b, m->peak_reserved_bytes);
+        cell_size(b, m->peak_device_bytes);
+        sim_buf_printf(b, " %9.4f %9.4f  ", m->fragmentation_at_peak, m->fragmentation_max);
+        if (m->first_oom.happened)
+            sim_buf_printf(b, "event %llu (%s)\n", (unsigned long long)m->first_oom.event,
+                           sim_oom_cause_name(m->first_oom.info.cause));
+        else
+            sim_buf_puts(b, "no\n");
+    }
+    sim_buf_puts(b, "  (device = reserved + context; frag = 1 - largest free block / free bytes inside reserved memory)\n");
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_metrics *m = &runs[i]->total;
+        if (!m->first_oom.happened)
+            continue;
+        sim_buf_printf(b, "\n  %s: ", runs[i]->ops->name);
+        report_oom_sentence(runs[i], &m->first_oom, b);
+        sim_buf_puts(b, "\n");
+    }
+}

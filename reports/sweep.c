@@ -1,0 +1,184 @@
+/* A sweep's summary, as a text table and as JSON. */
+#include "sweep.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+typedef struct group_stats {
+    uint32_t traces, fit, capacity, fragmentation, errors, missing;
+    bool has_headroom;
+    uint64_t worst_headroom;
+    uint32_t worst_trace;
+    double frag_max;
+} group_stats;
+
+static group_stats group_of(const report_sweep *r, uint32_t c)
+{
+    group_stats g;
+    memset(&g, 0, sizeof g);
+    for (uint32_t t = 0; t < r->n_traces; t++) {
+        const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+        g.traces++;
+        if (!j->present) {
+            g.missing++;
+            continue;
+        }
+        if (j->error) {
+            g.errors++;
+            continue;
+        }
+        if (j->frag_max > g.frag_max)
+            g.frag_max = j->frag_max;
+        if (j->cause == REPORT_SWEEP_CAPACITY)
+            g.capacity++;
+        else if (j->cause == REPORT_SWEEP_FRAGMENTATION)
+            g.fragmentation++;
+        if (j->fit) {
+            g.fit++;
+            if (!g.has_headroom || j->headroom < g.worst_headroom) {
+                g.has_headroom = true;
+                g.worst_headroom = j->headroom;
+                g.worst_trace = t;
+            }
+        }
+    }
+    return g;
+}
+
+static const char *cause_name(uint8_t c)
+{
+    return c == REPORT_SWEEP_FRAGMENTATION ? "fragmentation" : "capacity";
+}
+
+void report_sweep_json(const report_sweep *r, sim_buf *b)
+{
+    sim_buf_printf(b, "{\n  \"gpusim\": \"%s\",\n  \"spec\": ", GPUSIM_VERSION);
+    sim_buf_json_str(b, r->spec_path);
+    sim_buf_printf(b, ",\n  \"jobs\": %llu,\n  \"done\": %llu,\n  \"traces\": %u,\n  \"groups\": [",
+                   (unsigned long long)r->jobs, (unsigned long long)r->done, r->n_traces);
+    for (uint32_t c = 0; c < r->n_groups; c++) {
+        const report_sweep_group *k = &r->groups[c];
+        group_stats g = group_of(r, c);
+        sim_buf_puts(b, c ? ",\n    {" : "\n    {");
+        sim_buf_puts(b, "\"device\": ");
+        sim_buf_json_str(b, k->device);
+        sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"strategy\": ", (unsigned long long)k->capacity_bytes);
+        sim_buf_json_str(b, k->strategy);
+        sim_buf_puts(b, ", \"options\": ");
+        sim_buf_json_str(b, k->options);
+        sim_buf_printf(b, ",\n     \"traces\": %u, \"fit\": %u, \"fit_share\": ", g.traces, g.fit);
+        uint32_t ran = g.traces - g.missing - g.errors;
+        sim_buf_json_real(b, ran ? (double)g.fit / (double)ran : 0.0);
+        sim_buf_printf(b, ", \"missing\": %u, \"errors\": %u,\n     \"worst_headroom_bytes\": ", g.missing, g.errors);
+        if (g.has_headroom) {
+            sim_buf_printf(b, "%llu, \"worst_headroom_trace\": ", (unsigned long long)g.worst_headroom);
+            sim_buf_json_str(b, r->traces[g.worst_trace]);
+        } else {
+            sim_buf_puts(b, "null, \"worst_headroom_trace\": null");
+        }
+        sim_buf_puts(b, ", \"fragmentation_max\": ");
+        sim_buf_json_real(b, g.frag_max);
+        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u}, \"oom_traces\": [", g.capacity,
+                       g.fragmentation);
+        bool first = true;
+        for (uint32_t t = 0; t < r->n_traces; t++) {
+            const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+            if (!j->present || j->error || j->cause == 0)
+                continue;
+            sim_buf_puts(b, first ? "{\"trace\": " : ", {\"trace\": ");
+            first = false;
+            sim_buf_json_str(b, r->traces[t]);
+            sim_buf_printf(b, ", \"cause\": \"%s\"}", cause_name(j->cause));
+        }
+        sim_buf_puts(b, "]");
+        if (g.errors) {
+            sim_buf_puts(b, ", \"error_traces\": [");
+            first = true;
+            for (uint32_t t = 0; t < r->n_traces; t++) {
+                const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+                if (!j->present || !j->error)
+                    continue;
+                sim_buf_puts(b, first ? "{\"trace\": " : ", {\"trace\": ");
+                first = false;
+                sim_buf_json_str(b, r->traces[t]);
+                sim_buf_puts(b, ", \"message\": ");
+                sim_buf_json_str(b, j->error);
+                sim_buf_puts(b, "}");
+            }
+            sim_buf_puts(b, "]");
+        }
+        sim_buf_puts(b, "}");
+    }
+    sim_buf_puts(b, "\n  ]\n}\n");
+}
+
+static size_t width_max(size_t w, const char *s)
+{
+    size_t n = strlen(s);
+    return n > w ? n : w;
+}
+
+void report_sweep_text(const report_sweep *r, sim_buf *b)
+{
+    sim_buf_printf(b,
+                   "gpusim sweep: %llu of %llu jobs (%u traces x %u devices x %u strategies x %u option sets%s)\n"
+                   "fit: completed without an out-of-memory; headroom: the allocator's limit minus peak "
+                   "allocated\n\n",
+                   (unsigned long long)r->done, (unsigned long long)r->jobs, r->n_traces, r->n_devices, r->n_strategies,
+                   r->n_optsets, r->n_groups < r->n_devices * r->n_strategies * r->n_optsets ? ", where they apply" : "");
+    size_t wd = strlen("device"), ws = strlen("strategy"), wo = strlen("options");
+    for (uint32_t c = 0; c < r->n_groups; c++) {
+        wd = width_max(wd, r->groups[c].device);
+        ws = width_max(ws, r->groups[c].strategy);
+        wo = width_max(wo, r->groups[c].options);
+    }
+    sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-34s %8s  %s\n", (int)wd, "device", (int)ws, "strategy", (int)wo,
+                   "options", "fit", "worst headroom", "frag max", "out of memory (cause)");
+    for (uint32_t c = 0; c < r->n_groups; c++) {
+        const report_sweep_group *k = &r->groups[c];
+        group_stats g = group_of(r, c);
+        uint32_t ran = g.traces - g.missing - g.errors;
+        char fit[32], head[160], sz[32];
+        snprintf(fit, sizeof fit, "%u/%u %3.0f%%", g.fit, ran, ran ? 100.0 * g.fit / ran : 0.0);
+        if (g.has_headroom)
+            snprintf(head, sizeof head, "%s (%s)", units_format_size(g.worst_headroom, sz, sizeof sz),
+                     r->traces[g.worst_trace]);
+        else
+            snprintf(head, sizeof head, "-");
+        sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-34s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
+                       k->options, fit, head, g.frag_max);
+        uint32_t shown = 0, total = g.capacity + g.fragmentation;
+        for (uint32_t t = 0; t < r->n_traces && shown < 3; t++) {
+            const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+            if (!j->present || j->error || j->cause == 0)
+                continue;
+            sim_buf_printf(b, "%s%s (%s)", shown ? ", " : "", r->traces[t], cause_name(j->cause));
+            shown++;
+        }
+        if (total > shown)
+            sim_buf_printf(b, ", +%u more", total - shown);
+        if (total == 0)
+            sim_buf_puts(b, "-");
+        if (g.capacity && g.fragmentation)
+            sim_buf_printf(b, "  [%u capacity, %u fragmentation]", g.capacity, g.fragmentation);
+        if (g.errors)
+            sim_buf_printf(b, "  [%u invalid]", g.errors);
+        if (g.missing)
+            sim_buf_printf(b, "  [%u not run]", g.missing);
+        sim_buf_puts(b, "\n");
+    }
+    bool header = false;
+    for (uint32_t t = 0; t < r->n_traces; t++)
+        for (uint32_t c = 0; c < r->n_groups; c++) {
+            const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+            if (!j->present || !j->error)
+                continue;
+            if (!header)
+                sim_buf_puts(b, "\ninvalid traces:\n");
+            header = true;
+            sim_buf_printf(b, "  %s\n", j->error);
+            c = r->n_groups; /* one line per trace */
+        }
+}

@@ -1,0 +1,378 @@
+/* The results file of a sweep: open (resume or start over), append, rewrite in job
+ * order, and the summary of what it holds. */
+#include "results.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reports/sweep.h"
+#include "sim/grow.h"
+#include "sweep/sched.h"
+
+/* One job's line in the file, and what the summary needs of it. */
+typedef struct job_digest {
+    report_sweep_job s; /* s.error is owned here */
+    uint8_t exit_code;  /* 0, or the error's exit code */
+    uint64_t offset;    /* of its line in the file */
+    uint32_t len;
+} job_digest;
+
+struct sweep_results {
+    pthread_mutex_t mu;
+    const sweep_spec *s;
+    char *path;
+    FILE *fp;
+    uint8_t *done;
+    uint64_t count;          /* jobs in the file */
+    uint64_t run_jobs, run_events;
+    long crash_after;        /* test hook: GPUSIM_SWEEP_TEST_CRASH_AFTER */
+    bool progress;
+};
+
+static sim_status results_line_error(const sweep_results *r, uint64_t lineno, const char *what, sim_error *err)
+{
+    return sim_error_set(err, SIM_EUSAGE, r->path, lineno, 0,
+                         "%s; it is not a result of this sweep spec (use another --output, or --force to start over)",
+                         what);
+}
+
+static const cJSON *obj(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static uint64_t num_u64(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+/* Parse one line into its job index and digest (d may be NULL). */
+static sim_status parse_line(const sweep_results *r, const char *text, size_t len, uint64_t lineno, uint64_t *job,
+                             job_digest *d, sim_error *err)
+{
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    if (doc == NULL)
+        return results_line_error(r, lineno, "not valid JSON", err);
+    const cJSON *j = obj(doc, "job");
+    const cJSON *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
+    sim_status status = SIM_OK;
+    if (!cJSON_IsString(t) || !cJSON_IsString(dev) || !cJSON_IsString(st) || !cJSON_IsString(o)) {
+        status = results_line_error(r, lineno, "no job coordinates", err);
+    } else {
+        *job = sweep_spec_find(r->s, t->valuestring, dev->valuestring, st->valuestring, o->valuestring);
+        if (*job == SWEEP_NO_JOB) {
+            char what[700];
+            snprintf(what, sizeof what, "the job (%.200s, %.60s, %.30s, %.120s) is not in the spec", t->valuestring,
+                     dev->valuestring, st->valuestring, o->valuestring);
+            status = results_line_error(r, lineno, what, err);
+        }
+    }
+    if (status == SIM_OK && d) {
+        const cJSON *e = obj(doc, "error");
+        const cJSON *res = obj(doc, "result");
+        if (e) {
+            d->exit_code = (uint8_t)num_u64(obj(e, "exit"));
+            const cJSON *m = obj(e, "message");
+            size_t n = cJSON_IsString(m) ? strlen(m->valuestring) + 1 : 1;
+            char *msg = malloc(n);
+            if (msg)
+                memcpy(msg, cJSON_IsString(m) ? m->valuestring : "", n);
+            d->s.error = msg;
+        } else if (cJSON_IsObject(res)) {
+            const cJSON *oom = obj(res, "first_oom");
+            d->s.fit = cJSON_IsTrue(obj(res, "completed")) && num_u64(obj(res, "ooms")) == 0;
+            if (cJSON_IsObject(oom)) {
+                const cJSON *cause = obj(oom, "cause");
+                d->s.cause = cJSON_IsString(cause) && strcmp(cause->valuestring, "fragmentation") == 0
+                                 ? REPORT_SWEEP_FRAGMENTATION
+                                 : REPORT_SWEEP_CAPACITY;
+            }
+            uint64_t limit = num_u64(obj(obj(doc, "device"), "limit_bytes"));
+            uint64_t peak = num_u64(obj(res, "peak_allocated_bytes"));
+            d->s.headroom = limit > peak ? limit - peak : 0;
+            const cJSON *fm = obj(obj(res, "fragmentation"), "max");
+            d->s.frag_max = cJSON_IsNumber(fm) ? fm->valuedouble : 0.0;
+        } else {
+            status = results_line_error(r, lineno, "neither \"result\" nor \"error\"", err);
+        }
+    }
+    cJSON_Delete(doc);
+    return status;
+}
+
+/* Read the file's complete lines: mark done[] (and fill digests when given).
+ * *good_end: the end of the last complete line (a torn last line starts there). */
+static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint64_t *good_end, sim_error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t off = 0, lineno = 0;
+    sim_status st = SIM_OK;
+    *good_end = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        size_t len = (size_t)n;
+        if (line[len - 1] != '\n')
+            break; /* cut short by a kill: dropped, the job runs again */
+        uint64_t job = 0;
+        job_digest d;
+        memset(&d, 0, sizeof d);
+        if (len > 1) {
+            if ((st = parse_line(r, line, len - 1, lineno, &job, digests ? &d : NULL, err)) != SIM_OK)
+                break;
+            if (!r->done[job]) {
+                r->done[job] = 1;
+                r->count++;
+                if (digests) {
+                    d.s.present = true;
+                    d.offset = off;
+                    d.len = (uint32_t)len;
+                    digests[job] = d;
+                }
+            } else {
+                free((char *)d.s.error);
+            }
+        }
+        off += len;
+        *good_end = off;
+    }
+    free(line);
+    if (st == SIM_OK && ferror(f))
+        st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot read: %s", strerror(errno));
+    return st;
+}
+
+sim_status sweep_results_open(const sweep_spec *s, const char *path, bool resume, bool force, sweep_results **out,
+                              sim_error *err)
+{
+    *out = NULL;
+    sweep_results *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    r->s = s;
+    size_t pl = strlen(path) + 1;
+    r->path = malloc(pl);
+    r->done = calloc((size_t)sweep_spec_jobs(s) + 1, 1);
+    if (r->path == NULL || r->done == NULL) {
+        sweep_results_close(r);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    memcpy(r->path, path, pl);
+    pthread_mutex_init(&r->mu, NULL);
+    const char *hook = getenv("GPUSIM_SWEEP_TEST_CRASH_AFTER");
+    r->crash_after = hook ? strtol(hook, NULL, 10) : -1;
+    sim_status st = SIM_OK;
+    struct stat sb;
+    bool exists = stat(path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode))
+        st = sim_error_set(err, SIM_EUSAGE, path, 0, 0, "the results file must be a regular file");
+    else if (exists && sb.st_size > 0 && !resume && !force)
+        st = sim_error_set(err, SIM_EUSAGE, path, 0, 0,
+                           "already holds results; use --resume to continue that sweep or --force to start over");
+    if (st == SIM_OK && exists && resume) {
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) {
+            st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
+        } else {
+            uint64_t good_end = 0;
+            st = scan_file(r, f, NULL, &good_end, err);
+            fclose(f);
+            if (st == SIM_OK && good_end < (uint64_t)sb.st_size && truncate(path, (off_t)good_end) != 0)
+                st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot drop the unfinished last line: %s",
+                                   strerror(errno));
+        }
+    }
+    if (st == SIM_OK) {
+        r->fp = fopen(path, resume ? "ab" : "wb");
+        if (r->fp == NULL)
+            st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    }
+    if (st != SIM_OK) {
+        sweep_results_close(r);
+        return st;
+    }
+    *out = r;
+    return SIM_OK;
+}
+
+const uint8_t *sweep_results_done(const sweep_results *r)
+{
+    return r->done;
+}
+
+uint64_t sweep_results_count(const sweep_results *r)
+{
+    return r->count;
+}
+
+void sweep_results_progress(sweep_results *r, bool on)
+{
+    r->progress = on;
+}
+
+sim_status sweep_results_append(sweep_results *r, uint64_t job, const char *line, size_t len, int exit_code,
+                                uint64_t events, sim_error *err)
+{
+    (void)exit_code;
+    sim_status st = SIM_OK;
+    pthread_mutex_lock(&r->mu);
+    if (!r->done[job]) {
+        if (r->crash_after >= 0 && (long)r->run_jobs == r->crash_after) {
+            /* test hook: die in the middle of writing a line, like a kill -9 would */
+            fwrite(line, 1, len / 2, r->fp);
+            fflush(r->fp);
+            raise(SIGKILL);
+        }
+        if (fwrite(line, 1, len, r->fp) != len || fflush(r->fp) != 0)
+            st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot write: %s", strerror(errno));
+        else {
+            r->done[job] = 1;
+            r->count++;
+            r->run_jobs++;
+            r->run_events += events;
+            if (r->progress)
+                fprintf(stderr, "\rgpusim sweep: %llu/%llu jobs", (unsigned long long)r->count,
+                        (unsigned long long)sweep_spec_jobs(r->s));
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+void sweep_results_throughput(const sweep_results *r, uint64_t *jobs, uint64_t *events)
+{
+    *jobs = r->run_jobs;
+    *events = r->run_events;
+}
+
+void sweep_results_close(sweep_results *r)
+{
+    if (r == NULL)
+        return;
+    if (r->fp)
+        fclose(r->fp);
+    if (r->path)
+        pthread_mutex_destroy(&r->mu);
+    free(r->path);
+    free(r->done);
+    free(r);
+}
+
+/* The summary of the digests (reports/sweep.h), into text and json (either may be NULL). */
+static sim_status summarize(const sweep_spec *s, const job_digest *d, uint64_t present, sim_buf *text, sim_buf *json,
+                            sim_error *err)
+{
+    uint64_t n = sweep_spec_jobs(s);
+    report_sweep_job *jobs = calloc((size_t)n + 1, sizeof *jobs);
+    report_sweep_group *groups = calloc((size_t)s->n_combos + 1, sizeof *groups);
+    const char **traces = calloc((size_t)s->n_traces + 1, sizeof *traces);
+    sim_status st = SIM_OK;
+    if (jobs == NULL || groups == NULL || traces == NULL) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            jobs[i] = d[i].s;
+        for (uint32_t c = 0; c < s->n_combos; c++) {
+            const sweep_combo *k = &s->combos[c];
+            groups[c] = (report_sweep_group){s->devices[k->device].name, s->devices[k->device].info.capacity_bytes,
+                                             s->strategies[k->strategy]->name, s->optsets[k->optset].name};
+        }
+        for (uint32_t t = 0; t < s->n_traces; t++)
+            traces[t] = s->traces[t].display;
+        report_sweep r = {
+            .spec_path = s->path,
+            .jobs = n,
+            .done = present,
+            .n_devices = s->n_devices,
+            .n_strategies = s->n_strategies,
+            .n_optsets = s->n_optsets,
+            .n_traces = s->n_traces,
+            .traces = traces,
+            .n_groups = s->n_combos,
+            .groups = groups,
+            .job = jobs,
+        };
+        if (json)
+            report_sweep_json(&r, json);
+        if (text)
+            report_sweep_text(&r, text);
+    }
+    free(jobs);
+    free(groups);
+    free(traces);
+    return st;
+}
+
+sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, int *exit_code, sim_error *err)
+{
+    *exit_code = 0;
+    const sweep_spec *s = r->s;
+    uint64_t n = sweep_spec_jobs(s);
+    pthread_mutex_lock(&r->mu);
+    if (r->fp) {
+        fclose(r->fp);
+        r->fp = NULL;
+    }
+    pthread_mutex_unlock(&r->mu);
+    job_digest *d = calloc((size_t)n + 1, sizeof *d);
+    if (d == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    FILE *f = fopen(r->path, "rb");
+    sim_status st = SIM_OK;
+    if (f == NULL)
+        st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot read: %s", strerror(errno));
+    uint64_t present = 0;
+    if (st == SIM_OK) {
+        memset(r->done, 0, (size_t)n);
+        r->count = 0;
+        uint64_t good_end;
+        st = scan_file(r, f, d, &good_end, err);
+        present = r->count;
+    }
+    /* the same bytes in job order: the result of every run of this spec */
+    sim_outfile o;
+    if (st == SIM_OK)
+        st = sim_outfile_open(&o, r->path, err);
+    if (st == SIM_OK) {
+        char *buf = NULL;
+        size_t cap = 0;
+        for (uint64_t i = 0; i < n && st == SIM_OK; i++) {
+            if (!d[i].s.present)
+                continue;
+            if (!SIM_GROW(buf, d[i].len, cap)) {
+                st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                break;
+            }
+            if (pread(fileno(f), buf, d[i].len, (off_t)d[i].offset) != (ssize_t)d[i].len)
+                st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot read: %s", strerror(errno));
+            else if (fwrite(buf, 1, d[i].len, o.fp) != d[i].len)
+                st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot write: %s", strerror(errno));
+            if (d[i].exit_code > *exit_code)
+                *exit_code = d[i].exit_code;
+        }
+        free(buf);
+        sim_error cerr;
+        sim_error_clear(&cerr);
+        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
+        if (st == SIM_OK && cst != SIM_OK) {
+            *err = cerr;
+            st = cst;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (st == SIM_OK && (json || text))
+        st = summarize(s, d, present, text, json, err);
+    for (uint64_t i = 0; i < n; i++)
+        free((char *)d[i].s.error);
+    free(d);
+    return st;
+}
