@@ -35,6 +35,8 @@ struct strategy {
     bool planned;
     uint32_t n;            /* buffers */
     uint64_t *off, *size;
+    uint64_t *first, *last; /* TFLite-clock lifetimes, for pictures */
+    uint64_t n_events;
     uint64_t heap;
     uint64_t peak;         /* no-fragmentation peak */
     uint32_t heaps;
@@ -102,6 +104,8 @@ static void planned_destroy(strategy *s)
         return;
     free(s->off);
     free(s->size);
+    free(s->first);
+    free(s->last);
     plan_live_free(s->live);
     free(s);
 }
@@ -122,10 +126,18 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
     plan_buffer *b = malloc(nn * sizeof *b);
     s->off = malloc(nn * sizeof *s->off);
     s->size = malloc(nn * sizeof *s->size);
-    if (st == SIM_OK && (b == NULL || s->off == NULL || s->size == NULL))
+    s->first = malloc(nn * sizeof *s->first);
+    s->last = malloc(nn * sizeof *s->last);
+    if (st == SIM_OK && (b == NULL || s->off == NULL || s->size == NULL || s->first == NULL || s->last == NULL))
         st = SIM_ENOMEM;
     plan_result r = {0};
     if (st == SIM_OK) {
+        s->n_events = plan_trace_events(t);
+        plan_lifetimes(t, PLAN_CLOCK_TFLITE, b);
+        for (uint32_t i = 0; i < n; i++) {
+            s->first[i] = (uint64_t)b[i].start;
+            s->last[i] = b[i].end == PLAN_FOREVER ? s->n_events : (uint64_t)b[i].end;
+        }
         plan_lifetimes(t, is_xla(s->planner) ? PLAN_CLOCK_XLA : PLAN_CLOCK_TFLITE, b);
         if (is_xla(s->planner)) {
             plan_xla_config cfg = {.order = s->planner == PLANNER_XLA_SPATIAL    ? PLAN_XLA_SPATIAL
@@ -324,6 +336,24 @@ static void planned_check(const strategy *s, sim_report *r)
     sim_report_insist(r, device_proc_held(s->dev, s->proc) == res || !device_proc_alive(s->dev, s->proc),
                       "planned: device holds %llu for the process, strategy %llu",
                       (unsigned long long)device_proc_held(s->dev, s->proc), (unsigned long long)res);
+}
+
+static const strategy_ops PLANNED_OPS;
+
+bool planned_plan_info(const strategy_ops *ops, const strategy *s, uint32_t *n_buffers, uint64_t *heap,
+                       uint64_t *n_events)
+{
+    if (ops != &PLANNED_OPS || s == NULL || !s->planned)
+        return false;
+    *n_buffers = s->n;
+    *heap = s->heap;
+    *n_events = s->n_events;
+    return true;
+}
+
+void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out)
+{
+    *out = (planned_rect){.off = s->off[k], .size = s->size[k], .first = s->first[k], .last = s->last[k]};
 }
 
 static const strategy_ops PLANNED_OPS = {

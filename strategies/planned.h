@@ -28,4 +28,21 @@
 
 const strategy_ops *planned_strategy(void);
 
+/* One buffer of a plan, for pictures: its offset and size in the arena, and the
+ * first and last of its process's alloc/free events (0-based, the TFLite clock
+ * of strategies/plan.h) at which it is live; a buffer never freed lasts to
+ * n_events. */
+typedef struct planned_rect {
+    uint64_t off, size;
+    uint64_t first, last;
+} planned_rect;
+
+/* For an instance s of planned (ops is its table): true with its plan's buffer
+ * count, arena and the process's number of alloc/free events; false for an
+ * instance of any other strategy, or one not planned yet. */
+bool planned_plan_info(const strategy_ops *ops, const strategy *s, uint32_t *n_buffers, uint64_t *heap,
+                       uint64_t *n_events);
+/* Buffer k < n_buffers of a planned instance. */
+void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out);
+
 #endif
