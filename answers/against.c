@@ -10,6 +10,8 @@ const char *against_default_strategy(input_format f)
     case INPUT_TORCH_SNAPSHOT:
     case INPUT_KINETO: return "torch";
     case INPUT_TF_PROFILE: return "greedy";
+    case INPUT_AUTO:
+    case INPUT_GPUSIM:
     default: return NULL;
     }
 }

@@ -199,9 +199,9 @@ END_TEST
 
 START_TEST(fragmentation_should_follow_tensorflow_s_definition)
 {
-    ck_assert(sim_fragmentation(0, 0) == 0.0);
-    ck_assert(sim_fragmentation(100, 100) == 0.0);
-    ck_assert(sim_fragmentation(100, 25) == 0.75);
+    ck_assert(test_same_double(sim_fragmentation(0, 0), 0.0));
+    ck_assert(test_same_double(sim_fragmentation(100, 100), 0.0));
+    ck_assert(test_same_double(sim_fragmentation(100, 25), 0.75));
 }
 END_TEST
 

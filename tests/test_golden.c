@@ -91,6 +91,8 @@ static void value_text(const json_value *v, char *buf, size_t cap)
     case JSON_FALSE: snprintf(buf, cap, "false"); break;
     case JSON_NUMBER: snprintf(buf, cap, "%.*s", (int)v->len, v->u.num); break;
     case JSON_STRING: snprintf(buf, cap, "%s", v->u.str); break;
+    case JSON_ARRAY:
+    case JSON_OBJECT:
     default: snprintf(buf, cap, "<%s>", json_type_name(v->type)); break;
     }
 }

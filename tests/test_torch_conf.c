@@ -30,7 +30,7 @@ START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
     ck_assert_uint_eq(c.max_split_size_bytes, TORCH_CONF_NO_MAX_SPLIT);
     ck_assert_uint_eq(c.max_non_split_rounding_bytes, 20 * MiB);
     ck_assert_uint_eq(c.large_segment_size_bytes, 20 * MiB);
-    ck_assert(c.garbage_collection_threshold == 0.0);
+    ck_assert(test_same_double(c.garbage_collection_threshold, 0.0));
     ck_assert(!c.expandable_segments);
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         ck_assert_uint_eq(c.roundup_power2_divisions[k], 0);

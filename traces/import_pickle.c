@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,7 +466,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
             r->pos += 8;
             double x;
             memcpy(&x, &u, sizeof x);
-            if (x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308)
+            if (!isfinite(x))
                 return fail(r, at, "a float that is not finite");
             pk_obj *o = new_obj(r->doc, PK_FLOAT);
             char buf[40];

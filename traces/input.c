@@ -401,6 +401,8 @@ static sim_status import_doc(trace_input *in, input_format f, const char *text, 
         case INPUT_TORCH_SNAPSHOT: st = import_snapshot(root, opt, d); break;
         case INPUT_KINETO: st = import_kineto(root, opt, d); break;
         case INPUT_TF_PROFILE: st = import_tfprof(root, opt, d); break;
+        case INPUT_AUTO:
+        case INPUT_GPUSIM:
         default: st = sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format"); break;
         }
     }

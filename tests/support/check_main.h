@@ -5,7 +5,16 @@
 #define GPUSIM_TEST_CHECK_MAIN_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+/* Exact equality of two doubles that are not NaN, for results that must be exact
+ * (a ratio of two integers, a seeded draw repeated): the build warns on `==` between
+ * floating-point values (-Wfloat-equal), which is right everywhere else. */
+static inline bool test_same_double(double a, double b)
+{
+    return !(a < b) && !(a > b);
+}
 
 #define GPUSIM_CHECK_MAIN(make_suite)                     \
     int main(void)                                        \
