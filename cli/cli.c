@@ -223,6 +223,9 @@ uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap)
         {"bfc-preset", "bfc_preset"},
         {"bfc-gc", "bfc_gc"},
         {"bfc-fragmentation-fraction", "bfc_fragmentation_fraction"},
+        {"planner", "planner"},
+        {"alignment", "alignment"},
+        {"heap-limit", "heap_limit"},
     };
     uint32_t n = 0;
     for (int i = 0; i < a->n_opts && n < cap; i++)

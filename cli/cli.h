@@ -76,7 +76,10 @@ int cli_exit(const char *cmd, sim_status st, const sim_error *err);
     {"mem-fraction", true, "F: per_process_gpu_memory_fraction / XLA mem fraction for BFC"},   \
     {"bfc-preset", true, "tf|jax: how greedy/growth choose their limit (default tf)"},          \
     {"bfc-gc", true, "on|off: BFC frees wholly free regions on failure (default: on for tf)"}, \
-    {"bfc-fragmentation-fraction", true, "F: BFC internal fragmentation fraction (default 0)"}
+    {"bfc-fragmentation-fraction", true, "F: BFC internal fragmentation fraction (default 0)"}, \
+    {"planner", true, "xla|xla-spatial|xla-temporal|tflite|tflite-gpu: the offline planner of `planned`"}, \
+    {"alignment", true, "SIZE: buffer alignment of `planned` (default 256 xla, 64 tflite, 1 tflite-gpu)"}, \
+    {"heap-limit", true, "SIZE: XLA's per-heap size limit for `planned` (multi-heap; default none)"}
 
 typedef struct cli_device {
     device_info info;

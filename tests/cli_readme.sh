@@ -32,6 +32,16 @@ check_in_readme "quick start" replay traces/examples/mlp_train.json --strategy=g
 check_in_readme "compare table" compare traces/examples/mlp_train.json
 check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace.json.gz --against-recorded \
   --strategy=ideal
+# the planned lesson: the pasted replay, and each planner's heap quoted in the text
+check_in_readme "planned serving" replay traces/examples/serving-16gb.jsonl --strategy=planned
+for p in tflite tflite-gpu; do
+  heap=$("$bin" replay traces/examples/serving-16gb.jsonl --strategy=planned --planner=$p 2>"$tmp/err" |
+    awk '$1 == "heap_size_bytes" { print $2 }')
+  if [ -n "$heap" ] && grep -qF -- "--planner=$p\` $heap B" "$readme"; then ok; else bad "planned --planner=$p: heap '$heap' not quoted in the README"; fi
+done
+heap=$("$bin" replay traces/examples/bert-large-train.jsonl --strategy=planned 2>"$tmp/err" |
+  awk '$1 == "heap_size_bytes" { print $2 } $1 == "no_fragmentation_peak_bytes" { print $2 }' | sort -u)
+if [ "$heap" = 19082018816 ] && grep -qF "19082018816), and no planner" "$readme"; then ok; else bad "planned BERT: heap and peak '$heap'"; fi
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")
