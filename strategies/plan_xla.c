@@ -3,6 +3,7 @@
  * are sorted by offset and walked once to find the best gap. */
 #include "plan_xla.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "plan_index.h"
@@ -154,6 +155,40 @@ static sim_status plan_order(xla_work *w, plan_less less, uint64_t *offsets, pla
     return SIM_OK;
 }
 
+/* One order's whole plan with its own index and scratch, so that the two orders of
+ * PLAN_XLA_BEST can run side by side. */
+typedef struct order_job {
+    const plan_buffer *b;
+    uint32_t n;
+    const plan_xla_config *cfg;
+    plan_less less;
+    uint64_t *offsets;
+    plan_result res;
+    sim_status st;
+} order_job;
+
+static void *run_order(void *arg)
+{
+    order_job *j = arg;
+    xla_work w = {.b = j->b, .n = j->n, .alignment = j->cfg->alignment,
+                  .limit = j->cfg->heap_limit ? j->cfg->heap_limit : UINT64_MAX};
+    size_t nn = j->n ? j->n : 1;
+    w.index = plan_index_new(j->b, j->n);
+    w.ids = malloc(nn * sizeof *w.ids);
+    w.in_heap = malloc(nn * sizeof *w.in_heap);
+    j->st = SIM_ENOMEM;
+    if (w.index != NULL && w.ids != NULL && w.in_heap != NULL)
+        j->st = plan_order(&w, j->less, j->offsets, &j->res);
+    j->res.order = j->less == spatial_less ? "spatial" : "temporal";
+    free(w.ids);
+    free(w.in_heap);
+    plan_index_free(w.index);
+    return NULL;
+}
+
+/* Below this many buffers a second thread costs more than it saves. */
+#define XLA_THREAD_MIN 20000u
+
 sim_status plan_xla(const plan_buffer *b, uint32_t n, const plan_xla_config *cfg, uint64_t *offsets,
                     plan_result *res)
 {
@@ -163,39 +198,33 @@ sim_status plan_xla(const plan_buffer *b, uint32_t n, const plan_xla_config *cfg
         if (b[i].size >= XLA_UNBOUNDED / 2)
             return SIM_EUSAGE; /* XLA's int64 sizes; keeps offset + size below 2^63 */
     }
-    xla_work w = {.b = b, .n = n, .alignment = cfg->alignment,
-                  .limit = cfg->heap_limit ? cfg->heap_limit : UINT64_MAX};
-    size_t nn = n ? n : 1;
-    w.index = plan_index_new(b, n);
-    w.ids = malloc(nn * sizeof *w.ids);
-    w.in_heap = malloc(nn * sizeof *w.in_heap);
-    uint64_t *other = cfg->order == PLAN_XLA_BEST ? malloc(nn * sizeof *other) : NULL;
-    sim_status st = SIM_ENOMEM;
-    if (w.index == NULL || w.ids == NULL || w.in_heap == NULL || (cfg->order == PLAN_XLA_BEST && other == NULL))
-        goto done;
-    if (cfg->order == PLAN_XLA_SPATIAL) {
-        st = plan_order(&w, spatial_less, offsets, res);
-        res->order = "spatial";
-    } else if (cfg->order == PLAN_XLA_TEMPORAL) {
-        st = plan_order(&w, temporal_less, offsets, res);
-        res->order = "temporal";
-    } else {
-        plan_result temporal;
-        st = plan_order(&w, spatial_less, offsets, res);
-        if (st == SIM_OK)
-            st = plan_order(&w, temporal_less, other, &temporal);
-        res->order = "spatial";
-        if (st == SIM_OK && temporal.heap_size < res->heap_size) {
-            *res = temporal;
-            res->order = "temporal";
-            for (uint32_t i = 0; i < n; i++)
-                offsets[i] = other[i];
-        }
+    order_job spatial = {.b = b, .n = n, .cfg = cfg, .less = spatial_less, .offsets = offsets};
+    if (cfg->order != PLAN_XLA_BEST) {
+        if (cfg->order == PLAN_XLA_TEMPORAL)
+            spatial.less = temporal_less;
+        run_order(&spatial);
+        *res = spatial.res;
+        return spatial.st;
     }
-done:
+    /* ChooseBestHeapAlgorithm: both orders, the strictly smaller heap, spatial on a tie */
+    uint64_t *other = malloc((n ? n : 1) * sizeof *other);
+    if (other == NULL)
+        return SIM_ENOMEM;
+    order_job temporal = {.b = b, .n = n, .cfg = cfg, .less = temporal_less, .offsets = other};
+    pthread_t th;
+    bool threaded = n >= XLA_THREAD_MIN && pthread_create(&th, NULL, run_order, &temporal) == 0;
+    run_order(&spatial);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_order(&temporal);
+    sim_status st = spatial.st != SIM_OK ? spatial.st : temporal.st;
+    *res = spatial.res;
+    if (st == SIM_OK && temporal.res.heap_size < spatial.res.heap_size) {
+        *res = temporal.res;
+        for (uint32_t i = 0; i < n; i++)
+            offsets[i] = other[i];
+    }
     free(other);
-    free(w.ids);
-    free(w.in_heap);
-    plan_index_free(w.index);
     return st;
 }

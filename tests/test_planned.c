@@ -792,6 +792,38 @@ START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
 }
 END_TEST
 
+/* Large enough that the two orders of PLAN_XLA_BEST run on two threads: the result
+ * is still the better single order, offset for offset. */
+START_TEST(a_large_best_plan_should_equal_the_better_of_its_two_orders)
+{
+    uint64_t seed = test_seed("plan_xla large best");
+    uint64_t st = seed;
+    enum { N = 30000 };
+    plan_buffer *b = malloc(N * sizeof *b);
+    uint64_t *best = malloc(N * sizeof *best), *sp = malloc(N * sizeof *sp), *te = malloc(N * sizeof *te);
+    for (uint32_t i = 0; i < N; i++) {
+        b[i].size = rand_size(&st);
+        b[i].start = (int64_t)(test_rand(&st) % (4 * N));
+        b[i].end = b[i].start + (int64_t)(test_rand(&st) % 400);
+    }
+    plan_result rb, rs, rt;
+    plan_xla_config cfg = {.order = PLAN_XLA_BEST, .alignment = 256};
+    ck_assert_int_eq(plan_xla(b, N, &cfg, best, &rb), SIM_OK);
+    cfg.order = PLAN_XLA_SPATIAL;
+    ck_assert_int_eq(plan_xla(b, N, &cfg, sp, &rs), SIM_OK);
+    cfg.order = PLAN_XLA_TEMPORAL;
+    ck_assert_int_eq(plan_xla(b, N, &cfg, te, &rt), SIM_OK);
+    bool temporal = rt.heap_size < rs.heap_size;
+    ck_assert_str_eq(rb.order, temporal ? "temporal" : "spatial");
+    ck_assert_uint_eq(rb.heap_size, temporal ? rt.heap_size : rs.heap_size);
+    ck_assert(memcmp(best, temporal ? te : sp, N * sizeof *best) == 0);
+    free(b);
+    free(best);
+    free(sp);
+    free(te);
+}
+END_TEST
+
 /* Random alloc/free sequences through both clocks: every plan is at least the
  * no-fragmentation peak and agrees with the reference. */
 START_TEST(random_traces_should_plan_at_or_above_the_live_peak_in_every_planner)
@@ -1092,6 +1124,7 @@ static Suite *suite(void)
     tcase_add_test(rnd, the_index_should_return_exactly_the_committed_buffers_that_share_a_time);
     tcase_add_test(rnd, random_xla_plans_should_equal_the_brute_force_reference);
     tcase_add_test(rnd, random_tflite_plans_should_equal_the_brute_force_reference);
+    tcase_add_test(rnd, a_large_best_plan_should_equal_the_better_of_its_two_orders);
     tcase_add_test(rnd, random_traces_should_plan_at_or_above_the_live_peak_in_every_planner);
     suite_add_tcase(s, rnd);
 
