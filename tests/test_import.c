@@ -164,6 +164,8 @@ static void check_allocated_curve(trace_input *in, uint64_t n_expected)
 
 /* ---------------------------------------------------------------- real recordings */
 
+GPUSIM_TCASE("real recordings", 300, NULL, NULL);
+
 START_TEST(hta_trace_should_pair_every_free_by_address)
 {
     const char *p = real("hta_v100_rank1_df_index_resolver.pt.trace.json.gz");
@@ -229,6 +231,8 @@ START_TEST(kineto_2021_traces_should_pair_lifo_per_size_with_a_warning)
 END_TEST
 
 /* ---------------------------------------------------------------- excerpts */
+
+GPUSIM_TCASE("excerpts and synthetic files", 0, NULL, NULL);
 
 START_TEST(hta_excerpt_should_inflate_sort_and_match_its_curve)
 {
@@ -478,6 +482,8 @@ static bool exists(const char *p)
     return stat(p, &sb) == 0;
 }
 
+GPUSIM_TCASE("command line", 120, NULL, NULL);
+
 START_TEST(converting_a_native_trace_twice_should_give_identical_bytes)
 {
     static const char *const IN[] = {"native_small.json", "snapshot_small.pickle", "hta_excerpt.pt.trace.json.gz",
@@ -669,6 +675,8 @@ static const bad_case BAD[] = {
     {"torch-snapshot", TXT("(dp0\nS'segments'\np1\n(lp2\nsS'x'\n."), SIM_ETRACE, "JSON"},
 };
 
+GPUSIM_TCASE("bad input", 120, NULL, NULL);
+
 START_TEST(bad_input_should_fail_with_a_message_naming_the_file)
 {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
@@ -760,39 +768,3 @@ START_TEST(mutated_inputs_should_never_crash)
     }
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("import");
-    TCase *real_tc = tcase_create("real recordings");
-    tcase_set_timeout(real_tc, 300);
-    tcase_add_test(real_tc, hta_trace_should_pair_every_free_by_address);
-    tcase_add_test(real_tc, hta_replayed_allocated_should_follow_total_allocated_at_every_event);
-    tcase_add_test(real_tc, kineto_2021_traces_should_pair_lifo_per_size_with_a_warning);
-    suite_add_tcase(s, real_tc);
-    TCase *ex = tcase_create("excerpts and synthetic files");
-    tcase_add_test(ex, hta_excerpt_should_inflate_sort_and_match_its_curve);
-    tcase_add_test(ex, kineto_excerpt_without_addr_should_pair_lifo_per_size);
-    tcase_add_test(ex, device_option_should_select_a_device_or_say_which_exist);
-    tcase_add_test(ex, snapshot_json_should_pair_by_address_with_reuse_and_deferred_frees);
-    tcase_add_test(ex, snapshot_pickles_should_import_exactly_like_the_json);
-    tcase_add_test(ex, snapshot_device_0_should_hold_only_its_live_segment_block);
-    tcase_add_test(ex, tf_profile_should_replay_its_sampled_activities_and_say_so);
-    suite_add_tcase(s, ex);
-    TCase *cli = tcase_create("command line");
-    tcase_set_timeout(cli, 120);
-    tcase_add_test(cli, converting_a_native_trace_twice_should_give_identical_bytes);
-    tcase_add_test(cli, a_bad_input_should_exit_3_and_leave_no_output);
-    tcase_add_test(cli, against_recorded_should_report_zero_difference_on_the_hta_curve);
-    suite_add_tcase(s, cli);
-    TCase *bad = tcase_create("bad input");
-    tcase_set_timeout(bad, 120);
-    tcase_add_test(bad, bad_input_should_fail_with_a_message_naming_the_file);
-    tcase_add_test(bad, every_prefix_of_a_snapshot_pickle_should_fail_cleanly);
-    tcase_add_test(bad, every_prefix_of_a_gzip_file_should_fail_cleanly);
-    tcase_add_test(bad, mutated_inputs_should_never_crash);
-    suite_add_tcase(s, bad);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)
