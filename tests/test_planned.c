@@ -81,6 +81,8 @@ static plan_result xla_script(const char *s, plan_xla_order order, uint64_t alig
 
 /* ---- the clocks ---- */
 
+GPUSIM_TCASE("clocks", 0, NULL, NULL);
+
 START_TEST(xla_clock_should_tick_on_nonzero_allocs_and_frees_and_free_the_rest_in_alloc_order)
 {
     /* +a10 +z0 +b20 -a -z +c5: a=[0,2] (ticks: +a 0, +b 1, -a 2), z takes no tick,
@@ -144,6 +146,8 @@ START_TEST(the_no_fragmentation_peak_should_be_xlas_max_running_sum)
     plan_trace_free(t);
 }
 END_TEST
+
+GPUSIM_TCASE("xla_upstream", 0, NULL, NULL);
 
 /* ---- XLA: heap_simulator_test.cc ---- */
 
@@ -286,6 +290,8 @@ START_TEST(xla_zero_byte_buffers_should_get_offset_zero_and_no_space)
 }
 END_TEST
 
+GPUSIM_TCASE("tflite_upstream", 0, NULL, NULL);
+
 /* ---- TFLite: simple_memory_arena_test.cc, arena_planner_test.cc ---- */
 
 static void arena_in_order(const plan_buffer *b, uint32_t n, uint64_t align, uint64_t *off)
@@ -412,6 +418,8 @@ START_TEST(tflite_gpu_complex_records_should_give_the_upstream_offsets)
     gpu_case(b, 9, 1, want, 96);
 }
 END_TEST
+
+GPUSIM_TCASE("random", 300, NULL, NULL);
 
 /* ---- the overlap index alone ---- */
 
@@ -876,6 +884,8 @@ START_TEST(random_traces_should_plan_at_or_above_the_live_peak_in_every_planner)
 }
 END_TEST
 
+GPUSIM_TCASE("strategy", 300, NULL, NULL);
+
 /* ---- the strategy through the engine: plan first, then replay ---- */
 
 typedef struct array_source {
@@ -1085,57 +1095,3 @@ START_TEST(random_replays_should_plan_each_process_alone_and_pass_the_checker)
     free(ev);
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("planned");
-    TCase *clock = tcase_create("clocks");
-    tcase_add_test(clock, xla_clock_should_tick_on_nonzero_allocs_and_frees_and_free_the_rest_in_alloc_order);
-    tcase_add_test(clock, tflite_clock_should_number_every_event_and_keep_unfreed_buffers_forever);
-    tcase_add_test(clock, a_freed_or_unknown_buffer_should_not_be_freed_again);
-    tcase_add_test(clock, the_no_fragmentation_peak_should_be_xlas_max_running_sum);
-    suite_add_tcase(s, clock);
-
-    TCase *xla = tcase_create("xla_upstream");
-    tcase_add_test(xla, xla_empty_should_give_one_empty_heap);
-    tcase_add_test(xla, xla_decreasing_size_should_stack_all_four_buffers);
-    tcase_add_test(xla, xla_decreasing_size_with_alignment_should_start_gaps_at_aligned_ends);
-    tcase_add_test(xla, xla_best_fit_should_take_the_smallest_gap_that_holds_the_buffer);
-    tcase_add_test(xla, xla_heap_limit_should_split_the_plan_into_heaps_that_sum);
-    tcase_add_test(xla, xla_heap_limit_with_alignment_should_sum_seventy_and_sixty);
-    tcase_add_test(xla, xla_spatial_heap_limit_should_pack_the_small_buffer_with_the_largest);
-    tcase_add_test(xla, xla_best_should_keep_spatial_on_a_tie_and_take_a_strictly_smaller_temporal);
-    tcase_add_test(xla, xla_zero_byte_buffers_should_get_offset_zero_and_no_space);
-    suite_add_tcase(s, xla);
-
-    TCase *tfl = tcase_create("tflite_upstream");
-    tcase_add_test(tfl, tflite_arena_basic_operations_should_give_the_upstream_offsets);
-    tcase_add_test(tfl, tflite_arena_zero_sized_allocs_should_take_offset_zero_and_not_move_others);
-    tcase_add_test(tfl, tflite_arena_three_overlapping_buffers_should_stack_at_aligned_ends);
-    tcase_add_test(tfl, tflite_simple_graph_should_give_the_upstream_offsets);
-    tcase_add_test(tfl, tflite_complex_graph_should_give_the_upstream_offsets);
-    tcase_add_test(tfl, tflite_gpu_one_and_no_records_should_give_the_upstream_totals);
-    tcase_add_test(tfl, tflite_gpu_chain_records_should_alternate_two_offsets);
-    tcase_add_test(tfl, tflite_gpu_complex_records_should_give_the_upstream_offsets);
-    suite_add_tcase(s, tfl);
-
-    TCase *rnd = tcase_create("random");
-    tcase_set_timeout(rnd, 300);
-    tcase_add_test(rnd, the_index_should_return_exactly_the_committed_buffers_that_share_a_time);
-    tcase_add_test(rnd, random_xla_plans_should_equal_the_brute_force_reference);
-    tcase_add_test(rnd, random_tflite_plans_should_equal_the_brute_force_reference);
-    tcase_add_test(rnd, a_large_best_plan_should_equal_the_better_of_its_two_orders);
-    tcase_add_test(rnd, random_traces_should_plan_at_or_above_the_live_peak_in_every_planner);
-    suite_add_tcase(s, rnd);
-
-    TCase *strat = tcase_create("strategy");
-    tcase_set_timeout(strat, 300);
-    tcase_add_test(strat, planned_replay_should_reserve_the_planned_heap_at_the_first_alloc);
-    tcase_add_test(strat, planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit);
-    tcase_add_test(strat, planned_options_should_reject_an_unknown_planner_and_a_heap_limit_for_tflite);
-    tcase_add_test(strat, random_replays_should_plan_each_process_alone_and_pass_the_checker);
-    suite_add_tcase(s, strat);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)
