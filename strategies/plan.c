@@ -194,21 +194,19 @@ static void insertion_sort(plan_chunk *c, uint32_t n)
     }
 }
 
-void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)
+/* LSD radix sort of c[0 .. n) by one key (the offset, or else seq), stable, bytes
+ * whose digit is the same everywhere skipped; the result ends up in c. */
+static void radix_by(plan_chunk *c, plan_chunk *tmp, uint32_t n, bool by_seq)
 {
-    if (n <= 32) {
-        insertion_sort(c, n);
-        return;
-    }
     uint64_t all = 0;
     for (uint32_t i = 0; i < n; i++)
-        all |= c[i].off;
+        all |= by_seq ? c[i].seq : c[i].off;
     plan_chunk *src = c, *dst = tmp;
     for (unsigned shift = 0; shift < 64 && (all >> shift) != 0; shift += 8) {
         uint32_t count[256] = {0};
         for (uint32_t i = 0; i < n; i++)
-            count[(src[i].off >> shift) & 0xFF]++;
-        if (count[(src[0].off >> shift) & 0xFF] == n)
+            count[((by_seq ? src[i].seq : src[i].off) >> shift) & 0xFF]++;
+        if (count[((by_seq ? src[0].seq : src[0].off) >> shift) & 0xFF] == n)
             continue; /* one digit everywhere: the pass would not move anything */
         uint32_t sum = 0;
         for (unsigned d = 0; d < 256; d++) {
@@ -217,7 +215,7 @@ void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)
             sum += k;
         }
         for (uint32_t i = 0; i < n; i++)
-            dst[count[(src[i].off >> shift) & 0xFF]++] = src[i];
+            dst[count[((by_seq ? src[i].seq : src[i].off) >> shift) & 0xFF]++] = src[i];
         plan_chunk *t = src;
         src = dst;
         dst = t;
@@ -226,11 +224,23 @@ void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)
         for (uint32_t i = 0; i < n; i++)
             c[i] = src[i];
     }
-    for (uint32_t i = 0; i < n;) { /* runs of one offset: by seq */
+}
+
+void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)
+{
+    if (n <= 32) {
+        insertion_sort(c, n);
+        return;
+    }
+    radix_by(c, tmp, n, false);
+    for (uint32_t i = 0; i < n;) { /* runs of one offset, by seq: a buffer that lives
+                                     * forever meets thousands placed at one offset */
         uint32_t j = i + 1;
         while (j < n && c[j].off == c[i].off)
             j++;
-        if (j - i > 1)
+        if (j - i > 32)
+            radix_by(c + i, tmp, j - i, true);
+        else if (j - i > 1)
             insertion_sort(c + i, j - i);
         i = j;
     }

@@ -465,6 +465,39 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
 }
 END_TEST
 
+static int chunk_ref_cmp(const void *pa, const void *pb)
+{
+    const plan_chunk *a = pa, *b = pb;
+    if (a->off != b->off)
+        return a->off < b->off ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+START_TEST(chunk_sort_should_order_by_offset_then_seq_with_long_runs_of_one_offset)
+{
+    uint64_t seed = test_seed("plan_sort_chunks");
+    uint64_t st = seed;
+    enum { N = 5000 };
+    plan_chunk *c = malloc(N * sizeof *c), *want = malloc(N * sizeof *c), *tmp = malloc(N * sizeof *c);
+    for (int round = 0; round < 60; round++) {
+        uint32_t n = (uint32_t)(test_rand(&st) % N);
+        uint64_t offsets = 1 + test_rand(&st) % (round % 3 == 0 ? 3 : 4000); /* few: long runs */
+        for (uint32_t i = 0; i < n; i++)
+            c[i] = (plan_chunk){.off = (test_rand(&st) % offsets) << (test_rand(&st) % 2 ? 8 : 30),
+                                .size = i, .seq = (uint32_t)test_rand(&st)};
+        memcpy(want, c, n * sizeof *c);
+        qsort(want, n, sizeof *want, chunk_ref_cmp);
+        plan_sort_chunks(c, tmp, n);
+        for (uint32_t i = 0; i < n; i++)
+            EXPECT_MSG(c[i].off == want[i].off && c[i].seq == want[i].seq, "round %d place %u (seed %llu)", round,
+                       i, (unsigned long long)seed);
+    }
+    free(c);
+    free(want);
+    free(tmp);
+}
+END_TEST
+
 /* ---- the brute-force references: the same rules, a scan over every placed buffer ---- */
 
 typedef struct ref_placed {

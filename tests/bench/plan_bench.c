@@ -11,7 +11,7 @@
  * the plan, best of --reps), the heap and the no-fragmentation peak. The cost of
  * a plan grows with the number of time-overlapping buffer pairs (each placement
  * walks the placed buffers live at the same time), so the figures depend on the
- * live set as much as on the buffer count. */
+ * live set as much as on the buffer count. --planner=NAME runs one planner only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +119,7 @@ static const planner PLANNERS[] = {
     {"tflite-gpu", PLAN_CLOCK_TFLITE, 2, PLAN_XLA_BEST},
 };
 
-static void bench(const char *name, plan_trace *t, int reps)
+static void bench(const char *name, plan_trace *t, int reps, const char *only_planner)
 {
     uint32_t n = plan_trace_buffers(t);
     plan_buffer *b = malloc((size_t)n * sizeof *b);
@@ -130,6 +130,8 @@ static void bench(const char *name, plan_trace *t, int reps)
     printf("%-13s %12s %9s %12s %10s\n", "planner", "buffers/s", "seconds", "heap MiB", "heap/peak");
     for (size_t p = 0; p < sizeof PLANNERS / sizeof PLANNERS[0]; p++) {
         const planner *pl = &PLANNERS[p];
+        if (only_planner != NULL && strcmp(only_planner, pl->name) != 0)
+            continue;
         double best = 1e30;
         plan_result r = {0};
         for (int rep = 0; rep < reps; rep++) {
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
     uint64_t n = 1000000, seed = 1;
     uint32_t live = 100;
     int reps = 1;
-    const char *only = NULL;
+    const char *only = NULL, *only_planner = NULL;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--buffers=", 10) == 0)
             n = strtoull(argv[i] + 10, NULL, 10);
@@ -172,9 +174,11 @@ int main(int argc, char **argv)
             reps = atoi(argv[i] + 7);
         else if (strncmp(argv[i], "--workload=", 11) == 0)
             only = argv[i] + 11;
+        else if (strncmp(argv[i], "--planner=", 10) == 0)
+            only_planner = argv[i] + 10;
         else {
             fprintf(stderr, "usage: gpusim_plan_bench [--buffers=N] [--live=L] [--seed=N] [--reps=N] "
-                            "[--workload=churn|training]\n");
+                            "[--workload=churn|training] [--planner=NAME]\n");
             return 2;
         }
     }
@@ -186,12 +190,12 @@ int main(int argc, char **argv)
         plan_trace *t = churn(n, live, seed);
         char name[64];
         snprintf(name, sizeof name, "churn (live ~%u)", live);
-        bench(name, t, reps);
+        bench(name, t, reps, only_planner);
         plan_trace_free(t);
     }
     if (only == NULL || strcmp(only, "training") == 0) {
         plan_trace *t = training(n, seed);
-        bench("training", t, reps);
+        bench("training", t, reps, only_planner);
         plan_trace_free(t);
     }
     return 0;
