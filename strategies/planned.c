@@ -289,6 +289,15 @@ static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
     return 0;
 }
 
+static bool planned_locate(const strategy *s, strategy_handle h, strategy_block *out)
+{
+    if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, h))
+        return false;
+    *out = (strategy_block){.addr = s->off[h], .size_bytes = s->size[h], .requested_bytes = s->size[h],
+                            .state = BLOCK_USED};
+    return true;
+}
+
 typedef struct check_ctx {
     const strategy *s;
     sim_report *r;
@@ -371,6 +380,7 @@ static const strategy_ops PLANNED_OPS = {
     .plan = planned_plan,
     .check = planned_check,
     .walk = planned_walk,
+    .locate = planned_locate,
 };
 
 const strategy_ops *planned_strategy(void)

@@ -1007,6 +1007,24 @@ START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
     ck_assert_uint_eq(run->total.peak_allocated_bytes, 110);
     ck_assert_uint_eq(run->total.peak_requested_bytes, 110);
     ck_assert_uint_eq(run->total.num_device_allocs, 1);
+    /* after the run nothing is live: locate finds no block */
+    strategy_block blk;
+    ck_assert(!run->ops->locate(run->procs[0].s, 0, &blk));
+    sim_run_free(run);
+    /* stopped after the first three allocs, a, b and c sit at their planned offsets
+     * (60, 100, 0: the upstream expectations); the handle is the buffer's number */
+    array_source src = {ev, 8, 0};
+    sim_event_source so = {.next = array_next, .ctx = &src, .path = "t.jsonl"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = 2, .stop_after_event = 3, .paranoid = true};
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    const uint64_t at[] = {60, 100, 0};
+    for (strategy_handle h = 0; h < 3; h++) {
+        ck_assert(run->ops->locate(run->procs[0].s, h, &blk));
+        ck_assert_uint_eq(blk.addr, at[h]);
+    }
+    ck_assert(!run->ops->locate(run->procs[0].s, 3, &blk)); /* d is not allocated yet */
     sim_run_free(run);
 }
 END_TEST
