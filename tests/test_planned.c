@@ -427,11 +427,11 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
 {
     uint64_t seed = test_seed("plan_index");
     uint64_t st = seed;
-    enum { N = 600 };
+    enum { N = 3000 }; /* above 4 * 256: the longest-lived 256 sit in the scanned list */
     plan_buffer *b = calloc(N, sizeof *b);
     for (uint32_t i = 0; i < N; i++) {
-        b[i].start = (int64_t)(test_rand(&st) % 400);
-        b[i].end = b[i].start + (int64_t)(test_rand(&st) % 60);
+        b[i].start = (int64_t)(test_rand(&st) % 2000);
+        b[i].end = b[i].start + (int64_t)(test_rand(&st) % (i % 10 == 0 ? 2000 : 60));
         b[i].size = 1;
     }
     plan_index *x = plan_index_new(b, N);
@@ -446,7 +446,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
             plan_index_reset(x);
             memset(in, 0, N * sizeof *in);
         }
-        plan_buffer q = {.start = (int64_t)(test_rand(&st) % 460)};
+        plan_buffer q = {.start = (int64_t)(test_rand(&st) % 4100)};
         q.end = q.start + (int64_t)(test_rand(&st) % 30);
         plan_chunk *hits;
         uint32_t k;

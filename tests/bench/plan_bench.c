@@ -8,7 +8,9 @@
  *             layers' activations forward, each with a short-lived temporary, freed
  *             in reverse order backward with a gradient each.
  * For every planner: buffers/s (planning alone: lifetimes from the spooled trace,
- * the plan, best of --reps), the heap and the no-fragmentation peak. The cost of
+ * the plan, best of --reps, wall clock), the CPU seconds of that run (both
+ * threads of `xla`, which runs its two orders side by side), the heap and the
+ * no-fragmentation peak. The cost of
  * a plan grows with the number of time-overlapping buffer pairs (each placement
  * walks the placed buffers live at the same time), so the figures depend on the
  * live set as much as on the buffer count. --planner=NAME runs one planner only. */
@@ -25,6 +27,13 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -127,15 +136,15 @@ static void bench(const char *name, plan_trace *t, int reps, const char *only_pl
     uint64_t peak = plan_trace_peak(t);
     printf("\n== plan %s: %u buffers, %llu events, no-fragmentation peak %.1f MiB ==\n", name, n,
            (unsigned long long)plan_trace_events(t), (double)peak / 1048576.0);
-    printf("%-13s %12s %9s %12s %10s\n", "planner", "buffers/s", "seconds", "heap MiB", "heap/peak");
+    printf("%-13s %12s %9s %9s %12s %10s\n", "planner", "buffers/s", "seconds", "cpu s", "heap MiB", "heap/peak");
     for (size_t p = 0; p < sizeof PLANNERS / sizeof PLANNERS[0]; p++) {
         const planner *pl = &PLANNERS[p];
         if (only_planner != NULL && strcmp(only_planner, pl->name) != 0)
             continue;
-        double best = 1e30;
+        double best = 1e30, best_cpu = 0;
         plan_result r = {0};
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now();
+            double t0 = now(), c0 = cpu_now();
             plan_lifetimes(t, pl->clock, b);
             if (pl->kind == 0) {
                 plan_xla_config cfg = {.order = pl->order, .alignment = PLAN_XLA_ALIGNMENT};
@@ -146,10 +155,12 @@ static void bench(const char *name, plan_trace *t, int reps, const char *only_pl
                 must(plan_tflite_gpu(b, n, PLAN_TFLITE_GPU_ALIGNMENT, off, &r));
             }
             double dt = now() - t0;
-            if (dt < best)
+            if (dt < best) {
                 best = dt;
+                best_cpu = cpu_now() - c0;
+            }
         }
-        printf("%-13s %12.0f %9.3f %12.1f %10.3f\n", pl->name, (double)n / best, best,
+        printf("%-13s %12.0f %9.3f %9.3f %12.1f %10.3f\n", pl->name, (double)n / best, best, best_cpu,
                (double)r.heap_size / 1048576.0, peak ? (double)r.heap_size / (double)peak : 0.0);
         fflush(stdout);
     }
