@@ -25,6 +25,30 @@ typedef enum planner_kind {
 static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "xla-temporal", "tflite",
                                                          "tflite-gpu"};
 
+/* The keys create() reads and options() writes back. */
+static const strategy_option PLANNED_OPTIONS[] = {
+    {.key = "planner",
+     .cli = "planner",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "xla|xla-spatial|xla-temporal|tflite|tflite-gpu",
+     .default_text = "xla",
+     .example = "tflite",
+     .help = "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of them), "
+             "TFLite's arena planner or its GPU delegate's greedy by size"},
+    {.key = "alignment",
+     .cli = "alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "256 for xla, 64 for tflite, 1 for tflite-gpu",
+     .example = "512",
+     .help = "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, kDefaultTensorAlignment)"},
+    {.key = "heap_limit",
+     .cli = "heap-limit",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "none",
+     .example = "1GiB",
+     .help = "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"},
+};
+
 struct strategy {
     device *dev;
     uint32_t proc;
@@ -254,11 +278,11 @@ static void planned_stats(const strategy *s, const strategy_stat_sink *sink)
 static void planned_options(const strategy *s, const strategy_stat_sink *sink)
 {
     char buf[32];
-    sink->text(sink->ctx, "planner", PLANNER_NAMES[s->planner]);
+    strategy_emit_text(sink, "planner", PLANNER_NAMES[s->planner]);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->alignment);
-    sink->text(sink->ctx, "alignment", buf);
+    strategy_emit_text(sink, "alignment", buf);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->heap_limit);
-    sink->text(sink->ctx, "heap_limit", s->heap_limit ? buf : "");
+    strategy_emit_text(sink, "heap_limit", s->heap_limit ? buf : "");
 }
 
 /* Live buffers and the holes between them, in address order; the arena is region 0. */
@@ -368,6 +392,8 @@ void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out)
 static const strategy_ops PLANNED_OPS = {
     .name = "planned",
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
+    .opts = PLANNED_OPTIONS,
+    .n_opts = sizeof PLANNED_OPTIONS / sizeof PLANNED_OPTIONS[0],
     .create = planned_create,
     .destroy = planned_destroy,
     .alloc = planned_alloc,
