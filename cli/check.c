@@ -67,17 +67,17 @@ static bool get_u64(const json_value *obj, const char *key, uint64_t *out)
 static int read_baseline(const char *path, json_parser *jp, char **text_out, baseline *b)
 {
     memset(b, 0, sizeof *b);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return bad_baseline(path, "cannot be read (write one with 'gpusim check TRACE --write-baseline=FILE')");
-    char *text = malloc(BASELINE_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, BASELINE_MAX_BYTES + 1, f) : 0;
-    fclose(f);
+    char *text = NULL;
+    size_t n = 0;
+    sim_error rerr;
+    sim_status rst = sim_read_file(path, BASELINE_MAX_BYTES, &text, &n, &rerr);
     *text_out = text;
-    if (text == NULL)
+    if (rst == SIM_ENOMEM)
         return bad_baseline(path, "out of memory");
-    if (n > BASELINE_MAX_BYTES)
+    if (rst != SIM_OK && strncmp(rerr.msg, "larger than", 11) == 0)
         return bad_baseline(path, "larger than 64 MiB: not a result file");
+    if (rst != SIM_OK)
+        return bad_baseline(path, "cannot be read (write one with 'gpusim check TRACE --write-baseline=FILE')");
     char msg[256];
     const json_value *root = json_parse(jp, text, n, 0, msg, sizeof msg);
     if (root == NULL) {

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "sim/engine.h"
+#include "sim/buf.h"
 #include "sim/gpus.h"
+#include "sim/hash.h"
 #include "sim/units.h"
 #include "traces/input.h"
 
@@ -28,48 +30,19 @@ static uint64_t line_of(const char *text, size_t off)
     return line;
 }
 
-static sim_status read_file(const char *path, char **text, size_t *len, sim_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec: %s", strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (nb == NULL) {
-            free(buf);
-            buf = NULL;
-        } else
-            buf = nb;
-    }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (buf == NULL)
-        return spec_nomem(err);
-    if (bad) {
-        free(buf);
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec");
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return SIM_OK;
-}
+#define SPEC_MAX_BYTES ((uint64_t)64 << 20) /* a spec is a small hand-written file */
 
-static uint64_t fnv1a(const char *p, size_t n)
+static sim_status read_spec(const char *path, char **text, size_t *len, sim_error *err)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
+    sim_status st = sim_read_file(path, SPEC_MAX_BYTES, text, len, err);
+    if (st == SIM_EIO) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec: %s", why);
+    } else if (st == SIM_ENOMEM) {
+        return spec_nomem(err);
     }
-    return h;
+    return st;
 }
 
 /* ---------------------------------------------------------------- loading state */
@@ -417,7 +390,7 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
     *out = NULL;
     char *text = NULL;
     size_t len = 0;
-    sim_status st = read_file(path, &text, &len, err);
+    sim_status st = read_spec(path, &text, &len, err);
     if (st != SIM_OK)
         return st;
     sweep_spec *s = calloc(1, sizeof *s);
@@ -426,7 +399,7 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
         free(text);
         return spec_nomem(err);
     }
-    s->hash = fnv1a(text, len);
+    s->hash = sim_fnv1a64(text, len);
     loader l = {.s = s, .spec_path = path, .err = err};
     const char *slash = strrchr(path, '/');
     if (slash)
