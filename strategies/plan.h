@@ -86,8 +86,8 @@ typedef struct plan_chunk {
 
 /* Sorts c[0 .. n) by (off, seq), with tmp[0 .. n) as scratch: insertion sort for
  * short lists, else a least-significant-digit radix sort on the offset's bytes
- * (branch-free; passes whose byte is the same everywhere are skipped) followed by
- * an insertion sort of each run of equal offsets by seq. */
+ * (branch-free; passes whose byte is the same everywhere are skipped), then each
+ * run of one offset by seq (insertion sort, or a radix sort for a long run). */
 void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n);
 
 /* x rounded up to a multiple of align (align > 0); UINT64_MAX if that overflows. */
