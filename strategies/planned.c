@@ -11,6 +11,7 @@
 #include "plan_live.h"
 #include "plan_tflite.h"
 #include "plan_xla.h"
+#include "planned_internal.h"
 #include "sim/units.h"
 
 typedef enum planner_kind {
@@ -372,6 +373,28 @@ static void planned_check(const strategy *s, sim_report *r)
 }
 
 static const strategy_ops PLANNED_OPS;
+
+bool planned_debug_corrupt(strategy *s, planned_corruption kind)
+{
+    switch (kind) {
+    case PLANNED_CORRUPT_LIVE_BYTES:
+        s->live_bytes += 1;
+        return true;
+    case PLANNED_CORRUPT_PEAK:
+        s->peak = s->heap + 1;
+        return true;
+    case PLANNED_CORRUPT_OVERLAP: {
+        uint32_t cursor = 0;
+        uint32_t a = s->live ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
+        uint32_t b = a != PLAN_LIVE_END ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
+        if (b == PLAN_LIVE_END)
+            return false;
+        s->off[b] = s->off[a];
+        return true;
+    }
+    }
+    return false;
+}
 
 bool planned_plan_info(const strategy_ops *ops, const strategy *s, uint32_t *n_buffers, uint64_t *heap,
                        uint64_t *n_events)

@@ -17,6 +17,7 @@
 #include "strategies/plan_tflite.h"
 #include "strategies/plan_xla.h"
 #include "strategies/planned.h"
+#include "strategies/planned_internal.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
@@ -1025,7 +1026,27 @@ START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
         ck_assert_uint_eq(blk.addr, at[h]);
     }
     ck_assert(!run->ops->locate(run->procs[0].s, 3, &blk)); /* d is not allocated yet */
+    /* the checker: clean here, and each corruption is caught by its own invariant */
+    sim_report rep;
+    sim_report_init(&rep);
+    run->ops->check(run->procs[0].s, &rep);
+    ck_assert_msg(rep.violations == 0, "%s", rep.text);
+    static const struct {
+        planned_corruption kind;
+        const char *needle;
+    } CASES[] = {{PLANNED_CORRUPT_LIVE_BYTES, "live bytes"},
+                 {PLANNED_CORRUPT_OVERLAP, "overlaps"},
+                 {PLANNED_CORRUPT_PEAK, "below the no-fragmentation peak"}};
     sim_run_free(run);
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        src.i = 0;
+        ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+        ck_assert(planned_debug_corrupt(run->procs[0].s, CASES[k].kind));
+        sim_report_init(&rep);
+        run->ops->check(run->procs[0].s, &rep);
+        ck_assert_msg(sim_report_mentions(&rep, CASES[k].needle), "corruption %zu: %s", k, rep.text);
+        sim_run_free(run);
+    }
 }
 END_TEST
 
