@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/idmap.h"
+#include "strategies/planned.h"
 
 /* ---------------------------------------------------------------- pass 1: the curve */
 
@@ -310,6 +311,39 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
     return st;
 }
 
+static int rect_larger(const void *pa, const void *pb)
+{
+    const capture_rect *a = pa, *b = pb;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The plan's rectangles when the first process's strategy planned offline. */
+static sim_status plan_rects(capture *c, sim_error *err)
+{
+    const sim_run *run = c->run;
+    uint32_t n;
+    if (run->n_procs == 0 || !planned_plan_info(run->ops, run->procs[0].s, &n, &c->plan_heap, &c->plan_events) ||
+        n == 0)
+        return SIM_OK;
+    capture_rect *all = malloc((size_t)n * sizeof *all);
+    if (all == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        planned_rect r;
+        planned_plan_rect(run->procs[0].s, i, &r);
+        if (r.size > 0)
+            all[k++] = (capture_rect){.off = r.off, .size = r.size, .first = r.first, .last = r.last};
+    }
+    qsort(all, k, sizeof *all, rect_larger);
+    c->plan_buffers = k;
+    c->n_rects = k < CAPTURE_PLAN_RECTS ? k : CAPTURE_PLAN_RECTS;
+    c->rects = all;
+    return SIM_OK;
+}
+
 sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
                        sim_error *err)
 {
@@ -341,6 +375,8 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
         timeline_finish(&c->proc_curves[i]);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
+    if ((st = plan_rects(c, err)) != SIM_OK)
+        goto fail;
     const sim_metrics *m = &c->run->total;
     view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, c->top, &c->n_top, &c->live_count,
                      &c->live_bytes};
@@ -382,6 +418,7 @@ void capture_free(capture *c)
     free(c->proc_curves);
     free(c->blocks);
     free(c->oom_blocks);
+    free(c->rects);
     free(c);
 }
 
