@@ -24,8 +24,10 @@
  *     release every unsplit cached segment (unmap whole free pages of expandable
  *     segments) and retry (num_alloc_retries); OOM.
  *  6. free [2.6]: allocated_bytes drops at once; a deferred free (ready_t > t, the
- *     record_stream case) keeps the block active and unusable until free_ready, or
- *     until a synchronize (empty_cache, rung 7 of the ladder) completes it early.
+ *     record_stream case) keeps the block active and unusable until PyTorch sees
+ *     its event complete: at the first malloc after free_ready (ready_t), in
+ *     per-stream free order (process_events), or at a synchronize (empty_cache,
+ *     rung 7 of the ladder), which completes it even before ready_t.
  *     free_block merges with free neighbours of the same segment and mapped state.
  *  7. empty_cache [2.8] = release_cached_blocks without the retry.
  *  8. Expandable segments [2.11]: one address range of ceil(1⅛·capacity / page) pages
@@ -290,24 +292,58 @@ static void release_blocks(strategy *s, unsigned pool)
     }
 }
 
+/* The queue of deferred frees that still own a block (PyTorch's cuda_events). */
+static void pending_push(strategy *s, uint32_t ah)
+{
+    AL(s, ah)->q_next = T_NONE;
+    if (s->q_tail != T_NONE)
+        AL(s, s->q_tail)->q_next = ah;
+    else
+        s->q_head = ah;
+    s->q_tail = ah;
+}
+
+/* The event of the oldest queued allocation completed and PyTorch noticed: its
+ * block returns to the pool. A ready allocation is finished with; a pending one
+ * (completed by a synchronize) waits for its free_ready. */
+static void pending_complete_head(strategy *s)
+{
+    uint32_t ah = s->q_head;
+    talloc *al = AL(s, ah);
+    s->q_head = al->q_next;
+    if (s->q_head == T_NONE)
+        s->q_tail = T_NONE;
+    uint32_t h = al->block;
+    bool ready = al->state == A_READY;
+    al->block = T_NONE;
+    s->n_pending--;
+    if (ready) {
+        s->n_ready--;
+        slots_put(&s->allocs, ah);
+    } else {
+        al->state = A_DONE;
+    }
+    free_block(s, h);
+}
+
+/* process_events, at the start of every malloc: the deferred frees whose events
+ * completed, oldest first, up to the first one still pending. PyTorch polls the
+ * events of each recorded stream in record order and stops at the first that is
+ * not ready; gpusim's deferred frees are all recorded on one side stream (as a
+ * program's copy or communication stream; validate/upstream does the same), so
+ * that is one queue in free order. */
+static void process_events(strategy *s)
+{
+    while (s->n_ready > 0 && AL(s, s->q_head)->state == A_READY)
+        pending_complete_head(s);
+}
+
 /* synchronize_and_free_events: every deferred free completes now. */
 static void synchronize(strategy *s)
 {
     s->st.num_sync_all_streams++;
-    if (s->n_pending == 0)
-        return;
-    for (uint32_t a = 0; a < s->allocs.n_used_hw && s->n_pending > 0; a++) {
-        if (!slots_valid(&s->allocs, a))
-            continue;
-        talloc *al = AL(s, a);
-        if (al->state != A_PENDING || al->block == T_NONE)
-            continue;
-        uint32_t h = al->block;
-        al->block = T_NONE;
-        al->state = A_DONE;
-        s->n_pending--;
-        free_block(s, h);
-    }
+    while (s->q_head != T_NONE)
+        pending_complete_head(s);
 }
 
 /* release_cached_blocks: synchronize, then release both pools. */
@@ -622,6 +658,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
         s->unmapped_root[p] = T_NONE;
     }
     s->seg_first = s->seg_last = T_NONE;
+    s->q_head = s->q_tail = T_NONE;
     *out = s;
     return SIM_OK;
 }
@@ -657,6 +694,7 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         slots_put(&s->allocs, ah);
         return SIM_OOM;
     }
+    process_events(s);
     uint64_t rs = round_size(s, size);
     unsigned pool = rs <= T_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
     uint64_t alloc_size = allocation_size(s, rs);
@@ -709,6 +747,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         blk->state = BLOCK_PENDING;
         a->state = A_PENDING;
         s->n_pending++;
+        pending_push(s, h);
         return;
     }
     free_block(s, b);
@@ -716,17 +755,18 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     refresh_largest(s);
 }
 
+/* ready_t: the work behind the free has finished, but PyTorch sees it only when
+ * it next polls its events (process_events) or synchronizes. */
 static void torch_free_ready(strategy *s, strategy_handle h)
 {
     talloc *a = AL(s, h);
     if (a->block != T_NONE) {
-        uint32_t b = a->block;
-        s->n_pending--;
-        free_block(s, b);
+        a->state = A_READY;
+        s->n_ready++;
+        return;
     }
     /* else: zero bytes, or a synchronize already completed it */
     slots_put(&s->allocs, h);
-    refresh_largest(s);
 }
 
 static void torch_empty_cache(strategy *s)

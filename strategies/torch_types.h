@@ -65,12 +65,19 @@ typedef struct tseg {
     uint8_t expandable;
 } tseg;
 
-enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2 };
+/* A_PENDING: freed by the program, its block waits on its event (record_stream);
+ * A_READY: the engine reached ready_t (free_ready) but PyTorch has not polled the
+ * event yet (process_events at the next malloc, or a synchronize); A_DONE: a
+ * synchronize completed it before ready_t, free_ready is still to come. */
+enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3 };
 
 /* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
- * for a deferred free that a synchronize completed early (A_DONE). */
+ * for a deferred free that a synchronize completed early (A_DONE). Pending and
+ * ready allocations that still own a block are queued in free order through
+ * q_next (PyTorch's event deque of the side stream they are recorded on). */
 typedef struct talloc {
     uint32_t block;
+    uint32_t q_next;
     uint8_t state;
 } talloc;
 
@@ -143,7 +150,9 @@ struct strategy {
     uint64_t largest;          /* largest BLOCK_FREE size (both pools), as of the last operation */
     uint32_t seg_first, seg_last;
     uint32_t seg_seq;
-    uint32_t n_pending;        /* allocations in A_PENDING that still own a block */
+    uint32_t n_pending;        /* allocations in A_PENDING or A_READY that still own a block */
+    uint32_t n_ready;          /* of those, in A_READY */
+    uint32_t q_head, q_tail;   /* the queue of those allocations, in free order */
     bool host_oom;             /* a side table could not grow; reported by alloc */
 
     tlist scratch;             /* handles collected by the release paths */

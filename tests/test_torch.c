@@ -534,7 +534,7 @@ END_TEST
 
 /* ==== Deferred frees and zero bytes ==== */
 
-START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_ready)
+START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_the_next_malloc_after_ready)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
     strategy_handle a = harness_alloc(h, 1000, 0);
@@ -547,9 +547,55 @@ START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_ready)
     /* a new request cannot reuse the pending block */
     harness_alloc(h, 1000, 0);
     ck_assert_str_eq(harness_layout(h), "(1024) 1024 [2095104]");
+    /* ready_t: the event completed, but PyTorch has not polled it yet */
     harness_free_ready(h, a);
-    ck_assert_str_eq(harness_layout(h), "[1024] 1024 [2095104]");
-    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 1024);
+    ck_assert_str_eq(harness_layout(h), "(1024) 1024 [2095104]");
+    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 2048);
+    ck_assert_uint_eq(harness_stat(h, "inactive_split.all.current"), 1);
+    /* the next malloc polls it first (process_events): the block is free again
+     * and, as the best fit of 1024 B, taken at once */
+    harness_alloc(h, 1000, 0);
+    ck_assert_str_eq(harness_layout(h), "1024 1024 [2095104]");
+    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 2048);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 1);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pending_one)
+{
+    harness *h = torch_new(1 * GiB, 0, NULL, NULL);
+    strategy_handle a = harness_alloc(h, 1000, 0);
+    strategy_handle b = harness_alloc(h, 3000, 1);
+    harness_free_deferred(h, a);
+    harness_free_deferred(h, b);
+    /* b's event completes first, but a, freed before it, still waits: PyTorch
+     * stops polling the side stream's events at the first one not ready */
+    harness_free_ready(h, b);
+    harness_alloc(h, 0x100000, 0);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 0);
+    /* once a completes, the next malloc frees both */
+    harness_free_ready(h, a);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
+    harness_alloc(h, 512, 2);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 2);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 2);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_zero_byte_malloc_should_not_poll_events)
+{
+    harness *h = torch_new(1 * GiB, 0, NULL, NULL);
+    strategy_handle a = harness_alloc(h, 1000, 0);
+    harness_free_deferred(h, a);
+    harness_free_ready(h, a);
+    /* allocate(0) returns no block without entering malloc */
+    harness_alloc(h, 0, 0);
+    ck_assert_str_eq(harness_layout(h), "(1024) [2096128]");
+    harness_empty_cache(h);
+    ck_assert_str_eq(harness_layout(h), "");
     harness_free(h);
 }
 END_TEST
@@ -778,6 +824,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
     static const uint64_t PALETTE[] = {512, 4096, 64 * KiB, 1 * MiB, 1 * MiB + 512, 3 * MiB, 6 * MiB, 12 * MiB,
                                        20 * MiB, 24 * MiB, 40 * MiB};
     int n = 0, checked_fits = 0;
+    bool unpolled = false; /* a deferred free came due since the last malloc */
     uint64_t x = seed;
     for (int i = 0; i < ops; i++) {
         uint64_t r = test_rand(&x) % 100;
@@ -788,6 +835,14 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
                 continue;
             uint32_t stream = (uint32_t)(test_rand(&x) % 4);
             uint64_t rs = size < 512 ? 512 : (size + 511) / 512 * 512;
+            if (unpolled) {
+                /* this malloc first frees the deferred frees that came due
+                 * (process_events): the walker's view before it is not the
+                 * free set the lookup sees */
+                unpolled = false;
+                live[n++] = (live_alloc){harness_alloc(h, size, stream), false};
+                continue;
+            }
             diff_snapshot(h, &before);
             int want = diff_best_fit(&before, rs, stream, max_split, non_split);
             strategy_handle hh = harness_alloc(h, size, stream);
@@ -825,6 +880,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
             if (live[k].pending) {
                 harness_free_ready(h, live[k].h);
                 live[k] = live[--n];
+                unpolled = true;
             } else if (test_rand(&x) % 8 == 0) {
                 harness_free_deferred(h, live[k].h);
                 live[k].pending = true;
@@ -834,6 +890,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
             }
         } else if (r >= 98) {
             harness_empty_cache(h);
+            unpolled = false;
         }
     }
     ck_assert_int_gt(checked_fits, ops / 10);
@@ -969,7 +1026,9 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("deferred");
-    tcase_add_test(tc, torch_deferred_free_should_keep_the_block_unusable_until_ready);
+    tcase_add_test(tc, torch_deferred_free_should_keep_the_block_unusable_until_the_next_malloc_after_ready);
+    tcase_add_test(tc, torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pending_one);
+    tcase_add_test(tc, torch_zero_byte_malloc_should_not_poll_events);
     tcase_add_test(tc, torch_empty_cache_should_complete_pending_frees_early);
     tcase_add_test(tc, torch_oom_retry_should_complete_pending_frees);
     tcase_add_test(tc, torch_zero_byte_allocations_should_take_nothing);

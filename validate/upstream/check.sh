@@ -74,11 +74,12 @@ if [ ! -f /usr/include/fmt/format.h ]; then
     fi
 fi
 echo "upstream: PyTorch source $src"
+mkdir -p "$build"
 if ! { nice cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUSIM_TORCH_SRC="$src" \
-           -DGPUSIM_FMT_INCLUDE="$fmt" >"$build.log" 2>&1 &&
-       nice cmake --build "$build" --target torch_upstream -j2 >>"$build.log" 2>&1; }; then
-    tail -n 30 "$build.log" >&2
-    echo "check.sh: the build failed (log: $build.log)" >&2
+           -DGPUSIM_FMT_INCLUDE="$fmt" >"$build/configure.log" 2>&1 &&
+       nice cmake --build "$build" --target torch_upstream -j2 >>"$build/configure.log" 2>&1; }; then
+    tail -n 30 "$build/configure.log" >&2
+    echo "check.sh: the build failed (log: $build/configure.log)" >&2
     exit 2
 fi
 bin=$build/validate/upstream/torch_upstream

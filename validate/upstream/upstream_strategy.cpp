@@ -37,6 +37,7 @@ struct strategy {
         c10::DataPtr ptr;
         uint64_t tag = 0;      // the deferred free's event tag, 0 when none
         uint64_t bytes = 0;    // the request
+        uint32_t stream = 0;   // the trace stream it was allocated on
         bool live = false;
     };
     std::vector<slot> slots;
@@ -96,7 +97,10 @@ c10::cuda::CUDAStream stream_of(uint32_t stream)
         reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x1000u + 16u * static_cast<uintptr_t>(stream))), 0);
 }
 
-// The stream a deferred free is recorded on: no trace stream has this handle.
+// The stream every deferred free is recorded on (a program's side stream: a
+// copy or communication stream); no trace stream has this handle. PyTorch keeps
+// one event deque per recorded stream, so one side stream makes its polling one
+// queue in free order, whichever stream the blocks were allocated on.
 c10::cuda::CUDAStream side_stream()
 {
     return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x7fff0000u)), 0);
@@ -197,6 +201,7 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         sl.ptr = std::move(p);
         sl.tag = 0;
         sl.bytes = size;
+        sl.stream = stream;
         sl.live = true;
         *h = i;
         return SIM_OK;
