@@ -10,6 +10,8 @@ const char *against_default_strategy(input_format f)
     case INPUT_TORCH_SNAPSHOT:
     case INPUT_KINETO: return "torch";
     case INPUT_TF_PROFILE: return "greedy";
+    case INPUT_AUTO:
+    case INPUT_GPUSIM:
     default: return NULL;
     }
 }
@@ -27,9 +29,29 @@ static int u64_cmp(const void *a, const void *b)
     return x < y ? -1 : (x > y);
 }
 
+/* The recorded curve alone (its least, most and last), where it cannot be compared. */
+static void recorded_range(against_column *c, uint64_t n, const uint8_t *has, const uint64_t *rec)
+{
+    bool first = true;
+    for (uint64_t k = 0; k < n; k++) {
+        if (!has[k])
+            continue;
+        if (first || rec[k] < c->rec_min)
+            c->rec_min = rec[k];
+        if (first || rec[k] > c->rec_max)
+            c->rec_max = rec[k];
+        first = false;
+        c->final_rec = rec[k];
+    }
+}
+
 static void compare(against_column *c, const timeline *tl, const uint64_t *row_of, uint64_t n, const uint8_t *has,
                     const uint64_t *rec, bool allocated)
 {
+    if (c->start_unknown) {
+        recorded_range(c, n, has, rec);
+        return;
+    }
     for (uint64_t k = 0; k < n; k++) {
         if (!has[k] || row_of[k] >= tl->n)
             continue;
@@ -50,7 +72,65 @@ static void compare(against_column *c, const timeline *tl, const uint64_t *row_o
     }
 }
 
-sim_status against_compare(trace_input *in, const engine_config *cfg, against_result *out, sim_error *err)
+/* Where the replay put each allocation: the strategy's segment number and the
+ * offset in it, by event index (UINT32_MAX: not placed, or not locatable). */
+typedef struct placed {
+    const strategy_ops *ops;
+    uint32_t *seg;
+    uint64_t *off;
+    uint64_t n;
+} placed;
+
+/* The engine's observer: each alloc that took effect, located. */
+static void on_tick(void *ctx, const engine_tick *t)
+{
+    placed *p = ctx;
+    if (t->ev == NULL || t->ev->op != SIM_OP_ALLOC || t->handle == STRATEGY_HANDLE_NONE)
+        return;
+    strategy_block b;
+    uint64_t k = t->ev->index - 1;
+    if (k < p->n && p->ops->locate(t->run->procs[t->process].s, t->handle, &b)) {
+        p->seg[k] = b.region;
+        p->off[k] = b.addr - b.region_addr;
+    }
+}
+
+static against_event event_at(const trace_input *in, const input_recorded *rec, const placed *p, uint64_t k)
+{
+    const sim_event *e = input_event_at(in, k);
+    against_event a = {.event = k + 1, .op = e->op, .size = e->size, .id = e->id, .stream = e->stream,
+                       .deferred = e->ready_t > e->t, .name = e->op == SIM_OP_MARK ? e->name : NULL,
+                       .rec_seg = UINT32_MAX, .pred_seg = UINT32_MAX};
+    if (e->op == SIM_OP_ALLOC) {
+        a.rec_seg = rec->placement_segment[k];
+        a.rec_off = rec->placement_offset[k];
+        a.pred_seg = p->seg[k];
+        a.pred_off = p->off[k];
+    }
+    return a;
+}
+
+static void placement_compare(against_placement *pl, const placed *p, const trace_input *in,
+                              const input_recorded *rec, uint64_t first)
+{
+    for (uint64_t k = first; k < p->n; k++) {
+        if (rec->placement_segment[k] == UINT32_MAX)
+            continue;
+        pl->compared++;
+        if (p->seg[k] == rec->placement_segment[k] && p->off[k] == rec->placement_offset[k]) {
+            pl->matched++;
+        } else if (!pl->has_mismatch) {
+            pl->has_mismatch = true;
+            pl->first = event_at(in, rec, p, k);
+            uint64_t from = k >= first + AGAINST_CONTEXT ? k - AGAINST_CONTEXT : first;
+            for (uint64_t j = from; j < k; j++)
+                pl->before[pl->n_before++] = event_at(in, rec, p, j);
+        }
+    }
+}
+
+sim_status against_compare(trace_input *in, const engine_config *cfg, const against_options *opt, against_result *out,
+                           sim_error *err)
 {
     memset(out, 0, sizeof *out);
     const input_recorded *rec = input_get_recorded(in);
@@ -62,19 +142,27 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, against_re
     uint64_t *deferred = malloc((n ? n : 1) * sizeof *deferred);
     uint64_t *row_of = malloc((n ? n : 1) * sizeof *row_of);
     sim_run *run = NULL;
+    placed pd = {0};
     sim_status st = SIM_OK;
     if (deferred == NULL || row_of == NULL) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
-    for (uint64_t k = 0; k < n; k++) {
+    /* a strategy that can start from the recorded state does: the allocations the
+     * state holds are then not events */
+    const sim_seed *seed = input_seed(in);
+    bool seeded = cfg->ops->seed != NULL && seed != NULL && !(opt && opt->from_empty);
+    uint64_t first = seeded ? input_seed_events(in) : 0;
+    for (uint64_t k = first; k < n; k++) {
         const sim_event *ev = input_event_at(in, k);
         if (ev->op == SIM_OP_FREE && ev->ready_t > ev->t)
             deferred[n_def++] = ev->ready_t;
     }
     qsort(deferred, n_def, sizeof *deferred, u64_cmp);
     uint64_t row = 0, dp = 0;
-    for (uint64_t k = 0; k < n; k++) {
+    for (uint64_t k = 0; k < first; k++)
+        row_of[k] = UINT64_MAX;
+    for (uint64_t k = first; k < n; k++) {
         const sim_event *ev = input_event_at(in, k);
         while (dp < n_def && deferred[dp] <= ev->t) {
             dp++;
@@ -84,15 +172,35 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, against_re
     }
     engine_config c = *cfg;
     c.timeline_rows = n + n_def + 1;
-    sim_event_source src = input_source(in);
+    sim_event_source src = seeded ? input_source_seeded(in) : input_source(in);
+    /* placements compare when the strategy can say where it put a block, and its
+     * segments are numbered as the recording's: from the recorded start state, or
+     * from an empty one */
+    against_placement *pl = &out->placement;
+    pl->on = rec->placement_segment != NULL && cfg->ops->locate != NULL && (seeded || seed == NULL);
+    if (pl->on) {
+        pd = (placed){.ops = cfg->ops, .seg = malloc((n ? n : 1) * sizeof *pd.seg),
+                      .off = calloc(n ? n : 1, sizeof *pd.off), .n = n};
+        if (pd.seg == NULL || pd.off == NULL) {
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            goto done;
+        }
+        for (uint64_t k = 0; k < n; k++)
+            pd.seg[k] = UINT32_MAX;
+        c.observe = on_tick;
+        c.observe_ctx = &pd;
+    }
     if ((st = engine_run(&c, &src, 1, &run, err)) != SIM_OK)
         goto done;
     against_column *ca = &out->allocated, *cr = &out->reserved;
     *ca = (against_column){.on = rec->has_allocated || rec->has_peak_allocated, .what = "allocated",
                            .source = rec->allocated_source ? rec->allocated_source : "the profile's peakBytesInUse",
-                           .offset = rec->allocated_offset_known ? rec->allocated_offset : 0};
+                           .offset = rec->allocated_offset_known ? rec->allocated_offset : 0,
+                           .live_before = rec->live_before_bytes};
     *cr = (against_column){.on = rec->has_reserved || rec->has_peak_reserved, .what = "reserved",
-                           .source = rec->reserved_source};
+                           .source = rec->reserved_source,
+                           .start_unknown = rec->reserved_start_unknown && rec->has_reserved,
+                           .rec_start = rec->reserved_start};
     ca->has_pred_peak = cr->has_pred_peak = true;
     ca->pred_peak = run->total.peak_allocated_bytes + ca->offset;
     cr->pred_peak = run->total.peak_reserved_bytes;
@@ -104,12 +212,40 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, against_re
         compare(ca, &run->tl, row_of, n, rec->has_point, rec->allocated, true);
     if (rec->has_reserved)
         compare(cr, &run->tl, row_of, n, rec->has_point, rec->reserved, false);
+    if (pl->on)
+        placement_compare(pl, &pd, in, rec, first);
+    if (seeded) {
+        out->seeded = true;
+        out->start_segments = seed->n_segs;
+        out->start_live_blocks = sim_seed_used_count(seed);
+        out->planned_segments = seed->n_planned;
+        out->start_reserved = sim_seed_reserved(seed);
+        out->start_allocated = sim_seed_allocated(seed);
+        out->start_events = first;
+    }
+    out->settings_recorded = input_records_settings(in);
+    out->has_allocated_end = rec->has_allocated_end;
+    out->allocated_end_pred = run->total.final_allocated_bytes;
+    out->allocated_end_rec = rec->allocated_end;
+    out->recorded_oom_events = rec->oom_events;
+    if (rec->ooms)
+        out->first_recorded_oom = input_event_at(in, rec->oom_events[0])->name;
+    out->has_predicted_oom = run->total.first_oom.happened;
+    out->predicted_oom_event = run->total.first_oom.event;
+    out->predicted_oom_size = run->total.first_oom.size;
     out->format = input_get_format(in);
     out->events = n;
     out->strategy = cfg->ops->name;
     for (uint32_t i = 0; i < cfg->n_opts; i++)
         if (strcmp(cfg->opts[i].key, "alloc_conf") == 0)
             out->alloc_conf = cfg->opts[i].value;
+    out->alloc_conf_from = "defaults";
+    if (opt && opt->alloc_conf_option)
+        out->alloc_conf_from = "option";
+    else if (out->alloc_conf)
+        out->alloc_conf_from = "recording";
+    else if (out->settings_recorded)
+        out->alloc_conf_from = "recording (PyTorch defaults)";
     out->capacity_bytes = cfg->device.capacity_bytes;
     out->completed = run->total.completed;
     out->recorded_ooms = rec->ooms;
@@ -118,5 +254,7 @@ done:
     sim_run_free(run);
     free(deferred);
     free(row_of);
+    free(pd.seg);
+    free(pd.off);
     return st;
 }

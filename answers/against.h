@@ -1,6 +1,7 @@
 /* against.h — replay a recording under the allocator that made it and compare the
  * prediction with what the real allocator recorded (traces/format.h input_recorded):
- * allocated and reserved, at the peak and event by event over time. The rendering
+ * allocated and reserved, at the peak and event by event over time, and for a
+ * snapshot where every allocation was placed (segment and offset). The rendering
  * is reports/against.h; the command is `gpusim replay --against-recorded`. */
 #ifndef GPUSIM_ANSWERS_AGAINST_H
 #define GPUSIM_ANSWERS_AGAINST_H
@@ -10,6 +11,7 @@
 
 #include "sim/engine.h"
 #include "sim/status.h"
+#include "sim/event.h"
 #include "traces/input.h"
 
 /* The strategy that reproduces the recording's allocator: "torch" for PyTorch
@@ -34,7 +36,37 @@ typedef struct against_column {
     bool has_pred_peak, has_rec_peak;
     uint64_t pred_peak, rec_peak;
     uint64_t final_pred, final_rec;  /* at the last compared event */
+    uint64_t live_before;      /* allocated: bytes live before the first event, an allocation at the start */
+    /* reserved: the recording began with a cache it does not describe (a profiler
+     * trace started mid-run): not compared; the recorded curve's start, least, most */
+    bool start_unknown;
+    uint64_t rec_start, rec_min, rec_max;
 } against_column;
+
+/* One event shown around the first misplaced allocation. */
+typedef struct against_event {
+    uint64_t event;            /* 1-based, in the converted stream */
+    sim_op op;
+    uint64_t size, id;
+    uint32_t stream;
+    bool deferred;             /* a free whose memory returns later */
+    const char *name;          /* a mark's, or NULL */
+    uint32_t rec_seg, pred_seg;  /* allocs: segment numbers, UINT32_MAX unknown / not placed */
+    uint64_t rec_off, pred_off;
+} against_event;
+
+#define AGAINST_CONTEXT 4u     /* events shown before the first mismatch */
+
+/* Where each allocation went, against where the recording says (snapshots). */
+typedef struct against_placement {
+    bool on;                   /* compared: the recording has placements, the strategy locates blocks, and
+                                * both number segments alike (from the recorded start state, or from empty) */
+    uint64_t compared, matched;
+    bool has_mismatch;
+    against_event first;       /* the first misplaced allocation */
+    against_event before[AGAINST_CONTEXT];
+    uint32_t n_before;
+} against_placement;
 
 /* The whole comparison. */
 typedef struct against_result {
@@ -46,7 +78,29 @@ typedef struct against_result {
     bool completed;            /* the replay reached the end (no OOM under --on-oom=stop) */
     uint64_t recorded_ooms, predicted_ooms;
     against_column allocated, reserved;
+    /* the recorded start state the replay began from (snapshots recorded mid-run) */
+    bool seeded;
+    uint32_t start_segments, start_live_blocks, planned_segments;
+    uint64_t start_reserved, start_allocated, start_events;
+    bool settings_recorded;    /* the recording states its allocator settings (input_records_settings) */
+    /* where the settings came from: "option", "recording", "recording (PyTorch
+     * defaults)" or "defaults" */
+    const char *alloc_conf_from;
+    against_placement placement;
+    bool has_allocated_end;    /* snapshots: allocated at the end, predicted and from the final segments */
+    uint64_t allocated_end_pred, allocated_end_rec;
+    const uint64_t *recorded_oom_events;  /* recorded_ooms 0-based event indices (borrowed) */
+    const char *first_recorded_oom;        /* its mark's text, or NULL */
+    bool has_predicted_oom;
+    uint64_t predicted_oom_event, predicted_oom_size;
 } against_result;
+
+/* How to replay: from the recorded start state where there is one and the
+ * strategy can take it (ops->seed), unless from_empty. */
+typedef struct against_options {
+    bool from_empty;
+    bool alloc_conf_option;    /* the alloc_conf option came from the command line (--alloc-conf) */
+} against_options;
 
 /* Replay in (which must have recorded numbers: against_has_recorded) under cfg
  * (device, ops, opts, on_oom_skip, paranoid; its timeline_rows is ignored: the
@@ -54,6 +108,7 @@ typedef struct against_result {
  * are matched to the events they precede, so that row k of the timeline is event k
  * of the recording. Errors: engine_run's (SIM_EUSAGE for a bad strategy option),
  * SIM_ENOMEM. out's strings borrow from in and cfg. */
-sim_status against_compare(trace_input *in, const engine_config *cfg, against_result *out, sim_error *err);
+sim_status against_compare(trace_input *in, const engine_config *cfg, const against_options *opt, against_result *out,
+                           sim_error *err);
 
 #endif

@@ -24,6 +24,8 @@ sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t
         if (i == 0) {
             snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
             t->dev_capacity = h->device_capacity;
+            t->dev_cc_major = h->device_cc_major;
+            t->dev_cc_minor = h->device_cc_minor;
         }
         sim_event_source src = input_source(r);
         evbuf *b = evbuf_new(paths[i], h->name);

@@ -22,6 +22,7 @@ typedef struct batch_traces {
     uint64_t events;          /* over all traces */
     char dev_name[128];       /* the first trace's header device, "" if none */
     uint64_t dev_capacity;
+    unsigned dev_cc_major, dev_cc_minor; /* its compute capability, 0.0 if none */
 } batch_traces;
 
 /* Called once per opened input, before it is read (e.g. to print its warnings). */

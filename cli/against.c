@@ -51,7 +51,8 @@ static sim_status against(cli_session *s, int *verdict)
         .paranoid = cli_has(a, "paranoid"),
     };
     against_result r;
-    if ((st = against_compare(in, &cfg, &r, err)) != SIM_OK)
+    against_options o = {.from_empty = cli_has(a, "from-empty"), .alloc_conf_option = cli_has(a, "alloc-conf")};
+    if ((st = against_compare(in, &cfg, &o, &r, err)) != SIM_OK)
         return st;
     sim_buf out;
     sim_buf_init(&out);

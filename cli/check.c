@@ -345,8 +345,9 @@ int cmd_check(int argc, char **argv)
     /* device: the command line, else the baseline's, else the trace header's */
     if ((st = cli_session_prepare(&s, CLI_USES_INPUTS)) == SIM_OK) {
         if (base_path) {
-            snprintf(s.hdr_name, sizeof s.hdr_name, "%s", b.device);
-            s.hdr_capacity = b.capacity;
+            memset(&s.hdr, 0, sizeof s.hdr);
+            snprintf(s.hdr.name, sizeof s.hdr.name, "%s", b.device);
+            s.hdr.capacity = b.capacity;
         }
         st = cli_session_prepare(&s, CLI_USES_DEVICE);
     }

@@ -159,10 +159,11 @@ static sim_status prefix_error(sim_error *err, sim_status st, const char *option
     return sim_error_set(err, st, NULL, 0, 0, "%s: %s", option, msg);
 }
 
-sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t hdr_capacity, cli_device *out,
-                              sim_error *err)
+sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_device *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
+    const char *hdr_name = hdr ? hdr->name : NULL;
+    uint64_t hdr_capacity = hdr ? hdr->capacity : 0;
     const gpu_model *g = NULL;
     const char *gpu = cli_get(a, "gpu");
     if (gpu) {
@@ -185,7 +186,10 @@ sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t 
         const gpu_model *known = hdr_name && hdr_name[0] ? gpus_find(hdr_name) : NULL;
         snprintf(out->name, sizeof out->name, "%s", hdr_name && hdr_name[0] ? hdr_name : "trace device");
         out->info.capacity_bytes = hdr_capacity;
-        if (known) {
+        if (hdr && hdr->cc_major) { /* what the recording says wins over the catalog's entry */
+            out->info.cc_major = hdr->cc_major;
+            out->info.cc_minor = hdr->cc_minor;
+        } else if (known) {
             out->info.cc_major = known->cc_major;
             out->info.cc_minor = known->cc_minor;
         }

@@ -83,10 +83,16 @@ typedef struct cli_device {
     char name[64];
 } cli_device;
 
+/* The device a trace (or a baseline) says it was recorded on; "" / 0 where unknown. */
+typedef struct cli_hdr_device {
+    char name[128];
+    uint64_t capacity;
+    unsigned cc_major, cc_minor;
+} cli_hdr_device;
+
 /* Resolve the device from --gpu/--capacity/--context/--compute-capability, the
- * trace header's device (hdr_name/hdr_capacity, may be ""/0) and the default. */
-sim_status cli_resolve_device(const cli_args *a, const char *hdr_name, uint64_t hdr_capacity, cli_device *out,
-                              sim_error *err);
+ * trace header's device (hdr, may be NULL) and the default. */
+sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_device *out, sim_error *err);
 /* Collect strategy options as key/value pairs (keys with '_'). */
 uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 

@@ -170,8 +170,10 @@ static sim_status load_traces(cli_session *s)
                                       &s->iopt, opened_warn, NULL, &s->err);
     if (st != SIM_OK)
         return st;
-    snprintf(s->hdr_name, sizeof s->hdr_name, "%s", s->t.dev_name);
-    s->hdr_capacity = s->t.dev_capacity;
+    snprintf(s->hdr.name, sizeof s->hdr.name, "%s", s->t.dev_name);
+    s->hdr.capacity = s->t.dev_capacity;
+    s->hdr.cc_major = s->t.dev_cc_major;
+    s->hdr.cc_minor = s->t.dev_cc_minor;
     return SIM_OK;
 }
 
@@ -186,8 +188,10 @@ static sim_status open_inputs(cli_session *s)
         s->src[i] = input_source(s->in[i]);
     }
     const trace_header *h = input_header(s->in[0]);
-    snprintf(s->hdr_name, sizeof s->hdr_name, "%s", h->device_name);
-    s->hdr_capacity = h->device_capacity;
+    snprintf(s->hdr.name, sizeof s->hdr.name, "%s", h->device_name);
+    s->hdr.capacity = h->device_capacity;
+    s->hdr.cc_major = h->device_cc_major;
+    s->hdr.cc_minor = h->device_cc_minor;
     return SIM_OK;
 }
 
@@ -229,7 +233,7 @@ sim_status cli_session_prepare(cli_session *s, unsigned uses)
             return st;
     }
     if ((uses & CLI_USES_DEVICE) &&
-        cli_resolve_device(&s->a, s->hdr_name, s->hdr_capacity, &s->dev, err) != SIM_OK) {
+        cli_resolve_device(&s->a, &s->hdr, &s->dev, err) != SIM_OK) {
         err->status = SIM_EUSAGE; /* a device option that does not hold */
         return SIM_EUSAGE;
     }

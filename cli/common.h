@@ -69,8 +69,7 @@ typedef struct cli_session {
     uint32_t n_in;
     /* the device the traces name ("" and 0 if none); a command may change them
      * before the CLI_USES_DEVICE step (check uses its baseline's) */
-    char hdr_name[128];
-    uint64_t hdr_capacity;
+    cli_hdr_device hdr;          /* the first trace's device (or the baseline's) */
     cli_device dev;
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;

@@ -32,6 +32,8 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_INPUT_OPTS,
     {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
                                 "strategy: torch for PyTorch, greedy for TensorFlow)"},
+    {"from-empty", false, "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
+                          "first, instead of from its rebuilt state"},
     {NULL, false, NULL},
 };
 
@@ -44,6 +46,15 @@ static void replay_help(void)
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
 }
 
+/* The source of reader i of n: one recording made mid-run starts from its rebuilt
+ * state where the strategy can take it (traces/IMPORT.md), in every pass. */
+static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops, bool from_empty)
+{
+    if (n == 1 && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
+        return input_source_seeded(in);
+    return input_source(in);
+}
+
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
     trace_input **readers;
@@ -51,6 +62,8 @@ typedef struct reopen_ctx {
     const char *from;
     const input_options *iopt;
     int n, opens;
+    const strategy_ops *ops;
+    bool from_empty;
 } reopen_ctx;
 
 static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
@@ -64,7 +77,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
             if (st != SIM_OK)
                 return st;
         }
-        srcs[i] = input_source(r->readers[i]);
+        srcs[i] = source_for(r->readers[i], r->n, r->ops, r->from_empty);
     }
     r->opens++;
     return SIM_OK;
@@ -92,7 +105,7 @@ static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, wha
     for (int i = 0; i < n && st == SIM_OK; i++) {
         st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = input_source(readers[i]);
+            sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
         st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
@@ -124,8 +137,14 @@ static sim_status replay(cli_session *s, int *verdict)
         return st;
     const strategy_ops *ops = s->ops[0];
     trace_input **readers = s->in;
-    const sim_event_source *sources = s->src;
     const int n = a->n_positional;
+    const bool from_empty = cli_has(a, "from-empty");
+    sim_event_source sources[CLI_MAX_ARGS];
+    for (int i = 0; i < n; i++)
+        sources[i] = source_for(readers[i], n, ops, from_empty);
+    if (!cli_has(a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_records_settings(readers[0]))
+        fprintf(stderr, "gpusim: torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)\n",
+                input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
     const sim_kv *kv = s->kv;
     sim_run *run = NULL;
     capture *cap = NULL;
@@ -148,7 +167,7 @@ static sim_status replay(cli_session *s, int *verdict)
     cfg.progress_ctx = &prog;
     const char *report = cli_get(a, "report");
     if (report) {
-        reopen_ctx rc_ctx = {readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0};
+        reopen_ctx rc_ctx = {readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
         st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, err);
         run = cap ? cap->run : NULL;

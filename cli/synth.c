@@ -238,7 +238,7 @@ static bool parse_duration(const char *v, uint64_t *out)
     else
         return false;
     double ns = x * mul;
-    if (ns > 9.0e15 || ns != floor(ns))
+    if (ns > 9.0e15 || ns - floor(ns) > 0.0) /* not a whole number of ns */
         return false;
     *out = (uint64_t)ns;
     return true;

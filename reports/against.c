@@ -2,6 +2,7 @@
 #include "against.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "sim/units.h"
 
@@ -38,7 +39,23 @@ static void column_text(sim_buf *b, const against_column *c)
     sim_buf_printf(b, "\n%s (recorded: %s", c->what, c->source ? c->source : "?");
     if (c->offset)
         sim_buf_printf(b, "; predicted + %" PRIu64 " B the recording held before its first event", c->offset);
+    if (c->live_before)
+        sim_buf_printf(b, "; the %" PRIu64 " B live before its first event are an allocation at the start",
+                       c->live_before);
     sim_buf_puts(b, ")\n");
+    if (c->start_unknown) {
+        char h[32];
+        sim_buf_printf(b, "  not compared: the recording began with %" PRIu64 " B (%s) reserved in segments it does "
+                          "not describe, and the replay starts from an empty cache\n",
+                       c->rec_start, units_format_size(c->rec_start, h, sizeof h));
+        sim_buf_puts(b, "  recorded   changes by ");
+        diff_text(b, c->final_rec, c->rec_start);
+        sim_buf_printf(b, " over the window (least %" PRIu64 " B, most %" PRIu64 " B); predicted peak ", c->rec_min,
+                       c->rec_max);
+        size_text(b, c->pred_peak);
+        sim_buf_puts(b, " from an empty cache\n");
+        return;
+    }
     if (c->has_pred_peak && c->has_rec_peak)
         pair_line(b, "peak      ", c->pred_peak, c->rec_peak);
     if (c->points) {
@@ -58,7 +75,17 @@ static void column_json(sim_buf *b, const char *key, const against_column *c, bo
     }
     sim_buf_puts(b, "{\"source\": ");
     sim_buf_json_str(b, c->source ? c->source : "");
+    if (c->start_unknown) {
+        sim_buf_printf(b, ", \"compared\": false, \"reason\": \"the recording began with a cache it does not "
+                          "describe\", \"recorded_start_bytes\": %" PRIu64 ", \"recorded_min_bytes\": %" PRIu64
+                          ", \"recorded_max_bytes\": %" PRIu64 ", \"recorded_final_bytes\": %" PRIu64
+                          ", \"predicted_peak_bytes\": %" PRIu64 "}%s\n",
+                       c->rec_start, c->rec_min, c->rec_max, c->final_rec, c->pred_peak, last ? "" : ",");
+        return;
+    }
     sim_buf_printf(b, ", \"offset_bytes\": %" PRIu64 ", \"events_compared\": %" PRIu64, c->offset, c->points);
+    if (c->live_before)
+        sim_buf_printf(b, ", \"live_before_bytes\": %" PRIu64, c->live_before);
     if (c->has_pred_peak && c->has_rec_peak)
         sim_buf_printf(b, ", \"predicted_peak_bytes\": %" PRIu64 ", \"recorded_peak_bytes\": %" PRIu64
                           ", \"peak_difference_bytes\": %" PRId64,
@@ -70,23 +97,110 @@ static void column_json(sim_buf *b, const char *key, const against_column *c, bo
     sim_buf_printf(b, "}%s\n", last ? "" : ",");
 }
 
+static void where_text(sim_buf *b, uint32_t seg, uint64_t off)
+{
+    if (seg == UINT32_MAX)
+        sim_buf_puts(b, "not placed");
+    else
+        sim_buf_printf(b, "segment %u + %" PRIu64, seg, off);
+}
+
+static void placement_text(sim_buf *b, const against_placement *pl)
+{
+    if (!pl->on)
+        return;
+    sim_buf_puts(b, "\nplacement (recorded: each alloc's addr, as segment and offset; segments numbered in address "
+                    "order at the start, then in order of creation)\n");
+    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset\n", pl->matched,
+                   pl->compared);
+    if (!pl->has_mismatch)
+        return;
+    const against_event *f = &pl->first;
+    sim_buf_printf(b, "  first mismatch at event %" PRIu64 ": alloc of %" PRIu64 " B on stream %u, recorded ", f->event,
+                   f->size, f->stream);
+    where_text(b, f->rec_seg, f->rec_off);
+    sim_buf_puts(b, ", predicted ");
+    where_text(b, f->pred_seg, f->pred_off);
+    sim_buf_puts(b, "\n");
+    for (uint32_t j = 0; j < pl->n_before; j++) {
+        const against_event *e = &pl->before[j];
+        sim_buf_printf(b, "    event %" PRIu64 ": %s", e->event, sim_op_name(e->op));
+        if (e->op == SIM_OP_ALLOC) {
+            sim_buf_printf(b, " %" PRIu64 " B on stream %u, recorded ", e->size, e->stream);
+            where_text(b, e->rec_seg, e->rec_off);
+            sim_buf_puts(b, ", predicted ");
+            where_text(b, e->pred_seg, e->pred_off);
+        } else if (e->op == SIM_OP_FREE) {
+            sim_buf_printf(b, " of id %" PRIu64 "%s", e->id, e->deferred ? " (deferred)" : "");
+        } else if (e->op == SIM_OP_MARK) {
+            sim_buf_printf(b, " \"%s\"", e->name ? e->name : "");
+        }
+        sim_buf_puts(b, "\n");
+    }
+}
+
+static void placement_json(sim_buf *b, const against_placement *pl)
+{
+    sim_buf_puts(b, "    \"placement\": ");
+    if (!pl->on) {
+        sim_buf_puts(b, "null,\n");
+        return;
+    }
+    sim_buf_printf(b, "{\"compared\": %" PRIu64 ", \"matched\": %" PRIu64 ", \"first_mismatch\": ", pl->compared,
+                   pl->matched);
+    if (!pl->has_mismatch) {
+        sim_buf_puts(b, "null},\n");
+        return;
+    }
+    const against_event *f = &pl->first;
+    sim_buf_printf(b, "{\"event\": %" PRIu64 ", \"size\": %" PRIu64 ", \"recorded_segment\": %u, "
+                      "\"recorded_offset\": %" PRIu64 ", \"predicted_segment\": ",
+                   f->event, f->size, f->rec_seg, f->rec_off);
+    if (f->pred_seg == UINT32_MAX)
+        sim_buf_puts(b, "null, \"predicted_offset\": null}},\n");
+    else
+        sim_buf_printf(b, "%u, \"predicted_offset\": %" PRIu64 "}},\n", f->pred_seg, f->pred_off);
+}
+
 void report_against_json(const against_result *r, const char *trace, sim_buf *out)
 {
     sim_buf_puts(out, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"against_recorded\": {\n    \"trace\": ");
     sim_buf_json_str(out, trace);
-    sim_buf_printf(out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"strategy\": ",
+    sim_buf_printf(out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"start_state\": ",
                    input_format_name(r->format), r->events);
+    if (r->seeded)
+        sim_buf_printf(out, "{\"segments\": %u, \"reserved_bytes\": %" PRIu64 ", \"live_blocks\": %u, "
+                            "\"allocated_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"planned_segments\": %u}",
+                       r->start_segments, r->start_reserved, r->start_live_blocks, r->start_allocated,
+                       r->start_events, r->planned_segments);
+    else
+        sim_buf_puts(out, "null");
+    sim_buf_puts(out, ",\n    \"strategy\": ");
     sim_buf_json_str(out, r->strategy);
     sim_buf_puts(out, ",\n    \"alloc_conf\": ");
     if (r->alloc_conf)
         sim_buf_json_str(out, r->alloc_conf);
     else
         sim_buf_puts(out, "null");
+    sim_buf_printf(out, ",\n    \"alloc_conf_from\": \"%s\"", r->alloc_conf_from ? r->alloc_conf_from : "defaults");
     sim_buf_printf(out, ",\n    \"completed\": %s,\n    \"recorded_ooms\": %" PRIu64 ",\n    \"predicted_ooms\": %" PRIu64
                         ",\n",
                    r->completed ? "true" : "false", r->recorded_ooms, r->predicted_ooms);
     column_json(out, "allocated", &r->allocated, false);
-    column_json(out, "reserved", &r->reserved, true);
+    column_json(out, "reserved", &r->reserved, false);
+    placement_json(out, &r->placement);
+    if (r->has_allocated_end)
+        sim_buf_printf(out, "    \"allocated_at_end\": {\"predicted_bytes\": %" PRIu64 ", \"recorded_bytes\": %" PRIu64
+                            "},\n",
+                       r->allocated_end_pred, r->allocated_end_rec);
+    sim_buf_puts(out, "    \"recorded_oom_events\": [");
+    for (uint64_t i = 0; i < r->recorded_ooms; i++)
+        sim_buf_printf(out, "%s%" PRIu64, i ? ", " : "", r->recorded_oom_events[i] + 1);
+    sim_buf_puts(out, "],\n    \"predicted_first_oom_event\": ");
+    if (r->has_predicted_oom)
+        sim_buf_printf(out, "%" PRIu64 "\n", r->predicted_oom_event);
+    else
+        sim_buf_puts(out, "null\n");
     sim_buf_puts(out, "  }\n}\n");
 }
 
@@ -94,15 +208,51 @@ void report_against_text(const against_result *r, const char *trace, const char 
 {
     char hs[32];
     sim_buf_printf(out, "gpusim replay --against-recorded: %s\n", trace);
-    sim_buf_printf(out, "  format    %s, %" PRIu64 " events\n", input_format_name(r->format), r->events);
-    sim_buf_printf(out, "  strategy  %s%s%s\n", r->strategy, r->alloc_conf ? ", alloc-conf " : "",
-                   r->alloc_conf ? r->alloc_conf : "");
+    sim_buf_printf(out, "  format    %s, %" PRIu64 " events", input_format_name(r->format), r->events);
+    if (r->seeded && r->start_events)
+        sim_buf_printf(out, " (the first %" PRIu64 " are the live blocks of the start state)", r->start_events);
+    sim_buf_puts(out, "\n");
+    if (r->seeded && r->start_segments > 0) {
+        char h1[32], h2[32];
+        sim_buf_printf(out, "  start     the recorded state at the first entry: %u segments (%s reserved), %u blocks "
+                            "live (%s)\n",
+                       r->start_segments, units_format_size(r->start_reserved, h1, sizeof h1), r->start_live_blocks,
+                       units_format_size(r->start_allocated, h2, sizeof h2));
+    }
+    sim_buf_printf(out, "  strategy  %s", r->strategy);
+    if (r->alloc_conf)
+        sim_buf_printf(out, ", alloc-conf %s (%s)", r->alloc_conf,
+                       r->alloc_conf_from && strcmp(r->alloc_conf_from, "option") == 0
+                           ? "--alloc-conf"
+                           : "the recording's allocator_settings");
+    else if (strcmp(r->strategy, "torch") == 0 && r->settings_recorded)
+        sim_buf_puts(out, ", PyTorch's default settings (as the recording's allocator_settings say)");
+    sim_buf_puts(out, "\n");
     sim_buf_printf(out, "  device    %s, %s\n", device_name, units_format_size(r->capacity_bytes, hs, sizeof hs));
     if (!r->completed)
         sim_buf_puts(out, "  the replay ran out of memory and stopped; the comparison covers the events before\n");
-    if (r->recorded_ooms || r->predicted_ooms)
-        sim_buf_printf(out, "  out of memory: recorded %" PRIu64 " time(s), predicted %" PRIu64 "\n", r->recorded_ooms,
-                       r->predicted_ooms);
+    if (r->recorded_ooms || r->predicted_ooms) {
+        sim_buf_printf(out, "  out of memory: recorded %" PRIu64 " time(s)", r->recorded_ooms);
+        if (r->recorded_ooms && r->first_recorded_oom)
+            sim_buf_printf(out, " (first at event %" PRIu64 ", %s)", r->recorded_oom_events[0] + 1,
+                           r->first_recorded_oom);
+        sim_buf_printf(out, ", predicted %" PRIu64, r->predicted_ooms);
+        if (r->has_predicted_oom)
+            sim_buf_printf(out, " (first at event %" PRIu64 ", %" PRIu64 " B)", r->predicted_oom_event,
+                           r->predicted_oom_size);
+        sim_buf_puts(out, "\n");
+    }
     column_text(out, &r->allocated);
     column_text(out, &r->reserved);
+    if (r->has_allocated_end && !r->allocated.on) {
+        sim_buf_puts(out, "\nallocated at the end (recorded: the active_allocated blocks of \"segments\")\n"
+                          "  predicted ");
+        size_text(out, r->allocated_end_pred);
+        sim_buf_puts(out, "   recorded ");
+        size_text(out, r->allocated_end_rec);
+        sim_buf_puts(out, "   difference ");
+        diff_text(out, r->allocated_end_pred, r->allocated_end_rec);
+        sim_buf_puts(out, "\n");
+    }
+    placement_text(out, &r->placement);
 }

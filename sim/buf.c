@@ -3,6 +3,7 @@
 #include "grow.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -107,7 +108,7 @@ void sim_buf_json_str(sim_buf *b, const char *s)
 
 void sim_buf_json_real(sim_buf *b, double v)
 {
-    if (v != v || v > 1e300 || v < -1e300)
+    if (isnan(v) || v > 1e300 || v < -1e300)
         v = 0.0; /* JSON has no NaN/inf; ratios here are in [0,1] anyway */
     sim_buf_printf(b, "%.6f", v);
 }

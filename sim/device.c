@@ -9,6 +9,8 @@
 typedef struct device_proc {
     uint64_t held;
     bool alive;
+    sim_range *plan;   /* device_plan_va: the addresses its next device_alloc calls get */
+    uint32_t n_plan, next_plan;
 } device_proc;
 
 struct device {
@@ -37,6 +39,8 @@ void device_free(device *dev)
 {
     if (dev == NULL)
         return;
+    for (uint32_t i = 0; i < dev->n_procs; i++)
+        free(dev->procs[i].plan);
     free(dev->procs);
     free(dev);
 }
@@ -98,6 +102,12 @@ uint64_t device_reserve_va(device *dev, uint64_t bytes)
     return base;
 }
 
+void device_claim_va(device *dev, uint64_t end)
+{
+    if (end > dev->next_addr)
+        dev->next_addr = end;
+}
+
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes)
 {
     device_proc *p = &dev->procs[proc];
@@ -108,11 +118,37 @@ sim_status device_map(device *dev, uint32_t proc, uint64_t bytes)
     return SIM_OK;
 }
 
+bool device_plan_va(device *dev, uint32_t proc, const sim_range *plan, uint32_t n)
+{
+    device_proc *p = &dev->procs[proc];
+    free(p->plan);
+    p->plan = NULL;
+    p->n_plan = p->next_plan = 0;
+    if (n == 0)
+        return true;
+    p->plan = malloc(n * sizeof *p->plan);
+    if (p->plan == NULL)
+        return false;
+    memcpy(p->plan, plan, n * sizeof *plan);
+    p->n_plan = n;
+    for (uint32_t i = 0; i < n; i++)
+        device_claim_va(dev, plan[i].addr + plan[i].bytes);
+    return true;
+}
+
 sim_status device_alloc(device *dev, uint32_t proc, uint64_t bytes, uint64_t *addr_out)
 {
     sim_status st = device_map(dev, proc, bytes);
     if (st != SIM_OK)
         return st;
+    device_proc *p = &dev->procs[proc];
+    if (p->next_plan < p->n_plan) {
+        if (p->plan[p->next_plan].bytes == bytes) {
+            *addr_out = p->plan[p->next_plan++].addr;
+            return SIM_OK;
+        }
+        p->next_plan = p->n_plan; /* the replay went another way: fresh bases from now on */
+    }
     *addr_out = device_reserve_va(dev, bytes);
     return SIM_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "seed.h"
 #include "status.h"
 
 typedef struct device device;
@@ -56,6 +57,16 @@ void device_release(device *dev, uint32_t proc, uint64_t bytes);
 
 /* Reserve address space only (cuMemAddressReserve): no memory is taken. */
 uint64_t device_reserve_va(device *dev, uint64_t bytes);
+/* The addresses device_alloc is to return to process proc, in order: its k-th call
+ * returns plan[k].addr when it asks for plan[k].bytes (a replay of a recording
+ * placing segments where the real cudaMalloc did, so address-ordered choices are
+ * the real ones). The first call asking for another size ends the plan; calls
+ * after it get fresh bases above every address handed out. The plan is copied.
+ * false when out of host memory. */
+bool device_plan_va(device *dev, uint32_t proc, const sim_range *plan, uint32_t n);
+/* Addresses below end are taken (a recorded start state put segments there, see
+ * seed.h): fresh bases from now on start above it. */
+void device_claim_va(device *dev, uint64_t end);
 /* Map physical memory into reserved space (cuMemCreate+cuMemMap): memory only,
  * no address. SIM_OOM when bytes > device_free_bytes(). */
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes);

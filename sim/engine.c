@@ -47,6 +47,7 @@ typedef struct engine {
     /* of the event being measured: ENGINE_DONE unless do_alloc or do_free said
      * otherwise; observe() puts it back to ENGINE_DONE after each tick */
     engine_outcome outcome;
+    strategy_handle handle;  /* of the alloc being measured (tick.handle), else STRATEGY_HANDLE_NONE */
     engine_observer observe;
     sim_error *err;
     engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
@@ -143,6 +144,7 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
     k->event = run->events;
     k->t = t;
     k->outcome = e->outcome;
+    k->handle = e->handle;
     k->proc = ps->last;
     k->proc_requested = ps->requested;
     k->proc_device_bytes = ps->last.reserved_bytes + e->context_bytes;
@@ -156,6 +158,7 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
     k->fragmentation = sim_fragmentation(k->total.free_bytes, k->total.largest_free_bytes);
     e->observe(e->cfg->observe_ctx, k);
     e->outcome = ENGINE_DONE;
+    e->handle = STRATEGY_HANDLE_NONE;
 }
 
 /* Re-sample process p and the device totals after an event (ev: the trace event,
@@ -200,6 +203,44 @@ static inline sim_status proc_for(engine *e, uint32_t src, const char *name, uin
         else
             ss->last_named = *out;
     }
+    return st;
+}
+
+/* The source starts from a recorded state: the strategy takes it, and the ids of
+ * the blocks live in it become live allocations of the process. */
+static sim_status proc_seed(engine *e, uint32_t src, uint32_t p, const sim_seed *seed)
+{
+    sim_run *run = e->run;
+    const char *path = e->sources[src].path;
+    if (run->ops->seed == NULL)
+        return sim_error_set(e->err, SIM_EUSAGE, path, 0, 0, "the %s strategy cannot start from a recorded state",
+                             run->ops->name);
+    strategy_handle *h = malloc((seed->n_blocks ? seed->n_blocks : 1) * sizeof *h);
+    if (h == NULL)
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    sim_status st = run->ops->seed(run->procs[p].s, seed, h, e->err);
+    if (st == SIM_OOM)
+        st = sim_error_set(e->err, SIM_EUSAGE, path, 0, 0, "the recorded start state (%llu B reserved) does not fit "
+                           "on the device", (unsigned long long)sim_seed_reserved(seed));
+    proc_state *ps = &e->ps[p];
+    for (uint32_t i = 0; st == SIM_OK && i < seed->n_blocks; i++) {
+        const sim_seed_block *b = &seed->blocks[i];
+        if (b->state != SIM_SEED_USED)
+            continue;
+        bool found = false;
+        idmap_entry *ent = idmap_find_or_insert(&ps->ids, b->id, &found);
+        if (ent == NULL)
+            st = sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        else if (found)
+            st = sim_error_set(e->err, SIM_ETRACE, path, 0, 0, "the start state holds id %llu twice",
+                               (unsigned long long)b->id);
+        else {
+            ent->size = b->requested_bytes;
+            ent->handle = h[i];
+            ps->requested += b->requested_bytes;
+        }
+    }
+    free(h);
     return st;
 }
 
@@ -251,6 +292,8 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
     }
     run->n_procs++;
     *out = p;
+    if (name == NULL && e->sources[src].seed != NULL)
+        return proc_seed(e, src, p, e->sources[src].seed);
     return SIM_OK;
 }
 
@@ -310,6 +353,7 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
     if (st == SIM_OK) {
         ent->handle = h;
         ps->requested += ev->size;
+        e->handle = h;
         return SIM_OK;
     }
     if (st != SIM_OOM) {
@@ -477,7 +521,7 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     if (st != SIM_OK)
         return st;
     engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
-                .paranoid = cfg->paranoid, .observe = cfg->observe};
+                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");

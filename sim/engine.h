@@ -38,6 +38,9 @@ typedef struct engine_tick {
     uint64_t event;            /* global event number (sim_run.events, peak_reserved_event) */
     uint64_t t;                /* ns: ev->t, or the deferred free's ready_t */
     engine_outcome outcome;
+    /* an alloc that took effect: the strategy's handle for it (ops->locate tells
+     * where it put the block); STRATEGY_HANDLE_NONE for every other tick */
+    strategy_handle handle;
     const struct sim_run *run; /* the run so far: run->procs[process].s is the instance */
     /* the process after the event */
     strategy_sample proc;      /* its sample, as the engine measured it */
@@ -62,7 +65,7 @@ typedef struct engine_tick {
  * everything it points to are valid only during the call (ev's strings until the
  * source's next(), run->procs until a new process appears); the observer must not
  * change the run or call into the strategy except through its const ops
- * (sample, stats, options, walk). No observer: no cost but one test per event. */
+ * (sample, stats, options, walk, locate). No observer: no cost but one test per event. */
 typedef void (*engine_observer)(void *ctx, const engine_tick *t);
 
 typedef struct engine_config {

@@ -40,6 +40,9 @@ typedef struct sim_event_source {
     void *ctx;
     const char *path;   /* shown in messages and results */
     const char *name;   /* the trace's name (header), or NULL */
+    /* The allocator state the source's process starts from (sim/seed.h), or NULL:
+     * the engine hands it to the strategy's `seed` entry before the first event. */
+    const struct sim_seed *seed;
 } sim_event_source;
 
 const char *sim_op_name(sim_op op);

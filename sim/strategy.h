@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "report.h"
+#include "seed.h"
 #include "status.h"
 
 typedef struct strategy strategy; /* one allocator instance for one process */
@@ -145,6 +146,21 @@ typedef struct strategy_ops {
     void (*check)(const strategy *s, sim_report *r);
     /* Visit every block in address order; returns the visitor's nonzero or 0. */
     int (*walk)(const strategy *s, strategy_visitor v, void *ctx);
+
+    /* Optional (NULL: the strategy can only start empty). Called by the engine
+     * once, right after create and before any other call, when the trace starts
+     * from a recorded state (sim/seed.h): take its segments at their addresses,
+     * each with its blocks at their offsets, and set handles[i] for every block i
+     * of seed->blocks in state SIM_SEED_USED (others untouched); the engine maps
+     * those blocks' ids to the handles, so their later frees find them, and counts
+     * their requested bytes as live. SIM_EUSAGE with a message when the state is
+     * one the strategy cannot hold (e.g. segments of a private pool), SIM_OOM
+     * when the device has no room for it. */
+    sim_status (*seed)(strategy *s, const sim_seed *seed, strategy_handle *handles, sim_error *err);
+    /* Optional: the block holding the live allocation h (address, size, its
+     * segment's base and number), for checking placement against a recording.
+     * false when h holds no block (zero bytes). */
+    bool (*locate)(const strategy *s, strategy_handle h, strategy_block *out);
 } strategy_ops;
 
 /* One value found by strategy_stat_find / strategy_option_find. */

@@ -877,6 +877,8 @@ static const strategy_ops TORCH_OPS = {
     .options = torch_options,
     .check = torch_check,
     .walk = torch_walk,
+    .seed = torch_seed,
+    .locate = torch_locate,
 };
 
 const strategy_ops *torch_strategy(void)

@@ -1,4 +1,4 @@
-/* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c,
+/* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c, torch_seed.c,
  * torch_freeset.c, torch_check.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
@@ -289,6 +289,10 @@ uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
  * (try_allocate_expandable_block). */
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch_seed.c: the ops table's seed (a recorded start state) and locate. */
+sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handles, sim_error *err);
+bool torch_locate(const strategy *s, strategy_handle h, strategy_block *out);
 
 /* torch_check.c: the ops table's walk and check. */
 int torch_walk(const strategy *s, strategy_visitor v, void *ctx);

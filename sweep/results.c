@@ -18,7 +18,8 @@
 
 /* One job's line in the file, and what the summary needs of it. */
 typedef struct job_digest {
-    report_sweep_job s; /* s.error is owned here */
+    report_sweep_job s; /* s.error points at error_text */
+    char *error_text;   /* owned */
     uint8_t exit_code;  /* 0, or the error's exit code */
     uint64_t offset;    /* of its line in the file */
     uint32_t len;
@@ -84,6 +85,7 @@ static sim_status parse_line(const sweep_results *r, const char *text, size_t le
             char *msg = malloc(n);
             if (msg)
                 memcpy(msg, cJSON_IsString(m) ? m->valuestring : "", n);
+            d->error_text = msg;
             d->s.error = msg;
         } else if (cJSON_IsObject(res)) {
             const cJSON *oom = obj(res, "first_oom");
@@ -138,7 +140,7 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
                     digests[job] = d;
                 }
             } else {
-                free((char *)d.s.error);
+                free(d.error_text);
             }
         }
         off += len;
@@ -372,7 +374,7 @@ sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, 
     if (st == SIM_OK && (json || text))
         st = summarize(s, d, present, text, json, err);
     for (uint64_t i = 0; i < n; i++)
-        free((char *)d[i].s.error);
+        free(d[i].error_text);
     free(d);
     return st;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
-# the compare table, the against-recorded example and the what-if example are rerun
-# and compared; each command must succeed and print something.
+# the compare table, the against-recorded examples (a profiler trace, a mid-run
+# snapshot) and the what-if example are rerun and compared; each command must
+# succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -32,6 +33,8 @@ check_in_readme "quick start" replay traces/examples/mlp_train.json --strategy=g
 check_in_readme "compare table" compare traces/examples/mlp_train.json
 check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace.json.gz --against-recorded \
   --strategy=ideal
+check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
+  --against-recorded
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")

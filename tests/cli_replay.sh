@@ -145,4 +145,25 @@ if [ ! -p "$tmp/fifo" ] || ! grep -q '"peak_requested_bytes": 600' "$tmp/fromfif
   echo "FAIL: --output to a FIFO"; fails=$((fails + 1))
 fi
 
+# The recorded device's compute capability decides TensorFlow's reserve: a V100 (7.0)
+# leaves 1050 MiB to the system, an unknown one 1536 MiB (docs/allocators.md §1.9).
+# HTA excerpt: totalGlobalMem 34089730048 B, computeMajor 7 -> limit
+# 34089730048 - 1050 * 1048576 = 34089730048 - 1101004800 = 32988725248 B.
+hta=$src/tests/data/import/hta_excerpt.pt.trace.json.gz
+expect 0 "" replay "$hta" --strategy=greedy --format=json
+if grep -q '"limit_bytes": 32988725248' "$tmp/out"; then ok; else bad "V100 limit from the Kineto trace's computeMajor: $(grep '"device"' "$tmp/out")"; fi
+# ... and the capability survives convert, to JSONL and to .gtrace
+expect 0 "" convert "$hta" -o "$tmp/hta.jsonl"
+if head -1 "$tmp/hta.jsonl" | grep -qF '"compute_capability":"7.0"'; then ok; else bad "convert dropped the compute capability"; fi
+expect 0 "" convert "$tmp/hta.jsonl" -o "$tmp/hta.gtrace"
+expect 0 "" replay "$tmp/hta.gtrace" --strategy=greedy --format=json
+if grep -q '"limit_bytes": 32988725248' "$tmp/out"; then ok; else bad "the .gtrace lost the compute capability"; fi
+# without it (the same card by capacity alone) the unknown-capability reserve applies:
+# 34089730048 - 1536 * 1048576 = 32479117312 B
+printf '%s\n' '{"format":"gpusim-trace","version":1,"device":{"capacity_bytes":34089730048}}' \
+  '{"op":"alloc","id":1,"size":1024}' >"$tmp/nocc.jsonl"
+expect 0 "" replay "$tmp/nocc.jsonl" --strategy=greedy --format=json
+if grep -q '"limit_bytes": 32479117312' "$tmp/out"; then ok; else bad "unknown capability reserve"; fi
+bad_trace badcc.jsonl '{"format":"gpusim-trace","version":1,"device":{"capacity_bytes":1024,"compute_capability":"seven"}}' '"compute_capability" must be "X.Y"'
+
 cli_finish

@@ -44,6 +44,8 @@ static plan_question question(const batch_traces *t, const strategy_ops *const *
     return q;
 }
 
+GPUSIM_TCASE("plan", 0, NULL, NULL);
+
 START_TEST(the_minimum_should_be_the_peak_rounded_up_to_a_step_when_the_strategy_is_ideal)
 {
     batch_traces t;
@@ -114,16 +116,3 @@ START_TEST(the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order)
     batch_traces_release(&t);
 }
 END_TEST
-
-static Suite *answers_suite(void)
-{
-    Suite *s = suite_create("answers");
-    TCase *tc = tcase_create("plan");
-    tcase_add_test(tc, the_minimum_should_be_the_peak_rounded_up_to_a_step_when_the_strategy_is_ideal);
-    tcase_add_test(tc, the_minimum_should_include_the_context_when_the_model_card_has_one);
-    tcase_add_test(tc, the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(answers_suite)

@@ -80,6 +80,8 @@ static double fragmentation_metric(harness *h)
 
 /* ==== growth and the worked example (allocators.md §1.5) ==== */
 
+GPUSIM_TCASE("golden", 0, NULL, NULL);
+
 START_TEST(growth_should_follow_the_worked_example_region_by_region)
 {
     /* 80 GiB, cc 9, tf preset: a huge limit, so only the region sizes matter */
@@ -504,6 +506,8 @@ END_TEST
 
 /* ==== limits: TF reserve tiers, mem_fraction, JAX ==== */
 
+GPUSIM_TCASE("limits_and_options", 0, NULL, NULL);
+
 START_TEST(tf_limit_should_subtract_the_reserve_for_each_compute_capability)
 {
     static const struct {
@@ -793,6 +797,8 @@ static void random_stream(const strategy_ops *ops, uint64_t capacity, const char
     harness_free(h);
 }
 
+GPUSIM_TCASE("random", 300, NULL, NULL);
+
 START_TEST(random_streams_should_keep_every_invariant_and_the_best_fit)
 {
     uint64_t seed = test_seed("bfc random streams");
@@ -834,6 +840,8 @@ static void expect_caught(bfc_corruption kind, const char *needle)
                   needle, r.text);
     harness_free(h);
 }
+
+GPUSIM_TCASE("checker", 0, NULL, NULL);
 
 START_TEST(checker_should_catch_a_gap_in_the_tiling)
 {
@@ -913,67 +921,3 @@ START_TEST(checker_should_catch_the_device_disagreeing_with_the_pool)
     harness_free(h);
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("bfc");
-    TCase *golden = tcase_create("golden");
-    tcase_add_test(golden, growth_should_follow_the_worked_example_region_by_region);
-    tcase_add_test(golden, growth_should_cut_the_last_region_at_the_limit);
-    tcase_add_test(golden, growth_should_start_below_2mib_when_the_limit_is_smaller);
-    tcase_add_test(golden, split_should_not_happen_at_twice_the_request_minus_256);
-    tcase_add_test(golden, split_should_happen_at_exactly_twice_the_request);
-    tcase_add_test(golden, split_should_not_happen_at_slack_128mib_minus_256);
-    tcase_add_test(golden, split_should_happen_at_slack_of_exactly_128mib);
-    tcase_add_test(golden, split_should_happen_at_slack_128mib_plus_256);
-    tcase_add_test(golden, split_should_use_the_fragmentation_fraction_of_the_limit);
-    tcase_add_test(golden, free_should_coalesce_with_both_neighbours);
-    tcase_add_test(golden, best_fit_should_prefer_the_lowest_address_among_equal_sizes);
-    tcase_add_test(golden, best_fit_should_prefer_the_smallest_chunk_over_a_lower_address);
-    tcase_add_test(golden, deferred_free_should_hold_the_chunk_until_ready);
-    tcase_add_test(golden, zero_byte_allocations_should_take_no_memory);
-    tcase_add_test(golden, growth_should_hit_a_fragmentation_oom_that_greedy_does_not_have);
-    tcase_add_test(golden, gc_should_free_wholly_free_regions_and_extend_again_under_tf);
-    tcase_add_test(golden, gc_should_stay_off_under_jax);
-    tcase_add_test(golden, gc_should_not_free_regions_when_that_would_not_help);
-    tcase_add_test(golden, greedy_should_take_the_whole_limit_at_the_first_allocation);
-    tcase_add_test(golden, limit_should_refuse_one_byte_past_m);
-    tcase_add_test(golden, extend_should_backpedal_by_nine_tenths_when_the_device_refuses);
-    tcase_add_test(golden, extend_should_give_up_backpedalling_below_the_request);
-    tcase_add_test(golden, extend_should_make_strict_progress_at_tiny_sizes);
-    suite_add_tcase(s, golden);
-
-    TCase *limits = tcase_create("limits_and_options");
-    tcase_add_test(limits, tf_limit_should_subtract_the_reserve_for_each_compute_capability);
-    tcase_add_test(limits, tf_limit_should_reserve_225mib_below_2gib_free);
-    tcase_add_test(limits, mem_fraction_should_set_the_limit_from_total_memory);
-    tcase_add_test(limits, jax_should_preallocate_three_quarters_of_total_memory);
-    tcase_add_test(limits, limit_strategy_should_ignore_the_reserve_and_report_its_options);
-    tcase_add_test(limits, bad_options_should_be_usage_errors_that_name_the_option);
-    tcase_add_test(limits, options_of_other_strategies_should_be_ignored);
-    tcase_add_test(limits, the_three_tables_should_carry_their_names);
-    suite_add_tcase(s, limits);
-
-    TCase *random = tcase_create("random");
-    tcase_set_timeout(random, 300);
-    tcase_add_test(random, random_streams_should_keep_every_invariant_and_the_best_fit);
-    suite_add_tcase(s, random);
-
-    TCase *checker = tcase_create("checker");
-    tcase_add_test(checker, checker_should_catch_a_gap_in_the_tiling);
-    tcase_add_test(checker, checker_should_catch_adjacent_free_chunks);
-    tcase_add_test(checker, checker_should_catch_a_free_chunk_in_the_wrong_bin);
-    tcase_add_test(checker, checker_should_catch_a_free_chunk_missing_from_its_bin);
-    tcase_add_test(checker, checker_should_catch_a_bin_out_of_order);
-    tcase_add_test(checker, checker_should_catch_a_bitmap_that_disagrees_with_the_bins);
-    tcase_add_test(checker, checker_should_catch_bytes_in_use_that_drifted);
-    tcase_add_test(checker, checker_should_catch_pool_bytes_that_drifted);
-    tcase_add_test(checker, checker_should_catch_a_peak_below_the_current_value);
-    tcase_add_test(checker, checker_should_catch_a_wrong_region_count);
-    tcase_add_test(checker, checker_should_catch_a_stale_bin_cache);
-    tcase_add_test(checker, checker_should_catch_the_device_disagreeing_with_the_pool);
-    suite_add_tcase(s, checker);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)

@@ -190,6 +190,8 @@ static void verify(const fixture *f)
 
 /* ---- bins and slices ---- */
 
+GPUSIM_TCASE("bins_and_slices", 0, NULL, NULL);
+
 START_TEST(bin_for_should_follow_tensorflows_power_of_two_bins)
 {
     /* bin = min(20, floor(log2(max(size, 256) / 256))) */
@@ -248,6 +250,8 @@ START_TEST(slices_should_never_decrease_as_sizes_grow)
 END_TEST
 
 /* ---- hand cases ---- */
+
+GPUSIM_TCASE("hand_cases", 0, NULL, NULL);
 
 START_TEST(an_empty_set_should_have_no_best_fit_no_first_chunk_and_largest_zero)
 {
@@ -512,6 +516,8 @@ static void random_sequence(uint64_t seed, unsigned rounds, uint32_t target_live
     free(f);
 }
 
+GPUSIM_TCASE("random", 300, NULL, NULL);
+
 START_TEST(random_sequences_should_agree_with_a_sorted_array_at_every_step)
 {
     uint64_t seed = test_seed("bfc_bins random sequences");
@@ -541,36 +547,3 @@ START_TEST(random_sequences_with_one_repeated_size_should_order_by_address)
     free(f);
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("bfc_bins");
-    TCase *sizes = tcase_create("bins_and_slices");
-    tcase_add_test(sizes, bin_for_should_follow_tensorflows_power_of_two_bins);
-    tcase_add_test(sizes, slice_for_should_cut_each_bin_into_sixteen_equal_parts);
-    tcase_add_test(sizes, slices_should_never_decrease_as_sizes_grow);
-    suite_add_tcase(s, sizes);
-
-    TCase *hand = tcase_create("hand_cases");
-    tcase_add_test(hand, an_empty_set_should_have_no_best_fit_no_first_chunk_and_largest_zero);
-    tcase_add_test(hand, best_fit_should_prefer_the_lowest_address_among_equal_sizes);
-    tcase_add_test(hand, best_fit_should_prefer_the_smallest_adequate_chunk_over_a_lower_address);
-    tcase_add_test(hand, best_fit_should_search_inside_the_slice_when_its_minimum_is_too_small);
-    tcase_add_test(hand, best_fit_should_skip_to_a_later_slice_or_bin_when_the_slice_of_the_size_falls_short);
-    tcase_add_test(hand, erasing_the_minimum_and_the_maximum_should_move_the_slice_caches);
-    tcase_add_test(hand, erasing_the_last_chunk_of_a_bin_should_clear_both_bitmap_bits);
-    tcase_add_test(hand, erase_should_leave_a_chunk_that_is_in_no_bin_alone);
-    tcase_add_test(hand, iteration_should_visit_every_chunk_by_size_then_address_across_bins_and_slices);
-    tcase_add_test(hand, holds_should_find_members_by_key_and_miss_a_chunk_filed_in_the_wrong_bin);
-    tcase_add_test(hand, inserting_in_sorted_order_should_still_give_a_heap_ordered_treap);
-    suite_add_tcase(s, hand);
-
-    TCase *random = tcase_create("random");
-    tcase_set_timeout(random, 300);
-    tcase_add_test(random, random_sequences_should_agree_with_a_sorted_array_at_every_step);
-    tcase_add_test(random, random_sequences_with_one_repeated_size_should_order_by_address);
-    suite_add_tcase(s, random);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)

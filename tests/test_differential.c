@@ -119,6 +119,8 @@ static char *replay(const char *text, size_t len, const strategy_ops *ops, bool 
     return b.data;
 }
 
+GPUSIM_TCASE("differential", 300, NULL, NULL);
+
 START_TEST(results_should_not_depend_on_the_container)
 {
     static const char *const ext[3] = {".json", ".jsonl", ".gtrace"};
@@ -173,6 +175,3 @@ START_TEST(results_should_not_depend_on_the_container)
     ck_assert_uint_eq(succeeded, runs);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("differential", 300,
-                   results_should_not_depend_on_the_container)

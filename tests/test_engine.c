@@ -199,9 +199,9 @@ END_TEST
 
 START_TEST(fragmentation_should_follow_tensorflow_s_definition)
 {
-    ck_assert(sim_fragmentation(0, 0) == 0.0);
-    ck_assert(sim_fragmentation(100, 100) == 0.0);
-    ck_assert(sim_fragmentation(100, 25) == 0.75);
+    ck_assert(test_same_double(sim_fragmentation(0, 0), 0.0));
+    ck_assert(test_same_double(sim_fragmentation(100, 100), 0.0));
+    ck_assert(test_same_double(sim_fragmentation(100, 25), 0.75));
 }
 END_TEST
 
@@ -511,31 +511,3 @@ START_TEST(app_data_should_reach_every_create)
     sim_run_free(run);
 }
 END_TEST
-
-static Suite *engine_suite(void)
-{
-    Suite *s = suite_create("engine");
-    TCase *tc = tcase_create("engine");
-    tcase_add_test(tc, deferred_frees_due_at_t_should_run_before_trace_events_at_t);
-    tcase_add_test(tc, traces_with_equal_times_should_go_in_the_order_given);
-    tcase_add_test(tc, a_stopped_process_should_release_its_memory_and_drop_its_deferred_frees);
-    tcase_add_test(tc, skip_should_drop_the_allocation_and_ignore_its_free);
-    tcase_add_test(tc, context_should_count_on_the_device_but_not_as_reserved);
-    tcase_add_test(tc, semantic_errors_should_name_the_event);
-    tcase_add_test(tc, paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance);
-    tcase_add_test(tc, a_replay_should_stop_at_the_event_asked_for);
-    tcase_add_test(tc, fragmentation_should_follow_tensorflow_s_definition);
-    tcase_add_test(tc, the_id_map_should_agree_with_a_plain_array_under_random_churn);
-    tcase_add_test(tc, the_queue_should_pop_in_time_then_push_order);
-    tcase_add_test(tc, the_timeline_should_keep_every_peak_and_trough_within_its_row_budget);
-    tcase_add_test(tc, device_addresses_should_be_fresh_and_2mib_aligned);
-    tcase_add_test(tc, the_observer_should_see_each_event_once_in_replay_order);
-    tcase_add_test(tc, the_observer_should_see_an_oom_end_its_process_under_stop);
-    tcase_add_test(tc, the_observer_should_see_a_dropped_oom_and_the_ignored_free_under_skip);
-    tcase_add_test(tc, the_observer_s_totals_should_equal_what_the_engine_recorded);
-    tcase_add_test(tc, app_data_should_reach_every_create);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(engine_suite)

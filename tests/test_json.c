@@ -30,6 +30,8 @@ static json_int_status u64_of(const char *text, uint64_t max, uint64_t *out)
     return json_to_u64(v, max, out);
 }
 
+GPUSIM_TCASE("json", 0, setup, teardown);
+
 START_TEST(integers_should_be_exact_up_to_2_to_the_64)
 {
     uint64_t v;
@@ -158,23 +160,3 @@ START_TEST(the_arena_should_be_reused_across_parses)
     }
 }
 END_TEST
-
-static Suite *json_suite(void)
-{
-    Suite *s = suite_create("json");
-    TCase *tc = tcase_create("json");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, integers_should_be_exact_up_to_2_to_the_64);
-    tcase_add_test(tc, integers_should_honour_the_limit);
-    tcase_add_test(tc, integral_spellings_should_count_as_integers);
-    tcase_add_test(tc, fractions_and_negatives_should_be_refused);
-    tcase_add_test(tc, strings_should_decode_escapes_and_surrogates);
-    tcase_add_test(tc, objects_should_keep_order_and_find_the_last_duplicate);
-    tcase_add_test(tc, errors_should_give_line_and_column);
-    tcase_add_test(tc, deep_nesting_should_be_an_error_not_a_crash);
-    tcase_add_test(tc, the_arena_should_be_reused_across_parses);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(json_suite)

@@ -100,11 +100,3 @@ START_TEST(raw_checker_should_catch_a_corrupted_charge)
     harness_free(h);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("raw_ideal", 0,
-                   ideal_should_hold_exactly_the_live_requested_bytes,
-                   ideal_should_fail_only_past_capacity_minus_context,
-                   ideal_deferred_free_should_hold_bytes_until_ready,
-                   raw_should_charge_512_byte_units_below_2mib_and_pages_above,
-                   raw_free_should_return_memory_to_the_device_at_once,
-                   raw_checker_should_catch_a_corrupted_charge)

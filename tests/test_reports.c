@@ -422,26 +422,3 @@ START_TEST(progress_should_stay_silent_off_a_terminal)
     fclose(f);
 }
 END_TEST
-
-static Suite *make_suite(void)
-{
-    Suite *s = suite_create("reports");
-    TCase *tc = tcase_create("reports");
-    tcase_add_test(tc, curve_should_keep_both_extremes_of_every_bucket);
-    tcase_add_test(tc, curve_should_keep_single_events_unmerged_below_the_budget);
-    tcase_add_test(tc, the_curve_should_cover_every_event_and_reach_the_engine_s_peaks);
-    tcase_add_test(tc, an_oom_that_ends_the_process_should_end_the_curve_there);
-    tcase_add_test(tc, an_allocation_dropped_by_skip_should_not_be_live_at_the_peak);
-    tcase_add_test(tc, the_second_pass_should_see_the_live_allocations_at_the_peak);
-    tcase_add_test(tc, the_map_of_growth_should_show_regions_with_free_blocks);
-    tcase_add_test(tc, the_what_if_should_ask_torch_about_expandable_segments_after_an_oom);
-    tcase_add_test(tc, html_should_escape_markup);
-    tcase_add_test(tc, the_page_should_hold_every_picture_and_no_script);
-    tcase_add_test(tc, an_oom_should_be_marked_on_the_timeline);
-    tcase_add_test(tc, progress_should_show_rate_and_eta);
-    tcase_add_test(tc, progress_should_stay_silent_off_a_terminal);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(make_suite)

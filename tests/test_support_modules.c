@@ -310,17 +310,3 @@ START_TEST(a_stat_should_be_found_by_name_whatever_its_kind)
     ck_assert_uint_eq(calls, 2);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("support_modules", 0,
-                   json_strings_should_be_escaped,
-                   large_printf_output_should_not_be_truncated,
-                   files_should_appear_whole_or_not_at_all,
-                   the_catalog_should_find_gpus_by_name_or_alias_in_any_case,
-                   a_catalog_gpu_should_become_a_device_and_cc_should_parse_only_as_x_dot_y,
-                   an_in_memory_trace_should_give_back_every_event_and_string,
-                   reports_should_count_every_violation_and_keep_the_first_lines,
-                   the_last_option_given_should_win,
-                   a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more,
-                   fnv1a64_should_match_the_published_vectors_and_continue_across_chunks,
-                   sim_grow_should_keep_the_elements_and_refuse_an_overflowing_size,
-                   a_stat_should_be_found_by_name_whatever_its_kind)

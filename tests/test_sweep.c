@@ -66,6 +66,8 @@ static sim_status load(const char *text, unsigned flags, sweep_spec **s, sim_err
     return sweep_spec_load(p, flags, s, err);
 }
 
+GPUSIM_TCASE("spec", 0, setup, teardown);
+
 START_TEST(spec_should_expand_directories_and_globs_sorted_without_duplicates)
 {
     sweep_spec *s = NULL;
@@ -236,20 +238,3 @@ START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
     sweep_spec_free(s);
 }
 END_TEST
-
-static Suite *sweep_suite(void)
-{
-    Suite *s = suite_create("sweep");
-    TCase *tc = tcase_create("spec");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, spec_should_expand_directories_and_globs_sorted_without_duplicates);
-    tcase_add_test(tc, spec_should_expand_option_lists_and_restrict_sets_to_their_strategies);
-    tcase_add_test(tc, jobs_should_be_numbered_trace_major_and_found_by_their_names);
-    tcase_add_test(tc, bad_specs_should_be_errors_that_name_the_problem);
-    tcase_add_test(tc, scheduler_should_hand_out_every_job_once_and_keep_a_worker_on_its_trace);
-    tcase_add_test(tc, a_job_line_should_hold_its_coordinates_and_the_result_on_one_line);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(sweep_suite)

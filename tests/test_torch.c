@@ -51,6 +51,8 @@ static strategy_oom expect_oom(harness *h, uint64_t size, uint32_t stream)
 
 /* ==== Golden layouts ==== */
 
+GPUSIM_TCASE("golden", 0, NULL, NULL);
+
 START_TEST(torch_should_hand_out_a_12_mib_block_whole_for_11_mib_plus_1)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
@@ -274,6 +276,8 @@ static sim_status fragmenting_program(harness *h)
     return harness_try_alloc(h, 30 * MiB, 0, NULL, &oom);
 }
 
+GPUSIM_TCASE("expandable", 0, NULL, NULL);
+
 START_TEST(torch_default_should_hit_a_fragmentation_oom)
 {
     harness *h = torch_new(100 * MiB, 0, NULL, NULL);
@@ -349,6 +353,8 @@ START_TEST(torch_expandable_segment_should_disappear_when_all_its_pages_are_unma
 END_TEST
 
 /* ==== Options ==== */
+
+GPUSIM_TCASE("options", 0, NULL, NULL);
 
 START_TEST(torch_roundup_power2_divisions_should_round_to_divisions)
 {
@@ -533,6 +539,8 @@ START_TEST(torch_options_should_report_the_effective_conf)
 END_TEST
 
 /* ==== Deferred frees and zero bytes ==== */
+
+GPUSIM_TCASE("deferred", 0, NULL, NULL);
 
 START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_the_next_malloc_after_ready)
 {
@@ -747,6 +755,8 @@ static void random_run(const char *conf, const char *fraction, uint64_t seed, in
     harness_free(h);
 }
 
+GPUSIM_TCASE("random", 300, NULL, NULL);
+
 START_TEST(torch_random_operations_should_keep_every_invariant)
 {
     static const struct {
@@ -764,6 +774,7 @@ START_TEST(torch_random_operations_should_keep_every_invariant)
     random_run(CONFS[c].conf, CONFS[c].fraction, seed + (uint64_t)c, 3000);
 }
 END_TEST
+GPUSIM_LOOP(torch_random_operations_should_keep_every_invariant, 0, 6);
 
 /* ==== Differential: best fit against a brute-force reference ==== */
 
@@ -911,6 +922,7 @@ START_TEST(torch_best_fit_should_match_a_brute_force_reference)
     differential_run(CONFS[_i].conf, CONFS[_i].max_split, CONFS[_i].non_split, seed + 100 + (uint64_t)_i, 4000);
 }
 END_TEST
+GPUSIM_LOOP(torch_best_fit_should_match_a_brute_force_reference, 0, 3);
 
 /* ==== Checker: one corruption per invariant ==== */
 
@@ -954,6 +966,8 @@ static const struct {
     {TORCH_CORRUPT_STREAM_MISSING, "which the stream index"},
 };
 
+GPUSIM_TCASE("checker", 0, NULL, NULL);
+
 START_TEST(torch_checker_should_catch_each_corruption)
 {
     harness *h = busy_harness();
@@ -967,6 +981,7 @@ START_TEST(torch_checker_should_catch_each_corruption)
     harness_free(h);
 }
 END_TEST
+GPUSIM_LOOP(torch_checker_should_catch_each_corruption, 0, (int)(sizeof CORRUPTIONS / sizeof CORRUPTIONS[0]));
 
 START_TEST(torch_checker_should_catch_a_device_disagreement)
 {
@@ -990,64 +1005,3 @@ START_TEST(torch_checker_should_catch_a_wrong_pool_size)
     harness_free(h);
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("torch");
-    TCase *tc = tcase_create("golden");
-    tcase_add_test(tc, torch_should_hand_out_a_12_mib_block_whole_for_11_mib_plus_1);
-    tcase_add_test(tc, torch_small_requests_should_share_one_2_mib_segment);
-    tcase_add_test(tc, torch_a_5_mib_request_should_take_a_20_mib_segment_and_split_it);
-    tcase_add_test(tc, torch_streams_should_not_share_free_blocks);
-    tcase_add_test(tc, torch_max_split_size_should_keep_big_blocks_whole);
-    tcase_add_test(tc, torch_oversize_request_should_not_take_a_block_max_non_split_rounding_larger);
-    tcase_add_test(tc, torch_should_release_one_oversize_block_before_retrying);
-    tcase_add_test(tc, torch_oom_ladder_should_free_cached_blocks_and_retry);
-    tcase_add_test(tc, torch_oom_should_mirror_pytorch_message_and_classify_capacity);
-    tcase_add_test(tc, torch_empty_cache_should_release_only_unsplit_segments);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("expandable");
-    tcase_add_test(tc, torch_default_should_hit_a_fragmentation_oom);
-    tcase_add_test(tc, torch_expandable_segments_should_avoid_that_oom);
-    tcase_add_test(tc, torch_expandable_release_should_unmap_whole_free_pages_and_refill_the_lowest_hole);
-    tcase_add_test(tc, torch_expandable_segment_should_disappear_when_all_its_pages_are_unmapped);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("options");
-    tcase_add_test(tc, torch_roundup_power2_divisions_should_round_to_divisions);
-    tcase_add_test(tc, torch_roundup_power2_divisions_list_should_pick_the_interval);
-    tcase_add_test(tc, torch_memory_fraction_should_cap_reserved_memory);
-    tcase_add_test(tc, torch_garbage_collection_should_free_the_oldest_cached_blocks_first);
-    tcase_add_test(tc, torch_garbage_collection_should_need_a_memory_fraction);
-    tcase_add_test(tc, torch_large_segment_size_should_set_the_1_to_10_mib_segment);
-    tcase_add_test(tc, torch_options_should_reject_bad_values);
-    tcase_add_test(tc, torch_options_should_report_the_effective_conf);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("deferred");
-    tcase_add_test(tc, torch_deferred_free_should_keep_the_block_unusable_until_the_next_malloc_after_ready);
-    tcase_add_test(tc, torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pending_one);
-    tcase_add_test(tc, torch_zero_byte_malloc_should_not_poll_events);
-    tcase_add_test(tc, torch_empty_cache_should_complete_pending_frees_early);
-    tcase_add_test(tc, torch_oom_retry_should_complete_pending_frees);
-    tcase_add_test(tc, torch_zero_byte_allocations_should_take_nothing);
-    tcase_add_test(tc, torch_stats_should_carry_memory_stats_names);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, torch_random_operations_should_keep_every_invariant, 0, 6);
-    tcase_add_loop_test(tc, torch_best_fit_should_match_a_brute_force_reference, 0, 3);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("checker");
-    tcase_add_loop_test(tc, torch_checker_should_catch_each_corruption, 0,
-                        (int)(sizeof CORRUPTIONS / sizeof CORRUPTIONS[0]));
-    tcase_add_test(tc, torch_checker_should_catch_a_device_disagreement);
-    tcase_add_test(tc, torch_checker_should_catch_a_wrong_pool_size);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)

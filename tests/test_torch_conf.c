@@ -22,6 +22,8 @@ static void expect_error(const char *text, const char *needle)
     ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s': message '%s' lacks '%s'", text, err.msg, needle);
 }
 
+GPUSIM_TCASE("parse", 0, NULL, NULL);
+
 START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
 {
     torch_conf c;
@@ -30,7 +32,7 @@ START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
     ck_assert_uint_eq(c.max_split_size_bytes, TORCH_CONF_NO_MAX_SPLIT);
     ck_assert_uint_eq(c.max_non_split_rounding_bytes, 20 * MiB);
     ck_assert_uint_eq(c.large_segment_size_bytes, 20 * MiB);
-    ck_assert(c.garbage_collection_threshold == 0.0);
+    ck_assert(test_same_double(c.garbage_collection_threshold, 0.0));
     ck_assert(!c.expandable_segments);
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         ck_assert_uint_eq(c.roundup_power2_divisions[k], 0);
@@ -160,22 +162,3 @@ START_TEST(conf_should_format_the_roundup_table)
                      "[1:4,2:4,4:2,8:2,16:2,32:2,64:2,128:2,256:2,512:2,1024:2,2048:2,4096:2,8192:2,16384:2,32768:2]");
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("torch_conf");
-    TCase *tc = tcase_create("parse");
-    tcase_add_test(tc, conf_should_give_pytorch_defaults_for_an_empty_string);
-    tcase_add_test(tc, conf_should_read_every_native_key);
-    tcase_add_test(tc, conf_should_fill_the_roundup_table_from_the_list_form);
-    tcase_add_test(tc, conf_should_read_large_segment_size_first);
-    tcase_add_test(tc, conf_should_accept_and_note_the_harmless_keys);
-    tcase_add_test(tc, conf_should_refuse_what_pytorch_refuses);
-    tcase_add_test(tc, conf_should_leave_defaults_after_an_error);
-    tcase_add_test(tc, conf_should_let_a_later_key_override_an_earlier_one);
-    tcase_add_test(tc, conf_should_format_the_roundup_table);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)

@@ -142,6 +142,8 @@ static void expect_collect_matches(fixture *x)
 
 /* ==== Hand cases ==== */
 
+GPUSIM_TCASE("hand", 0, NULL, NULL);
+
 START_TEST(size_bins_should_be_exact_below_16_kib_and_monotone_above)
 {
     for (uint64_t k = 1; k < 32; k++)
@@ -354,6 +356,8 @@ static void random_run(uint64_t seed, uint32_t n_streams, uint32_t steps)
     fx_free(&x);
 }
 
+GPUSIM_TCASE("random", 0, NULL, NULL);
+
 START_TEST(random_sequences_on_one_stream_should_match_the_reference)
 {
     uint64_t seed = test_seed("random_sequences_on_one_stream_should_match_the_reference");
@@ -368,25 +372,3 @@ START_TEST(random_sequences_on_many_streams_should_match_the_reference)
     random_run(seed, 20, 20000);
 }
 END_TEST
-
-static Suite *suite(void)
-{
-    Suite *s = suite_create("torch_freeset");
-    TCase *tc = tcase_create("hand");
-    tcase_add_test(tc, size_bins_should_be_exact_below_16_kib_and_monotone_above);
-    tcase_add_test(tc, an_empty_set_should_answer_none_and_hold_nothing);
-    tcase_add_test(tc, lower_bound_should_pick_the_lowest_address_among_equal_sizes);
-    tcase_add_test(tc, lower_bound_should_never_hand_out_a_block_of_another_stream);
-    tcase_add_test(tc, next_and_prev_should_cross_bins_in_size_order_within_one_stream);
-    tcase_add_test(tc, largest_should_be_recomputed_when_the_largest_block_leaves);
-    tcase_add_test(tc, erase_should_refuse_a_block_the_set_does_not_hold);
-    tcase_add_test(tc, collect_should_list_blocks_by_stream_then_size_then_address);
-    suite_add_tcase(s, tc);
-    TCase *rnd = tcase_create("random");
-    tcase_add_test(rnd, random_sequences_on_one_stream_should_match_the_reference);
-    tcase_add_test(rnd, random_sequences_on_many_streams_should_match_the_reference);
-    suite_add_tcase(s, rnd);
-    return s;
-}
-
-GPUSIM_CHECK_MAIN(suite)

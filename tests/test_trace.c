@@ -235,13 +235,3 @@ START_TEST(a_discarded_writer_should_leave_no_file)
     ck_assert_int_eq(rmdir(dir), 0); /* empty: no temporary file either */
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("trace", 0,
-                   jsonl_should_be_detected_by_content_and_streamed,
-                   a_json_document_should_be_detected_whatever_its_layout,
-                   headers_should_be_checked,
-                   events_should_be_checked_key_by_key,
-                   the_size_limit_should_be_exactly_2_to_the_53,
-                   time_going_backwards_should_name_the_line,
-                   the_writer_should_round_trip_every_field,
-                   a_discarded_writer_should_leave_no_file)

@@ -118,12 +118,3 @@ START_TEST(errors_should_name_file_line_and_event)
     ck_assert_str_eq(sim_strerror(SIM_ETRACE), "invalid trace");
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("units", 0,
-                   sizes_should_accept_bytes_and_binary_and_decimal_units,
-                   sizes_should_accept_exact_fractions_only,
-                   sizes_should_reject_garbage_and_overflow,
-                   sizes_should_print_in_the_largest_fitting_unit,
-                   rounding_should_saturate_instead_of_overflowing,
-                   reals_and_integers_should_be_range_checked,
-                   errors_should_name_file_line_and_event)

@@ -237,11 +237,3 @@ START_TEST(a_raw_oom_should_be_data_at_the_models_event)
     g.ops->close(g.ctx);
 }
 END_TEST
-
-GPUSIM_CHECK_TESTS("validate", 0,
-                   raw_replay_should_match_the_raw_model_at_any_reading_interval,
-                   deferred_frees_should_replay_in_the_engines_order,
-                   mirror_mode_should_back_exactly_the_models_regions,
-                   a_driver_refusal_should_end_the_replay_as_an_oom,
-                   async_replay_should_track_the_pool_and_write_parsable_json,
-                   a_raw_oom_should_be_data_at_the_models_event)

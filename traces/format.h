@@ -45,6 +45,30 @@ typedef struct input_recorded {
     const char *reserved_source;
     uint64_t capacity;             /* TF memoryCapacity (0 if absent) */
     uint64_t ooms;                 /* recorded out-of-memory events (snapshot "oom") */
+    /* Where the real allocator placed each allocation (snapshots whose segments
+     * could be followed from the rebuilt start state), or NULL: for event i an
+     * alloc, placement_segment[i] is the recorded segment it landed in, numbered
+     * as the torch strategy numbers its segments when it starts from
+     * input_seed() (the start state's segments 0, 1, ... in address order, then
+     * one more per segment_alloc, in trace order), and placement_offset[i] its
+     * offset there; UINT32_MAX where unknown (other events, expandable segments). */
+    const uint32_t *placement_segment;
+    const uint64_t *placement_offset;
+    uint64_t placements;           /* allocations with a known placement */
+    /* Bytes allocated before the first event that the trace never frees, carried
+     * as one allocation at the start (Kineto "Total Allocated" at its first event);
+     * allocated_offset is then 0. */
+    uint64_t live_before_bytes;
+    /* The recording began with cached memory the trace does not describe (a
+     * profiler trace started mid-run): recorded reserved can be followed only as
+     * changes from reserved_start, never compared with a replay from an empty cache. */
+    bool reserved_start_unknown;
+    /* Allocated bytes at the end (snapshots: the sizes of the blocks in state
+     * active_allocated of the final segments), when has_allocated_end. */
+    bool has_allocated_end;
+    uint64_t allocated_end;
+    /* The 0-based event index (a mark) of each recorded out-of-memory, ooms of them. */
+    const uint64_t *oom_events;
 } input_recorded;
 
 typedef struct input_options {

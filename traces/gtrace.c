@@ -253,10 +253,17 @@ static sim_status read_header(gtrace_reader *r, trace_header *h, sim_error *err)
     memset(h, 0, sizeof *h);
     snprintf(h->time_unit, sizeof h->time_unit, "ns");
     h->ns_per_unit = 1;
-    if (!get_varint(&q, end, &flags) || flags > 1 || !get_hstr(&q, end, h->name, sizeof h->name) ||
+    if (!get_varint(&q, end, &flags) || flags > 3 || !get_hstr(&q, end, h->name, sizeof h->name) ||
         !get_hstr(&q, end, h->device_name, sizeof h->device_name) || !get_varint(&q, end, &cap))
         return corrupt(r, err, "bad header");
     h->device_capacity = cap;
+    if (flags & 2) { /* the device's compute capability */
+        uint64_t maj = 0, min = 0;
+        if (!get_varint(&q, end, &maj) || !get_varint(&q, end, &min) || maj == 0 || maj > 99 || min > 99)
+            return corrupt(r, err, "bad header compute capability");
+        h->device_cc_major = (unsigned)maj;
+        h->device_cc_minor = (unsigned)min;
+    }
     if (flags & 1) {
         uint64_t n;
         if (!get_varint(&q, end, &n) || n == 0 || n > (uint64_t)(end - q))
@@ -616,7 +623,7 @@ sim_status gtrace_writer_open(const char *path, const trace_header *h, gtrace_wr
     w->slot_mask = 255;
     w->line = 1;
     gtrace_crc_init(&w->crc);
-    /* the header: flags, name, device name, capacity, meta */
+    /* the header: flags, name, device name, capacity, compute capability, meta */
     bytes hb = {0};
     const char *name = h ? h->name : "", *dev = h ? h->device_name : "";
     const char *meta = h ? h->meta_json : NULL;
@@ -626,7 +633,8 @@ sim_status gtrace_writer_open(const char *path, const trace_header *h, gtrace_wr
         st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
         goto fail;
     }
-    put_varint(&hb, meta ? 1 : 0);
+    bool cc = h && h->device_cc_major;
+    put_varint(&hb, (meta ? 1u : 0u) | (cc ? 2u : 0u));
     put_varint(&hb, nn);
     memcpy(hb.p + hb.len, name, nn);
     hb.len += nn;
@@ -634,6 +642,10 @@ sim_status gtrace_writer_open(const char *path, const trace_header *h, gtrace_wr
     memcpy(hb.p + hb.len, dev, dn);
     hb.len += dn;
     put_varint(&hb, h ? h->device_capacity : 0);
+    if (cc) {
+        put_varint(&hb, h->device_cc_major);
+        put_varint(&hb, h->device_cc_minor);
+    }
     if (meta) {
         put_varint(&hb, mn);
         memcpy(hb.p + hb.len, meta, mn);

@@ -30,6 +30,12 @@ void imp_doc_release(imp_doc *d)
     free(d->col_has);
     free(d->streams);
     free(d->header.meta_json);
+    free(d->seed_segs);
+    free(d->seed_planned);
+    free(d->col_seg);
+    free(d->col_off);
+    free(d->oom_idx);
+    free(d->seed_blocks);
     memset(d, 0, sizeof *d);
 }
 
@@ -133,6 +139,19 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
     d->col_has = calloc(total ? total : 1, 1);
     if (d->out == NULL || d->col_alloc == NULL || d->col_resv == NULL || d->col_has == NULL)
         return sim_error_set(err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    if (d->has_placement) {
+        d->col_seg = malloc((total ? total : 1) * sizeof *d->col_seg);
+        d->col_off = calloc(total ? total : 1, sizeof *d->col_off);
+        if (d->col_seg == NULL || d->col_off == NULL)
+            return sim_error_set(err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    }
+    uint64_t n_oom = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n_oom += d->ev[i].is_oom;
+    d->oom_idx = malloc((n_oom ? n_oom : 1) * sizeof *d->oom_idx);
+    if (d->oom_idx == NULL)
+        return sim_error_set(err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+    n_oom = 0;
     uint64_t prev = 0;
     bool peak_a = false, peak_r = false;
     uint64_t max_a = 0, max_r = 0;
@@ -157,6 +176,15 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
                 return sim_error_set(err, SIM_ETRACE, d->path, 0, 0,
                                      "the recording spans more than 2^53 ns (104 days); times cannot be kept exactly");
         }
+        if (d->has_placement) {
+            bool known = i >= d->n_pre && e->op == SIM_OP_ALLOC;
+            d->col_seg[i] = known ? e->place_seg : UINT32_MAX;
+            d->col_off[i] = known ? e->place_off : 0;
+            if (known && e->place_seg != UINT32_MAX)
+                d->rec.placements++;
+        }
+        if (i >= d->n_pre && e->is_oom)
+            d->oom_idx[n_oom++] = i;
         const char *s = e->str ? d->pool + (e->str - 1) : NULL;
         if (o->op == SIM_OP_MARK)
             o->name = s ? s : "";
@@ -183,6 +211,9 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
     r->allocated = d->has_allocated ? d->col_alloc : NULL;
     r->reserved = d->has_reserved ? d->col_resv : NULL;
     r->has_point = (d->has_allocated || d->has_reserved) ? d->col_has : NULL;
+    r->placement_segment = d->has_placement ? d->col_seg : NULL;
+    r->placement_offset = d->has_placement ? d->col_off : NULL;
+    r->oom_events = d->oom_idx;
     if (!r->has_peak_allocated && peak_a) {
         r->has_peak_allocated = true;
         r->peak_allocated = max_a;

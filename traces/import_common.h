@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sim/event.h"
+#include "sim/seed.h"
 #include "sim/status.h"
 #include "traces/format.h"
 #include "traces/json.h"
@@ -26,6 +27,10 @@ typedef struct imp_event {
     uint32_t stream;
     uint8_t op;              /* sim_op */
     uint8_t has_point;       /* rec_* are set */
+    uint8_t is_oom;          /* a mark for a recorded out-of-memory */
+    uint32_t place_seg;      /* alloc: recorded segment number (input_recorded), UINT32_MAX unknown */
+    uint64_t place_off;      /* alloc: offset in it */
+    uint64_t addr;           /* alloc: the recorded address (snapshots), else 0 */
 } imp_event;
 
 typedef struct imp_doc {
@@ -41,6 +46,7 @@ typedef struct imp_doc {
     uint64_t t_origin;       /* ns subtracted from every time (the first recorded event's t) */
     trace_header header;
     char *alloc_conf;
+    bool has_settings;       /* the recording states its allocator settings (snapshot allocator_settings) */
     char warnings[IMP_MAX_WARNINGS][320];
     uint32_t n_warnings;
     input_recorded rec;
@@ -49,10 +55,21 @@ typedef struct imp_doc {
     sim_event *out;          /* n_pre + n events, strings resolved */
     uint64_t *col_alloc, *col_resv;
     uint8_t *col_has;
+    uint32_t *col_seg;       /* placements (when has_placement) */
+    uint64_t *col_off;
+    uint64_t *oom_idx;
+    bool has_placement;
     /* stream ids: recorded stream values → small native stream numbers */
     int64_t *streams;
     uint32_t n_streams, cap_streams;
     sim_error *err;          /* where imp_fail reports */
+    /* the allocator state at the first recorded event, when the importer could
+     * rebuild it (snapshots): it holds exactly the n_pre allocations at the start */
+    bool has_seed;
+    sim_seed seed;
+    sim_seed_segment *seed_segs; /* owned */
+    sim_seed_block *seed_blocks; /* owned */
+    sim_range *seed_planned;  /* owned */
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, input_format f);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/units.h"
+
 #define KINETO_CUDA 1 /* c10::DeviceType::CUDA */
 
 typedef struct kin_rec {
@@ -148,6 +150,14 @@ static void read_device_properties(imp_doc *d, const json_value *root, int64_t d
         uint64_t cap = 0;
         if (mem && json_to_u64(mem, SIM_MAX_SIZE, &cap) == JSON_INT_OK)
             d->header.device_capacity = cap;
+        /* computeMajor/computeMinor: TensorFlow's reserve depends on the major */
+        uint64_t maj = 0, min = 0;
+        const json_value *mj = json_get(p, "computeMajor"), *mn = json_get(p, "computeMinor");
+        if (mj && mn && json_to_u64(mj, 99, &maj) == JSON_INT_OK && json_to_u64(mn, 99, &min) == JSON_INT_OK &&
+            maj > 0) {
+            d->header.device_cc_major = (unsigned)maj;
+            d->header.device_cc_minor = (unsigned)min;
+        }
     }
 }
 
@@ -343,13 +353,44 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
             rec->allocated_offset_known = true;
         }
     }
+    if (rec->allocated_offset_known && rec->allocated_offset > 0) {
+        /* recorded mid-run: what was live before the first event and never freed in
+         * the window is one allocation at the start, so every command sees it */
+        uint64_t live_before = rec->allocated_offset;
+        imp_event *p = imp_push_pre(d);
+        if (p == NULL)
+            goto nomem;
+        p->op = SIM_OP_ALLOC;
+        p->id = imp_new_id(d);
+        p->size = live_before;
+        if ((p->str = imp_str(d, "live before the recording")) == 0)
+            goto nomem;
+        rec->live_before_bytes = live_before;
+        rec->allocated_offset = 0;
+        char h[32];
+        imp_warn(d, "recorded mid-run: %s (%" PRIu64 " B) were allocated before the first event and stay live through "
+                    "it; they are one allocation at the start (the blocks they were in are not recorded)",
+                 units_format_size(live_before, h, sizeof h), live_before);
+    }
+    /* a cache already warm at the first event: something was live before it, or
+     * more is reserved than the first event's own segment could be (20 MiB, or
+     * its size rounded up to 2 MiB) */
+    if (d->n_pre > 0)
+        rec->reserved_start_unknown = true;
+    if (all_tr && m > 0) {
+        uint64_t seg = (recs[0].size + ((uint64_t)2 << 20) - 1) / ((uint64_t)2 << 20) * ((uint64_t)2 << 20);
+        if (seg < ((uint64_t)20 << 20))
+            seg = (uint64_t)20 << 20;
+        if (recs[0].is_free ? recs[0].total_resv > 0 : recs[0].total_resv > seg)
+            rec->reserved_start_unknown = true;
+    }
     if (all_tr && m > 0) {
         rec->reserved_source = "Kineto \"Total Reserved\"";
         rec->reserved_start = recs[0].total_resv;
     }
     char extra[128];
-    snprintf(extra, sizeof extra, ",\"device\":%" PRId64 ",\"pairing\":\"%s\"", device,
-             all_addr ? "address" : "lifo-per-size");
+    snprintf(extra, sizeof extra, ",\"device\":%" PRId64 ",\"pairing\":\"%s\",\"live_before_bytes\":%" PRIu64,
+             device, all_addr ? "address" : "lifo-per-size", rec->live_before_bytes);
     st = imp_doc_finish(d, extra, d->err);
     goto done;
 nomem:

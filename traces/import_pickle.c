@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +15,26 @@
 
 typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_LIST, PK_TUPLE, PK_DICT } pk_kind;
 
-typedef struct pk_obj {
-    pk_kind kind;
+typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
+
+/* A container's items and its DOM once converted (scalars have none: most values
+ * of a snapshot are integers, and they stay 24 bytes). */
+typedef struct pk_box {
     uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
     struct pk_obj **items;
-    const char *text;         /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
-    uint32_t len;
+    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
+} pk_box;
+
+typedef struct pk_obj {
+    uint8_t kind;             /* pk_kind */
+    uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
+    uint16_t height;          /* containers: levels of nesting below, once converted */
+    uint32_t len;             /* INT/FLOAT/STR: text bytes */
+    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
+    union {
+        const char *text;     /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
+        pk_box *box;          /* LIST/TUPLE/DICT */
+    } u;
 } pk_obj;
 
 typedef struct pk_chunk {
@@ -34,16 +49,24 @@ typedef struct pk_objs {
     pk_obj o[4096];
 } pk_objs;
 
+typedef struct pk_boxes {
+    struct pk_boxes *next;
+    size_t n;
+    pk_box b[1024];
+} pk_boxes;
+
 struct pickle_doc {
     pk_chunk *chunks;
     pk_objs *objs;
-    uint64_t n_objs;
+    pk_boxes *boxes;
 };
 
-static void *arena(pickle_doc *d, size_t size)
+/* size bytes from the arena, aligned for any type (align) or not (text). */
+static void *arena_take(pickle_doc *d, size_t size, bool align)
 {
-    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    if (d->chunks == NULL || d->chunks->cap - d->chunks->used < size) {
+    if (d->chunks != NULL && align)
+        d->chunks->used = (d->chunks->used + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (d->chunks == NULL || d->chunks->used > d->chunks->cap || d->chunks->cap - d->chunks->used < size) {
         size_t cap = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
         pk_chunk *c = malloc(sizeof *c + cap);
         if (c == NULL)
@@ -58,21 +81,32 @@ static void *arena(pickle_doc *d, size_t size)
     return p;
 }
 
-static pk_obj *new_obj(pickle_doc *d, pk_kind k)
+static void *arena(pickle_doc *d, size_t size)
 {
-    if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
-        pk_objs *o = malloc(sizeof *o);
-        if (o == NULL)
-            return NULL;
-        o->next = d->objs;
-        o->n = 0;
-        d->objs = o;
-    }
-    pk_obj *p = &d->objs->o[d->objs->n++];
-    memset(p, 0, sizeof *p);
-    p->kind = k;
-    d->n_objs++;
-    return p;
+    return arena_take(d, size, true);
+}
+
+static char *arena_text(pickle_doc *d, size_t size)
+{
+    return arena_take(d, size, false);
+}
+
+/* The decimal text of an integer into buf (≥ 21 bytes); returns its length. */
+static int u64_text(char *buf, bool neg, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    int k = 0;
+    if (neg)
+        buf[k++] = '-';
+    while (n)
+        buf[k++] = tmp[--n];
+    buf[k] = '\0';
+    return k;
 }
 
 void pickle_free(pickle_doc *d)
@@ -81,9 +115,13 @@ void pickle_free(pickle_doc *d)
         return;
     for (pk_objs *o = d->objs, *next; o; o = next) {
         next = o->next;
-        for (size_t i = 0; i < o->n; i++)
-            free(o->o[i].items);
         free(o);
+    }
+    for (pk_boxes *b = d->boxes, *next; b; b = next) {
+        next = b->next;
+        for (size_t i = 0; i < b->n; i++)
+            free(b->b[i].items);
+        free(b);
     }
     for (pk_chunk *c = d->chunks, *next; c; c = next) {
         next = c->next;
@@ -92,8 +130,9 @@ void pickle_free(pickle_doc *d)
     free(d);
 }
 
-static bool obj_push(pk_obj *o, pk_obj *item)
+static bool obj_push(pk_obj *container, pk_obj *item)
 {
+    pk_box *o = container->u.box;
     if (o->n == o->cap) {
         uint32_t c = o->cap ? o->cap * 2 : 4;
         if (c < o->cap)
@@ -121,11 +160,110 @@ typedef struct pk_reader {
     pk_obj **memo;
     size_t memo_cap;
     uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
-    uint64_t budget;       /* JSON nodes the conversion may still create */
+    size_t op_at;          /* byte offset of the opcode being read */
+    pk_obj *small[256];    /* the integers 0..255, made once each (values are read-only) */
 } pk_reader;
+
+static pk_obj *new_obj(pk_reader *r, pk_kind k)
+{
+    pickle_doc *d = r->doc;
+    if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
+        pk_objs *o = malloc(sizeof *o);
+        if (o == NULL)
+            return NULL;
+        o->next = d->objs;
+        o->n = 0;
+        d->objs = o;
+    }
+    pk_obj *p = &d->objs->o[d->objs->n++];
+    memset(p, 0, sizeof *p);
+    p->kind = (uint8_t)k;
+    p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+    if (k == PK_LIST || k == PK_TUPLE || k == PK_DICT) {
+        if (d->boxes == NULL || d->boxes->n == sizeof d->boxes->b / sizeof d->boxes->b[0]) {
+            pk_boxes *b = malloc(sizeof *b);
+            if (b == NULL)
+                return NULL;
+            b->next = d->boxes;
+            b->n = 0;
+            d->boxes = b;
+        }
+        p->u.box = &d->boxes->b[d->boxes->n++];
+        memset(p->u.box, 0, sizeof *p->u.box);
+    }
+    return p;
+}
 
 static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+static const char *opcode_name(unsigned char op)
+{
+    switch (op) {
+    case 'c': return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 'R': return "REDUCE";
+    case 'b': return "BUILD";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 0x82: case 0x83: case 0x84: return "EXT";
+    case 'B': case 'C': case 0x8e: return "BINBYTES";
+    case 0x96: return "BYTEARRAY8";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    case 0x8f: return "EMPTY_SET";
+    case 0x90: return "ADDITEMS";
+    case 0x91: return "FROZENSET";
+    case 'I': return "INT (protocol 0)";
+    case 'L': return "LONG (protocol 0)";
+    case 'F': return "FLOAT (protocol 0)";
+    case 'S': case 'T': case 'U': case 'V': return "STRING (protocol 0/1)";
+    case 'p': case 'g': return "PUT/GET (protocol 0)";
+    case '0': return "POP";
+    case '1': return "POP_MARK";
+    case '2': return "DUP";
+    case 'l': return "LIST";
+    case 'd': return "DICT";
+    case 0x80: return "PROTO";
+    case 0x95: return "FRAME";
+    case '}': return "EMPTY_DICT";
+    case ']': return "EMPTY_LIST";
+    case ')': return "EMPTY_TUPLE";
+    case 'N': return "NONE";
+    case 0x88: return "NEWTRUE";
+    case 0x89: return "NEWFALSE";
+    case '(': return "MARK";
+    case 'u': return "SETITEMS";
+    case 'e': return "APPENDS";
+    case 't': return "TUPLE";
+    case 's': return "SETITEM";
+    case 'a': return "APPEND";
+    case 0x85: return "TUPLE1";
+    case 0x86: return "TUPLE2";
+    case 0x87: return "TUPLE3";
+    case 'X': return "BINUNICODE";
+    case 0x8c: return "SHORT_BINUNICODE";
+    case 0x8d: return "BINUNICODE8";
+    case 'K': return "BININT1";
+    case 'M': return "BININT2";
+    case 'J': return "BININT";
+    case 0x8a: return "LONG1";
+    case 0x8b: return "LONG4";
+    case 'G': return "BINFLOAT";
+    case 0x94: return "MEMOIZE";
+    case 'q': return "BINPUT";
+    case 'r': return "LONG_BINPUT";
+    case 'h': return "BINGET";
+    case 'j': return "LONG_BINGET";
+    case '.': return "STOP";
+    default: return "unknown";
+    }
+}
+
+/* Every refusal names the byte offset and the opcode found there. */
 static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
 {
     char msg[400];
@@ -133,7 +271,10 @@ static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu: %s", at, msg);
+    if (at >= r->len)
+        return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu (the end): %s", at, msg);
+    return sim_error_set(r->err, SIM_ETRACE, r->path, 0, 0, "pickle byte %zu (opcode 0x%02x %s): %s", at, r->p[at],
+                         opcode_name(r->p[at]), msg);
 }
 
 static sim_status nomem(pk_reader *r)
@@ -174,15 +315,20 @@ static sim_status push(pk_reader *r, pk_obj *o)
 
 static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
 {
-    pk_obj *o = new_obj(r->doc, PK_INT);
+    bool small = !neg && mag < 256;
+    if (small && r->small[mag] != NULL)
+        return r->small[mag];
+    pk_obj *o = new_obj(r, PK_INT);
     char buf[24];
-    int n = snprintf(buf, sizeof buf, "%s%" PRIu64, neg ? "-" : "", mag);
-    char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+    int n = u64_text(buf, neg, mag);
+    char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
     if (t == NULL)
         return NULL;
     memcpy(t, buf, (size_t)n + 1);
-    o->text = t;
+    o->u.text = t;
     o->len = (uint32_t)n;
+    if (small)
+        r->small[mag] = o;
     return o;
 }
 
@@ -212,14 +358,14 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
         return fail(r, at, "truncated (a string of %zu bytes runs past the end)", n);
     if (n > UINT32_MAX)
         return fail(r, at, "a string longer than 4 GiB");
-    pk_obj *o = new_obj(r->doc, PK_STR);
-    char *t = o ? arena(r->doc, n + 1) : NULL;
+    pk_obj *o = new_obj(r, PK_STR);
+    char *t = o ? arena_text(r->doc, n + 1) : NULL;
     if (t == NULL)
         return nomem(r);
     memcpy(t, r->p + r->pos, n);
     t[n] = '\0';
     r->pos += n;
-    o->text = t;
+    o->u.text = t;
     o->len = (uint32_t)n;
     return push(r, o);
 }
@@ -268,41 +414,6 @@ static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
     return SIM_OK;
 }
 
-static const char *opcode_name(unsigned char op)
-{
-    switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x82: case 0x83: case 0x84: return "EXT";
-    case 'B': case 'C': case 0x8e: return "BINBYTES";
-    case 0x96: return "BYTEARRAY8";
-    case 0x97: return "NEXT_BUFFER";
-    case 0x98: return "READONLY_BUFFER";
-    case 0x8f: return "EMPTY_SET";
-    case 0x90: return "ADDITEMS";
-    case 0x91: return "FROZENSET";
-    case 'I': return "INT (protocol 0)";
-    case 'L': return "LONG (protocol 0)";
-    case 'F': return "FLOAT (protocol 0)";
-    case 'S': case 'T': case 'U': case 'V': return "STRING (protocol 0/1)";
-    case 'p': case 'g': return "PUT/GET (protocol 0)";
-    case '0': return "POP";
-    case '1': return "POP_MARK";
-    case '2': return "DUP";
-    case 'l': return "LIST";
-    case 'd': return "DICT";
-    default: return "unknown";
-    }
-}
-
 static sim_status run(pk_reader *r, pk_obj **result)
 {
     for (;;) {
@@ -310,6 +421,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
         if (!need(r, 1))
             return fail(r, at, "truncated (the pickle ends without STOP)");
         unsigned char op = r->p[r->pos++];
+        r->op_at = at;
         sim_status st = SIM_OK;
         size_t base = 0;
         switch (op) {
@@ -320,17 +432,20 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 return fail(r, at, "pickle protocol %u (gpusim reads protocols 2 to 5)", r->p[r->pos]);
             r->pos++;
             break;
-        case 0x95: /* FRAME: a length prefix only */
+        case 0x95: /* FRAME: a length prefix only (the frame must fit in the data) */
             if (!need(r, 8))
                 return fail(r, at, "truncated");
             r->pos += 8;
+            if (le(r->p + r->pos - 8, 8) > r->len - r->pos)
+                return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)",
+                            le(r->p + r->pos - 8, 8));
             break;
-        case '}': st = push(r, new_obj(r->doc, PK_DICT)); break;
-        case ']': st = push(r, new_obj(r->doc, PK_LIST)); break;
-        case ')': st = push(r, new_obj(r->doc, PK_TUPLE)); break;
-        case 'N': st = push(r, new_obj(r->doc, PK_NONE)); break;
-        case 0x88: st = push(r, new_obj(r->doc, PK_TRUE)); break;
-        case 0x89: st = push(r, new_obj(r->doc, PK_FALSE)); break;
+        case '}': st = push(r, new_obj(r, PK_DICT)); break;
+        case ']': st = push(r, new_obj(r, PK_LIST)); break;
+        case ')': st = push(r, new_obj(r, PK_TUPLE)); break;
+        case 'N': st = push(r, new_obj(r, PK_NONE)); break;
+        case 0x88: st = push(r, new_obj(r, PK_TRUE)); break;
+        case 0x89: st = push(r, new_obj(r, PK_FALSE)); break;
         case '(': /* MARK */
             if (r->mp == r->mcap) {
                 size_t c = r->mcap ? r->mcap * 2 : 64;
@@ -349,7 +464,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 return st;
             pk_obj *target;
             if (op == 't') {
-                target = new_obj(r->doc, PK_TUPLE);
+                target = new_obj(r, PK_TUPLE);
                 if (target == NULL)
                     return nomem(r);
             } else {
@@ -389,7 +504,7 @@ static sim_status run(pk_reader *r, pk_obj **result)
             size_t k = (size_t)(op - 0x84);
             if (r->sp < k)
                 return fail(r, at, "TUPLE%zu with too few items on the stack", k);
-            pk_obj *t = new_obj(r->doc, PK_TUPLE);
+            pk_obj *t = new_obj(r, PK_TUPLE);
             if (t == NULL)
                 return nomem(r);
             for (size_t i = r->sp - k; i < r->sp; i++)
@@ -465,16 +580,16 @@ static sim_status run(pk_reader *r, pk_obj **result)
             r->pos += 8;
             double x;
             memcpy(&x, &u, sizeof x);
-            if (x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308)
+            if (!isfinite(x))
                 return fail(r, at, "a float that is not finite");
-            pk_obj *o = new_obj(r->doc, PK_FLOAT);
+            pk_obj *o = new_obj(r, PK_FLOAT);
             char buf[40];
             int n = snprintf(buf, sizeof buf, "%.17g", x);
-            char *t = o ? arena(r->doc, (size_t)n + 1) : NULL;
+            char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
             if (t == NULL)
                 return nomem(r);
             memcpy(t, buf, (size_t)n + 1);
-            o->text = t;
+            o->u.text = t;
             o->len = (uint32_t)n;
             st = push(r, o);
             break;
@@ -511,10 +626,9 @@ static sim_status run(pk_reader *r, pk_obj **result)
             return SIM_OK;
         default:
             return fail(r, at,
-                        "opcode 0x%02x (%s) is outside the subset gpusim reads: a memory snapshot is plain data "
+                        "this opcode is outside the subset gpusim reads: a memory snapshot is plain data "
                         "(dicts, lists, tuples, strings, numbers, booleans, None), and gpusim never imports or "
-                        "calls anything a pickle names",
-                        op, opcode_name(op));
+                        "calls anything a pickle names");
         }
         if (st != SIM_OK)
             return st;
@@ -523,14 +637,17 @@ static sim_status run(pk_reader *r, pk_obj **result)
 
 /* ---------------------------------------------------------------- to the JSON DOM */
 
-static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int depth)
+/* The DOM shares what the pickle shares: a container is converted once, and every
+ * further reference to it (a memo GET) copies only its json_value header, which
+ * points at the same items. So time and memory are linear in the pickle, whatever
+ * the sharing. The DOM is read-only, so sharing is invisible to readers. A
+ * container reached again while it is being converted contains itself (a memo
+ * cycle, which JSON cannot hold); depth counts the nesting of the DOM as a reader
+ * sees it, so a shared subtree is checked against every depth it is used at. */
+static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uint16_t *height)
 {
     memset(v, 0, sizeof *v);
-    if (depth > PK_MAX_DEPTH)
-        return fail(r, r->len, "nesting deeper than %d", PK_MAX_DEPTH);
-    if (r->budget == 0)
-        return fail(r, r->len, "shared references expand to too many values");
-    r->budget--;
+    *height = 0;
     switch (o->kind) {
     case PK_NONE: v->type = JSON_NULL; return SIM_OK;
     case PK_TRUE: v->type = JSON_TRUE; return SIM_OK;
@@ -538,49 +655,69 @@ static sim_status to_json(pk_reader *r, const pk_obj *o, json_value *v, int dept
     case PK_INT:
     case PK_FLOAT:
         v->type = JSON_NUMBER;
-        v->u.num = o->text;
+        v->u.num = o->u.text;
         v->len = o->len;
         return SIM_OK;
     case PK_STR:
         v->type = JSON_STRING;
-        v->u.str = o->text;
+        v->u.str = o->u.text;
         v->len = o->len;
         return SIM_OK;
     case PK_LIST:
-    case PK_TUPLE: {
-        v->type = JSON_ARRAY;
-        v->len = o->n;
-        json_value *items = arena(r->doc, (size_t)(o->n ? o->n : 1) * sizeof *items);
-        if (items == NULL)
-            return nomem(r);
-        v->u.items = items;
-        for (uint32_t i = 0; i < o->n; i++) {
-            sim_status st = to_json(r, o->items[i], &items[i], depth + 1);
-            if (st != SIM_OK)
-                return st;
-        }
+    case PK_TUPLE:
+    case PK_DICT:
+        break;
+    }
+    if (o->conv == PK_CONVERTING)
+        return fail(r, o->at, "a memo cycle: the %s made here contains itself", o->kind == PK_DICT ? "dict" : "list");
+    if (o->conv == PK_DONE) {
+        if (depth + (int)o->height - 1 > PK_MAX_DEPTH)
+            return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
+        *v = o->u.box->json;
+        *height = o->height;
         return SIM_OK;
     }
-    case PK_DICT: {
+    if (depth > PK_MAX_DEPTH)
+        return fail(r, o->at, "nesting deeper than %d", PK_MAX_DEPTH);
+    o->conv = PK_CONVERTING;
+    const pk_box *bx = o->u.box;
+    uint16_t h = 0, hc = 0;
+    if (o->kind == PK_DICT) {
         v->type = JSON_OBJECT;
-        v->len = o->n / 2;
+        v->len = bx->n / 2;
         json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
         if (m == NULL)
             return nomem(r);
         v->u.members = m;
         for (uint32_t i = 0; i < v->len; i++) {
-            const pk_obj *k = o->items[2 * i];
+            const pk_obj *k = bx->items[2 * i];
             if (k->kind != PK_STR && k->kind != PK_INT)
-                return fail(r, r->len, "a dict key that is not a string or an integer");
-            m[i].key = k->text;
-            sim_status st = to_json(r, o->items[2 * i + 1], &m[i].value, depth + 1);
+                return fail(r, k->at, "a dict key that is not a string or an integer");
+            m[i].key = k->u.text;
+            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, &m[i].value, &hc);
             if (st != SIM_OK)
                 return st;
+            h = hc > h ? hc : h;
         }
-        return SIM_OK;
+    } else {
+        v->type = JSON_ARRAY;
+        v->len = bx->n;
+        json_value *items = arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
+        if (items == NULL)
+            return nomem(r);
+        v->u.items = items;
+        for (uint32_t i = 0; i < bx->n; i++) {
+            sim_status st = to_json(r, bx->items[i], depth + 1, &items[i], &hc);
+            if (st != SIM_OK)
+                return st;
+            h = hc > h ? hc : h;
+        }
     }
-    }
-    return fail(r, r->len, "internal: unknown value kind");
+    o->height = (uint16_t)(h + 1);
+    o->u.box->json = *v;
+    o->conv = PK_DONE;
+    *height = o->height;
+    return SIM_OK;
 }
 
 sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, pickle_doc **doc,
@@ -596,11 +733,9 @@ sim_status pickle_parse(const char *path, const unsigned char *data, size_t len,
     sim_status st = run(&r, &top);
     json_value *v = NULL;
     if (st == SIM_OK) {
-        /* shared (memoized) containers are copied; bound the copies so a crafted
-         * pickle cannot expand exponentially */
-        r.budget = 4 * r.doc->n_objs + 1024;
+        uint16_t height = 0;
         v = arena(r.doc, sizeof *v);
-        st = v ? to_json(&r, top, v, 0) : nomem(&r);
+        st = v ? to_json(&r, top, 0, v, &height) : nomem(&r);
     }
     free(r.stack);
     free(r.marks);

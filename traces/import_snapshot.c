@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import_snapshot_rebuild.h"
 #include "sim/buf.h"
+#include "sim/units.h"
 
 /* live-map values: a = id, b = index of the free event in d->ev + 1 (0: no free yet), c = record index */
 
@@ -39,7 +41,13 @@ static sim_status get_stream(imp_doc *d, const json_value *o, const imp_loc *l, 
     return SIM_OK;
 }
 
-static sim_status alloc_conf(imp_doc *d, const json_value *root)
+/* allocator_settings → a PYTORCH_CUDA_ALLOC_CONF string, and the rounding rules
+ * the rebuild needs. Keys read: max_split_size, garbage_collection_threshold,
+ * expandable_segments, roundup_power2_divisions, PYTORCH_CUDA_ALLOC_CONF /
+ * PYTORCH_ALLOC_CONF; knowingly ignored (nothing the replay models):
+ * pinned_num_register_threads, release_lock_on_cudamalloc,
+ * pinned_use_cuda_host_register, graph_capture_record_stream_reuse; others too. */
+static sim_status alloc_conf(imp_doc *d, const json_value *root, rb_settings *rs)
 {
     const json_value *s = root->type == JSON_OBJECT ? json_get(root, "allocator_settings") : NULL;
     imp_loc l = {"allocator_settings", UINT64_MAX};
@@ -47,14 +55,17 @@ static sim_status alloc_conf(imp_doc *d, const json_value *root)
         return SIM_OK;
     if (s->type != JSON_OBJECT)
         return imp_fail(d, s, &l, "must be an object, not %s", json_type_name(s->type));
+    d->has_settings = true;
     sim_buf b;
     sim_buf_init(&b);
     const json_value *v;
     if ((v = json_get(s, "max_split_size")) != NULL && v->type == JSON_NUMBER) {
         uint64_t mss = 0;
         /* -1 (or SIZE_MAX) means unlimited, the default */
-        if (json_to_u64(v, UINT64_MAX, &mss) == JSON_INT_OK && mss != 0 && mss != UINT64_MAX)
+        if (json_to_u64(v, UINT64_MAX, &mss) == JSON_INT_OK && mss != 0 && mss != UINT64_MAX) {
             sim_buf_printf(&b, "%smax_split_size_mb:%" PRIu64, b.len ? "," : "", mss >> 20);
+            rs->max_split_size = mss;
+        }
     }
     if ((v = json_get(s, "garbage_collection_threshold")) != NULL && v->type == JSON_NUMBER &&
         json_to_double(v) > 0.0)
@@ -66,8 +77,13 @@ static sim_status alloc_conf(imp_doc *d, const json_value *root)
         for (uint32_t i = 0; i < v->len; i++) {
             uint64_t x = 0;
             const json_value *m = &v->u.members[i].value;
-            if (m->type == JSON_NUMBER && json_to_u64(m, UINT64_MAX, &x) == JSON_INT_OK && x != 0)
+            if (m->type == JSON_NUMBER && json_to_u64(m, UINT64_MAX, &x) == JSON_INT_OK && x != 0) {
                 any = true;
+                /* keys are the interval starts in MiB: "1", "2", "4", ... */
+                uint64_t mib = strtoull(v->u.members[i].key, NULL, 10);
+                if (mib && (mib & (mib - 1)) == 0 && mib <= ((uint64_t)1 << 15) && x <= UINT32_MAX)
+                    rs->divisions[63 - __builtin_clzll(mib)] = (uint32_t)x;
+            }
         }
         if (any) {
             sim_buf_printf(&b, "%sroundup_power2_divisions:[", b.len ? "," : "");
@@ -83,6 +99,8 @@ static sim_status alloc_conf(imp_doc *d, const json_value *root)
     if (b.len == 0) {
         /* no recognised field differs from the defaults: keep the environment string if any */
         const json_value *env = json_get(s, "PYTORCH_CUDA_ALLOC_CONF");
+        if (env == NULL || env->type != JSON_STRING || !env->u.str[0])
+            env = json_get(s, "PYTORCH_ALLOC_CONF"); /* the name PyTorch uses since 2.9 */
         if (env && env->type == JSON_STRING && env->u.str[0])
             sim_buf_puts(&b, env->u.str);
     }
@@ -97,7 +115,8 @@ static sim_status alloc_conf(imp_doc *d, const json_value *root)
 }
 
 typedef struct seg_block {
-    uint64_t addr, size;
+    uint64_t addr, size;  /* size: requested_size, else the block's size */
+    uint64_t block_size;  /* the block's own (rounded) size */
     uint32_t stream;
 } seg_block;
 
@@ -106,7 +125,25 @@ typedef struct seg_state {
     size_t n, cap;
     uint64_t reserved;    /* sum of total_size */
     bool present;
+    /* the device's final segments and all their blocks, for the rebuild */
+    rb_segment *segs;
+    size_t n_segs, cap_segs;
+    rb_block *all;
+    size_t n_all, cap_all;
 } seg_state;
+
+static bool grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *q = realloc(*p, c * elem);
+    if (q == NULL)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
 
 static int block_cmp(const void *a, const void *b)
 {
@@ -144,6 +181,30 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
         uint32_t stream = 0;
         if ((st = get_stream(d, s, &l, &stream)) != SIM_OK)
             return st;
+        /* segment_type "small" / "large"; is_expandable; segment_pool_id (a 2-tuple,
+         * (0, 0) = the default pool). allocated_size, active_size, requested_size
+         * and frames are derived or informational and knowingly ignored. */
+        const char *type = NULL;
+        if ((st = imp_get_str(d, s, "segment_type", false, &type, &l)) != SIM_OK)
+            return st;
+        const json_value *xp = json_get(s, "is_expandable");
+        if (xp && xp->type != JSON_TRUE && xp->type != JSON_FALSE && xp->type != JSON_NULL)
+            return imp_fail(d, xp, &l, "\"is_expandable\" must be a boolean, not %s", json_type_name(xp->type));
+        uint64_t pool_id = 0;
+        const json_value *pid = json_get(s, "segment_pool_id");
+        if (pid && pid->type == JSON_ARRAY)
+            for (uint32_t k = 0; k < pid->len; k++) {
+                uint64_t x = 0;
+                if (pid->u.items[k].type == JSON_NUMBER && json_to_u64(&pid->u.items[k], UINT64_MAX, &x) == JSON_INT_OK)
+                    pool_id = pool_id * 1000003u + x;
+            }
+        if (!grow((void **)&ss->segs, &ss->cap_segs, ss->n_segs, sizeof *ss->segs))
+            return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+        ss->segs[ss->n_segs++] = (rb_segment){
+            .addr = base, .size = total, .stream = stream,
+            .small_pool = type ? strcmp(type, "small") == 0 : total == ((uint64_t)2 << 20),
+            .expandable = xp && xp->type == JSON_TRUE, .pool_id = pool_id, .first_block = ss->n_all,
+            .n_blocks = blocks->len};
         uint64_t addr = base;
         for (uint32_t k = 0; k < blocks->len; k++) {
             const json_value *b = &blocks->u.items[k];
@@ -158,6 +219,11 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 (st = imp_get_str(d, b, "state", true, &state, &l)) != SIM_OK)
                 return st;
             addr = a + size;
+            if (!grow((void **)&ss->all, &ss->cap_all, ss->n_all, sizeof *ss->all))
+                return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+            ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state)};
+            if (strcmp(state, "active_allocated") == 0)
+                d->rec.allocated_end += size;
             if (!is_active_state(state))
                 continue;
             if (ss->n == ss->cap) {
@@ -168,17 +234,24 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 ss->blocks = nb;
                 ss->cap = c;
             }
-            ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, stream};
+            ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, size, stream};
         }
     }
     return SIM_OK;
 }
 
-/* A synthetic allocation live at the start (the ring buffer lost its alloc). */
-static uint64_t pre_alloc(imp_doc *d, uint64_t addr, uint64_t size, uint32_t stream)
+typedef struct live_list {
+    rb_live *v;
+    size_t n, cap;
+} live_list;
+
+/* A synthetic allocation live at the start (the ring buffer lost its alloc);
+ * block_size is its block's size when segments tell it, else 0. */
+static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size,
+                          uint32_t stream)
 {
     imp_event *p = imp_push_pre(d);
-    if (p == NULL)
+    if (p == NULL || !grow((void **)&ll->v, &ll->cap, ll->n, sizeof *ll->v))
         return 0;
     p->op = SIM_OP_ALLOC;
     p->id = imp_new_id(d);
@@ -188,10 +261,85 @@ static uint64_t pre_alloc(imp_doc *d, uint64_t addr, uint64_t size, uint32_t str
     snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
     if ((p->str = imp_str(d, tag)) == 0)
         return 0;
+    ll->v[ll->n++] = (rb_live){.addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream};
     return p->id;
 }
 
 #define MAX_DEVICES 1024u
+
+typedef struct live_seg {
+    uint64_t base, size;
+    uint32_t number;
+} live_seg;
+
+/* The live recorded segment holding addr, or NULL (binary search; v sorted by base). */
+static const live_seg *seg_at(const live_seg *v, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || addr - v[lo - 1].base >= v[lo - 1].size)
+        return NULL;
+    return &v[lo - 1];
+}
+
+/* Follow the recorded segments forward from the start state, and note for every
+ * alloc the segment (numbered as input_recorded says) and offset it landed at.
+ * Allocations in expandable ranges (segment_map) stay unknown. */
+static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
+{
+    size_t cap = d->seed.n_segs + n_sev + 1, n = 0;
+    live_seg *v = malloc(cap * sizeof *v);
+    if (v == NULL)
+        return false;
+    for (uint32_t i = 0; i < d->seed.n_segs; i++)
+        if (!d->seed.segs[i].expandable)
+            v[n++] = (live_seg){d->seed.segs[i].addr, d->seed.segs[i].size_bytes, i};
+    uint32_t next = d->seed.n_segs;
+    size_t j = 0;
+    for (size_t k = 0; k < d->n; k++) {
+        for (; j < n_sev && sev[j].next_event <= k; j++) {
+            if (sev[j].action == RB_SEG_ALLOC) {
+                /* insert in base order: O(log n) to find, one memmove */
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (v[mid].base < sev[j].addr)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                memmove(&v[lo + 1], &v[lo], (n - lo) * sizeof *v);
+                v[lo] = (live_seg){sev[j].addr, sev[j].size, next++};
+                n++;
+            } else if (sev[j].action == RB_SEG_FREE) {
+                for (size_t q = 0; q < n; q++)
+                    if (v[q].base == sev[j].addr) {
+                        memmove(&v[q], &v[q + 1], (n - q - 1) * sizeof *v);
+                        n--;
+                        break;
+                    }
+            }
+        }
+        imp_event *e = &d->ev[k];
+        e->place_seg = UINT32_MAX;
+        if (e->op != SIM_OP_ALLOC)
+            continue;
+        const live_seg *g = seg_at(v, n, e->addr);
+        if (g != NULL) {
+            e->place_seg = g->number;
+            e->place_off = e->addr - g->base;
+        }
+    }
+    free(v);
+    d->has_placement = true;
+    return true;
+}
 
 sim_status import_snapshot(const json_value *root, const input_options *opt, imp_doc *d)
 {
@@ -223,11 +371,15 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 return imp_fail(d, &traces->u.items[i], &l, "must be an array of trace entries, not %s",
                                 json_type_name(traces->u.items[i].type));
             }
-    sim_status st = alloc_conf(d, root);
+    rb_settings rs = {.max_split_size = UINT64_MAX};
+    sim_status st = alloc_conf(d, root, &rs);
     if (st != SIM_OK)
         return st;
     /* the device: --device, else the one with most trace entries, else most blocks */
     seg_state ss = {0};
+    live_list ll = {0};
+    rb_seg_event *sev = NULL;
+    size_t n_sev = 0, cap_sev = 0;
     uint64_t *blocks_per_dev = calloc(MAX_DEVICES, sizeof *blocks_per_dev);
     imp_map live;
     imp_map_init(&live);
@@ -237,12 +389,25 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     if (segs && (st = read_segments(d, segs, -2, &ss, blocks_per_dev, MAX_DEVICES)) != SIM_OK)
         goto done;
     uint32_t n_traces = traces ? traces->len : 0;
+    /* the devices the file holds: "0 (97 entries, 9 blocks), 1 (...)" */
+    char devs[256] = "";
+    uint32_t n_devs = 0;
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) {
+        uint64_t entries = i < n_traces ? traces->u.items[i].len : 0;
+        if (entries == 0 && blocks_per_dev[i] == 0)
+            continue;
+        size_t used = strlen(devs);
+        if (used + 64 < sizeof devs)
+            snprintf(devs + used, sizeof devs - used, "%s%u (%" PRIu64 " entries, %" PRIu64 " blocks)",
+                     n_devs ? ", " : "", i, entries, blocks_per_dev[i]);
+        n_devs++;
+    }
     if (opt && opt->device >= 0) {
         device = opt->device;
         if ((uint64_t)device >= n_traces && ((uint64_t)device >= MAX_DEVICES || blocks_per_dev[device] == 0)) {
             st = sim_error_set(d->err, SIM_EUSAGE, d->path, 0, 0,
-                               "--device=%" PRId64 ": the snapshot has no trace or segments for that device "
-                               "(device_traces has %u entries)", device, n_traces);
+                               "--device=%" PRId64 ": the snapshot has no trace or segments for that device (it "
+                               "holds: %s)", device, n_devs ? devs : "nothing");
             goto done;
         }
     } else {
@@ -259,8 +424,13 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                     device = i;
                 }
     }
+    if (n_devs > 1)
+        imp_warn(d, "the snapshot holds %u devices: %s; device %" PRId64 " is replayed (--device=N picks another)",
+                 n_devs, devs, device);
     ss.present = segs != NULL;
     ss.reserved = 0;
+    d->rec.has_allocated_end = ss.present;
+    d->rec.allocated_end = 0;
     if (segs && (st = read_segments(d, segs, device, &ss, NULL, 0)) != SIM_OK)
         goto done;
     const json_value *tr = (uint64_t)device < n_traces ? &traces->u.items[device] : NULL;
@@ -299,6 +469,15 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 goto done;
         }
         if (is_seg_up || is_seg_down) {
+            uint32_t stream = 0;
+            if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
+                goto done;
+            if (!grow((void **)&sev, &cap_sev, n_sev, sizeof *sev))
+                goto nomem;
+            sev[n_sev++] = (rb_seg_event){
+                .action = action[8] == 'a' ? RB_SEG_ALLOC : action[8] == 'f' ? RB_SEG_FREE
+                          : action[8] == 'm' ? RB_SEG_MAP : RB_SEG_UNMAP,
+                .addr = addr, .size = size, .stream = stream, .entry = i, .next_event = d->n};
             resv_delta += is_seg_up ? (int64_t)size : -(int64_t)size;
             if (resv_delta > resv_max_delta)
                 resv_max_delta = resv_delta;
@@ -322,6 +501,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             s->c = i;
             ev->size = size;
             ev->stream = stream;
+            ev->addr = addr;
             char tag[32];
             snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
             if ((ev->str = imp_str(d, tag)) == 0)
@@ -346,7 +526,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 uint32_t stream = 0;
                 if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
                     goto done;
-                if ((id = pre_alloc(d, addr, size, stream)) == 0)
+                if ((id = pre_alloc(d, &ll, addr, size, 0, stream)) == 0)
                     goto nomem;
             }
             if ((ev = imp_push(d)) == NULL)
@@ -371,13 +551,16 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if ((ev = imp_push(d)) == NULL)
                 goto nomem;
             ev->op = SIM_OP_MARK;
+            ev->is_oom = 1;
             char name[128];
             snprintf(name, sizeof name, "recorded oom: %" PRIu64 " bytes requested, %" PRIu64 " free on the device",
                      req, dev_free);
             if ((ev->str = imp_str(d, name)) == 0)
                 goto nomem;
         } else {
-            unknown += strcmp(action, "snapshot") != 0;
+            /* "snapshot" marks where a snapshot was taken and "annotate" carries a
+             * user annotation: knowingly skipped; any other action is unknown */
+            unknown += strcmp(action, "snapshot") != 0 && strcmp(action, "annotate") != 0;
             continue;
         }
         ev->t = ev->ready_t = t;
@@ -398,7 +581,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
-            if (pre_alloc(d, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].stream) == 0)
+            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
+                          ss.blocks[k].stream) == 0)
                 goto nomem;
             lost++;
         }
@@ -426,10 +610,43 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         }
     }
     d->rec.ooms = ooms;
+    /* the state at the first entry, for a strategy that can start from it */
+    bool seeded = false;
+    if (ss.present && ss.n_segs + n_sev > 0) {
+        rb_input rin = {.segs = ss.segs, .n_segs = ss.n_segs, .blocks = ss.all, .n_blocks = ss.n_all,
+                        .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .settings = rs};
+        rb_result rr;
+        if (rb_rebuild(&rin, &rr)) {
+            /* the doc owns the state; a start without segments is no seed, but
+             * the placements are followed from it all the same */
+            d->seed = rr.seed;
+            d->seed_segs = rr.segs;
+            d->seed_blocks = rr.blocks;
+            d->seed_planned = rr.planned;
+            if (!follow_placements(d, sev, n_sev))
+                goto nomem;
+            d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
+            if (rr.seed.n_segs > 0) {
+                seeded = true;
+                char hr[32], ha[32];
+                imp_warn(d, "recorded mid-run: the state at the first entry, rebuilt from \"segments\" and the trace "
+                            "undone backwards, holds %u segments (%s) and %zu live blocks (%s%s); torch starts from "
+                            "it, other strategies get the blocks as allocations at the start", rr.seed.n_segs,
+                         units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr),
+                         d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
+                         rr.inferred ? ", sizes of those the trace frees from their request" : "");
+            }
+        } else if (rr.why[0]) {
+            imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "
+                        "allocations at the start of an empty allocator", rr.why);
+        } else {
+            goto nomem;
+        }
+    }
     if (n_entries == 0)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
                     "blocks live at the end are replayed", device);
-    if (d->n_pre)
+    if (d->n_pre && !seeded)
         imp_warn(d, "%zu blocks were live before the trace began (the ring buffer lost their allocation); they are "
                     "allocations at the start", d->n_pre);
     if (lost == 0 && unexplained)
@@ -453,6 +670,10 @@ nomem:
 done:
     free(blocks_per_dev);
     free(ss.blocks);
+    free(ss.segs);
+    free(ss.all);
+    free(ll.v);
+    free(sev);
     imp_map_release(&live);
     return st;
 }

@@ -401,6 +401,8 @@ static sim_status import_doc(trace_input *in, input_format f, const char *text, 
         case INPUT_TORCH_SNAPSHOT: st = import_snapshot(root, opt, d); break;
         case INPUT_KINETO: st = import_kineto(root, opt, d); break;
         case INPUT_TF_PROFILE: st = import_tfprof(root, opt, d); break;
+        case INPUT_AUTO:
+        case INPUT_GPUSIM:
         default: st = sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format"); break;
         }
     }
@@ -563,6 +565,26 @@ static sim_status doc_next(void *ctx, sim_event *ev, sim_error *err)
     return SIM_OK;
 }
 
+const sim_seed *input_seed(const trace_input *in)
+{
+    return in->has_doc && in->doc.has_seed ? &in->doc.seed : NULL;
+}
+
+uint64_t input_seed_events(const trace_input *in)
+{
+    return input_seed(in) ? in->doc.n_pre : 0;
+}
+
+sim_event_source input_source_seeded(trace_input *in)
+{
+    sim_event_source s = input_source(in);
+    if (input_seed(in) != NULL) {
+        in->next = in->doc.n_pre;
+        s.seed = &in->doc.seed;
+    }
+    return s;
+}
+
 sim_event_source input_source(trace_input *in)
 {
     if (in->native)
@@ -585,6 +607,11 @@ const trace_header *input_header(const trace_input *in)
 const char *input_alloc_conf(const trace_input *in)
 {
     return in->native ? in->alloc_conf : in->doc.alloc_conf;
+}
+
+bool input_records_settings(const trace_input *in)
+{
+    return in->has_doc && in->doc.has_settings;
 }
 
 uint32_t input_warning_count(const trace_input *in)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sim/event.h"
+#include "sim/seed.h"
 #include "sim/status.h"
 #include "traces/format.h"
 #include "traces/trace.h"
@@ -39,12 +40,24 @@ void input_close(trace_input *in);
 input_format input_get_format(const trace_input *in);
 /* The pull interface the engine reads (valid while in lives). */
 sim_event_source input_source(trace_input *in);
+/* The allocator state at the first recorded event, when the importer rebuilt it
+ * (a PyTorch snapshot recorded mid-run, traces/IMPORT.md), or NULL. It holds the
+ * allocations that input_source() replays as the first input_seed_events() events. */
+const sim_seed *input_seed(const trace_input *in);
+uint64_t input_seed_events(const trace_input *in);
+/* Like input_source(), but starting from the seed (source.seed set): the
+ * allocations the seed holds are not events; the rest keep their index. Same as
+ * input_source() when there is no seed. */
+sim_event_source input_source_seeded(trace_input *in);
 /* Name, device name and capacity where the recording has them; meta_json says
  * where an imported trace came from ({"imported_from":{...}}). */
 const trace_header *input_header(const trace_input *in);
 /* The recorded PYTORCH_CUDA_ALLOC_CONF (snapshot allocator_settings, or the value
  * kept in a converted native trace's meta), or NULL. */
 const char *input_alloc_conf(const trace_input *in);
+/* Whether the recording states its allocator's settings (a snapshot's
+ * allocator_settings): input_alloc_conf() NULL then means PyTorch's defaults. */
+bool input_records_settings(const trace_input *in);
 /* Things a user must know about the import ("pairing inferred", "sampled"). */
 uint32_t input_warning_count(const trace_input *in);
 const char *input_warning(const trace_input *in, uint32_t i);

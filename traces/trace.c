@@ -10,6 +10,7 @@
 #include "gtrace.h"
 #include "json.h"
 #include "sim/buf.h"
+#include "sim/gpus.h"
 
 #define TRACE_MAX_LINE ((size_t)64 << 20) /* a longer line is an error, not a crash */
 #define READ_CHUNK ((size_t)1 << 20)
@@ -342,6 +343,11 @@ static sim_status parse_header(trace_reader *r, const json_value *h, uint64_t li
         snprintf(hd->device_name, sizeof hd->device_name, "%s", s ? s : "");
         if ((st = get_uint(r, dev, "capacity_bytes", false, &hd->device_capacity, NULL, line, 0, err)) != SIM_OK)
             return st;
+        if ((st = get_str(r, dev, "compute_capability", &s, line, 0, err)) != SIM_OK)
+            return st;
+        if (s && (!gpus_parse_cc(s, &hd->device_cc_major, &hd->device_cc_minor) || hd->device_cc_major == 0))
+            return sim_error_set(err, SIM_ETRACE, r->path, line, 0,
+                                 "\"device\".\"compute_capability\" must be \"X.Y\" (e.g. \"8.0\"), not \"%s\"", s);
     }
     const json_value *meta = json_get(h, "meta");
     if (meta && meta->type != JSON_NULL) {
@@ -800,9 +806,14 @@ static void write_header(sim_buf *b, const trace_header *h)
             sim_buf_json_str(b, h->device_name);
             comma = true;
         }
-        if (h->device_capacity)
+        if (h->device_capacity) {
             sim_buf_printf(b, "%s\"capacity_bytes\":%llu", comma ? "," : "",
                            (unsigned long long)h->device_capacity);
+            comma = true;
+        }
+        if (h->device_cc_major)
+            sim_buf_printf(b, "%s\"compute_capability\":\"%u.%u\"", comma ? "," : "", h->device_cc_major,
+                           h->device_cc_minor);
         sim_buf_puts(b, "}");
     }
     if (h && h->meta_json) {

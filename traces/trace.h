@@ -25,6 +25,8 @@ typedef struct trace_header {
     uint64_t ns_per_unit;        /* 1, 1000 or 1000000; event times are converted to ns */
     char device_name[128];       /* "" if absent */
     uint64_t device_capacity;    /* 0 if absent */
+    unsigned device_cc_major;    /* compute capability X.Y of that device; 0.0 if absent */
+    unsigned device_cc_minor;
     char *meta_json;             /* the "meta" object re-serialized compactly, or NULL */
 } trace_header;
 

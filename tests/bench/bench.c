@@ -313,7 +313,9 @@ static spawn_res run_replay(const spawn_req *q)
 {
     char sarg[80];
     snprintf(sarg, sizeof sarg, "--strategy=%s", q->sname);
-    char *args[] = {(char *)q->gpusim, "replay", (char *)q->path, sarg, "--capacity=" BENCH_CAPACITY,
+    spawn_req c = *q; /* posix_spawn takes char *const argv[]: mutable copies */
+    char replay[] = "replay";
+    char *args[] = {c.gpusim, replay, c.path, sarg, "--capacity=" BENCH_CAPACITY,
                     "--compute-capability=9.0", "--limit=" BENCH_LIMIT, "--on-oom=skip", "--format=json",
                     "--output=/dev/null", NULL};
     spawn_res r = {0, -1, 0};

@@ -23,6 +23,10 @@ static void walk(const json_value *v, int depth)
             (void)json_get(v, v->u.members[k].key);
         }
         break;
+    case JSON_NULL:
+    case JSON_TRUE:
+    case JSON_FALSE:
+    case JSON_STRING:
     default: break;
     }
 }

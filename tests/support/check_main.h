@@ -1,11 +1,22 @@
-/* check_main.h — the main() every Check suite shares: run the suite built by
- * make_suite(), exit non-zero on any failure; GPUSIM_CHECK_TESTS builds the suite too
- * when it is one list of tests. */
+/* check_main.h — what every Check suite shares: the main() that runs a suite and
+ * exits non-zero on any failure, and the annotations by which tests register
+ * themselves. A suite's Suite is generated from its file (support/gen_suite.sh):
+ * every START_TEST in file order; GPUSIM_TCASE starts a test case, GPUSIM_LOOP makes
+ * a test a loop test. Both compile to nothing in the test file itself. */
 #ifndef GPUSIM_TEST_CHECK_MAIN_H
 #define GPUSIM_TEST_CHECK_MAIN_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+/* Exact equality of two doubles that are not NaN, for results that must be exact
+ * (a ratio of two integers, a seeded draw repeated): the build warns on `==` between
+ * floating-point values (-Wfloat-equal), which is right everywhere else. */
+static inline bool test_same_double(double a, double b)
+{
+    return !(a < b) && !(a > b);
+}
 
 #define GPUSIM_CHECK_MAIN(make_suite)                     \
     int main(void)                                        \
@@ -17,21 +28,12 @@
         return failed ? EXIT_FAILURE : EXIT_SUCCESS;      \
     }
 
-/* The whole main() of a suite of one test case: its name, the case's timeout in
- * seconds (0 keeps CK_DEFAULT_TIMEOUT) and its tests, in the order they run. */
-#define GPUSIM_CHECK_TESTS(name, timeout_s, ...)                                   \
-    static Suite *gpusim_tests_suite(void)                                        \
-    {                                                                              \
-        const TTest *tests[] = {__VA_ARGS__};                                      \
-        Suite *s = suite_create(name);                                             \
-        TCase *tc = tcase_create(name);                                            \
-        if ((timeout_s) > 0)                                                       \
-            tcase_set_timeout(tc, (timeout_s));                                    \
-        for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)                \
-            tcase_add_test(tc, tests[i]);                                          \
-        suite_add_tcase(s, tc);                                                    \
-        return s;                                                                  \
-    }                                                                              \
-    GPUSIM_CHECK_MAIN(gpusim_tests_suite)
+/* GPUSIM_TCASE("name", timeout_s, setup, teardown); the tests below it, up to the
+ * next marker, form one test case (timeout 0 keeps CK_DEFAULT_TIMEOUT; setup and
+ * teardown are a checked fixture, or NULL). Tests above the first marker form a case
+ * named after the suite. */
+#define GPUSIM_TCASE(name, timeout_s, setup, teardown) _Static_assert(1, "test case marker")
+/* GPUSIM_LOOP(test, start, end); runs that test once for each _i in [start, end). */
+#define GPUSIM_LOOP(test, start, end) _Static_assert(1, "loop test marker")
 
 #endif

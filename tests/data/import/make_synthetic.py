@@ -39,7 +39,7 @@ trace1 = [
     e("snapshot", 0, 0, 90),
     e("segment_free", A + 0x1000000, 2097152, 95),
     e("alloc", A + 0x700000, 512, 100, frames=[{"filename": "train.py", "line": 12, "name": "step"}]),
-    e("annotate", 0, 0, 105),                             # an action gpusim does not know
+    e("annotate", 0, 0, 105),                             # a known action gpusim skips
     e("free_requested", A + 0x700000, 512, 110),          # still pending at the end
     e("snapshot", 0, 0, 120),
 ]
@@ -125,3 +125,85 @@ profile = [{
 }]
 with open("tf_profile_small.json", "w") as f:
     json.dump(profile, f, indent=1)
+
+# ---- snapshot_midrun.json: recorded mid-run (what the real CS336 files lack) ----
+# Device 1 starts with two segments the trace never allocates: A (20 MiB, large
+# pool, stream 0) holding a 4 MiB block the trace frees (its alloc was lost, so
+# its size comes from its request, 4000000 B: rounded to 4000256, and the 194048 B
+# left before the next block a large-pool block keeps unsplit: 4 MiB) and a 2 MiB
+# block live to the end; and B (2 MiB, small pool, stream S) with a 512 B block
+# live to the end. The trace: allocations on two streams, a free_requested long
+# before its free_completed (10 -> 1000), a segment_alloc, an oom, a free still
+# pending at the end. Device 0 has a trace of its own (several devices).
+MiB = 1 << 20
+A, B, C, D = 0x7F2000000000, 0x7F2001400000, 0x7F3000000000, 0x7F4000000000
+trace_mid = [
+    e("alloc", A + 6 * MiB, 3 * MiB, 0),                       # best fit: the free 14 MiB at A + 6 MiB
+    e("free_requested", A, 4000000, 10),                      # the lost block: pending until +1000
+    e("alloc", B + 512, 1000, 20, S),                          # small pool, stream S: 1024 B at B + 512
+    e("alloc", A + 9 * MiB, 2 * MiB, 30),                      # the rest of A after the 3 MiB block
+    e("segment_alloc", C, 30 * MiB, 40),                       # nothing free holds 30000128 B
+    e("alloc", C, 30000000, 41),
+    e("free_completed", A + 6 * MiB, 3 * MiB, 50),             # no request entry: a plain free
+    e("free_completed", A, 4000000, 1000),                     # 990 µs after its request
+    e("alloc", A, 4 * MiB, 1100),                              # best fit: the 4 MiB block it left
+    {"action": "oom", "device_free": 1 << 30, "size": 200 << 30, "stream": 0, "time_us": T + 1200},
+    e("free_requested", B + 512, 1000, 1300, S),               # still pending at the end
+]
+trace_dev0 = [e("alloc", D, 512, 0), e("free_requested", D, 512, 1), e("free_completed", D, 512, 2)]
+
+def seg(device, addr, total, stream, kind, blocks, expandable=False):
+    alloc = sum(b["size"] for b in blocks if b["state"] == "active_allocated")
+    active = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    return {"device": device, "address": addr, "total_size": total, "allocated_size": alloc, "active_size": active,
+            "requested_size": sum(b["requested_size"] for b in blocks), "stream": stream, "segment_type": kind,
+            "segment_pool_id": (0, 0), "is_expandable": expandable, "frames": [], "blocks": blocks}
+
+mid = {
+    "segments": [
+        seg(1, A, 20 * MiB, 0, "large", [blk(A, 4 * MiB, 4 * MiB, "active_allocated"),
+                                         blk(A + 4 * MiB, 2 * MiB, 2 * MiB, "active_allocated"),
+                                         blk(A + 6 * MiB, 3 * MiB, 0, "inactive"),
+                                         blk(A + 9 * MiB, 2 * MiB, 2 * MiB, "active_allocated"),
+                                         blk(A + 11 * MiB, 9 * MiB, 0, "inactive")]),
+        seg(1, B, 2 * MiB, S, "small", [blk(B, 512, 100, "active_allocated"),
+                                        blk(B + 512, 1024, 1000, "active_pending_free"),
+                                        blk(B + 1536, 2 * MiB - 1536, 0, "inactive")]),
+        seg(1, C, 30 * MiB, 0, "large", [blk(C, 30000128, 30000000, "active_allocated"),
+                                         blk(C + 30000128, 30 * MiB - 30000128, 0, "inactive")]),
+        seg(0, D, 2 * MiB, 0, "small", [blk(D, 2 * MiB, 0, "inactive")]),
+    ],
+    "device_traces": [trace_dev0, trace_mid],
+    "allocator_settings": {"PYTORCH_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
+                           "expandable_segments": False,
+                           "roundup_power2_divisions": {str(2**i): 0 for i in range(16)}},
+    "external_annotations": [{"device": 1, "time_us": T, "stage": "START", "name": "ProfilerStep#7"}],
+}
+with open("snapshot_midrun.json", "w") as f:
+    json.dump(mid, f, indent=1)
+
+# ---- snapshot_expandable.json: expandable segments (segment_map / segment_unmap) ----
+# From an empty allocator: one expandable range E in pages of 20 MiB. A 15 MiB
+# block maps the first page; a 10 MiB block after it needs the second; it is
+# freed, and the second page, now wholly free, is unmapped (as empty_cache does).
+# The recorded reserved curve is 20, 40, 40, 20 MiB at the alloc, alloc, free and
+# the end; the segments at the end hold the one mapped page.
+E = 0x7F5000000000
+trace_exp = [
+    e("segment_map", E, 20 * MiB, 0),
+    e("alloc", E, 15 * MiB, 1),
+    e("segment_map", E + 20 * MiB, 20 * MiB, 2),
+    e("alloc", E + 15 * MiB, 10 * MiB, 3),
+    e("free_completed", E + 15 * MiB, 10 * MiB, 4),
+    e("segment_unmap", E + 20 * MiB, 20 * MiB, 5),
+]
+expandable = {
+    "segments": [seg(0, E, 20 * MiB, 0, "large", [blk(E, 15 * MiB, 15 * MiB, "active_allocated"),
+                                                 blk(E + 15 * MiB, 5 * MiB, 0, "inactive")], expandable=True)],
+    "device_traces": [trace_exp],
+    "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "max_split_size": -1,
+                           "garbage_collection_threshold": 0.0, "expandable_segments": True,
+                           "roundup_power2_divisions": {str(2**i): 0 for i in range(16)}},
+}
+with open("snapshot_expandable.json", "w") as f:
+    json.dump(expandable, f, indent=1)
