@@ -128,6 +128,9 @@ static uint64_t round_size(const strategy *s, uint64_t size)
     if (size < T_MIN_BLOCK)
         return T_MIN_BLOCK;
     uint64_t d = torch_conf_divisions(&s->conf, size);
+    /* 2.1-2.3 handed one division the size as asked (pytorch/pytorch#126830) */
+    if (d == 1 && !s->rules.single_division_rounds_512)
+        return size;
     if (d > 1 && size > T_MIN_BLOCK * d) {
         /* roundup_power2_next_division */
         if (units_is_pow2(size))
@@ -603,14 +606,25 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     char a[32], c[32], f[32], al[32], r[32], lg[32], allowed[64] = "";
     if (s->set_fraction)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
-    /* PyTorch names the segment size (alloc_size) here, not the rounded request */
+    /* PyTorch names the segment size (alloc_size) here, not the rounded request;
+     * main names the largest free block where releases 2.1-2.11 end with a hint
+     * (2.6: DeviceCachingAllocator::malloc) */
+    char tail[256];
+    if (s->rules.oom_names_largest_free_block)
+        snprintf(tail, sizeof tail, " The largest free block is %s.",
+                 torch_format_size(oom->largest_free_bytes, lg, sizeof lg));
+    else
+        snprintf(tail, sizeof tail, "%s",
+                 " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF="
+                 "expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  "
+                 "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
     snprintf(oom->detail, sizeof oom->detail,
              "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
              "%sOf the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but "
-             "unallocated. The largest free block is %s.",
+             "unallocated.%s",
              torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
              torch_format_size(dev_free, f, sizeof f), allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r), torch_format_size(oom->largest_free_bytes, lg, sizeof lg));
+             torch_format_size(reserved - allocated, r, sizeof r), tail);
 }
 
 /* ==== Operations ==== */
@@ -618,12 +632,23 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
 static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
     torch_conf conf;
+    torch_rules rules;
+    sim_status st = torch_version_parse(strategy_config_get(cfg, "torch_version"), &rules, err);
+    if (st != SIM_OK)
+        return st;
     const char *text = strategy_config_get(cfg, "alloc_conf");
-    sim_status st = torch_conf_parse(text, &conf, err);
+    st = torch_conf_parse_for(text, &rules, &conf, err);
     if (st != SIM_OK)
         return st;
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
+    char conf_fraction[32];
+    if (ftext == NULL && conf.per_process_memory_fraction >= 0.0) {
+        /* per_process_memory_fraction in the conf: as set_per_process_memory_fraction
+         * at start-up (an explicit memory_fraction wins, as a later call would) */
+        snprintf(conf_fraction, sizeof conf_fraction, "%.17g", conf.per_process_memory_fraction);
+        ftext = conf_fraction;
+    }
     if (ftext != NULL) {
         sim_error sub;
         sim_error_clear(&sub);
@@ -642,6 +667,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     s->capacity_bytes = info.capacity_bytes;
     s->context_bytes = info.context_bytes;
     s->conf = conf;
+    s->rules = rules;
     snprintf(s->conf_text, sizeof s->conf_text, "%s", text ? text : "");
     if (ftext != NULL) {
         s->set_fraction = true;
@@ -839,6 +865,7 @@ static void torch_options(const strategy *s, const strategy_stat_sink *sink)
     char buf[256];
     const torch_conf *c = &s->conf;
     sink->text(sink->ctx, "alloc_conf", s->conf_text);
+    sink->text(sink->ctx, "torch_version", torch_version_format(&s->rules, buf, sizeof buf));
     sink->text(sink->ctx, "backend", "native");
     if (c->max_split_size_bytes == TORCH_CONF_NO_MAX_SPLIT)
         snprintf(buf, sizeof buf, "unlimited");

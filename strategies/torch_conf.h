@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sim/status.h"
+#include "torch_version.h"
 
 /* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB
  * (2^20) to 64 GiB (2^36) (c10/core/AllocatorConfig.cpp, kRoundUpPowerOfTwoIntervals). */
@@ -22,6 +23,7 @@ typedef struct torch_conf {
     double garbage_collection_threshold;      /* 0 = off, else in (0, 1) */
     uint32_t roundup_power2_divisions[TORCH_CONF_ROUNDUP_INTERVALS]; /* 0 = off */
     bool expandable_segments;
+    double per_process_memory_fraction;       /* < 0: not given (key of 2.10 on) */
     /* Keys PyTorch accepts that change nothing the simulator models. */
     bool release_lock_on_cudamalloc;
     char ignored[192]; /* comma-separated names of the accepted-but-ignored keys given */
@@ -36,6 +38,9 @@ void torch_conf_defaults(torch_conf *c);
  * usage error too.
  * *c is left with the defaults on error. */
 sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err);
+/* The same as release r parses it: the keys that release knows, its limits and
+ * its roundup list rule (torch_version.h). torch_conf_parse is this for main. */
+sim_status torch_conf_parse_for(const char *text, const torch_rules *r, torch_conf *c, sim_error *err);
 
 /* The divisions PyTorch uses for a (rounded ≥ 512) size: the entry of interval
  * floor(log2 size) − 20, clamped to [0, 15]. */

@@ -12,6 +12,7 @@
 #include "sim/strategy.h"
 #include "slots.h"
 #include "torch_conf.h"
+#include "torch_version.h"
 
 /* ==== Constants (docs/allocators.md §2.1) ==== */
 #define T_MIN_BLOCK ((uint64_t)512)            /* kMinBlockSize */
@@ -137,6 +138,7 @@ struct strategy {
     uint64_t capacity_bytes;
     uint64_t context_bytes;
     torch_conf conf;
+    torch_rules rules;         /* the PyTorch release modelled (torch_version.h) */
     char conf_text[256];
     bool set_fraction;
     double fraction;
