@@ -34,10 +34,12 @@ static torch_rules rules_for(unsigned minor)
     };
 }
 
-/* Digits at *p into *v (at most 3 of them); advances *p. False when none. */
+/* Digits at *p into *v (at most 3, no leading zero); advances *p. False when none. */
 static bool take_number(const char **p, unsigned *v)
 {
     unsigned n = 0, digits = 0;
+    if (**p == '0' && (*p)[1] >= '0' && (*p)[1] <= '9')
+        return false; /* no leading zeros */
     while (**p >= '0' && **p <= '9' && digits < 3) {
         n = n * 10u + (unsigned)(**p - '0');
         (*p)++;

@@ -16,7 +16,16 @@
 
 /* A harness whose alloc_conf may hold commas (the harness option syntax splits
  * on them). fraction < 0: no memory_fraction option. */
+static harness *torch_new_version(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction,
+                                  const char *version);
+
 static harness *torch_new(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction)
+{
+    return torch_new_version(capacity, context, alloc_conf, fraction, NULL);
+}
+
+static harness *torch_new_version(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction,
+                                  const char *version)
 {
     harness *h = calloc(1, sizeof *h);
     ck_assert_ptr_nonnull(h);
@@ -25,8 +34,10 @@ static harness *torch_new(uint64_t capacity, uint64_t context, const char *alloc
     h->dev = device_new(&info);
     ck_assert_ptr_nonnull(h->dev);
     h->proc = device_proc_start(h->dev);
-    sim_kv kv[2];
+    sim_kv kv[3];
     uint32_t n = 0;
+    if (version != NULL)
+        kv[n++] = (sim_kv){"torch_version", version};
     if (alloc_conf != NULL)
         kv[n++] = (sim_kv){"alloc_conf", alloc_conf};
     if (fraction != NULL)
@@ -1002,6 +1013,71 @@ START_TEST(torch_checker_should_catch_a_wrong_pool_size)
     ck_assert(torch_debug_corrupt(h->s, TORCH_CORRUPT_WRONG_POOL));
     sim_report r = harness_report(h);
     ck_assert(sim_report_mentions(&r, "not one of its sizes"));
+    harness_free(h);
+}
+END_TEST
+
+/* ==== Releases (--torch-version) ==== */
+
+GPUSIM_TCASE("versions", 0, NULL, NULL);
+
+START_TEST(torch_2_6_should_round_1100_mib_to_1152_under_the_roundup_list)
+{
+    /* [256:1,512:2,1024:4,>:8]: 2.6 gives 1100 MiB's interval (entry 10) the '>'
+     * value 8: steps of 1024/8 = 128 MiB, 1100 → 1152 MiB; main keeps 4 there:
+     * steps of 256 MiB, 1280 MiB */
+    const char *list = "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]";
+    harness *h = torch_new_version(8 * GiB, 0, list, NULL, "2.6");
+    harness_alloc(h, 1100 * MiB, 0);
+    ck_assert_uint_eq(harness_sample(h).allocated_bytes, 1152 * MiB);
+    harness_free(h);
+    h = torch_new_version(8 * GiB, 0, list, NULL, "main");
+    harness_alloc(h, 1100 * MiB, 0);
+    ck_assert_uint_eq(harness_sample(h).allocated_bytes, 1280 * MiB);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_one_division_should_keep_the_exact_size_before_2_4)
+{
+    /* divisions 1: 2.3 hands out the size as asked, 2.4 on rounds to 512 B */
+    harness *h = torch_new_version(1 * GiB, 0, "roundup_power2_divisions:1", NULL, "2.3");
+    harness_alloc(h, 3 * MiB + 1, 0);
+    ck_assert_uint_eq(harness_stat(h, "allocated_bytes.all.current"), 3 * MiB + 1);
+    harness_free(h);
+    h = torch_new_version(1 * GiB, 0, "roundup_power2_divisions:1", NULL, "2.4");
+    harness_alloc(h, 3 * MiB + 1, 0);
+    ck_assert_uint_eq(harness_stat(h, "allocated_bytes.all.current"), 3 * MiB + 512);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_2_6_oom_message_should_end_with_the_expandable_segments_hint)
+{
+    harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.6");
+    harness_alloc(h, 30 * MiB, 0);
+    strategy_oom oom = expect_oom(h, 20 * MiB, 0);
+    ck_assert_str_eq(oom.detail,
+                     "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of "
+                     "which 10.00 MiB is free. Of the allocated memory 30.00 MiB is allocated by PyTorch, and 0 "
+                     "bytes is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+                     "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+                     "documentation for Memory Management  "
+                     "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_per_process_memory_fraction_key_should_cap_reserved_memory)
+{
+    /* per_process_memory_fraction:0.25 of 1 GiB: 256 MiB allowed; a 300 MiB
+     * request cannot get its segment */
+    harness *h = torch_new_version(1 * GiB, 0, "per_process_memory_fraction:0.25", NULL, "2.10");
+    opt_find f;
+    ck_assert_str_eq(option(h, "memory_fraction", &f), "0.25");
+    ck_assert_str_eq(option(h, "torch_version", &f), "2.10");
+    expect_oom(h, 300 * MiB, 0);
+    harness_alloc(h, 200 * MiB, 0);
     harness_free(h);
 }
 END_TEST
