@@ -810,6 +810,9 @@ static void torch_sample(const strategy *s, strategy_sample *out)
         .largest_free_bytes = s->largest,
         .num_device_allocs = s->st.num_device_alloc,
         .num_device_frees = s->st.num_device_free,
+        /* max_memory_reserved / max_memory_allocated: DeviceStats' running peaks */
+        .peak_reserved_bytes = (uint64_t)s->st.reserved_bytes[ST_ALL].peak,
+        .peak_allocated_bytes = (uint64_t)s->st.allocated_bytes[ST_ALL].peak,
     };
 }
 

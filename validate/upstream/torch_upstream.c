@@ -109,6 +109,8 @@ static void observe(void *ctx, const engine_tick *t)
     put(r, "sample.largest_free_bytes", t->proc.largest_free_bytes);
     put(r, "sample.num_device_allocs", t->proc.num_device_allocs);
     put(r, "sample.num_device_frees", t->proc.num_device_frees);
+    put(r, "sample.peak_reserved_bytes", t->proc.peak_reserved_bytes);
+    put(r, "sample.peak_allocated_bytes", t->proc.peak_allocated_bytes);
     const sim_run_proc *p = &t->run->procs[t->process];
     strategy_stat_sink sink = {.u64 = sink_u64, .real = sink_real, .text = NULL, .ctx = r};
     t->run->ops->stats(p->s, &sink);

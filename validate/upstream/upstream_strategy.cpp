@@ -293,6 +293,8 @@ void up_sample(const strategy *s, strategy_sample *out)
     out->largest_free_bytes = largest;
     out->num_device_allocs = static_cast<uint64_t>(st.num_device_alloc);
     out->num_device_frees = static_cast<uint64_t>(st.num_device_free);
+    out->peak_reserved_bytes = static_cast<uint64_t>(st.reserved_bytes[0].peak);
+    out->peak_allocated_bytes = static_cast<uint64_t>(st.allocated_bytes[0].peak);
 }
 
 void emit_stat(const strategy_stat_sink *sink, const std::string &name, const Stat &x)
