@@ -1,8 +1,9 @@
 /* gpusim check TRACE --baseline=BASE.json : a regression check for CI. Replays the
- * trace under the baseline's strategy and device (a `replay --format=json` result,
- * or one written by --write-baseline) and compares peak reserved, peak allocated,
- * fragmentation at the peak and OOMs, one verdict line per metric; exit 0 pass,
- * 1 regression, 2 bad or missing baseline (or usage), 3 invalid trace.
+ * trace under the baseline's strategy, strategy options and device (a `replay
+ * --format=json` result, or one written by --write-baseline) and compares peak
+ * reserved, peak allocated, fragmentation at the peak and OOMs, one verdict line
+ * per metric; exit 0 pass, 1 regression, 2 bad or missing baseline (or usage),
+ * 3 invalid trace.
  * Sizes regress when they grow by more than --tolerance percent; fragmentation when
  * it grows by more than --tolerance percentage points; OOMs when there are more. */
 #include <stdio.h>
@@ -44,7 +45,7 @@ typedef struct baseline {
     uint64_t peak_reserved, peak_allocated, ooms;
     double frag_at_peak;
     bool completed;
-    /* strategy options given back to the replay, as cli_strategy_kv keys */
+    /* the strategy options given back to the replay, as sim_kv keys */
     char keys[CLI_MAX_KV][48];
     char values[CLI_MAX_KV][256];
     uint32_t n_opts;
@@ -63,27 +64,20 @@ static bool get_u64(const json_value *obj, const char *key, uint64_t *out)
     return v && json_to_u64(v, UINT64_MAX, out) == JSON_INT_OK;
 }
 
-/* Option names in a result that map back to command-line strategy options. */
-static const char *const OPTION_BACK[][2] = {
-    {"limit_bytes", "limit"},         {"bfc_preset", "bfc_preset"},   {"garbage_collection", "bfc_gc"},
-    {"alloc_conf", "alloc_conf"},     {"mem_fraction", "mem_fraction"}, {"memory_fraction", "memory_fraction"},
-    {"bfc_fragmentation_fraction", "bfc_fragmentation_fraction"},
-};
-
 static int read_baseline(const char *path, json_parser *jp, char **text_out, baseline *b)
 {
     memset(b, 0, sizeof *b);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return bad_baseline(path, "cannot be read (write one with 'gpusim check TRACE --write-baseline=FILE')");
-    char *text = malloc(BASELINE_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, BASELINE_MAX_BYTES + 1, f) : 0;
-    fclose(f);
+    char *text = NULL;
+    size_t n = 0;
+    sim_error rerr;
+    sim_status rst = sim_read_file(path, BASELINE_MAX_BYTES, &text, &n, &rerr);
     *text_out = text;
-    if (text == NULL)
+    if (rst == SIM_ENOMEM)
         return bad_baseline(path, "out of memory");
-    if (n > BASELINE_MAX_BYTES)
+    if (rst != SIM_OK && strncmp(rerr.msg, "larger than", 11) == 0)
         return bad_baseline(path, "larger than 64 MiB: not a result file");
+    if (rst != SIM_OK)
+        return bad_baseline(path, "cannot be read (write one with 'gpusim check TRACE --write-baseline=FILE')");
     char msg[256];
     const json_value *root = json_parse(jp, text, n, 0, msg, sizeof msg);
     if (root == NULL) {
@@ -121,18 +115,19 @@ static int read_baseline(const char *path, json_parser *jp, char **text_out, bas
     b->frag_at_peak = json_to_double(fp);
     const json_value *comp = json_get(res, "completed");
     b->completed = comp == NULL || comp->type == JSON_TRUE;
+    /* result.strategy.options holds every option of the strategy's table under its
+     * own key (strategy.h, options()); the keys that are not in the table are derived
+     * and informational, and "" is an option left unset */
     b->options = json_get(strat, "options");
-    if (b->options && b->options->type == JSON_OBJECT) {
+    const strategy_ops *bops = registry_find(b->strategy);
+    if (bops && b->options && b->options->type == JSON_OBJECT) {
         for (uint32_t i = 0; i < b->options->len && b->n_opts < CLI_MAX_KV; i++) {
             const json_member *m = &b->options->u.members[i];
-            if (m->value.type != JSON_STRING)
+            if (m->value.type != JSON_STRING || !m->value.u.str[0] || registry_option_of(bops, m->key) == NULL)
                 continue;
-            for (size_t k = 0; k < sizeof OPTION_BACK / sizeof OPTION_BACK[0]; k++)
-                if (strcmp(m->key, OPTION_BACK[k][0]) == 0 && m->value.u.str[0]) {
-                    snprintf(b->keys[b->n_opts], sizeof b->keys[0], "%s", OPTION_BACK[k][1]);
-                    snprintf(b->values[b->n_opts], sizeof b->values[0], "%s", m->value.u.str);
-                    b->n_opts++;
-                }
+            snprintf(b->keys[b->n_opts], sizeof b->keys[0], "%s", m->key);
+            snprintf(b->values[b->n_opts], sizeof b->values[0], "%s", m->value.u.str);
+            b->n_opts++;
         }
     }
     return 0;
@@ -340,6 +335,10 @@ int cmd_check(int argc, char **argv)
             rc = cli_usage_error("check", "--strategy: unknown strategy '%s'", sname);
         else
             rc = bad_baseline(base_path, "its strategy is not one this build knows (see 'gpusim strategies')");
+        goto done;
+    }
+    if ((st = cli_strategy_opts_apply(a, &ops, 1, &s.err)) != SIM_OK) {
+        rc = cli_exit("check", st, &s.err);
         goto done;
     }
     /* device: the command line, else the baseline's, else the trace header's */

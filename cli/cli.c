@@ -6,13 +6,34 @@
 
 #include "sim/gpus.h"
 #include "sim/units.h"
+#include "strategies/registry.h"
 
-static const cli_opt *find_opt(const cli_opt *table, const char *name, size_t n)
+const char cli_strategy_options_mark[] = "strategy options";
+
+static bool name_is(const char *want, const char *name, size_t n)
 {
-    for (const cli_opt *o = table; o->name; o++)
-        if (strlen(o->name) == n && strncmp(o->name, name, n) == 0)
-            return o;
-    return NULL;
+    return strlen(want) == n && strncmp(want, name, n) == 0;
+}
+
+/* The option of table spelt name[0..n), or a strategy option when the table holds
+ * CLI_STRATEGY_OPTS: true with *spelling (static) and *takes_value set. */
+static bool find_opt(const cli_opt *table, const char *name, size_t n, const char **spelling, bool *takes_value)
+{
+    for (const cli_opt *o = table; o->name; o++) {
+        if (o->name == cli_strategy_options_mark) {
+            for (size_t i = 0; registry_option_get(i); i++)
+                if (name_is(registry_option_get(i)->cli, name, n)) {
+                    *spelling = registry_option_get(i)->cli;
+                    *takes_value = true;
+                    return true;
+                }
+        } else if (name_is(o->name, name, n)) {
+            *spelling = o->name;
+            *takes_value = o->takes_value;
+            return true;
+        }
+    }
+    return false;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -65,23 +86,24 @@ sim_status cli_parse_args(const char *cmd, const cli_opt *table, int argc, char 
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t n = eq ? (size_t)(eq - name) : strlen(name);
-        const cli_opt *o = find_opt(table, name, n);
-        if (o == NULL)
+        const char *spelling = NULL;
+        bool takes_value = false;
+        if (!find_opt(table, name, n, &spelling, &takes_value))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "unknown option '--%.*s'", (int)n, name);
         const char *value = NULL;
-        if (o->takes_value) {
+        if (takes_value) {
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
                 value = argv[++i];
             else
-                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' needs a value", o->name);
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' needs a value", spelling);
         } else if (eq) {
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' takes no value", o->name);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "option '--%s' takes no value", spelling);
         }
         if (out->n_opts == CLI_MAX_ARGS)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "too many options");
-        out->names[out->n_opts] = o->name;
+        out->names[out->n_opts] = spelling;
         out->values[out->n_opts] = value;
         out->n_opts++;
     }
@@ -105,9 +127,43 @@ bool cli_has(const cli_args *a, const char *name)
     return false;
 }
 
+const char *cli_option_metavar(const strategy_option *o)
+{
+    switch (o->kind) {
+    case STRATEGY_OPTION_SIZE:
+        return "SIZE";
+    case STRATEGY_OPTION_REAL:
+        return "F";
+    case STRATEGY_OPTION_ENUM:
+        return o->choices;
+    case STRATEGY_OPTION_TEXT:
+        return "STR";
+    }
+    return "STR";
+}
+
+/* "METAVAR: help (default: ...; for greedy, growth)", from the option's table entry. */
+static void print_strategy_option(FILE *f, const strategy_option *o)
+{
+    char head[64], owners[256];
+    snprintf(head, sizeof head, "--%s=...", o->cli);
+    registry_option_owners(o->key, owners, sizeof owners);
+    if (o->required)
+        fprintf(f, "  %-30s %s: %s, e.g. %s (required; for %s)\n", head, cli_option_metavar(o), o->help, o->example,
+                owners);
+    else
+        fprintf(f, "  %-30s %s: %s (default: %s; for %s)\n", head, cli_option_metavar(o), o->help, o->default_text,
+                owners);
+}
+
 void cli_print_options(FILE *f, const cli_opt *table)
 {
     for (const cli_opt *o = table; o->name; o++) {
+        if (o->name == cli_strategy_options_mark) {
+            for (size_t i = 0; registry_option_get(i); i++)
+                print_strategy_option(f, registry_option_get(i));
+            continue;
+        }
         if (!o->help[0])
             continue;
         char head[64];
@@ -166,6 +222,14 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
     uint64_t hdr_capacity = hdr ? hdr->capacity : 0;
     const gpu_model *g = NULL;
     const char *gpu = cli_get(a, "gpu");
+    /* a catalog GPU has its own capacity and compute capability */
+    static const char *const CONFLICTS[] = {"capacity", "compute-capability"};
+    for (size_t i = 0; gpu && i < sizeof CONFLICTS / sizeof CONFLICTS[0]; i++)
+        if (cli_has(a, CONFLICTS[i]))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--gpu=%s and --%s conflict: the catalog GPU has its own %s (give one of the "
+                                 "two; --capacity and --compute-capability describe a custom device)",
+                                 gpu, CONFLICTS[i], CONFLICTS[i]);
     if (gpu) {
         g = gpus_find(gpu);
         if (g == NULL)
@@ -184,7 +248,9 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
     } else if (!cli_has(a, "capacity")) {
         /* the trace's own device */
         const gpu_model *known = hdr_name && hdr_name[0] ? gpus_find(hdr_name) : NULL;
-        snprintf(out->name, sizeof out->name, "%s", hdr_name && hdr_name[0] ? hdr_name : "trace device");
+        /* the header's name may be longer than a device name: cut, not a warning */
+        snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1,
+                 hdr_name && hdr_name[0] ? hdr_name : "trace device");
         out->info.capacity_bytes = hdr_capacity;
         if (hdr && hdr->cc_major) { /* what the recording says wins over the catalog's entry */
             out->info.cc_major = hdr->cc_major;
@@ -219,19 +285,29 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
 
 uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap)
 {
-    static const char *const MAP[][2] = {
-        {"limit", "limit"},
-        {"alloc-conf", "alloc_conf"},
-        {"memory-fraction", "memory_fraction"},
-        {"mem-fraction", "mem_fraction"},
-        {"bfc-preset", "bfc_preset"},
-        {"bfc-gc", "bfc_gc"},
-        {"bfc-fragmentation-fraction", "bfc_fragmentation_fraction"},
-    };
     uint32_t n = 0;
-    for (int i = 0; i < a->n_opts && n < cap; i++)
-        for (size_t k = 0; k < sizeof MAP / sizeof MAP[0]; k++)
-            if (strcmp(a->names[i], MAP[k][0]) == 0)
-                kv[n++] = (sim_kv){MAP[k][1], a->values[i]};
+    for (int i = 0; i < a->n_opts && n < cap; i++) {
+        const strategy_option *o = registry_option_by_cli(a->names[i]);
+        if (o)
+            kv[n++] = (sim_kv){o->key, a->values[i]};
+    }
     return n;
+}
+
+sim_status cli_strategy_opts_apply(const cli_args *a, const strategy_ops *const *ops, uint32_t n, sim_error *err)
+{
+    for (int i = 0; i < a->n_opts; i++) {
+        const strategy_option *o = registry_option_by_cli(a->names[i]);
+        if (o == NULL || registry_option_applies(o->key, ops, n))
+            continue;
+        char owners[256], chosen[512] = "";
+        registry_option_owners(o->key, owners, sizeof owners);
+        for (uint32_t k = 0; k < n; k++) {
+            strncat(chosen, k ? ", " : "", sizeof chosen - strlen(chosen) - 1);
+            strncat(chosen, ops[k]->name, sizeof chosen - strlen(chosen) - 1);
+        }
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s is an option of %s, not of %s %s", o->cli, owners,
+                             n == 1 ? "strategy" : "the strategies", chosen);
+    }
+    return SIM_OK;
 }

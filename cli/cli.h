@@ -68,15 +68,14 @@ int cli_exit(const char *cmd, sim_status st, const sim_error *err);
     {"context", true, "SIZE: CUDA context per process, taken before any allocation (default 0)"}, \
     {"compute-capability", true, "X.Y: for --capacity devices (TensorFlow's reserve depends on it)"}
 
-/* Strategy options shared by the same commands; passed to strategies as sim_kv. */
-#define CLI_STRATEGY_OPTS                                                                        \
-    {"limit", true, "SIZE: memory_limit of the `limit` strategy (e.g. 4096MiB)"},              \
-    {"alloc-conf", true, "STR: PYTORCH_CUDA_ALLOC_CONF for `torch` (key:value,...)"},          \
-    {"memory-fraction", true, "F: torch.cuda.set_per_process_memory_fraction(F) for `torch`"}, \
-    {"mem-fraction", true, "F: per_process_gpu_memory_fraction / XLA mem fraction for BFC"},   \
-    {"bfc-preset", true, "tf|jax: how greedy/growth choose their limit (default tf)"},          \
-    {"bfc-gc", true, "on|off: BFC frees wholly free regions on failure (default: on for tf)"}, \
-    {"bfc-fragmentation-fraction", true, "F: BFC internal fragmentation fraction (default 0)"}
+/* Strategy options shared by the same commands: one entry that stands for every
+ * option of every strategy in the registry (strategies/registry.h), generated from
+ * the strategies' own tables for parsing and --help. The parsed name is the option's
+ * cli spelling. */
+extern const char cli_strategy_options_mark[];
+#define CLI_STRATEGY_OPTS {cli_strategy_options_mark, true, ""}
+/* How help writes a strategy option's value: SIZE, F, STR or the choices (tf|jax). */
+const char *cli_option_metavar(const strategy_option *o);
 
 typedef struct cli_device {
     device_info info;
@@ -91,10 +90,18 @@ typedef struct cli_hdr_device {
 } cli_hdr_device;
 
 /* Resolve the device from --gpu/--capacity/--context/--compute-capability, the
- * trace header's device (hdr, may be NULL) and the default. */
+ * trace header's device (hdr, may be NULL) and the default. --gpu with --capacity
+ * or --compute-capability is SIM_EUSAGE: a catalog GPU has its own, and one of the
+ * two would be silently ignored. */
 sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_device *out, sim_error *err);
-/* Collect strategy options as key/value pairs (keys with '_'). */
+/* Collect the strategy options given, in order, as their sim_kv keys (the
+ * strategies' option tables map each --spelling to its key). */
 uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
+/* SIM_OK when every strategy option given belongs to at least one of the n
+ * strategies in ops, else SIM_EUSAGE with a message naming the strategies it belongs
+ * to. One strategy (replay, check): its own options only; several (compare, plan):
+ * an option applies when one of them takes it (docs/decisions.md). */
+sim_status cli_strategy_opts_apply(const cli_args *a, const strategy_ops *const *ops, uint32_t n, sim_error *err);
 
 #define CLI_MAX_STRATEGIES 32
 

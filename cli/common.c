@@ -44,20 +44,14 @@ sim_status cli_pick_strategies(const cli_args *a, const strategy_ops **out, uint
     *n = 0;
     const char *list = cli_get(a, "strategies");
     if (list == NULL) {
-        /* the usual order first, then whatever else the registry has */
-        static const char *const ORDER[] = {"greedy", "growth", "limit", "torch", "raw", "ideal"};
-        bool limit = cli_has(a, "limit");
-        for (size_t i = 0; i < sizeof ORDER / sizeof ORDER[0]; i++) {
-            const strategy_ops *ops = registry_find(ORDER[i]);
-            if (ops && (limit || strcmp(ORDER[i], "limit") != 0) && *n < CLI_MAX_STRATEGIES)
-                out[(*n)++] = ops;
-        }
+        /* the registry's usual order, leaving out a strategy whose required option
+         * (limit's --limit) is not given */
         for (size_t i = 0; i < registry_count() && *n < CLI_MAX_STRATEGIES; i++) {
             const strategy_ops *ops = registry_get(i);
-            bool seen = false;
-            for (size_t k = 0; k < sizeof ORDER / sizeof ORDER[0]; k++)
-                seen = seen || strcmp(ops->name, ORDER[k]) == 0;
-            if (!seen)
+            bool missing = false;
+            for (uint32_t k = 0; k < ops->n_opts; k++)
+                missing = missing || (ops->opts[k].required && !cli_has(a, ops->opts[k].cli));
+            if (!missing)
                 out[(*n)++] = ops;
         }
         return SIM_OK;
@@ -197,6 +191,12 @@ static sim_status open_inputs(cli_session *s)
 
 static sim_status strategy_kv(cli_session *s)
 {
+    /* an option of none of the chosen strategies is a usage error (docs/decisions.md) */
+    if (s->n_ops > 0) {
+        sim_status st = cli_strategy_opts_apply(&s->a, s->ops, s->n_ops, &s->err);
+        if (st != SIM_OK)
+            return st;
+    }
     s->n_kv = cli_strategy_kv(&s->a, s->kv, CLI_MAX_KV);
     /* a recording's own allocator settings are the default --alloc-conf of `torch` */
     const char *conf = s->n_in > 0 ? input_alloc_conf(s->in[0]) : NULL;

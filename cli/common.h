@@ -21,8 +21,9 @@ sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *e
 /* Print an input's import warnings on stderr ("gpusim: warning: FILE: ..."). */
 void cli_input_warnings(const trace_input *in);
 
-/* --strategies, or the default list (the registry's strategies in the usual order;
- * limit only with --limit). SIM_EUSAGE on an unknown or repeated name. */
+/* --strategies, or the default list (the registry's strategies in their usual order,
+ * without a strategy whose required option is not given: limit only with --limit).
+ * SIM_EUSAGE on an unknown or repeated name. */
 sim_status cli_pick_strategies(const cli_args *a, const strategy_ops **out, uint32_t *n, sim_error *err);
 /* --strategy=NAME (default dflt); SIM_EUSAGE naming the strategies there are. */
 sim_status cli_pick_strategy(const cli_args *a, const char *dflt, const strategy_ops **out, sim_error *err);
@@ -80,8 +81,9 @@ typedef struct cli_session {
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv);
 /* The steps of `uses` in a fixed order: format, on-oom, strategy or strategies,
  * jobs, traces or inputs (SIM_EUSAGE without a trace; import warnings printed),
- * device, strategy options (with one torch strategy and streams, a recording's own
- * allocator settings are the default --alloc-conf). Errors as the steps' helpers. */
+ * device, strategy options (SIM_EUSAGE for one that belongs to none of the chosen
+ * strategies; with one torch strategy and streams, a recording's own allocator
+ * settings are the default --alloc-conf). Errors as the steps' helpers. */
 sim_status cli_session_prepare(cli_session *s, unsigned uses);
 /* cli_session_parse, then cli_session_prepare(cmd->uses). */
 sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv);

@@ -19,7 +19,7 @@ static const command COMMANDS[] = {
     {"convert", cmd_convert, "convert a trace to the native format (.json, .jsonl or binary .gtrace)"},
     {"synth", cmd_synth, "generate a synthetic trace (transformer, cnn, serving, churn)"},
     {"gpus", cmd_gpus, "list the built-in GPU catalog"},
-    {"strategies", cmd_strategies, "list the allocator models"},
+    {"strategies", cmd_strategies, "list the allocator models and their options"},
     {"validate-report", cmd_validate_report, "predicted vs measured for validate/'s real-GPU measurements"},
 };
 

@@ -1,17 +1,60 @@
-/* gpusim strategies : the allocator models this build knows. */
+/* gpusim strategies : the allocator models this build knows and the options each
+ * takes, printed from the strategies' own option tables (strategies/registry.h). */
+#include <string.h>
+
 #include "common.h"
+#include "sim/buf.h"
 #include "strategies/registry.h"
 
 static const cli_opt STRATEGIES_OPTS[] = {
+    {"format", true, "text|json (default text)"},
     {NULL, false, NULL},
 };
 
-static void strategies_help(void)
+static void json_str_or_null(sim_buf *b, const char *s)
 {
-    printf("usage: gpusim strategies\n\nLists the allocator models --strategy accepts.\n");
+    if (s)
+        sim_buf_json_str(b, s);
+    else
+        sim_buf_puts(b, "null");
 }
 
-static const cli_command STRATEGIES = {"strategies", STRATEGIES_OPTS, strategies_help, 0, NULL};
+static void option_json(sim_buf *b, const strategy_option *o)
+{
+    sim_buf_puts(b, "{\"key\": ");
+    sim_buf_json_str(b, o->key);
+    sim_buf_puts(b, ", \"cli\": ");
+    sim_buf_json_str(b, o->cli);
+    sim_buf_printf(b, ", \"kind\": \"%s\", \"choices\": ", strategy_option_kind_name(o->kind));
+    json_str_or_null(b, o->choices);
+    sim_buf_puts(b, ", \"default\": ");
+    json_str_or_null(b, o->default_text);
+    sim_buf_puts(b, ", \"example\": ");
+    json_str_or_null(b, o->example);
+    sim_buf_printf(b, ", \"required\": %s, \"help\": ", o->required ? "true" : "false");
+    json_str_or_null(b, o->help);
+    sim_buf_puts(b, "}");
+}
+
+/* "  --bfc-gc=on|off  help (default: ...)" */
+static void option_text(sim_buf *b, const strategy_option *o)
+{
+    char head[96];
+    snprintf(head, sizeof head, "--%s=%s", o->cli, cli_option_metavar(o));
+    if (o->required)
+        sim_buf_printf(b, "           %-32s %s (required, e.g. %s)\n", head, o->help, o->example);
+    else
+        sim_buf_printf(b, "           %-32s %s (default: %s)\n", head, o->help, o->default_text);
+}
+
+static void strategies_help(void)
+{
+    printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, each "
+           "with the options it takes\n(text: one line per model, its options indented below it).\n\n");
+    cli_print_options(stdout, STRATEGIES_OPTS);
+}
+
+static const cli_command STRATEGIES = {"strategies", STRATEGIES_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
 
 int cmd_strategies(int argc, char **argv)
 {
@@ -19,11 +62,37 @@ int cmd_strategies(int argc, char **argv)
     sim_status st = cli_session_parse(&s, &STRATEGIES, argc, argv);
     if (st == SIM_OK)
         st = cli_session_no_arguments(&s);
+    if (st == SIM_OK)
+        st = cli_session_prepare(&s, STRATEGIES.uses);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
+    const bool json = s.json;
+    sim_buf b;
+    sim_buf_init(&b);
+    if (json)
+        sim_buf_puts(&b, "[");
     for (size_t i = 0; i < registry_count(); i++) {
         const strategy_ops *ops = registry_get(i);
-        printf("%-8s %s\n", ops->name, ops->summary);
+        if (json) {
+            sim_buf_puts(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+            sim_buf_json_str(&b, ops->name);
+            sim_buf_puts(&b, ", \"summary\": ");
+            sim_buf_json_str(&b, ops->summary);
+            sim_buf_puts(&b, ", \"options\": [");
+            for (uint32_t k = 0; k < ops->n_opts; k++) {
+                sim_buf_puts(&b, k ? ",\n    " : "\n    ");
+                option_json(&b, &ops->opts[k]);
+            }
+            sim_buf_puts(&b, ops->n_opts ? "\n  ]}" : "]}");
+        } else {
+            sim_buf_printf(&b, "%-8s %s\n", ops->name, ops->summary);
+            for (uint32_t k = 0; k < ops->n_opts; k++)
+                option_text(&b, &ops->opts[k]);
+        }
     }
-    return 0;
+    if (json)
+        sim_buf_puts(&b, "\n]\n");
+    st = sim_buf_write_file(&b, "-", &s.err);
+    sim_buf_release(&b);
+    return cli_session_end(&s, st);
 }

@@ -11,6 +11,7 @@
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
 #include "traces/synth/transformer.h"
+#include "synth_llm.h"
 
 #define SYNTH_COMMON_OPTS                                                                            \
     {"output", true, "FILE: where to write (.jsonl = JSON Lines, else a JSON document); also -o"},    \
@@ -27,14 +28,16 @@
 #define SYNTH_MODEL_OPTS                                                                              \
     {"batch", true, "N: batch size"},                                                                 \
     {"dtype", true, "fp32|fp16|bf16: element type of every tensor (default: the preset's)"},         \
-    {"optimizer", true, "sgd|momentum|adam: optimizer states (none, 1 or 2 per parameter)"},          \
+    {"optimizer", true, "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"}, \
     {"steps", true, "N: training steps, or forward passes with --mode=inference (default 1)"},        \
     {"mode", true, "train|inference (default train)"},                                               \
     {"checkpointing", false, "activation checkpointing: keep layer outputs only, recompute in backward"}, \
     {"keep-live", false, "leave weights and optimizer states allocated at the end"}
 
 static const cli_opt TRANSFORMER_OPTS[] = {
-    {"preset", true, "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b (default gpt2-small)"},
+    {"preset", true, "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b|llama2-7b|llama2-13b|llama2-70b|"
+                     "llama3-8b|llama3-70b|mistral-7b|mixtral-8x7b|qwen2-0.5b|qwen2-1.5b|qwen2-7b|qwen2-72b|"
+                     "qwen3-0.6b|qwen3-8b|qwen3-32b (default gpt2-small; sources in traces/synth/README.md)"},
     {"arch", true, "bert|gpt2|llama: the layer structure (default: the preset's)"},
     {"layers", true, "N: transformer layers"},
     {"hidden", true, "N: hidden size"},
@@ -44,6 +47,7 @@ static const cli_opt TRANSFORMER_OPTS[] = {
     {"vocab", true, "N: vocabulary size"},
     {"max-pos", true, "N: learned position table size (bert, gpt2)"},
     SYNTH_MODEL_OPTS,
+    SYNTH_LLM_OPTS,
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
 };
@@ -69,8 +73,11 @@ static const cli_opt SERVING_OPTS[] = {
     {"output-median", true, "N: median output length in tokens, lognormal (default 128)"},
     {"output-sigma", true, "S: sigma of log output length (default 0.8)"},
     {"max-len", true, "N: prompt + output cap in tokens (default 1024)"},
-    {"kv", true, "prealloc|grow: KV cache for the whole length at once, or grown by --kv-chunk tokens"},
+    {"kv", true, "prealloc|grow|paged: KV cache for the whole length, grown by --kv-chunk, or vLLM's block pool"},
     {"kv-chunk", true, "N: tokens per KV growth step (default 128)"},
+    {"block-size", true, "N: paged: tokens per KV block (default 16)"},
+    {"gpu-util", true, "F: paged: fraction of the device for weights, activations and the pool (default 0.9)"},
+    {"prefix", true, "N: paged: every prompt starts with the same N tokens, their blocks shared"},
     {"keep-live", false, "leave the weights allocated at the end"},
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
@@ -207,6 +214,8 @@ static bool parse_kv(const char *v, void *dst)
         *kv = SERVING_KV_PREALLOC;
     else if (strcmp(v, "grow") == 0)
         *kv = SERVING_KV_GROW;
+    else if (strcmp(v, "paged") == 0)
+        *kv = SERVING_KV_PAGED;
     else
         return false;
     return true;
@@ -254,6 +263,8 @@ typedef struct job {
     cnn_config cnn;
     serving_config sv;
     churn_config ch;
+    serving_report sv_report;   /* of a paged run */
+    uint64_t capacity;          /* of the header's device: the paged pool is sized from it */
     uint64_t seed;
     synth_stats stats;          /* of the written trace */
 } job;
@@ -268,7 +279,7 @@ typedef struct model_fields {
 
 #define MODEL_OPTS(m)                                                                                       \
     OPT_C("dtype", (m).dtype, parse_dtype, DTYPE_WORDS),                                                    \
-        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum or adam"),                         \
+        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum, adam, adamw or adafactor"),      \
         OPT_U("steps", (m).steps, 1, 1000000), OPT_C("mode", (m).inference, parse_mode, "train or inference"), \
         OPT_U("batch", (m).batch, 1, 1u << 20), OPT_F("checkpointing", (m).checkpointing),                   \
         OPT_F("keep-live", (m).keep_live)
@@ -320,6 +331,9 @@ static sim_status parse_transformer(const cli_args *a, job *j, sim_error *err)
         c->type_vocab = 2;
     if (c->arch != TRANSFORMER_BERT)
         c->type_vocab = 0;
+    st = synth_llm_parse(a, c, err);
+    if (st != SIM_OK)
+        return st;
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu s%llu %s", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->seq,
@@ -341,6 +355,8 @@ static sim_status parse_transformer(const cli_args *a, job *j, sim_error *err)
                    (unsigned long long)est.weight_bytes, (unsigned long long)est.grad_bytes,
                    (unsigned long long)est.optimizer_bytes, (unsigned long long)est.activation_bytes,
                    (unsigned long long)est.total_bytes);
+    if (!synth_llm_per_rank(a, c))
+        synth_llm_meta(c, &j->meta); /* per rank: each trace adds its own */
     return usage_of(transformer_validate(c, err), err);
 }
 
@@ -360,6 +376,8 @@ static sim_status parse_cnn(const cli_args *a, job *j, sim_error *err)
     sim_status st = model_apply(a, t, OPT_COUNT(t), &m, err);
     if (st != SIM_OK)
         return st;
+    if (c->optimizer == SYNTH_ADAFACTOR)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--optimizer=adafactor is modelled for transformers only");
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu %llupx", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->image);
@@ -396,8 +414,12 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         OPT_U("max-len", &c->max_len, 2, 1u << 24),
         OPT_U("kv-chunk", &c->kv_chunk, 1, 1u << 24),
         OPT_F("keep-live", &c->keep_live),
-        OPT_C("kv", &c->kv, parse_kv, "prealloc or grow"),
+        OPT_C("kv", &c->kv, parse_kv, "prealloc, grow or paged"),
+        OPT_U("block-size", &c->block_size, 1, 1024),
+        OPT_R("gpu-util", &c->gpu_util, 0.01, 1),
+        OPT_U("prefix", &c->prefix, 1, 1u << 24),
     };
+    c->capacity = j->capacity;
     sim_status st = opt_apply(a, t, OPT_COUNT(t), err);
     if (st != SIM_OK)
         return st;
@@ -415,8 +437,11 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
                    "\"max_len\":%llu,\"kv\":\"%s\",\"kv_bytes_per_token\":%llu,\"lengths\":\"%s\"",
                    model, synth_dtype_name(c->model.dtype), (unsigned long long)c->requests,
                    (unsigned long long)c->max_batch, (unsigned long long)c->max_len,
-                   c->kv == SERVING_KV_GROW ? "grow" : "prealloc",
+                   c->kv == SERVING_KV_GROW ? "grow" : c->kv == SERVING_KV_PAGED ? "paged" : "prealloc",
                    (unsigned long long)serving_kv_bytes_per_token(c), lengths ? "empirical" : "lognormal");
+    if (c->kv == SERVING_KV_PAGED)
+        sim_buf_printf(&j->meta, ",\"block_size\":%llu,\"gpu_util\":%g,\"prefix\":%llu",
+                       (unsigned long long)c->block_size, c->gpu_util, (unsigned long long)c->prefix);
     return usage_of(serving_validate(c, err), err);
 }
 
@@ -464,7 +489,7 @@ static sim_status gen_cnn(job *j, synth_out *so, sim_error *err)
 
 static sim_status gen_serving(job *j, synth_out *so, sim_error *err)
 {
-    return serving_generate(&j->sv, so, err);
+    return serving_generate_report(&j->sv, so, &j->sv_report, err);
 }
 
 static sim_status gen_churn(job *j, synth_out *so, sim_error *err)
@@ -582,7 +607,35 @@ static void print_summary(const kind *k, const job *j, const char *out)
                (unsigned long long)est.params, units_format_size(est.weight_bytes, w, sizeof w),
                units_format_size(est.grad_bytes, g, sizeof g), units_format_size(est.optimizer_bytes, s, sizeof s),
                units_format_size(est.activation_bytes, ac, sizeof ac), units_format_size(est.total_bytes, t, sizeof t));
+        synth_llm_print_explain(&j->tf, stats);
     }
+    if (k->generate == gen_serving && j->sv.kv == SERVING_KV_PAGED) {
+        const serving_report *r = &j->sv_report;
+        char pool[32], res[32];
+        printf("paged KV: pool %s = %llu blocks of %llu tokens (%llu B each) after the weights and a %s "
+               "activation reserve; at most %llu blocks used (%.1f %%), %llu requests decoding at once, "
+               "%llu preemptions, %llu shared prefix blocks\n",
+               units_format_size(r->pool_bytes, pool, sizeof pool), (unsigned long long)r->blocks,
+               (unsigned long long)j->sv.block_size, (unsigned long long)r->block_bytes,
+               units_format_size(r->reserve_bytes, res, sizeof res), (unsigned long long)r->peak_blocks_used,
+               r->blocks ? 100.0 * (double)r->peak_blocks_used / (double)r->blocks : 0.0,
+               (unsigned long long)r->peak_active, (unsigned long long)r->preemptions,
+               (unsigned long long)r->shared_blocks);
+    }
+}
+
+/* --ranks > 1 without --rank: a directory of per-rank traces (synth_llm.c) */
+static int synth_write_ranks(const kind *k, job *j, const trace_header *h, uint64_t start, const cli_args *a,
+                             const char *out)
+{
+    sim_buf meta;
+    sim_buf_init(&meta);
+    sim_buf_printf(&meta, "{\"generator\":\"gpusim synth %s\",\"seed\":%llu", k->name, (unsigned long long)j->seed);
+    if (j->meta.len)
+        sim_buf_puts(&meta, j->meta.data);
+    int rc = synth_llm_write_ranks(out, h, meta.data, start, cli_get(a, "proc"), &j->tf, cli_has(a, "quiet"));
+    sim_buf_release(&meta);
+    return rc;
 }
 
 int cmd_synth(int argc, char **argv)
@@ -634,16 +687,23 @@ int cmd_synth(int argc, char **argv)
     sim_error_clear(&err);
     int rc = 0;
     sim_status st = common_options(&a, &j, &h, &start, &err);
+    j.capacity = h.device_capacity;
     if (st == SIM_OK)
         st = k->parse(&a, &j, &err);
+    bool ranks = st == SIM_OK && k->generate == gen_transformer && synth_llm_per_rank(&a, &j.tf);
     if (st == SIM_OK) {
         const char *name = cli_get(&a, "name");
         snprintf(h.name, sizeof h.name, "%s", name ? name : j.name);
-        st = synth_write(k, &j, &h, start, cli_get(&a, "proc"), out, &err);
+        if (k->generate == gen_transformer && !ranks)
+            synth_llm_rank_name(&j.tf, &h); /* --rank=R: named as in the directory */
+        if (ranks)
+            rc = synth_write_ranks(k, &j, &h, start, &a, out);
+        else
+            st = synth_write(k, &j, &h, start, cli_get(&a, "proc"), out, &err);
     }
     if (st != SIM_OK)
         rc = cli_exit("synth", st, &err);
-    else if (!cli_has(&a, "quiet"))
+    else if (!ranks && !cli_has(&a, "quiet"))
         print_summary(k, &j, out);
     sim_buf_release(&j.meta);
     serving_config_release(&j.sv);

@@ -33,8 +33,36 @@ typedef struct strategy_config {
                           * pAppData); the models ignore it; borrowed for the run */
 } strategy_config;
 
-/* Returns the value of key in cfg, or NULL. */
+/* The value of key in cfg (the last occurrence wins, as on a command line), or NULL
+ * when key is absent or its value is "": an empty value means "unset", so that what
+ * options() writes for an unset option reads back as unset. */
 const char *strategy_config_get(const strategy_config *cfg, const char *key);
+
+/* How an option's value is written. */
+typedef enum strategy_option_kind {
+    STRATEGY_OPTION_SIZE = 0, /* bytes with an optional unit, as units_parse_size reads: 4096MiB */
+    STRATEGY_OPTION_REAL = 1, /* a real number: 0.5 */
+    STRATEGY_OPTION_ENUM = 2, /* one of `choices` */
+    STRATEGY_OPTION_TEXT = 3  /* text the strategy parses itself (PYTORCH_CUDA_ALLOC_CONF) */
+} strategy_option_kind;
+
+/* "size", "real", "enum" or "text". */
+const char *strategy_option_kind_name(strategy_option_kind k);
+
+/* One option a strategy takes, described once: the command line, its --help, check's
+ * baseline reader, sweep's spec keys and `gpusim strategies` are all generated from
+ * the strategies' tables (strategies/registry.h). Strategies that share an option
+ * (greedy, growth and limit) share its key, spelling and meaning. */
+typedef struct strategy_option {
+    const char *key;          /* the sim_kv key create() reads and options() writes: "bfc_gc" */
+    const char *cli;          /* the command-line spelling without the dashes: "bfc-gc" */
+    strategy_option_kind kind;
+    const char *choices;      /* STRATEGY_OPTION_ENUM: the values, '|'-separated ("on|off"); else NULL */
+    const char *default_text; /* what applies when the option is not given, in words */
+    const char *example;      /* a valid value unlike the default (help text, the round-trip test) */
+    const char *help;         /* one line: what the option models */
+    bool required;            /* create() fails without it */
+} strategy_option;
 
 typedef enum sim_oom_cause {
     SIM_OOM_CAPACITY = 0,      /* the request exceeds all memory the allocator could free */
@@ -124,6 +152,9 @@ static inline void strategy_emit_text(const strategy_stat_sink *sink, const char
 typedef struct strategy_ops {
     const char *name;     /* "greedy", "torch", ... */
     const char *summary;  /* one line for `gpusim strategies` */
+    /* The options create() reads, each under its key; no two entries share a key. */
+    const strategy_option *opts;
+    uint32_t n_opts;
 
     /* Create an instance; SIM_EUSAGE with a message for a bad option value. */
     sim_status (*create)(const strategy_config *cfg, strategy **out, sim_error *err);
@@ -146,7 +177,11 @@ typedef struct strategy_ops {
     void (*sample)(const strategy *s, strategy_sample *out);
     /* Framework-named statistics for result.stats. */
     void (*stats)(const strategy *s, const strategy_stat_sink *sink);
-    /* The effective options, for result.strategy.options (text values). */
+    /* The effective options, for result.strategy.options, as text values: every entry
+     * of opts under exactly its key, with a value that create() given back builds the
+     * same instance from ("" for an option left unset whose default has no value of
+     * its own). It may add derived keys that are not in opts (allow_growth,
+     * limit_bytes); those are informational and never read back. */
     void (*options)(const strategy *s, const strategy_stat_sink *sink);
 
     /* Full invariant check; appends violations to r, never aborts. */

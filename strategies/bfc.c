@@ -495,23 +495,27 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
 
 static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 {
+    /* every key of this mode's slice of bfc_limits_options, with a value
+     * bfc_limits_parse accepts back; allow_growth and limit_bytes are derived */
     char buf[32];
-    sink->text(sink->ctx, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
-    sink->text(sink->ctx, "allow_growth", s->allow_growth ? "true" : "false");
-    sink->text(sink->ctx, "garbage_collection", s->opt.gc ? "on" : "off");
+    strategy_emit_text(sink, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
+    strategy_emit_text(sink, "allow_growth", s->allow_growth ? "true" : "false");
+    strategy_emit_text(sink, "bfc_gc", s->opt.gc ? "on" : "off");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->limit);
-    sink->text(sink->ctx, "limit_bytes", buf);
-    if (s->opt.has_mem_fraction && s->mode != BFC_LIMIT)
-        sink->text(sink->ctx, "mem_fraction", s->opt.mem_fraction_text);
-    if (s->opt.has_frag_fraction)
-        sink->text(sink->ctx, "fragmentation_fraction", s->opt.frag_fraction_text);
+    strategy_emit_text(sink, "limit_bytes", buf);
+    if (s->mode == BFC_LIMIT)
+        strategy_emit_text(sink, "limit", buf); /* the limit is --limit exactly */
+    else
+        strategy_emit_text(sink, "mem_fraction", s->opt.has_mem_fraction ? s->opt.mem_fraction_text : "");
+    strategy_emit_text(sink, "bfc_fragmentation_fraction", s->opt.has_frag_fraction ? s->opt.frag_fraction_text : "0");
 }
 
 /* ==== ops tables ==== */
 
-#define BFC_OPS(NAME, SUMMARY, CREATE)                                                                    \
+#define BFC_OPS(NAME, SUMMARY, OPTS, CREATE)                                                              \
     {                                                                                                     \
-        .name = NAME, .summary = SUMMARY, .create = CREATE, .destroy = bfc_destroy, .alloc = bfc_alloc,  \
+        .name = NAME, .summary = SUMMARY, .opts = OPTS, .n_opts = BFC_LIMITS_MODE_OPTIONS, .create = CREATE, \
+        .destroy = bfc_destroy, .alloc = bfc_alloc,                                                       \
         .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
         .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
         .walk = bfc_walk,                                                                                 \
@@ -519,11 +523,11 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 
 static const strategy_ops BFC_OPS_TABLE[3] = {
     BFC_OPS("greedy", "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
-            greedy_create),
+            BFC_LIMITS_FRACTION_OPTIONS, greedy_create),
     BFC_OPS("growth", "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
-            growth_create),
+            BFC_LIMITS_FRACTION_OPTIONS, growth_create),
     BFC_OPS("limit", "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
-            limit_create),
+            BFC_LIMITS_LIMIT_OPTIONS, limit_create),
 };
 
 const strategy_ops *bfc_strategy(bfc_mode mode)

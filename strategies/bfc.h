@@ -15,13 +15,8 @@ typedef enum bfc_mode {
 } bfc_mode;
 
 /* The ops table of one configuration; the same static table on every call.
- * Options (strategy_config keys, raw command-line strings; unknown keys ignored):
- *   bfc_preset  tf (default) | jax        which framework's wiring sets the limit
- *   bfc_gc      on | off                  garbage collection of wholly free regions
- *                                         (default: on for tf, off for jax)
- *   mem_fraction  F in (0, 1]             limit = F × capacity (greedy, growth)
- *   limit       SIZE > 0                  the `limit` strategy's memory_limit (required)
- *   bfc_fragmentation_fraction  f ≥ 0     split slack cap = f × limit (0: 128 MiB) */
+ * Its options (strategy_config keys, raw command-line strings; unknown keys
+ * ignored) are the ops table's opts: bfc_limits_options (bfc_limits.h). */
 const strategy_ops *bfc_strategy(bfc_mode mode);
 
 #endif

@@ -51,6 +51,44 @@ uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_i
     return reserve < available ? available - reserve : available;
 }
 
+/* The keys are what bfc_limits_parse reads and bfc.c's options() writes back
+ * (bfc_limits.h says which modes take which entries). */
+const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {
+    {.key = "mem_fraction",
+     .cli = "mem-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "tf: total less a reserve by compute capability, jax: 0.75",
+     .example = "0.5",
+     .help = "the limit as a share of total memory (per_process_gpu_memory_fraction, "
+             "XLA_PYTHON_CLIENT_MEM_FRACTION)"},
+    {.key = "bfc_preset",
+     .cli = "bfc-preset",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "tf|jax",
+     .default_text = "tf",
+     .example = "jax",
+     .help = "whose wiring sets the limit and garbage collection: TensorFlow's or JAX's"},
+    {.key = "bfc_gc",
+     .cli = "bfc-gc",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on for tf, off for jax",
+     .example = "off",
+     .help = "on a failed allocation, free the wholly free regions and retry"},
+    {.key = "bfc_fragmentation_fraction",
+     .cli = "bfc-fragmentation-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "0, meaning 128 MiB",
+     .example = "0.2",
+     .help = "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"},
+    {.key = "limit",
+     .cli = "limit",
+     .kind = STRATEGY_OPTION_SIZE,
+     .example = "4096MiB",
+     .help = "memory_limit of the logical device",
+     .required = true},
+};
+
 static sim_status option_error(sim_error *err, const char *flag, const char *value, const char *expected,
                                const sim_error *inner)
 {

@@ -1,8 +1,9 @@
 /* bfc_limits.h — the framework wiring around the BFC allocator, not the allocator:
- * the strategy options, and the memory limit that TensorFlow (gpu_device.cc: a
- * reserve by compute capability, or per_process_gpu_memory_fraction) or JAX
- * (gpu_helpers.cc: 0.75 of total, or a fraction) hands to BFCAllocator's
- * constructor. Sources and citations in docs/allocators.md §1.9 and §1.10. */
+ * the strategy options (their table and their parsing), and the memory limit that
+ * TensorFlow (gpu_device.cc: a reserve by compute capability, or
+ * per_process_gpu_memory_fraction) or JAX (gpu_helpers.cc: 0.75 of total, or a
+ * fraction) hands to BFCAllocator's constructor. Sources and citations in
+ * docs/allocators.md §1.9 and §1.10. */
 #ifndef GPUSIM_BFC_LIMITS_H
 #define GPUSIM_BFC_LIMITS_H
 
@@ -16,7 +17,7 @@
 
 typedef enum bfc_preset { BFC_PRESET_TF = 0, BFC_PRESET_JAX = 1 } bfc_preset;
 
-/* The options of one instance, as bfc.h lists them. */
+/* The options of one instance, as bfc_limits_options describes them. */
 typedef struct bfc_settings {
     bfc_preset preset;
     bool gc;                     /* garbage collection of wholly free regions */
@@ -28,6 +29,18 @@ typedef struct bfc_settings {
     char mem_fraction_text[32];  /* as given, for options() */
     char frag_fraction_text[32];
 } bfc_settings;
+
+/* The BFC strategies' options, described once (strategy_option, sim/strategy.h), in
+ * the order mem_fraction, bfc_preset, bfc_gc, bfc_fragmentation_fraction, limit.
+ * greedy and growth take the first BFC_LIMITS_MODE_OPTIONS, limit the last as many
+ * (--limit is its memory_limit, so no fraction applies to it). A new option that all
+ * three take goes between the first and the last entry; the count below must follow
+ * (the array's declared size makes a mismatch a compile error). */
+#define BFC_LIMITS_N_OPTIONS 5
+#define BFC_LIMITS_MODE_OPTIONS (BFC_LIMITS_N_OPTIONS - 1)
+extern const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS];
+#define BFC_LIMITS_FRACTION_OPTIONS (bfc_limits_options)
+#define BFC_LIMITS_LIMIT_OPTIONS (bfc_limits_options + 1)
 
 /* Parse cfg for an instance in mode into *out. SIM_EUSAGE with a message naming
  * the flag on a bad value, or when the `limit` mode has no --limit. Checks the

@@ -179,6 +179,8 @@ static void ideal_check(const strategy *s, sim_report *r)
 static const strategy_ops IDEAL_OPS = {
     .name = "ideal",
     .summary = "lower bound: exactly the live requested bytes, no rounding or fragmentation",
+    .opts = NULL, /* no options: the model has nothing to configure */
+    .n_opts = 0,
     .create = ideal_create,
     .destroy = ideal_destroy,
     .alloc = ideal_alloc_op,

@@ -239,6 +239,8 @@ static void raw_check(const strategy *s, sim_report *r)
 static const strategy_ops RAW_OPS = {
     .name = "raw",
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
+    .opts = NULL, /* no options: the model has nothing to configure */
+    .n_opts = 0,
     .create = raw_create,
     .destroy = raw_destroy,
     .alloc = raw_alloc_op,

@@ -1,5 +1,6 @@
 #include "registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bfc.h"
@@ -13,13 +14,14 @@ static const strategy_ops *greedy_getter(void) { return bfc_strategy(BFC_GREEDY)
 static const strategy_ops *growth_getter(void) { return bfc_strategy(BFC_GROWTH); }
 static const strategy_ops *limit_getter(void) { return bfc_strategy(BFC_LIMIT); }
 
+/* The usual order: the BFC family, then torch, then the two bounds. */
 static const strategy_getter GETTERS[] = {
     greedy_getter,
     growth_getter,
     limit_getter,
-    ideal_strategy,
-    raw_strategy,
     torch_strategy,
+    raw_strategy,
+    ideal_strategy,
 };
 
 size_t registry_count(void)
@@ -40,4 +42,86 @@ const strategy_ops *registry_find(const char *name)
             return ops;
     }
     return NULL;
+}
+
+const strategy_option *registry_option_of(const strategy_ops *ops, const char *key)
+{
+    for (uint32_t k = 0; k < ops->n_opts; k++)
+        if (strcmp(ops->opts[k].key, key) == 0)
+            return &ops->opts[k];
+    return NULL;
+}
+
+const strategy_option *registry_option_by_cli(const char *cli)
+{
+    for (size_t i = 0; i < registry_count(); i++) {
+        const strategy_ops *ops = GETTERS[i]();
+        for (uint32_t k = 0; k < ops->n_opts; k++)
+            if (strcmp(ops->opts[k].cli, cli) == 0)
+                return &ops->opts[k];
+    }
+    return NULL;
+}
+
+const strategy_option *registry_option_by_key(const char *key)
+{
+    for (size_t i = 0; i < registry_count(); i++) {
+        const strategy_option *o = registry_option_of(GETTERS[i](), key);
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+/* Whether key is in the tables of the strategies before the s-th, or before entry k
+ * of the s-th's own. */
+static bool seen_before(size_t s, uint32_t k)
+{
+    const strategy_ops *ops = GETTERS[s]();
+    for (size_t t = 0; t < s; t++)
+        if (registry_option_of(GETTERS[t](), ops->opts[k].key))
+            return true;
+    for (uint32_t j = 0; j < k; j++)
+        if (strcmp(ops->opts[j].key, ops->opts[k].key) == 0)
+            return true;
+    return false;
+}
+
+const strategy_option *registry_option_get(size_t i)
+{
+    size_t seen = 0;
+    for (size_t s = 0; s < registry_count(); s++) {
+        const strategy_ops *ops = GETTERS[s]();
+        for (uint32_t k = 0; k < ops->n_opts; k++)
+            if (!seen_before(s, k) && seen++ == i)
+                return &ops->opts[k];
+    }
+    return NULL;
+}
+
+char *registry_option_owners(const char *key, char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < registry_count() && cap; i++) {
+        const strategy_ops *ops = GETTERS[i]();
+        if (registry_option_of(ops, key) == NULL)
+            continue;
+        int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", ops->name);
+        if (n < 0 || (size_t)n >= cap - len) {
+            buf[len] = '\0'; /* whole names only */
+            break;
+        }
+        len += (size_t)n;
+    }
+    return buf;
+}
+
+bool registry_option_applies(const char *key, const strategy_ops *const *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (registry_option_of(ops[i], key))
+            return true;
+    return false;
 }

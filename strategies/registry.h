@@ -1,11 +1,18 @@
-/* registry.h — the list of strategies the program knows, in the order `gpusim
- * strategies` prints them. Adding a strategy takes its own file (one getter of its
- * ops table) and one line in registry.c; a strategy with options also needs its
- * entries in the option tables of cli/cli.h (help), cli/cli.c (cli_strategy_kv),
- * sweep/spec.c (spec keys), cli/check.c (baseline keys) and cli/compare.c (order). */
+/* registry.h — the strategies the program knows, in their usual order (the order of
+ * `gpusim strategies` and of compare's and plan's default list), and lookups over the
+ * options they describe in their ops tables (strategy_option, sim/strategy.h).
+ *
+ * Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
+ * folder) exporting one getter of a `const strategy_ops` table, with opts listing its
+ * options, and add the getter to GETTERS in registry.c at its place in the usual
+ * order. Adding an option to a strategy: one entry in its opts table, read in its
+ * create() and written back by its options() (strategy.h); the command line, --help,
+ * check's baselines, sweep specs, compare's default list and `gpusim strategies`
+ * follow from the table, and tests/cli_options.sh round-trips the new option. */
 #ifndef GPUSIM_REGISTRY_H
 #define GPUSIM_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/strategy.h"
@@ -19,5 +26,20 @@ size_t registry_count(void);
 const strategy_ops *registry_get(size_t i);
 /* The strategy called name, or NULL. */
 const strategy_ops *registry_find(const char *name);
+
+/* ops's own entry for the sim_kv key, or NULL when ops does not take it. */
+const strategy_option *registry_option_of(const strategy_ops *ops, const char *key);
+/* The option spelt --cli (without the dashes) by any strategy, or NULL. */
+const strategy_option *registry_option_by_cli(const char *cli);
+/* The option whose sim_kv key is key in any strategy, or NULL. */
+const strategy_option *registry_option_by_key(const char *key);
+/* The i-th distinct option (by key) over all strategies, in registry order and then
+ * table order; NULL when i is past the last. */
+const strategy_option *registry_option_get(size_t i);
+/* The names of the strategies that take key, ", "-separated, into buf (always
+ * NUL-terminated; whole names only when cap is short); returns buf. */
+char *registry_option_owners(const char *key, char *buf, size_t cap);
+/* Whether key belongs to at least one of the n strategies in ops. */
+bool registry_option_applies(const char *key, const strategy_ops *const *ops, size_t n);
 
 #endif

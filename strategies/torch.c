@@ -867,35 +867,38 @@ static void torch_options(const strategy *s, const strategy_stat_sink *sink)
 {
     char buf[256];
     const torch_conf *c = &s->conf;
-    sink->text(sink->ctx, "alloc_conf", s->conf_text);
-    sink->text(sink->ctx, "torch_version", torch_version_format(&s->rules, buf, sizeof buf));
-    sink->text(sink->ctx, "backend", "native");
+    strategy_emit_text(sink, "alloc_conf", s->conf_text);
+    strategy_emit_text(sink, "torch_version", torch_version_format(&s->rules, buf, sizeof buf));
+    strategy_emit_text(sink, "backend", "native");
     if (c->max_split_size_bytes == TORCH_CONF_NO_MAX_SPLIT)
         snprintf(buf, sizeof buf, "unlimited");
     else
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->max_split_size_bytes >> 20));
-    sink->text(sink->ctx, "max_split_size_mb", buf);
+    strategy_emit_text(sink, "max_split_size_mb", buf);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->max_non_split_rounding_bytes >> 20));
-    sink->text(sink->ctx, "max_non_split_rounding_mb", buf);
+    strategy_emit_text(sink, "max_non_split_rounding_mb", buf);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->large_segment_size_bytes >> 20));
-    sink->text(sink->ctx, "large_segment_size_mb", buf);
+    strategy_emit_text(sink, "large_segment_size_mb", buf);
     snprintf(buf, sizeof buf, "%g", c->garbage_collection_threshold);
-    sink->text(sink->ctx, "garbage_collection_threshold", buf);
-    sink->text(sink->ctx, "roundup_power2_divisions", torch_conf_format_divisions(c, buf, sizeof buf));
-    sink->text(sink->ctx, "expandable_segments", c->expandable_segments ? "True" : "False");
-    if (s->set_fraction) {
+    strategy_emit_text(sink, "garbage_collection_threshold", buf);
+    strategy_emit_text(sink, "roundup_power2_divisions", torch_conf_format_divisions(c, buf, sizeof buf));
+    strategy_emit_text(sink, "expandable_segments", c->expandable_segments ? "True" : "False");
+    /* memory_fraction: "" when unset (no cap), which create() reads back as unset */
+    buf[0] = '\0';
+    if (s->set_fraction)
         snprintf(buf, sizeof buf, "%.17g", s->fraction);
-        sink->text(sink->ctx, "memory_fraction", buf);
-    }
+    strategy_emit_text(sink, "memory_fraction", buf);
     if (c->ignored[0] != '\0') {
         snprintf(buf, sizeof buf, "%s (accepted; they do not change device memory placement)", c->ignored);
-        sink->text(sink->ctx, "ignored_keys", buf);
+        strategy_emit_text(sink, "ignored_keys", buf);
     }
 }
 
 static const strategy_ops TORCH_OPS = {
     .name = "torch",
     .summary = "PyTorch CUDA caching allocator (native backend), PYTORCH_CUDA_ALLOC_CONF options",
+    .opts = torch_conf_options,
+    .n_opts = TORCH_CONF_N_OPTIONS,
     .create = torch_create,
     .destroy = torch_destroy,
     .alloc = torch_alloc,

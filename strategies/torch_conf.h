@@ -1,7 +1,9 @@
 /* torch_conf.h — PYTORCH_CUDA_ALLOC_CONF for the `torch` strategy: parses the real
  * `key:value,key:value` syntax into the effective settings of the native caching
  * allocator and rejects what PyTorch rejects, with PyTorch's meaning in the message.
- * It knows nothing of devices or blocks; the memory fraction is a separate option. */
+ * It knows nothing of devices or blocks. Also the torch strategy's option table
+ * (alloc_conf, parsed here, memory_fraction, a separate option, and torch_version,
+ * the release whose rules apply: torch_version.h). */
 #ifndef GPUSIM_TORCH_CONF_H
 #define GPUSIM_TORCH_CONF_H
 
@@ -9,7 +11,14 @@
 #include <stdint.h>
 
 #include "sim/status.h"
+#include "sim/strategy.h"
 #include "torch_version.h"
+
+/* The torch strategy's options, described once (strategy_option, sim/strategy.h):
+ * the keys torch's create() reads and its options() writes back. The declared size
+ * makes a table that disagrees with the count a compile error. */
+#define TORCH_CONF_N_OPTIONS 3
+extern const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS];
 
 /* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB
  * (2^20) to 64 GiB (2^36) (c10/core/AllocatorConfig.cpp, kRoundUpPowerOfTwoIntervals). */

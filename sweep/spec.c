@@ -1,58 +1,24 @@
+/* The sweep spec loader (spec.h): the document, its traces and devices, the checks
+ * and the jobs; the traces are in spec_traces.c, the strategies and option sets in
+ * spec_options.c. */
 #include "spec.h"
+#include "spec_internal.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "sim/engine.h"
-#include "sim/evbuf.h"
+#include "sim/buf.h"
 #include "sim/gpus.h"
+#include "sim/hash.h"
 #include "sim/units.h"
-#include "strategies/registry.h"
 #include "traces/input.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-/* The option names a spec may use (the replay command line's, or with '_'),
- * and the sim_kv key each becomes. */
-static const char *const OPTION_KEYS[][2] = {
-    {"limit", "limit"},
-    {"alloc-conf", "alloc_conf"},
-    {"memory-fraction", "memory_fraction"},
-    {"mem-fraction", "mem_fraction"},
-    {"bfc-preset", "bfc_preset"},
-    {"bfc-gc", "bfc_gc"},
-    {"bfc-fragmentation-fraction", "bfc_fragmentation_fraction"},
-    {"release-threshold", "release_threshold"},
-};
-
-static const char *option_key(const char *name)
-{
-    for (size_t i = 0; i < sizeof OPTION_KEYS / sizeof OPTION_KEYS[0]; i++)
-        if (strcmp(name, OPTION_KEYS[i][0]) == 0 || strcmp(name, OPTION_KEYS[i][1]) == 0)
-            return OPTION_KEYS[i][1];
-    return NULL;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
-static sim_status nomem(sim_error *err)
-{
-    return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-}
 
 /* Byte offset → 1-based line of text. */
 static uint64_t line_of(const char *text, size_t off)
@@ -64,52 +30,48 @@ static uint64_t line_of(const char *text, size_t off)
     return line;
 }
 
-static sim_status read_file(const char *path, char **text, size_t *len, sim_error *err)
+#define SPEC_MAX_BYTES ((uint64_t)64 << 20) /* a spec is a small hand-written file */
+
+static sim_status read_spec(const char *path, char **text, size_t *len, sim_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec: %s", strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (nb == NULL) {
-            free(buf);
-            buf = NULL;
-        } else
-            buf = nb;
+    sim_status st = sim_read_file(path, SPEC_MAX_BYTES, text, len, err);
+    if (st == SIM_EIO) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec: %s", why);
+    } else if (st == SIM_ENOMEM) {
+        return spec_nomem(err);
     }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (buf == NULL)
-        return nomem(err);
-    if (bad) {
-        free(buf);
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec");
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return SIM_OK;
+    return st;
 }
 
-static uint64_t fnv1a(const char *p, size_t n)
+/* ---------------------------------------------------------------- loading state */
+
+sim_status spec_error(loader *l, sim_status st, const char *fmt, ...)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sim_error_set(l->err, st, l->spec_path, 0, 0, "%s", msg);
 }
 
-/* A JSON value as option text: strings as they are, numbers as written. */
-static bool value_text(const cJSON *v, char *buf, size_t cap)
+char *spec_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+sim_status spec_nomem(sim_error *err)
+{
+    return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+}
+
+bool spec_value_text(const cJSON *v, char *buf, size_t cap)
 {
     if (cJSON_IsString(v)) {
         snprintf(buf, cap, "%s", v->valuestring);
@@ -126,195 +88,12 @@ static bool value_text(const cJSON *v, char *buf, size_t cap)
     return false;
 }
 
-/* ---------------------------------------------------------------- loading state */
-
-typedef struct loader {
-    sweep_spec *s;
-    const char *spec_path;
-    char dir[1024];     /* the spec's directory, "" when it is the current one */
-    sim_error *err;
-    uint32_t cap_traces, cap_devices, cap_optsets;
-} loader;
-
-static sim_status spec_error(loader *l, sim_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static sim_status spec_error(loader *l, sim_status st, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sim_error_set(l->err, st, l->spec_path, 0, 0, "%s", msg);
-}
-
-static void join_dir(const loader *l, const char *p, char *out, size_t cap)
+void spec_join_dir(const loader *l, const char *p, char *out, size_t cap)
 {
     if (p[0] == '/' || l->dir[0] == '\0')
         snprintf(out, cap, "%s", p);
     else
         snprintf(out, cap, "%s/%s", l->dir, p);
-}
-
-/* ---------------------------------------------------------------- traces */
-
-static sim_status add_trace(loader *l, const char *opened, bool relative)
-{
-    sweep_spec *s = l->s;
-    if (s->n_traces == l->cap_traces) {
-        uint32_t cap = l->cap_traces ? l->cap_traces * 2 : 16;
-        sweep_trace *t = realloc(s->traces, cap * sizeof *t);
-        if (t == NULL)
-            return nomem(l->err);
-        s->traces = t;
-        l->cap_traces = cap;
-    }
-    const char *display = opened;
-    size_t dl = strlen(l->dir);
-    if (relative && dl && strncmp(opened, l->dir, dl) == 0 && opened[dl] == '/')
-        display = opened + dl + 1;
-    else if (relative && dl == 1 && l->dir[0] == '/' && opened[0] == '/')
-        display = opened + 1; /* the spec sits in / */
-    sweep_trace *t = &s->traces[s->n_traces];
-    t->path = xstrdup(opened);
-    t->display = xstrdup(display);
-    if (t->path == NULL || t->display == NULL) {
-        free(t->path);
-        free(t->display);
-        return nomem(l->err);
-    }
-    s->n_traces++;
-    return SIM_OK;
-}
-
-static bool is_trace_name(const char *name)
-{
-    size_t n = strlen(name);
-    if (name[0] == '.')
-        return false;
-    return (n > 5 && strcmp(name + n - 5, ".json") == 0) || (n > 6 && strcmp(name + n - 6, ".jsonl") == 0);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static sim_status add_directory(loader *l, const char *entry, const char *dirpath, bool relative)
-{
-    DIR *d = opendir(dirpath);
-    if (d == NULL)
-        return sim_error_set(l->err, SIM_EIO, l->spec_path, 0, 0, "traces: cannot read directory '%s': %s", entry,
-                             strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    sim_status st = SIM_OK;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!is_trace_name(de->d_name))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (nn == NULL) {
-                st = nomem(l->err);
-                break;
-            }
-            names = nn;
-        }
-        if ((names[n] = xstrdup(de->d_name)) == NULL) {
-            st = nomem(l->err);
-            break;
-        }
-        n++;
-    }
-    closedir(d);
-    if (st == SIM_OK && n == 0)
-        st = sim_error_set(l->err, SIM_EIO, l->spec_path, 0, 0,
-                           "traces: directory '%s' holds no trace (*.json, *.jsonl)", entry);
-    if (st == SIM_OK)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        if (st == SIM_OK) {
-            char p[2048];
-            size_t dl = strlen(dirpath);
-            int w = snprintf(p, sizeof p, "%s%s%s", dirpath, dl && dirpath[dl - 1] == '/' ? "" : "/", names[i]);
-            st = w > 0 && (size_t)w < sizeof p ? add_trace(l, p, relative) : spec_error(l, SIM_EIO, "traces: path too long");
-        }
-        free(names[i]);
-    }
-    free(names);
-    return st;
-}
-
-static sim_status add_trace_entry(loader *l, const char *entry)
-{
-    char p[2048];
-    join_dir(l, entry, p, sizeof p);
-    bool relative = entry[0] != '/';
-    if (strpbrk(entry, "*?[") != NULL) {
-        glob_t g;
-        int rc = glob(p, 0, NULL, &g);
-        if (rc == GLOB_NOMATCH)
-            return spec_error(l, SIM_EIO, "traces: '%s' matches no file", entry);
-        if (rc != 0)
-            return spec_error(l, SIM_EIO, "traces: cannot expand '%s'", entry);
-        sim_status st = SIM_OK;
-        for (size_t i = 0; i < g.gl_pathc && st == SIM_OK; i++) {
-            struct stat sb;
-            if (stat(g.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode))
-                continue;
-            st = add_trace(l, g.gl_pathv[i], relative);
-        }
-        globfree(&g);
-        return st;
-    }
-    struct stat sb;
-    if (stat(p, &sb) != 0)
-        return sim_error_set(l->err, SIM_EIO, l->spec_path, 0, 0, "traces: cannot open '%s': %s", p, strerror(errno));
-    if (S_ISDIR(sb.st_mode))
-        return add_directory(l, entry, p, relative);
-    return add_trace(l, p, relative);
-}
-
-static int cmp_trace(const void *a, const void *b)
-{
-    return strcmp(((const sweep_trace *)a)->display, ((const sweep_trace *)b)->display);
-}
-
-static sim_status load_traces(loader *l, const cJSON *traces)
-{
-    if (!cJSON_IsArray(traces) && !cJSON_IsString(traces))
-        return spec_error(l, SIM_EUSAGE, "\"traces\" must be a string or a list of strings (files, globs, directories)");
-    const cJSON *it;
-    if (cJSON_IsString(traces)) {
-        sim_status st = add_trace_entry(l, traces->valuestring);
-        if (st != SIM_OK)
-            return st;
-    } else {
-        cJSON_ArrayForEach(it, traces)
-        {
-            if (!cJSON_IsString(it))
-                return spec_error(l, SIM_EUSAGE, "\"traces\": every entry must be a string");
-            sim_status st = add_trace_entry(l, it->valuestring);
-            if (st != SIM_OK)
-                return st;
-        }
-    }
-    sweep_spec *s = l->s;
-    if (s->n_traces == 0)
-        return spec_error(l, SIM_EUSAGE, "\"traces\" names no trace");
-    qsort(s->traces, s->n_traces, sizeof *s->traces, cmp_trace);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < s->n_traces; i++) {
-        if (k > 0 && strcmp(s->traces[k - 1].display, s->traces[i].display) == 0) {
-            free(s->traces[i].path);
-            free(s->traces[i].display);
-            continue;
-        }
-        s->traces[k++] = s->traces[i];
-    }
-    s->n_traces = k;
-    return SIM_OK;
 }
 
 /* ---------------------------------------------------------------- devices */
@@ -329,7 +108,7 @@ static sim_status push_device(loader *l, const char *name, const device_info *in
         uint32_t cap = l->cap_devices ? l->cap_devices * 2 : 16;
         sweep_device *d = realloc(s->devices, cap * sizeof *d);
         if (d == NULL)
-            return nomem(l->err);
+            return spec_nomem(l->err);
         s->devices = d;
         l->cap_devices = cap;
     }
@@ -344,7 +123,7 @@ static sim_status push_device(loader *l, const char *name, const device_info *in
 static sim_status parse_size(loader *l, const cJSON *v, const char *what, uint64_t *out)
 {
     char text[128];
-    if (!value_text(v, text, sizeof text) || cJSON_IsBool(v))
+    if (!spec_value_text(v, text, sizeof text) || cJSON_IsBool(v))
         return spec_error(l, SIM_EUSAGE, "%s: expected a size such as \"24GiB\"", what);
     sim_error e;
     sim_error_clear(&e);
@@ -405,6 +184,12 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
                               it->string);
     }
     char devname[64] = "";
+    /* a catalog GPU has its own capacity and compute capability, as on the command line */
+    if (gpu && (cap || cc))
+        return spec_error(l, SIM_EUSAGE,
+                          "\"devices\": \"gpu\" and \"%s\" conflict: the catalog GPU has its own (give one of the two; "
+                          "\"capacity\" and \"compute_capability\" describe a custom device)",
+                          cap ? "capacity" : "compute_capability");
     if (gpu) {
         const gpu_model *g = cJSON_IsString(gpu) ? gpus_find(gpu->valuestring) : NULL;
         if (g == NULL)
@@ -420,7 +205,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (st != SIM_OK)
             return st;
         char t[64];
-        value_text(cap, t, sizeof t);
+        spec_value_text(cap, t, sizeof t);
         snprintf(devname, sizeof devname, "%s", t);
     }
     if (!gpu && !cap)
@@ -475,252 +260,6 @@ static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *con
     return SIM_OK;
 }
 
-/* ---------------------------------------------------------------- strategies */
-
-static sim_status unknown_strategy(loader *l, const char *name)
-{
-    char names[512] = "";
-    for (size_t i = 0; i < registry_count(); i++) {
-        strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-        strncat(names, registry_get(i)->name, sizeof names - strlen(names) - 1);
-    }
-    return spec_error(l, SIM_EUSAGE, "\"strategies\": unknown strategy '%s' (expected one of: %s)", name, names);
-}
-
-static sim_status push_strategy(loader *l, const strategy_ops *ops)
-{
-    sweep_spec *s = l->s;
-    for (uint32_t i = 0; i < s->n_strategies; i++)
-        if (s->strategies[i] == ops)
-            return spec_error(l, SIM_EUSAGE, "\"strategies\": '%s' is listed twice", ops->name);
-    const strategy_ops **a = realloc(s->strategies, (s->n_strategies + 1) * sizeof *a);
-    if (a == NULL)
-        return nomem(l->err);
-    s->strategies = a;
-    a[s->n_strategies++] = ops;
-    return SIM_OK;
-}
-
-static sim_status load_strategies(loader *l, const cJSON *strategies)
-{
-    if (strategies == NULL)
-        return spec_error(l, SIM_EUSAGE, "missing \"strategies\" (names from 'gpusim strategies', or \"all\")");
-    const cJSON *one = cJSON_IsString(strategies) ? strategies : NULL;
-    if (!one && !cJSON_IsArray(strategies))
-        return spec_error(l, SIM_EUSAGE, "\"strategies\" must be a list of names");
-    const cJSON *it;
-    for (it = one ? one : strategies->child; it; it = one ? NULL : it->next) {
-        if (!cJSON_IsString(it))
-            return spec_error(l, SIM_EUSAGE, "\"strategies\": every entry must be a name");
-        if (strcmp(it->valuestring, "all") == 0) {
-            for (size_t i = 0; i < registry_count(); i++) {
-                sim_status st = push_strategy(l, registry_get(i));
-                if (st != SIM_OK)
-                    return st;
-            }
-            continue;
-        }
-        const strategy_ops *ops = registry_find(it->valuestring);
-        if (ops == NULL)
-            return unknown_strategy(l, it->valuestring);
-        sim_status st = push_strategy(l, ops);
-        if (st != SIM_OK)
-            return st;
-    }
-    if (l->s->n_strategies == 0)
-        return spec_error(l, SIM_EUSAGE, "\"strategies\" names no strategy");
-    return SIM_OK;
-}
-
-/* ---------------------------------------------------------------- option sets */
-
-static sim_status push_optset(loader *l, sweep_optset *o)
-{
-    sweep_spec *s = l->s;
-    for (uint32_t i = 0; i < s->n_optsets; i++)
-        if (strcmp(s->optsets[i].name, o->name) == 0)
-            return spec_error(l, SIM_EUSAGE, "\"options\": two option sets are called '%s' (give each a \"name\")",
-                              o->name);
-    if (s->n_optsets == l->cap_optsets) {
-        uint32_t cap = l->cap_optsets ? l->cap_optsets * 2 : 8;
-        sweep_optset *a = realloc(s->optsets, cap * sizeof *a);
-        if (a == NULL)
-            return nomem(l->err);
-        s->optsets = a;
-        l->cap_optsets = cap;
-    }
-    s->optsets[s->n_optsets++] = *o;
-    return SIM_OK;
-}
-
-static void optset_release(sweep_optset *o)
-{
-    for (uint32_t i = 0; i < o->n_kv; i++)
-        free(o->values[i]);
-    free(o->applies);
-    memset(o, 0, sizeof *o);
-}
-
-/* One object of "options": keys with a list of values expand into one set per
- * value (their cross product, in key order). */
-typedef struct optset_template {
-    const char *name;          /* "name", or NULL */
-    const cJSON *strategies;   /* "strategies", or NULL */
-    uint32_t n;
-    const char *keys[SWEEP_MAX_KV];
-    const cJSON *values[SWEEP_MAX_KV]; /* a scalar, or an array */
-} optset_template;
-
-static uint32_t template_count(const cJSON *v)
-{
-    return cJSON_IsArray(v) ? (uint32_t)cJSON_GetArraySize(v) : 1u;
-}
-
-static sim_status expand_optset(loader *l, const optset_template *t)
-{
-    uint64_t total = 1;
-    for (uint32_t i = 0; i < t->n; i++) {
-        total *= template_count(t->values[i]);
-        if (total > 100000)
-            return spec_error(l, SIM_EUSAGE, "\"options\": too many combinations");
-    }
-    if (total > 1 && t->name)
-        return spec_error(l, SIM_EUSAGE,
-                          "\"options\": the set '%s' lists several values of a key; its sets cannot share one "
-                          "\"name\" (leave \"name\" out: each set is named after its values)",
-                          t->name);
-    for (uint64_t k = 0; k < total; k++) {
-        sweep_optset o;
-        memset(&o, 0, sizeof o);
-        uint64_t rest = k;
-        char name[128] = "";
-        sim_status st = SIM_OK;
-        /* the last key varies fastest */
-        uint32_t pick[SWEEP_MAX_KV];
-        for (uint32_t i = t->n; i-- > 0;) {
-            uint32_t c = template_count(t->values[i]);
-            pick[i] = (uint32_t)(rest % c);
-            rest /= c;
-        }
-        for (uint32_t i = 0; i < t->n && st == SIM_OK; i++) {
-            const cJSON *v = cJSON_IsArray(t->values[i]) ? cJSON_GetArrayItem(t->values[i], (int)pick[i]) : t->values[i];
-            char text[512];
-            if (v == NULL || !value_text(v, text, sizeof text)) {
-                st = spec_error(l, SIM_EUSAGE, "\"options\": '%s' must be a string, a number or a list of them",
-                                t->keys[i]);
-                break;
-            }
-            o.values[i] = xstrdup(text);
-            if (o.values[i] == NULL) {
-                st = nomem(l->err);
-                break;
-            }
-            o.kv[i] = (sim_kv){option_key(t->keys[i]), o.values[i]};
-            o.n_kv = i + 1;
-            size_t nl = strlen(name);
-            if (snprintf(name + nl, sizeof name - nl, "%s%s=%s", nl ? "," : "", t->keys[i], text) < 0)
-                name[0] = '\0';
-        }
-        if (st == SIM_OK && t->strategies) {
-            o.applies = calloc(l->s->n_strategies, sizeof *o.applies);
-            if (o.applies == NULL)
-                st = nomem(l->err);
-            const cJSON *one = cJSON_IsString(t->strategies) ? t->strategies : NULL;
-            if (st == SIM_OK && !one && !cJSON_IsArray(t->strategies))
-                st = spec_error(l, SIM_EUSAGE, "\"options\": \"strategies\" must be a list of names");
-            for (const cJSON *it = one ? one : (st == SIM_OK ? t->strategies->child : NULL); it && st == SIM_OK;
-                 it = one ? NULL : it->next) {
-                const strategy_ops *ops = cJSON_IsString(it) ? registry_find(it->valuestring) : NULL;
-                if (ops == NULL) {
-                    st = unknown_strategy(l, cJSON_IsString(it) ? it->valuestring : "?");
-                    break;
-                }
-                bool found = false;
-                for (uint32_t s = 0; s < l->s->n_strategies; s++)
-                    if (l->s->strategies[s] == ops) {
-                        o.applies[s] = true;
-                        found = true;
-                    }
-                if (!found)
-                    st = spec_error(l, SIM_EUSAGE,
-                                    "\"options\": the set names strategy '%s', which \"strategies\" does not list",
-                                    ops->name);
-            }
-        }
-        if (st == SIM_OK)
-            snprintf(o.name, sizeof o.name, "%s", t->name ? t->name : (name[0] ? name : "default"));
-        if (st == SIM_OK)
-            st = push_optset(l, &o);
-        if (st != SIM_OK) {
-            optset_release(&o);
-            return st;
-        }
-    }
-    return SIM_OK;
-}
-
-static sim_status load_optset(loader *l, const cJSON *v)
-{
-    if (!cJSON_IsObject(v))
-        return spec_error(l, SIM_EUSAGE,
-                          "\"options\": every entry is an object such as {\"name\": \"gc-off\", \"bfc-gc\": \"off\"}");
-    optset_template t;
-    memset(&t, 0, sizeof t);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, v)
-    {
-        if (strcmp(it->string, "name") == 0) {
-            if (!cJSON_IsString(it) || !it->valuestring[0])
-                return spec_error(l, SIM_EUSAGE, "\"options\": \"name\" must be a non-empty string");
-            t.name = it->valuestring;
-            continue;
-        }
-        if (strcmp(it->string, "strategies") == 0) {
-            t.strategies = it;
-            continue;
-        }
-        if (option_key(it->string) == NULL) {
-            char keys[512] = "";
-            for (size_t i = 0; i < sizeof OPTION_KEYS / sizeof OPTION_KEYS[0]; i++) {
-                strncat(keys, i ? ", " : "", sizeof keys - strlen(keys) - 1);
-                strncat(keys, OPTION_KEYS[i][0], sizeof keys - strlen(keys) - 1);
-            }
-            return spec_error(l, SIM_EUSAGE, "\"options\": unknown option '%s' (expected name, strategies, %s)",
-                              it->string, keys);
-        }
-        if (t.n == SWEEP_MAX_KV)
-            return spec_error(l, SIM_EUSAGE, "\"options\": too many options in one set");
-        if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 0)
-            return spec_error(l, SIM_EUSAGE, "\"options\": '%s' lists no value", it->string);
-        t.keys[t.n] = it->string;
-        t.values[t.n] = it;
-        t.n++;
-    }
-    return expand_optset(l, &t);
-}
-
-static sim_status load_optsets(loader *l, const cJSON *options)
-{
-    if (options == NULL) {
-        sweep_optset o;
-        memset(&o, 0, sizeof o);
-        snprintf(o.name, sizeof o.name, "default");
-        return push_optset(l, &o);
-    }
-    if (cJSON_IsObject(options))
-        return load_optset(l, options);
-    if (!cJSON_IsArray(options) || cJSON_GetArraySize(options) == 0)
-        return spec_error(l, SIM_EUSAGE, "\"options\" must be a non-empty list of option sets");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, options)
-    {
-        sim_status st = load_optset(l, it);
-        if (st != SIM_OK)
-            return st;
-    }
-    return SIM_OK;
-}
-
 /* ---------------------------------------------------------------- checks */
 
 static sim_status build_combos(loader *l)
@@ -732,7 +271,7 @@ static sim_status build_combos(loader *l)
     s->combos = malloc((size_t)(n ? n : 1) * sizeof *s->combos);
     s->combo_at = malloc((size_t)(n ? n : 1) * sizeof *s->combo_at);
     if (s->combos == NULL || s->combo_at == NULL)
-        return nomem(l->err);
+        return spec_nomem(l->err);
     size_t at = 0;
     for (uint32_t d = 0; d < s->n_devices; d++)
         for (uint32_t st = 0; st < s->n_strategies; st++)
@@ -819,12 +358,12 @@ static sim_status load_doc(loader *l, const cJSON *doc)
     if (traces == NULL)
         return spec_error(l, SIM_EUSAGE, "missing \"traces\" (files, globs or directories)");
     sim_status st;
-    if ((st = load_strategies(l, cJSON_GetObjectItemCaseSensitive(doc, "strategies"))) != SIM_OK)
+    if ((st = spec_load_strategies(l, cJSON_GetObjectItemCaseSensitive(doc, "strategies"))) != SIM_OK)
         return st;
     if ((st = load_devices(l, cJSON_GetObjectItemCaseSensitive(doc, "devices"),
                            cJSON_GetObjectItemCaseSensitive(doc, "context"))) != SIM_OK)
         return st;
-    if ((st = load_optsets(l, cJSON_GetObjectItemCaseSensitive(doc, "options"))) != SIM_OK)
+    if ((st = spec_load_optsets(l, cJSON_GetObjectItemCaseSensitive(doc, "options"))) != SIM_OK)
         return st;
     const cJSON *on_oom = cJSON_GetObjectItemCaseSensitive(doc, "on_oom");
     if (on_oom) {
@@ -837,11 +376,11 @@ static sim_status load_doc(loader *l, const cJSON *doc)
         if (!cJSON_IsString(output) || !output->valuestring[0])
             return spec_error(l, SIM_EUSAGE, "\"output\" must be a file name");
         char p[2048];
-        join_dir(l, output->valuestring, p, sizeof p);
-        if ((l->s->output = xstrdup(p)) == NULL)
-            return nomem(l->err);
+        spec_join_dir(l, output->valuestring, p, sizeof p);
+        if ((l->s->output = spec_strdup(p)) == NULL)
+            return spec_nomem(l->err);
     }
-    if ((st = load_traces(l, traces)) != SIM_OK)
+    if ((st = spec_load_traces(l, traces)) != SIM_OK)
         return st;
     return build_combos(l);
 }
@@ -851,16 +390,16 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
     *out = NULL;
     char *text = NULL;
     size_t len = 0;
-    sim_status st = read_file(path, &text, &len, err);
+    sim_status st = read_spec(path, &text, &len, err);
     if (st != SIM_OK)
         return st;
     sweep_spec *s = calloc(1, sizeof *s);
-    if (s == NULL || (s->path = xstrdup(path)) == NULL) {
+    if (s == NULL || (s->path = spec_strdup(path)) == NULL) {
         free(s);
         free(text);
-        return nomem(err);
+        return spec_nomem(err);
     }
-    s->hash = fnv1a(text, len);
+    s->hash = sim_fnv1a64(text, len);
     loader l = {.s = s, .spec_path = path, .err = err};
     const char *slash = strrchr(path, '/');
     if (slash)
@@ -901,7 +440,7 @@ void sweep_spec_free(sweep_spec *s)
     free(s->devices);
     free(s->strategies);
     for (uint32_t i = 0; i < s->n_optsets; i++)
-        optset_release(&s->optsets[i]);
+        spec_optset_release(&s->optsets[i]);
     free(s->optsets);
     free(s->combos);
     free(s->combo_at);

@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-strategies=$("$bin" strategies | awk '{print $1}')
+strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   [ -e "$trace" ] || continue
   name=$(basename "$trace")

@@ -6,7 +6,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-strategies=$("$bin" strategies | awk '{print $1}')
+strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
 for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
   [ -e "$trace" ] || continue
   for s in $strategies; do

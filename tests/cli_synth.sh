@@ -26,7 +26,21 @@ expect_re 2 "--seed: expected a whole number" synth churn --seed=4294967295 -o "
 expect_re 2 "unknown CNN 'vgg16'" synth cnn --preset=vgg16 -o "$tmp/x.json"
 expect_re 2 "--image: expected a whole number" synth cnn --image=8 -o "$tmp/x.json"
 expect_re 2 "--rate: expected a number" synth serving --rate=0 -o "$tmp/x.json"
-expect_re 2 "--kv: expected prealloc or grow" synth serving --kv=paged -o "$tmp/x.json"
+expect_re 2 "--kv: expected prealloc, grow or paged" synth serving --kv=pages -o "$tmp/x.json"
+expect_re 2 "--kv=paged sizes its pool from the device" synth serving --kv=paged -o "$tmp/x.json"
+expect_re 2 "--prefix .* needs --kv=paged" synth serving --prefix=64 -o "$tmp/x.json"
+expect_re 2 "fewer than one request" synth serving --model=llama3-8b --kv=paged --gpu=T4 -o "$tmp/x.json"
+expect_re 2 "--kv-heads=5 must divide --heads=32" synth transformer --preset=llama2-7b --kv-heads=5 -o "$tmp/x.json"
+expect_re 2 "--tp=3 must divide" synth transformer --preset=llama2-7b --tp=3 --ranks=3 -o "$tmp/x.json"
+expect_re 2 "--ranks=6 is not a multiple" synth transformer --preset=llama2-7b --tp=4 --ranks=6 -o "$tmp/x.json"
+expect_re 2 "--sp: --tp=8 must divide --seq=100" synth transformer --preset=llama2-7b --tp=8 --sp --seq=100 --ranks=8 -o "$tmp/x.json"
+expect_re 2 "--qlora needs --lora" synth transformer --preset=llama2-7b --qlora -o "$tmp/x.json"
+expect_re 2 "llama family" synth transformer --preset=bert-base --lora=8 -o "$tmp/x.json"
+expect_re 2 "--recompute: expected none, layer or selective" synth transformer --recompute=some -o "$tmp/x.json"
+expect_re 2 "--shard-group=3 must divide" synth transformer --preset=llama2-7b --fsdp=hybrid --shard-group=3 --ranks=8 -o "$tmp/x.json"
+expect_re 2 "--rank=8: the job has 8 ranks" synth transformer --preset=llama2-7b --zero=2 --ranks=8 --rank=8 -o "$tmp/x.json"
+expect_re 2 "--lora-targets: expected" synth transformer --preset=llama2-7b --lora=8 --lora-targets=q,ffn -o "$tmp/x.json"
+expect_re 2 "adafactor is modelled for transformers only" synth cnn --optimizer=adafactor -o "$tmp/x.json"
 expect_re 2 "--lengths: .*cannot open" synth serving --lengths="$tmp/none.txt" -o "$tmp/x.json"
 printf '10 5\nten\n' > "$tmp/bad.txt"
 expect_re 2 "bad.txt:2: expected a prompt length" synth serving --lengths="$tmp/bad.txt" -o "$tmp/x.json"
@@ -55,6 +69,89 @@ grep -q '"proc":"jobA"' "$tmp/k1.jsonl" || bad "--proc not written"
 grep -q '"t":1000' "$tmp/k1.jsonl" || bad "--start not applied"
 expect_re 0 "" synth churn --events=2000 --live=8MiB --seed=8 --quiet -o "$tmp/k3.jsonl"
 cmp -s "$tmp/k1.jsonl" "$tmp/k3.jsonl" && bad "different seeds, same bytes"
+
+# the closed forms beside the trace's peak, with the reason for each difference
+expect_re 0 "foreach Adam's sqrt" synth transformer --preset=llama-7b --layers=2 --seq=128 -o "$tmp/l.jsonl"
+grep -q "closed form of this rank's peak" "$tmp/out" || bad "no rank closed form for llama-7b"
+grep -q "all freed by the end of backward" "$tmp/out" || bad "no reason for the activations' difference"
+# per-rank traces in a directory, one job file, each replayable and deterministic
+expect_re 0 "rank-00003.jsonl" synth transformer --preset=qwen2-0.5b --seq=64 --precision=mixed --fsdp=full \
+    --ranks=4 --gpu=H100-80GB -o "$tmp/job"
+[ -s "$tmp/job/job.json" ] || bad "no job.json"
+grep -q '"ranks":4' "$tmp/job/job.json" || bad "job.json does not list 4 ranks"
+grep -q '"zero":3' "$tmp/job/rank-00002.jsonl" || bad "the rank's meta lacks the ZeRO stage"
+expect_re 0 "peak" replay "$tmp/job/rank-00003.jsonl"
+expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ranks=8 --quiet -o "$tmp/job2"
+[ ! -s "$tmp/out" ] || bad "--quiet printed something"
+[ -s "$tmp/job2/rank-00007.jsonl" ] || bad "no trace of rank 7"
+expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ranks=8 --quiet -o "$tmp/job3"
+cmp -s "$tmp/job2/rank-00005.jsonl" "$tmp/job3/rank-00005.jsonl" || bad "per-rank traces are not deterministic"
+expect_re 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --tp=2 --pp=2 --ranks=8 --rank=5 --quiet -o "$tmp/r5.jsonl"
+cmp -s "$tmp/job2/rank-00005.jsonl" "$tmp/r5.jsonl" || bad "--rank=5 differs from the directory's rank-00005.jsonl"
+expect_re 0 "events" synth transformer --preset=mixtral-8x7b --layers=2 --seq=64 --lora=8 --qlora -o "$tmp/m.jsonl"
+expect_re 0 "paged KV: pool" synth serving --model=qwen2-0.5b --kv=paged --prefix=64 --requests=50 --gpu=T4 \
+    -o "$tmp/p.jsonl"
+expect_re 0 "peak" replay "$tmp/p.jsonl"
+
+# the README's language-model examples: what they show is what today's code prints
+# (the synth summaries, plan's peak table and smallest capacities; the headroom tables
+# are elided there)
+in_readme() { # TEXT: each non-blank line must be a line of README.md
+    local line
+    while IFS= read -r line; do
+        [ -z "${line// /}" ] && continue
+        grep -qxF -- "$line" "$src/README.md" || bad "README example differs: $line"
+    done <<<"$1"
+}
+plan_lines() { # the peak table and the smallest-capacity lines of a plan report
+    awk '/^Peak on the device/ {t = 1; next} t && /^$/ {t = 0} t && NF' "$1"
+    grep -E '^  (torch|ideal) ' "$1"
+}
+(cd "$tmp" && "$bin" synth transformer --preset=llama2-70b --precision=mixed --fsdp=full --ranks=32 \
+    --recompute=layer --gpu=H100-80GB -o llama70b-fsdp32 >"$tmp/l70.txt" 2>&1 &&
+    "$bin" plan llama70b-fsdp32/rank-00000.jsonl --gpus=A100-40GB,A100-80GB,H100-80GB,H200 \
+        --strategies=torch,ideal >"$tmp/p70.txt" 2>&1) || bad "the README's 70B example fails"
+in_readme "$(head -4 "$tmp/l70.txt")"
+in_readme "$(plan_lines "$tmp/p70.txt")"
+(cd "$tmp" && "$bin" synth serving --model=llama3-8b --dtype=bf16 --kv=paged --gpu=H100-80GB --rate=20 \
+    --requests=2000 --max-batch=256 --prompt-median=1024 --output-median=256 --max-len=8192 \
+    --prefix=512 --seed=1 -o serving-paged.jsonl >"$tmp/sp.txt" 2>&1 &&
+    "$bin" plan serving-paged.jsonl --gpus=L4,A100-40GB,A100-80GB,H100-80GB,H200 \
+        --strategies=torch,ideal >"$tmp/pp.txt" 2>&1) || bad "the README's paged serving example fails"
+in_readme "$(cat "$tmp/sp.txt")"
+in_readme "$(awk '/^Peak on the device/ {t = 1; next} t && /^$/ {t = 0} t && NF' "$tmp/pp.txt")"
+ok
+# the same traffic with contiguous caches: the README's 84.85 GiB ideal and 101.53 GiB on an H200
+(cd "$tmp" && "$bin" synth serving --model=llama3-8b --dtype=bf16 --kv=prealloc --gpu=H100-80GB --rate=20 \
+    --requests=2000 --max-batch=256 --prompt-median=1024 --output-median=256 --max-len=8192 --seed=1 \
+    -o serving-contig.jsonl >/dev/null 2>&1 &&
+    "$bin" plan serving-contig.jsonl --gpus=H200 --strategies=torch,ideal >"$tmp/pc.txt" 2>&1) ||
+    bad "the README's contiguous serving comparison fails"
+grep -qE '^  H200 .* 101\.53 GiB +84\.85 GiB' "$tmp/pc.txt" || bad "the contiguous comparison's numbers changed"
+(cd "$tmp" && "$bin" synth transformer --preset=llama-7b -o llama-7b.jsonl >"$tmp/l7.txt" 2>&1) ||
+    bad "the llama-7b example fails"
+while IFS= read -r line; do
+    grep -qxF -- "$line" "$src/traces/synth/README.md" || bad "traces/synth/README.md's llama-7b example differs: $line"
+done <"$tmp/l7.txt"
+
+# the bundled examples regenerate byte for byte with the commands in traces/examples/README.md
+ex="$src/traces/examples"
+regen() { # FILE ARGS...: gpusim synth ARGS -o $tmp/FILE must equal the bundled FILE
+    local f=$1
+    shift
+    "$bin" synth "$@" --quiet -o "$tmp/$f" >/dev/null 2>&1 || { bad "regenerating $f failed"; return; }
+    cmp -s "$tmp/$f" "$ex/$f" && ok || bad "$f does not regenerate byte for byte"
+}
+regen small-model-12gb.jsonl cnn --preset=resnet50 --batch=16 --steps=2 --capacity=12GiB --device-name=12GB-card \
+    --seed=1 --name="small model on a 12 GB card: ResNet-50 training, batch 16"
+regen serving-16gb.jsonl serving --model=gpt2-medium --dtype=fp16 --rate=8 --requests=1000 --max-batch=44 \
+    --prompt-median=1024 --max-len=8192 --gpu=V100-16GB --seed=1 \
+    --name="inference service on a 16 GB card: GPT-2 medium, Poisson arrivals"
+regen bert-large-train.jsonl transformer --preset=bert-large --steps=2 --gpu=A100-40GB --seed=1
+regen two-jobs-a.jsonl cnn --preset=resnet50 --batch=32 --steps=3 --gpu=T4 --proc=jobA-resnet50 --seed=1 \
+    --name="job A: ResNet-50 training"
+regen two-jobs-b.jsonl transformer --preset=bert-base --batch=8 --steps=3 --gpu=T4 --proc=jobB-bert --start=2ms \
+    --seed=1 --name="job B: BERT-base training"
 
 # the bundled examples load and replay under ideal
 for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do

@@ -35,9 +35,15 @@ ex=$src/traces/examples/mlp_train.json
 vg 0 convert "$ex" -o "$tmp/m.jsonl"
 vg 0 convert "$ex" -o "$tmp/m.gtrace"
 vg 0 convert "$tmp/m.gtrace" -o "$tmp/m2.json"
-for s in $("$bin" strategies | awk '{print $1}'); do
-  vg 0 replay "$tmp/m.gtrace" --strategy="$s" --format=json --timeline="$tmp/t.csv" --paranoid --limit=8GiB
-  vg 0 replay "$tmp/m.jsonl" "$src/tests/golden/job_a.json" --strategy="$s" --capacity=1GiB --on-oom=skip --limit=512MiB
+for s in $("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}'); do
+  # --limit is an option of the limit strategy only (a usage error under the others)
+  big=""
+  small=""
+  [ "$s" = "limit" ] && big="--limit=8GiB" && small="--limit=512MiB"
+  # shellcheck disable=SC2086
+  vg 0 replay "$tmp/m.gtrace" --strategy="$s" --format=json --timeline="$tmp/t.csv" --paranoid $big
+  # shellcheck disable=SC2086
+  vg 0 replay "$tmp/m.jsonl" "$src/tests/golden/job_a.json" --strategy="$s" --capacity=1GiB --on-oom=skip $small
 done
 vg 0 replay "$src/tests/golden/two_procs.jsonl" --strategy=growth --format=json
 vg 3 replay "$src/tests/golden/double_free.json"

@@ -360,7 +360,7 @@ START_TEST(gc_should_free_wholly_free_regions_and_extend_again_under_tf)
 {
     harness *h = three_regions(GROWTH, "mem_fraction=0.5"); /* tf preset: gc on */
     char buf[64];
-    ck_assert_str_eq(option_of(h, "garbage_collection", buf, sizeof buf), "on");
+    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
     /* 7 MiB: Extend fails (2 MiB available); regions 0 and 1 are wholly free: 6 MiB;
      * 7 MiB ≤ 16 − 14 + 6 MiB → free them (pool 8 MiB); Extend: C = 16 MiB, available
      * 8 MiB → region 8388608; 8 MiB < 14 MiB, slack 1 MiB → whole */
@@ -379,7 +379,7 @@ START_TEST(gc_should_stay_off_under_jax)
 {
     harness *h = three_regions(GROWTH, "bfc_preset=jax,mem_fraction=0.5");
     char buf[64];
-    ck_assert_str_eq(option_of(h, "garbage_collection", buf, sizeof buf), "off");
+    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
     strategy_oom oom;
     ck_assert_int_eq(harness_try_alloc(h, 7 * MiB, 0, NULL, &oom), SIM_OOM);
     ck_assert_int_eq(oom.cause, SIM_OOM_FRAGMENTATION);
@@ -574,7 +574,7 @@ START_TEST(jax_should_preallocate_three_quarters_of_total_memory)
     char buf[64];
     ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "jax");
     ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
-    ck_assert_str_eq(option_of(h, "garbage_collection", buf, sizeof buf), "off");
+    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
     harness_free(h);
     /* growth under jax: same limit, allow_growth; 0.75 × 1000001 = 750000.75 → 750000 */
     h = harness_new(GROWTH, 1000001, 0, "bfc_preset=jax");
@@ -596,7 +596,11 @@ START_TEST(limit_strategy_should_ignore_the_reserve_and_report_its_options)
     ck_assert_str_eq(option_of(h, "limit_bytes", buf, sizeof buf), "4294967296");
     ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
     ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "tf");
-    ck_assert_str_eq(option_of(h, "garbage_collection", buf, sizeof buf), "on");
+    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
+    /* its table's keys, with values create() accepts back; no fraction applies */
+    ck_assert_str_eq(option_of(h, "limit", buf, sizeof buf), "4294967296");
+    ck_assert_str_eq(option_of(h, "bfc_fragmentation_fraction", buf, sizeof buf), "0");
+    ck_assert_str_eq(option_of(h, "mem_fraction", buf, sizeof buf), "(absent)");
     harness_free(h);
 }
 END_TEST

@@ -109,6 +109,27 @@ START_TEST(spec_should_expand_option_lists_and_restrict_sets_to_their_strategies
 }
 END_TEST
 
+START_TEST(option_keys_should_be_the_strategies_own_in_either_spelling)
+{
+    /* --bfc-gc and bfc_gc name one option; a set applies when one of its
+     * strategies takes every key (torch takes memory_fraction, greedy does not) */
+    sweep_spec *s = NULL;
+    sim_error err;
+    ck_assert_int_eq(load("{\"traces\": \"jobs\", \"devices\": [\"4GiB\"], \"strategies\": [\"greedy\", \"torch\"],"
+                          " \"options\": [{\"bfc-gc\": \"off\"}, {\"bfc_gc\": \"on\"}, {\"memory-fraction\": 0.5},"
+                          " {\"bfc-fragmentation-fraction\": 0.2, \"alloc_conf\": \"expandable_segments:True\"}]}",
+                          SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(s->n_optsets, 4);
+    ck_assert_str_eq(s->optsets[0].kv[0].key, "bfc_gc");
+    ck_assert_str_eq(s->optsets[1].kv[0].key, "bfc_gc");
+    ck_assert_str_eq(s->optsets[2].kv[0].key, "memory_fraction");
+    ck_assert_str_eq(s->optsets[3].kv[0].key, "bfc_fragmentation_fraction");
+    ck_assert_str_eq(s->optsets[3].kv[1].key, "alloc_conf");
+    sweep_spec_free(s);
+}
+END_TEST
+
 START_TEST(jobs_should_be_numbered_trace_major_and_found_by_their_names)
 {
     sweep_spec *s = NULL;
@@ -155,6 +176,25 @@ START_TEST(bad_specs_should_be_errors_that_name_the_problem)
          SIM_EUSAGE, "which \"strategies\" does not list"},
         {"{\"traces\": [], \"devices\": [\"A100-40GB\"], \"strategies\": [\"ideal\"]}", SIM_EUSAGE,
          "names no trace"},
+        /* conflicting device keys, refused as --gpu with --capacity is */
+        {"{\"traces\": [\"jobs\"], \"devices\": [{\"gpu\": \"T4\", \"capacity\": \"24GiB\"}], \"strategies\": "
+         "[\"ideal\"]}",
+         SIM_EUSAGE, "\"gpu\" and \"capacity\" conflict"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [{\"gpu\": \"T4\", \"compute_capability\": \"8.0\"}], "
+         "\"strategies\": [\"ideal\"]}",
+         SIM_EUSAGE, "\"gpu\" and \"compute_capability\" conflict"},
+        /* a key no strategy has (there is no release-threshold anywhere) */
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"torch\"], \"options\": "
+         "{\"release-threshold\": \"1GiB\"}}",
+         SIM_EUSAGE, "unknown option 'release-threshold' (expected name, strategies, mem-fraction"},
+        /* torch's option in a set whose strategies are BFC ones only: a spec error,
+         * as --memory-fraction with --strategy=greedy is a usage error */
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"greedy\", \"growth\"], "
+         "\"options\": {\"memory-fraction\": 0.3}}",
+         SIM_EUSAGE, "'memory-fraction' is an option of torch, not of the spec's strategies greedy, growth"},
+        {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"torch\", \"raw\"], "
+         "\"options\": [{\"bfc_gc\": \"off\", \"strategies\": [\"torch\"]}]}",
+         SIM_EUSAGE, "'bfc_gc' is an option of greedy, growth, limit, not of the set's strategies torch"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         sweep_spec *s = NULL;

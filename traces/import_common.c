@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/buf.h"
+#include "sim/grow.h"
 
 void imp_doc_init(imp_doc *d, const char *path, input_format f)
 {
@@ -265,82 +266,55 @@ void imp_map_init(imp_map *m)
 void imp_map_release(imp_map *m)
 {
     free(m->slots);
+    if (m->ready)
+        idmap_release(&m->index);
     memset(m, 0, sizeof *m);
-}
-
-static size_t map_hash(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
 }
 
 imp_map_slot *imp_map_find(imp_map *m, uint64_t key)
 {
-    if (m->cap == 0)
-        return NULL;
-    for (size_t i = map_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->slots[i].used)
-            return NULL;
-        if (m->slots[i].key == key)
-            return &m->slots[i];
-    }
-}
-
-static bool map_grow(imp_map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    imp_map_slot *s = calloc(cap, sizeof *s);
-    if (s == NULL)
-        return false;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].used)
-            continue;
-        size_t j = map_hash(m->slots[i].key, cap);
-        while (s[j].used)
-            j = (j + 1) & (cap - 1);
-        s[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = s;
-    m->cap = cap;
-    return true;
+    const idmap_entry *e = m->ready ? idmap_find(&m->index, key) : NULL;
+    return e ? &m->slots[e->size] : NULL;
 }
 
 imp_map_slot *imp_map_insert(imp_map *m, uint64_t key)
 {
-    if ((m->n + 1) * 4 > m->cap * 3 && !map_grow(m))
+    if (!m->ready) {
+        if (!idmap_init(&m->index))
+            return NULL;
+        m->ready = true;
+    }
+    size_t i;
+    if (m->free_head) {
+        i = m->free_head - 1;
+        m->free_head = (size_t)m->slots[i].a;
+    } else {
+        if (!SIM_GROW(m->slots, m->cap + 1, m->alloc))
+            return NULL;
+        i = m->cap++; /* no free record: every record made is in use */
+    }
+    idmap_entry *e = idmap_insert(&m->index, key);
+    if (e == NULL) {
+        m->slots[i] = (imp_map_slot){.a = m->free_head};
+        m->free_head = i + 1;
         return NULL;
-    size_t i = map_hash(key, m->cap);
-    while (m->slots[i].used)
-        i = (i + 1) & (m->cap - 1);
+    }
+    e->size = i;
     imp_map_slot *s = &m->slots[i];
-    memset(s, 0, sizeof *s);
-    s->used = true;
-    s->key = key;
+    *s = (imp_map_slot){.key = key, .used = true};
     m->n++;
     return s;
 }
 
 void imp_map_remove(imp_map *m, imp_map_slot *s)
 {
+    idmap_entry *e = idmap_find(&m->index, s->key);
+    if (e)
+        idmap_remove(&m->index, e);
     size_t i = (size_t)(s - m->slots);
-    size_t mask = m->cap - 1;
-    m->slots[i].used = false;
+    *s = (imp_map_slot){.a = m->free_head};
+    m->free_head = i + 1;
     m->n--;
-    /* backward-shift the entries after the hole that belong before it */
-    for (size_t j = (i + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
-        size_t home = map_hash(m->slots[j].key, m->cap);
-        bool move = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
-        if (move) {
-            m->slots[i] = m->slots[j];
-            m->slots[j].used = false;
-            i = j;
-        }
-    }
 }
 
 /* ---------------------------------------------------------------- JSON getters */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sim/event.h"
+#include "sim/idmap.h"
 #include "sim/seed.h"
 #include "sim/status.h"
 #include "traces/format.h"
@@ -90,7 +91,9 @@ void imp_warn(imp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2,
  * a JSON fragment of more "imported_from" members (",\"device\":1"), or "". */
 sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err);
 
-/* ---- address → value map (open addressing, linear probing, backward-shift delete) */
+/* ---- address → value map: the engine's id map (sim/idmap.h) indexes records kept
+ * here, so there is one hash table in gpusim. Records live in slots[0..cap) (iterate
+ * them and skip !used); a pointer from find/insert is valid until the next insert. */
 typedef struct imp_map_slot {
     uint64_t key;
     uint64_t a, b, c;        /* the importer's values */
@@ -99,7 +102,11 @@ typedef struct imp_map_slot {
 
 typedef struct imp_map {
     imp_map_slot *slots;
-    size_t cap, n;
+    size_t cap, n;           /* records made (iterate these), records in use */
+    size_t alloc;            /* room in slots */
+    size_t free_head;        /* index + 1 of the first free record (0 = none), chained through .a */
+    idmap index;             /* key → record index (in the entry's size field) */
+    bool ready;
 } imp_map;
 
 void imp_map_init(imp_map *m);

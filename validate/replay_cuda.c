@@ -118,6 +118,8 @@ int main(int argc, char **argv)
         inner = registry_find(sname);
         if (inner == NULL)
             return cli_usage_error("replay_cuda", "--strategy: gpusim has no model '%s'", sname);
+        if (cli_strategy_opts_apply(&a, &inner, 1, &err) != SIM_OK)
+            return cli_usage_error("replay_cuda", "%s", err.msg);
     } else if (sname != NULL) {
         return cli_usage_error("replay_cuda", "--strategy is for --mode=mirror");
     }
@@ -146,7 +148,7 @@ int main(int argc, char **argv)
     if (mode != VRUN_MIRROR && n_kv > 0) {
         g.ops->close(g.ctx);
         return cli_usage_error("replay_cuda", "model options (--%s...) are for --mode=mirror",
-                               kv[0].key);
+                               registry_option_by_key(kv[0].key)->cli);
     }
     vrun *v = calloc(1, sizeof *v);
     char msg[512];

@@ -348,28 +348,6 @@ static bool mirror_reconcile(vrun *v, vstate *vs)
 
 /* ---------------------------------------------------------------- the ops */
 
-typedef struct opt_probe {
-    const char *key;
-    char value[64];
-} opt_probe;
-
-static void probe_text(void *ctx, const char *key, const char *value)
-{
-    opt_probe *p = ctx;
-    if (strcmp(key, p->key) == 0)
-        snprintf(p->value, sizeof p->value, "%s", value);
-}
-
-static void probe_u64(void *ctx, const char *key, uint64_t value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
-static void probe_real(void *ctx, const char *key, double value)
-{
-    (void)ctx, (void)key, (void)value;
-}
-
 static sim_status v_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
     vrun *v = cfg->app_data; /* engine_config.app_data, set by vrun_replay */
@@ -385,10 +363,9 @@ static sim_status v_create(const strategy_config *cfg, strategy **out, sim_error
             free(vs);
             return st;
         }
-        opt_probe p = {.key = "expandable_segments"};
-        strategy_stat_sink sink = {.u64 = probe_u64, .real = probe_real, .text = probe_text, .ctx = &p};
-        v->inner->options(vs->inner, &sink);
-        v->expandable = strcmp(p.value, "True") == 0;
+        strategy_stat_value val;
+        v->expandable = strategy_option_find(v->inner, vs->inner, "expandable_segments", &val) &&
+                        val.kind == STRATEGY_STAT_TEXT && strcmp(val.text, "True") == 0;
     }
     *out = (strategy *)(void *)vs;
     return SIM_OK;

@@ -114,6 +114,7 @@ static void push(net *n, bool buffer, const char *prefix, const char *what, uint
         return;
     }
     graph_param *p = &(*arr)[(*len)++];
+    *p = (graph_param){0};
     snprintf(p->name, sizeof p->name, "%s%s", prefix, what);
     p->numel = numel;
     p->elem_bytes = elem_bytes;

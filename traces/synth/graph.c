@@ -27,6 +27,38 @@
  *     ("release" mark).
  *  8. Buffers (BatchNorm running statistics) are allocated after the weights
  *     ("buffer:NAME") and released with them.
+ * Options (graph_model's optional fields; all off reproduces the rules above):
+ *  9. Precision: gradients and optimizer states may have their own element sizes;
+ *     `master` adds an fp32 copy of every trainable parameter ("master:NAME") at
+ *     load, and then the optimizer states are created at load too, not lazily (the
+ *     ZeRO optimizer's constructor takes a step on zero gradients to allocate them:
+ *     deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer.__init__ and
+ *     initialize_optimizer_states, microsoft/DeepSpeed cde57d29). `fused` drops
+ *     the foreach temporaries (apex/DeepSpeed FusedAdam update in place).
+ * 10. Adafactor keeps a row and a column vector of the squared-gradient average
+ *     per matrix ("adafactor_r:", "adafactor_c:"), the full tensor for vectors
+ *     ("adafactor_v:"), no first moment; its update allocates one temporary of the
+ *     parameter's size at a time ("tmp:adafactor_update").
+ * 11. Frozen parameters (LoRA base weights) get no gradient and no state. QLoRA
+ *     weights have their own stored size ("qweight:NAME") and a second allocation
+ *     for their quantization constants ("qconst:NAME").
+ * 12. Selective checkpointing: entries marked recompute are freed as soon as the
+ *     next saved entry exists and reallocated when backward reaches them.
+ * 13. ZeRO over dp ranks (Rajbhandari et al. 2020): stage ≥ 1 keeps 1/dp of the
+ *     master weights and optimizer states (ceil(numel/dp) elements per tensor);
+ *     stage ≥ 2 reduce-scatters each segment's gradients at the end of the
+ *     segment's backward ("grad_shard:NAME" appears, the full gradients die);
+ *     stage 3 (FSDP full shard, one unit per segment) keeps only weight shards
+ *     ("weight_shard:NAME") and all-gathers a segment's parameters into one
+ *     buffer ("gather:SEG") before its forward, freed after it, and again before
+ *     its backward, with the previous segment's gather prefetched (FSDP's
+ *     BACKWARD_PRE), so two units are live during a segment's backward.
+ * 14. Micro-batches in a 1F1B pipeline schedule (Narayanan et al. 2021): stage s
+ *     of p runs min(p − s − 1, M) warm-up forwards, then alternates one forward
+ *     and one backward, then drains; a stage after the first receives its input
+ *     ("p2p:recv", kept until that micro-batch's backward), a stage before the last
+ *     starts backward from the received gradient ("p2p:grad_recv") instead of the
+ *     loss. Gradients accumulate over the micro-batches.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
@@ -44,16 +76,26 @@ uint32_t graph_seg_add(graph_seg *s, const char *name, uint64_t bytes, bool keep
     return s->n++;
 }
 
+uint64_t graph_shard_numel(uint64_t numel, uint64_t dp)
+{
+    return dp <= 1 ? numel : (numel + dp - 1) / dp;
+}
+
 typedef struct gen {
     const graph_model *m;
     synth_out *o;
     synth_rng *rng;
-    uint64_t e;
-    uint64_t n_states;
-    uint64_t *w_ids, *g_ids, *s_ids, *tmp_ids; /* s_ids: n_params × n_states */
+    uint64_t e, gb, sb;                         /* bytes per weight, gradient, state element */
+    uint64_t dp;
+    uint64_t n_states;                          /* state slots per parameter */
+    uint64_t *w_ids, *g_ids, *s_ids, *tmp_ids;  /* s_ids: n_params × n_states */
+    uint64_t *q_ids, *ms_ids, *gs_ids;          /* quantization constants, masters, gradient shards */
     uint64_t *b_ids;                            /* buffers */
-    graph_seg *segs;
-    uint64_t *ckpt;                             /* checkpointed segment outputs */
+    uint64_t *gat;                              /* ZeRO-3 gathered parameters per segment */
+    uint32_t slots;                             /* micro-batches in flight at most */
+    graph_seg *segs;                            /* slots × n_segments */
+    uint64_t *ckpt;                             /* checkpointed segment outputs, slots × n_segments */
+    uint64_t *recv;                             /* pipeline input per slot */
     uint64_t step;
 } gen;
 
@@ -68,11 +110,15 @@ static uint64_t seg_alloc(gen *g, uint64_t bytes, const char *kind, const graph_
     return synth_allocf(g->o, bytes, "%s:%s.%s", kind, s->label, name);
 }
 
-static uint64_t param_alloc(gen *g, uint32_t p, const char *kind)
+static uint64_t param_alloc_bytes(gen *g, uint32_t p, const char *kind, uint64_t bytes)
 {
-    uint64_t bytes = g->m->params[p].numel * g->e;
     tick(g, bytes);
     return synth_allocf(g->o, bytes, "%s:%s", kind, g->m->params[p].name);
+}
+
+static uint64_t param_alloc(gen *g, uint32_t p, const char *kind)
+{
+    return param_alloc_bytes(g, p, kind, g->m->params[p].numel * g->e);
 }
 
 static void gfree(gen *g, uint64_t *id)
@@ -84,10 +130,23 @@ static void gfree(gen *g, uint64_t *id)
     *id = 0;
 }
 
+/* elements of p this rank keeps of a ZeRO-sharded quantity (stage ≥ min_stage) */
+static uint64_t local_numel(const gen *g, uint64_t numel, uint32_t min_stage)
+{
+    return g->m->zero >= min_stage && g->m->zero > 0 ? graph_shard_numel(numel, g->dp) : numel;
+}
+
+static bool trainable(const gen *g, uint32_t p)
+{
+    return !g->m->params[p].frozen;
+}
+
+/* ---------------------------------------------------------------- forward and backward */
+
 static void forward(gen *g, graph_seg *s)
 {
-    uint64_t temp[GRAPH_SEG_MAX];
-    uint32_t until[GRAPH_SEG_MAX], n_temp = 0;
+    uint64_t temp[GRAPH_SEG_MAX], dropped[GRAPH_SEG_MAX];
+    uint32_t until[GRAPH_SEG_MAX], n_temp = 0, n_dropped = 0;
     for (uint32_t k = 0; k < s->n; k++) {
         graph_entry *x = &s->e[k];
         x->id = seg_alloc(g, x->bytes, x->keep ? "act" : "tmp", s, x->name);
@@ -100,14 +159,24 @@ static void forward(gen *g, graph_seg *s)
                 j++;
             }
         }
+        if (g->m->selective && x->keep && !x->recompute) {
+            for (uint32_t j = 0; j < n_dropped; j++)
+                gfree(g, &dropped[j]);
+            n_dropped = 0;
+        }
         if (!x->keep) {
             temp[n_temp] = x->id;
             until[n_temp++] = x->until ? x->until : k + 1;
+            x->id = 0;
+        } else if (g->m->selective && x->recompute) {
+            dropped[n_dropped++] = x->id;
             x->id = 0;
         }
     }
     for (uint32_t j = 0; j < n_temp; j++)
         gfree(g, &temp[j]);
+    for (uint32_t j = 0; j < n_dropped; j++)
+        gfree(g, &dropped[j]);
 }
 
 static void drop_all_but_output(gen *g, graph_seg *s)
@@ -122,70 +191,225 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
         graph_entry *x = &s->e[k];
         if (!x->keep)
             continue;
+        if (x->recompute && x->id == 0 && g->m->selective) {
+            uint32_t j0 = k;
+            while (j0 > 0 && s->e[j0 - 1].recompute)
+                j0--;
+            for (uint32_t j = j0; j <= k; j++)
+                if (s->e[j].keep)
+                    s->e[j].id = seg_alloc(g, s->e[j].bytes, "act", s, s->e[j].name);
+        }
+        uint64_t bwd_tmp = x->bwd_tmp ? seg_alloc(g, x->bwd_tmp, "tmp", s, "dequant_bwd") : 0;
         if (x->grad) {
-            uint64_t id = seg_alloc(g, x->bytes, "agrad", s, x->name);
+            uint64_t id = seg_alloc(g, x->gbytes ? x->gbytes : x->bytes, "agrad", s, x->name);
             gfree(g, flow);
             *flow = id;
         }
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0;)
-            if (g->g_ids[p] == 0)
-                g->g_ids[p] = param_alloc(g, p, "grad");
+            if (g->g_ids[p] == 0 && trainable(g, p))
+                g->g_ids[p] = g->gb == g->e ? param_alloc(g, p, "grad")
+                                            : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
+        gfree(g, &bwd_tmp);
         gfree(g, &x->id);
     }
+}
+
+/* ZeRO-3: the full parameters segment s refers to, in one buffer */
+static uint64_t gather_bytes(const gen *g, const graph_seg *s)
+{
+    uint32_t seen[GRAPH_SEG_MAX * 4], n_seen = 0;
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < s->n; k++)
+        for (uint32_t p = s->e[k].p0; p < s->e[k].p0 + s->e[k].pn; p++) {
+            bool dup = false;
+            for (uint32_t j = 0; j < n_seen && !dup; j++)
+                dup = seen[j] == p;
+            if (dup || n_seen == GRAPH_SEG_MAX * 4)
+                continue;
+            seen[n_seen++] = p;
+            bytes += g->m->params[p].numel * g->e;
+        }
+    return bytes;
+}
+
+static void gather(gen *g, uint32_t i, const graph_seg *s)
+{
+    if (g->m->zero < 3 || g->gat[i] != 0)
+        return;
+    uint64_t bytes = gather_bytes(g, s);
+    if (bytes > 0)
+        g->gat[i] = seg_alloc(g, bytes, "gather", s, "params");
+}
+
+/* ZeRO-2/3: the gradients that exist become this rank's shards */
+static void reduce_scatter(gen *g)
+{
+    if (g->m->zero < 2)
+        return;
+    for (uint32_t p = 0; p < g->m->n_params; p++) {
+        if (g->g_ids[p] == 0)
+            continue;
+        if (g->gs_ids[p] == 0)
+            g->gs_ids[p] = param_alloc_bytes(g, p, "grad_shard", local_numel(g, g->m->params[p].numel, 2) * g->gb);
+        gfree(g, &g->g_ids[p]);
+    }
+}
+
+static bool middle(const gen *g, uint32_t i)
+{
+    const graph_model *m = g->m;
+    if (i == 0 && !m->no_embed)
+        return false;
+    if (i + 1 == m->n_segments && !m->no_head)
+        return false;
+    return true;
+}
+
+static bool first_stage(const gen *g)
+{
+    return g->m->pp <= 1 || g->m->stage == 0;
+}
+
+static bool last_stage(const gen *g)
+{
+    return g->m->pp <= 1 || g->m->stage + 1 == g->m->pp;
+}
+
+static void forward_mb(gen *g, uint32_t slot)
+{
+    const graph_model *m = g->m;
+    const uint32_t n = m->n_segments;
+    if (!first_stage(g)) {
+        tick(g, m->p2p_bytes);
+        g->recv[slot] = synth_alloc(g->o, m->p2p_bytes, "p2p:recv");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        graph_seg *s = &g->segs[slot * n + i];
+        m->build(m->ctx, i, s);
+        gather(g, i, s);
+        forward(g, s);
+        gfree(g, &g->gat[i]);
+        if (m->checkpointing && middle(g, i)) {
+            drop_all_but_output(g, s);
+            g->ckpt[slot * n + i] = s->e[s->n - 1].id;
+            s->e[s->n - 1].id = 0;
+        }
+    }
+}
+
+static void backward_mb(gen *g, uint32_t slot)
+{
+    const graph_model *m = g->m;
+    const uint32_t n = m->n_segments;
+    uint64_t flow;
+    if (last_stage(g)) {
+        tick(g, g->e);
+        flow = synth_alloc(g->o, g->e, "agrad:loss");
+    } else {
+        tick(g, m->p2p_bytes);
+        flow = synth_alloc(g->o, m->p2p_bytes, "p2p:grad_recv");
+    }
+    for (uint32_t i = n; i-- > 0;) {
+        graph_seg *s = &g->segs[slot * n + i];
+        gather(g, i, s);
+        if (i > 0)
+            gather(g, i - 1, &g->segs[slot * n + i - 1]); /* prefetch */
+        if (m->checkpointing && middle(g, i))
+            forward(g, s); /* recompute */
+        backward(g, s, &flow);
+        if (m->checkpointing && middle(g, i))
+            gfree(g, &g->ckpt[slot * n + i]);
+        reduce_scatter(g);
+        gfree(g, &g->gat[i]);
+    }
+    gfree(g, &flow);
+    gfree(g, &g->recv[slot]);
+}
+
+/* ---------------------------------------------------------------- optimizer */
+
+static const char *state_tag(const gen *g, uint32_t p, uint64_t k)
+{
+    switch (g->m->optimizer) {
+    case SYNTH_ADAM: return k == 0 ? "adam_m" : "adam_v";
+    case SYNTH_MOMENTUM: return "momentum";
+    case SYNTH_ADAFACTOR: return g->m->params[p].rows ? (k == 0 ? "adafactor_r" : "adafactor_c") : "adafactor_v";
+    case SYNTH_SGD: break;
+    }
+    return "state";
+}
+
+/* elements of state slot k of parameter p (0: the slot is unused) */
+static uint64_t state_numel(const gen *g, uint32_t p, uint64_t k)
+{
+    const graph_param *x = &g->m->params[p];
+    uint64_t n = x->numel;
+    if (g->m->optimizer == SYNTH_ADAFACTOR && x->rows)
+        n = k == 0 ? x->rows : x->numel / x->rows;
+    else if (g->m->optimizer == SYNTH_ADAFACTOR && k > 0)
+        return 0;
+    return local_numel(g, n, 1);
+}
+
+static void create_states(gen *g)
+{
+    const graph_model *m = g->m;
+    for (uint32_t p = 0; p < m->n_params; p++)
+        for (uint64_t k = 0; k < g->n_states; k++) {
+            if (!trainable(g, p) || state_numel(g, p, k) == 0)
+                continue;
+            uint64_t bytes = state_numel(g, p, k) * g->sb;
+            g->s_ids[p * g->n_states + k] = param_alloc_bytes(g, p, state_tag(g, p, k), bytes);
+        }
 }
 
 static void optimizer_step(gen *g)
 {
     const graph_model *m = g->m;
     synth_markf(g->o, "optimizer %llu", (unsigned long long)g->step);
-    if (g->step == 1 && g->n_states > 0) {
-        static const char *const ADAM[] = {"adam_m", "adam_v"};
+    if (g->step == 1 && g->n_states > 0 && !m->master)
+        create_states(g);
+    if (m->optimizer == SYNTH_ADAM && !m->fused) {
         for (uint32_t p = 0; p < m->n_params; p++)
-            for (uint64_t k = 0; k < g->n_states; k++)
-                g->s_ids[p * g->n_states + k] = param_alloc(g, p, m->optimizer == SYNTH_ADAM ? ADAM[k] : "momentum");
-    }
-    if (m->optimizer == SYNTH_ADAM) {
-        for (uint32_t p = 0; p < m->n_params; p++)
-            g->tmp_ids[p] = param_alloc(g, p, "tmp:adam_denom");
+            if (trainable(g, p))
+                g->tmp_ids[p] = param_alloc_bytes(g, p, "tmp:adam_denom", local_numel(g, m->params[p].numel, 1) * g->sb);
         for (uint32_t p = 0; p < m->n_params; p++)
             gfree(g, &g->tmp_ids[p]);
+    } else if (m->optimizer == SYNTH_ADAFACTOR) {
+        for (uint32_t p = 0; p < m->n_params; p++)
+            if (trainable(g, p)) {
+                g->tmp_ids[p] =
+                    param_alloc_bytes(g, p, "tmp:adafactor_update", local_numel(g, m->params[p].numel, 1) * g->sb);
+                gfree(g, &g->tmp_ids[p]);
+            }
     }
-    for (uint32_t p = 0; p < m->n_params; p++)
+    for (uint32_t p = 0; p < m->n_params; p++) {
         gfree(g, &g->g_ids[p]);
+        gfree(g, &g->gs_ids[p]);
+    }
 }
 
-static bool middle(const gen *g, uint32_t i)
-{
-    return i > 0 && i + 1 < g->m->n_segments;
-}
+/* ---------------------------------------------------------------- steps */
 
 static void train_step(gen *g)
 {
     const graph_model *m = g->m;
-    const uint32_t n = m->n_segments;
+    const uint64_t mbs = m->micro_batches ? m->micro_batches : 1;
+    const uint64_t p = m->pp ? m->pp : 1;
+    uint64_t warm = p - m->stage - 1;
+    if (warm > mbs)
+        warm = mbs;
+    const uint64_t slots = warm + 1;
     synth_markf(g->o, "step %llu", (unsigned long long)g->step);
-    for (uint32_t i = 0; i < n; i++) {
-        graph_seg *s = &g->segs[i];
-        m->build(m->ctx, i, s);
-        forward(g, s);
-        if (m->checkpointing && middle(g, i)) {
-            drop_all_but_output(g, s);
-            g->ckpt[i] = s->e[s->n - 1].id;
-            s->e[s->n - 1].id = 0;
-        }
+    for (uint64_t j = 0; j < warm; j++)
+        forward_mb(g, (uint32_t)(j % slots));
+    for (uint64_t j = warm; j < mbs + warm; j++) {
+        if (j < mbs)
+            forward_mb(g, (uint32_t)(j % slots));
+        if (j == warm)
+            synth_markf(g->o, "backward %llu", (unsigned long long)g->step);
+        backward_mb(g, (uint32_t)((j - warm) % slots));
     }
-    synth_markf(g->o, "backward %llu", (unsigned long long)g->step);
-    tick(g, g->e);
-    uint64_t flow = synth_alloc(g->o, g->e, "agrad:loss");
-    for (uint32_t i = n; i-- > 0;) {
-        graph_seg *s = &g->segs[i];
-        if (m->checkpointing && middle(g, i))
-            forward(g, s); /* recompute */
-        backward(g, s, &flow);
-        if (m->checkpointing && middle(g, i))
-            gfree(g, &g->ckpt[i]);
-    }
-    gfree(g, &flow);
     optimizer_step(g);
 }
 
@@ -206,55 +430,102 @@ static void inference_pass(gen *g)
     gfree(g, &prev_out);
 }
 
+static void load(gen *g)
+{
+    const graph_model *m = g->m;
+    synth_mark(g->o, "load weights");
+    for (uint32_t p = 0; p < m->n_params; p++) {
+        const graph_param *x = &m->params[p];
+        if (x->stored_bytes)
+            g->w_ids[p] = param_alloc_bytes(g, p, "qweight", x->stored_bytes);
+        else if (m->zero >= 3 && !m->inference)
+            g->w_ids[p] = param_alloc_bytes(g, p, "weight_shard", local_numel(g, x->numel, 3) * g->e);
+        else
+            g->w_ids[p] = param_alloc(g, p, "weight");
+        if (x->qconst_bytes)
+            g->q_ids[p] = param_alloc_bytes(g, p, "qconst", x->qconst_bytes);
+    }
+    for (uint32_t b = 0; b < m->n_buffers; b++) {
+        uint64_t bytes = m->buffers[b].numel * (m->buffers[b].elem_bytes ? m->buffers[b].elem_bytes : g->e);
+        tick(g, bytes);
+        g->b_ids[b] = synth_allocf(g->o, bytes, "buffer:%s", m->buffers[b].name);
+    }
+    if (m->master && !m->inference) {
+        for (uint32_t p = 0; p < m->n_params; p++)
+            if (trainable(g, p))
+                g->ms_ids[p] = param_alloc_bytes(g, p, "master", local_numel(g, m->params[p].numel, 1) * 4);
+        create_states(g);
+    }
+}
+
+static void release(gen *g)
+{
+    const graph_model *m = g->m;
+    synth_mark(g->o, "release");
+    for (uint64_t k = 0; k < (uint64_t)m->n_params * g->n_states; k++)
+        gfree(g, &g->s_ids[k]);
+    for (uint32_t p = 0; p < m->n_params; p++)
+        gfree(g, &g->ms_ids[p]);
+    for (uint32_t p = 0; p < m->n_params; p++) {
+        gfree(g, &g->w_ids[p]);
+        gfree(g, &g->q_ids[p]);
+    }
+    for (uint32_t b = 0; b < m->n_buffers; b++)
+        gfree(g, &g->b_ids[b]);
+}
+
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
 {
-    assert(m->n_segments >= 2);
+    assert(m->n_segments >= 1);
     gen g = {.m = m, .o = o, .e = m->elem_bytes};
-    g.n_states = m->inference ? 0 : synth_optimizer_states(m->optimizer);
+    g.gb = m->grad_bytes ? m->grad_bytes : g.e;
+    g.sb = m->state_bytes ? m->state_bytes : g.e;
+    g.dp = m->dp ? m->dp : 1;
+    g.n_states = m->inference ? 0 : m->optimizer == SYNTH_ADAFACTOR ? 2 : synth_optimizer_states(m->optimizer);
+    const uint64_t pp = m->pp ? m->pp : 1, mbs = m->micro_batches ? m->micro_batches : 1;
+    g.slots = (uint32_t)((pp - m->stage - 1 < mbs ? pp - m->stage - 1 : mbs) + 1);
     sim_status st = SIM_OK;
+    const size_t np = m->n_params, ns = m->n_segments;
     g.rng = synth_rng_new(m->seed);
-    g.w_ids = calloc(m->n_params, sizeof *g.w_ids);
-    g.g_ids = calloc(m->n_params, sizeof *g.g_ids);
-    g.s_ids = calloc((size_t)m->n_params * (g.n_states ? g.n_states : 1), sizeof *g.s_ids);
-    g.tmp_ids = calloc(m->n_params, sizeof *g.tmp_ids);
+    g.w_ids = calloc(np, sizeof *g.w_ids);
+    g.g_ids = calloc(np, sizeof *g.g_ids);
+    g.s_ids = calloc(np * (g.n_states ? g.n_states : 1), sizeof *g.s_ids);
+    g.tmp_ids = calloc(np, sizeof *g.tmp_ids);
+    g.q_ids = calloc(np, sizeof *g.q_ids);
+    g.ms_ids = calloc(np, sizeof *g.ms_ids);
+    g.gs_ids = calloc(np, sizeof *g.gs_ids);
     g.b_ids = calloc(m->n_buffers + 1, sizeof *g.b_ids);
-    g.segs = calloc(m->n_segments, sizeof *g.segs);
-    g.ckpt = calloc(m->n_segments, sizeof *g.ckpt);
-    if (!g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.b_ids || !g.segs || !g.ckpt) {
+    g.gat = calloc(ns, sizeof *g.gat);
+    g.segs = calloc(ns * g.slots, sizeof *g.segs);
+    g.ckpt = calloc(ns * g.slots, sizeof *g.ckpt);
+    g.recv = calloc(g.slots, sizeof *g.recv);
+    if (!g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids || !g.b_ids ||
+        !g.gat || !g.segs || !g.ckpt || !g.recv) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
-    synth_mark(o, "load weights");
-    for (uint32_t p = 0; p < m->n_params; p++)
-        g.w_ids[p] = param_alloc(&g, p, "weight");
-    for (uint32_t b = 0; b < m->n_buffers; b++) {
-        uint64_t bytes = m->buffers[b].numel * (m->buffers[b].elem_bytes ? m->buffers[b].elem_bytes : g.e);
-        tick(&g, bytes);
-        g.b_ids[b] = synth_allocf(o, bytes, "buffer:%s", m->buffers[b].name);
-    }
+    load(&g);
     for (g.step = 1; g.step <= m->steps && synth_ok(o); g.step++) {
         if (m->inference)
             inference_pass(&g);
         else
             train_step(&g);
     }
-    if (!m->keep_live) {
-        synth_mark(o, "release");
-        for (uint64_t k = 0; k < (uint64_t)m->n_params * g.n_states; k++)
-            gfree(&g, &g.s_ids[k]);
-        for (uint32_t p = 0; p < m->n_params; p++)
-            gfree(&g, &g.w_ids[p]);
-        for (uint32_t b = 0; b < m->n_buffers; b++)
-            gfree(&g, &g.b_ids[b]);
-    }
+    if (!m->keep_live)
+        release(&g);
 done:
     synth_rng_free(g.rng);
     free(g.w_ids);
     free(g.g_ids);
     free(g.s_ids);
     free(g.tmp_ids);
+    free(g.q_ids);
+    free(g.ms_ids);
+    free(g.gs_ids);
     free(g.b_ids);
+    free(g.gat);
     free(g.segs);
     free(g.ckpt);
+    free(g.recv);
     return st;
 }

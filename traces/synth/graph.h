@@ -3,8 +3,10 @@
  * stem, one per layer or block, head), each a list of tensors in allocation order
  * marked saved-for-backward or temporary. This module turns that description into
  * events: weights, forward, backward (gradients appear while saved tensors die in
- * reverse), optimizer states on the first step, zero_grad, optional activation
- * checkpointing and inference passes. The rules are in graph.c. */
+ * reverse), optimizer states, zero_grad, activation checkpointing (per segment or
+ * selective), inference passes, mixed precision with fp32 master weights, frozen
+ * parameters (LoRA), ZeRO-1/2/3 sharding over data-parallel ranks, and micro-batches
+ * in a 1F1B pipeline schedule. The rules are in graph.c. */
 #ifndef GPUSIM_SYNTH_GRAPH_H
 #define GPUSIM_SYNTH_GRAPH_H
 
@@ -14,9 +16,13 @@
 #include "synth.h"
 
 typedef struct graph_param {
-    char name[48];
+    char name[48];       /* truncated to 47 characters, as the bundled traces were written */
     uint64_t numel;
-    uint32_t elem_bytes;  /* buffers only: 0 = the model's element size (8 for int64 counters) */
+    uint32_t elem_bytes;   /* buffers only: 0 = the model's element size (8 for int64 counters) */
+    uint64_t rows;         /* a matrix's first dimension (Adafactor's row factor); 0 = a vector */
+    bool frozen;           /* no gradient, no optimizer state (a LoRA base weight) */
+    uint64_t stored_bytes; /* 0: numel · e; else the weight's own size (QLoRA: packed 4-bit) */
+    uint64_t qconst_bytes; /* QLoRA quantization constants, allocated next to the weight; 0: none */
 } graph_param;
 
 /* One tensor of a segment. */
@@ -25,12 +31,15 @@ typedef struct graph_entry {
     uint64_t bytes;
     bool keep;          /* saved for backward; else freed once the next tensor exists */
     bool grad;          /* backward allocates a gradient of the same size */
+    bool recompute;     /* selective checkpointing: dropped in forward, recomputed in backward */
+    uint64_t gbytes;    /* size of its gradient; 0 = bytes (an fp8 copy has a bf16 gradient) */
+    uint64_t bwd_tmp;   /* a temporary backward needs at this tensor (QLoRA's dequantized weight) */
     uint32_t p0, pn;    /* params whose gradients appear when backward reaches it */
     uint32_t until;     /* temporary: freed once entry `until` exists (0: the next one) */
     uint64_t id;        /* live allocation, 0 if none */
 } graph_entry;
 
-#define GRAPH_SEG_MAX 32
+#define GRAPH_SEG_MAX 48
 
 typedef struct graph_seg {
     graph_entry e[GRAPH_SEG_MAX];
@@ -50,17 +59,32 @@ typedef struct graph_model {
     uint32_t n_params;
     const graph_param *buffers;  /* persistent non-parameter tensors (BatchNorm running stats) */
     uint32_t n_buffers;
-    uint32_t n_segments;         /* ≥ 2 */
+    uint32_t n_segments;         /* ≥ 1 (≥ 2 with an embedding and a head) */
     graph_build_fn build;
     const void *ctx;
-    uint64_t elem_bytes;         /* e: bytes per element of weights, grads and states */
+    uint64_t elem_bytes;         /* e: bytes per element of weights (and, by default, grads and states) */
     synth_optimizer optimizer;
     uint64_t steps;
     bool inference, checkpointing, keep_live;
     uint64_t seed;
+    /* Everything below is optional: zero is the plain single-device step above. */
+    uint64_t grad_bytes;         /* bytes per gradient element; 0 = elem_bytes */
+    uint64_t state_bytes;        /* bytes per optimizer-state element; 0 = elem_bytes */
+    bool master;                 /* fp32 master copy of each trainable parameter; states at load */
+    bool fused;                  /* fused optimizer (no foreach temporaries) */
+    bool selective;              /* entries marked recompute are dropped and recomputed */
+    uint32_t zero;               /* ZeRO stage 0..3 over dp ranks (3 = FSDP full shard) */
+    uint64_t dp;                 /* ranks the states are sharded over; 0 = 1 */
+    uint64_t micro_batches;      /* per step; 0 = 1 */
+    uint32_t pp, stage;          /* pipeline stages (0 = 1) and this rank's stage */
+    bool no_embed, no_head;      /* segment 0 / n-1 is a layer (a pipeline stage's cut) */
+    uint64_t p2p_bytes;          /* activation sent between pipeline stages */
 } graph_model;
 
 /* Write the whole workload: weights, steps, release. */
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err);
+
+/* Elements of a parameter's shard on one of dp ranks: ceil(numel / dp). */
+uint64_t graph_shard_numel(uint64_t numel, uint64_t dp);
 
 #endif

@@ -19,6 +19,20 @@
  *     freed. With grow, a request whose cache is full gets a new cache one chunk
  *     longer (allocated, then the old one freed: the torch.cat pattern).
  *  5. A request that produced o tokens frees its KV cache.
+ *  6. --kv=paged (vLLM, Kwon et al. 2023): after the weights, one allocation
+ *     "kv:pool" of N blocks of block_size tokens, N = (gpu_util · capacity −
+ *     weights − reserve) / block bytes, the reserve being what vLLM's profiling
+ *     forward measures: the prefill working set of max_len tokens plus max_batch
+ *     rows of decode activations and logits. Requests take blocks from the pool, no
+ *     allocations: one joins while the free blocks cover its prompt and one more
+ *     token; a decode step that crosses a block boundary takes a block, and when
+ *     none is free the most recently admitted request is preempted (its blocks
+ *     freed, back to the front of the queue, recomputed from its prompt when
+ *     readmitted: vLLM's scheduler pops the victim off the end of its running
+ *     queue and preempts a single sequence by recomputation; vllm/core/scheduler.py,
+ *     Scheduler._schedule_running and _preempt, vllm-project/vllm 0dce2b29). With
+ *     --prefix=N every prompt starts with the same N tokens, whose full blocks are
+ *     held once and shared (prefix caching).
  * Time: a prefill takes 50 µs per prompt token, an iteration 15 ms + 0.5 ms per
  * active request, each with lognormal jitter (σ 0.1); when nothing is active the
  * clock jumps to the next arrival. A mark "served N" every 100 completions. */
@@ -51,6 +65,8 @@ void serving_defaults(serving_config *c)
     c->kv = SERVING_KV_PREALLOC;
     c->kv_chunk = 128;
     c->seed = 1;
+    c->block_size = 16;
+    c->gpu_util = 0.9;
 }
 
 void serving_config_release(serving_config *c)
@@ -148,12 +164,28 @@ sim_status serving_validate(const serving_config *c, sim_error *err)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "length medians must be ≥ 1 and sigmas in [0, 10]");
     if (c->kv_chunk == 0 || c->kv_chunk > c->max_len)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--kv-chunk must be between 1 and --max-len");
+    if (c->kv != SERVING_KV_PAGED && c->prefix)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--prefix (shared prompt blocks) needs --kv=paged");
+    if (c->kv == SERVING_KV_PAGED) {
+        if (c->capacity == 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--kv=paged sizes its pool from the device: give --gpu or --capacity");
+        if (c->block_size == 0 || c->block_size > 1024)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--block-size must be between 1 and 1024 tokens");
+        if (!(c->gpu_util > 0.0) || c->gpu_util > 1.0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpu-util must be in (0, 1]");
+        if (c->prefix >= c->max_len - 1)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--prefix must be shorter than --max-len - 1");
+    }
     return SIM_OK;
 }
 
 uint64_t serving_kv_bytes_per_token(const serving_config *c)
 {
-    return 2 * c->model.layers * c->model.hidden * synth_dtype_bytes(c->model.dtype);
+    const transformer_config *m = &c->model;
+    const uint64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    const uint64_t kv_width = (m->kv_heads ? m->kv_heads : m->heads) * hd;
+    return 2 * m->layers * kv_width * synth_dtype_bytes(m->dtype);
 }
 
 typedef struct request {
@@ -161,6 +193,9 @@ typedef struct request {
     uint64_t prompt, output, done;
     uint64_t kv_tokens;  /* tokens the cache holds room for */
     uint64_t kv_id;
+    uint64_t blocks;     /* paged: private blocks held */
+    uint64_t admitted;   /* paged: admission order, for preemption */
+    bool evicted;
 } request;
 
 typedef struct server {
@@ -172,6 +207,9 @@ typedef struct server {
     uint64_t q_head, q_len, q_cap;
     request *active;
     uint64_t n_active;
+    /* paged */
+    uint64_t block_bytes, blocks, used, shared, admissions;
+    serving_report *report;
 } server;
 
 static uint64_t draw_len(synth_rng *r, double median, double sigma)
@@ -201,6 +239,11 @@ static void draw_request(server *s, request *q)
         p = c->max_len - 1;
     if (p + o > c->max_len)
         o = c->max_len - p;
+    if (c->prefix) { /* the shared prefix comes first */
+        p = p + c->prefix > c->max_len - 1 ? c->max_len - 1 : p + c->prefix;
+        if (p + o > c->max_len)
+            o = c->max_len - p;
+    }
     q->prompt = p;
     q->output = o;
 }
@@ -229,17 +272,40 @@ static uint64_t round_up(uint64_t n, uint64_t m)
     return (n + m - 1) / m * m;
 }
 
-static void admit(server *s, request *r)
+/* the prefill's largest layer working set for p tokens (no p² scores with flash attention) */
+static uint64_t prefill_bytes(const server *s, uint64_t p)
 {
     const transformer_config *m = &s->c->model;
+    return p * (3 * m->hidden + m->ffn) * s->e + (m->flash ? 0 : m->heads * p * p * s->e);
+}
+
+/* paged: private blocks a request of t tokens holds */
+static uint64_t blocks_for(const server *s, uint64_t tokens)
+{
+    uint64_t n = (tokens + s->c->block_size - 1) / s->c->block_size;
+    return n > s->shared ? n - s->shared : 0;
+}
+
+static void admit(server *s, request *r)
+{
+    const bool paged = s->c->kv == SERVING_KV_PAGED;
     r->kv_tokens = s->c->kv == SERVING_KV_PREALLOC ? r->prompt + r->output
-                                                   : round_up(r->prompt, s->c->kv_chunk);
+                                                   : round_up(r->prompt, paged ? s->c->block_size : s->c->kv_chunk);
     if (r->kv_tokens > s->c->max_len)
         r->kv_tokens = s->c->max_len;
     synth_advance(s->o, synth_rng_jitter(s->rng, 20000, 0.1));
-    r->kv_id = synth_allocf(s->o, r->kv_tokens * s->kv_per_token, "kv:req %llu", (unsigned long long)r->n);
+    if (paged) {
+        r->blocks = blocks_for(s, r->prompt + 1);
+        s->used += r->blocks;
+        r->admitted = ++s->admissions;
+        r->done = 0;
+        if (s->used > s->report->peak_blocks_used)
+            s->report->peak_blocks_used = s->used;
+    } else {
+        r->kv_id = synth_allocf(s->o, r->kv_tokens * s->kv_per_token, "kv:req %llu", (unsigned long long)r->n);
+    }
     const uint64_t p = r->prompt;
-    uint64_t work = p * (3 * m->hidden + m->ffn) * s->e + m->heads * p * p * s->e;
+    uint64_t work = prefill_bytes(s, p);
     synth_advance(s->o, synth_rng_jitter(s->rng, 5000, 0.1));
     uint64_t id = synth_alloc(s->o, work, "tmp:prefill");
     synth_advance(s->o, synth_rng_jitter(s->rng, 50000 * p, 0.1));
@@ -276,12 +342,107 @@ static void iterate(server *s)
     }
 }
 
+/* paged: the latest-admitted active request that is not evicted yet */
+static request *victim(server *s)
+{
+    request *v = NULL;
+    for (uint64_t i = 0; i < s->n_active; i++)
+        if (!s->active[i].evicted && (v == NULL || s->active[i].admitted > v->admitted))
+            v = &s->active[i];
+    return v;
+}
+
+/* paged: the front of the queue gets r back (preempted: recomputed when readmitted) */
+static bool requeue_front(server *s, const request *r)
+{
+    if (!enqueue(s, r)) /* makes room; then rotate it to the front */
+        return false;
+    s->q_head = (s->q_head + s->q_cap - 1) % s->q_cap;
+    s->queue[s->q_head] = s->queue[(s->q_head + s->q_len) % s->q_cap];
+    return true;
+}
+
+/* paged, after a decode step: every request whose next token starts a new block takes
+ * one; with none free the most recently admitted request is preempted */
+static bool paged_blocks(server *s)
+{
+    const uint64_t free_blocks_total = s->blocks - s->shared;
+    for (uint64_t i = 0; i < s->n_active; i++) {
+        request *r = &s->active[i];
+        if (r->evicted || r->done >= r->output)
+            continue;
+        uint64_t need = blocks_for(s, r->prompt + r->done + 1);
+        while (need > r->blocks && !r->evicted) {
+            if (s->used < free_blocks_total) {
+                r->blocks++;
+                s->used++;
+                continue;
+            }
+            request *v = victim(s);
+            v->evicted = true;
+            s->used -= v->blocks;
+            v->blocks = 0;
+            s->report->preemptions++;
+        }
+    }
+    if (s->used > s->report->peak_blocks_used)
+        s->report->peak_blocks_used = s->used;
+    /* the evicted go back to the front of the queue, the first evicted first */
+    for (uint64_t i = s->n_active; i-- > 0;) {
+        if (!s->active[i].evicted)
+            continue;
+        request r = s->active[i];
+        r.evicted = false;
+        r.done = 0;
+        s->active[i] = s->active[--s->n_active];
+        if (!requeue_front(s, &r))
+            return false;
+    }
+    return true;
+}
+
+/* paged: the pool after the weights, and the shared prefix's blocks */
+static sim_status paged_pool(server *s, uint64_t weight_bytes, uint64_t *pool_id, sim_error *err)
+{
+    const serving_config *c = s->c;
+    const transformer_config *m = &c->model;
+    serving_report *rep = s->report;
+    rep->block_bytes = s->block_bytes = c->block_size * s->kv_per_token;
+    rep->reserve_bytes = prefill_bytes(s, c->max_len) + c->max_batch * (3 * m->hidden + m->ffn + m->vocab) * s->e;
+    const double budget = c->gpu_util * (double)c->capacity - (double)weight_bytes - (double)rep->reserve_bytes;
+    s->blocks = budget > 0 ? (uint64_t)(budget / (double)s->block_bytes) : 0;
+    s->shared = c->prefix / c->block_size;
+    const uint64_t one_request = (c->max_len + c->block_size - 1) / c->block_size;
+    if (s->blocks < one_request + s->shared)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--kv=paged: %.3g of the device leaves room for %llu KV blocks, fewer than one request "
+                             "of --max-len=%llu needs (%llu); raise --gpu-util or use a larger device",
+                             c->gpu_util, (unsigned long long)s->blocks, (unsigned long long)c->max_len,
+                             (unsigned long long)(one_request + s->shared));
+    rep->blocks = s->blocks;
+    rep->pool_bytes = s->blocks * s->block_bytes;
+    rep->shared_blocks = s->shared;
+    synth_advance(s->o, synth_rng_jitter(s->rng, 2000 + rep->pool_bytes / 1000, 0.1));
+    *pool_id = synth_allocf(s->o, rep->pool_bytes, "kv:pool %llu blocks of %llu tokens", (unsigned long long)s->blocks,
+                            (unsigned long long)c->block_size);
+    return SIM_OK;
+}
+
 sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *err)
 {
+    serving_report r;
+    return serving_generate_report(c, o, &r, err);
+}
+
+sim_status serving_generate_report(const serving_config *c, synth_out *o, serving_report *report, sim_error *err)
+{
+    memset(report, 0, sizeof *report);
     sim_status st = serving_validate(c, err);
     if (st != SIM_OK)
         return st;
-    server s = {.c = c, .o = o, .e = synth_dtype_bytes(c->model.dtype)};
+    server s = {.c = c, .o = o, .e = synth_dtype_bytes(c->model.dtype), .report = report};
+    const bool paged = c->kv == SERVING_KV_PAGED;
+    uint64_t pool_id = 0, weight_bytes = 0;
     s.kv_per_token = serving_kv_bytes_per_token(c);
     uint32_t n_params = 0;
     graph_param *params = transformer_params(&c->model, &n_params);
@@ -296,7 +457,10 @@ sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *er
     for (uint32_t p = 0; p < n_params; p++) {
         synth_advance(o, synth_rng_jitter(s.rng, 2000 + params[p].numel * s.e / 1000, 0.1));
         w_ids[p] = synth_allocf(o, params[p].numel * s.e, "weight:%s", params[p].name);
+        weight_bytes += params[p].numel * s.e;
     }
+    if (paged && (st = paged_pool(&s, weight_bytes, &pool_id, err)) != SIM_OK)
+        goto done;
     synth_mark(o, "serving");
     const uint64_t t_start = synth_now(o);
     double next_arrival = (double)t_start + synth_rng_exponential(s.rng, 1e9 / c->rate);
@@ -317,18 +481,26 @@ sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *er
                 synth_advance(o, (uint64_t)ceil(next_arrival - (double)now));
             continue;
         }
-        while (s.n_active < c->max_batch && s.q_len > 0) {
+        while (s.n_active < c->max_batch && s.q_len > 0 &&
+               (!paged || blocks_for(&s, s.queue[s.q_head].prompt + 1) <= s.blocks - s.shared - s.used)) {
             request *r = &s.active[s.n_active++];
             *r = s.queue[s.q_head];
             s.q_head = (s.q_head + 1) % s.q_cap;
             s.q_len--;
             admit(&s, r);
         }
+        if (s.n_active > report->peak_active)
+            report->peak_active = s.n_active;
         iterate(&s);
+        if (paged && !paged_blocks(&s)) {
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            goto done;
+        }
         for (uint64_t i = 0; i < s.n_active;) {
             if (s.active[i].done >= s.active[i].output) {
                 synth_advance(o, synth_rng_jitter(s.rng, 1000, 0.1));
                 synth_free(o, s.active[i].kv_id);
+                s.used -= s.active[i].blocks;
                 s.active[i] = s.active[--s.n_active];
                 completed++;
                 if (completed % 100 == 0)
@@ -340,6 +512,7 @@ sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *er
     }
     if (!c->keep_live) {
         synth_mark(o, "release");
+        synth_free(o, pool_id);
         for (uint32_t p = 0; p < n_params; p++)
             synth_free(o, w_ids[p]);
     }

@@ -12,7 +12,7 @@
 #include "synth.h"
 #include "transformer.h"
 
-typedef enum serving_kv { SERVING_KV_PREALLOC = 0, SERVING_KV_GROW = 1 } serving_kv;
+typedef enum serving_kv { SERVING_KV_PREALLOC = 0, SERVING_KV_GROW = 1, SERVING_KV_PAGED = 2 } serving_kv;
 
 typedef struct serving_config {
     transformer_config model;     /* shapes and dtype of the served model */
@@ -28,7 +28,18 @@ typedef struct serving_config {
     uint64_t n_lengths;           /* number of pairs */
     bool keep_live;               /* leave the weights allocated at the end */
     uint64_t seed;
+    /* paged: a vLLM-style pool of fixed-size blocks (serving_paged.c) */
+    uint64_t block_size;          /* tokens per KV block (vLLM's default 16) */
+    double gpu_util;              /* fraction of capacity for weights + activations + pool (0.9) */
+    uint64_t capacity;            /* the device's bytes (from the trace header); required for paged */
+    uint64_t prefix;              /* tokens of a prompt prefix every request shares (0: none) */
 } serving_config;
+
+/* What a paged run did (zero for the other modes). */
+typedef struct serving_report {
+    uint64_t pool_bytes, blocks, block_bytes, reserve_bytes;
+    uint64_t peak_blocks_used, peak_active, preemptions, shared_blocks;
+} serving_report;
 
 /* gpt2-medium in fp16, 2 requests/s, 1000 requests, batches up to 16, prompts
  * lognormal(median 256, σ 1.0), outputs lognormal(median 128, σ 0.8), max 1024. */
@@ -39,8 +50,11 @@ void serving_config_release(serving_config *c);
  * and lines starting with '#' are skipped. SIM_EIO / SIM_EUSAGE with file:line. */
 sim_status serving_load_lengths(serving_config *c, const char *path, sim_error *err);
 sim_status serving_validate(const serving_config *c, sim_error *err);
-/* KV-cache bytes for one token: 2 (K and V) · layers · hidden · e. */
+/* KV-cache bytes for one token: 2 (K and V) · layers · KV heads · head_dim · e
+ * (= 2·L·H·e without grouped-query attention). */
 uint64_t serving_kv_bytes_per_token(const serving_config *c);
 sim_status serving_generate(const serving_config *c, synth_out *o, sim_error *err);
+/* The same, filling report (not NULL). */
+sim_status serving_generate_report(const serving_config *c, synth_out *o, serving_report *report, sim_error *err);
 
 #endif

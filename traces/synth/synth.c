@@ -21,7 +21,10 @@ struct synth_out {
     uint64_t t;
     uint64_t next_id;
     uint64_t *sizes;        /* sizes[id] while live, UINT64_MAX when not live */
-    uint64_t sizes_cap;
+    uint8_t *cats;          /* cats[id]: the synth_cat of the allocation */
+    uint64_t sizes_cap, cats_cap;
+    uint64_t live_by_cat[SYNTH_CAT_N];
+    char last_mark[64];
     uint64_t live_bytes, live_count;
     char *proc;
     synth_stats stats;
@@ -91,6 +94,7 @@ sim_status synth_out_close(synth_out *o, bool commit, synth_stats *stats, sim_er
         stats->t_end_ns = o->t;
     }
     free(o->sizes);
+    free(o->cats);
     free(o->proc);
     free(o);
     return st;
@@ -135,15 +139,21 @@ uint64_t synth_alloc_stream(synth_out *o, uint64_t size, uint32_t stream, const 
         return 0;
     }
     uint64_t id = o->next_id++;
-    if (!SIM_GROW(o->sizes, id + 1, o->sizes_cap)) {
+    if (!SIM_GROW(o->sizes, id + 1, o->sizes_cap) || !SIM_GROW(o->cats, id + 1, o->cats_cap)) {
         out_fail(o, SIM_ENOMEM, "out of memory");
         return 0;
     }
+    synth_cat cat = synth_cat_of(tag);
     o->sizes[id] = size;
+    o->cats[id] = (uint8_t)cat;
     o->live_bytes += size;
+    o->live_by_cat[cat] += size;
     o->live_count++;
-    if (o->live_bytes > o->stats.peak_live_bytes)
+    if (o->live_bytes > o->stats.peak_live_bytes) {
         o->stats.peak_live_bytes = o->live_bytes;
+        memcpy(o->stats.peak_by_cat, o->live_by_cat, sizeof o->live_by_cat);
+        memcpy(o->stats.peak_mark, o->last_mark, sizeof o->last_mark);
+    }
     o->stats.allocs++;
     sim_event ev = {.op = SIM_OP_ALLOC, .id = id, .size = size, .stream = stream, .tag = tag};
     out_write(o, &ev);
@@ -174,6 +184,7 @@ void synth_free(synth_out *o, uint64_t id)
         return;
     }
     o->live_bytes -= o->sizes[id];
+    o->live_by_cat[o->cats[id]] -= o->sizes[id];
     o->live_count--;
     o->sizes[id] = SYNTH_NOT_LIVE;
     o->stats.frees++;
@@ -186,6 +197,7 @@ void synth_mark(synth_out *o, const char *name)
     if (o->st != SIM_OK)
         return;
     o->stats.marks++;
+    snprintf(o->last_mark, sizeof o->last_mark, "%.63s", name);
     sim_event ev = {.op = SIM_OP_MARK, .name = name};
     out_write(o, &ev);
 }
@@ -225,6 +237,35 @@ uint64_t synth_live_bytes(const synth_out *o)
 
 /* ---------------------------------------------------------------- vocabulary */
 
+static const char *const CAT_NAMES[SYNTH_CAT_N] = {"weights", "grads", "optimizer", "activations",
+                                                   "temporaries", "gathered", "kv", "other"};
+
+const char *synth_cat_name(synth_cat c)
+{
+    return CAT_NAMES[c];
+}
+
+synth_cat synth_cat_of(const char *tag)
+{
+    static const struct {
+        const char *prefix;
+        synth_cat cat;
+    } MAP[] = {
+        {"weight:", SYNTH_CAT_WEIGHT},     {"weight_shard:", SYNTH_CAT_WEIGHT}, {"buffer:", SYNTH_CAT_WEIGHT},
+        {"qweight:", SYNTH_CAT_WEIGHT},    {"qconst:", SYNTH_CAT_WEIGHT},       {"grad:", SYNTH_CAT_GRAD},
+        {"grad_shard:", SYNTH_CAT_GRAD},   {"adam_m:", SYNTH_CAT_OPTIMIZER},    {"adam_v:", SYNTH_CAT_OPTIMIZER},
+        {"momentum:", SYNTH_CAT_OPTIMIZER}, {"master:", SYNTH_CAT_OPTIMIZER},    {"adafactor_", SYNTH_CAT_OPTIMIZER},
+        {"act:", SYNTH_CAT_ACT},           {"agrad:", SYNTH_CAT_ACT},           {"tmp:", SYNTH_CAT_TMP},
+        {"gather:", SYNTH_CAT_GATHER},     {"p2p:", SYNTH_CAT_GATHER},          {"kv:", SYNTH_CAT_KV},
+    };
+    if (tag == NULL)
+        return SYNTH_CAT_OTHER;
+    for (size_t i = 0; i < sizeof MAP / sizeof MAP[0]; i++)
+        if (strncmp(tag, MAP[i].prefix, strlen(MAP[i].prefix)) == 0)
+            return MAP[i].cat;
+    return SYNTH_CAT_OTHER;
+}
+
 static const char *const DTYPE_NAMES[] = {"fp32", "fp16", "bf16"};
 
 uint64_t synth_dtype_bytes(synth_dtype d)
@@ -254,10 +295,10 @@ bool synth_dtype_parse(const char *text, synth_dtype *out)
 
 uint64_t synth_optimizer_states(synth_optimizer o)
 {
-    return o == SYNTH_ADAM ? 2 : o == SYNTH_MOMENTUM ? 1 : 0;
+    return o == SYNTH_ADAM ? 2 : o == SYNTH_MOMENTUM || o == SYNTH_ADAFACTOR ? 1 : 0;
 }
 
-static const char *const OPT_NAMES[] = {"sgd", "momentum", "adam"};
+static const char *const OPT_NAMES[] = {"sgd", "momentum", "adam", "adafactor"};
 
 const char *synth_optimizer_name(synth_optimizer o)
 {
@@ -266,7 +307,7 @@ const char *synth_optimizer_name(synth_optimizer o)
 
 bool synth_optimizer_parse(const char *text, synth_optimizer *out)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(text, OPT_NAMES[i]) == 0) {
             *out = (synth_optimizer)i;
             return true;

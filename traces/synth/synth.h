@@ -15,6 +15,23 @@
 
 typedef struct synth_out synth_out;
 
+/* What live bytes are, by the tag's prefix (the text before ':'): the terms of the
+ * closed forms, so that a trace's peak can be set beside them term by term. */
+typedef enum synth_cat {
+    SYNTH_CAT_WEIGHT = 0,  /* weight:, weight_shard:, buffer:, qweight:, qconst: (model parameters) */
+    SYNTH_CAT_GRAD,        /* grad:, grad_shard: */
+    SYNTH_CAT_OPTIMIZER,   /* adam_m:, adam_v:, momentum:, master:, adafactor_*: */
+    SYNTH_CAT_ACT,         /* act: (saved for backward), agrad: (activation gradients) */
+    SYNTH_CAT_TMP,         /* tmp: (temporaries: foreach denominators, logits, dequantized weights) */
+    SYNTH_CAT_GATHER,      /* gather: (ZeRO-3/FSDP all-gathered parameters), p2p: (pipeline buffers) */
+    SYNTH_CAT_KV,          /* kv: (KV caches, the paged pool) */
+    SYNTH_CAT_OTHER,
+    SYNTH_CAT_N
+} synth_cat;
+const char *synth_cat_name(synth_cat c);
+/* The category of a tag ("weight:x" -> SYNTH_CAT_WEIGHT); NULL -> OTHER. */
+synth_cat synth_cat_of(const char *tag);
+
 /* What a generator wrote, for tests, the CLI's summary and the README figures. */
 typedef struct synth_stats {
     uint64_t events, allocs, frees, marks;
@@ -22,6 +39,8 @@ typedef struct synth_stats {
     uint64_t final_live_bytes;  /* bytes still allocated when the trace ends */
     uint64_t final_live_count;
     uint64_t t_end_ns;
+    uint64_t peak_by_cat[SYNTH_CAT_N]; /* live bytes by category at the (first) peak */
+    char peak_mark[64];                /* the last mark before the peak ("optimizer 1"), "" if none */
 } synth_stats;
 
 /* Open path for writing (container from the extension: .jsonl = JSON Lines).
@@ -61,9 +80,12 @@ const char *synth_dtype_name(synth_dtype d);
 /* "fp32"/"float32", "fp16"/"float16"/"half", "bf16"/"bfloat16"; false if unknown. */
 bool synth_dtype_parse(const char *text, synth_dtype *out);
 
-/* sgd: no state; momentum: one buffer per parameter; adam: exp_avg and exp_avg_sq. */
-typedef enum synth_optimizer { SYNTH_SGD = 0, SYNTH_MOMENTUM = 1, SYNTH_ADAM = 2 } synth_optimizer;
-/* Optimizer-state tensors per parameter tensor: 0, 1 or 2. */
+/* sgd: no state; momentum: one buffer per parameter; adam (and adamw, the same
+ * states): exp_avg and exp_avg_sq; adafactor: a factored second moment (a row and a
+ * column vector per matrix, the full tensor for vectors) and no first moment
+ * (Shazeer & Stern 2018, beta1 = None as in the Hugging Face default). */
+typedef enum synth_optimizer { SYNTH_SGD = 0, SYNTH_MOMENTUM = 1, SYNTH_ADAM = 2, SYNTH_ADAFACTOR = 3 } synth_optimizer;
+/* Optimizer-state tensors per parameter tensor: 0, 1 or 2 (adafactor: 1, factored). */
 uint64_t synth_optimizer_states(synth_optimizer o);
 const char *synth_optimizer_name(synth_optimizer o);
 bool synth_optimizer_parse(const char *text, synth_optimizer *out);

@@ -11,15 +11,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/buf.h"
 #include "sim/status.h"
 #include "graph.h"
 #include "synth.h"
 
 typedef enum transformer_arch { TRANSFORMER_BERT = 0, TRANSFORMER_GPT2 = 1, TRANSFORMER_LLAMA = 2 } transformer_arch;
 
+typedef enum transformer_precision {
+    TRANSFORMER_PURE = 0,  /* every tensor in dtype (weights, grads, states, activations) */
+    TRANSFORMER_MIXED = 1  /* dtype weights, grads, activations; fp32 master weights and states */
+} transformer_precision;
+
+/* LoRA target projections (bit set). */
+enum { LORA_Q = 1, LORA_K = 2, LORA_V = 4, LORA_O = 8, LORA_GATE = 16, LORA_UP = 32, LORA_DOWN = 64 };
+
 typedef struct transformer_config {
     transformer_arch arch;
-    uint64_t layers, hidden, heads, ffn; /* ffn = MLP inner width */
+    uint64_t layers, hidden, heads, ffn; /* ffn = MLP inner width (per expert) */
     uint64_t vocab, max_pos, type_vocab; /* max_pos: learned position table (not LLaMA) */
     uint64_t seq, batch;
     synth_dtype dtype;                   /* every tensor: weights, grads, states, activations */
@@ -29,12 +38,38 @@ typedef struct transformer_config {
     bool inference;                      /* forward only, no grads, no optimizer */
     bool keep_live;                      /* leave weights and optimizer states allocated at the end */
     uint64_t seed;                       /* jitter of the op durations (sizes never depend on it) */
+    /* The llama family's variants (all zero: the original LLaMA layer). */
+    uint64_t kv_heads;                   /* 0 = heads; fewer: grouped-query attention */
+    uint64_t head_dim;                   /* 0 = hidden / heads (Qwen3 sets 128) */
+    uint64_t experts, experts_active;    /* mixture of experts: 0 = a dense MLP */
+    bool tied;                           /* lm_head shares embed_tokens (small Qwen models) */
+    bool qkv_bias;                       /* Qwen2: biases on q, k and v */
+    bool qk_norm;                        /* Qwen3: RMSNorm of q and k over head_dim */
+    bool flash;                          /* fused attention: no A·S² tensors, logsumexp saved */
+    /* Precision and memory savings (all zero: today's pure-dtype step). */
+    transformer_precision precision;
+    bool fp8;                            /* fp8 copies of the linear layers' saved inputs */
+    bool selective;                      /* recompute the attention core (A·S² tensors) in backward */
+    bool fused;                          /* fused optimizer: no foreach temporaries */
+    uint64_t lora_rank;                  /* LoRA adapters of this rank; 0 = full fine-tuning */
+    uint32_t lora_targets;               /* LORA_* bits (default q and v) */
+    bool qlora;                          /* base weights NF4 with double-quantized constants */
+    /* Parallelism: ranks = dp · tp · pp; this trace is rank `rank`. */
+    uint32_t zero;                       /* 0..3; FSDP full shard is 3 */
+    uint64_t dp, tp, pp;                 /* 0 = 1 */
+    bool sp;                             /* sequence parallelism with tp (Korthikanti et al. 2022) */
+    uint64_t shard;                      /* ranks the ZeRO states are sharded over (FSDP hybrid); 0 = dp */
+    uint64_t micro_batches;              /* per step (gradient accumulation, pipeline); 0 = 1 */
+    uint64_t rank;                       /* tp fastest, then dp, then pp stage (Megatron's order) */
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */
 void transformer_defaults(transformer_config *c);
-/* Overwrite c's shape with a preset: bert-base, bert-large, gpt2-small,
- * gpt2-medium, llama-7b. false if the name is unknown. */
+/* Overwrite c's shape with a preset (transformer_presets.c, each with its source):
+ * bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b, llama2-7b, llama2-13b,
+ * llama2-70b, llama3-8b, llama3-70b, mistral-7b, mixtral-8x7b, qwen2-0.5b,
+ * qwen2-1.5b, qwen2-7b, qwen2-72b, qwen3-0.6b, qwen3-8b, qwen3-32b. false if the
+ * name is unknown. */
 bool transformer_preset(const char *name, transformer_config *c);
 /* The list of preset names, comma-separated, for messages. */
 const char *transformer_preset_names(void);
@@ -46,6 +81,28 @@ uint64_t transformer_default_ffn(transformer_arch a, uint64_t hidden);
 /* SIM_EUSAGE with a message if the shape is inconsistent. */
 sim_status transformer_validate(const transformer_config *c, sim_error *err);
 
+/* One rank's share of the shape (tensor-parallel widths, pipeline stage). */
+typedef struct transformer_dims {
+    uint64_t tp, pp, dp, shard;            /* degrees (≥ 1) */
+    uint64_t tp_rank, dp_rank, stage;      /* this rank's coordinates */
+    uint64_t h, hd;                        /* hidden, head_dim */
+    uint64_t A, G, qd, kd, I, V;           /* per rank: heads, KV heads, q and k/v widths, MLP width, vocabulary */
+    uint64_t E, k;                         /* experts (0 dense) and routed per token (1 dense) */
+    uint64_t sq;                           /* the sequence's split of hidden-sized activations (tp with sp, else 1) */
+    uint64_t l0, nl;                       /* first layer of the stage, layers on it */
+    bool embed, head;                      /* the stage holds the embeddings / the head */
+} transformer_dims;
+void transformer_dims_of(const transformer_config *c, transformer_dims *d);
+
+/* A LoRA target list "q,v", "all", "attn" or "mlp" into LORA_* bits; false if unknown. */
+bool transformer_lora_parse(const char *text, uint32_t *out);
+/* Ranks of the job: dp · tp · pp (each 0 counted as 1). */
+uint64_t transformer_ranks(const transformer_config *c);
+/* True when c uses anything the BERT/GPT-2/LLaMA generator of the first release could
+ * not express (grouped-query attention, experts, mixed precision, LoRA, sharding, ...):
+ * such traces record it in their meta; the others stay byte-identical. */
+bool transformer_beyond_classic(const transformer_config *c);
+
 /* The usual closed-form estimate (what capacity calculators add up). */
 typedef struct transformer_estimate {
     uint64_t params;            /* closed-form parameter count */
@@ -56,6 +113,32 @@ typedef struct transformer_estimate {
     uint64_t total_bytes;       /* the sum */
 } transformer_estimate;
 void transformer_estimate_closed_form(const transformer_config *c, transformer_estimate *out);
+
+/* The closed form of one rank's peak, by phase (transformer_estimate.c): during
+ * forward/backward (weights, states if they exist then, the saved activations of
+ * the micro-batches in flight, the head's log-softmax and its gradient, gathered
+ * ZeRO-3 units) and in the optimizer step (weights, gradients, states, the
+ * optimizer's temporaries). The trace's peak is the larger of the two. */
+typedef struct transformer_phase {
+    uint64_t weights, grads, optimizer, activations, temporaries, gathered;
+    uint64_t total;
+} transformer_phase;
+typedef struct transformer_rank_estimate {
+    uint64_t params;            /* the whole model (closed form, every rank together) */
+    uint64_t trainable;         /* parameters with gradients (LoRA: the adapters) */
+    uint64_t local_params;      /* on this rank after tensor and pipeline splits */
+    transformer_phase fwd_bwd, optimizer;
+    uint64_t peak;              /* max of the two totals */
+    bool peak_in_optimizer;
+} transformer_rank_estimate;
+void transformer_estimate_rank(const transformer_config *c, transformer_rank_estimate *out);
+/* The closed forms beside a trace's peak s (what the CLI prints): this rank's
+ * closed form by phase, the trace's bytes by category at its peak, and the usual
+ * sum against them term by term with the reason for each difference. */
+void transformer_explain(const transformer_config *c, const synth_stats *s, sim_buf *b);
+/* Ψ model-state bytes per device of the ZeRO paper (Rajbhandari et al. 2020, §5):
+ * (2 + 2 + k)Ψ at stage 0, 2Ψ + 2Ψ + kΨ/d at 1, 2Ψ + (2 + k)Ψ/d at 2, (2 + 2 + k)Ψ/d at 3. */
+uint64_t transformer_zero_model_states(uint64_t psi, uint64_t k, uint64_t d, uint32_t stage);
 
 /* Write the workload's events to o. */
 sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_error *err);

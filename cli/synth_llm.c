@@ -1,0 +1,298 @@
+/* The large-language-model options of `gpusim synth transformer` and the per-rank
+ * output (synth_llm.h). */
+#include "synth_llm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sim/units.h"
+#include "traces/synth/synth.h"
+
+static sim_status get_u64(const cli_args *a, const char *name, uint64_t lo, uint64_t hi, uint64_t *out, bool *given,
+                          sim_error *err)
+{
+    const char *v = cli_get(a, name);
+    if (given)
+        *given = v != NULL;
+    if (v == NULL)
+        return SIM_OK;
+    uint64_t x;
+    if (units_parse_u64(v, &x, err) != SIM_OK || x < lo || x > hi)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: expected a whole number from %llu to %llu, not '%s'",
+                             name, (unsigned long long)lo, (unsigned long long)hi, v);
+    *out = x;
+    return SIM_OK;
+}
+
+/* index of v in words (NULL-terminated), or -1 */
+static int word(const char *v, const char *const *words)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(v, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+static sim_status choice(const cli_args *a, const char *name, const char *const *words, const char *expected, int *out,
+                         sim_error *err)
+{
+    const char *v = cli_get(a, name);
+    if (v == NULL)
+        return SIM_OK;
+    int k = word(v, words);
+    if (k < 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s: expected %s, not '%s'", name, expected, v);
+    *out = k;
+    return SIM_OK;
+}
+
+#define TRY(x)                                                                                                         \
+    do {                                                                                                               \
+        sim_status st_ = (x);                                                                                          \
+        if (st_ != SIM_OK)                                                                                             \
+            return st_;                                                                                                \
+    } while (0)
+
+sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *err)
+{
+    bool given;
+    TRY(get_u64(a, "kv-heads", 1, 1u << 20, &c->kv_heads, NULL, err));
+    TRY(get_u64(a, "head-dim", 1, 4096, &c->head_dim, NULL, err));
+    TRY(get_u64(a, "experts", 1, 1024, &c->experts, &given, err));
+    if (given && c->experts_active == 0)
+        c->experts_active = c->experts < 2 ? c->experts : 2;
+    TRY(get_u64(a, "experts-active", 1, 1024, &c->experts_active, NULL, err));
+    static const char *const ATT[] = {"eager", "flash", NULL}, *const PREC[] = {"pure", "mixed", NULL},
+                             *const REC[] = {"none", "layer", "selective", NULL},
+                             *const FSDP[] = {"full", "hybrid", NULL};
+    int att = c->flash ? 1 : 0, prec = 0, rec = -1, fsdp = -1;
+    TRY(choice(a, "attention", ATT, "eager or flash", &att, err));
+    TRY(choice(a, "precision", PREC, "pure or mixed", &prec, err));
+    TRY(choice(a, "recompute", REC, "none, layer or selective", &rec, err));
+    TRY(choice(a, "fsdp", FSDP, "full or hybrid", &fsdp, err));
+    c->flash = att == 1;
+    c->precision = prec ? TRANSFORMER_MIXED : TRANSFORMER_PURE;
+    c->fp8 = cli_has(a, "fp8");
+    c->fused = cli_has(a, "fused-optimizer");
+    if (rec >= 0 && c->checkpointing && rec != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--checkpointing and --recompute disagree");
+    if (rec >= 0) {
+        c->checkpointing = rec == 1;
+        c->selective = rec == 2;
+    }
+    if (c->inference && (c->selective || c->checkpointing))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--recompute only applies to --mode=train");
+    TRY(get_u64(a, "lora", 1, 4096, &c->lora_rank, NULL, err));
+    const char *targets = cli_get(a, "lora-targets");
+    if (targets && !c->lora_rank)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--lora-targets needs --lora=RANK");
+    if (c->lora_rank) {
+        /* PEFT's default for the llama, mistral, mixtral, qwen2 and qwen3 models:
+         * src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+         * (huggingface/peft 00073fe8) */
+        c->lora_targets = LORA_Q | LORA_V;
+        if (targets && !transformer_lora_parse(targets, &c->lora_targets))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--lora-targets: expected a list of q, k, v, o, gate, up, down, attn, mlp, all, "
+                                 "not '%s'",
+                                 targets);
+    }
+    c->qlora = cli_has(a, "qlora");
+    c->sp = cli_has(a, "sp");
+    uint64_t zero = 0, ranks = 1, shard_group = 8;
+    TRY(get_u64(a, "zero", 0, 3, &zero, NULL, err));
+    TRY(get_u64(a, "shard-group", 1, 65536, &shard_group, &given, err));
+    if (given && fsdp != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--shard-group needs --fsdp=hybrid");
+    TRY(get_u64(a, "tp", 1, 4096, &c->tp, NULL, err));
+    TRY(get_u64(a, "pp", 1, 4096, &c->pp, NULL, err));
+    TRY(get_u64(a, "ranks", 1, 65536, &ranks, NULL, err));
+    const uint64_t tp = c->tp ? c->tp : 1, pp = c->pp ? c->pp : 1;
+    if (ranks % (tp * pp) != 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--ranks=%llu is not a multiple of --tp · --pp = %llu",
+                             (unsigned long long)ranks, (unsigned long long)(tp * pp));
+    c->dp = ranks / (tp * pp);
+    if (fsdp >= 0) {
+        if (cli_has(a, "zero") && zero != 3)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--fsdp shards like --zero=3, not --zero=%llu",
+                                 (unsigned long long)zero);
+        zero = 3;
+        if (fsdp == 1) {
+            if (c->dp % shard_group != 0)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "--shard-group=%llu must divide the %llu data-parallel ranks",
+                                     (unsigned long long)shard_group, (unsigned long long)c->dp);
+            c->shard = shard_group;
+        }
+    }
+    c->zero = (uint32_t)zero;
+    c->micro_batches = pp > 1 ? pp : 0;
+    TRY(get_u64(a, "micro-batches", 1, 4096, &c->micro_batches, NULL, err));
+    TRY(get_u64(a, "rank", 0, 65535, &c->rank, &given, err));
+    if (given && c->rank >= ranks)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--rank=%llu: the job has %llu ranks",
+                             (unsigned long long)c->rank, (unsigned long long)ranks);
+    return SIM_OK;
+}
+
+static void phase_json(sim_buf *b, const char *key, const transformer_phase *p)
+{
+    sim_buf_printf(b,
+                   "\"%s\":{\"weights\":%llu,\"grads\":%llu,\"optimizer\":%llu,\"activations\":%llu,"
+                   "\"temporaries\":%llu,\"gathered\":%llu,\"total\":%llu}",
+                   key, (unsigned long long)p->weights, (unsigned long long)p->grads, (unsigned long long)p->optimizer,
+                   (unsigned long long)p->activations, (unsigned long long)p->temporaries,
+                   (unsigned long long)p->gathered, (unsigned long long)p->total);
+}
+
+void synth_llm_meta(const transformer_config *c, sim_buf *meta)
+{
+    if (!transformer_beyond_classic(c))
+        return;
+    transformer_dims d;
+    transformer_dims_of(c, &d);
+    sim_buf_printf(meta,
+                   ",\"kv_heads\":%llu,\"head_dim\":%llu,\"experts\":%llu,\"experts_active\":%llu,\"tied\":%s,"
+                   "\"attention\":\"%s\",\"precision\":\"%s\",\"fp8\":%s,\"recompute\":\"%s\",\"lora_rank\":%llu,"
+                   "\"lora_targets\":%u,\"qlora\":%s,\"zero\":%u,\"ranks\":%llu,\"dp\":%llu,\"tp\":%llu,\"pp\":%llu,"
+                   "\"sp\":%s,\"shard\":%llu,\"micro_batches\":%llu,\"rank\":%llu,\"stage\":%llu,",
+                   (unsigned long long)(c->kv_heads ? c->kv_heads : c->heads), (unsigned long long)d.hd,
+                   (unsigned long long)c->experts, (unsigned long long)c->experts_active, c->tied ? "true" : "false",
+                   c->flash ? "flash" : "eager", c->precision ? "mixed" : "pure", c->fp8 ? "true" : "false",
+                   c->checkpointing ? "layer"
+                   : c->selective   ? "selective"
+                                    : "none",
+                   (unsigned long long)c->lora_rank, c->lora_targets, c->qlora ? "true" : "false", c->zero,
+                   (unsigned long long)transformer_ranks(c), (unsigned long long)d.dp, (unsigned long long)d.tp,
+                   (unsigned long long)d.pp, c->sp ? "true" : "false", (unsigned long long)d.shard,
+                   (unsigned long long)(c->micro_batches ? c->micro_batches : 1), (unsigned long long)c->rank,
+                   (unsigned long long)d.stage);
+    transformer_rank_estimate r;
+    transformer_estimate_rank(c, &r);
+    sim_buf_printf(meta, "\"rank_closed_form\":{\"params\":%llu,\"trainable\":%llu,\"local_params\":%llu,",
+                   (unsigned long long)r.params, (unsigned long long)r.trainable, (unsigned long long)r.local_params);
+    phase_json(meta, "forward_backward", &r.fwd_bwd);
+    sim_buf_puts(meta, ",");
+    phase_json(meta, "optimizer_step", &r.optimizer);
+    sim_buf_printf(meta, ",\"peak\":%llu}", (unsigned long long)r.peak);
+}
+
+void synth_llm_rank_name(const transformer_config *c, trace_header *h)
+{
+    if (transformer_ranks(c) <= 1)
+        return;
+    char name[sizeof h->name];
+    snprintf(name, sizeof name, "%.200s rank %llu/%llu", h->name, (unsigned long long)c->rank,
+             (unsigned long long)transformer_ranks(c));
+    memcpy(h->name, name, sizeof name);
+}
+
+bool synth_llm_per_rank(const cli_args *a, const transformer_config *c)
+{
+    return transformer_ranks(c) > 1 && !cli_has(a, "rank");
+}
+
+void synth_llm_print_explain(const transformer_config *c, const synth_stats *s)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    transformer_explain(c, s, &b);
+    if (b.len)
+        fputs(b.data, stdout);
+    sim_buf_release(&b);
+}
+
+/* one rank's trace; fills stats */
+static sim_status write_rank(const char *path, const trace_header *h0, const char *meta_head, uint64_t start,
+                             const char *proc, const transformer_config *c, synth_stats *stats, sim_error *err)
+{
+    trace_header h = *h0;
+    synth_llm_rank_name(c, &h);
+    sim_buf meta;
+    sim_buf_init(&meta);
+    sim_buf_puts(&meta, meta_head);
+    synth_llm_meta(c, &meta);
+    sim_buf_puts(&meta, "}");
+    h.meta_json = meta.data;
+    synth_out *so = NULL;
+    sim_status st = synth_out_open(path, &h, start, proc, &so, err);
+    sim_buf_release(&meta);
+    if (st != SIM_OK)
+        return st;
+    st = transformer_generate(c, so, err);
+    sim_error cerr;
+    sim_error_clear(&cerr);
+    sim_status cst = synth_out_close(so, st == SIM_OK, stats, &cerr);
+    if (st == SIM_OK && cst != SIM_OK) {
+        *err = cerr;
+        st = cst;
+    }
+    return st;
+}
+
+int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *meta_head, uint64_t start,
+                          const char *proc, transformer_config *c, bool quiet)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        sim_error_set(&err, SIM_EIO, dir, 0, 0, "cannot create the directory: %s", strerror(errno));
+        return cli_fail(&err);
+    }
+    const uint64_t ranks = transformer_ranks(c);
+    sim_buf job;
+    sim_buf_init(&job);
+    sim_buf_printf(&job, "{\"format\":\"gpusim-job\",\"version\":1,\"name\":");
+    sim_buf_json_str(&job, h->name);
+    sim_buf_printf(&job, ",\"ranks\":%llu,\"traces\":[", (unsigned long long)ranks);
+    int rc = 0;
+    for (uint64_t r = 0; r < ranks && rc == 0; r++) {
+        c->rank = r;
+        transformer_dims d;
+        transformer_dims_of(c, &d);
+        char path[4200], file[32];
+        snprintf(file, sizeof file, "rank-%05llu.jsonl", (unsigned long long)r);
+        snprintf(path, sizeof path, "%.4000s/%s", dir, file);
+        synth_stats s;
+        sim_status st = write_rank(path, h, meta_head, start, proc, c, &s, &err);
+        if (st != SIM_OK) {
+            rc = st == SIM_EUSAGE ? cli_usage_error("synth", "%s", err.msg) : cli_fail(&err);
+            break;
+        }
+        sim_buf_printf(&job,
+                       "%s{\"rank\":%llu,\"file\":\"%s\",\"dp_rank\":%llu,\"tp_rank\":%llu,\"stage\":%llu,"
+                       "\"peak_live_bytes\":%llu}",
+                       r ? "," : "", (unsigned long long)r, file, (unsigned long long)d.dp_rank,
+                       (unsigned long long)d.tp_rank, (unsigned long long)d.stage,
+                       (unsigned long long)s.peak_live_bytes);
+        if (quiet)
+            continue;
+        char peak[32];
+        units_format_size(s.peak_live_bytes, peak, sizeof peak);
+        printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]\n", path,
+               (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes, (unsigned long long)d.dp_rank,
+               (unsigned long long)d.tp_rank, (unsigned long long)d.stage);
+        if (r == 0) {
+            c->rank = 0;
+            synth_llm_print_explain(c, &s);
+        }
+    }
+    sim_buf_puts(&job, "]}\n");
+    if (rc == 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%.4000s/job.json", dir);
+        FILE *f = fopen(path, "w");
+        bool ok = f != NULL && fputs(job.data, f) >= 0;
+        if (f != NULL && fclose(f) != 0)
+            ok = false;
+        if (!ok) {
+            sim_error_set(&err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+            rc = cli_fail(&err);
+        }
+    }
+    sim_buf_release(&job);
+    c->rank = 0;
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* synth_llm.h — the large-language-model options of `gpusim synth transformer`
+ * (grouped-query attention, experts, precision, recomputation, LoRA/QLoRA, ZeRO/FSDP,
+ * tensor and pipeline parallelism), the meta keys they add, the per-rank traces
+ * written to a directory, and the closed forms printed beside the trace's peak. */
+#ifndef GPUSIM_CLI_SYNTH_LLM_H
+#define GPUSIM_CLI_SYNTH_LLM_H
+
+#include <stdbool.h>
+
+#include "cli.h"
+#include "sim/buf.h"
+#include "traces/synth/transformer.h"
+#include "traces/trace.h"
+
+/* clang-format off */
+#define SYNTH_LLM_OPTS                                                                                       \
+    {"kv-heads", true, "N: key/value heads, grouped-query attention (default: --heads)"},                    \
+    {"head-dim", true, "N: width of one head (default hidden/heads)"},                                       \
+    {"experts", true, "N: mixture of experts per layer (default 0: a dense MLP)"},                           \
+    {"experts-active", true, "N: experts routed per token (default 2 with --experts)"},                      \
+    {"attention", true, "eager|flash: scores and probabilities materialised, or fused (default: preset's)"}, \
+    {"precision", true, "pure|mixed: every tensor in --dtype, or fp32 master weights and states"},           \
+    {"fp8", false, "fp8 copies of the saved inputs of linear layers (Transformer Engine)"},                  \
+    {"recompute", true, "none|layer|selective: activation checkpointing (layer = --checkpointing)"},         \
+    {"fused-optimizer", false, "a fused optimizer update, no foreach temporaries (mixed: always)"},          \
+    {"lora", true, "RANK: LoRA adapters of this rank; the base weights are frozen"},                         \
+    {"lora-targets", true, "LIST: q,k,v,o,gate,up,down or attn, mlp, all (default q,v)"},                    \
+    {"qlora", false, "QLoRA: 4-bit NF4 base weights with double-quantized constants (with --lora)"},         \
+    {"zero", true, "0|1|2|3: ZeRO stage over the data-parallel ranks"},                                      \
+    {"fsdp", true, "full|hybrid: FSDP (ZeRO-3); hybrid shards within --shard-group ranks"},                  \
+    {"shard-group", true, "N: ranks one hybrid FSDP shard spans (default 8)"},                               \
+    {"ranks", true, "N: ranks in the job, data parallel = N/(tp·pp); -o names a directory"},                 \
+    {"tp", true, "N: tensor-parallel degree (default 1)"},                                                   \
+    {"sp", false, "sequence parallelism with --tp: hidden-sized activations split along the sequence"},      \
+    {"pp", true, "N: pipeline stages, 1F1B (default 1)"},                                                    \
+    {"micro-batches", true, "N: micro-batches per step (default: --pp)"},                                    \
+    {"rank", true, "N: write only this rank's trace to -o FILE"}
+/* clang-format on */
+
+/* Read the options above into c (after the kind's own); SIM_EUSAGE with a message. */
+sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *err);
+/* Meta keys (",\"key\":value...") of the options above; nothing for a configuration
+ * the older flags could express, so that their traces stay byte-identical. */
+void synth_llm_meta(const transformer_config *c, sim_buf *meta);
+/* Append " rank R/N" to h's name when the job has more than one rank. */
+void synth_llm_rank_name(const transformer_config *c, trace_header *h);
+/* True when -o names a directory of per-rank traces (several ranks, no --rank). */
+bool synth_llm_per_rank(const cli_args *a, const transformer_config *c);
+/* Write DIR/rank-NNNNN.jsonl for every rank and DIR/job.json listing them; h is
+ * the header (its name gets " rank N/R"), meta_head the meta object without its
+ * closing brace. Prints a line per rank and rank 0's closed forms unless quiet.
+ * Returns the exit status. */
+int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *meta_head, uint64_t start,
+                          const char *proc, transformer_config *c, bool quiet);
+/* The closed forms beside the trace's peak (transformer_explain). */
+void synth_llm_print_explain(const transformer_config *c, const synth_stats *s);
+
+#endif
