@@ -100,11 +100,17 @@ for t in "$tdir"/u*.json; do
         "$bin" "$t" --label="$label" --torch-version="$version" $opts || true
     done
 done >>"$log" 2>&1
+grep -v '^#' "$here/directed.txt" | while read -r name opts; do
+    [ -n "$name" ] || continue
+    # shellcheck disable=SC2086 # the options are words
+    "$bin" "$here/directed/$name" --label=directed --torch-version="$version" $opts || true
+done >>"$log" 2>&1
 runs=$(grep -c -E '^(agree|DIFFER) ' "$log" || true)
 agree=$(grep -c '^agree ' "$log" || true)
 grep -v '^agree ' "$log" | head -n 40 || true
 echo "upstream: $agree of $runs runs agree (gpusim --strategy=torch --torch-version=$version against $(basename "$src"); log: $log)"
-expected=$(( $(ls "$tdir"/u*.json | wc -l) * $(grep -v '^#' "$here/configs.txt" | grep -c .) ))
+expected=$(( $(find "$tdir" -name 'u*.json' | wc -l) * $(grep -v '^#' "$here/configs.txt" | grep -c .) +
+             $(grep -v '^#' "$here/directed.txt" | grep -c .) ))
 if [ "$runs" -ne "$expected" ]; then
     echo "check.sh: $runs results for $expected runs" >&2
     exit 1
