@@ -1,5 +1,5 @@
 /* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c, torch_seed.c,
- * torch_freeset.c, torch_check.c): its constants, its records (blocks, segments,
+ * torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -299,5 +299,9 @@ bool torch_locate(const strategy *s, strategy_handle h, strategy_block *out);
 /* torch_check.c: the ops table's walk and check. */
 int torch_walk(const strategy *s, strategy_visitor v, void *ctx);
 void torch_check(const strategy *s, sim_report *r);
+
+/* torch_report.c: the ops table's stats and options. */
+void torch_stats(const strategy *s, const strategy_stat_sink *sink);
+void torch_options(const strategy *s, const strategy_stat_sink *sink);
 
 #endif
