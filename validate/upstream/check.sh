@@ -6,12 +6,13 @@
 # diverging event.
 #
 #   validate/upstream/check.sh [--torch-src=DIR|TARBALL] [--traces=N] [--seed=S]
-#                              [--build=DIR] [--torch-version=X.Y] [-- EXTRA OPTIONS]
+#                              [--build=DIR] [--torch-version=X.Y] [--debian-version=V]
 #
-# Without --torch-src it fetches Debian trixie's pytorch 2.6.0+dfsg-7 source
-# (fetch.sh, a private apt configuration); when that cannot be fetched it says so
-# and exits 0 (skipped). The build is cached in --build (default build-upstream/
-# beside the sources; c10 takes about 5 minutes on 2 cores the first time).
+# Without --torch-src it fetches Debian trixie's pytorch source, version
+# 2.6.0+dfsg-7 or --debian-version (fetch.sh, a private apt configuration); when
+# that cannot be fetched it says so and exits 0 (skipped). The build is cached in
+# --build (default build-upstream/ beside the sources; c10 takes about 5 minutes on
+# 2 cores the first time).
 # Exit status: 0 every run agrees (or skipped), 1 a run differs, 2 build failure.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,7 @@ traces=24
 seed=16
 build=$root/build-upstream
 version=2.6
+debian=2.6.0+dfsg-7
 cache=$here/.cache
 for a in "$@"; do
     case $a in
@@ -29,13 +31,14 @@ for a in "$@"; do
     --seed=*) seed=${a#*=} ;;
     --build=*) build=${a#*=} ;;
     --torch-version=*) version=${a#*=} ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --debian-version=*) debian=${a#*=} ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
 fmt=
 if [ -z "$src" ]; then
-    if ! src=$(nice sh "$here/fetch.sh" "$cache"); then
+    if ! src=$(nice sh "$here/fetch.sh" "$cache" "$debian"); then
         echo "upstream: skipped: the PyTorch source could not be fetched (validate/upstream/fetch.sh)"
         exit 0
     fi
@@ -67,7 +70,7 @@ if [ ! -f /usr/include/fmt/format.h ]; then
     fmt=$cache/fmt/usr/include
     if [ ! -f "$fmt/fmt/format.h" ]; then
         # fetch.sh unpacks libfmt-dev's headers even for a local source tree
-        if ! nice sh "$here/fetch.sh" "$cache" >/dev/null; then
+        if ! nice sh "$here/fetch.sh" "$cache" "$debian" >/dev/null; then
             echo "upstream: skipped: fmt's headers (libfmt-dev) could not be fetched"
             exit 0
         fi
