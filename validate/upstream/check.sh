@@ -32,7 +32,7 @@ for a in "$@"; do
     --build=*) build=${a#*=} ;;
     --torch-version=*) version=${a#*=} ;;
     --debian-version=*) debian=${a#*=} ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
