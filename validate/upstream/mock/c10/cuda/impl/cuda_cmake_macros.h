@@ -1,3 +1,0 @@
-/* Replaces CMake's generated c10/cuda/impl/cuda_cmake_macros.h (validate/upstream):
- * a static build. */
-#pragma once

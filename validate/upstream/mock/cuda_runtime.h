@@ -1,6 +1,0 @@
-/* Mock CUDA runtime umbrella header (validate/upstream): the runtime API only. */
-#ifndef GPUSIM_MOCK_CUDA_RUNTIME_H
-#define GPUSIM_MOCK_CUDA_RUNTIME_H
-#include "cuda.h"
-#include "cuda_runtime_api.h"
-#endif
