@@ -78,7 +78,7 @@ typedef struct strategy_oom {
     uint64_t reserved_bytes;     /* what it holds from the device */
     uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
     sim_oom_cause cause;
-    char detail[512];            /* the allocator's own words (PyTorch's message, ...) or "" */
+    char detail[768];            /* the allocator's own words (PyTorch's message, ...) or "" */
 } strategy_oom;
 
 /* O(1) snapshot taken after every event for the metrics. */

@@ -9,7 +9,6 @@
 
 static torch_rules rules_for(unsigned minor)
 {
-    bool main_ = minor == TORCH_VERSION_MAIN;
     return (torch_rules){
         .minor = minor,
         /* pytorch/pytorch#165304 (merged 2025-10-19, after 2.9.0): '>' starts one
@@ -30,7 +29,8 @@ static torch_rules rules_for(unsigned minor)
         /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
          * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
         .mb_minimum_inclusive = minor >= 9,
-        .oom_names_largest_free_block = main_,
+        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig) */
+        .oom_advises_pytorch_alloc_conf = minor >= 9,
     };
 }
 

@@ -33,9 +33,9 @@ typedef struct torch_rules {
     /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
      * 2.1-2.8 require more than 20 */
     bool mb_minimum_inclusive;
-    /* the OOM message names the largest free block (main); 2.1-2.11 end with the
-     * expandable_segments hint */
-    bool oom_names_largest_free_block;
+    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.9
+     * on, when that name came); 2.1-2.8 name PYTORCH_CUDA_ALLOC_CONF */
+    bool oom_advises_pytorch_alloc_conf;
 } torch_rules;
 
 /* The rules of text ("2.1" ... "2.11", "main"; NULL or "" = main) into *out.

@@ -4,6 +4,8 @@
 # corrupted gpusim side is caught by the comparison (check.py on a fake allocator that
 # disagrees). Where GPUSIM_TSL_SRC or GPUSIM_XLA_SRC name real trees, 50 runs each are
 # compared against them.
+set -u
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 run=$src/validate/upstream/bfc/run.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot) and the what-if example are rerun and compared; each command must
+# snapshot), the 8-GPU and data-parallel lessons, the --summary example and the what-if
+# example are rerun and compared; each command must
 # succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
@@ -35,6 +36,19 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy
+check_in_readme "8-GPU lesson, growth" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=growth
+check_in_readme "8-GPU lesson, visible=0" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB \
+  --strategy=greedy --visible=0
+check_in_readme "data-parallel example" replay traces/examples/small-model-12gb.jsonl --node=4x12GiB \
+  --strategy=growth --replicas=4 --job=3:traces/examples/two-jobs-b.jsonl
+# the --summary example: its first lines
+out=$("$bin" replay traces/examples/small-model-12gb.jsonl --strategy=torch --summary=peak 2>"$tmp/err" | head -12)
+n=0
+while IFS= read -r line; do
+  grep -qF -- "$line" "$readme" || n=$((n + 1))
+done <<<"$out"
+if [ -n "$out" ] && [ "$n" -eq 0 ]; then ok; else bad "the --summary example differs ($n lines not in the README)"; fi
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")

@@ -81,6 +81,12 @@ uint64_t dev_free_bytes(void *ctx)
     return device_free_bytes(static_cast<strategy *>(ctx)->dev);
 }
 
+uint64_t dev_process_bytes(void *ctx)
+{
+    strategy *s = static_cast<strategy *>(ctx);
+    return device_proc_held(s->dev, s->proc) + device_get_info(s->dev).context_bytes;
+}
+
 bool has_primary_context(c10::DeviceIndex)
 {
     return true;
@@ -153,6 +159,7 @@ sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
     md.reserve_va = dev_reserve_va;
     md.map = dev_map;
     md.free_bytes = dev_free_bytes;
+    md.process_bytes = dev_process_bytes;
     mock_cuda_reset(&md);
     // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use
     if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0) {

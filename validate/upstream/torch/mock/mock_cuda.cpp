@@ -7,6 +7,7 @@
 // completes the tag or someone synchronizes on it.
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <map>
 #include <memory>
 #include <set>
@@ -530,6 +531,42 @@ CUresult cuMemsetD32Async(CUdeviceptr, unsigned int, size_t, CUstream)
 CUresult cuStreamWriteValue32(CUstream, CUdeviceptr, unsigned int, unsigned int)
 {
     return CUDA_SUCCESS;
+}
+
+/* ==== NVML: one device, this process alone on it ==== */
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *, nvmlDevice_t *device)
+{
+    *device = reinterpret_cast<nvmlDevice_t>(&state());
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *)
+{
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t, unsigned int, nvmlPciInfo_t *)
+{
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t, unsigned int *count, nvmlProcessInfo_t *infos)
+{
+    MockState &s = state();
+    if (*count < 1) {
+        *count = 1;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    *count = 1;
+    infos[0].pid = static_cast<unsigned int>(getpid());
+    infos[0].usedGpuMemory = s.have_dev ? s.dev.process_bytes(s.dev.ctx) : 0;
+    return NVML_SUCCESS;
 }
 
 } // extern "C"

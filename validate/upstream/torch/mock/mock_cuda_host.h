@@ -26,6 +26,8 @@ typedef struct mock_cuda_device {
     bool (*map)(void *ctx, uint64_t bytes);
     /* cudaMemGetInfo free */
     uint64_t (*free_bytes)(void *ctx);
+    /* NVML's usedGpuMemory of this process: what it holds, its context included */
+    uint64_t (*process_bytes)(void *ctx);
 } mock_cuda_device;
 
 /* Forget every allocation, stream, event and tag, and use dev (copied) from now on. */

@@ -1,7 +1,8 @@
 // mock_driver_api.cpp — replaces c10/cuda/driver_api.cpp (validate/upstream/torch): the
-// driver entry points are the mock's (mock_cuda.cpp) instead of dlopen'ed
-// libcuda.so.1 symbols; NVML is absent, so get_nvml_handle() is null and c10
-// leaves its process report out of OOM messages.
+// driver and NVML entry points are the mock's (mock_cuda.cpp) instead of dlopen'ed
+// libcuda.so.1 and libnvidia-ml.so.1 symbols; NVML reports this process alone on
+// the device, so OOM messages carry "this process has ... memory in use" as on a
+// real machine.
 #include <c10/cuda/driver_api.h>
 
 namespace c10::cuda {
@@ -12,6 +13,7 @@ DriverAPI *DriverAPI::get()
         DriverAPI a{};
 #define GPUSIM_MOCK_BIND(name) a.name##_ = &name;
         C10_LIBCUDA_DRIVER_API(GPUSIM_MOCK_BIND)
+        C10_NVML_DRIVER_API(GPUSIM_MOCK_BIND)
 #undef GPUSIM_MOCK_BIND
         return a;
     }();
@@ -20,7 +22,8 @@ DriverAPI *DriverAPI::get()
 
 void *DriverAPI::get_nvml_handle()
 {
-    return nullptr;
+    static int handle; // any non-null value: NVML is "loaded"
+    return &handle;
 }
 
 } // namespace c10::cuda
