@@ -49,6 +49,15 @@ static const tune_candidate *find(const tune_answer *a, const char *setting)
     return NULL;
 }
 
+static uint32_t rank_of(const tune_answer *a, const char *setting)
+{
+    for (uint32_t r = 0; r < a->n_ranked; r++)
+        if (strcmp(a->c[a->rank[r]].setting, setting) == 0)
+            return r;
+    ck_abort_msg("%s is not ranked", setting);
+    return UINT32_MAX;
+}
+
 START_TEST(goal_and_framework_names_should_parse_back)
 {
     for (int g = 0; g < 3; g++) {
@@ -82,9 +91,11 @@ START_TEST(tf_should_find_the_smallest_memory_limit_that_runs)
     ck_assert(tune_candidate_ok(c));
     ck_assert_uint_eq(c->peak_reserved, 7 * MiB);
     ck_assert_ptr_null(find(&a, "memory_limit=6"));
-    /* the limit is the best for min-reserved: greedy holds the whole card */
-    ck_assert_str_eq(a.c[a.rank[0]].setting, "memory_limit=7");
-    ck_assert(strstr(a.c[a.rank[0]].code, "memory_limit=7)]") != NULL);
+    /* the limit ranks above growth (its doubling regions reach 8 MiB here) and greedy
+     * (the whole card); a pool allocator (cuda_malloc_async, where built) may go lower */
+    ck_assert_uint_lt(rank_of(&a, "memory_limit=7"), rank_of(&a, "allow_growth=true"));
+    ck_assert_uint_lt(rank_of(&a, "memory_limit=7"), rank_of(&a, a.c[a.current].setting));
+    ck_assert(strstr(c->code, "memory_limit=7)]") != NULL);
     ck_assert(a.c[a.current].current);
     ck_assert_uint_gt(a.c[a.current].peak_reserved, 7 * MiB);
     tune_answer_release(&a);
