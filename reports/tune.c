@@ -39,16 +39,22 @@ static bool same_as_before(const tune_answer *a, uint32_t r)
            x->peak_device == y->peak_device && x->ooms == y->ooms;
 }
 
+/* A row's name: the setting, and how many equal ones it stands for or that it is the current one. */
+static void row_name(const tune_candidate *c, uint32_t equal, char *name, size_t cap)
+{
+    if (equal)
+        snprintf(name, cap, "%s (+%u equal)", c->setting, equal);
+    else
+        snprintf(name, cap, "%s%s", c->setting, c->current ? " (current)" : "");
+}
+
 static void row_text(const tune_question *q, const tune_answer *a, uint32_t rank, uint32_t i, uint32_t equal,
-                     sim_buf *b)
+                     int width, sim_buf *b)
 {
     const tune_candidate *c = &a->c[i], *c0 = &a->c[a->current];
     char name[TUNE_TEXT + 32], s[32], d[64];
-    if (equal)
-        snprintf(name, sizeof name, "%s (+%u equal)", c->setting, equal);
-    else
-        snprintf(name, sizeof name, "%s%s", c->setting, c->current ? " (current)" : "");
-    sim_buf_printf(b, "  %4u  %-50s %13s  %-22s", rank, name, units_format_size(c->peak_reserved, s, sizeof s),
+    row_name(c, equal, name, sizeof name);
+    sim_buf_printf(b, "  %4u  %-*s %13s  %-22s", rank, width, name, units_format_size(c->peak_reserved, s, sizeof s),
                    delta_text(c->peak_reserved, c0->peak_reserved, d, sizeof d));
     if (q->goal == TUNE_GOAL_FIT) {
         uint64_t cap = q->base.device.capacity_bytes;
@@ -83,7 +89,20 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
     for (uint32_t i = 0; i < n_paths; i++)
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
     sim_buf_printf(b, "  device  %s: capacity %s\n\n", dv->name, units_format_size(dv->capacity_bytes, s, sizeof s));
-    sim_buf_printf(b, "  %4s  %-50s %13s  %-22s", "rank", "setting", "peak reserved", "vs current");
+    /* the setting column as wide as its longest name, within 40..90 */
+    int width = 40;
+    for (uint32_t r = 0; r < a->n_ranked; r++) {
+        uint32_t equal = 0;
+        while (r + equal + 1 < a->n_ranked && same_as_before(a, r + equal + 1))
+            equal++;
+        char name[TUNE_TEXT + 32];
+        row_name(&a->c[a->rank[r]], equal, name, sizeof name);
+        size_t len = strlen(name);
+        if (len > (size_t)width)
+            width = len > 90 ? 90 : (int)len;
+        r += equal;
+    }
+    sim_buf_printf(b, "  %4s  %-*s %13s  %-22s", "rank", width, "setting", "peak reserved", "vs current");
     if (q->goal == TUNE_GOAL_FIT)
         sim_buf_printf(b, " %12s  ", "headroom");
     sim_buf_puts(b, "out of memory\n");
@@ -102,7 +121,7 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
             continue;
         if (top && row > top + 1)
             sim_buf_puts(b, "   ...\n");
-        row_text(q, a, row, i, equal, b);
+        row_text(q, a, row, i, equal, width, b);
         shown++;
     }
     if (shown < rows)
@@ -110,7 +129,7 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
     for (uint32_t i = 0; i < a->n; i++) {
         const tune_candidate *c = &a->c[i];
         if (c->bound && c->st == SIM_OK)
-            sim_buf_printf(b, "  lower bound  %-37s %13s\n", c->setting, units_format_size(c->peak_reserved, s, sizeof s));
+            sim_buf_printf(b, "  lower bound  %-*s %13s\n", width - 7, c->setting, units_format_size(c->peak_reserved, s, sizeof s));
     }
     const tune_candidate *c0 = &a->c[a->current];
     const tune_candidate *best = a->n_ranked ? &a->c[a->rank[0]] : NULL;
