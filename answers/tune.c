@@ -581,7 +581,9 @@ static void rank_all(tune_answer *a, const tune_question *q)
 
 uint32_t tune_estimate_runs(const tune_question *q)
 {
-    /* stage 1's grids and bounds, the refinement, the fractions and the search's rounds */
+    /* torch: stage 1's grids and bounds (about 24), the refinement (7), the fractions (4)
+     * and the pair; tf and jax: a handful of settings and the search's rounds of
+     * SEARCH_PROBES replays (eight rounds for 1 MiB steps on an 80 GiB card) */
     return q->framework == TUNE_TORCH ? 40u : 30u;
 }
 

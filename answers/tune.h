@@ -80,7 +80,8 @@ typedef struct tune_answer {
     uint32_t current;          /* index of the current setting in c */
 } tune_answer;
 
-/* The replays a tune of q takes at most before it starts (for a progress estimate). */
+/* About how many replays a tune of q takes (the progress line's estimate; later stages
+ * depend on earlier results). */
 uint32_t tune_estimate_runs(const tune_question *q);
 /* Search. SIM_OK with *a filled (tune_answer_release frees), or the first error of a
  * replay other than a setting that cannot hold (SIM_ETRACE, SIM_ENOMEM, ...; the
