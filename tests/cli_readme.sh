@@ -36,6 +36,8 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "tune" tune traces/examples/pinning-l4.jsonl
+check_in_readme "tune for tf" tune traces/examples/pinning-l4.jsonl --framework=tf
 check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy
 check_in_readme "8-GPU lesson, growth" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=growth
 check_in_readme "8-GPU lesson, visible=0" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB \
