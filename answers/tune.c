@@ -417,7 +417,7 @@ static void run_one(tune_ctx *x, tune_candidate *c)
         c->peak_reserved = m->peak_reserved_bytes;
         c->peak_device = m->peak_device_bytes;
         c->ooms = m->ooms;
-        c->cause = m->first_oom.info.cause;
+        c->cause = m->first_oom.cause;
     }
     sim_run_free(run);
     uint64_t done = atomic_fetch_add(&x->done, 1) + 1;
