@@ -57,17 +57,15 @@ def is_oom(e):
 
 
 def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
-    loaded = vcommon.load_trace("jax_replay.py", a.trace)
-    if loaded is None:
+    started = vcommon.start("jax_replay.py", parse_args, argv)
+    if started is None:
         return 3
-    header, events, s = loaded
+    a, header, events, s = started
     strategy, opts = predict(a)
     if a.check_only:
-        print("jax_replay.py: %s: %d events (%d allocs, %d frees, %d deferred), peak requested %d B; would run with "
-              "XLA_PYTHON_CLIENT_PREALLOCATE=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s; predicts with strategy %s %s"
-              % (a.trace, s["events"], s["allocs"], s["frees"], s["deferred_frees"], s["peak_requested_bytes"],
-                 a.preallocate, a.mem_fraction, strategy, opts))
+        vcommon.print_plan("jax_replay.py", a.trace, s, False,
+                           "XLA_PYTHON_CLIENT_PREALLOCATE=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s"
+                           % (a.preallocate, a.mem_fraction), strategy, opts)
         return 0
 
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = a.preallocate

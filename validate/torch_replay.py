@@ -60,16 +60,14 @@ def predict_options(a):
 
 
 def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
-    loaded = vcommon.load_trace("torch_replay.py", a.trace)
-    if loaded is None:
+    started = vcommon.start("torch_replay.py", parse_args, argv)
+    if started is None:
         return 3
-    header, events, s = loaded
+    a, header, events, s = started
     if a.check_only:
-        print("torch_replay.py: %s: %d events (%d allocs, %d frees, %d deferred), streams %s, peak requested %d B; "
-              "would run with PYTORCH_CUDA_ALLOC_CONF=%r memory_fraction=%s; predicts with strategy torch %s"
-              % (a.trace, s["events"], s["allocs"], s["frees"], s["deferred_frees"], s["streams"],
-                 s["peak_requested_bytes"], a.alloc_conf, a.memory_fraction, predict_options(a)))
+        vcommon.print_plan("torch_replay.py", a.trace, s, True,
+                           "PYTORCH_CUDA_ALLOC_CONF=%r memory_fraction=%s" % (a.alloc_conf, a.memory_fraction),
+                           "torch", predict_options(a))
         return 0
 
     # Settings must be in place before torch initialises CUDA.
