@@ -188,20 +188,7 @@ static void mock_close(void *ctx)
     free(m);
 }
 
-static const vgpu_ops MOCK_OPS = {
-    .name = "mock",
-    .info = mock_info,
-    .mem_get_info = mock_mem_get_info,
-    .dmalloc = mock_dmalloc,
-    .dfree = mock_dfree,
-    .malloc_async = mock_malloc_async,
-    .free_async = mock_free_async,
-    .pool_reset = mock_pool_reset,
-    .pool_trim = mock_pool_trim,
-    .pool_stats = mock_pool_stats,
-    .last_error = mock_last_error,
-    .close = mock_close,
-};
+static const vgpu_ops MOCK_OPS = VGPU_OPS_OF("mock", mock);
 
 vgpu_status vgpu_mock_open(const vgpu_mock_config *cfg, vgpu *out, char *err, size_t errcap)
 {
