@@ -1,6 +1,19 @@
 /* The listing commands' shared prelude and JSON/text framing (catalog.h). */
 #include "catalog.h"
 
+#include <stdio.h>
+
+const cli_opt CLI_CATALOG_OPTS[] = {
+    {"format", true, "text|json (default text)"},
+    {NULL, false, NULL},
+};
+
+void cli_catalog_help(const char *name, const char *about)
+{
+    printf("usage: gpusim %s [--format=text|json]\n\n%s\n\n", name, about);
+    cli_print_options(stdout, CLI_CATALOG_OPTS);
+}
+
 int cli_catalog_run(const cli_catalog *c, int argc, char **argv)
 {
     cli_session s;

@@ -10,6 +10,13 @@
 #include "common.h"
 #include "sim/buf.h"
 
+/* The one option a listing command takes: --format. */
+extern const cli_opt CLI_CATALOG_OPTS[];
+
+/* A listing command's --help: "usage: gpusim NAME [--format=text|json]", the text
+ * about (a paragraph), and CLI_CATALOG_OPTS. */
+void cli_catalog_help(const char *name, const char *about);
+
 typedef struct cli_catalog {
     const cli_command *cmd;
     size_t (*count)(void);

@@ -6,19 +6,13 @@
 #include "sim/gpus.h"
 #include "sim/units.h"
 
-static const cli_opt GPUS_OPTS[] = {
-    {"format", true, "text|json (default text)"},
-    {NULL, false, NULL},
-};
-
 static void gpus_help(void)
 {
-    printf("usage: gpusim gpus [--format=text|json]\n\nThe GPUs --gpu accepts, with the memory the "
-           "allocators see and where each figure comes from.\n\n");
-    cli_print_options(stdout, GPUS_OPTS);
+    cli_catalog_help("gpus", "The GPUs --gpu accepts, with the memory the allocators see and where each figure "
+                             "comes from.");
 }
 
-static const cli_command GPUS = {"gpus", GPUS_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
+static const cli_command GPUS = {"gpus", CLI_CATALOG_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
 
 static void gpu_json(sim_buf *b, size_t i)
 {

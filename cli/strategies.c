@@ -6,11 +6,6 @@
 #include "sim/buf.h"
 #include "strategies/registry.h"
 
-static const cli_opt STRATEGIES_OPTS[] = {
-    {"format", true, "text|json (default text)"},
-    {NULL, false, NULL},
-};
-
 static void json_str_or_null(sim_buf *b, const char *s)
 {
     if (s)
@@ -49,12 +44,11 @@ static void option_text(sim_buf *b, const strategy_option *o)
 
 static void strategies_help(void)
 {
-    printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, each "
-           "with the options it takes\n(text: one line per model, its options indented below it).\n\n");
-    cli_print_options(stdout, STRATEGIES_OPTS);
+    cli_catalog_help("strategies", "Lists the allocator models --strategy accepts, each with the options it takes\n"
+                                   "(text: one line per model, its options indented below it).");
 }
 
-static const cli_command STRATEGIES = {"strategies", STRATEGIES_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
+static const cli_command STRATEGIES = {"strategies", CLI_CATALOG_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
 
 static void strategy_json(sim_buf *b, size_t i)
 {
