@@ -6,13 +6,8 @@
 #include "sim/gpus.h"
 #include "sim/units.h"
 
-static void gpus_help(void)
-{
-    cli_catalog_help("gpus", "The GPUs --gpu accepts, with the memory the allocators see and where each figure "
-                             "comes from.");
-}
-
-static const cli_command GPUS = {"gpus", CLI_CATALOG_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
+CLI_CATALOG_COMMAND(GPUS, "gpus",
+                    "The GPUs --gpu accepts, with the memory the allocators see and where each figure comes from.");
 
 static void gpu_json(sim_buf *b, size_t i)
 {
