@@ -49,6 +49,24 @@ while IFS= read -r line; do
   grep -qF -- "$line" "$readme" || n=$((n + 1))
 done <<<"$out"
 if [ -n "$out" ] && [ "$n" -eq 0 ]; then ok; else bad "the --summary example differs ($n lines not in the README)"; fi
+# the planned lesson: the pasted replay, and each planner's heap quoted in the text
+check_in_readme "planned serving" replay traces/examples/serving-16gb.jsonl --strategy=planned
+for p in tflite tflite-gpu; do
+  heap=$("$bin" replay traces/examples/serving-16gb.jsonl --strategy=planned --planner=$p 2>"$tmp/err" |
+    awk '$1 == "heap_size_bytes" { print $2 }')
+  if [ -n "$heap" ] && grep -qF -- "--planner=$p\` $heap B" "$readme"; then ok; else bad "planned --planner=$p: heap '$heap' not quoted in the README"; fi
+done
+heap=$("$bin" replay traces/examples/bert-large-train.jsonl --strategy=planned 2>"$tmp/err" |
+  awk '$1 == "heap_size_bytes" { print $2 } $1 == "no_fragmentation_peak_bytes" { print $2 }' | sort -u)
+if [ "$heap" = 19082018816 ] && grep -qF "19082018816), and no planner" "$readme"; then ok; else bad "planned BERT: heap and peak '$heap'"; fi
+# the same model with tf.function's lifetimes, as the README generates and replays it
+if "$bin" synth transformer --preset=bert-large --steps=2 --gpu=A100-40GB --seed=1 --lifetimes=graph \
+  -o "$tmp/bert-graph.jsonl" >/dev/null 2>"$tmp/err"; then
+  heap=$("$bin" replay "$tmp/bert-graph.jsonl" --strategy=planned 2>"$tmp/err" | awk '$1 == "heap_size_bytes" { print $2 }')
+  if [ -n "$heap" ] && grep -qF "\`heap_size_bytes\` $heap" "$readme"; then ok; else bad "graph-lifetime BERT: heap '$heap' not in the README"; fi
+else
+  bad "synth --lifetimes=graph failed: $(head -c 300 "$tmp/err")"
+fi
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")
