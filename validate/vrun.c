@@ -124,6 +124,19 @@ static void read_if_rising(vrun *v, const vstate *vs)
 
 /* ---------------------------------------------------------------- slots */
 
+/* Reallocate the array whose pointer is at pp (elements of elem bytes) to n elements:
+ * true with the pointer updated, false with it untouched when memory is short. */
+static bool resize(void *pp, uint32_t n, size_t elem)
+{
+    void *old;
+    memcpy(&old, pp, sizeof old);
+    void *p = realloc(old, (size_t)n * elem);
+    if (p == NULL)
+        return false;
+    memcpy(pp, &p, sizeof p);
+    return true;
+}
+
 static bool slot_grow(vstate *vs, uint32_t need)
 {
     if (need <= vs->cap_slots)
@@ -131,15 +144,11 @@ static bool slot_grow(vstate *vs, uint32_t need)
     uint32_t cap = vs->cap_slots ? vs->cap_slots : 256;
     while (cap < need)
         cap *= 2;
-    vslot *s = realloc(vs->slots, (size_t)cap * sizeof *s);
-    if (s == NULL)
+    if (!resize(&vs->slots, cap, sizeof *vs->slots))
         return false;
-    memset(s + vs->cap_slots, 0, (size_t)(cap - vs->cap_slots) * sizeof *s);
-    vs->slots = s;
-    uint32_t *fl = realloc(vs->free_list, (size_t)cap * sizeof *fl);
-    if (fl == NULL)
+    memset(vs->slots + vs->cap_slots, 0, (size_t)(cap - vs->cap_slots) * sizeof *vs->slots);
+    if (!resize(&vs->free_list, cap, sizeof *vs->free_list))
         return false;
-    vs->free_list = fl;
     vs->cap_slots = cap;
     return true;
 }
@@ -235,14 +244,8 @@ static bool region_add(vrun *v, vrun_region *r, uint64_t bytes)
 {
     if (r->n_chunks == r->cap_chunks) {
         uint32_t cap = r->cap_chunks ? r->cap_chunks * 2 : 4;
-        uint64_t *c = realloc(r->chunks, (size_t)cap * sizeof *c);
-        if (c == NULL)
+        if (!resize(&r->chunks, cap, sizeof *r->chunks) || !resize(&r->chunk_bytes, cap, sizeof *r->chunk_bytes))
             return false;
-        r->chunks = c;
-        uint64_t *cb = realloc(r->chunk_bytes, (size_t)cap * sizeof *cb);
-        if (cb == NULL)
-            return false;
-        r->chunk_bytes = cb;
         r->cap_chunks = cap;
     }
     uint64_t ptr = 0;
