@@ -47,14 +47,8 @@ void imp_set_err(imp_doc *d, sim_error *err)
 
 static imp_event *push_into(imp_event **arr, size_t *n, size_t *cap)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        imp_event *a = realloc(*arr, c * sizeof *a);
-        if (a == NULL)
-            return NULL;
-        *arr = a;
-        *cap = c;
-    }
+    if (!SIM_GROW(*arr, *n + 1, *cap))
+        return NULL;
     imp_event *e = &(*arr)[(*n)++];
     memset(e, 0, sizeof *e);
     return e;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "traces/trace.h"
 
 #define VRUN_2MIB ((uint64_t)2 << 20)
@@ -99,15 +100,9 @@ static void vrun_read(vrun *v, const vstate *vs, bool row)
     v->final_allocated = allocated;
     if (!row || !v->keep_curve)
         return;
-    if (v->n_curve == v->cap_curve) {
-        uint64_t cap = v->cap_curve ? v->cap_curve * 2 : 1024;
-        vrun_sample *c = realloc(v->curve, (size_t)cap * sizeof *c);
-        if (c == NULL) {
-            v->keep_curve = false; /* the peaks are still exact */
-            return;
-        }
-        v->curve = c;
-        v->cap_curve = cap;
+    if (!SIM_GROW(v->curve, v->n_curve + 1, v->cap_curve)) {
+        v->keep_curve = false; /* the peaks are still exact */
+        return;
     }
     v->curve[v->n_curve++] = (vrun_sample){.event = v->events_seen, .t = v->last_t, .device_used = used,
                                            .reserved = reserved, .allocated = allocated};
@@ -184,15 +179,9 @@ static int collect_block(void *ctx, const strategy_block *b)
 {
     mcollect *c = ctx;
     if (c->n == 0 || c->r[c->n - 1].base != b->region_addr) {
-        if (c->n == c->cap) {
-            uint32_t cap = c->cap ? c->cap * 2 : 64;
-            mregion *r = realloc(c->r, (size_t)cap * sizeof *r);
-            if (r == NULL) {
-                c->oom = true;
-                return 1;
-            }
-            c->r = r;
-            c->cap = cap;
+        if (!SIM_GROW(c->r, c->n + 1, c->cap)) {
+            c->oom = true;
+            return 1;
         }
         c->r[c->n++] = (mregion){.base = b->region_addr, .bytes = 0};
     }
@@ -321,17 +310,11 @@ static bool mirror_reconcile(vrun *v, vstate *vs)
             continue;
         vrun_region *r = find_vregion(v, c.r[j].base);
         if (r == NULL) {
-            if (v->n_regions == v->cap_regions) {
-                uint32_t cap = v->cap_regions ? v->cap_regions * 2 : 64;
-                vrun_region *nr = realloc(v->regions, (size_t)cap * sizeof *nr);
-                if (nr == NULL) {
-                    ok = false;
-                    v->fatal = true;
-                    snprintf(v->fatal_msg, sizeof v->fatal_msg, "out of host memory");
-                    break;
-                }
-                v->regions = nr;
-                v->cap_regions = cap;
+            if (!SIM_GROW(v->regions, v->n_regions + 1, v->cap_regions)) {
+                ok = false;
+                v->fatal = true;
+                snprintf(v->fatal_msg, sizeof v->fatal_msg, "out of host memory");
+                break;
             }
             r = &v->regions[v->n_regions++];
             *r = (vrun_region){.base = c.r[j].base};
