@@ -63,14 +63,9 @@ static sim_status add_directory(loader *l, const char *entry, const char *dirpat
     while ((de = readdir(d)) != NULL) {
         if (!is_trace_name(de->d_name))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (nn == NULL) {
-                st = spec_nomem(l->err);
-                break;
-            }
-            names = nn;
+        if (!SIM_GROW(names, n + 1, cap)) {
+            st = spec_nomem(l->err);
+            break;
         }
         if ((names[n] = spec_strdup(de->d_name)) == NULL) {
             st = spec_nomem(l->err);
