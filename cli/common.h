@@ -74,7 +74,18 @@ typedef struct cli_session {
     cli_device dev;
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;
+    char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
 } cli_session;
+
+/* Copy every positional trace that is not a regular file ("-", a FIFO, <(zcat f.gz))
+ * to a temporary file, raw, so that a command may read it more than once (replay's
+ * --report and what-if); messages and results keep the name given. SIM_EIO.
+ * cli_session_close removes the copies. */
+sim_status cli_spool_pipes(cli_session *s);
+/* --x=event|time of --report: *time true for time; SIM_EUSAGE for another value. */
+sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err);
+/* The file trace i is read from: its copy, or the path given. */
+const char *cli_input_path(const cli_session *s, int i);
 
 /* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
  * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */

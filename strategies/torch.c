@@ -595,14 +595,13 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     uint64_t limit = s->capacity_bytes > s->context_bytes ? s->capacity_bytes - s->context_bytes : 0;
     if (s->set_fraction)
         limit = u64_min(limit, s->allowed_bytes);
-    uint64_t could_free = limit > allocated ? limit - allocated : 0;
     *oom = (strategy_oom){
         .size_bytes = size,
         .free_bytes = free_bytes(s),
         .largest_free_bytes = largest_free(s),
         .reserved_bytes = reserved,
         .device_free_bytes = dev_free,
-        .cause = size > could_free ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION,
+        .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
     };
     char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
     if (s->set_fraction)

@@ -553,3 +553,69 @@ START_TEST(peaks_should_include_memory_taken_and_given_back_within_one_event)
     sim_run_free(run);
 }
 END_TEST
+
+#define MiB ((uint64_t)1 << 20)
+
+/* design.md §3 "OOM cause": L = live requested, S = the request, U = what the process may use */
+START_TEST(an_oom_whose_live_bytes_exceed_what_the_process_may_use_should_be_capacity)
+{
+    /* ideal on 100 B, context 10: U = 90; 50 live + a 45 B request tagged "big" = 95 > 90 */
+    sim_event ev[] = {A(1, 50, 0), A(2, 45, 1), F(1, 2, 2)};
+    ev[1].tag = "big";
+    array_source src = {ev, 3, 0};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 10, &src, 1, false, SIM_OK, &err);
+    const sim_oom_record *o = &run->total.first_oom;
+    ck_assert_int_eq(o->cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(o->live_requested_bytes, 50);
+    ck_assert_uint_eq(o->usable_bytes, 90);
+    ck_assert_uint_eq(o->peak_demand_bytes, 95);
+    ck_assert_str_eq(o->tag, "big");
+    ck_assert_uint_eq(o->n_largest_live, 1);
+    ck_assert_uint_eq(o->largest_live[0].id, 1);
+    ck_assert_uint_eq(o->largest_live[0].size, 50);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(an_oom_that_would_fit_but_for_rounding_should_be_fragmentation_unless_the_trace_later_needs_more)
+{
+    /* raw on 8 MiB charges 2 MiB pages: 3 + 3 MiB take 8 MiB, so 1 MiB more fails while
+     * 7 MiB live would fit in U = 8 MiB: fragmentation (the allocator's rounding) */
+    sim_event ev[] = {A(1, 3 * MiB, 0), A(2, 3 * MiB, 1), A(3, 1 * MiB, 2), F(3, 3, 3), A(4, 5 * MiB, 4),
+                      F(4, 5, 5), F(1, 6, 6), F(2, 6, 6)};
+    array_source src = {ev, 3, 0};
+    sim_error err;
+    sim_run *run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_uint_eq(run->total.first_oom.peak_demand_bytes, 7 * MiB);
+    sim_run_free(run);
+    /* the whole trace: after the OOM ended it, the program would have held 3 + 3 + 5 MiB
+     * = 11 MiB > 8 MiB at event 5: no allocator could run it, so capacity */
+    src = (array_source){ev, 8, 0};
+    run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_int_eq(run->procs[0].m.first_oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(run->total.first_oom.live_requested_bytes, 6 * MiB);
+    ck_assert_uint_eq(run->total.first_oom.peak_demand_bytes, 11 * MiB);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(an_oom_that_would_fit_without_the_other_process_should_be_other_processes)
+{
+    /* ideal on 100 B: a holds 70; b's 40 B fit its U = 100, not beside a's 70 */
+    sim_event ea[] = {A(1, 70, 0), F(1, 9, 9)};
+    sim_event eb[] = {A(1, 40, 1), F(1, 9, 9)};
+    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    const sim_oom_record *o = &run->total.first_oom;
+    ck_assert_uint_eq(o->process, 1);
+    ck_assert_int_eq(o->cause, SIM_OOM_OTHER_PROCESSES);
+    ck_assert_uint_eq(o->other_processes_bytes, 70);
+    ck_assert_uint_eq(o->other_processes, 1);
+    ck_assert_uint_eq(o->usable_bytes, 100);
+    sim_run_free(run);
+}
+END_TEST

@@ -235,7 +235,7 @@ START_TEST(torch_oom_should_mirror_pytorch_message_and_classify_capacity)
     harness_alloc(h, 30 * MiB, 0);
     /* 20 MiB > 40 − 30 = 10 MiB that could ever be free → capacity */
     strategy_oom oom = expect_oom(h, 20 * MiB, 0);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.usable_bytes, 40 * MiB); /* capacity − context; the engine names the cause */
     ck_assert_uint_eq(oom.size_bytes, 20 * MiB);
     ck_assert_uint_eq(oom.reserved_bytes, 30 * MiB);
     ck_assert_uint_eq(oom.device_free_bytes, 10 * MiB);
@@ -302,7 +302,7 @@ START_TEST(torch_default_should_hit_a_fragmentation_oom)
     ck_assert_str_eq(harness_layout(h), "31457280 [10485760] | 31457280 [10485760]");
     oom = expect_oom(h, 30 * MiB, 0);
     /* 30 MiB ≤ 100 − 60 = 40 MiB that could be free → fragmentation */
-    ck_assert_int_eq(oom.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_uint_eq(oom.usable_bytes, 100 * MiB);
     ck_assert_uint_eq(oom.free_bytes, 20 * MiB);
     ck_assert_uint_eq(oom.largest_free_bytes, 10 * MiB);
     ck_assert_ptr_nonnull(strstr(oom.detail, "20.00 MiB is reserved by PyTorch but unallocated"));
@@ -421,7 +421,7 @@ START_TEST(torch_memory_fraction_should_cap_reserved_memory)
     /* 12 + 14 = 26 MiB > 25 MiB: refused without asking the device; 14 MiB is more
      * than the 25 − 12 = 13 MiB that could be free → capacity */
     strategy_oom oom = expect_oom(h, 14 * MiB, 0);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.usable_bytes, 26214400); /* min(capacity − context, the fraction cap) */
     ck_assert_uint_eq(oom.device_free_bytes, 88 * MiB);
     /* the process holds its 12 MiB segment, no context: "this process has 12.00 MiB" */
     ck_assert_ptr_nonnull(strstr(oom.detail, "of which 88.00 MiB is free. Including non-PyTorch memory, this process "
