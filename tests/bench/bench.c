@@ -472,6 +472,23 @@ static long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
 }
 
+/* A strategy that plans offline from the whole trace (strategy_ops.plan, e.g.
+ * `planned`) holds every event's lifetime: it is not an event-at-a-time model, and
+ * its planners have their own bench (gpusim_plan_bench). The per-event tables and
+ * the streaming figures leave it out, and say so. */
+static bool per_event(const strategy_ops *ops)
+{
+    return ops->plan == NULL;
+}
+
+static void print_offline_note(void)
+{
+    for (size_t i = 0; i < registry_count(); i++)
+        if (!per_event(registry_get(i)))
+            printf("(%s: left out, it plans offline from the whole trace; see gpusim_plan_bench)\n",
+                   registry_get(i)->name);
+}
+
 typedef struct options {
     uint64_t seed;
     const char *gpusim;
@@ -525,6 +542,8 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
     double jreader_s = o->mem_only ? 0 : reader_floor(jsonl), greader_s = o->mem_only ? 0 : reader_floor(gtrace);
     for (size_t i = 0; i < ns && !o->mem_only; i++) {
         const strategy_ops *ops = registry_get(i);
+        if (!per_event(ops))
+            continue;
         f[i].jsonl_rss = f[i].gtrace_rss = -1;
         if (o->gpusim) {
             f[i].jsonl_s = replay_child(&o->sp, o->gpusim, ops->name, jsonl, &f[i].jsonl_rss);
@@ -550,6 +569,8 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
     double ideal_s = 0;
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
+        if (!per_event(ops))
+            continue;
         f[i].mem_s = 1e30;
         for (int rep = 0; rep < o->reps; rep++) {
             double t = replay_mem(ops, b, &f[i].events, &f[i].ooms);
@@ -581,8 +602,11 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
         printf("%-8s %12s %8s %12s %8s %8s %9s %12s %8s %9s %6s\n", "strategy", "memory ev/s", "vs ideal",
                "JSONL ev/s", "/cJSON", "/reader", "JSONL RSS", "gtrace ev/s", "/reader", "gt. RSS", "OOMs");
     }
+    unsigned n_out = 0; /* strategies printed so far (JSON commas) */
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
+        if (!per_event(ops))
+            continue;
         double mem = (double)f[i].events / f[i].mem_s;
         double je = o->mem_only ? 0 : (double)n / f[i].jsonl_s, ge = o->mem_only ? 0 : (double)n / f[i].gtrace_s;
         double ratio = ideal_s > 0 ? f[i].mem_s / ideal_s : 1.0;
@@ -593,7 +617,7 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
                    "\"jsonl_events_per_s\": %.0f, \"jsonl_vs_cjson_floor\": %.3f, \"jsonl_vs_reader\": %.3f, "
                    "\"jsonl_peak_rss_kib\": %ld, \"gtrace_events_per_s\": %.0f, \"gtrace_vs_reader\": %.3f, "
                    "\"gtrace_peak_rss_kib\": %ld, \"ooms\": %llu}",
-                   i ? "," : "", ops->name, mem, ratio, je, vs_floor, vs_jr, f[i].jsonl_rss, ge, vs_gr,
+                   n_out++ ? "," : "", ops->name, mem, ratio, je, vs_floor, vs_jr, f[i].jsonl_rss, ge, vs_gr,
                    f[i].gtrace_rss, (unsigned long long)f[i].ooms);
         else
             printf("%-8s %12.0f %7.2fx %12.0f %7.2fx %7.2fx %8.1fM %12.0f %7.2fx %8.1fM %6llu\n", ops->name, mem,
@@ -602,6 +626,8 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
     }
     if (o->json)
         printf("]}");
+    else
+        print_offline_note();
     fflush(stdout);
     free(f);
     unlink(jsonl);
@@ -689,8 +715,11 @@ static void bench_stream(const options *o, uint64_t n_small, uint64_t n_big)
                gen_s, "strategy", "RSS small", "RSS big", "KiB/M ev", "big ev/s", "events");
     first_json = false;
     size_t ns = registry_count();
+    unsigned n_out = 0; /* strategies printed so far (JSON commas) */
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
+        if (!per_event(ops))
+            continue;
         long rs = 0, rb = 0;
         replay_child(&o->sp, o->gpusim, ops->name, sp_, &rs);
         double tb = replay_child(&o->sp, o->gpusim, ops->name, bp, &rb);
@@ -698,7 +727,7 @@ static void bench_stream(const options *o, uint64_t n_small, uint64_t n_big)
         if (o->json)
             printf("%s\n    {\"name\": \"%s\", \"small_rss_kib\": %ld, \"big_rss_kib\": %ld, "
                    "\"rss_kib_per_million_events\": %.2f, \"big_events_per_s\": %.0f}",
-                   i ? "," : "", ops->name, rs, rb, slope, (double)n_big / tb);
+                   n_out++ ? "," : "", ops->name, rs, rb, slope, (double)n_big / tb);
         else
             printf("%-8s %9.1fM %9.1fM %12.2f %14.0f %llu/%llu\n", ops->name, (double)rs / 1024.0,
                    (double)rb / 1024.0, slope, (double)n_big / tb, (unsigned long long)n_small,
@@ -707,6 +736,8 @@ static void bench_stream(const options *o, uint64_t n_small, uint64_t n_big)
     }
     if (o->json)
         printf("]}}");
+    else
+        print_offline_note();
     unlink(sp_);
     unlink(bp);
 }
