@@ -70,10 +70,16 @@ static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m,
 {
     if (requested > m->peak_requested_bytes)
         m->peak_requested_bytes = requested;
-    if (s->allocated_bytes > m->peak_allocated_bytes)
-        m->peak_allocated_bytes = s->allocated_bytes;
-    if (s->reserved_bytes > m->peak_reserved_bytes) {
-        m->peak_reserved_bytes = s->reserved_bytes;
+    /* the high-water marks of the event: the allocator's own running maxima when it
+     * keeps them (strategy_sample); above every earlier mark only if reached in
+     * this event */
+    uint64_t allocated_hw = s->peak_allocated_bytes > s->allocated_bytes ? s->peak_allocated_bytes : s->allocated_bytes;
+    uint64_t reserved_hw = s->peak_reserved_bytes > s->reserved_bytes ? s->peak_reserved_bytes : s->reserved_bytes;
+    device_bytes += reserved_hw - s->reserved_bytes;
+    if (allocated_hw > m->peak_allocated_bytes)
+        m->peak_allocated_bytes = allocated_hw;
+    if (reserved_hw > m->peak_reserved_bytes) {
+        m->peak_reserved_bytes = reserved_hw;
         m->fragmentation_at_peak = frag;
         m->reserved_unallocated_at_peak_bytes =
             s->reserved_bytes > s->allocated_bytes ? s->reserved_bytes - s->allocated_bytes : 0;
@@ -97,12 +103,16 @@ static void device_totals(const engine *e, strategy_sample *out, uint64_t *reque
     const sim_run *run = e->run;
     strategy_sample tot = {0};
     uint64_t req = 0, allocs = 0, frees = 0;
+    uint32_t running = 0;
+    const strategy_sample *only = NULL;
     for (uint32_t i = 0; i < run->n_procs; i++) {
         allocs += e->ps[i].last.num_device_allocs;
         frees += e->ps[i].last.num_device_frees;
         if (e->ps[i].stopped)
             continue;
         const strategy_sample *s = &e->ps[i].last;
+        running++;
+        only = s;
         req += e->ps[i].requested;
         tot.allocated_bytes += s->allocated_bytes;
         tot.reserved_bytes += s->reserved_bytes;
@@ -112,6 +122,12 @@ static void device_totals(const engine *e, strategy_sample *out, uint64_t *reque
     }
     tot.num_device_allocs = allocs;
     tot.num_device_frees = frees;
+    if (running == 1) {
+        /* one process: its own maxima are the device's; several: a sum of
+         * maxima is no maximum of sums, the samples decide */
+        tot.peak_reserved_bytes = only->peak_reserved_bytes;
+        tot.peak_allocated_bytes = only->peak_allocated_bytes;
+    }
     *out = tot;
     *requested = req;
 }

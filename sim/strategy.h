@@ -89,6 +89,13 @@ typedef struct strategy_sample {
     uint64_t largest_free_bytes; /* the largest of those free blocks */
     uint64_t num_device_allocs;
     uint64_t num_device_frees;
+    /* The allocator's own running maxima of reserved_bytes and allocated_bytes
+     * since it was created (PyTorch's max_memory_reserved/allocated), 0 where it
+     * keeps none: memory taken and given back within one operation (pages mapped
+     * for a request, then unmapped by its out-of-memory ladder) raises them
+     * although no sample shows it. The engine's peak_* results include them. */
+    uint64_t peak_reserved_bytes;
+    uint64_t peak_allocated_bytes;
 } strategy_sample;
 
 typedef enum strategy_block_state {

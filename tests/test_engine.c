@@ -12,6 +12,7 @@
 #include "sim/timeline.h"
 #include "strategies/ideal.h"
 #include "strategies/raw.h"
+#include "strategies/torch.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
@@ -530,6 +531,47 @@ START_TEST(app_data_should_reach_every_create)
     sim_error err;
     ck_assert_int_eq(engine_run(&cfg, s, 2, &run, &err), SIM_OK);
     ck_assert_uint_eq(created, 3);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(peaks_should_include_memory_taken_and_given_back_within_one_event)
+{
+    /* torch, expandable segments, 4 GiB, large pages of 20 MiB. Stream 0 maps
+     * four 100 MiB blocks; freeing the 2nd and 4th and empty_cache unmaps them,
+     * then the 1st and 3rd are freed: free 100 | hole 100 | free 100 | unmapped.
+     * Stream 1 takes 3746 MiB (3760 mapped): reserved 200 + 3760 = 3960 MiB, 136
+     * MiB of the device left. 400 MiB on stream 0 maps the 100 MiB hole (4060 MiB
+     * reserved), fails to map the next 100 MiB, and its out-of-memory ladder
+     * unmaps the 300 free MiB again: 3760 MiB after the event, but PyTorch's
+     * max_memory_reserved, and so peak_reserved_bytes, is 4060 MiB
+     * (validate/upstream agrees with PyTorch 2.6 on this trace). */
+    const uint64_t M = 1u << 20;
+    sim_event ev[] = {A(1, 100 * M, 10), A(2, 100 * M, 20), A(3, 100 * M, 30), A(4, 100 * M, 40),
+                      F(2, 50, 50),      F(4, 60, 60),      {.op = SIM_OP_EMPTY_CACHE, .t = 70},
+                      F(1, 80, 80),      F(3, 90, 90),      A(5, 3746 * M, 100), A(6, 400 * M, 110)};
+    ev[9].stream = 1;
+    array_source src = {ev, sizeof ev / sizeof ev[0], 0};
+    sim_event_source s = {.next = array_next, .ctx = &src, .path = "a", .name = NULL};
+    sim_kv opts[] = {{"alloc_conf", "expandable_segments:True"}};
+    engine_config cfg = {
+        .device = {.name = "t", .capacity_bytes = 4096 * M},
+        .ops = torch_strategy(),
+        .opts = opts,
+        .n_opts = 1,
+        .on_oom_skip = true,
+        .paranoid = true,
+    };
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(engine_run(&cfg, &s, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert_uint_eq(run->total.final_reserved_bytes, 3760 * M);
+    ck_assert_uint_eq(run->total.peak_reserved_bytes, 4060 * M);
+    ck_assert_uint_eq(run->total.peak_device_bytes, 4060 * M);
+    /* the peak was reached during the last event */
+    ck_assert_uint_eq(run->total.peak_reserved_event, 11);
     sim_run_free(run);
 }
 END_TEST
