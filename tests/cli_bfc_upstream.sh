@@ -25,7 +25,9 @@ if [ $rc -eq 2 ] && [[ $out == *"unknown argument"* ]]; then ok; else bad "run.s
 
 # check.py itself: a "real allocator" that reports one byte more in use must differ
 if command -v python3 >/dev/null && command -v cc >/dev/null && [ -f "$build/libgpusim_strategies.a" ]; then
-  cc -std=c11 -O1 -I"$src" "$src/validate/upstream/bfc/gpusim_side.c" "$build/libgpusim_strategies.a" \
+  san=() # a sanitizer build's libraries link only with the sanitizer runtimes
+  if grep -qs '^GPUSIM_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then san=("-fsanitize=address,undefined"); fi
+  cc -std=c11 -O1 "${san[@]}" -I"$src" "$src/validate/upstream/bfc/gpusim_side.c" "$build/libgpusim_strategies.a" \
     "$build/libgpusim_sim.a" -lm -o "$tmp/side" || bad "gpusim_side does not build"
   printf '#!/usr/bin/env bash\ncat >/dev/null\necho result.stats.bytes_in_use=1\n' >"$tmp/liar"
   chmod +x "$tmp/liar"

@@ -37,8 +37,13 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CXX=${CXX:-g++} CC=${CC:-cc}
-"$CC" -std=c11 -O2 -I"$root" "$here/gpusim_side.c" "$build/libgpusim_strategies.a" "$build/libgpusim_sim.a" \
-    -lm -o "$work/gpusim_side" || exit 2
+# a sanitizer build's libraries need the sanitizer runtimes at link time
+san=()
+if grep -qs '^GPUSIM_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+    san=("-fsanitize=address,undefined")
+fi
+"$CC" -std=c11 -O2 "${san[@]}" -I"$root" "$here/gpusim_side.c" "$build/libgpusim_strategies.a" \
+    "$build/libgpusim_sim.a" -lm -o "$work/gpusim_side" || exit 2
 
 status=0
 check() { # VERSION TREE RELPATH EXTRA_DEFINES
