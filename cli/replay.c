@@ -57,6 +57,7 @@ static sim_event_source source_for(trace_input *in, int n, const strategy_ops *o
 
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
+    const cli_io *io;
     trace_input **readers;
     const char **paths;
     const char *from;
@@ -73,7 +74,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
         if (r->opens > 0) {
             input_close(r->readers[i]);
             r->readers[i] = NULL;
-            sim_status st = input_open(r->paths[i], r->from, r->iopt, &r->readers[i], err);
+            sim_status st = cli_input_open(r->io, r->paths[i], r->from, r->iopt, &r->readers[i], err);
             if (st != SIM_OK)
                 return st;
         }
@@ -95,15 +96,16 @@ static void on_progress(void *ctx, uint64_t events)
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
  * would have helped by replaying the same traces that way (answers/whatif.h). */
-static sim_status replay_whatif(const cli_args *a, const engine_config *cfg, whatif *w, sim_error *err)
+static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, whatif *w, sim_error *err)
 {
+    const cli_args *a = &s->a;
     trace_input *readers[CLI_MAX_ARGS] = {0};
     sim_event_source sources[CLI_MAX_ARGS];
     input_options iopt;
     sim_status st = cli_input_options(a, &iopt, err);
     int n = a->n_positional;
     for (int i = 0; i < n && st == SIM_OK; i++) {
-        st = input_open(a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
+        st = cli_input_open(s->io, a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
             sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
@@ -143,8 +145,8 @@ static sim_status replay(cli_session *s, int *verdict)
     for (int i = 0; i < n; i++)
         sources[i] = source_for(readers[i], n, ops, from_empty);
     if (!cli_has(a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_records_settings(readers[0]))
-        fprintf(stderr, "gpusim: torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)\n",
-                input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
+        cli_session_note(s, "torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)",
+                         input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
     const sim_kv *kv = s->kv;
     sim_run *run = NULL;
     capture *cap = NULL;
@@ -167,7 +169,7 @@ static sim_status replay(cli_session *s, int *verdict)
     cfg.progress_ctx = &prog;
     const char *report = cli_get(a, "report");
     if (report) {
-        reopen_ctx rc_ctx = {readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
+        reopen_ctx rc_ctx = {s->io, readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
         st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, err);
         run = cap ? cap->run : NULL;
@@ -176,7 +178,7 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     progress_finish(&prog);
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
-        st = replay_whatif(a, &cfg, &wi, err);
+        st = replay_whatif(s, &cfg, &wi, err);
     const char *tl = cli_get(a, "timeline");
     if (st == SIM_OK && tl) {
         sim_buf csv;
@@ -200,8 +202,7 @@ static sim_status replay(cli_session *s, int *verdict)
             report_json_whatif(run, &wi, &out);
         else
             report_text_whatif(run, &wi, &out);
-        const char *outpath = cli_get(a, "output");
-        st = sim_buf_write_file(&out, outpath ? outpath : "-", err);
+        st = cli_session_write(s, &out);
         sim_buf_release(&out);
     }
     if (st == SIM_OK)
@@ -215,8 +216,13 @@ static sim_status replay(cli_session *s, int *verdict)
 
 int cmd_replay(int argc, char **argv)
 {
+    return cli_replay_io(NULL, argc, argv);
+}
+
+int cli_replay_io(cli_io *io, int argc, char **argv)
+{
     cli_session s;
-    sim_status st = cli_session_parse(&s, &REPLAY, argc, argv);
+    sim_status st = cli_session_parse_io(&s, &REPLAY, io, argc, argv);
     if (st == SIM_OK)
         st = cli_session_need_traces(&s);
     if (st != SIM_OK)

@@ -61,6 +61,13 @@ gpusim_ensure_mpi() {
   fi
 }
 
+# gpusim_ensure_python: python3 for the Python module's test (scripts/test only; Debian
+# ships it). Never fatal: without it ctest does not register that test.
+gpusim_ensure_python() {
+  command -v python3 >/dev/null 2>&1 || gpusim_apt_install python3 ||
+    gpusim_log "no python3: the Python module (python/gpusim) is not tested"
+}
+
 # gpusim_build DIR [cmake args...]: configure once, then build (incremental).
 gpusim_build() {
   local dir=$1
