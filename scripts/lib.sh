@@ -19,8 +19,9 @@ gpusim_missing_packages() {
     pkg-config --exists gsl || missing="$missing libgsl-dev"
     pkg-config --exists check || missing="$missing check"
     pkg-config --exists zlib || missing="$missing zlib1g-dev"
+    pkg-config --exists sqlite3 || missing="$missing libsqlite3-dev"
   else
-    missing="$missing libcjson-dev libgsl-dev check zlib1g-dev"
+    missing="$missing libcjson-dev libgsl-dev check zlib1g-dev libsqlite3-dev"
   fi
   echo "$missing"
 }
