@@ -434,6 +434,8 @@ static void paint(painter *pt, int part, double w)
 typedef struct region_row {
     uint64_t first, end;   /* block index range */
     uint64_t addr, size, used, slack, free;
+    uint64_t gap;          /* free bytes in a block the walker names "central gap" (BFC) */
+    bool partitioned;      /* the walker names partitions: spatially partitioned BFC */
     uint32_t proc, region;
 } region_row;
 
@@ -460,7 +462,11 @@ static void memory_map(sim_buf *b, const capture *c)
                 r.slack += k->size_bytes - k->requested_bytes;
             } else if (k->state == BLOCK_FREE) {
                 r.free += k->size_bytes;
+                if (k->pool != NULL && strcmp(k->pool, "central gap") == 0)
+                    r.gap += k->size_bytes;
             }
+            if (k->pool != NULL && (strcmp(k->pool, "central gap") == 0 || strcmp(k->pool, "lower") == 0))
+                r.partitioned = true;
         }
         r.end = j;
         if (r.size > largest)
@@ -486,6 +492,13 @@ static void memory_map(sim_buf *b, const capture *c)
                        r->region, (unsigned long long)r->addr, units_format_size(r->size, sz, sizeof sz),
                        units_format_size(r->used, us, sizeof us), units_format_size(r->slack, sl, sizeof sl),
                        units_format_size(r->free, fr, sizeof fr));
+        if (r->partitioned) {
+            /* spatially partitioned BFC: the free bytes split into the central gap and
+             * the lower partition's holes */
+            char gp[32], ho[32];
+            sim_buf_printf(b, " (central gap %s, lower-partition holes %s)", units_format_size(r->gap, gp, sizeof gp),
+                           units_format_size(r->free - r->gap, ho, sizeof ho));
+        }
         if (c->run->n_procs > 1) {
             sim_buf_puts(b, " (process ");
             html_escape(b, c->run->procs[r->proc].name);

@@ -1,7 +1,8 @@
 /* The `greedy`, `growth` and `limit` strategies: TensorFlow/XLA's BFC allocator.
  *
- * Sources: openxla/xla xla/tsl/framework/bfc_allocator.{h,cc} (2026 snapshot; the
- * same rules as google/tsl tsl/framework/bfc_allocator.cc of 2024 except where noted),
+ * Sources: openxla/xla xla/tsl/framework/bfc_allocator.{h,cc} at 183fa00c (2026-08-22,
+ * --bfc-version=xla2026) and google/tsl tsl/framework/bfc_allocator.cc at 82f832b5
+ * (2024-06-15, --bfc-version=tsl2024): the same rules except 10 and 11,
  * tensorflow core/common_runtime/gpu/gpu_device.cc and gpu_bfc_allocator.cc,
  * xla/pjrt/gpu/gpu_helpers.cc. Summarised with citations in
  * docs/allocators.md §1 ("§1.x" below). No source code is reproduced.
@@ -32,7 +33,19 @@
  *  9. Otherwise OOM. TF's retry-on-failure waits up to 10 s for another thread to
  *     free memory (§1.7); a single-threaded replay frees nothing meanwhile, so the
  *     wait cannot change the outcome and is not modelled.
- * Limits (§1.9, §1.10): the framework wiring, bfc_limits.h.
+ * 10. Spatial partitioning (--bfc-spatial, xla2026 only; XLA PR #43912, 4b147ab4,
+ *     2026-06-15; §1.11): a new region is one chunk tagged GAP, the central gap, kept out
+ *     of the bins; a request takes the best binned (LOWER) hole first, else is carved
+ *     from the gap's low end by rule 4 (a small gap goes whole); a freed LOWER chunk with
+ *     no LOWER chunk above it becomes GAP, and merged chunks keep a common tag, else GAP.
+ *     A second gap is XLA's CHECK failure: counted in xla_aborts (an Extend that would
+ *     make one fails as an OOM). Only default (lower) memory is modelled.
+ * 11. Alignment (xla2026; PR #40979, 5a75e91e, 2026-04-17; §1.11): a = max(requested,
+ *     256); a chunk fits if it holds R plus the 256-rounded padding to the next multiple
+ *     of a; the first fitting chunk in (size, address) order is taken, its padding split
+ *     off as a free LOWER hole, rule 4 applied to the rest. tsl 2024 ignores alignment.
+ * Limits (§1.9, §1.10, §1.11): the framework wiring, bfc_limits.h; under xla2026 the
+ * jax preset's limit is rounded up to 2 MiB.
  *
  * Files: bfc_types.h (records), bfc_bins.{h,c} (the free bins of rules 2 and 3),
  * bfc_limits.{h,c} (options and the limit), bfc_check.c (walker, checker, test hook),
@@ -43,6 +56,8 @@
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
  * bitmaps over the non-empty ones. alloc and free are O(log f) expected (f = free
  * chunks in one slice), sample() O(1); Extend O(1); garbage collection O(regions).
+ * With --bfc-alignment above 256 a search walks on from the best fit past chunks
+ * too small for their padding: O(f) in the worst case.
  * No host allocation per event once the tables reached their high-water marks.
  * Fragmentation bound: a used chunk exceeds its request by < R + 256 and < 128 MiB
  * (or max_frag) + 256, by rule 4; between chunks, none (regions are tiled). */
@@ -90,8 +105,53 @@ static uint32_t chunk_new(strategy *s)
     bfc_chunk *c = &bfc_chunk_table(s)[h];
     c->prev = c->next = c->child[0] = c->child[1] = c->parent = BFC_NONE;
     c->bin = BFC_NO_BIN;
+    c->tag = BFC_TAG_LOWER;
     c->prio = next_prio(s);
     return h;
+}
+
+/* ==== the free structures: the bins, and the central gap (rule 10) ==== */
+
+/* InsertFreeChunk: the GAP chunk becomes the central gap, every other free chunk
+ * goes into its bin. The caller has made sure there is no central gap yet (the
+ * source CHECKs it). */
+static void free_insert(strategy *s, uint32_t h)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    if (ck[h].tag == BFC_TAG_GAP) {
+        s->gap = h;
+        return;
+    }
+    bfc_bins_insert(&s->bins, ck, h);
+}
+
+/* RemoveFreeChunk. */
+static void free_erase(strategy *s, uint32_t h)
+{
+    if (h == s->gap) {
+        s->gap = BFC_NONE;
+        return;
+    }
+    bfc_bins_erase(&s->bins, bfc_chunk_table(s), h);
+}
+
+/* LargestFreeChunk: the largest binned chunk or the central gap (GetStats'
+ * largest_free_block_bytes and GetFragmentation count the gap). */
+static uint64_t largest_free(const strategy *s)
+{
+    const bfc_chunk *ck = bfc_chunk_table(s);
+    uint64_t largest = bfc_bins_largest(&s->bins, ck);
+    if (s->gap != BFC_NONE && ck[s->gap].size > largest)
+        largest = ck[s->gap].size;
+    return largest;
+}
+
+/* LowEndAlignmentPadding: the bytes below the first aligned address of a chunk at
+ * addr, rounded up to 256 so that the prefix can be a chunk of its own. */
+static uint64_t align_padding(const strategy *s, uint64_t addr)
+{
+    uint64_t aligned = units_round_up(addr, s->alignment);
+    return rounded_bytes(aligned - addr);
 }
 
 /* ==== regions ==== */
@@ -131,12 +191,18 @@ static sim_status extend(strategy *s, uint64_t rounded)
         increased = true;
     }
     uint64_t bytes = s->curr_region_bytes < available ? s->curr_region_bytes : available;
+    /* Spatial partitioning with its central gap still there (only after a
+     * backpedalled first region): a region the device grants would be a second gap,
+     * which the source CHECKs against (InsertFreeChunk), and the process aborts.
+     * gpusim takes nothing and reports an OOM whose detail says so (fill_oom). */
+    bool would_abort = s->opt.spatial && s->gap != BFC_NONE;
     uint64_t addr = 0;
-    while (device_alloc(s->dev, s->proc, bytes, &addr) != SIM_OK) {
+    while (would_abort ? bytes > device_free_bytes(s->dev) : device_alloc(s->dev, s->proc, bytes, &addr) != SIM_OK) {
         /* Backpedal on every failing Extend (tsl 5d950c08, 2024-02-20; before it, once
          * per allocator lifetime). bytes·0.9 is computed in float, as in the source,
-         * then rounded up to 256; newest XLA forces 256 B of progress when that
-         * rounding gives back the same size (§1.5 step 4). */
+         * then rounded up to 256; XLA forces 256 B of progress when that rounding
+         * gives back the same size (PR #47082, d5c110db3f, 2026-08-14; tsl of 2024
+         * spins forever there, which gpusim does not model; §1.5 step 4). */
         uint64_t next = rounded_bytes((uint64_t)((float)bytes * BFC_BACKPEDAL));
         if (next >= bytes)
             next = bytes - BFC_MIN_ALLOC;
@@ -145,6 +211,12 @@ static sim_status extend(strategy *s, uint64_t rounded)
             slots_put(&s->chunks, h);
             return SIM_OOM;
         }
+    }
+    if (would_abort) {
+        slots_put(&s->chunks, h);
+        s->spatial_abort = true;
+        s->xla_aborts++;
+        return SIM_OOM;
     }
     if (!increased)
         s->curr_region_bytes = sat_double(s->curr_region_bytes);
@@ -162,7 +234,8 @@ static sim_status extend(strategy *s, uint64_t rounded)
     c->size = bytes;
     c->region = r;
     c->state = CHUNK_FREE;
-    bfc_bins_insert(&s->bins, bfc_chunk_table(s), h); /* regions never coalesce: nothing to merge (rule 6) */
+    c->tag = s->opt.spatial ? BFC_TAG_GAP : BFC_TAG_LOWER; /* free_chunk_tag_ (rule 10) */
+    free_insert(s, h); /* regions never coalesce: nothing to merge (rule 6) */
     return SIM_OK;
 }
 
@@ -191,7 +264,7 @@ static bool collect_free_regions(strategy *s, uint64_t rounded)
         bfc_region *r = &s->regions[i];
         if (!r->live || !region_wholly_free(s, r))
             continue;
-        bfc_bins_erase(&s->bins, bfc_chunk_table(s), r->first);
+        free_erase(s, r->first);
         slots_put(&s->chunks, r->first);
         device_release(s->dev, s->proc, r->size);
         s->pool_bytes -= r->size;
@@ -206,37 +279,66 @@ static bool collect_free_regions(strategy *s, uint64_t rounded)
 
 /* ==== allocate / free ==== */
 
-/* Hand out free chunk h for a request of rounded bytes (rules 4, 5). The split's new
- * record is taken before anything changes, so a host failure leaves the state intact. */
-static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t requested,
-                             uint32_t stream)
+/* Cut free chunk at h into [h: size at][new: rest], the new chunk free with h's tag
+ * (SplitChunk); rest is a record the caller took. Neither is in a free structure. */
+static void split_at(strategy *s, uint32_t h, uint32_t rest, uint64_t at)
 {
-    uint64_t size = bfc_chunk_table(s)[h].size;
-    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
-    bool split = size / 2 >= rounded || size - rounded >= s->max_frag;
-    uint32_t rest = BFC_NONE;
-    if (split) {
-        rest = chunk_new(s);
-        if (rest == BFC_NONE)
-            return SIM_ENOMEM;
-    }
     bfc_chunk *ck = bfc_chunk_table(s);
-    bfc_bins_erase(&s->bins, ck, h);
     bfc_chunk *c = &ck[h];
-    if (split) {
-        bfc_chunk *n = &ck[rest];
-        n->addr = c->addr + rounded;
-        n->size = size - rounded;
-        n->region = c->region;
-        n->state = CHUNK_FREE;
-        n->prev = h;
-        n->next = c->next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = rest;
-        c->next = rest;
-        c->size = rounded;
-        bfc_bins_insert(&s->bins, ck, rest);
+    bfc_chunk *n = &ck[rest];
+    n->addr = c->addr + at;
+    n->size = c->size - at;
+    n->region = c->region;
+    n->state = CHUNK_FREE;
+    n->tag = c->tag;
+    n->prev = h;
+    n->next = c->next;
+    if (c->next != BFC_NONE)
+        ck[c->next].prev = rest;
+    c->next = rest;
+    c->size = at;
+}
+
+/* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
+static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
+{
+    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
+    return size / 2 >= rounded || size - rounded >= s->max_frag;
+}
+
+/* Hand out free chunk h, still in its free structure, for a request of rounded
+ * bytes (rules 4, 5, 11; AllocateChunkFromLowEnd): an alignment prefix, if any,
+ * becomes a free lower hole; the aligned rest is split by rule 4, its remainder
+ * keeping the chunk's tag (a carve from the central gap leaves the gap). Records
+ * are taken before anything changes, so a host failure leaves the state intact.
+ * Returns the handle of the allocation through *out. */
+static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t requested, uint32_t stream,
+                             uint32_t *out)
+{
+    const bfc_chunk *c0 = &bfc_chunk_table(s)[h];
+    uint64_t pad = align_padding(s, c0->addr);
+    bool split = should_split(s, c0->size - pad, rounded);
+    uint32_t aligned = BFC_NONE, rest = BFC_NONE;
+    if (pad > 0 && (aligned = chunk_new(s)) == BFC_NONE)
+        return SIM_ENOMEM;
+    if (split && (rest = chunk_new(s)) == BFC_NONE) {
+        if (aligned != BFC_NONE)
+            slots_put(&s->chunks, aligned);
+        return SIM_ENOMEM;
     }
+    free_erase(s, h);
+    if (pad > 0) {
+        split_at(s, h, aligned, pad);
+        bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
+        free_insert(s, h);
+        h = aligned;
+    }
+    if (split) {
+        split_at(s, h, rest, rounded);
+        free_insert(s, rest);
+    }
+    bfc_chunk *c = &bfc_chunk_table(s)[h];
+    c->tag = BFC_TAG_LOWER;
     c->state = CHUNK_USED;
     c->requested = requested;
     c->stream = stream;
@@ -246,7 +348,32 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
         s->peak_bytes_in_use = s->bytes_in_use;
     if (c->size > s->largest_alloc_size)
         s->largest_alloc_size = c->size;
+    *out = h;
     return SIM_OK;
+}
+
+/* FindChunkPtr (rules 3, 10, 11): the first binned chunk in (size, address) order
+ * of size >= rounded that also holds the alignment padding; with spatial
+ * partitioning, failing that, the central gap if it holds them. BFC_NONE if none. */
+static uint32_t find_chunk(const strategy *s, uint64_t rounded)
+{
+    const bfc_chunk *ck = bfc_chunk_table(s);
+    for (uint32_t h = bfc_bins_best_fit(&s->bins, ck, rounded); h != BFC_NONE; h = bfc_bins_next(&s->bins, ck, h)) {
+        /* binned chunks are all LOWER: the upper partition is not modelled */
+        if (ck[h].size >= rounded + align_padding(s, ck[h].addr))
+            return h;
+        if (s->alignment == BFC_MIN_ALLOC)
+            break; /* no padding: the best fit is the answer */
+    }
+    if (s->gap != BFC_NONE && ck[s->gap].size >= rounded + align_padding(s, ck[s->gap].addr))
+        return s->gap;
+    return BFC_NONE;
+}
+
+/* The merged tag of two free neighbours (MergedChunkTag): the common tag, else GAP. */
+static uint8_t merged_tag(uint8_t a, uint8_t b)
+{
+    return a == b ? a : (uint8_t)BFC_TAG_GAP;
 }
 
 /* MarkFree + TryToCoalesce + InsertFreeChunk (rule 6):
@@ -259,9 +386,14 @@ static void release_chunk(strategy *s, uint32_t h)
     c->state = CHUNK_FREE;
     c->requested = 0;
     c->stream = 0;
+    /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above it
+     * borders the gap (or the region's end) and becomes gap */
+    if (s->opt.spatial && c->tag == BFC_TAG_LOWER && (c->next == BFC_NONE || ck[c->next].tag != BFC_TAG_LOWER))
+        c->tag = BFC_TAG_GAP;
     uint32_t n = c->next;
     if (n != BFC_NONE && ck[n].state == CHUNK_FREE) {
-        bfc_bins_erase(&s->bins, ck, n);
+        free_erase(s, n);
+        c->tag = merged_tag(c->tag, ck[n].tag);
         c->size += ck[n].size;
         c->next = ck[n].next;
         if (c->next != BFC_NONE)
@@ -270,7 +402,8 @@ static void release_chunk(strategy *s, uint32_t h)
     }
     uint32_t p = c->prev;
     if (p != BFC_NONE && ck[p].state == CHUNK_FREE) {
-        bfc_bins_erase(&s->bins, ck, p);
+        free_erase(s, p);
+        ck[p].tag = merged_tag(ck[p].tag, c->tag);
         ck[p].size += c->size;
         ck[p].next = c->next;
         if (c->next != BFC_NONE)
@@ -278,7 +411,15 @@ static void release_chunk(strategy *s, uint32_t h)
         slots_put(&s->chunks, h);
         h = p;
     }
-    bfc_bins_insert(&s->bins, bfc_chunk_table(s), h);
+    if (ck[h].tag == BFC_TAG_GAP && s->gap != BFC_NONE) {
+        /* a second central gap (another region holds the first; only after a
+         * backpedalled first region): the source CHECKs in InsertFreeChunk and the
+         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as
+         * a lower hole, so that the state stays one it can go on from. */
+        s->xla_aborts++;
+        ck[h].tag = BFC_TAG_LOWER;
+    }
+    free_insert(s, h);
 }
 
 /* What Extend could still add: what the limit leaves, but no more than the device
@@ -294,7 +435,7 @@ static uint64_t oom_extendable(const strategy *s)
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)
 {
     uint64_t free_bytes = s->pool_bytes - s->bytes_in_use;
-    uint64_t largest = bfc_bins_largest(&s->bins, bfc_chunk_table(s));
+    uint64_t largest = largest_free(s);
     uint64_t extendable = oom_extendable(s);
     uint64_t dev_free = device_free_bytes(s->dev);
     /* design.md §3: capacity when the request exceeds everything the allocator could
@@ -311,23 +452,34 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
     };
     uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
     const char *why;
-    if (capacity && rounded <= free_bytes + by_limit)
+    if (s->spatial_abort)
+        why = "The device granted a second region, but spatial partitioning allows one "
+              "central gap: XLA aborts here (a CHECK in InsertFreeChunk).";
+    else if (capacity && rounded <= free_bytes + by_limit)
         why = "The limit leaves room, but the device does not have that much free: other "
               "processes or contexts hold it (capacity of the shared device).";
     else if (capacity)
         why = "The request is larger than all the memory this allocator could still free "
               "under its limit (capacity): lower the batch size or raise the limit.";
+    else if (s->opt.spatial)
+        why = "Enough memory is free in total, but neither a lower-partition hole nor the "
+              "central gap holds the request: spatial partitioning carves new memory only "
+              "from the gap (fragmentation).";
     else
         why = "Enough memory is free in total, but not in one chunk: regions never merge "
               "and chunks only coalesce with free neighbours (fragmentation). TF suggests "
               "TF_GPU_ALLOCATOR=cuda_malloc_async.";
+    uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
+    char gap_text[64] = "";
+    if (s->opt.spatial)
+        snprintf(gap_text, sizeof gap_text, ", central gap %llu", (unsigned long long)gap);
     snprintf(oom->detail, sizeof oom->detail,
              "Allocator (GPU_0_bfc) ran out of memory trying to allocate %llu bytes "
              "(rounded to %llu). Limit: %llu, InUse: %llu, pool: %llu in %u region(s), "
-             "largest free chunk %llu of %llu free; device free %llu. %s",
+             "largest free chunk %llu of %llu free%s; device free %llu. %s",
              (unsigned long long)size, (unsigned long long)rounded, (unsigned long long)s->limit,
              (unsigned long long)s->bytes_in_use, (unsigned long long)s->pool_bytes, s->live_regions,
-             (unsigned long long)largest, (unsigned long long)free_bytes,
+             (unsigned long long)largest, (unsigned long long)free_bytes, gap_text,
              (unsigned long long)dev_free, why);
 }
 
@@ -347,29 +499,31 @@ static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strateg
         return SIM_OK;
     }
     uint64_t rounded = rounded_bytes(size);
-    uint32_t h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+    s->spatial_abort = false;
+    uint32_t h = find_chunk(s, rounded);
     if (h == BFC_NONE) {
         sim_status st = extend(s, rounded);
         if (st == SIM_ENOMEM)
             return st;
         if (st == SIM_OK)
-            h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+            h = find_chunk(s, rounded);
     }
-    if (h == BFC_NONE && collect_free_regions(s, rounded)) {
+    if (h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
         sim_status st = extend(s, rounded);
         if (st == SIM_ENOMEM)
             return st;
         if (st == SIM_OK)
-            h = bfc_bins_best_fit(&s->bins, bfc_chunk_table(s), rounded);
+            h = find_chunk(s, rounded);
     }
     if (h == BFC_NONE) {
         fill_oom(s, size, rounded, oom);
         return SIM_OOM;
     }
-    sim_status st = take_chunk(s, h, rounded, size, stream);
+    uint32_t got = BFC_NONE;
+    sim_status st = take_chunk(s, h, rounded, size, stream, &got);
     if (st != SIM_OK)
         return st;
-    *out = h;
+    *out = got;
     return SIM_OK;
 }
 
@@ -416,6 +570,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->rng = 0x9E3779B9u;
     slots_init(&s->chunks, sizeof(bfc_chunk));
     bfc_bins_init(&s->bins);
+    s->gap = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {
@@ -431,6 +586,10 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->curr_region_bytes = s->allow_growth
         ? rounded_bytes(s->limit < BFC_INITIAL_GROWTH_REGION ? s->limit : BFC_INITIAL_GROWTH_REGION)
         : rounded_bytes(s->limit);
+    /* AllocateRawInternal: max(alignment, kMinAllocationSize) (PR #40979, 5a75e91ea5,
+     * 2026-04-17); tsl of 2024 ignores the alignment: every chunk is 256-aligned */
+    s->alignment = s->opt.version == BFC_VERSION_XLA2026 && s->opt.alignment > BFC_MIN_ALLOC ? s->opt.alignment
+                                                                                             : BFC_MIN_ALLOC;
     s->max_frag = s->opt.frag_fraction > 0.0 ? bfc_limits_fraction(s->opt.frag_fraction, s->limit)
                                              : BFC_DEFAULT_MAX_FRAG;
     *out = s;
@@ -469,7 +628,7 @@ static void bfc_sample(const strategy *s, strategy_sample *out)
         .allocated_bytes = s->bytes_in_use,
         .reserved_bytes = s->pool_bytes,
         .free_bytes = s->pool_bytes - s->bytes_in_use,
-        .largest_free_bytes = bfc_bins_largest(&s->bins, bfc_chunk_table(s)),
+        .largest_free_bytes = largest_free(s),
         .num_device_allocs = s->num_device_allocs,
         .num_device_frees = s->num_device_frees,
     };
@@ -478,7 +637,7 @@ static void bfc_sample(const strategy *s, strategy_sample *out)
 static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
 {
     uint64_t free_bytes = s->pool_bytes - s->bytes_in_use;
-    uint64_t largest = bfc_bins_largest(&s->bins, bfc_chunk_table(s));
+    uint64_t largest = largest_free(s);
     sink->u64(sink->ctx, "bytes_in_use", s->bytes_in_use);
     sink->u64(sink->ctx, "peak_bytes_in_use", s->peak_bytes_in_use);
     sink->u64(sink->ctx, "pool_bytes", s->pool_bytes);
@@ -491,6 +650,16 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
     /* GetFragmentation: (free − largest free chunk) / free; 0/0 is reported as 0 */
     sink->real(sink->ctx, "fragmentation_metric",
                free_bytes == 0 ? 0.0 : (double)(free_bytes - largest) / (double)free_bytes);
+    if (s->opt.spatial) {
+        /* the two partitions (DumpMemoryLog's spatial summary): the central gap, and
+         * the lower partition's free holes; the upper partition is empty */
+        uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
+        sink->u64(sink->ctx, "central_gap_bytes", gap);
+        sink->u64(sink->ctx, "lower_hole_bytes", free_bytes - gap);
+        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins, bfc_chunk_table(s)));
+        /* events at which XLA would have aborted on its one-gap CHECK (rule 10) */
+        sink->u64(sink->ctx, "xla_aborts", s->xla_aborts);
+    }
 }
 
 static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
@@ -499,6 +668,11 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
      * bfc_limits_parse accepts back; allow_growth and limit_bytes are derived */
     char buf[32];
     strategy_emit_text(sink, "bfc_preset", s->opt.preset == BFC_PRESET_JAX ? "jax" : "tf");
+    strategy_emit_text(sink, "bfc_version", s->opt.version == BFC_VERSION_XLA2026 ? "xla2026" : "tsl2024");
+    if (s->mode != BFC_GROWTH) /* growth has no bfc_spatial (XLA CHECKs it off) */
+        strategy_emit_text(sink, "bfc_spatial", s->opt.spatial ? "on" : "off");
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.alignment);
+    strategy_emit_text(sink, "bfc_alignment", buf);
     strategy_emit_text(sink, "allow_growth", s->allow_growth ? "true" : "false");
     strategy_emit_text(sink, "bfc_gc", s->opt.gc ? "on" : "off");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->limit);
@@ -512,9 +686,9 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 
 /* ==== ops tables ==== */
 
-#define BFC_OPS(NAME, SUMMARY, OPTS, CREATE)                                                              \
+#define BFC_OPS(NAME, SUMMARY, OPTS, N_OPTS, CREATE)                                                      \
     {                                                                                                     \
-        .name = NAME, .summary = SUMMARY, .opts = OPTS, .n_opts = BFC_LIMITS_MODE_OPTIONS, .create = CREATE, \
+        .name = NAME, .summary = SUMMARY, .opts = OPTS, .n_opts = N_OPTS, .create = CREATE,              \
         .destroy = bfc_destroy, .alloc = bfc_alloc,                                                       \
         .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
         .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
@@ -523,11 +697,11 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
 
 static const strategy_ops BFC_OPS_TABLE[3] = {
     BFC_OPS("greedy", "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
-            BFC_LIMITS_FRACTION_OPTIONS, greedy_create),
+            BFC_LIMITS_GREEDY_OPTIONS, BFC_LIMITS_GREEDY_N, greedy_create),
     BFC_OPS("growth", "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
-            BFC_LIMITS_FRACTION_OPTIONS, growth_create),
+            BFC_LIMITS_GROWTH_OPTIONS, BFC_LIMITS_GROWTH_N, growth_create),
     BFC_OPS("limit", "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
-            BFC_LIMITS_LIMIT_OPTIONS, limit_create),
+            BFC_LIMITS_LIMIT_OPTIONS, BFC_LIMITS_LIMIT_N, limit_create),
 };
 
 const strategy_ops *bfc_strategy(bfc_mode mode)

@@ -29,6 +29,9 @@ int bfc_walk(const strategy *s, strategy_visitor v, void *ctx)
         for (uint32_t h = rg->first; h != BFC_NONE && h < s->chunks.n_used_hw && budget > 0;
              h = ck[h].next, budget--) {
             const bfc_chunk *c = &ck[h];
+            /* with spatial partitioning, the partition: the central gap, or the lower one
+             * (used chunks and its holes); classic BFC has no partitions */
+            const char *part = !s->opt.spatial ? NULL : c->tag == BFC_TAG_GAP ? "central gap" : "lower";
             strategy_block b = {
                 .addr = c->addr,
                 .size_bytes = c->size,
@@ -38,7 +41,7 @@ int bfc_walk(const strategy *s, strategy_visitor v, void *ctx)
                 .stream = c->state == CHUNK_FREE ? 0 : c->stream,
                 .state = c->state == CHUNK_FREE ? BLOCK_FREE
                          : c->state == CHUNK_PENDING ? BLOCK_PENDING : BLOCK_USED,
-                .pool = NULL,
+                .pool = part,
             };
             int rc = v(ctx, &b);
             if (rc != 0)
@@ -53,10 +56,38 @@ int bfc_walk(const strategy *s, strategy_visitor v, void *ctx)
 typedef struct check_totals {
     uint64_t used_bytes;   /* USED + PENDING chunk sizes */
     uint64_t pool;         /* sum of live regions */
-    uint64_t free_chunks;
+    uint64_t free_chunks;  /* binned ones: every free chunk but the central gap */
+    uint64_t gaps;         /* GAP-tagged chunks */
     uint64_t region_chunks;
     uint32_t regions;
 } check_totals;
+
+/* The partition rules (bfc.c rule 10) for chunk h of a region's chain. */
+static void check_tag(const strategy *s, sim_report *r, uint32_t h, check_totals *t)
+{
+    const bfc_chunk *ck = bfc_chunk_table(s);
+    const bfc_chunk *c = &ck[h];
+    uint32_t hw = s->chunks.n_used_hw;
+    bool is_free = c->state == CHUNK_FREE;
+    if (!sim_report_insist(r, c->tag == BFC_TAG_GAP || c->tag == BFC_TAG_LOWER, "bfc: chunk %u has tag %u", h,
+                           c->tag))
+        return;
+    if (c->tag == BFC_TAG_GAP) {
+        t->gaps++;
+        sim_report_insist(r, s->opt.spatial, "bfc: chunk %u is a central gap without spatial partitioning", h);
+        sim_report_insist(r, is_free && h == s->gap && c->bin == BFC_NO_BIN,
+                          "bfc: chunk %u is tagged central gap but is not the free, unbinned central gap %u", h,
+                          s->gap);
+        /* carves take the gap's low end, so the gap always reaches its region's end */
+        sim_report_insist(r, c->next == BFC_NONE, "bfc: the central gap %u does not end its region", h);
+    } else if (s->opt.spatial && is_free && s->xla_aborts == 0) {
+        /* a lower hole is interior: a boundary chunk returns to the gap when freed
+         * (unless that would have been a second gap, where XLA aborts: bfc.c) */
+        sim_report_insist(r, c->next != BFC_NONE && c->next < hw && ck[c->next].state != CHUNK_FREE,
+                          "bfc: lower hole %u at %llu borders no used chunk above it (should be the central gap)",
+                          h, (unsigned long long)c->addr);
+    }
+}
 
 static void check_regions(const strategy *s, sim_report *r, check_totals *t)
 {
@@ -92,9 +123,10 @@ static void check_regions(const strategy *s, sim_report *r, check_totals *t)
             sim_report_insist(r, !(is_free && prev_free),
                               "bfc: region %u: adjacent free chunks %u and %u at %llu (should have coalesced)",
                               i, prev, h, (unsigned long long)c->addr);
-            if (is_free)
+            check_tag(s, r, h, t);
+            if (is_free && c->tag != BFC_TAG_GAP)
                 t->free_chunks++;
-            else {
+            else if (!is_free) {
                 t->used_bytes += c->size;
                 sim_report_insist(r, c->bin == BFC_NO_BIN, "bfc: used chunk %u is marked as in bin %u", h,
                                   c->bin);
@@ -209,6 +241,9 @@ void bfc_check(const strategy *s, sim_report *r)
     sim_report_insist(r, (s->bins.bitmap >> BFC_NUM_BINS) == 0, "bfc: bitmap has bits above bin 20");
     sim_report_insist(r, binned == t.free_chunks, "bfc: bins hold %llu chunks, regions have %llu free chunks",
                       (unsigned long long)binned, (unsigned long long)t.free_chunks);
+    sim_report_insist(r, t.gaps == (s->gap != BFC_NONE ? 1u : 0u),
+                      "bfc: %llu chunks tagged central gap, the allocator records %s",
+                      (unsigned long long)t.gaps, s->gap != BFC_NONE ? "one" : "none");
 
     /* every free chunk of every region is found in the bin its size maps to */
     const bfc_chunk *ck = bfc_chunk_table(s);
@@ -219,7 +254,7 @@ void bfc_check(const strategy *s, sim_report *r)
         for (uint32_t h = s->regions[i].first; h != BFC_NONE && h < s->chunks.n_used_hw &&
                                                steps <= s->chunks.n_used_hw;
              h = ck[h].next, steps++)
-            if (ck[h].state == CHUNK_FREE)
+            if (ck[h].state == CHUNK_FREE && h != s->gap)
                 sim_report_insist(r, bfc_bins_holds(&s->bins, ck, s->chunks.n_used_hw, h),
                                   "bfc: free chunk %u at %llu of size %llu is not in its bin %u", h,
                                   (unsigned long long)ck[h].addr, (unsigned long long)ck[h].size,
@@ -372,6 +407,22 @@ bool bfc_debug_corrupt(strategy *s, bfc_corruption kind)
                     return true;
                 }
         return false;
+    case BFC_CORRUPT_SECOND_GAP: {
+        uint32_t h = find_free_chunk(s);
+        if (!s->opt.spatial || s->gap == BFC_NONE || h == BFC_NONE)
+            return false;
+        ck[h].tag = BFC_TAG_GAP; /* still binned, and not the recorded gap */
+        return true;
+    }
+    case BFC_CORRUPT_GAP_AS_HOLE: {
+        uint32_t h = s->gap;
+        if (h == BFC_NONE)
+            return false;
+        ck[h].tag = BFC_TAG_LOWER; /* a hole at the region's end, with nothing above it */
+        s->gap = BFC_NONE;
+        bfc_bins_insert(&s->bins, ck, h);
+        return true;
+    }
     }
     return false;
 }

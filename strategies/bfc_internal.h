@@ -20,7 +20,9 @@ typedef enum bfc_corruption {
     BFC_CORRUPT_PEAK_IN_USE,   /* peak_bytes_in_use below bytes_in_use */
     BFC_CORRUPT_PEAK_POOL,     /* peak_pool_bytes below pool_bytes */
     BFC_CORRUPT_REGION_COUNT,  /* the live-region counter is off by one */
-    BFC_CORRUPT_BIN_CACHE      /* a bin's cached largest chunk is not its largest */
+    BFC_CORRUPT_BIN_CACHE,     /* a bin's cached largest chunk is not its largest */
+    BFC_CORRUPT_SECOND_GAP,    /* a lower hole is tagged central gap: two gaps (spatial) */
+    BFC_CORRUPT_GAP_AS_HOLE    /* the central gap is binned as a lower hole (spatial) */
 } bfc_corruption;
 
 /* Apply kind to s (an instance of any bfc_strategy() table). Returns false, changing

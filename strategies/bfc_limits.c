@@ -11,6 +11,8 @@
 #include "sim/units.h"
 
 #define BFC_JAX_DEFAULT_FRACTION 0.75 /* FixedMemFraction{0.75}, allocator_config.h */
+#define BFC_JAX_LIMIT_GRANULE (2 * MiB) /* kGpuMemoryLimitGranularity, gpu_helpers.cc */
+#define BFC_DEFAULT_ALIGNMENT 64       /* Allocator::kAllocatorAlignment: what XLA asks for */
 
 /* TF's MinSystemMemory (gpu_device.cc): the bytes left to the system when no fraction
  * is given. One newer copy seen through the index adds cc ≥ 9 → 1800 MiB; its upstream
@@ -38,9 +40,15 @@ uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_i
 {
     if (mode == BFC_LIMIT)
         return set->limit_opt; /* virtual device memory_limit: no reserve (§1.9) */
-    if (set->preset == BFC_PRESET_JAX) /* CreateBFCAllocator: total · fraction (§1.10) */
-        return bfc_limits_fraction(set->has_mem_fraction ? set->mem_fraction : BFC_JAX_DEFAULT_FRACTION,
-                                   info->capacity_bytes);
+    if (set->preset == BFC_PRESET_JAX) { /* CreateBFCAllocator: total · fraction (§1.10) */
+        uint64_t bytes = bfc_limits_fraction(set->has_mem_fraction ? set->mem_fraction : BFC_JAX_DEFAULT_FRACTION,
+                                             info->capacity_bytes);
+        /* RoundUpGpuMemoryLimit: up to a multiple of 2 MiB (PR #43125, 1c7e91cb79,
+         * 2026-06-03; §1.11); saturating where that would pass 2^64 */
+        if (set->version == BFC_VERSION_XLA2026)
+            bytes = bytes > UINT64_MAX - BFC_JAX_LIMIT_GRANULE ? bytes : units_round_up(bytes, BFC_JAX_LIMIT_GRANULE);
+        return bytes;
+    }
     if (set->has_mem_fraction) /* per_process_gpu_memory_fraction: of total, not free */
         return bfc_limits_fraction(set->mem_fraction, info->capacity_bytes);
     /* SingleVirtualDeviceMemoryLimit: free at start (cudaMemGetInfo after the context
@@ -81,6 +89,29 @@ const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {
      .default_text = "0, meaning 128 MiB",
      .example = "0.2",
      .help = "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"},
+    {.key = "bfc_version",
+     .cli = "bfc-version",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "tsl2024|xla2026",
+     .default_text = "xla2026",
+     .example = "tsl2024",
+     .help = "which bfc_allocator.cc: google/tsl of 2024-06 or openxla/xla of 2026-08 (spatial "
+             "partitioning, alignment, JAX's 2 MiB limit rounding)"},
+    {.key = "bfc_alignment",
+     .cli = "bfc-alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "64 (XLA's request); 256 B is the floor",
+     .example = "4096",
+     .help = "the alignment every request asks for, a power of two (xla2026 honours max(A, 256); tsl2024 "
+             "ignores it)"},
+    {.key = "bfc_spatial",
+     .cli = "bfc-spatial",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on for greedy --bfc-preset=jax under xla2026, off elsewhere",
+     .example = "on",
+     .help = "XLA's spatially partitioned BFC: lower-partition holes first, then the central gap "
+             "(xla_gpu_enable_allocator_spatial_partitioning)"},
     {.key = "limit",
      .cli = "limit",
      .kind = STRATEGY_OPTION_SIZE,
@@ -152,6 +183,44 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
             return option_error(err, "--limit", v, "a size such as 4096MiB", &inner);
         if (out->limit_opt == 0)
             return option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
+    }
+
+    v = strategy_config_get(cfg, "bfc_version");
+    if (v == NULL || strcmp(v, "xla2026") == 0)
+        out->version = BFC_VERSION_XLA2026;
+    else if (strcmp(v, "tsl2024") == 0)
+        out->version = BFC_VERSION_TSL2024;
+    else
+        return option_error(err, "--bfc-version", v, "tsl2024 or xla2026", NULL);
+
+    /* se_gpu_pjrt_client.cc: one spatially partitioned pool when JAX preallocates and
+     * xla_gpu_enable_allocator_spatial_partitioning is set, its default since
+     * 7f541bdac3 (2026-06-15); TensorFlow's and growth's allocators are classic */
+    out->spatial = out->version == BFC_VERSION_XLA2026 && out->preset == BFC_PRESET_JAX && mode == BFC_GREEDY;
+    /* growth does not take the option (XLA CHECKs that spatial partitioning has one
+     * fixed range, allow_growth=false): its table lacks it, so the command line
+     * refuses --bfc-spatial with growth alone, and growth ignores the key */
+    v = mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial");
+    if (v != NULL) {
+        if (strcmp(v, "on") == 0)
+            out->spatial = true;
+        else if (strcmp(v, "off") == 0)
+            out->spatial = false;
+        else
+            return option_error(err, "--bfc-spatial", v, "on or off", NULL);
+    }
+    if (out->spatial && out->version != BFC_VERSION_XLA2026)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--bfc-spatial=on needs --bfc-version=xla2026: tsl of 2024 has no spatial "
+                             "partitioning");
+
+    out->alignment = BFC_DEFAULT_ALIGNMENT;
+    v = strategy_config_get(cfg, "bfc_alignment");
+    if (v != NULL) {
+        if (units_parse_size(v, &out->alignment, &inner) != SIM_OK)
+            return option_error(err, "--bfc-alignment", v, "a power of two in bytes, e.g. 4096", &inner);
+        if (out->alignment == 0 || (out->alignment & (out->alignment - 1)) != 0 || out->alignment > GiB)
+            return option_error(err, "--bfc-alignment", v, "a power of two from 1 byte to 1 GiB", NULL);
     }
     return SIM_OK;
 }

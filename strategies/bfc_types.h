@@ -24,6 +24,16 @@
 #define BFC_DEFAULT_MAX_FRAG (128 * MiB)
 #define BFC_BACKPEDAL 0.9f              /* kBackpedalFactor is a float in the source */
 
+/* Which partition a chunk belongs to (ChunkTag, xla bfc_allocator.h since PR #43912,
+ * 4b147ab4e2, 2026-06-15). Without spatial partitioning every chunk is LOWER and
+ * the model is classic BFC; with it, the one free GAP chunk is the central gap,
+ * never binned, and LOWER free chunks are the lower partition's holes. The upper
+ * (collective, S(1)) partition is not modelled: traces carry default memory only. */
+typedef enum bfc_tag {
+    BFC_TAG_GAP = 0,  /* kCentralGap */
+    BFC_TAG_LOWER = 1 /* kLower */
+} bfc_tag;
+
 typedef enum chunk_state {
     CHUNK_FREE = 0,    /* in exactly one bin */
     CHUNK_USED = 1,    /* handed out */
@@ -48,6 +58,7 @@ typedef struct bfc_chunk {
     uint8_t state;
     uint8_t bin;           /* TF bin, BFC_NO_BIN unless free */
     uint8_t slice;         /* slice inside the bin */
+    uint8_t tag;           /* bfc_tag: LOWER unless spatial partitioning is on */
 } bfc_chunk;
 
 /* One slice of one bin: a treap of free chunks (bfc_bins.h). */
@@ -86,6 +97,10 @@ struct strategy {
     uint64_t limit;              /* memory_limit_ */
     uint64_t max_frag;           /* max_internal_fragmentation_bytes_ */
     uint64_t curr_region_bytes;  /* curr_region_allocation_bytes_ (C) */
+    uint64_t alignment;          /* max(requested alignment, 256) (xla2026 only; else 256) */
+    uint32_t gap;                /* central_gap_: the GAP chunk, BFC_NONE when there is none */
+    bool spatial_abort;          /* this allocation's Extend would hit XLA's one-gap CHECK */
+    uint64_t xla_aborts;         /* operations that would have hit it (bfc.c rule 10) */
 
     slots chunks;
     bfc_bins bins;

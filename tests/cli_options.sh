@@ -93,7 +93,7 @@ while IFS=$'\t' read -r strategy key cli value; do
   done
   what="$strategy"
   if [ -n "$cli" ]; then
-    args+=(--"$cli"="$value")
+    args+=("--$cli=$value")
     what="$strategy --$cli=$value"
   fi
   rm -f "$tmp/b1.json" "$tmp/b2.json"

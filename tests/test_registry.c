@@ -167,8 +167,12 @@ START_TEST(lookups_should_find_options_by_spelling_and_key_and_name_their_strate
             ck_assert_msg(listed, "%s's %s is not among the distinct options", ops->name, ops->opts[k].key);
         }
     }
-    /* mem_fraction, bfc_preset, bfc_gc, bfc_fragmentation_fraction, limit, alloc_conf, memory_fraction */
-    ck_assert_uint_eq(n, 7);
+    /* mem_fraction, bfc_preset, bfc_gc, bfc_fragmentation_fraction, bfc_version, bfc_alignment,
+     * bfc_spatial, limit, alloc_conf, memory_fraction */
+    ck_assert_uint_eq(n, 10);
+    /* growth has no bfc_spatial (XLA CHECKs spatial partitioning off with growth) */
+    ck_assert_ptr_null(registry_option_of(registry_find("growth"), "bfc_spatial"));
+    ck_assert_ptr_nonnull(registry_option_of(registry_find("greedy"), "bfc_spatial"));
 }
 END_TEST
 

@@ -1,0 +1,3 @@
+// Stub for gpusim validate/upstream/bfc: see gpusim_stub.h.
+#pragma once
+#include "../../../gpusim_stub.h"
