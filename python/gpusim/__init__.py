@@ -10,7 +10,7 @@
 Each function runs the command of the same name in libgpusim.so (the library that
 CMake builds beside the gpusim program, found as gpusim._native says) and returns
 its --format=json result as a dict. Keyword options are the command's options with
-"_" for "-" (alloc_conf= for --alloc-conf); True gives a flag (paranoid=True),
+"_" for "-" (alloc_conf= for --alloc-conf, from_= for --from); True gives a flag (paranoid=True),
 False and None leave the option out, a list or tuple is joined with commas
 (strategies=["torch", "growth"]). A failure raises UsageError, TraceError or
 FileError with the message the command line prints; what it prints as a warning
@@ -87,7 +87,7 @@ def _trace_args(trace):
 def _option_args(options):
     args = []
     for key, value in options.items():
-        name = key.replace("_", "-")
+        name = key.rstrip("_").replace("_", "-")  # from_= for --from (a Python keyword)
         if name in _RESERVED:
             raise UsageError("--%s: gpusim's Python module sets it itself (the result is returned)" % name)
         if value is None or value is False:

@@ -67,6 +67,12 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(got["device"]["name"], "A100-40GB")
         self.assertEqual(got["strategy"]["options"]["expandable_segments"], "True")
 
+    def test_replay_should_take_from_with_a_trailing_underscore(self):
+        got = quiet(gpusim.replay, SNAPSHOT_JSON, from_="torch-snapshot")
+        self.assertEqual(got, cli_json("replay", SNAPSHOT_JSON, "--from=torch-snapshot"))
+        with self.assertRaises(gpusim.TraceError):
+            gpusim.replay(MLP, from_="kineto")
+
     def test_replay_should_leave_out_an_option_given_as_false_or_none(self):
         self.assertEqual(gpusim.replay(MLP, paranoid=False, gpu=None), cli_json("replay", MLP))
 
