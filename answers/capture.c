@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/idmap.h"
+#include "strategies/planned.h"
 
 /* ---------------------------------------------------------------- pass 1: the curve */
 
@@ -274,6 +275,39 @@ static sim_status second_pass(const engine_config *cfg, const capture_sources *s
     return st;
 }
 
+static int rect_larger(const void *pa, const void *pb)
+{
+    const capture_rect *a = pa, *b = pb;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The plan's rectangles when the first process's strategy planned offline. */
+static sim_status plan_rects(capture *c, sim_error *err)
+{
+    const sim_run *run = c->run;
+    uint32_t n;
+    if (run->n_procs == 0 || !planned_plan_info(run->ops, run->procs[0].s, &n, &c->plan_heap, &c->plan_events) ||
+        n == 0)
+        return SIM_OK;
+    capture_rect *all = malloc((size_t)n * sizeof *all);
+    if (all == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        planned_rect r;
+        planned_plan_rect(run->procs[0].s, i, &r);
+        if (r.size > 0)
+            all[k++] = (capture_rect){.off = r.off, .size = r.size, .first = r.first, .last = r.last};
+    }
+    qsort(all, k, sizeof *all, rect_larger);
+    c->plan_buffers = k;
+    c->n_rects = k < CAPTURE_PLAN_RECTS ? k : CAPTURE_PLAN_RECTS;
+    c->rects = all;
+    return SIM_OK;
+}
+
 sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
                        sim_error *err)
 {
@@ -298,6 +332,8 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     timeline_finish(&c->curve);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
+    if ((st = plan_rects(c, err)) != SIM_OK)
+        goto fail;
     if ((st = second_pass(cfg, src, c, err)) != SIM_OK)
         goto fail;
     free(srcs);
@@ -316,5 +352,6 @@ void capture_free(capture *c)
     sim_run_free(c->run);
     timeline_release(&c->curve);
     free(c->blocks);
+    free(c->rects);
     free(c);
 }

@@ -37,6 +37,13 @@ typedef struct capture_alloc {
 } capture_alloc;
 
 #define CAPTURE_TOP 20u
+#define CAPTURE_PLAN_RECTS 4000u /* the largest buffers of a plan drawn */
+
+/* One buffer of an offline plan (strategy planned): offset × lifetime. */
+typedef struct capture_rect {
+    uint64_t off, size;
+    uint64_t first, last; /* the process's alloc/free events (0-based) it is live at */
+} capture_rect;
 
 /* Everything here is owned by the capture (capture_free). */
 typedef struct capture {
@@ -53,6 +60,11 @@ typedef struct capture {
     capture_alloc top[CAPTURE_TOP]; /* largest live allocations at the peak, largest first */
     uint32_t n_top;
     uint64_t live_count, live_bytes;
+    /* the plan of the first process when the strategy plans offline (planned):
+     * its largest CAPTURE_PLAN_RECTS buffers, largest first; n_rects = 0 otherwise */
+    capture_rect *rects;
+    uint32_t n_rects, plan_buffers;
+    uint64_t plan_heap, plan_events;
 } capture;
 
 /* Replay cfg over src twice (see above) keeping at most `buckets` curve rows.

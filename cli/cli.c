@@ -17,7 +17,7 @@ static bool name_is(const char *want, const char *name, size_t n)
 
 /* The option of table spelt name[0..n), or a strategy option when the table holds
  * CLI_STRATEGY_OPTS: true with *spelling (static) and *takes_value set. */
-static bool find_opt(const cli_opt *table, const char *name, size_t n, const char **spelling, bool *takes_value)
+static bool find_opt(const cli_opt *table, const char *name, size_t n, const char **spelling, int *takes_value)
 {
     for (const cli_opt *o = table; o->name; o++) {
         if (o->name == cli_strategy_options_mark) {
@@ -87,11 +87,13 @@ sim_status cli_parse_args(const char *cmd, const cli_opt *table, int argc, char 
         const char *eq = strchr(name, '=');
         size_t n = eq ? (size_t)(eq - name) : strlen(name);
         const char *spelling = NULL;
-        bool takes_value = false;
+        int takes_value = false;
         if (!find_opt(table, name, n, &spelling, &takes_value))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "unknown option '--%.*s'", (int)n, name);
         const char *value = NULL;
-        if (takes_value) {
+        if (takes_value == CLI_OPTIONAL_VALUE) {
+            value = eq ? eq + 1 : ""; /* never the next argument: that may be a trace */
+        } else if (takes_value) {
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
@@ -167,7 +169,7 @@ void cli_print_options(FILE *f, const cli_opt *table)
         if (!o->help[0])
             continue;
         char head[64];
-        snprintf(head, sizeof head, "--%s%s", o->name, o->takes_value ? "=..." : "");
+        snprintf(head, sizeof head, "--%s%s", o->name, o->takes_value == CLI_OPTIONAL_VALUE ? "[=...]" : o->takes_value ? "=..." : "");
         fprintf(f, "  %-30s %s\n", head, o->help);
     }
 }

@@ -21,9 +21,13 @@
 
 typedef struct cli_opt {
     const char *name;   /* without the leading dashes */
-    bool takes_value;
+    int takes_value;    /* false, true, or CLI_OPTIONAL_VALUE */
     const char *help;   /* "" hides it from --help */
 } cli_opt;
+
+/* takes_value for an option given alone (its value then reads "") or as --name=value;
+ * it never takes the next argument, which may be a trace. */
+#define CLI_OPTIONAL_VALUE 2
 
 typedef struct cli_args {
     const char *cmd;                 /* subcommand name, for messages */

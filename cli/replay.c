@@ -5,12 +5,16 @@
 
 #include "against.h"
 #include "answers/capture.h"
+#include "answers/moment.h"
+#include "answers/node.h"
 #include "answers/whatif.h"
 #include "common.h"
 #include "cli.h"
 #include "reports/html.h"
+#include "reports/node.h"
 #include "reports/progress.h"
 #include "reports/result.h"
+#include "reports/summary.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
 #include "sim/units.h"
@@ -29,6 +33,16 @@ static const cli_opt REPLAY_OPTS[] = {
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
     {"paranoid", false, "run the allocator's full invariant checker after every event"},
+    {"summary", CLI_OPTIONAL_VALUE, "end|peak|oom: print the framework's own view of the allocator at the end (default), "
+                       "where reserved memory first peaked, or at the first OOM, instead of the result: "
+                       "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
+                       "--format=json: the memory_stats() dict"},
+    {"node", true, "GPUS: a machine with several GPUs (8xA100-40GB, or A100-40GB,T4): the traces are the ranks "
+                   "of one job, rank r on its r-th visible GPU, one allocator per GPU"},
+    {"visible", true, "0,3: the job's CUDA_VISIBLE_DEVICES on --node (default all)"},
+    {"replicas", true, "N: on --node, the one trace replicated on the first N visible GPUs (DDP, MirroredStrategy)"},
+    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                  "ranks, after the first; repeatable"},
     CLI_INPUT_OPTS,
     {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
                                 "strategy: torch for PyTorch, greedy for TensorFlow)"},
@@ -116,6 +130,133 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     return st;
 }
 
+/* ---------------------------------------------------------------- --node */
+
+typedef struct node_inputs {
+    trace_input *extra[CLI_MAX_ARGS]; /* readers opened here (replicas, --job traces) */
+    int n_extra;
+    sim_event_source srcs[NODE_MAX_JOBS][NODE_MAX_DEVICES];
+    node_job jobs[NODE_MAX_JOBS];
+    uint32_t n_jobs;
+} node_inputs;
+
+static sim_status open_extra(cli_session *s, node_inputs *ni, const char *path, sim_event_source *src)
+{
+    if (ni->n_extra == CLI_MAX_ARGS)
+        return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "too many traces");
+    trace_input **in = &ni->extra[ni->n_extra];
+    sim_status st = input_open(path, cli_get(&s->a, "from"), &s->iopt, in, &s->err);
+    if (st != SIM_OK)
+        return st;
+    ni->n_extra++;
+    *src = input_source(*in);
+    return SIM_OK;
+}
+
+/* The jobs of the command line: the positional traces (or --replicas copies of one)
+ * on --visible, then each --job=VISIBLE:TRACE+TRACE. */
+static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *ni)
+{
+    cli_args *a = &s->a;
+    sim_error *err = &s->err;
+    node_job *j = &ni->jobs[0];
+    snprintf(j->name, sizeof j->name, "job 1");
+    sim_status st = node_parse_visible(cli_get(a, "visible"), node->n, j->visible, &j->n_visible, err);
+    if (st != SIM_OK)
+        return st;
+    const char *rv = cli_get(a, "replicas");
+    uint64_t replicas = 0;
+    if (rv && (units_parse_u64(rv, &replicas, err) != SIM_OK || replicas == 0 || replicas > j->n_visible ||
+               a->n_positional != 1))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--replicas=%s: expected 1 to %u (the visible GPUs) copies of one trace", rv, j->n_visible);
+    if (replicas == 0 && (uint32_t)a->n_positional > j->n_visible)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: %d traces (ranks) but %u visible GPUs",
+                             a->n_positional, j->n_visible);
+    uint32_t n = replicas ? (uint32_t)replicas : (uint32_t)a->n_positional;
+    for (uint32_t r = 0; r < n && st == SIM_OK; r++) {
+        if (r < (uint32_t)a->n_positional)
+            ni->srcs[0][r] = input_source(s->in[r]);
+        else
+            st = open_extra(s, ni, a->positional[0], &ni->srcs[0][r]);
+    }
+    j->ranks = ni->srcs[0];
+    j->n_ranks = n;
+    ni->n_jobs = 1;
+    for (int i = 0; i < a->n_opts && st == SIM_OK; i++) {
+        if (strcmp(a->names[i], "job") != 0)
+            continue;
+        if (ni->n_jobs == NODE_MAX_JOBS)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job: at most %u jobs", NODE_MAX_JOBS);
+        const char *colon = strchr(a->values[i], ':');
+        if (colon == NULL || colon[1] == '\0')
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: expected VISIBLE:TRACE[+TRACE...]",
+                                 a->values[i]);
+        node_job *k = &ni->jobs[ni->n_jobs];
+        snprintf(k->name, sizeof k->name, "job %u", ni->n_jobs + 1);
+        char vis[256], paths[4096];
+        snprintf(vis, sizeof vis, "%.*s", (int)(colon - a->values[i]), a->values[i]);
+        snprintf(paths, sizeof paths, "%s", colon + 1);
+        if ((st = node_parse_visible(vis, node->n, k->visible, &k->n_visible, err)) != SIM_OK)
+            return st;
+        char *save = NULL;
+        for (char *p = strtok_r(paths, "+", &save); p && st == SIM_OK; p = strtok_r(NULL, "+", &save)) {
+            if (k->n_ranks == k->n_visible)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: more traces than visible GPUs",
+                                     a->values[i]);
+            st = open_extra(s, ni, p, &ni->srcs[ni->n_jobs][k->n_ranks]);
+            k->n_ranks++;
+        }
+        k->ranks = ni->srcs[ni->n_jobs];
+        ni->n_jobs++;
+    }
+    return st;
+}
+
+static sim_status replay_node(cli_session *s, int *verdict)
+{
+    cli_args *a = &s->a;
+    node_spec node;
+    sim_status st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, &s->err);
+    if (st != SIM_OK)
+        return st;
+    node_inputs *ni = calloc(1, sizeof *ni);
+    if (ni == NULL)
+        return sim_error_set(&s->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    st = node_jobs(s, &node, ni);
+    engine_config cfg = {
+        .ops = s->ops[0],
+        .opts = s->kv,
+        .n_opts = s->n_kv,
+        .on_oom_skip = s->skip_oom,
+        .paranoid = cli_has(a, "paranoid"),
+    };
+    node_result res = {0};
+    if (st == SIM_OK)
+        st = node_run(&cfg, &node, ni->jobs, ni->n_jobs, &res, &s->err);
+    if (st == SIM_OK) {
+        sim_buf out;
+        sim_buf_init(&out);
+        if (s->json)
+            report_node_json(&res, ni->jobs, ni->n_jobs, s->ops[0]->name, &out);
+        else
+            report_node_text(&res, ni->jobs, ni->n_jobs, s->ops[0]->name, &out);
+        const char *outpath = cli_get(a, "output");
+        st = sim_buf_write_file(&out, outpath ? outpath : "-", &s->err);
+        sim_buf_release(&out);
+        bool oom = false;
+        for (uint32_t d = 0; d < res.n; d++)
+            for (uint32_t k = 0; k < res.dev[d].n_shares; k++)
+                oom = oom || res.dev[d].shares[k].oom;
+        *verdict = cli_has(a, "fail-on-oom") && oom ? 1 : 0;
+    }
+    node_result_release(&res);
+    for (int i = 0; i < ni->n_extra; i++)
+        input_close(ni->extra[i]);
+    free(ni);
+    return st;
+}
+
 static const cli_command REPLAY = {
     "replay", REPLAY_OPTS, replay_help,
     CLI_USES_STRATEGY | CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV,
@@ -135,8 +276,21 @@ static sim_status replay(cli_session *s, int *verdict)
     const char *v = cli_get(a, "timeline-rows");
     if (v && (units_parse_u64(v, &rows, err) != SIM_OK || rows == 0))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--timeline-rows: expected a positive integer, not '%s'", v);
+    const char *sv = cli_get(a, "summary");
+    moment mom;
+    moment_init(&mom, MOMENT_END);
+    if (sv != NULL && sv[0] != '\0' && !moment_kind_parse(sv, &mom.kind))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--summary: expected end, peak or oom, not '%s'", sv);
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
+    if (cli_has(a, "node")) {
+        if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline"))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--node: --summary, --report and --timeline describe one GPU; replay without --node");
+        return replay_node(s, verdict);
+    }
+    if (cli_has(a, "visible") || cli_has(a, "replicas") || cli_has(a, "job"))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--visible, --replicas and --job need --node");
     const strategy_ops *ops = s->ops[0];
     trace_input **readers = s->in;
     const int n = a->n_positional;
@@ -167,6 +321,10 @@ static sim_status replay(cli_session *s, int *verdict)
     progress_init(&prog, stderr, "replay", estimate, true);
     cfg.progress = on_progress;
     cfg.progress_ctx = &prog;
+    if (sv != NULL) {
+        cfg.observe = moment_observe;
+        cfg.observe_ctx = &mom;
+    }
     const char *report = cli_get(a, "report");
     if (report) {
         reopen_ctx rc_ctx = {s->io, readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
@@ -195,10 +353,22 @@ static sim_status replay(cli_session *s, int *verdict)
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
     }
+    if (st == SIM_OK && sv != NULL)
+        st = moment_finish(&mom, run, err);
+    if (st == SIM_OK && sv != NULL && !mom.found) {
+        fprintf(stderr, "gpusim: --summary=%s: no out-of-memory happened; the summary is at the end of the replay\n",
+                moment_kind_name(mom.kind));
+        mom.kind = MOMENT_END;
+        st = moment_finish(&mom, run, err);
+    }
     if (st == SIM_OK) {
         sim_buf out;
         sim_buf_init(&out);
-        if (s->json)
+        if (sv != NULL && s->json)
+            report_summary_json(&mom, &out);
+        else if (sv != NULL)
+            report_summary_text(&mom, 0, &out);
+        else if (s->json)
             report_json_whatif(run, &wi, &out);
         else
             report_text_whatif(run, &wi, &out);
@@ -207,6 +377,7 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     if (st == SIM_OK)
         *verdict = (cli_has(a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
+    moment_release(&mom);
     if (cap)
         capture_free(cap);
     else

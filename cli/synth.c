@@ -355,6 +355,8 @@ static sim_status parse_transformer(const cli_args *a, job *j, sim_error *err)
                    (unsigned long long)est.weight_bytes, (unsigned long long)est.grad_bytes,
                    (unsigned long long)est.optimizer_bytes, (unsigned long long)est.activation_bytes,
                    (unsigned long long)est.total_bytes);
+    if (c->graph_lifetimes)
+        sim_buf_puts(&j->meta, ",\"lifetimes\":\"graph\"");
     if (!synth_llm_per_rank(a, c))
         synth_llm_meta(c, &j->meta); /* per rank: each trace adds its own */
     return usage_of(transformer_validate(c, err), err);

@@ -66,12 +66,14 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     TRY(get_u64(a, "experts-active", 1, 1024, &c->experts_active, NULL, err));
     static const char *const ATT[] = {"eager", "flash", NULL}, *const PREC[] = {"pure", "mixed", NULL},
                              *const REC[] = {"none", "layer", "selective", NULL},
-                             *const FSDP[] = {"full", "hybrid", NULL};
-    int att = c->flash ? 1 : 0, prec = 0, rec = -1, fsdp = -1;
+                             *const FSDP[] = {"full", "hybrid", NULL}, *const LIFE[] = {"eager", "graph", NULL};
+    int att = c->flash ? 1 : 0, prec = 0, rec = -1, fsdp = -1, life = 0;
     TRY(choice(a, "attention", ATT, "eager or flash", &att, err));
     TRY(choice(a, "precision", PREC, "pure or mixed", &prec, err));
     TRY(choice(a, "recompute", REC, "none, layer or selective", &rec, err));
     TRY(choice(a, "fsdp", FSDP, "full or hybrid", &fsdp, err));
+    TRY(choice(a, "lifetimes", LIFE, "eager or graph", &life, err));
+    c->graph_lifetimes = life == 1;
     c->flash = att == 1;
     c->precision = prec ? TRANSFORMER_MIXED : TRANSFORMER_PURE;
     c->fp8 = cli_has(a, "fp8");

@@ -34,7 +34,8 @@
     {"sp", false, "sequence parallelism with --tp: hidden-sized activations split along the sequence"},      \
     {"pp", true, "N: pipeline stages, 1F1B (default 1)"},                                                    \
     {"micro-batches", true, "N: micro-batches per step (default: --pp)"},                                    \
-    {"rank", true, "N: write only this rank's trace to -o FILE"}
+    {"rank", true, "N: write only this rank's trace to -o FILE"},                                            \
+    {"lifetimes", true, "eager|graph: PyTorch's, or tf.function's (states at load, each gradient applied at its last use)"}
 /* clang-format on */
 
 /* Read the options above into c (after the kind's own); SIM_EUSAGE with a message. */

@@ -543,6 +543,43 @@ static void memory_map(sim_buf *b, const capture *c)
 
 /* ---------------------------------------------------------------- tables */
 
+/* ---------------------------------------------------------------- planned arena */
+
+#define PLAN_H 300.0
+
+/* The plan of an offline planner, offset against time: each buffer a rectangle
+ * from its alloc to its free (the process's alloc/free events, x) at its offset
+ * (y, 0 at the bottom). Overlap would be a planner bug; the holes are fragmentation. */
+static void plan_map(sim_buf *b, const capture *c)
+{
+    plot p = {TOP, PLAN_H, c->plan_events ? c->plan_events + 1 : 2, c->plan_heap ? c->plan_heap : 1};
+    char heap[32];
+    sim_buf_printf(b, "<p class=\"note\">Offline plan: %u buffers in an arena of %s (%llu B)", c->plan_buffers,
+                   units_format_size(c->plan_heap, heap, sizeof heap), (unsigned long long)c->plan_heap);
+    if (c->n_rects < c->plan_buffers)
+        sim_buf_printf(b, "; the %u largest are drawn", c->n_rects);
+    sim_buf_puts(b, ". x: the program's alloc and free events in order; y: offset in the arena. Each "
+                    "rectangle is one buffer, from its allocation to its free; the white between them is the "
+                    "plan's fragmentation.</p>\n");
+    svg_open(b, TOP + PLAN_H + 40, "plan", "planned arena: offset against time");
+    y_axis_bytes(b, &p);
+    for (uint32_t i = c->n_rects; i-- > 0;) { /* smallest first, so the large ones stay visible */
+        const capture_rect *r = &c->rects[i];
+        double x0 = px_x(&p, (double)r->first + 1.0), x1 = px_x(&p, (double)r->last + 2.0);
+        double y1 = px_y(&p, (double)r->off), y0 = px_y(&p, (double)(r->off + r->size));
+        double w = x1 - x0 > 0.5 ? x1 - x0 : 0.5, h = y1 - y0 > 0.5 ? y1 - y0 : 0.5;
+        sim_buf_printf(b,
+                       "<rect class=\"buffer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                       "fill-opacity=\"0.85\" stroke=\"#1d3f6e\" stroke-width=\"%s\"><title>offset %llu, %llu B, "
+                       "events %llu..%llu</title></rect>\n",
+                       x0, y0, w, h, STRAT_COLORS[i % N_STRAT_COLORS], h >= 3.0 ? "0.4" : "0", (unsigned long long)r->off,
+                       (unsigned long long)r->size, (unsigned long long)r->first, (unsigned long long)r->last);
+    }
+    x_axis(b, &p);
+    axis_titles(b, &p, "offset");
+    sim_buf_puts(b, "</svg>\n");
+}
+
 static void td_size(sim_buf *b, const char *cls, uint64_t v)
 {
     char s[32];
@@ -698,6 +735,10 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
         sim_buf_puts(b, "<h3>Memory map at the peak</h3>\n<p class=\"note\">Each bar is one region or segment "
                         "held from the device, drawn to scale, blocks in address order.</p>\n");
         memory_map(b, c);
+        if (c->n_rects > 0) {
+            sim_buf_puts(b, "<h3>Planned arena: offset × time</h3>\n");
+            plan_map(b, c);
+        }
         sim_buf_puts(b, "<h3>Largest live allocations at the peak</h3>\n");
         top_table(b, c);
         sim_buf_puts(b, "</section>\n");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "lifetimes.h"
 #include "pqueue.h"
 
 typedef struct proc_state {
@@ -51,6 +52,7 @@ typedef struct engine {
     engine_observer observe;
     sim_error *err;
     engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
+    const lifetimes *lt;     /* a planning strategy's input (ops->plan), else NULL */
 } engine;
 
 double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
@@ -290,6 +292,15 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
         idmap_release(&ps->ids);
         return st;
     }
+    if (e->lt != NULL) {
+        strategy_lifetimes l = lifetimes_get(e->lt, src, display);
+        st = run->ops->plan(rp->s, &l, e->err);
+        if (st != SIM_OK) {
+            run->ops->destroy(rp->s);
+            idmap_release(&ps->ids);
+            return st;
+        }
+    }
     run->n_procs++;
     *out = p;
     if (name == NULL && e->sources[src].seed != NULL)
@@ -513,15 +524,15 @@ static sim_status validate_options(const engine_config *cfg, sim_error *err)
     return st;
 }
 
-sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
-                      sim_run **out, sim_error *err)
+static sim_status run_sources(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
+                              const lifetimes *lt, sim_run **out, sim_error *err)
 {
     *out = NULL;
     sim_status st = validate_options(cfg, err);
     if (st != SIM_OK)
         return st;
     engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
-                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE};
+                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE, .lt = lt};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -620,6 +631,54 @@ fail:
     free(e.src);
     pqueue_release(&e.deferred);
     sim_run_free(run);
+    return st;
+}
+
+/* A strategy that plans offline (ops->plan) sees every process's whole sequence
+ * first: the sources are read once into memory (evbuf: 40 bytes per event plus
+ * the interned strings), their per-process sequences taken (lifetimes.h: 4 bytes
+ * per alloc or free and 8 per buffer), and the replay reads the spooled copy. */
+sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
+                      sim_run **out, sim_error *err)
+{
+    if (cfg->ops->plan == NULL)
+        return run_sources(cfg, sources, n_sources, NULL, out, err);
+    *out = NULL;
+    sim_status st = validate_options(cfg, err);
+    if (st != SIM_OK)
+        return st;
+    uint32_t n = n_sources ? n_sources : 1;
+    evbuf **bufs = calloc(n, sizeof *bufs);
+    evbuf_cursor *cur = calloc(n, sizeof *cur);
+    sim_event_source *spooled = calloc(n, sizeof *spooled);
+    lifetimes *lt = lifetimes_new();
+    st = SIM_OK;
+    if (bufs == NULL || cur == NULL || spooled == NULL || lt == NULL)
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    for (uint32_t i = 0; st == SIM_OK && i < n_sources; i++) {
+        bufs[i] = evbuf_new(sources[i].path, sources[i].name);
+        if (bufs[i] == NULL) {
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            break;
+        }
+        if ((st = evbuf_fill(bufs[i], &sources[i], err)) != SIM_OK)
+            break;
+        const char *name = sources[i].name ? sources[i].name : sources[i].path;
+        if ((st = lifetimes_add(lt, i, bufs[i], name)) != SIM_OK) {
+            st = sim_error_set(err, st, NULL, 0, 0, "out of memory");
+            break;
+        }
+        spooled[i] = evbuf_source(bufs[i], &cur[i]);
+        spooled[i].seed = sources[i].seed;
+    }
+    if (st == SIM_OK)
+        st = run_sources(cfg, spooled, n_sources, lt, out, err);
+    for (uint32_t i = 0; bufs != NULL && i < n_sources; i++)
+        evbuf_free(bufs[i]);
+    free(bufs);
+    free(cur);
+    free(spooled);
+    lifetimes_free(lt);
     return st;
 }
 

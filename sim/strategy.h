@@ -78,7 +78,7 @@ typedef struct strategy_oom {
     uint64_t reserved_bytes;     /* what it holds from the device */
     uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
     sim_oom_cause cause;
-    char detail[512];            /* the allocator's own words (PyTorch's message, ...) or "" */
+    char detail[768];            /* the allocator's own words (PyTorch's message, ...) or "" */
 } strategy_oom;
 
 /* O(1) snapshot taken after every event for the metrics. */
@@ -142,6 +142,21 @@ static inline void strategy_emit_text(const strategy_stat_sink *sink, const char
         sink->text(sink->ctx, key, value);
 }
 
+/* The whole alloc/free sequence of one process, for a strategy that plans offline
+ * (strategy_ops.plan). Buffer k is the process's k-th alloc event (0-based, file
+ * order; the k-th alloc() call the instance will receive); events[] lists the
+ * process's alloc and free events in file order: STRATEGY_PLAN_ALLOC for an alloc
+ * (of the next buffer), else the number of the buffer the event frees. Buffers
+ * never freed do not appear a second time. Times, ready_t and streams are not
+ * part of it: they do not change a plan. */
+#define STRATEGY_PLAN_ALLOC UINT32_MAX
+typedef struct strategy_lifetimes {
+    const uint32_t *events;
+    uint64_t n_events;
+    const uint64_t *sizes; /* per buffer */
+    uint32_t n_buffers;
+} strategy_lifetimes;
+
 typedef struct strategy_ops {
     const char *name;     /* "greedy", "torch", ... */
     const char *summary;  /* one line for `gpusim strategies` */
@@ -176,6 +191,14 @@ typedef struct strategy_ops {
      * its own). It may add derived keys that are not in opts (allow_growth,
      * limit_bytes); those are informational and never read back. */
     void (*options)(const strategy *s, const strategy_stat_sink *sink);
+
+    /* Optional (NULL for an allocator that decides online, as all but `planned` do).
+     * When set, the engine reads every source once before the replay (it spools
+     * them in memory, sim/evbuf.h) and calls plan() on each instance right after
+     * create(), before its first alloc(), with its process's whole sequence
+     * (sim/lifetimes.h); lt is valid during the call only. SIM_EUSAGE with a
+     * message when the plan cannot be made (a size beyond the planner's range). */
+    sim_status (*plan)(strategy *s, const strategy_lifetimes *lt, sim_error *err);
 
     /* Full invariant check; appends violations to r, never aborts. */
     void (*check)(const strategy *s, sim_report *r);

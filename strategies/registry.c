@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "async.h"
 #include "bfc.h"
 #include "ideal.h"
+#include "planned.h"
 #include "raw.h"
 #include "torch.h"
 
@@ -14,7 +16,8 @@ static const strategy_ops *greedy_getter(void) { return bfc_strategy(BFC_GREEDY)
 static const strategy_ops *growth_getter(void) { return bfc_strategy(BFC_GROWTH); }
 static const strategy_ops *limit_getter(void) { return bfc_strategy(BFC_LIMIT); }
 
-/* The usual order: the BFC family, then torch, then the two bounds. */
+/* The usual order: the BFC family, then torch, then the two bounds, then CUDA's pool,
+ * then the offline planner. */
 static const strategy_getter GETTERS[] = {
     greedy_getter,
     growth_getter,
@@ -22,6 +25,8 @@ static const strategy_getter GETTERS[] = {
     torch_strategy,
     raw_strategy,
     ideal_strategy,
+    async_strategy,
+    planned_strategy,
 };
 
 size_t registry_count(void)

@@ -564,17 +564,25 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         .device_free_bytes = dev_free,
         .cause = size > could_free ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION,
     };
-    char a[32], c[32], f[32], al[32], r[32], lg[32], allowed[64] = "";
+    char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
     if (s->set_fraction)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
-    /* PyTorch names the segment size (alloc_size) here, not the rounded request */
+    /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc; the 2.9
+     * wording, PYTORCH_ALLOC_CONF). It names the segment size (alloc_size), not the
+     * rounded request; "this process has" is what NVML reports for the process, its
+     * reserved memory and its context. NVML's lines for the other processes on the
+     * device ("Process N has ...") need their PIDs, which a trace does not have. */
     snprintf(oom->detail, sizeof oom->detail,
              "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
-             "%sOf the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but "
-             "unallocated. The largest free block is %s.",
+             "Including non-PyTorch memory, this process has %s memory in use. %sOf the allocated memory %s is "
+             "allocated by PyTorch, and %s is reserved by PyTorch but unallocated. If reserved but unallocated "
+             "memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
+             "See documentation for Memory Management  "
+             "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
              torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
-             torch_format_size(dev_free, f, sizeof f), allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r), torch_format_size(oom->largest_free_bytes, lg, sizeof lg));
+             torch_format_size(dev_free, f, sizeof f), torch_format_size(reserved + s->context_bytes, u, sizeof u),
+             allowed, torch_format_size(allocated, al, sizeof al),
+             torch_format_size(reserved - allocated, r, sizeof r));
 }
 
 /* ==== Operations ==== */
@@ -586,6 +594,13 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     sim_status st = torch_conf_parse(text, &conf, err);
     if (st != SIM_OK)
         return st;
+    if (conf.backend_async)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
+                             "stream-ordered pool, which is the async strategy: run --strategy=async "
+                             "--alloc-conf=%s (PyTorch's wiring: release threshold UINT64_MAX, empty_cache = "
+                             "synchronize + cudaMemPoolTrimTo(0)); the torch strategy models the native backend",
+                             text);
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
     if (ftext != NULL) {

@@ -22,7 +22,7 @@
  *     2.x releases started at last_index, overwriting the last key's value, which
  *     we take as the bug it was fixed as).
  *  6. backend: native, or cudaMallocAsync (a different allocator, CUDA's
- *     stream-ordered pool, which gpusim does not model yet: a usage error).
+ *     stream-ordered pool: backend_async, which the `async` strategy models).
  *     Unknown keys are rejected ("Unrecognized key ... in CUDA
  *     allocator config"); the pinned-memory and lock keys are accepted and ignored.
  * Numbers must be plain decimal integers: PyTorch's stoi would accept "20abc",
@@ -294,12 +294,9 @@ static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
         } else if (strcmp(key, "expandable_segments") == 0) {
             st = conf_bool(lx, i, key, &c->expandable_segments, err);
         } else if (strcmp(key, "backend") == 0) {
-            if (strcmp(lx->tok[i], "cudaMallocAsync") == 0)
-                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                   "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
-                                   "stream-ordered (async) pool, which gpusim does not model yet; the torch "
-                                   "strategy models the native backend (backend:native, the default)");
-            else if (strcmp(lx->tok[i], "native") != 0)
+            if (strcmp(lx->tok[i], "cudaMallocAsync") == 0 || strcmp(lx->tok[i], "native") == 0)
+                c->backend_async = strcmp(lx->tok[i], "cudaMallocAsync") == 0; /* the last one given wins */
+            else
                 st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                    "alloc_conf: unknown allocator backend '%s', options are native and "
                                    "cudaMallocAsync",

@@ -32,6 +32,7 @@ typedef struct torch_conf {
     bool expandable_segments;
     /* Keys PyTorch accepts that change nothing the simulator models. */
     bool release_lock_on_cudamalloc;
+    bool backend_async;       /* backend:cudaMallocAsync: the `async` strategy's, not torch's */
     char ignored[192]; /* comma-separated names of the accepted-but-ignored keys given */
 } torch_conf;
 
@@ -39,9 +40,9 @@ typedef struct torch_conf {
 void torch_conf_defaults(torch_conf *c);
 
 /* Parse text (NULL or "" = defaults) into *c. SIM_EUSAGE with a message naming the
- * key and what PyTorch expects on any key or value PyTorch rejects;
- * backend:cudaMallocAsync (not modelled yet: `torch` is the native backend) is a
- * usage error too.
+ * key and what PyTorch expects on any key or value PyTorch rejects.
+ * backend:cudaMallocAsync sets backend_async: the `torch` strategy refuses it (it is
+ * the native backend) and `async` reads it as PyTorch's wiring of CUDA's pool.
  * *c is left with the defaults on error. */
 sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err);
 

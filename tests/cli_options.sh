@@ -153,14 +153,14 @@ fi
 if cmp -s "$tmp/s1.json" "$tmp/s2.json"; then ok; else bad "serving-16gb: the check's replay differs from the baseline"; fi
 
 # --- an option of another strategy is a usage error ------------------------------
-expect_any 2 "--memory-fraction is an option of torch, not of strategy greedy" \
+expect_any 2 "--memory-fraction is an option of torch, async, not of strategy greedy" \
   replay "$trace" --strategy=greedy --memory-fraction=0.3
 expect_any 2 "--mem-fraction is an option of greedy, growth, not of strategy torch" \
   replay "$trace" --strategy=torch --mem-fraction=0.3
 expect_any 2 "--limit is an option of limit, not of strategy growth" replay "$trace" --strategy=growth --limit=1GiB
 expect_any 2 "--bfc-gc is an option of greedy, growth, limit, not of strategy ideal" \
   check "$trace" --write-baseline="$tmp/x.json" --strategy=ideal --bfc-gc=off
-expect_any 2 "--alloc-conf is an option of torch, not of the strategies raw, ideal" \
+expect_any 2 "--alloc-conf is an option of torch, async, not of the strategies raw, ideal" \
   compare "$trace" --strategies=raw,ideal --alloc-conf=expandable_segments:True
 expect_any 2 "--bfc-preset is an option of greedy, growth, limit, not of the strategies torch, raw" \
   plan "$trace" --strategies=torch,raw --bfc-preset=jax

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot) and the what-if example are rerun and compared; each command must
+# snapshot), the 8-GPU and data-parallel lessons, the --summary example and the what-if
+# example are rerun and compared; each command must
 # succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
 set -u
@@ -35,6 +36,37 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy
+check_in_readme "8-GPU lesson, growth" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=growth
+check_in_readme "8-GPU lesson, visible=0" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB \
+  --strategy=greedy --visible=0
+check_in_readme "data-parallel example" replay traces/examples/small-model-12gb.jsonl --node=4x12GiB \
+  --strategy=growth --replicas=4 --job=3:traces/examples/two-jobs-b.jsonl
+# the --summary example: its first lines
+out=$("$bin" replay traces/examples/small-model-12gb.jsonl --strategy=torch --summary=peak 2>"$tmp/err" | head -12)
+n=0
+while IFS= read -r line; do
+  grep -qF -- "$line" "$readme" || n=$((n + 1))
+done <<<"$out"
+if [ -n "$out" ] && [ "$n" -eq 0 ]; then ok; else bad "the --summary example differs ($n lines not in the README)"; fi
+# the planned lesson: the pasted replay, and each planner's heap quoted in the text
+check_in_readme "planned serving" replay traces/examples/serving-16gb.jsonl --strategy=planned
+for p in tflite tflite-gpu; do
+  heap=$("$bin" replay traces/examples/serving-16gb.jsonl --strategy=planned --planner=$p 2>"$tmp/err" |
+    awk '$1 == "heap_size_bytes" { print $2 }')
+  if [ -n "$heap" ] && grep -qF -- "--planner=$p\` $heap B" "$readme"; then ok; else bad "planned --planner=$p: heap '$heap' not quoted in the README"; fi
+done
+heap=$("$bin" replay traces/examples/bert-large-train.jsonl --strategy=planned 2>"$tmp/err" |
+  awk '$1 == "heap_size_bytes" { print $2 } $1 == "no_fragmentation_peak_bytes" { print $2 }' | sort -u)
+if [ "$heap" = 19082018816 ] && grep -qF "19082018816), and no planner" "$readme"; then ok; else bad "planned BERT: heap and peak '$heap'"; fi
+# the same model with tf.function's lifetimes, as the README generates and replays it
+if "$bin" synth transformer --preset=bert-large --steps=2 --gpu=A100-40GB --seed=1 --lifetimes=graph \
+  -o "$tmp/bert-graph.jsonl" >/dev/null 2>"$tmp/err"; then
+  heap=$("$bin" replay "$tmp/bert-graph.jsonl" --strategy=planned 2>"$tmp/err" | awk '$1 == "heap_size_bytes" { print $2 }')
+  if [ -n "$heap" ] && grep -qF "\`heap_size_bytes\` $heap" "$readme"; then ok; else bad "graph-lifetime BERT: heap '$heap' not in the README"; fi
+else
+  bad "synth --lifetimes=graph failed: $(head -c 300 "$tmp/err")"
+fi
 # the what-if example: the lines that name the OOM and the what-if answer. This replay
 # ends in an OOM, so its exit status is 0 only without --fail-on-oom: it must be 0.
 out=$("$bin" replay traces/examples/serving-16gb.jsonl --memory-fraction=0.8 2>"$tmp/err")

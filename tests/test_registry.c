@@ -136,12 +136,14 @@ START_TEST(lookups_should_find_options_by_spelling_and_key_and_name_their_strate
     ck_assert_str_eq(registry_option_by_cli("bfc-fragmentation-fraction")->key, "bfc_fragmentation_fraction");
     ck_assert_str_eq(registry_option_by_key("memory_fraction")->cli, "memory-fraction");
     ck_assert_ptr_null(registry_option_by_cli("bfc_gc")); /* the key is not a spelling */
-    ck_assert_ptr_null(registry_option_by_cli("release-threshold"));
+    ck_assert_str_eq(registry_option_by_cli("release-threshold")->key, "release_threshold");
+    ck_assert_ptr_null(registry_option_by_cli("release_threshold"));
     ck_assert_ptr_null(registry_option_by_key("fragmentation_fraction"));
     ck_assert_str_eq(registry_option_owners("mem_fraction", buf, sizeof buf), "greedy, growth");
     ck_assert_str_eq(registry_option_owners("bfc_gc", buf, sizeof buf), "greedy, growth, limit");
     ck_assert_str_eq(registry_option_owners("limit", buf, sizeof buf), "limit");
-    ck_assert_str_eq(registry_option_owners("alloc_conf", buf, sizeof buf), "torch");
+    ck_assert_str_eq(registry_option_owners("alloc_conf", buf, sizeof buf), "torch, async");
+    ck_assert_str_eq(registry_option_owners("pool_granularity", buf, sizeof buf), "async");
     ck_assert_str_eq(registry_option_owners("nope", buf, sizeof buf), "");
     /* a short buffer stays terminated */
     ck_assert_str_eq(registry_option_owners("bfc_gc", buf, 10), "greedy");
@@ -168,8 +170,10 @@ START_TEST(lookups_should_find_options_by_spelling_and_key_and_name_their_strate
         }
     }
     /* mem_fraction, bfc_preset, bfc_gc, bfc_fragmentation_fraction, bfc_version, bfc_alignment,
-     * bfc_spatial, limit, alloc_conf, memory_fraction */
-    ck_assert_uint_eq(n, 10);
+     * bfc_spatial, limit, alloc_conf, memory_fraction, async's async_preset, release_threshold,
+     * pool_granularity, pool_alignment, pool_placement, pool_coalesce, async_empty_cache,
+     * async_oom_retry, and planned's planner, alignment, heap_limit: 10 + 8 + 3 */
+    ck_assert_uint_eq(n, 21);
     /* growth has no bfc_spatial (XLA CHECKs spatial partitioning off with growth) */
     ck_assert_ptr_null(registry_option_of(registry_find("growth"), "bfc_spatial"));
     ck_assert_ptr_nonnull(registry_option_of(registry_find("greedy"), "bfc_spatial"));

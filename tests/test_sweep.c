@@ -183,15 +183,15 @@ START_TEST(bad_specs_should_be_errors_that_name_the_problem)
         {"{\"traces\": [\"jobs\"], \"devices\": [{\"gpu\": \"T4\", \"compute_capability\": \"8.0\"}], "
          "\"strategies\": [\"ideal\"]}",
          SIM_EUSAGE, "\"gpu\" and \"compute_capability\" conflict"},
-        /* a key no strategy has (there is no release-threshold anywhere) */
+        /* a key no strategy has (there is no reserve-percent anywhere) */
         {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"torch\"], \"options\": "
-         "{\"release-threshold\": \"1GiB\"}}",
-         SIM_EUSAGE, "unknown option 'release-threshold' (expected name, strategies, mem-fraction"},
+         "{\"reserve-percent\": \"5\"}}",
+         SIM_EUSAGE, "unknown option 'reserve-percent' (expected name, strategies, mem-fraction"},
         /* torch's option in a set whose strategies are BFC ones only: a spec error,
          * as --memory-fraction with --strategy=greedy is a usage error */
         {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"greedy\", \"growth\"], "
          "\"options\": {\"memory-fraction\": 0.3}}",
-         SIM_EUSAGE, "'memory-fraction' is an option of torch, not of the spec's strategies greedy, growth"},
+         SIM_EUSAGE, "'memory-fraction' is an option of torch, async, not of the spec's strategies greedy, growth"},
         {"{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\"], \"strategies\": [\"torch\", \"raw\"], "
          "\"options\": [{\"bfc_gc\": \"off\", \"strategies\": [\"torch\"]}]}",
          SIM_EUSAGE, "'bfc_gc' is an option of greedy, growth, limit, not of the set's strategies torch"},

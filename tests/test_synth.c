@@ -407,6 +407,36 @@ START_TEST(checkpointing_and_inference_should_lower_the_peak)
 }
 END_TEST
 
+/* --lifetimes=graph (graph.c rule 15): the same gradients and states, but each
+ * gradient is applied and freed at its last use in backward and the update is
+ * fused, so no Adam temporaries (one per parameter per step) and no moment where
+ * weights, gradients, both moments and the temporaries (5 copies) are all live. */
+START_TEST(graph_lifetimes_should_apply_each_gradient_at_its_last_use)
+{
+    tmp T;
+    tmp_init(&T);
+    any_config c = small_transformer("gpt2-small");
+    c.tf.layers = 2;
+    c.tf.steps = 2;
+    synth_stats eager = write_trace(&c, tmp_path(&T, "e.jsonl"));
+    tally te = read_tally(tmp_path(&T, "e.jsonl"));
+    c.tf.graph_lifetimes = true;
+    synth_stats graph = write_trace(&c, tmp_path(&T, "g.jsonl"));
+    tally tg = read_tally(tmp_path(&T, "g.jsonl"));
+    ck_assert_uint_eq(tg.grad, te.grad);
+    ck_assert_uint_eq(tg.n_adam_m, te.n_adam_m);
+    ck_assert_uint_eq(te.allocs - tg.allocs, 2 * te.n_weight); /* the denominators of two steps */
+    ck_assert_uint_ge(eager.peak_live_bytes, 5 * te.weight);
+    ck_assert_uint_lt(graph.peak_live_bytes, 4 * te.weight);
+    ck_assert_uint_eq(graph.final_live_bytes, 0);
+    /* one device's training step only */
+    c.tf.inference = true;
+    sim_error err;
+    ck_assert_int_eq(transformer_validate(&c.tf, &err), SIM_EUSAGE);
+    tmp_remove(&T);
+}
+END_TEST
+
 START_TEST(resnet50_weights_should_equal_25557032_parameters)
 {
     tmp T;

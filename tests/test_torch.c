@@ -230,8 +230,11 @@ START_TEST(torch_oom_should_mirror_pytorch_message_and_classify_capacity)
     ck_assert_uint_eq(oom.device_free_bytes, 10 * MiB);
     ck_assert_str_eq(oom.detail,
                      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of "
-                     "which 10.00 MiB is free. Of the allocated memory 30.00 MiB is allocated by PyTorch, and 0 "
-                     "bytes is reserved by PyTorch but unallocated. The largest free block is 0 bytes.");
+                     "which 10.00 MiB is free. Including non-PyTorch memory, this process has 30.00 MiB memory in "
+                     "use. Of the allocated memory 30.00 MiB is allocated by PyTorch, and 0 bytes is reserved by "
+                     "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                     "PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+                     "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
     ck_assert_uint_eq(harness_stat(h, "num_ooms"), 1);
     ck_assert_uint_eq(harness_stat(h, "num_alloc_retries"), 1);
     harness_free(h);
@@ -409,7 +412,9 @@ START_TEST(torch_memory_fraction_should_cap_reserved_memory)
     strategy_oom oom = expect_oom(h, 14 * MiB, 0);
     ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
     ck_assert_uint_eq(oom.device_free_bytes, 88 * MiB);
-    ck_assert_ptr_nonnull(strstr(oom.detail, "of which 88.00 MiB is free. 25.00 MiB allowed; Of the allocated"));
+    /* the process holds its 12 MiB segment, no context: "this process has 12.00 MiB" */
+    ck_assert_ptr_nonnull(strstr(oom.detail, "of which 88.00 MiB is free. Including non-PyTorch memory, this process "
+                                             "has 12.00 MiB memory in use. 25.00 MiB allowed; Of the allocated"));
     /* a small segment (2 MiB) still fits: 12 + 2 = 14 ≤ 25 */
     harness_alloc(h, 1000, 0);
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 14 * MiB);

@@ -104,6 +104,19 @@ START_TEST(conf_should_accept_and_note_the_harmless_keys)
 }
 END_TEST
 
+START_TEST(conf_should_mark_the_cudamallocasync_backend_and_let_the_last_backend_win)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_int_eq(parse("backend:cudaMallocAsync", &c, &err), SIM_OK);
+    ck_assert(c.backend_async);
+    ck_assert_int_eq(parse("backend:cudaMallocAsync,backend:native", &c, &err), SIM_OK);
+    ck_assert(!c.backend_async);
+    ck_assert_int_eq(parse("", &c, &err), SIM_OK);
+    ck_assert(!c.backend_async);
+}
+END_TEST
+
 START_TEST(conf_should_refuse_what_pytorch_refuses)
 {
     expect_error("max_split_size_mb:19", "must be >= 20");
@@ -118,7 +131,6 @@ START_TEST(conf_should_refuse_what_pytorch_refuses)
     expect_error("roundup_power2_divisions:[65:4]", "power of 2");
     expect_error("roundup_power2_divisions:[64:4", "closing");
     expect_error("expandable_segments:true", "True/False");
-    expect_error("backend:cudaMallocAsync", "does not model yet");
     expect_error("backend:other", "unknown allocator backend");
     expect_error("max_split_size_mb", "expected ':'");
     expect_error("max_split_size_mb:", "has no value");

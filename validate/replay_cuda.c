@@ -167,12 +167,16 @@ int main(int argc, char **argv)
         char allocator[96];
         snprintf(allocator, sizeof allocator, "%s%s%s", mode == VRUN_MIRROR ? "mirror-" : vrun_mode_name(mode),
                  mode == VRUN_MIRROR ? sname : "", "");
+        /* the async run's wiring is PyTorch's (threshold UINT64_MAX, empty_cache = trim
+         * to 0): the async model predicts it under that preset */
+        static const sim_kv ASYNC_PREDICT[] = {{"async_preset", "pytorch"}};
+        bool async_mode = mode == VRUN_ASYNC;
         vrun_meta meta = {
             .trace_path = a.positional[0],
             .allocator = allocator,
-            .predict_strategy = mode == VRUN_RAW ? "raw" : mode == VRUN_ASYNC ? "async" : sname,
-            .predict_opts = kv,
-            .n_predict_opts = n_kv,
+            .predict_strategy = mode == VRUN_RAW ? "raw" : async_mode ? "async" : sname,
+            .predict_opts = async_mode ? ASYNC_PREDICT : kv,
+            .n_predict_opts = async_mode ? 1 : n_kv,
             .backend = backend,
         };
         vrun_json(v, run, &meta, &out);

@@ -59,6 +59,14 @@
  *     ("p2p:recv", kept until that micro-batch's backward), a stage before the last
  *     starts backward from the received gradient ("p2p:grad_recv") instead of the
  *     loss. Gradients accumulate over the micro-batches.
+ * 15. Graph lifetimes (apply_at_last_use; TensorFlow's tf.function, whose dataflow
+ *     executor runs an op as soon as its inputs exist and frees a tensor after its
+ *     last consumer): the optimizer states exist from the load (slot variables are
+ *     made when the function is traced), each parameter's gradient is applied by a
+ *     fused update as soon as backward has made its last contribution (its last
+ *     saved tensor that names the parameter) and freed right then, so the
+ *     gradients never all live at once and the update needs no temporaries. The
+ *     activations keep rules 2 and 3: each is already freed at its last use.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
@@ -96,6 +104,7 @@ typedef struct gen {
     graph_seg *segs;                            /* slots × n_segments */
     uint64_t *ckpt;                             /* checkpointed segment outputs, slots × n_segments */
     uint64_t *recv;                             /* pipeline input per slot */
+    uint32_t *uses;                             /* rule 15: saved tensors still to name each parameter */
     uint64_t step;
 } gen;
 
@@ -211,6 +220,24 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
                                             : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
         gfree(g, &bwd_tmp);
         gfree(g, &x->id);
+        if (g->m->apply_at_last_use) /* rule 15: the update runs at the last use, the gradient dies */
+            for (uint32_t p = x->p0; p < x->p0 + x->pn; p++)
+                if (g->uses[p] > 0 && --g->uses[p] == 0)
+                    gfree(g, &g->g_ids[p]);
+    }
+}
+
+/* rule 15: how many saved tensors of the micro-batch in `slot` name each parameter */
+static void count_uses(gen *g, uint32_t slot)
+{
+    const graph_model *m = g->m;
+    memset(g->uses, 0, m->n_params * sizeof *g->uses);
+    for (uint32_t i = 0; i < m->n_segments; i++) {
+        const graph_seg *s = &g->segs[slot * m->n_segments + i];
+        for (uint32_t k = 0; k < s->n; k++)
+            if (s->e[k].keep)
+                for (uint32_t p = s->e[k].p0; p < s->e[k].p0 + s->e[k].pn; p++)
+                    g->uses[p] += trainable(g, p) ? 1 : 0;
     }
 }
 
@@ -302,6 +329,8 @@ static void backward_mb(gen *g, uint32_t slot)
     const graph_model *m = g->m;
     const uint32_t n = m->n_segments;
     uint64_t flow;
+    if (m->apply_at_last_use)
+        count_uses(g, slot);
     if (last_stage(g)) {
         tick(g, g->e);
         flow = synth_alloc(g->o, g->e, "agrad:loss");
@@ -367,9 +396,9 @@ static void optimizer_step(gen *g)
 {
     const graph_model *m = g->m;
     synth_markf(g->o, "optimizer %llu", (unsigned long long)g->step);
-    if (g->step == 1 && g->n_states > 0 && !m->master)
+    if (g->step == 1 && g->n_states > 0 && !m->master && !m->apply_at_last_use)
         create_states(g);
-    if (m->optimizer == SYNTH_ADAM && !m->fused) {
+    if (m->optimizer == SYNTH_ADAM && !m->fused && !m->apply_at_last_use) {
         for (uint32_t p = 0; p < m->n_params; p++)
             if (trainable(g, p))
                 g->tmp_ids[p] = param_alloc_bytes(g, p, "tmp:adam_denom", local_numel(g, m->params[p].numel, 1) * g->sb);
@@ -450,8 +479,8 @@ static void load(gen *g)
         tick(g, bytes);
         g->b_ids[b] = synth_allocf(g->o, bytes, "buffer:%s", m->buffers[b].name);
     }
-    if (m->master && !m->inference) {
-        for (uint32_t p = 0; p < m->n_params; p++)
+    if ((m->master || m->apply_at_last_use) && !m->inference) {
+        for (uint32_t p = 0; p < m->n_params && m->master; p++)
             if (trainable(g, p))
                 g->ms_ids[p] = param_alloc_bytes(g, p, "master", local_numel(g, m->params[p].numel, 1) * 4);
         create_states(g);
@@ -499,8 +528,9 @@ sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
     g.segs = calloc(ns * g.slots, sizeof *g.segs);
     g.ckpt = calloc(ns * g.slots, sizeof *g.ckpt);
     g.recv = calloc(g.slots, sizeof *g.recv);
+    g.uses = calloc(np, sizeof *g.uses);
     if (!g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids || !g.b_ids ||
-        !g.gat || !g.segs || !g.ckpt || !g.recv) {
+        !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
@@ -527,5 +557,6 @@ done:
     free(g.segs);
     free(g.ckpt);
     free(g.recv);
+    free(g.uses);
     return st;
 }

@@ -188,6 +188,10 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
     if (c->arch != TRANSFORMER_LLAMA && c->seq > c->max_pos)
         return BAD("--seq=%llu exceeds the learned position table (%llu positions); raise --max-pos",
                    (unsigned long long)c->seq, (unsigned long long)c->max_pos);
+    if (c->graph_lifetimes && (c->inference || c->zero || c->micro_batches > 1 || c->pp > 1 ||
+                               c->optimizer == SYNTH_ADAFACTOR || c->precision != TRANSFORMER_PURE))
+        return BAD("--lifetimes=graph models one device's tf.function training step: not with --mode=inference, "
+                   "--zero, --pp, --micro-batches, --optimizer=adafactor or --precision=mixed");
     if (c->steps == 0)
         return BAD("--steps must be at least 1");
     /* the largest tensors must stay below 2^53 bytes: keep every dimension sane */
@@ -745,6 +749,7 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
         .no_embed = !x.d.embed,
         .no_head = !x.d.head,
         .p2p_bytes = c->batch * c->seq * c->hidden * x.e / x.d.sq,
+        .apply_at_last_use = c->graph_lifetimes,
     };
     st = graph_generate(&m, o, err);
     free(params);

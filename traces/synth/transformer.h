@@ -61,6 +61,9 @@ typedef struct transformer_config {
     uint64_t shard;                      /* ranks the ZeRO states are sharded over (FSDP hybrid); 0 = dp */
     uint64_t micro_batches;              /* per step (gradient accumulation, pipeline); 0 = 1 */
     uint64_t rank;                       /* tp fastest, then dp, then pp stage (Megatron's order) */
+    /* --lifetimes=graph: tf.function's lifetimes (graph.c rule 15): states at load, each
+     * gradient applied by a fused update and freed at its last use in backward */
+    bool graph_lifetimes;
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */

@@ -1,0 +1,87 @@
+/* node.h — a machine with several GPUs, as a layer above the one-device engine: one
+ * engine run per device, over the processes (jobs) that see it. A job is a process
+ * with its own visible devices (CUDA_VISIBLE_DEVICES) and one trace per rank, rank r
+ * running on its r-th visible device (data parallel: DDP or MirroredStrategy
+ * replicas, each device its own allocator). What a framework does at start on a
+ * visible device where the job never allocates (node_takes_at_start):
+ *  - TensorFlow with allow_growth off and JAX with preallocation (the `greedy`
+ *    strategy, either --bfc-preset) create every visible device and take their whole
+ *    limit there: modelled as a start on that device, one 1-byte allocation and its
+ *    free, which makes BFC take its region (strategies/bfc.h) and the process pay its
+ *    context;
+ *  - every other strategy (growth, torch, async, raw, ideal) takes nothing, not even a
+ *    context, on a device it never uses.
+ * Jobs start together; at equal times, the earlier job's events go first (engine.h),
+ * so a later job finds the devices an earlier one took. All jobs run one strategy. */
+#ifndef GPUSIM_NODE_H
+#define GPUSIM_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/engine.h"
+
+#define NODE_MAX_DEVICES 16u
+#define NODE_MAX_JOBS 8u
+
+typedef struct node_spec {
+    uint32_t n;
+    device_info dev[NODE_MAX_DEVICES]; /* physical order: device i is GPU i */
+} node_spec;
+
+/* "8xA100-40GB", or a list of catalog names with optional counts
+ * ("A100-40GB,A100-40GB", "4xA100-40GB,2xT4"); a size instead of a name is a card of
+ * that capacity outside the catalog ("8x12GB", compute capability unknown); every device gets context_bytes per
+ * process. SIM_EUSAGE with a message on an unknown name or more than
+ * NODE_MAX_DEVICES devices. */
+sim_status node_parse(const char *text, uint64_t context_bytes, node_spec *out, sim_error *err);
+
+/* CUDA_VISIBLE_DEVICES: "0,3" (distinct indices below n_devices, in the order CUDA
+ * numbers them for the process); NULL or "" = all devices. */
+sim_status node_parse_visible(const char *text, uint32_t n_devices, uint32_t visible[NODE_MAX_DEVICES],
+                              uint32_t *n_visible, sim_error *err);
+
+typedef struct node_job {
+    char name[64];
+    uint32_t visible[NODE_MAX_DEVICES];
+    uint32_t n_visible;
+    const sim_event_source *ranks; /* rank r on visible[r]; n_ranks ≤ n_visible; borrowed */
+    uint32_t n_ranks;
+} node_job;
+
+/* Whether the strategy takes memory at start on every visible device. */
+bool node_takes_at_start(const strategy_ops *ops);
+
+/* What one job holds on one device. */
+typedef struct node_share {
+    uint32_t job;
+    int32_t rank;            /* -1: no trace here, only the framework's start */
+    uint32_t process;        /* index into the device's run->procs */
+    uint64_t peak_device_bytes; /* its reserved at the peak + its context */
+    uint64_t final_device_bytes; /* what it holds at the end (0 once an OOM ended it) */
+    bool oom;
+} node_share;
+
+typedef struct node_device_result {
+    device_info info;
+    sim_run *run;            /* NULL when no job touched the device */
+    uint32_t n_shares;
+    node_share shares[NODE_MAX_JOBS];
+    uint64_t peak_used_bytes;  /* the device at its peak: every process and context */
+    uint64_t final_used_bytes;
+} node_device_result;
+
+typedef struct node_result {
+    uint32_t n;
+    node_device_result dev[NODE_MAX_DEVICES];
+} node_result;
+
+/* Replay the jobs on the node, one engine per device (base gives the strategy, its
+ * options and --on-oom; its device is replaced by each node device). On success *out
+ * holds the runs (node_result_release). Errors: engine_run's, and SIM_EUSAGE when a
+ * job has more ranks than visible devices or a device outside the node. */
+sim_status node_run(const engine_config *base, const node_spec *node, const node_job *jobs, uint32_t n_jobs,
+                    node_result *out, sim_error *err);
+void node_result_release(node_result *r);
+
+#endif

@@ -1,0 +1,157 @@
+/* Per-process alloc/free sequences of spooled sources (lifetimes.h). Processes are
+ * few, so they are a plain array searched by (source, name). */
+#include "lifetimes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+
+typedef struct lt_proc {
+    uint32_t src;
+    char *name;
+    uint32_t *events;
+    uint64_t n_events, cap_events;
+    uint64_t *sizes;
+    uint32_t n_buffers, cap_buffers;
+    idmap ids; /* live trace id -> buffer number (handle field) */
+} lt_proc;
+
+struct lifetimes {
+    lt_proc *procs;
+    uint32_t n, cap;
+};
+
+lifetimes *lifetimes_new(void)
+{
+    return calloc(1, sizeof(lifetimes));
+}
+
+void lifetimes_free(lifetimes *l)
+{
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->n; i++) {
+        free(l->procs[i].name);
+        free(l->procs[i].events);
+        free(l->procs[i].sizes);
+        idmap_release(&l->procs[i].ids);
+    }
+    free(l->procs);
+    free(l);
+}
+
+static lt_proc *find(const lifetimes *l, uint32_t src, const char *name)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->procs[i].src == src && strcmp(l->procs[i].name, name) == 0)
+            return &l->procs[i];
+    }
+    return NULL;
+}
+
+static lt_proc *find_or_add(lifetimes *l, uint32_t src, const char *name)
+{
+    lt_proc *p = find(l, src, name);
+    if (p != NULL)
+        return p;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 4;
+        lt_proc *np = realloc(l->procs, cap * sizeof *np);
+        if (np == NULL)
+            return NULL;
+        l->procs = np;
+        l->cap = cap;
+    }
+    p = &l->procs[l->n];
+    memset(p, 0, sizeof *p);
+    p->src = src;
+    p->name = malloc(strlen(name) + 1);
+    if (p->name == NULL || !idmap_init(&p->ids)) {
+        free(p->name);
+        return NULL;
+    }
+    strcpy(p->name, name);
+    l->n++;
+    return p;
+}
+
+static bool push_event(lt_proc *p, uint32_t e)
+{
+    if (p->n_events == p->cap_events) {
+        uint64_t cap = p->cap_events ? p->cap_events * 2 : 1024;
+        uint32_t *ne = realloc(p->events, (size_t)cap * sizeof *ne);
+        if (ne == NULL)
+            return false;
+        p->events = ne;
+        p->cap_events = cap;
+    }
+    p->events[p->n_events++] = e;
+    return true;
+}
+
+static bool record_alloc(lt_proc *p, const sim_event *ev)
+{
+    if (p->n_buffers == UINT32_MAX - 1)
+        return false;
+    bool found = false;
+    idmap_entry *ent = idmap_find_or_insert(&p->ids, ev->id, &found);
+    if (ent == NULL)
+        return false;
+    if (found)
+        return true; /* invalid: the replay reports it */
+    if (p->n_buffers == p->cap_buffers) {
+        uint32_t cap = p->cap_buffers ? p->cap_buffers * 2 : 512;
+        uint64_t *ns = realloc(p->sizes, (size_t)cap * sizeof *ns);
+        if (ns == NULL)
+            return false;
+        p->sizes = ns;
+        p->cap_buffers = cap;
+    }
+    ent->handle = p->n_buffers;
+    p->sizes[p->n_buffers++] = ev->size;
+    return push_event(p, STRATEGY_PLAN_ALLOC);
+}
+
+static bool record_free(lt_proc *p, const sim_event *ev)
+{
+    idmap_entry *ent = idmap_find(&p->ids, ev->id);
+    if (ent == NULL)
+        return true; /* invalid: the replay reports it */
+    uint32_t b = ent->handle;
+    idmap_remove(&p->ids, ent);
+    return push_event(p, b);
+}
+
+sim_status lifetimes_add(lifetimes *l, uint32_t src, const evbuf *b, const char *default_name)
+{
+    evbuf_cursor cur;
+    sim_event_source s = evbuf_source(b, &cur);
+    sim_event ev;
+    sim_error err;
+    lt_proc *last = NULL;
+    sim_status st;
+    while ((st = s.next(s.ctx, &ev, &err)) == SIM_OK) {
+        if (ev.op != SIM_OP_ALLOC && ev.op != SIM_OP_FREE)
+            continue;
+        const char *name = ev.proc ? ev.proc : default_name;
+        if (last == NULL || strcmp(name, last->name) != 0) {
+            last = find_or_add(l, src, name);
+            if (last == NULL)
+                return SIM_ENOMEM;
+        }
+        bool ok = ev.op == SIM_OP_ALLOC ? record_alloc(last, &ev) : record_free(last, &ev);
+        if (!ok)
+            return SIM_ENOMEM;
+    }
+    return st == SIM_END ? SIM_OK : st;
+}
+
+strategy_lifetimes lifetimes_get(const lifetimes *l, uint32_t src, const char *name)
+{
+    const lt_proc *p = find(l, src, name);
+    if (p == NULL)
+        return (strategy_lifetimes){0};
+    return (strategy_lifetimes){.events = p->events, .n_events = p->n_events, .sizes = p->sizes,
+                                .n_buffers = p->n_buffers};
+}

@@ -1,0 +1,1006 @@
+/* The `async` strategy: CUDA's stream-ordered pool (cudaMallocAsync).
+ *
+ * Documented rules (CUDA Programming Guide, "Stream Ordered Memory Allocator"; the
+ * runtime API's cudaMemPoolAttr* and cudaMemPoolTrimTo entries):
+ *  D1. Memory a free returns stays in the pool. When the pool holds more than its
+ *      release threshold (cudaMemPoolAttrReleaseThreshold; CUDA's default 0), it gives
+ *      the excess back to the device at the next stream, event or device synchronize.
+ *  D2. A freed block may be reused at once by an allocation on the stream that freed
+ *      it (stream order makes that safe), and by another stream only once the free has
+ *      completed (cudaMemPoolReuseAllowOpportunistic: the free is known done; in a
+ *      trace, ready_t has passed). A free with ready_t == t completed at once.
+ *  D3. cudaMemPoolTrimTo(pool, keep) releases unused memory until the pool holds no
+ *      more than keep bytes, or nothing more can be released; memory under live
+ *      allocations is never released.
+ *  D4. Statistics: ReservedMemCurrent/High (the physical memory the pool holds) and
+ *      UsedMemCurrent/High (memory allocated from the pool and not available for reuse:
+ *      live allocations and frees that have not completed).
+ * Framework wiring (the presets, --async-preset):
+ *  cuda     threshold 0; an `empty_cache` in a trace is a device synchronize (D1).
+ *  pytorch  c10/cuda/CUDAMallocAsyncAllocator.cpp: lazy_init_device sets the threshold
+ *           to UINT64_MAX; emptyCache is cudaDeviceSynchronize + cudaMemPoolTrimTo(0);
+ *           mallocAsync fails without retrying when the pool cannot grow, and first
+ *           refuses a request whose size plus the live requested bytes exceeds the
+ *           memory fraction of total memory (set_per_process_memory_fraction).
+ *  tf       tensorflow/core/common_runtime/gpu/gpu_cudamallocasync_allocator.cc (and
+ *           XLA's copy): the threshold is the pool size, the memory limit TensorFlow
+ *           computes for the device (the BFC limit rule, strategies/bfc_limits.h); on a
+ *           failed allocation it synchronizes its stream and retries once.
+ * Undocumented, so options with defaults that validate/ measures:
+ *  U1. Requests are rounded up to --pool-alignment (512 B, the alignment measured for
+ *      cudaMalloc; docs/allocators.md §4). Size 0 takes nothing.
+ *  U2. The pool grows by round_up(request, --pool-granularity) (2 MiB, the GPU page),
+ *      one new chunk at a fresh device address per growth; a chunk is a region.
+ *  U3. Placement: among the pieces a request may use (D2), --pool-placement=best takes
+ *      the smallest that fits, the lowest address among equals; first takes the lowest
+ *      address that fits. The rest of the piece stays free.
+ *  U4. --pool-coalesce=on merges a piece whose free completes with its free neighbours
+ *      in the same chunk (never across chunks, never with a pending piece).
+ *  U5. Releases (D1, D3) give back whole chunks that are entirely free, the highest
+ *      address first, while the pool holds more than the bytes to keep.
+ *  U6. A synchronize completes every pending free first: after cudaDeviceSynchronize
+ *      (or TF's stream synchronize: it has one stream) all queued work is done.
+ * OOM: a request fails when no usable piece fits and the device cannot back the
+ * growth. Cause: capacity when the request exceeds the bytes free in the pool for that
+ * stream plus the device's free bytes; otherwise fragmentation.
+ * Cost: a search is O(log n) for best fit plus the pending pieces of other streams
+ * skipped, O(n) for first fit; index updates are O(n) memmoves (n = free pieces);
+ * synchronizes and trims are O(allocations + chunks log chunks). */
+#include "async.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfc_limits.h"
+#include "torch_conf.h"
+#include "sim/units.h"
+#include "slots.h"
+
+#define A_NONE UINT32_MAX
+#define A_DEFAULT_ALIGNMENT ((uint64_t)512)
+#define A_DEFAULT_GRANULARITY ((uint64_t)2 << 20)
+
+typedef enum async_preset { AP_CUDA = 0, AP_PYTORCH = 1, AP_TF = 2 } async_preset;
+static const char *const PRESET_NAMES[] = {"cuda", "pytorch", "tf"};
+
+typedef enum ab_state { AB_USED = 0, AB_FREE = 1, AB_PENDING = 2 } ab_state;
+
+typedef struct ablock {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t requested; /* used: the request; else 0 */
+    uint32_t prev, next; /* neighbours in the chunk, address order */
+    uint32_t chunk;
+    uint32_t stream;     /* used: allocating stream; pending: the stream that freed it */
+    uint32_t owner;      /* used or pending: the allocation handle; free: A_NONE */
+    ab_state state;
+} ablock;
+
+typedef struct achunk {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t first; /* lowest block */
+    uint32_t seq;   /* creation order: the walker's region number */
+} achunk;
+
+typedef struct aalloc {
+    uint32_t block;      /* A_NONE: size 0, or the pending piece was reused or completed */
+    uint64_t requested;
+    uint32_t stream;
+    bool freed;          /* the program freed it; the handle waits for free_ready */
+} aalloc;
+
+/* Free or pending pieces ordered by (size, addr). */
+typedef struct aentry {
+    uint64_t size;
+    uint64_t addr;
+    uint32_t b;
+} aentry;
+
+typedef struct aset {
+    aentry *v;
+    uint32_t n, cap;
+    uint64_t bytes;
+} aset;
+
+typedef struct async_settings {
+    async_preset preset;
+    uint64_t threshold;
+    uint64_t granularity;
+    uint64_t alignment;
+    bool first_fit;
+    bool coalesce;
+    bool empty_cache_trims; /* empty_cache = sync + TrimTo(0); else sync (D1) */
+    bool oom_sync_retry;
+    bool has_fraction;
+    double fraction;
+    char fraction_text[32];
+    char alloc_conf[256];   /* as given, for options() */
+} async_settings;
+
+struct strategy {
+    device *dev;
+    uint32_t proc;
+    uint64_t capacity;
+    async_settings set;
+    uint64_t fraction_limit; /* has_fraction: fraction · total, truncated */
+    slots blocks, chunks, allocs;
+    aset free_set, pend_set;
+    uint64_t reserved, reserved_high;
+    uint64_t used, used_high;     /* D4: used + pending bytes */
+    uint64_t allocated;           /* used blocks only */
+    uint64_t requested_live;      /* requests not yet freed by the program (PyTorch's count) */
+    uint64_t num_device_allocs, num_device_frees;
+    uint64_t syncs, trims;
+    uint32_t next_seq;
+};
+
+/* ==== the piece index ==== */
+
+static int entry_cmp(uint64_t size, uint64_t addr, const aentry *e)
+{
+    if (size != e->size)
+        return size < e->size ? -1 : 1;
+    return (addr > e->addr) - (addr < e->addr);
+}
+
+static uint32_t aset_lower(const aset *st, uint64_t size, uint64_t addr)
+{
+    uint32_t lo = 0, hi = st->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (entry_cmp(size, addr, &st->v[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool aset_reserve(aset *st, uint32_t need)
+{
+    if (need <= st->cap)
+        return true;
+    uint32_t cap = st->cap ? st->cap : 16;
+    while (cap < need)
+        cap *= 2;
+    aentry *v = realloc(st->v, (size_t)cap * sizeof *v);
+    if (v == NULL)
+        return false;
+    st->v = v;
+    st->cap = cap;
+    return true;
+}
+
+/* Capacity is reserved beforehand (ensure_capacity), so adding cannot fail. */
+static void aset_add(aset *st, const ablock *blk, uint32_t b)
+{
+    uint32_t i = aset_lower(st, blk->size, blk->addr);
+    memmove(&st->v[i + 1], &st->v[i], (size_t)(st->n - i) * sizeof st->v[0]);
+    st->v[i] = (aentry){blk->size, blk->addr, b};
+    st->n++;
+    st->bytes += blk->size;
+}
+
+static void aset_remove(aset *st, const ablock *blk)
+{
+    uint32_t i = aset_lower(st, blk->size, blk->addr);
+    if (i >= st->n || st->v[i].addr != blk->addr || st->v[i].size != blk->size)
+        return; /* not indexed: the checker reports the mismatch */
+    memmove(&st->v[i], &st->v[i + 1], (size_t)(st->n - i - 1) * sizeof st->v[0]);
+    st->n--;
+    st->bytes -= blk->size;
+}
+
+static ablock *blk(const strategy *s, uint32_t b)
+{
+    return slots_get(&s->blocks, b);
+}
+
+static achunk *chk(const strategy *s, uint32_t c)
+{
+    return slots_get(&s->chunks, c);
+}
+
+static aalloc *alc(const strategy *s, uint32_t h)
+{
+    return slots_get(&s->allocs, h);
+}
+
+/* Room in both indexes for every block there is plus the two a split and a growth add. */
+static bool ensure_capacity(strategy *s)
+{
+    uint32_t need = s->blocks.n_used_hw + 2;
+    return aset_reserve(&s->free_set, need) && aset_reserve(&s->pend_set, need);
+}
+
+/* ==== options ==== */
+
+/* The keys async_parse reads and async_options writes back. */
+static const strategy_option ASYNC_OPTIONS[] = {
+    {.key = "async_preset",
+     .cli = "async-preset",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "cuda|pytorch|tf",
+     .default_text = "cuda",
+     .example = "pytorch",
+     .help = "whose wiring of the pool: CUDA's defaults, PyTorch's backend:cudaMallocAsync, or TensorFlow's "
+             "TF_GPU_ALLOCATOR=cuda_malloc_async (threshold, empty_cache, OOM retry)"},
+    {.key = "release_threshold",
+     .cli = "release-threshold",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "the preset's: cuda 0, pytorch max (UINT64_MAX), tf the TensorFlow memory limit",
+     .example = "4GiB",
+     .help = "cudaMemPoolAttrReleaseThreshold: a size or max; above it the pool gives memory back at a synchronize"},
+    {.key = "pool_granularity",
+     .cli = "pool-granularity",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "2MiB",
+     .example = "32MiB",
+     .help = "the pool grows by requests rounded up to this (undocumented; validate/ measures it)"},
+    {.key = "pool_alignment",
+     .cli = "pool-alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "512",
+     .example = "256",
+     .help = "requests are rounded up to this (undocumented; 512 B as measured for cudaMalloc)"},
+    {.key = "pool_placement",
+     .cli = "pool-placement",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "best|first",
+     .default_text = "best",
+     .example = "first",
+     .help = "which free piece a request takes: the smallest that fits, or the lowest address (undocumented)"},
+    {.key = "pool_coalesce",
+     .cli = "pool-coalesce",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "on|off",
+     .default_text = "on",
+     .example = "off",
+     .help = "whether freed pieces merge with free neighbours of their chunk (undocumented)"},
+    {.key = "async_empty_cache",
+     .cli = "async-empty-cache",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "trim|sync",
+     .default_text = "the preset's: pytorch trim, else sync",
+     .example = "trim",
+     .help = "an empty_cache: synchronize and cudaMemPoolTrimTo(0) (PyTorch), or a synchronize only"},
+    {.key = "async_oom_retry",
+     .cli = "async-oom-retry",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "none|sync",
+     .default_text = "the preset's: tf sync, else none",
+     .example = "sync",
+     .help = "on a failed allocation: fail, or synchronize (pending frees complete) and retry (TF/XLA)"},
+    {.key = "memory_fraction",
+     .cli = "memory-fraction",
+     .kind = STRATEGY_OPTION_REAL,
+     .default_text = "none, the whole device",
+     .example = "0.5",
+     .help = "PyTorch's set_per_process_memory_fraction(F) under backend:cudaMallocAsync: live requested bytes "
+             "stay within F of total"},
+    {.key = "alloc_conf",
+     .cli = "alloc-conf",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "none",
+     .example = "backend:cudaMallocAsync",
+     .help = "PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync: PyTorch's wiring of the pool (async-preset pytorch)"},
+};
+
+static sim_status bad_option(sim_error *err, const char *flag, const char *value, const char *expected)
+{
+    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s", flag, value, expected);
+}
+
+static sim_status parse_onoff(const strategy_config *cfg, const char *key, const char *flag, const char *on,
+                              const char *off, bool *out, sim_error *err)
+{
+    const char *v = strategy_config_get(cfg, key);
+    if (v == NULL)
+        return SIM_OK;
+    if (strcmp(v, on) == 0)
+        *out = true;
+    else if (strcmp(v, off) == 0)
+        *out = false;
+    else {
+        char expected[64];
+        snprintf(expected, sizeof expected, "%s or %s", on, off);
+        return bad_option(err, flag, v, expected);
+    }
+    return SIM_OK;
+}
+
+static sim_status parse_pow2_size(const strategy_config *cfg, const char *key, const char *flag, uint64_t *out,
+                                  sim_error *err)
+{
+    const char *v = strategy_config_get(cfg, key);
+    if (v == NULL)
+        return SIM_OK;
+    sim_error sub;
+    sim_error_clear(&sub);
+    uint64_t n = 0;
+    if (units_parse_size(v, &n, &sub) != SIM_OK || !units_is_pow2(n))
+        return bad_option(err, flag, v, "a power of two in bytes (512, 2MiB)");
+    *out = n;
+    return SIM_OK;
+}
+
+static sim_status async_parse(const strategy_config *cfg, async_settings *set, sim_error *err)
+{
+    *set = (async_settings){.granularity = A_DEFAULT_GRANULARITY, .alignment = A_DEFAULT_ALIGNMENT};
+    const char *v = strategy_config_get(cfg, "async_preset");
+    set->preset = AP_CUDA;
+    const char *conf_text = strategy_config_get(cfg, "alloc_conf");
+    if (conf_text != NULL && conf_text[0] != '\0') {
+        /* PYTORCH_CUDA_ALLOC_CONF, read by PyTorch's own rules (torch_conf.h):
+         * backend:cudaMallocAsync selects PyTorch's wiring; the native allocator's keys
+         * are checked and have no effect on this pool (compare hands one alloc_conf to
+         * every strategy that takes it) */
+        torch_conf conf;
+        sim_status st = torch_conf_parse(conf_text, &conf, err);
+        if (st != SIM_OK)
+            return st;
+        if (conf.backend_async) {
+            if (v != NULL && strcmp(v, "pytorch") != 0)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "--alloc-conf=backend:cudaMallocAsync is PyTorch's wiring, --async-preset=%s "
+                                     "another framework's: give one",
+                                     v);
+            set->preset = AP_PYTORCH;
+        }
+        snprintf(set->alloc_conf, sizeof set->alloc_conf, "%s", conf_text);
+    }
+    if (v != NULL) {
+        size_t i = 0;
+        while (i < 3 && strcmp(v, PRESET_NAMES[i]) != 0)
+            i++;
+        if (i == 3)
+            return bad_option(err, "--async-preset", v, "cuda, pytorch or tf");
+        set->preset = (async_preset)i;
+    }
+    if (set->preset == AP_PYTORCH) {
+        set->threshold = UINT64_MAX;
+        set->empty_cache_trims = true;
+    } else if (set->preset == AP_TF) {
+        bfc_settings tf = {.preset = BFC_PRESET_TF, .gc = true};
+        device_info info = device_get_info(cfg->dev);
+        set->threshold = bfc_limits_bytes(BFC_GREEDY, &tf, &info);
+        set->oom_sync_retry = true;
+    }
+    v = strategy_config_get(cfg, "release_threshold");
+    if (v != NULL) {
+        sim_error sub;
+        sim_error_clear(&sub);
+        if (strcmp(v, "max") == 0)
+            set->threshold = UINT64_MAX;
+        else if (units_parse_size(v, &set->threshold, &sub) != SIM_OK)
+            return bad_option(err, "--release-threshold", v, "a size (0, 4GiB) or max (UINT64_MAX)");
+    }
+    sim_status st = parse_pow2_size(cfg, "pool_granularity", "--pool-granularity", &set->granularity, err);
+    if (st == SIM_OK)
+        st = parse_pow2_size(cfg, "pool_alignment", "--pool-alignment", &set->alignment, err);
+    if (st == SIM_OK && set->granularity < set->alignment)
+        st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                           "--pool-granularity (%" PRIu64 ") must be at least --pool-alignment (%" PRIu64 ")",
+                           set->granularity, set->alignment);
+    if (st == SIM_OK)
+        st = parse_onoff(cfg, "pool_placement", "--pool-placement", "first", "best", &set->first_fit, err);
+    set->coalesce = true;
+    if (st == SIM_OK)
+        st = parse_onoff(cfg, "pool_coalesce", "--pool-coalesce", "on", "off", &set->coalesce, err);
+    if (st == SIM_OK)
+        st = parse_onoff(cfg, "async_empty_cache", "--async-empty-cache", "trim", "sync", &set->empty_cache_trims,
+                         err);
+    if (st == SIM_OK)
+        st = parse_onoff(cfg, "async_oom_retry", "--async-oom-retry", "sync", "none", &set->oom_sync_retry, err);
+    if (st != SIM_OK)
+        return st;
+    v = strategy_config_get(cfg, "memory_fraction");
+    if (v != NULL) {
+        sim_error sub;
+        sim_error_clear(&sub);
+        if (units_parse_real(v, 0.0, 1.0, &set->fraction, &sub) != SIM_OK)
+            return bad_option(err, "--memory-fraction", v, "a real in [0, 1] (PyTorch's per-process fraction)");
+        set->has_fraction = true;
+        snprintf(set->fraction_text, sizeof set->fraction_text, "%s", v);
+    }
+    return SIM_OK;
+}
+
+static sim_status async_create(const strategy_config *cfg, strategy **out, sim_error *err)
+{
+    async_settings set;
+    sim_status st = async_parse(cfg, &set, err);
+    if (st != SIM_OK)
+        return st;
+    strategy *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating async");
+    s->dev = cfg->dev;
+    s->proc = cfg->proc;
+    s->capacity = device_get_info(cfg->dev).capacity_bytes;
+    s->set = set;
+    /* setMemoryFraction: static_cast<uint64_t>(fraction * total), truncating */
+    if (set.has_fraction)
+        s->fraction_limit = (uint64_t)(set.fraction * (double)s->capacity);
+    slots_init(&s->blocks, sizeof(ablock));
+    slots_init(&s->chunks, sizeof(achunk));
+    slots_init(&s->allocs, sizeof(aalloc));
+    *out = s;
+    return SIM_OK;
+}
+
+static void async_destroy(strategy *s)
+{
+    if (s == NULL)
+        return;
+    slots_release(&s->blocks);
+    slots_release(&s->chunks);
+    slots_release(&s->allocs);
+    free(s->free_set.v);
+    free(s->pend_set.v);
+    free(s);
+}
+
+/* ==== pieces ==== */
+
+/* b's free has completed: it joins the free pieces, merged with free neighbours (U4). */
+static void make_free(strategy *s, uint32_t b)
+{
+    ablock *x = blk(s, b);
+    x->state = AB_FREE;
+    x->owner = A_NONE;
+    x->requested = 0;
+    if (s->set.coalesce) {
+        uint32_t p = x->prev;
+        if (p != A_NONE && blk(s, p)->state == AB_FREE) {
+            ablock *y = blk(s, p);
+            aset_remove(&s->free_set, y);
+            y->size += x->size;
+            y->next = x->next;
+            if (x->next != A_NONE)
+                blk(s, x->next)->prev = p;
+            slots_put(&s->blocks, b);
+            b = p;
+            x = y;
+        }
+        uint32_t n = x->next;
+        if (n != A_NONE && blk(s, n)->state == AB_FREE) {
+            ablock *z = blk(s, n);
+            aset_remove(&s->free_set, z);
+            x->size += z->size;
+            x->next = z->next;
+            if (z->next != A_NONE)
+                blk(s, z->next)->prev = b;
+            slots_put(&s->blocks, n);
+        }
+    }
+    aset_add(&s->free_set, x, b);
+}
+
+static void note_used(strategy *s, int64_t delta)
+{
+    s->used = (uint64_t)((int64_t)s->used + delta);
+    if (s->used > s->used_high)
+        s->used_high = s->used;
+}
+
+/* The usable piece for r bytes on stream (D2, U3), or A_NONE. */
+static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
+{
+    uint32_t best = A_NONE;
+    uint64_t best_size = 0, best_addr = 0;
+    const aset *sets[2] = {&s->free_set, &s->pend_set};
+    for (int k = 0; k < 2; k++) {
+        const aset *st = sets[k];
+        for (uint32_t i = aset_lower(st, r, 0); i < st->n; i++) {
+            const aentry *e = &st->v[i];
+            if (k == 1 && blk(s, e->b)->stream != stream)
+                continue;
+            bool better = best == A_NONE ||
+                          (s->set.first_fit ? e->addr < best_addr
+                                            : (e->size < best_size || (e->size == best_size && e->addr < best_addr)));
+            if (better) {
+                best = e->b;
+                best_size = e->size;
+                best_addr = e->addr;
+            }
+            if (!s->set.first_fit)
+                break; /* the first entry from the lower bound is this set's best fit */
+        }
+    }
+    return best;
+}
+
+/* Hand r bytes of piece b to allocation h; the rest stays as it was (U3). A new block
+ * slot is taken first, so on SIM_ENOMEM nothing changed. */
+static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, uint64_t requested, uint32_t stream)
+{
+    ablock *x = blk(s, b);
+    uint32_t rest = A_NONE;
+    if (x->size > r) {
+        rest = slots_take(&s->blocks);
+        if (rest == SLOTS_NONE)
+            return SIM_ENOMEM;
+        x = blk(s, b); /* the table may have moved */
+    }
+    bool was_pending = x->state == AB_PENDING;
+    aset_remove(was_pending ? &s->pend_set : &s->free_set, x);
+    if (rest != A_NONE) {
+        ablock *y = blk(s, rest);
+        *y = (ablock){.addr = x->addr + r, .size = x->size - r, .prev = b, .next = x->next, .chunk = x->chunk,
+                      .stream = x->stream, .owner = x->owner, .state = x->state};
+        if (x->next != A_NONE)
+            blk(s, x->next)->prev = rest;
+        x->next = rest;
+        x->size = r;
+        aset_add(was_pending ? &s->pend_set : &s->free_set, y, rest);
+    }
+    if (was_pending) {
+        /* same-stream reuse of a free that has not completed: the freed handle now
+         * waits on the rest of its piece, or on nothing */
+        alc(s, x->owner)->block = rest;
+    } else {
+        note_used(s, (int64_t)r);
+    }
+    x->state = AB_USED;
+    x->owner = h;
+    x->stream = stream;
+    x->requested = requested;
+    s->allocated += r;
+    alc(s, h)->block = b;
+    return SIM_OK;
+}
+
+/* Grow the pool by one chunk for r bytes (U2): SIM_OK with its single free block in
+ * *b, SIM_OOM when the device cannot back it, SIM_ENOMEM. */
+static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
+{
+    uint64_t bytes = units_round_up(r, s->set.granularity);
+    uint32_t c = slots_take(&s->chunks);
+    if (c == SLOTS_NONE)
+        return SIM_ENOMEM;
+    uint32_t nb = slots_take(&s->blocks);
+    if (nb == SLOTS_NONE) {
+        slots_put(&s->chunks, c);
+        return SIM_ENOMEM;
+    }
+    uint64_t addr = 0;
+    sim_status st = ensure_capacity(s) ? device_alloc(s->dev, s->proc, bytes, &addr) : SIM_ENOMEM;
+    if (st != SIM_OK) {
+        slots_put(&s->blocks, nb);
+        slots_put(&s->chunks, c);
+        return st;
+    }
+    *chk(s, c) = (achunk){.addr = addr, .size = bytes, .first = nb, .seq = s->next_seq++};
+    ablock *x = blk(s, nb);
+    *x = (ablock){.addr = addr, .size = bytes, .prev = A_NONE, .next = A_NONE, .chunk = c, .owner = A_NONE,
+                  .state = AB_FREE};
+    aset_add(&s->free_set, x, nb);
+    s->reserved += bytes;
+    if (s->reserved > s->reserved_high)
+        s->reserved_high = s->reserved;
+    s->num_device_allocs++;
+    *b = nb;
+    return SIM_OK;
+}
+
+typedef struct chunk_ref {
+    uint64_t addr;
+    uint32_t c;
+} chunk_ref;
+
+static int chunk_ref_desc(const void *a, const void *b)
+{
+    uint64_t x = ((const chunk_ref *)a)->addr, y = ((const chunk_ref *)b)->addr;
+    return (x < y) - (x > y);
+}
+
+/* Give back wholly free chunks, highest address first, while the pool holds more than
+ * keep bytes (U5). Returns false when out of host memory (nothing released then). */
+static bool release_to(strategy *s, uint64_t keep)
+{
+    if (s->reserved <= keep || s->free_set.n == 0)
+        return true;
+    uint32_t k = 0;
+    chunk_ref *order = malloc((size_t)s->chunks.live * sizeof *order);
+    if (order == NULL)
+        return false;
+    for (uint32_t c = 0; c < s->chunks.n_used_hw; c++) {
+        if (!slots_valid(&s->chunks, c))
+            continue;
+        bool all_free = true;
+        for (uint32_t b = chk(s, c)->first; b != A_NONE && all_free; b = blk(s, b)->next)
+            all_free = blk(s, b)->state == AB_FREE;
+        if (all_free)
+            order[k++] = (chunk_ref){chk(s, c)->addr, c};
+    }
+    qsort(order, k, sizeof *order, chunk_ref_desc);
+    for (uint32_t i = 0; i < k && s->reserved > keep; i++) {
+        achunk *c = chk(s, order[i].c);
+        for (uint32_t b = c->first; b != A_NONE;) {
+            uint32_t nx = blk(s, b)->next;
+            aset_remove(&s->free_set, blk(s, b));
+            slots_put(&s->blocks, b);
+            b = nx;
+        }
+        device_release(s->dev, s->proc, c->size);
+        s->reserved -= c->size;
+        s->num_device_frees++;
+        slots_put(&s->chunks, order[i].c);
+    }
+    free(order);
+    return true;
+}
+
+/* A synchronize (D1, U6): every pending free completes, then the pool gives back what
+ * it holds above the threshold. */
+static bool synchronize(strategy *s, uint64_t keep)
+{
+    s->syncs++;
+    for (uint32_t h = 0; h < s->allocs.n_used_hw && s->pend_set.n > 0; h++) {
+        if (!slots_valid(&s->allocs, h))
+            continue;
+        aalloc *a = alc(s, h);
+        if (!a->freed || a->block == A_NONE)
+            continue;
+        uint32_t b = a->block;
+        a->block = A_NONE;
+        aset_remove(&s->pend_set, blk(s, b));
+        note_used(s, -(int64_t)blk(s, b)->size);
+        make_free(s, b);
+    }
+    return release_to(s, keep);
+}
+
+/* ==== operations ==== */
+
+static const char *pt_size(uint64_t size, char *buf, size_t cap)
+{
+    /* c10 format_size, which PyTorch's async backend prints with */
+    if (size <= 1024)
+        snprintf(buf, cap, "%" PRIu64 " bytes", size);
+    else if (size <= ((uint64_t)1 << 20))
+        snprintf(buf, cap, "%.2f KiB", (double)size / 1024.0);
+    else if (size <= ((uint64_t)1 << 30))
+        snprintf(buf, cap, "%.2f MiB", (double)size / 1048576.0);
+    else
+        snprintf(buf, cap, "%.2f GiB", (double)size / 1073741824.0);
+    return buf;
+}
+
+static void fill_oom(const strategy *s, uint64_t size, uint64_t r, uint32_t stream, strategy_oom *oom)
+{
+    uint64_t usable = s->free_set.bytes;
+    for (uint32_t i = 0; i < s->pend_set.n; i++)
+        if (blk(s, s->pend_set.v[i].b)->stream == stream)
+            usable += s->pend_set.v[i].size;
+    uint64_t dev_free = device_free_bytes(s->dev);
+    *oom = (strategy_oom){
+        .size_bytes = r,
+        .free_bytes = s->free_set.bytes,
+        .largest_free_bytes = s->free_set.n ? s->free_set.v[s->free_set.n - 1].size : 0,
+        .reserved_bytes = s->reserved,
+        .device_free_bytes = dev_free,
+        .cause = usable + dev_free >= r ? SIM_OOM_FRAGMENTATION : SIM_OOM_CAPACITY,
+    };
+    if (s->set.preset == AP_PYTORCH) {
+        char cur[32], req[32], tot[32], fr[32], lim[32];
+        /* mallocAsync's OutOfMemoryError text; the limit is UINT64_MAX unless a fraction is set */
+        snprintf(oom->detail, sizeof oom->detail,
+                 "Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+                 "Currently allocated     : %s\nRequested               : %s\nDevice limit            : %s\n"
+                 "Free (according to CUDA): %s\nPyTorch limit (set by user-supplied memory fraction)\n"
+                 "                        : %s",
+                 pt_size(s->requested_live, cur, sizeof cur), pt_size(size, req, sizeof req),
+                 pt_size(s->capacity, tot, sizeof tot), pt_size(dev_free, fr, sizeof fr),
+                 pt_size(s->set.has_fraction ? s->fraction_limit : UINT64_MAX, lim, sizeof lim));
+    } else if (s->set.preset == AP_TF) {
+        /* GpuCudaMallocAsyncAllocator::AllocateRaw's log line */
+        snprintf(oom->detail, sizeof oom->detail,
+                 "cuMemAllocAsync failed to allocate %" PRIu64 " bytes: CUDA error: out of memory "
+                 "(CUDA_ERROR_OUT_OF_MEMORY)\n Reported by CUDA: Free memory/Total memory: %" PRIu64 "/%" PRIu64,
+                 size, dev_free, s->capacity);
+    } else {
+        snprintf(oom->detail, sizeof oom->detail,
+                 "cudaMallocAsync(%" PRIu64 "): cudaErrorMemoryAllocation (out of memory); pool reserved %" PRIu64
+                 ", device free %" PRIu64,
+                 size, s->reserved, dev_free);
+    }
+}
+
+static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
+{
+    uint64_t r = units_round_up(size, s->set.alignment);
+    if (s->set.has_fraction && s->requested_live + size > s->fraction_limit) {
+        fill_oom(s, size, r, stream, oom);
+        oom->cause = SIM_OOM_CAPACITY; /* PyTorch's own limit, before the pool is asked */
+        return SIM_OOM;
+    }
+    uint32_t a = slots_take(&s->allocs);
+    if (a == SLOTS_NONE || !ensure_capacity(s)) {
+        if (a != SLOTS_NONE)
+            slots_put(&s->allocs, a);
+        return SIM_ENOMEM;
+    }
+    *alc(s, a) = (aalloc){.block = A_NONE, .requested = size, .stream = stream};
+    if (size > 0) {
+        uint32_t b = find_piece(s, r, stream);
+        sim_status st = SIM_OK;
+        if (b == A_NONE)
+            st = grow(s, r, &b);
+        if (st == SIM_OOM && s->set.oom_sync_retry) {
+            /* TF/XLA: synchronize the stream, then try again */
+            if (!synchronize(s, s->set.threshold))
+                st = SIM_ENOMEM;
+            else if ((b = find_piece(s, r, stream)) != A_NONE)
+                st = SIM_OK;
+            else
+                st = grow(s, r, &b);
+        }
+        if (st == SIM_OK)
+            st = take_piece(s, b, r, a, size, stream);
+        if (st != SIM_OK) {
+            slots_put(&s->allocs, a);
+            if (st == SIM_OOM)
+                fill_oom(s, size, r, stream, oom);
+            return st;
+        }
+    }
+    s->requested_live += size;
+    *h = a;
+    return SIM_OK;
+}
+
+static void async_free(strategy *s, strategy_handle h, bool deferred)
+{
+    aalloc *a = alc(s, h);
+    s->requested_live -= a->requested;
+    uint32_t b = a->block;
+    if (b != A_NONE) {
+        ablock *x = blk(s, b);
+        s->allocated -= x->size;
+        if (deferred) {
+            x->state = AB_PENDING;
+            x->requested = 0;
+            aset_add(&s->pend_set, x, b);
+        } else {
+            note_used(s, -(int64_t)x->size);
+            make_free(s, b);
+            a->block = A_NONE;
+        }
+    }
+    if (deferred)
+        alc(s, h)->freed = true;
+    else
+        slots_put(&s->allocs, h);
+}
+
+static void async_free_ready(strategy *s, strategy_handle h)
+{
+    aalloc *a = alc(s, h);
+    if (a->block != A_NONE) {
+        ablock *x = blk(s, a->block);
+        aset_remove(&s->pend_set, x);
+        note_used(s, -(int64_t)x->size);
+        make_free(s, a->block);
+    }
+    slots_put(&s->allocs, h);
+}
+
+static void async_empty_cache(strategy *s)
+{
+    /* pytorch: cudaDeviceSynchronize + cudaMemPoolTrimTo(pool, 0); else a synchronize (D1) */
+    (void)synchronize(s, s->set.empty_cache_trims ? 0 : s->set.threshold);
+    if (s->set.empty_cache_trims)
+        s->trims++;
+}
+
+static void async_sample(const strategy *s, strategy_sample *out)
+{
+    *out = (strategy_sample){
+        .allocated_bytes = s->allocated,
+        .reserved_bytes = s->reserved,
+        .free_bytes = s->free_set.bytes,
+        .largest_free_bytes = s->free_set.n ? s->free_set.v[s->free_set.n - 1].size : 0,
+        .num_device_allocs = s->num_device_allocs,
+        .num_device_frees = s->num_device_frees,
+    };
+}
+
+static void async_stats(const strategy *s, const strategy_stat_sink *sink)
+{
+    strategy_emit_u64(sink, "ReservedMemCurrent", s->reserved);
+    strategy_emit_u64(sink, "ReservedMemHigh", s->reserved_high);
+    strategy_emit_u64(sink, "UsedMemCurrent", s->used);
+    strategy_emit_u64(sink, "UsedMemHigh", s->used_high);
+    strategy_emit_u64(sink, "allocated_bytes", s->allocated);
+    strategy_emit_u64(sink, "pending_bytes", s->pend_set.bytes);
+    strategy_emit_u64(sink, "free_bytes", s->free_set.bytes);
+    strategy_emit_u64(sink, "chunks", s->chunks.live);
+    strategy_emit_u64(sink, "num_device_alloc", s->num_device_allocs);
+    strategy_emit_u64(sink, "num_device_free", s->num_device_frees);
+    strategy_emit_u64(sink, "synchronizes", s->syncs);
+    strategy_emit_u64(sink, "trims", s->trims);
+}
+
+static void async_options(const strategy *s, const strategy_stat_sink *sink)
+{
+    char buf[32];
+    const async_settings *set = &s->set;
+    strategy_emit_text(sink, "async_preset", PRESET_NAMES[set->preset]);
+    if (set->threshold == UINT64_MAX)
+        snprintf(buf, sizeof buf, "max");
+    else
+        snprintf(buf, sizeof buf, "%" PRIu64, set->threshold);
+    strategy_emit_text(sink, "release_threshold", buf);
+    snprintf(buf, sizeof buf, "%" PRIu64, set->granularity);
+    strategy_emit_text(sink, "pool_granularity", buf);
+    snprintf(buf, sizeof buf, "%" PRIu64, set->alignment);
+    strategy_emit_text(sink, "pool_alignment", buf);
+    strategy_emit_text(sink, "pool_placement", set->first_fit ? "first" : "best");
+    strategy_emit_text(sink, "pool_coalesce", set->coalesce ? "on" : "off");
+    strategy_emit_text(sink, "async_empty_cache", set->empty_cache_trims ? "trim" : "sync");
+    strategy_emit_text(sink, "async_oom_retry", set->oom_sync_retry ? "sync" : "none");
+    strategy_emit_text(sink, "memory_fraction", set->has_fraction ? set->fraction_text : "");
+    strategy_emit_text(sink, "alloc_conf", set->alloc_conf);
+}
+
+/* ==== walker and checker ==== */
+
+static int chunk_addr_asc(const void *a, const void *b)
+{
+    uint64_t x = ((const achunk *const *)a)[0]->addr, y = ((const achunk *const *)b)[0]->addr;
+    return (x > y) - (x < y);
+}
+
+static int async_walk(const strategy *s, strategy_visitor v, void *ctx)
+{
+    uint32_t n = s->chunks.live, k = 0;
+    if (n == 0)
+        return 0;
+    const achunk **order = malloc((size_t)n * sizeof *order);
+    if (order == NULL)
+        return -1;
+    for (uint32_t c = 0; c < s->chunks.n_used_hw; c++)
+        if (slots_valid(&s->chunks, c))
+            order[k++] = chk(s, c);
+    qsort(order, k, sizeof *order, chunk_addr_asc);
+    static const strategy_block_state MAP[] = {BLOCK_USED, BLOCK_FREE, BLOCK_PENDING};
+    int r = 0;
+    for (uint32_t i = 0; i < k && r == 0; i++) {
+        for (uint32_t b = order[i]->first; b != A_NONE && r == 0; b = blk(s, b)->next) {
+            const ablock *x = blk(s, b);
+            strategy_block sb = {
+                .addr = x->addr,
+                .size_bytes = x->size,
+                .requested_bytes = x->state == AB_USED ? x->requested : 0,
+                .region_addr = order[i]->addr,
+                .region = order[i]->seq,
+                .stream = x->state == AB_FREE ? 0 : x->stream,
+                .state = MAP[x->state],
+                .pool = NULL,
+            };
+            r = v(ctx, &sb);
+        }
+    }
+    free(order);
+    return r;
+}
+
+static void check_set(const strategy *s, const aset *st, ab_state want, const char *name, sim_report *r)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < st->n; i++) {
+        const aentry *e = &st->v[i];
+        bytes += e->size;
+        if (i > 0)
+            sim_report_insist(r, entry_cmp(e->size, e->addr, &st->v[i - 1]) > 0,
+                              "async: %s index out of (size, address) order at %u", name, i);
+        bool ok = slots_valid(&s->blocks, e->b);
+        sim_report_insist(r, ok, "async: %s index names a dead block %u", name, e->b);
+        if (ok) {
+            const ablock *x = blk(s, e->b);
+            sim_report_insist(r, x->state == want && x->size == e->size && x->addr == e->addr,
+                              "async: %s index entry %u (%" PRIu64 " at %" PRIu64 ") disagrees with its block", name,
+                              i, e->size, e->addr);
+        }
+    }
+    sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
+                      st->bytes);
+}
+
+static void async_check(const strategy *s, sim_report *r)
+{
+    uint64_t reserved = 0, allocated = 0, used = 0, n_free = 0, n_pend = 0;
+    for (uint32_t c = 0; c < s->chunks.n_used_hw; c++) {
+        if (!slots_valid(&s->chunks, c))
+            continue;
+        const achunk *ch = chk(s, c);
+        reserved += ch->size;
+        sim_report_insist(r, ch->size % s->set.granularity == 0,
+                          "async: chunk at %" PRIu64 " of %" PRIu64 " B is not a multiple of the granularity", ch->addr,
+                          ch->size);
+        uint64_t at = ch->addr;
+        uint32_t prev = A_NONE;
+        for (uint32_t b = ch->first; b != A_NONE; b = blk(s, b)->next) {
+            const ablock *x = blk(s, b);
+            if (!sim_report_insist(r, slots_valid(&s->blocks, b) && x->chunk == c && x->prev == prev,
+                                   "async: block links of chunk at %" PRIu64 " are broken", ch->addr))
+                break;
+            sim_report_insist(r, x->addr == at, "async: block at %" PRIu64 " leaves a gap or overlaps (expected %" PRIu64 ")",
+                              x->addr, at);
+            sim_report_insist(r, x->size > 0 && x->size % s->set.alignment == 0,
+                              "async: block at %" PRIu64 " has size %" PRIu64 ", not a positive multiple of the alignment",
+                              x->addr, x->size);
+            if (x->state == AB_USED) {
+                allocated += x->size;
+                used += x->size;
+                sim_report_insist(r, x->size == units_round_up(x->requested, s->set.alignment),
+                                  "async: used block at %" PRIu64 " of %" PRIu64 " B for a request of %" PRIu64, x->addr,
+                                  x->size, x->requested);
+                sim_report_insist(r, slots_valid(&s->allocs, x->owner) && alc(s, x->owner)->block == b &&
+                                         !alc(s, x->owner)->freed,
+                                  "async: used block at %" PRIu64 " is not its allocation's", x->addr);
+            } else if (x->state == AB_PENDING) {
+                used += x->size;
+                n_pend++;
+                sim_report_insist(r, slots_valid(&s->allocs, x->owner) && alc(s, x->owner)->block == b &&
+                                         alc(s, x->owner)->freed,
+                                  "async: pending block at %" PRIu64 " is not its freed allocation's", x->addr);
+            } else {
+                n_free++;
+                sim_report_insist(r, !s->set.coalesce || prev == A_NONE || blk(s, prev)->state != AB_FREE,
+                                  "async: free blocks at %" PRIu64 " and before it were not coalesced", x->addr);
+            }
+            at += x->size;
+            prev = b;
+        }
+        sim_report_insist(r, at == ch->addr + ch->size, "async: the blocks of chunk at %" PRIu64 " do not cover it",
+                          ch->addr);
+    }
+    check_set(s, &s->free_set, AB_FREE, "free", r);
+    check_set(s, &s->pend_set, AB_PENDING, "pending", r);
+    sim_report_insist(r, n_free == s->free_set.n && n_pend == s->pend_set.n,
+                      "async: %" PRIu64 " free and %" PRIu64 " pending blocks, indexes hold %u and %u", n_free, n_pend,
+                      s->free_set.n, s->pend_set.n);
+    sim_report_insist(r, reserved == s->reserved, "async: ReservedMemCurrent %" PRIu64 " != sum of chunks %" PRIu64,
+                      s->reserved, reserved);
+    sim_report_insist(r, allocated == s->allocated, "async: allocated %" PRIu64 " != sum of used blocks %" PRIu64,
+                      s->allocated, allocated);
+    sim_report_insist(r, used == s->used, "async: UsedMemCurrent %" PRIu64 " != used + pending blocks %" PRIu64,
+                      s->used, used);
+    sim_report_insist(r, s->reserved_high >= s->reserved && s->used_high >= s->used,
+                      "async: a high-water mark is below its current value");
+    sim_report_insist(r, s->num_device_allocs - s->num_device_frees == s->chunks.live,
+                      "async: %" PRIu64 " growths − %" PRIu64 " releases != %u chunks", s->num_device_allocs,
+                      s->num_device_frees, s->chunks.live);
+    sim_report_insist(r, !device_proc_alive(s->dev, s->proc) || device_proc_held(s->dev, s->proc) == s->reserved,
+                      "async: device holds %" PRIu64 " for the process, the pool %" PRIu64,
+                      device_proc_held(s->dev, s->proc), s->reserved);
+}
+
+static const strategy_ops ASYNC_OPS = {
+    .name = "async",
+    .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
+    .opts = ASYNC_OPTIONS,
+    .n_opts = sizeof ASYNC_OPTIONS / sizeof ASYNC_OPTIONS[0],
+    .create = async_create,
+    .destroy = async_destroy,
+    .alloc = async_alloc,
+    .free = async_free,
+    .free_ready = async_free_ready,
+    .empty_cache = async_empty_cache,
+    .sample = async_sample,
+    .stats = async_stats,
+    .options = async_options,
+    .check = async_check,
+    .walk = async_walk,
+};
+
+const strategy_ops *async_strategy(void)
+{
+    return &ASYNC_OPS;
+}

@@ -1,0 +1,38 @@
+/* plan_index.h — which already placed buffers are live at the same time as a
+ * given one: the question every offline planner asks once per buffer.
+ *
+ * All intervals are known before planning starts, so the index is static: the
+ * buffers sorted by start, and over that order a segment tree holding, per node,
+ * the latest end among the *committed* (placed) buffers below it. A query for
+ * [s, e] looks only at the prefix of buffers that start at or before e and
+ * descends into nodes whose latest end is at or after s, so it costs
+ * O((k + 1) log n) for k hits; commit is O(log n). The naive alternative, a scan
+ * over every placed buffer, is quadratic over a plan. A placed buffer's chunk is
+ * kept beside its leaf, in start order, so that the hits of one query, which are
+ * close in time, are read from neighbouring memory. */
+#ifndef GPUSIM_PLAN_INDEX_H
+#define GPUSIM_PLAN_INDEX_H
+
+#include <stdint.h>
+
+#include "plan.h"
+#include "sim/status.h"
+
+typedef struct plan_index plan_index;
+
+/* Builds the index over b[0 .. n) (borrowed; must outlive the index); none is
+ * committed. NULL when the host is out of memory. */
+plan_index *plan_index_new(const plan_buffer *b, uint32_t n);
+void plan_index_free(plan_index *x);
+/* Marks buffer i placed at offset off; it is a hit of later queries, reported
+ * with seq (the planners' placement number). */
+void plan_index_commit(plan_index *x, uint32_t i, uint64_t off, uint32_t seq);
+/* Forgets every commit (a new heap); cost proportional to the commits. */
+void plan_index_reset(plan_index *x);
+/* The committed buffers whose interval shares a time with [start, end], as
+ * chunks (offset, size, seq) sorted by offset then seq (plan_sort_chunks): *out
+ * points into the index's own array (valid until the next call), *n_out is their
+ * number. SIM_ENOMEM when the host is out of memory. */
+sim_status plan_index_query(plan_index *x, int64_t start, int64_t end, plan_chunk **out, uint32_t *n_out);
+
+#endif

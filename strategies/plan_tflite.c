@@ -1,0 +1,182 @@
+/* TFLite's arena planner and the GPU delegate's greedy-by-size assignment
+ * (plan_tflite.h for the rules and their source). Both walk the placed buffers
+ * that share a time with the one being placed, in offset order; plan_index finds
+ * those, and a sort by (offset, placement number) gives the order the upstream
+ * sorted vectors keep. */
+#include "plan_tflite.h"
+
+#include <stdlib.h>
+
+#include "plan_index.h"
+
+typedef struct tfl_work {
+    const plan_buffer *b;
+    plan_index *index;
+    uint32_t n_placed; /* the chunks' seq: equal offsets keep placement order */
+} tfl_work;
+
+/* The placed buffers meeting b[id]'s interval, in offset then placement order. */
+static sim_status gather(tfl_work *w, uint32_t id, plan_chunk **c, uint32_t *k)
+{
+    return plan_index_query(w->index, w->b[id].start, w->b[id].end, c, k);
+}
+
+static void record(tfl_work *w, uint32_t id, uint64_t off)
+{
+    plan_index_commit(w->index, id, off, w->n_placed++);
+}
+
+/* SimpleMemoryArena::Allocate for b[id]. */
+static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *high)
+{
+    uint64_t size = w->b[id].size;
+    if (size == 0) {
+        offsets[id] = 0;
+        return SIM_OK;
+    }
+    plan_chunk *hits;
+    uint32_t k;
+    sim_status st = gather(w, id, &hits, &k);
+    if (st != SIM_OK)
+        return st;
+    bool found = false;
+    uint64_t best = 0, best_fit = UINT64_MAX, current = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        const plan_chunk *a = &hits[i];
+        uint64_t cand = plan_align_up(current, align);
+        if (cand > UINT64_MAX - size)
+            return SIM_EUSAGE; /* the source's CheckedAdd fails */
+        if (cand + size <= a->off && a->off - cand < best_fit) {
+            best = cand;
+            best_fit = a->off - current; /* unaligned, as the source stores it */
+            found = true;
+        }
+        uint64_t end = a->off + a->size;
+        if (end > current)
+            current = end;
+        if (best_fit == 0)
+            break;
+    }
+    if (!found)
+        best = plan_align_up(current, align);
+    if (best == UINT64_MAX || best > UINT64_MAX - size)
+        return SIM_EUSAGE;
+    offsets[id] = best;
+    if (best + size > *high)
+        *high = best + size;
+    record(w, id, best);
+    return SIM_OK;
+}
+
+/* GreedyBySizeAssignment's placement of b[id]. */
+static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *total)
+{
+    uint64_t size = w->b[id].size;
+    plan_chunk *hits;
+    uint32_t k;
+    sim_status st = gather(w, id, &hits, &k);
+    if (st != SIM_OK)
+        return st;
+    bool found = false;
+    uint64_t best = 0, best_diff = UINT64_MAX, prev = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        const plan_chunk *a = &hits[i];
+        if (a->off >= prev) {
+            uint64_t diff = a->off - prev;
+            if (diff >= size && diff < best_diff) {
+                best_diff = diff;
+                best = prev;
+                found = true;
+            }
+        }
+        uint64_t end = plan_align_up(a->off + a->size, align);
+        if (end > prev)
+            prev = end;
+    }
+    if (!found)
+        best = prev;
+    if (best == UINT64_MAX || best > UINT64_MAX - size)
+        return SIM_EUSAGE;
+    offsets[id] = best;
+    if (best + size > *total)
+        *total = best + size;
+    record(w, id, best);
+    return SIM_OK;
+}
+
+static bool whole_run(const plan_buffer *b)
+{
+    return b->start == 0 && b->end == PLAN_FOREVER;
+}
+
+static bool arena_less(const void *ctx, uint32_t x, uint32_t y)
+{
+    const plan_buffer *b = ctx;
+    bool wx = whole_run(&b[x]), wy = whole_run(&b[y]);
+    if (wx || wy)
+        return wx && wy ? x < y : wx;
+    if (b[x].size != b[y].size)
+        return b[x].size > b[y].size;
+    if (b[x].start != b[y].start)
+        return b[x].start < b[y].start;
+    return x < y;
+}
+
+static bool size_less(const void *ctx, uint32_t x, uint32_t y)
+{
+    const plan_buffer *b = ctx;
+    return b[x].size > b[y].size;
+}
+
+typedef enum tfl_kind { TFL_ARENA_SORTED, TFL_ARENA_IN_ORDER, TFL_GPU } tfl_kind;
+
+static sim_status run(const plan_buffer *b, uint32_t n, uint64_t align, tfl_kind kind, uint64_t *offsets,
+                      plan_result *res)
+{
+    if (align == 0)
+        return SIM_EINTERNAL;
+    size_t nn = n ? n : 1;
+    tfl_work w = {.b = b, .index = plan_index_new(b, n)};
+    uint32_t *order = malloc(nn * sizeof *order);
+    sim_status st = SIM_ENOMEM;
+    if (w.index == NULL || order == NULL)
+        goto done;
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    st = SIM_OK;
+    if (kind == TFL_ARENA_SORTED)
+        st = plan_sort(order, n, arena_less, b);
+    else if (kind == TFL_GPU)
+        st = plan_sort(order, n, size_less, b);
+    uint64_t high = 0;
+    for (uint32_t i = 0; i < n && st == SIM_OK; i++) {
+        if (kind == TFL_GPU)
+            st = gpu_place(&w, order[i], align, offsets, &high);
+        else
+            st = arena_place(&w, order[i], align, offsets, &high);
+    }
+    *res = (plan_result){.heap_size = high, .n_heaps = 1,
+                         .order = kind == TFL_GPU ? "greedy_by_size" : "arena"};
+done:
+    free(order);
+    plan_index_free(w.index);
+    return st;
+}
+
+sim_status plan_tflite(const plan_buffer *b, uint32_t n, uint64_t alignment, uint64_t *offsets,
+                       plan_result *res)
+{
+    return run(b, n, alignment, TFL_ARENA_SORTED, offsets, res);
+}
+
+sim_status plan_tflite_gpu(const plan_buffer *b, uint32_t n, uint64_t alignment, uint64_t *offsets,
+                           plan_result *res)
+{
+    return run(b, n, alignment, TFL_GPU, offsets, res);
+}
+
+sim_status plan_tflite_arena_in_order(const plan_buffer *b, uint32_t n, uint64_t alignment,
+                                      uint64_t *offsets, plan_result *res)
+{
+    return run(b, n, alignment, TFL_ARENA_IN_ORDER, offsets, res);
+}

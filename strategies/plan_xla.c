@@ -1,0 +1,230 @@
+/* XLA's heap (plan_xla.h for the rules and their source). The committed buffers
+ * that share a time with the one being placed come from plan_index; their chunks
+ * are sorted by offset and walked once to find the best gap. */
+#include "plan_xla.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "plan_index.h"
+
+/* The unbounded last gap ends here, as XLA's free chunk list ends at INT64_MAX. */
+#define XLA_UNBOUNDED ((uint64_t)INT64_MAX)
+
+typedef struct xla_work {
+    const plan_buffer *b;
+    uint32_t n;
+    uint64_t alignment;
+    uint64_t limit;
+    plan_index *index;
+    uint32_t *ids;       /* the buffers to place, in order */
+    uint32_t *in_heap;   /* those committed to the current heap */
+} xla_work;
+
+static uint64_t live_length(const plan_buffer *b)
+{
+    return (uint64_t)(b->end - b->start);
+}
+
+static bool spatial_less(const void *ctx, uint32_t x, uint32_t y)
+{
+    const plan_buffer *b = ctx;
+    if (b[x].size != b[y].size)
+        return b[x].size > b[y].size;
+    if (live_length(&b[x]) != live_length(&b[y]))
+        return live_length(&b[x]) > live_length(&b[y]);
+    return x < y;
+}
+
+static bool temporal_less(const void *ctx, uint32_t x, uint32_t y)
+{
+    const plan_buffer *b = ctx;
+    if (live_length(&b[x]) != live_length(&b[y]))
+        return live_length(&b[x]) > live_length(&b[y]);
+    if (b[x].size != b[y].size)
+        return b[x].size > b[y].size;
+    return x < y;
+}
+
+typedef struct best_gap {
+    uint64_t offset;
+    uint64_t size;
+    bool found;
+} best_gap;
+
+/* One entry of the free chunk list [lo, hi): kept when it holds size from lo
+ * (MakeFreeChunksList), then a candidate when size fits from its aligned start,
+ * the strictly smallest one winning (FindUnslicedChunkCandidates). */
+static void consider_gap(best_gap *g, uint64_t lo, uint64_t hi, uint64_t size, uint64_t align)
+{
+    if (hi < lo || hi - lo < size)
+        return;
+    uint64_t at = plan_align_up(lo, align);
+    if (hi < size || hi - size < at)
+        return;
+    uint64_t gap = hi - lo;
+    if (!g->found || gap < g->size)
+        *g = (best_gap){.offset = at, .size = gap, .found = true};
+}
+
+static sim_status find_offset(xla_work *w, uint32_t id, uint64_t *out)
+{
+    const plan_buffer *me = &w->b[id];
+    plan_chunk *c;
+    uint32_t k;
+    sim_status st = plan_index_query(w->index, me->start, me->end, &c, &k);
+    if (st != SIM_OK)
+        return st;
+    if (k == 0) {
+        *out = 0;
+        return SIM_OK;
+    }
+    best_gap g = {0};
+    uint64_t size = me->size, align = w->alignment;
+    uint64_t free_start = 0;
+    uint64_t run_off = c[0].off, run_end = c[0].off + c[0].size;
+    for (uint32_t i = 1; i < k; i++) {
+        const plan_chunk *ci = &c[i];
+        uint64_t c_end = ci->off + ci->size;
+        if (ci->off < run_end) {
+            if (c_end > run_end)
+                run_end = c_end;
+            continue;
+        }
+        consider_gap(&g, free_start, run_off, size, align);
+        uint64_t next = plan_align_up(run_end, align);
+        if (next > free_start)
+            free_start = next;
+        run_off = ci->off;
+        run_end = c_end;
+    }
+    consider_gap(&g, free_start, run_off, size, align);
+    uint64_t next = plan_align_up(run_end, align);
+    if (next > free_start)
+        free_start = next;
+    consider_gap(&g, free_start, XLA_UNBOUNDED, size, align);
+    if (!g.found)
+        return SIM_EINTERNAL; /* the unbounded gap always fits a size below 2^63 */
+    *out = g.offset;
+    return SIM_OK;
+}
+
+/* One order, with or without a heap limit, into offsets. */
+static sim_status plan_order(xla_work *w, plan_less less, uint64_t *offsets, plan_result *res)
+{
+    uint32_t n_todo = 0;
+    for (uint32_t i = 0; i < w->n; i++) {
+        offsets[i] = 0;
+        if (w->b[i].size > 0)
+            w->ids[n_todo++] = i;
+    }
+    sim_status st = plan_sort(w->ids, n_todo, less, w->b);
+    if (st != SIM_OK)
+        return st;
+    uint64_t base = 0;
+    uint32_t heaps = 0;
+    do {
+        plan_index_reset(w->index);
+        uint64_t heap = 0;
+        uint32_t n_in = 0, n_left = 0;
+        for (uint32_t k = 0; k < n_todo; k++) {
+            uint32_t id = w->ids[k];
+            uint64_t off;
+            st = find_offset(w, id, &off);
+            if (st != SIM_OK)
+                return st;
+            uint64_t end = off + w->b[id].size;
+            if (end <= w->limit || heap == 0) {
+                offsets[id] = off;
+                plan_index_commit(w->index, id, off, 0);
+                w->in_heap[n_in++] = id;
+                if (end > heap)
+                    heap = end;
+            } else {
+                w->ids[n_left++] = id;
+            }
+        }
+        for (uint32_t k = 0; k < n_in; k++)
+            offsets[w->in_heap[k]] += base;
+        base += heap;
+        heaps++;
+        n_todo = n_left;
+    } while (n_todo > 0);
+    res->heap_size = base;
+    res->n_heaps = heaps;
+    return SIM_OK;
+}
+
+/* One order's whole plan with its own index and scratch, so that the two orders of
+ * PLAN_XLA_BEST can run side by side. */
+typedef struct order_job {
+    const plan_buffer *b;
+    uint32_t n;
+    const plan_xla_config *cfg;
+    plan_less less;
+    uint64_t *offsets;
+    plan_result res;
+    sim_status st;
+} order_job;
+
+static void *run_order(void *arg)
+{
+    order_job *j = arg;
+    xla_work w = {.b = j->b, .n = j->n, .alignment = j->cfg->alignment,
+                  .limit = j->cfg->heap_limit ? j->cfg->heap_limit : UINT64_MAX};
+    size_t nn = j->n ? j->n : 1;
+    w.index = plan_index_new(j->b, j->n);
+    w.ids = malloc(nn * sizeof *w.ids);
+    w.in_heap = malloc(nn * sizeof *w.in_heap);
+    j->st = SIM_ENOMEM;
+    if (w.index != NULL && w.ids != NULL && w.in_heap != NULL)
+        j->st = plan_order(&w, j->less, j->offsets, &j->res);
+    j->res.order = j->less == spatial_less ? "spatial" : "temporal";
+    free(w.ids);
+    free(w.in_heap);
+    plan_index_free(w.index);
+    return NULL;
+}
+
+/* Below this many buffers a second thread costs more than it saves. */
+#define XLA_THREAD_MIN 20000u
+
+sim_status plan_xla(const plan_buffer *b, uint32_t n, const plan_xla_config *cfg, uint64_t *offsets,
+                    plan_result *res)
+{
+    if (cfg->alignment == 0)
+        return SIM_EINTERNAL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (b[i].size >= XLA_UNBOUNDED / 2)
+            return SIM_EUSAGE; /* XLA's int64 sizes; keeps offset + size below 2^63 */
+    }
+    order_job spatial = {.b = b, .n = n, .cfg = cfg, .less = spatial_less, .offsets = offsets};
+    if (cfg->order != PLAN_XLA_BEST) {
+        if (cfg->order == PLAN_XLA_TEMPORAL)
+            spatial.less = temporal_less;
+        run_order(&spatial);
+        *res = spatial.res;
+        return spatial.st;
+    }
+    /* ChooseBestHeapAlgorithm: both orders, the strictly smaller heap, spatial on a tie */
+    uint64_t *other = malloc((n ? n : 1) * sizeof *other);
+    if (other == NULL)
+        return SIM_ENOMEM;
+    order_job temporal = {.b = b, .n = n, .cfg = cfg, .less = temporal_less, .offsets = other};
+    pthread_t th;
+    bool threaded = n >= XLA_THREAD_MIN && pthread_create(&th, NULL, run_order, &temporal) == 0;
+    run_order(&spatial);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_order(&temporal);
+    sim_status st = spatial.st != SIM_OK ? spatial.st : temporal.st;
+    *res = spatial.res;
+    if (st == SIM_OK && temporal.res.heap_size < spatial.res.heap_size) {
+        *res = temporal.res;
+        for (uint32_t i = 0; i < n; i++)
+            offsets[i] = other[i];
+    }
+    free(other);
+    return st;
+}

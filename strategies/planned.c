@@ -1,0 +1,438 @@
+/* The `planned` strategy (planned.h for its rules). The plan is made in plan(),
+ * which the engine calls before the first alloc(); alloc/free then cost
+ * O(log n) (the live set's hole tree, plan_live.h). */
+#include "planned.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "plan_live.h"
+#include "plan_tflite.h"
+#include "plan_xla.h"
+#include "planned_internal.h"
+#include "sim/units.h"
+
+typedef enum planner_kind {
+    PLANNER_XLA = 0,
+    PLANNER_XLA_SPATIAL,
+    PLANNER_XLA_TEMPORAL,
+    PLANNER_TFLITE,
+    PLANNER_TFLITE_GPU,
+    PLANNER_COUNT
+} planner_kind;
+
+static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "xla-temporal", "tflite",
+                                                         "tflite-gpu"};
+
+/* The keys create() reads and options() writes back. */
+static const strategy_option PLANNED_OPTIONS[] = {
+    {.key = "planner",
+     .cli = "planner",
+     .kind = STRATEGY_OPTION_ENUM,
+     .choices = "xla|xla-spatial|xla-temporal|tflite|tflite-gpu",
+     .default_text = "xla",
+     .example = "tflite",
+     .help = "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of them), "
+             "TFLite's arena planner or its GPU delegate's greedy by size"},
+    {.key = "alignment",
+     .cli = "alignment",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "256 for xla, 64 for tflite, 1 for tflite-gpu",
+     .example = "512",
+     .help = "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, kDefaultTensorAlignment)"},
+    {.key = "heap_limit",
+     .cli = "heap-limit",
+     .kind = STRATEGY_OPTION_SIZE,
+     .default_text = "none",
+     .example = "1GiB",
+     .help = "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"},
+};
+
+struct strategy {
+    device *dev;
+    uint32_t proc;
+    planner_kind planner;
+    uint64_t alignment;
+    uint64_t heap_limit;   /* xla planners only; 0 = none */
+    /* the plan */
+    bool planned;
+    uint32_t n;            /* buffers */
+    uint64_t *off, *size;
+    uint64_t *first, *last; /* TFLite-clock lifetimes, for pictures */
+    uint64_t n_events;
+    uint64_t heap;
+    uint64_t peak;         /* no-fragmentation peak */
+    uint32_t heaps;
+    const char *order;
+    plan_live *live;
+    /* the replay */
+    uint32_t next;         /* the next alloc() is buffer `next` */
+    bool arena_taken;
+    uint64_t live_bytes;
+    uint32_t live_count;
+};
+
+static bool is_xla(planner_kind k)
+{
+    return k <= PLANNER_XLA_TEMPORAL;
+}
+
+static uint64_t default_alignment(planner_kind k)
+{
+    return is_xla(k) ? PLAN_XLA_ALIGNMENT : k == PLANNER_TFLITE ? PLAN_TFLITE_ALIGNMENT : PLAN_TFLITE_GPU_ALIGNMENT;
+}
+
+static sim_status planned_create(const strategy_config *cfg, strategy **out, sim_error *err)
+{
+    planner_kind kind = PLANNER_XLA;
+    const char *v = strategy_config_get(cfg, "planner");
+    if (v != NULL) {
+        kind = PLANNER_COUNT;
+        for (int k = 0; k < PLANNER_COUNT; k++)
+            if (strcmp(v, PLANNER_NAMES[k]) == 0)
+                kind = (planner_kind)k;
+        if (kind == PLANNER_COUNT)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--planner=%s: expected xla, xla-spatial, xla-temporal, tflite or tflite-gpu", v);
+    }
+    uint64_t align = default_alignment(kind), limit = 0;
+    if ((v = strategy_config_get(cfg, "alignment")) != NULL) {
+        sim_status st = units_parse_size(v, &align, err);
+        if (st != SIM_OK)
+            return st;
+        if (align == 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--alignment must be at least 1 byte");
+    }
+    if ((v = strategy_config_get(cfg, "heap_limit")) != NULL) {
+        sim_status st = units_parse_size(v, &limit, err);
+        if (st != SIM_OK)
+            return st;
+        if (limit > 0 && !is_xla(kind))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--heap-limit is XLA's multi-heap constraint: it needs an xla planner, not %s",
+                                 PLANNER_NAMES[kind]);
+    }
+    strategy *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating planned");
+    *s = (strategy){.dev = cfg->dev, .proc = cfg->proc, .planner = kind, .alignment = align,
+                    .heap_limit = limit, .order = ""};
+    *out = s;
+    return SIM_OK;
+}
+
+static void planned_destroy(strategy *s)
+{
+    if (s == NULL)
+        return;
+    free(s->off);
+    free(s->size);
+    free(s->first);
+    free(s->last);
+    plan_live_free(s->live);
+    free(s);
+}
+
+static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
+{
+    plan_trace *t = plan_trace_new();
+    sim_status st = t ? SIM_OK : SIM_ENOMEM;
+    uint32_t next = 0, id;
+    for (uint64_t i = 0; st == SIM_OK && i < lt->n_events; i++) {
+        if (lt->events[i] == STRATEGY_PLAN_ALLOC)
+            st = plan_trace_alloc(t, lt->sizes[next++], &id);
+        else
+            st = plan_trace_release(t, lt->events[i]);
+    }
+    uint32_t n = st == SIM_OK ? plan_trace_buffers(t) : 0;
+    size_t nn = n ? n : 1;
+    plan_buffer *b = malloc(nn * sizeof *b);
+    s->off = malloc(nn * sizeof *s->off);
+    s->size = malloc(nn * sizeof *s->size);
+    s->first = malloc(nn * sizeof *s->first);
+    s->last = malloc(nn * sizeof *s->last);
+    if (st == SIM_OK && (b == NULL || s->off == NULL || s->size == NULL || s->first == NULL || s->last == NULL))
+        st = SIM_ENOMEM;
+    plan_result r = {0};
+    if (st == SIM_OK) {
+        s->n_events = plan_trace_events(t);
+        plan_lifetimes(t, PLAN_CLOCK_TFLITE, b);
+        for (uint32_t i = 0; i < n; i++) {
+            s->first[i] = (uint64_t)b[i].start;
+            s->last[i] = b[i].end == PLAN_FOREVER ? s->n_events : (uint64_t)b[i].end;
+        }
+        plan_lifetimes(t, is_xla(s->planner) ? PLAN_CLOCK_XLA : PLAN_CLOCK_TFLITE, b);
+        if (is_xla(s->planner)) {
+            plan_xla_config cfg = {.order = s->planner == PLANNER_XLA_SPATIAL    ? PLAN_XLA_SPATIAL
+                                            : s->planner == PLANNER_XLA_TEMPORAL ? PLAN_XLA_TEMPORAL
+                                                                                 : PLAN_XLA_BEST,
+                                   .alignment = s->alignment, .heap_limit = s->heap_limit};
+            st = plan_xla(b, n, &cfg, s->off, &r);
+        } else if (s->planner == PLANNER_TFLITE) {
+            st = plan_tflite(b, n, s->alignment, s->off, &r);
+        } else {
+            st = plan_tflite_gpu(b, n, s->alignment, s->off, &r);
+        }
+    }
+    if (st == SIM_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            s->size[i] = b[i].size;
+        s->n = n;
+        s->heap = r.heap_size;
+        s->heaps = r.n_heaps;
+        s->order = r.order;
+        s->peak = plan_trace_peak(t);
+        s->live = plan_live_new(s->off, s->size, n);
+        if (s->live == NULL)
+            st = SIM_ENOMEM;
+    }
+    free(b);
+    plan_trace_free(t);
+    if (st == SIM_OK) {
+        s->planned = true;
+        return SIM_OK;
+    }
+    if (st == SIM_EUSAGE)
+        return sim_error_set(err, st, NULL, 0, 0, "planned: a buffer is too large for the %s planner",
+                             PLANNER_NAMES[s->planner]);
+    return sim_error_set(err, st, NULL, 0, 0, "planned: %s while planning", sim_strerror(st));
+}
+
+static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
+                                strategy_oom *oom)
+{
+    (void)stream;
+    if (!s->planned || s->next >= s->n || s->size[s->next] != size)
+        return SIM_EINTERNAL; /* the engine replays exactly the sequence it planned */
+    if (!s->arena_taken && s->heap > 0) {
+        uint64_t avail = device_free_bytes(s->dev);
+        if (device_map(s->dev, s->proc, s->heap) != SIM_OK) {
+            *oom = (strategy_oom){.size_bytes = s->heap, .free_bytes = 0, .largest_free_bytes = 0,
+                                  .reserved_bytes = 0, .device_free_bytes = avail,
+                                  .cause = s->peak <= avail ? SIM_OOM_FRAGMENTATION : SIM_OOM_CAPACITY};
+            char a[32], b[32], c[32];
+            snprintf(oom->detail, sizeof oom->detail,
+                     "the %s plan needs an arena of %s (its live peak is %s) and the device has %s left: "
+                     "the program cannot run at all",
+                     PLANNER_NAMES[s->planner], units_format_size(s->heap, a, sizeof a),
+                     units_format_size(s->peak, b, sizeof b), units_format_size(avail, c, sizeof c));
+            s->next++; /* this buffer never lives; with --on-oom=skip the next alloc is the next buffer */
+            return SIM_OOM;
+        }
+        s->arena_taken = true;
+    }
+    uint32_t k = s->next++;
+    plan_live_set(s->live, k, true);
+    s->live_bytes += size;
+    s->live_count++;
+    *h = k;
+    return SIM_OK;
+}
+
+static void planned_free(strategy *s, strategy_handle h, bool deferred)
+{
+    (void)deferred; /* rule 4: the buffer ends at its free's place in the program */
+    plan_live_set(s->live, h, false);
+    s->live_bytes -= s->size[h];
+    s->live_count--;
+}
+
+static void planned_free_ready(strategy *s, strategy_handle h)
+{
+    (void)s;
+    (void)h;
+}
+
+static void planned_empty_cache(strategy *s)
+{
+    (void)s;
+}
+
+static uint64_t reserved(const strategy *s)
+{
+    return s->arena_taken ? s->heap : 0;
+}
+
+static void planned_sample(const strategy *s, strategy_sample *out)
+{
+    uint64_t r = reserved(s);
+    *out = (strategy_sample){.allocated_bytes = s->live_bytes, .reserved_bytes = r,
+                             .free_bytes = r - s->live_bytes,
+                             .largest_free_bytes = r ? plan_live_largest_hole(s->live, r) : 0,
+                             .num_device_allocs = s->arena_taken ? 1 : 0};
+}
+
+static void planned_stats(const strategy *s, const strategy_stat_sink *sink)
+{
+    sink->u64(sink->ctx, "heap_size_bytes", s->heap);
+    sink->u64(sink->ctx, "no_fragmentation_peak_bytes", s->peak);
+    sink->u64(sink->ctx, "fragmentation_size_bytes", s->heap - s->peak);
+    sink->u64(sink->ctx, "heaps", s->heaps);
+    sink->text(sink->ctx, "order", s->order);
+    sink->u64(sink->ctx, "buffers", s->n);
+    sink->u64(sink->ctx, "bytes_in_use", s->live_bytes);
+    sink->u64(sink->ctx, "live_allocations", s->live_count);
+}
+
+static void planned_options(const strategy *s, const strategy_stat_sink *sink)
+{
+    char buf[32];
+    strategy_emit_text(sink, "planner", PLANNER_NAMES[s->planner]);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->alignment);
+    strategy_emit_text(sink, "alignment", buf);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->heap_limit);
+    strategy_emit_text(sink, "heap_limit", s->heap_limit ? buf : "");
+}
+
+/* Live buffers and the holes between them, in address order; the arena is region 0. */
+static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
+{
+    uint64_t r = reserved(s), at = 0;
+    uint32_t cursor = 0, id;
+    while (s->live != NULL && (id = plan_live_next(s->live, &cursor)) != PLAN_LIVE_END) {
+        uint64_t o = s->off[id];
+        if (o > at) {
+            strategy_block hole = {.addr = at, .size_bytes = o - at, .state = BLOCK_FREE};
+            int rc = v(ctx, &hole);
+            if (rc)
+                return rc;
+        }
+        strategy_block b = {.addr = o, .size_bytes = s->size[id], .requested_bytes = s->size[id],
+                            .state = BLOCK_USED};
+        int rc = v(ctx, &b);
+        if (rc)
+            return rc;
+        if (o + s->size[id] > at)
+            at = o + s->size[id];
+    }
+    if (r > at) {
+        strategy_block hole = {.addr = at, .size_bytes = r - at, .state = BLOCK_FREE};
+        return v(ctx, &hole);
+    }
+    return 0;
+}
+
+static bool planned_locate(const strategy *s, strategy_handle h, strategy_block *out)
+{
+    if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, h))
+        return false;
+    *out = (strategy_block){.addr = s->off[h], .size_bytes = s->size[h], .requested_bytes = s->size[h],
+                            .state = BLOCK_USED};
+    return true;
+}
+
+typedef struct check_ctx {
+    const strategy *s;
+    sim_report *r;
+    uint64_t used, used_count, end, largest_free;
+} check_ctx;
+
+static int check_visit(void *vctx, const strategy_block *b)
+{
+    check_ctx *c = vctx;
+    sim_report_insist(c->r, b->addr >= c->end, "planned: block at %llu overlaps the one ending at %llu",
+                      (unsigned long long)b->addr, (unsigned long long)c->end);
+    if (b->state == BLOCK_USED) {
+        c->used += b->size_bytes;
+        c->used_count++;
+    } else if (b->size_bytes > c->largest_free) {
+        c->largest_free = b->size_bytes;
+    }
+    c->end = b->addr + b->size_bytes;
+    return 0;
+}
+
+static void planned_check(const strategy *s, sim_report *r)
+{
+    if (!s->planned) {
+        sim_report_insist(r, s->live_bytes == 0 && s->next == 0, "planned: allocations before the plan");
+        return;
+    }
+    check_ctx c = {.s = s, .r = r};
+    planned_walk(s, check_visit, &c);
+    uint64_t res = reserved(s);
+    sim_report_insist(r, c.used == s->live_bytes, "planned: live bytes %llu != sum of live buffers %llu",
+                      (unsigned long long)s->live_bytes, (unsigned long long)c.used);
+    sim_report_insist(r, c.used_count <= s->live_count, "planned: %llu live blocks, %u live buffers",
+                      (unsigned long long)c.used_count, s->live_count);
+    sim_report_insist(r, c.end <= res || (res == 0 && c.used == 0), "planned: a live buffer ends at %llu past the arena %llu",
+                      (unsigned long long)c.end, (unsigned long long)res);
+    if (res > 0)
+        sim_report_insist(r, c.largest_free == plan_live_largest_hole(s->live, res),
+                          "planned: largest hole %llu, the hole tree says %llu", (unsigned long long)c.largest_free,
+                          (unsigned long long)plan_live_largest_hole(s->live, res));
+    sim_report_insist(r, plan_live_verify(s->live) == 0, "planned: the hole tree disagrees with its leaves");
+    sim_report_insist(r, s->heap >= s->peak, "planned: heap %llu below the no-fragmentation peak %llu",
+                      (unsigned long long)s->heap, (unsigned long long)s->peak);
+    sim_report_insist(r, s->next <= s->n, "planned: %u allocations of a %u-buffer plan", s->next, s->n);
+    sim_report_insist(r, device_proc_held(s->dev, s->proc) == res || !device_proc_alive(s->dev, s->proc),
+                      "planned: device holds %llu for the process, strategy %llu",
+                      (unsigned long long)device_proc_held(s->dev, s->proc), (unsigned long long)res);
+}
+
+static const strategy_ops PLANNED_OPS;
+
+bool planned_debug_corrupt(strategy *s, planned_corruption kind)
+{
+    switch (kind) {
+    case PLANNED_CORRUPT_LIVE_BYTES:
+        s->live_bytes += 1;
+        return true;
+    case PLANNED_CORRUPT_PEAK:
+        s->peak = s->heap + 1;
+        return true;
+    case PLANNED_CORRUPT_OVERLAP: {
+        uint32_t cursor = 0;
+        uint32_t a = s->live ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
+        uint32_t b = a != PLAN_LIVE_END ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
+        if (b == PLAN_LIVE_END)
+            return false;
+        s->off[b] = s->off[a];
+        return true;
+    }
+    }
+    return false;
+}
+
+bool planned_plan_info(const strategy_ops *ops, const strategy *s, uint32_t *n_buffers, uint64_t *heap,
+                       uint64_t *n_events)
+{
+    if (ops != &PLANNED_OPS || s == NULL || !s->planned)
+        return false;
+    *n_buffers = s->n;
+    *heap = s->heap;
+    *n_events = s->n_events;
+    return true;
+}
+
+void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out)
+{
+    *out = (planned_rect){.off = s->off[k], .size = s->size[k], .first = s->first[k], .last = s->last[k]};
+}
+
+static const strategy_ops PLANNED_OPS = {
+    .name = "planned",
+    .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
+    .opts = PLANNED_OPTIONS,
+    .n_opts = sizeof PLANNED_OPTIONS / sizeof PLANNED_OPTIONS[0],
+    .create = planned_create,
+    .destroy = planned_destroy,
+    .alloc = planned_alloc,
+    .free = planned_free,
+    .free_ready = planned_free_ready,
+    .empty_cache = planned_empty_cache,
+    .sample = planned_sample,
+    .stats = planned_stats,
+    .options = planned_options,
+    .plan = planned_plan,
+    .check = planned_check,
+    .walk = planned_walk,
+    .locate = planned_locate,
+};
+
+const strategy_ops *planned_strategy(void)
+{
+    return &PLANNED_OPS;
+}
