@@ -43,7 +43,7 @@ _gpusim() {
       *)
         # "text|json: ..." help lines: the choices before the colon
         values=$("$prog" "${helpargs[@]}" --help 2>/dev/null |
-          awk -v o="$opt=..." '$1 == o { v = $2; sub(/:.*/, "", v); if (v ~ /^[a-z0-9-]+(\|[a-z0-9-]+)+$/) { gsub(/\|/, " ", v); print v } }')
+          awk -v o="$opt=..." -v ob="${opt}[=...]" '$1 == o || $1 == ob { v = $2; sub(/:.*/, "", v); if (v ~ /^[a-z0-9-]+(\|[a-z0-9-]+)+$/) { gsub(/\|/, " ", v); print v } }')
         ;;
     esac
     if [ -n "$values" ]; then
@@ -57,7 +57,7 @@ _gpusim() {
   fi
   if [[ $cur == -* ]]; then
     local opts
-    opts=$("$prog" "${helpargs[@]}" --help 2>/dev/null | awk '/^  --[a-z0-9-]+/ { o = $1; sub(/=\.\.\.$/, "=", o); print o }')
+    opts=$("$prog" "${helpargs[@]}" --help 2>/dev/null | awk '/^  --[a-z0-9-]+/ { o = $1; sub(/\[=\.\.\.\]$/, "", o); sub(/=\.\.\.$/, "=", o); print o }')
     mapfile -t COMPREPLY < <(compgen -W "$opts --help" -- "$cur")
     # an option that takes a value: no space after its "="
     if [ "${#COMPREPLY[@]}" -eq 1 ] && [[ ${COMPREPLY[0]} == *= ]]; then

@@ -16,12 +16,13 @@ roff_help() {
     function text(s) { gsub(/\\/, "\\e", s); sub(/^[.\047]/, "\\\\\\&&", s); return s }
     /^usage: / || /^       [a-z]/ { if (!nf) { print ".nf"; nf = 1 } sub(/^usage: /, ""); print text($0); next }
     { if (nf) { print ".fi"; nf = 0 } }
-    /^  --[a-z0-9-]+/ {
-      match($0, /^  --[a-z0-9-]+(=\.\.\.)?/)
+    /^  --[a-z0-9-]+/ {                   # --name, --name=... or --name[=...] (an optional value)
+      match($0, /^  --[a-z0-9-]+(=\.\.\.|\[=\.\.\.\])?/)
       head = substr($0, 3, RLENGTH - 2); rest = substr($0, RLENGTH + 1); sub(/^ +/, "", rest)
-      name = head; sub(/=\.\.\.$/, "", name)
+      name = head; sub(/(=\.\.\.|\[=\.\.\.\])$/, "", name)
+      value = head == name ? "" : head ~ /\[/ ? "[=\\fI...\\fR]" : "=\\fI...\\fR"
       print ".TP"
-      print "\\fB" esc(name) "\\fR" (head != name ? "=\\fI...\\fR" : "")
+      print "\\fB" esc(name) "\\fR" value
       print text(rest)
       next
     }

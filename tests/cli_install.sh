@@ -47,7 +47,7 @@ check_help() { # check_help SECTION-HEADING ARGS...: ARGS' --help options are in
   shift
   grep -qF -- "$heading" "$man" || bad "man page: no section $heading"
   local o
-  for o in $("$installed" "$@" --help | awk '/^  --[a-z0-9-]+/ { o = $1; sub(/=\.\.\.$/, "", o); print o }'); do
+  for o in $("$installed" "$@" --help | awk '/^  --[a-z0-9-]+/ { o = $1; sub(/(=\.\.\.|\[=\.\.\.\])$/, "", o); print o }'); do
     checked=$((checked + 1))
     grep -qF -- "\\fB$(roff "$o")\\fR" "$man" || bad "man page: gpusim $* --help lists $o, the man page does not"
   done
@@ -82,6 +82,7 @@ want_completion "text json" "$installed" compare --format = ""
 want_completion "greedy growth" "$installed" replay --strategy = g
 want_completion "A100-40GB A100-80GB" "$installed" plan --gpus = A100
 want_completion "transformer" "$installed" synth tr
+want_completion "end peak oom" "$installed" replay --summary = ""
 
 # the Python module, outside the source tree, finds the library beside the installed program
 if command -v python3 >/dev/null 2>&1 && ! ldd "$prefix/lib/libgpusim.so" 2>/dev/null | grep -q libasan; then
