@@ -26,8 +26,13 @@
 
 typedef struct curve_pass {
     timeline *curve;
+    timeline **procs;          /* the capture's proc_curves, grown as processes appear */
+    uint32_t *n_procs;
+    uint32_t buckets;
+    bool oom;                  /* out of host memory: the pass fails */
     uint64_t events;           /* ticks so far */
     uint64_t oom_event;
+    uint64_t oom_run_event, oom_t; /* the first OOM's global event number and time */
     engine_observer next;      /* the caller's observer, if any */
     void *next_ctx;
 } curve_pass;
@@ -36,12 +41,34 @@ static void curve_tick(void *ctx, const engine_tick *k)
 {
     curve_pass *p = ctx;
     p->events++;
-    if (p->oom_event == 0 && (k->outcome == ENGINE_OOM_DROPPED || k->outcome == ENGINE_OOM_ENDED))
+    if (p->oom_event == 0 && (k->outcome == ENGINE_OOM_DROPPED || k->outcome == ENGINE_OOM_ENDED)) {
         p->oom_event = p->events;
+        p->oom_run_event = k->event;
+        p->oom_t = k->t;
+    }
     timeline_row r = {.t = k->t, .event = p->events, .requested = k->requested,
                       .allocated = k->total.allocated_bytes, .reserved = k->total.reserved_bytes,
                       .fragmentation = k->fragmentation};
     timeline_add(p->curve, &r);
+    if (k->run->n_procs > 1 || *p->n_procs > 0) {
+        while (*p->n_procs <= k->process && !p->oom) {
+            timeline *a = realloc(*p->procs, ((size_t)*p->n_procs + 1) * sizeof *a);
+            if (a == NULL || !timeline_init(&a[*p->n_procs], p->buckets)) {
+                if (a)
+                    *p->procs = a;
+                p->oom = true;
+                break;
+            }
+            *p->procs = a;
+            (*p->n_procs)++;
+        }
+        if (!p->oom) {
+            timeline_row pr = {.t = k->t, .event = p->events, .requested = k->proc_requested,
+                               .allocated = k->proc.allocated_bytes, .reserved = k->proc.reserved_bytes,
+                               .fragmentation = sim_fragmentation(k->proc.free_bytes, k->proc.largest_free_bytes)};
+            timeline_add(&(*p->procs)[k->process], &pr);
+        }
+    }
     if (p->next)
         p->next(p->next_ctx, k);
 }
@@ -171,8 +198,18 @@ static void live_release(live_pass *lp)
 
 /* ---------------------------------------------------------------- walking */
 
+/* Where a pass puts what it saw: the peak's fields of the capture or its OOM view's. */
+typedef struct view_out {
+    capture_block **blocks;
+    uint64_t *n_blocks;
+    bool *truncated;
+    capture_alloc *top;
+    uint32_t *n_top;
+    uint64_t *live_count, *live_bytes;
+} view_out;
+
 typedef struct walk_ctx {
-    capture *c;
+    view_out *c;
     uint64_t cap;
     uint32_t proc;
 } walk_ctx;
@@ -182,22 +219,22 @@ typedef struct walk_ctx {
 static int collect_block(void *ctx, const strategy_block *b)
 {
     walk_ctx *w = ctx;
-    capture *c = w->c;
-    if (c->n_blocks == CAPTURE_MAX_BLOCKS) {
-        c->blocks_truncated = true;
+    view_out *c = w->c;
+    if (*c->n_blocks == CAPTURE_MAX_BLOCKS) {
+        *c->truncated = true;
         return 1;
     }
-    if (c->n_blocks == w->cap) {
+    if (*c->n_blocks == w->cap) {
         uint64_t cap = w->cap ? 2 * w->cap : 256;
-        capture_block *a = realloc(c->blocks, (size_t)cap * sizeof *a);
+        capture_block *a = realloc(*c->blocks, (size_t)cap * sizeof *a);
         if (a == NULL) {
-            c->blocks_truncated = true;
+            *c->truncated = true;
             return 1;
         }
-        c->blocks = a;
+        *c->blocks = a;
         w->cap = cap;
     }
-    c->blocks[c->n_blocks++] = (capture_block){*b, w->proc};
+    (*c->blocks)[(*c->n_blocks)++] = (capture_block){*b, w->proc};
     return 0;
 }
 
@@ -211,35 +248,34 @@ static int alloc_order(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void take_top(capture *c, const live_pass *lp, uint64_t peak_t)
+static void take_top(view_out *c, const live_pass *lp, uint64_t peak_t)
 {
     for (uint64_t i = 0; i < lp->n; i++) {
         const live_rec *s = &lp->recs[i];
         if (s->pending && s->ready_t <= peak_t)
-            continue; /* its memory came back before the peak */
-        c->live_count++;
-        c->live_bytes += s->size;
+            continue; /* its memory came back before the moment */
+        (*c->live_count)++;
+        *c->live_bytes += s->size;
         capture_alloc a = {.id = s->id, .size = s->size, .source = s->source, .stream = s->stream,
                            .pending = s->pending};
         if (s->tag)
             snprintf(a.tag, sizeof a.tag, "%s", s->tag);
-        if (c->n_top < CAPTURE_TOP) {
-            c->top[c->n_top++] = a;
-            qsort(c->top, c->n_top, sizeof c->top[0], alloc_order);
+        if (*c->n_top < CAPTURE_TOP) {
+            c->top[(*c->n_top)++] = a;
+            qsort(c->top, *c->n_top, sizeof c->top[0], alloc_order);
         } else if (alloc_order(&a, &c->top[CAPTURE_TOP - 1]) < 0) {
             c->top[CAPTURE_TOP - 1] = a;
-            qsort(c->top, c->n_top, sizeof c->top[0], alloc_order);
+            qsort(c->top, *c->n_top, sizeof c->top[0], alloc_order);
         }
     }
 }
 
 /* ---------------------------------------------------------------- the passes */
 
-static sim_status second_pass(const engine_config *cfg, const capture_sources *src, capture *c, sim_error *err)
+/* A replay stopped after global event `stop` (time t), walked into out. */
+static sim_status view_pass(const engine_config *cfg, const capture_sources *src, uint64_t stop, uint64_t t,
+                            view_out *out, sim_error *err)
 {
-    const sim_metrics *m = &c->run->total;
-    if (m->peak_reserved_event == 0)
-        return SIM_OK;
     sim_event_source *srcs = calloc(src->n ? src->n : 1, sizeof *srcs);
     if (srcs == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -250,7 +286,7 @@ static sim_status second_pass(const engine_config *cfg, const capture_sources *s
     }
     live_pass lp = {0};
     engine_config c2 = *cfg;
-    c2.stop_after_event = m->peak_reserved_event;
+    c2.stop_after_event = stop;
     c2.timeline_rows = 0;
     c2.paranoid = false;
     c2.progress = NULL;
@@ -262,12 +298,12 @@ static sim_status second_pass(const engine_config *cfg, const capture_sources *s
     if (st == SIM_OK && lp.oom)
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     if (st == SIM_OK) {
-        walk_ctx w = {c, 0, 0};
-        for (uint32_t i = 0; i < run->n_procs && !c->blocks_truncated; i++) {
+        walk_ctx w = {out, 0, 0};
+        for (uint32_t i = 0; i < run->n_procs && !*out->truncated; i++) {
             w.proc = i;
             run->ops->walk(run->procs[i].s, collect_block, &w);
         }
-        take_top(c, &lp, m->peak_reserved_t);
+        take_top(out, &lp, t);
     }
     sim_run_free(run);
     live_release(&lp);
@@ -321,7 +357,8 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     }
     if ((st = src->open(src->ctx, srcs, err)) != SIM_OK)
         goto fail;
-    curve_pass cp = {.curve = &c->curve, .next = cfg->observe, .next_ctx = cfg->observe_ctx};
+    curve_pass cp = {.curve = &c->curve, .procs = &c->proc_curves, .n_procs = &c->n_proc_curves, .buckets = buckets,
+                     .next = cfg->observe, .next_ctx = cfg->observe_ctx};
     engine_config c1 = *cfg;
     c1.observe = curve_tick;
     c1.observe_ctx = &cp;
@@ -329,13 +366,38 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     src->close(src->ctx);
     if (st != SIM_OK)
         goto fail;
+    if (cp.oom) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
     timeline_finish(&c->curve);
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        timeline_finish(&c->proc_curves[i]);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
     if ((st = plan_rects(c, err)) != SIM_OK)
         goto fail;
-    if ((st = second_pass(cfg, src, c, err)) != SIM_OK)
+    const sim_metrics *m = &c->run->total;
+    view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, c->top, &c->n_top, &c->live_count,
+                     &c->live_bytes};
+    if (m->peak_reserved_event && (st = view_pass(cfg, src, m->peak_reserved_event, m->peak_reserved_t, &peak, err)) != SIM_OK)
         goto fail;
+    if (cp.oom_run_event) {
+        /* the third pass: the allocator as the failing request found it (the engine
+         * stops after measuring that event, before the process leaves the device) */
+        capture_view *v = &c->oom_view;
+        view_out at = {&c->oom_blocks, &v->n_blocks, &v->blocks_truncated, c->oom_top, &v->n_top, &v->live_count,
+                       &v->live_bytes};
+        if ((st = view_pass(cfg, src, cp.oom_run_event, cp.oom_t, &at, err)) != SIM_OK)
+            goto fail;
+        c->has_oom_view = true;
+        v->event = cp.oom_run_event;
+        v->t = cp.oom_t;
+        v->what = "the OOM";
+        v->blocks = c->oom_blocks;
+        v->top = c->oom_top;
+        v->request = m->first_oom.info.size_bytes;
+    }
     free(srcs);
     *out = c;
     return SIM_OK;
@@ -351,7 +413,20 @@ void capture_free(capture *c)
         return;
     sim_run_free(c->run);
     timeline_release(&c->curve);
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        timeline_release(&c->proc_curves[i]);
+    free(c->proc_curves);
     free(c->blocks);
+    free(c->oom_blocks);
     free(c->rects);
     free(c);
+}
+
+capture_view capture_peak_view(const capture *c)
+{
+    const sim_metrics *m = &c->run->total;
+    return (capture_view){.event = m->peak_reserved_event, .t = m->peak_reserved_t, .what = "the peak",
+                          .blocks = c->blocks, .n_blocks = c->n_blocks, .blocks_truncated = c->blocks_truncated,
+                          .top = c->top, .n_top = c->n_top, .live_count = c->live_count,
+                          .live_bytes = c->live_bytes};
 }

@@ -3,7 +3,8 @@
  * device's memory curve as per-column minima and maxima (sim/timeline.h), and
  * (2) a replay stopped at the event where reserved memory first peaked, with the
  * live allocations up to there (trace id, size, tag), then walked for the memory
- * map. The first pass's result is exactly a plain replay's: the observer only
+ * map, and (3) when the run ran out of memory, the same stopped at its first OOM.
+ * The first pass's result is exactly a plain replay's: the observer only
  * watches. Drives replays and renders nothing (reports/html.h draws it). */
 #ifndef GPUSIM_CAPTURE_H
 #define GPUSIM_CAPTURE_H
@@ -45,6 +46,21 @@ typedef struct capture_rect {
     uint64_t first, last; /* the process's alloc/free events (0-based) it is live at */
 } capture_rect;
 
+/* The allocator's state at one moment: its blocks and the largest live allocations.
+ * The pointers are owned by the capture. */
+typedef struct capture_view {
+    uint64_t event;            /* the engine's global event number it was taken after */
+    uint64_t t;
+    const char *what;          /* "the peak" or "the OOM" */
+    const capture_block *blocks;
+    uint64_t n_blocks;
+    bool blocks_truncated;
+    const capture_alloc *top;  /* largest first */
+    uint32_t n_top;
+    uint64_t live_count, live_bytes;
+    uint64_t request;          /* at an OOM: the failing request as the allocator saw it; else 0 */
+} capture_view;
+
 /* Everything here is owned by the capture (capture_free). */
 typedef struct capture {
     sim_run *run;              /* the first pass: the replay's result */
@@ -52,6 +68,10 @@ typedef struct capture {
      * observer's count, so events of a process an OOM ended take no column) */
     timeline curve;
     uint64_t events;           /* measured events (observer ticks) */
+    /* with several processes, each one's own curve (its requested, allocated and
+     * reserved at its ticks, numbered as curve's); n_proc_curves is 0 for one process */
+    timeline *proc_curves;
+    uint32_t n_proc_curves;
     uint64_t oom_event;        /* that number for the first OOM, 0 if none */
     /* the memory map at the peak (second pass) */
     capture_block *blocks;
@@ -65,7 +85,16 @@ typedef struct capture {
     capture_rect *rects;
     uint32_t n_rects, plan_buffers;
     uint64_t plan_heap, plan_events;
+    /* the same at the first OOM (third pass), when there was one (oom_view.n_top and
+     * n_blocks are 0 otherwise); oom_view's arrays are oom_blocks and oom_top */
+    bool has_oom_view;
+    capture_view oom_view;
+    capture_block *oom_blocks;
+    capture_alloc oom_top[CAPTURE_TOP];
 } capture;
+
+/* The view at the peak (the capture's own fields; valid while c lives). */
+capture_view capture_peak_view(const capture *c);
 
 /* Replay cfg over src twice (see above) keeping at most `buckets` curve rows.
  * cfg->progress and cfg->observe (if set, called as in a plain replay) are used for

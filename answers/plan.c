@@ -14,13 +14,15 @@ plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device
     cfg.device = *dev;
     sim_run *run = NULL;
     c.st = batch_replay(q->t, &cfg, &run, &c.err);
+    if (q->on_replay)
+        q->on_replay(q->on_replay_ctx);
     if (c.st == SIM_OK) {
         const sim_metrics *m = &run->total;
         c.fits = m->completed && m->ooms == 0;
         c.peak_device = m->peak_device_bytes;
         c.peak_reserved = m->peak_reserved_bytes;
         c.ooms = m->ooms;
-        c.cause = m->first_oom.info.cause;
+        c.cause = m->first_oom.cause;
     }
     sim_run_free(run);
     return c;

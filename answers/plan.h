@@ -59,6 +59,9 @@ typedef struct plan_question {
     uint32_t n_ops;
     const gpu_model *const *gpus;
     uint32_t n_gpus;
+    /* optional: called after every replay, from any thread (a progress line) */
+    void (*on_replay)(void *ctx);
+    void *on_replay_ctx;
 } plan_question;
 
 /* The answer: cells[g * n_ops + s] for GPU g under strategy s, mins[s]. */

@@ -23,6 +23,7 @@ static const api_command API_COMMANDS[] = {
     {"replay", cli_replay_io},
     {"compare", cli_compare_io},
     {"plan", cli_plan_io},
+    {"tune", cli_tune_io},
 };
 
 gpusim_api_call *gpusim_api_run(const char *command, int argc, char **argv, const char *mem_name, const void *mem,
@@ -44,7 +45,7 @@ gpusim_api_call *gpusim_api_run(const char *command, int argc, char **argv, cons
     if (cmd == NULL) {
         c->exit_code = 2;
         c->status = sim_error_set(&io->err, SIM_EUSAGE, NULL, 0, 0,
-                                  "unknown command '%s' (expected replay, compare or plan)", command ? command : "");
+                                  "unknown command '%s' (expected replay, compare, plan or tune)", command ? command : "");
     } else {
         c->exit_code = cmd->run(io, argc, argv);
         c->status = io->err.status;

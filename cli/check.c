@@ -1,11 +1,15 @@
 /* gpusim check TRACE --baseline=BASE.json : a regression check for CI. Replays the
  * trace under the baseline's strategy, strategy options and device (a `replay
  * --format=json` result, or one written by --write-baseline) and compares peak
- * reserved, peak allocated, fragmentation at the peak and OOMs, one verdict line
- * per metric; exit 0 pass, 1 regression, 2 bad or missing baseline (or usage),
- * 3 invalid trace.
- * Sizes regress when they grow by more than --tolerance percent; fragmentation when
- * it grows by more than --tolerance percentage points; OOMs when there are more. */
+ * reserved, peak allocated, OOMs and fragmentation at the peak, one verdict line
+ * per metric; exit 0 pass,
+ * 1 regression, 2 bad or missing baseline (or usage), 3 invalid trace.
+ * --metrics chooses which gate (default reserved,allocated,oom; the others are shown,
+ * not gated). Sizes regress when they grow by more than --tolerance percent, a
+ * decrease is an improvement; fragmentation (noisy: only when asked) when it grows by
+ * more than --fragmentation-tolerance points; OOMs when there are more, when the run
+ * no longer completes, or when the first OOM's event, cause or process changed
+ * (unless --allow-oom-move). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,9 @@ static const cli_opt CHECK_OPTS[] = {
     {"write-baseline", true, "FILE.json: replay and write the result there as the new baseline"},
     {"tolerance", true, "PCT: allowed growth, percent of a size or percentage points of fragmentation (default 0)"},
     {"max-reserved", true, "SIZE: also fail when peak reserved memory exceeds SIZE"},
+    {"metrics", true, "LIST: the metrics that gate, of reserved,allocated,oom,fragmentation (default reserved,allocated,oom)"},
+    {"fragmentation-tolerance", true, "POINTS: allowed growth of fragmentation at the peak, in points (default 0)"},
+    {"allow-oom-move", false, "an OOM at another event, of another cause or process, is not a regression"},
     {"junit", true, "FILE.xml: the verdicts as JUnit XML, one test case per metric"},
     {"strategy", true, "S: the allocator model (default: the baseline's, else " GPUSIM_DEFAULT_STRATEGY ")"},
     CLI_DEVICE_OPTS,
@@ -45,6 +52,9 @@ typedef struct baseline {
     uint64_t peak_reserved, peak_allocated, ooms;
     double frag_at_peak;
     bool completed;
+    bool has_first_oom;        /* result.first_oom is an object: its event, cause and process */
+    uint64_t oom_event;
+    char oom_cause[32], oom_process[256];
     /* the strategy options given back to the replay, as sim_kv keys */
     char keys[CLI_MAX_KV][48];
     char values[CLI_MAX_KV][256];
@@ -113,6 +123,13 @@ static int read_baseline(const char *path, json_parser *jp, char **text_out, bas
     if (fp == NULL || fp->type != JSON_NUMBER)
         return bad_baseline(path, "result.fragmentation.at_peak is missing or not a number");
     b->frag_at_peak = json_to_double(fp);
+    const json_value *fo = json_get(res, "first_oom");
+    if (fo && fo->type == JSON_OBJECT && get_u64(fo, "event", &b->oom_event)) {
+        b->has_first_oom = true;
+        const json_value *c = json_get(fo, "cause"), *pr = json_get(fo, "process");
+        snprintf(b->oom_cause, sizeof b->oom_cause, "%s", c && c->type == JSON_STRING ? c->u.str : "");
+        snprintf(b->oom_process, sizeof b->oom_process, "%s", pr && pr->type == JSON_STRING ? pr->u.str : "");
+    }
     const json_value *comp = json_get(res, "completed");
     b->completed = comp == NULL || comp->type == JSON_TRUE;
     /* result.strategy.options holds every option of the strategy's table under its
@@ -137,7 +154,7 @@ static int read_baseline(const char *path, json_parser *jp, char **text_out, bas
 
 typedef struct verdict {
     char metric[32];     /* test case name */
-    char line[256];      /* the one-line verdict */
+    char line[320];      /* the one-line verdict */
     bool regression;
 } verdict;
 
@@ -160,31 +177,46 @@ static double round6(double x)
     return (double)(long long)(x * 1e6 + (x >= 0 ? 0.5 : -0.5)) / 1e6;
 }
 
-static void frag_verdict(verdict *v, double now, double base, double tol_pct)
+static void frag_verdict(verdict *v, double now, double base, double tol_points)
 {
     now = round6(now);
-    bool reg = now > base + tol_pct / 100.0 + 1e-9;
+    bool reg = now > base + tol_points / 100.0 + 1e-9;
     snprintf(v->metric, sizeof v->metric, "fragmentation_at_peak");
     snprintf(v->line, sizeof v->line, "%-18s %12.4f  baseline %12.4f  %+8.4f   %s", "fragmentation", now, base,
              now - base, reg ? "REGRESSION" : now < base ? "ok (better)" : "ok");
     v->regression = reg;
 }
 
-static void oom_verdict(verdict *v, const sim_metrics *m, const baseline *b)
+/* The first OOM "event N (cause)", or "no". */
+static void oom_text(char *out, size_t n, uint64_t ooms, uint64_t event, const char *cause)
 {
-    char now[64], was[64];
-    if (m->ooms)
-        snprintf(now, sizeof now, "%llu (%s)", (unsigned long long)m->ooms, sim_oom_cause_name(m->first_oom.info.cause));
+    if (ooms == 0)
+        snprintf(out, n, "no");
+    else if (cause[0])
+        snprintf(out, n, "%llu, event %llu (%s)", (unsigned long long)ooms, (unsigned long long)event, cause);
     else
-        snprintf(now, sizeof now, "no");
-    if (b->ooms)
-        snprintf(was, sizeof was, "%llu", (unsigned long long)b->ooms);
-    else
-        snprintf(was, sizeof was, "no");
-    bool reg = m->ooms > b->ooms || (b->completed && !m->completed);
+        snprintf(out, n, "%llu", (unsigned long long)ooms);
+}
+
+static void oom_verdict(verdict *v, const sim_run *run, const baseline *b, bool allow_move)
+{
+    const sim_metrics *m = &run->total;
+    const sim_oom_record *o = &m->first_oom;
+    char now[96], was[96];
+    oom_text(now, sizeof now, m->ooms, o->event, o->happened ? sim_oom_cause_name(o->cause) : "");
+    oom_text(was, sizeof was, b->ooms, b->oom_event, b->has_first_oom ? b->oom_cause : "");
+    /* the first OOM moved: another event, cause or process than the baseline's */
+    bool moved = o->happened && b->has_first_oom &&
+                 (o->event != b->oom_event || strcmp(sim_oom_cause_name(o->cause), b->oom_cause) != 0 ||
+                  (b->oom_process[0] && strcmp(run->procs[o->process].name, b->oom_process) != 0));
+    bool worse = m->ooms > b->ooms || (b->completed && !m->completed);
+    bool reg = worse || (moved && !allow_move);
     snprintf(v->metric, sizeof v->metric, "out_of_memory");
     snprintf(v->line, sizeof v->line, "%-18s %12s  baseline %12s  %9s  %s", "out of memory", now, was, "",
-             reg ? "REGRESSION" : m->ooms < b->ooms ? "ok (better)" : "ok");
+             reg ? (worse ? "REGRESSION" : "REGRESSION (the first OOM moved; --allow-oom-move accepts it)")
+             : m->ooms < b->ooms ? "ok (better)"
+             : moved             ? "ok (moved, allowed)"
+                                 : "ok");
     v->regression = reg;
 }
 
@@ -196,8 +228,9 @@ static void check_help(void)
            "       gpusim check TRACE --write-baseline=BASE.json [--strategy=S] [device options]\n\n"
            "Replays the trace as the baseline was made (its strategy, options and device unless\n"
            "overridden) and fails when peak reserved or allocated memory grows by more than\n"
-           "--tolerance percent, fragmentation at the peak by more than --tolerance points, or\n"
-           "more OOMs happen.\n\n");
+           "--tolerance percent, more OOMs happen, or the first OOM moves (another event, cause\n"
+           "or process; --allow-oom-move accepts that). A decrease is an improvement. Fragmentation\n"
+           "at the peak gates only with --metrics=...,fragmentation (--fragmentation-tolerance points).\n\n");
     cli_print_options(stdout, CHECK_OPTS);
     printf("\nexit status: 0 pass, 1 regression, 2 usage error or bad/missing baseline, 3 invalid trace\n");
 }
@@ -205,23 +238,33 @@ static void check_help(void)
 /* The options of check itself, before anything is read. */
 typedef struct check_args {
     const char *base_path, *write_path;
-    double tol;
+    double tol, frag_tol;
     bool has_max;
     uint64_t max_reserved;
+    bool allow_oom_move;
+    unsigned gates;            /* GATE_* of --metrics */
 } check_args;
+
+enum { GATE_RESERVED = 1u, GATE_ALLOCATED = 2u, GATE_OOM = 4u, GATE_FRAGMENTATION = 8u };
 
 /* The verdicts on stdout (and --junit): 0 pass, 1 regression, or the exit status of
  * a failed write. */
 static int verdicts(cli_session *s, const check_args *c, const baseline *b, const strategy_ops *ops,
-                    const char *dev_name, const sim_metrics *m)
+                    const char *dev_name, const sim_run *run)
 {
     const cli_args *a = &s->a;
-    verdict vs[5];
-    int nv = 0;
-    size_verdict(&vs[nv++], "peak_reserved", "peak reserved", m->peak_reserved_bytes, b->peak_reserved, c->tol);
-    size_verdict(&vs[nv++], "peak_allocated", "peak allocated", m->peak_allocated_bytes, b->peak_allocated, c->tol);
-    frag_verdict(&vs[nv++], m->fragmentation_at_peak, b->frag_at_peak, c->tol);
-    oom_verdict(&vs[nv++], m, b);
+    const sim_metrics *m = &run->total;
+    verdict vs[5], shown[4];
+    int nv = 0, ns = 0;
+    /* a metric that does not gate is shown below the verdicts, never counted */
+    verdict *g = (c->gates & GATE_RESERVED) ? &vs[nv++] : &shown[ns++];
+    size_verdict(g, "peak_reserved", "peak reserved", m->peak_reserved_bytes, b->peak_reserved, c->tol);
+    g = (c->gates & GATE_ALLOCATED) ? &vs[nv++] : &shown[ns++];
+    size_verdict(g, "peak_allocated", "peak allocated", m->peak_allocated_bytes, b->peak_allocated, c->tol);
+    g = (c->gates & GATE_OOM) ? &vs[nv++] : &shown[ns++];
+    oom_verdict(g, run, b, c->allow_oom_move);
+    g = (c->gates & GATE_FRAGMENTATION) ? &vs[nv++] : &shown[ns++];
+    frag_verdict(g, m->fragmentation_at_peak, b->frag_at_peak, c->frag_tol);
     if (c->has_max) {
         verdict *x = &vs[nv++];
         char s1[32], s2[32];
@@ -239,6 +282,12 @@ static int verdicts(cli_session *s, const check_args *c, const baseline *b, cons
     for (int i = 0; i < nv; i++) {
         printf("  %s\n", vs[i].line);
         failures += vs[i].regression;
+    }
+    for (int i = 0; i < ns; i++) { /* shown for the record: no verdict */
+        char *w = strstr(shown[i].line, "REGRESSION");
+        if (w)
+            *w = '\0';
+        printf("  %s%s (not gated; --metrics)\n", shown[i].line, w ? "worse" : "");
     }
     if (failures)
         printf("check: FAIL (%d of %d metrics regressed)\n", failures, nv);
@@ -289,6 +338,32 @@ static sim_status check_options(cli_session *s, check_args *c)
         if (units_parse_real(num, 0, 1000, &c->tol, err) != SIM_OK)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--tolerance: expected a percentage from 0 to 1000, not '%s'", v);
+    }
+    c->frag_tol = 0;
+    if ((v = cli_get(a, "fragmentation-tolerance")) != NULL && units_parse_real(v, 0, 100, &c->frag_tol, err) != SIM_OK)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--fragmentation-tolerance: expected points from 0 to 100, not '%s'", v);
+    c->allow_oom_move = cli_has(a, "allow-oom-move");
+    c->gates = GATE_RESERVED | GATE_ALLOCATED | GATE_OOM;
+    if ((v = cli_get(a, "metrics")) != NULL) {
+        static const char *const NAMES[] = {"reserved", "allocated", "oom", "fragmentation"};
+        c->gates = 0;
+        for (const char *p = v; *p;) {
+            size_t len = strcspn(p, ",");
+            unsigned bit = 0;
+            for (unsigned i = 0; i < 4; i++)
+                if (strlen(NAMES[i]) == len && strncmp(p, NAMES[i], len) == 0)
+                    bit = 1u << i;
+            if (bit == 0)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "--metrics: unknown metric '%.*s' (expected reserved, allocated, oom, "
+                                     "fragmentation, separated by commas)",
+                                     (int)len, p);
+            c->gates |= bit;
+            p += len + (p[len] == ',');
+        }
+        if (c->gates == 0)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--metrics: no metric named");
     }
     c->max_reserved = 0;
     c->has_max = (v = cli_get(a, "max-reserved")) != NULL;
@@ -390,7 +465,7 @@ int cmd_check(int argc, char **argv)
         if (base_path == NULL)
             goto done;
     }
-    rc = verdicts(&s, &c, &b, ops, dev.name, &run->total);
+    rc = verdicts(&s, &c, &b, ops, dev.name, run);
 done:
     fflush(stdout);
     sim_run_free(run);

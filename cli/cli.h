@@ -117,6 +117,7 @@ sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, s
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_strategies(int argc, char **argv);

@@ -1,8 +1,11 @@
 /* What the subcommands share: input helpers, strategies, jobs, and the prelude. */
 #include "common.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/units.h"
@@ -115,12 +118,13 @@ unsigned cli_jobs_for(unsigned jobs, size_t tasks)
 
 /* ---------------------------------------------------------------- the prelude */
 
-sim_status cli_input_open(const cli_io *io, const char *path, const char *from, const input_options *opt,
+sim_status cli_input_open(const cli_session *s, int i, const char *from, const input_options *opt,
                           trace_input **out, sim_error *err)
 {
-    if (io && io->mem_name && strcmp(path, io->mem_name) == 0)
-        return input_open_mem(path, io->mem, io->mem_len, from, opt, out, err);
-    return input_open(path, from, opt, out, err);
+    const char *name = s->a.positional[i];
+    if (s->io && s->io->mem_name && strcmp(name, s->io->mem_name) == 0)
+        return input_open_mem(name, s->io->mem, s->io->mem_len, from, opt, out, err);
+    return input_open_named(cli_input_path(s, i), name, from, opt, out, err);
 }
 
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv)
@@ -186,7 +190,7 @@ static sim_status load_traces(cli_session *s)
     for (int i = 0; i < s->a.n_positional; i++) {
         trace_input *r = NULL;
         const char *path = s->a.positional[i];
-        sim_status st = cli_input_open(s->io, path, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
+        sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
         if (st != SIM_OK)
             return st;
         cli_session_input_warnings(s, r);
@@ -205,8 +209,7 @@ static sim_status load_traces(cli_session *s)
 static sim_status open_inputs(cli_session *s)
 {
     for (int i = 0; i < s->a.n_positional; i++) {
-        sim_status st =
-            cli_input_open(s->io, s->a.positional[i], cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
+        sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
         if (st != SIM_OK)
             return st;
         s->n_in++;
@@ -301,6 +304,81 @@ void cli_session_close(cli_session *s)
     for (uint32_t i = 0; i < s->n_in; i++)
         input_close(s->in[i]);
     s->n_in = 0;
+    for (int i = 0; i < CLI_MAX_ARGS; i++) {
+        if (s->spool[i])
+            unlink(s->spool[i]);
+        free(s->spool[i]);
+        s->spool[i] = NULL;
+    }
+}
+
+sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err)
+{
+    const char *v = cli_get(a, "x");
+    *time = v != NULL && strcmp(v, "time") == 0;
+    if (v != NULL && !*time && strcmp(v, "event") != 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--x: expected event or time, not '%s'", v);
+    return SIM_OK;
+}
+
+const char *cli_input_path(const cli_session *s, int i)
+{
+    return s->spool[i] ? s->spool[i] : s->a.positional[i];
+}
+
+/* Copy the bytes of `from` ("-": standard input) into a new temporary file. */
+static sim_status spool_one(const char *from, char **out, sim_error *err)
+{
+    const char *dir = getenv("TMPDIR");
+    char tmpl[1024];
+    snprintf(tmpl, sizeof tmpl, "%s/gpusim-spool-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    int fd = mkstemp(tmpl);
+    if (fd < 0)
+        return sim_error_set(err, SIM_EIO, from, 0, 0, "cannot spool the pipe to a temporary file (%s): %s", tmpl,
+                             strerror(errno));
+    FILE *in = strcmp(from, "-") == 0 ? stdin : fopen(from, "rb");
+    FILE *o = fdopen(fd, "wb");
+    sim_status st = SIM_OK;
+    if (in == NULL || o == NULL) {
+        st = sim_error_set(err, SIM_EIO, from, 0, 0, "cannot open: %s", strerror(errno));
+    } else {
+        char buf[1 << 16];
+        size_t k;
+        while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, k, o) != k) {
+                st = sim_error_set(err, SIM_EIO, from, 0, 0, "cannot spool the pipe to %s: %s", tmpl, strerror(errno));
+                break;
+            }
+        if (st == SIM_OK && ferror(in))
+            st = sim_error_set(err, SIM_EIO, from, 0, 0, "read failed: %s", strerror(errno));
+    }
+    if (in && in != stdin)
+        fclose(in);
+    if (o) {
+        if (fclose(o) != 0 && st == SIM_OK)
+            st = sim_error_set(err, SIM_EIO, from, 0, 0, "cannot spool the pipe to %s: %s", tmpl, strerror(errno));
+    } else {
+        close(fd);
+    }
+    if (st == SIM_OK && (*out = strdup(tmpl)) == NULL)
+        st = sim_error_set(err, SIM_ENOMEM, from, 0, 0, "out of memory");
+    if (st != SIM_OK)
+        unlink(tmpl);
+    return st;
+}
+
+sim_status cli_spool_pipes(cli_session *s)
+{
+    for (int i = 0; i < s->a.n_positional; i++) {
+        const char *p = s->a.positional[i];
+        struct stat sb;
+        if (strcmp(p, "-") != 0 && (stat(p, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)))
+            continue; /* a file (or an error input_open reports in its words) */
+        sim_status st = spool_one(p, &s->spool[i], &s->err);
+        if (st != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
 }
 
 int cli_session_end(cli_session *s, sim_status st)

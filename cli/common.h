@@ -23,16 +23,13 @@ typedef struct cli_io {
     sim_error err;         /* how the command ended (cli_session_end), instead of printed */
 } cli_io;
 
-/* replay, compare and plan run through io (cmd_NAME is NAME_io without one): the
+/* replay, compare, plan and tune run through io (cmd_NAME is NAME_io without one): the
  * exit status as the command's, the result in io->out, the failure in io->err. */
 int cli_replay_io(cli_io *io, int argc, char **argv);
 int cli_compare_io(cli_io *io, int argc, char **argv);
 int cli_plan_io(cli_io *io, int argc, char **argv);
+int cli_tune_io(cli_io *io, int argc, char **argv);
 
-/* Open a positional trace: io's in-memory trace when path is its mem_name, else the
- * file (input_open, errors as its). io may be NULL. */
-sim_status cli_input_open(const cli_io *io, const char *path, const char *from, const input_options *opt,
-                          trace_input **out, sim_error *err);
 
 /* The --from/--device help lines, for option tables. */
 #define CLI_INPUT_OPTS                                                                                  \
@@ -96,7 +93,22 @@ typedef struct cli_session {
     cli_device dev;
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;
+    char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
 } cli_session;
+
+/* Copy every positional trace that is not a regular file ("-", a FIFO, <(zcat f.gz))
+ * to a temporary file, raw, so that a command may read it more than once (replay's
+ * --report and what-if); messages and results keep the name given. SIM_EIO.
+ * cli_session_close removes the copies. */
+sim_status cli_spool_pipes(cli_session *s);
+/* --x=event|time of --report: *time true for time; SIM_EUSAGE for another value. */
+sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err);
+/* The file trace i is read from: its copy, or the path given. */
+const char *cli_input_path(const cli_session *s, int i);
+/* Open positional trace i, named as given: s->io's in-memory trace when the argument is
+ * its mem_name, else the file cli_input_path names (input_open_named, errors as its). */
+sim_status cli_input_open(const cli_session *s, int i, const char *from, const input_options *opt,
+                          trace_input **out, sim_error *err);
 
 /* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
  * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */

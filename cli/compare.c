@@ -64,6 +64,7 @@ static const cli_opt COMPARE_OPTS[] = {
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
     {"report", true, "FILE.html: a self-contained HTML report with every strategy side by side"},
+    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
     {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {NULL, false, NULL},
@@ -146,6 +147,9 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
 {
     cli_session s;
     sim_status st = cli_session_open_io(&s, &COMPARE, io, argc, argv);
+    bool x_time = false;
+    if (st == SIM_OK)
+        st = cli_report_x(&s.a, &x_time, &s.err);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
     const uint32_t n = s.n_ops;
@@ -189,7 +193,8 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
             caps[i] = rows[i].cap;
         sim_buf html;
         sim_buf_init(&html);
-        report_html(caps, n, &html);
+        report_html_opts ro = {NULL, x_time};
+        report_html_with(caps, n, &ro, &html);
         st = sim_buf_write_file(&html, report, &s.err);
         sim_buf_release(&html);
     }

@@ -14,6 +14,7 @@ static const command COMMANDS[] = {
     {"replay", cmd_replay, "replay traces through an allocator model"},
     {"compare", cmd_compare, "the same trace under several allocator models, side by side"},
     {"plan", cmd_plan, "which GPUs a trace fits on, and the smallest capacity for each model"},
+    {"tune", cmd_tune, "search the framework's allocator settings for the smallest, fitting or OOM-free run"},
     {"check", cmd_check, "regression check against a baseline (for CI)"},
     {"sweep", cmd_sweep, "replay many traces x devices x strategies x options, on threads or MPI ranks"},
     {"convert", cmd_convert, "convert a trace to the native format (.json, .jsonl or binary .gtrace)"},

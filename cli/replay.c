@@ -27,7 +27,8 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_STRATEGY_OPTS,
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
-    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the peak)"},
+    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
+    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
     {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
     {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
@@ -71,9 +72,9 @@ static sim_event_source source_for(trace_input *in, int n, const strategy_ops *o
 
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
-    const cli_io *io;
     trace_input **readers;
-    const char **paths;
+    const cli_session *s;      /* cli_input_open: where each trace is read from */
+    const char **paths;        /* the names given */
     const char *from;
     const input_options *iopt;
     int n, opens;
@@ -88,7 +89,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
         if (r->opens > 0) {
             input_close(r->readers[i]);
             r->readers[i] = NULL;
-            sim_status st = cli_input_open(r->io, r->paths[i], r->from, r->iopt, &r->readers[i], err);
+            sim_status st = cli_input_open(r->s, i, r->from, r->iopt, &r->readers[i], err);
             if (st != SIM_OK)
                 return st;
         }
@@ -119,7 +120,7 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     sim_status st = cli_input_options(a, &iopt, err);
     int n = a->n_positional;
     for (int i = 0; i < n && st == SIM_OK; i++) {
-        st = cli_input_open(s->io, a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
+        st = cli_input_open(s, i, cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
             sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
@@ -276,6 +277,12 @@ static sim_status replay(cli_session *s, int *verdict)
     const char *v = cli_get(a, "timeline-rows");
     if (v && (units_parse_u64(v, &rows, err) != SIM_OK || rows == 0))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--timeline-rows: expected a positive integer, not '%s'", v);
+    bool x_time = false;
+    if ((st = cli_report_x(a, &x_time, err)) != SIM_OK)
+        return st;
+    /* --report and the what-if read the traces again: a pipe is spooled first */
+    if ((st = cli_spool_pipes(s)) != SIM_OK)
+        return st;
     const char *sv = cli_get(a, "summary");
     moment mom;
     moment_init(&mom, MOMENT_END);
@@ -327,7 +334,7 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     const char *report = cli_get(a, "report");
     if (report) {
-        reopen_ctx rc_ctx = {s->io, readers, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
+        reopen_ctx rc_ctx = {readers, s, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
         capture_sources cs = {(uint32_t)n, reopen, reopen_close, &rc_ctx};
         st = capture_run(&cfg, &cs, HTML_PLOT_WIDTH, &cap, err);
         run = cap ? cap->run : NULL;
@@ -349,7 +356,8 @@ static sim_status replay(cli_session *s, int *verdict)
         const capture *caps[1] = {cap};
         sim_buf html;
         sim_buf_init(&html);
-        report_html(caps, 1, &html);
+        report_html_opts ro = {&wi, x_time};
+        report_html_with(caps, 1, &ro, &html);
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
     }

@@ -52,9 +52,17 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
                        s->name, s->name[0] ? ")" : "", (unsigned long long)s->events, (unsigned long long)s->allocs,
                        (unsigned long long)s->frees);
     }
-    sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n\n", d.name,
+    sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx));
+    /* the effective limit of each strategy (a preset's reserve, a fraction, --limit) */
+    sim_buf_puts(b, "  limits ");
+    for (uint32_t i = 0; i < n; i++) {
+        char lim[32];
+        sim_buf_printf(b, "%s %s %s", i ? "," : "", runs[i]->ops->name,
+                       units_format_size(report_limit_bytes(runs[i]), lim, sizeof lim));
+    }
+    sim_buf_puts(b, "\n\n");
     sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",
                    "peak reserved", "peak device", "frag@peak", "frag max", "out of memory");
     for (uint32_t i = 0; i < n; i++) {
@@ -67,7 +75,7 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
         sim_buf_printf(b, " %9.4f %9.4f  ", m->fragmentation_at_peak, m->fragmentation_max);
         if (m->first_oom.happened)
             sim_buf_printf(b, "event %llu (%s)\n", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.info.cause));
+                           sim_oom_cause_name(m->first_oom.cause));
         else
             sim_buf_puts(b, "no\n");
     }

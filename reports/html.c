@@ -18,6 +18,9 @@
 #define FRAG_H 110.0
 #define TOP 30.0                       /* room for marks and the legend */
 
+/* one line per process: dark tones unlike the series' own colours */
+#define N_PROC_COLORS 6u
+static const char *const PROC_COLORS[N_PROC_COLORS] = {"#6a3d9a", "#b15928", "#1f78b4", "#33a02c", "#e31a1c", "#000000"};
 static const char *const STRAT_COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                            "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
 #define N_STRAT_COLORS (sizeof STRAT_COLORS / sizeof STRAT_COLORS[0])
@@ -33,7 +36,18 @@ void html_escape(sim_buf *b, const char *s)
         case '>': sim_buf_puts(b, "&gt;"); break;
         case '"': sim_buf_puts(b, "&quot;"); break;
         case '\'': sim_buf_puts(b, "&#39;"); break;
-        default: sim_buf_put(b, s, 1);
+        default:
+            if ((unsigned char)*s >= 0x80) {
+                size_t n = sim_utf8_len(s);
+                if (n == 0) {
+                    sim_buf_puts(b, "&#xFFFD;"); /* not UTF-8: the page stays valid */
+                } else {
+                    sim_buf_put(b, s, n);
+                    s += n - 1;
+                }
+            } else {
+                sim_buf_put(b, s, 1);
+            }
         }
     }
 }
@@ -108,12 +122,15 @@ static uint64_t count_step(uint64_t xmax)
 
 typedef struct plot {
     double y0, h;          /* top of the plot area and its height */
-    uint64_t xmax;         /* events on the axis */
+    uint64_t xmax;         /* events on the axis (time: ns) */
     uint64_t ymax;         /* bytes at the top (0: a 0..1 ratio plot) */
+    bool time;             /* x is the trace's time from 0 (--x=time), else events from 1 */
 } plot;
 
 static double px_x(const plot *p, double event)
 {
+    if (p->time)
+        return PX0 + event / (double)(p->xmax ? p->xmax : 1) * PW;
     double span = p->xmax > 1 ? (double)(p->xmax - 1) : 1.0;
     return PX0 + (event - 1.0) / span * PW;
 }
@@ -125,11 +142,38 @@ static double px_y(const plot *p, double v)
     return y < p->y0 ? p->y0 : y;
 }
 
+/* Time tick labels: "0", "250 ms", "1.5 s", "2 min". */
+static void short_time(uint64_t ns, char *buf, size_t cap)
+{
+    if (ns == 0)
+        snprintf(buf, cap, "0");
+    else if (ns < 1000000)
+        snprintf(buf, cap, "%.3g us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, cap, "%.3g ms", (double)ns / 1e6);
+    else if (ns < (uint64_t)120 * 1000000000)
+        snprintf(buf, cap, "%.3g s", (double)ns / 1e9);
+    else
+        snprintf(buf, cap, "%.3g min", (double)ns / 6e10);
+}
+
 static void x_axis(sim_buf *b, const plot *p)
 {
     double yb = p->y0 + p->h;
     sim_buf_printf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PX0, yb, PX0 + PW, yb);
     uint64_t step = count_step(p->xmax);
+    if (p->time) {
+        for (uint64_t v = 0; step && v <= p->xmax; v += step) {
+            double x = px_x(p, (double)v);
+            char s[32];
+            short_time(v, s, sizeof s);
+            sim_buf_printf(b, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, yb, x,
+                           yb + 4);
+            sim_buf_printf(b, "<text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                           x, yb + 16, s);
+        }
+        return;
+    }
     for (uint64_t v = 0; v <= p->xmax; v += step) {
         double x = px_x(p, v ? (double)v : 1.0);
         char s[32];
@@ -176,8 +220,8 @@ static void axis_titles(sim_buf *b, const plot *p, const char *ytitle)
                    "<text class=\"axis-label\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
                    "text-anchor=\"middle\">%s</text>\n",
                    ym, ym, ytitle);
-    sim_buf_printf(b, "<text class=\"axis-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">event</text>\n",
-                   PX0 + PW / 2, p->y0 + p->h + 32);
+    sim_buf_printf(b, "<text class=\"axis-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                   PX0 + PW / 2, p->y0 + p->h + 32, p->time ? "time" : "event");
 }
 
 /* ---------------------------------------------------------------- curves */
@@ -196,37 +240,48 @@ static void bucket_range(const timeline_row *k, series s, double *lo, double *hi
 
 static double bucket_x(const plot *p, const timeline_row *k)
 {
+    if (p->time)
+        return px_x(p, (double)k->t);
     return px_x(p, (double)k->event + (double)(k->count - 1) / 2.0);
 }
 
 /* The min/max band of a series: along the maxima left to right, back along the
  * minima. One bucket per pixel column, so the band is the per-pixel range. */
-static void band(sim_buf *b, const plot *p, const capture *c, series s, const char *cls, const char *color,
-                 bool filled)
+static void band_of(sim_buf *b, const plot *p, const timeline *tl, series s, const char *cls, const char *color,
+                    bool filled)
 {
-    if (c->curve.n == 0)
+    if (tl->n == 0)
         return;
     sim_buf_printf(b, "<path class=\"%s\" fill=\"%s\" stroke=\"%s\" d=\"", cls, filled ? color : "none", color);
-    for (uint64_t i = 0; i < c->curve.n; i++) {
+    for (uint64_t i = 0; i < tl->n; i++) {
         double lo, hi;
-        bucket_range(&c->curve.rows[i], s, &lo, &hi);
-        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &c->curve.rows[i]), px_y(p, hi));
+        bucket_range(&tl->rows[i], s, &lo, &hi);
+        sim_buf_printf(b, "%s%.1f %.1f", i ? "L" : "M", bucket_x(p, &tl->rows[i]), px_y(p, hi));
     }
     if (filled) {
-        for (uint64_t i = c->curve.n; i-- > 0;) {
+        for (uint64_t i = tl->n; i-- > 0;) {
             double lo, hi;
-            bucket_range(&c->curve.rows[i], s, &lo, &hi);
-            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &c->curve.rows[i]), px_y(p, lo));
+            bucket_range(&tl->rows[i], s, &lo, &hi);
+            sim_buf_printf(b, "L%.1f %.1f", bucket_x(p, &tl->rows[i]), px_y(p, lo));
         }
         sim_buf_puts(b, "Z");
     }
     sim_buf_puts(b, "\"/>\n");
 }
 
+static void band(sim_buf *b, const plot *p, const capture *c, series s, const char *cls, const char *color,
+                 bool filled)
+{
+    band_of(b, p, &c->curve, s, cls, color, filled);
+}
+
 static void legend(sim_buf *b, double x, double y, const char *const *names, const char *const *colors, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        sim_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y - 9, colors[i]);
+        /* outlined, so a white swatch (unmapped) shows on the white page */
+        sim_buf_printf(b, "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\" "
+                          "stroke=\"#777\" stroke-width=\"0.8\"/>",
+                       x, y - 9, colors[i]);
         sim_buf_printf(b, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", x + 14, y);
         html_escape(b, names[i]);
         sim_buf_puts(b, "</text>\n");
@@ -240,7 +295,10 @@ static void marks(sim_buf *b, const plot *p, const sim_run *run)
     double last_label = -1e9;
     for (uint32_t i = 0; i < run->n_marks; i++) {
         const sim_run_mark *m = &run->marks[i];
-        double x = px_x(p, (double)m->event);
+        uint64_t at = p->time ? m->t : m->event;
+        if (at > p->xmax)
+            continue; /* numbered past the axis (events of a process an OOM ended): not drawn outside it */
+        double x = px_x(p, (double)at);
         sim_buf_printf(b, "<g class=\"mark\"><title>mark &quot;");
         html_escape(b, m->name);
         sim_buf_printf(b, "&quot; at event %llu, t = %llu ns</title>", (unsigned long long)m->event,
@@ -282,7 +340,7 @@ static void oom_marker(sim_buf *b, const plot *p, const capture *c)
     if (c->oom_event == 0)
         return;
     const sim_oom_record *o = &c->run->total.first_oom;
-    double x = px_x(p, (double)c->oom_event);
+    double x = px_x(p, p->time ? (double)o->t : (double)c->oom_event);
     sim_buf_printf(b, "<g class=\"oom\"><title>");
     sim_buf msg;
     sim_buf_init(&msg);
@@ -293,7 +351,7 @@ static void oom_marker(sim_buf *b, const plot *p, const capture *c)
                    p->y0 + p->h);
     bool right = x > PX0 + PW - 140; /* near the right edge: the label goes left of the line */
     sim_buf_printf(b, "<text class=\"oom-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM (%s)</text></g>\n",
-                   right ? x - 4 : x + 3, p->y0 + 40, right ? "end" : "start", sim_oom_cause_name(o->info.cause));
+                   right ? x - 4 : x + 3, p->y0 + 40, right ? "end" : "start", sim_oom_cause_name(o->cause));
 }
 
 /* The y range of memory plots: the highest curve, plus the capacity when it is
@@ -321,15 +379,18 @@ static void svg_open(sim_buf *b, double h, const char *cls, const char *label)
     sim_buf_puts(b, "\">\n");
 }
 
-static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t ymax)
+static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t ymax, bool time)
 {
     device_info d = device_get_info(c->run->dev);
-    plot p = {TOP, MEM_H, xmax, ymax};
+    plot p = {TOP, MEM_H, xmax, ymax, time};
     svg_open(b, TOP + MEM_H + 62, "timeline", "memory over time");
     y_axis_bytes(b, &p);
     band(b, &p, c, S_RES, "series reserved", "#3a9a5b", true);
     band(b, &p, c, S_ALLOC, "series allocated", "#e0892f", true);
     band(b, &p, c, S_REQ, "series requested", "#3b6fb6", true);
+    /* several processes: each one's reserved memory as its own line (p1, p2, ...) */
+    for (uint32_t i = 0; i < c->n_proc_curves; i++)
+        band_of(b, &p, &c->proc_curves[i], S_RES, "series process-reserved", PROC_COLORS[i % N_PROC_COLORS], false);
     capacity_line(b, &p, d.capacity_bytes);
     marks(b, &p, c->run);
     oom_marker(b, &p, c);
@@ -338,12 +399,30 @@ static void chart_memory(sim_buf *b, const capture *c, uint64_t xmax, uint64_t y
     static const char *const names[] = {"reserved", "allocated", "requested"};
     static const char *const colors[] = {"#3a9a5b", "#e0892f", "#3b6fb6"};
     legend(b, PX0, TOP + MEM_H + 56, names, colors, 3);
+    if (c->n_proc_curves > 0) {
+        const char *pn[N_PROC_COLORS];
+        char pnb[N_PROC_COLORS][24];
+        uint32_t np = c->n_proc_curves < N_PROC_COLORS ? c->n_proc_curves : N_PROC_COLORS;
+        for (uint32_t i = 0; i < np; i++) {
+            snprintf(pnb[i], sizeof pnb[i], "p%u reserved", i + 1);
+            pn[i] = pnb[i];
+        }
+        legend(b, PX0 + 330, TOP + MEM_H + 56, pn, PROC_COLORS, np);
+    }
     sim_buf_puts(b, "</svg>\n");
+    if (c->n_proc_curves > 0) {
+        sim_buf_puts(b, "<p class=\"note procs\">");
+        for (uint32_t i = 0; i < c->n_proc_curves && i < c->run->n_procs; i++) {
+            sim_buf_printf(b, "%sp%u = ", i ? "; " : "", i + 1);
+            html_escape(b, c->run->procs[i].name);
+        }
+        sim_buf_puts(b, "</p>\n");
+    }
 }
 
-static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax)
+static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax, bool time)
 {
-    plot p = {12, FRAG_H, xmax, 0};
+    plot p = {12, FRAG_H, xmax, 0, time};
     svg_open(b, 12 + FRAG_H + 44, "fragmentation", "fragmentation over time");
     y_axis_ratio(b, &p);
     band(b, &p, c, S_FRAG, "series fragmentation", "#8064a2", true);
@@ -352,10 +431,10 @@ static void chart_fragmentation(sim_buf *b, const capture *c, uint64_t xmax)
     sim_buf_puts(b, "</svg>\n");
 }
 
-static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, uint64_t xmax, uint64_t ymax)
+static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, uint64_t xmax, uint64_t ymax, bool time)
 {
     device_info d = device_get_info(caps[0]->run->dev);
-    plot p = {TOP, MEM_H, xmax, ymax};
+    plot p = {TOP, MEM_H, xmax, ymax, time};
     svg_open(b, TOP + MEM_H + 62, "overlay", "reserved memory of every strategy");
     y_axis_bytes(b, &p);
     band(b, &p, caps[0], S_REQ, "series requested", "#c8c8c8", true);
@@ -441,21 +520,21 @@ typedef struct region_row {
 
 #define MAP_MAX_ROWS 48u
 
-static void memory_map(sim_buf *b, const capture *c)
+static void memory_map(sim_buf *b, const capture *c, const capture_view *v)
 {
-    if (c->n_blocks == 0) {
-        sim_buf_puts(b, "<p class=\"note\">No memory was held at the peak.</p>\n");
+    if (v->n_blocks == 0) {
+        sim_buf_printf(b, "<p class=\"note\">No memory was held at %s.</p>\n", v->what);
         return;
     }
     region_row rows[MAP_MAX_ROWS];
     uint32_t n = 0;
     uint64_t more = 0, largest = 0;
-    for (uint64_t i = 0; i < c->n_blocks;) {
-        const capture_block *f = &c->blocks[i];
+    for (uint64_t i = 0; i < v->n_blocks;) {
+        const capture_block *f = &v->blocks[i];
         region_row r = {.first = i, .addr = f->b.region_addr, .proc = f->proc, .region = f->b.region};
         uint64_t j = i;
-        for (; j < c->n_blocks && c->blocks[j].proc == f->proc && c->blocks[j].b.region == f->b.region; j++) {
-            const strategy_block *k = &c->blocks[j].b;
+        for (; j < v->n_blocks && v->blocks[j].proc == f->proc && v->blocks[j].b.region == f->b.region; j++) {
+            const strategy_block *k = &v->blocks[j].b;
             r.size += k->size_bytes;
             if (k->state == BLOCK_USED || k->state == BLOCK_PENDING) {
                 r.used += k->requested_bytes;
@@ -478,11 +557,45 @@ static void memory_map(sim_buf *b, const capture *c)
         i = j;
     }
     const double row_h = 16, gap = 6;
-    double h = (double)n * (row_h + gap) + 40;
-    svg_open(b, h, "memory-map", "memory map at the peak");
+    /* at an OOM, two rows first: the failing request and the largest free piece, to scale */
+    uint64_t largest_free = 0;
+    for (uint64_t i = 0; i < v->n_blocks; i++)
+        if (v->blocks[i].b.state == BLOCK_FREE && v->blocks[i].b.size_bytes > largest_free)
+            largest_free = v->blocks[i].b.size_bytes;
+    uint32_t lead = v->request ? 2u : 0u;
+    if (v->request > largest)
+        largest = v->request;
+    double h = (double)(n + lead) * (row_h + gap) + 40;
+    char label[64];
+    snprintf(label, sizeof label, "memory map at %s", v->what);
+    svg_open(b, h, v->request ? "memory-map memory-map-oom" : "memory-map", label);
+    if (v->request) {
+        const char *names[2] = {"request", "largest free"};
+        const uint64_t sizes[2] = {v->request, largest_free};
+        const char *fills[2] = {"#b00020", PART_COLOR[P_FREE]};
+        for (uint32_t ri = 0; ri < 2; ri++) {
+            double y = 6 + (double)ri * (row_h + gap);
+            double w = (double)sizes[ri] / (double)largest * PW;
+            char sz[32], full[32];
+            short_size(sizes[ri], sz, sizeof sz);
+            /* the label goes right of the bar (inside it when the bar is nearly full width):
+             * the left margin is sized for region labels like "#7 6.76 GiB" */
+            double bar = w < 2 ? 2 : w;
+            bool inside = bar > PW - 160;
+            sim_buf_printf(b, "<g class=\"%s\"><title>%s: %s</title>", ri ? "largest-free" : "oom-request", names[ri],
+                           units_format_size(sizes[ri], full, sizeof full));
+            sim_buf_printf(b, "<rect class=\"blk\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                              "fill=\"%s\"/><rect class=\"region-outline\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
+                              "height=\"%.1f\"/>",
+                           PX0, y, bar, row_h, fills[ri], PX0, y, bar, row_h);
+            sim_buf_printf(b, "<text class=\"tick-label%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s %s</text></g>\n",
+                           inside && ri == 0 ? " on-dark" : "", inside ? PX0 + bar - 6 : PX0 + bar + 6, y + 12,
+                           inside ? "end" : "start", names[ri], sz);
+        }
+    }
     for (uint32_t ri = 0; ri < n; ri++) {
         const region_row *r = &rows[ri];
-        double y = 6 + (double)ri * (row_h + gap);
+        double y = 6 + (double)(ri + lead) * (row_h + gap);
         double w = (double)r->size / (double)largest * PW;
         if (w < 2)
             w = 2;
@@ -513,7 +626,7 @@ static void memory_map(sim_buf *b, const capture *c)
         painter pt = {.b = b, .y = y, .h = row_h, .run_x = PX0, .last = -1};
         double scale = w / (double)r->size;
         for (uint64_t j = r->first; j < r->end; j++) {
-            const strategy_block *k = &c->blocks[j].b;
+            const strategy_block *k = &v->blocks[j].b;
             double bw = (double)k->size_bytes * scale;
             switch (k->state) {
             case BLOCK_USED:
@@ -531,12 +644,12 @@ static void memory_map(sim_buf *b, const capture *c)
         sim_buf_printf(b, "<rect class=\"region-outline\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/></g>\n",
                        PX0, y, w, row_h);
     }
-    double ly = (double)n * (row_h + gap) + 24;
+    double ly = (double)(n + lead) * (row_h + gap) + 24;
     legend(b, PX0, ly, PART_NAME, PART_COLOR, P_N);
     sim_buf_puts(b, "</svg>\n");
     if (more)
         sim_buf_printf(b, "<p class=\"note\">%llu more regions are not drawn.</p>\n", (unsigned long long)more);
-    if (c->blocks_truncated)
+    if (v->blocks_truncated)
         sim_buf_puts(b, "<p class=\"note\">The allocator held too many blocks to draw them all; the map is cut "
                         "short.</p>\n");
 }
@@ -552,7 +665,7 @@ static void memory_map(sim_buf *b, const capture *c)
  * (y, 0 at the bottom). Overlap would be a planner bug; the holes are fragmentation. */
 static void plan_map(sim_buf *b, const capture *c)
 {
-    plot p = {TOP, PLAN_H, c->plan_events ? c->plan_events + 1 : 2, c->plan_heap ? c->plan_heap : 1};
+    plot p = {TOP, PLAN_H, c->plan_events ? c->plan_events + 1 : 2, c->plan_heap ? c->plan_heap : 1, false};
     char heap[32];
     sim_buf_printf(b, "<p class=\"note\">Offline plan: %u buffers in an arena of %s (%llu B)", c->plan_buffers,
                    units_format_size(c->plan_heap, heap, sizeof heap), (unsigned long long)c->plan_heap);
@@ -605,7 +718,7 @@ static void summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
         sim_buf_printf(b, "<td>%.4f</td><td>%.4f</td>", m->fragmentation_at_peak, m->fragmentation_max);
         if (m->first_oom.happened)
             sim_buf_printf(b, "<td class=\"oom-cell\">event %llu (%s)</td>", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.info.cause));
+                           sim_oom_cause_name(m->first_oom.cause));
         else
             sim_buf_puts(b, "<td>no</td>");
         sim_buf_puts(b, "</tr>\n");
@@ -613,22 +726,21 @@ static void summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
     sim_buf_puts(b, "</tbody></table>\n");
 }
 
-static void top_table(sim_buf *b, const capture *c)
+static void top_table(sim_buf *b, const capture *c, const capture_view *v)
 {
-    const sim_metrics *m = &c->run->total;
     char lb[32];
     sim_buf_printf(b, "<p>At event %llu (t = %llu ns), %llu allocations were live, %s in total",
-                   (unsigned long long)m->peak_reserved_event, (unsigned long long)m->peak_reserved_t,
-                   (unsigned long long)c->live_count, units_format_size(c->live_bytes, lb, sizeof lb));
-    sim_buf_printf(b, "; the %u largest:</p>\n", c->n_top);
-    if (c->n_top == 0)
+                   (unsigned long long)v->event, (unsigned long long)v->t,
+                   (unsigned long long)v->live_count, units_format_size(v->live_bytes, lb, sizeof lb));
+    sim_buf_printf(b, "; the %u largest:</p>\n", v->n_top);
+    if (v->n_top == 0)
         return;
     bool multi = c->run->n_sources > 1;
     sim_buf_printf(b, "<table class=\"top\"><thead><tr><th>#</th><th>size</th><th>bytes</th><th>id</th>"
                       "<th>tag</th><th>stream</th>%s</tr></thead><tbody>\n",
                    multi ? "<th>trace</th>" : "");
-    for (uint32_t i = 0; i < c->n_top; i++) {
-        const capture_alloc *a = &c->top[i];
+    for (uint32_t i = 0; i < v->n_top; i++) {
+        const capture_alloc *a = &v->top[i];
         char s[32];
         sim_buf_printf(b, "<tr><td>%u</td><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>", i + 1,
                        units_format_size(a->size, s, sizeof s), (unsigned long long)a->size,
@@ -665,21 +777,38 @@ static const char CSS[] =
     "svg .capacity{stroke:#b00020;stroke-dasharray:6 4;stroke-width:1.5}svg .capacity-label{fill:#b00020}\n"
     "svg .oom-line{stroke:#b00020;stroke-width:2}svg .oom-label{fill:#b00020;font-weight:700}\n"
     "svg .mark-tick{stroke:#999;stroke-dasharray:2 3}svg .mark-label{font-size:10px;fill:#666}\n"
-    "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n";
+    "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n"
+    "svg .on-dark{fill:#fff}.what-if{font-weight:600}.what-if-fixes{color:#1b7a34}\n";
 
 void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
 {
+    report_html_opts o = {NULL, false};
+    report_html_with(caps, n, &o, b);
+}
+
+void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *ro, sim_buf *b)
+{
     if (n == 0)
         return;
+    const whatif *w = ro->whatif;
+    const bool xt = ro->x_time;
     const sim_run *r0 = caps[0]->run;
     const sim_run_source *s0 = &r0->sources[0];
     device_info d = device_get_info(r0->dev);
-    const char *title = s0->name[0] ? s0->name : s0->path;
+    /* the title names every trace (several traces are several processes) */
+    sim_buf title;
+    sim_buf_init(&title);
+    for (uint32_t i = 0; i < r0->n_sources; i++) {
+        const sim_run_source *s = &r0->sources[i];
+        sim_buf_printf(&title, "%s%s", i ? " + " : "", s->name[0] ? s->name : s->path);
+    }
+    (void)s0;
     sim_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gpusim report: ");
-    html_escape(b, title);
+    html_escape(b, title.data ? title.data : "");
     sim_buf_printf(b, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>gpusim report: ", CSS);
-    html_escape(b, title);
+    html_escape(b, title.data ? title.data : "");
     sim_buf_puts(b, "</h1>\n");
+    sim_buf_release(&title);
     for (uint32_t i = 0; i < r0->n_sources; i++) {
         const sim_run_source *s = &r0->sources[i];
         sim_buf_puts(b, "<p class=\"meta\">trace <code>");
@@ -697,15 +826,19 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
     summary_table(b, caps, n);
 
     uint64_t xmax = 1;
-    for (uint32_t i = 0; i < n; i++)
-        if (caps[i]->events > xmax)
-            xmax = caps[i]->events;
+    for (uint32_t i = 0; i < n; i++) {
+        /* the axis: the longest replay's events, or its last time (--x=time) */
+        const timeline *tl = &caps[i]->curve;
+        uint64_t last = xt ? (tl->n ? tl->rows[tl->n - 1].t : 0) : caps[i]->events;
+        if (last > xmax)
+            xmax = last;
+    }
     sim_buf_puts(b, "<p class=\"note\">Curves: per pixel column, the band spans the lowest and highest value over "
                     "the events it covers. Requested = live bytes the program asked for; allocated = blocks handed "
                     "out (rounding and unsplit slack included); reserved = memory held from the device.</p>\n");
     if (n > 1) {
         sim_buf_puts(b, "<h2 id=\"side-by-side\">Strategies side by side</h2>\n");
-        chart_overlay(b, caps, n, xmax, mem_ymax(caps, n, d.capacity_bytes));
+        chart_overlay(b, caps, n, xmax, mem_ymax(caps, n, d.capacity_bytes), xt);
     }
     for (uint32_t i = 0; i < n; i++) {
         const capture *c = caps[i];
@@ -718,6 +851,18 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
         sim_buf_printf(b, ": peak reserved <span class=\"peak-value\">%s</span> (%llu B)</h2>\n",
                        units_format_size(c->run->total.peak_reserved_bytes, pk, sizeof pk),
                        (unsigned long long)c->run->total.peak_reserved_bytes);
+        /* what was replayed: the effective options and the limit they give (a fraction,
+         * --limit or a preset, not the raw capacity) */
+        sim_buf opts;
+        sim_buf_init(&opts);
+        report_json_options(c->run, &opts);
+        char lim[32];
+        sim_buf_puts(b, "<p class=\"meta settings\">settings <code>");
+        html_escape(b, opts.data ? opts.data : "{}");
+        sim_buf_printf(b, "</code>; effective allocator limit <span class=\"limit-value\">%s</span> (%llu B)</p>\n",
+                       units_format_size(report_limit_bytes(c->run), lim, sizeof lim),
+                       (unsigned long long)report_limit_bytes(c->run));
+        sim_buf_release(&opts);
         if (c->run->total.first_oom.happened) {
             sim_buf_puts(b, "<p class=\"oom-cell\">");
             sim_buf msg;
@@ -727,20 +872,46 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *b)
             sim_buf_release(&msg);
             sim_buf_puts(b, "</p>\n");
         }
+        if (i == 0 && w != NULL && w->present) {
+            sim_buf wt;
+            sim_buf_init(&wt);
+            report_whatif_sentence(w, &wt);
+            sim_buf_printf(b, "<p class=\"what-if%s\">", w->completed ? " what-if-fixes" : "");
+            html_escape(b, wt.data ? wt.data : "");
+            sim_buf_puts(b, "</p>\n");
+            sim_buf_release(&wt);
+        }
         sim_buf_puts(b, "<h3>Memory over time</h3>\n");
-        chart_memory(b, c, xmax, mem_ymax(&caps[i], 1, d.capacity_bytes));
+        chart_memory(b, c, xmax, mem_ymax(&caps[i], 1, d.capacity_bytes), xt);
         sim_buf_puts(b, "<h3>Fragmentation over time</h3>\n<p class=\"note\">1 − largest free block / free bytes "
                         "inside reserved memory (TensorFlow's metric).</p>\n");
-        chart_fragmentation(b, c, xmax);
+        chart_fragmentation(b, c, xmax, xt);
+        capture_view pv = capture_peak_view(c);
+        if (c->has_oom_view) {
+            /* an OOM is the moment that matters: its map and live allocations come first */
+            char rq[32];
+            sim_buf_printf(b, "<section class=\"at-oom\">\n<h3>Memory map at the OOM (event %llu)</h3>\n"
+                              "<p class=\"note\">The allocator as the failing request of %s found it: the first "
+                              "two bars are the request and the largest free piece, to the scale of the regions "
+                              "below.</p>\n",
+                           (unsigned long long)c->run->total.first_oom.event,
+                           units_format_size(c->oom_view.request, rq, sizeof rq));
+            memory_map(b, c, &c->oom_view);
+            sim_buf_puts(b, "<h3>Largest live allocations at the OOM</h3>\n");
+            top_table(b, c, &c->oom_view);
+            sim_buf_puts(b, "</section>\n<section class=\"at-peak\">\n");
+        }
         sim_buf_puts(b, "<h3>Memory map at the peak</h3>\n<p class=\"note\">Each bar is one region or segment "
                         "held from the device, drawn to scale, blocks in address order.</p>\n");
-        memory_map(b, c);
+        memory_map(b, c, &pv);
         if (c->n_rects > 0) {
             sim_buf_puts(b, "<h3>Planned arena: offset × time</h3>\n");
             plan_map(b, c);
         }
         sim_buf_puts(b, "<h3>Largest live allocations at the peak</h3>\n");
-        top_table(b, c);
+        top_table(b, c, &pv);
+        if (c->has_oom_view)
+            sim_buf_puts(b, "</section>\n");
         sim_buf_puts(b, "</section>\n");
     }
     sim_buf_puts(b, "</body></html>\n");

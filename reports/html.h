@@ -9,6 +9,7 @@
 #define GPUSIM_HTML_H
 
 #include "answers/capture.h"
+#include "answers/whatif.h"
 #include "sim/buf.h"
 
 /* Buckets a report asks capture_run for: one per pixel column of the plots. */
@@ -16,6 +17,12 @@
 
 /* The whole page into out; deterministic (same captures, same bytes). */
 void report_html(const capture *const *caps, uint32_t n, sim_buf *out);
+/* What a report may add or change. */
+typedef struct report_html_opts {
+    const whatif *whatif;  /* the what-if answer of caps[0]'s run, or NULL (replay --report) */
+    bool x_time;           /* the charts' x axis is the trace's time (--x=time), else events */
+} report_html_opts;
+void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *opts, sim_buf *out);
 
 /* Text with &, <, >, " and ' escaped, for element content and attributes. */
 void html_escape(sim_buf *b, const char *s);

@@ -29,7 +29,12 @@ static void plan_text(const plan_question *q, const plan_answer *a, sim_buf *b)
     sim_buf_printf(b, "gpusim %s: plan\n", GPUSIM_VERSION);
     for (uint32_t i = 0; i < q->t->n; i++)
         sim_buf_printf(b, "  trace   %s: %llu events\n", a_path(q->t, i), (unsigned long long)evbuf_count(q->t->b[i]));
-    sim_buf_printf(b, "  context %s per process\n\n", units_format_size(q->model.context_bytes, s, sizeof s));
+    sim_buf_printf(b, "  context %s per process (assumed)\n", units_format_size(q->model.context_bytes, s, sizeof s));
+    if (q->model.context_bytes == 0)
+        sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
+                        "        cuBLAS/cuDNN workspaces), so every answer here is that much optimistic; set it\n"
+                        "        with --context=SIZE (e.g. --context=500MiB, or what nvidia-smi shows for an idle process)\n");
+    sim_buf_puts(b, "\n");
     sim_buf_puts(b, "Peak on the device (reserved + context) where it runs, else why not:\n\n");
     sim_buf_printf(b, "  %-12s %10s", "GPU", "capacity");
     for (uint32_t k = 0; k < q->n_ops; k++)

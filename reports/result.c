@@ -1,6 +1,7 @@
 #include "result.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/units.h"
@@ -127,7 +128,21 @@ uint64_t report_limit_bytes(const sim_run *run)
             return l.limit;
     }
     uint64_t ctx = d.context_bytes * (run->n_procs ? run->n_procs : 1);
-    return d.capacity_bytes > ctx ? d.capacity_bytes - ctx : 0;
+    uint64_t room = d.capacity_bytes > ctx ? d.capacity_bytes - ctx : 0;
+    /* PyTorch's set_per_process_memory_fraction caps reserved memory at
+     * (uint64)(fraction · capacity) (the torch strategy's rule 9): the effective limit */
+    strategy_stat_value f;
+    if (run->n_procs > 0 && strategy_option_find(run->ops, run->procs[0].s, "memory_fraction", &f) &&
+        f.kind == STRATEGY_STAT_TEXT) {
+        char *end = NULL;
+        double fr = strtod(f.text, &end);
+        if (end != f.text && fr >= 0.0 && fr <= 1.0) {
+            uint64_t cap = (uint64_t)(fr * (double)d.capacity_bytes);
+            if (cap < room)
+                room = cap;
+        }
+    }
+    return room;
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -150,7 +165,27 @@ static void json_oom(const sim_run *run, const sim_oom_record *o, int ind, sim_b
         sim_buf_printf(b, "%llu", (unsigned long long)u64s[i]);
     }
     put_member(b, in, false, "cause");
-    sim_buf_printf(b, "\"%s\"", sim_oom_cause_name(o->info.cause));
+    sim_buf_printf(b, "\"%s\"", sim_oom_cause_name(o->cause));
+    static const char *const CAUSE_KEYS[] = {"live_requested_bytes", "peak_demand_bytes", "usable_bytes",
+                                             "other_processes_bytes", "free_pieces"};
+    const uint64_t causes[] = {o->live_requested_bytes, o->peak_demand_bytes, o->usable_bytes,
+                               o->other_processes_bytes, o->free_pieces};
+    for (size_t i = 0; i < sizeof CAUSE_KEYS / sizeof CAUSE_KEYS[0]; i++) {
+        put_member(b, in, false, CAUSE_KEYS[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)causes[i]);
+    }
+    put_member(b, in, false, "tag");
+    if (o->tag[0])
+        sim_buf_json_str(b, o->tag);
+    else
+        sim_buf_puts(b, "null");
+    put_member(b, in, false, "largest_live");
+    sim_buf_puts(b, "[");
+    for (uint32_t i = 0; i < o->n_largest_live; i++)
+        sim_buf_printf(b, "%s{\"id\":%s%llu,%s\"size\":%s%llu}", i ? (ind < 0 ? "," : ", ") : "", ind < 0 ? "" : " ",
+                       (unsigned long long)o->largest_live[i].id, ind < 0 ? "" : " ", ind < 0 ? "" : " ",
+                       (unsigned long long)o->largest_live[i].size);
+    sim_buf_puts(b, "]");
     put_member(b, in, false, "trace");
     sim_buf_json_str(b, src->path);
     if (o->line) {
@@ -369,26 +404,95 @@ static void size_line(sim_buf *b, const char *label, uint64_t v)
     sim_buf_printf(b, "  %-34s %12s  (%llu B)\n", label, units_format_size(v, s, sizeof s), (unsigned long long)v);
 }
 
+/* The allocator settings worth trying when an OOM is fragmentation, in the user's terms. */
+static const char *fragmentation_fix(const char *name)
+{
+    if (strcmp(name, "torch") == 0)
+        return "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--alloc-conf=expandable_segments:True), "
+               "or max_split_size_mb to keep large blocks whole";
+    if (strcmp(name, "growth") == 0)
+        return "allow_growth=false (--strategy=greedy: one region that can coalesce), or "
+               "TF_GPU_ALLOCATOR=cuda_malloc_async";
+    if (strcmp(name, "greedy") == 0 || strcmp(name, "limit") == 0)
+        return "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier";
+    if (strcmp(name, "raw") == 0)
+        return "a caching allocator (--strategy=torch) that rounds less per allocation";
+    return "another allocator (gpusim strategies) or its options";
+}
+
 void report_oom_sentence(const sim_run *run, const sim_oom_record *o, sim_buf *b)
 {
-    char req[32], alloc[32], fr[32], lg[32], rs[32], df[32];
+    char req[32], alloc[32], fr[32], lg[32], rs[32], df[32], need[32], live[32], use[32], oth[32], cap[32];
+    /* the request and the allocator's books first, then the verdict of design.md §3 with its numbers */
     units_format_size(o->size, req, sizeof req);
     units_format_size(o->info.size_bytes, alloc, sizeof alloc);
     units_format_size(o->info.free_bytes, fr, sizeof fr);
     units_format_size(o->info.largest_free_bytes, lg, sizeof lg);
     units_format_size(o->info.reserved_bytes, rs, sizeof rs);
     units_format_size(o->info.device_free_bytes, df, sizeof df);
-    sim_buf_printf(b, "out of memory at event %llu (t=%llu ns, id %llu) of %s: ", (unsigned long long)o->event,
-                   (unsigned long long)o->t, (unsigned long long)o->id, run->sources[o->source].path);
-    sim_buf_printf(b, "%s requested (%s for the allocator), %s reserved of which %s free, largest free block %s; "
-                      "%s free on the device. ",
-                   req, alloc, rs, fr, lg, df);
-    if (o->info.cause == SIM_OOM_FRAGMENTATION)
-        sim_buf_printf(b, "Cause: fragmentation - enough memory is free in total, but no free piece of %s "
-                          "fits the request.",
-                       alloc);
-    else
-        sim_buf_puts(b, "Cause: capacity - even with every free byte in one piece the request would not fit.");
+    units_format_size(o->live_requested_bytes + o->size, need, sizeof need);
+    units_format_size(o->live_requested_bytes, live, sizeof live);
+    units_format_size(o->usable_bytes, use, sizeof use);
+    units_format_size(o->other_processes_bytes, oth, sizeof oth);
+    units_format_size(o->capacity_bytes, cap, sizeof cap);
+    sim_buf_printf(b, "out of memory at event %llu (t=%llu ns, id %llu", (unsigned long long)o->event,
+                   (unsigned long long)o->t, (unsigned long long)o->id);
+    if (o->tag[0]) {
+        sim_buf_puts(b, ", tag ");
+        sim_buf_json_str(b, o->tag);
+    }
+    sim_buf_printf(b, ") of %s: %s requested (%s for the allocator), %s reserved of which %s free",
+                   run->sources[o->source].path, req, alloc, rs, fr);
+    if (o->free_pieces)
+        sim_buf_printf(b, " in %llu piece%s", (unsigned long long)o->free_pieces, o->free_pieces == 1 ? "" : "s");
+    sim_buf_printf(b, ", largest free block %s; %s free on the device. ", lg, df);
+    sim_buf_printf(b, "Cause: %s - the program needs %s live (%s held + this request)", sim_oom_cause_name(o->cause),
+                   need, live);
+    if (o->peak_demand_bytes > o->live_requested_bytes + o->size) {
+        char pk[32];
+        sim_buf_printf(b, ", %s at its peak had every allocation been served,",
+                       units_format_size(o->peak_demand_bytes, pk, sizeof pk));
+    }
+    sim_buf_printf(b, " and may use %s", use);
+    switch (o->cause) {
+    case SIM_OOM_CAPACITY: {
+        /* a limit or a memory fraction below capacity − context: raising it is a fix too */
+        bool limited = o->usable_bytes + device_get_info(run->dev).context_bytes < o->capacity_bytes;
+        sim_buf_printf(b, ": a larger card%s or a smaller batch (or fewer live tensors); "
+                          "allocator settings cannot fix this.",
+                       limited ? ", a higher memory limit" : "");
+        break;
+    }
+    case SIM_OOM_OTHER_PROCESSES:
+        sim_buf_printf(b, ", but %s hold%s %s of the %s device: run %s on another card, or cap %s "
+                          "(a memory fraction or limit).",
+                       o->other_processes == 1 ? "another process" : "other processes",
+                       o->other_processes == 1 ? "s" : "", oth, cap, o->other_processes == 1 ? "it" : "them",
+                       o->other_processes == 1 ? "it" : "them");
+        break;
+    case SIM_OOM_FRAGMENTATION:
+        sim_buf_printf(b, "; it would fit, but of the %s the allocator holds %s is free", rs, fr);
+        if (o->free_pieces)
+            sim_buf_printf(b, " in %llu piece%s", (unsigned long long)o->free_pieces,
+                           o->free_pieces == 1 ? "" : "s");
+        sim_buf_printf(b, ", the largest %s, for a %s block. Allocator settings can fix this; try %s.", lg, alloc,
+                       fragmentation_fix(run->ops->name));
+        break;
+    }
+}
+
+/* The failing allocation's neighbours in memory terms: the largest live allocations. */
+static void text_largest_live(const sim_oom_record *o, sim_buf *b)
+{
+    if (o->n_largest_live == 0)
+        return;
+    sim_buf_puts(b, "  largest live allocations then:");
+    for (uint32_t i = 0; i < o->n_largest_live; i++) {
+        char sz[32];
+        sim_buf_printf(b, "%s id %llu (%s)", i ? "," : "", (unsigned long long)o->largest_live[i].id,
+                       units_format_size(o->largest_live[i].size, sz, sizeof sz));
+    }
+    sim_buf_puts(b, "\n");
 }
 
 typedef struct text_sink {
@@ -434,6 +538,7 @@ static void text_metrics(const sim_run *run, const sim_metrics *m, sim_buf *b)
     sim_buf_puts(b, "\n  ");
     report_oom_sentence(run, &m->first_oom, b);
     sim_buf_puts(b, "\n");
+    text_largest_live(&m->first_oom, b);
     if (m->first_oom.info.detail[0])
         sim_buf_printf(b, "  %s says: %s\n", run->ops->name, m->first_oom.info.detail);
 }
@@ -441,6 +546,20 @@ static void text_metrics(const sim_run *run, const sim_metrics *m, sim_buf *b)
 void report_text(const sim_run *run, sim_buf *b)
 {
     report_text_whatif(run, NULL, b);
+}
+
+void report_whatif_sentence(const whatif *w, sim_buf *b)
+{
+    char pk[32];
+    sim_buf_printf(b, "what if %s: ", w->setting);
+    if (w->completed)
+        sim_buf_printf(b, "the trace completes (peak reserved %s): that setting avoids the OOM.",
+                       units_format_size(w->peak_reserved_bytes, pk, sizeof pk));
+    else if (w->first_oom.happened)
+        sim_buf_printf(b, "still out of memory, at event %llu (%s).", (unsigned long long)w->first_oom.event,
+                       sim_oom_cause_name(w->first_oom.cause));
+    else
+        sim_buf_puts(b, "the replay did not complete.");
 }
 
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
@@ -467,16 +586,9 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
         }
     }
     if (w != NULL && w->present) {
-        char pk[32];
-        sim_buf_printf(b, "\n  what if %s: ", w->setting);
-        if (w->completed)
-            sim_buf_printf(b, "the trace completes (peak reserved %s): that setting avoids the OOM.\n",
-                           units_format_size(w->peak_reserved_bytes, pk, sizeof pk));
-        else if (w->first_oom.happened)
-            sim_buf_printf(b, "still out of memory, at event %llu (%s).\n", (unsigned long long)w->first_oom.event,
-                           sim_oom_cause_name(w->first_oom.info.cause));
-        else
-            sim_buf_puts(b, "the replay did not complete.\n");
+        sim_buf_puts(b, "\n  ");
+        report_whatif_sentence(w, b);
+        sim_buf_puts(b, "\n");
     }
     if (run->n_procs == 1) {
         sim_buf_printf(b, "\n  %s statistics:\n", run->ops->name);

@@ -28,6 +28,8 @@ void report_text(const sim_run *run, sim_buf *out);
 /* The same two with the answer to a what-if (w NULL or not present: none). */
 void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *out);
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *out);
+/* The what-if answer in one sentence, without a newline ("what if SETTING: ..."). */
+void report_whatif_sentence(const whatif *w, sim_buf *out);
 /* t,event,requested,allocated,reserved,fragmentation — one row per timeline row. */
 void report_timeline_csv(const sim_run *run, sim_buf *out);
 /* One sentence explaining an OOM, e.g. for the text summary and compare tables. */

@@ -7,7 +7,7 @@
 #include "sim/units.h"
 
 typedef struct group_stats {
-    uint32_t traces, fit, capacity, fragmentation, errors, missing;
+    uint32_t traces, fit, capacity, fragmentation, other_processes, errors, missing;
     bool has_headroom;
     uint64_t worst_headroom;
     uint32_t worst_trace;
@@ -35,6 +35,8 @@ static group_stats group_of(const report_sweep *r, uint32_t c)
             g.capacity++;
         else if (j->cause == REPORT_SWEEP_FRAGMENTATION)
             g.fragmentation++;
+        else if (j->cause == REPORT_SWEEP_OTHER_PROCESSES)
+            g.other_processes++;
         if (j->fit) {
             g.fit++;
             if (!g.has_headroom || j->headroom < g.worst_headroom) {
@@ -49,7 +51,9 @@ static group_stats group_of(const report_sweep *r, uint32_t c)
 
 static const char *cause_name(uint8_t c)
 {
-    return c == REPORT_SWEEP_FRAGMENTATION ? "fragmentation" : "capacity";
+    return c == REPORT_SWEEP_FRAGMENTATION     ? "fragmentation"
+           : c == REPORT_SWEEP_OTHER_PROCESSES ? "other_processes"
+                                               : "capacity";
 }
 
 void report_sweep_json(const report_sweep *r, sim_buf *b)
@@ -80,8 +84,9 @@ void report_sweep_json(const report_sweep *r, sim_buf *b)
         }
         sim_buf_puts(b, ", \"fragmentation_max\": ");
         sim_buf_json_real(b, g.frag_max);
-        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u}, \"oom_traces\": [", g.capacity,
-                       g.fragmentation);
+        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u, \"other_processes\": %u}, "
+                          "\"oom_traces\": [",
+                       g.capacity, g.fragmentation, g.other_processes);
         bool first = true;
         for (uint32_t t = 0; t < r->n_traces; t++) {
             const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
@@ -120,36 +125,46 @@ static size_t width_max(size_t w, const char *s)
     return n > w ? n : w;
 }
 
+/* The worst-headroom cell of group c: "SIZE (TRACE)", or "-". */
+static void head_text(const report_sweep *r, uint32_t c, char *head, size_t cap)
+{
+    group_stats g = group_of(r, c);
+    char sz[32];
+    if (g.has_headroom)
+        snprintf(head, cap, "%s (%s)", units_format_size(g.worst_headroom, sz, sizeof sz), r->traces[g.worst_trace]);
+    else
+        snprintf(head, cap, "-");
+}
+
 void report_sweep_text(const report_sweep *r, sim_buf *b)
 {
     sim_buf_printf(b,
                    "gpusim sweep: %llu of %llu jobs (%u traces x %u devices x %u strategies x %u option sets%s)\n"
-                   "fit: completed without an out-of-memory; headroom: the allocator's limit minus peak "
-                   "allocated\n\n",
+                   "fit: completed without an out-of-memory; headroom: capacity minus peak on the device "
+                   "(context included)\n\n",
                    (unsigned long long)r->done, (unsigned long long)r->jobs, r->n_traces, r->n_devices, r->n_strategies,
                    r->n_optsets, r->n_groups < r->n_devices * r->n_strategies * r->n_optsets ? ", where they apply" : "");
-    size_t wd = strlen("device"), ws = strlen("strategy"), wo = strlen("options");
+    size_t wd = strlen("device"), ws = strlen("strategy"), wo = strlen("options"), wh = 34;
     for (uint32_t c = 0; c < r->n_groups; c++) {
         wd = width_max(wd, r->groups[c].device);
         ws = width_max(ws, r->groups[c].strategy);
         wo = width_max(wo, r->groups[c].options);
+        char head[600];
+        head_text(r, c, head, sizeof head); /* "SIZE (TRACE)": long paths widen the column */
+        wh = width_max(wh, head);
     }
-    sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-34s %8s  %s\n", (int)wd, "device", (int)ws, "strategy", (int)wo,
-                   "options", "fit", "worst headroom", "frag max", "out of memory (cause)");
+    sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-*s %8s  %s\n", (int)wd, "device", (int)ws, "strategy", (int)wo,
+                   "options", "fit", (int)wh, "worst headroom", "frag max", "out of memory (cause)");
     for (uint32_t c = 0; c < r->n_groups; c++) {
         const report_sweep_group *k = &r->groups[c];
         group_stats g = group_of(r, c);
         uint32_t ran = g.traces - g.missing - g.errors;
-        char fit[32], head[160], sz[32];
+        char fit[32], head[600];
         snprintf(fit, sizeof fit, "%u/%u %3.0f%%", g.fit, ran, ran ? 100.0 * g.fit / ran : 0.0);
-        if (g.has_headroom)
-            snprintf(head, sizeof head, "%s (%s)", units_format_size(g.worst_headroom, sz, sizeof sz),
-                     r->traces[g.worst_trace]);
-        else
-            snprintf(head, sizeof head, "-");
-        sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-34s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
-                       k->options, fit, head, g.frag_max);
-        uint32_t shown = 0, total = g.capacity + g.fragmentation;
+        head_text(r, c, head, sizeof head);
+        sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-*s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
+                       k->options, fit, (int)wh, head, g.frag_max);
+        uint32_t shown = 0, total = g.capacity + g.fragmentation + g.other_processes;
         for (uint32_t t = 0; t < r->n_traces && shown < 3; t++) {
             const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
             if (!j->present || j->error || j->cause == 0)
@@ -161,8 +176,9 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
             sim_buf_printf(b, ", +%u more", total - shown);
         if (total == 0)
             sim_buf_puts(b, "-");
-        if (g.capacity && g.fragmentation)
-            sim_buf_printf(b, "  [%u capacity, %u fragmentation]", g.capacity, g.fragmentation);
+        if ((g.capacity != 0) + (g.fragmentation != 0) + (g.other_processes != 0) > 1)
+            sim_buf_printf(b, "  [%u capacity, %u fragmentation, %u other processes]", g.capacity, g.fragmentation,
+                           g.other_processes);
         if (g.errors)
             sim_buf_printf(b, "  [%u invalid]", g.errors);
         if (g.missing)

@@ -13,7 +13,8 @@
 typedef enum report_sweep_cause {
     REPORT_SWEEP_NO_OOM = 0,
     REPORT_SWEEP_CAPACITY = 1,
-    REPORT_SWEEP_FRAGMENTATION = 2
+    REPORT_SWEEP_FRAGMENTATION = 2,
+    REPORT_SWEEP_OTHER_PROCESSES = 3
 } report_sweep_cause;
 
 /* What the summary needs of one job. */
@@ -21,7 +22,7 @@ typedef struct report_sweep_job {
     bool present;          /* its result is in the file */
     bool fit;              /* completed without an OOM */
     uint8_t cause;         /* report_sweep_cause of its first OOM */
-    uint64_t headroom;     /* the allocator's limit − peak allocated (0 when above) */
+    uint64_t headroom;     /* capacity − peak on the device, contexts included (0 when above), as plan's */
     double frag_max;
     const char *error;     /* the message of an invalid trace, or NULL */
 } report_sweep_job;

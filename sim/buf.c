@@ -83,12 +83,54 @@ void sim_buf_printf(sim_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+size_t sim_utf8_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* the allowed range of the second byte (RFC 3629, section 4) */
+    if (u[0] >= 0xC2 && u[0] <= 0xDF)
+        n = 2;
+    else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
+        n = 3;
+        if (u[0] == 0xE0)
+            lo = 0xA0; /* no overlong forms */
+        else if (u[0] == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
+        n = 4;
+        if (u[0] == 0xF0)
+            lo = 0x90;
+        else if (u[0] == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (u[1] < lo || u[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (u[i] < 0x80 || u[i] > 0xBF)
+            return 0;
+    return n;
+}
+
 void sim_buf_json_str(sim_buf *b, const char *s)
 {
     sim_buf_put(b, "\"", 1);
     const char *run = s;
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
+        if (c >= 0x80) {
+            size_t n = sim_utf8_len(p);
+            if (n > 0) {
+                p += n - 1;
+                continue;
+            }
+            sim_buf_put(b, run, (size_t)(p - run));
+            sim_buf_puts(b, "\\ufffd"); /* not UTF-8: the replacement character */
+            run = p + 1;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         sim_buf_put(b, run, (size_t)(p - run));

@@ -26,6 +26,10 @@ void sim_buf_puts(sim_buf *b, const char *s);
 void sim_buf_printf(sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal with quotes and escapes. */
 void sim_buf_json_str(sim_buf *b, const char *s);
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there
+ * are not one (a stray continuation byte, a truncated, overlong or surrogate form).
+ * sim_buf_json_str writes such a byte as \ufffd, so output stays valid JSON. */
+size_t sim_utf8_len(const char *s);
 /* A JSON number for a ratio: fixed 6 decimals, so output is byte-stable. */
 void sim_buf_json_real(sim_buf *b, double v);
 

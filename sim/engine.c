@@ -22,6 +22,12 @@ typedef struct proc_state {
     idmap ids;
     uint32_t dev_proc;
     uint64_t requested;
+    /* after the process's first OOM only (oomed): what it asked for and did not get
+     * and is still live in the trace's terms, and the peak of requested + that, the
+     * program's demand had every allocation been served (design.md §3 "OOM cause") */
+    bool oomed;
+    uint64_t dropped_live;
+    uint64_t demand_peak;
     strategy_sample last;
     bool stopped;
     bool stop_after_event;  /* an OOM ended the program: stop once the event is measured */
@@ -69,10 +75,16 @@ static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m,
 {
     if (requested > m->peak_requested_bytes)
         m->peak_requested_bytes = requested;
-    if (s->allocated_bytes > m->peak_allocated_bytes)
-        m->peak_allocated_bytes = s->allocated_bytes;
-    if (s->reserved_bytes > m->peak_reserved_bytes) {
-        m->peak_reserved_bytes = s->reserved_bytes;
+    /* the high-water marks of the event: the allocator's own running maxima when it
+     * keeps them (strategy_sample); above every earlier mark only if reached in
+     * this event */
+    uint64_t allocated_hw = s->peak_allocated_bytes > s->allocated_bytes ? s->peak_allocated_bytes : s->allocated_bytes;
+    uint64_t reserved_hw = s->peak_reserved_bytes > s->reserved_bytes ? s->peak_reserved_bytes : s->reserved_bytes;
+    device_bytes += reserved_hw - s->reserved_bytes;
+    if (allocated_hw > m->peak_allocated_bytes)
+        m->peak_allocated_bytes = allocated_hw;
+    if (reserved_hw > m->peak_reserved_bytes) {
+        m->peak_reserved_bytes = reserved_hw;
         m->fragmentation_at_peak = frag;
         m->reserved_unallocated_at_peak_bytes =
             s->reserved_bytes > s->allocated_bytes ? s->reserved_bytes - s->allocated_bytes : 0;
@@ -96,12 +108,16 @@ static void device_totals(const engine *e, strategy_sample *out, uint64_t *reque
     const sim_run *run = e->run;
     strategy_sample tot = {0};
     uint64_t req = 0, allocs = 0, frees = 0;
+    uint32_t running = 0;
+    const strategy_sample *only = NULL;
     for (uint32_t i = 0; i < run->n_procs; i++) {
         allocs += e->ps[i].last.num_device_allocs;
         frees += e->ps[i].last.num_device_frees;
         if (e->ps[i].stopped)
             continue;
         const strategy_sample *s = &e->ps[i].last;
+        running++;
+        only = s;
         req += e->ps[i].requested;
         tot.allocated_bytes += s->allocated_bytes;
         tot.reserved_bytes += s->reserved_bytes;
@@ -111,6 +127,12 @@ static void device_totals(const engine *e, strategy_sample *out, uint64_t *reque
     }
     tot.num_device_allocs = allocs;
     tot.num_device_frees = frees;
+    if (running == 1) {
+        /* one process: its own maxima are the device's; several: a sum of
+         * maxima is no maximum of sums, the samples decide */
+        tot.peak_reserved_bytes = only->peak_reserved_bytes;
+        tot.peak_allocated_bytes = only->peak_allocated_bytes;
+    }
     *out = tot;
     *requested = req;
 }
@@ -344,6 +366,146 @@ static sim_status paranoid_check(engine *e, uint32_t p, const sim_event *ev, con
                          (unsigned long long)r.violations, r.text);
 }
 
+static void oom_verdict(sim_oom_record *rec);
+
+/* design.md §3 "OOM cause", from the engine's own books: L is ps->requested (deferred
+ * frees leave it at ready_t), U the strategy's usable_bytes (or capacity − context). */
+static void oom_classify(const engine *e, uint32_t p, const sim_event *ev, sim_oom_record *rec)
+{
+    const device *dev = e->run->dev;
+    uint32_t me = e->ps[p].dev_proc;
+    device_info info = device_get_info(dev);
+    uint64_t others = 0, alive = 0;
+    uint32_t n_others = 0;
+    for (uint32_t i = 0; i < device_proc_count(dev); i++) {
+        if (!device_proc_alive(dev, i))
+            continue;
+        alive++;
+        if (i != me) {
+            others += device_proc_held(dev, i);
+            n_others++;
+        }
+    }
+    uint64_t contexts = alive * e->context_bytes;
+    uint64_t own_room = info.capacity_bytes > e->context_bytes ? info.capacity_bytes - e->context_bytes : 0;
+    rec->live_requested_bytes = e->ps[p].requested;
+    /* no process may use more than capacity − its context, whatever its allocator's limit */
+    rec->usable_bytes = rec->info.usable_bytes && rec->info.usable_bytes < own_room ? rec->info.usable_bytes : own_room;
+    rec->other_processes_bytes = others;
+    rec->other_processes = n_others;
+    rec->contexts_bytes = contexts;
+    rec->capacity_bytes = info.capacity_bytes;
+    rec->peak_demand_bytes = rec->live_requested_bytes + ev->size; /* raised by oom_finish */
+    oom_verdict(rec);
+    snprintf(rec->tag, sizeof rec->tag, "%s", ev->tag ? ev->tag : "");
+}
+
+/* The rule itself, on D = the program's demand (at least L + S). */
+static void oom_verdict(sim_oom_record *rec)
+{
+    uint64_t shared_room = rec->capacity_bytes > rec->contexts_bytes ? rec->capacity_bytes - rec->contexts_bytes : 0;
+    uint64_t need = rec->peak_demand_bytes; /* sizes are below 2^53: sums of a few cannot overflow */
+    if (need > rec->usable_bytes)
+        rec->cause = SIM_OOM_CAPACITY;
+    else if (need + rec->other_processes_bytes > shared_room)
+        rec->cause = SIM_OOM_OTHER_PROCESSES;
+    else
+        rec->cause = SIM_OOM_FRAGMENTATION;
+}
+
+static inline void demand_note(proc_state *ps)
+{
+    uint64_t d = ps->requested + ps->dropped_live;
+    if (d > ps->demand_peak)
+        ps->demand_peak = d;
+}
+
+/* After the run: every process's first OOM judged on the demand its whole trace
+ * reached (the events after an OOM that ended it are still counted, as sizes only). */
+static void oom_finish(engine *e)
+{
+    sim_run *run = e->run;
+    for (uint32_t p = 0; p < run->n_procs; p++) {
+        sim_oom_record *rec = &run->procs[p].m.first_oom;
+        if (!rec->happened)
+            continue;
+        if (e->ps[p].demand_peak > rec->peak_demand_bytes)
+            rec->peak_demand_bytes = e->ps[p].demand_peak;
+        oom_verdict(rec);
+        if (run->total.first_oom.happened && run->total.first_oom.process == p) {
+            run->total.first_oom.peak_demand_bytes = rec->peak_demand_bytes;
+            run->total.first_oom.cause = rec->cause;
+        }
+    }
+}
+
+/* An event of a process an OOM ended: no allocator any more, only the sizes, for the
+ * program's demand. The trace's own mistakes (an unknown id) are not judged here. */
+static sim_status demand_after_stop(engine *e, uint32_t p, const sim_event *ev)
+{
+    proc_state *ps = &e->ps[p];
+    if (ev->op == SIM_OP_ALLOC) {
+        bool found = false;
+        idmap_entry *ent = idmap_find_or_insert(&ps->ids, ev->id, &found);
+        if (ent == NULL)
+            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        if (found)
+            return SIM_OK;
+        ent->size = ev->size;
+        ent->handle = STRATEGY_HANDLE_NONE;
+        ent->flags |= IDMAP_DROPPED;
+        ps->dropped_live += ev->size;
+        demand_note(ps);
+    } else if (ev->op == SIM_OP_FREE) {
+        idmap_entry *ent = idmap_find(&ps->ids, ev->id);
+        if (ent == NULL)
+            return SIM_OK;
+        if (ent->flags & IDMAP_DROPPED)
+            ps->dropped_live -= ent->size;
+        else
+            ps->requested -= ent->size;
+        idmap_remove(&ps->ids, ent);
+    }
+    return SIM_OK;
+}
+
+static int count_free_piece(void *ctx, const strategy_block *b)
+{
+    if (b->state == BLOCK_FREE)
+        ++*(uint64_t *)ctx;
+    return 0;
+}
+
+/* What the reports show of a process's first OOM: the free pieces the allocator holds
+ * (one walk) and the largest live allocations (one pass over the id map). Once per
+ * process, so --on-oom=skip's later failures cost nothing. */
+static void oom_describe(const engine *e, uint32_t p, sim_oom_record *rec)
+{
+    const sim_run *run = e->run;
+    run->ops->walk(run->procs[p].s, count_free_piece, &rec->free_pieces);
+    const idmap *m = &e->ps[p].ids;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i <= m->mask; i++) {
+        const idmap_entry *ent = &m->slots[i];
+        if (!(ent->flags & IDMAP_USED) || (ent->flags & IDMAP_DROPPED) || ent->id == rec->id)
+            continue;
+        /* insertion into a list of at most SIM_OOM_LARGEST_LIVE, largest first, ties by id */
+        uint32_t at = n;
+        while (at > 0 && (rec->largest_live[at - 1].size < ent->size ||
+                          (rec->largest_live[at - 1].size == ent->size && rec->largest_live[at - 1].id > ent->id)))
+            at--;
+        if (at >= SIM_OOM_LARGEST_LIVE)
+            continue;
+        uint32_t last = n < SIM_OOM_LARGEST_LIVE ? n : SIM_OOM_LARGEST_LIVE - 1;
+        for (uint32_t j = last; j > at; j--)
+            rec->largest_live[j] = rec->largest_live[j - 1];
+        rec->largest_live[at] = (sim_oom_live){.id = ent->id, .size = ent->size};
+        if (n < SIM_OOM_LARGEST_LIVE)
+            n++;
+    }
+    rec->n_largest_live = n;
+}
+
 static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
 {
     sim_run *run = e->run;
@@ -365,6 +527,8 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
         ent->handle = h;
         ps->requested += ev->size;
         e->handle = h;
+        if (ps->oomed)
+            demand_note(ps);
         return SIM_OK;
     }
     if (st != SIM_OOM) {
@@ -376,19 +540,25 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
         .happened = true, .source = src, .process = p, .event = ev->index, .line = ev->line,
         .t = ev->t, .id = ev->id, .size = ev->size, .info = oom,
     };
+    oom_classify(e, p, ev, &rec);
     sim_metrics *pm = &run->procs[p].m;
     pm->ooms++;
-    if (!pm->first_oom.happened)
+    if (!pm->first_oom.happened) {
+        oom_describe(e, p, &rec);
         pm->first_oom = rec;
+    }
     run->total.ooms++;
     if (!run->total.first_oom.happened)
         run->total.first_oom = rec;
+    /* kept as dropped in both modes: its free tells the program's demand (oom_finish) */
+    ent->flags |= IDMAP_DROPPED;
+    ent->handle = STRATEGY_HANDLE_NONE;
+    ps->oomed = true;
+    ps->dropped_live += ev->size;
+    demand_note(ps);
     if (e->cfg->on_oom_skip) {
-        ent->flags |= IDMAP_DROPPED;
-        ent->handle = STRATEGY_HANDLE_NONE;
         e->outcome = ENGINE_OOM_DROPPED;
     } else {
-        idmap_remove(&ps->ids, ent);
         ps->stop_after_event = true;
         e->outcome = ENGINE_OOM_ENDED;
     }
@@ -405,6 +575,7 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
                              "free of id %llu that is not allocated (never allocated, or already freed)",
                              (unsigned long long)ev->id);
     if (ent->flags & IDMAP_DROPPED) {
+        ps->dropped_live -= ent->size;
         idmap_remove(&ps->ids, ent);
         e->outcome = ENGINE_IGNORED;
         return SIM_OK;
@@ -433,8 +604,8 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
     if (st != SIM_OK)
         return st;
     run->events++;
-    if (e->ps[p].stopped)
-        return SIM_OK; /* the program already died of an OOM: the rest never happens */
+    if (e->ps[p].stopped) /* the program already died of an OOM: the rest never happens */
+        return demand_after_stop(e, p, ev);
     switch (ev->op) {
     case SIM_OP_ALLOC:
         st = do_alloc(e, src, p, ev);
@@ -468,8 +639,10 @@ static sim_status do_deferred(engine *e, const pq_entry *d)
 {
     sim_run *run = e->run;
     proc_state *ps = &e->ps[d->proc];
-    if (ps->stopped)
-        return SIM_OK; /* dropped with its process */
+    if (ps->stopped) {
+        ps->requested -= d->size; /* dropped with its process; the demand counts it freed */
+        return SIM_OK;
+    }
     run->events++;
     run->ops->free_ready(run->procs[d->proc].s, d->handle);
     ps->requested -= d->size;
@@ -604,6 +777,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
         run->total.ooms = ooms;
         run->total.first_oom = first;
     }
+    oom_finish(&e);
     /* totals: completed only if every process completed; final = what each held at its end */
     run->total.final_reserved_bytes = 0;
     run->total.final_allocated_bytes = 0;

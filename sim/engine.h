@@ -90,6 +90,14 @@ typedef struct engine_config {
     void *app_data;
 } engine_config;
 
+#define SIM_OOM_LARGEST_LIVE 5u
+
+/* One live allocation at an OOM (sim_oom_record.largest_live). */
+typedef struct sim_oom_live {
+    uint64_t id;
+    uint64_t size;            /* requested bytes */
+} sim_oom_live;
+
 typedef struct sim_oom_record {
     bool happened;
     uint32_t source;          /* index of the trace */
@@ -100,6 +108,22 @@ typedef struct sim_oom_record {
     uint64_t id;
     uint64_t size;            /* bytes the trace asked for */
     strategy_oom info;        /* the allocator's view, after its recovery steps */
+    /* design.md §3 "OOM cause": L = live_requested_bytes, S = size, U = usable_bytes */
+    sim_oom_cause cause;
+    uint64_t live_requested_bytes; /* L: the process's live requested bytes before this request,
+                                    * pending deferred frees included */
+    uint64_t peak_demand_bytes; /* D: the process's peak live requested bytes over its whole trace
+                                 * had every allocation been served (≥ L + S); the verdict is on D */
+    uint64_t usable_bytes;    /* U: what the process may use (info.usable_bytes, else capacity − context) */
+    uint64_t other_processes_bytes; /* what the other running processes hold, their contexts excluded */
+    uint32_t other_processes; /* how many other processes were running */
+    uint64_t contexts_bytes;  /* the contexts of every running process, this one included */
+    uint64_t capacity_bytes;  /* the device's */
+    char tag[128];            /* the failing allocation's tag (truncated), "" if none */
+    /* filled for the first OOM of each process only (the one the reports show); 0 otherwise */
+    uint64_t free_pieces;     /* free blocks inside what the allocator holds (ops->walk) */
+    uint32_t n_largest_live;  /* the largest live allocations of the process, largest first */
+    sim_oom_live largest_live[SIM_OOM_LARGEST_LIVE];
 } sim_oom_record;
 
 typedef struct sim_metrics {

@@ -30,7 +30,15 @@ const char *strategy_option_kind_name(strategy_option_kind k)
 
 const char *sim_oom_cause_name(sim_oom_cause c)
 {
-    return c == SIM_OOM_FRAGMENTATION ? "fragmentation" : "capacity";
+    switch (c) {
+    case SIM_OOM_FRAGMENTATION:
+        return "fragmentation";
+    case SIM_OOM_OTHER_PROCESSES:
+        return "other_processes";
+    case SIM_OOM_CAPACITY:
+        break;
+    }
+    return "capacity";
 }
 
 typedef struct stat_finder {

@@ -64,9 +64,13 @@ typedef struct strategy_option {
     bool required;            /* create() fails without it */
 } strategy_option;
 
+/* What the user should change after an OOM (design.md §3 "OOM cause"). The engine
+ * decides it from the process's live bytes, the strategy's usable_bytes and the other
+ * processes; a strategy never classifies its own failures. */
 typedef enum sim_oom_cause {
-    SIM_OOM_CAPACITY = 0,      /* the request exceeds all memory the allocator could free */
-    SIM_OOM_FRAGMENTATION = 1  /* enough bytes are free in total, not in one usable piece */
+    SIM_OOM_CAPACITY = 0,        /* live + request exceed what the process may use: a bigger card, a smaller batch */
+    SIM_OOM_FRAGMENTATION = 1,   /* it would fit: the allocator left no usable piece (allocator settings) */
+    SIM_OOM_OTHER_PROCESSES = 2  /* it would fit, but other processes on the device hold the memory */
 } sim_oom_cause;
 const char *sim_oom_cause_name(sim_oom_cause c);
 
@@ -77,7 +81,8 @@ typedef struct strategy_oom {
     uint64_t largest_free_bytes; /* largest free block it holds */
     uint64_t reserved_bytes;     /* what it holds from the device */
     uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
-    sim_oom_cause cause;
+    uint64_t usable_bytes;       /* what this process may use (BFC: its limit; PyTorch: min(capacity −
+                                  * context, fraction cap)); 0: capacity − context, the engine's default */
     char detail[768];            /* the allocator's own words (PyTorch's message, ...) or "" */
 } strategy_oom;
 
@@ -89,6 +94,13 @@ typedef struct strategy_sample {
     uint64_t largest_free_bytes; /* the largest of those free blocks */
     uint64_t num_device_allocs;
     uint64_t num_device_frees;
+    /* The allocator's own running maxima of reserved_bytes and allocated_bytes
+     * since it was created (PyTorch's max_memory_reserved/allocated), 0 where it
+     * keeps none: memory taken and given back within one operation (pages mapped
+     * for a request, then unmapped by its out-of-memory ladder) raises them
+     * although no sample shows it. The engine's peak_* results include them. */
+    uint64_t peak_reserved_bytes;
+    uint64_t peak_allocated_bytes;
 } strategy_sample;
 
 typedef enum strategy_block_state {

@@ -671,12 +671,8 @@ static const char *pt_size(uint64_t size, char *buf, size_t cap)
     return buf;
 }
 
-static void fill_oom(const strategy *s, uint64_t size, uint64_t r, uint32_t stream, strategy_oom *oom)
+static void fill_oom(const strategy *s, uint64_t size, uint64_t r, strategy_oom *oom)
 {
-    uint64_t usable = s->free_set.bytes;
-    for (uint32_t i = 0; i < s->pend_set.n; i++)
-        if (blk(s, s->pend_set.v[i].b)->stream == stream)
-            usable += s->pend_set.v[i].size;
     uint64_t dev_free = device_free_bytes(s->dev);
     *oom = (strategy_oom){
         .size_bytes = r,
@@ -684,7 +680,8 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t r, uint32_t stre
         .largest_free_bytes = s->free_set.n ? s->free_set.v[s->free_set.n - 1].size : 0,
         .reserved_bytes = s->reserved,
         .device_free_bytes = dev_free,
-        .cause = usable + dev_free >= r ? SIM_OOM_FRAGMENTATION : SIM_OOM_CAPACITY,
+        /* design.md §3: a fraction caps what the process may use; else capacity − context */
+        .usable_bytes = s->set.has_fraction ? s->fraction_limit : 0,
     };
     if (s->set.preset == AP_PYTORCH) {
         char cur[32], req[32], tot[32], fr[32], lim[32];
@@ -715,8 +712,7 @@ static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strat
 {
     uint64_t r = units_round_up(size, s->set.alignment);
     if (s->set.has_fraction && s->requested_live + size > s->fraction_limit) {
-        fill_oom(s, size, r, stream, oom);
-        oom->cause = SIM_OOM_CAPACITY; /* PyTorch's own limit, before the pool is asked */
+        fill_oom(s, size, r, oom); /* PyTorch's own limit, before the pool is asked */
         return SIM_OOM;
     }
     uint32_t a = slots_take(&s->allocs);
@@ -745,7 +741,7 @@ static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         if (st != SIM_OK) {
             slots_put(&s->allocs, a);
             if (st == SIM_OOM)
-                fill_oom(s, size, r, stream, oom);
+                fill_oom(s, size, r, oom);
             return st;
         }
     }

@@ -422,53 +422,23 @@ static void release_chunk(strategy *s, uint32_t h)
     free_insert(s, h);
 }
 
-/* What Extend could still add: what the limit leaves, but no more than the device
- * has free (other processes and contexts hold the rest). gpusim's reading of
- * design.md §3 "everything the allocator could still make free" on a shared device. */
-static uint64_t oom_extendable(const strategy *s)
-{
-    uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
-    uint64_t by_device = units_round_down(device_free_bytes(s->dev), BFC_MIN_ALLOC);
-    return by_limit < by_device ? by_limit : by_device;
-}
-
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)
 {
     uint64_t free_bytes = s->pool_bytes - s->bytes_in_use;
     uint64_t largest = largest_free(s);
-    uint64_t extendable = oom_extendable(s);
     uint64_t dev_free = device_free_bytes(s->dev);
-    /* design.md §3: capacity when the request exceeds everything the allocator could
-     * still make free, pool − in_use + floor256(limit − pool) (capped by the device's
-     * free memory, see oom_extendable); else fragmentation */
-    bool capacity = rounded > free_bytes + extendable;
     *oom = (strategy_oom){
         .size_bytes = rounded,
         .free_bytes = free_bytes,
         .largest_free_bytes = largest,
         .reserved_bytes = s->pool_bytes,
         .device_free_bytes = dev_free,
-        .cause = capacity ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION,
+        .usable_bytes = s->limit, /* design.md §3: a BFC process may use its limit */
     };
-    uint64_t by_limit = units_round_down(s->limit - s->pool_bytes, BFC_MIN_ALLOC);
-    const char *why;
-    if (s->spatial_abort)
-        why = "The device granted a second region, but spatial partitioning allows one "
-              "central gap: XLA aborts here (a CHECK in InsertFreeChunk).";
-    else if (capacity && rounded <= free_bytes + by_limit)
-        why = "The limit leaves room, but the device does not have that much free: other "
-              "processes or contexts hold it (capacity of the shared device).";
-    else if (capacity)
-        why = "The request is larger than all the memory this allocator could still free "
-              "under its limit (capacity): lower the batch size or raise the limit.";
-    else if (s->opt.spatial)
-        why = "Enough memory is free in total, but neither a lower-partition hole nor the "
-              "central gap holds the request: spatial partitioning carves new memory only "
-              "from the gap (fragmentation).";
-    else
-        why = "Enough memory is free in total, but not in one chunk: regions never merge "
-              "and chunks only coalesce with free neighbours (fragmentation). TF suggests "
-              "TF_GPU_ALLOCATOR=cuda_malloc_async.";
+    /* the cause is the engine's (design.md §3); what only the allocator knows is said here */
+    const char *why = s->spatial_abort ? " The device granted a second region, but spatial partitioning allows one "
+                                         "central gap: XLA aborts here (a CHECK in InsertFreeChunk)."
+                                       : "";
     uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
     char gap_text[64] = "";
     if (s->opt.spatial)
@@ -476,7 +446,7 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
     snprintf(oom->detail, sizeof oom->detail,
              "Allocator (GPU_0_bfc) ran out of memory trying to allocate %llu bytes "
              "(rounded to %llu). Limit: %llu, InUse: %llu, pool: %llu in %u region(s), "
-             "largest free chunk %llu of %llu free%s; device free %llu. %s",
+             "largest free chunk %llu of %llu free%s; device free %llu.%s",
              (unsigned long long)size, (unsigned long long)rounded, (unsigned long long)s->limit,
              (unsigned long long)s->bytes_in_use, (unsigned long long)s->pool_bytes, s->live_regions,
              (unsigned long long)largest, (unsigned long long)free_bytes, gap_text,

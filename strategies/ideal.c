@@ -2,7 +2,7 @@
  *
  * Rules:
  *  1. alloc(n) takes exactly n bytes of device memory (no rounding, no block);
- *     it fails, with cause `capacity`, iff n > device_free_bytes().
+ *     it fails iff n > device_free_bytes() (capacity or other processes, by the engine's rule).
  *  2. free gives the n bytes back at once (or at ready_t when deferred).
  *  3. Nothing is cached, so free bytes and fragmentation are always 0 and
  *     reserved == allocated == live requested bytes.
@@ -59,7 +59,6 @@ static sim_status ideal_alloc_op(strategy *s, uint64_t size, uint32_t stream, st
             .largest_free_bytes = 0,
             .reserved_bytes = s->live_bytes,
             .device_free_bytes = device_free_bytes(s->dev),
-            .cause = SIM_OOM_CAPACITY,
         };
         oom->detail[0] = '\0';
         return SIM_OOM;

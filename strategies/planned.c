@@ -210,8 +210,9 @@ static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, str
         uint64_t avail = device_free_bytes(s->dev);
         if (device_map(s->dev, s->proc, s->heap) != SIM_OK) {
             *oom = (strategy_oom){.size_bytes = s->heap, .free_bytes = 0, .largest_free_bytes = 0,
-                                  .reserved_bytes = 0, .device_free_bytes = avail,
-                                  .cause = s->peak <= avail ? SIM_OOM_FRAGMENTATION : SIM_OOM_CAPACITY};
+                                  .reserved_bytes = 0, .device_free_bytes = avail};
+            /* the engine names the cause (design.md §3): the program's peak against what it
+             * may use, so a heap larger than the live peak is fragmentation */
             char a[32], b[32], c[32];
             snprintf(oom->detail, sizeof oom->detail,
                      "the %s plan needs an arena of %s (its live peak is %s) and the device has %s left: "

@@ -11,7 +11,7 @@
  *     backed by whole 2 MiB GPU pages (allocators.md §4, "GPU pages which are 2MiB").
  *  4. free returns the charge to the device at once (cudaFree synchronizes), or at
  *     ready_t when deferred.
- *  5. Nothing is cached: free bytes are 0, and an OOM is always `capacity`.
+ *  5. Nothing is cached: free bytes are 0 (the engine names the cause, design.md §3).
  * Both charges are modelling assumptions that validate/ measures. O(1) per event;
  * the walker sorts live allocations by address (O(n log n), not on the hot path). */
 #include "raw.h"
@@ -82,7 +82,6 @@ static sim_status raw_alloc_op(strategy *s, uint64_t size, uint32_t stream, stra
             .size_bytes = charge,
             .reserved_bytes = s->reserved,
             .device_free_bytes = device_free_bytes(s->dev),
-            .cause = SIM_OOM_CAPACITY,
         };
         return SIM_OOM;
     }

@@ -24,8 +24,10 @@
  *     release every unsplit cached segment (unmap whole free pages of expandable
  *     segments) and retry (num_alloc_retries); OOM.
  *  6. free [2.6]: allocated_bytes drops at once; a deferred free (ready_t > t, the
- *     record_stream case) keeps the block active and unusable until free_ready, or
- *     until a synchronize (empty_cache, rung 7 of the ladder) completes it early.
+ *     record_stream case) keeps the block active and unusable until PyTorch sees
+ *     its event complete: at the first malloc after free_ready (ready_t), in
+ *     per-stream free order (process_events), or at a synchronize (empty_cache,
+ *     rung 7 of the ladder), which completes it even before ready_t.
  *     free_block merges with free neighbours of the same segment and mapped state.
  *  7. empty_cache [2.8] = release_cached_blocks without the retry.
  *  8. Expandable segments [2.11]: one address range of ceil(1⅛·capacity / page) pages
@@ -44,7 +46,8 @@
  * it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
- * handle. The walker and the checker are torch_check.c.
+ * handle. The walker and the checker are torch_check.c, the stats and options
+ * torch_report.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when it repeats); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
@@ -126,6 +129,9 @@ static uint64_t round_size(const strategy *s, uint64_t size)
     if (size < T_MIN_BLOCK)
         return T_MIN_BLOCK;
     uint64_t d = torch_conf_divisions(&s->conf, size);
+    /* 2.1-2.3 handed one division the size as asked (pytorch/pytorch#126830) */
+    if (d == 1 && !s->rules.single_division_rounds_512)
+        return size;
     if (d > 1 && size > T_MIN_BLOCK * d) {
         /* roundup_power2_next_division */
         if (units_is_pow2(size))
@@ -290,24 +296,58 @@ static void release_blocks(strategy *s, unsigned pool)
     }
 }
 
+/* The queue of deferred frees that still own a block (PyTorch's cuda_events). */
+static void pending_push(strategy *s, uint32_t ah)
+{
+    AL(s, ah)->q_next = T_NONE;
+    if (s->q_tail != T_NONE)
+        AL(s, s->q_tail)->q_next = ah;
+    else
+        s->q_head = ah;
+    s->q_tail = ah;
+}
+
+/* The event of the oldest queued allocation completed and PyTorch noticed: its
+ * block returns to the pool. A ready allocation is finished with; a pending one
+ * (completed by a synchronize) waits for its free_ready. */
+static void pending_complete_head(strategy *s)
+{
+    uint32_t ah = s->q_head;
+    talloc *al = AL(s, ah);
+    s->q_head = al->q_next;
+    if (s->q_head == T_NONE)
+        s->q_tail = T_NONE;
+    uint32_t h = al->block;
+    bool ready = al->state == A_READY;
+    al->block = T_NONE;
+    s->n_pending--;
+    if (ready) {
+        s->n_ready--;
+        slots_put(&s->allocs, ah);
+    } else {
+        al->state = A_DONE;
+    }
+    free_block(s, h);
+}
+
+/* process_events, at the start of every malloc: the deferred frees whose events
+ * completed, oldest first, up to the first one still pending. PyTorch polls the
+ * events of each recorded stream in record order and stops at the first that is
+ * not ready; gpusim's deferred frees are all recorded on one side stream (as a
+ * program's copy or communication stream; validate/upstream does the same), so
+ * that is one queue in free order. */
+static void process_events(strategy *s)
+{
+    while (s->n_ready > 0 && AL(s, s->q_head)->state == A_READY)
+        pending_complete_head(s);
+}
+
 /* synchronize_and_free_events: every deferred free completes now. */
 static void synchronize(strategy *s)
 {
     s->st.num_sync_all_streams++;
-    if (s->n_pending == 0)
-        return;
-    for (uint32_t a = 0; a < s->allocs.n_used_hw && s->n_pending > 0; a++) {
-        if (!slots_valid(&s->allocs, a))
-            continue;
-        talloc *al = AL(s, a);
-        if (al->state != A_PENDING || al->block == T_NONE)
-            continue;
-        uint32_t h = al->block;
-        al->block = T_NONE;
-        al->state = A_DONE;
-        s->n_pending--;
-        free_block(s, h);
-    }
+    while (s->q_head != T_NONE)
+        pending_complete_head(s);
 }
 
 /* release_cached_blocks: synchronize, then release both pools. */
@@ -555,20 +595,19 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     uint64_t limit = s->capacity_bytes > s->context_bytes ? s->capacity_bytes - s->context_bytes : 0;
     if (s->set_fraction)
         limit = u64_min(limit, s->allowed_bytes);
-    uint64_t could_free = limit > allocated ? limit - allocated : 0;
     *oom = (strategy_oom){
         .size_bytes = size,
         .free_bytes = free_bytes(s),
         .largest_free_bytes = largest_free(s),
         .reserved_bytes = reserved,
         .device_free_bytes = dev_free,
-        .cause = size > could_free ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION,
+        .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
     };
     char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
     if (s->set_fraction)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
     /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc; the 2.9
-     * wording, PYTORCH_ALLOC_CONF). It names the segment size (alloc_size), not the
+     * wording, PYTORCH_ALLOC_CONF; 2.1-2.8 advise PYTORCH_CUDA_ALLOC_CONF, as 2.6 does). It names the segment size (alloc_size), not the
      * rounded request; "this process has" is what NVML reports for the process, its
      * reserved memory and its context. NVML's lines for the other processes on the
      * device ("Process N has ...") need their PIDs, which a trace does not have. */
@@ -576,13 +615,14 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
              "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
              "Including non-PyTorch memory, this process has %s memory in use. %sOf the allocated memory %s is "
              "allocated by PyTorch, and %s is reserved by PyTorch but unallocated. If reserved but unallocated "
-             "memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
+             "memory is large try setting %s=expandable_segments:True to avoid fragmentation.  "
              "See documentation for Memory Management  "
              "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
              torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
              torch_format_size(dev_free, f, sizeof f), torch_format_size(reserved + s->context_bytes, u, sizeof u),
              allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r));
+             torch_format_size(reserved - allocated, r, sizeof r),
+             s->rules.oom_advises_pytorch_alloc_conf ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF");
 }
 
 /* ==== Operations ==== */
@@ -590,8 +630,12 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
 static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
     torch_conf conf;
+    torch_rules rules;
+    sim_status st = torch_version_parse(strategy_config_get(cfg, "torch_version"), &rules, err);
+    if (st != SIM_OK)
+        return st;
     const char *text = strategy_config_get(cfg, "alloc_conf");
-    sim_status st = torch_conf_parse(text, &conf, err);
+    st = torch_conf_parse_for(text, &rules, &conf, err);
     if (st != SIM_OK)
         return st;
     if (conf.backend_async)
@@ -603,6 +647,13 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
                              text);
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
+    char conf_fraction[32];
+    if (ftext == NULL && conf.per_process_memory_fraction >= 0.0) {
+        /* per_process_memory_fraction in the conf: as set_per_process_memory_fraction
+         * at start-up (an explicit memory_fraction wins, as a later call would) */
+        snprintf(conf_fraction, sizeof conf_fraction, "%.17g", conf.per_process_memory_fraction);
+        ftext = conf_fraction;
+    }
     if (ftext != NULL) {
         sim_error sub;
         sim_error_clear(&sub);
@@ -621,6 +672,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     s->capacity_bytes = info.capacity_bytes;
     s->context_bytes = info.context_bytes;
     s->conf = conf;
+    s->rules = rules;
     snprintf(s->conf_text, sizeof s->conf_text, "%s", text ? text : "");
     if (ftext != NULL) {
         s->set_fraction = true;
@@ -637,6 +689,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
         s->unmapped_root[p] = T_NONE;
     }
     s->seg_first = s->seg_last = T_NONE;
+    s->q_head = s->q_tail = T_NONE;
     *out = s;
     return SIM_OK;
 }
@@ -672,6 +725,7 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         slots_put(&s->allocs, ah);
         return SIM_OOM;
     }
+    process_events(s);
     uint64_t rs = round_size(s, size);
     unsigned pool = rs <= T_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
     uint64_t alloc_size = allocation_size(s, rs);
@@ -724,6 +778,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         blk->state = BLOCK_PENDING;
         a->state = A_PENDING;
         s->n_pending++;
+        pending_push(s, h);
         return;
     }
     free_block(s, b);
@@ -731,17 +786,18 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     refresh_largest(s);
 }
 
+/* ready_t: the work behind the free has finished, but PyTorch sees it only when
+ * it next polls its events (process_events) or synchronizes. */
 static void torch_free_ready(strategy *s, strategy_handle h)
 {
     talloc *a = AL(s, h);
     if (a->block != T_NONE) {
-        uint32_t b = a->block;
-        s->n_pending--;
-        free_block(s, b);
+        a->state = A_READY;
+        s->n_ready++;
+        return;
     }
     /* else: zero bytes, or a synchronize already completed it */
     slots_put(&s->allocs, h);
-    refresh_largest(s);
 }
 
 static void torch_empty_cache(strategy *s)
@@ -759,84 +815,10 @@ static void torch_sample(const strategy *s, strategy_sample *out)
         .largest_free_bytes = s->largest,
         .num_device_allocs = s->st.num_device_alloc,
         .num_device_frees = s->st.num_device_free,
+        /* max_memory_reserved / max_memory_allocated: DeviceStats' running peaks */
+        .peak_reserved_bytes = (uint64_t)s->st.reserved_bytes[ST_ALL].peak,
+        .peak_allocated_bytes = (uint64_t)s->st.allocated_bytes[ST_ALL].peak,
     };
-}
-
-static void emit_stat(const strategy_stat_sink *sink, const char *name, const tstat *x)
-{
-    char key[96];
-    static const char *const parts[4] = {"current", "peak", "allocated", "freed"};
-    const int64_t v[4] = {x->current, x->peak, x->allocated, x->freed};
-    for (int i = 0; i < 4; i++) {
-        snprintf(key, sizeof key, "%s.%s", name, parts[i]);
-        sink->u64(sink->ctx, key, v[i] < 0 ? 0 : (uint64_t)v[i]);
-    }
-}
-
-static void emit_array(const strategy_stat_sink *sink, const char *name, const tstat *arr)
-{
-    static const char *const types[N_ST] = {"all", "small_pool", "large_pool"};
-    char key[64];
-    for (int t = 0; t < N_ST; t++) {
-        snprintf(key, sizeof key, "%s.%s", name, types[t]);
-        emit_stat(sink, key, &arr[t]);
-    }
-}
-
-static void torch_stats(const strategy *s, const strategy_stat_sink *sink)
-{
-    const tstats *st = &s->st;
-    emit_array(sink, "allocation", st->allocation);
-    emit_array(sink, "segment", st->segment);
-    emit_array(sink, "active", st->active);
-    emit_array(sink, "inactive_split", st->inactive_split);
-    emit_array(sink, "allocated_bytes", st->allocated_bytes);
-    emit_array(sink, "reserved_bytes", st->reserved_bytes);
-    emit_array(sink, "active_bytes", st->active_bytes);
-    emit_array(sink, "inactive_split_bytes", st->inactive_split_bytes);
-    emit_array(sink, "requested_bytes", st->requested_bytes);
-    emit_stat(sink, "oversize_allocations", &st->oversize_allocations);
-    emit_stat(sink, "oversize_segments", &st->oversize_segments);
-    sink->u64(sink->ctx, "num_alloc_retries", st->num_alloc_retries);
-    sink->u64(sink->ctx, "num_ooms", st->num_ooms);
-    sink->u64(sink->ctx, "num_sync_all_streams", st->num_sync_all_streams);
-    sink->u64(sink->ctx, "num_device_alloc", st->num_device_alloc);
-    sink->u64(sink->ctx, "num_device_free", st->num_device_free);
-    /* memory_stats() shows SIZE_MAX cast to int64, i.e. -1, when unset */
-    if (s->conf.max_split_size_bytes == TORCH_CONF_NO_MAX_SPLIT)
-        sink->real(sink->ctx, "max_split_size", -1.0);
-    else
-        sink->u64(sink->ctx, "max_split_size", s->conf.max_split_size_bytes);
-}
-
-static void torch_options(const strategy *s, const strategy_stat_sink *sink)
-{
-    char buf[256];
-    const torch_conf *c = &s->conf;
-    strategy_emit_text(sink, "alloc_conf", s->conf_text);
-    strategy_emit_text(sink, "backend", "native");
-    if (c->max_split_size_bytes == TORCH_CONF_NO_MAX_SPLIT)
-        snprintf(buf, sizeof buf, "unlimited");
-    else
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->max_split_size_bytes >> 20));
-    strategy_emit_text(sink, "max_split_size_mb", buf);
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->max_non_split_rounding_bytes >> 20));
-    strategy_emit_text(sink, "max_non_split_rounding_mb", buf);
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(c->large_segment_size_bytes >> 20));
-    strategy_emit_text(sink, "large_segment_size_mb", buf);
-    snprintf(buf, sizeof buf, "%g", c->garbage_collection_threshold);
-    strategy_emit_text(sink, "garbage_collection_threshold", buf);
-    strategy_emit_text(sink, "roundup_power2_divisions", torch_conf_format_divisions(c, buf, sizeof buf));
-    strategy_emit_text(sink, "expandable_segments", c->expandable_segments ? "True" : "False");
-    /* memory_fraction: "" when unset (no cap), which create() reads back as unset */
-    buf[0] = '\0';
-    if (s->set_fraction)
-        snprintf(buf, sizeof buf, "%.17g", s->fraction);
-    strategy_emit_text(sink, "memory_fraction", buf);
-    if (c->ignored[0] != '\0') {
-        snprintf(buf, sizeof buf, "%s (accepted; they do not change device memory placement)", c->ignored);
-        strategy_emit_text(sink, "ignored_keys", buf);
-    }
 }
 
 static const strategy_ops TORCH_OPS = {

@@ -96,7 +96,8 @@ static void check_segment(const strategy *s, uint32_t g, check_sums *c, sim_repo
         sim_report_insist(r, b->addr == at,
                           "torch: blocks do not tile segment %u: block at %llu, expected %llu (gap or overlap)",
                           seg->seq, (unsigned long long)b->addr, (unsigned long long)at);
-        sim_report_insist(r, b->size > 0 && b->size % T_MIN_BLOCK == 0,
+        /* 2.1-2.3 hand one-division requests their exact size (torch_version.h) */
+        sim_report_insist(r, b->size > 0 && (b->size % T_MIN_BLOCK == 0 || !s->rules.single_division_rounds_512),
                           "torch: block at %llu has size %llu, not a positive multiple of 512",
                           (unsigned long long)b->addr, (unsigned long long)b->size);
         sim_report_insist(r, b->prev == prev, "torch: block at %llu has a wrong prev link", (unsigned long long)b->addr);
@@ -130,7 +131,8 @@ static void check_segment(const strategy *s, uint32_t g, check_sums *c, sim_repo
                 c->pending++;
             }
             bool link = b->alloc != T_NONE && slots_valid(&s->allocs, b->alloc) && AL(s, b->alloc)->block == h &&
-                        AL(s, b->alloc)->state == (used ? A_LIVE : A_PENDING);
+                        (used ? AL(s, b->alloc)->state == A_LIVE
+                               : AL(s, b->alloc)->state == A_PENDING || AL(s, b->alloc)->state == A_READY);
             sim_report_insist(r, link, "torch: %s block at %llu is not owned by its allocation handle",
                               used ? "used" : "pending", (unsigned long long)b->addr);
             break;
@@ -366,6 +368,20 @@ void torch_check(const strategy *s, sim_report *r)
                       (unsigned long long)s->largest, (unsigned long long)c.largest_free);
     sim_report_insist(r, s->n_pending == c.pending, "torch: %u pending frees counted, %llu pending blocks",
                       s->n_pending, (unsigned long long)c.pending);
+    /* the event queue holds exactly the pending frees that own a block */
+    uint64_t queued = 0, ready = 0;
+    uint32_t last = T_NONE;
+    for (uint32_t a = s->q_head; a != T_NONE && queued <= s->n_pending; a = AL(s, a)->q_next) {
+        const talloc *al = AL(s, a);
+        sim_report_insist(r, al->block != T_NONE && (al->state == A_PENDING || al->state == A_READY),
+                          "torch: a queued deferred free owns no pending block");
+        ready += al->state == A_READY;
+        queued++;
+        last = a;
+    }
+    sim_report_insist(r, queued == s->n_pending && ready == s->n_ready && last == s->q_tail,
+                      "torch: %llu queued deferred frees (%llu ready), %u pending counted (%u ready)",
+                      (unsigned long long)queued, (unsigned long long)ready, s->n_pending, s->n_ready);
     /* one map call can be undone by several unmap calls (expandable segments) */
     sim_report_insist(r, s->conf.expandable_segments || st->num_device_alloc >= st->num_device_free,
                       "torch: more device frees than allocs");

@@ -18,9 +18,12 @@
  *     0 or powers of two); expandable_segments True/False.
  *  5. Roundup list: index = log2(key MiB) clamped to [0, 15]; the first key also
  *     fills every smaller index; '>' fills every index after the last key
- *     (last_index + 1 in newest main, so a leading '>' leaves index 0 alone; the
- *     2.x releases started at last_index, overwriting the last key's value, which
- *     we take as the bug it was fixed as).
+ *     (last_index + 1 from 2.10 on, so a leading '>' leaves index 0 alone);
+ *     releases 2.1-2.9 start at last_index, overwriting the last key's value
+ *     (CUDAAllocatorConfig::parseRoundUpPower2Divisions in 2.6; --torch-version).
+ *  7. Per release (torch_version.h): keys a release does not know are
+ *     unrecognized there; 2.1-2.8 require max_split_size_mb and
+ *     max_non_split_rounding_mb to exceed 20 rather than reach it.
  *  6. backend: native, or cudaMallocAsync (a different allocator, CUDA's
  *     stream-ordered pool: backend_async, which the `async` strategy models).
  *     Unknown keys are rejected ("Unrecognized key ... in CUDA
@@ -50,6 +53,12 @@ const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS] = {
      .default_text = "none, the whole device",
      .example = "0.5",
      .help = "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"},
+    {.key = "torch_version",
+     .cli = "torch-version",
+     .kind = STRATEGY_OPTION_TEXT,
+     .default_text = "main, the newest modelled",
+     .example = "2.6",
+     .help = "the PyTorch release whose allocator rules apply: 2.1 ... 2.11 or main"},
 };
 
 #define CONF_MAX_TOKENS 256u
@@ -70,6 +79,7 @@ void torch_conf_defaults(torch_conf *c)
     c->max_split_size_bytes = TORCH_CONF_NO_MAX_SPLIT;
     c->large_segment_size_bytes = (uint64_t)CONF_LARGE_BUFFER_MB * CONF_MIB;
     c->max_non_split_rounding_bytes = c->large_segment_size_bytes;
+    c->per_process_memory_fraction = -1.0;
 }
 
 static sim_status conf_lex_text(const char *text, conf_lex *lx, sim_error *err)
@@ -171,7 +181,8 @@ static void conf_note_ignored(torch_conf *c, const char *key)
     snprintf(c->ignored + used, sizeof c->ignored - used, "%s%s", used ? "," : "", key);
 }
 
-static sim_status conf_roundup(const conf_lex *lx, uint32_t *ip, torch_conf *c, sim_error *err)
+static sim_status conf_roundup(const conf_lex *lx, uint32_t *ip, const torch_rules *rules, torch_conf *c,
+                               sim_error *err)
 {
     const char *key = "roundup_power2_divisions";
     uint32_t i = *ip;
@@ -211,7 +222,8 @@ static sim_status conf_roundup(const conf_lex *lx, uint32_t *ip, torch_conf *c, 
                                  "alloc_conf: %s: divisions %llu must be a power of 2, or 0 to disable rounding",
                                  key, (unsigned long long)v);
         if (strcmp(lx->tok[key_i], ">") == 0) {
-            for (uint32_t k = last_index + 1; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+            for (uint32_t k = rules->roundup_gt_after_last ? last_index + 1 : last_index;
+                 k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
                 div[k] = (uint32_t)v;
         } else {
             uint64_t boundary = 0;
@@ -240,12 +252,31 @@ static sim_status conf_roundup(const conf_lex *lx, uint32_t *ip, torch_conf *c, 
     return SIM_OK;
 }
 
-static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
+/* Whether release r knows key (the keys absent from some releases). */
+static bool conf_key_known(const torch_rules *r, const char *key)
+{
+    if (strcmp(key, "expandable_segments") == 0)
+        return r->key_expandable_segments;
+    if (strcmp(key, "max_non_split_rounding_mb") == 0)
+        return r->key_max_non_split_rounding_mb;
+    if (strcmp(key, "pinned_reserve_segment_size_mb") == 0 || strcmp(key, "graph_capture_record_stream_reuse") == 0)
+        return r->key_pinned_reserve_and_graph_reuse;
+    if (strcmp(key, "per_process_memory_fraction") == 0)
+        return r->key_per_process_memory_fraction;
+    if (strcmp(key, "large_segment_size_mb") == 0)
+        return r->key_large_segment_size_mb;
+    return true;
+}
+
+static sim_status conf_apply(const conf_lex *lx, const torch_rules *rules, torch_conf *c, sim_error *err)
 {
     sim_status st;
+    /* the smallest max_split_size_mb / max_non_split_rounding_mb: 20 from 2.9 on,
+     * 21 before (they had to exceed kLargeBuffer) */
+    uint64_t mb_floor = rules->mb_minimum_inclusive ? 0 : 1;
     /* rule 3: large_segment_size_mb first */
     for (uint32_t i = 0; i < lx->n; i++) {
-        if (strcmp(lx->tok[i], "large_segment_size_mb") == 0) {
+        if (rules->key_large_segment_size_mb && strcmp(lx->tok[i], "large_segment_size_mb") == 0) {
             if ((st = conf_expect(lx, i + 1, ":", lx->tok[i], err)) != SIM_OK)
                 return st;
             if ((st = conf_mb(lx, i + 2, "large_segment_size_mb", CONF_MIN_LARGE_ALLOC_MB + 1,
@@ -266,15 +297,21 @@ static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
         i++;
         if (i >= lx->n)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "alloc_conf: %s has no value%s", key, "");
-        if (strcmp(key, "large_segment_size_mb") == 0) {
+        char vbuf[16];
+        if (!conf_key_known(rules, key)) {
+            st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                               "alloc_conf: unrecognized key '%s' in CUDA allocator config: PyTorch %s does not have "
+                               "it (PyTorch: \"Unrecognized CachingAllocator option\")",
+                               key, torch_version_format(rules, vbuf, sizeof vbuf));
+        } else if (strcmp(key, "large_segment_size_mb") == 0) {
             /* applied in the first pass */
         } else if (strcmp(key, "max_split_size_mb") == 0) {
-            st = conf_mb(lx, i, key, CONF_LARGE_BUFFER_MB,
+            st = conf_mb(lx, i, key, CONF_LARGE_BUFFER_MB + mb_floor,
                          "blocks of at least this size are never split and are reused only by requests within "
                          "max_non_split_rounding_mb of their size",
                          &c->max_split_size_bytes, err);
         } else if (strcmp(key, "max_non_split_rounding_mb") == 0) {
-            st = conf_mb(lx, i, key, c->large_segment_size_bytes / CONF_MIB,
+            st = conf_mb(lx, i, key, c->large_segment_size_bytes / CONF_MIB + mb_floor,
                          "an oversize request may take a cached block at most this much larger than itself",
                          &c->max_non_split_rounding_bytes, err);
         } else if (strcmp(key, "garbage_collection_threshold") == 0) {
@@ -290,7 +327,18 @@ static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
             else
                 c->garbage_collection_threshold = v;
         } else if (strcmp(key, "roundup_power2_divisions") == 0) {
-            st = conf_roundup(lx, &i, c, err);
+            st = conf_roundup(lx, &i, rules, c, err);
+        } else if (strcmp(key, "per_process_memory_fraction") == 0) {
+            char *end = NULL;
+            errno = 0;
+            double v = strtod(lx->tok[i], &end);
+            if (errno != 0 || end == lx->tok[i] || *end != '\0' || !isfinite(v) || v < 0.0 || v > 1.0)
+                st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                   "alloc_conf: per_process_memory_fraction '%s' is invalid, set it in [0.0, 1.0] "
+                                   "(the share of the device's total memory that reserved memory may reach)",
+                                   lx->tok[i]);
+            else
+                c->per_process_memory_fraction = v;
         } else if (strcmp(key, "expandable_segments") == 0) {
             st = conf_bool(lx, i, key, &c->expandable_segments, err);
         } else if (strcmp(key, "backend") == 0) {
@@ -340,6 +388,13 @@ static sim_status conf_apply(const conf_lex *lx, torch_conf *c, sim_error *err)
 
 sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err)
 {
+    torch_rules newest;
+    (void)torch_version_parse(NULL, &newest, err);
+    return torch_conf_parse_for(text, &newest, c, err);
+}
+
+sim_status torch_conf_parse_for(const char *text, const torch_rules *r, torch_conf *c, sim_error *err)
+{
     torch_conf_defaults(c);
     if (text == NULL || *text == '\0')
         return SIM_OK;
@@ -348,7 +403,7 @@ sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory parsing alloc_conf");
     sim_status st = conf_lex_text(text, lx, err);
     if (st == SIM_OK)
-        st = conf_apply(lx, c, err);
+        st = conf_apply(lx, r, c, err);
     free(lx);
     if (st != SIM_OK)
         torch_conf_defaults(c);

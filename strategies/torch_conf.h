@@ -2,7 +2,8 @@
  * `key:value,key:value` syntax into the effective settings of the native caching
  * allocator and rejects what PyTorch rejects, with PyTorch's meaning in the message.
  * It knows nothing of devices or blocks. Also the torch strategy's option table
- * (alloc_conf, parsed here, and memory_fraction, a separate option). */
+ * (alloc_conf, parsed here, memory_fraction, a separate option, and torch_version,
+ * the release whose rules apply: torch_version.h). */
 #ifndef GPUSIM_TORCH_CONF_H
 #define GPUSIM_TORCH_CONF_H
 
@@ -11,11 +12,12 @@
 
 #include "sim/status.h"
 #include "sim/strategy.h"
+#include "torch_version.h"
 
 /* The torch strategy's options, described once (strategy_option, sim/strategy.h):
  * the keys torch's create() reads and its options() writes back. The declared size
  * makes a table that disagrees with the count a compile error. */
-#define TORCH_CONF_N_OPTIONS 2
+#define TORCH_CONF_N_OPTIONS 3
 extern const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS];
 
 /* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB
@@ -30,6 +32,7 @@ typedef struct torch_conf {
     double garbage_collection_threshold;      /* 0 = off, else in (0, 1) */
     uint32_t roundup_power2_divisions[TORCH_CONF_ROUNDUP_INTERVALS]; /* 0 = off */
     bool expandable_segments;
+    double per_process_memory_fraction;       /* < 0: not given (key of 2.10 on) */
     /* Keys PyTorch accepts that change nothing the simulator models. */
     bool release_lock_on_cudamalloc;
     bool backend_async;       /* backend:cudaMallocAsync: the `async` strategy's, not torch's */
@@ -45,6 +48,9 @@ void torch_conf_defaults(torch_conf *c);
  * the native backend) and `async` reads it as PyTorch's wiring of CUDA's pool.
  * *c is left with the defaults on error. */
 sim_status torch_conf_parse(const char *text, torch_conf *c, sim_error *err);
+/* The same as release r parses it: the keys that release knows, its limits and
+ * its roundup list rule (torch_version.h). torch_conf_parse is this for main. */
+sim_status torch_conf_parse_for(const char *text, const torch_rules *r, torch_conf *c, sim_error *err);
 
 /* The divisions PyTorch uses for a (rounded ≥ 512) size: the entry of interval
  * floor(log2 size) − 20, clamped to [0, 15]. */

@@ -1,5 +1,5 @@
 /* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c, torch_seed.c,
- * torch_freeset.c, torch_check.c): its constants, its records (blocks, segments,
+ * torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -12,6 +12,7 @@
 #include "sim/strategy.h"
 #include "slots.h"
 #include "torch_conf.h"
+#include "torch_version.h"
 
 /* ==== Constants (docs/allocators.md §2.1) ==== */
 #define T_MIN_BLOCK ((uint64_t)512)            /* kMinBlockSize */
@@ -65,12 +66,19 @@ typedef struct tseg {
     uint8_t expandable;
 } tseg;
 
-enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2 };
+/* A_PENDING: freed by the program, its block waits on its event (record_stream);
+ * A_READY: the engine reached ready_t (free_ready) but PyTorch has not polled the
+ * event yet (process_events at the next malloc, or a synchronize); A_DONE: a
+ * synchronize completed it before ready_t, free_ready is still to come. */
+enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3 };
 
 /* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
- * for a deferred free that a synchronize completed early (A_DONE). */
+ * for a deferred free that a synchronize completed early (A_DONE). Pending and
+ * ready allocations that still own a block are queued in free order through
+ * q_next (PyTorch's event deque of the side stream they are recorded on). */
 typedef struct talloc {
     uint32_t block;
+    uint32_t q_next;
     uint8_t state;
 } talloc;
 
@@ -130,6 +138,7 @@ struct strategy {
     uint64_t capacity_bytes;
     uint64_t context_bytes;
     torch_conf conf;
+    torch_rules rules;         /* the PyTorch release modelled (torch_version.h) */
     char conf_text[256];
     bool set_fraction;
     double fraction;
@@ -143,7 +152,9 @@ struct strategy {
     uint64_t largest;          /* largest BLOCK_FREE size (both pools), as of the last operation */
     uint32_t seg_first, seg_last;
     uint32_t seg_seq;
-    uint32_t n_pending;        /* allocations in A_PENDING that still own a block */
+    uint32_t n_pending;        /* allocations in A_PENDING or A_READY that still own a block */
+    uint32_t n_ready;          /* of those, in A_READY */
+    uint32_t q_head, q_tail;   /* the queue of those allocations, in free order */
     bool host_oom;             /* a side table could not grow; reported by alloc */
 
     tlist scratch;             /* handles collected by the release paths */
@@ -288,5 +299,9 @@ bool torch_locate(const strategy *s, strategy_handle h, strategy_block *out);
 /* torch_check.c: the ops table's walk and check. */
 int torch_walk(const strategy *s, strategy_visitor v, void *ctx);
 void torch_check(const strategy *s, sim_report *r);
+
+/* torch_report.c: the ops table's stats and options. */
+void torch_stats(const strategy *s, const strategy_stat_sink *sink);
+void torch_options(const strategy *s, const strategy_stat_sink *sink);
 
 #endif

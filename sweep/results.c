@@ -92,13 +92,15 @@ static sim_status parse_line(const sweep_results *r, const char *text, size_t le
             d->s.fit = cJSON_IsTrue(obj(res, "completed")) && num_u64(obj(res, "ooms")) == 0;
             if (cJSON_IsObject(oom)) {
                 const cJSON *cause = obj(oom, "cause");
-                d->s.cause = cJSON_IsString(cause) && strcmp(cause->valuestring, "fragmentation") == 0
-                                 ? REPORT_SWEEP_FRAGMENTATION
-                                 : REPORT_SWEEP_CAPACITY;
+                const char *cn = cJSON_IsString(cause) ? cause->valuestring : "";
+                d->s.cause = strcmp(cn, "fragmentation") == 0     ? REPORT_SWEEP_FRAGMENTATION
+                             : strcmp(cn, "other_processes") == 0 ? REPORT_SWEEP_OTHER_PROCESSES
+                                                                  : REPORT_SWEEP_CAPACITY;
             }
-            uint64_t limit = num_u64(obj(obj(doc, "device"), "limit_bytes"));
-            uint64_t peak = num_u64(obj(res, "peak_allocated_bytes"));
-            d->s.headroom = limit > peak ? limit - peak : 0;
+            /* one headroom everywhere (plan's): capacity − peak on the device */
+            uint64_t cap = num_u64(obj(obj(doc, "device"), "capacity_bytes"));
+            uint64_t peak = num_u64(obj(res, "peak_device_bytes"));
+            d->s.headroom = cap > peak ? cap - peak : 0;
             const cJSON *fm = obj(obj(res, "fragmentation"), "max");
             d->s.frag_max = cJSON_IsNumber(fm) ? fm->valuedouble : 0.0;
         } else {

@@ -17,6 +17,7 @@
 #include "sim/hash.h"
 #include "sim/units.h"
 #include "traces/input.h"
+#include "traces/json.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -372,14 +373,24 @@ static sim_status load_doc(loader *l, const cJSON *doc)
         l->s->on_oom_skip = strcmp(on_oom->valuestring, "skip") == 0;
     }
     const cJSON *output = cJSON_GetObjectItemCaseSensitive(doc, "output");
+    char p[2048];
     if (output) {
         if (!cJSON_IsString(output) || !output->valuestring[0])
             return spec_error(l, SIM_EUSAGE, "\"output\" must be a file name");
-        char p[2048];
         spec_join_dir(l, output->valuestring, p, sizeof p);
-        if ((l->s->output = spec_strdup(p)) == NULL)
-            return spec_nomem(l->err);
+    } else {
+        /* the default: SPEC.results.jsonl beside the spec (SPEC without its .json) */
+        const char *base = strrchr(l->spec_path, '/');
+        base = base ? base + 1 : l->spec_path;
+        size_t n = strlen(base);
+        if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+            n -= 5;
+        char name[512];
+        snprintf(name, sizeof name, "%.*s.results.jsonl", (int)(n < 400 ? n : 400), base);
+        spec_join_dir(l, name, p, sizeof p);
     }
+    if ((l->s->output = spec_strdup(p)) == NULL)
+        return spec_nomem(l->err);
     if ((st = spec_load_traces(l, traces)) != SIM_OK)
         return st;
     return build_combos(l);
@@ -409,8 +420,21 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (doc == NULL) {
+        /* cJSON only says where it stopped: gpusim's own parser says line, column and why */
+        char why[256] = "";
+        json_parser *jp = json_parser_new();
+        if (jp && json_parse(jp, text, len, 1, why, sizeof why) != NULL)
+            why[0] = '\0';
+        json_parser_free(jp);
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        st = sim_error_set(err, SIM_EUSAGE, path, line_of(text, off), 0, "the sweep spec is not valid JSON");
+        unsigned long jl = 0, jc = 0;
+        int at = 0;
+        if (why[0] && sscanf(why, "line %lu, column %lu: %n", &jl, &jc, &at) == 2 && at > 0)
+            st = sim_error_set(err, SIM_EUSAGE, path, jl, 0, "the sweep spec is not valid JSON (column %lu: %s)", jc,
+                               why + at);
+        else
+            st = sim_error_set(err, SIM_EUSAGE, path, line_of(text, off), 0, "the sweep spec is not valid JSON%s%s%s",
+                               why[0] ? " (" : "", why, why[0] ? ")" : "");
     } else {
         st = load_doc(&l, doc);
         cJSON_Delete(doc);

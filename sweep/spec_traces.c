@@ -50,6 +50,19 @@ static bool is_trace_name(const char *name)
     return (n > 5 && strcmp(name + n - 5, ".json") == 0) || (n > 6 && strcmp(name + n - 6, ".jsonl") == 0);
 }
 
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* A directory or glob that holds the spec itself or its results file does not make
+ * them traces (a results file read as a trace would fail the next run). */
+static bool is_own_file(const loader *l, const char *path)
+{
+    return same_file(path, l->spec_path) || same_file(path, l->s->output);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -67,6 +80,11 @@ static sim_status add_directory(loader *l, const char *entry, const char *dirpat
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (!is_trace_name(de->d_name))
+            continue;
+        char full[2048];
+        size_t dl0 = strlen(dirpath);
+        int fw = snprintf(full, sizeof full, "%s%s%s", dirpath, dl0 && dirpath[dl0 - 1] == '/' ? "" : "/", de->d_name);
+        if (fw > 0 && (size_t)fw < sizeof full && is_own_file(l, full))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -117,7 +135,7 @@ static sim_status add_trace_entry(loader *l, const char *entry)
         sim_status st = SIM_OK;
         for (size_t i = 0; i < g.gl_pathc && st == SIM_OK; i++) {
             struct stat sb;
-            if (stat(g.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode))
+            if ((stat(g.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode)) || is_own_file(l, g.gl_pathv[i]))
                 continue;
             st = add_trace(l, g.gl_pathv[i], relative);
         }

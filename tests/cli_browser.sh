@@ -82,6 +82,39 @@ has replay 'class="capacity"' "the device capacity line"
 count_at_least replay 'class="mark-tick"' 1 "marks"
 count_at_least replay 'class="blk"' 3 "blocks of the memory map"
 has replay 'weight:' "tags of live allocations"
+# the run OOMs: the map and the live table are taken at the OOM, the failing request drawn
+# beside the largest free piece, and the peak view follows as a second section
+has replay 'Memory map at the OOM (event 19446)' "the map at the OOM"
+has replay 'class="memory-map memory-map-oom"' "the OOM's memory map"
+has replay 'class="oom-request"' "the failing request drawn"
+has replay 'class="largest-free"' "the largest free piece drawn"
+has replay 'At event 19446 (t = 215779895011 ns)' "the live table at the OOM"
+has replay 'At event 1106 ' "the live table at the peak"
+if awk '/Memory map at the OOM/{o=NR} /Memory map at the peak/{p=NR} END{exit !(o && p && o < p)}' "$tmp/replay.dom"; then
+  ok
+else
+  bad "replay: the OOM view does not come before the peak view"
+fi
+has replay 'effective allocator limit <span class="limit-value">14.76 GiB</span>' "the effective limit in the header"
+"$bin" replay "$ser" --memory-fraction=0.8 --report="$tmp/fraction.html" >/dev/null
+render fraction "$tmp/fraction.html"
+# 0.8 of the V100-16GB's 15.78 GiB: the limit PyTorch enforces, not the capacity
+has fraction 'effective allocator limit <span class="limit-value">12.62 GiB</span>' "the fraction's limit"
+has fraction '"memory_fraction": "0.8' "the settings"
+has fraction 'what if --alloc-conf=expandable_segments:True: the trace completes' "the what-if answer"
+# two processes: the title names both traces
+"$bin" replay "$src/traces/examples/two-jobs-a.jsonl" "$src/traces/examples/two-jobs-b.jsonl" --strategy=greedy \
+  --report="$tmp/two.html" >/dev/null
+render two "$tmp/two.html"
+has two '<h1>gpusim report: job A: ResNet-50 training + job B: BERT-base training</h1>' "both traces in the title"
+# --x=time: the trace's time on the x axis (the serving trace spans 216 s: ticks in min)
+"$bin" replay "$ser" --strategy=growth --report="$tmp/time.html" --x=time >/dev/null
+render time "$tmp/time.html"
+count_at_least time '>time</text>' 2 "the time axis title on both charts"
+count_at_least time ' min</text>' 2 "time tick labels"
+count_at_least two 'class="series process-reserved"' 2 "one reserved curve per process"
+has two 'p1 = jobA-resnet50; p2 = jobB-bert' "the processes named under the chart"
+has replay 'fill="#ffffff" stroke="#777"' "the unmapped swatch outlined"
 if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
 not_blank replay
 if [ -n "${GPUSIM_SCREENSHOT_OUT:-}" ]; then cp "$tmp/replay.png" "$GPUSIM_SCREENSHOT_OUT"; fi

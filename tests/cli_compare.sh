@@ -70,4 +70,8 @@ rm -f "$tmp/none.html"
 expect 3 "" compare "$tmp/badid.jsonl" --report="$tmp/none.html"
 if [ -e "$tmp/none.html" ]; then bad "a failed compare left a report"; else ok; fi
 
+# the header names each strategy's effective limit: torch under --memory-fraction=0.5 of a T4
+# (0.5 x 15842934784 B = 7921467392 B = 7.38 GiB), growth under TF's reserve
+expect_any 0 "  limits  torch 7.38 GiB, growth" compare "$src/traces/examples/mlp_train.json" --strategies=torch,growth --memory-fraction=0.5
+
 cli_finish

@@ -63,4 +63,24 @@ expect 2 "no trace given" plan
 printf '{"format":"gpusim-trace","version":1}\n{"op":"free","id":7}\n' >"$tmp/badid.jsonl"
 expect 3 "free of id 7" plan "$tmp/badid.jsonl" --gpus=T4
 
+# --capacity=SIZE (repeatable): rows for hypothetical cards, after the catalog's
+"$bin" plan "$ex" --gpus=T4 --capacity=24GB --capacity=1GiB --strategies=torch,growth >"$tmp/out" 2>&1
+# 24 GB = 24e9 B = 22.35 GiB; growth holds 2 GiB: headroom 20.35 GiB; on 1 GiB growth cannot take its regions
+if grep -q "^  24GB          22.35 GiB 1.11 GiB               2.00 GiB" "$tmp/out"; then ok; else bad "24GB row: $(cat "$tmp/out")"; fi
+if grep -q "^  24GB .* 21.24 GiB *20.35 GiB" "$tmp/out"; then ok; else bad "24GB headroom: $(cat "$tmp/out")"; fi
+if grep -q "^  1GiB *1.00 GiB .*OOM (capacity)" "$tmp/out"; then ok; else bad "1GiB row: $(cat "$tmp/out")"; fi
+# the context assumed is printed, with a note when it is 0
+if grep -q "context 0 B per process (assumed)" "$tmp/out" && grep -q "note: a real CUDA context takes about 0.3-1 GiB" "$tmp/out"; then ok; else bad "context note: $(cat "$tmp/out")"; fi
+"$bin" plan "$ex" --gpus=T4 --strategies=torch --context=500MiB >"$tmp/out" 2>&1
+if grep -q "context 500.00 MiB per process (assumed)" "$tmp/out" && ! grep -q "note: a real CUDA" "$tmp/out"; then ok; else bad "context 500MiB: $(cat "$tmp/out")"; fi
+expect 2 "--capacity" plan "$ex" --gpus=T4 --capacity=lots
+
+# on a terminal plan draws a progress line (replays done x events per replay); on a pipe nothing
+if command -v script >/dev/null 2>&1; then
+  GPUSIM_NO_PROGRESS='' script -qc "env -u GPUSIM_NO_PROGRESS '$bin' plan '$src/traces/examples/serving-16gb.jsonl' --gpus=T4 --strategies=growth,torch --jobs=1 --output=/dev/null" /dev/null >"$tmp/tty" 2>&1
+  if tr '\r' '\n' <"$tmp/tty" | grep -aq "plan .* events .*ETA"; then ok; else bad "no progress line on a terminal: $(head -c 300 "$tmp/tty")"; fi
+fi
+"$bin" plan "$ex" --gpus=T4 --strategies=torch >/dev/null 2>"$tmp/err"
+if [ ! -s "$tmp/err" ]; then ok; else bad "plan wrote to a pipe's stderr: $(cat "$tmp/err")"; fi
+
 cli_finish

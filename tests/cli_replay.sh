@@ -145,6 +145,69 @@ if [ ! -p "$tmp/fifo" ] || ! grep -q '"peak_requested_bytes": 600' "$tmp/fromfif
   echo "FAIL: --output to a FIFO"; fails=$((fails + 1))
 fi
 
+# design.md §3 "OOM cause": the three causes of the issue's four cases, each with its numbers
+ex=$src/traces/examples
+"$bin" synth transformer --preset=gpt2-medium --batch=8 -o "$tmp/g2m.jsonl" --quiet || bad "synth gpt2-medium"
+# 44.03 GiB at its peak against 23.99 GiB (torch: capacity − context) and 22.49 GiB (TF's limit)
+expect_any 0 "Cause: capacity - the program needs 23.94 GiB live (23.44 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 23.99 GiB: a larger card" \
+  replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=torch
+expect_any 0 "Cause: capacity - the program needs 22.17 GiB live (21.67 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 22.49 GiB" \
+  replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=growth
+# job B may use 13.73 GiB and needs 2.29 GiB; job A holds 13.73 GiB of the 14.75 GiB T4
+expect_any 0 "Cause: other_processes - the program needs 1.01 GiB live (1023.81 MiB held + this request), 2.29 GiB at its peak had every allocation been served, and may use 13.73 GiB, but another process holds 13.73 GiB of the 14.75 GiB device" \
+  replay "$ex/two-jobs-a.jsonl" "$ex/two-jobs-b.jsonl" --strategy=greedy
+# 11.46 GiB needed of 14.76 GiB: 4.05 GiB free in 9 pieces, none of 2.11 GiB
+expect_any 0 "Cause: fragmentation - the program needs 11.46 GiB live (9.36 GiB held + this request) and may use 14.76 GiB; it would fit, but of the 14.76 GiB the allocator holds 4.05 GiB is free in 9 pieces, the largest 2.03 GiB, for a 2.11 GiB block. Allocator settings can fix this" \
+  replay "$ex/serving-16gb.jsonl" --strategy=growth
+expect_any 0 "largest live allocations then: id 9885 (768.00 MiB), id 8803 (683.91 MiB)" \
+  replay "$ex/serving-16gb.jsonl" --strategy=growth
+# the same in JSON: the keys the other commands read
+expect_re 0 '"cause": "other_processes",.*' replay "$ex/two-jobs-a.jsonl" "$ex/two-jobs-b.jsonl" --strategy=greedy --format=json
+for key in '"live_requested_bytes": 10045872128' '"usable_bytes": 15843983360' '"other_processes_bytes": 0' \
+  '"tag": "tmp:prefill"' '"cause": "fragmentation"'; do
+  expect_any 0 "$key" replay "$ex/serving-16gb.jsonl" --strategy=growth --format=json
+done
+
+# input as users pipe it: "-", /dev/stdin, a FIFO, <(zcat f.gz), a .gz streamed, a UTF-8 BOM;
+# each gives the same replay as the file itself
+mlp=$src/traces/examples/mlp_train.json
+"$bin" replay "$mlp" --strategy=growth --format=json | grep -v '"path"' >"$tmp/want.json"
+same_as_file() { # WHAT: $tmp/got.json against the file's result
+  if grep -v '"path"' "$tmp/got.json" | cmp -s - "$tmp/want.json"; then ok; else bad "$1 differs: $(diff <(grep -v '"path"' "$tmp/got.json") "$tmp/want.json" | head -5)"; fi
+}
+"$bin" replay - --strategy=growth --format=json <"$mlp" >"$tmp/got.json" && same_as_file "replay -"
+"$bin" replay /dev/stdin --strategy=growth --format=json <"$mlp" >"$tmp/got.json" && same_as_file "replay /dev/stdin"
+gzip -c "$mlp" >"$tmp/mlp.json.gz"
+"$bin" replay "$tmp/mlp.json.gz" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a .gz"
+"$bin" replay - --strategy=growth --format=json <"$tmp/mlp.json.gz" >"$tmp/got.json" && same_as_file "a .gz on stdin"
+"$bin" replay <(zcat "$tmp/mlp.json.gz") --strategy=growth --format=json >"$tmp/got.json" && same_as_file "<(zcat f.gz)"
+mkfifo "$tmp/in.fifo"
+(cat "$mlp" >"$tmp/in.fifo" &)
+"$bin" replay "$tmp/in.fifo" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a FIFO"
+{ printf '\xef\xbb\xbf'; cat "$mlp"; } >"$tmp/bom.json"
+"$bin" replay "$tmp/bom.json" --strategy=growth --format=json >"$tmp/got.json" && same_as_file "a UTF-8 BOM"
+# two concatenated gzip members are one stream
+{ head -c 2000 "$src/traces/examples/two-jobs-a.jsonl" | sed '$d' | gzip -c; tail -n +"$(($(head -c 2000 "$src/traces/examples/two-jobs-a.jsonl" | sed '$d' | wc -l) + 1))" "$src/traces/examples/two-jobs-a.jsonl" | gzip -c; } >"$tmp/two.jsonl.gz"
+"$bin" replay "$src/traces/examples/two-jobs-a.jsonl" --strategy=torch --format=json | grep -v '"path"' >"$tmp/want.json"
+"$bin" replay "$tmp/two.jsonl.gz" --strategy=torch --format=json >"$tmp/got.json" && same_as_file "two gzip members"
+# a file that is not a trace is rejected on its first 64 KiB: a 2 GB sparse file at once
+truncate -s 2G "$tmp/sparse.bin" 2>/dev/null && {
+  start=$(date +%s)
+  expect 3 "not a format gpusim reads" replay "$tmp/sparse.bin"
+  [ $(($(date +%s) - start)) -le 2 ] && ok || bad "the sparse file took $(($(date +%s) - start)) s"
+  rm -f "$tmp/sparse.bin"
+}
+expect 3 "truncated gzip file" replay <(head -c 300 "$tmp/mlp.json.gz")
+
+# a key given twice in an event is an error naming its line
+bad_trace dupkey.jsonl "$H
+{\"op\":\"alloc\",\"id\":1,\"size\":100,\"size\":200}" 'dupkey.jsonl:2: duplicate key "size" in a alloc event'
+# invalid UTF-8 in a tag: escaped as U+FFFD in JSON (which stays valid) and in the report
+printf '%s\n{"op":"alloc","id":1,"size":100,"tag":"bad\xff\xfe tag \xc3\xa9"}\n' "$H" >"$tmp/utf8.jsonl"
+expect_any 0 '"tag": "bad\ufffd\ufffd tag é"' replay "$tmp/utf8.jsonl" --strategy=ideal --capacity=50 --format=json
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" 2>/dev/null; then ok; else bad "invalid UTF-8: the JSON does not parse"; fi
+"$bin" replay "$tmp/utf8.jsonl" --strategy=ideal --capacity=50 --report="$tmp/utf8.html" >/dev/null
+if iconv -f UTF-8 -t UTF-8 "$tmp/utf8.html" >/dev/null 2>&1; then ok; else bad "invalid UTF-8: the report is not UTF-8"; fi
 # The recorded device's compute capability decides TensorFlow's reserve: a V100 (7.0)
 # leaves 1050 MiB to the system, an unknown one 1536 MiB (docs/allocators.md §1.9).
 # HTA excerpt: totalGlobalMem 34089730048 B, computeMajor 7 -> limit
@@ -165,5 +228,19 @@ printf '%s\n' '{"format":"gpusim-trace","version":1,"device":{"capacity_bytes":3
 expect 0 "" replay "$tmp/nocc.jsonl" --strategy=greedy --format=json
 if grep -q '"limit_bytes": 32479117312' "$tmp/out"; then ok; else bad "unknown capability reserve"; fi
 bad_trace badcc.jsonl '{"format":"gpusim-trace","version":1,"device":{"capacity_bytes":1024,"compute_capability":"seven"}}' '"compute_capability" must be "X.Y"'
+
+# a pipe read more than once (the what-if after a torch OOM, --report) is spooled to a
+# temporary file that is removed at the end; messages keep the name "-"
+ser=$src/traces/examples/serving-16gb.jsonl
+spool_dir=$tmp/spool
+mkdir -p "$spool_dir"
+TMPDIR=$spool_dir "$bin" replay - --memory-fraction=0.8 <"$ser" >"$tmp/out" 2>"$tmp/err"
+if grep -q "what if --alloc-conf=expandable_segments:True: the trace completes" "$tmp/out" &&
+  grep -q "of -: 2.11 GiB requested" "$tmp/out"; then ok; else bad "the what-if from a pipe: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+TMPDIR=$spool_dir "$bin" replay - --strategy=growth --report="$tmp/pipe.html" <"$ser" >/dev/null 2>"$tmp/err"
+if grep -q "Memory map at the OOM (event 19446)" "$tmp/pipe.html"; then ok; else bad "--report from a pipe: $(cat "$tmp/err")"; fi
+if [ -z "$(ls -A "$spool_dir")" ]; then ok; else bad "the spool was left behind: $(ls "$spool_dir")"; fi
+
+expect 2 "--x: expected event or time, not 'foo'" replay "$src/traces/examples/mlp_train.json" --x=foo
 
 cli_finish

@@ -89,29 +89,29 @@ else
 fi
 
 # ---- bad specs: clear errors, nothing run, no output file
-bad() { # bad CODE "message" SPEC_TEXT
+bad_spec() { # bad_spec CODE "message" SPEC_TEXT
   local code=$1 text=$2
   printf '%s' "$3" >"$tmp/bad.json"
   rm -f "$tmp/bad.jsonl"
   expect "$code" "$text" sweep "$tmp/bad.json" --output="$tmp/bad.jsonl"
-  [ -e "$tmp/bad.jsonl" ] && bad "bad spec ($text) created the output" || ok
+  if [ -e "$tmp/bad.jsonl" ]; then echo "FAIL: bad spec ($text) created the output"; fails=$((fails + 1)); else ok; fi
 }
 cp -r "$data/jobs" "$tmp/jobs"
 S='"traces": ["jobs"], "devices": ["A100-40GB"]'
-bad 2 "bad.json:2: the sweep spec is not valid JSON" "{$S,
+bad_spec 2 "bad.json:2: the sweep spec is not valid JSON (column 26: invalid JSON value)" "{$S,
   \"strategies\": [\"ideal\",]}"
-bad 2 "unknown strategy 'nope' (expected one of: " "{$S, \"strategies\": [\"ideal\", \"nope\"]}"
-bad 2 "traces: cannot open '$tmp/missing.jsonl'" '{"traces": ["jobs", "missing.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
-bad 2 "traces: 'nothing/*.jsonl' matches no file" '{"traces": ["nothing/*.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
-bad 2 "unknown GPU 'Z80'" '{"traces": ["jobs"], "devices": ["Z80"], "strategies": ["ideal"]}'
-bad 2 "unknown key 'device'" '{"traces": ["jobs"], "device": ["A100-40GB"], "strategies": ["ideal"]}'
-bad 2 "missing \"strategies\"" "{$S}"
-bad 2 "unknown option 'limits'" "{$S, \"strategies\": [\"limit\"], \"options\": [{\"limits\": \"4GiB\"}]}"
-bad 2 "option set 'limit=lots' under strategy 'limit' on device 'A100-40GB'" \
+bad_spec 2 "unknown strategy 'nope' (expected one of: " "{$S, \"strategies\": [\"ideal\", \"nope\"]}"
+bad_spec 2 "traces: cannot open '$tmp/missing.jsonl'" '{"traces": ["jobs", "missing.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
+bad_spec 2 "traces: 'nothing/*.jsonl' matches no file" '{"traces": ["nothing/*.jsonl"], "devices": ["A100-40GB"], "strategies": ["ideal"]}'
+bad_spec 2 "unknown GPU 'Z80'" '{"traces": ["jobs"], "devices": ["Z80"], "strategies": ["ideal"]}'
+bad_spec 2 "unknown key 'device'" '{"traces": ["jobs"], "device": ["A100-40GB"], "strategies": ["ideal"]}'
+bad_spec 2 "missing \"strategies\"" "{$S}"
+bad_spec 2 "unknown option 'limits'" "{$S, \"strategies\": [\"limit\"], \"options\": [{\"limits\": \"4GiB\"}]}"
+bad_spec 2 "option set 'limit=lots' under strategy 'limit' on device 'A100-40GB'" \
   "{$S, \"strategies\": [\"limit\"], \"options\": [{\"limit\": \"lots\"}]}"
-bad 2 "two option sets are called 'a'" "{$S, \"strategies\": [\"ideal\"], \"options\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}"
+bad_spec 2 "two option sets are called 'a'" "{$S, \"strategies\": [\"ideal\"], \"options\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}"
 printf '{"format":"gpusim-trace","version":7}\n' >"$tmp/jobs/zz_bad_header.jsonl"
-bad 3 "zz_bad_header.jsonl" "{$S, \"strategies\": [\"ideal\"]}"
+bad_spec 3 "zz_bad_header.jsonl" "{$S, \"strategies\": [\"ideal\"]}"
 rm -f "$tmp/jobs/zz_bad_header.jsonl"
 expect 2 "no spec given" sweep
 expect 2 "--jobs: expected a number of workers" sweep "$data/spec.json" --jobs=0
@@ -126,5 +126,31 @@ expect 3 "" sweep "$tmp/inv.json" --output="$tmp/inv.jsonl" --jobs=2
 [ "$(grep -c '"error":{"exit":3' "$tmp/inv.jsonl")" -eq 2 ] && ok || bad "want 2 error lines: $(grep error "$tmp/inv.jsonl")"
 [ "$(wc -l <"$tmp/inv.jsonl")" -eq 12 ] && ok || bad "want 12 lines"
 grep -qF "invalid traces:" "$tmp/out" && grep -qF "free of id 2" "$tmp/out" && ok || bad "summary lacks the invalid trace: $(cat "$tmp/out")"
+
+fail_msg() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# ---- a spec inside its own traces directory: neither it nor its results are traces; the
+# output defaults to SPEC.results.jsonl beside the spec
+mkdir -p "$tmp/own"
+cp "$data"/jobs/*.jsonl "$tmp/own/"
+printf '{"traces": ["."], "devices": ["A100-40GB"], "strategies": ["ideal"]}' >"$tmp/own/fleet.json"
+expect_any 0 "5 of 5 jobs" sweep "$tmp/own/fleet.json"
+[ -s "$tmp/own/fleet.results.jsonl" ] && ok || fail_msg "no default output fleet.results.jsonl"
+expect_any 0 "5 of 5 jobs" sweep "$tmp/own/fleet.json" --force
+[ "$(wc -l <"$tmp/own/fleet.results.jsonl")" -eq 5 ] && ok || fail_msg "the results file was read as a trace"
+# the same through a glob that matches the spec and, on the second run, its results
+mkdir -p "$tmp/own2"
+cp "$data"/jobs/*.jsonl "$tmp/own2/"
+printf '{"traces": ["*.json*"], "devices": ["A100-40GB"], "strategies": ["ideal"]}' >"$tmp/own2/glob.json"
+expect_any 0 "5 of 5 jobs" sweep "$tmp/own2/glob.json"
+expect_any 0 "5 of 5 jobs" sweep "$tmp/own2/glob.json" --force
+# ---- columns stay aligned with a long trace path
+mkdir -p "$tmp/own/a-rather-long-directory-name/with-another-level-below-it"
+mv "$tmp/own/job_004.jsonl" "$tmp/own/a-rather-long-directory-name/with-another-level-below-it/job_004_with_a_long_name.jsonl"
+printf '{"traces": [".", "a-rather-long-directory-name/with-another-level-below-it"], "devices": ["A100-40GB", "1GiB"], "strategies": ["ideal"]}' >"$tmp/own/fleet.json"
+expect 0 "" sweep "$tmp/own/fleet.json" --force
+# the "frag max" column (right-aligned) ends at the same offset in the header and in every row
+awk '/^device / { h = index($0, "frag max") + 8 }
+  /^(A100-40GB|1GiB) / { n++; if (index($0, "0.0000  ") + 6 != h) bad = 1 }
+  END { exit bad || n != 2 || !h }' "$tmp/out" && ok || fail_msg "columns not aligned: $(cat "$tmp/out")"
 
 cli_finish

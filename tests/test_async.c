@@ -192,13 +192,13 @@ START_TEST(async_oom_should_say_capacity_or_fragmentation)
      * → fragmentation */
     strategy_oom oom;
     ck_assert_int_eq(harness_try_alloc(h, 3 * MiB, 0, NULL, &oom), SIM_OOM);
-    ck_assert_int_eq(oom.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_uint_eq(oom.usable_bytes, 0); /* capacity − context: the engine names the cause */
     ck_assert_uint_eq(oom.free_bytes, 2 * MiB);
     ck_assert_uint_eq(oom.device_free_bytes, 2 * MiB);
     ck_assert_uint_eq(oom.reserved_bytes, 6 * MiB);
     /* 5 MiB > 2 + 2 MiB → capacity; nothing changed */
     ck_assert_int_eq(harness_try_alloc(h, 5 * MiB, 0, NULL, &oom), SIM_OOM);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.size_bytes, 5 * MiB); /* the request, rounded to the alignment */
     ck_assert_ptr_nonnull(strstr(oom.detail, "cudaMallocAsync"));
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 6 * MiB);
     harness_free(h);
@@ -225,7 +225,7 @@ START_TEST(async_tf_preset_should_synchronize_and_retry_a_failed_allocation)
             ck_assert_uint_eq(harness_stat(h, "synchronizes"), 1);
         } else {
             ck_assert_int_eq(st, SIM_OOM);
-            ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+            ck_assert_uint_eq(oom.free_bytes, 0); /* the pending 4 MiB is not usable by stream 0 */
         }
         harness_free_ready(h, a);
         harness_free(h);
@@ -254,7 +254,7 @@ START_TEST(async_pytorch_memory_fraction_should_refuse_before_the_pool_is_asked)
     harness_alloc(h, 3 * MiB, 0);
     strategy_oom oom;
     ck_assert_int_eq(harness_try_alloc(h, TWO_MIB, 0, NULL, &oom), SIM_OOM);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.usable_bytes, 4194304); /* what the fraction lets the process use */
     ck_assert_ptr_nonnull(strstr(oom.detail, "would exceed allowed memory"));
     ck_assert_ptr_nonnull(strstr(oom.detail, "Currently allocated     : 3.00 MiB"));
     ck_assert_ptr_nonnull(strstr(oom.detail, ": 4.00 MiB"));

@@ -12,6 +12,7 @@
 #include "sim/timeline.h"
 #include "strategies/ideal.h"
 #include "strategies/raw.h"
+#include "strategies/torch.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
@@ -508,6 +509,113 @@ START_TEST(app_data_should_reach_every_create)
     sim_error err;
     ck_assert_int_eq(engine_run(&cfg, s, 2, &run, &err), SIM_OK);
     ck_assert_uint_eq(created, 3);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(peaks_should_include_memory_taken_and_given_back_within_one_event)
+{
+    /* torch, expandable segments, 4 GiB, large pages of 20 MiB. Stream 0 maps
+     * four 100 MiB blocks; freeing the 2nd and 4th and empty_cache unmaps them,
+     * then the 1st and 3rd are freed: free 100 | hole 100 | free 100 | unmapped.
+     * Stream 1 takes 3746 MiB (3760 mapped): reserved 200 + 3760 = 3960 MiB, 136
+     * MiB of the device left. 400 MiB on stream 0 maps the 100 MiB hole (4060 MiB
+     * reserved), fails to map the next 100 MiB, and its out-of-memory ladder
+     * unmaps the 300 free MiB again: 3760 MiB after the event, but PyTorch's
+     * max_memory_reserved, and so peak_reserved_bytes, is 4060 MiB
+     * (validate/upstream agrees with PyTorch 2.6 on this trace). */
+    const uint64_t M = 1u << 20;
+    sim_event ev[] = {A(1, 100 * M, 10), A(2, 100 * M, 20), A(3, 100 * M, 30), A(4, 100 * M, 40),
+                      F(2, 50, 50),      F(4, 60, 60),      {.op = SIM_OP_EMPTY_CACHE, .t = 70},
+                      F(1, 80, 80),      F(3, 90, 90),      A(5, 3746 * M, 100), A(6, 400 * M, 110)};
+    ev[9].stream = 1;
+    array_source src = {ev, sizeof ev / sizeof ev[0], 0};
+    sim_event_source s = {.next = array_next, .ctx = &src, .path = "a", .name = NULL};
+    sim_kv opts[] = {{"alloc_conf", "expandable_segments:True"}};
+    engine_config cfg = {
+        .device = {.name = "t", .capacity_bytes = 4096 * M},
+        .ops = torch_strategy(),
+        .opts = opts,
+        .n_opts = 1,
+        .on_oom_skip = true,
+        .paranoid = true,
+    };
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(engine_run(&cfg, &s, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    ck_assert_uint_eq(run->total.final_reserved_bytes, 3760 * M);
+    ck_assert_uint_eq(run->total.peak_reserved_bytes, 4060 * M);
+    ck_assert_uint_eq(run->total.peak_device_bytes, 4060 * M);
+    /* the peak was reached during the last event */
+    ck_assert_uint_eq(run->total.peak_reserved_event, 11);
+    sim_run_free(run);
+}
+END_TEST
+
+#define MiB ((uint64_t)1 << 20)
+
+/* design.md §3 "OOM cause": L = live requested, S = the request, U = what the process may use */
+START_TEST(an_oom_whose_live_bytes_exceed_what_the_process_may_use_should_be_capacity)
+{
+    /* ideal on 100 B, context 10: U = 90; 50 live + a 45 B request tagged "big" = 95 > 90 */
+    sim_event ev[] = {A(1, 50, 0), A(2, 45, 1), F(1, 2, 2)};
+    ev[1].tag = "big";
+    array_source src = {ev, 3, 0};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 10, &src, 1, false, SIM_OK, &err);
+    const sim_oom_record *o = &run->total.first_oom;
+    ck_assert_int_eq(o->cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(o->live_requested_bytes, 50);
+    ck_assert_uint_eq(o->usable_bytes, 90);
+    ck_assert_uint_eq(o->peak_demand_bytes, 95);
+    ck_assert_str_eq(o->tag, "big");
+    ck_assert_uint_eq(o->n_largest_live, 1);
+    ck_assert_uint_eq(o->largest_live[0].id, 1);
+    ck_assert_uint_eq(o->largest_live[0].size, 50);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(an_oom_that_would_fit_but_for_rounding_should_be_fragmentation_unless_the_trace_later_needs_more)
+{
+    /* raw on 8 MiB charges 2 MiB pages: 3 + 3 MiB take 8 MiB, so 1 MiB more fails while
+     * 7 MiB live would fit in U = 8 MiB: fragmentation (the allocator's rounding) */
+    sim_event ev[] = {A(1, 3 * MiB, 0), A(2, 3 * MiB, 1), A(3, 1 * MiB, 2), F(3, 3, 3), A(4, 5 * MiB, 4),
+                      F(4, 5, 5), F(1, 6, 6), F(2, 6, 6)};
+    array_source src = {ev, 3, 0};
+    sim_error err;
+    sim_run *run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_uint_eq(run->total.first_oom.peak_demand_bytes, 7 * MiB);
+    sim_run_free(run);
+    /* the whole trace: after the OOM ended it, the program would have held 3 + 3 + 5 MiB
+     * = 11 MiB > 8 MiB at event 5: no allocator could run it, so capacity */
+    src = (array_source){ev, 8, 0};
+    run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_int_eq(run->procs[0].m.first_oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(run->total.first_oom.live_requested_bytes, 6 * MiB);
+    ck_assert_uint_eq(run->total.first_oom.peak_demand_bytes, 11 * MiB);
+    sim_run_free(run);
+}
+END_TEST
+
+START_TEST(an_oom_that_would_fit_without_the_other_process_should_be_other_processes)
+{
+    /* ideal on 100 B: a holds 70; b's 40 B fit its U = 100, not beside a's 70 */
+    sim_event ea[] = {A(1, 70, 0), F(1, 9, 9)};
+    sim_event eb[] = {A(1, 40, 1), F(1, 9, 9)};
+    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
+    sim_error err;
+    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    const sim_oom_record *o = &run->total.first_oom;
+    ck_assert_uint_eq(o->process, 1);
+    ck_assert_int_eq(o->cause, SIM_OOM_OTHER_PROCESSES);
+    ck_assert_uint_eq(o->other_processes_bytes, 70);
+    ck_assert_uint_eq(o->other_processes, 1);
+    ck_assert_uint_eq(o->usable_bytes, 100);
     sim_run_free(run);
 }
 END_TEST

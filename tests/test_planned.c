@@ -1064,11 +1064,11 @@ START_TEST(planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit)
     ck_assert(run->total.first_oom.happened);
     ck_assert_uint_eq(run->total.first_oom.event, 1);
     ck_assert_uint_eq(run->total.first_oom.info.size_bytes, 120);
-    ck_assert_int_eq(run->total.first_oom.info.cause, SIM_OOM_CAPACITY);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_CAPACITY);
     ck_assert(strstr(run->total.first_oom.info.detail, "cannot run at all") != NULL);
     sim_run_free(run);
     run = replay_planned(ev, 8, 115, opts, 2, false, SIM_OK);
-    ck_assert_int_eq(run->total.first_oom.info.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_FRAGMENTATION);
     sim_run_free(run);
     /* --on-oom=skip: every alloc tries again and fails; the frees of the dropped
      * ones are ignored; no buffer is ever live */

@@ -310,3 +310,21 @@ START_TEST(a_stat_should_be_found_by_name_whatever_its_kind)
     ck_assert_uint_eq(calls, 2);
 }
 END_TEST
+
+START_TEST(json_strings_should_replace_bytes_that_are_not_utf8)
+{
+    /* é (C3 A9) and 😀 (F0 9F 98 80) pass; a stray continuation byte, a lone lead byte,
+     * an overlong '/' (C0 AF) and a surrogate (ED A0 80) become U+FFFD, byte by byte */
+    ck_assert_uint_eq(sim_utf8_len("\xC3\xA9"), 2);
+    ck_assert_uint_eq(sim_utf8_len("\xF0\x9F\x98\x80"), 4);
+    ck_assert_uint_eq(sim_utf8_len("\x80"), 0);
+    ck_assert_uint_eq(sim_utf8_len("\xC3"), 0);
+    ck_assert_uint_eq(sim_utf8_len("\xC0\xAF"), 0);
+    ck_assert_uint_eq(sim_utf8_len("\xED\xA0\x80"), 0);
+    sim_buf b;
+    sim_buf_init(&b);
+    sim_buf_json_str(&b, "a\xC3\xA9\x80z\xC3");
+    ck_assert_str_eq(b.data, "\"a\xC3\xA9\\ufffdz\\ufffd\"");
+    sim_buf_release(&b);
+}
+END_TEST

@@ -16,7 +16,16 @@
 
 /* A harness whose alloc_conf may hold commas (the harness option syntax splits
  * on them). fraction < 0: no memory_fraction option. */
+static harness *torch_new_version(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction,
+                                  const char *version);
+
 static harness *torch_new(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction)
+{
+    return torch_new_version(capacity, context, alloc_conf, fraction, NULL);
+}
+
+static harness *torch_new_version(uint64_t capacity, uint64_t context, const char *alloc_conf, const char *fraction,
+                                  const char *version)
 {
     harness *h = calloc(1, sizeof *h);
     ck_assert_ptr_nonnull(h);
@@ -25,8 +34,10 @@ static harness *torch_new(uint64_t capacity, uint64_t context, const char *alloc
     h->dev = device_new(&info);
     ck_assert_ptr_nonnull(h->dev);
     h->proc = device_proc_start(h->dev);
-    sim_kv kv[2];
+    sim_kv kv[3];
     uint32_t n = 0;
+    if (version != NULL)
+        kv[n++] = (sim_kv){"torch_version", version};
     if (alloc_conf != NULL)
         kv[n++] = (sim_kv){"alloc_conf", alloc_conf};
     if (fraction != NULL)
@@ -224,7 +235,7 @@ START_TEST(torch_oom_should_mirror_pytorch_message_and_classify_capacity)
     harness_alloc(h, 30 * MiB, 0);
     /* 20 MiB > 40 − 30 = 10 MiB that could ever be free → capacity */
     strategy_oom oom = expect_oom(h, 20 * MiB, 0);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.usable_bytes, 40 * MiB); /* capacity − context; the engine names the cause */
     ck_assert_uint_eq(oom.size_bytes, 20 * MiB);
     ck_assert_uint_eq(oom.reserved_bytes, 30 * MiB);
     ck_assert_uint_eq(oom.device_free_bytes, 10 * MiB);
@@ -291,7 +302,7 @@ START_TEST(torch_default_should_hit_a_fragmentation_oom)
     ck_assert_str_eq(harness_layout(h), "31457280 [10485760] | 31457280 [10485760]");
     oom = expect_oom(h, 30 * MiB, 0);
     /* 30 MiB ≤ 100 − 60 = 40 MiB that could be free → fragmentation */
-    ck_assert_int_eq(oom.cause, SIM_OOM_FRAGMENTATION);
+    ck_assert_uint_eq(oom.usable_bytes, 100 * MiB);
     ck_assert_uint_eq(oom.free_bytes, 20 * MiB);
     ck_assert_uint_eq(oom.largest_free_bytes, 10 * MiB);
     ck_assert_ptr_nonnull(strstr(oom.detail, "20.00 MiB is reserved by PyTorch but unallocated"));
@@ -410,7 +421,7 @@ START_TEST(torch_memory_fraction_should_cap_reserved_memory)
     /* 12 + 14 = 26 MiB > 25 MiB: refused without asking the device; 14 MiB is more
      * than the 25 − 12 = 13 MiB that could be free → capacity */
     strategy_oom oom = expect_oom(h, 14 * MiB, 0);
-    ck_assert_int_eq(oom.cause, SIM_OOM_CAPACITY);
+    ck_assert_uint_eq(oom.usable_bytes, 26214400); /* min(capacity − context, the fraction cap) */
     ck_assert_uint_eq(oom.device_free_bytes, 88 * MiB);
     /* the process holds its 12 MiB segment, no context: "this process has 12.00 MiB" */
     ck_assert_ptr_nonnull(strstr(oom.detail, "of which 88.00 MiB is free. Including non-PyTorch memory, this process "
@@ -549,7 +560,7 @@ END_TEST
 
 GPUSIM_TCASE("deferred", 0, NULL, NULL);
 
-START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_ready)
+START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_the_next_malloc_after_ready)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
     strategy_handle a = harness_alloc(h, 1000, 0);
@@ -562,9 +573,55 @@ START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_ready)
     /* a new request cannot reuse the pending block */
     harness_alloc(h, 1000, 0);
     ck_assert_str_eq(harness_layout(h), "(1024) 1024 [2095104]");
+    /* ready_t: the event completed, but PyTorch has not polled it yet */
     harness_free_ready(h, a);
-    ck_assert_str_eq(harness_layout(h), "[1024] 1024 [2095104]");
-    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 1024);
+    ck_assert_str_eq(harness_layout(h), "(1024) 1024 [2095104]");
+    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 2048);
+    ck_assert_uint_eq(harness_stat(h, "inactive_split.all.current"), 1);
+    /* the next malloc polls it first (process_events): the block is free again
+     * and, as the best fit of 1024 B, taken at once */
+    harness_alloc(h, 1000, 0);
+    ck_assert_str_eq(harness_layout(h), "1024 1024 [2095104]");
+    ck_assert_uint_eq(harness_stat(h, "active_bytes.all.current"), 2048);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 1);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pending_one)
+{
+    harness *h = torch_new(1 * GiB, 0, NULL, NULL);
+    strategy_handle a = harness_alloc(h, 1000, 0);
+    strategy_handle b = harness_alloc(h, 3000, 1);
+    harness_free_deferred(h, a);
+    harness_free_deferred(h, b);
+    /* b's event completes first, but a, freed before it, still waits: PyTorch
+     * stops polling the side stream's events at the first one not ready */
+    harness_free_ready(h, b);
+    harness_alloc(h, 0x100000, 0);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 0);
+    /* once a completes, the next malloc frees both */
+    harness_free_ready(h, a);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
+    harness_alloc(h, 512, 2);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 2);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 2);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_zero_byte_malloc_should_not_poll_events)
+{
+    harness *h = torch_new(1 * GiB, 0, NULL, NULL);
+    strategy_handle a = harness_alloc(h, 1000, 0);
+    harness_free_deferred(h, a);
+    harness_free_ready(h, a);
+    /* allocate(0) returns no block without entering malloc */
+    harness_alloc(h, 0, 0);
+    ck_assert_str_eq(harness_layout(h), "(1024) [2096128]");
+    harness_empty_cache(h);
+    ck_assert_str_eq(harness_layout(h), "");
     harness_free(h);
 }
 END_TEST
@@ -796,6 +853,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
     static const uint64_t PALETTE[] = {512, 4096, 64 * KiB, 1 * MiB, 1 * MiB + 512, 3 * MiB, 6 * MiB, 12 * MiB,
                                        20 * MiB, 24 * MiB, 40 * MiB};
     int n = 0, checked_fits = 0;
+    bool unpolled = false; /* a deferred free came due since the last malloc */
     uint64_t x = seed;
     for (int i = 0; i < ops; i++) {
         uint64_t r = test_rand(&x) % 100;
@@ -806,6 +864,14 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
                 continue;
             uint32_t stream = (uint32_t)(test_rand(&x) % 4);
             uint64_t rs = size < 512 ? 512 : (size + 511) / 512 * 512;
+            if (unpolled) {
+                /* this malloc first frees the deferred frees that came due
+                 * (process_events): the walker's view before it is not the
+                 * free set the lookup sees */
+                unpolled = false;
+                live[n++] = (live_alloc){harness_alloc(h, size, stream), false};
+                continue;
+            }
             diff_snapshot(h, &before);
             int want = diff_best_fit(&before, rs, stream, max_split, non_split);
             strategy_handle hh = harness_alloc(h, size, stream);
@@ -843,6 +909,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
             if (live[k].pending) {
                 harness_free_ready(h, live[k].h);
                 live[k] = live[--n];
+                unpolled = true;
             } else if (test_rand(&x) % 8 == 0) {
                 harness_free_deferred(h, live[k].h);
                 live[k].pending = true;
@@ -852,6 +919,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
             }
         } else if (r >= 98) {
             harness_empty_cache(h);
+            unpolled = false;
         }
     }
     ck_assert_int_gt(checked_fits, ops / 10);
@@ -952,6 +1020,73 @@ START_TEST(torch_checker_should_catch_a_wrong_pool_size)
     ck_assert(torch_debug_corrupt(h->s, TORCH_CORRUPT_WRONG_POOL));
     sim_report r = harness_report(h);
     ck_assert(sim_report_mentions(&r, "not one of its sizes"));
+    harness_free(h);
+}
+END_TEST
+
+/* ==== Releases (--torch-version) ==== */
+
+GPUSIM_TCASE("versions", 0, NULL, NULL);
+
+START_TEST(torch_2_6_should_round_1100_mib_to_1152_under_the_roundup_list)
+{
+    /* [256:1,512:2,1024:4,>:8]: 2.6 gives 1100 MiB's interval (entry 10) the '>'
+     * value 8: steps of 1024/8 = 128 MiB, 1100 → 1152 MiB; main keeps 4 there:
+     * steps of 256 MiB, 1280 MiB */
+    const char *list = "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]";
+    harness *h = torch_new_version(8 * GiB, 0, list, NULL, "2.6");
+    harness_alloc(h, 1100 * MiB, 0);
+    ck_assert_uint_eq(harness_sample(h).allocated_bytes, 1152 * MiB);
+    harness_free(h);
+    h = torch_new_version(8 * GiB, 0, list, NULL, "main");
+    harness_alloc(h, 1100 * MiB, 0);
+    ck_assert_uint_eq(harness_sample(h).allocated_bytes, 1280 * MiB);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_one_division_should_keep_the_exact_size_before_2_4)
+{
+    /* divisions 1: 2.3 hands out the size as asked, 2.4 on rounds to 512 B */
+    harness *h = torch_new_version(1 * GiB, 0, "roundup_power2_divisions:1", NULL, "2.3");
+    harness_alloc(h, 3 * MiB + 1, 0);
+    ck_assert_uint_eq(harness_stat(h, "allocated_bytes.all.current"), 3 * MiB + 1);
+    harness_free(h);
+    h = torch_new_version(1 * GiB, 0, "roundup_power2_divisions:1", NULL, "2.4");
+    harness_alloc(h, 3 * MiB + 1, 0);
+    ck_assert_uint_eq(harness_stat(h, "allocated_bytes.all.current"), 3 * MiB + 512);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_2_6_oom_message_should_advise_pytorch_cuda_alloc_conf)
+{
+    /* 2.6 names the environment variable it reads, PYTORCH_CUDA_ALLOC_CONF; 2.9 on
+     * PYTORCH_ALLOC_CONF (torch_oom_should_mirror_pytorch_message_and_classify_capacity) */
+    harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.6");
+    harness_alloc(h, 30 * MiB, 0);
+    strategy_oom oom = expect_oom(h, 20 * MiB, 0);
+    ck_assert_str_eq(oom.detail,
+                     "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of "
+                     "which 10.00 MiB is free. Including non-PyTorch memory, this process has 30.00 MiB memory in "
+                     "use. Of the allocated memory 30.00 MiB is allocated by PyTorch, and 0 bytes is reserved by "
+                     "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation "
+                     "for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_per_process_memory_fraction_key_should_cap_reserved_memory)
+{
+    /* per_process_memory_fraction:0.25 of 1 GiB: 256 MiB allowed; a 300 MiB
+     * request cannot get its segment */
+    harness *h = torch_new_version(1 * GiB, 0, "per_process_memory_fraction:0.25", NULL, "2.10");
+    opt_find f;
+    ck_assert_str_eq(option(h, "memory_fraction", &f), "0.25");
+    ck_assert_str_eq(option(h, "torch_version", &f), "2.10");
+    expect_oom(h, 300 * MiB, 0);
+    harness_alloc(h, 200 * MiB, 0);
     harness_free(h);
 }
 END_TEST

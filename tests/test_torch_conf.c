@@ -174,3 +174,111 @@ START_TEST(conf_should_format_the_roundup_table)
                      "[1:4,2:4,4:2,8:2,16:2,32:2,64:2,128:2,256:2,512:2,1024:2,2048:2,4096:2,8192:2,16384:2,32768:2]");
 }
 END_TEST
+
+/* ==== Per release (torch_version.h) ==== */
+
+GPUSIM_TCASE("versions", 0, NULL, NULL);
+
+static torch_rules release(const char *v)
+{
+    torch_rules r;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_msg(torch_version_parse(v, &r, &err) == SIM_OK, "%s: %s", v, err.msg);
+    return r;
+}
+
+static sim_status parse_as(const char *v, const char *text, torch_conf *c, sim_error *err)
+{
+    torch_rules r = release(v);
+    sim_error_clear(err);
+    return torch_conf_parse_for(text, &r, c, err);
+}
+
+START_TEST(version_should_read_releases_full_versions_and_main)
+{
+    char buf[16];
+    torch_rules r = release("2.6");
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.6");
+    r = release("2.6.0+cu124");
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.6");
+    r = release("2.11");
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.11");
+    r = release(NULL);
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "main");
+    r = release("main");
+    ck_assert_uint_eq(r.minor, TORCH_VERSION_MAIN);
+    static const char *const BAD[] = {"2.0", "2.12", "1.13", "3.0", "2.", "2.6x", "26", "2.06", "2.6.", ""};
+    for (size_t i = 0; i + 1 < sizeof BAD / sizeof BAD[0]; i++) {
+        sim_error err;
+        sim_error_clear(&err);
+        ck_assert_msg(torch_version_parse(BAD[i], &r, &err) == SIM_EUSAGE, "'%s' should be refused", BAD[i]);
+        ck_assert(strstr(err.msg, "2.1 to 2.11") != NULL);
+    }
+}
+END_TEST
+
+START_TEST(version_should_start_the_roundup_gt_fill_at_the_last_key_before_2_10)
+{
+    /* [256:1,512:2,1024:4,>:8]: 1024 MiB is entry 10. 2.9 fills '>' from entry
+     * 10 on, so a 1100 MiB request (entry 10) has 8 divisions: steps of 128 MiB,
+     * 1152 MiB; 2.10 and main keep entry 10 at 4 (256 MiB steps, 1280 MiB) */
+    torch_conf c;
+    sim_error err;
+    const char *list = "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]";
+    ck_assert_int_eq(parse_as("2.9", list, &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[9], 2);
+    ck_assert_uint_eq(c.roundup_power2_divisions[10], 8);
+    ck_assert_uint_eq(c.roundup_power2_divisions[15], 8);
+    ck_assert_int_eq(parse_as("2.10", list, &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[10], 4);
+    ck_assert_uint_eq(c.roundup_power2_divisions[11], 8);
+    /* a leading '>' sets entry 0 too before 2.10 */
+    ck_assert_int_eq(parse_as("2.6", "roundup_power2_divisions:[>:2]", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[0], 2);
+    ck_assert_int_eq(parse_as("main", "roundup_power2_divisions:[>:2]", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.roundup_power2_divisions[0], 0);
+    ck_assert_uint_eq(c.roundup_power2_divisions[1], 2);
+}
+END_TEST
+
+START_TEST(version_should_know_only_the_keys_of_its_release)
+{
+    torch_conf c;
+    sim_error err;
+    /* expandable_segments from 2.1 on */
+    ck_assert_int_eq(parse_as("2.1", "expandable_segments:True", &c, &err), SIM_OK);
+    /* max_non_split_rounding_mb from 2.6 */
+    ck_assert_int_eq(parse_as("2.5", "max_non_split_rounding_mb:64", &c, &err), SIM_EUSAGE);
+    ck_assert(strstr(err.msg, "PyTorch 2.5 does not have it") != NULL);
+    ck_assert_int_eq(parse_as("2.6", "max_non_split_rounding_mb:64", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.max_non_split_rounding_bytes, 64 * MiB);
+    /* per_process_memory_fraction from 2.10, a real in [0, 1] */
+    ck_assert_int_eq(parse_as("2.9", "per_process_memory_fraction:0.5", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.10", "per_process_memory_fraction:0.5", &c, &err), SIM_OK);
+    ck_assert(test_same_double(c.per_process_memory_fraction, 0.5));
+    ck_assert_int_eq(parse_as("main", "per_process_memory_fraction:1.5", &c, &err), SIM_EUSAGE);
+    ck_assert(strstr(err.msg, "[0.0, 1.0]") != NULL);
+    /* large_segment_size_mb from 2.11 */
+    ck_assert_int_eq(parse_as("2.10", "large_segment_size_mb:40", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.11", "large_segment_size_mb:40", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.large_segment_size_bytes, 40 * MiB);
+    /* 2.6 has neither of the newer pinned/graph keys */
+    ck_assert_int_eq(parse_as("2.6", "graph_capture_record_stream_reuse:True", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.6", "pinned_reserve_segment_size_mb:8", &c, &err), SIM_EUSAGE);
+}
+END_TEST
+
+START_TEST(version_should_require_more_than_20_mib_before_2_9)
+{
+    torch_conf c;
+    sim_error err;
+    /* 2.6 parseMaxSplitSize: the value must exceed kLargeBuffer / 1 MiB = 20 */
+    ck_assert_int_eq(parse_as("2.6", "max_split_size_mb:20", &c, &err), SIM_EUSAGE);
+    ck_assert(strstr(err.msg, ">= 21") != NULL);
+    ck_assert_int_eq(parse_as("2.6", "max_split_size_mb:21", &c, &err), SIM_OK);
+    ck_assert_int_eq(parse_as("2.6", "max_non_split_rounding_mb:20", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.9", "max_split_size_mb:20", &c, &err), SIM_OK);
+    ck_assert_uint_eq(c.max_split_size_bytes, 20 * MiB);
+}
+END_TEST

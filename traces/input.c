@@ -18,6 +18,7 @@
 #include "import_snapshot.h"
 #include "import_tfprof.h"
 #include "json.h"
+#include "stream.h"
 
 #define SNIFF_PREFIX ((size_t)64 << 10)
 #define INPUT_MAX_BYTES ((uint64_t)32 << 30) /* a decompressed document above this is refused */
@@ -30,69 +31,54 @@ struct trace_input {
     imp_doc doc;
     uint64_t next;
     char *alloc_conf;    /* native: from meta.imported_from.alloc_conf */
+    in_stream *stream;   /* native text read front to back (the reader reads it); else NULL */
 };
 
 
 /* ---------------------------------------------------------------- reading bytes */
 
-static sim_status read_prefix(const char *path, char *buf, size_t cap, size_t *len, bool *complete,
-                              sim_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
-    *len = fread(buf, 1, cap, f);
-    bool bad = ferror(f) != 0;
-    int e = errno;
-    *complete = *len < cap || fgetc(f) == EOF;
-    fclose(f);
-    if (bad)
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(e));
-    return SIM_OK;
-}
-
-static sim_status read_all(const char *path, char **out, size_t *len, sim_error *err)
+/* All of a stream's content (recorded formats are read whole), NUL-terminated. */
+static sim_status stream_read_all(in_stream *st_in, const char *path, char **out, size_t *len, sim_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
     size_t cap = (size_t)1 << 20, n = 0;
     char *buf = malloc(cap + 1);
-    sim_status st = SIM_OK;
-    while (buf != NULL) {
+    if (buf == NULL)
+        return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory reading the file");
+    for (;;) {
         if (n == cap) {
             if ((uint64_t)cap * 2 > INPUT_MAX_BYTES) {
-                st = sim_error_set(err, SIM_ETRACE, path, 0, 0, "larger than %llu GiB; gpusim reads recorded "
-                                   "formats whole", (unsigned long long)(INPUT_MAX_BYTES >> 30));
-                break;
+                free(buf);
+                return sim_error_set(err, SIM_ETRACE, path, 0, 0, "larger than %llu GiB; gpusim reads recorded "
+                                     "formats whole", (unsigned long long)(INPUT_MAX_BYTES >> 30));
             }
             char *b = realloc(buf, cap * 2 + 1);
-            if (b == NULL)
-                break;
+            if (b == NULL) {
+                free(buf);
+                return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory reading the file");
+            }
             buf = b;
             cap *= 2;
         }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0) {
-            if (ferror(f))
-                st = sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(errno));
-            else {
-                buf[n] = '\0';
-                *out = buf;
-                *len = n;
-                fclose(f);
-                return SIM_OK;
-            }
-            break;
+        size_t k = 0;
+        sim_status st = in_stream_read(st_in, buf + n, cap - n, &k, err);
+        if (st != SIM_OK) {
+            free(buf);
+            return st;
         }
+        if (k == 0)
+            break;
+        n += k;
     }
-    fclose(f);
-    free(buf);
-    if (st == SIM_OK)
-        st = sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory reading the file");
-    return st;
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return SIM_OK;
+}
+
+static sim_status stream_bytes(void *ctx, void *buf, size_t n, size_t *got, sim_error *err)
+{
+    return in_stream_read(ctx, buf, n, got, err);
 }
 
 static bool is_gzip(const void *p, size_t n)
@@ -462,49 +448,71 @@ static sim_status finish_open(trace_input *in, sim_status st, trace_input **out)
 sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
                       sim_error *err)
 {
+    return input_open_named(path, path, from, opt, out, err);
+}
+
+sim_status input_open_named(const char *path, const char *name, const char *from, const input_options *opt,
+                            trace_input **out, sim_error *err)
+{
     input_format f;
     trace_input *in;
-    sim_status st = input_new(path, from, &f, &in, err);
+    sim_status st = input_new(name, from, &f, &in, err);
     if (st != SIM_OK)
         return st;
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return finish_open(in, sim_error_set(err, SIM_EIO, path, 0, 0, "cannot open: %s", strerror(errno)), out);
-    if (S_ISDIR(sb.st_mode))
-        return finish_open(in, sim_error_set(err, SIM_EIO, path, 0, 0, "is a directory, not a trace file"), out);
-    char *prefix = malloc(SNIFF_PREFIX);
-    if (prefix == NULL)
-        return finish_open(in, sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory"), out);
-    size_t plen = 0;
-    bool complete = false;
-    st = read_prefix(path, prefix, SNIFF_PREFIX, &plen, &complete, err);
-    bool gz = st == SIM_OK && is_gzip(prefix, plen);
-    if (st == SIM_OK && !gz && f == INPUT_AUTO) {
-        input_format g = INPUT_AUTO;
-        if (gtrace_is_magic(prefix, plen)) /* the native binary container: trace_open reads it */
-            f = INPUT_GPUSIM;
-        else if (sniff(prefix, plen, &g) == SNIFF_FOUND)
-            f = g;
-    }
-    free(prefix);
-    if (st != SIM_OK)
+    /* one pass, front to back, whatever the input is (a pipe, a FIFO, stdin as "-"):
+     * the format is decided on a bounded prefix that the readers then read again */
+    in_stream *src = NULL;
+    if ((st = in_stream_open(path, name, &src, err)) != SIM_OK)
         return finish_open(in, st, out);
-    if (!gz && f == INPUT_GPUSIM) {
-        /* native traces are streamed, never held whole */
+    const char *pre = NULL;
+    size_t plen = 0;
+    if ((st = in_stream_peek(src, SNIFF_PREFIX, &pre, &plen, err)) != SIM_OK) {
+        in_stream_close(src);
+        return finish_open(in, st, out);
+    }
+    bool whole_prefix = plen < SNIFF_PREFIX; /* the prefix is the whole content */
+    bool gtrace = gtrace_is_magic(pre, plen);
+    if (f == INPUT_AUTO && !gtrace) {
+        input_format g = INPUT_AUTO;
+        sniff_result r = sniff(pre, plen, &g);
+        if (r == SNIFF_FOUND)
+            f = g;
+        else if (r == SNIFF_UNKNOWN || whole_prefix) {
+            /* rejected on the prefix: a large file that is not a trace is not read on */
+            in_stream_close(src);
+            return finish_open(in, plen == 0 ? sim_error_set(err, SIM_ETRACE, name, 0, 0, "empty file (expected a trace)")
+                                             : unknown_format(name, err),
+                               out);
+        }
+    }
+    if (gtrace && (f == INPUT_AUTO || f == INPUT_GPUSIM) && !in_stream_is_gzip(src)) {
+        /* the binary container is read by its own reader, which needs a file */
+        in_stream_close(src);
+        struct stat sb;
+        if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            return finish_open(in, sim_error_set(err, SIM_EIO, name, 0, 0, "a binary .gtrace must be a regular file, "
+                                                 "not a pipe (write it to a file, or convert it to .jsonl)"),
+                               out);
         in->format = INPUT_GPUSIM;
         st = trace_open(path, &in->native, err);
         if (st == SIM_OK)
             native_alloc_conf(in);
         return finish_open(in, st, out);
     }
+    if (f == INPUT_GPUSIM && !gtrace) {
+        /* native text is streamed, never held whole, compressed or not */
+        in->format = INPUT_GPUSIM;
+        in->stream = src;
+        trace_bytes b = {stream_bytes, src};
+        st = trace_open_bytes(name, &b, &in->native, err);
+        if (st == SIM_OK)
+            native_alloc_conf(in);
+        return finish_open(in, st, out);
+    }
     char *data = NULL;
     size_t len = 0;
-    st = read_all(path, &data, &len, err);
-    if (st == SIM_OK && gz) {
-        char *raw = data;
-        st = gunzip(path, (const unsigned char *)raw, len, &data, &len, err);
-        free(raw);
-    }
+    st = stream_read_all(src, name, &data, &len, err);
+    in_stream_close(src);
     if (st == SIM_OK)
         st = open_bytes(in, f, data, len, opt, err);
     free(data);
@@ -544,6 +552,7 @@ void input_close(trace_input *in)
     if (in == NULL)
         return;
     trace_close(in->native);
+    in_stream_close(in->stream);
     if (in->has_doc)
         imp_doc_release(&in->doc);
     free(in->alloc_conf);

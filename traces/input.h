@@ -31,6 +31,10 @@ typedef struct trace_input trace_input;
  * content; err names the file and the event or line), SIM_ENOMEM. */
 sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
                       sim_error *err);
+/* Same, reading path but naming it `name` in messages and results (a pipe spooled
+ * to a temporary file keeps the name the user gave, "-"). */
+sim_status input_open_named(const char *path, const char *name, const char *from, const input_options *opt,
+                            trace_input **out, sim_error *err);
 /* Same over bytes in memory (tests, fuzzing); name is used in messages. */
 sim_status input_open_mem(const char *name, const void *data, size_t len, const char *from,
                           const input_options *opt, trace_input **out, sim_error *err);

@@ -23,6 +23,7 @@ struct trace_reader {
     gtrace_reader *gt;  /* the binary container: everything is delegated to it */
     /* source: a file (JSONL streaming) or a whole buffer */
     FILE *fp;
+    trace_bytes src;    /* instead of fp: trace_open_bytes (src.read set) */
     char *buf;          /* JSONL: read buffer; JSON: the whole document */
     size_t buf_len, buf_cap, buf_pos;
     bool eof;
@@ -40,7 +41,7 @@ struct trace_reader {
 
 static sim_status read_more(trace_reader *r, sim_error *err)
 {
-    if (r->eof || r->fp == NULL) {
+    if (r->eof || (r->fp == NULL && r->src.read == NULL)) {
         r->eof = true;
         return SIM_OK;
     }
@@ -60,11 +61,20 @@ static sim_status read_more(trace_reader *r, sim_error *err)
         r->buf = b;
         r->buf_cap = cap;
     }
-    size_t n = fread(r->buf + r->buf_len, 1, r->buf_cap - r->buf_len, r->fp);
-    if (n == 0) {
-        if (ferror(r->fp))
-            return sim_error_set(err, SIM_EIO, r->path, 0, 0, "read failed: %s", strerror(errno));
-        r->eof = true;
+    size_t n = 0;
+    if (r->src.read) {
+        sim_status st = r->src.read(r->src.ctx, r->buf + r->buf_len, r->buf_cap - r->buf_len, &n, err);
+        if (st != SIM_OK)
+            return st;
+        if (n == 0)
+            r->eof = true;
+    } else {
+        n = fread(r->buf + r->buf_len, 1, r->buf_cap - r->buf_len, r->fp);
+        if (n == 0) {
+            if (ferror(r->fp))
+                return sim_error_set(err, SIM_EIO, r->path, 0, 0, "read failed: %s", strerror(errno));
+            r->eof = true;
+        }
     }
     r->buf_len += n;
     return SIM_OK;
@@ -197,16 +207,22 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
     else
         return sim_error_set(err, SIM_ETRACE, r->path, line, event,
                              "unknown op \"%.60s\" (expected alloc, free, empty_cache or mark)", op);
-    /* keys that belong to another op are errors: they are almost always typos */
+    /* keys that belong to another op are errors: they are almost always typos; a key
+     * given twice is one too (JSON leaves it open which one counts) */
+    uint32_t seen = 0;
     for (uint32_t i = 0; i < o->len; i++) {
         const char *k = o->u.members[i].key;
-        bool known = false;
-        for (const char *const *kk = EVENT_KEYS[ev->op]; *kk; kk++)
-            if (strcmp(*kk, k) == 0)
-                known = true;
-        if (!known)
+        uint32_t bit = 0;
+        for (uint32_t j = 0; j < 8 && EVENT_KEYS[ev->op][j] && bit == 0; j++)
+            if (strcmp(EVENT_KEYS[ev->op][j], k) == 0)
+                bit = 1u << j;
+        if (bit == 0)
             return sim_error_set(err, SIM_ETRACE, r->path, line, event, "unknown key \"%.60s\" in a %s event", k,
                                  op);
+        if (seen & bit)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "duplicate key \"%.60s\" in a %s event", k,
+                                 op);
+        seen |= bit;
     }
     sim_status st;
     bool has_t = false;
@@ -484,6 +500,23 @@ sim_status trace_open(const char *path, trace_reader **out, sim_error *err)
         trace_close(r);
         return sim_error_set(err, SIM_EIO, path, 0, 0, "read failed: %s", strerror(e));
     }
+    return reader_start(r, out, err);
+}
+
+sim_status trace_open_bytes(const char *name, const trace_bytes *src, trace_reader **out, sim_error *err)
+{
+    *out = NULL;
+    trace_reader *r;
+    sim_status st = reader_new(name, &r, err);
+    if (st != SIM_OK)
+        return st;
+    r->src = *src;
+    r->buf = malloc(2 * READ_CHUNK);
+    if (r->buf == NULL) {
+        trace_close(r);
+        return sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory");
+    }
+    r->buf_cap = 2 * READ_CHUNK;
     return reader_start(r, out, err);
 }
 

@@ -8,6 +8,7 @@
 #define GPUSIM_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/event.h"
@@ -38,6 +39,15 @@ sim_status trace_open(const char *path, trace_reader **out, sim_error *err);
 /* Same over a memory buffer (tests, fuzzing); the text is copied. */
 sim_status trace_open_mem(const char *name, const char *text, uint64_t len, trace_reader **out,
                           sim_error *err);
+/* A byte source read front to back (traces/stream.h's in_stream: a pipe, a gzip
+ * stream): read fills up to n bytes, *got 0 only at the end. */
+typedef struct trace_bytes {
+    sim_status (*read)(void *ctx, void *buf, size_t n, size_t *got, sim_error *err);
+    void *ctx;
+} trace_bytes;
+/* Same over such a source, for the text containers (JSONL, JSON): nothing seeks, and
+ * JSONL is streamed. The source is the caller's and must outlive the reader. */
+sim_status trace_open_bytes(const char *name, const trace_bytes *src, trace_reader **out, sim_error *err);
 void trace_close(trace_reader *r);
 
 const trace_header *trace_get_header(const trace_reader *r);

@@ -105,7 +105,7 @@ void vrun_json(const vrun *v, const sim_run *run, const vrun_meta *meta, sim_buf
                            (unsigned long long)o->info.size_bytes);
             u64(b, "model_device_free_bytes", o->info.device_free_bytes, true);
             u64(b, "real_device_free_bytes", v->oom_device_free, true);
-            sim_buf_printf(b, ", \"cause\": \"%s\"}", sim_oom_cause_name(o->info.cause));
+            sim_buf_printf(b, ", \"cause\": \"%s\"}", sim_oom_cause_name(o->cause));
         } else {
             sim_buf_puts(b, "null");
         }

@@ -405,7 +405,6 @@ static void fill_oom(vrun *v, const vstate *vs, uint64_t size, strategy_oom *oom
         .size_bytes = size,
         .reserved_bytes = v->final_reserved,
         .device_free_bytes = fr,
-        .cause = SIM_OOM_CAPACITY,
     };
     snprintf(oom->detail, sizeof oom->detail, "%s: %s", what, v->gpu.ops->last_error(v->gpu.ctx));
 }

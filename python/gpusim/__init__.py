@@ -7,6 +7,8 @@
     snap = torch.cuda.memory._snapshot()        # a snapshot dict, no file needed
     gpusim.replay(snap, alloc_conf="expandable_segments:True", gpu="A100-40GB")
 
+gpusim.tune(trace) searches the allocator settings and ranks them.
+
 Each function runs the command of the same name in libgpusim.so (the library that
 CMake builds beside the gpusim program, found as gpusim._native says) and returns
 its --format=json result as a dict. Keyword options are the command's options with
@@ -22,7 +24,7 @@ import warnings
 
 from . import _native
 
-__all__ = ["replay", "compare", "plan", "version", "Error", "UsageError", "TraceError", "FileError",
+__all__ = ["replay", "compare", "plan", "tune", "version", "Error", "UsageError", "TraceError", "FileError",
            "GpusimWarning"]
 
 # the name an in-memory trace has in messages and results
@@ -132,3 +134,10 @@ def compare(trace, strategies=None, **options):
 def plan(trace, strategies=None, **options):
     """`gpusim plan TRACE --format=json`: which GPUs of the catalog it fits on."""
     return _run("plan", trace, dict(options, strategies=strategies))
+
+
+def tune(trace, framework="torch", goal="min-reserved", **options):
+    """`gpusim tune TRACE --format=json`: the framework's allocator settings ranked for
+    the goal ("min-reserved", "fit" with gpu= or capacity=, "no-oom"); result["best"]["env"]
+    is the line to paste (PYTORCH_ALLOC_CONF=...)."""
+    return _run("tune", trace, dict(options, framework=framework, goal=goal))

@@ -184,6 +184,21 @@ class CompareAndPlanTest(unittest.TestCase):
         self.assertEqual(got, cli_json("plan", MLP, "--strategies=torch,growth", "--gpus=T4,A100-40GB"))
         self.assertEqual([g["name"] for g in got["gpus"]], ["T4", "A100-40GB"])
 
+    def test_tune_should_return_the_programs_json(self):
+        pinning = os.path.join(ROOT, "traces", "examples", "pinning-l4.jsonl")
+        got = gpusim.tune(pinning, jobs=2)
+        self.assertEqual(got, cli_json("tune", pinning, "--framework=torch", "--goal=min-reserved", "--jobs=2"))
+        # the bundled pinning example: 530/270 MiB blocks pin memory and
+        # max_split_size_mb:20 stops it (traces/examples/README.md)
+        self.assertEqual(got["best"]["env"], "PYTORCH_ALLOC_CONF=max_split_size_mb:20")
+
+    def test_tune_should_raise_the_programs_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.tune(MLP, goal="smallest")
+        code, _, err = cli("tune", MLP, "--goal=smallest")
+        self.assertEqual(code, 2)
+        self.assertEqual("gpusim tune: %s" % ctx.exception, err.splitlines()[0])
+
     def test_version_should_be_the_programs(self):
         _, out, _ = cli("--version")
         self.assertEqual("gpusim " + gpusim.version(), out.strip())

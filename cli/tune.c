@@ -1,0 +1,142 @@
+/* gpusim tune TRACE... : which allocator settings of the framework the user runs
+ * make the workload smallest, fit a card or run without an OOM (answers/tune.h),
+ * ranked (reports/tune.h), with the line to paste. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "answers/tune.h"
+#include "cli.h"
+#include "reports/progress.h"
+#include "reports/tune.h"
+#include "sim/buf.h"
+#include "strategies/registry.h"
+
+static const cli_opt TUNE_OPTS[] = {
+    {"framework", true, "torch|tf|jax: whose allocator settings to search (default torch)"},
+    {"goal", true,
+     "min-reserved|fit|no-oom: the smallest peak reserved (default); the smallest that runs on the --gpu or "
+     "--capacity given; the fewest OOMs (replayed with --on-oom=skip)"},
+    {"strategy", true, "NAME: the allocator the program runs now (default: torch, or greedy for tf and jax)"},
+    {"top", true, "N: rows of the text table (default 10, 0 = all; the current setting is always shown)"},
+    CLI_DEVICE_OPTS,
+    CLI_STRATEGY_OPTS,
+    CLI_INPUT_OPTS,
+    {"format", true, "text|json: output for people or machines (default text)"},
+    {"output", true, "FILE: write the result there instead of stdout"},
+    {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
+    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    {NULL, false, NULL},
+};
+
+static void tune_help(void)
+{
+    printf("usage: gpusim tune TRACE... [options]\n\n"
+           "Searches the allocator settings of one framework for the trace(s): PyTorch's expandable_segments,\n"
+           "max_split_size_mb (a grid, refined around its best value), roundup_power2_divisions,\n"
+           "garbage_collection_threshold with a memory fraction and backend:cudaMallocAsync (when modelled);\n"
+           "TensorFlow's growth, garbage collection, the smallest memory_limit and cuda_malloc_async; JAX's\n"
+           "preallocation, the smallest memory fraction and the platform allocator. The strategy options given\n"
+           "are the current setting. Prints the settings ranked for the goal, the lower bounds (ideal, planned)\n"
+           "and the line to paste for the best.\n\n");
+    cli_print_options(stdout, TUNE_OPTS);
+    printf("\nexit status: 0 ran, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+static const cli_command TUNE = {
+    "tune", TUNE_OPTS, tune_help,
+    CLI_USES_FORMAT | CLI_USES_ON_OOM | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV,
+    NULL,
+};
+
+typedef struct tune_progress {
+    progress *p;
+    uint64_t events;
+} tune_progress;
+
+static void on_progress(void *ctx, uint64_t runs)
+{
+    tune_progress *tp = ctx;
+    progress_update(tp->p, runs * tp->events);
+}
+
+/* --framework, --goal, --strategy and --top: SIM_EUSAGE on a value that does not hold. */
+static sim_status tune_args(cli_session *s, tune_question *q, uint32_t *top)
+{
+    const char *fw = cli_get(&s->a, "framework"), *goal = cli_get(&s->a, "goal"), *topv = cli_get(&s->a, "top");
+    q->framework = TUNE_TORCH;
+    q->goal = TUNE_GOAL_MIN_RESERVED;
+    if (fw && !tune_framework_parse(fw, &q->framework))
+        return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--framework=%s: expected torch, tf or jax", fw);
+    if (goal && !tune_goal_parse(goal, &q->goal))
+        return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--goal=%s: expected min-reserved, fit or no-oom", goal);
+    if (q->goal == TUNE_GOAL_FIT && !cli_has(&s->a, "gpu") && !cli_has(&s->a, "capacity"))
+        return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--goal=fit needs the card: --gpu=NAME or --capacity=SIZE");
+    *top = 10;
+    if (topv) {
+        char *end = NULL;
+        unsigned long v = strtoul(topv, &end, 10);
+        if (end == topv || *end || v > TUNE_MAX_CANDIDATES)
+            return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--top=%s: expected 0..%d", topv, TUNE_MAX_CANDIDATES);
+        *top = (uint32_t)v;
+    }
+    const char *dflt = q->framework == TUNE_TORCH ? "torch" : "greedy";
+    sim_status st = cli_pick_strategy(&s->a, dflt, &s->ops[0], &s->err);
+    if (st != SIM_OK)
+        return st;
+    s->n_ops = 1;
+    const char *name = s->ops[0]->name;
+    static const char *const TORCH_ALLOCATORS[] = {"torch", "async", NULL};
+    static const char *const BFC_ALLOCATORS[] = {"greedy", "growth", "limit", NULL};
+    const char *const *ok = q->framework == TUNE_TORCH ? TORCH_ALLOCATORS : BFC_ALLOCATORS;
+    for (unsigned i = 0; ok[i]; i++)
+        if (strcmp(ok[i], name) == 0)
+            return SIM_OK;
+    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--strategy=%s is not an allocator of --framework=%s", name,
+                         tune_framework_name(q->framework));
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    return cli_tune_io(NULL, argc, argv);
+}
+
+int cli_tune_io(cli_io *io, int argc, char **argv)
+{
+    cli_session s;
+    sim_status st = cli_session_parse_io(&s, &TUNE, io, argc, argv);
+    if (st != SIM_OK)
+        return cli_session_end(&s, st);
+    tune_question q;
+    memset(&q, 0, sizeof q);
+    uint32_t top = 10;
+    if ((st = tune_args(&s, &q, &top)) != SIM_OK || (st = cli_session_prepare(&s, TUNE.uses)) != SIM_OK)
+        return cli_session_end(&s, st);
+    q.t = &s.t;
+    q.base = (engine_config){.device = s.dev.info, .on_oom_skip = s.skip_oom};
+    q.current = s.ops[0];
+    q.user = s.kv;
+    q.n_user = s.n_kv;
+    q.jobs = s.jobs;
+    progress prog;
+    progress_init(&prog, stderr, "tune", s.t.events * tune_estimate_runs(&q), true);
+    tune_progress tp = {&prog, s.t.events};
+    q.progress = on_progress;
+    q.progress_ctx = &tp;
+    tune_answer ans;
+    st = tune_run(&q, &ans, &s.err);
+    progress_finish(&prog);
+    if (st == SIM_OK) {
+        sim_buf out;
+        sim_buf_init(&out);
+        const char *const *paths = s.a.positional;
+        if (s.json)
+            report_tune_json(&q, &ans, paths, (uint32_t)s.a.n_positional, &out);
+        else
+            report_tune_text(&q, &ans, paths, (uint32_t)s.a.n_positional, top, &out);
+        st = cli_session_write(&s, &out);
+        sim_buf_release(&out);
+    }
+    tune_answer_release(&ans);
+    return cli_session_end(&s, st);
+}

@@ -1,0 +1,89 @@
+/* The PyTorch releases the `torch` strategy models, and the rules that changed
+ * between them (docs/allocators.md §2.15 cites each change: the pull request and
+ * the first release that has it). Release 2.6 is checked against PyTorch's own
+ * code by validate/upstream; the others follow the cited changes. */
+#include "torch_version.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static torch_rules rules_for(unsigned minor)
+{
+    return (torch_rules){
+        .minor = minor,
+        /* pytorch/pytorch#165304 (merged 2025-10-19, after 2.9.0): '>' starts one
+         * entry after the last key */
+        .roundup_gt_after_last = minor >= 10,
+        /* pytorch/pytorch#126830 (May 2024): one division rounds to 512 B */
+        .single_division_rounds_512 = minor >= 4,
+        /* expandable segments: first released in 2.1 */
+        .key_expandable_segments = minor >= 1,
+        /* pytorch/pytorch#136174 (September 2024): max_non_split_rounding_mb */
+        .key_max_non_split_rounding_mb = minor >= 6,
+        /* absent from 2.6's CUDAAllocatorConfig.cpp, present in main */
+        .key_pinned_reserve_and_graph_reuse = minor >= 7,
+        /* pytorch/pytorch#161035 (August-September 2025) */
+        .key_per_process_memory_fraction = minor >= 10,
+        /* pytorch/pytorch#172056 (January 2026) */
+        .key_large_segment_size_mb = minor >= 11,
+        /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
+         * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
+        .mb_minimum_inclusive = minor >= 9,
+        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig) */
+        .oom_advises_pytorch_alloc_conf = minor >= 9,
+    };
+}
+
+/* Digits at *p into *v (at most 3, no leading zero); advances *p. False when none. */
+static bool take_number(const char **p, unsigned *v)
+{
+    unsigned n = 0, digits = 0;
+    if (**p == '0' && (*p)[1] >= '0' && (*p)[1] <= '9')
+        return false; /* no leading zeros */
+    while (**p >= '0' && **p <= '9' && digits < 3) {
+        n = n * 10u + (unsigned)(**p - '0');
+        (*p)++;
+        digits++;
+    }
+    *v = n;
+    return digits > 0 && !(**p >= '0' && **p <= '9');
+}
+
+sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *err)
+{
+    if (text == NULL || *text == '\0' || strcmp(text, "main") == 0) {
+        *out = rules_for(TORCH_VERSION_MAIN);
+        return SIM_OK;
+    }
+    /* "2.6", or a full version string as torch.__version__ prints it
+     * ("2.6.0", "2.6.0+cu124", "2.6.0a0+git1eba9b3"): the minor version decides */
+    const char *p = text;
+    unsigned minor = 0, patch = 0;
+    bool ok = strncmp(p, "2.", 2) == 0;
+    if (ok) {
+        p += 2;
+        ok = take_number(&p, &minor) && minor >= TORCH_VERSION_OLDEST && minor <= TORCH_VERSION_NEWEST_RELEASE;
+    }
+    if (ok && *p == '.') {
+        p++;
+        ok = take_number(&p, &patch);
+        if (ok && *p != '\0')
+            ok = *p == '+' || *p == 'a' || *p == 'b' || *p == 'r' || *p == '.';
+    } else if (ok) {
+        ok = *p == '\0';
+    }
+    if (!ok)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "torch_version: '%s' is not a modelled PyTorch release (2.1 to 2.11, or main)", text);
+    *out = rules_for(minor);
+    return SIM_OK;
+}
+
+char *torch_version_format(const torch_rules *r, char *buf, size_t cap)
+{
+    if (r->minor == TORCH_VERSION_MAIN)
+        snprintf(buf, cap, "main");
+    else
+        snprintf(buf, cap, "2.%u", r->minor);
+    return buf;
+}

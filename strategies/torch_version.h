@@ -1,0 +1,48 @@
+/* torch_version.h — the PyTorch release the `torch` strategy follows
+ * (--torch-version=X.Y, option `torch_version`): every rule of the native caching
+ * allocator that changed between releases 2.1 and 2.11 and main, as one set of
+ * switches, each with the release it changed in (docs/allocators.md §2.15). The
+ * default is the newest modelled, main. Knows nothing of blocks or devices. */
+#ifndef GPUSIM_TORCH_VERSION_H
+#define GPUSIM_TORCH_VERSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sim/status.h"
+
+#define TORCH_VERSION_MAIN 99u /* minor number standing for main */
+#define TORCH_VERSION_OLDEST 1u /* 2.1 */
+#define TORCH_VERSION_NEWEST_RELEASE 11u /* 2.11 */
+
+typedef struct torch_rules {
+    unsigned minor; /* 2.minor, or TORCH_VERSION_MAIN */
+    /* roundup_power2_divisions list: '>' fills the entries after the last key
+     * (2.10 on) rather than from the last key's own entry (2.1-2.9) */
+    bool roundup_gt_after_last;
+    /* a division count of 1 rounds to 512 B (2.4 on); 2.1-2.3 left the size as
+     * requested */
+    bool single_division_rounds_512;
+    /* keys that exist */
+    bool key_expandable_segments;          /* 2.1 on */
+    bool key_max_non_split_rounding_mb;    /* 2.6 on */
+    bool key_pinned_reserve_and_graph_reuse; /* pinned_reserve_segment_size_mb,
+                                              * graph_capture_record_stream_reuse: after 2.6 */
+    bool key_per_process_memory_fraction;  /* 2.10 on */
+    bool key_large_segment_size_mb;        /* 2.11 on */
+    /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
+     * 2.1-2.8 require more than 20 */
+    bool mb_minimum_inclusive;
+    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.9
+     * on, when that name came); 2.1-2.8 name PYTORCH_CUDA_ALLOC_CONF */
+    bool oom_advises_pytorch_alloc_conf;
+} torch_rules;
+
+/* The rules of text ("2.1" ... "2.11", "main"; NULL or "" = main) into *out.
+ * SIM_EUSAGE naming the releases modelled for anything else. */
+sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *err);
+
+/* "2.6" or "main" into buf; returns buf. */
+char *torch_version_format(const torch_rules *r, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""gen.py - writes the randomized traces of the upstream differential check
+(validate/upstream/README.md): OUTDIR COUNT [SEED]. Each trace mixes request
+sizes around the allocator's thresholds (512 B, 1 MiB, 10 MiB, the max_split_size
+values the check uses, powers of two and the roundup division points), several
+streams, deferred (record_stream) frees, frees of blocks on other streams and
+empty_cache calls, with a live set that rises and falls. Deterministic for a seed;
+prints the seed so that a failing run can be regenerated."""
+import json
+import os
+import random
+import sys
+
+KiB = 1 << 10
+MiB = 1 << 20
+
+
+def size_of(rng, scale):
+    r = rng.random()
+    if r < 0.25:
+        return rng.randint(1, 1 * MiB)
+    if r < 0.35:
+        return rng.choice([512, 511, 513, 1 * MiB, 1 * MiB - 512, 1 * MiB + 1, 2 * MiB, 10 * MiB - 1,
+                           10 * MiB, 10 * MiB + 1, 20 * MiB, 32 * MiB, 32 * MiB + 4096, 128 * MiB,
+                           128 * MiB + 1, 256 * MiB, 512 * MiB + 7, 1100 * MiB])
+    if r < 0.65:
+        return rng.randint(1 * MiB, 12 * MiB)
+    if r < 0.9:
+        return rng.randint(12 * MiB, int(160 * MiB * scale))
+    return rng.randint(160 * MiB, int(900 * MiB * scale))
+
+
+def trace(rng, idx):
+    n = rng.randint(150, 450)
+    streams = rng.choice([1, 1, 2, 3])
+    deferred = rng.choice([0.0, 0.0, 0.1, 0.3])
+    empty = rng.choice([0.0, 0.005, 0.02])
+    scale = rng.choice([0.25, 0.5, 1.0, 1.5])
+    target = rng.choice([1, 2, 3, 6]) * (1 << 30)
+    t = 0
+    next_id = 1
+    live = {}
+    live_bytes = 0
+    ev = []
+    for _ in range(n):
+        t += rng.randint(1, 20)
+        r = rng.random()
+        if r < empty:
+            ev.append({"op": "empty_cache", "t": t})
+            continue
+        want_free = live and (live_bytes > target or rng.random() < 0.45)
+        if want_free:
+            i = rng.choice(list(live)) if rng.random() < 0.7 else min(live)
+            size = live.pop(i)
+            live_bytes -= size
+            e = {"op": "free", "id": i, "t": t}
+            if rng.random() < deferred:
+                e["ready_t"] = t + rng.randint(1, 400)
+            ev.append(e)
+        else:
+            size = size_of(rng, scale)
+            s = rng.randrange(streams)
+            ev.append({"op": "alloc", "id": next_id, "size": size, "t": t, "stream": s})
+            live[next_id] = size
+            live_bytes += size
+            next_id += 1
+        if rng.random() < 0.01:
+            ev.append({"op": "mark", "name": "step", "t": t})
+    return {"format": "gpusim-trace", "version": 1, "name": "upstream-%03d" % idx, "time_unit": "ns",
+            "events": ev}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out, count = sys.argv[1], int(sys.argv[2])
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 16
+    print("gen.py: seed %d" % seed, file=sys.stderr)
+    rng = random.Random(seed)
+    os.makedirs(out, exist_ok=True)
+    for i in range(count):
+        with open(os.path.join(out, "u%03d.json" % i), "w") as f:
+            json.dump(trace(rng, i), f, separators=(",", ":"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,418 @@
+// upstream_strategy.cpp — gpusim's strategy interface over PyTorch's real
+// NativeCachingAllocator (upstream_strategy.h). Device memory is the engine's
+// device (device_alloc, device_map, ...), reached through the mock CUDA runtime.
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "sim/device.h"
+#include "sim/strategy.h"
+}
+#include "mock/mock_cuda_host.h"
+#include "upstream_strategy.h"
+
+namespace c10::cuda::_internal {
+// CUDAFunctions.cpp defines it without a header declaration; ATen's CUDAHooks
+// installs the real check the same way.
+C10_CUDA_API void setHasPrimaryContext(bool (*func)(DeviceIndex));
+} // namespace c10::cuda::_internal
+
+namespace CCA = c10::cuda::CUDACachingAllocator;
+using c10::CachingDeviceAllocator::DeviceStats;
+using c10::CachingDeviceAllocator::Stat;
+
+struct strategy {
+    device *dev;
+    uint32_t proc;
+    struct slot {
+        c10::DataPtr ptr;
+        uint64_t tag = 0;      // the deferred free's event tag, 0 when none
+        uint64_t bytes = 0;    // the request
+        uint32_t stream = 0;   // the trace stream it was allocated on
+        bool live = false;
+    };
+    std::vector<slot> slots;
+    std::vector<uint32_t> free_slots;
+    uint64_t next_tag = 1;
+    std::string conf;
+    bool set_fraction = false;
+    double fraction = 1.0;
+};
+
+namespace {
+
+bool g_initialised = false; // CCA::init ran
+bool g_used = false;        // an instance allocated
+
+bool dev_alloc(void *ctx, uint64_t bytes, uint64_t *addr)
+{
+    strategy *s = static_cast<strategy *>(ctx);
+    return device_alloc(s->dev, s->proc, bytes, addr) == SIM_OK;
+}
+
+void dev_release(void *ctx, uint64_t bytes)
+{
+    strategy *s = static_cast<strategy *>(ctx);
+    device_release(s->dev, s->proc, bytes);
+}
+
+uint64_t dev_reserve_va(void *ctx, uint64_t bytes)
+{
+    return device_reserve_va(static_cast<strategy *>(ctx)->dev, bytes);
+}
+
+bool dev_map(void *ctx, uint64_t bytes)
+{
+    strategy *s = static_cast<strategy *>(ctx);
+    return device_map(s->dev, s->proc, bytes) == SIM_OK;
+}
+
+uint64_t dev_free_bytes(void *ctx)
+{
+    return device_free_bytes(static_cast<strategy *>(ctx)->dev);
+}
+
+uint64_t dev_process_bytes(void *ctx)
+{
+    strategy *s = static_cast<strategy *>(ctx);
+    return device_proc_held(s->dev, s->proc) + device_get_info(s->dev).context_bytes;
+}
+
+bool has_primary_context(c10::DeviceIndex)
+{
+    return true;
+}
+
+// Trace stream k is an external CUDA stream with handle 0x1000 + 16k (stream 0 is
+// the default stream, handle 0): PyTorch orders free blocks by the stream
+// handle, and these handles keep the trace's stream order.
+c10::cuda::CUDAStream stream_of(uint32_t stream)
+{
+    if (stream == 0)
+        return c10::cuda::getDefaultCUDAStream(0);
+    return c10::cuda::getStreamFromExternal(
+        reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x1000u + 16u * static_cast<uintptr_t>(stream))), 0);
+}
+
+// The stream every deferred free is recorded on (a program's side stream: a
+// copy or communication stream); no trace stream has this handle. PyTorch keeps
+// one event deque per recorded stream, so one side stream makes its polling one
+// queue in free order, whichever stream the blocks were allocated on.
+c10::cuda::CUDAStream side_stream()
+{
+    return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x7fff0000u)), 0);
+}
+
+void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
+{
+    *free_bytes = 0;
+    *largest = 0;
+    CCA::SnapshotInfo snap = CCA::snapshot();
+    for (const CCA::SegmentInfo &seg : snap.segments) {
+        for (const CCA::BlockInfo &b : seg.blocks) {
+            if (b.allocated || b.active)
+                continue;
+            *free_bytes += b.size;
+            if (b.size > *largest)
+                *largest = b.size;
+        }
+    }
+}
+
+sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
+{
+    // the engine first creates a scratch instance to check the options; the
+    // allocator may be bound again as long as nothing was allocated through it
+    if (g_used)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "upstream torch: PyTorch's allocator is one per process; one run per process");
+    const char *conf = strategy_config_get(cfg, "alloc_conf");
+    const char *ftext = strategy_config_get(cfg, "memory_fraction");
+    strategy *s = new strategy();
+    s->dev = cfg->dev;
+    s->proc = cfg->proc;
+    s->conf = conf != nullptr ? conf : "";
+    if (ftext != nullptr) {
+        char *end = nullptr;
+        s->fraction = std::strtod(ftext, &end);
+        s->set_fraction = true;
+        if (end == ftext || *end != '\0') {
+            delete s;
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "upstream torch: memory_fraction %s is not a number",
+                                 ftext);
+        }
+    }
+    mock_cuda_device md{};
+    md.total_bytes = device_get_info(cfg->dev).capacity_bytes;
+    md.ctx = s;
+    md.alloc = dev_alloc;
+    md.release = dev_release;
+    md.reserve_va = dev_reserve_va;
+    md.map = dev_map;
+    md.free_bytes = dev_free_bytes;
+    md.process_bytes = dev_process_bytes;
+    mock_cuda_reset(&md);
+    // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use
+    if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0) {
+        delete s;
+        return sim_error_set(err, SIM_EIO, NULL, 0, 0, "upstream torch: setenv failed");
+    }
+    try {
+        if (!g_initialised) {
+            c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+            CCA::init(1);
+            // the last trace entry names an OOM's rounded size (first_oom.size)
+            CCA::recordHistory(true, nullptr, 4, CCA::RecordContext::NEVER);
+            g_initialised = true;
+        }
+        if (s->set_fraction)
+            CCA::setMemoryFraction(s->fraction, 0);
+    } catch (const c10::Error &e) {
+        std::string msg = e.what_without_backtrace();
+        delete s;
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "upstream torch: %s", msg.c_str());
+    }
+    *out = s;
+    return SIM_OK;
+}
+
+void up_destroy(strategy *s)
+{
+    delete s;
+}
+
+sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
+{
+    uint32_t i;
+    if (!s->free_slots.empty()) {
+        i = s->free_slots.back();
+        s->free_slots.pop_back();
+    } else {
+        i = static_cast<uint32_t>(s->slots.size());
+        s->slots.emplace_back();
+    }
+    g_used = true;
+    try {
+        c10::cuda::setCurrentCUDAStream(stream_of(stream));
+        c10::DataPtr p = CCA::get()->allocate(static_cast<size_t>(size));
+        strategy::slot &sl = s->slots[i];
+        sl.ptr = std::move(p);
+        sl.tag = 0;
+        sl.bytes = size;
+        sl.stream = stream;
+        sl.live = true;
+        *h = i;
+        return SIM_OK;
+    } catch (const c10::OutOfMemoryError &e) {
+        s->free_slots.push_back(i);
+        DeviceStats st = CCA::getDeviceStats(0);
+        // the OOM trace entry holds the rounded request (AllocParams::size); a
+        // snapshot adds its own entry after it
+        uint64_t rounded = size;
+        CCA::SnapshotInfo snap = CCA::snapshot();
+        if (!snap.device_traces.empty()) {
+            const std::vector<CCA::TraceEntry> &tr = snap.device_traces[0];
+            for (auto it = tr.rbegin(); it != tr.rend(); ++it) {
+                if (it->action_ == CCA::TraceEntry::OOM) {
+                    rounded = it->size_;
+                    break;
+                }
+            }
+        }
+        uint64_t free_bytes = 0, largest = 0;
+        free_and_largest(&free_bytes, &largest);
+        uint64_t dev_free = device_free_bytes(s->dev);
+        device_info info = device_get_info(s->dev);
+        uint64_t allocated = static_cast<uint64_t>(st.allocated_bytes[0].current);
+        uint64_t limit = info.capacity_bytes > info.context_bytes ? info.capacity_bytes - info.context_bytes : 0;
+        if (s->set_fraction) {
+            uint64_t allowed = static_cast<uint64_t>(s->fraction * static_cast<double>(info.capacity_bytes));
+            limit = limit < allowed ? limit : allowed;
+        }
+        uint64_t could_free = limit > allocated ? limit - allocated : 0;
+        *oom = strategy_oom{};
+        oom->size_bytes = rounded;
+        oom->free_bytes = free_bytes;
+        oom->largest_free_bytes = largest;
+        oom->reserved_bytes = static_cast<uint64_t>(st.reserved_bytes[0].current);
+        oom->device_free_bytes = dev_free;
+        oom->cause = rounded > could_free ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION;
+        std::snprintf(oom->detail, sizeof oom->detail, "%s", e.what_without_backtrace());
+        return SIM_OOM;
+    }
+}
+
+void up_free(strategy *s, strategy_handle h, bool deferred)
+{
+    strategy::slot &sl = s->slots[h];
+    if (deferred && sl.ptr.get() != nullptr) {
+        // record_stream on a second stream: PyTorch records an event at the free
+        // and reuses the block only once that event has completed
+        sl.tag = s->next_tag++;
+        CCA::recordStream(sl.ptr, side_stream());
+        mock_cuda_set_record_tag(sl.tag);
+        sl.ptr.clear();
+        mock_cuda_set_record_tag(0);
+        return; // the slot stays taken until free_ready
+    }
+    sl.ptr.clear();
+    if (deferred)
+        return;
+    sl.live = false;
+    s->free_slots.push_back(h);
+}
+
+void up_free_ready(strategy *s, strategy_handle h)
+{
+    strategy::slot &sl = s->slots[h];
+    // the work is done; PyTorch notices when it next processes its events
+    mock_cuda_complete(sl.tag);
+    sl.tag = 0;
+    sl.live = false;
+    s->free_slots.push_back(h);
+}
+
+void up_empty_cache(strategy *s)
+{
+    (void)s;
+    CCA::emptyCache();
+}
+
+void up_sample(const strategy *s, strategy_sample *out)
+{
+    (void)s;
+    DeviceStats st = CCA::getDeviceStats(0);
+    uint64_t free_bytes = 0, largest = 0;
+    free_and_largest(&free_bytes, &largest);
+    *out = strategy_sample{};
+    out->allocated_bytes = static_cast<uint64_t>(st.allocated_bytes[0].current);
+    out->reserved_bytes = static_cast<uint64_t>(st.reserved_bytes[0].current);
+    out->free_bytes = free_bytes;
+    out->largest_free_bytes = largest;
+    out->num_device_allocs = static_cast<uint64_t>(st.num_device_alloc);
+    out->num_device_frees = static_cast<uint64_t>(st.num_device_free);
+    out->peak_reserved_bytes = static_cast<uint64_t>(st.reserved_bytes[0].peak);
+    out->peak_allocated_bytes = static_cast<uint64_t>(st.allocated_bytes[0].peak);
+}
+
+void emit_stat(const strategy_stat_sink *sink, const std::string &name, const Stat &x)
+{
+    const char *parts[4] = {"current", "peak", "allocated", "freed"};
+    const int64_t v[4] = {x.current, x.peak, x.allocated, x.freed};
+    for (int i = 0; i < 4; i++)
+        strategy_emit_u64(sink, (name + "." + parts[i]).c_str(), v[i] < 0 ? 0 : static_cast<uint64_t>(v[i]));
+}
+
+template <typename A>
+void emit_array(const strategy_stat_sink *sink, const char *name, const A &arr)
+{
+    const char *types[3] = {"all", "small_pool", "large_pool"};
+    for (int t = 0; t < 3; t++)
+        emit_stat(sink, std::string(name) + "." + types[t], arr[static_cast<size_t>(t)]);
+}
+
+void up_stats(const strategy *s, const strategy_stat_sink *sink)
+{
+    (void)s;
+    DeviceStats st = CCA::getDeviceStats(0);
+    emit_array(sink, "allocation", st.allocation);
+    emit_array(sink, "segment", st.segment);
+    emit_array(sink, "active", st.active);
+    emit_array(sink, "inactive_split", st.inactive_split);
+    emit_array(sink, "allocated_bytes", st.allocated_bytes);
+    emit_array(sink, "reserved_bytes", st.reserved_bytes);
+    emit_array(sink, "active_bytes", st.active_bytes);
+    emit_array(sink, "inactive_split_bytes", st.inactive_split_bytes);
+    emit_array(sink, "requested_bytes", st.requested_bytes);
+    emit_stat(sink, "oversize_allocations", st.oversize_allocations);
+    emit_stat(sink, "oversize_segments", st.oversize_segments);
+    strategy_emit_u64(sink, "num_alloc_retries", static_cast<uint64_t>(st.num_alloc_retries));
+    strategy_emit_u64(sink, "num_ooms", static_cast<uint64_t>(st.num_ooms));
+    strategy_emit_u64(sink, "num_sync_all_streams", static_cast<uint64_t>(st.num_sync_all_streams));
+    strategy_emit_u64(sink, "num_device_alloc", static_cast<uint64_t>(st.num_device_alloc));
+    strategy_emit_u64(sink, "num_device_free", static_cast<uint64_t>(st.num_device_free));
+    if (st.max_split_size < 0)
+        strategy_emit_real(sink, "max_split_size", -1.0);
+    else
+        strategy_emit_u64(sink, "max_split_size", static_cast<uint64_t>(st.max_split_size));
+}
+
+void up_options(const strategy *s, const strategy_stat_sink *sink)
+{
+    strategy_emit_text(sink, "alloc_conf", s->conf.c_str());
+    strategy_emit_text(sink, "backend", "native (upstream)");
+    if (s->set_fraction) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", s->fraction);
+        strategy_emit_text(sink, "memory_fraction", buf);
+    }
+}
+
+void up_check(const strategy *s, sim_report *r)
+{
+    (void)s;
+    (void)r; // PyTorch checks itself (TORCH_INTERNAL_ASSERT)
+}
+
+int up_walk(const strategy *s, strategy_visitor v, void *ctx)
+{
+    (void)s;
+    CCA::SnapshotInfo snap = CCA::snapshot();
+    uint32_t region = 0;
+    for (const CCA::SegmentInfo &seg : snap.segments) {
+        uint64_t addr = seg.address;
+        for (const CCA::BlockInfo &b : seg.blocks) {
+            strategy_block blk{};
+            blk.addr = addr;
+            blk.size_bytes = b.size;
+            blk.requested_bytes = b.requested_size;
+            blk.region_addr = seg.address;
+            blk.region = region;
+            blk.stream = 0;
+            blk.state = b.allocated ? BLOCK_USED : b.active ? BLOCK_PENDING : BLOCK_FREE;
+            blk.pool = seg.is_large ? "large" : "small";
+            int rc = v(ctx, &blk);
+            if (rc != 0)
+                return rc;
+            addr += b.size;
+        }
+        region++;
+    }
+    return 0;
+}
+
+strategy_ops make_ops()
+{
+    strategy_ops o{};
+    o.name = "torch-upstream";
+    o.summary = "PyTorch's own CUDA caching allocator, built from source against a mock CUDA runtime";
+    o.create = up_create;
+    o.destroy = up_destroy;
+    o.alloc = up_alloc;
+    o.free = up_free;
+    o.free_ready = up_free_ready;
+    o.empty_cache = up_empty_cache;
+    o.sample = up_sample;
+    o.stats = up_stats;
+    o.options = up_options;
+    o.check = up_check;
+    o.walk = up_walk;
+    return o;
+}
+
+} // namespace
+
+extern "C" const strategy_ops *upstream_torch_strategy(void)
+{
+    static const strategy_ops ops = make_ops();
+    return &ops;
+}

@@ -1,0 +1,29 @@
+/* upstream_strategy.h — PyTorch's own CUDA caching allocator, built from a PyTorch
+ * source tree against the mock CUDA runtime (validate/upstream/torch/README.md), behind
+ * gpusim's strategy interface, so that gpusim's engine replays a trace through it
+ * exactly as through the `torch` model: same event order, deferred frees, ids and
+ * OOM handling (design.md §3). Options: `alloc_conf` (PYTORCH_CUDA_ALLOC_CONF,
+ * parsed by PyTorch's own CUDAAllocatorConfig) and `memory_fraction`. Stats carry
+ * the memory_stats() counters under the torch model's names.
+ *
+ * The real allocator is one per process (PyTorch keeps it in globals): one
+ * instance may be created per process, and its alloc_conf is read from the
+ * environment at the first creation. Deferred frees record the block on a second
+ * stream (record_stream), so PyTorch defers them with events; the events complete
+ * when the engine reaches ready_t (free_ready) or when PyTorch synchronizes. */
+#ifndef GPUSIM_UPSTREAM_STRATEGY_H
+#define GPUSIM_UPSTREAM_STRATEGY_H
+
+#include "sim/strategy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const strategy_ops *upstream_torch_strategy(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
