@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device_info *dev)
+/* One replay; end_early: end it at the first OOM (only `fits` is then meaningful). */
+static plan_cell run_cell(const plan_question *q, const strategy_ops *ops, const device_info *dev, bool end_early)
 {
     plan_cell c;
     memset(&c, 0, sizeof c);
@@ -12,6 +13,7 @@ plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device
     engine_config cfg = q->base;
     cfg.ops = ops;
     cfg.device = *dev;
+    cfg.end_at_first_oom = end_early;
     sim_run *run = NULL;
     c.st = batch_replay(q->t, &cfg, &run, &c.err);
     if (q->on_replay)
@@ -28,6 +30,11 @@ plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device
     return c;
 }
 
+plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device_info *dev)
+{
+    return run_cell(q, ops, dev, false);
+}
+
 /* A strategy option that cannot hold on a small card (e.g. a limit above the
  * capacity) is a "does not run", not an error of the command. */
 static bool cell_fatal(const plan_cell *c)
@@ -35,19 +42,56 @@ static bool cell_fatal(const plan_cell *c)
     return c->st != SIM_OK && c->st != SIM_EUSAGE;
 }
 
-static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t capacity, plan_min *m, plan_cell *out)
+/* What one search knows, so that no capacity is replayed twice. A replay is
+ * deterministic, so a capacity tried before has the same answer: the confirming run
+ * at the minimum is the bisection's last run that fit, and the run a step below is
+ * its last that failed. Once one replay ran the whole trace without an OOM or an
+ * error (every event of every process checked), a later replay can end at its first
+ * OOM: whether the trace fits is then known, and nothing after it could raise an
+ * error the complete run did not. */
+#define PLAN_MEMO 96
+typedef struct plan_memo {
+    uint64_t cap[PLAN_MEMO];
+    bool fits[PLAN_MEMO];
+    uint32_t n;
+    bool checked;             /* a complete replay without OOM or error was seen */
+    uint64_t fit_cap;         /* the capacity of the last replay that fit (0: none) ... */
+    plan_cell fit_cell;       /* ... and its cell, complete */
+} plan_memo;
+
+static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t capacity, plan_min *m,
+                    plan_memo *memo, plan_cell *out)
 {
+    m->runs++;
+    if (out && memo->fit_cap == capacity && capacity) {
+        *out = memo->fit_cell;
+        return true;
+    }
+    if (out == NULL)
+        for (uint32_t k = 0; k < memo->n; k++)
+            if (memo->cap[k] == capacity)
+                return memo->fits[k];
     device_info d = q->model;
     d.capacity_bytes = capacity;
-    plan_cell c = plan_run(q, ops, &d);
-    m->runs++;
+    plan_cell c = run_cell(q, ops, &d, memo->checked && out == NULL);
+    m->replays++;
     if (cell_fatal(&c) && m->st == SIM_OK) {
         m->st = c.st;
         m->err = c.err;
     }
+    bool fits = c.st == SIM_OK && c.fits;
+    if (c.st == SIM_OK && memo->n < PLAN_MEMO) {
+        memo->cap[memo->n] = capacity;
+        memo->fits[memo->n++] = fits;
+    }
+    if (fits) {
+        memo->checked = true; /* a run that fits never ends early: it was complete */
+        memo->fit_cap = capacity;
+        memo->fit_cell = c;
+    }
     if (out)
         *out = c;
-    return c.st == SIM_OK && c.fits;
+    return fits;
 }
 
 void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
@@ -55,11 +99,16 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
     memset(m, 0, sizeof *m);
     m->monotonic = true;
     sim_error_clear(&m->err);
+    plan_memo *memo = calloc(1, sizeof *memo);
+    if (memo == NULL) {
+        m->st = sim_error_set(&m->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        return;
+    }
     /* an upper bound that runs: the model card, doubled until it fits */
     uint64_t hi = units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
-    while (!fits_at(q, ops, hi, m, NULL)) {
+    while (!fits_at(q, ops, hi, m, memo, NULL)) {
         if (m->st != SIM_OK || hi >= PLAN_CEILING)
-            return;
+            goto done;
         hi *= 2;
     }
     uint64_t top = hi;
@@ -67,18 +116,18 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
     uint64_t lo_k = 0, hi_k = hi / PLAN_STEP;
     while (hi_k - lo_k > 1) {
         uint64_t mid = lo_k + (hi_k - lo_k) / 2;
-        if (fits_at(q, ops, mid * PLAN_STEP, m, NULL))
+        if (fits_at(q, ops, mid * PLAN_STEP, m, memo, NULL))
             hi_k = mid;
         else
             lo_k = mid;
         if (m->st != SIM_OK)
-            return;
+            goto done;
     }
     m->found = true;
     m->capacity = hi_k * PLAN_STEP;
     /* confirm: a run at the minimum, and one a step less */
-    bool ok = fits_at(q, ops, m->capacity, m, &m->at_min);
-    m->below_fails = hi_k == 1 || !fits_at(q, ops, m->capacity - PLAN_STEP, m, NULL);
+    bool ok = fits_at(q, ops, m->capacity, m, memo, &m->at_min);
+    m->below_fails = hi_k == 1 || !fits_at(q, ops, m->capacity - PLAN_STEP, m, memo, NULL);
     if (!ok)
         m->monotonic = false; /* cannot happen for a deterministic replay; said if it does */
     /* monotonic? probe the catalog's capacities and evenly spaced ones above the minimum */
@@ -95,9 +144,9 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
             cands[nc++] = c;
     }
     for (uint32_t k = 0; k < nc; k++) {
-        bool f = fits_at(q, ops, cands[k], m, NULL);
+        bool f = fits_at(q, ops, cands[k], m, memo, NULL);
         if (m->st != SIM_OK)
-            return;
+            goto done;
         m->probes[m->n_probes++] = (plan_probe){cands[k], f};
         if (!f && m->monotonic) {
             m->monotonic = false;
@@ -106,6 +155,8 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
     }
     if (!m->below_fails)
         m->monotonic = false;
+done:
+    free(memo);
 }
 
 typedef struct plan_work {
@@ -117,8 +168,12 @@ static void plan_task(void *ctx, size_t i)
 {
     const plan_work *w = ctx;
     const plan_question *q = w->q;
-    size_t grid = (size_t)q->n_gpus * q->n_ops;
-    if (i < grid) {
+    /* the searches first: each is many replays, the grid's cells one each, so the
+     * threads finish together */
+    if (i < q->n_ops) {
+        plan_find_min(q, q->ops[i], &w->a->mins[i]);
+    } else {
+        i -= q->n_ops;
         const gpu_model *g = q->gpus[i / q->n_ops];
         device_info d = q->model;
         d.name = g->name;
@@ -126,8 +181,6 @@ static void plan_task(void *ctx, size_t i)
         d.cc_major = g->cc_major;
         d.cc_minor = g->cc_minor;
         w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
-    } else {
-        plan_find_min(q, q->ops[i - grid], &w->a->mins[i - grid]);
     }
 }
 

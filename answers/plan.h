@@ -43,7 +43,8 @@ typedef struct plan_min {
     uint64_t capacity;        /* the minimum, a multiple of PLAN_STEP */
     plan_cell at_min;         /* the confirming run */
     bool below_fails;         /* the run a step below failed (or capacity is one step) */
-    uint32_t runs;            /* replays the search took */
+    uint32_t runs;            /* capacities the search tried (as if each were a replay) */
+    uint32_t replays;         /* replays it ran: a capacity tried before is not replayed again */
     plan_probe probes[PLAN_MAX_PROBES]; /* capacities above the minimum */
     uint32_t n_probes;
     bool monotonic;

@@ -2,14 +2,9 @@
  * takes, printed from the strategies' own option tables (strategies/registry.h). */
 #include <string.h>
 
-#include "common.h"
+#include "catalog.h"
 #include "sim/buf.h"
 #include "strategies/registry.h"
-
-static const cli_opt STRATEGIES_OPTS[] = {
-    {"format", true, "text|json (default text)"},
-    {NULL, false, NULL},
-};
 
 static void json_str_or_null(sim_buf *b, const char *s)
 {
@@ -47,52 +42,35 @@ static void option_text(sim_buf *b, const strategy_option *o)
         sim_buf_printf(b, "           %-32s %s (default: %s)\n", head, o->help, o->default_text);
 }
 
-static void strategies_help(void)
+CLI_CATALOG_COMMAND(STRATEGIES, "strategies",
+                    "Lists the allocator models --strategy accepts, each with the options it takes\n"
+                    "(text: one line per model, its options indented below it).");
+
+static void strategy_json(sim_buf *b, size_t i)
 {
-    printf("usage: gpusim strategies [--format=text|json]\n\nLists the allocator models --strategy accepts, each "
-           "with the options it takes\n(text: one line per model, its options indented below it).\n\n");
-    cli_print_options(stdout, STRATEGIES_OPTS);
+    const strategy_ops *ops = registry_get(i);
+    sim_buf_json_str(b, ops->name);
+    sim_buf_puts(b, ", \"summary\": ");
+    sim_buf_json_str(b, ops->summary);
+    sim_buf_puts(b, ", \"options\": [");
+    for (uint32_t k = 0; k < ops->n_opts; k++) {
+        sim_buf_puts(b, k ? ",\n    " : "\n    ");
+        option_json(b, &ops->opts[k]);
+    }
+    sim_buf_puts(b, ops->n_opts ? "\n  ]}" : "]}");
 }
 
-static const cli_command STRATEGIES = {"strategies", STRATEGIES_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
+static void strategy_text(sim_buf *b, size_t i)
+{
+    const strategy_ops *ops = registry_get(i);
+    sim_buf_printf(b, "%-8s %s\n", ops->name, ops->summary);
+    for (uint32_t k = 0; k < ops->n_opts; k++)
+        option_text(b, &ops->opts[k]);
+}
+
+static const cli_catalog STRATEGIES_CATALOG = {&STRATEGIES, registry_count, strategy_json, strategy_text, NULL, NULL};
 
 int cmd_strategies(int argc, char **argv)
 {
-    cli_session s;
-    sim_status st = cli_session_parse(&s, &STRATEGIES, argc, argv);
-    if (st == SIM_OK)
-        st = cli_session_no_arguments(&s);
-    if (st == SIM_OK)
-        st = cli_session_prepare(&s, STRATEGIES.uses);
-    if (st != SIM_OK)
-        return cli_session_end(&s, st);
-    const bool json = s.json;
-    sim_buf b;
-    sim_buf_init(&b);
-    if (json)
-        sim_buf_puts(&b, "[");
-    for (size_t i = 0; i < registry_count(); i++) {
-        const strategy_ops *ops = registry_get(i);
-        if (json) {
-            sim_buf_puts(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
-            sim_buf_json_str(&b, ops->name);
-            sim_buf_puts(&b, ", \"summary\": ");
-            sim_buf_json_str(&b, ops->summary);
-            sim_buf_puts(&b, ", \"options\": [");
-            for (uint32_t k = 0; k < ops->n_opts; k++) {
-                sim_buf_puts(&b, k ? ",\n    " : "\n    ");
-                option_json(&b, &ops->opts[k]);
-            }
-            sim_buf_puts(&b, ops->n_opts ? "\n  ]}" : "]}");
-        } else {
-            sim_buf_printf(&b, "%-8s %s\n", ops->name, ops->summary);
-            for (uint32_t k = 0; k < ops->n_opts; k++)
-                option_text(&b, &ops->opts[k]);
-        }
-    }
-    if (json)
-        sim_buf_puts(&b, "\n]\n");
-    st = sim_buf_write_file(&b, "-", &s.err);
-    sim_buf_release(&b);
-    return cli_session_end(&s, st);
+    return cli_catalog_run(&STRATEGIES_CATALOG, argc, argv);
 }

@@ -63,7 +63,8 @@ void progress_init(progress *p, FILE *f, const char *label, uint64_t total, bool
     p->total = total;
     p->estimated = estimated;
     snprintf(p->label, sizeof p->label, "%s", label);
-    p->start_s = p->last_s = now_s();
+    p->start_s = now_s();
+    p->last_s = p->start_s - 1.0; /* the first update draws at once; then at most every 0.1 s */
     pthread_mutex_init(&p->lock, NULL);
 }
 

@@ -40,29 +40,31 @@ static uint64_t torch_stat(const moment *m, stat_source src, const char *key)
     return 0;
 }
 
+/* How many of n prefixes v steps down: by `step` while the reference (divided as a
+ * real, as Python does; v as an integer) is not below `limit`. */
+static size_t scale_down(uint64_t *v, uint64_t pref, uint64_t step, double limit, size_t n)
+{
+    double p = (double)pref;
+    size_t k = 0;
+    while (k + 1 < n && !(p < limit)) {
+        k++;
+        *v /= step;
+        p /= (double)step;
+    }
+    return k;
+}
+
 static void format_size(uint64_t sz, uint64_t pref, char *buf, size_t cap)
 {
     static const char *const PREFIXES[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double p = (double)pref; /* Python divides the reference as a real, the value as an integer */
-    size_t k = 0;
-    while (k + 1 < sizeof PREFIXES / sizeof PREFIXES[0] && !(p < 768.0 * 1024.0)) {
-        k++;
-        sz /= 1024;
-        p /= 1024.0;
-    }
+    size_t k = scale_down(&sz, pref, 1024, 768.0 * 1024.0, sizeof PREFIXES / sizeof PREFIXES[0]);
     snprintf(buf, cap, "%6" PRIu64 " %s", sz, PREFIXES[k]);
 }
 
 static void format_count(uint64_t cnt, uint64_t pref, char *buf, size_t cap)
 {
     static const char *const PREFIXES[] = {" ", "K", "M"};
-    double p = (double)pref;
-    size_t k = 0;
-    while (k + 1 < sizeof PREFIXES / sizeof PREFIXES[0] && !(p < 750.0 * 1000.0)) {
-        k++;
-        cnt /= 1000;
-        p /= 1000.0;
-    }
+    size_t k = scale_down(&cnt, pref, 1000, 750.0 * 1000.0, sizeof PREFIXES / sizeof PREFIXES[0]);
     snprintf(buf, cap, "%7" PRIu64 " %s ", cnt, PREFIXES[k]);
 }
 

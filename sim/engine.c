@@ -51,6 +51,7 @@ typedef struct engine {
     pqueue deferred;
     uint64_t context_bytes;
     bool paranoid;
+    uint64_t stop_at;        /* end the run once run->events reaches it (UINT64_MAX: never) */
     /* of the event being measured: ENGINE_DONE unless do_alloc or do_free said
      * otherwise; observe() puts it back to ENGINE_DONE after each tick */
     engine_outcome outcome;
@@ -556,6 +557,11 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
     ps->oomed = true;
     ps->dropped_live += ev->size;
     demand_note(ps);
+    if (e->cfg->end_at_first_oom) {
+        e->stop_at = run->events; /* the loop ends once this event is measured */
+        pm->completed = false;
+        run->total.completed = false;
+    }
     if (e->cfg->on_oom_skip) {
         e->outcome = ENGINE_OOM_DROPPED;
     } else {
@@ -738,7 +744,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
         if ((st = pull(&e, i)) != SIM_OK)
             goto fail;
     }
-    const uint64_t stop_at = cfg->stop_after_event ? cfg->stop_after_event : UINT64_MAX;
+    e.stop_at = cfg->stop_after_event ? cfg->stop_after_event : UINT64_MAX;
     for (;;) {
         /* the earliest trace head; ties go to the lower trace index */
         int32_t best = -1;
@@ -763,7 +769,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
         }
         if (st != SIM_OK)
             goto fail;
-        if (run->events >= stop_at)
+        if (run->events >= e.stop_at)
             break;
         if ((run->events & 0xFFFF) == 0 && cfg->progress)
             cfg->progress(cfg->progress_ctx, run->events);

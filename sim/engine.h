@@ -80,6 +80,10 @@ typedef struct engine_config {
      * a second pass to a chosen moment (the peak) to look at the allocator's state
      * there through ops->walk on sim_run.procs[i].s */
     uint64_t stop_after_event;
+    /* end the whole run once the first OOM was measured (dropped or ending its
+     * process): for a question that only asks whether the trace runs (plan's
+     * search). sim_run then holds the run up to there; completed is false. */
+    bool end_at_first_oom;
     /* optional progress callback, called every 65536 events */
     void (*progress)(void *ctx, uint64_t events_done);
     void *progress_ctx;

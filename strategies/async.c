@@ -55,6 +55,7 @@
 
 #include "bfc_limits.h"
 #include "torch_conf.h"
+#include "sim/grow.h"
 #include "sim/units.h"
 #include "slots.h"
 
@@ -161,17 +162,7 @@ static uint32_t aset_lower(const aset *st, uint64_t size, uint64_t addr)
 
 static bool aset_reserve(aset *st, uint32_t need)
 {
-    if (need <= st->cap)
-        return true;
-    uint32_t cap = st->cap ? st->cap : 16;
-    while (cap < need)
-        cap *= 2;
-    aentry *v = realloc(st->v, (size_t)cap * sizeof *v);
-    if (v == NULL)
-        return false;
-    st->v = v;
-    st->cap = cap;
-    return true;
+    return SIM_GROW(st->v, need, st->cap);
 }
 
 /* Capacity is reserved beforehand (ensure_capacity), so adding cannot fail. */

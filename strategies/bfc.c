@@ -69,6 +69,7 @@
 #include "bfc_bins.h"
 #include "bfc_limits.h"
 #include "bfc_types.h"
+#include "sim/grow.h"
 #include "sim/units.h"
 #include "slots.h"
 
@@ -158,17 +159,7 @@ static uint64_t align_padding(const strategy *s, uint64_t addr)
 
 static bool regions_reserve(strategy *s)
 {
-    if (s->n_regions < s->cap_regions)
-        return true;
-    uint32_t cap = s->cap_regions ? s->cap_regions * 2 : 16;
-    if (cap <= s->cap_regions)
-        return false;
-    bfc_region *r = realloc(s->regions, (size_t)cap * sizeof *r);
-    if (r == NULL)
-        return false;
-    s->regions = r;
-    s->cap_regions = cap;
-    return true;
+    return SIM_GROW(s->regions, (uint64_t)s->n_regions + 1, s->cap_regions);
 }
 
 /* Extend (rule 7). SIM_OK with a new free region, SIM_OOM when the limit or the

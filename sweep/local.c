@@ -61,11 +61,16 @@ sim_status sweep_run_local(const sweep_spec *s, sweep_results *r, uint32_t threa
     }
     if (started == 0) /* one worker, or no thread could start: this thread works */
         sweep_worker_main(&w[0]);
+    return sweep_workers_finish(w, tid, started, progress, SIM_OK, exit_code, err);
+}
+
+sim_status sweep_workers_finish(sweep_worker_ctx *w, pthread_t *tid, uint32_t started, bool progress, sim_status st,
+                                int *exit_code, sim_error *err)
+{
     for (uint32_t i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
     if (progress)
         fputc('\n', stderr);
-    sim_status st = SIM_OK;
     for (uint32_t i = 0; i < (started ? started : 1); i++) {
         if (w[i].exit_code > *exit_code)
             *exit_code = w[i].exit_code;
@@ -74,9 +79,9 @@ sim_status sweep_run_local(const sweep_spec *s, sweep_results *r, uint32_t threa
             *err = w[i].err;
         }
     }
-    sweep_results_progress(r, false);
-    sweep_sched_free(q);
-    sweep_cache_free(c);
+    sweep_results_progress(w[0].r, false);
+    sweep_sched_free(w[0].q);
+    sweep_cache_free(w[0].c);
     free(w);
     free(tid);
     return st;

@@ -3,6 +3,8 @@
 #ifndef GPUSIM_SWEEP_LOCAL_H
 #define GPUSIM_SWEEP_LOCAL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim/status.h"
@@ -28,5 +30,11 @@ typedef struct sweep_worker_ctx {
     sim_error err;
 } sweep_worker_ctx;
 void *sweep_worker_main(void *arg);
+/* The end of a driver's run over w (its threads tid, `started` of them; none: w[0]
+ * ran on the calling thread): join the threads, end the progress line, raise
+ * *exit_code to the workers' worst, free the scheduler, the cache, w and tid. st,
+ * or else the first worker's failure (its error into err). */
+sim_status sweep_workers_finish(sweep_worker_ctx *w, pthread_t *tid, uint32_t started, bool progress, sim_status st,
+                                int *exit_code, sim_error *err);
 
 #endif

@@ -378,26 +378,8 @@ sim_status sweep_mpi_coordinate(const sweep_mpi *m, const sweep_spec *s, sweep_r
         sleep_s(0.0002);
     }
     free(buf);
-    for (uint32_t i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
-    if (progress)
-        fputc('\n', stderr);
-    sim_status st = co.st;
-    for (uint32_t i = 0; i < (started ? started : 1); i++) {
-        if (w[i].exit_code > rep->exit_code)
-            rep->exit_code = w[i].exit_code;
-        if (st == SIM_OK && w[i].st != SIM_OK) {
-            st = w[i].st;
-            *err = w[i].err;
-        }
-    }
-    sweep_results_progress(r, false);
-    sweep_sched_free(q);
-    sweep_cache_free(c);
     free(ranks);
-    free(w);
-    free(tid);
-    return st;
+    return sweep_workers_finish(w, tid, started, progress, co.st, &rep->exit_code, err);
 }
 
 /* ================================================================ ranks > 0 */

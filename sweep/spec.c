@@ -14,6 +14,7 @@
 #include "sim/engine.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
+#include "sim/grow.h"
 #include "sim/hash.h"
 #include "sim/units.h"
 #include "traces/input.h"
@@ -105,14 +106,8 @@ static sim_status push_device(loader *l, const char *name, const device_info *in
     for (uint32_t i = 0; i < s->n_devices; i++)
         if (strcmp(s->devices[i].name, name) == 0)
             return spec_error(l, SIM_EUSAGE, "\"devices\": '%s' is listed twice", name);
-    if (s->n_devices == l->cap_devices) {
-        uint32_t cap = l->cap_devices ? l->cap_devices * 2 : 16;
-        sweep_device *d = realloc(s->devices, cap * sizeof *d);
-        if (d == NULL)
-            return spec_nomem(l->err);
-        s->devices = d;
-        l->cap_devices = cap;
-    }
+    if (!SIM_GROW(s->devices, s->n_devices + 1, l->cap_devices))
+        return spec_nomem(l->err);
     sweep_device *d = &s->devices[s->n_devices++];
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", name);

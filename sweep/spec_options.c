@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spec_internal.h"
+#include "sim/grow.h"
 #include "strategies/registry.h"
 
 /* The option a set's key names: its command-line spelling ("bfc-gc") or its sim_kv
@@ -83,14 +84,8 @@ static sim_status push_optset(loader *l, sweep_optset *o)
         if (strcmp(s->optsets[i].name, o->name) == 0)
             return spec_error(l, SIM_EUSAGE, "\"options\": two option sets are called '%s' (give each a \"name\")",
                               o->name);
-    if (s->n_optsets == l->cap_optsets) {
-        uint32_t cap = l->cap_optsets ? l->cap_optsets * 2 : 8;
-        sweep_optset *a = realloc(s->optsets, cap * sizeof *a);
-        if (a == NULL)
-            return spec_nomem(l->err);
-        s->optsets = a;
-        l->cap_optsets = cap;
-    }
+    if (!SIM_GROW(s->optsets, s->n_optsets + 1, l->cap_optsets))
+        return spec_nomem(l->err);
     s->optsets[s->n_optsets++] = *o;
     return SIM_OK;
 }

@@ -10,20 +10,15 @@
 #include <sys/stat.h>
 
 #include "spec_internal.h"
+#include "sim/grow.h"
 
 /* ---------------------------------------------------------------- traces */
 
 static sim_status add_trace(loader *l, const char *opened, bool relative)
 {
     sweep_spec *s = l->s;
-    if (s->n_traces == l->cap_traces) {
-        uint32_t cap = l->cap_traces ? l->cap_traces * 2 : 16;
-        sweep_trace *t = realloc(s->traces, cap * sizeof *t);
-        if (t == NULL)
-            return spec_nomem(l->err);
-        s->traces = t;
-        l->cap_traces = cap;
-    }
+    if (!SIM_GROW(s->traces, s->n_traces + 1, l->cap_traces))
+        return spec_nomem(l->err);
     const char *display = opened;
     size_t dl = strlen(l->dir);
     if (relative && dl && strncmp(opened, l->dir, dl) == 0 && opened[dl] == '/')
@@ -86,14 +81,9 @@ static sim_status add_directory(loader *l, const char *entry, const char *dirpat
         int fw = snprintf(full, sizeof full, "%s%s%s", dirpath, dl0 && dirpath[dl0 - 1] == '/' ? "" : "/", de->d_name);
         if (fw > 0 && (size_t)fw < sizeof full && is_own_file(l, full))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (nn == NULL) {
-                st = spec_nomem(l->err);
-                break;
-            }
-            names = nn;
+        if (!SIM_GROW(names, n + 1, cap)) {
+            st = spec_nomem(l->err);
+            break;
         }
         if ((names[n] = spec_strdup(de->d_name)) == NULL) {
             st = spec_nomem(l->err);

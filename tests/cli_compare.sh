@@ -8,9 +8,9 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
-for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
-  [ -e "$trace" ] || continue
+strategies=$(cli_strategies)
+cli_examples
+for trace in "${examples[@]}"; do
   name=$(basename "$trace")
   if ! "$bin" compare "$trace" --jobs=1 >"$tmp/t1" 2>"$tmp/err"; then
     bad "$name: compare failed: $(head -c 300 "$tmp/err")"

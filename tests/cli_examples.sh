@@ -6,9 +6,9 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-strategies=$("$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}')
-for trace in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
-  [ -e "$trace" ] || continue
+strategies=$(cli_strategies)
+cli_examples
+for trace in "${examples[@]}"; do
   for s in $strategies; do
     extra=""
     [ "$s" = "limit" ] && extra="--limit=4096MiB"

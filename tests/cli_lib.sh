@@ -9,6 +9,9 @@
 #                                string; "" for any) is in its stderr
 #   expect_any CODE TEXT ARGS... the same with TEXT in stdout or stderr
 #   expect_re CODE REGEX ARGS... the same with an extended regex over stdout and stderr
+#   cli_strategies          the strategy names `gpusim strategies` lists, one a line
+#   cli_examples            the bundled example traces (traces/examples/*.json, *.jsonl)
+#                           into the array $examples
 #   cli_finish              print "N passed, M failed"; true when nothing failed and
 #                           something passed (a test that checked nothing fails)
 # The last command's output stays in $tmp/out and $tmp/err for further checks.
@@ -60,6 +63,16 @@ cli_run_expect() {
 expect() { cli_run_expect err "$@"; }
 expect_any() { cli_run_expect any "$@"; }
 expect_re() { cli_run_expect re "$@"; }
+
+cli_strategies() { "$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}'; }
+
+cli_examples() {
+  local f
+  examples=()
+  for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
+    [ -e "$f" ] && examples+=("$f")
+  done
+}
 
 cli_finish() {
   echo "$passes passed, $fails failed"

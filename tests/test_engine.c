@@ -198,6 +198,28 @@ START_TEST(a_replay_should_stop_at_the_event_asked_for)
 }
 END_TEST
 
+START_TEST(a_replay_asked_to_should_end_at_the_first_oom_under_skip_and_stop)
+{
+    /* capacity 100: event 2 asks 20 on top of 90 live, the first OOM; the run ends
+     * there (2 events of 6), not completed, under skip as under stop */
+    sim_event ev[] = {A(1, 90, 0), A(2, 20, 1), A(3, 10, 2), F(2, 3, 3), F(1, 4, 4), F(3, 4, 4)};
+    for (int skip = 0; skip < 2; skip++) {
+        array_source src = {ev, 6, 0};
+        sim_event_source s = {.next = array_next, .ctx = &src, .path = "a"};
+        engine_config cfg = {.device = {.name = "t", .capacity_bytes = 100}, .ops = ideal_strategy(),
+                             .on_oom_skip = skip, .end_at_first_oom = true};
+        sim_run *run = NULL;
+        sim_error err;
+        ck_assert_int_eq(engine_run(&cfg, &s, 1, &run, &err), SIM_OK);
+        ck_assert_uint_eq(run->events, 2);
+        ck_assert(!run->total.completed);
+        ck_assert_uint_eq(run->total.ooms, 1);
+        ck_assert_uint_eq(run->total.first_oom.event, 2);
+        sim_run_free(run);
+    }
+}
+END_TEST
+
 START_TEST(fragmentation_should_follow_tensorflow_s_definition)
 {
     ck_assert(test_same_double(sim_fragmentation(0, 0), 0.0));

@@ -66,16 +66,23 @@ static sim_status load(const char *text, unsigned flags, sweep_spec **s, sim_err
     return sweep_spec_load(p, flags, s, err);
 }
 
+/* load() that must succeed: the spec, SIM_OK asserted (with the error's text on failure). */
+static sweep_spec *load_ok(const char *text, unsigned flags)
+{
+    sweep_spec *s = NULL;
+    sim_error err;
+    sim_status st = load(text, flags, &s, &err);
+    ck_assert_msg(st == SIM_OK, "spec load failed: %s", err.msg);
+    return s;
+}
+
 GPUSIM_TCASE("spec", 0, setup, teardown);
 
 START_TEST(spec_should_expand_directories_and_globs_sorted_without_duplicates)
 {
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": [\"c.jsonl\", \"jobs\", \"jobs/*.jsonl\"], \"devices\": [\"A100-40GB\"],"
-                          " \"strategies\": [\"ideal\"]}",
-                          SWEEP_LOAD_CHECK_TRACES | SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\", \"jobs\", \"jobs/*.jsonl\"], \"devices\": [\"A100-40GB\"],"
+                            " \"strategies\": [\"ideal\"]}",
+                            SWEEP_LOAD_CHECK_TRACES | SWEEP_LOAD_CHECK_OPTIONS);
     ck_assert_uint_eq(s->n_traces, 3);
     ck_assert_str_eq(s->traces[0].display, "c.jsonl");
     ck_assert_str_eq(s->traces[1].display, "jobs/a.jsonl");
@@ -86,14 +93,11 @@ END_TEST
 
 START_TEST(spec_should_expand_option_lists_and_restrict_sets_to_their_strategies)
 {
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": \"jobs\", \"devices\": [\"1GiB\", {\"name\": \"x\", \"capacity\": \"2GiB\"}],"
-                          " \"strategies\": [\"ideal\", \"growth\"],"
-                          " \"options\": [{}, {\"mem-fraction\": [0.5, 0.9], \"bfc-gc\": [\"on\", \"off\"],"
-                          " \"strategies\": [\"growth\"]}]}",
-                          SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": \"jobs\", \"devices\": [\"1GiB\", {\"name\": \"x\", \"capacity\": \"2GiB\"}],"
+                            " \"strategies\": [\"ideal\", \"growth\"],"
+                            " \"options\": [{}, {\"mem-fraction\": [0.5, 0.9], \"bfc-gc\": [\"on\", \"off\"],"
+                            " \"strategies\": [\"growth\"]}]}",
+                            SWEEP_LOAD_CHECK_OPTIONS);
     ck_assert_uint_eq(s->n_devices, 2);
     ck_assert_str_eq(s->devices[0].name, "1GiB");
     ck_assert_uint_eq(s->devices[1].info.capacity_bytes, 2ull << 30);
@@ -113,13 +117,10 @@ START_TEST(option_keys_should_be_the_strategies_own_in_either_spelling)
 {
     /* --bfc-gc and bfc_gc name one option; a set applies when one of its
      * strategies takes every key (torch takes memory_fraction, greedy does not) */
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": \"jobs\", \"devices\": [\"4GiB\"], \"strategies\": [\"greedy\", \"torch\"],"
-                          " \"options\": [{\"bfc-gc\": \"off\"}, {\"bfc_gc\": \"on\"}, {\"memory-fraction\": 0.5},"
-                          " {\"bfc-fragmentation-fraction\": 0.2, \"alloc_conf\": \"expandable_segments:True\"}]}",
-                          SWEEP_LOAD_CHECK_OPTIONS, &s, &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": \"jobs\", \"devices\": [\"4GiB\"], \"strategies\": [\"greedy\", \"torch\"],"
+                            " \"options\": [{\"bfc-gc\": \"off\"}, {\"bfc_gc\": \"on\"}, {\"memory-fraction\": 0.5},"
+                            " {\"bfc-fragmentation-fraction\": 0.2, \"alloc_conf\": \"expandable_segments:True\"}]}",
+                            SWEEP_LOAD_CHECK_OPTIONS);
     ck_assert_uint_eq(s->n_optsets, 4);
     ck_assert_str_eq(s->optsets[0].kv[0].key, "bfc_gc");
     ck_assert_str_eq(s->optsets[1].kv[0].key, "bfc_gc");
@@ -132,12 +133,9 @@ END_TEST
 
 START_TEST(jobs_should_be_numbered_trace_major_and_found_by_their_names)
 {
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
-                          " \"strategies\": [\"ideal\", \"raw\"]}",
-                          0, &s, &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
+                            " \"strategies\": [\"ideal\", \"raw\"]}",
+                            0);
     for (uint64_t i = 0; i < sweep_spec_jobs(s); i++) {
         sweep_job j = sweep_spec_job(s, i);
         ck_assert_uint_eq(j.trace, i / 4);
@@ -209,12 +207,9 @@ END_TEST
 
 START_TEST(scheduler_should_hand_out_every_job_once_and_keep_a_worker_on_its_trace)
 {
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": [\"jobs\", \"c.jsonl\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
-                          " \"strategies\": [\"ideal\", \"raw\"]}",
-                          0, &s, &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": [\"jobs\", \"c.jsonl\"], \"devices\": [\"A100-40GB\", \"4GiB\"],"
+                            " \"strategies\": [\"ideal\", \"raw\"]}",
+                            0);
     uint64_t n = sweep_spec_jobs(s);
     uint8_t *done = calloc(n, 1);
     done[5] = 1; /* already in the results */
@@ -257,11 +252,7 @@ END_TEST
 
 START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
 {
-    sweep_spec *s = NULL;
-    sim_error err;
-    ck_assert_int_eq(load("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0, &s,
-                          &err),
-                     SIM_OK);
+    sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0);
     sweep_cache *c = sweep_cache_new(s, 1);
     sim_buf line;
     sim_buf_init(&line);

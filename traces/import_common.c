@@ -47,14 +47,8 @@ void imp_set_err(imp_doc *d, sim_error *err)
 
 static imp_event *push_into(imp_event **arr, size_t *n, size_t *cap)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        imp_event *a = realloc(*arr, c * sizeof *a);
-        if (a == NULL)
-            return NULL;
-        *arr = a;
-        *cap = c;
-    }
+    if (!SIM_GROW(*arr, *n + 1, *cap))
+        return NULL;
     imp_event *e = &(*arr)[(*n)++];
     memset(e, 0, sizeof *e);
     return e;
@@ -101,14 +95,8 @@ uint32_t imp_stream(imp_doc *d, int64_t recorded)
     for (uint32_t i = 0; i < d->n_streams; i++)
         if (d->streams[i] == recorded)
             return i + 1;
-    if (d->n_streams == d->cap_streams) {
-        uint32_t c = d->cap_streams ? d->cap_streams * 2 : 8;
-        int64_t *s = realloc(d->streams, c * sizeof *s);
-        if (s == NULL)
-            return UINT32_MAX;
-        d->streams = s;
-        d->cap_streams = c;
-    }
+    if (!SIM_GROW(d->streams, d->n_streams + 1, d->cap_streams))
+        return UINT32_MAX;
     d->streams[d->n_streams++] = recorded;
     return d->n_streams;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "sim/units.h"
 
 #define KINETO_CUDA 1 /* c10::DeviceType::CUDA */
@@ -65,15 +66,9 @@ static sim_status read_records(imp_doc *d, const json_value *events, kin_rec **o
             goto fail;
         if (dtype != KINETO_CUDA)
             continue;
-        if (n == cap) {
-            size_t c = cap ? cap * 2 : 4096;
-            kin_rec *r = realloc(recs, c * sizeof *r);
-            if (r == NULL) {
-                st = sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-                goto fail;
-            }
-            recs = r;
-            cap = c;
+        if (!SIM_GROW(recs, n + 1, cap)) {
+            st = sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+            goto fail;
         }
         kin_rec *r = &recs[n];
         memset(r, 0, sizeof *r);
@@ -279,14 +274,8 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
                 if ((e->str = imp_str(d, tag)) == 0)
                     goto nomem;
             } else {
-                if (n_nodes == cap_nodes) {
-                    size_t c = cap_nodes ? cap_nodes * 2 : 1024;
-                    lifo_node *nn = realloc(nodes, c * sizeof *nn);
-                    if (nn == NULL)
-                        goto nomem;
-                    nodes = nn;
-                    cap_nodes = c;
-                }
+                if (!SIM_GROW(nodes, n_nodes + 1, cap_nodes))
+                    goto nomem;
                 imp_map_slot *s = imp_map_find(&live, r->size);
                 if (s == NULL && (s = imp_map_insert(&live, r->size)) == NULL)
                     goto nomem;

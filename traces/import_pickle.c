@@ -91,20 +91,33 @@ static char *arena_text(pickle_doc *d, size_t size)
     return arena_take(d, size, false);
 }
 
-/* The decimal text of an integer into buf (≥ 21 bytes); returns its length. */
+/* The decimal text of an integer into buf (≥ 21 bytes); returns its length. Two
+ * digits per division: time_us and addresses have 15-16 digits. */
 static int u64_text(char *buf, bool neg, uint64_t v)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    int n = 24;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
     int k = 0;
     if (neg)
         buf[k++] = '-';
-    while (n)
-        buf[k++] = tmp[--n];
+    memcpy(buf + k, tmp + n, (size_t)(24 - n));
+    k += 24 - n;
     buf[k] = '\0';
     return k;
 }
@@ -128,6 +141,27 @@ void pickle_free(pickle_doc *d)
         free(c);
     }
     free(d);
+}
+
+/* Room for `more` items in container (SETITEMS/APPENDS know how many come): one
+ * realloc to at least the size needed instead of several doublings. */
+static bool obj_reserve(pk_obj *container, size_t more)
+{
+    pk_box *o = container->u.box;
+    if (more > UINT32_MAX - o->n)
+        return false;
+    uint32_t need = o->n + (uint32_t)more;
+    if (need <= o->cap)
+        return true;
+    uint32_t c = o->cap > UINT32_MAX / 2 ? UINT32_MAX : o->cap * 2;
+    if (c < need)
+        c = need;
+    pk_obj **it = realloc(o->items, (size_t)c * sizeof *it);
+    if (it == NULL)
+        return false;
+    o->items = it;
+    o->cap = c;
+    return true;
 }
 
 static bool obj_push(pk_obj *container, pk_obj *item)
@@ -477,6 +511,8 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 if (op == 'u' && (r->sp - base) % 2)
                     return fail(r, at, "SETITEMS with an odd number of items");
             }
+            if (!obj_reserve(target, r->sp - base))
+                return nomem(r);
             for (size_t i = base; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
                     return nomem(r);

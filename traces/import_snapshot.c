@@ -8,6 +8,7 @@
 
 #include "import_snapshot_rebuild.h"
 #include "sim/buf.h"
+#include "sim/grow.h"
 #include "sim/units.h"
 
 /* live-map values: a = id, b = index of the free event in d->ev + 1 (0: no free yet), c = record index */
@@ -132,19 +133,6 @@ typedef struct seg_state {
     size_t n_all, cap_all;
 } seg_state;
 
-static bool grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *q = realloc(*p, c * elem);
-    if (q == NULL)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 static int block_cmp(const void *a, const void *b)
 {
     const seg_block *x = a, *y = b;
@@ -198,7 +186,7 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 if (pid->u.items[k].type == JSON_NUMBER && json_to_u64(&pid->u.items[k], UINT64_MAX, &x) == JSON_INT_OK)
                     pool_id = pool_id * 1000003u + x;
             }
-        if (!grow((void **)&ss->segs, &ss->cap_segs, ss->n_segs, sizeof *ss->segs))
+        if (!SIM_GROW(ss->segs, ss->n_segs + 1, ss->cap_segs))
             return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
         ss->segs[ss->n_segs++] = (rb_segment){
             .addr = base, .size = total, .stream = stream,
@@ -219,21 +207,15 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 (st = imp_get_str(d, b, "state", true, &state, &l)) != SIM_OK)
                 return st;
             addr = a + size;
-            if (!grow((void **)&ss->all, &ss->cap_all, ss->n_all, sizeof *ss->all))
+            if (!SIM_GROW(ss->all, ss->n_all + 1, ss->cap_all))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
             ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state)};
             if (strcmp(state, "active_allocated") == 0)
                 d->rec.allocated_end += size;
             if (!is_active_state(state))
                 continue;
-            if (ss->n == ss->cap) {
-                size_t c = ss->cap ? ss->cap * 2 : 256;
-                seg_block *nb = realloc(ss->blocks, c * sizeof *nb);
-                if (nb == NULL)
-                    return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-                ss->blocks = nb;
-                ss->cap = c;
-            }
+            if (!SIM_GROW(ss->blocks, ss->n + 1, ss->cap))
+                return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
             ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, size, stream};
         }
     }
@@ -251,7 +233,7 @@ static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t siz
                           uint32_t stream)
 {
     imp_event *p = imp_push_pre(d);
-    if (p == NULL || !grow((void **)&ll->v, &ll->cap, ll->n, sizeof *ll->v))
+    if (p == NULL || !SIM_GROW(ll->v, ll->n + 1, ll->cap))
         return 0;
     p->op = SIM_OP_ALLOC;
     p->id = imp_new_id(d);
@@ -472,7 +454,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             uint32_t stream = 0;
             if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
                 goto done;
-            if (!grow((void **)&sev, &cap_sev, n_sev, sizeof *sev))
+            if (!SIM_GROW(sev, n_sev + 1, cap_sev))
                 goto nomem;
             sev[n_sev++] = (rb_seg_event){
                 .action = action[8] == 'a' ? RB_SEG_ALLOC : action[8] == 'f' ? RB_SEG_FREE

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 #define RB_MIN_BLOCK ((uint64_t)512)          /* kMinBlockSize */
 #define RB_SMALL_SIZE ((uint64_t)1 << 20)     /* kSmallSize: a large-pool remainder ≤ this is not split */
 #define RB_SMALL_SEGMENT ((uint64_t)2 << 20)  /* kSmallBuffer: the small pool's segment size */
@@ -50,14 +52,8 @@ typedef struct wlist {
 
 static bool wl_push(wlist *w, wseg g)
 {
-    if (w->n == w->cap) {
-        size_t c = w->cap ? w->cap * 2 : 64;
-        wseg *p = realloc(w->s, c * sizeof *p);
-        if (p == NULL)
-            return false;
-        w->s = p;
-        w->cap = c;
-    }
+    if (!SIM_GROW(w->s, w->n + 1, w->cap))
+        return false;
     w->s[w->n++] = g;
     return true;
 }

@@ -599,7 +599,8 @@ static const uint32_t FAST_REQUIRED[] = {
 
 static inline const char *fast_ws(const char *p, const char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+    /* ' ', '\t' and '\r' are all <= ' ': most calls see a byte above it at once */
+    while (p < end && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r'))
         p++;
     return p;
 }
@@ -610,6 +611,8 @@ static inline const char *fast_str(const char *p, const char *end)
 {
     for (p++; p < end; p++) {
         unsigned char c = (unsigned char)*p;
+        if (c > '\\')
+            continue; /* lower-case letters and the like: neither quote, backslash nor control */
         if (c == '"')
             return p;
         if (c == '\\' || c < 0x20)
@@ -673,9 +676,9 @@ static bool fast_event(trace_reader *r, char *line, size_t len, sim_event *ev)
             str_end[k] = q;
             p = q + 1;
         } else {
-            const char *d = p;
+            const char *d = p, *lim = end - p > 17 ? p + 17 : end; /* at most 17 digits are read */
             uint64_t v = 0;
-            while (p < end && *p >= '0' && *p <= '9' && p - d < 17)
+            while (p < lim && (unsigned)(*p - '0') < 10u)
                 v = v * 10 + (uint64_t)(*p++ - '0');
             size_t nd = (size_t)(p - d);
             if (nd == 0 || nd > 16 || (nd > 1 && *d == '0') || v > SIM_MAX_SIZE)

@@ -22,6 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vcommon  # noqa: E402
 import vtrace  # noqa: E402
 
 
@@ -56,19 +57,15 @@ def is_oom(e):
 
 
 def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        header, events = vtrace.load(a.trace)
-    except (vtrace.TraceError, ValueError, OSError) as e:
-        print("jax_replay.py: %s" % e, file=sys.stderr)
+    started = vcommon.start("jax_replay.py", parse_args, argv)
+    if started is None:
         return 3
-    s = vtrace.summary(events)
+    a, header, events, s = started
     strategy, opts = predict(a)
     if a.check_only:
-        print("jax_replay.py: %s: %d events (%d allocs, %d frees, %d deferred), peak requested %d B; would run with "
-              "XLA_PYTHON_CLIENT_PREALLOCATE=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s; predicts with strategy %s %s"
-              % (a.trace, s["events"], s["allocs"], s["frees"], s["deferred_frees"], s["peak_requested_bytes"],
-                 a.preallocate, a.mem_fraction, strategy, opts))
+        vcommon.print_plan("jax_replay.py", a.trace, s, False,
+                           "XLA_PYTHON_CLIENT_PREALLOCATE=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s"
+                           % (a.preallocate, a.mem_fraction), strategy, opts)
         return 0
 
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = a.preallocate
@@ -160,7 +157,7 @@ def main(argv=None):
             reading(n, ev["t"])
     elapsed = time.time() - t0
     st = dict(dev.memory_stats() or {})
-    doc["stats"] = {k: v for k, v in st.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    doc["stats"] = vcommon.counters(st)
     final_used = (total - meminfo()[0]) if meminfo else 0
     doc["measured"] = {
         "completed": oom is None,

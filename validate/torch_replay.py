@@ -22,6 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vcommon  # noqa: E402
 import vtrace  # noqa: E402
 
 
@@ -59,18 +60,14 @@ def predict_options(a):
 
 
 def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        header, events = vtrace.load(a.trace)
-    except (vtrace.TraceError, ValueError, OSError) as e:
-        print("torch_replay.py: %s" % e, file=sys.stderr)
+    started = vcommon.start("torch_replay.py", parse_args, argv)
+    if started is None:
         return 3
-    s = vtrace.summary(events)
+    a, header, events, s = started
     if a.check_only:
-        print("torch_replay.py: %s: %d events (%d allocs, %d frees, %d deferred), streams %s, peak requested %d B; "
-              "would run with PYTORCH_CUDA_ALLOC_CONF=%r memory_fraction=%s; predicts with strategy torch %s"
-              % (a.trace, s["events"], s["allocs"], s["frees"], s["deferred_frees"], s["streams"],
-                 s["peak_requested_bytes"], a.alloc_conf, a.memory_fraction, predict_options(a)))
+        vcommon.print_plan("torch_replay.py", a.trace, s, True,
+                           "PYTORCH_CUDA_ALLOC_CONF=%r memory_fraction=%s" % (a.alloc_conf, a.memory_fraction),
+                           "torch", predict_options(a))
         return 0
 
     # Settings must be in place before torch initialises CUDA.
@@ -198,7 +195,7 @@ def main(argv=None):
     f, _ = torch.cuda.mem_get_info(dev)
     final_used = total - f
     stats = torch.cuda.memory_stats(dev)
-    doc["stats"] = {k: v for k, v in stats.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    doc["stats"] = vcommon.counters(stats)
     doc["measured"] = {
         "completed": oom is None,
         "events": rows[-1][0] if rows else 0,

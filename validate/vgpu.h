@@ -56,6 +56,16 @@ typedef struct vgpu_ops {
     void (*close)(void *ctx);
 } vgpu_ops;
 
+/* The vgpu_ops of a backend called label whose callbacks are named prefix_info,
+ * prefix_mem_get_info, ... prefix_close (one per member above). */
+#define VGPU_OPS_OF(label, prefix)                                                                                    \
+    {                                                                                                                 \
+        .name = label, .info = prefix##_info, .mem_get_info = prefix##_mem_get_info, .dmalloc = prefix##_dmalloc,     \
+        .dfree = prefix##_dfree, .malloc_async = prefix##_malloc_async, .free_async = prefix##_free_async,            \
+        .pool_reset = prefix##_pool_reset, .pool_trim = prefix##_pool_trim, .pool_stats = prefix##_pool_stats,        \
+        .last_error = prefix##_last_error, .close = prefix##_close,                                                   \
+    }
+
 typedef struct vgpu {
     const vgpu_ops *ops;
     void *ctx;

@@ -174,20 +174,7 @@ static void cuda_close(void *ctx)
     free(c);
 }
 
-static const vgpu_ops CUDA_OPS = {
-    .name = "cuda",
-    .info = cuda_info,
-    .mem_get_info = cuda_mem_get_info,
-    .dmalloc = cuda_dmalloc,
-    .dfree = cuda_dfree,
-    .malloc_async = cuda_malloc_async,
-    .free_async = cuda_free_async,
-    .pool_reset = cuda_pool_reset,
-    .pool_trim = cuda_pool_trim,
-    .pool_stats = cuda_pool_stats,
-    .last_error = cuda_last_error,
-    .close = cuda_close,
-};
+static const vgpu_ops CUDA_OPS = VGPU_OPS_OF("cuda", cuda);
 
 vgpu_status vgpu_cuda_open(int device, vgpu *out, char *err, size_t errcap)
 {

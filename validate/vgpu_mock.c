@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 #define MOCK_2MIB ((uint64_t)2 << 20)
 
 typedef struct mock_alloc {
@@ -54,15 +56,9 @@ static vgpu_status mock_mem_get_info(void *ctx, uint64_t *free_bytes, uint64_t *
 
 static vgpu_status mock_push(mock *m, uint64_t size, uint64_t charge, bool pool, uint64_t *ptr)
 {
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        mock_alloc *a = realloc(m->a, cap * sizeof *a);
-        if (a == NULL) {
-            snprintf(m->err, sizeof m->err, "mock: out of host memory");
-            return VGPU_ERROR;
-        }
-        m->a = a;
-        m->cap = cap;
+    if (!SIM_GROW(m->a, m->n + 1, m->cap)) {
+        snprintf(m->err, sizeof m->err, "mock: out of host memory");
+        return VGPU_ERROR;
     }
     uint64_t align = size >= MOCK_2MIB ? MOCK_2MIB : 512;
     uint64_t addr = round_up(m->next_addr, align);
@@ -188,20 +184,7 @@ static void mock_close(void *ctx)
     free(m);
 }
 
-static const vgpu_ops MOCK_OPS = {
-    .name = "mock",
-    .info = mock_info,
-    .mem_get_info = mock_mem_get_info,
-    .dmalloc = mock_dmalloc,
-    .dfree = mock_dfree,
-    .malloc_async = mock_malloc_async,
-    .free_async = mock_free_async,
-    .pool_reset = mock_pool_reset,
-    .pool_trim = mock_pool_trim,
-    .pool_stats = mock_pool_stats,
-    .last_error = mock_last_error,
-    .close = mock_close,
-};
+static const vgpu_ops MOCK_OPS = VGPU_OPS_OF("mock", mock);
 
 vgpu_status vgpu_mock_open(const vgpu_mock_config *cfg, vgpu *out, char *err, size_t errcap)
 {

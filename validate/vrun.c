@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "traces/trace.h"
 
 #define VRUN_2MIB ((uint64_t)2 << 20)
@@ -99,15 +100,9 @@ static void vrun_read(vrun *v, const vstate *vs, bool row)
     v->final_allocated = allocated;
     if (!row || !v->keep_curve)
         return;
-    if (v->n_curve == v->cap_curve) {
-        uint64_t cap = v->cap_curve ? v->cap_curve * 2 : 1024;
-        vrun_sample *c = realloc(v->curve, (size_t)cap * sizeof *c);
-        if (c == NULL) {
-            v->keep_curve = false; /* the peaks are still exact */
-            return;
-        }
-        v->curve = c;
-        v->cap_curve = cap;
+    if (!SIM_GROW(v->curve, v->n_curve + 1, v->cap_curve)) {
+        v->keep_curve = false; /* the peaks are still exact */
+        return;
     }
     v->curve[v->n_curve++] = (vrun_sample){.event = v->events_seen, .t = v->last_t, .device_used = used,
                                            .reserved = reserved, .allocated = allocated};
@@ -124,6 +119,19 @@ static void read_if_rising(vrun *v, const vstate *vs)
 
 /* ---------------------------------------------------------------- slots */
 
+/* Reallocate the array whose pointer is at pp (elements of elem bytes) to n elements:
+ * true with the pointer updated, false with it untouched when memory is short. */
+static bool resize(void *pp, uint32_t n, size_t elem)
+{
+    void *old;
+    memcpy(&old, pp, sizeof old);
+    void *p = realloc(old, (size_t)n * elem);
+    if (p == NULL)
+        return false;
+    memcpy(pp, &p, sizeof p);
+    return true;
+}
+
 static bool slot_grow(vstate *vs, uint32_t need)
 {
     if (need <= vs->cap_slots)
@@ -131,15 +139,11 @@ static bool slot_grow(vstate *vs, uint32_t need)
     uint32_t cap = vs->cap_slots ? vs->cap_slots : 256;
     while (cap < need)
         cap *= 2;
-    vslot *s = realloc(vs->slots, (size_t)cap * sizeof *s);
-    if (s == NULL)
+    if (!resize(&vs->slots, cap, sizeof *vs->slots))
         return false;
-    memset(s + vs->cap_slots, 0, (size_t)(cap - vs->cap_slots) * sizeof *s);
-    vs->slots = s;
-    uint32_t *fl = realloc(vs->free_list, (size_t)cap * sizeof *fl);
-    if (fl == NULL)
+    memset(vs->slots + vs->cap_slots, 0, (size_t)(cap - vs->cap_slots) * sizeof *vs->slots);
+    if (!resize(&vs->free_list, cap, sizeof *vs->free_list))
         return false;
-    vs->free_list = fl;
     vs->cap_slots = cap;
     return true;
 }
@@ -175,15 +179,9 @@ static int collect_block(void *ctx, const strategy_block *b)
 {
     mcollect *c = ctx;
     if (c->n == 0 || c->r[c->n - 1].base != b->region_addr) {
-        if (c->n == c->cap) {
-            uint32_t cap = c->cap ? c->cap * 2 : 64;
-            mregion *r = realloc(c->r, (size_t)cap * sizeof *r);
-            if (r == NULL) {
-                c->oom = true;
-                return 1;
-            }
-            c->r = r;
-            c->cap = cap;
+        if (!SIM_GROW(c->r, c->n + 1, c->cap)) {
+            c->oom = true;
+            return 1;
         }
         c->r[c->n++] = (mregion){.base = b->region_addr, .bytes = 0};
     }
@@ -235,14 +233,8 @@ static bool region_add(vrun *v, vrun_region *r, uint64_t bytes)
 {
     if (r->n_chunks == r->cap_chunks) {
         uint32_t cap = r->cap_chunks ? r->cap_chunks * 2 : 4;
-        uint64_t *c = realloc(r->chunks, (size_t)cap * sizeof *c);
-        if (c == NULL)
+        if (!resize(&r->chunks, cap, sizeof *r->chunks) || !resize(&r->chunk_bytes, cap, sizeof *r->chunk_bytes))
             return false;
-        r->chunks = c;
-        uint64_t *cb = realloc(r->chunk_bytes, (size_t)cap * sizeof *cb);
-        if (cb == NULL)
-            return false;
-        r->chunk_bytes = cb;
         r->cap_chunks = cap;
     }
     uint64_t ptr = 0;
@@ -318,17 +310,11 @@ static bool mirror_reconcile(vrun *v, vstate *vs)
             continue;
         vrun_region *r = find_vregion(v, c.r[j].base);
         if (r == NULL) {
-            if (v->n_regions == v->cap_regions) {
-                uint32_t cap = v->cap_regions ? v->cap_regions * 2 : 64;
-                vrun_region *nr = realloc(v->regions, (size_t)cap * sizeof *nr);
-                if (nr == NULL) {
-                    ok = false;
-                    v->fatal = true;
-                    snprintf(v->fatal_msg, sizeof v->fatal_msg, "out of host memory");
-                    break;
-                }
-                v->regions = nr;
-                v->cap_regions = cap;
+            if (!SIM_GROW(v->regions, v->n_regions + 1, v->cap_regions)) {
+                ok = false;
+                v->fatal = true;
+                snprintf(v->fatal_msg, sizeof v->fatal_msg, "out of host memory");
+                break;
             }
             r = &v->regions[v->n_regions++];
             *r = (vrun_region){.base = c.r[j].base};

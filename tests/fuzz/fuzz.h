@@ -29,4 +29,17 @@ static inline char *fuzz_text(const uint8_t *data, size_t size, size_t max)
     return s;
 }
 
+/* The entry point of a target that reads its input as text: fn(s) on the input made a
+ * string by fuzz_text (inputs over max bytes are skipped), then s is freed. */
+#define FUZZ_TEXT_TARGET(max, fn)                                                                                     \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                                      \
+    {                                                                                                                 \
+        char *s = fuzz_text(data, size, max);                                                                         \
+        if (s != NULL) {                                                                                              \
+            fn(s);                                                                                                    \
+            free(s);                                                                                                  \
+        }                                                                                                             \
+        return 0;                                                                                                     \
+    }
+
 #endif

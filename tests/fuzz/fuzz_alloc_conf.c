@@ -4,15 +4,12 @@
 #include "fuzz.h"
 #include "strategies/torch_conf.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_alloc_conf(const char *s)
 {
-    char *s = fuzz_text(data, size, 4096);
-    if (s == NULL)
-        return 0;
     torch_conf c;
     sim_error err;
     torch_conf_defaults(&c);
     (void)torch_conf_parse(s, &c, &err);
-    free(s);
-    return 0;
 }
+
+FUZZ_TEXT_TARGET(4096, fuzz_alloc_conf)

@@ -5,11 +5,8 @@
 #include "fuzz.h"
 #include "sim/units.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_units(const char *s)
 {
-    char *s = fuzz_text(data, size, 4096);
-    if (s == NULL)
-        return 0;
     sim_error err;
     uint64_t v;
     double d;
@@ -19,6 +16,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char buf[64];
         units_format_size(v, buf, sizeof buf);
     }
-    free(s);
-    return 0;
 }
+
+FUZZ_TEXT_TARGET(4096, fuzz_units)
