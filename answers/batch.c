@@ -5,6 +5,28 @@
 #include <stdio.h>
 #include <string.h>
 
+sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, sim_error *err)
+{
+    if (t->n == BATCH_MAX_TRACES)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", BATCH_MAX_TRACES);
+    const trace_header *h = input_header(r);
+    if (t->n == 0) {
+        snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
+        t->dev_capacity = h->device_capacity;
+        t->dev_cc_major = h->device_cc_major;
+        t->dev_cc_minor = h->device_cc_minor;
+    }
+    sim_event_source src = input_source(r);
+    evbuf *b = evbuf_new(path, h->name);
+    if (b == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    t->b[t->n++] = b;
+    sim_status st = evbuf_fill(b, &src, err);
+    if (st == SIM_OK)
+        t->events += evbuf_count(b);
+    return st;
+}
+
 sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t n, const char *from,
                              const input_options *opt, batch_opened_fn opened, void *ctx, sim_error *err)
 {
@@ -20,24 +42,12 @@ sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t
         }
         if (opened)
             opened(ctx, r);
-        const trace_header *h = input_header(r);
-        if (i == 0) {
-            snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
-            t->dev_capacity = h->device_capacity;
-            t->dev_cc_major = h->device_cc_major;
-            t->dev_cc_minor = h->device_cc_minor;
-        }
-        sim_event_source src = input_source(r);
-        evbuf *b = evbuf_new(paths[i], h->name);
-        st = b ? evbuf_fill(b, &src, err) : sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        st = batch_traces_add(t, r, paths[i], err);
         input_close(r);
-        if (b)
-            t->b[t->n++] = b;
         if (st != SIM_OK) {
             batch_traces_release(t);
             return st;
         }
-        t->events += evbuf_count(b);
     }
     return SIM_OK;
 }

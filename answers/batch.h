@@ -33,6 +33,10 @@ typedef void (*batch_opened_fn)(void *ctx, const trace_input *in);
  * --device, SIM_EIO, SIM_ETRACE, SIM_ENOMEM). n must be at most BATCH_MAX_TRACES. */
 sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t n, const char *from,
                              const input_options *opt, batch_opened_fn opened, void *ctx, sim_error *err);
+/* Read the opened input r (named path) into memory as t's next trace (t starts
+ * zeroed; its device is the first trace's). On failure the caller releases t and
+ * closes r; r is not kept either way. */
+sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, sim_error *err);
 void batch_traces_release(batch_traces *t);
 
 /* One replay of all the traces as processes on one device. Thread-safe: t is only

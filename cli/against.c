@@ -60,8 +60,7 @@ static sim_status against(cli_session *s, int *verdict)
         report_against_json(&r, a->positional[0], &out);
     else
         report_against_text(&r, a->positional[0], s->dev.name, &out);
-    const char *outpath = cli_get(a, "output");
-    st = sim_buf_write_file(&out, outpath ? outpath : "-", err);
+    st = cli_session_write(s, &out);
     sim_buf_release(&out);
     *verdict = (cli_has(a, "fail-on-oom") && r.predicted_ooms > 0) ? 1 : 0;
     return st;

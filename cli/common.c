@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,13 +23,6 @@ sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *e
                              v);
     opt->device = (int64_t)d;
     return SIM_OK;
-}
-
-void cli_input_warnings(const trace_input *in)
-{
-    const trace_header *h = input_header(in);
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        fprintf(stderr, "gpusim: warning: %s: %s\n", h->name[0] ? h->name : "trace", input_warning(in, i));
 }
 
 /* ---------------------------------------------------------------- strategies, jobs */
@@ -124,10 +118,25 @@ unsigned cli_jobs_for(unsigned jobs, size_t tasks)
 
 /* ---------------------------------------------------------------- the prelude */
 
+sim_status cli_input_open(const cli_session *s, int i, const char *from, const input_options *opt,
+                          trace_input **out, sim_error *err)
+{
+    const char *name = s->a.positional[i];
+    if (s->io && s->io->mem_name && strcmp(name, s->io->mem_name) == 0)
+        return input_open_mem(name, s->io->mem, s->io->mem_len, from, opt, out, err);
+    return input_open_named(cli_input_path(s, i), name, from, opt, out, err);
+}
+
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv)
+{
+    return cli_session_parse_io(s, cmd, NULL, argc, argv);
+}
+
+sim_status cli_session_parse_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv)
 {
     memset(s, 0, sizeof *s);
     s->cmd = cmd;
+    s->io = io;
     sim_error_clear(&s->err);
     bool help = false;
     sim_status st = cli_parse_args(cmd->name, cmd->opts, argc, argv, &s->a, &help, &s->err);
@@ -155,18 +164,41 @@ sim_status cli_session_no_arguments(cli_session *s)
     return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "unexpected argument '%s'", s->a.positional[0]);
 }
 
-static void opened_warn(void *ctx, const trace_input *in)
+void cli_session_note(cli_session *s, const char *fmt, ...)
 {
-    (void)ctx;
-    cli_input_warnings(in);
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (s->io && s->io->notes)
+        sim_buf_printf(s->io->notes, "%s\n", line);
+    else
+        fprintf(stderr, "gpusim: %s\n", line);
+}
+
+void cli_session_input_warnings(cli_session *s, const trace_input *in)
+{
+    const trace_header *h = input_header(in);
+    for (uint32_t i = 0; i < input_warning_count(in); i++)
+        cli_session_note(s, "warning: %s: %s", h->name[0] ? h->name : "trace", input_warning(in, i));
 }
 
 static sim_status load_traces(cli_session *s)
 {
-    sim_status st = batch_traces_load(&s->t, s->a.positional, (uint32_t)s->a.n_positional, cli_get(&s->a, "from"),
-                                      &s->iopt, opened_warn, NULL, &s->err);
-    if (st != SIM_OK)
-        return st;
+    memset(&s->t, 0, sizeof s->t);
+    for (int i = 0; i < s->a.n_positional; i++) {
+        trace_input *r = NULL;
+        const char *path = s->a.positional[i];
+        sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
+        if (st != SIM_OK)
+            return st;
+        cli_session_input_warnings(s, r);
+        st = batch_traces_add(&s->t, r, path, &s->err);
+        input_close(r);
+        if (st != SIM_OK)
+            return st;
+    }
     snprintf(s->hdr.name, sizeof s->hdr.name, "%s", s->t.dev_name);
     s->hdr.capacity = s->t.dev_capacity;
     s->hdr.cc_major = s->t.dev_cc_major;
@@ -177,12 +209,11 @@ static sim_status load_traces(cli_session *s)
 static sim_status open_inputs(cli_session *s)
 {
     for (int i = 0; i < s->a.n_positional; i++) {
-        sim_status st = input_open_named(cli_input_path(s, i), s->a.positional[i], cli_get(&s->a, "from"), &s->iopt,
-                                         &s->in[i], &s->err);
+        sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
         if (st != SIM_OK)
             return st;
         s->n_in++;
-        cli_input_warnings(s->in[i]);
+        cli_session_input_warnings(s, s->in[i]);
         s->src[i] = input_source(s->in[i]);
     }
     const trace_header *h = input_header(s->in[0]);
@@ -248,8 +279,23 @@ sim_status cli_session_prepare(cli_session *s, unsigned uses)
 
 sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv)
 {
-    sim_status st = cli_session_parse(s, cmd, argc, argv);
+    return cli_session_open_io(s, cmd, NULL, argc, argv);
+}
+
+sim_status cli_session_open_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv)
+{
+    sim_status st = cli_session_parse_io(s, cmd, io, argc, argv);
     return st != SIM_OK ? st : cli_session_prepare(s, cmd->uses);
+}
+
+sim_status cli_session_write(cli_session *s, const sim_buf *out)
+{
+    if (s->io && s->io->out) {
+        sim_buf_put(s->io->out, out->data ? out->data : "", out->len);
+        return s->io->out->oom ? sim_error_set(&s->err, SIM_ENOMEM, NULL, 0, 0, "out of memory") : SIM_OK;
+    }
+    const char *outpath = cli_get(&s->a, "output");
+    return sim_buf_write_file(out, outpath ? outpath : "-", &s->err);
 }
 
 void cli_session_close(cli_session *s)
@@ -338,5 +384,10 @@ sim_status cli_spool_pipes(cli_session *s)
 int cli_session_end(cli_session *s, sim_status st)
 {
     cli_session_close(s);
+    if (s->io) {
+        s->io->err = s->err;
+        s->io->err.status = st;
+        return st == SIM_OK || st == SIM_END ? 0 : sim_status_exit_code(st);
+    }
     return cli_exit(s->cmd->name, st, &s->err);
 }

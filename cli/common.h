@@ -9,7 +9,27 @@
 
 #include "answers/batch.h"
 #include "cli.h"
+#include "sim/buf.h"
 #include "traces/input.h"
+
+/* Where a command's trace and output come and go when a program runs it (cli/api.h)
+ * rather than a shell; a session without one (NULL) reads files and prints. */
+typedef struct cli_io {
+    const char *mem_name;  /* a positional argument spelt so reads mem[0..mem_len) (NULL: none) */
+    const void *mem;
+    size_t mem_len;
+    sim_buf *out;          /* the command's result, instead of --output or stdout */
+    sim_buf *notes;        /* its warnings and notes, one a line without "gpusim: " (NULL: stderr) */
+    sim_error err;         /* how the command ended (cli_session_end), instead of printed */
+} cli_io;
+
+/* replay, compare, plan and tune run through io (cmd_NAME is NAME_io without one): the
+ * exit status as the command's, the result in io->out, the failure in io->err. */
+int cli_replay_io(cli_io *io, int argc, char **argv);
+int cli_compare_io(cli_io *io, int argc, char **argv);
+int cli_plan_io(cli_io *io, int argc, char **argv);
+int cli_tune_io(cli_io *io, int argc, char **argv);
+
 
 /* The --from/--device help lines, for option tables. */
 #define CLI_INPUT_OPTS                                                                                  \
@@ -18,8 +38,6 @@
 
 /* --device=N into opt (device -1 when absent); SIM_EUSAGE on a bad value. */
 sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err);
-/* Print an input's import warnings on stderr ("gpusim: warning: FILE: ..."). */
-void cli_input_warnings(const trace_input *in);
 
 /* --strategies, or the default list (the registry's strategies in their usual order,
  * without a strategy whose required option is not given: limit only with --limit).
@@ -57,6 +75,7 @@ typedef struct cli_command {
  * caller (on its stack); cli_session_close releases what it opened. */
 typedef struct cli_session {
     const cli_command *cmd;
+    cli_io *io;                    /* NULL from the shell */
     cli_args a;
     sim_error err;                 /* the failure a step returned, for cli_exit */
     bool json, skip_oom;
@@ -86,10 +105,16 @@ sim_status cli_spool_pipes(cli_session *s);
 sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err);
 /* The file trace i is read from: its copy, or the path given. */
 const char *cli_input_path(const cli_session *s, int i);
+/* Open positional trace i, named as given: s->io's in-memory trace when the argument is
+ * its mem_name, else the file cli_input_path names (input_open_named, errors as its). */
+sim_status cli_input_open(const cli_session *s, int i, const char *from, const input_options *opt,
+                          trace_input **out, sim_error *err);
 
 /* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
  * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv);
+/* The same for a command run through io (cli/api.h); io may be NULL. */
+sim_status cli_session_parse_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv);
 /* The steps of `uses` in a fixed order: format, on-oom, strategy or strategies,
  * jobs, traces or inputs (SIM_EUSAGE without a trace; import warnings printed),
  * device, strategy options (SIM_EUSAGE for one that belongs to none of the chosen
@@ -98,14 +123,22 @@ sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, c
 sim_status cli_session_prepare(cli_session *s, unsigned uses);
 /* cli_session_parse, then cli_session_prepare(cmd->uses). */
 sim_status cli_session_open(cli_session *s, const cli_command *cmd, int argc, char **argv);
+sim_status cli_session_open_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv);
+/* The command's result: into s->io's buffer, else to --output or stdout. */
+sim_status cli_session_write(cli_session *s, const sim_buf *out);
 /* SIM_EUSAGE "unexpected argument" when there is a positional argument. */
 sim_status cli_session_no_arguments(cli_session *s);
 /* SIM_EUSAGE "no trace given" when there is no positional argument. */
 sim_status cli_session_need_traces(cli_session *s);
+/* A warning or note for the user: "gpusim: ..." on stderr, or a line of s->io's notes. */
+void cli_session_note(cli_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An input's import warnings ("warning: FILE: ..."), through cli_session_note. */
+void cli_session_input_warnings(cli_session *s, const trace_input *in);
 /* Release what the prelude opened (the traces). */
 void cli_session_close(cli_session *s);
 /* cli_session_close, then the exit status of a command that ends with st
- * (cli_exit with s's error). */
+ * (cli_exit with s's error; through io: st and the error kept there, nothing
+ * printed). */
 int cli_session_end(cli_session *s, sim_status st);
 
 #endif

@@ -140,8 +140,13 @@ static const cli_command COMPARE = {
 
 int cmd_compare(int argc, char **argv)
 {
+    return cli_compare_io(NULL, argc, argv);
+}
+
+int cli_compare_io(cli_io *io, int argc, char **argv)
+{
     cli_session s;
-    sim_status st = cli_session_open(&s, &COMPARE, argc, argv);
+    sim_status st = cli_session_open_io(&s, &COMPARE, io, argc, argv);
     bool x_time = false;
     if (st == SIM_OK)
         st = cli_report_x(&s.a, &x_time, &s.err);
@@ -157,11 +162,8 @@ int cmd_compare(int argc, char **argv)
     progress prog;
     progress_init(&prog, stderr, "compare", t->events * n, false);
     compare_job *job = calloc(1, sizeof *job);
-    if (job == NULL) {
-        cli_session_close(&s);
-        fprintf(stderr, "gpusim: out of memory\n");
-        return 2;
-    }
+    if (job == NULL)
+        return cli_session_end(&s, sim_error_set(&s.err, SIM_ENOMEM, NULL, 0, 0, "out of memory"));
     job->t = t;
     job->base = (engine_config){
         .device = s.dev.info,
@@ -206,8 +208,7 @@ int cmd_compare(int argc, char **argv)
             report_compare_json(runs, n, &out);
         else
             report_compare_text(runs, n, &out);
-        const char *outpath = cli_get(&s.a, "output");
-        st = sim_buf_write_file(&out, outpath ? outpath : "-", &s.err);
+        st = cli_session_write(&s, &out);
         sim_buf_release(&out);
     }
     for (uint32_t i = 0; i < n; i++) {

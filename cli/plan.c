@@ -113,11 +113,16 @@ static const cli_command PLAN = {
 
 int cmd_plan(int argc, char **argv)
 {
+    return cli_plan_io(NULL, argc, argv);
+}
+
+int cli_plan_io(cli_io *io, int argc, char **argv)
+{
     cli_session s;
     const gpu_model *gpus[PLAN_MAX_GPUS];
     gpu_model extra[PLAN_MAX_GPUS];
     uint32_t n_gpus = 0;
-    sim_status st = cli_session_parse(&s, &PLAN, argc, argv);
+    sim_status st = cli_session_parse_io(&s, &PLAN, io, argc, argv);
     if (st == SIM_OK)
         st = cli_session_prepare(&s, CLI_USES_FORMAT | CLI_USES_STRATEGIES);
     if (st == SIM_OK)
@@ -159,8 +164,7 @@ int cmd_plan(int argc, char **argv)
         report_plan_json(&q, &ans, &out);
     else
         report_plan_text(&q, &ans, &out);
-    const char *outpath = cli_get(&s.a, "output");
-    st = sim_buf_write_file(&out, outpath ? outpath : "-", &s.err);
+    st = cli_session_write(&s, &out);
     sim_buf_release(&out);
     plan_answer_release(&ans);
     return cli_session_end(&s, st);

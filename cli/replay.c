@@ -73,7 +73,7 @@ static sim_event_source source_for(trace_input *in, int n, const strategy_ops *o
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
     trace_input **readers;
-    const cli_session *s;      /* cli_input_path: where each trace is read from */
+    const cli_session *s;      /* cli_input_open: where each trace is read from */
     const char **paths;        /* the names given */
     const char *from;
     const input_options *iopt;
@@ -89,7 +89,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
         if (r->opens > 0) {
             input_close(r->readers[i]);
             r->readers[i] = NULL;
-            sim_status st = input_open_named(cli_input_path(r->s, i), r->paths[i], r->from, r->iopt, &r->readers[i], err);
+            sim_status st = cli_input_open(r->s, i, r->from, r->iopt, &r->readers[i], err);
             if (st != SIM_OK)
                 return st;
         }
@@ -120,7 +120,7 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     sim_status st = cli_input_options(a, &iopt, err);
     int n = a->n_positional;
     for (int i = 0; i < n && st == SIM_OK; i++) {
-        st = input_open_named(cli_input_path(s, i), a->positional[i], cli_get(a, "from"), &iopt, &readers[i], err);
+        st = cli_input_open(s, i, cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
             sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
@@ -306,8 +306,8 @@ static sim_status replay(cli_session *s, int *verdict)
     for (int i = 0; i < n; i++)
         sources[i] = source_for(readers[i], n, ops, from_empty);
     if (!cli_has(a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_records_settings(readers[0]))
-        fprintf(stderr, "gpusim: torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)\n",
-                input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
+        cli_session_note(s, "torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)",
+                         input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
     const sim_kv *kv = s->kv;
     sim_run *run = NULL;
     capture *cap = NULL;
@@ -380,8 +380,7 @@ static sim_status replay(cli_session *s, int *verdict)
             report_json_whatif(run, &wi, &out);
         else
             report_text_whatif(run, &wi, &out);
-        const char *outpath = cli_get(a, "output");
-        st = sim_buf_write_file(&out, outpath ? outpath : "-", err);
+        st = cli_session_write(s, &out);
         sim_buf_release(&out);
     }
     if (st == SIM_OK)
@@ -396,8 +395,13 @@ static sim_status replay(cli_session *s, int *verdict)
 
 int cmd_replay(int argc, char **argv)
 {
+    return cli_replay_io(NULL, argc, argv);
+}
+
+int cli_replay_io(cli_io *io, int argc, char **argv)
+{
     cli_session s;
-    sim_status st = cli_session_parse(&s, &REPLAY, argc, argv);
+    sim_status st = cli_session_parse_io(&s, &REPLAY, io, argc, argv);
     if (st == SIM_OK)
         st = cli_session_need_traces(&s);
     if (st != SIM_OK)

@@ -12,9 +12,11 @@
 #include "sweep/mpi.h"
 #include "sweep/run.h"
 #include "sweep/spec.h"
+#include "sweep/sqlite.h"
 
 static const cli_opt SWEEP_OPTS[] = {
-    {"output", true, "FILE.jsonl: one line per job (default: the spec's \"output\")"},
+    {"output", true, "FILE.jsonl: one line per job (default: the spec's \"output\"); FILE.sqlite (.sqlite3, .db): "
+                     "also an SQLite table of them, the JSONL beside it as FILE.jsonl"},
     {"jobs", true, "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"},
     {"resume", false, "keep the jobs already in the output and run only the others"},
     {"force", false, "start over when the output already holds results"},
@@ -154,6 +156,19 @@ int cmd_sweep(int argc, char **argv)
         return fail_early(&m, c.heartbeat_s, cli_usage_error("sweep", "no output file: give --output=FILE.jsonl or \"output\" in "
                                                        "the spec"));
     }
+    /* FILE.sqlite: the JSONL journal is FILE.jsonl, the database written from it at the end */
+    const char *db = sweep_sqlite_is_db(output) ? output : NULL;
+    char journal[1024];
+    if (db) {
+        sim_status dst = sweep_sqlite_journal(db, journal, sizeof journal)
+                             ? sweep_sqlite_prepare(db, journal, c.resume, c.force, &err)
+                             : sim_error_set(&err, SIM_EUSAGE, NULL, 0, 0, "--output: the path is too long");
+        if (dst != SIM_OK) {
+            sweep_spec_free(spec);
+            return fail_early(&m, c.heartbeat_s, cli_exit("sweep", dst, &err));
+        }
+        output = journal;
+    }
     sweep_results *res = NULL;
     if (sweep_results_open(spec, output, c.resume, c.force, &res, &err) != SIM_OK) {
         sweep_spec_free(spec);
@@ -181,6 +196,8 @@ int cmd_sweep(int argc, char **argv)
     int final_code = 0;
     if (st == SIM_OK)
         st = sweep_results_finish(res, &text, &json, &final_code, &err);
+    if (st == SIM_OK && db)
+        st = sweep_sqlite_write(output, db, &err);
     if (st == SIM_OK) {
         rc = final_code > job_code ? final_code : job_code;
         if (lost)
@@ -192,7 +209,7 @@ int cmd_sweep(int argc, char **argv)
             rc = cli_fail(&err);
         fprintf(stderr, "gpusim sweep: %llu jobs run in %.3f s (%.1f jobs/s, %.3g events/s) with %s; results in %s\n",
                 (unsigned long long)ran, dt, dt > 0 ? (double)ran / dt : 0.0, dt > 0 ? (double)events / dt : 0.0,
-                m.active && m.size > 1 ? "MPI" : "threads", output);
+                m.active && m.size > 1 ? "MPI" : "threads", db ? db : output);
         if (lost)
             fprintf(stderr, "gpusim sweep: %llu job(s) lost with a dead rank; run again with --resume to finish\n",
                     (unsigned long long)lost);

@@ -98,8 +98,13 @@ static sim_status tune_args(cli_session *s, tune_question *q, uint32_t *top)
 
 int cmd_tune(int argc, char **argv)
 {
+    return cli_tune_io(NULL, argc, argv);
+}
+
+int cli_tune_io(cli_io *io, int argc, char **argv)
+{
     cli_session s;
-    sim_status st = cli_session_parse(&s, &TUNE, argc, argv);
+    sim_status st = cli_session_parse_io(&s, &TUNE, io, argc, argv);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
     tune_question q;
@@ -129,8 +134,7 @@ int cmd_tune(int argc, char **argv)
             report_tune_json(&q, &ans, paths, (uint32_t)s.a.n_positional, &out);
         else
             report_tune_text(&q, &ans, paths, (uint32_t)s.a.n_positional, top, &out);
-        const char *outpath = cli_get(&s.a, "output");
-        st = sim_buf_write_file(&out, outpath ? outpath : "-", &s.err);
+        st = cli_session_write(&s, &out);
         sim_buf_release(&out);
     }
     tune_answer_release(&ans);

@@ -19,8 +19,9 @@ gpusim_missing_packages() {
     pkg-config --exists gsl || missing="$missing libgsl-dev"
     pkg-config --exists check || missing="$missing check"
     pkg-config --exists zlib || missing="$missing zlib1g-dev"
+    pkg-config --exists sqlite3 || missing="$missing libsqlite3-dev"
   else
-    missing="$missing libcjson-dev libgsl-dev check zlib1g-dev"
+    missing="$missing libcjson-dev libgsl-dev check zlib1g-dev libsqlite3-dev"
   fi
   echo "$missing"
 }
@@ -59,6 +60,13 @@ gpusim_ensure_mpi() {
   if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
     gpusim_apt_install openmpi-bin libopenmpi-dev || gpusim_log "no MPI: the sweep's MPI test will be skipped"
   fi
+}
+
+# gpusim_ensure_python: python3 for the Python module's test (scripts/test only; Debian
+# ships it). Never fatal: without it ctest does not register that test.
+gpusim_ensure_python() {
+  command -v python3 >/dev/null 2>&1 || gpusim_apt_install python3 ||
+    gpusim_log "no python3: the Python module (python/gpusim) is not tested"
 }
 
 # gpusim_build DIR [cmake args...]: configure once, then build (incremental).

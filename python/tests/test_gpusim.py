@@ -1,0 +1,222 @@
+"""The Python module against the gpusim program: the same results, the same messages.
+
+Run from the source tree after a build (ctest runs it as `python_module`):
+    GPUSIM_LIBRARY=build/libgpusim.so GPUSIM_BINARY=build/gpusim \\
+        PYTHONPATH=python python3 -m unittest discover -s python/tests
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import unittest
+import warnings
+
+import gpusim
+
+ROOT = os.environ.get("GPUSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BINARY = os.environ.get("GPUSIM_BINARY", os.path.join(ROOT, "build", "gpusim"))
+MLP = os.path.join(ROOT, "traces", "examples", "mlp_train.json")
+SNAPSHOT_JSON = os.path.join(ROOT, "tests", "data", "import", "snapshot_small.json")
+SNAPSHOT_PICKLE = os.path.join(ROOT, "tests", "data", "import", "snapshot_small.pickle")
+
+
+def cli(*args):
+    """(exit status, stdout, stderr) of the gpusim program."""
+    p = subprocess.run([BINARY] + list(args), capture_output=True, text=True, check=False)
+    return p.returncode, p.stdout, p.stderr
+
+
+def cli_json(*args):
+    code, out, err = cli(*args, "--format=json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def without_trace_name(result):
+    """A result with the trace's path and name left out (an in-memory trace has none)."""
+    r = dict(result)
+    r["trace"] = {k: v for k, v in r["trace"].items() if k not in ("path", "name")}
+    return r
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpusim.GpusimWarning)
+        return fn(*args, **kwargs)
+
+
+class ReplayTest(unittest.TestCase):
+    def test_replay_should_give_the_peak_of_the_done_when_line(self):
+        # mlp_train under TF's growth: 6 regions that double from 64 MiB up to 1 GiB
+        # come to 2 GiB reserved (traces/examples/README.md), 2147483648 B
+        r = gpusim.replay(MLP, strategy="growth")
+        self.assertEqual(r["result"]["peak_reserved_bytes"], 2147483648)
+
+    def test_replay_should_return_the_programs_json_for_a_path(self):
+        for strategy in ("torch", "growth", "greedy", "ideal"):
+            with self.subTest(strategy=strategy):
+                self.assertEqual(gpusim.replay(MLP, strategy=strategy),
+                                 cli_json("replay", MLP, "--strategy=" + strategy))
+
+    def test_replay_should_pass_keyword_options_as_the_programs_options(self):
+        got = gpusim.replay(MLP, alloc_conf="expandable_segments:True", gpu="A100-40GB", paranoid=True)
+        want = cli_json("replay", MLP, "--alloc-conf=expandable_segments:True", "--gpu=A100-40GB", "--paranoid")
+        self.assertEqual(got, want)
+        self.assertEqual(got["device"]["name"], "A100-40GB")
+        self.assertEqual(got["strategy"]["options"]["expandable_segments"], "True")
+
+    def test_replay_should_take_from_with_a_trailing_underscore(self):
+        got = quiet(gpusim.replay, SNAPSHOT_JSON, from_="torch-snapshot")
+        self.assertEqual(got, cli_json("replay", SNAPSHOT_JSON, "--from=torch-snapshot"))
+        with self.assertRaises(gpusim.TraceError):
+            gpusim.replay(MLP, from_="kineto")
+
+    def test_replay_should_leave_out_an_option_given_as_false_or_none(self):
+        self.assertEqual(gpusim.replay(MLP, paranoid=False, gpu=None), cli_json("replay", MLP))
+
+    def test_replay_should_read_a_snapshot_dict_as_its_file(self):
+        with open(SNAPSHOT_JSON) as f:
+            snapshot = json.load(f)
+        got = quiet(gpusim.replay, snapshot)
+        self.assertEqual(got["trace"]["path"], gpusim.SNAPSHOT_NAME)
+        self.assertEqual(without_trace_name(got), without_trace_name(cli_json("replay", SNAPSHOT_JSON)))
+
+    def test_replay_should_read_a_pickled_snapshot_from_bytes(self):
+        with open(SNAPSHOT_PICKLE, "rb") as f:
+            data = f.read()
+        got = quiet(gpusim.replay, data, gpu="A100-40GB")
+        self.assertEqual(without_trace_name(got),
+                         without_trace_name(cli_json("replay", SNAPSHOT_PICKLE, "--gpu=A100-40GB")))
+
+    def test_replay_should_turn_the_import_warnings_into_python_warnings(self):
+        with open(SNAPSHOT_JSON) as f:
+            snapshot = json.load(f)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            gpusim.replay(snapshot)
+        _, _, err = cli("replay", SNAPSHOT_JSON)
+        # the program's stderr lines, less "gpusim: " and with the file's name for the snapshot's
+        want = [line[len("gpusim: "):].replace(os.path.basename(SNAPSHOT_JSON), gpusim.SNAPSHOT_NAME)
+                for line in err.splitlines()]
+        self.assertEqual([str(w.message) for w in caught if w.category is gpusim.GpusimWarning], want)
+        self.assertTrue(want)
+
+    def test_replay_should_take_several_traces_as_processes_on_one_gpu(self):
+        a = os.path.join(ROOT, "traces", "examples", "two-jobs-a.jsonl")
+        b = os.path.join(ROOT, "traces", "examples", "two-jobs-b.jsonl")
+        self.assertEqual(gpusim.replay([a, b], strategy="growth"),
+                         cli_json("replay", a, b, "--strategy=growth"))
+
+    def test_replay_should_be_safe_from_several_threads(self):
+        want = gpusim.replay(MLP, strategy="growth")
+        got = [None] * 4
+
+        def work(i):
+            got[i] = gpusim.replay(MLP, strategy="growth")
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(got, [want] * 4)
+
+
+class ErrorTest(unittest.TestCase):
+    def assert_usage_message(self, exc, *args):
+        """The exception's message is the program's usage error, less "gpusim CMD: " and the hint."""
+        code, _, err = cli(*args)
+        self.assertEqual(code, 2)
+        first = err.splitlines()[0]
+        self.assertEqual("gpusim %s: %s" % (args[0], exc), first)
+
+    def test_an_unknown_strategy_should_raise_the_programs_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.replay(MLP, strategy="nope")
+        self.assert_usage_message(ctx.exception, "replay", MLP, "--strategy=nope")
+
+    def test_an_option_of_another_strategy_should_raise_a_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.replay(MLP, strategy="growth", alloc_conf="expandable_segments:True")
+        self.assert_usage_message(ctx.exception, "replay", MLP, "--strategy=growth",
+                                  "--alloc-conf=expandable_segments:True")
+
+    def test_an_unknown_option_should_raise_a_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.compare(MLP, no_such_option=1)
+        self.assert_usage_message(ctx.exception, "compare", MLP, "--no-such-option=1")
+
+    def test_an_invalid_trace_should_raise_the_programs_trace_error(self):
+        with self.assertRaises(gpusim.TraceError) as ctx:
+            gpusim.replay(b"{\"not\": \"a trace\"}")
+        self.assertIn(gpusim.SNAPSHOT_NAME + ": ", str(ctx.exception))
+        bad = os.path.join(ROOT, "tests", "data", "import", "LICENSES.md")
+        with self.assertRaises(gpusim.TraceError) as ctx:
+            gpusim.replay(bad)
+        code, _, err = cli("replay", bad)
+        self.assertEqual(code, 3)
+        self.assertEqual("gpusim: %s" % ctx.exception, err.strip())
+
+    def test_a_missing_file_should_raise_a_file_error(self):
+        missing = os.path.join(ROOT, "no-such-trace.json")
+        with self.assertRaises(gpusim.FileError) as ctx:
+            gpusim.replay(missing)
+        _, _, err = cli("replay", missing)
+        self.assertEqual("gpusim: %s" % ctx.exception, err.strip())
+        self.assertIsInstance(ctx.exception, OSError)
+
+    def test_an_option_the_module_sets_should_raise_a_usage_error(self):
+        with self.assertRaises(gpusim.UsageError):
+            gpusim.replay(MLP, format="text")
+        with self.assertRaises(gpusim.UsageError):
+            gpusim.replay([])
+
+
+class CompareAndPlanTest(unittest.TestCase):
+    def test_compare_should_return_the_programs_json(self):
+        self.assertEqual(gpusim.compare(MLP, strategies=["torch", "growth"], jobs=2),
+                         cli_json("compare", MLP, "--strategies=torch,growth", "--jobs=2"))
+
+    def test_plan_should_return_the_programs_json(self):
+        got = gpusim.plan(MLP, strategies=("torch", "growth"), gpus="T4,A100-40GB")
+        self.assertEqual(got, cli_json("plan", MLP, "--strategies=torch,growth", "--gpus=T4,A100-40GB"))
+        self.assertEqual([g["name"] for g in got["gpus"]], ["T4", "A100-40GB"])
+
+    def test_tune_should_return_the_programs_json(self):
+        pinning = os.path.join(ROOT, "traces", "examples", "pinning-l4.jsonl")
+        got = gpusim.tune(pinning, jobs=2)
+        self.assertEqual(got, cli_json("tune", pinning, "--framework=torch", "--goal=min-reserved", "--jobs=2"))
+        # the bundled pinning example: 530/270 MiB blocks pin memory and
+        # max_split_size_mb:20 stops it (traces/examples/README.md)
+        self.assertEqual(got["best"]["env"], "PYTORCH_ALLOC_CONF=max_split_size_mb:20")
+
+    def test_tune_should_raise_the_programs_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.tune(MLP, goal="smallest")
+        code, _, err = cli("tune", MLP, "--goal=smallest")
+        self.assertEqual(code, 2)
+        self.assertEqual("gpusim tune: %s" % ctx.exception, err.splitlines()[0])
+
+    def test_version_should_be_the_programs(self):
+        _, out, _ = cli("--version")
+        self.assertEqual("gpusim " + gpusim.version(), out.strip())
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_the_readmes_python_example_should_print_its_pasted_output(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        section = readme[readme.index("## From Python"):]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        pasted = section.split("prints (real output):\n\n```\n", 1)[1].split("```", 1)[0]
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(gpusim.__file__))))
+        p = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, pasted)
+
+
+if __name__ == "__main__":
+    unittest.main()

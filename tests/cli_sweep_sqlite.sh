@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# `gpusim sweep --output=FILE.sqlite`: the database holds the JSONL's results row by
+# row (every key of every line, compared by Python's json and sqlite3 modules), the
+# JSONL beside it is byte-identical to a plain JSONL sweep, --resume continues a
+# killed sweep and rebuilds the journal from the database alone, an existing
+# database is kept unless --resume or --force, and the README's query prints what the
+# README shows. A build without SQLite must refuse the option with a clear message.
+# Usage: cli_sweep_sqlite.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
+data=$src/tests/data/sweep
+same() { cmp -s "$2" "$3" && ok || bad "$1: $2 and $3 differ"; }
+
+"$bin" sweep "$data/spec.json" --output="$tmp/probe.sqlite" --jobs=2 >"$tmp/out" 2>"$tmp/err"
+if grep -qF "built without SQLite (apt-get install libsqlite3-dev" "$tmp/err"; then
+  echo "this gpusim has no SQLite: checking the refusal only"
+  expect 2 "this gpusim was built without SQLite" sweep "$data/spec.json" --output="$tmp/x.sqlite"
+  cli_finish
+  exit $?
+fi
+
+# ---- the same results as the JSONL
+expect 0 "" sweep "$data/spec.json" --output="$tmp/ref.jsonl" --jobs=2
+expect 0 "results in $tmp/r.sqlite" sweep "$data/spec.json" --output="$tmp/r.sqlite" --jobs=3
+[ -s "$tmp/r.sqlite" ] && ok || bad "no database written"
+same "the journal beside the database" "$tmp/ref.jsonl" "$tmp/r.jsonl"
+
+# compare DB JSONL: every line is one row, in job order, every key its column
+compare_rows() {
+  python3 - "$1" "$2" <<'PY'
+import json, sqlite3, sys
+db, jsonl = sys.argv[1], sys.argv[2]
+
+def flatten(obj, prefix="", top=True):
+    for k, v in obj.items():
+        name = "" if top and k in ("job", "result") else (prefix + "_" if prefix else "") + k
+        if isinstance(v, dict):
+            yield from flatten(v, name, False)
+        elif name:
+            yield name, v
+
+lines = [l.rstrip("\n") for l in open(jsonl) if l.strip()]
+con = sqlite3.connect(db)
+cols = [r[1] for r in con.execute("PRAGMA table_info(jobs)")]
+rows = con.execute("SELECT * FROM jobs ORDER BY job").fetchall()
+problems = []
+if len(rows) != len(lines):
+    problems.append("%d rows for %d lines" % (len(rows), len(lines)))
+keys = set()
+for i, (text, row) in enumerate(zip(lines, rows), 1):
+    r = dict(zip(cols, row))
+    if r["job"] != i or r["line"] != text:
+        problems.append("row %d: job %r, line differs: %s" % (i, r["job"], r["line"] != text))
+    for k, v in flatten(json.loads(text)):
+        keys.add(k)
+        if isinstance(v, bool):
+            v = int(v)
+        elif isinstance(v, list):
+            v = json.dumps(v, separators=(",", ":"))
+        if k not in r and v is None:
+            # a null that is an object elsewhere (first_oom): its fields' columns are null
+            got = [r[c] for c in cols if c.startswith(k + "_") and r[c] is not None] or None
+        else:
+            got = r.get(k, "<no column>")
+        if got != v:
+            problems.append("row %d %s: %r, the JSONL has %r" % (i, k, got, v))
+# every key is a column; the others are the job number, the line, and nothing else
+extra = set(cols) - keys - {"job", "line"}
+missing = {k for k in keys if k not in cols and not any(c.startswith(k + "_") for c in cols)}
+if extra or missing:
+    problems.append("columns: extra %s, missing %s" % (sorted(extra), sorted(missing)))
+if not lines:
+    problems.append("no lines")
+print("\n".join(problems[:10]))
+sys.exit(1 if problems else 0)
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+  if out=$(compare_rows "$tmp/r.sqlite" "$tmp/ref.jsonl" 2>&1); then ok; else bad "rows vs JSONL: $out"; fi
+  python3 -c '
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+n, ooms, cause = con.execute("SELECT count(*), sum(ooms > 0), count(first_oom_cause) FROM jobs").fetchone()
+# 5 traces x 27 device/strategy/option sets (tests/data/sweep/spec.json), some running out of memory
+assert n == 135 and ooms > 0 and cause == ooms, (n, ooms, cause)' "$tmp/r.sqlite" && ok || bad "row count or OOM causes"
+fi
+# the JSONL line kept in the database is the JSONL
+dump() { python3 -c 'import sqlite3,sys; [print(r[0]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT line FROM jobs ORDER BY job")]' "$1"; }
+if command -v python3 >/dev/null 2>&1; then
+  dump "$tmp/r.sqlite" >"$tmp/r.dump" && same "the database's lines" "$tmp/ref.jsonl" "$tmp/r.dump"
+fi
+
+# ---- an existing database is kept unless --resume or --force
+expect 2 "r.sqlite already holds results; use --resume" sweep "$data/spec.json" --output="$tmp/r.sqlite"
+expect 0 "0 jobs run" sweep "$data/spec.json" --output="$tmp/r.sqlite" --resume
+expect 0 "135 jobs run" sweep "$data/spec.json" --output="$tmp/r.sqlite" --force
+same "after --force" "$tmp/ref.jsonl" "$tmp/r.jsonl"
+
+# ---- resume: a killed sweep (test hook: 40 lines, a torn one, then SIGKILL)
+(GPUSIM_SWEEP_TEST_CRASH_AFTER=40 "$bin" sweep "$data/spec.json" --output="$tmp/c.sqlite" --jobs=2 >/dev/null 2>&1) 2>/dev/null
+[ ! -e "$tmp/c.sqlite" ] && ok || bad "a killed sweep left a database"
+expect 0 "95 jobs run" sweep "$data/spec.json" --output="$tmp/c.sqlite" --resume --jobs=3
+same "resumed journal" "$tmp/ref.jsonl" "$tmp/c.jsonl"
+if command -v python3 >/dev/null 2>&1; then
+  dump "$tmp/c.sqlite" >"$tmp/c.dump" && same "resumed database" "$tmp/ref.jsonl" "$tmp/c.dump"
+  # only the database left: --resume rebuilds the journal from it and runs nothing
+  rm -f "$tmp/c.jsonl"
+  expect 0 "0 jobs run" sweep "$data/spec.json" --output="$tmp/c.sqlite" --resume
+  same "journal rebuilt from the database" "$tmp/ref.jsonl" "$tmp/c.jsonl"
+fi
+
+# ---- the README's query and its pasted output
+if command -v sqlite3 >/dev/null 2>&1; then
+  readme=$src/README.md
+  query=$(awk '/^sqlite3 -header -column results.sqlite "$/ { on = 1; next } on && /^"$/ { exit } on { print }' "$readme")
+  pasted=$(awk -v q=0 '/^sqlite3 -header -column results.sqlite "$/ { q = 1 } q == 1 && /^```$/ { q = 2; next }
+    q == 2 && /^```$/ { q = 3; next } q == 3 && /^```$/ { exit } q == 3 && $0 != "..." { print }' "$readme")
+  got=$(sqlite3 -header -column "$tmp/r.sqlite" "$query" | sed 's/ *$//' | head -n "$(printf '%s\n' "$pasted" | wc -l)")
+  if [ -n "$query" ] && [ -n "$pasted" ] && [ "$got" = "$pasted" ]; then
+    ok
+  else
+    bad "README query: got $(printf '%s' "$got" | head -3), README shows $(printf '%s' "$pasted" | head -3)"
+  fi
+else
+  echo "no sqlite3 program: the README's query is not rerun"
+fi
+cli_finish
