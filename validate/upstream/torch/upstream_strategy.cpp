@@ -232,20 +232,18 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         free_and_largest(&free_bytes, &largest);
         uint64_t dev_free = device_free_bytes(s->dev);
         device_info info = device_get_info(s->dev);
-        uint64_t allocated = static_cast<uint64_t>(st.allocated_bytes[0].current);
         uint64_t limit = info.capacity_bytes > info.context_bytes ? info.capacity_bytes - info.context_bytes : 0;
         if (s->set_fraction) {
             uint64_t allowed = static_cast<uint64_t>(s->fraction * static_cast<double>(info.capacity_bytes));
             limit = limit < allowed ? limit : allowed;
         }
-        uint64_t could_free = limit > allocated ? limit - allocated : 0;
         *oom = strategy_oom{};
         oom->size_bytes = rounded;
         oom->free_bytes = free_bytes;
         oom->largest_free_bytes = largest;
         oom->reserved_bytes = static_cast<uint64_t>(st.reserved_bytes[0].current);
         oom->device_free_bytes = dev_free;
-        oom->cause = rounded > could_free ? SIM_OOM_CAPACITY : SIM_OOM_FRAGMENTATION;
+        oom->usable_bytes = limit; // the engine decides the cause (design.md §3), as for gpusim's torch
         std::snprintf(oom->detail, sizeof oom->detail, "%s", e.what_without_backtrace());
         return SIM_OOM;
     }
@@ -393,7 +391,7 @@ int up_walk(const strategy *s, strategy_visitor v, void *ctx)
 strategy_ops make_ops()
 {
     strategy_ops o{};
-    o.name = "torch-upstream";
+    o.name = "torch"; // the model it stands in for: reports word its OOM advice as for gpusim's torch
     o.summary = "PyTorch's own CUDA caching allocator, built from source against a mock CUDA runtime";
     o.create = up_create;
     o.destroy = up_destroy;
