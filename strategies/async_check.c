@@ -1,0 +1,142 @@
+/* The async strategy's walker (blocks in address order) and its full invariant
+ * checker (async_types.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async_types.h"
+
+/* ==== walker and checker ==== */
+
+static int chunk_addr_asc(const void *a, const void *b)
+{
+    uint64_t x = ((const achunk *const *)a)[0]->addr, y = ((const achunk *const *)b)[0]->addr;
+    return (x > y) - (x < y);
+}
+
+int async_walk(const strategy *s, strategy_visitor v, void *ctx)
+{
+    uint32_t n = s->chunks.live, k = 0;
+    if (n == 0)
+        return 0;
+    const achunk **order = malloc((size_t)n * sizeof *order);
+    if (order == NULL)
+        return -1;
+    for (uint32_t c = 0; c < s->chunks.n_used_hw; c++)
+        if (slots_valid(&s->chunks, c))
+            order[k++] = chk(s, c);
+    qsort(order, k, sizeof *order, chunk_addr_asc);
+    static const strategy_block_state MAP[] = {BLOCK_USED, BLOCK_FREE, BLOCK_PENDING};
+    int r = 0;
+    for (uint32_t i = 0; i < k && r == 0; i++) {
+        for (uint32_t b = order[i]->first; b != A_NONE && r == 0; b = blk(s, b)->next) {
+            const ablock *x = blk(s, b);
+            strategy_block sb = {
+                .addr = x->addr,
+                .size_bytes = x->size,
+                .requested_bytes = x->state == AB_USED ? x->requested : 0,
+                .region_addr = order[i]->addr,
+                .region = order[i]->seq,
+                .stream = x->state == AB_FREE ? 0 : x->stream,
+                .state = MAP[x->state],
+                .pool = NULL,
+            };
+            r = v(ctx, &sb);
+        }
+    }
+    free(order);
+    return r;
+}
+
+static void check_set(const strategy *s, const aset *st, ab_state want, const char *name, sim_report *r)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < st->n; i++) {
+        const aentry *e = &st->v[i];
+        bytes += e->size;
+        if (i > 0)
+            sim_report_insist(r, entry_cmp(e->size, e->addr, &st->v[i - 1]) > 0,
+                              "async: %s index out of (size, address) order at %u", name, i);
+        bool ok = slots_valid(&s->blocks, e->b);
+        sim_report_insist(r, ok, "async: %s index names a dead block %u", name, e->b);
+        if (ok) {
+            const ablock *x = blk(s, e->b);
+            sim_report_insist(r, x->state == want && x->size == e->size && x->addr == e->addr,
+                              "async: %s index entry %u (%" PRIu64 " at %" PRIu64 ") disagrees with its block", name,
+                              i, e->size, e->addr);
+        }
+    }
+    sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
+                      st->bytes);
+}
+
+void async_check(const strategy *s, sim_report *r)
+{
+    uint64_t reserved = 0, allocated = 0, used = 0, n_free = 0, n_pend = 0;
+    for (uint32_t c = 0; c < s->chunks.n_used_hw; c++) {
+        if (!slots_valid(&s->chunks, c))
+            continue;
+        const achunk *ch = chk(s, c);
+        reserved += ch->size;
+        sim_report_insist(r, ch->size % s->set.granularity == 0,
+                          "async: chunk at %" PRIu64 " of %" PRIu64 " B is not a multiple of the granularity", ch->addr,
+                          ch->size);
+        uint64_t at = ch->addr;
+        uint32_t prev = A_NONE;
+        for (uint32_t b = ch->first; b != A_NONE; b = blk(s, b)->next) {
+            const ablock *x = blk(s, b);
+            if (!sim_report_insist(r, slots_valid(&s->blocks, b) && x->chunk == c && x->prev == prev,
+                                   "async: block links of chunk at %" PRIu64 " are broken", ch->addr))
+                break;
+            sim_report_insist(r, x->addr == at, "async: block at %" PRIu64 " leaves a gap or overlaps (expected %" PRIu64 ")",
+                              x->addr, at);
+            sim_report_insist(r, x->size > 0 && x->size % s->set.alignment == 0,
+                              "async: block at %" PRIu64 " has size %" PRIu64 ", not a positive multiple of the alignment",
+                              x->addr, x->size);
+            if (x->state == AB_USED) {
+                allocated += x->size;
+                used += x->size;
+                sim_report_insist(r, x->size == units_round_up(x->requested, s->set.alignment),
+                                  "async: used block at %" PRIu64 " of %" PRIu64 " B for a request of %" PRIu64, x->addr,
+                                  x->size, x->requested);
+                sim_report_insist(r, slots_valid(&s->allocs, x->owner) && alc(s, x->owner)->block == b &&
+                                         !alc(s, x->owner)->freed,
+                                  "async: used block at %" PRIu64 " is not its allocation's", x->addr);
+            } else if (x->state == AB_PENDING) {
+                used += x->size;
+                n_pend++;
+                sim_report_insist(r, slots_valid(&s->allocs, x->owner) && alc(s, x->owner)->block == b &&
+                                         alc(s, x->owner)->freed,
+                                  "async: pending block at %" PRIu64 " is not its freed allocation's", x->addr);
+            } else {
+                n_free++;
+                sim_report_insist(r, !s->set.coalesce || prev == A_NONE || blk(s, prev)->state != AB_FREE,
+                                  "async: free blocks at %" PRIu64 " and before it were not coalesced", x->addr);
+            }
+            at += x->size;
+            prev = b;
+        }
+        sim_report_insist(r, at == ch->addr + ch->size, "async: the blocks of chunk at %" PRIu64 " do not cover it",
+                          ch->addr);
+    }
+    check_set(s, &s->free_set, AB_FREE, "free", r);
+    check_set(s, &s->pend_set, AB_PENDING, "pending", r);
+    sim_report_insist(r, n_free == s->free_set.n && n_pend == s->pend_set.n,
+                      "async: %" PRIu64 " free and %" PRIu64 " pending blocks, indexes hold %u and %u", n_free, n_pend,
+                      s->free_set.n, s->pend_set.n);
+    sim_report_insist(r, reserved == s->reserved, "async: ReservedMemCurrent %" PRIu64 " != sum of chunks %" PRIu64,
+                      s->reserved, reserved);
+    sim_report_insist(r, allocated == s->allocated, "async: allocated %" PRIu64 " != sum of used blocks %" PRIu64,
+                      s->allocated, allocated);
+    sim_report_insist(r, used == s->used, "async: UsedMemCurrent %" PRIu64 " != used + pending blocks %" PRIu64,
+                      s->used, used);
+    sim_report_insist(r, s->reserved_high >= s->reserved && s->used_high >= s->used,
+                      "async: a high-water mark is below its current value");
+    sim_report_insist(r, s->num_device_allocs - s->num_device_frees == s->chunks.live,
+                      "async: %" PRIu64 " growths − %" PRIu64 " releases != %u chunks", s->num_device_allocs,
+                      s->num_device_frees, s->chunks.live);
+    sim_report_insist(r, !device_proc_alive(s->dev, s->proc) || device_proc_held(s->dev, s->proc) == s->reserved,
+                      "async: device holds %" PRIu64 " for the process, the pool %" PRIu64,
+                      device_proc_held(s->dev, s->proc), s->reserved);
+}

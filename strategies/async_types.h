@@ -1,0 +1,122 @@
+/* async_types.h — private to the async strategy (async.c, async_check.c): the pool's
+ * records (blocks, chunks, allocations), its index of free pieces, its settings and the
+ * instance, with the small accessors both files use. */
+#ifndef GPUSIM_ASYNC_TYPES_H
+#define GPUSIM_ASYNC_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/strategy.h"
+#include "sim/units.h"
+#include "slots.h"
+
+#define A_NONE UINT32_MAX
+#define A_DEFAULT_ALIGNMENT ((uint64_t)512)
+#define A_DEFAULT_GRANULARITY ((uint64_t)2 << 20)
+
+typedef enum async_preset { AP_CUDA = 0, AP_PYTORCH = 1, AP_TF = 2 } async_preset;
+static const char *const PRESET_NAMES[] = {"cuda", "pytorch", "tf"};
+
+typedef enum ab_state { AB_USED = 0, AB_FREE = 1, AB_PENDING = 2 } ab_state;
+
+typedef struct ablock {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t requested; /* used: the request; else 0 */
+    uint32_t prev, next; /* neighbours in the chunk, address order */
+    uint32_t chunk;
+    uint32_t stream;     /* used: allocating stream; pending: the stream that freed it */
+    uint32_t owner;      /* used or pending: the allocation handle; free: A_NONE */
+    ab_state state;
+} ablock;
+
+typedef struct achunk {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t first; /* lowest block */
+    uint32_t seq;   /* creation order: the walker's region number */
+} achunk;
+
+typedef struct aalloc {
+    uint32_t block;      /* A_NONE: size 0, or the pending piece was reused or completed */
+    uint64_t requested;
+    uint32_t stream;
+    bool freed;          /* the program freed it; the handle waits for free_ready */
+} aalloc;
+
+/* Free or pending pieces ordered by (size, addr). */
+typedef struct aentry {
+    uint64_t size;
+    uint64_t addr;
+    uint32_t b;
+} aentry;
+
+typedef struct aset {
+    aentry *v;
+    uint32_t n, cap;
+    uint64_t bytes;
+} aset;
+
+typedef struct async_settings {
+    async_preset preset;
+    uint64_t threshold;
+    uint64_t granularity;
+    uint64_t alignment;
+    bool first_fit;
+    bool coalesce;
+    bool empty_cache_trims; /* empty_cache = sync + TrimTo(0); else sync (D1) */
+    bool oom_sync_retry;
+    bool has_fraction;
+    double fraction;
+    char fraction_text[32];
+    char alloc_conf[256];   /* as given, for options() */
+} async_settings;
+
+struct strategy {
+    device *dev;
+    uint32_t proc;
+    uint64_t capacity;
+    async_settings set;
+    uint64_t fraction_limit; /* has_fraction: fraction · total, truncated */
+    slots blocks, chunks, allocs;
+    aset free_set, pend_set;
+    uint64_t reserved, reserved_high;
+    uint64_t used, used_high;     /* D4: used + pending bytes */
+    uint64_t allocated;           /* used blocks only */
+    uint64_t requested_live;      /* requests not yet freed by the program (PyTorch's count) */
+    uint64_t num_device_allocs, num_device_frees;
+    uint64_t syncs, trims;
+    uint32_t next_seq;
+};
+
+static inline ablock *blk(const strategy *s, uint32_t b)
+{
+    return slots_get(&s->blocks, b);
+}
+
+static inline achunk *chk(const strategy *s, uint32_t c)
+{
+    return slots_get(&s->chunks, c);
+}
+
+static inline aalloc *alc(const strategy *s, uint32_t h)
+{
+    return slots_get(&s->allocs, h);
+}
+
+/* Room in both indexes for every block there is plus the two a split and a growth add. */
+
+/* The piece index's order: by size, then address. */
+static inline int entry_cmp(uint64_t size, uint64_t addr, const aentry *e)
+{
+    if (size != e->size)
+        return size < e->size ? -1 : 1;
+    return (addr > e->addr) - (addr < e->addr);
+}
+
+/* The walker and the checker (async_check.c). */
+int async_walk(const strategy *s, strategy_visitor v, void *ctx);
+void async_check(const strategy *s, sim_report *r);
+
+#endif
