@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "html_tables.h"
 #include "reports/result.h"
 #include "sim/units.h"
 
@@ -654,8 +655,6 @@ static void memory_map(sim_buf *b, const capture *c, const capture_view *v)
                         "short.</p>\n");
 }
 
-/* ---------------------------------------------------------------- tables */
-
 /* ---------------------------------------------------------------- planned arena */
 
 #define PLAN_H 300.0
@@ -691,72 +690,6 @@ static void plan_map(sim_buf *b, const capture *c)
     x_axis(b, &p);
     axis_titles(b, &p, "offset");
     sim_buf_puts(b, "</svg>\n");
-}
-
-static void td_size(sim_buf *b, const char *cls, uint64_t v)
-{
-    char s[32];
-    sim_buf_printf(b, "<td class=\"%s\" title=\"%llu B\">%s</td>", cls, (unsigned long long)v,
-                   units_format_size(v, s, sizeof s));
-}
-
-static void summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
-{
-    sim_buf_puts(b, "<table class=\"summary\"><thead><tr><th>strategy</th><th>peak requested</th>"
-                    "<th>peak allocated</th><th>peak reserved</th><th>peak on the device</th>"
-                    "<th>fragmentation at peak</th><th>max fragmentation</th><th>out of memory</th></tr></thead>"
-                    "<tbody>\n");
-    for (uint32_t i = 0; i < n; i++) {
-        const sim_metrics *m = &caps[i]->run->total;
-        sim_buf_puts(b, "<tr><td class=\"strategy\">");
-        html_escape(b, caps[i]->run->ops->name);
-        sim_buf_puts(b, "</td>");
-        td_size(b, "peak-requested", m->peak_requested_bytes);
-        td_size(b, "peak-allocated", m->peak_allocated_bytes);
-        td_size(b, "peak-reserved", m->peak_reserved_bytes);
-        td_size(b, "peak-device", m->peak_device_bytes);
-        sim_buf_printf(b, "<td>%.4f</td><td>%.4f</td>", m->fragmentation_at_peak, m->fragmentation_max);
-        if (m->first_oom.happened)
-            sim_buf_printf(b, "<td class=\"oom-cell\">event %llu (%s)</td>", (unsigned long long)m->first_oom.event,
-                           sim_oom_cause_name(m->first_oom.cause));
-        else
-            sim_buf_puts(b, "<td>no</td>");
-        sim_buf_puts(b, "</tr>\n");
-    }
-    sim_buf_puts(b, "</tbody></table>\n");
-}
-
-static void top_table(sim_buf *b, const capture *c, const capture_view *v)
-{
-    char lb[32];
-    sim_buf_printf(b, "<p>At event %llu (t = %llu ns), %llu allocations were live, %s in total",
-                   (unsigned long long)v->event, (unsigned long long)v->t,
-                   (unsigned long long)v->live_count, units_format_size(v->live_bytes, lb, sizeof lb));
-    sim_buf_printf(b, "; the %u largest:</p>\n", v->n_top);
-    if (v->n_top == 0)
-        return;
-    bool multi = c->run->n_sources > 1;
-    sim_buf_printf(b, "<table class=\"top\"><thead><tr><th>#</th><th>size</th><th>bytes</th><th>id</th>"
-                      "<th>tag</th><th>stream</th>%s</tr></thead><tbody>\n",
-                   multi ? "<th>trace</th>" : "");
-    for (uint32_t i = 0; i < v->n_top; i++) {
-        const capture_alloc *a = &v->top[i];
-        char s[32];
-        sim_buf_printf(b, "<tr><td>%u</td><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>", i + 1,
-                       units_format_size(a->size, s, sizeof s), (unsigned long long)a->size,
-                       (unsigned long long)a->id);
-        html_escape(b, a->tag[0] ? a->tag : "—");
-        if (a->pending)
-            sim_buf_puts(b, " <em>(freed, pending)</em>");
-        sim_buf_printf(b, "</td><td class=\"num\">%u</td>", a->stream);
-        if (multi) {
-            sim_buf_puts(b, "<td>");
-            html_escape(b, c->run->sources[a->source].path);
-            sim_buf_puts(b, "</td>");
-        }
-        sim_buf_puts(b, "</tr>\n");
-    }
-    sim_buf_puts(b, "</tbody></table>\n");
 }
 
 /* ---------------------------------------------------------------- page */
@@ -823,7 +756,7 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
     sim_buf_printf(b, ": capacity %s (%llu B), context %s per process; gpusim %s</p>\n",
                    units_format_size(d.capacity_bytes, cap, sizeof cap), (unsigned long long)d.capacity_bytes,
                    units_format_size(d.context_bytes, ctx, sizeof ctx), GPUSIM_VERSION);
-    summary_table(b, caps, n);
+    html_summary_table(b, caps, n);
 
     uint64_t xmax = 1;
     for (uint32_t i = 0; i < n; i++) {
@@ -898,7 +831,7 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
                            units_format_size(c->oom_view.request, rq, sizeof rq));
             memory_map(b, c, &c->oom_view);
             sim_buf_puts(b, "<h3>Largest live allocations at the OOM</h3>\n");
-            top_table(b, c, &c->oom_view);
+            html_top_table(b, c, &c->oom_view);
             sim_buf_puts(b, "</section>\n<section class=\"at-peak\">\n");
         }
         sim_buf_puts(b, "<h3>Memory map at the peak</h3>\n<p class=\"note\">Each bar is one region or segment "
@@ -909,7 +842,7 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
             plan_map(b, c);
         }
         sim_buf_puts(b, "<h3>Largest live allocations at the peak</h3>\n");
-        top_table(b, c, &pv);
+        html_top_table(b, c, &pv);
         if (c->has_oom_view)
             sim_buf_puts(b, "</section>\n");
         sim_buf_puts(b, "</section>\n");
