@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "grow.h"
 
 typedef struct lt_proc {
     uint32_t src;
@@ -55,14 +56,8 @@ static lt_proc *find_or_add(lifetimes *l, uint32_t src, const char *name)
     lt_proc *p = find(l, src, name);
     if (p != NULL)
         return p;
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 4;
-        lt_proc *np = realloc(l->procs, cap * sizeof *np);
-        if (np == NULL)
-            return NULL;
-        l->procs = np;
-        l->cap = cap;
-    }
+    if (!SIM_GROW(l->procs, l->n + 1, l->cap))
+        return NULL;
     p = &l->procs[l->n];
     memset(p, 0, sizeof *p);
     p->src = src;
@@ -78,14 +73,8 @@ static lt_proc *find_or_add(lifetimes *l, uint32_t src, const char *name)
 
 static bool push_event(lt_proc *p, uint32_t e)
 {
-    if (p->n_events == p->cap_events) {
-        uint64_t cap = p->cap_events ? p->cap_events * 2 : 1024;
-        uint32_t *ne = realloc(p->events, (size_t)cap * sizeof *ne);
-        if (ne == NULL)
-            return false;
-        p->events = ne;
-        p->cap_events = cap;
-    }
+    if (!SIM_GROW(p->events, p->n_events + 1, p->cap_events))
+        return false;
     p->events[p->n_events++] = e;
     return true;
 }
@@ -100,14 +89,8 @@ static bool record_alloc(lt_proc *p, const sim_event *ev)
         return false;
     if (found)
         return true; /* invalid: the replay reports it */
-    if (p->n_buffers == p->cap_buffers) {
-        uint32_t cap = p->cap_buffers ? p->cap_buffers * 2 : 512;
-        uint64_t *ns = realloc(p->sizes, (size_t)cap * sizeof *ns);
-        if (ns == NULL)
-            return false;
-        p->sizes = ns;
-        p->cap_buffers = cap;
-    }
+    if (!SIM_GROW(p->sizes, p->n_buffers + 1, p->cap_buffers))
+        return false;
     ent->handle = p->n_buffers;
     p->sizes[p->n_buffers++] = ev->size;
     return push_event(p, STRATEGY_PLAN_ALLOC);

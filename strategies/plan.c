@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "sim/grow.h"
+
 #define PLAN_EV_ALLOC UINT32_MAX
 #define PLAN_MAX_EVENTS (UINT64_C(1) << 31)
 
@@ -35,14 +37,8 @@ static sim_status push_event(plan_trace *t, uint32_t e)
 {
     if (t->n_ev >= PLAN_MAX_EVENTS)
         return SIM_ENOMEM;
-    if (t->n_ev == t->cap_ev) {
-        uint64_t cap = t->cap_ev ? t->cap_ev * 2 : 1024;
-        uint32_t *p = realloc(t->ev, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return SIM_ENOMEM;
-        t->ev = p;
-        t->cap_ev = cap;
-    }
+    if (!SIM_GROW(t->ev, t->n_ev + 1, t->cap_ev))
+        return SIM_ENOMEM;
     t->ev[t->n_ev++] = e;
     return SIM_OK;
 }

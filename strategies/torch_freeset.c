@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 /* The record array; loaded once per operation (nothing here grows the table). */
 static inline tblock *recs(const slots *blocks)
 {
@@ -273,14 +275,8 @@ static inline tstream *stream_entry(tfree *f, uint32_t stream)
 /* A new, empty entry for the stream (host memory out: NULL). */
 static tstream *stream_add(tfree *f, uint32_t stream)
 {
-    if (f->n_ent == f->cap_ent) {
-        uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4;
-        tstream *p = realloc(f->ent, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return NULL;
-        f->ent = p;
-        f->cap_ent = cap;
-    }
+    if (!SIM_GROW(f->ent, f->n_ent + 1, f->cap_ent))
+        return NULL;
     uint32_t i = stream_search(f, stream);
     memmove(&f->ent[i + 1], &f->ent[i], (size_t)(f->n_ent - i) * sizeof *f->ent);
     memset(&f->ent[i], 0, sizeof *f->ent);
@@ -473,14 +469,8 @@ uint64_t fs_largest(tfree *f)
 
 bool fs_list_push(tlist *l, uint32_t h)
 {
-    if (l->len == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 256;
-        uint32_t *p = realloc(l->h, (size_t)cap * sizeof *p);
-        if (p == NULL)
-            return false;
-        l->h = p;
-        l->cap = cap;
-    }
+    if (!SIM_GROW(l->h, l->len + 1, l->cap))
+        return false;
     l->h[l->len++] = h;
     return true;
 }

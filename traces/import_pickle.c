@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 #define PK_MAX_DEPTH 100
 #define PK_MAX_STACK ((size_t)1 << 26)
 
@@ -167,16 +169,8 @@ static bool obj_reserve(pk_obj *container, size_t more)
 static bool obj_push(pk_obj *container, pk_obj *item)
 {
     pk_box *o = container->u.box;
-    if (o->n == o->cap) {
-        uint32_t c = o->cap ? o->cap * 2 : 4;
-        if (c < o->cap)
-            return false;
-        pk_obj **it = realloc(o->items, (size_t)c * sizeof *it);
-        if (it == NULL)
-            return false;
-        o->items = it;
-        o->cap = c;
-    }
+    if (!SIM_GROW(o->items, o->n + 1, o->cap))
+        return false;
     o->items[o->n++] = item;
     return true;
 }
@@ -481,14 +475,8 @@ static sim_status run(pk_reader *r, pk_obj **result)
         case 0x88: st = push(r, new_obj(r, PK_TRUE)); break;
         case 0x89: st = push(r, new_obj(r, PK_FALSE)); break;
         case '(': /* MARK */
-            if (r->mp == r->mcap) {
-                size_t c = r->mcap ? r->mcap * 2 : 64;
-                size_t *m = realloc(r->marks, c * sizeof *m);
-                if (m == NULL)
-                    return nomem(r);
-                r->marks = m;
-                r->mcap = c;
-            }
+            if (!SIM_GROW(r->marks, r->mp + 1, r->mcap))
+                return nomem(r);
             r->marks[r->mp++] = r->sp;
             break;
         case 'u': /* SETITEMS */
