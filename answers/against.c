@@ -45,8 +45,15 @@ static void recorded_range(against_column *c, uint64_t n, const uint8_t *has, co
     }
 }
 
+typedef enum against_series { AS_REQUESTED, AS_ALLOCATED, AS_RESERVED } against_series;
+
+static uint64_t series_of(const timeline_row *row, against_series s)
+{
+    return s == AS_REQUESTED ? row->requested : s == AS_ALLOCATED ? row->allocated : row->reserved;
+}
+
 static void compare(against_column *c, const timeline *tl, const uint64_t *row_of, uint64_t n, const uint8_t *has,
-                    const uint64_t *rec, bool allocated)
+                    const uint64_t *rec, against_series s)
 {
     if (c->start_unknown) {
         recorded_range(c, n, has, rec);
@@ -56,7 +63,7 @@ static void compare(against_column *c, const timeline *tl, const uint64_t *row_o
         if (!has[k] || row_of[k] >= tl->n)
             continue;
         const timeline_row *row = &tl->rows[row_of[k]];
-        uint64_t pred = (allocated ? row->allocated : row->reserved) + c->offset;
+        uint64_t pred = series_of(row, s) + c->offset;
         int64_t diff = (int64_t)(pred - rec[k]);
         uint64_t mag = diff < 0 ? (uint64_t)(-(diff + 1)) + 1 : (uint64_t)diff;
         if (c->points == 0 || mag > c->max_abs) {
@@ -196,22 +203,24 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
     *ca = (against_column){.on = rec->has_allocated || rec->has_peak_allocated, .what = "allocated",
                            .source = rec->allocated_source ? rec->allocated_source : "the profile's peakBytesInUse",
                            .offset = rec->allocated_offset_known ? rec->allocated_offset : 0,
-                           .live_before = rec->live_before_bytes};
+                           .live_before = rec->live_before_bytes,
+                           .by_event_sizes = rec->allocated_counts_event_sizes};
     *cr = (against_column){.on = rec->has_reserved || rec->has_peak_reserved, .what = "reserved",
                            .source = rec->reserved_source,
                            .start_unknown = rec->reserved_start_unknown && rec->has_reserved,
                            .rec_start = rec->reserved_start};
     ca->has_pred_peak = cr->has_pred_peak = true;
-    ca->pred_peak = run->total.peak_allocated_bytes + ca->offset;
+    bool by_size = ca->by_event_sizes;
+    ca->pred_peak = (by_size ? run->total.peak_requested_bytes : run->total.peak_allocated_bytes) + ca->offset;
     cr->pred_peak = run->total.peak_reserved_bytes;
     ca->has_rec_peak = rec->has_peak_allocated;
     ca->rec_peak = rec->peak_allocated;
     cr->has_rec_peak = rec->has_peak_reserved;
     cr->rec_peak = rec->peak_reserved;
     if (rec->has_allocated)
-        compare(ca, &run->tl, row_of, n, rec->has_point, rec->allocated, true);
+        compare(ca, &run->tl, row_of, n, rec->has_point, rec->allocated, by_size ? AS_REQUESTED : AS_ALLOCATED);
     if (rec->has_reserved)
-        compare(cr, &run->tl, row_of, n, rec->has_point, rec->reserved, false);
+        compare(cr, &run->tl, row_of, n, rec->has_point, rec->reserved, AS_RESERVED);
     if (pl->on)
         placement_compare(pl, &pd, in, rec, first);
     if (seeded) {

@@ -37,6 +37,8 @@ typedef struct against_column {
     uint64_t pred_peak, rec_peak;
     uint64_t final_pred, final_rec;  /* at the last compared event */
     uint64_t live_before;      /* allocated: bytes live before the first event, an allocation at the start */
+    bool by_event_sizes;       /* allocated: predicted = the replay's live requested bytes (the recorded
+                                * curve sums the allocator's own block sizes, input_recorded) */
     /* reserved: the recording began with a cache it does not describe (a profiler
      * trace started mid-run): not compared; the recorded curve's start, least, most */
     bool start_unknown;

@@ -43,6 +43,9 @@ static void column_text(sim_buf *b, const against_column *c)
         sim_buf_printf(b, "; the %" PRIu64 " B live before its first event are an allocation at the start",
                        c->live_before);
     sim_buf_puts(b, ")\n");
+    if (c->by_event_sizes)
+        sim_buf_puts(b, "  predicted = the replay's live requested bytes: the recorded sizes are the real "
+                        "allocator's blocks, already rounded\n");
     if (c->start_unknown) {
         char h[32];
         sim_buf_printf(b, "  not compared: the recording began with %" PRIu64 " B (%s) reserved in segments it does "
@@ -86,6 +89,8 @@ static void column_json(sim_buf *b, const char *key, const against_column *c, bo
     sim_buf_printf(b, ", \"offset_bytes\": %" PRIu64 ", \"events_compared\": %" PRIu64, c->offset, c->points);
     if (c->live_before)
         sim_buf_printf(b, ", \"live_before_bytes\": %" PRIu64, c->live_before);
+    if (c->by_event_sizes)
+        sim_buf_puts(b, ", \"predicted\": \"live requested bytes\"");
     if (c->has_pred_peak && c->has_rec_peak)
         sim_buf_printf(b, ", \"predicted_peak_bytes\": %" PRIu64 ", \"recorded_peak_bytes\": %" PRIu64
                           ", \"peak_difference_bytes\": %" PRId64,

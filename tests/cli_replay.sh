@@ -215,6 +215,12 @@ if iconv -f UTF-8 -t UTF-8 "$tmp/utf8.html" >/dev/null 2>&1; then ok; else bad "
 hta=$src/tests/data/import/hta_excerpt.pt.trace.json.gz
 expect 0 "" replay "$hta" --strategy=greedy --format=json
 if grep -q '"limit_bytes": 32988725248' "$tmp/out"; then ok; else bad "V100 limit from the Kineto trace's computeMajor: $(grep '"device"' "$tmp/out")"; fi
+# Kineto's Bytes are the real allocator's block sizes: under torch (whose own allocated
+# would round them again and add unsplit remainders) the allocated curve is matched by
+# the replay's live requested bytes, to 0 B at every event
+expect 0 "" replay "$hta" --against-recorded --strategy=torch
+if grep -q "max |difference| 0 B" "$tmp/out" && grep -q "live requested bytes" "$tmp/out"; then ok; else
+  bad "against-recorded under torch on the HTA excerpt: $(grep -A3 '^allocated' "$tmp/out")"; fi
 # ... and the capability survives convert, to JSONL and to .gtrace
 expect 0 "" convert "$hta" -o "$tmp/hta.jsonl"
 if head -1 "$tmp/hta.jsonl" | grep -qF '"compute_capability":"7.0"'; then ok; else bad "convert dropped the compute capability"; fi

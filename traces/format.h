@@ -42,6 +42,11 @@ typedef struct input_recorded {
     bool has_peak_allocated, has_peak_reserved;
     uint64_t peak_allocated, peak_reserved;
     const char *allocated_source;  /* e.g. "Kineto \"Total Allocated\"", or NULL */
+    /* The allocated curve sums the very sizes the events carry (Kineto's Bytes are the
+     * real allocator's block sizes, rounding and unsplit remainders included), so a
+     * replay matches it with its live requested bytes; a model's own allocated would
+     * round those block sizes a second time. */
+    bool allocated_counts_event_sizes;
     const char *reserved_source;
     uint64_t capacity;             /* TF memoryCapacity (0 if absent) */
     uint64_t ooms;                 /* recorded out-of-memory events (snapshot "oom") */

@@ -332,6 +332,7 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
     input_recorded *rec = &d->rec;
     if (all_ta && m > 0) {
         rec->allocated_source = "Kineto \"Total Allocated\"";
+        rec->allocated_counts_event_sizes = true;
         /* what was allocated before the first event: its total minus its own change */
         const kin_rec *f = &recs[0];
         uint64_t before = f->is_free ? f->total_alloc + f->size : f->total_alloc - f->size;
