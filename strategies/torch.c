@@ -440,7 +440,8 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
 {
     if (s->gc_on)
         s->gc_counter[pool]++; /* block reuse interval, tracked only with GC on */
-    uint32_t it = fs_lower_bound(&s->free_set[pool], stream, size);
+    fs_pos found = fs_find(&s->free_set[pool], stream, size);
+    uint32_t it = found.h;
     if (it == T_NONE)
         return T_NONE;
     if (B(s, it)->expandable) {
@@ -467,7 +468,10 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     /* and an oversize request takes one at most max_non_split_rounding larger */
     if (size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
-    torch_pool_erase(s, it);
+    if (it == found.h)
+        fs_take(&s->free_set[pool], found); /* no second search for it */
+    else
+        torch_pool_erase(s, it);
     return it;
 }
 

@@ -77,17 +77,10 @@ static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint3
     *link = h;
 }
 
-/* Erase h (found by its key): its two subtrees are merged in its place. */
-static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+/* Unlink the node *link points at: its two subtrees are merged in its place. */
+static inline void tree_unlink(tblock *base, uint32_t *link)
 {
-    tblock *x = base + h;
-    uint32_t *link = root;
-    while (*link != T_NONE && *link != h) {
-        tblock *n = base + *link;
-        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
-    }
-    if (*link == T_NONE)
-        return false;
+    tblock *x = base + *link;
     uint32_t l = x->left, r = x->right;
     while (l != T_NONE && r != T_NONE) {
         if (tree_pri(l) > tree_pri(r)) {
@@ -102,7 +95,45 @@ static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32
     }
     *link = l != T_NONE ? l : r;
     x->left = x->right = T_NONE;
+}
+
+/* The link that points at h, found by its key, or NULL when h is not in the treap. */
+static inline uint32_t *tree_find(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+{
+    const tblock *x = base + h;
+    uint32_t *link = root;
+    while (*link != T_NONE && *link != h) {
+        tblock *n = base + *link;
+        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
+    }
+    return *link == T_NONE ? NULL : link;
+}
+
+/* Erase h; false, the treap unchanged, when h is not in it. */
+static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+{
+    uint32_t *link = tree_find(base, root, by_addr, h);
+    if (link == NULL)
+        return false;
+    tree_unlink(base, link);
     return true;
+}
+
+/* The link that points at the first node whose key is ≥ (stream, size, addr), or
+ * NULL when there is none (std::set::lower_bound, with its place in the treap). */
+static inline uint32_t *tree_lower_link(tblock *base, uint32_t *root, uint32_t stream, uint64_t size)
+{
+    uint32_t *best = NULL;
+    for (uint32_t *link = root; *link != T_NONE;) {
+        tblock *n = base + *link;
+        if (key_less(n, stream, size, 0, false)) {
+            link = &n->right;
+        } else {
+            best = link;
+            link = &n->left;
+        }
+    }
+    return best;
 }
 
 /* The first node whose key is ≥ (stream, size, addr): std::set::lower_bound. */
@@ -341,6 +372,7 @@ bool fs_insert(tfree *f, uint32_t h)
     tstream *e = stream_entry(f, b->stream);
     if (e == NULL && (e = stream_add(f, b->stream)) == NULL)
         return false;
+    base[h].bin = (uint16_t)bin;
     tree_insert(base, &f->root[bin], false, h);
     e->n++;
     bits_set(e, bin);
@@ -350,55 +382,72 @@ bool fs_insert(tfree *f, uint32_t h)
     return true;
 }
 
-bool fs_erase(tfree *f, uint32_t h)
+/* The bookkeeping of h leaving the set, once its treap has unlinked it. */
+static inline void erase_done(tfree *f, const tblock *base, const tblock *b, tstream *e)
 {
-    tblock *base = recs(f->blocks);
-    const tblock *b = base + h;
-    uint32_t bin = fs_bin(b->size);
-    if (!tree_erase(base, &f->root[bin], false, h))
-        return false;
     f->bytes -= b->size;
     if (b->size >= f->largest)
         f->largest_dirty = true;
-    tstream *e = stream_entry(f, b->stream);
     if (e == NULL)
-        return true; /* an index out of step with its bins: the checker says so */
+        return; /* an index out of step with its bins: the checker says so */
     e->n--;
-    if (!bin_has_stream(base, f->root[bin], b->stream))
-        bits_clear(e, bin);
+    if (!bin_has_stream(base, f->root[b->bin], b->stream))
+        bits_clear(e, b->bin);
     /* keep a few empty entries (no churn of the index in the usual case), drop
      * the rest: the index stays O(streams with free blocks) */
     if (e->n == 0 && f->n_ent > FB_KEEP_EMPTY)
         fs_stream_drop(f, e);
+}
+
+bool fs_erase(tfree *f, uint32_t h)
+{
+    tblock *base = recs(f->blocks);
+    const tblock *b = base + h;
+    /* b->bin = fs_bin(b->size): its key has not changed since fs_insert */
+    if (!tree_erase(base, &f->root[b->bin], false, h))
+        return false;
+    erase_done(f, base, b, stream_entry(f, b->stream));
     return true;
 }
 
-/* The first block of the stream in a bin its bitmap marks. */
-static inline uint32_t bin_first(const tblock *base, const tfree *f, uint32_t bin, uint32_t stream)
+/* The first block of the stream in a bin its bitmap marks, with its link. */
+static inline fs_pos bin_first(tblock *base, tfree *f, uint32_t bin, uint32_t stream, tstream *e)
 {
-    uint32_t t = f->root[bin];
-    if (t == T_NONE)
-        return T_NONE; /* a bitmap out of step with its bins: the checker says so */
-    const tblock *n = base + t;
-    if (n->left == T_NONE && n->stream == stream)
-        return t;
-    return tree_lower_bound(base, t, false, stream, 0, 0);
+    uint32_t *link = &f->root[bin];
+    if (*link == T_NONE)
+        return (fs_pos){T_NONE, NULL, NULL}; /* a bitmap out of step with its bins: the checker says so */
+    const tblock *n = base + *link;
+    if (!(n->left == T_NONE && n->stream == stream))
+        link = tree_lower_link(base, link, stream, 0);
+    return link == NULL ? (fs_pos){T_NONE, NULL, NULL} : (fs_pos){*link, link, e};
+}
+
+fs_pos fs_find(tfree *f, uint32_t stream, uint64_t size)
+{
+    tstream *e = stream_entry(f, stream);
+    if (e == NULL)
+        return (fs_pos){T_NONE, NULL, NULL};
+    tblock *base = recs(f->blocks);
+    uint32_t bin = fs_bin(size);
+    if (bits_test(e, bin)) {
+        uint32_t *link = tree_lower_link(base, &f->root[bin], stream, size);
+        if (link != NULL && base[*link].stream == stream)
+            return (fs_pos){*link, link, e};
+    }
+    bin = bits_next(e, bin);
+    return bin == FB_NONE ? (fs_pos){T_NONE, NULL, NULL} : bin_first(base, f, bin, stream, e);
+}
+
+void fs_take(tfree *f, fs_pos p)
+{
+    tblock *base = recs(f->blocks);
+    tree_unlink(base, p.link);
+    erase_done(f, base, base + p.h, p.e);
 }
 
 uint32_t fs_lower_bound(tfree *f, uint32_t stream, uint64_t size)
 {
-    const tstream *e = stream_entry(f, stream);
-    if (e == NULL)
-        return T_NONE;
-    const tblock *base = recs(f->blocks);
-    uint32_t bin = fs_bin(size);
-    if (bits_test(e, bin)) {
-        uint32_t t = tree_lower_bound(base, f->root[bin], false, stream, size, 0);
-        if (t != T_NONE && base[t].stream == stream)
-            return t;
-    }
-    bin = bits_next(e, bin);
-    return bin == FB_NONE ? T_NONE : bin_first(base, f, bin, stream);
+    return fs_find(f, stream, size).h;
 }
 
 uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size)
@@ -419,23 +468,23 @@ uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size)
 
 uint32_t fs_next(tfree *f, uint32_t h)
 {
-    const tblock *base = recs(f->blocks);
+    tblock *base = recs(f->blocks);
     const tblock *x = base + h;
-    uint32_t bin = fs_bin(x->size);
+    uint32_t bin = x->bin;
     uint32_t t = tree_next(base, f->root[bin], false, h);
     if (t != T_NONE && base[t].stream == x->stream)
         return t;
     const tstream *e = stream_entry(f, x->stream);
     if (e == NULL || (bin = bits_next(e, bin)) == FB_NONE)
         return T_NONE;
-    return bin_first(base, f, bin, x->stream);
+    return bin_first(base, f, bin, x->stream, NULL).h;
 }
 
 uint32_t fs_prev(tfree *f, uint32_t h)
 {
     const tblock *base = recs(f->blocks);
     const tblock *x = base + h;
-    uint32_t bin = fs_bin(x->size);
+    uint32_t bin = x->bin;
     uint32_t t = tree_prev(base, f->root[bin], false, h);
     if (t != T_NONE && base[t].stream == x->stream)
         return t;
@@ -445,10 +494,8 @@ uint32_t fs_prev(tfree *f, uint32_t h)
     return tree_last_of(base, f->root[bin], x->stream);
 }
 
-uint64_t fs_largest(tfree *f)
+uint64_t fs_largest_recompute(tfree *f)
 {
-    if (!f->largest_dirty)
-        return f->largest;
     const tblock *base = recs(f->blocks);
     uint64_t m = 0;
     for (uint32_t i = 0; i < f->n_ent; i++) {

@@ -58,6 +58,20 @@ bool fs_erase(tfree *f, uint32_t h);
  * block ≥ size, the lowest address among equal sizes; T_NONE if there is none.
  * O(log b + log s). */
 uint32_t fs_lower_bound(tfree *f, uint32_t stream, uint64_t size);
+
+/* A block found by fs_find and where the set holds it, so that fs_take need not
+ * look for it again (the malloc path's best fit, then its removal). */
+typedef struct fs_pos {
+    uint32_t h;     /* the block, T_NONE if none */
+    uint32_t *link; /* the treap link that points at it */
+    tstream *e;     /* its stream's index entry */
+} fs_pos;
+
+/* fs_lower_bound, with the block's place in the set. O(log b + log s). */
+fs_pos fs_find(tfree *f, uint32_t stream, uint64_t size);
+/* Take out the block p names; p from fs_find on this set, nothing inserted or
+ * erased since (the block records may not have moved either). O(log b). */
+void fs_take(tfree *f, fs_pos p);
 /* The stream's last block below (stream, size, 0) (std::prev of lower_bound), or
  * T_NONE. O(log b + log s). */
 uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size);
@@ -66,10 +80,16 @@ uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size);
 uint32_t fs_next(tfree *f, uint32_t h);
 uint32_t fs_prev(tfree *f, uint32_t h);
 
+/* The largest size in the set, recomputed (O(s · log b): per stream, the last
+ * block of its highest bin). */
+uint64_t fs_largest_recompute(tfree *f);
+
 /* The largest size in the set (0 when empty): the kept value, recomputed first if
- * the block holding it has left (then O(s · log b): per stream, the last block of
- * its highest bin), else O(1). */
-uint64_t fs_largest(tfree *f);
+ * the block holding it has left (fs_largest_recompute), else O(1). */
+static inline uint64_t fs_largest(tfree *f)
+{
+    return f->largest_dirty ? fs_largest_recompute(f) : f->largest;
+}
 
 /* The sum of the sizes in the set. O(1). */
 static inline uint64_t fs_bytes(const tfree *f)

@@ -33,7 +33,8 @@ enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
  * BLOCK_USED and BLOCK_PENDING only. left/right are treap links, meaningful
  * while the block sits in a set: BLOCK_FREE blocks are in free_set[pool], BLOCK_UNMAPPED
  * ones (expandable segments) in unmapped_root[pool]; USED and PENDING blocks in neither.
- * gc_base is the pool's get_free_block counter when the block entered its set. */
+ * gc_base is the pool's get_free_block counter when the block entered its set;
+ * bin its size bin there (fs_bin, kept so that leaving the set need not recompute it). */
 typedef struct tblock {
     /* the set key and links first: one tree step touches only these */
     uint64_t addr;
@@ -48,6 +49,7 @@ typedef struct tblock {
     uint8_t state;
     uint8_t pool;
     uint8_t expandable;
+    uint16_t bin; /* the size bin it went into (fs_insert), while BLOCK_FREE */
 } tblock;
 _Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
 
@@ -104,6 +106,7 @@ typedef struct tstats {
 #define FB_SUB (1u << FB_SL)                  /* bins per power of two */
 #define FB_BINS ((64u - 9u - FB_SL + 1u) * FB_SUB) /* sizes up to 2^64 in 512 B units */
 #define FB_WORDS ((FB_BINS + 63u) / 64u)
+_Static_assert(FB_BINS <= 65536, "a bin number fits tblock.bin");
 #define FB_NONE UINT32_MAX
 #define FB_KEEP_EMPTY 8u                      /* empty stream entries kept up to this many */
 _Static_assert(FB_WORDS <= 64, "one summary word covers the bitmap");

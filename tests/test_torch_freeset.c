@@ -1,7 +1,8 @@
 /* The `torch` free set (strategies/torch_freeset.h) alone, without an allocator
  * around it: hand cases, and seeded random sequences of insert / erase /
- * lower_bound / last_below / next / prev / largest / collect checked step by step
- * against a brute-force reference, a sorted array of (stream, size, address). */
+ * lower_bound / find and take / last_below / next / prev / largest / collect
+ * checked step by step against a brute-force reference, a sorted array of
+ * (stream, size, address). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,18 @@ static void random_run(uint64_t seed, uint32_t n_streams, uint32_t steps)
             ck_assert_msg(fs_last_below(&x.f, stream, size) == want_last_below(&x, stream, size),
                           "seed %llu step %u: last_below(stream %u, %llu)", (unsigned long long)seed, step, stream,
                           (unsigned long long)size);
+            /* fs_find names the same block; half the time fs_take takes it out
+             * where fs_find found it (the malloc path's best fit) */
+            fs_pos p = fs_find(&x.f, stream, size);
+            ck_assert_msg(p.h == want_lower_bound(&x, stream, size), "seed %llu step %u: find(stream %u, %llu)",
+                          (unsigned long long)seed, step, stream, (unsigned long long)size);
+            if (p.h != T_NONE && (r >> 40) & 1) {
+                uint32_t i = ref_lower(&x, stream, size, 0);
+                fs_take(&x.f, p);
+                memmove(&x.ref[i], &x.ref[i + 1], (x.n_ref - i - 1) * sizeof *x.ref);
+                x.n_ref--;
+                slots_put(&x.blocks, p.h);
+            }
             break;
         }
         case 5:
