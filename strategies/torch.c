@@ -67,14 +67,20 @@
 
 /* ==== Pools and segments ==== */
 
-/* Insert a free block into its pool's set (BlockPool::insert_into_blocks). */
-void torch_pool_insert(strategy *s, uint32_t h)
+/* Insert a free block into its pool's set (BlockPool::insert_into_blocks); inline
+ * for the hot paths here, torch_pool_insert for the other files. */
+static inline void pool_insert(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     b->state = BLOCK_FREE;
     b->gc_base = (uint32_t)s->gc_counter[b->pool];
     if (!fs_insert(&s->free_set[b->pool], h))
         s->host_oom = true;
+}
+
+void torch_pool_insert(strategy *s, uint32_t h)
+{
+    pool_insert(s, h);
 }
 
 void torch_pool_erase(strategy *s, uint32_t h)
@@ -128,7 +134,7 @@ static uint64_t round_size(const strategy *s, uint64_t size)
 {
     if (size < T_MIN_BLOCK)
         return T_MIN_BLOCK;
-    uint64_t d = torch_conf_divisions(&s->conf, size);
+    uint64_t d = s->has_divisions ? torch_conf_divisions(&s->conf, size) : 0;
     /* 2.1-2.3 handed one division the size as asked (pytorch/pytorch#126830) */
     if (d == 1 && !s->rules.single_division_rounds_512)
         return size;
@@ -177,7 +183,7 @@ uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
     if (x->state != (dst_mapped ? BLOCK_FREE : BLOCK_UNMAPPED))
         return 0;
     if (dst_mapped)
-        torch_pool_erase(s, src);
+        fs_erase(&s->free_set[x->pool], src);
     else
         fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
     d = B(s, dst);
@@ -215,13 +221,17 @@ static void free_block(strategy *s, uint32_t h)
 
     int64_t net_blocks = 0, net_bytes = 0;
     for (int i = 0; i < 2; i++) {
+        /* h is mapped: only a free neighbour merges (the test of try_merge, here
+         * so that the usual case makes no call) */
+        if (cand[i] == T_NONE || B(s, cand[i])->state != BLOCK_FREE)
+            continue;
         uint64_t sub = torch_try_merge(s, h, cand[i]);
         if (sub > 0) {
             net_blocks -= 1;
             net_bytes -= (int64_t)sub;
         }
     }
-    torch_pool_insert(s, h);
+    pool_insert(s, h);
     if (blk_is_split(s, h)) {
         net_blocks += 1;
         net_bytes += (int64_t)B(s, h)->size;
@@ -528,7 +538,7 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
             r = B(s, rem);
             r->addr += size;
             r->size -= size;
-            torch_pool_insert(s, rem);
+            pool_insert(s, rem);
             if (already_split && !expandable) {
                 /* an already split free block shrinks by size bytes */
                 stats_down(s->st.inactive_split_bytes, pool, size);
@@ -685,6 +695,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
         s->allowed_bytes = (uint64_t)(fraction * (double)info.capacity_bytes);
     }
     s->gc_on = s->set_fraction && conf.garbage_collection_threshold > 0.0;
+    for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
+        s->has_divisions = s->has_divisions || conf.roundup_power2_divisions[k] != 0;
     slots_init(&s->blocks, sizeof(tblock));
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));

@@ -147,6 +147,7 @@ struct strategy {
     double fraction;
     uint64_t allowed_bytes;
     bool gc_on;
+    bool has_divisions;        /* some roundup_power2_divisions entry is set (else round_size skips them) */
 
     slots blocks, segs, allocs;
     tfree free_set[N_POOLS];
