@@ -39,7 +39,7 @@ static bool slots_grow(slots *t)
     return true;
 }
 
-uint32_t slots_take(slots *t)
+uint32_t slots_take_uninit(slots *t)
 {
     uint32_t h;
     if (t->free_head != SLOTS_NONE) {
@@ -52,7 +52,14 @@ uint32_t slots_take(slots *t)
     }
     t->in_use[h] = true;
     t->live++;
-    memset(slots_get(t, h), 0, t->rec_size);
+    return h;
+}
+
+uint32_t slots_take(slots *t)
+{
+    uint32_t h = slots_take_uninit(t);
+    if (h != SLOTS_NONE)
+        memset(slots_get(t, h), 0, t->rec_size);
     return h;
 }
 

@@ -26,6 +26,8 @@ void slots_init(slots *t, size_t rec_size);
 void slots_release(slots *t);
 /* A zeroed record's handle, or SLOTS_NONE when out of host memory. */
 uint32_t slots_take(slots *t);
+/* slots_take without the zeroing, for a caller that writes the whole record at once. */
+uint32_t slots_take_uninit(slots *t);
 void slots_put(slots *t, uint32_t h);
 static inline void *slots_get(const slots *t, uint32_t h)
 {

@@ -97,7 +97,7 @@ static void scratch_collect(strategy *s, unsigned pool)
 
 uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
 {
-    uint32_t g = slots_take(&s->segs);
+    uint32_t g = slots_take_uninit(&s->segs); /* written whole below */
     if (g == T_NONE) {
         s->host_oom = true;
         return T_NONE;
@@ -725,10 +725,10 @@ static void torch_destroy(strategy *s)
 
 static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out, strategy_oom *oom)
 {
-    uint32_t ah = slots_take(&s->allocs);
+    uint32_t ah = slots_take_uninit(&s->allocs);
     if (ah == T_NONE)
         return SIM_ENOMEM;
-    *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE};
+    *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE}; /* the whole record */
     if (size == 0) {
         /* allocate(0) returns no block and takes no memory */
         *out = ah;

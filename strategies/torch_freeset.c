@@ -293,11 +293,12 @@ static inline uint32_t stream_search(const tfree *f, uint32_t stream)
 
 static inline tstream *stream_entry(tfree *f, uint32_t stream)
 {
-    if (f->hint < f->n_ent && f->ent[f->hint].stream == stream)
-        return &f->ent[f->hint];
+    uint32_t *hint = &f->hint[stream & (FB_HINTS - 1)];
+    if (*hint < f->n_ent && f->ent[*hint].stream == stream)
+        return &f->ent[*hint];
     uint32_t i = stream_search(f, stream);
     if (i < f->n_ent && f->ent[i].stream == stream) {
-        f->hint = i;
+        *hint = i;
         return &f->ent[i];
     }
     return NULL;
@@ -313,7 +314,7 @@ static tstream *stream_add(tfree *f, uint32_t stream)
     memset(&f->ent[i], 0, sizeof *f->ent);
     f->ent[i].stream = stream;
     f->n_ent++;
-    f->hint = i;
+    f->hint[stream & (FB_HINTS - 1)] = i;
     return &f->ent[i];
 }
 
@@ -332,7 +333,7 @@ void fs_stream_drop(tfree *f, tstream *e)
     uint32_t i = (uint32_t)(e - f->ent);
     memmove(&f->ent[i], &f->ent[i + 1], (size_t)(f->n_ent - i - 1) * sizeof *f->ent);
     f->n_ent--;
-    f->hint = 0;
+    /* the hints past the entry are one off now: their next lookup searches */
 }
 
 /* ==== The free set ==== */

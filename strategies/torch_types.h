@@ -109,6 +109,7 @@ typedef struct tstats {
 _Static_assert(FB_BINS <= 65536, "a bin number fits tblock.bin");
 #define FB_NONE UINT32_MAX
 #define FB_KEEP_EMPTY 8u                      /* empty stream entries kept up to this many */
+#define FB_HINTS 4u                           /* stream index hints (a power of two) */
 _Static_assert(FB_WORDS <= 64, "one summary word covers the bitmap");
 
 typedef struct tstream {
@@ -122,7 +123,7 @@ typedef struct tfree {
     uint32_t root[FB_BINS];   /* treap per bin */
     tstream *ent;             /* stream index, sorted by stream */
     uint32_t n_ent, cap_ent;
-    uint32_t hint;            /* the entry found last */
+    uint32_t hint[FB_HINTS];  /* per stream mod FB_HINTS, the entry found last */
     const slots *blocks;      /* the block records the links name (fs_init) */
     uint64_t bytes;           /* sum of the sizes of the blocks in the set */
     uint64_t largest;         /* largest size in the set, valid unless largest_dirty */
@@ -230,9 +231,10 @@ static inline uint64_t reserved_now(const strategy *s)
 
 /* ==== Block records ==== */
 
+/* A block record's handle; its bytes are stale until blk_init writes them all. */
 static inline uint32_t blk_take(strategy *s)
 {
-    uint32_t h = slots_take(&s->blocks);
+    uint32_t h = slots_take_uninit(&s->blocks);
     if (h == T_NONE)
         s->host_oom = true;
     return h;
