@@ -10,7 +10,7 @@ static void emit_stat(const strategy_stat_sink *sink, const char *name, const ts
 {
     char key[96];
     static const char *const parts[4] = {"current", "peak", "allocated", "freed"};
-    const int64_t v[4] = {x->current, x->peak, x->allocated, x->freed};
+    const int64_t v[4] = {x->current, x->peak, x->allocated, stat_freed(x)};
     for (int i = 0; i < 4; i++) {
         snprintf(key, sizeof key, "%s.%s", name, parts[i]);
         sink->u64(sink->ctx, key, v[i] < 0 ? 0 : (uint64_t)v[i]);

@@ -84,9 +84,11 @@ typedef struct talloc {
     uint8_t state;
 } talloc;
 
-/* One Stat of DeviceStats (c10/core/CachingDeviceAllocator.h). */
+/* One Stat of DeviceStats (c10/core/CachingDeviceAllocator.h). Its fourth
+ * counter, freed, is allocated - current (every change moves current and one of
+ * allocated, freed by the same amount): stat_freed, so a decrease is one update. */
 typedef struct tstat {
-    int64_t current, peak, allocated, freed;
+    int64_t current, peak, allocated;
 } tstat;
 
 typedef struct tstats {
@@ -208,7 +210,11 @@ static inline void stat_up(tstat *x, uint64_t amount)
 static inline void stat_down(tstat *x, uint64_t amount)
 {
     x->current -= (int64_t)amount;
-    x->freed += (int64_t)amount;
+}
+
+static inline int64_t stat_freed(const tstat *x)
+{
+    return x->allocated - x->current;
 }
 
 /* The aggregate entry and the pool's entry (get_stat_types_for_pool). */
