@@ -603,7 +603,7 @@ static uint64_t free_bytes(const strategy *s)
 
 static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
 {
-    uint64_t allocated = (uint64_t)s->st.allocated_bytes[ST_ALL].current;
+    uint64_t allocated = (uint64_t)stat_of(s->st.allocated_bytes, ST_ALL).current;
     uint64_t reserved = reserved_now(s);
     uint64_t dev_free = device_free_bytes(s->dev);
     uint64_t limit = s->capacity_bytes > s->context_bytes ? s->capacity_bytes - s->context_bytes : 0;
@@ -825,7 +825,7 @@ static void torch_empty_cache(strategy *s)
 static void torch_sample(const strategy *s, strategy_sample *out)
 {
     *out = (strategy_sample){
-        .allocated_bytes = (uint64_t)s->st.allocated_bytes[ST_ALL].current,
+        .allocated_bytes = (uint64_t)stat_of(s->st.allocated_bytes, ST_ALL).current,
         .reserved_bytes = reserved_now(s),
         .free_bytes = free_bytes(s),
         .largest_free_bytes = s->largest,

@@ -278,11 +278,12 @@ static void check_free_set(const strategy *s, unsigned pool, tree_check *tc, sim
 static void check_counter(sim_report *r, const char *name, const tstat *arr, const int64_t *sum)
 {
     static const char *const types[N_ST] = {"all", "small_pool", "large_pool"};
-    for (int t = 0; t < N_ST; t++) {
-        sim_report_insist(r, arr[t].current == sum[t], "torch: %s.%s.current is %lld, the blocks sum to %lld", name,
-                          types[t], (long long)arr[t].current, (long long)sum[t]);
-        sim_report_insist(r, arr[t].peak >= arr[t].current, "torch: %s.%s peak %lld < current %lld", name, types[t],
-                          (long long)arr[t].peak, (long long)arr[t].current);
+    for (unsigned t = 0; t < N_ST; t++) {
+        tstat x = stat_of(arr, t);
+        sim_report_insist(r, x.current == sum[t], "torch: %s.%s.current is %lld, the blocks sum to %lld", name,
+                          types[t], (long long)x.current, (long long)sum[t]);
+        sim_report_insist(r, x.peak >= x.current, "torch: %s.%s peak %lld < current %lld", name, types[t],
+                          (long long)x.peak, (long long)x.current);
     }
 }
 
@@ -458,22 +459,22 @@ bool torch_debug_corrupt(strategy *s, torch_corruption kind)
         SEG(s, s->seg_first)->pool ^= 1;
         return true;
     case TORCH_CORRUPT_ALLOCATED_COUNTER:
-        s->st.allocated_bytes[ST_ALL].current += 512;
+        s->st.allocated_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
         return true;
     case TORCH_CORRUPT_RESERVED_COUNTER:
-        s->st.reserved_bytes[ST_ALL].current += 512;
+        s->st.reserved_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
         return true;
     case TORCH_CORRUPT_ACTIVE_COUNTER:
-        s->st.active_bytes[ST_ALL].current += 512;
+        s->st.active_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
         return true;
     case TORCH_CORRUPT_REQUESTED_COUNTER:
-        s->st.requested_bytes[ST_ALL].current += 1;
+        s->st.requested_bytes[ST_LARGE].current += 1; /* and so the aggregate's */
         return true;
     case TORCH_CORRUPT_INACTIVE_SPLIT:
-        s->st.inactive_split_bytes[ST_ALL].current += 512;
+        s->st.inactive_split_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
         return true;
     case TORCH_CORRUPT_PEAK:
-        s->st.allocated_bytes[ST_ALL].peak = s->st.allocated_bytes[ST_ALL].current - 1;
+        s->st.allocated_bytes[ST_ALL].peak = stat_of(s->st.allocated_bytes, ST_ALL).current - 1;
         return true;
     case TORCH_CORRUPT_FREE_BYTES:
         s->free_set[POOL_LARGE].bytes += 512;

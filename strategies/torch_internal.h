@@ -14,11 +14,11 @@ typedef enum torch_corruption {
     TORCH_CORRUPT_FREE_NOT_IN_SET,    /* a free block leaves its pool's set */
     TORCH_CORRUPT_USED_IN_SET,        /* a used block enters its pool's set */
     TORCH_CORRUPT_WRONG_POOL,         /* a segment claims the other pool */
-    TORCH_CORRUPT_ALLOCATED_COUNTER,  /* allocated_bytes.all.current drifts */
-    TORCH_CORRUPT_RESERVED_COUNTER,   /* reserved_bytes.all.current drifts */
-    TORCH_CORRUPT_ACTIVE_COUNTER,     /* active_bytes.all.current drifts */
-    TORCH_CORRUPT_REQUESTED_COUNTER,  /* requested_bytes.all.current drifts */
-    TORCH_CORRUPT_INACTIVE_SPLIT,     /* inactive_split_bytes.all.current drifts */
+    TORCH_CORRUPT_ALLOCATED_COUNTER,  /* allocated_bytes.large_pool.current (so .all) drifts */
+    TORCH_CORRUPT_RESERVED_COUNTER,   /* reserved_bytes.large_pool.current (so .all) drifts */
+    TORCH_CORRUPT_ACTIVE_COUNTER,     /* active_bytes.large_pool.current (so .all) drifts */
+    TORCH_CORRUPT_REQUESTED_COUNTER,  /* requested_bytes.large_pool.current (so .all) drifts */
+    TORCH_CORRUPT_INACTIVE_SPLIT,     /* inactive_split_bytes.large_pool.current (so .all) drifts */
     TORCH_CORRUPT_PEAK,               /* a peak falls below its current value */
     TORCH_CORRUPT_FREE_BYTES,         /* the free-bytes counter of sample() drifts */
     TORCH_CORRUPT_SET_ORDER,          /* a block's key changes while it sits in a set */

@@ -21,9 +21,10 @@ static void emit_array(const strategy_stat_sink *sink, const char *name, const t
 {
     static const char *const types[N_ST] = {"all", "small_pool", "large_pool"};
     char key[64];
-    for (int t = 0; t < N_ST; t++) {
+    for (unsigned t = 0; t < N_ST; t++) {
         snprintf(key, sizeof key, "%s.%s", name, types[t]);
-        emit_stat(sink, key, &arr[t]);
+        tstat x = stat_of(arr, t);
+        emit_stat(sink, key, &x);
     }
 }
 

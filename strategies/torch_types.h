@@ -217,22 +217,36 @@ static inline int64_t stat_freed(const tstat *x)
     return x->allocated - x->current;
 }
 
-/* The aggregate entry and the pool's entry (get_stat_types_for_pool). */
+/* The pool's entry and the aggregate one (get_stat_types_for_pool). An array
+ * keeps the pools' entries whole and of arr[ST_ALL] only its peak: the
+ * aggregate's current and allocated are the pools' sums (stat_of), so each
+ * update writes one entry and the aggregate's peak. */
 static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
 {
-    stat_up(&arr[ST_ALL], amount);
     stat_up(&arr[1 + pool], amount);
+    int64_t all = arr[ST_SMALL].current + arr[ST_LARGE].current;
+    if (all > arr[ST_ALL].peak)
+        arr[ST_ALL].peak = all;
 }
 
 static inline void stats_down(tstat *arr, unsigned pool, uint64_t amount)
 {
-    stat_down(&arr[ST_ALL], amount);
     stat_down(&arr[1 + pool], amount);
+}
+
+/* Entry t (ST_ALL, ST_SMALL, ST_LARGE) of an array as DeviceStats has it. */
+static inline tstat stat_of(const tstat *arr, unsigned t)
+{
+    if (t != ST_ALL)
+        return arr[t];
+    return (tstat){.current = arr[ST_SMALL].current + arr[ST_LARGE].current,
+                   .peak = arr[ST_ALL].peak,
+                   .allocated = arr[ST_SMALL].allocated + arr[ST_LARGE].allocated};
 }
 
 static inline uint64_t reserved_now(const strategy *s)
 {
-    return (uint64_t)s->st.reserved_bytes[ST_ALL].current;
+    return (uint64_t)stat_of(s->st.reserved_bytes, ST_ALL).current;
 }
 
 /* ==== Block records ==== */
