@@ -49,7 +49,7 @@
  * handle. The walker and the checker are torch_check.c, the stats and options
  * torch_report.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
- * streams with free blocks; O(1) stream lookup when it repeats); the release paths
+ * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
  * the walker O(n), the checker O(n + bins). No allocation per event once the side
  * tables have grown (the stream index grows only when a stream appears).

@@ -6,10 +6,12 @@
  * (deterministic, expected depth O(log b), b = blocks in the bin), and an index
  * sorted by stream holding, per stream with free blocks, a bitmap of its bins with a
  * summary word, so the next occupied bin is two count-trailing-zeros away. The set
- * also keeps the sum of its sizes and its largest size. The raw treaps (fs_tree_*)
- * serve the unmapped ranges of expandable segments too, ordered by (stream, address).
- * Costs: s = streams with free blocks in the set (lookup O(1) when the stream repeats,
- * else O(log s)); b = blocks in one bin. No allocation except when a stream first
+ * also keeps the sum of its sizes and its largest size; a block in the set keeps
+ * its bin in its record. The raw treaps (fs_tree_*) serve the unmapped ranges of
+ * expandable segments too, ordered by (stream, address).
+ * Costs: s = streams with free blocks in the set (lookup O(1) when the stream is
+ * the one found last among those ≡ it mod FB_HINTS, else O(log s)); b = blocks in
+ * one bin. No allocation except when a stream first
  * enters the index or a list grows. */
 #ifndef GPUSIM_TORCH_FREESET_H
 #define GPUSIM_TORCH_FREESET_H
@@ -106,7 +108,7 @@ bool fs_collect(const tfree *f, tlist *out);
 
 /* Where the stream's entry is in the index, or where it would go. O(log s). */
 uint32_t fs_stream_slot(const tfree *f, uint32_t stream);
-/* The stream's entry, or NULL. O(1) when it repeats, else O(log s). */
+/* The stream's entry, or NULL. O(1) when its hint holds, else O(log s). */
 tstream *fs_stream_entry(tfree *f, uint32_t stream);
 /* Remove an entry from the index (whatever its blocks). O(s). */
 void fs_stream_drop(tfree *f, tstream *e);
