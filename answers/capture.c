@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "sim/idmap.h"
 #include "strategies/planned.h"
 
@@ -33,6 +34,9 @@ typedef struct curve_pass {
     uint64_t events;           /* ticks so far */
     uint64_t oom_event;
     uint64_t oom_run_event, oom_t; /* the first OOM's global event number and time */
+    uint32_t oom_process;
+    capture *cap; /* its marks */
+    uint32_t marks_cap;
     engine_observer next;      /* the caller's observer, if any */
     void *next_ctx;
 } curve_pass;
@@ -45,6 +49,21 @@ static void curve_tick(void *ctx, const engine_tick *k)
         p->oom_event = p->events;
         p->oom_run_event = k->event;
         p->oom_t = k->t;
+        p->oom_process = k->process;
+    }
+    if (k->ev != NULL && (k->ev->op == SIM_OP_MARK || k->ev->op == SIM_OP_EMPTY_CACHE)) {
+        capture *c = p->cap;
+        if (c->n_marks == CAPTURE_MAX_MARKS) {
+            c->marks_dropped++;
+        } else if (!SIM_GROW(c->marks, c->n_marks + 1, p->marks_cap)) {
+            p->oom = true;
+        } else {
+            capture_mark *m = &c->marks[c->n_marks++];
+            *m = (capture_mark){
+                .event = p->events, .t = k->t, .process = k->process, .empty_cache = k->ev->op == SIM_OP_EMPTY_CACHE};
+            if (!m->empty_cache && k->ev->name)
+                snprintf(m->name, sizeof m->name, "%s", k->ev->name);
+        }
     }
     timeline_row r = {.t = k->t, .event = p->events, .requested = k->requested,
                       .allocated = k->total.allocated_bytes, .reserved = k->total.reserved_bytes,
@@ -77,8 +96,9 @@ static void curve_tick(void *ctx, const engine_tick *k)
 
 typedef struct live_rec {
     uint64_t id, size, ready_t;
+    uint64_t addr; /* its block's address, when located */
     uint32_t source, stream, proc;
-    bool pending;
+    bool pending, located;
     char *tag;                 /* NULL if none */
 } live_rec;
 
@@ -127,6 +147,12 @@ static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
     live_rec *r = &lp->recs[lp->n++];
     *r = (live_rec){.id = ev->id, .size = ev->size, .source = k->source, .stream = ev->stream,
                     .proc = k->process};
+    strategy_block blk;
+    if (k->run->ops->locate != NULL && k->handle != STRATEGY_HANDLE_NONE &&
+        k->run->ops->locate(k->run->procs[k->process].s, k->handle, &blk)) {
+        r->addr = blk.addr;
+        r->located = true;
+    }
     if (ev->tag && ev->tag[0]) {
         size_t n = strlen(ev->tag);
         if (n >= sizeof ((capture_alloc *)0)->tag)
@@ -203,6 +229,7 @@ typedef struct view_out {
     capture_block **blocks;
     uint64_t *n_blocks;
     bool *truncated;
+    char **tags;
     capture_alloc *top;
     uint32_t *n_top;
     uint64_t *live_count, *live_bytes;
@@ -234,7 +261,7 @@ static int collect_block(void *ctx, const strategy_block *b)
         *c->blocks = a;
         w->cap = cap;
     }
-    (*c->blocks)[(*c->n_blocks)++] = (capture_block){*b, w->proc};
+    (*c->blocks)[(*c->n_blocks)++] = (capture_block){.b = *b, .proc = w->proc};
     return 0;
 }
 
@@ -268,6 +295,77 @@ static void take_top(view_out *c, const live_pass *lp, uint64_t peak_t)
             qsort(c->top, *c->n_top, sizeof c->top[0], alloc_order);
         }
     }
+}
+
+/* Located live allocations ordered by process and address, for naming blocks. */
+typedef struct place_key {
+    uint32_t proc;
+    uint64_t addr;
+} place_key;
+
+static int place_cmp(const place_key *x, const place_key *y)
+{
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int key_order(const void *pa, const void *pb)
+{
+    return place_cmp(pa, pb);
+}
+
+/* Each used or pending block of out gets the trace id and tag of the live
+ * allocation the strategy placed at its address (when it can say: ops->locate);
+ * the tags are copied into one buffer, *out->tags. */
+static bool name_blocks(view_out *out, const live_pass *lp)
+{
+    typedef struct placed {
+        place_key k;
+        uint64_t rec;
+    } placed;
+    placed *ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *ix);
+    if (ix == NULL)
+        return false;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < lp->n; i++)
+        if (lp->recs[i].located)
+            ix[n++] = (placed){{lp->recs[i].proc, lp->recs[i].addr}, i};
+    qsort(ix, (size_t)n, sizeof *ix, key_order); /* place_key is the first member */
+    capture_block *bl = *out->blocks;
+    size_t tag_bytes = 0;
+    for (int round = 0; round < 2; round++) {
+        char *at = *out->tags;
+        for (uint64_t j = 0; j < *out->n_blocks; j++) {
+            capture_block *k = &bl[j];
+            if (k->b.state != BLOCK_USED && k->b.state != BLOCK_PENDING)
+                continue;
+            place_key want = {k->proc, k->b.addr};
+            const placed *f = n ? bsearch(&want, ix, (size_t)n, sizeof *ix, key_order) : NULL;
+            if (f == NULL)
+                continue;
+            const live_rec *r = &lp->recs[f->rec];
+            size_t len = r->tag ? strlen(r->tag) + 1 : 0;
+            if (round == 0) {
+                tag_bytes += len;
+                continue;
+            }
+            k->known = true;
+            k->id = r->id;
+            k->tag = NULL;
+            if (len) {
+                memcpy(at, r->tag, len);
+                k->tag = at;
+                at += len;
+            }
+        }
+        if (round == 0 && (*out->tags = malloc(tag_bytes ? tag_bytes : 1)) == NULL) {
+            free(ix);
+            return false;
+        }
+    }
+    free(ix);
+    return true;
 }
 
 /* ---------------------------------------------------------------- the passes */
@@ -304,6 +402,8 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
             run->ops->walk(run->procs[i].s, collect_block, &w);
         }
         take_top(out, &lp, t);
+        if (!name_blocks(out, &lp))
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sim_run_free(run);
     live_release(&lp);
@@ -357,8 +457,13 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     }
     if ((st = src->open(src->ctx, srcs, err)) != SIM_OK)
         goto fail;
-    curve_pass cp = {.curve = &c->curve, .procs = &c->proc_curves, .n_procs = &c->n_proc_curves, .buckets = buckets,
-                     .next = cfg->observe, .next_ctx = cfg->observe_ctx};
+    curve_pass cp = {.cap = c,
+                     .curve = &c->curve,
+                     .procs = &c->proc_curves,
+                     .n_procs = &c->n_proc_curves,
+                     .buckets = buckets,
+                     .next = cfg->observe,
+                     .next_ctx = cfg->observe_ctx};
     engine_config c1 = *cfg;
     c1.observe = curve_tick;
     c1.observe_ctx = &cp;
@@ -375,19 +480,20 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
         timeline_finish(&c->proc_curves[i]);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
+    c->oom_process = cp.oom_process;
     if ((st = plan_rects(c, err)) != SIM_OK)
         goto fail;
     const sim_metrics *m = &c->run->total;
-    view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, c->top, &c->n_top, &c->live_count,
-                     &c->live_bytes};
+    view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, &c->tags,
+                     c->top,     &c->n_top,    &c->live_count,       &c->live_bytes};
     if (m->peak_reserved_event && (st = view_pass(cfg, src, m->peak_reserved_event, m->peak_reserved_t, &peak, err)) != SIM_OK)
         goto fail;
     if (cp.oom_run_event) {
         /* the third pass: the allocator as the failing request found it (the engine
          * stops after measuring that event, before the process leaves the device) */
         capture_view *v = &c->oom_view;
-        view_out at = {&c->oom_blocks, &v->n_blocks, &v->blocks_truncated, c->oom_top, &v->n_top, &v->live_count,
-                       &v->live_bytes};
+        view_out at = {&c->oom_blocks, &v->n_blocks, &v->blocks_truncated, &c->oom_tags,
+                       c->oom_top,     &v->n_top,    &v->live_count,       &v->live_bytes};
         if ((st = view_pass(cfg, src, cp.oom_run_event, cp.oom_t, &at, err)) != SIM_OK)
             goto fail;
         c->has_oom_view = true;
@@ -418,6 +524,9 @@ void capture_free(capture *c)
     free(c->proc_curves);
     free(c->blocks);
     free(c->oom_blocks);
+    free(c->tags);
+    free(c->oom_tags);
+    free(c->marks);
     free(c->rects);
     free(c);
 }
