@@ -153,8 +153,9 @@ static void marks(sim_buf *b, const html_plot *p, const capture *c)
     }
 }
 
-/* Hover targets: one transparent column per curve row, titled with its values. */
-static void columns(sim_buf *b, const html_plot *p, const timeline *tl, bool frag)
+/* Hover targets: one transparent column per curve row, titled with its values (the
+ * highest over the events it covers, as the bands' tops). */
+static void columns(sim_buf *b, const html_plot *p, const timeline *tl)
 {
     sim_buf_puts(b, "<g class=\"cols\">");
     for (uint64_t i = 0; i < tl->n; i++) {
@@ -164,25 +165,18 @@ static void columns(sim_buf *b, const html_plot *p, const timeline *tl, bool fra
         double xr = i + 1 < tl->n ? (bucket_x(p, &tl->rows[i + 1]) + x) / 2 : PX0 + PW;
         if (xr - xl < 0.2)
             continue;
-        sim_buf_printf(b, "<rect class=\"col\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>", xl, p->y0,
-                       xr - xl, p->h);
+        sim_buf_printf(b, "<rect class=\"col\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\"><title>", xl,
+                       p->y0, xr - xl, p->h);
         if (r->count > 1)
             sim_buf_printf(b, "events %llu to %llu", (unsigned long long)r->event,
                            (unsigned long long)(r->event + r->count - 1));
         else
             sim_buf_printf(b, "event %llu", (unsigned long long)r->event);
-        sim_buf_printf(b, " (from t = %llu ns): ", (unsigned long long)r->t);
-        if (frag) {
-            sim_buf_printf(b, "fragmentation %.4f", r->fragmentation);
-            if (r->count > 1)
-                sim_buf_printf(b, " (lowest %.4f)", r->fragmentation_min);
-        } else {
-            char q[32], a[32], v[32];
-            sim_buf_printf(b, "requested %s, allocated %s, reserved %s", units_format_size(r->requested, q, sizeof q),
-                           units_format_size(r->allocated, a, sizeof a), units_format_size(r->reserved, v, sizeof v));
-            if (r->count > 1)
-                sim_buf_puts(b, " (the highest of the events)");
-        }
+        char q[32], a[32], v[32];
+        sim_buf_printf(b, " (t = %llu ns): requested %s, allocated %s, reserved %s, fragmentation %.3f",
+                       (unsigned long long)r->t, units_format_size(r->requested, q, sizeof q),
+                       units_format_size(r->allocated, a, sizeof a), units_format_size(r->reserved, v, sizeof v),
+                       r->fragmentation);
         sim_buf_puts(b, "</title></rect>");
     }
     sim_buf_puts(b, "</g>\n");
@@ -293,7 +287,7 @@ static void chart_memory(sim_buf *b, const capture *c, uint32_t id, uint64_t xma
     for (uint32_t i = 0; i < c->n_proc_curves; i++)
         band_of(b, &p, &c->proc_curves[i], S_RES, "series process-reserved", html_process_color(i), false,
                 html_category_dash(i));
-    columns(b, &p, &c->curve, false);
+    columns(b, &p, &c->curve);
     marks(b, &p, c);
     oom_marker(b, &p, c);
     zoom_close(b, &p);
@@ -320,7 +314,6 @@ static void chart_fragmentation(sim_buf *b, const capture *c, uint32_t id, uint6
     html_y_axis_ratio(b, &p);
     zoom_open(b, &p, id);
     band(b, &p, c, S_FRAG, "series fragmentation", COLOR_FRAGMENTATION, true);
-    columns(b, &p, &c->curve, true);
     zoom_close(b, &p);
     html_x_axis(b, &p);
     html_axis_titles(b, &p, "fragmentation");
@@ -433,7 +426,9 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
     }
     sim_buf_puts(b, "<p class=\"note\">Curves: per pixel column, the band spans the lowest and highest value over "
                     "the events it covers. Requested = live bytes the program asked for; allocated = blocks handed "
-                    "out (rounding and unsplit slack included); reserved = memory held from the device.</p>\n");
+                    "out (rounding and unsplit slack included); reserved = memory held from the device. With scripts on, "
+                    "the pointer over a column, a block or a mark shows its numbers (the highest of a column's "
+                    "events), and dragging across a timeline zooms into those events (double-click: back).</p>\n");
     if (n > 1) {
         sim_buf_puts(b, "<h2 id=\"side-by-side\">Strategies side by side</h2>\n");
         chart_overlay(b, caps, n, xmax, mem_ymax(caps, n, d.capacity_bytes), xt);
