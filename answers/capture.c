@@ -318,7 +318,7 @@ static int key_order(const void *pa, const void *pb)
 /* Each used or pending block of out gets the trace id and tag of the live
  * allocation the strategy placed at its address (when it can say: ops->locate);
  * the tags are copied into one buffer, *out->tags. */
-static bool name_blocks(view_out *out, const live_pass *lp)
+static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
 {
     typedef struct placed {
         place_key k;
@@ -328,9 +328,13 @@ static bool name_blocks(view_out *out, const live_pass *lp)
     if (ix == NULL)
         return false;
     uint64_t n = 0;
-    for (uint64_t i = 0; i < lp->n; i++)
-        if (lp->recs[i].located)
-            ix[n++] = (placed){{lp->recs[i].proc, lp->recs[i].addr}, i};
+    for (uint64_t i = 0; i < lp->n; i++) {
+        const live_rec *r = &lp->recs[i];
+        /* a pending free whose memory came back before the moment: its block may
+         * hold a newer allocation now */
+        if (r->located && !(r->pending && r->ready_t <= t))
+            ix[n++] = (placed){{r->proc, r->addr}, i};
+    }
     qsort(ix, (size_t)n, sizeof *ix, key_order); /* place_key is the first member */
     capture_block *bl = *out->blocks;
     size_t tag_bytes = 0;
@@ -402,7 +406,7 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
             run->ops->walk(run->procs[i].s, collect_block, &w);
         }
         take_top(out, &lp, t);
-        if (!name_blocks(out, &lp))
+        if (!name_blocks(out, &lp, t))
             st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sim_run_free(run);
