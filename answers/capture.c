@@ -297,79 +297,136 @@ static void take_top(view_out *c, const live_pass *lp, uint64_t peak_t)
     }
 }
 
-/* Located live allocations ordered by process and address, for naming blocks. */
-typedef struct place_key {
-    uint32_t proc;
-    uint64_t addr;
-} place_key;
+/* ---------------------------------------------------------------- naming blocks */
 
-static int place_cmp(const place_key *x, const place_key *y)
-{
-    if (x->proc != y->proc)
-        return x->proc < y->proc ? -1 : 1;
-    return (x->addr > y->addr) - (x->addr < y->addr);
-}
+/* A live allocation under a key: (process, 0, its block's address) or (process,
+ * stream, size). */
+typedef struct rec_key {
+    uint32_t proc, stream;
+    uint64_t v;
+    uint64_t rec;              /* index into the live pass's records */
+} rec_key;
 
 static int key_order(const void *pa, const void *pb)
 {
-    return place_cmp(pa, pb);
+    const rec_key *x = pa, *y = pb;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
 }
 
-/* Each used or pending block of out gets the trace id and tag of the live
- * allocation the strategy placed at its address (when it can say: ops->locate);
- * the tags are copied into one buffer, *out->tags. */
+/* The index of the first of ix[0..n) equal to want and how many are, or n and 0. */
+static uint64_t key_range(const rec_key *ix, uint64_t n, const rec_key *want, uint64_t *count)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (key_order(&ix[mid], want) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t e = lo;
+    while (e < n && key_order(&ix[e], want) == 0)
+        e++;
+    *count = e - lo;
+    return *count ? lo : n;
+}
+
+static bool names_in_use(const capture_block *k)
+{
+    return k->b.state == BLOCK_USED || k->b.state == BLOCK_PENDING;
+}
+
+/* Each used or pending block of out gets the trace id and tag of its live
+ * allocation: the one the strategy placed at its address (ops->locate), or else
+ * the one live allocation of the block's process, stream and requested size when
+ * exactly one exists and exactly one such block does (then they are each other's);
+ * with several, alike says how many. Tags are copied into one buffer, *out->tags.
+ * A pending free whose memory came back before the moment (t) is not live. */
 static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
 {
-    typedef struct placed {
-        place_key k;
-        uint64_t rec;
-    } placed;
-    placed *ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *ix);
-    if (ix == NULL)
-        return false;
-    uint64_t n = 0;
-    for (uint64_t i = 0; i < lp->n; i++) {
-        const live_rec *r = &lp->recs[i];
-        /* a pending free whose memory came back before the moment: its block may
-         * hold a newer allocation now */
-        if (r->located && !(r->pending && r->ready_t <= t))
-            ix[n++] = (placed){{r->proc, r->addr}, i};
-    }
-    qsort(ix, (size_t)n, sizeof *ix, key_order); /* place_key is the first member */
     capture_block *bl = *out->blocks;
-    size_t tag_bytes = 0;
-    for (int round = 0; round < 2; round++) {
-        char *at = *out->tags;
-        for (uint64_t j = 0; j < *out->n_blocks; j++) {
-            capture_block *k = &bl[j];
-            if (k->b.state != BLOCK_USED && k->b.state != BLOCK_PENDING)
-                continue;
-            place_key want = {k->proc, k->b.addr};
-            const placed *f = n ? bsearch(&want, ix, (size_t)n, sizeof *ix, key_order) : NULL;
-            if (f == NULL)
-                continue;
-            const live_rec *r = &lp->recs[f->rec];
-            size_t len = r->tag ? strlen(r->tag) + 1 : 0;
-            if (round == 0) {
-                tag_bytes += len;
-                continue;
-            }
-            k->known = true;
-            k->id = r->id;
-            k->tag = NULL;
-            if (len) {
-                memcpy(at, r->tag, len);
-                k->tag = at;
-                at += len;
-            }
+    const uint64_t nb = *out->n_blocks;
+    rec_key *at_ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *at_ix);
+    rec_key *sz_ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *sz_ix);
+    uint64_t *pick = malloc((size_t)(nb ? nb : 1) * sizeof *pick);
+    uint32_t *claims = calloc(lp->n ? lp->n : 1, sizeof *claims);
+    bool ok = at_ix && sz_ix && pick && claims;
+    uint64_t n_at = 0, n_sz = 0;
+    for (uint64_t i = 0; ok && i < lp->n; i++) {
+        const live_rec *r = &lp->recs[i];
+        if (r->pending && r->ready_t <= t)
+            continue;
+        if (r->located)
+            at_ix[n_at++] = (rec_key){r->proc, 0, r->addr, i};
+        else
+            sz_ix[n_sz++] = (rec_key){r->proc, r->stream, r->size, i};
+    }
+    if (ok) {
+        qsort(at_ix, (size_t)n_at, sizeof *at_ix, key_order);
+        qsort(sz_ix, (size_t)n_sz, sizeof *sz_ix, key_order);
+    }
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        capture_block *k = &bl[j];
+        pick[j] = UINT64_MAX;
+        if (!names_in_use(k))
+            continue;
+        uint64_t cnt;
+        rec_key want = {k->proc, 0, k->b.addr, 0};
+        uint64_t f = key_range(at_ix, n_at, &want, &cnt);
+        if (cnt == 1) {
+            pick[j] = at_ix[f].rec;
+            continue;
         }
-        if (round == 0 && (*out->tags = malloc(tag_bytes ? tag_bytes : 1)) == NULL) {
-            free(ix);
-            return false;
+        want = (rec_key){k->proc, k->b.stream, k->b.requested_bytes, 0};
+        f = key_range(sz_ix, n_sz, &want, &cnt);
+        k->alike = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;
+        if (cnt == 1) {
+            pick[j] = sz_ix[f].rec;
+            claims[f]++;
         }
     }
-    free(ix);
-    return true;
+    size_t tag_bytes = 0;
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        if (pick[j] == UINT64_MAX)
+            continue;
+        const live_rec *r = &lp->recs[pick[j]];
+        if (!r->located) {
+            rec_key want = {r->proc, r->stream, r->size, 0};
+            uint64_t cnt, f = key_range(sz_ix, n_sz, &want, &cnt);
+            if (claims[f] != 1) { /* two blocks of that size: neither is known */
+                pick[j] = UINT64_MAX;
+                continue;
+            }
+        }
+        tag_bytes += r->tag ? strlen(r->tag) + 1 : 0;
+    }
+    char *tags = ok ? malloc(tag_bytes ? tag_bytes : 1) : NULL;
+    ok = ok && tags != NULL;
+    *out->tags = tags;
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        if (pick[j] == UINT64_MAX)
+            continue;
+        const live_rec *r = &lp->recs[pick[j]];
+        capture_block *k = &bl[j];
+        k->known = true;
+        k->alike = 1;
+        k->id = r->id;
+        if (r->tag) {
+            size_t len = strlen(r->tag) + 1;
+            memcpy(tags, r->tag, len);
+            k->tag = tags;
+            tags += len;
+        }
+    }
+    free(at_ix);
+    free(sz_ix);
+    free(pick);
+    free(claims);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- the passes */

@@ -3,7 +3,7 @@
  * device's memory curve as per-column minima and maxima (sim/timeline.h), and
  * (2) a replay stopped at the event where reserved memory first peaked, with the
  * live allocations up to there (trace id, size, tag), then walked for the memory
- * map (each used block named by its allocation where the strategy can locate one),
+ * map (each used block named by its allocation where that is known),
  * and (3) when the run ran out of memory, the same stopped at its first OOM. The
  * first pass also keeps the marks and empty_caches with their process.
  * The first pass's result is exactly a plain replay's: the observer only
@@ -28,11 +28,14 @@ typedef struct capture_sources {
 typedef struct capture_block {
     strategy_block b; /* pool points to a static string or is NULL */
     uint32_t proc;
-    /* a used or pending block whose allocation the strategy can locate (ops->locate):
-     * that allocation's trace id and tag (NULL if none; owned by the capture) */
+    /* a used or pending block whose allocation is known (the strategy located it,
+     * ops->locate, or it is the only live allocation of the block's process, stream
+     * and requested size, in the only such block): that allocation's trace id and
+     * tag (NULL if none; owned by the capture) */
     bool known;
     uint64_t id;
     const char *tag;
+    uint32_t alike;  /* not known: the live allocations of that process, stream and size */
 } capture_block;
 
 /* A mark or empty_cache of the trace, on the curve's axis. */

@@ -102,8 +102,11 @@ static void block_title(sim_buf *b, const capture *c, const capture_block *cb)
     if (cb->known) {
         sim_buf_printf(b, "; allocation id %llu, tag ", (unsigned long long)cb->id);
         html_escape(b, cb->tag ? cb->tag : "(none)");
+    } else if (cb->alike > 1) {
+        sim_buf_printf(b, "; one of %u live allocations of this size on this stream (which one is not known)",
+                       cb->alike);
     } else {
-        sim_buf_puts(b, "; this strategy does not say which allocation holds it");
+        sim_buf_puts(b, "; which allocation holds it is not known");
     }
     uint64_t slack = k->size_bytes - k->requested_bytes;
     sim_buf_printf(b, "; requested %s (%llu B), slack %s (%llu B)",
