@@ -8,7 +8,7 @@
 #include "sim/buf.h"
 
 void html_memory_map(sim_buf *b, const capture *c, const capture_view *v);
-/* Draws nothing unless c->n_rects > 0. */
+/* The plan's c->n_rects buffers (the page draws it when there are any). */
 void html_plan_map(sim_buf *b, const capture *c);
 
 #endif

@@ -1,7 +1,8 @@
 /* Check suite for the HTML report and what it draws: the min/max curve, capture's
- * first pass (the curve over measured events, the OOM's place), the second pass to
- * the peak (memory map, live allocations with tags, what --on-oom=skip dropped),
- * the HTML page, the progress line. */
+ * first pass (the curve over measured events, the OOM's place, each process's
+ * marks), the second pass to the peak (memory map with each block's allocation,
+ * live allocations with tags, what --on-oom=skip dropped), the what-if answers, the
+ * HTML page (its titles, its one script, the lanes of marks), the progress line. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
