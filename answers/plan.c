@@ -1,6 +1,7 @@
 /* Capacity planning: the grid of replays, the bisection and the monotonicity probes. */
 #include "plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,16 @@ done:
     free(memo);
 }
 
+device_info plan_gpu_device(const plan_question *q, uint32_t g)
+{
+    device_info d = q->model;
+    d.name = q->gpus[g]->name;
+    d.capacity_bytes = q->gpus[g]->capacity_bytes;
+    d.cc_major = q->gpus[g]->cc_major;
+    d.cc_minor = q->gpus[g]->cc_minor;
+    return d;
+}
+
 typedef struct plan_work {
     const plan_question *q;
     plan_answer *a;
@@ -174,12 +185,7 @@ static void plan_task(void *ctx, size_t i)
         plan_find_min(q, q->ops[i], &w->a->mins[i]);
     } else {
         i -= q->n_ops;
-        const gpu_model *g = q->gpus[i / q->n_ops];
-        device_info d = q->model;
-        d.name = g->name;
-        d.capacity_bytes = g->capacity_bytes;
-        d.cc_major = g->cc_major;
-        d.cc_minor = g->cc_minor;
+        device_info d = plan_gpu_device(q, (uint32_t)(i / q->n_ops));
         w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
     }
 }
@@ -217,4 +223,72 @@ void plan_answer_release(plan_answer *a)
     free(a->mins);
     a->cells = NULL;
     a->mins = NULL;
+}
+
+/* ---------------------------------------------------------------- on nodes */
+
+typedef struct node_work {
+    const plan_node_question *q;
+    plan_node_cell *cells;
+} node_work;
+
+static void node_task(void *ctx, size_t i)
+{
+    const node_work *w = ctx;
+    const plan_node_question *q = w->q;
+    plan_node_cell *c = &w->cells[i];
+    const node_spec *node = &q->nodes[i / q->n_ops];
+    sim_error_clear(&c->err);
+    node_job *j = &c->job;
+    snprintf(j->name, sizeof j->name, "job 1");
+    c->st = node_parse_visible(q->visible, node->n, j->visible, &j->n_visible, &c->err);
+    uint32_t n = q->replicas ? q->replicas : q->t->n;
+    if (c->st == SIM_OK && n > j->n_visible)
+        c->st = sim_error_set(&c->err, SIM_EUSAGE, NULL, 0, 0, "%u ranks but %u visible GPUs", n, j->n_visible);
+    if (c->st == SIM_OK) {
+        evbuf_cursor cur[NODE_MAX_DEVICES];
+        sim_event_source ranks[NODE_MAX_DEVICES];
+        for (uint32_t r = 0; r < n; r++)
+            ranks[r] = evbuf_source(q->t->b[q->replicas ? 0 : r], &cur[r]);
+        j->ranks = ranks;
+        j->n_ranks = n;
+        engine_config cfg = q->base;
+        cfg.ops = q->ops[i % q->n_ops];
+        c->st = node_run(&cfg, node, j, 1, &c->r, &c->err);
+        j->ranks = NULL;
+        if (c->st == SIM_OK)
+            c->v = node_result_verdict(&c->r);
+    }
+    if (q->on_replay)
+        q->on_replay(q->on_replay_ctx);
+}
+
+sim_status plan_nodes_compute(const plan_node_question *q, unsigned jobs, plan_node_cell **out, sim_error *err)
+{
+    size_t grid = (size_t)q->n_nodes * q->n_ops;
+    *out = NULL;
+    plan_node_cell *cells = calloc(grid ? grid : 1, sizeof *cells);
+    if (cells == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    node_work w = {q, cells};
+    batch_parallel(jobs, grid, node_task, &w);
+    for (size_t i = 0; i < grid; i++) {
+        if (cells[i].st != SIM_OK && cells[i].st != SIM_EUSAGE) {
+            *err = cells[i].err;
+            sim_status st = err->status != SIM_OK ? err->status : SIM_EINTERNAL;
+            plan_nodes_release(cells, grid);
+            return st;
+        }
+    }
+    *out = cells;
+    return SIM_OK;
+}
+
+void plan_nodes_release(plan_node_cell *cells, size_t n)
+{
+    if (cells == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        node_result_release(&cells[i].r);
+    free(cells);
 }

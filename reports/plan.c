@@ -23,7 +23,23 @@ static void text_cell(sim_buf *b, const plan_cell *c)
     }
 }
 
-static void plan_text(const plan_question *q, const plan_answer *a, sim_buf *b)
+/* The effective limit of each strategy on the model card, in the header. */
+static void limits_text(const plan_question *q, const uint64_t *limits, sim_buf *b)
+{
+    char s[32];
+    if (limits == NULL)
+        return;
+    sim_buf_printf(b, "  limits  on %s (%s), the allocator's effective limit:", q->model.name ? q->model.name : "the card",
+                   units_format_size(q->model.capacity_bytes, s, sizeof s));
+    for (uint32_t k = 0; k < q->n_ops; k++) {
+        uint64_t l = limits[(size_t)q->n_gpus * q->n_ops + k];
+        sim_buf_printf(b, "%s %s %s", k ? "," : "", q->ops[k]->name,
+                       l == UINT64_MAX ? "does not run" : units_format_size(l, s, sizeof s));
+    }
+    sim_buf_puts(b, "\n");
+}
+
+static void plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *b)
 {
     char s[32], t2[32];
     sim_buf_printf(b, "gpusim %s: plan\n", GPUSIM_VERSION);
@@ -34,6 +50,7 @@ static void plan_text(const plan_question *q, const plan_answer *a, sim_buf *b)
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
                         "        cuBLAS/cuDNN workspaces), so every answer here is that much optimistic; set it\n"
                         "        with --context=SIZE (e.g. --context=500MiB, or what nvidia-smi shows for an idle process)\n");
+    limits_text(q, limits, b);
     sim_buf_puts(b, "\n");
     sim_buf_puts(b, "Peak on the device (reserved + context) where it runs, else why not:\n\n");
     sim_buf_printf(b, "  %-12s %10s", "GPU", "capacity");
@@ -100,7 +117,7 @@ static void rstrip_lines(sim_buf *b, size_t from)
         b->data[k] = '\0';
 }
 
-void report_plan_json(const plan_question *q, const plan_answer *a, sim_buf *b)
+void report_plan_json(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *b)
 {
     sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
     for (uint32_t i = 0; i < q->t->n; i++) {
@@ -132,6 +149,8 @@ void report_plan_json(const plan_question *q, const plan_answer *a, sim_buf *b)
             sim_buf_printf(b, ", \"fits\": %s, \"peak_device_bytes\": %llu, \"peak_reserved_bytes\": %llu, ",
                            c->fits ? "true" : "false", (unsigned long long)c->peak_device,
                            (unsigned long long)c->peak_reserved);
+            if (limits && limits[g * q->n_ops + k] != UINT64_MAX)
+                sim_buf_printf(b, "\"limit_bytes\": %llu, ", (unsigned long long)limits[g * q->n_ops + k]);
             if (c->fits)
                 sim_buf_printf(b, "\"headroom_bytes\": %llu, \"ooms\": 0, \"oom_cause\": null}",
                                (unsigned long long)(q->gpus[g]->capacity_bytes - c->peak_device));
@@ -171,9 +190,9 @@ void report_plan_json(const plan_question *q, const plan_answer *a, sim_buf *b)
     sim_buf_puts(b, "\n  ]}\n}\n");
 }
 
-void report_plan_text(const plan_question *q, const plan_answer *a, sim_buf *out)
+void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out)
 {
     size_t from = out->len;
-    plan_text(q, a, out);
+    plan_text(q, a, limits, out);
     rstrip_lines(out, from);
 }
