@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reports/node.h"
 #include "reports/result.h"
 #include "sim/units.h"
 
@@ -11,26 +12,6 @@ static const char *trace_path(const batch_traces *t, uint32_t i)
 {
     evbuf_cursor c;
     return evbuf_source(t->b[i], &c).path;
-}
-
-/* How GPU d is used: "rank N", "start" (the framework took it without using it), or "" (untouched). */
-static void gpu_use(const node_device_result *dv, char *buf, size_t cap)
-{
-    buf[0] = '\0';
-    if (dv->n_shares == 0)
-        return;
-    if (dv->shares[0].rank < 0)
-        snprintf(buf, cap, "start");
-    else
-        snprintf(buf, cap, "rank %d", dv->shares[0].rank);
-}
-
-static bool gpu_oom(const node_device_result *dv)
-{
-    for (uint32_t k = 0; k < dv->n_shares; k++)
-        if (dv->shares[k].oom)
-            return true;
-    return false;
 }
 
 /* The effective limit on GPU d, UINT64_MAX when no job touched it. */
@@ -42,10 +23,10 @@ static uint64_t gpu_limit(const node_device_result *dv)
 static bool same_gpu(const node_device_result *a, const node_device_result *b)
 {
     char ua[32], ub[32];
-    gpu_use(a, ua, sizeof ua);
-    gpu_use(b, ub, sizeof ub);
+    report_node_use(a, ua, sizeof ua);
+    report_node_use(b, ub, sizeof ub);
     return strcmp(a->info.name, b->info.name) == 0 && a->info.capacity_bytes == b->info.capacity_bytes &&
-           a->peak_used_bytes == b->peak_used_bytes && gpu_oom(a) == gpu_oom(b) && gpu_limit(a) == gpu_limit(b) &&
+           a->peak_used_bytes == b->peak_used_bytes && report_node_oom(a) == report_node_oom(b) && gpu_limit(a) == gpu_limit(b) &&
            (strcmp(ua, ub) == 0 || (a->n_shares && b->n_shares && a->shares[0].rank >= 0 && b->shares[0].rank >= 0));
 }
 
@@ -61,7 +42,7 @@ static void gpus_text(const plan_node_cell *c, sim_buf *b)
         const node_device_result *dv = &r->dev[d];
         char held[32], lim[32], use[32];
         units_format_size(dv->peak_used_bytes, held, sizeof held);
-        gpu_use(dv, use, sizeof use);
+        report_node_use(dv, use, sizeof use);
         if (e - d == 1)
             sim_buf_printf(b, "%s    GPU %u: %s", d ? "\n" : "", d, held);
         else
@@ -72,7 +53,7 @@ static void gpus_text(const plan_node_cell *c, sim_buf *b)
             if (e - d > 1 && dv->shares[0].rank >= 0)
                 snprintf(use, sizeof use, "ranks %d-%d", dv->shares[0].rank, r->dev[e - 1].shares[0].rank);
             sim_buf_printf(b, " (%s%s, limit %s%s)", use, dv->n_shares > 1 ? " and another job" : "",
-                           units_format_size(gpu_limit(dv), lim, sizeof lim), gpu_oom(dv) ? ", OOM" : "");
+                           units_format_size(gpu_limit(dv), lim, sizeof lim), report_node_oom(dv) ? ", OOM" : "");
         }
         d = e;
     }
@@ -149,28 +130,6 @@ void report_plan_nodes_text(const plan_node_question *q, const plan_node_cell *c
         }
 }
 
-static void json_device(const node_device_result *dv, uint32_t d, sim_buf *b)
-{
-    sim_buf_printf(b, "%s\n        {\"gpu\": %u, \"name\": ", d ? "," : "", d);
-    sim_buf_json_str(b, dv->info.name);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"limit_bytes\": ", (unsigned long long)dv->info.capacity_bytes);
-    if (dv->run != NULL)
-        sim_buf_printf(b, "%llu", (unsigned long long)report_limit_bytes(dv->run));
-    else
-        sim_buf_puts(b, "null");
-    sim_buf_printf(b,
-                   ", \"peak_used_bytes\": %llu, \"final_used_bytes\": %llu, \"headroom_bytes\": %llu, "
-                   "\"oom\": %s, \"use\": ",
-                   (unsigned long long)dv->peak_used_bytes, (unsigned long long)dv->final_used_bytes,
-                   (unsigned long long)node_device_headroom(dv), gpu_oom(dv) ? "true" : "false");
-    if (dv->n_shares == 0)
-        sim_buf_puts(b, "null}");
-    else if (dv->shares[0].rank < 0)
-        sim_buf_puts(b, "\"start\"}");
-    else
-        sim_buf_printf(b, "\"rank %d\"}", dv->shares[0].rank);
-}
-
 void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *cells, sim_buf *b)
 {
     sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
@@ -219,10 +178,9 @@ void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *c
                 sim_buf_printf(b, "{\"gpu\": %d, \"rank\": %d, \"cause\": \"%s\"}", v->failing_gpu, sh->rank,
                                sim_oom_cause_name(v->cause));
             }
-            sim_buf_puts(b, ",\n       \"devices\": [");
-            for (uint32_t d = 0; d < c->r.n; d++)
-                json_device(&c->r.dev[d], d, b);
-            sim_buf_puts(b, "]}");
+            sim_buf_puts(b, ",\n       \"devices\": ");
+            report_node_devices_json(&c->r, false, "        ", b);
+            sim_buf_puts(b, "}");
         }
         sim_buf_puts(b, "]}");
     }
