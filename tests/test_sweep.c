@@ -139,12 +139,12 @@ START_TEST(jobs_should_be_numbered_trace_major_and_found_by_their_names)
     for (uint64_t i = 0; i < sweep_spec_jobs(s); i++) {
         sweep_job j = sweep_spec_job(s, i);
         ck_assert_uint_eq(j.trace, i / 4);
-        ck_assert_uint_eq(sweep_spec_find(s, s->traces[j.trace].display, s->devices[j.c.device].name,
+        ck_assert_uint_eq(sweep_spec_find(s, s->traces[j.trace].display, s->devices[j.c.device].name, false,
                                           s->strategies[j.c.strategy]->name, s->optsets[j.c.optset].name),
                           i);
     }
-    ck_assert_uint_eq(sweep_spec_find(s, "jobs/zzz.jsonl", "4GiB", "raw", "default"), UINT64_MAX);
-    ck_assert_uint_eq(sweep_spec_find(s, "jobs/a.jsonl", "4GiB", "growth", "default"), UINT64_MAX);
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/zzz.jsonl", "4GiB", false, "raw", "default"), UINT64_MAX);
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/a.jsonl", "4GiB", false, "growth", "default"), UINT64_MAX);
     sweep_spec_free(s);
 }
 END_TEST
