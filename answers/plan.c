@@ -228,15 +228,16 @@ void plan_answer_release(plan_answer *a)
 /* ---------------------------------------------------------------- on nodes */
 
 typedef struct node_work {
-    const plan_node_question *q;
     plan_node_cell *cells;
+    const plan_node_question *q;
 } node_work;
 
+/* Cell i: node i / n_ops under strategy i % n_ops. */
 static void node_task(void *ctx, size_t i)
 {
     const node_work *w = ctx;
-    const plan_node_question *q = w->q;
     plan_node_cell *c = &w->cells[i];
+    const plan_node_question *q = w->q;
     const node_spec *node = &q->nodes[i / q->n_ops];
     sim_error_clear(&c->err);
     node_job *j = &c->job;
@@ -270,7 +271,7 @@ sim_status plan_nodes_compute(const plan_node_question *q, unsigned jobs, plan_n
     plan_node_cell *cells = calloc(grid ? grid : 1, sizeof *cells);
     if (cells == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    node_work w = {q, cells};
+    node_work w = {cells, q};
     batch_parallel(jobs, grid, node_task, &w);
     for (size_t i = 0; i < grid; i++) {
         if (cells[i].st != SIM_OK && cells[i].st != SIM_EUSAGE) {

@@ -230,22 +230,30 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
     return push_device(l, devname, &info);
 }
 
-static sim_status load_device_list(loader *l, const cJSON *devices, uint64_t ctx)
+/* add(entry) for each entry of a list, or for v itself when it is not a list. */
+static sim_status each_entry(loader *l, const cJSON *v, uint64_t ctx,
+                             sim_status (*add)(loader *l, const cJSON *v, uint64_t context))
 {
-    if (cJSON_IsString(devices) || cJSON_IsObject(devices))
-        return add_device(l, devices, ctx);
-    if (!cJSON_IsArray(devices))
-        return spec_error(l, SIM_EUSAGE, "\"devices\" must be a list");
+    if (!cJSON_IsArray(v))
+        return add(l, v, ctx);
     const cJSON *it;
-    cJSON_ArrayForEach(it, devices)
+    cJSON_ArrayForEach(it, v)
     {
-        sim_status st = add_device(l, it, ctx);
+        sim_status st = add(l, it, ctx);
         if (st != SIM_OK)
             return st;
     }
-    if (l->s->n_devices == 0)
-        return spec_error(l, SIM_EUSAGE, "\"devices\" names no device");
     return SIM_OK;
+}
+
+static sim_status load_device_list(loader *l, const cJSON *devices, uint64_t ctx)
+{
+    if (!cJSON_IsString(devices) && !cJSON_IsObject(devices) && !cJSON_IsArray(devices))
+        return spec_error(l, SIM_EUSAGE, "\"devices\" must be a list");
+    sim_status st = each_entry(l, devices, ctx, add_device);
+    if (st == SIM_OK && l->s->n_devices == 0)
+        return spec_error(l, SIM_EUSAGE, "\"devices\" names no device");
+    return st;
 }
 
 /* One "node" entry: GPUS as --node takes them (8xA100-40GB, A100-40GB,T4, 8x12GiB). */
@@ -289,18 +297,9 @@ static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *nod
     sim_status nst = devices == NULL ? SIM_OK : load_device_list(l, devices, ctx);
     if (nst != SIM_OK || nodes == NULL)
         return nst;
-    if (cJSON_IsString(nodes))
-        return add_node(l, nodes, ctx);
-    if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
+    if (!cJSON_IsString(nodes) && (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0))
         return spec_error(l, SIM_EUSAGE, "\"node\" must be a string of GPUs (\"8xA100-40GB\") or a list of them");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, nodes)
-    {
-        sim_status st = add_node(l, it, ctx);
-        if (st != SIM_OK)
-            return st;
-    }
-    return SIM_OK;
+    return each_entry(l, nodes, ctx, add_node);
 }
 
 
