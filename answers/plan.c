@@ -232,6 +232,26 @@ typedef struct node_work {
     const plan_node_question *q;
 } node_work;
 
+/* Job k of cell c on node: its visible GPUs and its ranks' sources (cursors in cur). */
+static sim_status node_job_of(const plan_node_question *q, const node_spec *node, uint32_t k, node_job *j,
+                              evbuf_cursor *cur, sim_event_source *ranks, sim_error *err)
+{
+    const batch_traces *t = k == 0 ? q->t : q->more[k - 1].t;
+    snprintf(j->name, sizeof j->name, "job %u", k + 1);
+    sim_status st = node_parse_visible(k == 0 ? q->visible : q->more[k - 1].visible, node->n, j->visible,
+                                       &j->n_visible, err);
+    uint32_t n = k == 0 && q->replicas ? q->replicas : t->n;
+    if (st == SIM_OK && n > j->n_visible)
+        st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s: %u ranks but %u visible GPUs", j->name, n, j->n_visible);
+    if (st != SIM_OK)
+        return st;
+    for (uint32_t r = 0; r < n; r++)
+        ranks[r] = evbuf_source(t->b[k == 0 && q->replicas ? 0 : r], &cur[r]);
+    j->ranks = ranks;
+    j->n_ranks = n;
+    return SIM_OK;
+}
+
 /* Cell i: node i / n_ops under strategy i % n_ops. */
 static void node_task(void *ctx, size_t i)
 {
@@ -240,26 +260,21 @@ static void node_task(void *ctx, size_t i)
     const plan_node_question *q = w->q;
     const node_spec *node = &q->nodes[i / q->n_ops];
     sim_error_clear(&c->err);
-    node_job *j = &c->job;
-    snprintf(j->name, sizeof j->name, "job 1");
-    c->st = node_parse_visible(q->visible, node->n, j->visible, &j->n_visible, &c->err);
-    uint32_t n = q->replicas ? q->replicas : q->t->n;
-    if (c->st == SIM_OK && n > j->n_visible)
-        c->st = sim_error_set(&c->err, SIM_EUSAGE, NULL, 0, 0, "%u ranks but %u visible GPUs", n, j->n_visible);
+    evbuf_cursor cur[NODE_MAX_JOBS][NODE_MAX_DEVICES];
+    sim_event_source ranks[NODE_MAX_JOBS][NODE_MAX_DEVICES];
+    c->n_jobs = 1 + (q->n_more < NODE_MAX_JOBS ? q->n_more : NODE_MAX_JOBS - 1);
+    c->st = SIM_OK;
+    for (uint32_t k = 0; k < c->n_jobs && c->st == SIM_OK; k++)
+        c->st = node_job_of(q, node, k, &c->jobs[k], cur[k], ranks[k], &c->err);
     if (c->st == SIM_OK) {
-        evbuf_cursor cur[NODE_MAX_DEVICES];
-        sim_event_source ranks[NODE_MAX_DEVICES];
-        for (uint32_t r = 0; r < n; r++)
-            ranks[r] = evbuf_source(q->t->b[q->replicas ? 0 : r], &cur[r]);
-        j->ranks = ranks;
-        j->n_ranks = n;
         engine_config cfg = q->base;
         cfg.ops = q->ops[i % q->n_ops];
-        c->st = node_run(&cfg, node, j, 1, &c->r, &c->err);
-        j->ranks = NULL;
+        c->st = node_run(&cfg, node, c->jobs, c->n_jobs, &c->r, &c->err);
         if (c->st == SIM_OK)
             c->v = node_result_verdict(&c->r);
     }
+    for (uint32_t k = 0; k < c->n_jobs; k++)
+        c->jobs[k].ranks = NULL;
     if (q->on_replay)
         q->on_replay(q->on_replay_ctx);
 }

@@ -90,7 +90,15 @@ device_info plan_gpu_device(const plan_question *q, uint32_t g);
 
 /* ---------------------------------------------------------------- on nodes */
 
-/* Which node fits the job: the traces are its ranks, rank r on its r-th visible GPU. */
+/* One more job (process) on the node, after the first: its visible GPUs and ranks. */
+typedef struct plan_node_job {
+    const char *visible;        /* its CUDA_VISIBLE_DEVICES (NULL: every GPU) */
+    const batch_traces *t;      /* its ranks, rank r on its r-th visible GPU */
+} plan_node_job;
+
+/* Which node fits the jobs: the traces are the first job's ranks, rank r on its r-th
+ * visible GPU; the others start with it (answers/node.h: at equal times the earlier
+ * job goes first). */
 typedef struct plan_node_question {
     const batch_traces *t;
     engine_config base;         /* strategy options, --on-oom; device and ops are set per run */
@@ -99,6 +107,8 @@ typedef struct plan_node_question {
     uint32_t n_nodes;
     const char *visible;        /* the job's CUDA_VISIBLE_DEVICES; NULL: every GPU of the node */
     uint32_t replicas;          /* 0: one rank per trace; N: the one trace on the first N visible GPUs */
+    const plan_node_job *more;  /* the other jobs (--job), at most NODE_MAX_JOBS - 1 */
+    uint32_t n_more;
     const strategy_ops *const *ops;
     uint32_t n_ops;
     void (*on_replay)(void *ctx); /* optional: after every node run, from any thread */
@@ -110,7 +120,8 @@ typedef struct plan_node_cell {
     sim_status st;              /* SIM_EUSAGE: does not run there (--visible beyond the node, more ranks than
                                  * visible GPUs, a strategy option that cannot hold on a GPU) */
     sim_error err;
-    node_job job;               /* the job as run (its ranks pointer is cleared) */
+    node_job jobs[NODE_MAX_JOBS]; /* the jobs as run (their ranks pointers are cleared) */
+    uint32_t n_jobs;
     node_result r;              /* per GPU */
     node_verdict v;
 } plan_node_cell;

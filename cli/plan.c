@@ -31,6 +31,8 @@ static const cli_opt PLAN_OPTS[] = {
                    "repeatable): the traces are its ranks, rank r on its r-th visible GPU"},
     {"visible", true, "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"},
     {"replicas", true, "N: on --node, the one trace on each of the first N visible GPUs (DDP, MirroredStrategy)"},
+    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                  "ranks, after the first; repeatable"},
     {NULL, false, NULL},
 };
 
@@ -159,6 +161,39 @@ static uint64_t *plan_limits(const plan_question *q)
     return l;
 }
 
+/* Every --job=VISIBLE:TRACE[+TRACE...]: its visible GPUs (kept in vis) and its traces, read into t. */
+static sim_status more_jobs(cli_session *s, char vis[][256], batch_traces *t, plan_node_job *more, uint32_t *n,
+                            sim_error *err)
+{
+    const cli_args *a = &s->a;
+    for (int i = 0; i < a->n_opts; i++) {
+        if (strcmp(a->names[i], "job") != 0)
+            continue;
+        const char *v = a->values[i], *colon = strchr(v, ':');
+        if (*n == NODE_MAX_JOBS - 1)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job: at most %u jobs", NODE_MAX_JOBS);
+        if (colon == NULL || colon[1] == '\0')
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: expected VISIBLE:TRACE[+TRACE...]", v);
+        snprintf(vis[*n], 256, "%.*s", (int)(colon - v), v);
+        char paths[4096];
+        snprintf(paths, sizeof paths, "%s", colon + 1);
+        const char *p[NODE_MAX_DEVICES];
+        uint32_t np = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(paths, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+            if (np == NODE_MAX_DEVICES)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: at most %u traces", v, NODE_MAX_DEVICES);
+            p[np++] = tok;
+        }
+        sim_status st = batch_traces_load(&t[*n], p, np, cli_get(a, "from"), &s->iopt, NULL, NULL, err);
+        if (st != SIM_OK)
+            return st;
+        more[*n] = (plan_node_job){vis[*n][0] ? vis[*n] : NULL, &t[*n]};
+        (*n)++;
+    }
+    return SIM_OK;
+}
+
 /* --node=GPUS (repeatable): which node fits the job (answers/plan.h plan_nodes_compute). */
 static sim_status plan_nodes(cli_session *s, sim_buf *out)
 {
@@ -186,8 +221,13 @@ static sim_status plan_nodes(cli_session *s, sim_buf *out)
          s->t.n != 1))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--replicas=%s: expected 1 to %u copies of one trace", rv,
                              NODE_MAX_DEVICES);
-    if (st != SIM_OK)
-        return st;
+    char vis[NODE_MAX_JOBS - 1][256];
+    batch_traces t[NODE_MAX_JOBS - 1];
+    memset(t, 0, sizeof t);
+    plan_node_job more[NODE_MAX_JOBS - 1];
+    uint32_t n_more = 0;
+    if (st == SIM_OK)
+        st = more_jobs(s, vis, t, more, &n_more, err);
     plan_node_question q = {
         .t = &s->t,
         .base = {.opts = s->kv, .n_opts = s->n_kv},
@@ -196,19 +236,22 @@ static sim_status plan_nodes(cli_session *s, sim_buf *out)
         .n_nodes = n,
         .visible = cli_get(a, "visible"),
         .replicas = (uint32_t)replicas,
+        .more = more,
+        .n_more = n_more,
         .ops = s->ops,
         .n_ops = s->n_ops,
     };
     plan_node_cell *cells = NULL;
-    st = plan_nodes_compute(&q, cli_jobs_for(s->jobs, (size_t)n * s->n_ops), &cells, err);
-    if (st != SIM_OK)
-        return st;
-    if (s->json)
+    if (st == SIM_OK)
+        st = plan_nodes_compute(&q, cli_jobs_for(s->jobs, (size_t)n * s->n_ops), &cells, err);
+    if (st == SIM_OK && s->json)
         report_plan_nodes_json(&q, cells, out);
-    else
+    else if (st == SIM_OK)
         report_plan_nodes_text(&q, cells, out);
     plan_nodes_release(cells, (size_t)n * s->n_ops);
-    return SIM_OK;
+    for (uint32_t k = 0; k < NODE_MAX_JOBS - 1; k++)
+        batch_traces_release(&t[k]);
+    return st;
 }
 
 static const cli_command PLAN = {
@@ -243,8 +286,8 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
         sim_buf_release(&nout);
         return cli_session_end(&s, st);
     }
-    if (st == SIM_OK && (cli_has(&s.a, "visible") || cli_has(&s.a, "replicas")))
-        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0, "--visible and --replicas need --node");
+    if (st == SIM_OK && (cli_has(&s.a, "visible") || cli_has(&s.a, "replicas") || cli_has(&s.a, "job")))
+        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0, "--visible, --replicas and --job need --node");
     if (st == SIM_OK)
         st = add_capacities(&s, extra, gpus, &n_gpus, &s.err);
     if (st != SIM_OK)

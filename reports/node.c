@@ -105,12 +105,18 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
 void report_node_use(const node_device_result *d, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    if (d->n_shares == 0)
-        return;
-    if (d->shares[0].rank < 0)
-        snprintf(buf, cap, "start");
-    else
-        snprintf(buf, cap, "rank %d", d->shares[0].rank);
+    size_t len = 0;
+    for (uint32_t k = 0; k < d->n_shares && len < cap; k++) {
+        const node_share *sh = &d->shares[k];
+        char job[40] = "";
+        /* another job's process than the first's: jobs are named "job N" in their order */
+        snprintf(job, sizeof job, "%s", k ? " + " : "");
+        if (sh->job > 0)
+            snprintf(job, sizeof job, "%sjob %u ", k ? " + " : "", sh->job + 1);
+        int n = sh->rank < 0 ? snprintf(buf + len, cap - len, "%sstart", job)
+                             : snprintf(buf + len, cap - len, "%srank %d", job, sh->rank);
+        len += n > 0 ? (size_t)n : 0;
+    }
 }
 
 bool report_node_oom(const node_device_result *d)
@@ -141,7 +147,7 @@ void report_node_devices_json(const node_result *r, bool compact, const char *in
                        ",%s\"headroom_bytes\":%s%" PRIu64 ",%s\"oom\":%s%s,%s\"use\":%s",
                        sp, sp, dv->peak_used_bytes, sp, sp, dv->final_used_bytes, sp, sp, node_device_headroom(dv), sp,
                        sp, report_node_oom(dv) ? "true" : "false", sp, sp);
-        char use[32];
+        char use[192];
         report_node_use(dv, use, sizeof use);
         if (use[0])
             sim_buf_json_str(b, use);

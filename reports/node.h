@@ -18,7 +18,8 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
  * ("rank N", "start" or null)}]. compact: without spaces (a JSONL line); else one GPU a
  * line, after indent. */
 void report_node_devices_json(const node_result *r, bool compact, const char *indent, sim_buf *out);
-/* How GPU d is used: "rank N", "start" (the framework took it without using it), or "". */
+/* How GPU d is used: "rank N", "start" (the framework took it without using it), or ""
+ * (untouched); the processes of jobs after the first named: "start + job 2 rank 0". */
 void report_node_use(const node_device_result *d, char *buf, size_t cap);
 /* Whether a process on the GPU ran out of memory. */
 bool report_node_oom(const node_device_result *d);

@@ -220,12 +220,13 @@ static uint64_t gpu_limit(const node_device_result *dv)
 
 static bool same_gpu(const node_device_result *a, const node_device_result *b)
 {
-    char ua[32], ub[32];
+    char ua[192], ub[192];
     report_node_use(a, ua, sizeof ua);
     report_node_use(b, ub, sizeof ub);
     return strcmp(a->info.name, b->info.name) == 0 && a->info.capacity_bytes == b->info.capacity_bytes &&
            a->peak_used_bytes == b->peak_used_bytes && report_node_oom(a) == report_node_oom(b) && gpu_limit(a) == gpu_limit(b) &&
-           (strcmp(ua, ub) == 0 || (a->n_shares && b->n_shares && a->shares[0].rank >= 0 && b->shares[0].rank >= 0));
+           (strcmp(ua, ub) == 0 || (a->n_shares == 1 && b->n_shares == 1 && a->shares[0].job == 0 &&
+                                    b->shares[0].job == 0 && a->shares[0].rank >= 0 && b->shares[0].rank >= 0));
 }
 
 /* "GPU 0: 10.50 GiB (rank 0, limit 10.50 GiB); GPUs 1-7: 10.50 GiB each (start, limit ...)":
@@ -238,7 +239,7 @@ static void gpus_text(const plan_node_cell *c, sim_buf *b)
         while (e < r->n && same_gpu(&r->dev[d], &r->dev[e]))
             e++;
         const node_device_result *dv = &r->dev[d];
-        char held[32], lim[32], use[32];
+        char held[32], lim[32], use[192];
         units_format_size(dv->peak_used_bytes, held, sizeof held);
         report_node_use(dv, use, sizeof use);
         if (e - d == 1)
@@ -248,9 +249,9 @@ static void gpus_text(const plan_node_cell *c, sim_buf *b)
         if (dv->n_shares == 0) {
             sim_buf_puts(b, " (untouched)");
         } else {
-            if (e - d > 1 && dv->shares[0].rank >= 0)
+            if (e - d > 1 && dv->n_shares == 1 && dv->shares[0].job == 0 && dv->shares[0].rank >= 0)
                 snprintf(use, sizeof use, "ranks %d-%d", dv->shares[0].rank, r->dev[e - 1].shares[0].rank);
-            sim_buf_printf(b, " (%s%s, limit %s%s)", use, dv->n_shares > 1 ? " and another job" : "",
+            sim_buf_printf(b, " (%s, limit %s%s)", use,
                            units_format_size(gpu_limit(dv), lim, sizeof lim), report_node_oom(dv) ? ", OOM" : "");
         }
         d = e;
@@ -258,12 +259,16 @@ static void gpus_text(const plan_node_cell *c, sim_buf *b)
     sim_buf_puts(b, "\n");
 }
 
-static void rank_text(const node_share *sh, char *buf, size_t cap)
+/* "rank 0" or "start"; with several jobs, "job 2 rank 0". */
+static void rank_text(const plan_node_cell *c, const node_share *sh, char *buf, size_t cap)
 {
+    char job[80] = "";
+    if (c->n_jobs > 1)
+        snprintf(job, sizeof job, "%s ", c->jobs[sh->job].name);
     if (sh->rank < 0)
-        snprintf(buf, cap, "start");
+        snprintf(buf, cap, "%sstart", job);
     else
-        snprintf(buf, cap, "rank %d", sh->rank);
+        snprintf(buf, cap, "%srank %d", job, sh->rank);
 }
 
 static void nodes_text(const plan_node_question *q, const plan_node_cell *cells, sim_buf *b)
@@ -274,13 +279,22 @@ static void nodes_text(const plan_node_question *q, const plan_node_cell *cells,
         sim_buf_printf(b, "  trace   %s: %llu events\n", a_path(q->t, i), (unsigned long long)evbuf_count(q->t->b[i]));
     uint64_t ctx = q->n_nodes ? q->nodes[0].dev[0].context_bytes : 0;
     sim_buf_printf(b, "  context %s per process (assumed)\n", units_format_size(ctx, s, sizeof s));
+    const char *job1 = q->n_more ? "job 1  " : "job    ";
     if (q->replicas)
-        sim_buf_printf(b, "  job     the trace on each of the first %u visible GPUs (replicas)", q->replicas);
+        sim_buf_printf(b, "  %s the trace on each of the first %u visible GPUs (replicas)", job1, q->replicas);
     else
-        sim_buf_printf(b, "  job     %u trace%s, rank r on its r-th visible GPU", q->t->n, q->t->n == 1 ? "" : "s");
-    sim_buf_printf(b, "; CUDA_VISIBLE_DEVICES=%s\n\n", q->visible ? q->visible : "every GPU of the node");
-    sim_buf_puts(b, "Does the job fit (every GPU under the strategy's start-up: greedy takes its limit on each\n"
-                    "visible GPU, the others only the GPUs they use)? Headroom: capacity - peak on the device.\n\n");
+        sim_buf_printf(b, "  %s %u trace%s, rank r on its r-th visible GPU", job1, q->t->n, q->t->n == 1 ? "" : "s");
+    sim_buf_printf(b, "; CUDA_VISIBLE_DEVICES=%s\n", q->visible ? q->visible : "every GPU of the node");
+    for (uint32_t k = 0; k < q->n_more; k++) {
+        sim_buf_printf(b, "  job %-3u", k + 2);
+        for (uint32_t i = 0; i < q->more[k].t->n; i++)
+            sim_buf_printf(b, "%s%s", i ? " + " : " ", a_path(q->more[k].t, i));
+        sim_buf_printf(b, "; CUDA_VISIBLE_DEVICES=%s\n", q->more[k].visible ? q->more[k].visible : "every GPU");
+    }
+    sim_buf_puts(b, "\n");
+    sim_buf_printf(b, "%s (every GPU under the strategy's start-up: greedy takes its limit on each\n",
+                   q->n_more ? "Do the jobs fit" : "Does the job fit");
+    sim_buf_puts(b, "visible GPU, the others only the GPUs they use)? Headroom: capacity - peak on the device.\n\n");
     size_t wn = strlen("node"), ws = strlen("strategy");
     for (uint32_t n = 0; n < q->n_nodes; n++)
         wn = strlen(q->node_names[n]) > wn ? strlen(q->node_names[n]) : wn;
@@ -311,8 +325,8 @@ static void nodes_text(const plan_node_question *q, const plan_node_cell *cells,
                 sim_buf_puts(b, "-\n");
             } else {
                 const node_device_result *dv = &c->r.dev[v->failing_gpu];
-                char rank[16];
-                rank_text(&dv->shares[v->failing_share], rank, sizeof rank);
+                char rank[96];
+                rank_text(c, &dv->shares[v->failing_share], rank, sizeof rank);
                 sim_buf_printf(b, "GPU %d (%s, %s): OOM (%s)\n", v->failing_gpu, dv->info.name, rank,
                                sim_oom_cause_name(v->cause));
             }
@@ -347,7 +361,21 @@ void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *c
         sim_buf_json_str(b, q->visible);
     else
         sim_buf_puts(b, "null");
-    sim_buf_printf(b, ", \"replicas\": %u,\n  \"nodes\": [", q->replicas);
+    sim_buf_printf(b, ", \"replicas\": %u, \"more_jobs\": [", q->replicas);
+    for (uint32_t k = 0; k < q->n_more; k++) {
+        sim_buf_printf(b, "%s{\"name\": \"job %u\", \"visible\": ", k ? ", " : "", k + 2);
+        if (q->more[k].visible)
+            sim_buf_json_str(b, q->more[k].visible);
+        else
+            sim_buf_puts(b, "null");
+        sim_buf_puts(b, ", \"traces\": [");
+        for (uint32_t i = 0; i < q->more[k].t->n; i++) {
+            sim_buf_puts(b, i ? ", " : "");
+            sim_buf_json_str(b, a_path(q->more[k].t, i));
+        }
+        sim_buf_puts(b, "]}");
+    }
+    sim_buf_puts(b, "],\n  \"nodes\": [");
     for (uint32_t n = 0; n < q->n_nodes; n++) {
         sim_buf_puts(b, n ? ",\n    {\"name\": " : "\n    {\"name\": ");
         sim_buf_json_str(b, q->node_names[n]);
@@ -367,7 +395,8 @@ void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *c
                 sim_buf_puts(b, "null, \"least_headroom_gpu\": null, \"failing\": ");
             if (!v->fits) {
                 const node_share *sh = &c->r.dev[v->failing_gpu].shares[v->failing_share];
-                sim_buf_printf(b, "{\"gpu\": %d, \"rank\": %d, \"cause\": \"%s\"}", v->failing_gpu, sh->rank,
+                sim_buf_printf(b, "{\"gpu\": %d, \"job\": \"%s\", \"rank\": %d, \"cause\": \"%s\"}", v->failing_gpu,
+                               c->jobs[sh->job].name, sh->rank,
                                sim_oom_cause_name(v->cause));
             }
             sim_buf_puts(b, ",\n       \"devices\": ");

@@ -122,10 +122,21 @@ if [ "$(grep -c '"peak_used_bytes": 16780217, "final_used_bytes": 0' "$tmp/out")
 if cmp -s "$tmp/n1" "$tmp/n4"; then ok; else bad "--node: text differs between --jobs=1 and --jobs=4"; fi
 # a node where the job cannot run: more ranks than visible GPUs is a row, not an error
 expect 0 "" plan "$g" "$g" --node=2x1GiB --visible=1 --strategies=ideal
-if grep -qF "does not run: 2 ranks but 1 visible GPUs" "$tmp/out"; then ok; else bad "does not run: $(cat "$tmp/out")"; fi
+if grep -qF "does not run: job 1: 2 ranks but 1 visible GPUs" "$tmp/out"; then ok; else bad "does not run: $(cat "$tmp/out")"; fi
+# --job: a second job on GPU 1. Greedy's start there already holds 11274289152 of 12884901888 B,
+# leaving 1610612736 B (1.50 GiB); job 2 (BERT-base, 2.29 GiB at its peak, README lesson 4) runs out
+# of memory because of the other process. Under growth it fits beside it, holding 4.00 GiB.
+jb="$src/traces/examples/two-jobs-b.jsonl"
+expect 0 "" plan "$ex12" --node=2x12GiB --strategies=greedy,growth --job=1:"$jb" --format=json
+if grep -qF '"failing": {"gpu": 1, "job": "job 2", "rank": 0, "cause": "other_processes"}' "$tmp/out"; then ok; else bad "job 2 on GPU 1: $(head -c 900 "$tmp/out")"; fi
+if grep -qF '"use": "start + job 2 rank 0"' "$tmp/out" && grep -qF '"use": "job 2 rank 0"' "$tmp/out"; then ok; else bad "GPU 1's use: $(grep '"gpu": 1' "$tmp/out")"; fi
+expect 0 "" plan "$ex12" --node=2x12GiB --strategies=greedy --job=1:"$jb"
+if grep -qE '^  job 2   .*two-jobs-b.jsonl; CUDA_VISIBLE_DEVICES=1$' "$tmp/out" && grep -qF "GPU 1 (custom, job 2 rank 0): OOM (other_processes)" "$tmp/out"; then ok; else bad "--job text: $(cat "$tmp/out")"; fi
+expect 2 "expected VISIBLE:TRACE" plan "$g" --node=2x1GiB --job=1
+expect 2 "--visible, --replicas and --job need --node" plan "$g" --job=1:"$g"
 expect 2 "neither a GPU of the catalog" plan "$g" --node=8xNOPE
 expect 2 "--gpus and --capacity are for single cards" plan "$g" --node=2x1GiB --gpus=T4
-expect 2 "--visible and --replicas need --node" plan "$g" --visible=0
+expect 2 "--visible, --replicas and --job need --node" plan "$g" --visible=0
 expect 2 "--replicas=2: expected 1 to 16 copies of one trace" plan "$g" "$g" --node=2x1GiB --replicas=2
 expect 3 "free of id 7" plan "$tmp/badid.jsonl" --node=2x1GiB
 
