@@ -18,6 +18,7 @@
 #include "strategies/plan_xla.h"
 #include "strategies/planned.h"
 #include "strategies/planned_internal.h"
+#include "support/array_source.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
@@ -922,24 +923,6 @@ GPUSIM_TCASE("strategy", 300, NULL, NULL);
 
 /* ---- the strategy through the engine: plan first, then replay ---- */
 
-typedef struct array_source {
-    const sim_event *ev;
-    uint64_t n, i;
-} array_source;
-
-static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
-{
-    (void)err;
-    array_source *a = ctx;
-    if (a->i == a->n)
-        return SIM_END;
-    *ev = a->ev[a->i++];
-    ev->index = a->i;
-    if (ev->ready_t < ev->t)
-        ev->ready_t = ev->t;
-    return SIM_OK;
-}
-
 static sim_event A(uint64_t id, uint64_t size, uint64_t t)
 {
     return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t};
@@ -980,7 +963,7 @@ static sim_run *replay_planned(const sim_event *ev, uint64_t n, uint64_t capacit
                                uint32_t n_opts, bool skip, sim_status want)
 {
     array_source src = {ev, n, 0};
-    sim_event_source s = {.next = array_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = planned_strategy(),
                          .opts = opts, .n_opts = n_opts, .on_oom_skip = skip, .paranoid = true};
     sim_run *run = NULL;
@@ -1015,7 +998,7 @@ START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
     /* stopped after the first three allocs, a, b and c sit at their planned offsets
      * (60, 100, 0: the upstream expectations); the handle is the buffer's number */
     array_source src = {ev, 8, 0};
-    sim_event_source so = {.next = array_next, .ctx = &src, .path = "t.jsonl"};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
                          .opts = opts, .n_opts = 2, .stop_after_event = 3, .paranoid = true};
     sim_error err;

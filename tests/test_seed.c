@@ -11,6 +11,7 @@
 #include "sim/seed.h"
 #include "strategies/ideal.h"
 #include "strategies/torch.h"
+#include "support/array_source.h"
 #include "support/check_main.h"
 #include "traces/import_snapshot_rebuild.h"
 
@@ -161,25 +162,6 @@ END_TEST
 
 /* ---------------------------------------------------------------- the torch strategy from a seed */
 
-typedef struct array_source {
-    const sim_event *ev;
-    uint64_t n, i;
-    const sim_seed *seed;
-} array_source;
-
-static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
-{
-    (void)err;
-    array_source *a = ctx;
-    if (a->i == a->n)
-        return SIM_END;
-    *ev = a->ev[a->i++];
-    ev->index = a->i;
-    if (ev->ready_t < ev->t)
-        ev->ready_t = ev->t;
-    return SIM_OK;
-}
-
 typedef struct where {
     uint64_t addr[8];
     uint32_t region[8];
@@ -215,7 +197,7 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
         {.op = SIM_OP_FREE, .id = 8, .t = 5},
     };
     array_source a = {.ev = EV, .n = 5};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "seeded", .seed = &seed};
     where w = {.ops = ops};
     engine_config cfg = {
         .device = {.name = "t", .capacity_bytes = 1024 * MIB},
@@ -251,7 +233,7 @@ START_TEST(a_strategy_without_a_seed_entry_should_refuse_a_seeded_source)
     sim_seed seed = two_segments();
     static const sim_event EV[] = {{.op = SIM_OP_ALLOC, .id = 1, .size = 512, .t = 1}};
     array_source a = {.ev = EV, .n = 1};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "seeded", .seed = &seed};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1024 * MIB}, .ops = ideal_strategy()};
     sim_run *run = NULL;
     sim_error err;
@@ -265,7 +247,7 @@ START_TEST(a_seed_larger_than_the_device_should_be_a_usage_error)
     sim_seed seed = two_segments();
     static const sim_event EV[] = {{.op = SIM_OP_ALLOC, .id = 1, .size = 512, .t = 1}};
     array_source a = {.ev = EV, .n = 1};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "seeded", .seed = &seed};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 16 * MIB}, .ops = torch_strategy()};
     sim_run *run = NULL;
     sim_error err;
