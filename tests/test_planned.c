@@ -22,17 +22,6 @@
 #include "support/check_main.h"
 #include "support/seed.h"
 
-#define EXPECT(cond)                                   \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg("expected %s", #cond);        \
-    } while (0)
-#define EXPECT_MSG(cond, ...)                          \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg(__VA_ARGS__);                 \
-    } while (0)
-
 /* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it ---- */
 
 static plan_trace *run_script(const char *s, uint32_t *ids)
