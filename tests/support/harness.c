@@ -76,11 +76,10 @@ sim_status harness_try_new(const strategy_ops *ops, uint64_t capacity, const cha
     h->ops = ops;
     device_info info = {.name = "test", .capacity_bytes = capacity, .cc_major = 9};
     sim_status st = harness_create(h, &info, opts, err);
-    if (st != SIM_OK) {
+    if (st != SIM_OK) { /* no strategy instance to destroy */
         device_free(h->dev);
         free(h);
-        *out = NULL;
-        return st;
+        h = NULL;
     }
     *out = h;
     return st;
