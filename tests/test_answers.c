@@ -26,7 +26,7 @@ GPUSIM_TCASE("plan", 0, NULL, NULL);
 START_TEST(the_minimum_should_be_the_peak_rounded_up_to_a_step_when_the_strategy_is_ideal)
 {
     batch_traces t;
-    workload_small(&t, "mem://plan", "plan");
+    workload_small(&t, "plan");
     const strategy_ops *ops[1] = {registry_find("ideal")};
     ck_assert_ptr_nonnull(ops[0]);
     plan_question q = question(&t, ops, 0);
@@ -53,7 +53,7 @@ END_TEST
 START_TEST(the_minimum_should_include_the_context_when_the_model_card_has_one)
 {
     batch_traces t;
-    workload_small(&t, "mem://plan", "plan");
+    workload_small(&t, "plan");
     const strategy_ops *ops[1] = {registry_find("ideal")};
     plan_question q = question(&t, ops, MiB);
     plan_min m;
@@ -69,7 +69,7 @@ END_TEST
 START_TEST(the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order)
 {
     batch_traces t;
-    workload_small(&t, "mem://plan", "plan");
+    workload_small(&t, "plan");
     const strategy_ops *ops[2] = {registry_find("ideal"), registry_find("torch")};
     ck_assert_ptr_nonnull(ops[1]);
     const gpu_model *gpus[1] = {gpus_find("T4")};

@@ -2,6 +2,7 @@
 #include "support/workload.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 
@@ -11,9 +12,11 @@ static void push(evbuf *b, sim_op op, uint64_t id, uint64_t size, uint64_t t)
     ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
 }
 
-void workload_small(batch_traces *t, const char *path, const char *name)
+void workload_small(batch_traces *t, const char *name)
 {
     memset(t, 0, sizeof *t);
+    char path[64];
+    snprintf(path, sizeof path, "mem://%s", name);
     evbuf *b = evbuf_new(path, name);
     ck_assert_ptr_nonnull(b);
     push(b, SIM_OP_ALLOC, 1, 3 * MiB + 100, 1);

@@ -9,8 +9,8 @@
 
 #define WORKLOAD_PEAK_BYTES (5 * MiB + 100)
 
-/* Fill t with that workload as one trace at path (name: the trace's name); the test
+/* Fill t with that workload as one trace named name, at path "mem://name"; the test
  * releases it with batch_traces_release. */
-void workload_small(batch_traces *t, const char *path, const char *name);
+void workload_small(batch_traces *t, const char *name);
 
 #endif
