@@ -15,10 +15,16 @@ static inline double bench_clock(clockid_t clock)
 }
 
 /* Wall-clock seconds since an arbitrary start (CLOCK_MONOTONIC). */
-static inline double bench_now(void) { return bench_clock(CLOCK_MONOTONIC); }
+static inline double bench_now(void)
+{
+    return bench_clock(CLOCK_MONOTONIC);
+}
 
 /* CPU seconds of the whole process (all threads). */
-static inline double bench_cpu_now(void) { return bench_clock(CLOCK_PROCESS_CPUTIME_ID); }
+static inline double bench_cpu_now(void)
+{
+    return bench_clock(CLOCK_PROCESS_CPUTIME_ID);
+}
 
 /* xorshift64* (the state must not be 0). */
 static inline uint64_t bench_rng(uint64_t *s)
