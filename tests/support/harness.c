@@ -136,6 +136,15 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream)
     return b;
 }
 
+strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream)
+{
+    strategy_oom oom;
+    sim_status st = harness_try_alloc(h, size, stream, NULL, &oom);
+    ck_assert_msg(st == SIM_OOM, "alloc(%llu) did not run out of memory; layout: %s", (unsigned long long)size,
+                  harness_layout(h));
+    return oom;
+}
+
 void harness_free_block(harness *h, strategy_handle b)
 {
     h->ops->free(h->s, b, false);
@@ -226,4 +235,10 @@ uint64_t harness_stat(harness *h, const char *key)
     ck_assert_msg(strategy_stat_find(h->ops, h->s, key, &v), "%s has no stat '%s'", h->ops->name, key);
     ck_assert_msg(v.kind == STRATEGY_STAT_U64, "%s: stat '%s' is not an integer", h->ops->name, key);
     return v.u64;
+}
+
+const char *harness_option(harness *h, const char *key)
+{
+    ck_assert_msg(strategy_option_find(h->ops, h->s, key, &h->option), "%s has no option '%s'", h->ops->name, key);
+    return h->option.text;
 }

@@ -19,6 +19,7 @@ typedef struct harness {
     strategy *s;
     uint32_t proc;
     char layout[8192];
+    strategy_stat_value option; /* the last harness_option */
 } harness;
 
 /* opts: "key=value,key=value" or NULL. Fails the test if create fails. */
@@ -35,6 +36,8 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream);
 /* Allocation that may fail: returns SIM_OK or SIM_OOM. */
 sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strategy_handle *out,
                              strategy_oom *oom);
+/* Allocation that must fail with SIM_OOM: its report. */
+strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream);
 void harness_free_block(harness *h, strategy_handle b);
 void harness_free_deferred(harness *h, strategy_handle b);
 void harness_free_ready(harness *h, strategy_handle b);
@@ -49,5 +52,8 @@ const char *harness_layout(harness *h);
 strategy_sample harness_sample(harness *h);
 /* One statistic by name from ops->stats; fails the test if absent. */
 uint64_t harness_stat(harness *h, const char *key);
+/* One effective option by name from ops->options, as text (valid until the next call);
+ * fails the test if absent. */
+const char *harness_option(harness *h, const char *key);
 
 #endif
