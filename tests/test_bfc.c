@@ -26,56 +26,12 @@ static harness *new_cc(const strategy_ops *ops, uint64_t capacity, uint64_t cont
     return harness_new_dev(ops, &info, opts);
 }
 
-/* ---- options sink: one text option by name ---- */
-
-typedef struct text_find {
-    const char *key;
-    char value[64];
-    bool found;
-    double real;
-} text_find;
-
-static void tf_u64(void *ctx, const char *key, uint64_t v)
-{
-    (void)ctx;
-    (void)key;
-    (void)v;
-}
-
-static void tf_real(void *ctx, const char *key, double v)
-{
-    text_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        f->real = v;
-        f->found = true;
-    }
-}
-
-static void tf_text(void *ctx, const char *key, const char *v)
-{
-    text_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        snprintf(f->value, sizeof f->value, "%s", v);
-        f->found = true;
-    }
-}
-
-static const char *option_of(harness *h, const char *key, char *buf, size_t cap)
-{
-    text_find f = {.key = key};
-    strategy_stat_sink sink = {tf_u64, tf_real, tf_text, &f};
-    h->ops->options(h->s, &sink);
-    snprintf(buf, cap, "%s", f.found ? f.value : "(absent)");
-    return buf;
-}
-
 static double fragmentation_metric(harness *h)
 {
-    text_find f = {.key = "fragmentation_metric"};
-    strategy_stat_sink sink = {tf_u64, tf_real, tf_text, &f};
-    h->ops->stats(h->s, &sink);
-    ck_assert(f.found);
-    return f.real;
+    strategy_stat_value v;
+    ck_assert(strategy_stat_find(h->ops, h->s, "fragmentation_metric", &v));
+    ck_assert(v.kind == STRATEGY_STAT_REAL);
+    return v.real;
 }
 
 /* ==== growth and the worked example (allocators.md §1.5) ==== */
@@ -128,8 +84,7 @@ START_TEST(growth_should_cut_the_last_region_at_the_limit)
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 8 * MiB);
     /* 2 MiB more: no chunk, available 0, no wholly free region: 2 MiB > 1 MiB free + 0
      * extendable → capacity */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 2 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 2 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.free_bytes, 1 * MiB);
     harness_free(h);
@@ -331,8 +286,7 @@ START_TEST(growth_should_hit_a_fragmentation_oom_that_greedy_does_not_have)
     ck_assert_str_eq(harness_layout(h), "[2097152] | [4194304] | 2097152 [6291456]");
     /* 7 MiB: no chunk ≥ 7340032; Extend: available 16 − 14 = 2 MiB < 7 MiB; GC off.
      * free = 14 − 2 = 12 MiB; 7 MiB ≤ 12 MiB + 2 MiB → fragmentation */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 7 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 7 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.size_bytes, 7340032);
     ck_assert_uint_eq(oom.free_bytes, 12582912);
@@ -359,8 +313,7 @@ END_TEST
 START_TEST(gc_should_free_wholly_free_regions_and_extend_again_under_tf)
 {
     harness *h = three_regions(GROWTH, "mem_fraction=0.5"); /* tf preset: gc on */
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "on");
     /* 7 MiB: Extend fails (2 MiB available); regions 0 and 1 are wholly free: 6 MiB;
      * 7 MiB ≤ 16 − 14 + 6 MiB → free them (pool 8 MiB); Extend: C = 16 MiB, available
      * 8 MiB → region 8388608; 8 MiB < 14 MiB, slack 1 MiB → whole */
@@ -378,10 +331,8 @@ END_TEST
 START_TEST(gc_should_stay_off_under_jax)
 {
     harness *h = three_regions(GROWTH, "bfc_preset=jax,mem_fraction=0.5");
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 7 * MiB, 0, NULL, &oom), SIM_OOM);
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "off");
+    strategy_oom oom = harness_oom(h, 7 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_str_eq(harness_layout(h), "[2097152] | [4194304] | 2097152 [6291456]");
     ck_assert_uint_eq(harness_sample(h).num_device_frees, 0);
@@ -393,8 +344,7 @@ START_TEST(gc_should_not_free_regions_when_that_would_not_help)
 {
     /* limit 16 MiB, regions 2 + 4 + 8 MiB with 2 + 4 wholly free: 9 MiB > 16 − 14 + 6 */
     harness *h = three_regions(GROWTH, "mem_fraction=0.5");
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 9 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 9 * MiB, 0);
     ck_assert_uint_eq(harness_sample(h).num_device_frees, 0);
     /* 9 MiB ≤ 12 MiB free + 2 MiB extendable → still fragmentation */
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
@@ -412,8 +362,7 @@ START_TEST(greedy_should_take_the_whole_limit_at_the_first_allocation)
     harness_alloc(h, 5 * GiB, 0);
     ck_assert_uint_eq(harness_sample(h).num_device_allocs, 1);
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 15569256448u);
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
     harness_free(h);
 }
 END_TEST
@@ -428,8 +377,7 @@ START_TEST(limit_should_refuse_one_byte_past_m)
     ck_assert_str_eq(harness_layout(h), "4294967296");
     /* 1 byte → R = 256; no free chunk, available = 0, nothing to collect:
      * 256 > 0 free + 0 extendable → capacity */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 1, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 1, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.size_bytes, 256);
     ck_assert_uint_eq(oom.free_bytes, 0);
@@ -473,8 +421,7 @@ START_TEST(extend_should_give_up_backpedalling_below_the_request)
     uint32_t other = device_proc_start(h->dev);
     uint64_t addr;
     ck_assert_int_eq(device_alloc(h->dev, other, 120 * MiB, &addr), SIM_OK);
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 10 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 10 * MiB, 0);
     ck_assert_uint_eq(oom.reserved_bytes, 0);
     ck_assert_uint_eq(oom.device_free_bytes, 8 * MiB);
     /* what the allocator could still get is capped by the device: 0 free in the pool +
@@ -551,9 +498,8 @@ START_TEST(mem_fraction_should_set_the_limit_from_total_memory)
     /* 0.5 × 16 GiB = 8589934592, the context is not subtracted */
     harness *h = new_cc(GREEDY, 16 * GiB, 500 * MiB, 9, "mem_fraction=0.5");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 8589934592u);
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "mem_fraction", buf, sizeof buf), "0.5");
-    ck_assert_str_eq(option_of(h, "limit_bytes", buf, sizeof buf), "8589934592");
+    ck_assert_str_eq(harness_option(h, "mem_fraction"), "0.5");
+    ck_assert_str_eq(harness_option(h, "limit_bytes"), "8589934592");
     harness_free(h);
     /* truncation: 0.3 × 1000001 = 300000.3 → 300000 */
     h = new_cc(GREEDY, 1000001, 0, 9, "mem_fraction=0.3");
@@ -569,16 +515,15 @@ START_TEST(jax_should_preallocate_three_quarters_of_total_memory)
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 12884901888u);
     harness_alloc(h, 1 * MiB, 0);
     ck_assert_str_eq(harness_layout(h), "1048576 [12883853312]");
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "jax");
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
+    ck_assert_str_eq(harness_option(h, "bfc_preset"), "jax");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "off");
     harness_free(h);
     /* growth under jax: same limit, allow_growth; 0.75 × 1000001 = 750000.75 → 750000
      * under tsl 2024; XLA 2026 rounds it up to 2 MiB = 2097152 (RoundUpGpuMemoryLimit) */
     h = harness_new(GROWTH, 1000001, 0, "bfc_preset=jax,bfc_version=tsl2024");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 750000);
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "true");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "true");
     harness_free(h);
     h = harness_new(GROWTH, 1000001, 0, "bfc_preset=jax");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 2097152);
@@ -593,16 +538,16 @@ END_TEST
 START_TEST(limit_strategy_should_ignore_the_reserve_and_report_its_options)
 {
     harness *h = harness_new(LIMIT, 16 * GiB, 1 * GiB, "limit=4096MiB");
-    char buf[64];
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 4294967296u);
-    ck_assert_str_eq(option_of(h, "limit_bytes", buf, sizeof buf), "4294967296");
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
-    ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "tf");
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
+    ck_assert_str_eq(harness_option(h, "limit_bytes"), "4294967296");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
+    ck_assert_str_eq(harness_option(h, "bfc_preset"), "tf");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "on");
     /* its table's keys, with values create() accepts back; no fraction applies */
-    ck_assert_str_eq(option_of(h, "limit", buf, sizeof buf), "4294967296");
-    ck_assert_str_eq(option_of(h, "bfc_fragmentation_fraction", buf, sizeof buf), "0");
-    ck_assert_str_eq(option_of(h, "mem_fraction", buf, sizeof buf), "(absent)");
+    ck_assert_str_eq(harness_option(h, "limit"), "4294967296");
+    ck_assert_str_eq(harness_option(h, "bfc_fragmentation_fraction"), "0");
+    strategy_stat_value absent;
+    ck_assert(!strategy_option_find(h->ops, h->s, "mem_fraction", &absent));
     harness_free(h);
 }
 END_TEST

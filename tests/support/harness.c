@@ -139,6 +139,7 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream)
 strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream)
 {
     strategy_oom oom;
+    memset(&oom, 0, sizeof oom);
     sim_status st = harness_try_alloc(h, size, stream, NULL, &oom);
     ck_assert_msg(st == SIM_OOM, "alloc(%llu) did not run out of memory; layout: %s", (unsigned long long)size,
                   harness_layout(h));
@@ -240,5 +241,21 @@ uint64_t harness_stat(harness *h, const char *key)
 const char *harness_option(harness *h, const char *key)
 {
     ck_assert_msg(strategy_option_find(h->ops, h->s, key, &h->option), "%s has no option '%s'", h->ops->name, key);
+    ck_assert_msg(h->option.kind == STRATEGY_STAT_TEXT, "%s: option '%s' is not text", h->ops->name, key);
     return h->option.text;
+}
+
+static int collect_block(void *ctx, const strategy_block *b)
+{
+    harness_blocks *out = ctx;
+    if (out->n == HARNESS_MAX_BLOCKS)
+        ck_abort_msg("more than %d blocks", HARNESS_MAX_BLOCKS);
+    out->b[out->n++] = *b;
+    return 0;
+}
+
+void harness_walk(harness *h, harness_blocks *out)
+{
+    out->n = 0;
+    h->ops->walk(h->s, collect_block, out);
 }

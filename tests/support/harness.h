@@ -50,6 +50,14 @@ sim_report harness_report(harness *h);
 /* The layout string (valid until the next call). */
 const char *harness_layout(harness *h);
 strategy_sample harness_sample(harness *h);
+
+/* The walker's blocks, in its order (more than HARNESS_MAX_BLOCKS fail the test). */
+#define HARNESS_MAX_BLOCKS 8192
+typedef struct harness_blocks {
+    strategy_block b[HARNESS_MAX_BLOCKS];
+    uint32_t n;
+} harness_blocks;
+void harness_walk(harness *h, harness_blocks *out);
 /* One statistic by name from ops->stats; fails the test if absent. */
 uint64_t harness_stat(harness *h, const char *key);
 /* One effective option by name from ops->options, as text (valid until the next call);
