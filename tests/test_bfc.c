@@ -113,49 +113,35 @@ static void expect_split_layout(const char *limit, uint64_t request, const char 
     harness_free(h);
 }
 
-START_TEST(split_should_not_happen_at_twice_the_request_minus_256)
-{
+/* Each boundary of the rule, one loop case each. */
+static const struct split_case {
+    const char *limit, *opts_extra, *layout;
+    uint64_t request;
+} SPLIT_CASES[] = {
     /* S = 2R − 256 = 2097152 − 256 = 2096896, R = 1 MiB: S < 2R, slack 1048320 < 128 MiB */
-    expect_split_layout("2096896", 1 * MiB, NULL, "2096896");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_exactly_twice_the_request)
-{
+    {"2096896", NULL, "2096896", 1 * MiB},
     /* S = 2R = 2097152 → 1048576 used + 1048576 free */
-    expect_split_layout("2097152", 1 * MiB, NULL, "1048576 [1048576]");
-}
-END_TEST
-
-START_TEST(split_should_not_happen_at_slack_128mib_minus_256)
-{
+    {"2097152", NULL, "1048576 [1048576]", 1 * MiB},
     /* R = 256 MiB = 268435456, S = R + 134217728 − 256 = 402652928 < 2R: no split */
-    expect_split_layout("402652928", 256 * MiB, NULL, "402652928");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_slack_of_exactly_128mib)
-{
+    {"402652928", NULL, "402652928", 256 * MiB},
     /* S = R + 128 MiB = 402653184: slack 134217728 ≥ 128 MiB → split */
-    expect_split_layout("402653184", 256 * MiB, NULL, "268435456 [134217728]");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_slack_128mib_plus_256)
-{
+    {"402653184", NULL, "268435456 [134217728]", 256 * MiB},
     /* S = 402653440: slack 134217984 → split */
-    expect_split_layout("402653440", 256 * MiB, NULL, "268435456 [134217984]");
-}
-END_TEST
-
-START_TEST(split_should_use_the_fragmentation_fraction_of_the_limit)
-{
+    {"402653440", NULL, "268435456 [134217984]", 256 * MiB},
     /* S = limit = 320 MiB = 335544320, R = 256 MiB, slack 64 MiB: default 128 MiB rule → whole;
      * fraction 0.2 → max_frag = (uint64)(0.2 × 335544320) = 67108864 → slack ≥ it → split */
-    expect_split_layout("320MiB", 256 * MiB, NULL, "335544320");
-    expect_split_layout("320MiB", 256 * MiB, "bfc_fragmentation_fraction=0.2", "268435456 [67108864]");
+    {"320MiB", NULL, "335544320", 256 * MiB},
+    {"320MiB", "bfc_fragmentation_fraction=0.2", "268435456 [67108864]", 256 * MiB},
+};
+_Static_assert(sizeof SPLIT_CASES / sizeof SPLIT_CASES[0] == 7, "the loop below runs every case");
+
+START_TEST(split_should_happen_at_twice_the_request_or_a_slack_of_128mib_or_the_fragmentation_fraction)
+{
+    const struct split_case *c = &SPLIT_CASES[_i];
+    expect_split_layout(c->limit, c->request, c->opts_extra, c->layout);
 }
 END_TEST
+GPUSIM_LOOP(split_should_happen_at_twice_the_request_or_a_slack_of_128mib_or_the_fragmentation_fraction, 0, 7);
 
 /* ==== best fit, coalescing, deferred frees ==== */
 
@@ -167,17 +153,26 @@ static harness *four_quarters(void)
     return h;
 }
 
-START_TEST(free_should_coalesce_with_both_neighbours)
+/* four_quarters() with its four 256 KiB chunks allocated and the 1st and 3rd freed:
+ * free, used (*b), free, used (*d). */
+static harness *quarters_with_holes(strategy_handle *b, strategy_handle *d)
 {
     harness *h = four_quarters();
     strategy_handle a = harness_alloc(h, 256 * KiB, 0);
-    strategy_handle b = harness_alloc(h, 256 * KiB, 0);
+    *b = harness_alloc(h, 256 * KiB, 0);
     strategy_handle c = harness_alloc(h, 256 * KiB, 0);
-    strategy_handle d = harness_alloc(h, 256 * KiB, 0);
+    *d = harness_alloc(h, 256 * KiB, 0);
     ck_assert_str_eq(harness_layout(h), "262144 262144 262144 262144");
     harness_free_block(h, a);
     harness_free_block(h, c);
     ck_assert_str_eq(harness_layout(h), "[262144] 262144 [262144] 262144");
+    return h;
+}
+
+START_TEST(free_should_coalesce_with_both_neighbours)
+{
+    strategy_handle b, d;
+    harness *h = quarters_with_holes(&b, &d);
     /* b merges with c (next) then into a (prev): 3 × 262144 = 786432 */
     harness_free_block(h, b);
     ck_assert_str_eq(harness_layout(h), "[786432] 262144");
@@ -192,13 +187,8 @@ END_TEST
 
 START_TEST(best_fit_should_prefer_the_lowest_address_among_equal_sizes)
 {
-    harness *h = four_quarters();
-    strategy_handle a = harness_alloc(h, 256 * KiB, 0);
-    harness_alloc(h, 256 * KiB, 0);
-    strategy_handle c = harness_alloc(h, 256 * KiB, 0);
-    harness_alloc(h, 256 * KiB, 0);
-    harness_free_block(h, a);
-    harness_free_block(h, c);
+    strategy_handle b, d;
+    harness *h = quarters_with_holes(&b, &d);
     /* two free 262144 chunks; 1000 → R = 1024 takes the lower one and splits it
      * (262144 ≥ 2048): 1024 + 261120 */
     harness_alloc(h, 1000, 0);
@@ -396,16 +386,24 @@ START_TEST(limit_should_refuse_one_byte_past_m)
 }
 END_TEST
 
+/* The limit strategy (opts) on a card of capacity bytes (cc 9.0) where another
+ * process already holds other_bytes. */
+static harness *limit_beside_another(uint64_t capacity, const char *opts, uint64_t other_bytes)
+{
+    device_info info = {.name = "test", .capacity_bytes = capacity, .cc_major = 9};
+    harness *h = harness_new_dev(LIMIT, &info, opts);
+    uint32_t other = device_proc_start(h->dev);
+    uint64_t addr;
+    ck_assert_int_eq(device_alloc(h->dev, other, other_bytes, &addr), SIM_OK);
+    return h;
+}
+
 START_TEST(extend_should_backpedal_by_nine_tenths_when_the_device_refuses)
 {
     /* 128 MiB card; another process holds 40 MiB → 88 MiB free on the device.
      * limit 100 MiB: 104857600 refused; float(104857600)·0.9f = 94371840 (90 MiB) refused;
      * 94371840·0.9f = 84934656 (81 MiB) fits */
-    device_info info = {.name = "test", .capacity_bytes = 128 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=100MiB");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 40 * MiB, &addr), SIM_OK);
+    harness *h = limit_beside_another(128 * MiB, "limit=100MiB", 40 * MiB);
     harness_alloc(h, 1 * MiB, 0);
     ck_assert_str_eq(harness_layout(h), "1048576 [83886080]");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 84934656);
@@ -416,11 +414,7 @@ END_TEST
 START_TEST(extend_should_give_up_backpedalling_below_the_request)
 {
     /* the other process leaves 8 MiB: 100 → 90 → 81 → 72.9… MiB … never ≥ 10 MiB and ≤ 8 MiB */
-    device_info info = {.name = "test", .capacity_bytes = 128 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=100MiB");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 120 * MiB, &addr), SIM_OK);
+    harness *h = limit_beside_another(128 * MiB, "limit=100MiB", 120 * MiB);
     strategy_oom oom = harness_oom(h, 10 * MiB, 0);
     ck_assert_uint_eq(oom.reserved_bytes, 0);
     ck_assert_uint_eq(oom.device_free_bytes, 8 * MiB);
@@ -438,11 +432,7 @@ START_TEST(extend_should_make_strict_progress_at_tiny_sizes)
 {
     /* limit 512 B; the device has 256 B left. 512·0.9 = 460.8 → RoundedBytes = 512: no
      * progress, so newest XLA takes 256 off → 256 ≥ R = 256 → region of 256 */
-    device_info info = {.name = "test", .capacity_bytes = 1 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=512");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 1 * MiB - 256, &addr), SIM_OK);
+    harness *h = limit_beside_another(1 * MiB, "limit=512", 1 * MiB - 256);
     harness_alloc(h, 1, 0);
     ck_assert_str_eq(harness_layout(h), "256");
     harness_free(h);
