@@ -26,6 +26,13 @@ static harness *new_cc(const strategy_ops *ops, uint64_t capacity, uint64_t cont
     return harness_new_dev(ops, &info, opts);
 }
 
+/* Allocate size on stream 0; the layout must then be want. */
+static void expect_alloc_layout(harness *h, uint64_t size, const char *want)
+{
+    harness_alloc(h, size, 0);
+    ck_assert_str_eq(harness_layout(h), want);
+}
+
 static double fragmentation_metric(harness *h)
 {
     strategy_stat_value v;
@@ -44,23 +51,19 @@ START_TEST(growth_should_follow_the_worked_example_region_by_region)
     harness *h = harness_new(GROWTH, 80 * GiB, 0, NULL);
     /* 1000 B → R = 1024; Extend: C = 2 MiB → region 2097152, C → 4 MiB;
      * 2097152 ≥ 2·1024 → split: 1024 used, 2097152 − 1024 = 2096128 free */
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128]");
+    expect_alloc_layout(h, 1000, "1024 [2096128]");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024);
     /* 3 MiB: the free 2096128 is too small; Extend: 3 MiB ≤ C = 4 MiB → region 4194304,
      * C → 8 MiB; 4 MiB < 2·3 MiB and slack 1 MiB < 128 MiB → handed out whole */
-    harness_alloc(h, 3 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304");
+    expect_alloc_layout(h, 3 * MiB, "1024 [2096128] | 4194304");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024 + 4194304);
     /* 100 MiB: C 8 → 16 → 32 → 64 → 128 MiB (increased, so not doubled after) → region
      * 134217728; 128 MiB < 200 MiB and slack 28 MiB < 128 MiB → handed out whole */
-    harness_alloc(h, 100 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304 | 134217728");
+    expect_alloc_layout(h, 100 * MiB, "1024 [2096128] | 4194304 | 134217728");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024 + 4194304 + 134217728);
     ck_assert_uint_eq(harness_stat(h, "largest_alloc_size"), 134217728);
     /* 4 MiB: C stayed 128 MiB → region 134217728, split 4194304 + 130023424 free (124 MiB) */
-    harness_alloc(h, 4 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304 | 134217728 | 4194304 [130023424]");
+    expect_alloc_layout(h, 4 * MiB, "1024 [2096128] | 4194304 | 134217728 | 4194304 [130023424]");
     /* pool = 2 + 4 + 128 + 128 MiB */
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 2097152 + 4194304 + 2 * 134217728);
     ck_assert_uint_eq(harness_stat(h, "regions"), 4);
@@ -79,8 +82,7 @@ START_TEST(growth_should_cut_the_last_region_at_the_limit)
     harness_alloc(h, 2 * MiB, 0); /* region 2 MiB, whole (2 MiB = R: no split) */
     harness_alloc(h, 4 * MiB, 0); /* region 4 MiB, whole */
     /* 1 MiB: C = 8 MiB but available = 8 − 6 = 2 MiB → region 2097152; split 1 + 1 MiB */
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "2097152 | 4194304 | 1048576 [1048576]");
+    expect_alloc_layout(h, 1 * MiB, "2097152 | 4194304 | 1048576 [1048576]");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 8 * MiB);
     /* 2 MiB more: no chunk, available 0, no wholly free region: 2 MiB > 1 MiB free + 0
      * extendable → capacity */
@@ -95,8 +97,7 @@ START_TEST(growth_should_start_below_2mib_when_the_limit_is_smaller)
 {
     /* limit = 0.5 × 2 MiB = 1 MiB → C starts at RoundedBytes(min(1 MiB, 2 MiB)) */
     harness *h = harness_new(GROWTH, 2 * MiB, 0, "mem_fraction=0.5");
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [1047552]");
+    expect_alloc_layout(h, 1000, "1024 [1047552]");
     harness_free(h);
 }
 END_TEST
@@ -191,8 +192,7 @@ START_TEST(best_fit_should_prefer_the_lowest_address_among_equal_sizes)
     harness *h = quarters_with_holes(&b, &d);
     /* two free 262144 chunks; 1000 → R = 1024 takes the lower one and splits it
      * (262144 ≥ 2048): 1024 + 261120 */
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [261120] 262144 [262144] 262144");
+    expect_alloc_layout(h, 1000, "1024 [261120] 262144 [262144] 262144");
     harness_free(h);
 }
 END_TEST
@@ -209,8 +209,7 @@ START_TEST(best_fit_should_prefer_the_smallest_chunk_over_a_lower_address)
     ck_assert_str_eq(harness_layout(h), "[524288] 262144 [262144]");
     /* 200000 → R = 782 × 256 = 200192 (bin 9); the 262144 chunk (bin 10) fits better
      * than the lower 524288 (bin 11); 262144 < 2R and slack 61952 → whole */
-    harness_alloc(h, 200000, 0);
-    ck_assert_str_eq(harness_layout(h), "[524288] 262144 262144");
+    expect_alloc_layout(h, 200000, "[524288] 262144 262144");
     harness_free(h);
 }
 END_TEST
@@ -293,8 +292,7 @@ START_TEST(growth_should_hit_a_fragmentation_oom_that_greedy_does_not_have)
      * 2 + 4 MiB coalesce to 6 MiB; 7 MiB takes the 8 MiB chunk whole (8 < 14, slack 1 MiB) */
     h = three_regions(GREEDY, "mem_fraction=0.5,bfc_gc=off");
     ck_assert_str_eq(harness_layout(h), "[6291456] 2097152 [8388608]");
-    harness_alloc(h, 7 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "[6291456] 2097152 8388608");
+    expect_alloc_layout(h, 7 * MiB, "[6291456] 2097152 8388608");
     ck_assert_uint_eq(harness_stat(h, "regions"), 1);
     harness_free(h);
 }
@@ -307,8 +305,7 @@ START_TEST(gc_should_free_wholly_free_regions_and_extend_again_under_tf)
     /* 7 MiB: Extend fails (2 MiB available); regions 0 and 1 are wholly free: 6 MiB;
      * 7 MiB ≤ 16 − 14 + 6 MiB → free them (pool 8 MiB); Extend: C = 16 MiB, available
      * 8 MiB → region 8388608; 8 MiB < 14 MiB, slack 1 MiB → whole */
-    harness_alloc(h, 7 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "2097152 [6291456] | 8388608");
+    expect_alloc_layout(h, 7 * MiB, "2097152 [6291456] | 8388608");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 16 * MiB);
     ck_assert_uint_eq(harness_stat(h, "regions"), 2);
     ck_assert_uint_eq(harness_stat(h, "peak_pool_bytes"), 16 * MiB);
@@ -347,8 +344,7 @@ START_TEST(greedy_should_take_the_whole_limit_at_the_first_allocation)
     /* 16 GiB, cc 9: limit = 17179869184 − 1536 MiB = 15569256448 (a multiple of 256) */
     harness *h = harness_new(GREEDY, 16 * GiB, 0, NULL);
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [15569255424]");
+    expect_alloc_layout(h, 1000, "1024 [15569255424]");
     harness_alloc(h, 5 * GiB, 0);
     ck_assert_uint_eq(harness_sample(h).num_device_allocs, 1);
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 15569256448u);
@@ -363,8 +359,7 @@ START_TEST(limit_should_refuse_one_byte_past_m)
 {
     /* --limit=4096MiB: one region of 4294967296 bytes at the first allocation */
     harness *h = harness_new(LIMIT, 16 * GiB, 0, "limit=4096MiB");
-    harness_alloc(h, 4096 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "4294967296");
+    expect_alloc_layout(h, 4096 * MiB, "4294967296");
     /* 1 byte → R = 256; no free chunk, available = 0, nothing to collect:
      * 256 > 0 free + 0 extendable → capacity */
     strategy_oom oom = harness_oom(h, 1, 0);
@@ -404,8 +399,7 @@ START_TEST(extend_should_backpedal_by_nine_tenths_when_the_device_refuses)
      * limit 100 MiB: 104857600 refused; float(104857600)·0.9f = 94371840 (90 MiB) refused;
      * 94371840·0.9f = 84934656 (81 MiB) fits */
     harness *h = limit_beside_another(128 * MiB, "limit=100MiB", 40 * MiB);
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1048576 [83886080]");
+    expect_alloc_layout(h, 1 * MiB, "1048576 [83886080]");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 84934656);
     harness_free(h);
 }
@@ -433,8 +427,7 @@ START_TEST(extend_should_make_strict_progress_at_tiny_sizes)
     /* limit 512 B; the device has 256 B left. 512·0.9 = 460.8 → RoundedBytes = 512: no
      * progress, so newest XLA takes 256 off → 256 ≥ R = 256 → region of 256 */
     harness *h = limit_beside_another(1 * MiB, "limit=512", 1 * MiB - 256);
-    harness_alloc(h, 1, 0);
-    ck_assert_str_eq(harness_layout(h), "256");
+    expect_alloc_layout(h, 1, "256");
     harness_free(h);
 }
 END_TEST
@@ -503,8 +496,7 @@ START_TEST(jax_should_preallocate_three_quarters_of_total_memory)
     /* 0.75 × 16 GiB = 12884901888; greedy = preallocate: the whole limit at once */
     harness *h = harness_new(GREEDY, 16 * GiB, 300 * MiB, "bfc_preset=jax");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 12884901888u);
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1048576 [12883853312]");
+    expect_alloc_layout(h, 1 * MiB, "1048576 [12883853312]");
     ck_assert_str_eq(harness_option(h, "bfc_preset"), "jax");
     ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
     ck_assert_str_eq(harness_option(h, "bfc_gc"), "off");
