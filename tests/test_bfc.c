@@ -33,6 +33,13 @@ static void expect_alloc_layout(harness *h, uint64_t size, const char *want)
     ck_assert_str_eq(harness_layout(h), want);
 }
 
+/* Free block b; the layout must then be want. */
+static void expect_free_layout(harness *h, strategy_handle b, const char *want)
+{
+    harness_free_block(h, b);
+    ck_assert_str_eq(harness_layout(h), want);
+}
+
 static double fragmentation_metric(harness *h)
 {
     strategy_stat_value v;
@@ -165,8 +172,7 @@ static harness *quarters_with_holes(strategy_handle *b, strategy_handle *d)
     *d = harness_alloc(h, 256 * KiB, 0);
     ck_assert_str_eq(harness_layout(h), "262144 262144 262144 262144");
     harness_free_block(h, a);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[262144] 262144 [262144] 262144");
+    expect_free_layout(h, c, "[262144] 262144 [262144] 262144");
     return h;
 }
 
@@ -175,11 +181,9 @@ START_TEST(free_should_coalesce_with_both_neighbours)
     strategy_handle b, d;
     harness *h = quarters_with_holes(&b, &d);
     /* b merges with c (next) then into a (prev): 3 × 262144 = 786432 */
-    harness_free_block(h, b);
-    ck_assert_str_eq(harness_layout(h), "[786432] 262144");
+    expect_free_layout(h, b, "[786432] 262144");
     ck_assert_uint_eq(harness_stat(h, "largest_free_block_bytes"), 786432);
-    harness_free_block(h, d);
-    ck_assert_str_eq(harness_layout(h), "[1048576]");
+    expect_free_layout(h, d, "[1048576]");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 0);
     ck_assert_uint_eq(harness_stat(h, "peak_bytes_in_use"), 1048576);
     harness_free(h);
@@ -205,8 +209,7 @@ START_TEST(best_fit_should_prefer_the_smallest_chunk_over_a_lower_address)
     harness_alloc(h, 256 * KiB, 0);
     strategy_handle c = harness_alloc(h, 256 * KiB, 0);
     harness_free_block(h, a);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[524288] 262144 [262144]");
+    expect_free_layout(h, c, "[524288] 262144 [262144]");
     /* 200000 → R = 782 × 256 = 200192 (bin 9); the 262144 chunk (bin 10) fits better
      * than the lower 524288 (bin 11); 262144 < 2R and slack 61952 → whole */
     expect_alloc_layout(h, 200000, "[524288] 262144 262144");
@@ -229,8 +232,7 @@ START_TEST(deferred_free_should_hold_the_chunk_until_ready)
     harness_free_ready(h, a);
     ck_assert_str_eq(harness_layout(h), "[262144] 262144 262144 [262144]");
     harness_free_block(h, b);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[1048576]");
+    expect_free_layout(h, c, "[1048576]");
     harness_free(h);
 }
 END_TEST
@@ -238,17 +240,13 @@ END_TEST
 START_TEST(zero_byte_allocations_should_take_no_memory)
 {
     harness *h = harness_new(GREEDY, 16 * GiB, 0, NULL);
-    strategy_handle z1 = harness_alloc(h, 0, 0);
-    strategy_handle z2 = harness_alloc(h, 0, 0);
-    ck_assert_uint_ne(z1, STRATEGY_HANDLE_NONE);
-    ck_assert_uint_ne(z1, z2);
+    strategy_handle z[2];
     /* greedy does not take its region for a zero-byte request */
-    ck_assert_str_eq(harness_layout(h), "");
-    ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
+    harness_alloc_two_empty(h, 0, z);
     ck_assert_uint_eq(harness_stat(h, "num_allocs"), 0);
-    harness_free_block(h, z1);
-    harness_free_deferred(h, z2);
-    harness_free_ready(h, z2);
+    harness_free_block(h, z[0]);
+    harness_free_deferred(h, z[1]);
+    harness_free_ready(h, z[1]);
     harness_free(h);
 }
 END_TEST
@@ -758,8 +756,7 @@ static harness *corruptible(void)
     strategy_handle a = harness_alloc(h, 256 * KiB, 0);
     harness_alloc(h, 256 * KiB, 0);
     harness_alloc(h, 256 * KiB, 0);
-    harness_free_block(h, a);
-    ck_assert_str_eq(harness_layout(h), "[262144] 262144 262144 [262144]");
+    expect_free_layout(h, a, "[262144] 262144 262144 [262144]");
     return h;
 }
 

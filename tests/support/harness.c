@@ -136,6 +136,16 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream)
     return b;
 }
 
+void harness_alloc_two_empty(harness *h, uint32_t stream, strategy_handle out[2])
+{
+    out[0] = harness_alloc(h, 0, 0);
+    out[1] = harness_alloc(h, 0, stream);
+    ck_assert_uint_ne(out[0], STRATEGY_HANDLE_NONE);
+    ck_assert_uint_ne(out[0], out[1]);
+    ck_assert_str_eq(harness_layout(h), "");
+    ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
+}
+
 strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream)
 {
     strategy_oom oom;

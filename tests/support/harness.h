@@ -36,6 +36,9 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream);
 /* Allocation that may fail: returns SIM_OK or SIM_OOM. */
 sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strategy_handle *out,
                              strategy_oom *oom);
+/* Two zero-byte allocations, the first on stream 0, the second on stream: each must
+ * get a handle of its own and take nothing (an empty layout, 0 reserved). */
+void harness_alloc_two_empty(harness *h, uint32_t stream, strategy_handle out[2]);
 /* Allocation that must fail with SIM_OOM: its report. */
 strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream);
 void harness_free_block(harness *h, strategy_handle b);
