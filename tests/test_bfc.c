@@ -213,6 +213,7 @@ START_TEST(best_fit_should_prefer_the_smallest_chunk_over_a_lower_address)
     /* 200000 → R = 782 × 256 = 200192 (bin 9); the 262144 chunk (bin 10) fits better
      * than the lower 524288 (bin 11); 262144 < 2R and slack 61952 → whole */
     expect_alloc_layout(h, 200000, "[524288] 262144 262144");
+    ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 2 * 262144); /* the 256K and the whole chunk */
     harness_free(h);
 }
 END_TEST
