@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static void push(evbuf *b, sim_op op, uint64_t id, uint64_t size, uint64_t t)
 {
     sim_event ev = {.op = op, .id = id, .size = size, .t = t, .ready_t = t};
