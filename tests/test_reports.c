@@ -422,12 +422,12 @@ END_TEST
 
 START_TEST(capture_should_name_each_block_by_its_allocation_where_that_is_known)
 {
-    evbuf *b = sawtooth();
-    capture *c = capture_of(b, "torch", 64);
     /* the peak: the 4 weights and the 5 activations of the first step, each in a block
      * the walk shows and locate ties to its allocation */
     uint64_t used = 0, named = 0;
     bool big = false;
+    evbuf *b = sawtooth();
+    capture *c = capture_of(b, "torch", 64);
     for (uint64_t i = 0; i < c->n_blocks; i++) {
         const capture_block *k = &c->blocks[i];
         if (k->b.state != BLOCK_USED)
