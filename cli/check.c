@@ -36,10 +36,8 @@ static const cli_opt CHECK_OPTS[] = {
     {"allow-oom-move", false, "an OOM at another event, of another cause or process, is not a regression"},
     {"junit", true, "FILE.xml: the verdicts as JUnit XML, one test case per metric"},
     {"strategy", true, "S: the allocator model (default: the baseline's, else " GPUSIM_DEFAULT_STRATEGY ")"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    CLI_REPLAY_OPTS,
+    CLI_ON_OOM_OPT,
     {NULL, false, NULL},
 };
 

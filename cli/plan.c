@@ -19,12 +19,10 @@
 static const cli_opt PLAN_OPTS[] = {
     {"strategies", true, "S,S,...: strategies to plan for (default: as compare)"},
     {"gpus", true, "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
+    CLI_REPLAY_OPTS,
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_JOBS_OPT,
     {NULL, false, NULL},
 };
 
