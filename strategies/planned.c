@@ -28,26 +28,14 @@ static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "
 
 /* The keys create() reads and options() writes back. */
 static const strategy_option PLANNED_OPTIONS[] = {
-    {.key = "planner",
-     .cli = "planner",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "xla|xla-spatial|xla-temporal|tflite|tflite-gpu",
-     .default_text = "xla",
-     .example = "tflite",
-     .help = "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of them), "
-             "TFLite's arena planner or its GPU delegate's greedy by size"},
-    {.key = "alignment",
-     .cli = "alignment",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "256 for xla, 64 for tflite, 1 for tflite-gpu",
-     .example = "512",
-     .help = "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, kDefaultTensorAlignment)"},
-    {.key = "heap_limit",
-     .cli = "heap-limit",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "none",
-     .example = "1GiB",
-     .help = "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"},
+    STRATEGY_OPT_ENUM("planner", "planner", "xla|xla-spatial|xla-temporal|tflite|tflite-gpu", "xla", "tflite",
+                      "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of "
+                      "them), TFLite's arena planner or its GPU delegate's greedy by size"),
+    STRATEGY_OPT_SIZE("alignment", "alignment", "256 for xla, 64 for tflite, 1 for tflite-gpu", "512",
+                      "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, "
+                      "kDefaultTensorAlignment)"),
+    STRATEGY_OPT_SIZE("heap_limit", "heap-limit", "none", "1GiB",
+                      "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"),
 };
 
 struct strategy {
