@@ -698,19 +698,8 @@ static void async_options(const strategy *s, const strategy_stat_sink *sink)
 static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
-    .opts = ASYNC_OPTIONS,
-    .n_opts = sizeof ASYNC_OPTIONS / sizeof ASYNC_OPTIONS[0],
-    .create = async_create,
-    .destroy = async_destroy,
-    .alloc = async_alloc,
-    .free = async_free,
-    .free_ready = async_free_ready,
-    .empty_cache = async_empty_cache,
-    .sample = async_sample,
-    .stats = async_stats,
-    .options = async_options,
-    .check = async_check,
-    .walk = async_walk,
+    STRATEGY_OPTS_OF(ASYNC_OPTIONS),
+    STRATEGY_OPS_FUNCTIONS(async),
 };
 
 const strategy_ops *async_strategy(void)

@@ -404,20 +404,9 @@ void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out)
 static const strategy_ops PLANNED_OPS = {
     .name = "planned",
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
-    .opts = PLANNED_OPTIONS,
-    .n_opts = sizeof PLANNED_OPTIONS / sizeof PLANNED_OPTIONS[0],
-    .create = planned_create,
-    .destroy = planned_destroy,
-    .alloc = planned_alloc,
-    .free = planned_free,
-    .free_ready = planned_free_ready,
-    .empty_cache = planned_empty_cache,
-    .sample = planned_sample,
-    .stats = planned_stats,
-    .options = planned_options,
+    STRATEGY_OPTS_OF(PLANNED_OPTIONS),
+    STRATEGY_OPS_FUNCTIONS(planned),
     .plan = planned_plan,
-    .check = planned_check,
-    .walk = planned_walk,
     .locate = planned_locate,
 };
 
