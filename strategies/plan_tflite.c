@@ -26,6 +26,20 @@ static void record(tfl_work *w, uint32_t id, uint64_t off)
     plan_index_commit(w->index, id, off, w->n_placed++);
 }
 
+/* How both placements end: b[id] at off (SIM_EUSAGE when its end would pass
+ * UINT64_MAX), *end raised to its end, and the placement recorded. */
+static sim_status place_at(tfl_work *w, uint32_t id, uint64_t off, uint64_t *offsets, uint64_t *end)
+{
+    uint64_t size = w->b[id].size;
+    if (off == UINT64_MAX || off > UINT64_MAX - size)
+        return SIM_EUSAGE;
+    offsets[id] = off;
+    if (off + size > *end)
+        *end = off + size;
+    record(w, id, off);
+    return SIM_OK;
+}
+
 /* SimpleMemoryArena::Allocate for b[id]. */
 static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *high)
 {
@@ -59,13 +73,7 @@ static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t
     }
     if (!found)
         best = plan_align_up(current, align);
-    if (best == UINT64_MAX || best > UINT64_MAX - size)
-        return SIM_EUSAGE;
-    offsets[id] = best;
-    if (best + size > *high)
-        *high = best + size;
-    record(w, id, best);
-    return SIM_OK;
+    return place_at(w, id, best, offsets, high);
 }
 
 /* GreedyBySizeAssignment's placement of b[id]. */
@@ -95,13 +103,7 @@ static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *
     }
     if (!found)
         best = prev;
-    if (best == UINT64_MAX || best > UINT64_MAX - size)
-        return SIM_EUSAGE;
-    offsets[id] = best;
-    if (best + size > *total)
-        *total = best + size;
-    record(w, id, best);
-    return SIM_OK;
+    return place_at(w, id, best, offsets, total);
 }
 
 static bool whole_run(const plan_buffer *b)

@@ -336,13 +336,7 @@ sim_status sweep_sqlite_write(const char *journal, const char *path, sim_error *
             st = fill(db, path, journal, &c, err);
         if (sqlite3_close(db) != SQLITE_OK && st == SIM_OK)
             st = db_error(db, path, err);
-        sim_error cerr;
-        sim_error_clear(&cerr);
-        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
-        if (st == SIM_OK && cst != SIM_OK) {
-            *err = cerr;
-            st = cst;
-        }
+        st = sim_outfile_finish(&o, st, err);
     }
     free(c.v);
     return st;
@@ -367,13 +361,7 @@ static sim_status restore_journal(const char *path, const char *journal, sim_err
         }
         if (rc != SQLITE_DONE)
             st = db_error(db, path, err);
-        sim_error cerr;
-        sim_error_clear(&cerr);
-        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
-        if (st == SIM_OK && cst != SIM_OK) {
-            *err = cerr;
-            st = cst;
-        }
+        st = sim_outfile_finish(&o, st, err);
     }
     sqlite3_finalize(stmt);
     sqlite3_close(db);
