@@ -297,6 +297,19 @@ static void async_destroy(strategy *s)
 
 /* ==== pieces ==== */
 
+/* Block a takes in the block after it in its chunk, whose slot is given back. */
+static void absorb_next(strategy *s, uint32_t a)
+{
+    ablock *x = blk(s, a);
+    uint32_t n = x->next;
+    ablock *z = blk(s, n);
+    x->size += z->size;
+    x->next = z->next;
+    if (z->next != A_NONE)
+        blk(s, z->next)->prev = a;
+    slots_put(&s->blocks, n);
+}
+
 /* b's free has completed: it joins the free pieces, merged with free neighbours (U4). */
 static void make_free(strategy *s, uint32_t b)
 {
@@ -307,25 +320,15 @@ static void make_free(strategy *s, uint32_t b)
     if (s->set.coalesce) {
         uint32_t p = x->prev;
         if (p != A_NONE && blk(s, p)->state == AB_FREE) {
-            ablock *y = blk(s, p);
-            aset_remove(&s->free_set, y);
-            y->size += x->size;
-            y->next = x->next;
-            if (x->next != A_NONE)
-                blk(s, x->next)->prev = p;
-            slots_put(&s->blocks, b);
+            aset_remove(&s->free_set, blk(s, p));
+            absorb_next(s, p);
             b = p;
-            x = y;
+            x = blk(s, p);
         }
         uint32_t n = x->next;
         if (n != A_NONE && blk(s, n)->state == AB_FREE) {
-            ablock *z = blk(s, n);
-            aset_remove(&s->free_set, z);
-            x->size += z->size;
-            x->next = z->next;
-            if (z->next != A_NONE)
-                blk(s, z->next)->prev = b;
-            slots_put(&s->blocks, n);
+            aset_remove(&s->free_set, blk(s, n));
+            absorb_next(s, b);
         }
     }
     aset_add(&s->free_set, x, b);

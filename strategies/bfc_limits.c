@@ -92,32 +92,37 @@ static sim_status option_error(sim_error *err, const char *flag, const char *val
                          expected, inner ? " (" : "", inner ? inner->msg : "");
 }
 
+/* A two-way option's value v: *out true for `yes`, false for `no`, left as it is
+ * when v is NULL; SIM_EUSAGE naming what was expected for another value. */
+static sim_status either(sim_error *err, const char *flag, const char *v, const char *yes, const char *no,
+                         const char *expected, bool *out)
+{
+    if (v == NULL)
+        return SIM_OK;
+    if (strcmp(v, yes) != 0 && strcmp(v, no) != 0)
+        return option_error(err, flag, v, expected, NULL);
+    *out = strcmp(v, yes) == 0;
+    return SIM_OK;
+}
+
 sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err)
 {
     *out = (bfc_settings){0};
     sim_error inner;
     sim_error_clear(&inner);
-    const char *v = strategy_config_get(cfg, "bfc_preset");
-    if (v == NULL || strcmp(v, "tf") == 0)
-        out->preset = BFC_PRESET_TF;
-    else if (strcmp(v, "jax") == 0)
-        out->preset = BFC_PRESET_JAX;
-    else
-        return option_error(err, "--bfc-preset", v, "tf or jax", NULL);
+    bool jax = false;
+    sim_status st = either(err, "--bfc-preset", strategy_config_get(cfg, "bfc_preset"), "jax", "tf", "tf or jax", &jax);
+    if (st != SIM_OK)
+        return st;
+    out->preset = jax ? BFC_PRESET_JAX : BFC_PRESET_TF;
 
     /* TF: TF_ENABLE_GPU_GARBAGE_COLLECTION unset → on; XLA/JAX: left off (§1.6) */
     out->gc = out->preset == BFC_PRESET_TF;
-    v = strategy_config_get(cfg, "bfc_gc");
-    if (v != NULL) {
-        if (strcmp(v, "on") == 0)
-            out->gc = true;
-        else if (strcmp(v, "off") == 0)
-            out->gc = false;
-        else
-            return option_error(err, "--bfc-gc", v, "on or off", NULL);
-    }
+    st = either(err, "--bfc-gc", strategy_config_get(cfg, "bfc_gc"), "on", "off", "on or off", &out->gc);
+    if (st != SIM_OK)
+        return st;
 
-    v = strategy_config_get(cfg, "mem_fraction");
+    const char *v = strategy_config_get(cfg, "mem_fraction");
     if (v != NULL) {
         if (units_parse_real(v, 0.0, 1.0, &out->mem_fraction, &inner) != SIM_OK || !(out->mem_fraction > 0.0))
             return option_error(err, "--mem-fraction", v,
@@ -150,13 +155,12 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
             return option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
     }
 
-    v = strategy_config_get(cfg, "bfc_version");
-    if (v == NULL || strcmp(v, "xla2026") == 0)
-        out->version = BFC_VERSION_XLA2026;
-    else if (strcmp(v, "tsl2024") == 0)
-        out->version = BFC_VERSION_TSL2024;
-    else
-        return option_error(err, "--bfc-version", v, "tsl2024 or xla2026", NULL);
+    bool tsl = false;
+    st = either(err, "--bfc-version", strategy_config_get(cfg, "bfc_version"), "tsl2024", "xla2026",
+                "tsl2024 or xla2026", &tsl);
+    if (st != SIM_OK)
+        return st;
+    out->version = tsl ? BFC_VERSION_TSL2024 : BFC_VERSION_XLA2026;
 
     /* se_gpu_pjrt_client.cc: one spatially partitioned pool when JAX preallocates and
      * xla_gpu_enable_allocator_spatial_partitioning is set, its default since
@@ -165,15 +169,10 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
     /* growth does not take the option (XLA CHECKs that spatial partitioning has one
      * fixed range, allow_growth=false): its table lacks it, so the command line
      * refuses --bfc-spatial with growth alone, and growth ignores the key */
-    v = mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial");
-    if (v != NULL) {
-        if (strcmp(v, "on") == 0)
-            out->spatial = true;
-        else if (strcmp(v, "off") == 0)
-            out->spatial = false;
-        else
-            return option_error(err, "--bfc-spatial", v, "on or off", NULL);
-    }
+    st = either(err, "--bfc-spatial", mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial"), "on",
+                "off", "on or off", &out->spatial);
+    if (st != SIM_OK)
+        return st;
     if (out->spatial && out->version != BFC_VERSION_XLA2026)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "--bfc-spatial=on needs --bfc-version=xla2026: tsl of 2024 has no spatial "
