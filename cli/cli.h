@@ -29,6 +29,12 @@ typedef struct cli_opt {
  * it never takes the next argument, which may be a trace. */
 #define CLI_OPTIONAL_VALUE 2
 
+/* The entries of an option table, one an option: CLI_OPT takes a value, CLI_FLAG none,
+ * CLI_OPT_OPTIONAL an optional one (CLI_OPTIONAL_VALUE). */
+#define CLI_OPT(name, help) {name, true, help}
+#define CLI_FLAG(name, help) {name, false, help}
+#define CLI_OPT_OPTIONAL(name, help) {name, CLI_OPTIONAL_VALUE, help}
+
 typedef struct cli_args {
     const char *cmd;                 /* subcommand name, for messages */
     const char *positional[CLI_MAX_ARGS];
@@ -65,12 +71,12 @@ int cli_fail(const sim_error *err);
 int cli_exit(const char *cmd, sim_status st, const sim_error *err);
 
 /* Device options shared by replay, compare, plan, check. */
-#define CLI_DEVICE_OPTS                                                                          \
-    {"gpu", true, "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else " \
-                  "H100-80GB"},                                                                  \
-    {"capacity", true, "SIZE: device memory (what cudaMemGetInfo reports as total)"},          \
-    {"context", true, "SIZE: CUDA context per process, taken before any allocation (default 0)"}, \
-    {"compute-capability", true, "X.Y: for --capacity devices (TensorFlow's reserve depends on it)"}
+#define CLI_DEVICE_OPTS                                                                               \
+    CLI_OPT("gpu", "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else "   \
+                   "H100-80GB"),                                                                      \
+    CLI_OPT("capacity", "SIZE: device memory (what cudaMemGetInfo reports as total)"),                \
+    CLI_OPT("context", "SIZE: CUDA context per process, taken before any allocation (default 0)"),    \
+    CLI_OPT("compute-capability", "X.Y: for --capacity devices (TensorFlow's reserve depends on it)")
 
 /* Strategy options shared by the same commands: one entry that stands for every
  * option of every strategy in the registry (strategies/registry.h), generated from

@@ -55,13 +55,13 @@ sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, c
 /* ---------------------------------------------------------------- compare */
 
 static const cli_opt COMPARE_OPTS[] = {
-    {"strategies", true,
-     "S,S,...: strategies to compare (default: greedy, growth, limit with --limit, torch, raw, ideal, "
-     "then any other this build has)"},
+    CLI_OPT("strategies",
+            "S,S,...: strategies to compare (default: greedy, growth, limit with --limit, torch, raw, ideal, "
+            "then any other this build has)"),
     CLI_REPLAY_OPTS,
     CLI_FORMAT_OPT,
     CLI_OUTPUT_OPT,
-    {"report", true, "FILE.html: a self-contained HTML report with every strategy side by side"},
+    CLI_OPT("report", "FILE.html: a self-contained HTML report with every strategy side by side"),
     CLI_X_OPT,
     CLI_JOBS_OPT,
     CLI_ON_OOM_OPT,

@@ -17,8 +17,8 @@
 #define PLAN_MAX_GPUS 64
 
 static const cli_opt PLAN_OPTS[] = {
-    {"strategies", true, "S,S,...: strategies to plan for (default: as compare)"},
-    {"gpus", true, "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"},
+    CLI_OPT("strategies", "S,S,...: strategies to plan for (default: as compare)"),
+    CLI_OPT("gpus", "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"),
     CLI_REPLAY_OPTS,
     CLI_FORMAT_OPT,
     CLI_OUTPUT_OPT,

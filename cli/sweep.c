@@ -15,16 +15,16 @@
 #include "sweep/sqlite.h"
 
 static const cli_opt SWEEP_OPTS[] = {
-    {"output", true, "FILE.jsonl: one line per job (default: the spec's \"output\"); FILE.sqlite (.sqlite3, .db): "
-                     "also an SQLite table of them, the JSONL beside it as FILE.jsonl"},
-    {"jobs", true, "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"},
-    {"resume", false, "keep the jobs already in the output and run only the others"},
-    {"force", false, "start over when the output already holds results"},
-    {"format", true, "text|json: the summary on stdout (default text)"},
-    {"summary", true, "FILE.json: also write the summary there"},
-    {"mpi", true, "auto|on|off: spread the jobs over MPI ranks (auto: when started by mpirun or srun)"},
-    {"heartbeat", true, "SECONDS: under MPI, a rank silent this long during a job is dead (default 60)"},
-    {"progress", false, "show jobs done on stderr (default: when stderr is a terminal)"},
+    CLI_OPT("output", "FILE.jsonl: one line per job (default: the spec's \"output\"); FILE.sqlite (.sqlite3, .db): "
+                      "also an SQLite table of them, the JSONL beside it as FILE.jsonl"),
+    CLI_OPT("jobs", "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"),
+    CLI_FLAG("resume", "keep the jobs already in the output and run only the others"),
+    CLI_FLAG("force", "start over when the output already holds results"),
+    CLI_OPT("format", "text|json: the summary on stdout (default text)"),
+    CLI_OPT("summary", "FILE.json: also write the summary there"),
+    CLI_OPT("mpi", "auto|on|off: spread the jobs over MPI ranks (auto: when started by mpirun or srun)"),
+    CLI_OPT("heartbeat", "SECONDS: under MPI, a rank silent this long during a job is dead (default 60)"),
+    CLI_FLAG("progress", "show jobs done on stderr (default: when stderr is a terminal)"),
     {NULL, false, NULL},
 };
 
