@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "sim/buf.h"
+#include "sim/grow.h"
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -139,15 +140,9 @@ static void collect(void *ctx, const char *name, const cJSON *v)
         c->v[i].valued = c->v[i].valued || t >= 0;
         return;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        column *nv = realloc(c->v, cap * sizeof *nv);
-        if (nv == NULL) {
-            c->oom = true;
-            return;
-        }
-        c->v = nv;
-        c->cap = cap;
+    if (!SIM_GROW(c->v, c->n + 1, c->cap)) {
+        c->oom = true;
+        return;
     }
     snprintf(c->v[c->n].name, sizeof c->v[c->n].name, "%s", name);
     c->v[c->n].type = t < 0 ? COL_INT : t;

@@ -59,9 +59,15 @@ imp_event *imp_push(imp_doc *d)
     return push_into(&d->ev, &d->n, &d->cap);
 }
 
-imp_event *imp_push_pre(imp_doc *d)
+imp_event *imp_push_pre(imp_doc *d, uint64_t size)
 {
-    return push_into(&d->pre, &d->n_pre, &d->cap_pre);
+    imp_event *e = push_into(&d->pre, &d->n_pre, &d->cap_pre);
+    if (e == NULL)
+        return NULL;
+    e->op = SIM_OP_ALLOC;
+    e->id = imp_new_id(d);
+    e->size = size;
+    return e;
 }
 
 uint64_t imp_new_id(imp_doc *d)
