@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "common.h"
 #include "sim/buf.h"
+#include "sim/clock.h"
 #include "sim/units.h"
 #include "sweep/mpi.h"
 #include "sweep/run.h"
@@ -39,13 +40,6 @@ static void sweep_help(void)
     cli_print_options(stdout, SWEEP_OPTS);
     printf("\nexit status: 0 ran, 2 usage or I/O error (or jobs lost with an MPI rank: --resume), "
            "3 a trace is invalid\n");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct sweep_cli {
@@ -175,7 +169,7 @@ int cmd_sweep(int argc, char **argv)
         return fail_early(&m, c.heartbeat_s, cli_fail(&err));
     }
 
-    double t0 = now_s();
+    double t0 = sim_clock_s();
     int job_code = 0;
     uint64_t lost = 0;
     sweep_mpi_report rep = {0, 0, 0};
@@ -186,7 +180,7 @@ int cmd_sweep(int argc, char **argv)
     } else {
         st = sweep_run_local(spec, res, c.jobs ? c.jobs : default_jobs(), c.progress, &job_code, &err);
     }
-    double dt = now_s() - t0;
+    double dt = sim_clock_s() - t0;
     uint64_t ran = 0, events = 0;
     sweep_results_throughput(res, &ran, &events);
 

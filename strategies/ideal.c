@@ -76,7 +76,8 @@ static sim_status ideal_alloc(strategy *s, uint64_t size, uint32_t stream, strat
     return SIM_OK;
 }
 
-static void ideal_release(strategy *s, strategy_handle h)
+/* The memory of h goes back: at its free, or at its ready_t when the free was deferred. */
+static void ideal_free_ready(strategy *s, strategy_handle h)
 {
     ideal_live *a = slots_get(&s->allocs, h);
     device_release(s->dev, s->proc, a->size);
@@ -89,12 +90,7 @@ static void ideal_free(strategy *s, strategy_handle h, bool deferred)
     if (deferred)
         ((ideal_live *)slots_get(&s->allocs, h))->pending = true;
     else
-        ideal_release(s, h);
-}
-
-static void ideal_free_ready(strategy *s, strategy_handle h)
-{
-    ideal_release(s, h);
+        ideal_free_ready(s, h);
 }
 
 static void ideal_empty_cache(strategy *s)

@@ -103,7 +103,8 @@ static sim_status raw_alloc(strategy *s, uint64_t size, uint32_t stream, strateg
     return SIM_OK;
 }
 
-static void raw_release(strategy *s, strategy_handle h)
+/* The memory of h goes back: at its free, or at its ready_t when the free was deferred. */
+static void raw_free_ready(strategy *s, strategy_handle h)
 {
     raw_live *a = slots_get(&s->allocs, h);
     if (a->charge > 0) {
@@ -119,12 +120,7 @@ static void raw_free(strategy *s, strategy_handle h, bool deferred)
     if (deferred)
         ((raw_live *)slots_get(&s->allocs, h))->pending = true;
     else
-        raw_release(s, h);
-}
-
-static void raw_free_ready(strategy *s, strategy_handle h)
-{
-    raw_release(s, h);
+        raw_free_ready(s, h);
 }
 
 static void raw_empty_cache(strategy *s)
