@@ -53,6 +53,15 @@ sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **arg
 /* Last value of an option, or NULL. */
 const char *cli_get(const cli_args *a, const char *name);
 bool cli_has(const cli_args *a, const char *name);
+
+/* The items of a comma-separated option value in turn, from a copy of it (its first
+ * 1023 characters): for (char *t = cli_list_first(&l, value); t; t = cli_list_next(&l)). */
+typedef struct cli_list {
+    char buf[1024];
+    char *save;
+} cli_list;
+char *cli_list_first(cli_list *l, const char *value);
+char *cli_list_next(cli_list *l);
 void cli_print_options(FILE *f, const cli_opt *table);
 
 /* --format=text|json (default text) into *json; SIM_EUSAGE on another value. */

@@ -47,10 +47,8 @@ static sim_status pick_gpus(const cli_args *a, const gpu_model **out, uint32_t *
             out[(*n)++] = gpus_get(i);
         return SIM_OK;
     }
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", v);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    cli_list items;
+    for (char *tok = cli_list_first(&items, v); tok; tok = cli_list_next(&items)) {
         const gpu_model *g = gpus_find(tok);
         if (g == NULL)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpus: unknown GPU '%s' (see 'gpusim gpus')", tok);
