@@ -14,6 +14,7 @@
 #include "reports/node.h"
 #include "reports/progress.h"
 #include "reports/result.h"
+#include "reports/snapshot_export.h"
 #include "reports/summary.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
@@ -30,6 +31,8 @@ static const cli_opt REPLAY_OPTS[] = {
     {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
     {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
     {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
+    {"export-snapshot", true, "FILE.pickle: what the simulated allocator did, as a PyTorch memory snapshot "
+                              "(pytorch.org/memory_viz opens it; every strategy but ideal, one process)"},
     {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
     {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
     {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
@@ -291,9 +294,10 @@ static sim_status replay(cli_session *s, int *verdict)
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
     if (cli_has(a, "node")) {
-        if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline"))
+        if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--node: --summary, --report and --timeline describe one GPU; replay without --node");
+                                 "--node: --summary, --report, --timeline and --export-snapshot describe one GPU; "
+                                 "replay without --node");
         return replay_node(s, verdict);
     }
     if (cli_has(a, "visible") || cli_has(a, "replicas") || cli_has(a, "job"))
@@ -332,6 +336,20 @@ static sim_status replay(cli_session *s, int *verdict)
         cfg.observe = moment_observe;
         cfg.observe_ctx = &mom;
     }
+    const char *xs = cli_get(a, "export-snapshot");
+    snapshot_export *xp = NULL;
+    if (xs) {
+        if (n > 1)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--export-snapshot: %d traces are %d processes, and a PyTorch snapshot holds one "
+                                 "program's allocator; export one trace at a time", n, n);
+        const sim_seed *seed = sources[0].seed;
+        snapshot_export_config xc = {xs, ops, seed, cfg.observe, cfg.observe_ctx};
+        if ((st = snapshot_export_open(&xc, &xp, err)) != SIM_OK)
+            return st;
+        cfg.observe = snapshot_export_observe;
+        cfg.observe_ctx = xp;
+    }
     const char *report = cli_get(a, "report");
     if (report) {
         reopen_ctx rc_ctx = {readers, s, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
@@ -342,6 +360,10 @@ static sim_status replay(cli_session *s, int *verdict)
         st = engine_run(&cfg, sources, (uint32_t)n, &run, err);
     }
     progress_finish(&prog);
+    if (xp != NULL && st == SIM_OK)
+        st = snapshot_export_finish(xp, run, err);
+    else
+        snapshot_export_discard(xp);
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
         st = replay_whatif(s, &cfg, &wi, err);
     const char *tl = cli_get(a, "timeline");
