@@ -299,12 +299,53 @@ static void segs_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const
     }
 }
 
+static bool pending_at(const snapshot_export *x, uint64_t addr);
+
+/* The block the allocation just made, for a strategy without locate: the used
+ * block whose address is not one of the live ones, or is that of a block whose
+ * free is still pending (the stream-ordered pool reuses memory freed on the same
+ * stream at once: the free is ordered before the new work on that stream). */
+typedef struct find_ctx {
+    const snapshot_export *x;
+    strategy_block found;
+    bool ok;
+    bool walked;   /* a walk visited it (segments_update's, at this tick) */
+} find_ctx;
+
+static int find_visit(void *ctx, const strategy_block *b)
+{
+    find_ctx *f = ctx;
+    f->walked = true;
+    if (b->state != BLOCK_USED)
+        return 0;
+    uint32_t i = live_find(f->x, b->addr);
+    if (i < f->x->n_live && f->x->live[i] == b->addr && !pending_at(f->x, b->addr))
+        return 0;
+    f->found = *b;
+    f->ok = true;
+    return 1;
+}
+
+/* One walk for both, when an allocation also changed what the allocator holds. */
+typedef struct walk_ctx {
+    seg_builder sb;
+    find_ctx *f;
+} walk_ctx;
+
+static int both_visit(void *ctx, const strategy_block *b)
+{
+    walk_ctx *w = ctx;
+    if (w->f != NULL && !w->f->ok)
+        find_visit(w->f, b);
+    return seg_visit(&w->sb, b);
+}
+
 /* What the allocator holds now against the last walk: releases first, then the new ones. */
-static void segments_update(snapshot_export *x, const strategy *s, uint64_t us)
+static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, find_ctx *f)
 {
     x->next_segs.n = 0;
-    seg_builder sb = {.x = x, .out = &x->next_segs};
-    if (x->ops->walk(s, seg_visit, &sb) < 0)
+    walk_ctx w = {.sb = {.x = x, .out = &x->next_segs}, .f = f};
+    if (x->ops->walk(s, both_visit, &w) < 0)
         fail(x, SIM_ENOMEM, "out of memory");
     if (x->st != SIM_OK)
         return;
@@ -389,28 +430,8 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
 
 /* ---------------------------------------------------------------- events */
 
-/* The block the allocation just made, for a strategy without locate: the used
- * block whose address is not one of the live ones. */
-typedef struct find_ctx {
-    const snapshot_export *x;
-    strategy_block found;
-    bool ok;
-} find_ctx;
-
-static int find_visit(void *ctx, const strategy_block *b)
-{
-    find_ctx *f = ctx;
-    if (b->state != BLOCK_USED)
-        return 0;
-    uint32_t i = live_find(f->x, b->addr);
-    if (i < f->x->n_live && f->x->live[i] == b->addr)
-        return 0;
-    f->found = *b;
-    f->ok = true;
-    return 1;
-}
-
-static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us)
+/* f: what segments_update's walk at this tick found, or one not walked yet */
+static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us, find_ctx *f)
 {
     const sim_event *ev = t->ev;
     bool found = false;
@@ -428,11 +449,10 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s
     if (x->ops->locate != NULL) {
         ok = x->ops->locate(s, t->handle, &b);
     } else {
-        find_ctx f = {.x = x};
-        if (x->ops->walk(s, find_visit, &f) < 0)
+        if (!f->walked && x->ops->walk(s, find_visit, f) < 0)
             fail(x, SIM_ENOMEM, "out of memory");
-        ok = f.ok;
-        b = f.found;
+        ok = f->ok;
+        b = f->found;
     }
     if (!ok)
         return; /* no block (nothing held): like a zero-byte allocation */
@@ -511,10 +531,12 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
                         t->proc.num_device_frees != x->last_dev_frees;
     const sim_event *ev = t->ev;
     if (ev != NULL && ev->op == SIM_OP_ALLOC) {
+        bool done = t->outcome == ENGINE_DONE;
+        find_ctx f = {.x = x};
         if (held_changed)
-            segments_update(x, s, us);
-        if (t->outcome == ENGINE_DONE) {
-            on_alloc(x, t, s, us);
+            segments_update(x, s, us, done && x->ops->locate == NULL && ev->size > 0 ? &f : NULL);
+        if (done) {
+            on_alloc(x, t, s, us, &f);
         } else if (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED) {
             uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
             pickle_writer *w = &x->pw;
@@ -532,7 +554,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
         else if (ev->op == SIM_OP_FREE && t->outcome == ENGINE_DONE)
             on_free(x, t, us);
         if (held_changed)
-            segments_update(x, s, us);
+            segments_update(x, s, us, NULL);
     }
     x->last_reserved = t->proc.reserved_bytes;
     x->last_dev_allocs = t->proc.num_device_allocs;
