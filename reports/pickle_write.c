@@ -5,24 +5,11 @@
 
 #include <string.h>
 
-enum {
-    OP_MARK = '(',
-    OP_STOP = '.',
-    OP_BININT = 'J',
-    OP_BININT1 = 'K',
-    OP_BININT2 = 'M',
-    OP_NONE = 'N',
-    OP_BINUNICODE = 'X',
-    OP_APPENDS = 'e',
-    OP_BINFLOAT = 'G',
-    OP_EMPTY_LIST = ']',
-    OP_EMPTY_DICT = '}',
-    OP_SETITEMS = 'u',
-    OP_PROTO = 0x80,
-    OP_NEWTRUE = 0x88,
-    OP_NEWFALSE = 0x89,
-    OP_LONG1 = 0x8a,
-    OP_SHORT_BINUNICODE = 0x8c,
+enum { /* the opcodes used, by their names in pickletools */
+    OP_MARK = '(', OP_STOP = '.', OP_NONE = 'N', OP_PROTO = 0x80,
+    OP_BININT = 'J', OP_BININT1 = 'K', OP_BININT2 = 'M', OP_LONG1 = 0x8a, OP_BINFLOAT = 'G',
+    OP_NEWTRUE = 0x88, OP_NEWFALSE = 0x89, OP_BINUNICODE = 'X', OP_SHORT_BINUNICODE = 0x8c,
+    OP_EMPTY_LIST = ']', OP_APPENDS = 'e', OP_EMPTY_DICT = '}', OP_SETITEMS = 'u',
 };
 
 #define BATCH 1000u /* list items (or dict key/value pairs) per APPENDS/SETITEMS */

@@ -34,6 +34,7 @@ typedef struct xrec {      /* one live allocation (or one whose free is pending)
 typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
     uint64_t addr, size;
     uint64_t first, count;  /* its blocks, as the walk visited them */
+    uint64_t allocated, active, requested; /* the end state's sums (write_segments) */
     uint32_t stream;
     bool small;
 } xseg;
@@ -565,23 +566,6 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
 
 /* ---------------------------------------------------------------- the end */
 
-typedef struct block_list {
-    strategy_block *v;
-    uint64_t n, cap;
-    bool oom;
-} block_list;
-
-static int collect_visit(void *ctx, const strategy_block *b)
-{
-    block_list *l = ctx;
-    if (!SIM_GROW(l->v, l->n + 1, l->cap)) {
-        l->oom = true;
-        return 1;
-    }
-    l->v[l->n++] = *b;
-    return 0;
-}
-
 static bool pending_at(const snapshot_export *x, uint64_t addr)
 {
     for (uint32_t i = 0; i < x->n_pending; i++)
@@ -590,28 +574,37 @@ static bool pending_at(const snapshot_export *x, uint64_t addr)
     return false;
 }
 
-/* One segment of the end state: blocks[from, to) of l, all mapped and contiguous. */
-static void write_segment(snapshot_export *x, const xseg *g, const block_list *l, uint64_t from, uint64_t to)
+/* A block's state as the trace tells it: pending only while its free has not completed. */
+static const char *block_state(const snapshot_export *x, const strategy_block *b)
+{
+    if (b->state == BLOCK_USED)
+        return "active_allocated";
+    return b->state == BLOCK_PENDING && pending_at(x, b->addr) ? "active_pending_free" : "inactive";
+}
+
+/* The end state is written in two walks: the first finds the segments (seg_builder,
+ * which numbers the blocks of each), the second writes each segment as its first
+ * block comes and its blocks after it, so no list of blocks is kept. */
+typedef struct end_writer {
+    snapshot_export *x;
+    xsegs *segs;
+    uint32_t k;     /* the next segment to write */
+    uint64_t index; /* blocks visited */
+} end_writer;
+
+static void segment_head(snapshot_export *x, const xseg *g)
 {
     pickle_writer *w = &x->pw;
-    uint64_t allocated = 0, active = 0, requested = 0;
-    for (uint64_t i = from; i < to; i++) {
-        const strategy_block *b = &l->v[i];
-        bool used = b->state == BLOCK_USED, pend = b->state == BLOCK_PENDING && pending_at(x, b->addr);
-        allocated += used ? b->size_bytes : 0;
-        active += used || pend ? b->size_bytes : 0;
-        requested += used || pend ? b->requested_bytes : 0;
-    }
     pickle_write_dict(w);
     pickle_write_key_u64(w, "device", 0);
     pickle_write_key_u64(w, "address", g->addr);
     pickle_write_key_u64(w, "total_size", g->size);
-    pickle_write_key_u64(w, "allocated_size", allocated);
-    pickle_write_key_u64(w, "active_size", active);
-    pickle_write_key_u64(w, "requested_size", requested);
+    pickle_write_key_u64(w, "allocated_size", g->allocated);
+    pickle_write_key_u64(w, "active_size", g->active);
+    pickle_write_key_u64(w, "requested_size", g->requested);
     pickle_write_key_u64(w, "stream", g->stream);
     pickle_write_key_str(w, "segment_type", g->small ? "small" : "large");
-    pickle_write_str(w, "segment_pool_id");
+    pickle_write_str(w, "segment_pool_id"); /* (0, 0), PyTorch's default pool, as a list */
     pickle_write_list(w);
     pickle_write_u64(w, 0);
     pickle_write_u64(w, 0);
@@ -622,42 +615,73 @@ static void write_segment(snapshot_export *x, const xseg *g, const block_list *l
     pickle_write_end(w);
     pickle_write_str(w, "blocks");
     pickle_write_list(w);
-    for (uint64_t i = from; i < to; i++) {
-        const strategy_block *b = &l->v[i];
-        bool used = b->state == BLOCK_USED, pend = b->state == BLOCK_PENDING && pending_at(x, b->addr);
-        pickle_write_dict(w);
-        pickle_write_key_u64(w, "address", b->addr);
-        pickle_write_key_u64(w, "size", b->size_bytes);
-        pickle_write_key_u64(w, "requested_size", used || pend ? b->requested_bytes : 0);
-        pickle_write_key_str(w, "state", used ? "active_allocated" : pend ? "active_pending_free" : "inactive");
-        pickle_write_str(w, "frames");
-        pickle_write_list(w);
-        pickle_write_end(w);
-        pickle_write_end(w);
-    }
-    pickle_write_end(w);
-    pickle_write_end(w);
 }
 
-static void write_segments(snapshot_export *x, const strategy *s, block_list *l)
+/* The sums of a segment's header: allocated, active (allocated or pending free), requested. */
+static int sums_visit(void *ctx, const strategy_block *b)
+{
+    end_writer *e = ctx;
+    uint64_t i = e->index++;
+    while (e->k < e->segs->n && i >= e->segs->v[e->k].first + e->segs->v[e->k].count)
+        e->k++;
+    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
+        return 0;
+    xseg *g = &e->segs->v[e->k];
+    bool active = strcmp(block_state(e->x, b), "inactive") != 0;
+    g->allocated += b->state == BLOCK_USED ? b->size_bytes : 0;
+    g->active += active ? b->size_bytes : 0;
+    g->requested += active ? b->requested_bytes : 0;
+    return 0;
+}
+
+static int write_visit(void *ctx, const strategy_block *b)
+{
+    end_writer *e = ctx;
+    snapshot_export *x = e->x;
+    pickle_writer *w = &x->pw;
+    uint64_t i = e->index++;
+    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
+        return 0; /* an unmapped block between mapped ranges */
+    const xseg *g = &e->segs->v[e->k];
+    if (i == g->first)
+        segment_head(x, g);
+    const char *st = block_state(x, b);
+    pickle_write_dict(w);
+    pickle_write_key_u64(w, "address", b->addr);
+    pickle_write_key_u64(w, "size", b->size_bytes);
+    pickle_write_key_u64(w, "requested_size", strcmp(st, "inactive") != 0 ? b->requested_bytes : 0);
+    pickle_write_key_str(w, "state", st);
+    pickle_write_str(w, "frames");
+    pickle_write_list(w);
+    pickle_write_end(w);
+    pickle_write_end(w);
+    if (i + 1 == g->first + g->count) {
+        pickle_write_end(w); /* blocks */
+        pickle_write_end(w); /* the segment */
+        e->k++;
+    }
+    return 0;
+}
+
+static void write_segments(snapshot_export *x, const strategy *s)
 {
     pickle_write_str(&x->pw, "segments");
     pickle_write_list(&x->pw);
+    xsegs segs = {0};
     if (s != NULL) {
-        if (x->ops->walk(s, collect_visit, l) < 0 || l->oom) {
-            fail(x, SIM_ENOMEM, "out of memory");
-            return;
-        }
-        /* the segments are those of the last walk only if held_changed caught every
-         * change; build them again from these blocks */
-        xsegs segs = {0};
         seg_builder sb = {.x = x, .out = &segs};
-        for (uint64_t i = 0; i < l->n; i++)
-            seg_visit(&sb, &l->v[i]);
-        for (uint32_t k = 0; k < segs.n && x->st == SIM_OK; k++)
-            write_segment(x, &segs.v[k], l, segs.v[k].first, segs.v[k].first + segs.v[k].count);
-        free(segs.v);
+        if (x->ops->walk(s, seg_visit, &sb) < 0)
+            fail(x, SIM_ENOMEM, "out of memory");
+        if (x->st == SIM_OK && segs.n > 0) {
+            end_writer e = {.x = x, .segs = &segs};
+            if (x->ops->walk(s, sums_visit, &e) < 0)
+                fail(x, SIM_ENOMEM, "out of memory");
+            e = (end_writer){.x = x, .segs = &segs};
+            if (x->st == SIM_OK && x->ops->walk(s, write_visit, &e) < 0)
+                fail(x, SIM_ENOMEM, "out of memory");
+        }
     }
+    free(segs.v);
     pickle_write_end(&x->pw);
 }
 
@@ -713,9 +737,7 @@ sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_er
     pickle_writer *w = &x->pw;
     pickle_write_end(w); /* device 0's trace */
     pickle_write_end(w); /* device_traces */
-    block_list l = {0};
-    write_segments(x, s, &l);
-    free(l.v);
+    write_segments(x, s);
     write_settings(x, s);
     pickle_write_end(w);
     pickle_write_finish(w);

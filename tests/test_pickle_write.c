@@ -24,13 +24,20 @@ static unsigned char *written(FILE *f, size_t *len)
     return b;
 }
 
-/* One integer alone: PROTO 4, its opcode and bytes, STOP. */
-static void int_bytes(int64_t v, const unsigned char *want, size_t n)
+/* A writer on a fresh tmpfile. */
+static FILE *start(pickle_writer *w)
 {
     FILE *f = tmpfile();
     ck_assert_ptr_nonnull(f);
+    pickle_write_init(w, f);
+    return f;
+}
+
+/* One integer alone: PROTO 4, its opcode and bytes, STOP. */
+static void int_bytes(int64_t v, const unsigned char *want, size_t n)
+{
     pickle_writer w;
-    pickle_write_init(&w, f);
+    FILE *f = start(&w);
     pickle_write_int(&w, v);
     pickle_write_finish(&w);
     ck_assert(pickle_write_ok(&w));
@@ -66,10 +73,8 @@ END_TEST
 
 START_TEST(an_unsigned_value_above_int64_should_be_an_error_not_nine_bytes)
 {
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
     pickle_writer w;
-    pickle_write_init(&w, f);
+    FILE *f = start(&w);
     pickle_write_u64(&w, (uint64_t)INT64_MAX);
     ck_assert(pickle_write_ok(&w));
     pickle_write_u64(&w, (uint64_t)INT64_MAX + 1);
@@ -81,10 +86,8 @@ END_TEST
 
 START_TEST(unbalanced_containers_should_be_errors)
 {
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
     pickle_writer w;
-    pickle_write_init(&w, f);
+    FILE *f = start(&w);
     pickle_write_dict(&w);
     pickle_write_str(&w, "key without a value");
     pickle_write_end(&w);
@@ -119,10 +122,8 @@ static size_t count_byte(const unsigned char *b, size_t n, unsigned char c)
 
 START_TEST(a_long_list_should_be_appended_in_batches_and_read_back_whole)
 {
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
     pickle_writer w;
-    pickle_write_init(&w, f);
+    FILE *f = start(&w);
     pickle_write_dict(&w);
     pickle_write_str(&w, "items");
     pickle_write_list(&w);
@@ -180,10 +181,8 @@ START_TEST(large_and_negative_integers_should_read_back_exactly)
 {
     static const int64_t values[] = {0, 255, 256, 65536, -1, 0x7f0000200000, INT64_MAX, -(INT64_C(1) << 40)};
     const size_t n = sizeof values / sizeof values[0];
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
     pickle_writer w;
-    pickle_write_init(&w, f);
+    FILE *f = start(&w);
     pickle_write_list(&w);
     for (size_t i = 0; i < n; i++)
         pickle_write_int(&w, values[i]);
