@@ -23,35 +23,36 @@
 #include "traces/input.h"
 
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
+    CLI_OPT("strategy", "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY),
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
-    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
-    {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
-    {"export-snapshot", true, "FILE.pickle: what the simulated allocator did, as a PyTorch memory snapshot "
-                              "(pytorch.org/memory_viz opens it; every strategy but ideal, one process)"},
-    {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
-    {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
-    {"paranoid", false, "run the allocator's full invariant checker after every event"},
-    {"summary", CLI_OPTIONAL_VALUE, "end|peak|oom: print the framework's own view of the allocator at the end (default), "
-                       "where reserved memory first peaked, or at the first OOM, instead of the result: "
-                       "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
-                       "--format=json: the memory_stats() dict"},
-    {"node", true, "GPUS: a machine with several GPUs (8xA100-40GB, or A100-40GB,T4): the traces are the ranks "
-                   "of one job, rank r on its r-th visible GPU, one allocator per GPU"},
-    {"visible", true, "0,3: the job's CUDA_VISIBLE_DEVICES on --node (default all)"},
-    {"replicas", true, "N: on --node, the one trace replicated on the first N visible GPUs (DDP, MirroredStrategy)"},
-    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
-                  "ranks, after the first; repeatable"},
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_OPT("report", "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"),
+    CLI_X_OPT,
+    CLI_OPT("timeline", "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"),
+    CLI_OPT("export-snapshot", "FILE.pickle: what the simulated allocator did, as a PyTorch memory snapshot "
+                               "(pytorch.org/memory_viz opens it; every strategy but ideal, one process)"),
+    CLI_OPT("timeline-rows", "N: at most N timeline rows, merged keeping maxima (default 2000)"),
+    CLI_ON_OOM_OPT,
+    CLI_FLAG("fail-on-oom", "exit with status 1 when an out-of-memory happens"),
+    CLI_FLAG("paranoid", "run the allocator's full invariant checker after every event"),
+    CLI_OPT_OPTIONAL("summary",
+                     "end|peak|oom: print the framework's own view of the allocator at the end (default), "
+                     "where reserved memory first peaked, or at the first OOM, instead of the result: "
+                     "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
+                     "--format=json: the memory_stats() dict"),
+    CLI_OPT("node", "GPUS: a machine with several GPUs (8xA100-40GB, or A100-40GB,T4): the traces are the ranks "
+                    "of one job, rank r on its r-th visible GPU, one allocator per GPU"),
+    CLI_OPT("visible", "0,3: the job's CUDA_VISIBLE_DEVICES on --node (default all)"),
+    CLI_OPT("replicas", "N: on --node, the one trace replicated on the first N visible GPUs (DDP, MirroredStrategy)"),
+    CLI_OPT("job", "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                   "ranks, after the first; repeatable"),
     CLI_INPUT_OPTS,
-    {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
-                                "strategy: torch for PyTorch, greedy for TensorFlow)"},
-    {"from-empty", false, "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
-                          "first, instead of from its rebuilt state"},
+    CLI_FLAG("against-recorded", "compare with the real allocator's recorded numbers (one recording; default "
+                                 "strategy: torch for PyTorch, greedy for TensorFlow)"),
+    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
+                           "first, instead of from its rebuilt state"),
     {NULL, false, NULL},
 };
 
@@ -113,8 +114,10 @@ static void on_progress(void *ctx, uint64_t events)
 }
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
- * would have helped by replaying the same traces that way (answers/whatif.h). */
-static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, whatif *w, sim_error *err)
+ * would have helped by replaying the same traces that way (answers/whatif.h); with
+ * bfc >= 0, BFC question bfc instead (for the report). */
+static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, const sim_run *run, int bfc, whatif *w,
+                                sim_error *err)
 {
     const cli_args *a = &s->a;
     trace_input *readers[CLI_MAX_ARGS] = {0};
@@ -128,7 +131,8 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
             sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
-        st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
+        st = bfc < 0 ? whatif_expandable(cfg, sources, (uint32_t)n, w, err)
+                     : whatif_bfc(cfg, run, (uint32_t)bfc, sources, (uint32_t)n, w, err);
     for (int i = 0; i < n; i++)
         input_close(readers[i]);
     return st;
@@ -338,13 +342,15 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     const char *xs = cli_get(a, "export-snapshot");
     snapshot_export *xp = NULL;
+    const engine_observer prev_observe = cfg.observe; /* the export calls it, and is gone after the run */
+    void *const prev_observe_ctx = cfg.observe_ctx;
     if (xs) {
         if (n > 1)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--export-snapshot: %d traces are %d processes, and a PyTorch snapshot holds one "
                                  "program's allocator; export one trace at a time", n, n);
         const sim_seed *seed = sources[0].seed;
-        snapshot_export_config xc = {xs, ops, seed, cfg.observe, cfg.observe_ctx};
+        snapshot_export_config xc = {xs, ops, seed, prev_observe, prev_observe_ctx};
         if ((st = snapshot_export_open(&xc, &xp, err)) != SIM_OK)
             return st;
         cfg.observe = snapshot_export_observe;
@@ -364,8 +370,14 @@ static sim_status replay(cli_session *s, int *verdict)
         st = snapshot_export_finish(xp, run, err);
     else
         snapshot_export_discard(xp);
+    cfg.observe = prev_observe;
+    cfg.observe_ctx = prev_observe_ctx;
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
-        st = replay_whatif(s, &cfg, &wi, err);
+        st = replay_whatif(s, &cfg, run, -1, &wi, err);
+    whatif alts[WHATIF_BFC_MAX] = {{0}};
+    uint32_t n_alts = st == SIM_OK && report ? whatif_bfc_count(&cfg, run) : 0;
+    for (uint32_t i = 0; i < n_alts && st == SIM_OK; i++)
+        st = replay_whatif(s, &cfg, run, (int)i, &alts[i], err);
     const char *tl = cli_get(a, "timeline");
     if (st == SIM_OK && tl) {
         sim_buf csv;
@@ -378,7 +390,7 @@ static sim_status replay(cli_session *s, int *verdict)
         const capture *caps[1] = {cap};
         sim_buf html;
         sim_buf_init(&html);
-        report_html_opts ro = {&wi, x_time};
+        report_html_opts ro = {&wi, x_time, alts, n_alts};
         report_html_with(caps, 1, &ro, &html);
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);
