@@ -170,15 +170,21 @@ static void live_remove(snapshot_export *x, uint64_t addr)
 
 /* ---------------------------------------------------------------- entries */
 
+/* n dict entries with integer values, keys[i]: vals[i]. */
+static void write_u64s(pickle_writer *w, const char *const *keys, const uint64_t *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pickle_write_key_u64(w, keys[i], vals[i]);
+}
+
 static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us)
 {
     pickle_writer *w = &x->pw;
     pickle_write_dict(w);
+    static const char *const keys[] = {"addr", "size", "stream", "time_us"};
+    const uint64_t vals[] = {addr, size, stream, us};
     pickle_write_key_str(w, "action", action);
-    pickle_write_key_u64(w, "addr", addr);
-    pickle_write_key_u64(w, "size", size);
-    pickle_write_key_u64(w, "stream", stream);
-    pickle_write_key_u64(w, "time_us", us);
+    write_u64s(w, keys, vals, 4);
     pickle_write_end(w);
 }
 
@@ -542,11 +548,10 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
             uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
             pickle_writer *w = &x->pw;
             pickle_write_dict(w);
+            static const char *const keys[] = {"size", "device_free", "stream", "time_us"};
+            const uint64_t vals[] = {ev->size, cap > t->device_bytes ? cap - t->device_bytes : 0, ev->stream, us};
             pickle_write_key_str(w, "action", "oom");
-            pickle_write_key_u64(w, "size", ev->size);
-            pickle_write_key_u64(w, "device_free", cap > t->device_bytes ? cap - t->device_bytes : 0);
-            pickle_write_key_u64(w, "stream", ev->stream);
-            pickle_write_key_u64(w, "time_us", us);
+            write_u64s(w, keys, vals, 4);
             pickle_write_end(w);
         }
     } else {
@@ -596,13 +601,10 @@ static void segment_head(snapshot_export *x, const xseg *g)
 {
     pickle_writer *w = &x->pw;
     pickle_write_dict(w);
-    pickle_write_key_u64(w, "device", 0);
-    pickle_write_key_u64(w, "address", g->addr);
-    pickle_write_key_u64(w, "total_size", g->size);
-    pickle_write_key_u64(w, "allocated_size", g->allocated);
-    pickle_write_key_u64(w, "active_size", g->active);
-    pickle_write_key_u64(w, "requested_size", g->requested);
-    pickle_write_key_u64(w, "stream", g->stream);
+    static const char *const keys[] = {"device", "address", "total_size", "allocated_size", "active_size",
+                                       "requested_size", "stream"};
+    const uint64_t vals[] = {0, g->addr, g->size, g->allocated, g->active, g->requested, g->stream};
+    write_u64s(w, keys, vals, 7);
     pickle_write_key_str(w, "segment_type", g->small ? "small" : "large");
     pickle_write_str(w, "segment_pool_id"); /* (0, 0), PyTorch's default pool, as a list */
     pickle_write_list(w);
@@ -647,9 +649,9 @@ static int write_visit(void *ctx, const strategy_block *b)
         segment_head(x, g);
     const char *st = block_state(x, b);
     pickle_write_dict(w);
-    pickle_write_key_u64(w, "address", b->addr);
-    pickle_write_key_u64(w, "size", b->size_bytes);
-    pickle_write_key_u64(w, "requested_size", strcmp(st, "inactive") != 0 ? b->requested_bytes : 0);
+    static const char *const keys[] = {"address", "size", "requested_size"};
+    const uint64_t vals[] = {b->addr, b->size_bytes, strcmp(st, "inactive") != 0 ? b->requested_bytes : 0};
+    write_u64s(w, keys, vals, 3);
     pickle_write_key_str(w, "state", st);
     pickle_write_str(w, "frames");
     pickle_write_list(w);
