@@ -14,6 +14,7 @@
 #include "reports/node.h"
 #include "reports/progress.h"
 #include "reports/result.h"
+#include "reports/snapshot_export.h"
 #include "reports/summary.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
@@ -30,6 +31,8 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_OPT("report", "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"),
     CLI_X_OPT,
     CLI_OPT("timeline", "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"),
+    CLI_OPT("export-snapshot", "FILE.pickle: what the simulated allocator did, as a PyTorch memory snapshot "
+                               "(pytorch.org/memory_viz opens it; every strategy but ideal, one process)"),
     CLI_OPT("timeline-rows", "N: at most N timeline rows, merged keeping maxima (default 2000)"),
     CLI_ON_OOM_OPT,
     CLI_FLAG("fail-on-oom", "exit with status 1 when an out-of-memory happens"),
@@ -295,9 +298,10 @@ static sim_status replay(cli_session *s, int *verdict)
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
     if (cli_has(a, "node")) {
-        if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline"))
+        if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--node: --summary, --report and --timeline describe one GPU; replay without --node");
+                                 "--node: --summary, --report, --timeline and --export-snapshot describe one GPU; "
+                                 "replay without --node");
         return replay_node(s, verdict);
     }
     if (cli_has(a, "visible") || cli_has(a, "replicas") || cli_has(a, "job"))
@@ -336,6 +340,22 @@ static sim_status replay(cli_session *s, int *verdict)
         cfg.observe = moment_observe;
         cfg.observe_ctx = &mom;
     }
+    const char *xs = cli_get(a, "export-snapshot");
+    snapshot_export *xp = NULL;
+    const engine_observer prev_observe = cfg.observe; /* the export calls it, and is gone after the run */
+    void *const prev_observe_ctx = cfg.observe_ctx;
+    if (xs) {
+        if (n > 1)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--export-snapshot: %d traces are %d processes, and a PyTorch snapshot holds one "
+                                 "program's allocator; export one trace at a time", n, n);
+        const sim_seed *seed = sources[0].seed;
+        snapshot_export_config xc = {xs, ops, seed, prev_observe, prev_observe_ctx};
+        if ((st = snapshot_export_open(&xc, &xp, err)) != SIM_OK)
+            return st;
+        cfg.observe = snapshot_export_observe;
+        cfg.observe_ctx = xp;
+    }
     const char *report = cli_get(a, "report");
     if (report) {
         reopen_ctx rc_ctx = {readers, s, a->positional, cli_get(a, "from"), &s->iopt, n, 0, ops, from_empty};
@@ -346,6 +366,12 @@ static sim_status replay(cli_session *s, int *verdict)
         st = engine_run(&cfg, sources, (uint32_t)n, &run, err);
     }
     progress_finish(&prog);
+    if (xp != NULL && st == SIM_OK)
+        st = snapshot_export_finish(xp, run, err);
+    else
+        snapshot_export_discard(xp);
+    cfg.observe = prev_observe;
+    cfg.observe_ctx = prev_observe_ctx;
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
         st = replay_whatif(s, &cfg, run, -1, &wi, err);
     whatif alts[WHATIF_BFC_MAX] = {{0}};

@@ -56,6 +56,7 @@ typedef struct engine {
      * otherwise; observe() puts it back to ENGINE_DONE after each tick */
     engine_outcome outcome;
     strategy_handle handle;  /* of the alloc being measured (tick.handle), else STRATEGY_HANDLE_NONE */
+    strategy_handle freed;   /* of the free being measured (tick.freed), else STRATEGY_HANDLE_NONE */
     engine_observer observe;
     sim_error *err;
     engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
@@ -170,6 +171,7 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
     k->t = t;
     k->outcome = e->outcome;
     k->handle = e->handle;
+    k->freed = e->freed;
     k->proc = ps->last;
     k->proc_requested = ps->requested;
     k->proc_device_bytes = ps->last.reserved_bytes + e->context_bytes;
@@ -184,6 +186,7 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
     e->observe(e->cfg->observe_ctx, k);
     e->outcome = ENGINE_DONE;
     e->handle = STRATEGY_HANDLE_NONE;
+    e->freed = STRATEGY_HANDLE_NONE;
 }
 
 /* Re-sample process p and the device totals after an event (ev: the trace event,
@@ -591,6 +594,7 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
     uint64_t size = ent->size;
     idmap_remove(&ps->ids, ent);
     run->ops->free(run->procs[p].s, h, deferred);
+    e->freed = h;
     if (!deferred) {
         ps->requested -= size;
         return SIM_OK;
@@ -651,6 +655,7 @@ static sim_status do_deferred(engine *e, const pq_entry *d)
     }
     run->events++;
     run->ops->free_ready(run->procs[d->proc].s, d->handle);
+    e->freed = d->handle;
     ps->requested -= d->size;
     measure(e, d->proc, d->t, NULL, d->size);
     if (e->paranoid)
@@ -711,7 +716,8 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
     if (st != SIM_OK)
         return st;
     engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
-                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE, .lt = lt};
+                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE,
+                .freed = STRATEGY_HANDLE_NONE, .lt = lt};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");

@@ -41,6 +41,10 @@ typedef struct engine_tick {
     /* an alloc that took effect: the strategy's handle for it (ops->locate tells
      * where it put the block); STRATEGY_HANDLE_NONE for every other tick */
     strategy_handle handle;
+    /* a free that took effect (ev a free, outcome ENGINE_DONE) or a deferred free
+     * coming due (ev NULL): the handle it frees (a deferred one stays valid until it
+     * comes due); STRATEGY_HANDLE_NONE for every other tick */
+    strategy_handle freed;
     const struct sim_run *run; /* the run so far: run->procs[process].s is the instance */
     /* the process after the event */
     strategy_sample proc;      /* its sample, as the engine measured it */

@@ -1,0 +1,767 @@
+/* A replay written as a PyTorch memory snapshot (snapshot_export.h). The layout and
+ * the spellings (keys, "active_allocated", "large", the trace actions) are those of
+ * the snapshots PyTorch's CUDACachingAllocator writes and MemoryViz.js reads
+ * (pytorch/pytorch torch/utils/viz/MemoryViz.js: annotate_snapshot, MemoryView,
+ * process_alloc_data). The viewer rebuilds any earlier state by undoing the trace
+ * from the end state, so the two must agree exactly: every block live in `segments`
+ * is one the trace allocated without freeing (or one live at the start), a block
+ * is never inside a segment the trace released, and an address is not allocated
+ * again before its previous block's free completed. Where the model and the
+ * trace's notion of "completed" differ (PyTorch polls a deferred free's event
+ * later; a synchronizing empty_cache completes it early) the export completes the
+ * trace's free early rather than break that. */
+#include "snapshot_export.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle_write.h"
+#include "sim/buf.h"
+#include "sim/grow.h"
+#include "sim/idmap.h"
+
+#define XF_ZERO 2u /* idmap flag: a zero-byte allocation, no block, no entries */
+#define X_NONE UINT32_MAX
+
+typedef struct xrec {      /* one live allocation (or one whose free is pending) */
+    uint64_t addr, size;   /* its block's address; the requested bytes */
+    uint32_t stream;
+    uint32_t pend;         /* its index in x->pending + 1 while its free is pending, else 0 */
+    bool done;             /* its free was completed early: the deferred tick writes nothing */
+} xrec;
+
+typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
+    uint64_t addr, size;
+    uint64_t first, count;  /* its blocks, as the walk visited them */
+    uint64_t allocated, active, requested; /* the end state's sums (write_segments) */
+    uint32_t stream;
+    bool small;
+} xseg;
+
+typedef struct xsegs {
+    xseg *v;
+    uint32_t n, cap;
+} xsegs;
+
+struct snapshot_export {
+    sim_outfile out;
+    pickle_writer pw;
+    const strategy_ops *ops;
+    engine_observer next;
+    void *next_ctx;
+    bool started, expandable, is_torch;
+    idmap ids;              /* trace id -> rec (entry.handle) */
+    xrec *recs;
+    uint32_t n_recs, cap_recs;
+    uint32_t *free_recs;
+    uint32_t n_free, cap_free;
+    uint32_t *by_handle;    /* deferred frees: strategy handle -> rec + 1 */
+    uint32_t cap_handles;
+    uint32_t *pending;      /* recs whose free is requested, not completed */
+    uint32_t n_pending, cap_pending;
+    uint64_t *live;         /* without ops->locate: the live blocks' addresses, sorted */
+    uint32_t n_live, cap_live;
+    xsegs segs, next_segs;  /* what the allocator held at the last walk, and now */
+    uint64_t last_reserved, last_dev_allocs, last_dev_frees;
+    uint32_t procs;         /* the most processes a tick saw */
+    sim_status st;          /* the first failure, SIM_OK while none */
+    const char *why;
+};
+
+const char *snapshot_export_unsupported(const strategy_ops *ops)
+{
+    if (strcmp(ops->name, "ideal") == 0)
+        return "ideal is a lower bound that places nothing at stable addresses, so it has no blocks to show";
+    return NULL;
+}
+
+static void fail(snapshot_export *x, sim_status st, const char *why)
+{
+    if (x->st == SIM_OK) {
+        x->st = st;
+        x->why = why;
+    }
+}
+
+/* ---------------------------------------------------------------- records */
+
+static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32_t stream)
+{
+    uint32_t r;
+    if (x->n_free > 0) {
+        r = x->free_recs[--x->n_free];
+    } else {
+        if (!SIM_GROW(x->recs, x->n_recs + 1, x->cap_recs)) {
+            fail(x, SIM_ENOMEM, "out of memory");
+            return X_NONE;
+        }
+        r = x->n_recs++;
+    }
+    x->recs[r] = (xrec){.addr = addr, .size = size, .stream = stream};
+    return r;
+}
+
+static void rec_release(snapshot_export *x, uint32_t r)
+{
+    if (!SIM_GROW(x->free_recs, x->n_free + 1, x->cap_free)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    x->free_recs[x->n_free++] = r;
+}
+
+static void pending_add(snapshot_export *x, uint32_t r)
+{
+    if (!SIM_GROW(x->pending, x->n_pending + 1, x->cap_pending)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    x->pending[x->n_pending++] = r;
+    x->recs[r].pend = x->n_pending;
+}
+
+static void pending_remove(snapshot_export *x, uint32_t r)
+{
+    uint32_t i = x->recs[r].pend - 1, last = x->pending[--x->n_pending];
+    x->pending[i] = last;
+    x->recs[last].pend = i + 1;
+    x->recs[r].pend = 0;
+}
+
+/* the sorted live addresses (strategies without locate) */
+static uint32_t live_find(const snapshot_export *x, uint64_t addr)
+{
+    uint32_t lo = 0, hi = x->n_live;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (x->live[mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void live_insert(snapshot_export *x, uint64_t addr)
+{
+    if (x->ops->locate != NULL)
+        return;
+    if (!SIM_GROW(x->live, x->n_live + 1, x->cap_live)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    uint32_t i = live_find(x, addr);
+    memmove(&x->live[i + 1], &x->live[i], (size_t)(x->n_live - i) * sizeof *x->live);
+    x->live[i] = addr;
+    x->n_live++;
+}
+
+static void live_remove(snapshot_export *x, uint64_t addr)
+{
+    if (x->ops->locate != NULL)
+        return;
+    uint32_t i = live_find(x, addr);
+    if (i < x->n_live && x->live[i] == addr) {
+        memmove(&x->live[i], &x->live[i + 1], (size_t)(x->n_live - i - 1) * sizeof *x->live);
+        x->n_live--;
+    }
+}
+
+/* ---------------------------------------------------------------- entries */
+
+/* n dict entries with integer values, keys[i]: vals[i]. */
+static void write_u64s(pickle_writer *w, const char *const *keys, const uint64_t *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pickle_write_key_u64(w, keys[i], vals[i]);
+}
+
+static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us)
+{
+    pickle_writer *w = &x->pw;
+    pickle_write_dict(w);
+    static const char *const keys[] = {"addr", "size", "stream", "time_us"};
+    const uint64_t vals[] = {addr, size, stream, us};
+    pickle_write_key_str(w, "action", action);
+    write_u64s(w, keys, vals, 4);
+    pickle_write_end(w);
+}
+
+static void complete(snapshot_export *x, uint32_t r, uint64_t us)
+{
+    const xrec *c = &x->recs[r];
+    entry(x, "free_completed", c->addr, c->size, c->stream, us);
+    live_remove(x, c->addr);
+    pending_remove(x, r);
+}
+
+/* Complete early the pending frees of blocks inside [addr, addr + size). */
+static void complete_inside(snapshot_export *x, uint64_t addr, uint64_t size, uint64_t us)
+{
+    for (uint32_t i = 0; i < x->n_pending;) {
+        uint32_t r = x->pending[i];
+        if (x->recs[r].addr >= addr && x->recs[r].addr - addr < size) {
+            complete(x, r, us);
+            x->recs[r].done = true;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- segments */
+
+/* Builds the segment list from blocks in address order: a segment per region, or
+ * per run of mapped blocks of an expandable one. */
+typedef struct seg_builder {
+    snapshot_export *x;
+    xsegs *out;
+    uint32_t region;
+    uint64_t region_addr, end;
+    uint64_t index;        /* blocks visited so far */
+    bool open;
+} seg_builder;
+
+static int seg_visit(void *ctx, const strategy_block *b)
+{
+    seg_builder *sb = ctx;
+    snapshot_export *x = sb->x;
+    bool same = sb->open && b->region == sb->region && b->region_addr == sb->region_addr && b->addr == sb->end;
+    uint64_t index = sb->index++;
+    if (b->state == BLOCK_UNMAPPED) {
+        sb->open = false;
+        return 0;
+    }
+    if (same) {
+        sb->out->v[sb->out->n - 1].size += b->size_bytes;
+        sb->out->v[sb->out->n - 1].count++;
+        sb->end += b->size_bytes;
+        return 0;
+    }
+    if (!SIM_GROW(sb->out->v, sb->out->n + 1, sb->out->cap)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return 1;
+    }
+    sb->out->v[sb->out->n++] = (xseg){
+        .addr = b->addr, .size = b->size_bytes, .first = index, .count = 1, .stream = x->is_torch ? b->stream : 0,
+        .small = b->pool != NULL && strcmp(b->pool, "small") == 0};
+    sb->open = true;
+    sb->region = b->region;
+    sb->region_addr = b->region_addr;
+    sb->end = b->addr + b->size_bytes;
+    return 0;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    uint64_t p = ((const xseg *)a)->addr, q = ((const xseg *)b)->addr;
+    return (p > q) - (p < q);
+}
+
+/* Address order: a walk visits segments in creation order, and a replay that places
+ * them where a recording's cudaMalloc did (device_plan_va) may go downwards. */
+static void segs_sort(xsegs *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, seg_cmp);
+}
+
+/* The ranges of a that b does not cover (both sorted, disjoint), as `action` entries. */
+static void ranges_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const char *action, bool removing,
+                         uint64_t us)
+{
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        uint64_t at = a->v[i].addr, end = a->v[i].addr + a->v[i].size;
+        while (j < b->n && b->v[j].addr + b->v[j].size <= at)
+            j++;
+        for (uint32_t k = j; at < end; k++) {
+            uint64_t stop = k < b->n && b->v[k].addr < end ? b->v[k].addr : end;
+            if (stop > at) {
+                if (removing)
+                    complete_inside(x, at, stop - at, us);
+                entry(x, action, at, stop - at, a->v[i].stream, us);
+            }
+            if (k >= b->n || b->v[k].addr >= end)
+                break;
+            at = b->v[k].addr + b->v[k].size;
+        }
+    }
+}
+
+/* Whole segments of a that are not in b, as `action` entries. */
+static void segs_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const char *action, bool removing,
+                       uint64_t us)
+{
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        while (j < b->n && b->v[j].addr < a->v[i].addr)
+            j++;
+        if (j < b->n && b->v[j].addr == a->v[i].addr && b->v[j].size == a->v[i].size)
+            continue;
+        if (removing)
+            complete_inside(x, a->v[i].addr, a->v[i].size, us);
+        entry(x, action, a->v[i].addr, a->v[i].size, a->v[i].stream, us);
+    }
+}
+
+static bool pending_at(const snapshot_export *x, uint64_t addr);
+
+/* The block the allocation just made, for a strategy without locate: the used
+ * block whose address is not one of the live ones, or is that of a block whose
+ * free is still pending (the stream-ordered pool reuses memory freed on the same
+ * stream at once: the free is ordered before the new work on that stream). */
+typedef struct find_ctx {
+    const snapshot_export *x;
+    strategy_block found;
+    bool ok;
+    bool walked;   /* a walk visited it (segments_update's, at this tick) */
+} find_ctx;
+
+static int find_visit(void *ctx, const strategy_block *b)
+{
+    find_ctx *f = ctx;
+    f->walked = true;
+    if (b->state != BLOCK_USED)
+        return 0;
+    uint32_t i = live_find(f->x, b->addr);
+    if (i < f->x->n_live && f->x->live[i] == b->addr && !pending_at(f->x, b->addr))
+        return 0;
+    f->found = *b;
+    f->ok = true;
+    return 1;
+}
+
+/* One walk for both, when an allocation also changed what the allocator holds. */
+typedef struct walk_ctx {
+    seg_builder sb;
+    find_ctx *f;
+} walk_ctx;
+
+static int both_visit(void *ctx, const strategy_block *b)
+{
+    walk_ctx *w = ctx;
+    if (w->f != NULL && !w->f->ok)
+        find_visit(w->f, b);
+    return seg_visit(&w->sb, b);
+}
+
+/* What the allocator holds now against the last walk: releases first, then the new ones. */
+static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, find_ctx *f)
+{
+    x->next_segs.n = 0;
+    walk_ctx w = {.sb = {.x = x, .out = &x->next_segs}, .f = f};
+    if (x->ops->walk(s, both_visit, &w) < 0)
+        fail(x, SIM_ENOMEM, "out of memory");
+    if (x->st != SIM_OK)
+        return;
+    segs_sort(&x->next_segs);
+    if (x->expandable) {
+        ranges_minus(x, &x->segs, &x->next_segs, "segment_unmap", true, us);
+        ranges_minus(x, &x->next_segs, &x->segs, "segment_map", false, us);
+    } else {
+        segs_minus(x, &x->segs, &x->next_segs, "segment_free", true, us);
+        segs_minus(x, &x->next_segs, &x->segs, "segment_alloc", false, us);
+    }
+    xsegs t = x->segs;
+    x->segs = x->next_segs;
+    x->next_segs = t;
+}
+
+/* ---------------------------------------------------------------- open */
+
+sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err)
+{
+    *out = NULL;
+    const char *why = snapshot_export_unsupported(cfg->ops);
+    if (why != NULL)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--export-snapshot: %s", why);
+    if (strcmp(cfg->path, "-") == 0)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--export-snapshot: the snapshot is a binary pickle; give it a file name, not -");
+    snapshot_export *x = calloc(1, sizeof *x);
+    if (x == NULL || !idmap_init(&x->ids)) {
+        free(x);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    x->ops = cfg->ops;
+    x->next = cfg->next;
+    x->next_ctx = cfg->next_ctx;
+    x->is_torch = strcmp(cfg->ops->name, "torch") == 0;
+    sim_status st = sim_outfile_open(&x->out, cfg->path, err);
+    if (st != SIM_OK) {
+        idmap_release(&x->ids);
+        free(x);
+        return st;
+    }
+    /* the start state: its segments, and its live blocks with the ids that free them */
+    const sim_seed *sd = cfg->seed;
+    for (uint32_t i = 0; sd != NULL && i < sd->n_segs; i++) {
+        const sim_seed_segment *g = &sd->segs[i];
+        seg_builder sb = {.x = x, .out = &x->segs};
+        for (uint32_t k = 0; k < g->n_blocks; k++) {
+            const sim_seed_block *b = &sd->blocks[g->first_block + k];
+            strategy_block sbk = {.addr = g->addr + b->offset, .size_bytes = b->size_bytes, .region = i,
+                                  .region_addr = g->addr, .stream = g->stream,
+                                  .state = b->state == SIM_SEED_USED ? BLOCK_USED
+                                           : b->state == SIM_SEED_FREE ? BLOCK_FREE : BLOCK_UNMAPPED,
+                                  .pool = g->small_pool ? "small" : "large"};
+            seg_visit(&sb, &sbk);
+            if (b->state != SIM_SEED_USED || b->size_bytes == 0)
+                continue;
+            uint32_t r = rec_new(x, sbk.addr, b->requested_bytes, g->stream);
+            bool found = false;
+            idmap_entry *e = r == X_NONE ? NULL : idmap_find_or_insert(&x->ids, b->id, &found);
+            if (e == NULL)
+                fail(x, SIM_ENOMEM, "out of memory");
+            else
+                e->handle = r;
+            live_insert(x, sbk.addr);
+        }
+    }
+    segs_sort(&x->segs);
+    /* { "device_traces": [[ ... entries as the replay runs ... */
+    pickle_write_init(&x->pw, x->out.fp);
+    pickle_write_dict(&x->pw);
+    pickle_write_str(&x->pw, "device_traces");
+    pickle_write_list(&x->pw);
+    pickle_write_list(&x->pw);
+    if (x->st != SIM_OK) {
+        snapshot_export_discard(x);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    *out = x;
+    return SIM_OK;
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* f: what segments_update's walk at this tick found, or one not walked yet */
+static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us, find_ctx *f)
+{
+    const sim_event *ev = t->ev;
+    bool found = false;
+    idmap_entry *e = idmap_find_or_insert(&x->ids, ev->id, &found);
+    if (e == NULL) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    e->handle = X_NONE;
+    e->flags = (e->flags & IDMAP_USED) | XF_ZERO;
+    if (ev->size == 0)
+        return;
+    strategy_block b = {0};
+    bool ok = false;
+    if (x->ops->locate != NULL) {
+        ok = x->ops->locate(s, t->handle, &b);
+    } else {
+        if (!f->walked && x->ops->walk(s, find_visit, f) < 0)
+            fail(x, SIM_ENOMEM, "out of memory");
+        ok = f->ok;
+        b = f->found;
+    }
+    if (!ok)
+        return; /* no block (nothing held): like a zero-byte allocation */
+    if (x->n_pending > 0)
+        complete_inside(x, b.addr, b.size_bytes ? b.size_bytes : 1, us);
+    uint32_t r = rec_new(x, b.addr, ev->size, ev->stream);
+    if (r == X_NONE)
+        return;
+    e->handle = r;
+    e->flags &= ~XF_ZERO;
+    live_insert(x, b.addr);
+    entry(x, "alloc", b.addr, ev->size, ev->stream, us);
+}
+
+static void on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
+{
+    const sim_event *ev = t->ev;
+    idmap_entry *e = idmap_find(&x->ids, ev->id);
+    if (e == NULL)
+        return; /* live from before the trace, at no address the export knows */
+    uint32_t r = (e->flags & XF_ZERO) ? X_NONE : e->handle;
+    idmap_remove(&x->ids, e);
+    if (r == X_NONE)
+        return;
+    const xrec *c = &x->recs[r];
+    entry(x, "free_requested", c->addr, c->size, c->stream, us);
+    if (ev->ready_t <= ev->t || t->freed == STRATEGY_HANDLE_NONE) {
+        entry(x, "free_completed", c->addr, c->size, c->stream, us);
+        live_remove(x, c->addr);
+        rec_release(x, r);
+        return;
+    }
+    if (!SIM_GROW(x->by_handle, (uint64_t)t->freed + 1, x->cap_handles)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    x->by_handle[t->freed] = r + 1;
+    pending_add(x, r);
+}
+
+static void on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
+{
+    if (t->freed == STRATEGY_HANDLE_NONE || t->freed >= x->cap_handles || x->by_handle[t->freed] == 0)
+        return;
+    uint32_t r = x->by_handle[t->freed] - 1;
+    x->by_handle[t->freed] = 0;
+    if (!x->recs[r].done)
+        complete(x, r, us);
+    rec_release(x, r);
+}
+
+static void start(snapshot_export *x, const strategy *s)
+{
+    strategy_stat_value v;
+    x->expandable = x->is_torch && strategy_option_find(x->ops, s, "expandable_segments", &v) &&
+                    v.kind == STRATEGY_STAT_TEXT && strcmp(v.text, "True") == 0;
+    x->last_reserved = UINT64_MAX; /* walk after the first event: the start state is x->segs */
+    x->started = true;
+}
+
+void snapshot_export_observe(void *ctx, const engine_tick *t)
+{
+    snapshot_export *x = ctx;
+    if (x->next)
+        x->next(x->next_ctx, t);
+    if (t->run->n_procs > x->procs)
+        x->procs = t->run->n_procs;
+    if (x->st != SIM_OK || x->procs > 1)
+        return;
+    const strategy *s = t->run->procs[t->process].s;
+    if (!x->started)
+        start(x, s);
+    uint64_t us = t->t / 1000;
+    bool held_changed = t->proc.reserved_bytes != x->last_reserved ||
+                        t->proc.num_device_allocs != x->last_dev_allocs ||
+                        t->proc.num_device_frees != x->last_dev_frees;
+    const sim_event *ev = t->ev;
+    if (ev != NULL && ev->op == SIM_OP_ALLOC) {
+        bool done = t->outcome == ENGINE_DONE;
+        find_ctx f = {.x = x};
+        if (held_changed)
+            segments_update(x, s, us, done && x->ops->locate == NULL && ev->size > 0 ? &f : NULL);
+        if (done) {
+            on_alloc(x, t, s, us, &f);
+        } else if (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED) {
+            uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
+            pickle_writer *w = &x->pw;
+            pickle_write_dict(w);
+            static const char *const keys[] = {"size", "device_free", "stream", "time_us"};
+            const uint64_t vals[] = {ev->size, cap > t->device_bytes ? cap - t->device_bytes : 0, ev->stream, us};
+            pickle_write_key_str(w, "action", "oom");
+            write_u64s(w, keys, vals, 4);
+            pickle_write_end(w);
+        }
+    } else {
+        if (ev == NULL)
+            on_due(x, t, us);
+        else if (ev->op == SIM_OP_FREE && t->outcome == ENGINE_DONE)
+            on_free(x, t, us);
+        if (held_changed)
+            segments_update(x, s, us, NULL);
+    }
+    x->last_reserved = t->proc.reserved_bytes;
+    x->last_dev_allocs = t->proc.num_device_allocs;
+    x->last_dev_frees = t->proc.num_device_frees;
+    if (!pickle_write_ok(&x->pw))
+        fail(x, SIM_EIO, pickle_write_error(&x->pw));
+}
+
+/* ---------------------------------------------------------------- the end */
+
+static bool pending_at(const snapshot_export *x, uint64_t addr)
+{
+    for (uint32_t i = 0; i < x->n_pending; i++)
+        if (x->recs[x->pending[i]].addr == addr)
+            return true;
+    return false;
+}
+
+/* A block's state as the trace tells it: pending only while its free has not completed. */
+static const char *block_state(const snapshot_export *x, const strategy_block *b)
+{
+    if (b->state == BLOCK_USED)
+        return "active_allocated";
+    return b->state == BLOCK_PENDING && pending_at(x, b->addr) ? "active_pending_free" : "inactive";
+}
+
+/* The end state is written in two walks: the first finds the segments (seg_builder,
+ * which numbers the blocks of each), the second writes each segment as its first
+ * block comes and its blocks after it, so no list of blocks is kept. */
+typedef struct end_writer {
+    snapshot_export *x;
+    xsegs *segs;
+    uint32_t k;     /* the next segment to write */
+    uint64_t index; /* blocks visited */
+} end_writer;
+
+static void segment_head(snapshot_export *x, const xseg *g)
+{
+    pickle_writer *w = &x->pw;
+    pickle_write_dict(w);
+    static const char *const keys[] = {"device", "address", "total_size", "allocated_size", "active_size",
+                                       "requested_size", "stream"};
+    const uint64_t vals[] = {0, g->addr, g->size, g->allocated, g->active, g->requested, g->stream};
+    write_u64s(w, keys, vals, 7);
+    pickle_write_key_str(w, "segment_type", g->small ? "small" : "large");
+    pickle_write_str(w, "segment_pool_id"); /* (0, 0), PyTorch's default pool, as a list */
+    pickle_write_list(w);
+    pickle_write_u64(w, 0);
+    pickle_write_u64(w, 0);
+    pickle_write_end(w);
+    pickle_write_key_bool(w, "is_expandable", x->expandable);
+    pickle_write_str(w, "frames");
+    pickle_write_list(w);
+    pickle_write_end(w);
+    pickle_write_str(w, "blocks");
+    pickle_write_list(w);
+}
+
+/* The sums of a segment's header: allocated, active (allocated or pending free), requested. */
+static int sums_visit(void *ctx, const strategy_block *b)
+{
+    end_writer *e = ctx;
+    uint64_t i = e->index++;
+    while (e->k < e->segs->n && i >= e->segs->v[e->k].first + e->segs->v[e->k].count)
+        e->k++;
+    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
+        return 0;
+    xseg *g = &e->segs->v[e->k];
+    bool active = strcmp(block_state(e->x, b), "inactive") != 0;
+    g->allocated += b->state == BLOCK_USED ? b->size_bytes : 0;
+    g->active += active ? b->size_bytes : 0;
+    g->requested += active ? b->requested_bytes : 0;
+    return 0;
+}
+
+static int write_visit(void *ctx, const strategy_block *b)
+{
+    end_writer *e = ctx;
+    snapshot_export *x = e->x;
+    pickle_writer *w = &x->pw;
+    uint64_t i = e->index++;
+    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
+        return 0; /* an unmapped block between mapped ranges */
+    const xseg *g = &e->segs->v[e->k];
+    if (i == g->first)
+        segment_head(x, g);
+    const char *st = block_state(x, b);
+    pickle_write_dict(w);
+    static const char *const keys[] = {"address", "size", "requested_size"};
+    const uint64_t vals[] = {b->addr, b->size_bytes, strcmp(st, "inactive") != 0 ? b->requested_bytes : 0};
+    write_u64s(w, keys, vals, 3);
+    pickle_write_key_str(w, "state", st);
+    pickle_write_str(w, "frames");
+    pickle_write_list(w);
+    pickle_write_end(w);
+    pickle_write_end(w);
+    if (i + 1 == g->first + g->count) {
+        pickle_write_end(w); /* blocks */
+        pickle_write_end(w); /* the segment */
+        e->k++;
+    }
+    return 0;
+}
+
+static void write_segments(snapshot_export *x, const strategy *s)
+{
+    pickle_write_str(&x->pw, "segments");
+    pickle_write_list(&x->pw);
+    xsegs segs = {0};
+    if (s != NULL) {
+        seg_builder sb = {.x = x, .out = &segs};
+        if (x->ops->walk(s, seg_visit, &sb) < 0)
+            fail(x, SIM_ENOMEM, "out of memory");
+        if (x->st == SIM_OK && segs.n > 0) {
+            end_writer e = {.x = x, .segs = &segs};
+            if (x->ops->walk(s, sums_visit, &e) < 0)
+                fail(x, SIM_ENOMEM, "out of memory");
+            e = (end_writer){.x = x, .segs = &segs};
+            if (x->st == SIM_OK && x->ops->walk(s, write_visit, &e) < 0)
+                fail(x, SIM_ENOMEM, "out of memory");
+        }
+    }
+    free(segs.v);
+    pickle_write_end(&x->pw);
+}
+
+/* PyTorch's allocator_settings keys: under torch the effective alloc-conf, else
+ * PyTorch's defaults (the strategy is named under gpusim_strategy). */
+static void write_settings(snapshot_export *x, const strategy *s)
+{
+    pickle_writer *w = &x->pw;
+    strategy_stat_value conf = {0}, mss = {0}, gc = {0};
+    if (x->is_torch && s != NULL) {
+        strategy_option_find(x->ops, s, "alloc_conf", &conf);
+        strategy_option_find(x->ops, s, "max_split_size_mb", &mss);
+        strategy_option_find(x->ops, s, "garbage_collection_threshold", &gc);
+    }
+    int64_t max_split = -1;
+    if (mss.kind == STRATEGY_STAT_TEXT && mss.text[0] >= '0' && mss.text[0] <= '9')
+        max_split = (int64_t)(strtoull(mss.text, NULL, 10) << 20);
+    double gct = gc.kind == STRATEGY_STAT_TEXT && gc.text[0] ? strtod(gc.text, NULL) : 0.0;
+    pickle_write_str(w, "allocator_settings");
+    pickle_write_dict(w);
+    pickle_write_key_str(w, "PYTORCH_CUDA_ALLOC_CONF", conf.kind == STRATEGY_STAT_TEXT ? conf.text : "");
+    pickle_write_key_int(w, "max_split_size", max_split);
+    pickle_write_str(w, "garbage_collection_threshold");
+    pickle_write_float(w, gct);
+    pickle_write_key_bool(w, "expandable_segments", x->expandable);
+    pickle_write_key_str(w, "gpusim_strategy", x->ops->name);
+    pickle_write_end(w);
+}
+
+static void release(snapshot_export *x)
+{
+    idmap_release(&x->ids);
+    free(x->recs);
+    free(x->free_recs);
+    free(x->by_handle);
+    free(x->pending);
+    free(x->live);
+    free(x->segs.v);
+    free(x->next_segs.v);
+    free(x);
+}
+
+sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_error *err)
+{
+    if (x->procs > 1 || run->n_procs > 1) {
+        uint32_t n = run->n_procs > x->procs ? run->n_procs : x->procs;
+        snapshot_export_discard(x);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--export-snapshot: the replay has %u processes, and a PyTorch snapshot holds one "
+                             "program's allocator; export one process (one trace, without \"proc\" names)", n);
+    }
+    const strategy *s = run->n_procs == 1 ? run->procs[0].s : NULL;
+    pickle_writer *w = &x->pw;
+    pickle_write_end(w); /* device 0's trace */
+    pickle_write_end(w); /* device_traces */
+    write_segments(x, s);
+    write_settings(x, s);
+    pickle_write_end(w);
+    pickle_write_finish(w);
+    if (x->st == SIM_OK && !pickle_write_ok(w))
+        fail(x, SIM_EIO, pickle_write_error(w));
+    if (x->st != SIM_OK) {
+        sim_status st = x->st;
+        const char *why = x->why;
+        char path[sizeof x->out.path];
+        snprintf(path, sizeof path, "%s", x->out.path);
+        snapshot_export_discard(x);
+        return sim_error_set(err, st, path, 0, 0, "--export-snapshot: %s", why);
+    }
+    sim_status st = sim_outfile_close(&x->out, true, err);
+    release(x);
+    return st;
+}
+
+void snapshot_export_discard(snapshot_export *x)
+{
+    if (x == NULL)
+        return;
+    sim_outfile_close(&x->out, false, NULL);
+    release(x);
+}

@@ -1,0 +1,60 @@
+/* snapshot_export.h — what the simulated allocator did, written as a PyTorch CUDA
+ * memory snapshot: the pickle torch.cuda.memory._dump_snapshot writes, which
+ * pytorch.org/memory_viz opens and gpusim reads back (traces/IMPORT.md). It is written
+ * as the replay runs, through the engine's observer (sim/engine.h), to a temporary
+ * file that snapshot_export_finish renames into place (none is left on error):
+ *   - device_traces[0]: one entry per thing that happened, in replay order, with
+ *     time_us = t / 1000: "alloc" (the block's simulated address, the requested size,
+ *     the stream), "free_requested" at the program's free and "free_completed" when
+ *     the memory came back (at once, or at ready_t for a deferred free), "oom" (the
+ *     request and the device's free bytes), and "segment_alloc"/"segment_free" (or,
+ *     for PyTorch's expandable segments, "segment_map"/"segment_unmap" of the mapped
+ *     ranges) for what the allocator took from and gave back to the device: the
+ *     strategy's regions (BFC regions, PyTorch segments, pool chunks, raw
+ *     allocations, the planned arena) shown as segments;
+ *   - segments: the allocator's state at the end (with --on-oom=stop after an OOM:
+ *     at the OOM), each segment with its blocks in address order;
+ *   - allocator_settings: PyTorch's keys; under torch its effective alloc-conf.
+ * Zero-byte allocations hold no block and leave no entry (as in PyTorch).
+ * Cost: O(1) per event, plus one walk of the strategy's blocks at each event where
+ * what it holds from the device changed, and, for a strategy without `locate`
+ * (BFC, async, raw), one walk per allocation to find its block. Nothing is
+ * allocated per event but amortized array growth.
+ * One process only (a snapshot is one program's allocator); `ideal` places nothing
+ * at stable addresses and cannot be exported. */
+#ifndef GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
+#define GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
+
+#include <stdbool.h>
+
+#include "sim/engine.h"
+#include "sim/seed.h"
+#include "sim/status.h"
+#include "sim/strategy.h"
+
+typedef struct snapshot_export snapshot_export;
+
+typedef struct snapshot_export_config {
+    const char *path;          /* the .pickle to write (not "-") */
+    const strategy_ops *ops;   /* the replay's strategy */
+    const sim_seed *seed;      /* the recorded start state the replay starts from, or NULL */
+    engine_observer next;      /* another observer the exporter calls first, or NULL */
+    void *next_ctx;
+} snapshot_export_config;
+
+/* Why ops cannot be exported (a sentence), or NULL when it can. */
+const char *snapshot_export_unsupported(const strategy_ops *ops);
+
+/* Open the temporary file. SIM_EUSAGE for a strategy that cannot be exported or the
+ * path "-", SIM_EIO when the file cannot be created, SIM_ENOMEM. */
+sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err);
+/* The engine_observer: set engine_config.observe to it and observe_ctx to the exporter. */
+void snapshot_export_observe(void *ctx, const engine_tick *t);
+/* After engine_run succeeded: write the segments and settings, commit the file and
+ * free x. SIM_EUSAGE when the replay had several processes, SIM_EIO, SIM_ENOMEM
+ * (then no file is left). */
+sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_error *err);
+/* The run failed: remove the temporary file and free x (NULL is fine). */
+void snapshot_export_discard(snapshot_export *x);
+
+#endif

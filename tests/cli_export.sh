@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# CLI tests of `gpusim replay --export-snapshot=FILE.pickle` (reports/snapshot_export.h):
+# the file is plain data that a restricted unpickler reads with the keys and spellings
+# pytorch.org/memory_viz needs, the viewer's reconstruction works at every entry
+# (tests/support/snapshot_check.py), gpusim's own importer replays it to the same
+# results (the round trip), and errors leave no file.
+# Usage: cli_export.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
+g="$src/tests/golden"
+ex="$src/traces/examples"
+check="$src/tests/support/snapshot_check.py"
+
+# check FILE EXPECTED-COUNTS: the snapshot passes snapshot_check.py with those counts
+check() {
+  local got
+  if ! got=$(python3 "$check" "$1" 2>&1); then
+    bad "$1: $got"
+  elif [ -n "$2" ] && [ "$got" != "$2" ]; then
+    bad "$1: counts '$got', want '$2'"
+  else
+    ok
+  fi
+}
+
+# same_results NAME A.json B.json: the result keys a round trip must keep
+same_results() {
+  local d
+  d=$(python3 - "$2" "$3" <<'EOF'
+import json, sys
+keys = ["completed", "peak_requested_bytes", "peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes",
+        "final_reserved_bytes", "num_device_allocs", "num_device_frees", "ooms", "fragmentation",
+        "reserved_unallocated_at_peak_bytes"]
+a = json.load(open(sys.argv[1]))["result"]
+b = json.load(open(sys.argv[2]))["result"]
+print(" ".join("%s: %s != %s" % (k, a[k], b[k]) for k in keys if a[k] != b[k]))
+EOF
+)
+  if [ -z "$d" ]; then ok; else bad "$1: $d"; fi
+}
+
+# roundtrip NAME TRACE OPTIONS...: export under OPTIONS, replay the export under the same
+# OPTIONS, and compare
+roundtrip() {
+  local name=$1 trace=$2
+  shift 2
+  expect 0 "" replay "$trace" "$@" --format=json --export-snapshot="$tmp/rt.pickle"
+  cp "$tmp/out" "$tmp/rt.orig.json"
+  check "$tmp/rt.pickle" ""
+  expect 0 "" replay "$tmp/rt.pickle" "$@" --format=json
+  same_results "$name" "$tmp/rt.orig.json" "$tmp/out"
+}
+
+# torch_rules.jsonl under torch (tests/golden/torch.test): 11 MiB + 1 B is a 12 MiB
+# segment at the first fresh base, 2 MiB (2097152); 1000 B and 2000 B share one 2 MiB
+# small segment at 2097152 + 12582912 = 14680064, the second block at + 1024 (1000 B
+# rounded to 512 B); 5 MiB takes a 20 MiB segment at 14680064 + 2097152 = 16777216.
+# Four frees, each requested and completed at once; empty_cache releases the three
+# segments: nothing is left at the end.
+expect 0 "" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --export-snapshot="$tmp/t.pickle"
+check "$tmp/t.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc=3 segment_free=3"
+got=$(python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+t = d["device_traces"][0]
+print([e["addr"] for e in t if e["action"] == "alloc"], [e["size"] for e in t if e["action"] == "segment_alloc"],
+      len(d["segments"]), d["allocator_settings"]["expandable_segments"], d["allocator_settings"]["gpusim_strategy"])
+' "$tmp/t.pickle")
+want="[2097152, 14680064, 14681088, 16777216] [12582912, 2097152, 20971520] 0 False torch"
+if [ "$got" = "$want" ]; then ok; else bad "torch_rules export: $got, want $want"; fi
+
+# The export only watches: the result is byte-identical with and without it
+expect 0 "" replay "$ex/mlp_train.json" --strategy=torch --format=json
+cp "$tmp/out" "$tmp/plain.json"
+expect 0 "" replay "$ex/mlp_train.json" --strategy=torch --format=json --export-snapshot="$tmp/m.pickle"
+if cmp -s "$tmp/out" "$tmp/plain.json"; then ok; else bad "--export-snapshot changed the result"; fi
+
+# Round trips: every allocation and free comes back (not empty_cache: a snapshot has no
+# such entry, only the segment_free it caused; so these traces have none)
+roundtrip "torch" "$ex/small-model-12gb.jsonl" --strategy=torch --capacity=24GiB
+roundtrip "growth" "$ex/small-model-12gb.jsonl" --strategy=growth --capacity=24GiB
+roundtrip "torch, expandable segments" "$ex/serving-16gb.jsonl" --strategy=torch --capacity=24GiB \
+  --alloc-conf=expandable_segments:True
+roundtrip "greedy" "$g/bfc_worked_example.json" --strategy=greedy
+roundtrip "planned" "$ex/small-model-12gb.jsonl" --strategy=planned --capacity=24GiB
+# deferred frees in whole microseconds (the snapshot's unit), on two streams: the free
+# of id 1 is requested at 2 us and completes at 10 us, after alloc 3 reused nothing
+cat >"$tmp/deferred.jsonl" <<'EOF'
+{"format": "gpusim-trace", "version": 1, "name": "deferred frees", "time_unit": "us"}
+{"op": "alloc", "id": 1, "size": 4194304, "t": 0}
+{"op": "alloc", "id": 2, "size": 1000, "t": 1, "stream": 1}
+{"op": "free", "id": 1, "t": 2, "ready_t": 10}
+{"op": "alloc", "id": 3, "size": 4194304, "t": 3}
+{"op": "alloc", "id": 4, "size": 2097152, "t": 11}
+{"op": "free", "id": 2, "t": 12, "ready_t": 13}
+{"op": "free", "id": 3, "t": 14}
+{"op": "free", "id": 4, "t": 15}
+EOF
+for s in torch growth raw; do
+  roundtrip "deferred frees under $s" "$tmp/deferred.jsonl" --strategy="$s"
+done
+# async reuses id 1's block for id 3 at once (same stream, stream-ordered): one address
+# cannot hold two blocks in a snapshot, so the export completes id 1's free at 3 us,
+# where the pool took the memory back (a round trip then counts it freed from there)
+expect 0 "" replay "$tmp/deferred.jsonl" --strategy=async --export-snapshot="$tmp/a.pickle"
+check "$tmp/a.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc=3"
+# under torch the two deferred frees are free_requested at 2 and 12 us and completed at
+# 10 and 13 us (ready_t), the others at once
+expect 0 "" replay "$tmp/deferred.jsonl" --strategy=torch --export-snapshot="$tmp/d.pickle"
+got=$(python3 -c '
+import pickle, sys
+t = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
+print([(e["action"][5:], e["time_us"]) for e in t if e["action"].startswith("free")], sorted({e["stream"] for e in t}))
+' "$tmp/d.pickle")
+want="[('requested', 2), ('completed', 10), ('requested', 12), ('completed', 13), ('requested', 14), ('completed', 14), ('requested', 15), ('completed', 15)] [0, 1]"
+if [ "$got" = "$want" ]; then ok; else bad "deferred export: $got, want $want"; fi
+
+# Every strategy but ideal: a valid snapshot whose segments at the end hold what the
+# allocator held then (final_reserved_bytes), and whose segment_alloc/segment_free
+# count what it asked the device for and gave back (num_device_allocs/frees)
+for s in $(cli_strategies); do
+  [ "$s" = ideal ] && continue
+  opts=(--strategy="$s" --capacity=24GiB)
+  [ "$s" = limit ] && opts+=(--limit=8GiB)
+  expect 0 "" replay "$ex/mlp_train.json" "${opts[@]}" --format=json --export-snapshot="$tmp/s.pickle"
+  check "$tmp/s.pickle" ""
+  got=$(python3 -c '
+import json, pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+r = json.load(open(sys.argv[2]))["result"]
+t = d["device_traces"][0]
+n = lambda a: sum(1 for e in t if e["action"] == a)
+print(sum(s["total_size"] for s in d["segments"]) == r["final_reserved_bytes"],
+      n("segment_alloc") == r["num_device_allocs"], n("segment_free") == r["num_device_frees"],
+      n("alloc") == 64, n("free_completed") == 64)
+' "$tmp/s.pickle" "$tmp/out")
+  if [ "$got" = "True True True True True" ]; then ok; else bad "$s: segments/counters/allocs: $got"; fi
+done
+
+# An OOM (bert-large-train on 12 GiB under torch): the trace ends with the oom entry
+# and the segments are those held at the OOM; the round trip replays up to it
+expect 0 "" replay "$ex/bert-large-train.jsonl" --strategy=torch --capacity=12GiB --format=json \
+  --export-snapshot="$tmp/o.pickle"
+check "$tmp/o.pickle" ""
+got=$(python3 -c '
+import json, pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+r = json.load(open(sys.argv[2]))["result"]
+t = d["device_traces"][0]
+print(t[-1]["action"], t[-1]["size"] == r["first_oom"]["size"],
+      sum(s["total_size"] for s in d["segments"]) == r["final_reserved_bytes"])
+' "$tmp/o.pickle" "$tmp/out")
+if [ "$got" = "oom True True" ]; then ok; else bad "oom export: $got"; fi
+
+# With the other observers: --summary and --report still work, the export too
+expect 0 "" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --summary \
+  --export-snapshot="$tmp/sum.pickle" --report="$tmp/r.html"
+if cmp -s "$tmp/out" "$g/summary_torch_rules.txt" && [ -s "$tmp/r.html" ]; then ok; else bad "--summary/--report with export"; fi
+check "$tmp/sum.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc=3 segment_free=3"
+
+# Errors: exit 2 (3 for an invalid trace) and no file, not even a temporary one
+mkdir "$tmp/e"
+expect 2 "cannot write" replay "$g/torch_rules.jsonl" --export-snapshot="$tmp/e/no/such/dir/x.pickle"
+expect 2 "is a directory" replay "$g/torch_rules.jsonl" --export-snapshot="$tmp/e"
+expect 2 "ideal is a lower bound" replay "$g/torch_rules.jsonl" --strategy=ideal --export-snapshot="$tmp/e/i.pickle"
+expect 2 "give it a file name" replay "$g/torch_rules.jsonl" --export-snapshot=-
+expect 2 "2 traces are 2 processes" replay "$g/job_a.json" "$g/job_b.json" --export-snapshot="$tmp/e/j.pickle"
+expect 2 "the replay has 2 processes" replay "$g/two_procs.jsonl" --export-snapshot="$tmp/e/p.pickle"
+expect 2 "describe one GPU" replay "$g/job_a.json" --node=2xA100-40GB --export-snapshot="$tmp/e/n.pickle"
+expect 3 "" replay "$g/unknown_free.jsonl" --export-snapshot="$tmp/e/u.pickle"
+left=$(find "$tmp/e" -mindepth 1 | head -5)
+if [ -z "$left" ]; then ok; else bad "files left after errors: $left"; fi
+
+cli_finish
