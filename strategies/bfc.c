@@ -290,6 +290,44 @@ static void split_at(strategy *s, uint32_t h, uint32_t rest, uint64_t at)
     c->size = at;
 }
 
+/* Give free chunk h, in its free structure, the key (size, addr): the central gap
+ * is only resized, a binned chunk moves in its bin (in place when its order allows). */
+static void free_rekey(strategy *s, uint32_t h, uint64_t size, uint64_t addr)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    if (h == s->gap) {
+        ck[h].size = size;
+        ck[h].addr = addr;
+        return;
+    }
+    bfc_bins_rekey(&s->bins, ck, h, size, addr);
+}
+
+/* Cut the low bytes of free chunk h, still in its free structure, off into the
+ * record lo the caller took, which is linked in below h and left out of the free
+ * structures; h keeps the rest, its tag and its place there (SplitChunk, with the
+ * records' roles swapped: the remainder, not the allocation, keeps h's record, so
+ * that a remainder that stays in its slice and order is not re-inserted).
+ *   [ ------ h ------ ]  =>  [ lo: bytes ][ ---- h ---- ] */
+static void split_low(strategy *s, uint32_t h, uint32_t lo, uint64_t bytes)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    bfc_chunk *c = &ck[h];
+    bfc_chunk *n = &ck[lo];
+    n->addr = c->addr;
+    n->size = bytes;
+    n->region = c->region;
+    n->state = CHUNK_FREE;
+    n->prev = c->prev;
+    n->next = h;
+    if (c->prev != BFC_NONE)
+        ck[c->prev].next = lo;
+    else
+        s->regions[c->region].first = lo; /* h was at the base: lo is now */
+    c->prev = lo;
+    free_rekey(s, h, c->size - bytes, c->addr + bytes);
+}
+
 /* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
 static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
 {
@@ -317,16 +355,22 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
             slots_put(&s->chunks, aligned);
         return SIM_ENOMEM;
     }
-    free_erase(s, h);
-    if (pad > 0) {
-        split_at(s, h, aligned, pad);
-        bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
-        free_insert(s, h);
-        h = aligned;
-    }
-    if (split) {
-        split_at(s, h, rest, rounded);
-        free_insert(s, rest);
+    if (pad == 0 && split) {
+        /* the usual case: the allocation is the low end, the remainder stays put */
+        split_low(s, h, rest, rounded);
+        h = rest;
+    } else {
+        free_erase(s, h);
+        if (pad > 0) {
+            split_at(s, h, aligned, pad);
+            bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
+            free_insert(s, h);
+            h = aligned;
+        }
+        if (split) {
+            split_at(s, h, rest, rounded);
+            free_insert(s, rest);
+        }
     }
     bfc_chunk *c = &bfc_chunk_table(s)[h];
     c->tag = BFC_TAG_LOWER;
@@ -368,7 +412,10 @@ static uint8_t merged_tag(uint8_t a, uint8_t b)
 }
 
 /* MarkFree + TryToCoalesce + InsertFreeChunk (rule 6):
- *   [ prev ][ h ][ next ]  =>  [ ---------- prev ---------- ]  when both are free */
+ *   [ prev ][ h ][ next ]  =>  [ ---------- prev ---------- ]  when both are free
+ * The merged chunk keeps the record of a free neighbour, prev's else next's, which
+ * grows in place in its free structure where its order allows (bfc_bins_rekey);
+ * the result is TF's either way: chunk records are not visible. */
 static void release_chunk(strategy *s, uint32_t h)
 {
     bfc_chunk *ck = bfc_chunk_table(s);
@@ -381,36 +428,63 @@ static void release_chunk(strategy *s, uint32_t h)
      * borders the gap (or the region's end) and becomes gap */
     if (s->opt.spatial && c->tag == BFC_TAG_LOWER && (c->next == BFC_NONE || ck[c->next].tag != BFC_TAG_LOWER))
         c->tag = BFC_TAG_GAP;
-    uint32_t n = c->next;
-    if (n != BFC_NONE && ck[n].state == CHUNK_FREE) {
-        free_erase(s, n);
-        c->tag = merged_tag(c->tag, ck[n].tag);
-        c->size += ck[n].size;
-        c->next = ck[n].next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = h;
-        slots_put(&s->chunks, n);
-    }
-    uint32_t p = c->prev;
-    if (p != BFC_NONE && ck[p].state == CHUNK_FREE) {
-        free_erase(s, p);
-        ck[p].tag = merged_tag(ck[p].tag, c->tag);
-        ck[p].size += c->size;
-        ck[p].next = c->next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = p;
-        slots_put(&s->chunks, h);
-        h = p;
-    }
-    if (ck[h].tag == BFC_TAG_GAP && s->gap != BFC_NONE) {
-        /* a second central gap (another region holds the first; only after a
-         * backpedalled first region): the source CHECKs in InsertFreeChunk and the
-         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as
-         * a lower hole, so that the state stays one it can go on from. */
+    uint32_t n = c->next, p = c->prev;
+    bool n_free = n != BFC_NONE && ck[n].state == CHUNK_FREE;
+    bool p_free = p != BFC_NONE && ck[p].state == CHUNK_FREE;
+    uint8_t tag = c->tag;
+    if (n_free)
+        tag = merged_tag(tag, ck[n].tag);
+    if (p_free)
+        tag = merged_tag(ck[p].tag, tag);
+    /* a second central gap (another region holds the first; only after a backpedalled
+     * first region): the source CHECKs in InsertFreeChunk and the process aborts.
+     * gpusim counts it (stat xla_aborts) and keeps the chunk as a lower hole, so that
+     * the state stays one it can go on from. */
+    if (tag == BFC_TAG_GAP && s->gap != BFC_NONE && s->gap != n && s->gap != p) {
         s->xla_aborts++;
-        ck[h].tag = BFC_TAG_LOWER;
+        tag = BFC_TAG_LOWER;
     }
-    free_insert(s, h);
+    if (!n_free && !p_free) {
+        c->tag = tag; /* nothing to merge */
+        free_insert(s, h);
+        return;
+    }
+    uint64_t addr = p_free ? ck[p].addr : c->addr;
+    uint64_t end = n_free ? ck[n].addr + ck[n].size : c->addr + c->size;
+    uint32_t keep;
+    if (p_free) {
+        /* prev absorbs h and a free next: [ prev ][ h ][ next ] => [ prev ] */
+        uint32_t after = n_free ? ck[n].next : c->next;
+        ck[p].next = after;
+        if (after != BFC_NONE)
+            ck[after].prev = p;
+        if (n_free) {
+            free_erase(s, n);
+            slots_put(&s->chunks, n);
+        }
+        slots_put(&s->chunks, h);
+        keep = p;
+    } else {
+        /* next absorbs h: [ h ][ next ] => [ next ], which now starts at h's address */
+        ck[n].prev = p;
+        if (p != BFC_NONE)
+            ck[p].next = n;
+        else
+            s->regions[c->region].first = n;
+        slots_put(&s->chunks, h);
+        keep = n;
+    }
+    bool in_gap = keep == s->gap;
+    if (in_gap == (tag == BFC_TAG_GAP)) {
+        ck[keep].tag = tag;
+        free_rekey(s, keep, end - addr, addr);
+        return;
+    }
+    free_erase(s, keep); /* it changes partition: out of the gap or out of the bins */
+    ck[keep].size = end - addr;
+    ck[keep].addr = addr;
+    ck[keep].tag = tag;
+    free_insert(s, keep);
 }
 
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)

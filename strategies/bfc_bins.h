@@ -6,10 +6,11 @@
  * per bin over slices. The set is intrusive: it links bfc_chunk records (bfc_types.h)
  * of a table ck[] that the caller owns, keyed by their size and addr fields and
  * heap-ordered by their prio field, which the caller sets before inserting; it
- * writes only their child, parent, bin and slice fields. ck may move between calls
+ * writes only their child, parent, bin and slice fields, and size and addr in
+ * bfc_bins_rekey. ck may move between calls
  * (the table grows) but not during one. Every chunk holds one distinct address.
  *
- * Cost, with f the chunks in one slice: insert, erase and best fit O(log f)
+ * Cost, with f the chunks in one slice: insert, erase, rekey and best fit O(log f)
  * expected (a treap; erase needs no search, by the parent links), largest and the
  * bin and slice of a size O(1), one iteration step O(log f) worst and O(1)
  * amortized over a whole iteration. No allocation ever: the set is the fixed
@@ -63,6 +64,12 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b);
  * A chunk whose bin is BFC_NO_BIN is left alone (only a corrupted state has one
  * where a binned chunk is expected; the checker reports it). */
 void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
+
+/* Give chunk h, in the set, the key (size, addr). In place, O(1) plus one step to
+ * its in-order neighbour (O(log f) worst), when the key keeps h's slice and its
+ * place among the slice's chunks, as a chunk that grows or shrinks by its low or
+ * high end mostly does; else an erase and an insert. */
+void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr);
 
 /* Best fit (FindChunkPtr): the chunk of smallest size ≥ size, the lowest address
  * among equal sizes; BFC_NONE if every chunk is smaller. */

@@ -78,8 +78,9 @@ typedef struct bfc_bins {
 
 /* A region (one Extend). Regions freed by garbage collection stay in the array with
  * live = false, so that indices, which the walker reports as region numbers, are the
- * creation order. first is the chunk at the base address; it never changes, because
- * a chunk only ever merges into its lower neighbour and the base has none. */
+ * creation order. first is the chunk at the base address: bfc.c moves it when an
+ * allocation is cut from the base chunk's low end or the base chunk, freed, merges
+ * into its upper neighbour (records change roles there; addresses never do). */
 typedef struct bfc_region {
     uint64_t addr;
     uint64_t size;
