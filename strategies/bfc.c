@@ -97,18 +97,31 @@ static uint32_t next_prio(strategy *s)
     return x;
 }
 
-/* A fresh chunk record; BFC_NONE when out of host memory. Invalidates chunk pointers. */
+/* A fresh chunk record, the spare one if there is one; BFC_NONE when out of host
+ * memory. Invalidates chunk pointers. */
 static uint32_t chunk_new(strategy *s)
 {
-    uint32_t h = slots_take(&s->chunks);
-    if (h == BFC_NONE)
+    uint32_t h = s->spare;
+    if (h != BFC_NONE)
+        s->spare = BFC_NONE;
+    else if ((h = slots_take(&s->chunks)) == BFC_NONE)
         return h;
-    bfc_chunk *c = &bfc_chunk_table(s)[h];
-    c->prev = c->next = c->child[0] = c->child[1] = c->parent = BFC_NONE;
-    c->bin = BFC_NO_BIN;
-    c->tag = BFC_TAG_LOWER;
-    c->prio = next_prio(s);
+    bfc_chunk_table(s)[h] = (bfc_chunk){.child = {BFC_NONE, BFC_NONE}, .parent = BFC_NONE, .prio = next_prio(s),
+                                        .prev = BFC_NONE, .next = BFC_NONE, .state = CHUNK_FREE,
+                                        .bin = BFC_NO_BIN, .tag = BFC_TAG_LOWER};
     return h;
+}
+
+/* Give back the record of a chunk merged away: kept as the spare when there is none,
+ * since a split usually follows a merge soon (a training step's LIFO frees and
+ * allocations), else to the table. */
+static void chunk_drop(strategy *s, uint32_t h)
+{
+    if (s->spare == BFC_NONE) {
+        s->spare = h;
+        return;
+    }
+    slots_put(&s->chunks, h);
 }
 
 /* ==== the free structures: the bins, and the central gap (rule 10) ==== */
@@ -141,7 +154,7 @@ static void free_erase(strategy *s, uint32_t h)
 static uint64_t largest_free(const strategy *s)
 {
     const bfc_chunk *ck = bfc_chunk_table(s);
-    uint64_t largest = bfc_bins_largest(&s->bins, ck);
+    uint64_t largest = bfc_bins_largest(&s->bins);
     if (s->gap != BFC_NONE && ck[s->gap].size > largest)
         largest = ck[s->gap].size;
     return largest;
@@ -149,10 +162,11 @@ static uint64_t largest_free(const strategy *s)
 
 /* LowEndAlignmentPadding: the bytes below the first aligned address of a chunk at
  * addr, rounded up to 256 so that the prefix can be a chunk of its own. */
-static uint64_t align_padding(const strategy *s, uint64_t addr)
+static inline uint64_t align_padding(const strategy *s, uint64_t addr)
 {
-    uint64_t aligned = units_round_up(addr, s->alignment);
-    return rounded_bytes(aligned - addr);
+    /* the alignment is a power of two (bfc_limits.c): a mask, not a division */
+    uint64_t misaligned = addr & (s->alignment - 1);
+    return misaligned ? rounded_bytes(s->alignment - misaligned) : 0;
 }
 
 /* ==== regions ==== */
@@ -460,9 +474,9 @@ static void release_chunk(strategy *s, uint32_t h)
             ck[after].prev = p;
         if (n_free) {
             free_erase(s, n);
-            slots_put(&s->chunks, n);
+            chunk_drop(s, n);
         }
-        slots_put(&s->chunks, h);
+        chunk_drop(s, h);
         keep = p;
     } else {
         /* next absorbs h: [ h ][ next ] => [ next ], which now starts at h's address */
@@ -471,7 +485,7 @@ static void release_chunk(strategy *s, uint32_t h)
             ck[p].next = n;
         else
             s->regions[c->region].first = n;
-        slots_put(&s->chunks, h);
+        chunk_drop(s, h);
         keep = n;
     }
     bool in_gap = keep == s->gap;
@@ -606,6 +620,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     slots_init(&s->chunks, sizeof(bfc_chunk));
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
+    s->spare = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {
@@ -691,7 +706,7 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
         uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
         sink->u64(sink->ctx, "central_gap_bytes", gap);
         sink->u64(sink->ctx, "lower_hole_bytes", free_bytes - gap);
-        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins, bfc_chunk_table(s)));
+        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins));
         /* events at which XLA would have aborted on its one-gap CHECK (rule 10) */
         sink->u64(sink->ctx, "xla_aborts", s->xla_aborts);
     }

@@ -84,6 +84,7 @@ void bfc_bins_init(bfc_bins *fs)
         fs->slice_mask[b] = 0;
     }
     fs->bitmap = 0;
+    fs->largest = 0;
 }
 
 void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
@@ -93,6 +94,8 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
     ck[h].bin = (uint8_t)b;
     ck[h].slice = (uint8_t)sl;
     ck[h].child[0] = ck[h].child[1] = BFC_NONE;
+    if (ck[h].size > fs->largest)
+        fs->largest = ck[h].size;
     if (bn->root == BFC_NONE) {
         /* most slices hold one chunk or none: no descent, no rotation */
         ck[h].parent = BFC_NONE;
@@ -154,17 +157,19 @@ void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
     ck[h].bin = BFC_NO_BIN;
     if (bn->root != h || ck[h].child[0] != BFC_NONE || ck[h].child[1] != BFC_NONE) {
         erase_inner(ck, bn, h);
-        return;
+    } else {
+        /* h was the slice's only chunk, as most are: its links are all BFC_NONE already */
+        bn->root = bn->min = bn->max = BFC_NONE;
+        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] & ~(1u << sl));
+        if (fs->slice_mask[b] == 0)
+            fs->bitmap &= ~(1u << b);
     }
-    /* h was the slice's only chunk, as most are: its links are all BFC_NONE already */
-    bn->root = bn->min = bn->max = BFC_NONE;
-    fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] & ~(1u << sl));
-    if (fs->slice_mask[b] == 0)
-        fs->bitmap &= ~(1u << b);
+    if (ck[h].size == fs->largest)
+        fs->largest = bfc_bins_largest_scan(fs, ck);
 }
 
 /* bfc_bins_rekey's general case: out of the set and back in under the new key. */
-static void rekey_move(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr, unsigned b)
+static __attribute__((noinline)) void rekey_move(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr, unsigned b)
 {
     bfc_bins_erase(fs, ck, h);
     ck[h].size = size;
@@ -192,8 +197,15 @@ void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint
             return;
         }
     }
+    /* h keeps its place. The largest size is only in the highest slice (slices part
+     * the sizes), so if h had it, its slice's last chunk has it now. */
+    bool was_largest = ck[h].size == fs->largest;
     ck[h].size = size;
     ck[h].addr = addr;
+    if (size > fs->largest)
+        fs->largest = size;
+    else if (was_largest)
+        fs->largest = ck[bn->max].size;
 }
 
 /* Bins below bin(size) hold only smaller chunks, and every chunk of a higher bin is

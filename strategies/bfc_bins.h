@@ -85,8 +85,16 @@ uint32_t bfc_bins_next(const bfc_bins *fs, const bfc_chunk *ck, uint32_t h);
  * in ck: a bounded search that a checker can run on a corrupted set. */
 bool bfc_bins_holds(const bfc_bins *fs, const bfc_chunk *ck, uint32_t n_max, uint32_t h);
 
-/* The size of the largest chunk; 0 for an empty set. */
-static inline uint64_t bfc_bins_largest(const bfc_bins *fs, const bfc_chunk *ck)
+/* The size of the largest chunk, 0 for an empty set: kept up to date by the
+ * changes, O(1). */
+static inline uint64_t bfc_bins_largest(const bfc_bins *fs)
+{
+    return fs->largest;
+}
+
+/* The same found from the bins, not the kept value: the last chunk of the highest
+ * non-empty slice. For the changes and the checker. */
+static inline uint64_t bfc_bins_largest_scan(const bfc_bins *fs, const bfc_chunk *ck)
 {
     if (fs->bitmap == 0)
         return 0;
