@@ -404,7 +404,7 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
 /* FindChunkPtr (rules 3, 10, 11): the first binned chunk in (size, address) order
  * of size >= rounded that also holds the alignment padding; with spatial
  * partitioning, failing that, the central gap if it holds them. BFC_NONE if none. */
-static uint32_t find_chunk(const strategy *s, uint64_t rounded)
+static inline uint32_t find_chunk(const strategy *s, uint64_t rounded)
 {
     const bfc_chunk *ck = bfc_chunk_table(s);
     for (uint32_t h = bfc_bins_best_fit(&s->bins, ck, rounded); h != BFC_NONE; h = bfc_bins_next(&s->bins, ck, h)) {
@@ -532,41 +532,56 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
              (unsigned long long)dev_free, why);
 }
 
+/* No chunk fits (rules 7 to 9): Extend, then garbage collection and Extend again,
+ * else the OOM. SIM_OK with a fitting chunk in *h. Off the hot path. */
+static __attribute__((noinline)) sim_status alloc_grow(strategy *s, uint64_t size, uint64_t rounded, uint32_t *h,
+                                                       strategy_oom *oom)
+{
+    sim_status st = extend(s, rounded);
+    if (st == SIM_ENOMEM)
+        return st;
+    if (st == SIM_OK)
+        *h = find_chunk(s, rounded);
+    if (*h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
+        st = extend(s, rounded);
+        if (st == SIM_ENOMEM)
+            return st;
+        if (st == SIM_OK)
+            *h = find_chunk(s, rounded);
+    }
+    if (*h == BFC_NONE) {
+        fill_oom(s, size, rounded, oom);
+        return SIM_OOM;
+    }
+    return SIM_OK;
+}
+
+/* rule 1: no chunk, no memory, no stats; a distinct handle the engine can free */
+static sim_status alloc_zero(strategy *s, uint32_t stream, strategy_handle *out)
+{
+    uint32_t z = chunk_new(s);
+    if (z == BFC_NONE)
+        return SIM_ENOMEM;
+    bfc_chunk *c = &bfc_chunk_table(s)[z];
+    c->state = CHUNK_ZERO;
+    c->stream = stream;
+    s->zero_live++;
+    *out = z;
+    return SIM_OK;
+}
+
 static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out,
                             strategy_oom *oom)
 {
-    if (size == 0) {
-        /* rule 1: no chunk, no memory, no stats; a distinct handle the engine can free */
-        uint32_t z = chunk_new(s);
-        if (z == BFC_NONE)
-            return SIM_ENOMEM;
-        bfc_chunk *c = &bfc_chunk_table(s)[z];
-        c->state = CHUNK_ZERO;
-        c->stream = stream;
-        s->zero_live++;
-        *out = z;
-        return SIM_OK;
-    }
+    if (size == 0)
+        return alloc_zero(s, stream, out);
     uint64_t rounded = rounded_bytes(size);
     s->spatial_abort = false;
     uint32_t h = find_chunk(s, rounded);
     if (h == BFC_NONE) {
-        sim_status st = extend(s, rounded);
-        if (st == SIM_ENOMEM)
+        sim_status st = alloc_grow(s, size, rounded, &h, oom);
+        if (st != SIM_OK)
             return st;
-        if (st == SIM_OK)
-            h = find_chunk(s, rounded);
-    }
-    if (h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
-        sim_status st = extend(s, rounded);
-        if (st == SIM_ENOMEM)
-            return st;
-        if (st == SIM_OK)
-            h = find_chunk(s, rounded);
-    }
-    if (h == BFC_NONE) {
-        fill_oom(s, size, rounded, oom);
-        return SIM_OOM;
     }
     uint32_t got = BFC_NONE;
     sim_status st = take_chunk(s, h, rounded, size, stream, &got);
