@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "sim/idmap.h"
 #include "strategies/planned.h"
 
@@ -33,6 +34,9 @@ typedef struct curve_pass {
     uint64_t events;           /* ticks so far */
     uint64_t oom_event;
     uint64_t oom_run_event, oom_t; /* the first OOM's global event number and time */
+    uint32_t oom_process;
+    capture *cap; /* its marks */
+    uint32_t marks_cap;
     engine_observer next;      /* the caller's observer, if any */
     void *next_ctx;
 } curve_pass;
@@ -45,6 +49,21 @@ static void curve_tick(void *ctx, const engine_tick *k)
         p->oom_event = p->events;
         p->oom_run_event = k->event;
         p->oom_t = k->t;
+        p->oom_process = k->process;
+    }
+    if (k->ev != NULL && (k->ev->op == SIM_OP_MARK || k->ev->op == SIM_OP_EMPTY_CACHE)) {
+        capture *c = p->cap;
+        if (c->n_marks == CAPTURE_MAX_MARKS) {
+            c->marks_dropped++;
+        } else if (!SIM_GROW(c->marks, c->n_marks + 1, p->marks_cap)) {
+            p->oom = true;
+        } else {
+            capture_mark *m = &c->marks[c->n_marks++];
+            *m = (capture_mark){
+                .event = p->events, .t = k->t, .process = k->process, .empty_cache = k->ev->op == SIM_OP_EMPTY_CACHE};
+            if (!m->empty_cache && k->ev->name)
+                snprintf(m->name, sizeof m->name, "%s", k->ev->name);
+        }
     }
     timeline_row r = {.t = k->t, .event = p->events, .requested = k->requested,
                       .allocated = k->total.allocated_bytes, .reserved = k->total.reserved_bytes,
@@ -77,8 +96,9 @@ static void curve_tick(void *ctx, const engine_tick *k)
 
 typedef struct live_rec {
     uint64_t id, size, ready_t;
+    uint64_t addr; /* its block's address, when located */
     uint32_t source, stream, proc;
-    bool pending;
+    bool pending, located;
     char *tag;                 /* NULL if none */
 } live_rec;
 
@@ -127,6 +147,12 @@ static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
     live_rec *r = &lp->recs[lp->n++];
     *r = (live_rec){.id = ev->id, .size = ev->size, .source = k->source, .stream = ev->stream,
                     .proc = k->process};
+    strategy_block blk;
+    if (k->run->ops->locate != NULL && k->handle != STRATEGY_HANDLE_NONE &&
+        k->run->ops->locate(k->run->procs[k->process].s, k->handle, &blk)) {
+        r->addr = blk.addr;
+        r->located = true;
+    }
     if (ev->tag && ev->tag[0]) {
         size_t n = strlen(ev->tag);
         if (n >= sizeof ((capture_alloc *)0)->tag)
@@ -203,6 +229,7 @@ typedef struct view_out {
     capture_block **blocks;
     uint64_t *n_blocks;
     bool *truncated;
+    char **tags;
     capture_alloc *top;
     uint32_t *n_top;
     uint64_t *live_count, *live_bytes;
@@ -234,7 +261,7 @@ static int collect_block(void *ctx, const strategy_block *b)
         *c->blocks = a;
         w->cap = cap;
     }
-    (*c->blocks)[(*c->n_blocks)++] = (capture_block){*b, w->proc};
+    (*c->blocks)[(*c->n_blocks)++] = (capture_block){.b = *b, .proc = w->proc};
     return 0;
 }
 
@@ -268,6 +295,138 @@ static void take_top(view_out *c, const live_pass *lp, uint64_t peak_t)
             qsort(c->top, *c->n_top, sizeof c->top[0], alloc_order);
         }
     }
+}
+
+/* ---------------------------------------------------------------- naming blocks */
+
+/* A live allocation under a key: (process, 0, its block's address) or (process,
+ * stream, size). */
+typedef struct rec_key {
+    uint32_t proc, stream;
+    uint64_t v;
+    uint64_t rec;              /* index into the live pass's records */
+} rec_key;
+
+static int key_order(const void *pa, const void *pb)
+{
+    const rec_key *x = pa, *y = pb;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+/* The index of the first of ix[0..n) equal to want and how many are, or n and 0. */
+static uint64_t key_range(const rec_key *ix, uint64_t n, const rec_key *want, uint64_t *count)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (key_order(&ix[mid], want) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t e = lo;
+    while (e < n && key_order(&ix[e], want) == 0)
+        e++;
+    *count = e - lo;
+    return *count ? lo : n;
+}
+
+static bool names_in_use(const capture_block *k)
+{
+    return k->b.state == BLOCK_USED || k->b.state == BLOCK_PENDING;
+}
+
+/* Each used or pending block of out gets the trace id and tag of its live
+ * allocation: the one the strategy placed at its address (ops->locate), or else
+ * the one live allocation of the block's process, stream and requested size when
+ * exactly one exists and exactly one such block does (then they are each other's);
+ * with several, alike says how many. Tags are copied into one buffer, *out->tags.
+ * A pending free whose memory came back before the moment (t) is not live. */
+static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
+{
+    capture_block *bl = *out->blocks;
+    const uint64_t nb = *out->n_blocks;
+    rec_key *at_ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *at_ix);
+    rec_key *sz_ix = malloc((size_t)(lp->n ? lp->n : 1) * sizeof *sz_ix);
+    uint64_t *pick = malloc((size_t)(nb ? nb : 1) * sizeof *pick);
+    uint32_t *claims = calloc(lp->n ? lp->n : 1, sizeof *claims);
+    bool ok = at_ix && sz_ix && pick && claims;
+    uint64_t n_at = 0, n_sz = 0;
+    for (uint64_t i = 0; ok && i < lp->n; i++) {
+        const live_rec *r = &lp->recs[i];
+        if (r->pending && r->ready_t <= t)
+            continue;
+        if (r->located)
+            at_ix[n_at++] = (rec_key){r->proc, 0, r->addr, i};
+        else
+            sz_ix[n_sz++] = (rec_key){r->proc, r->stream, r->size, i};
+    }
+    if (ok) {
+        qsort(at_ix, (size_t)n_at, sizeof *at_ix, key_order);
+        qsort(sz_ix, (size_t)n_sz, sizeof *sz_ix, key_order);
+    }
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        capture_block *k = &bl[j];
+        pick[j] = UINT64_MAX;
+        if (!names_in_use(k))
+            continue;
+        uint64_t cnt;
+        rec_key want = {k->proc, 0, k->b.addr, 0};
+        uint64_t f = key_range(at_ix, n_at, &want, &cnt);
+        if (cnt == 1) {
+            pick[j] = at_ix[f].rec;
+            continue;
+        }
+        want = (rec_key){k->proc, k->b.stream, k->b.requested_bytes, 0};
+        f = key_range(sz_ix, n_sz, &want, &cnt);
+        k->alike = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;
+        if (cnt == 1) {
+            pick[j] = sz_ix[f].rec;
+            claims[f]++;
+        }
+    }
+    size_t tag_bytes = 0;
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        if (pick[j] == UINT64_MAX)
+            continue;
+        const live_rec *r = &lp->recs[pick[j]];
+        if (!r->located) {
+            rec_key want = {r->proc, r->stream, r->size, 0};
+            uint64_t cnt, f = key_range(sz_ix, n_sz, &want, &cnt);
+            if (claims[f] != 1) { /* two blocks of that size: neither is known */
+                pick[j] = UINT64_MAX;
+                continue;
+            }
+        }
+        tag_bytes += r->tag ? strlen(r->tag) + 1 : 0;
+    }
+    char *tags = ok ? malloc(tag_bytes ? tag_bytes : 1) : NULL;
+    ok = ok && tags != NULL;
+    *out->tags = tags;
+    for (uint64_t j = 0; ok && j < nb; j++) {
+        if (pick[j] == UINT64_MAX)
+            continue;
+        const live_rec *r = &lp->recs[pick[j]];
+        capture_block *k = &bl[j];
+        k->known = true;
+        k->alike = 1;
+        k->id = r->id;
+        if (r->tag) {
+            size_t len = strlen(r->tag) + 1;
+            memcpy(tags, r->tag, len);
+            k->tag = tags;
+            tags += len;
+        }
+    }
+    free(at_ix);
+    free(sz_ix);
+    free(pick);
+    free(claims);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- the passes */
@@ -304,6 +463,8 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
             run->ops->walk(run->procs[i].s, collect_block, &w);
         }
         take_top(out, &lp, t);
+        if (!name_blocks(out, &lp, t))
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sim_run_free(run);
     live_release(&lp);
@@ -357,8 +518,13 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
     }
     if ((st = src->open(src->ctx, srcs, err)) != SIM_OK)
         goto fail;
-    curve_pass cp = {.curve = &c->curve, .procs = &c->proc_curves, .n_procs = &c->n_proc_curves, .buckets = buckets,
-                     .next = cfg->observe, .next_ctx = cfg->observe_ctx};
+    curve_pass cp = {.cap = c,
+                     .curve = &c->curve,
+                     .procs = &c->proc_curves,
+                     .n_procs = &c->n_proc_curves,
+                     .buckets = buckets,
+                     .next = cfg->observe,
+                     .next_ctx = cfg->observe_ctx};
     engine_config c1 = *cfg;
     c1.observe = curve_tick;
     c1.observe_ctx = &cp;
@@ -375,19 +541,20 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
         timeline_finish(&c->proc_curves[i]);
     c->events = cp.events;
     c->oom_event = cp.oom_event;
+    c->oom_process = cp.oom_process;
     if ((st = plan_rects(c, err)) != SIM_OK)
         goto fail;
     const sim_metrics *m = &c->run->total;
-    view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, c->top, &c->n_top, &c->live_count,
-                     &c->live_bytes};
+    view_out peak = {&c->blocks, &c->n_blocks, &c->blocks_truncated, &c->tags,
+                     c->top,     &c->n_top,    &c->live_count,       &c->live_bytes};
     if (m->peak_reserved_event && (st = view_pass(cfg, src, m->peak_reserved_event, m->peak_reserved_t, &peak, err)) != SIM_OK)
         goto fail;
     if (cp.oom_run_event) {
         /* the third pass: the allocator as the failing request found it (the engine
          * stops after measuring that event, before the process leaves the device) */
         capture_view *v = &c->oom_view;
-        view_out at = {&c->oom_blocks, &v->n_blocks, &v->blocks_truncated, c->oom_top, &v->n_top, &v->live_count,
-                       &v->live_bytes};
+        view_out at = {&c->oom_blocks, &v->n_blocks, &v->blocks_truncated, &c->oom_tags,
+                       c->oom_top,     &v->n_top,    &v->live_count,       &v->live_bytes};
         if ((st = view_pass(cfg, src, cp.oom_run_event, cp.oom_t, &at, err)) != SIM_OK)
             goto fail;
         c->has_oom_view = true;
@@ -418,6 +585,9 @@ void capture_free(capture *c)
     free(c->proc_curves);
     free(c->blocks);
     free(c->oom_blocks);
+    free(c->tags);
+    free(c->oom_tags);
+    free(c->marks);
     free(c->rects);
     free(c);
 }

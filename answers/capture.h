@@ -3,7 +3,9 @@
  * device's memory curve as per-column minima and maxima (sim/timeline.h), and
  * (2) a replay stopped at the event where reserved memory first peaked, with the
  * live allocations up to there (trace id, size, tag), then walked for the memory
- * map, and (3) when the run ran out of memory, the same stopped at its first OOM.
+ * map (each used block named by its allocation where that is known),
+ * and (3) when the run ran out of memory, the same stopped at its first OOM. The
+ * first pass also keeps the marks and empty_caches with their process.
  * The first pass's result is exactly a plain replay's: the observer only
  * watches. Drives replays and renders nothing (reports/html.h draws it). */
 #ifndef GPUSIM_CAPTURE_H
@@ -26,7 +28,26 @@ typedef struct capture_sources {
 typedef struct capture_block {
     strategy_block b; /* pool points to a static string or is NULL */
     uint32_t proc;
+    /* a used or pending block whose allocation is known (the strategy located it,
+     * ops->locate, or it is the only live allocation of the block's process, stream
+     * and requested size, in the only such block): that allocation's trace id and
+     * tag (NULL if none; owned by the capture) */
+    bool known;
+    uint64_t id;
+    const char *tag;
+    uint32_t alike;  /* not known: the live allocations of that process, stream and size */
 } capture_block;
+
+/* A mark or empty_cache of the trace, on the curve's axis. */
+typedef struct capture_mark {
+    uint64_t event; /* the curve's event number (1..events) */
+    uint64_t t;
+    uint32_t process; /* index into run->procs */
+    bool empty_cache; /* an empty_cache event, else a mark */
+    char name[64];    /* the mark's name ("" for empty_cache) */
+} capture_mark;
+
+#define CAPTURE_MAX_MARKS 4096u
 
 typedef struct capture_alloc {
     uint64_t id;
@@ -73,10 +94,16 @@ typedef struct capture {
     timeline *proc_curves;
     uint32_t n_proc_curves;
     uint64_t oom_event;        /* that number for the first OOM, 0 if none */
+    uint32_t oom_process;      /* the process of the first OOM */
+    /* the first CAPTURE_MAX_MARKS marks and empty_caches of every process, in order */
+    capture_mark *marks;
+    uint32_t n_marks;
+    uint64_t marks_dropped; /* those past CAPTURE_MAX_MARKS */
     /* the memory map at the peak (second pass) */
     capture_block *blocks;
     uint64_t n_blocks;
     bool blocks_truncated;
+    char *tags;                     /* the blocks' tags */
     capture_alloc top[CAPTURE_TOP]; /* largest live allocations at the peak, largest first */
     uint32_t n_top;
     uint64_t live_count, live_bytes;
@@ -90,6 +117,7 @@ typedef struct capture {
     bool has_oom_view;
     capture_view oom_view;
     capture_block *oom_blocks;
+    char *oom_tags;
     capture_alloc oom_top[CAPTURE_TOP];
 } capture;
 

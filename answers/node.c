@@ -179,3 +179,41 @@ void node_result_release(node_result *r)
         r->dev[d].run = NULL;
     }
 }
+
+uint64_t node_device_headroom(const node_device_result *d)
+{
+    return d->info.capacity_bytes > d->peak_used_bytes ? d->info.capacity_bytes - d->peak_used_bytes : 0;
+}
+
+node_verdict node_result_verdict(const node_result *r)
+{
+    node_verdict v = {.fits = true, .failing_gpu = -1};
+    bool any = false;
+    for (uint32_t d = 0; d < r->n; d++) {
+        const node_device_result *dv = &r->dev[d];
+        if (dv->peak_used_bytes > v.peak_used_bytes) {
+            v.peak_used_bytes = dv->peak_used_bytes;
+            v.peak_gpu = d;
+        }
+        if (dv->n_shares == 0)
+            continue;
+        v.used++;
+        uint64_t h = node_device_headroom(dv);
+        if (!any || h < v.least_headroom_bytes) {
+            v.least_headroom_bytes = h;
+            v.least_gpu = d;
+        }
+        any = true;
+        for (uint32_t k = 0; k < dv->n_shares && v.fits; k++) {
+            const node_share *sh = &dv->shares[k];
+            const sim_metrics *m = dv->run && sh->process < dv->run->n_procs ? &dv->run->procs[sh->process].m : NULL;
+            if (m != NULL && m->completed && !sh->oom)
+                continue;
+            v.fits = false;
+            v.failing_gpu = (int32_t)d;
+            v.failing_share = k;
+            v.cause = m != NULL && m->first_oom.happened ? m->first_oom.cause : SIM_OOM_CAPACITY;
+        }
+    }
+    return v;
+}

@@ -84,4 +84,23 @@ sim_status node_run(const engine_config *base, const node_spec *node, const node
                     node_result *out, sim_error *err);
 void node_result_release(node_result *r);
 
+/* Whether the jobs fit the node, in a few numbers (plan --node, sweep's node jobs).
+ * Headroom is plan's: capacity − peak on the device (every process and context). */
+typedef struct node_verdict {
+    bool fits;                  /* every process on every GPU completed without an OOM */
+    uint32_t used;              /* GPUs a job touched (a rank or the framework's start) */
+    int32_t failing_gpu;        /* the first GPU, by index, where a process ran out of memory; else -1 */
+    uint32_t failing_share;     /* its share there (dev[failing_gpu].shares[...]) */
+    sim_oom_cause cause;        /* of that process's first OOM */
+    uint32_t peak_gpu;          /* the GPU with the highest peak (the first of equals) */
+    uint64_t peak_used_bytes;
+    uint32_t least_gpu;         /* the GPU with the least headroom among those used (GPU 0 when none) */
+    uint64_t least_headroom_bytes;
+} node_verdict;
+
+/* The verdict of a node_run's result. */
+node_verdict node_result_verdict(const node_result *r);
+/* capacity − peak on the device of one GPU (0 when above). */
+uint64_t node_device_headroom(const node_device_result *d);
+
 #endif

@@ -1,6 +1,7 @@
 /* Capacity planning: the grid of replays, the bisection and the monotonicity probes. */
 #include "plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,16 @@ done:
     free(memo);
 }
 
+device_info plan_gpu_device(const plan_question *q, uint32_t g)
+{
+    device_info d = q->model;
+    d.name = q->gpus[g]->name;
+    d.capacity_bytes = q->gpus[g]->capacity_bytes;
+    d.cc_major = q->gpus[g]->cc_major;
+    d.cc_minor = q->gpus[g]->cc_minor;
+    return d;
+}
+
 typedef struct plan_work {
     const plan_question *q;
     plan_answer *a;
@@ -174,12 +185,7 @@ static void plan_task(void *ctx, size_t i)
         plan_find_min(q, q->ops[i], &w->a->mins[i]);
     } else {
         i -= q->n_ops;
-        const gpu_model *g = q->gpus[i / q->n_ops];
-        device_info d = q->model;
-        d.name = g->name;
-        d.capacity_bytes = g->capacity_bytes;
-        d.cc_major = g->cc_major;
-        d.cc_minor = g->cc_minor;
+        device_info d = plan_gpu_device(q, (uint32_t)(i / q->n_ops));
         w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
     }
 }
@@ -217,4 +223,88 @@ void plan_answer_release(plan_answer *a)
     free(a->mins);
     a->cells = NULL;
     a->mins = NULL;
+}
+
+/* ---------------------------------------------------------------- on nodes */
+
+typedef struct node_work {
+    plan_node_cell *cells;
+    const plan_node_question *q;
+} node_work;
+
+/* Job k of cell c on node: its visible GPUs and its ranks' sources (cursors in cur). */
+static sim_status node_job_of(const plan_node_question *q, const node_spec *node, uint32_t k, node_job *j,
+                              evbuf_cursor *cur, sim_event_source *ranks, sim_error *err)
+{
+    const batch_traces *t = k == 0 ? q->t : q->more[k - 1].t;
+    snprintf(j->name, sizeof j->name, "job %u", k + 1);
+    sim_status st = node_parse_visible(k == 0 ? q->visible : q->more[k - 1].visible, node->n, j->visible,
+                                       &j->n_visible, err);
+    uint32_t n = k == 0 && q->replicas ? q->replicas : t->n;
+    if (st == SIM_OK && n > j->n_visible)
+        st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s: %u ranks but %u visible GPUs", j->name, n, j->n_visible);
+    if (st != SIM_OK)
+        return st;
+    for (uint32_t r = 0; r < n; r++)
+        ranks[r] = evbuf_source(t->b[k == 0 && q->replicas ? 0 : r], &cur[r]);
+    j->ranks = ranks;
+    j->n_ranks = n;
+    return SIM_OK;
+}
+
+/* Cell i: node i / n_ops under strategy i % n_ops. */
+static void node_task(void *ctx, size_t i)
+{
+    const node_work *w = ctx;
+    plan_node_cell *c = &w->cells[i];
+    const plan_node_question *q = w->q;
+    const node_spec *node = &q->nodes[i / q->n_ops];
+    sim_error_clear(&c->err);
+    evbuf_cursor cur[NODE_MAX_JOBS][NODE_MAX_DEVICES];
+    sim_event_source ranks[NODE_MAX_JOBS][NODE_MAX_DEVICES];
+    c->n_jobs = 1 + (q->n_more < NODE_MAX_JOBS ? q->n_more : NODE_MAX_JOBS - 1);
+    c->st = SIM_OK;
+    for (uint32_t k = 0; k < c->n_jobs && c->st == SIM_OK; k++)
+        c->st = node_job_of(q, node, k, &c->jobs[k], cur[k], ranks[k], &c->err);
+    if (c->st == SIM_OK) {
+        engine_config cfg = q->base;
+        cfg.ops = q->ops[i % q->n_ops];
+        c->st = node_run(&cfg, node, c->jobs, c->n_jobs, &c->r, &c->err);
+        if (c->st == SIM_OK)
+            c->v = node_result_verdict(&c->r);
+    }
+    for (uint32_t k = 0; k < c->n_jobs; k++)
+        c->jobs[k].ranks = NULL;
+    if (q->on_replay)
+        q->on_replay(q->on_replay_ctx);
+}
+
+sim_status plan_nodes_compute(const plan_node_question *q, unsigned jobs, plan_node_cell **out, sim_error *err)
+{
+    size_t grid = (size_t)q->n_nodes * q->n_ops;
+    *out = NULL;
+    plan_node_cell *cells = calloc(grid ? grid : 1, sizeof *cells);
+    if (cells == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    node_work w = {cells, q};
+    batch_parallel(jobs, grid, node_task, &w);
+    for (size_t i = 0; i < grid; i++) {
+        if (cells[i].st != SIM_OK && cells[i].st != SIM_EUSAGE) {
+            *err = cells[i].err;
+            sim_status st = err->status != SIM_OK ? err->status : SIM_EINTERNAL;
+            plan_nodes_release(cells, grid);
+            return st;
+        }
+    }
+    *out = cells;
+    return SIM_OK;
+}
+
+void plan_nodes_release(plan_node_cell *cells, size_t n)
+{
+    if (cells == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        node_result_release(&cells[i].r);
+    free(cells);
 }

@@ -4,7 +4,9 @@
  * PLAN_STEP on a card like the model (same compute capability and context),
  * confirmed by a run at that capacity and one a step less, and whether the answer
  * is monotonic: fragmentation can make a larger card fail where a smaller one ran,
- * so capacities above the minimum are probed too. The tables are reports/plan.h. */
+ * so capacities above the minimum are probed too. On nodes (plan --node), the traces
+ * are the ranks of one job and each node is replayed under each strategy, every GPU
+ * under the framework's start-up (answers/node.h). The tables are reports/plan.h. */
 #ifndef GPUSIM_ANSWERS_PLAN_H
 #define GPUSIM_ANSWERS_PLAN_H
 
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "answers/batch.h"
+#include "answers/node.h"
 #include "sim/engine.h"
 #include "sim/gpus.h"
 #include "sim/status.h"
@@ -82,5 +85,51 @@ void plan_answer_release(plan_answer *a);
 plan_cell plan_run(const plan_question *q, const strategy_ops *ops, const device_info *dev);
 /* ... and the minimum search for ops on cards like q->model. */
 void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *out);
+/* The device of GPU g of the grid: q->model with that GPU's name, capacity and compute capability. */
+device_info plan_gpu_device(const plan_question *q, uint32_t g);
+
+/* ---------------------------------------------------------------- on nodes */
+
+/* One more job (process) on the node, after the first: its visible GPUs and ranks. */
+typedef struct plan_node_job {
+    const char *visible;        /* its CUDA_VISIBLE_DEVICES (NULL: every GPU) */
+    const batch_traces *t;      /* its ranks, rank r on its r-th visible GPU */
+} plan_node_job;
+
+/* Which node fits the jobs: the traces are the first job's ranks, rank r on its r-th
+ * visible GPU; the others start with it (answers/node.h: at equal times the earlier
+ * job goes first). */
+typedef struct plan_node_question {
+    const batch_traces *t;
+    engine_config base;         /* strategy options, --on-oom; device and ops are set per run */
+    const node_spec *nodes;
+    const char *const *node_names; /* as given (--node=8xA100-40GB) */
+    uint32_t n_nodes;
+    const char *visible;        /* the job's CUDA_VISIBLE_DEVICES; NULL: every GPU of the node */
+    uint32_t replicas;          /* 0: one rank per trace; N: the one trace on the first N visible GPUs */
+    const plan_node_job *more;  /* the other jobs (--job), at most NODE_MAX_JOBS - 1 */
+    uint32_t n_more;
+    const strategy_ops *const *ops;
+    uint32_t n_ops;
+    void (*on_replay)(void *ctx); /* optional: after every node run, from any thread */
+    void *on_replay_ctx;
+} plan_node_question;
+
+/* One node under one strategy. */
+typedef struct plan_node_cell {
+    sim_status st;              /* SIM_EUSAGE: does not run there (--visible beyond the node, more ranks than
+                                 * visible GPUs, a strategy option that cannot hold on a GPU) */
+    sim_error err;
+    node_job jobs[NODE_MAX_JOBS]; /* the jobs as run (their ranks pointers are cleared) */
+    uint32_t n_jobs;
+    node_result r;              /* per GPU */
+    node_verdict v;
+} plan_node_cell;
+
+/* cells[n * n_ops + s] for node n under strategy s, on `jobs` threads (the answer does
+ * not depend on jobs). Errors as plan_answer_compute's (the first in grid order); on
+ * error *out is NULL. plan_nodes_release frees. */
+sim_status plan_nodes_compute(const plan_node_question *q, unsigned jobs, plan_node_cell **out, sim_error *err);
+void plan_nodes_release(plan_node_cell *cells, size_t n);
 
 #endif

@@ -1,10 +1,41 @@
-/* The expandable-segments what-if (whatif.h). */
+/* The what-if replays (whatif.h). */
 #include "whatif.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/units.h"
+#include "strategies/registry.h"
+
 #define EXPANDABLE "expandable_segments:True"
+
+/* Replay srcs under cfg with ops and its options kv, plainly (no timeline,
+ * --paranoid or observer), into *out (whose setting the caller wrote). */
+static sim_status whatif_replay(const engine_config *cfg, const strategy_ops *ops, const sim_kv *kv, uint32_t n_kv,
+                                const sim_event_source *srcs, uint32_t n, whatif *out, sim_error *err)
+{
+    engine_config c = *cfg;
+    c.ops = ops;
+    c.opts = kv;
+    c.n_opts = n_kv;
+    c.timeline_rows = 0;
+    c.paranoid = false;
+    c.observe = NULL;
+    c.observe_ctx = NULL;
+    c.progress = NULL;
+    c.progress_ctx = NULL;
+    sim_run *w = NULL;
+    sim_status st = engine_run(&c, srcs, n, &w, err);
+    if (st == SIM_OK) {
+        out->present = true;
+        out->completed = w->total.completed;
+        out->ooms = w->total.ooms;
+        out->peak_reserved_bytes = w->total.peak_reserved_bytes;
+        out->first_oom = w->total.first_oom;
+    }
+    sim_run_free(w);
+    return st;
+}
 
 bool whatif_expandable_applies(const engine_config *cfg, const sim_run *run)
 {
@@ -35,23 +66,71 @@ sim_status whatif_expandable(const engine_config *cfg, const sim_event_source *s
         kv[n_kv++] = *o;
     }
     kv[n_kv++] = (sim_kv){"alloc_conf", conf};
-    engine_config c = *cfg;
-    c.opts = kv;
-    c.n_opts = n_kv;
-    c.timeline_rows = 0;
-    c.paranoid = false;
-    c.observe = NULL;
-    c.observe_ctx = NULL;
-    sim_run *w = NULL;
-    sim_status st = engine_run(&c, srcs, n, &w, err);
-    if (st == SIM_OK) {
-        out->present = true;
-        snprintf(out->setting, sizeof out->setting, "--alloc-conf=%s", conf);
-        out->completed = w->total.completed;
-        out->ooms = w->total.ooms;
-        out->peak_reserved_bytes = w->total.peak_reserved_bytes;
-        out->first_oom = w->total.first_oom;
+    snprintf(out->setting, sizeof out->setting, "--alloc-conf=%s", conf);
+    return whatif_replay(cfg, cfg->ops, kv, n_kv, srcs, n, out, err);
+}
+
+/* ---------------------------------------------------------------- BFC */
+
+static bool is_bfc(const char *name)
+{
+    return strcmp(name, "greedy") == 0 || strcmp(name, "growth") == 0 || strcmp(name, "limit") == 0;
+}
+
+/* The questions in order, less the run's own strategy. */
+static const char *bfc_question(const engine_config *cfg, uint32_t i)
+{
+    static const char *const ASK[] = {"greedy", "limit"};
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < sizeof ASK / sizeof ASK[0]; j++) {
+        if (strcmp(ASK[j], cfg->ops->name) == 0)
+            continue;
+        if (k++ == i)
+            return ASK[j];
     }
-    sim_run_free(w);
-    return st;
+    return NULL;
+}
+
+uint32_t whatif_bfc_count(const engine_config *cfg, const sim_run *run)
+{
+    if (!is_bfc(cfg->ops->name) || run->total.ooms == 0)
+        return 0;
+    uint32_t n = 0;
+    while (bfc_question(cfg, n) != NULL)
+        n++;
+    return n;
+}
+
+sim_status whatif_bfc(const engine_config *cfg, const sim_run *run, uint32_t i, const sim_event_source *srcs,
+                      uint32_t n, whatif *out, sim_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = bfc_question(cfg, i);
+    const strategy_ops *ops = name ? registry_find(name) : NULL;
+    if (ops == NULL || !is_bfc(cfg->ops->name))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "what-if: no BFC question %u for strategy %s", i,
+                             cfg->ops->name);
+    if (cfg->n_opts >= WHATIF_MAX_OPTS)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "what-if: more than %u strategy options",
+                             WHATIF_MAX_OPTS - 1);
+    sim_kv kv[WHATIF_MAX_OPTS];
+    uint32_t n_kv = 0;
+    for (uint32_t k = 0; k < cfg->n_opts; k++)
+        if (strcmp(cfg->opts[k].key, "limit") != 0 && registry_option_of(ops, cfg->opts[k].key) != NULL)
+            kv[n_kv++] = cfg->opts[k];
+    char lim[32] = "";
+    if (strcmp(name, "limit") == 0) {
+        /* TF's memory_limit is in MiB: all a process can have (with several processes,
+         * an even share of the device), rounded down */
+        device_info d = device_get_info(run->dev);
+        uint64_t procs = run->n_procs ? run->n_procs : 1;
+        uint64_t ctx = d.context_bytes * procs;
+        uint64_t room = (d.capacity_bytes > ctx ? d.capacity_bytes - ctx : 0) / procs;
+        snprintf(lim, sizeof lim, "%lluMiB", (unsigned long long)(room / MiB));
+        kv[n_kv++] = (sim_kv){"limit", lim};
+        snprintf(out->setting, sizeof out->setting, "--strategy=limit --limit=%s", lim);
+    } else {
+        snprintf(out->setting, sizeof out->setting, "--strategy=%s", name);
+    }
+    return whatif_replay(cfg, ops, kv, n_kv, srcs, n, out, err);
 }

@@ -193,7 +193,7 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
             caps[i] = rows[i].cap;
         sim_buf html;
         sim_buf_init(&html);
-        report_html_opts ro = {NULL, x_time};
+        report_html_opts ro = {NULL, x_time, NULL, 0};
         report_html_with(caps, n, &ro, &html);
         st = sim_buf_write_file(&html, report, &s.err);
         sim_buf_release(&html);

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/node.h"
 #include "answers/plan.h"
 #include "cli.h"
 #include "common.h"
 #include "reports/plan.h"
 #include "reports/progress.h"
+#include "reports/result.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
@@ -25,6 +27,12 @@ static const cli_opt PLAN_OPTS[] = {
     {"format", true, "text|json: output for people or machines (default text)"},
     {"output", true, "FILE: write the result there instead of stdout"},
     {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
+    {"node", true, "GPUS: instead of single cards, does the job fit this node (8xA100-40GB, or A100-40GB,T4; "
+                   "repeatable): the traces are its ranks, rank r on its r-th visible GPU"},
+    {"visible", true, "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"},
+    {"replicas", true, "N: on --node, the one trace on each of the first N visible GPUs (DDP, MirroredStrategy)"},
+    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                  "ranks, after the first; repeatable"},
     {NULL, false, NULL},
 };
 
@@ -35,7 +43,10 @@ static void plan_help(void)
            "trace runs without running out of memory, its peak on the device and the headroom left;\n"
            "and for each model the smallest capacity it runs on (bisection to 1 MiB, confirmed by\n"
            "runs at that capacity and 1 MiB less, with a warning when more memory can fail).\n"
-           "--capacity=SIZE (repeatable) adds a row for a card of that size (\"does it fit in 24 GB?\").\n\n");
+           "--capacity=SIZE (repeatable) adds a row for a card of that size (\"does it fit in 24 GB?\").\n"
+           "--node=GPUS (repeatable) asks instead which node fits the job: a row per node and strategy,\n"
+           "every GPU under the framework's start-up (greedy takes its limit on each visible GPU, the\n"
+           "others only the GPUs they use), and the GPU that runs out of memory.\n\n");
     cli_print_options(stdout, PLAN_OPTS);
     printf("\nexit status: 0 ran, 2 usage or I/O error, 3 invalid trace\n");
 }
@@ -106,6 +117,143 @@ static void on_replay(void *ctx)
     progress_update(&p->line, n * p->events_per_replay);
 }
 
+/* One mark and nothing else: the process exists (its allocator is created) and holds nothing. */
+static sim_status one_mark(void *ctx, sim_event *ev, sim_error *err)
+{
+    (void)err;
+    int *done = ctx;
+    if (*done)
+        return SIM_END;
+    *done = 1;
+    *ev = (sim_event){.op = SIM_OP_MARK, .index = 1, .tag = "limit"};
+    return SIM_OK;
+}
+
+/* The allocator's effective limit for ops on dev, as replay's header computes it
+ * (report_limit_bytes) from the allocators created for the traces' processes;
+ * UINT64_MAX when a strategy option cannot hold there. */
+static uint64_t limit_on(const plan_question *q, const strategy_ops *ops, const device_info *dev)
+{
+    engine_config cfg = q->base;
+    cfg.ops = ops;
+    cfg.device = *dev;
+    sim_event_source src[BATCH_MAX_TRACES];
+    int done[BATCH_MAX_TRACES] = {0};
+    for (uint32_t i = 0; i < q->t->n; i++)
+        src[i] = (sim_event_source){.next = one_mark, .ctx = &done[i], .path = "(limit)", .name = NULL};
+    sim_run *run = NULL;
+    sim_error e;
+    sim_error_clear(&e);
+    uint64_t l = engine_run(&cfg, src, q->t->n, &run, &e) == SIM_OK ? report_limit_bytes(run) : UINT64_MAX;
+    sim_run_free(run);
+    return l;
+}
+
+/* limits[g * n_ops + s] on every GPU of the grid, then on the model card; NULL without memory. */
+static uint64_t *plan_limits(const plan_question *q)
+{
+    uint64_t *l = calloc((size_t)(q->n_gpus + 1) * q->n_ops + 1, sizeof *l);
+    for (uint32_t g = 0; l && g <= q->n_gpus; g++) {
+        device_info d = g < q->n_gpus ? plan_gpu_device(q, g) : q->model;
+        for (uint32_t k = 0; k < q->n_ops; k++)
+            l[(size_t)g * q->n_ops + k] = limit_on(q, q->ops[k], &d);
+    }
+    return l;
+}
+
+/* Every --job=VISIBLE:TRACE[+TRACE...]: its visible GPUs (kept in vis) and its traces, read into t. */
+static sim_status more_jobs(cli_session *s, char vis[][256], batch_traces *t, plan_node_job *more, uint32_t *n,
+                            sim_error *err)
+{
+    const cli_args *a = &s->a;
+    for (int i = 0; i < a->n_opts; i++) {
+        if (strcmp(a->names[i], "job") != 0)
+            continue;
+        const char *v = a->values[i], *colon = strchr(v, ':');
+        if (*n == NODE_MAX_JOBS - 1)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job: at most %u jobs", NODE_MAX_JOBS);
+        if (colon == NULL || colon[1] == '\0')
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: expected VISIBLE:TRACE[+TRACE...]", v);
+        snprintf(vis[*n], 256, "%.*s", (int)(colon - v), v);
+        char paths[4096];
+        snprintf(paths, sizeof paths, "%s", colon + 1);
+        const char *p[NODE_MAX_DEVICES];
+        uint32_t np = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(paths, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+            if (np == NODE_MAX_DEVICES)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--job=%s: at most %u traces", v, NODE_MAX_DEVICES);
+            p[np++] = tok;
+        }
+        sim_status st = batch_traces_load(&t[*n], p, np, cli_get(a, "from"), &s->iopt, NULL, NULL, err);
+        if (st != SIM_OK)
+            return st;
+        more[*n] = (plan_node_job){vis[*n][0] ? vis[*n] : NULL, &t[*n]};
+        (*n)++;
+    }
+    return SIM_OK;
+}
+
+/* --node=GPUS (repeatable): which node fits the job (answers/plan.h plan_nodes_compute). */
+static sim_status plan_nodes(cli_session *s, sim_buf *out)
+{
+    const cli_args *a = &s->a;
+    sim_error *err = &s->err;
+    if (cli_has(a, "gpus") || cli_has(a, "capacity"))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--node plans on nodes; --gpus and --capacity are for single cards (plan without --node)");
+    node_spec nodes[PLAN_MAX_GPUS];
+    const char *names[PLAN_MAX_GPUS];
+    uint32_t n = 0;
+    sim_status st = SIM_OK;
+    for (int i = 0; i < a->n_opts && st == SIM_OK; i++) {
+        if (strcmp(a->names[i], "node") != 0)
+            continue;
+        if (n == PLAN_MAX_GPUS)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: at most %d nodes", PLAN_MAX_GPUS);
+        names[n] = a->values[i];
+        st = node_parse(a->values[i], s->dev.info.context_bytes, &nodes[n++], err);
+    }
+    const char *rv = cli_get(a, "replicas");
+    uint64_t replicas = 0;
+    if (st == SIM_OK && rv &&
+        (units_parse_u64(rv, &replicas, err) != SIM_OK || replicas == 0 || replicas > NODE_MAX_DEVICES ||
+         s->t.n != 1))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--replicas=%s: expected 1 to %u copies of one trace", rv,
+                             NODE_MAX_DEVICES);
+    char vis[NODE_MAX_JOBS - 1][256];
+    batch_traces t[NODE_MAX_JOBS - 1];
+    memset(t, 0, sizeof t);
+    plan_node_job more[NODE_MAX_JOBS - 1];
+    uint32_t n_more = 0;
+    if (st == SIM_OK)
+        st = more_jobs(s, vis, t, more, &n_more, err);
+    plan_node_question q = {
+        .t = &s->t,
+        .base = {.opts = s->kv, .n_opts = s->n_kv},
+        .nodes = nodes,
+        .node_names = names,
+        .n_nodes = n,
+        .visible = cli_get(a, "visible"),
+        .replicas = (uint32_t)replicas,
+        .more = more,
+        .n_more = n_more,
+        .ops = s->ops,
+        .n_ops = s->n_ops,
+    };
+    plan_node_cell *cells = NULL;
+    if (st == SIM_OK)
+        st = plan_nodes_compute(&q, cli_jobs_for(s->jobs, (size_t)n * s->n_ops), &cells, err);
+    if (st == SIM_OK && s->json)
+        report_plan_nodes_json(&q, cells, out);
+    else if (st == SIM_OK)
+        report_plan_nodes_text(&q, cells, out);
+    plan_nodes_release(cells, (size_t)n * s->n_ops);
+    for (uint32_t k = 0; k < NODE_MAX_JOBS - 1; k++)
+        batch_traces_release(&t[k]);
+    return st;
+}
+
 static const cli_command PLAN = {
     "plan", PLAN_OPTS, plan_help,
     CLI_USES_FORMAT | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV, NULL,
@@ -129,6 +277,17 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
         st = pick_gpus(&s.a, gpus, &n_gpus, &s.err);
     if (st == SIM_OK)
         st = cli_session_prepare(&s, PLAN.uses & ~(unsigned)(CLI_USES_FORMAT | CLI_USES_STRATEGIES));
+    if (st == SIM_OK && cli_has(&s.a, "node")) {
+        sim_buf nout;
+        sim_buf_init(&nout);
+        st = plan_nodes(&s, &nout);
+        if (st == SIM_OK)
+            st = cli_session_write(&s, &nout);
+        sim_buf_release(&nout);
+        return cli_session_end(&s, st);
+    }
+    if (st == SIM_OK && (cli_has(&s.a, "visible") || cli_has(&s.a, "replicas") || cli_has(&s.a, "job")))
+        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0, "--visible, --replicas and --job need --node");
     if (st == SIM_OK)
         st = add_capacities(&s, extra, gpus, &n_gpus, &s.err);
     if (st != SIM_OK)
@@ -158,12 +317,14 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
     progress_finish(&pp.line);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
+    uint64_t *limits = plan_limits(&q);
     sim_buf out;
     sim_buf_init(&out);
     if (s.json)
-        report_plan_json(&q, &ans, &out);
+        report_plan_json(&q, &ans, limits, &out);
     else
-        report_plan_text(&q, &ans, &out);
+        report_plan_text(&q, &ans, limits, &out);
+    free(limits);
     st = cli_session_write(&s, &out);
     sim_buf_release(&out);
     plan_answer_release(&ans);

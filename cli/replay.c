@@ -110,8 +110,10 @@ static void on_progress(void *ctx, uint64_t events)
 }
 
 /* PyTorch's own OOM message suggests expandable_segments:True; answer whether it
- * would have helped by replaying the same traces that way (answers/whatif.h). */
-static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, whatif *w, sim_error *err)
+ * would have helped by replaying the same traces that way (answers/whatif.h); with
+ * bfc >= 0, BFC question bfc instead (for the report). */
+static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, const sim_run *run, int bfc, whatif *w,
+                                sim_error *err)
 {
     const cli_args *a = &s->a;
     trace_input *readers[CLI_MAX_ARGS] = {0};
@@ -125,7 +127,8 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
             sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
-        st = whatif_expandable(cfg, sources, (uint32_t)n, w, err);
+        st = bfc < 0 ? whatif_expandable(cfg, sources, (uint32_t)n, w, err)
+                     : whatif_bfc(cfg, run, (uint32_t)bfc, sources, (uint32_t)n, w, err);
     for (int i = 0; i < n; i++)
         input_close(readers[i]);
     return st;
@@ -343,7 +346,11 @@ static sim_status replay(cli_session *s, int *verdict)
     }
     progress_finish(&prog);
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
-        st = replay_whatif(s, &cfg, &wi, err);
+        st = replay_whatif(s, &cfg, run, -1, &wi, err);
+    whatif alts[WHATIF_BFC_MAX] = {{0}};
+    uint32_t n_alts = st == SIM_OK && report ? whatif_bfc_count(&cfg, run) : 0;
+    for (uint32_t i = 0; i < n_alts && st == SIM_OK; i++)
+        st = replay_whatif(s, &cfg, run, (int)i, &alts[i], err);
     const char *tl = cli_get(a, "timeline");
     if (st == SIM_OK && tl) {
         sim_buf csv;
@@ -356,7 +363,7 @@ static sim_status replay(cli_session *s, int *verdict)
         const capture *caps[1] = {cap};
         sim_buf html;
         sim_buf_init(&html);
-        report_html_opts ro = {&wi, x_time};
+        report_html_opts ro = {&wi, x_time, alts, n_alts};
         report_html_with(caps, 1, &ro, &html);
         st = sim_buf_write_file(&html, report, err);
         sim_buf_release(&html);

@@ -35,7 +35,10 @@ static void sweep_help(void)
            "Replays every trace of the spec on every device, under every strategy and option\n"
            "set; writes one JSON line per job (sorted by job at the end, the same bytes however\n"
            "it ran) and prints, for each device, strategy and option set, the share of traces\n"
-           "that fit, the worst headroom and the traces that run out of memory. See docs/sweep.md.\n\n");
+           "that fit, the allocator's effective limit, the worst headroom and the traces that run\n"
+           "out of memory. The spec's \"node\" (\"8xA100-40GB\", or a list) adds machines with\n"
+           "several GPUs: each trace as rank 0 of a job that sees every GPU of the node, with every\n"
+           "GPU's figures in its line. See docs/sweep.md.\n\n");
     cli_print_options(stdout, SWEEP_OPTS);
     printf("\nexit status: 0 ran, 2 usage or I/O error (or jobs lost with an MPI rank: --resume), "
            "3 a trace is invalid\n");

@@ -1,10 +1,14 @@
 /* html.h — the self-contained HTML report of one or more replays of the same trace
- * (replay --report, compare --report): inline SVG and CSS, no script, no network.
- * Per replay: the memory timeline (requested, allocated, reserved as per-pixel
- * min/max bands, the device capacity, the OOM, marks as ticks), fragmentation over
- * time, the memory map at the peak (each region a bar of used / slack / free
- * blocks) and the largest live allocations there with their tags; with several
- * replays, reserved memory of every strategy on one event axis first. */
+ * (replay --report, compare --report): one file, inline SVG and CSS and one small
+ * inline script, no network. Per replay: the settings and the effective allocator
+ * limit, the what-if answers, the memory timeline (requested, allocated, reserved as
+ * per-pixel min/max bands, each process's reserved memory, the device capacity, the
+ * OOM, marks and empty_caches on one lane per process), fragmentation over time,
+ * the memory map at the OOM and at the peak (each region a bar of used / slack /
+ * free blocks) and the largest live allocations there with their tags; with several
+ * replays, reserved memory of every strategy on one event axis first. Every block,
+ * timeline column and mark carries an SVG <title> (the hover text, and the
+ * fallback with scripts off); the script adds a tooltip and a brush zoom. */
 #ifndef GPUSIM_HTML_H
 #define GPUSIM_HTML_H
 
@@ -21,6 +25,8 @@ void report_html(const capture *const *caps, uint32_t n, sim_buf *out);
 typedef struct report_html_opts {
     const whatif *whatif;  /* the what-if answer of caps[0]'s run, or NULL (replay --report) */
     bool x_time;           /* the charts' x axis is the trace's time (--x=time), else events */
+    const whatif *alts;    /* more what-if answers of caps[0]'s run (BFC: greedy, limit), or NULL */
+    uint32_t n_alts;
 } report_html_opts;
 void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *opts, sim_buf *out);
 

@@ -65,7 +65,7 @@ void html_top_table(sim_buf *b, const capture *c, const capture_view *v)
             sim_buf_puts(b, " <em>(freed, pending)</em>");
         sim_buf_printf(b, "</td><td class=\"num\">%u</td>", a->stream);
         if (multi) {
-            sim_buf_puts(b, "<td>");
+            sim_buf_puts(b, "<td class=\"trace\">");
             html_escape(b, c->run->sources[a->source].path);
             sim_buf_puts(b, "</td>");
         }

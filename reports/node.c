@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "reports/result.h"
 #include "sim/units.h"
 
 static uint64_t left_of(const node_device_result *d, uint64_t used)
@@ -99,4 +100,60 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
         sim_buf_puts(out, "]}");
     }
     sim_buf_puts(out, "\n  ]\n}\n");
+}
+
+void report_node_use(const node_device_result *d, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t len = 0;
+    for (uint32_t k = 0; k < d->n_shares && len < cap; k++) {
+        const node_share *sh = &d->shares[k];
+        char job[40] = "";
+        /* another job's process than the first's: jobs are named "job N" in their order */
+        snprintf(job, sizeof job, "%s", k ? " + " : "");
+        if (sh->job > 0)
+            snprintf(job, sizeof job, "%sjob %u ", k ? " + " : "", sh->job + 1);
+        int n = sh->rank < 0 ? snprintf(buf + len, cap - len, "%sstart", job)
+                             : snprintf(buf + len, cap - len, "%srank %d", job, sh->rank);
+        len += n > 0 ? (size_t)n : 0;
+    }
+}
+
+bool report_node_oom(const node_device_result *d)
+{
+    for (uint32_t k = 0; k < d->n_shares; k++)
+        if (d->shares[k].oom)
+            return true;
+    return false;
+}
+
+void report_node_devices_json(const node_result *r, bool compact, const char *indent, sim_buf *b)
+{
+    const char *sp = compact ? "" : " ";
+    sim_buf_puts(b, "[");
+    for (uint32_t i = 0; i < r->n; i++) {
+        const node_device_result *dv = &r->dev[i];
+        sim_buf_printf(b, "%s%s%s{\"gpu\":%s%u,%s\"name\":%s", i ? "," : "", compact ? "" : "\n", compact ? "" : indent,
+                       sp, i, sp, sp);
+        sim_buf_json_str(b, dv->info.name);
+        sim_buf_printf(b, ",%s\"capacity_bytes\":%s%" PRIu64 ",%s\"limit_bytes\":%s", sp, sp, dv->info.capacity_bytes, sp,
+                       sp);
+        if (dv->run != NULL)
+            sim_buf_printf(b, "%" PRIu64, report_limit_bytes(dv->run));
+        else
+            sim_buf_puts(b, "null");
+        sim_buf_printf(b,
+                       ",%s\"peak_used_bytes\":%s%" PRIu64 ",%s\"final_used_bytes\":%s%" PRIu64
+                       ",%s\"headroom_bytes\":%s%" PRIu64 ",%s\"oom\":%s%s,%s\"use\":%s",
+                       sp, sp, dv->peak_used_bytes, sp, sp, dv->final_used_bytes, sp, sp, node_device_headroom(dv), sp,
+                       sp, report_node_oom(dv) ? "true" : "false", sp, sp);
+        char use[192];
+        report_node_use(dv, use, sizeof use);
+        if (use[0])
+            sim_buf_json_str(b, use);
+        else
+            sim_buf_puts(b, "null");
+        sim_buf_puts(b, "}");
+    }
+    sim_buf_puts(b, "]");
 }

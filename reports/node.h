@@ -12,4 +12,16 @@ void report_node_text(const node_result *r, const node_job *jobs, uint32_t n_job
 void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_jobs, const char *strategy_name,
                       sim_buf *out);
 
+/* Every GPU's figures as a JSON array: [{"gpu", "name", "capacity_bytes", "limit_bytes"
+ * (the allocator's effective limit, null where no job touched the GPU), "peak_used_bytes",
+ * "final_used_bytes", "headroom_bytes" (capacity − peak on the device), "oom", "use"
+ * ("rank N", "start" or null)}]. compact: without spaces (a JSONL line); else one GPU a
+ * line, after indent. */
+void report_node_devices_json(const node_result *r, bool compact, const char *indent, sim_buf *out);
+/* How GPU d is used: "rank N", "start" (the framework took it without using it), or ""
+ * (untouched); the processes of jobs after the first named: "start + job 2 rank 0". */
+void report_node_use(const node_device_result *d, char *buf, size_t cap);
+/* Whether a process on the GPU ran out of memory. */
+bool report_node_oom(const node_device_result *d);
+
 #endif

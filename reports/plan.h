@@ -7,9 +7,19 @@
 #include "answers/plan.h"
 #include "sim/buf.h"
 
+/* limits: the allocator's effective limit (reports/result.h report_limit_bytes) of
+ * every cell, limits[g * n_ops + s], then on the model card, limits[n_gpus * n_ops + s];
+ * UINT64_MAX where the strategy does not run; NULL: none shown. */
 /* The tables for people, without trailing spaces. */
-void report_plan_text(const plan_question *q, const plan_answer *a, sim_buf *out);
+void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out);
 /* {"gpusim": VERSION, "traces": [...], "gpus": [...], "minimum_capacity": {...}}, ending in a newline. */
-void report_plan_json(const plan_question *q, const plan_answer *a, sim_buf *out);
+void report_plan_json(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out);
+
+/* On nodes (plan --node): a row per node and strategy (fits, GPUs held, highest peak,
+ * least headroom, the GPU that fails) and what each GPU holds; the JSON object
+ * {"gpusim", "traces", "context_bytes", "strategies", "visible", "replicas",
+ * "nodes": [{"name", "gpus", "runs": [{"strategy", "fits", ..., "devices": [...]}]}]}. */
+void report_plan_nodes_text(const plan_node_question *q, const plan_node_cell *cells, sim_buf *out);
+void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *cells, sim_buf *out);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct group_stats {
     uint64_t worst_headroom;
     uint32_t worst_trace;
     double frag_max;
+    uint64_t limit;        /* of the first job that ran (every job of a group has the same); 0: none */
 } group_stats;
 
 static group_stats group_of(const report_sweep *r, uint32_t c)
@@ -31,6 +32,8 @@ static group_stats group_of(const report_sweep *r, uint32_t c)
         }
         if (j->frag_max > g.frag_max)
             g.frag_max = j->frag_max;
+        if (g.limit == 0)
+            g.limit = j->limit;
         if (j->cause == REPORT_SWEEP_CAPACITY)
             g.capacity++;
         else if (j->cause == REPORT_SWEEP_FRAGMENTATION)
@@ -66,9 +69,16 @@ void report_sweep_json(const report_sweep *r, sim_buf *b)
         const report_sweep_group *k = &r->groups[c];
         group_stats g = group_of(r, c);
         sim_buf_puts(b, c ? ",\n    {" : "\n    {");
-        sim_buf_puts(b, "\"device\": ");
+        sim_buf_puts(b, k->gpus ? "\"node\": " : "\"device\": ");
         sim_buf_json_str(b, k->device);
-        sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"strategy\": ", (unsigned long long)k->capacity_bytes);
+        if (k->gpus)
+            sim_buf_printf(b, ", \"gpus\": %u", k->gpus);
+        sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"limit_bytes\": ", (unsigned long long)k->capacity_bytes);
+        if (g.limit)
+            sim_buf_printf(b, "%llu", (unsigned long long)g.limit);
+        else
+            sim_buf_puts(b, "null");
+        sim_buf_puts(b, ", \"strategy\": ");
         sim_buf_json_str(b, k->strategy);
         sim_buf_puts(b, ", \"options\": ");
         sim_buf_json_str(b, k->options);
@@ -138,12 +148,22 @@ static void head_text(const report_sweep *r, uint32_t c, char *head, size_t cap)
 
 void report_sweep_text(const report_sweep *r, sim_buf *b)
 {
+    uint32_t nodes = 0;
+    for (uint32_t c = 0; c < r->n_groups; c++)
+        nodes += r->groups[c].gpus && (c == 0 || strcmp(r->groups[c].device, r->groups[c - 1].device) != 0);
+    char axis[64];
+    if (nodes)
+        snprintf(axis, sizeof axis, "%u devices and nodes", r->n_devices);
+    else
+        snprintf(axis, sizeof axis, "%u devices", r->n_devices);
     sim_buf_printf(b,
-                   "gpusim sweep: %llu of %llu jobs (%u traces x %u devices x %u strategies x %u option sets%s)\n"
-                   "fit: completed without an out-of-memory; headroom: capacity minus peak on the device "
-                   "(context included)\n\n",
-                   (unsigned long long)r->done, (unsigned long long)r->jobs, r->n_traces, r->n_devices, r->n_strategies,
-                   r->n_optsets, r->n_groups < r->n_devices * r->n_strategies * r->n_optsets ? ", where they apply" : "");
+                   "gpusim sweep: %llu of %llu jobs (%u traces x %s x %u strategies x %u option sets%s)\n"
+                   "fit: completed without an out-of-memory; limit: the allocator's effective limit; headroom: "
+                   "capacity minus peak on the device (context included)%s\n\n",
+                   (unsigned long long)r->done, (unsigned long long)r->jobs, r->n_traces, axis, r->n_strategies,
+                   r->n_optsets, r->n_groups < r->n_devices * r->n_strategies * r->n_optsets ? ", where they apply" : "",
+                   nodes ? "; on a node (the trace as rank 0 of a job that sees every GPU), the least over its GPUs"
+                         : "");
     size_t wd = strlen("device"), ws = strlen("strategy"), wo = strlen("options"), wh = 34;
     for (uint32_t c = 0; c < r->n_groups; c++) {
         wd = width_max(wd, r->groups[c].device);
@@ -153,8 +173,8 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
         head_text(r, c, head, sizeof head); /* "SIZE (TRACE)": long paths widen the column */
         wh = width_max(wh, head);
     }
-    sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-*s %8s  %s\n", (int)wd, "device", (int)ws, "strategy", (int)wo,
-                   "options", "fit", (int)wh, "worst headroom", "frag max", "out of memory (cause)");
+    sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %11s  %-*s %8s  %s\n", (int)wd, "device", (int)ws, "strategy", (int)wo,
+                   "options", "fit", "limit", (int)wh, "worst headroom", "frag max", "out of memory (cause)");
     for (uint32_t c = 0; c < r->n_groups; c++) {
         const report_sweep_group *k = &r->groups[c];
         group_stats g = group_of(r, c);
@@ -162,8 +182,11 @@ void report_sweep_text(const report_sweep *r, sim_buf *b)
         char fit[32], head[600];
         snprintf(fit, sizeof fit, "%u/%u %3.0f%%", g.fit, ran, ran ? 100.0 * g.fit / ran : 0.0);
         head_text(r, c, head, sizeof head);
-        sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %-*s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
-                       k->options, fit, (int)wh, head, g.frag_max);
+        char lim[32] = "-";
+        if (g.limit)
+            units_format_size(g.limit, lim, sizeof lim);
+        sim_buf_printf(b, "%-*s  %-*s  %-*s  %11s  %11s  %-*s %8.4f  ", (int)wd, k->device, (int)ws, k->strategy, (int)wo,
+                       k->options, fit, lim, (int)wh, head, g.frag_max);
         uint32_t shown = 0, total = g.capacity + g.fragmentation + g.other_processes;
         for (uint32_t t = 0; t < r->n_traces && shown < 3; t++) {
             const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];

@@ -1,6 +1,7 @@
 /* sweep.h — renders a sweep's summary: per group (device × strategy × option set)
- * how many traces fit, the worst headroom and its trace, the largest fragmentation,
- * and the out-of-memory errors with their causes; as a text table or JSON. The
+ * how many traces fit, the allocator's effective limit, the worst headroom and its
+ * trace, the largest fragmentation, and the out-of-memory errors with their causes;
+ * as a text table or JSON. A group's device may be a node (several GPUs). The
  * sweep (sweep/results.h) fills the digest from its results file. Deterministic. */
 #ifndef GPUSIM_REPORTS_SWEEP_H
 #define GPUSIM_REPORTS_SWEEP_H
@@ -24,15 +25,17 @@ typedef struct report_sweep_job {
     uint8_t cause;         /* report_sweep_cause of its first OOM */
     uint64_t headroom;     /* capacity − peak on the device, contexts included (0 when above), as plan's */
     double frag_max;
+    uint64_t limit;        /* the allocator's effective limit (a node: the least over its GPUs used); 0: unknown */
     const char *error;     /* the message of an invalid trace, or NULL */
 } report_sweep_job;
 
 /* One group: the jobs of every trace with the same device, strategy and options. */
 typedef struct report_sweep_group {
-    const char *device;
-    uint64_t capacity_bytes;
+    const char *device;              /* or the node */
+    uint64_t capacity_bytes;         /* a node: of all its GPUs */
     const char *strategy;
     const char *options;
+    uint32_t gpus;                   /* a node's GPUs; 0: a device */
 } report_sweep_group;
 
 typedef struct report_sweep {

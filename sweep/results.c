@@ -54,6 +54,20 @@ static uint64_t num_u64(const cJSON *v)
     return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
 }
 
+/* The least effective limit over a node's GPUs that a job touched ("limit_bytes" not null). */
+static uint64_t least_limit(const cJSON *devices)
+{
+    uint64_t least = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, devices)
+    {
+        const cJSON *l = obj(it, "limit_bytes");
+        if (cJSON_IsNumber(l) && (least == 0 || num_u64(l) < least))
+            least = num_u64(l);
+    }
+    return least;
+}
+
 /* Parse one line into its job index and digest (d may be NULL). */
 static sim_status parse_line(const sweep_results *r, const char *text, size_t len, uint64_t lineno, uint64_t *job,
                              job_digest *d, sim_error *err)
@@ -63,11 +77,14 @@ static sim_status parse_line(const sweep_results *r, const char *text, size_t le
         return results_line_error(r, lineno, "not valid JSON", err);
     const cJSON *j = obj(doc, "job");
     const cJSON *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
+    const bool node = dev == NULL && obj(j, "node") != NULL; /* a node job: the node in place of the device */
+    if (node)
+        dev = obj(j, "node");
     sim_status status = SIM_OK;
     if (!cJSON_IsString(t) || !cJSON_IsString(dev) || !cJSON_IsString(st) || !cJSON_IsString(o)) {
         status = results_line_error(r, lineno, "no job coordinates", err);
     } else {
-        *job = sweep_spec_find(r->s, t->valuestring, dev->valuestring, st->valuestring, o->valuestring);
+        *job = sweep_spec_find(r->s, t->valuestring, dev->valuestring, node, st->valuestring, o->valuestring);
         if (*job == SWEEP_NO_JOB) {
             char what[700];
             snprintf(what, sizeof what, "the job (%.200s, %.60s, %.30s, %.120s) is not in the spec", t->valuestring,
@@ -97,10 +114,12 @@ static sim_status parse_line(const sweep_results *r, const char *text, size_t le
                              : strcmp(cn, "other_processes") == 0 ? REPORT_SWEEP_OTHER_PROCESSES
                                                                   : REPORT_SWEEP_CAPACITY;
             }
-            /* one headroom everywhere (plan's): capacity − peak on the device */
+            /* one headroom everywhere (plan's): capacity − peak on the device; a node's
+             * result has it already, the least over its GPUs */
             uint64_t cap = num_u64(obj(obj(doc, "device"), "capacity_bytes"));
             uint64_t peak = num_u64(obj(res, "peak_device_bytes"));
-            d->s.headroom = cap > peak ? cap - peak : 0;
+            d->s.headroom = node ? num_u64(obj(res, "headroom_bytes")) : cap > peak ? cap - peak : 0;
+            d->s.limit = node ? least_limit(obj(doc, "devices")) : num_u64(obj(obj(doc, "device"), "limit_bytes"));
             const cJSON *fm = obj(obj(res, "fragmentation"), "max");
             d->s.frag_max = cJSON_IsNumber(fm) ? fm->valuedouble : 0.0;
         } else {
@@ -286,8 +305,12 @@ static sim_status summarize(const sweep_spec *s, const job_digest *d, uint64_t p
             jobs[i] = d[i].s;
         for (uint32_t c = 0; c < s->n_combos; c++) {
             const sweep_combo *k = &s->combos[c];
-            groups[c] = (report_sweep_group){s->devices[k->device].name, s->devices[k->device].info.capacity_bytes,
-                                             s->strategies[k->strategy]->name, s->optsets[k->optset].name};
+            const sweep_device *dv = &s->devices[k->device];
+            uint64_t cap = dv->info.capacity_bytes;
+            for (uint32_t g = 1; dv->node && g < dv->gpus.n; g++)
+                cap += dv->gpus.dev[g].capacity_bytes;
+            groups[c] = (report_sweep_group){dv->name, cap, s->strategies[k->strategy]->name,
+                                             s->optsets[k->optset].name, dv->node ? dv->gpus.n : 0};
         }
         for (uint32_t t = 0; t < s->n_traces; t++)
             traces[t] = s->traces[t].display;

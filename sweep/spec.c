@@ -104,7 +104,7 @@ static sim_status push_device(loader *l, const char *name, const device_info *in
 {
     sweep_spec *s = l->s;
     for (uint32_t i = 0; i < s->n_devices; i++)
-        if (strcmp(s->devices[i].name, name) == 0)
+        if (strcmp(s->devices[i].name, name) == 0 && !s->devices[i].node)
             return spec_error(l, SIM_EUSAGE, "\"devices\": '%s' is listed twice", name);
     if (!SIM_GROW(s->devices, s->n_devices + 1, l->cap_devices))
         return spec_nomem(l->err);
@@ -230,7 +230,61 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
     return push_device(l, devname, &info);
 }
 
-static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *context)
+/* add(entry) for each entry of a list, or for v itself when it is not a list. */
+static sim_status each_entry(loader *l, const cJSON *v, uint64_t ctx,
+                             sim_status (*add)(loader *l, const cJSON *v, uint64_t context))
+{
+    if (!cJSON_IsArray(v))
+        return add(l, v, ctx);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v)
+    {
+        sim_status st = add(l, it, ctx);
+        if (st != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
+}
+
+static sim_status load_device_list(loader *l, const cJSON *devices, uint64_t ctx)
+{
+    if (!cJSON_IsString(devices) && !cJSON_IsObject(devices) && !cJSON_IsArray(devices))
+        return spec_error(l, SIM_EUSAGE, "\"devices\" must be a list");
+    sim_status st = each_entry(l, devices, ctx, add_device);
+    if (st == SIM_OK && l->s->n_devices == 0)
+        return spec_error(l, SIM_EUSAGE, "\"devices\" names no device");
+    return st;
+}
+
+/* One "node" entry: GPUS as --node takes them (8xA100-40GB, A100-40GB,T4, 8x12GiB). */
+static sim_status add_node(loader *l, const cJSON *v, uint64_t context)
+{
+    sweep_spec *s = l->s;
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return spec_error(l, SIM_EUSAGE, "\"node\": every entry is a string of GPUs, e.g. \"8xA100-40GB\"");
+    if (strlen(v->valuestring) >= sizeof s->devices[0].name)
+        return spec_error(l, SIM_EUSAGE, "\"node\": '%.40s...' is too long a name", v->valuestring);
+    for (uint32_t i = 0; i < s->n_devices; i++)
+        if (s->devices[i].node && strcmp(s->devices[i].name, v->valuestring) == 0)
+            return spec_error(l, SIM_EUSAGE, "\"node\": '%s' is listed twice", v->valuestring);
+    node_spec ns;
+    sim_error e;
+    sim_error_clear(&e);
+    if (node_parse(v->valuestring, context, &ns, &e) != SIM_OK)
+        return spec_error(l, SIM_EUSAGE, "\"node\": %s", strncmp(e.msg, "--node: ", 8) == 0 ? e.msg + 8 : e.msg);
+    if (!SIM_GROW(s->devices, s->n_devices + 1, l->cap_devices))
+        return spec_nomem(l->err);
+    sweep_device *d = &s->devices[s->n_devices++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", v->valuestring);
+    d->info = ns.dev[0];
+    d->info.name = NULL;
+    d->node = true;
+    d->gpus = ns;
+    return SIM_OK;
+}
+
+static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *nodes, const cJSON *context)
 {
     uint64_t ctx = 0;
     if (context) {
@@ -238,23 +292,16 @@ static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *con
         if (st != SIM_OK)
             return st;
     }
-    if (devices == NULL)
-        return spec_error(l, SIM_EUSAGE, "missing \"devices\" (GPU names from 'gpusim gpus', \"all\", or capacities)");
-    if (cJSON_IsString(devices) || cJSON_IsObject(devices))
-        return add_device(l, devices, ctx);
-    if (!cJSON_IsArray(devices))
-        return spec_error(l, SIM_EUSAGE, "\"devices\" must be a list");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, devices)
-    {
-        sim_status st = add_device(l, it, ctx);
-        if (st != SIM_OK)
-            return st;
-    }
-    if (l->s->n_devices == 0)
-        return spec_error(l, SIM_EUSAGE, "\"devices\" names no device");
-    return SIM_OK;
+    if (devices == NULL && nodes == NULL)
+        return spec_error(l, SIM_EUSAGE, "missing \"devices\" (GPU names from 'gpusim gpus', \"all\", or capacities) or \"node\"");
+    sim_status nst = devices == NULL ? SIM_OK : load_device_list(l, devices, ctx);
+    if (nst != SIM_OK || nodes == NULL)
+        return nst;
+    if (!cJSON_IsString(nodes) && (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0))
+        return spec_error(l, SIM_EUSAGE, "\"node\" must be a string of GPUs (\"8xA100-40GB\") or a list of them");
+    return each_entry(l, nodes, ctx, add_node);
 }
+
 
 /* ---------------------------------------------------------------- checks */
 
@@ -311,20 +358,24 @@ static sim_status check_options(loader *l)
     sweep_spec *s = l->s;
     for (uint32_t c = 0; c < s->n_combos; c++) {
         const sweep_combo *k = &s->combos[c];
-        engine_config cfg = {.device = sweep_spec_device_info(s, k->device),
-                             .ops = s->strategies[k->strategy],
-                             .opts = s->optsets[k->optset].kv,
-                             .n_opts = s->optsets[k->optset].n_kv};
-        sim_event_source src = {.next = no_event, .ctx = NULL, .path = s->path, .name = NULL};
-        sim_run *run = NULL;
-        sim_error e;
-        sim_error_clear(&e);
-        sim_status st = engine_run(&cfg, &src, 1, &run, &e);
-        sim_run_free(run);
-        if (st != SIM_OK) {
-            return sim_error_set(l->err, st == SIM_ENOMEM ? st : SIM_EUSAGE, s->path, 0, 0,
-                                 "option set '%s' under strategy '%s' on device '%s': %s", s->optsets[k->optset].name,
-                                 s->strategies[k->strategy]->name, s->devices[k->device].name, e.msg);
+        const sweep_device *dv = &s->devices[k->device];
+        /* a node: every GPU of it (a limit may hold on one and not on another) */
+        for (uint32_t g = 0; g < (dv->node ? dv->gpus.n : 1u); g++) {
+            engine_config cfg = {.device = dv->node ? dv->gpus.dev[g] : sweep_spec_device_info(s, k->device),
+                                 .ops = s->strategies[k->strategy],
+                                 .opts = s->optsets[k->optset].kv,
+                                 .n_opts = s->optsets[k->optset].n_kv};
+            sim_event_source src = {.next = no_event, .ctx = NULL, .path = s->path, .name = NULL};
+            sim_run *run = NULL;
+            sim_error e;
+            sim_error_clear(&e);
+            sim_status st = engine_run(&cfg, &src, 1, &run, &e);
+            sim_run_free(run);
+            if (st != SIM_OK) {
+                return sim_error_set(l->err, st == SIM_ENOMEM ? st : SIM_EUSAGE, s->path, 0, 0,
+                                     "option set '%s' under strategy '%s' on %s '%s': %s", s->optsets[k->optset].name,
+                                     s->strategies[k->strategy]->name, dv->node ? "node" : "device", dv->name, e.msg);
+            }
         }
     }
     return SIM_OK;
@@ -336,7 +387,7 @@ static sim_status load_doc(loader *l, const cJSON *doc)
 {
     if (!cJSON_IsObject(doc))
         return spec_error(l, SIM_EUSAGE, "a sweep spec is a JSON object");
-    static const char *const KEYS[] = {"traces", "devices", "strategies", "options", "context", "on_oom",
+    static const char *const KEYS[] = {"traces", "devices", "node", "strategies", "options", "context", "on_oom",
                                        "output", "name", "comment"};
     const cJSON *it;
     cJSON_ArrayForEach(it, doc)
@@ -346,8 +397,8 @@ static sim_status load_doc(loader *l, const cJSON *doc)
             known = known || strcmp(it->string, KEYS[i]) == 0;
         if (!known)
             return spec_error(l, SIM_EUSAGE,
-                              "unknown key '%s' (expected traces, devices, strategies, options, context, on_oom, "
-                              "output, name, comment)",
+                              "unknown key '%s' (expected traces, devices, node, strategies, options, context, "
+                              "on_oom, output, name, comment)",
                               it->string);
     }
     const cJSON *traces = cJSON_GetObjectItemCaseSensitive(doc, "traces");
@@ -357,6 +408,7 @@ static sim_status load_doc(loader *l, const cJSON *doc)
     if ((st = spec_load_strategies(l, cJSON_GetObjectItemCaseSensitive(doc, "strategies"))) != SIM_OK)
         return st;
     if ((st = load_devices(l, cJSON_GetObjectItemCaseSensitive(doc, "devices"),
+                           cJSON_GetObjectItemCaseSensitive(doc, "node"),
                            cJSON_GetObjectItemCaseSensitive(doc, "context"))) != SIM_OK)
         return st;
     if ((st = spec_load_optsets(l, cJSON_GetObjectItemCaseSensitive(doc, "options"))) != SIM_OK)
@@ -478,8 +530,8 @@ sweep_job sweep_spec_job(const sweep_spec *s, uint64_t i)
     return j;
 }
 
-uint64_t sweep_spec_find(const sweep_spec *s, const char *trace, const char *dev_name, const char *strategy_name,
-                         const char *options)
+uint64_t sweep_spec_find(const sweep_spec *s, const char *trace, const char *dev_name, bool node,
+                         const char *strategy_name, const char *options)
 {
     uint32_t lo = 0, hi = s->n_traces;
     while (lo < hi) {
@@ -492,7 +544,7 @@ uint64_t sweep_spec_find(const sweep_spec *s, const char *trace, const char *dev
     if (lo == s->n_traces || strcmp(s->traces[lo].display, trace) != 0)
         return UINT64_MAX;
     uint32_t d = 0, st = 0, o = 0;
-    while (d < s->n_devices && strcmp(s->devices[d].name, dev_name) != 0)
+    while (d < s->n_devices && (strcmp(s->devices[d].name, dev_name) != 0 || s->devices[d].node != node))
         d++;
     while (st < s->n_strategies && strcmp(s->strategies[st]->name, strategy_name) != 0)
         st++;

@@ -2,13 +2,15 @@
  * directories), devices (catalog names or capacities), strategies and option sets
  * of a `gpusim sweep`, read from JSON and checked before any work starts, and the
  * jobs of their cross product, numbered in coordinate order (trace, device,
- * strategy, option set). It runs nothing: see run.h. */
+ * strategy, option set). The spec's "node" entries (machines with several GPUs)
+ * follow its devices in the device dimension. It runs nothing: see run.h. */
 #ifndef GPUSIM_SWEEP_SPEC_H
 #define GPUSIM_SWEEP_SPEC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "answers/node.h"
 #include "sim/device.h"
 #include "sim/status.h"
 #include "sim/strategy.h"
@@ -20,9 +22,13 @@ typedef struct sweep_trace {
     char *display;  /* as written in results: relative to the spec's directory */
 } sweep_trace;
 
+/* One entry of the device dimension: a GPU, or a node ("node" in the spec: the trace as
+ * rank 0 of a job that sees every GPU of the node, answers/node.h). */
 typedef struct sweep_device {
     char name[64];
-    device_info info;   /* info.name points to name: use sweep_spec_device_info() */
+    device_info info;   /* info.name points to name: use sweep_spec_device_info(); a node: its GPU 0 */
+    bool node;
+    node_spec gpus;     /* a node's GPUs */
 } sweep_device;
 
 typedef struct sweep_optset {
@@ -79,9 +85,9 @@ static inline uint64_t sweep_spec_jobs(const sweep_spec *s)
 }
 /* Coordinates of job i < sweep_spec_jobs(s). Jobs are numbered trace-major. */
 sweep_job sweep_spec_job(const sweep_spec *s, uint64_t i);
-/* The job with these coordinate names, or UINT64_MAX. */
-uint64_t sweep_spec_find(const sweep_spec *s, const char *trace, const char *dev_name, const char *strategy_name,
-                         const char *options);
+/* The job with these coordinate names, or UINT64_MAX; node: dev_name names a node. */
+uint64_t sweep_spec_find(const sweep_spec *s, const char *trace, const char *dev_name, bool node,
+                         const char *strategy_name, const char *options);
 /* The device of index d, ready for engine_config (name valid while s lives). */
 device_info sweep_spec_device_info(const sweep_spec *s, uint32_t d);
 

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The report in a real browser: renders `replay --report` and `compare --report` in
 # headless Chromium (Debian's chromium; scripts/test installs it), checks the DOM
-# Chromium built (the SVG pictures, axis labels, the peak value, the OOM marker,
-# the memory map) and that the screenshot is not blank (tests/browser/pngstat.c
-# counts non-white pixels and colours). Skips, saying so, when no Chromium exists.
+# Chromium built from the page without its script (the SVG pictures, axis labels, the peak value,
+# the OOM marker, the memory map, the hover texts as <title>s) and that the
+# screenshot is not blank (tests/browser/pngstat.c counts non-white pixels and
+# colours); then, with scripts on at a 1000 px window, tests/browser/probe.js
+# appended to a copy of the page hovers a block of the memory map and a timeline
+# column, brushes the timeline, and checks the labels' boxes, the marks' lanes and
+# the colours (its "OK"/"FAIL" lines are read back from the DOM). Skips, saying so,
+# when no Chromium exists.
 # GPUSIM_SCREENSHOT_OUT=FILE.png copies the replay report's screenshot there
 # (docs/report.png is made that way). Usage: cli_browser.sh GPUSIM_BINARY SOURCE_DIR
 set -u
@@ -32,13 +37,43 @@ chrome() {
     --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
 }
 
-# render NAME HTML: DOM into NAME.dom, screenshot into NAME.png
+# render NAME HTML: the DOM of the page without its script (as with scripts off:
+# headless --dump-dom needs scripts on) into NAME.dom, the screenshot into NAME.png
 render() {
   local name=$1 html=$2
-  chrome --dump-dom "file://$html" >"$tmp/$name.dom"
+  sed '/^<script>$/,/<\/script>/d' "$html" >"$tmp/$name.noscript.html"
+  if grep -q '<script' "$tmp/$name.noscript.html"; then bad "$name: the script is not where render expects it"; fi
+  chrome --dump-dom "file://$tmp/$name.noscript.html" >"$tmp/$name.dom"
   chrome --window-size=1000,1500 --screenshot="$tmp/$name.png" "file://$html" >/dev/null
   if [ -s "$tmp/$name.dom" ]; then ok; else bad "$name: Chromium produced no DOM: $(tail -5 "$tmp/chrome.log")"; fi
   if [ -s "$tmp/$name.png" ]; then ok; else bad "$name: Chromium produced no screenshot: $(tail -5 "$tmp/chrome.log")"; fi
+}
+
+# probe NAME HTML EXPECT WANT...: the page with tests/browser/probe.js after its own
+# script (window.PROBE_EXPECT = EXPECT), at 1000 px; every check it ran must be OK and
+# each WANT among them
+probe() {
+  local name=$1 html=$2 expect=$3
+  shift 3
+  {
+    sed 's|</body></html>||' "$html"
+    printf '<script>window.PROBE_EXPECT=%s;\n' "$expect"
+    cat "$src/tests/browser/probe.js"
+    printf '</script></body></html>\n'
+  } >"$tmp/$name.probe.html"
+  chrome --window-size=1000,1500 --dump-dom "file://$tmp/$name.probe.html" >"$tmp/$name.probe.dom"
+  sed -n '/<pre id="probe">/,/<\/pre>/p' "$tmp/$name.probe.dom" | sed 's/<[^>]*>//g' >"$tmp/$name.probe"
+  if [ -s "$tmp/$name.probe" ]; then ok; else bad "$name: the probe wrote nothing: $(tail -5 "$tmp/chrome.log")"; fi
+  while read -r verdict rest; do
+    case $verdict in
+      OK) ok ;;
+      FAIL) bad "$name (scripts on, 1000 px): $rest" ;;
+    esac
+  done <"$tmp/$name.probe"
+  local w
+  for w in "$@"; do
+    if grep -qx "OK $w" "$tmp/$name.probe"; then ok; else bad "$name: the probe did not check $w"; fi
+  done
 }
 
 has() { # NAME "text" "what"
@@ -115,7 +150,28 @@ count_at_least time ' min</text>' 2 "time tick labels"
 count_at_least two 'class="series process-reserved"' 2 "one reserved curve per process"
 has two 'p1 = jobA-resnet50; p2 = jobB-bert' "the processes named under the chart"
 has replay 'fill="#ffffff" stroke="#777"' "the unmapped swatch outlined"
-if grep -q '<script' "$tmp/replay.dom"; then bad "replay: the report has a script"; else ok; fi
+# one file: one inline script, nothing fetched
+if [ "$(grep -c '<script' "$tmp/replay.html")" -eq 1 ] && ! grep -qE '<script[^>]* src=|<link|<img|@import|url\(http' "$tmp/replay.html"; then
+  ok
+else
+  bad "replay: the report is not one self-contained file with one inline script"
+fi
+# scripts off: the hover texts are there as SVG titles
+has replay '<title>used block ' "a block's title"
+# growth cannot locate an allocation: the map names a block by the one live allocation of its
+# size (the 98.16 MiB embedding) and says how many are alike otherwise
+has replay 'allocation id 1, tag weight:wte.weight; requested 98.16 MiB (102926336 B), slack 29.84 MiB' \
+  "a block named by the one live allocation of its size"
+has replay 'live allocations of this size on this stream (which one is not known)' "alike blocks unnamed"
+count_at_least replay 'class="col"' 100 "the timeline's hover columns"
+has replay 'what if --strategy=greedy: ' "the BFC what-if: greedy"
+has replay 'what if --strategy=limit --limit=16160MiB: ' "the BFC what-if: limit (all of the 15.78 GiB device, in MiB)"
+has fraction 'allocation id ' "torch's blocks named by their allocation"
+probe fraction "$tmp/fraction.html" '{named:true}' labels-inside boxes-inside colours-one-meaning hover-block \
+  tooltip-inside hover-column brush-zooms dblclick-resets marks-in-plot
+probe two "$tmp/two.html" '{lanes:2}' labels-inside boxes-inside lanes-count lanes-one-y-each lanes-distinct \
+  marks-in-plot hover-column
+has two 'class="lane-label"' "the lanes named p1, p2"
 not_blank replay
 if [ -n "${GPUSIM_SCREENSHOT_OUT:-}" ]; then cp "$tmp/replay.png" "$GPUSIM_SCREENSHOT_OUT"; fi
 
@@ -130,5 +186,6 @@ count_at_least compare 'class="timeline"' "$nstrat" "one timeline per strategy"
 has compare '(2147483648 B)' "growth's peak reserved value"
 has compare 'layer0.weight' "tags"
 not_blank compare
+probe compare "$tmp/compare.html" '{named:true}' labels-inside colours-one-meaning strategy-colours-apart hover-block
 
 cli_finish

@@ -83,4 +83,69 @@ fi
 "$bin" plan "$ex" --gpus=T4 --strategies=torch >/dev/null 2>"$tmp/err"
 if [ ! -s "$tmp/err" ]; then ok; else bad "plan wrote to a pipe's stderr: $(cat "$tmp/err")"; fi
 
+# ---- --node: which node fits the job (the traces are its ranks, rank r on its r-th visible GPU)
+g="$src/tests/golden/torch_rules.jsonl"
+# ideal holds exactly the live requested bytes: torch_rules.jsonl peaks at
+# 11534337 + 1000 + 2000 + 5242880 = 16780217 B. Two ranks on 3x1GiB: GPUs 0 and 1 hold
+# 16780217 each, GPU 2 nothing; headroom 1073741824 - 16780217 = 1056961607 on each GPU used.
+expect 0 "" plan "$g" "$g" --node=3x1GiB --strategies=ideal --format=json
+tr -d '\n' <"$tmp/out" >"$tmp/flat"
+if grep -qF '{"strategy": "ideal", "fits": true, "gpus_used": 2, "peak_used_bytes": 16780217, "peak_gpu": 0, "least_headroom_bytes": 1056961607, "least_headroom_gpu": 0, "failing": null' "$tmp/flat"; then ok; else bad "ideal on 3x1GiB: $(head -c 600 "$tmp/out")"; fi
+if grep -qF '{"gpu": 2, "name": "custom", "capacity_bytes": 1073741824, "limit_bytes": null, "peak_used_bytes": 0, "final_used_bytes": 0, "headroom_bytes": 1073741824, "oom": false, "use": null}' "$tmp/out"; then ok; else bad "GPU 2 untouched: $(head -c 900 "$tmp/out")"; fi
+# The 8-GPU greedy case: TensorFlow's default takes its limit on every visible GPU. On a
+# 12 GiB card the limit is capacity - 1536 MiB (the reserve above 2 GiB available, cc >= 8):
+# 12884901888 - 1610612736 = 11274289152 B (10.50 GiB) held on each of the 8 GPUs, the job's
+# rank on GPU 0 and the framework's start on GPUs 1-7; headroom 1610612736 B (1.50 GiB) on each.
+# Under growth only GPU 0 holds anything.
+ex12="$src/traces/examples/small-model-12gb.jsonl"
+expect 0 "" plan "$ex12" --node=8x12GiB --strategies=greedy,growth --format=json
+n=$(grep -c '"limit_bytes": 11274289152, "peak_used_bytes": 11274289152, "final_used_bytes": 11274289152, "headroom_bytes": 1610612736' "$tmp/out")
+if [ "$n" -eq 8 ]; then ok; else bad "greedy on 8x12GiB: $n GPUs hold 11274289152 B, want 8"; fi
+if [ "$(grep -c '"use": "start"' "$tmp/out")" -eq 7 ]; then ok; else bad "greedy takes GPUs 1-7 at start: $(grep -c start "$tmp/out")"; fi
+if grep -qF '"strategy": "growth", "fits": true, "gpus_used": 1,' "$tmp/out"; then ok; else bad "growth uses one GPU"; fi
+# the same per-GPU numbers as replay --node
+"$bin" replay "$ex12" --node=8x12GiB --strategy=greedy --format=json >"$tmp/r.json" 2>/dev/null
+if [ "$(grep -c '"peak_used_bytes": 11274289152, "final_used_bytes": 11274289152' "$tmp/r.json")" -eq 8 ]; then ok; else bad "replay --node disagrees: $(head -c 400 "$tmp/r.json")"; fi
+# text: a row per node x strategy, and the GPU that fails: with CUDA_VISIBLE_DEVICES=1 on
+# T4,1GiB the rank runs on the 1 GiB card (limit 1024 - 225 = 799 MiB) and runs out of memory
+# there; on 1GiB,T4 the same --visible=1 is the T4, where it fits.
+expect 0 "" plan "$ex12" --node=T4,1GiB --node=1GiB,T4 --visible=1 --strategies=growth,greedy
+if grep -qE '^  T4,1GiB +2  growth +no +1/2  799.00 MiB \(1\) +- +GPU 1 \(custom, rank 0\): OOM \(capacity\)$' "$tmp/out"; then ok; else bad "failing GPU row: $(cat "$tmp/out")"; fi
+if grep -qE '^  1GiB,T4 +2  greedy +yes +1/2  13.73 GiB \(1\) +1.03 GiB \(1\) +-$' "$tmp/out"; then ok; else bad "fitting row: $(cat "$tmp/out")"; fi
+if grep -qF "GPU 0: 0 B (untouched)" "$tmp/out" && ! grep -q ' $' "$tmp/out"; then ok; else bad "per-GPU lines: $(cat "$tmp/out")"; fi
+# --replicas: the one trace on the first N visible GPUs
+expect 0 "" plan "$g" --node=4x1GiB --replicas=3 --strategies=ideal --format=json
+if [ "$(grep -c '"peak_used_bytes": 16780217, "final_used_bytes": 0' "$tmp/out")" -eq 3 ]; then ok; else bad "3 replicas: $(head -c 600 "$tmp/out")"; fi
+# jobs do not change the answer
+"$bin" plan "$ex12" --node=8x12GiB --node=2xT4 --jobs=1 >"$tmp/n1" 2>/dev/null
+"$bin" plan "$ex12" --node=8x12GiB --node=2xT4 --jobs=4 >"$tmp/n4" 2>/dev/null
+if cmp -s "$tmp/n1" "$tmp/n4"; then ok; else bad "--node: text differs between --jobs=1 and --jobs=4"; fi
+# a node where the job cannot run: more ranks than visible GPUs is a row, not an error
+expect 0 "" plan "$g" "$g" --node=2x1GiB --visible=1 --strategies=ideal
+if grep -qF "does not run: job 1: 2 ranks but 1 visible GPUs" "$tmp/out"; then ok; else bad "does not run: $(cat "$tmp/out")"; fi
+# --job: a second job on GPU 1. Greedy's start there already holds 11274289152 of 12884901888 B,
+# leaving 1610612736 B (1.50 GiB); job 2 (BERT-base, 2.29 GiB at its peak, README lesson 4) runs out
+# of memory because of the other process. Under growth it fits beside it, holding 4.00 GiB.
+jb="$src/traces/examples/two-jobs-b.jsonl"
+expect 0 "" plan "$ex12" --node=2x12GiB --strategies=greedy,growth --job=1:"$jb" --format=json
+if grep -qF '"failing": {"gpu": 1, "job": "job 2", "rank": 0, "cause": "other_processes"}' "$tmp/out"; then ok; else bad "job 2 on GPU 1: $(head -c 900 "$tmp/out")"; fi
+if grep -qF '"use": "start + job 2 rank 0"' "$tmp/out" && grep -qF '"use": "job 2 rank 0"' "$tmp/out"; then ok; else bad "GPU 1's use: $(grep '"gpu": 1' "$tmp/out")"; fi
+expect 0 "" plan "$ex12" --node=2x12GiB --strategies=greedy --job=1:"$jb"
+if grep -qE '^  job 2   .*two-jobs-b.jsonl; CUDA_VISIBLE_DEVICES=1$' "$tmp/out" && grep -qF "GPU 1 (custom, job 2 rank 0): OOM (other_processes)" "$tmp/out"; then ok; else bad "--job text: $(cat "$tmp/out")"; fi
+expect 2 "expected VISIBLE:TRACE" plan "$g" --node=2x1GiB --job=1
+expect 2 "--visible, --replicas and --job need --node" plan "$g" --job=1:"$g"
+expect 2 "neither a GPU of the catalog" plan "$g" --node=8xNOPE
+expect 2 "--gpus and --capacity are for single cards" plan "$g" --node=2x1GiB --gpus=T4
+expect 2 "--visible, --replicas and --job need --node" plan "$g" --visible=0
+expect 2 "--replicas=2: expected 1 to 16 copies of one trace" plan "$g" "$g" --node=2x1GiB --replicas=2
+expect 3 "free of id 7" plan "$tmp/badid.jsonl" --node=2x1GiB
+
+# ---- the header names each strategy's effective limit on the model card (replay's, report_limit_bytes):
+# torch with --memory-fraction=0.5 on a T4 (15842934784 B): (uint64)(0.5 x 15842934784) = 7921467392 B = 7.38 GiB;
+# greedy: the T4 is cc 7.5, reserve 1050 MiB = 1101004800 B: 15842934784 - 1101004800 = 14741929984 B = 13.73 GiB
+"$bin" plan "$ex" --gpus=T4 --gpu=T4 --strategies=torch,greedy --memory-fraction=0.5 >"$tmp/out" 2>&1
+if grep -qF "  limits  on T4 (14.75 GiB), the allocator's effective limit: torch 7.38 GiB, greedy 13.73 GiB" "$tmp/out"; then ok; else bad "limits header: $(head -8 "$tmp/out")"; fi
+"$bin" plan "$ex" --gpus=T4 --strategies=limit --limit=2GiB --format=json >"$tmp/out" 2>&1
+if grep -qF '"limit_bytes": 2147483648, "headroom_bytes"' "$tmp/out"; then ok; else bad "limit_bytes in JSON: $(head -c 600 "$tmp/out")"; fi
+
 cli_finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot), the 8-GPU and data-parallel lessons, the --summary example, the what-if
+# snapshot), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
 # example and the lessons' OOM sentences are rerun and compared; each command must
 # succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
@@ -44,6 +44,8 @@ check_in_readme "8-GPU lesson, visible=0" replay traces/examples/small-model-12g
   --strategy=greedy --visible=0
 check_in_readme "data-parallel example" replay traces/examples/small-model-12gb.jsonl --node=4x12GiB \
   --strategy=growth --replicas=4 --job=3:traces/examples/two-jobs-b.jsonl
+check_in_readme "plan --node example" plan traces/examples/serving-16gb.jsonl --node=4xT4 --node=2xL4 \
+  --strategies=greedy,torch
 # the --summary example: its first lines
 out=$("$bin" replay traces/examples/small-model-12gb.jsonl --strategy=torch --summary=peak 2>"$tmp/err" | head -12)
 n=0

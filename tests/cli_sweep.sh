@@ -153,4 +153,49 @@ awk '/^device / { h = index($0, "frag max") + 8 }
   /^(A100-40GB|1GiB) / { n++; if (index($0, "0.0000  ") + 6 != h) bad = 1 }
   END { exit bad || n != 2 || !h }' "$tmp/out" && ok || fail_msg "columns not aligned: $(cat "$tmp/out")"
 
+# ---- the effective limit of each group: greedy on 1 GiB takes 1024 - 225 MiB (TF's reserve
+# below 2 GiB available) = 799 MiB; ideal may use the whole card
+grep -qE '^1GiB +greedy +default +3/5 +60% +799.00 MiB ' "$tmp/j1.txt" && ok || fail_msg "limit column: $(head -6 "$tmp/j1.txt")"
+grep -qE '^1GiB +ideal +default +4/5 +80% +1.00 GiB ' "$tmp/j1.txt" && ok || fail_msg "ideal's limit: $(head -6 "$tmp/j1.txt")"
+grep -qF '"device": "1GiB", "capacity_bytes": 1073741824, "limit_bytes": 837812224, "strategy": "greedy"' "$tmp/j1.summary.json" && ok ||
+  fail_msg "limit_bytes in the summary JSON"
+
+# ---- nodes: "node" joins the device dimension; the trace is rank 0 of a job that sees every GPU
+mkdir -p "$tmp/nodes"
+cp -r "$data/jobs" "$tmp/nodes/jobs"
+printf '{"traces": ["jobs"], "devices": ["1GiB"], "node": ["1GiB", "2x1GiB", "A100-40GB,T4"], "strategies": ["ideal", "greedy"], "output": "n.jsonl"}' >"$tmp/nodes/n.json"
+expect 0 "" sweep "$tmp/nodes/n.json" --jobs=1
+cp "$tmp/out" "$tmp/nodes/j1.txt"
+cp "$tmp/nodes/n.jsonl" "$tmp/nodes/j1.jsonl"
+# 5 traces x (1 device + 3 nodes) x 2 strategies
+[ "$(wc -l <"$tmp/nodes/n.jsonl")" -eq 40 ] && ok || fail_msg "node sweep: $(wc -l <"$tmp/nodes/n.jsonl") lines, want 40"
+# ideal, job_001 (peak 105014216 B) on 2x1GiB: GPU 0 only, headroom 1073741824 - 105014216 = 968727608
+grep -qF '{"job":{"trace":"jobs/job_001.jsonl","node":"2x1GiB","strategy":"ideal","options":"default"},"gpusim":"0.1.0","trace":{"path":"jobs/job_001.jsonl"' "$tmp/nodes/n.jsonl" && ok || fail_msg "node coordinates"
+grep -qF '"node":{"name":"2x1GiB","gpus":2,"capacity_bytes":2147483648,"context_bytes":0},"result":{"completed":true,"ooms":0,"gpus_used":1,"peak_device_bytes":105014216,"peak_gpu":0,"headroom_bytes":968727608,"headroom_gpu":0,' "$tmp/nodes/n.jsonl" && ok || fail_msg "ideal on 2x1GiB: $(grep '2x1GiB","strategy":"ideal' "$tmp/nodes/n.jsonl" | head -1)"
+# greedy on 2x1GiB: 799 MiB = 837812224 B on each GPU (GPU 1 at start), headroom 235929600 B on each
+grep -F '"node":"2x1GiB","strategy":"greedy"' "$tmp/nodes/n.jsonl" | head -1 |
+  grep -qF '{"gpu":1,"name":"custom","capacity_bytes":1073741824,"limit_bytes":837812224,"peak_used_bytes":837812224,"final_used_bytes":837812224,"headroom_bytes":235929600,"oom":false,"use":"start"}' && ok ||
+  fail_msg "greedy's start on GPU 1"
+# job_003 (966582864 B live) does not fit greedy's 837812224 B on GPU 0
+grep -F '"trace":"jobs/job_003.jsonl","node":"2x1GiB","strategy":"greedy"' "$tmp/nodes/n.jsonl" |
+  grep -qF '"first_oom":{"gpu":0,"rank":0,"cause":"capacity"}' && ok || fail_msg "job_003's OOM on GPU 0"
+grep -qE '^2x1GiB +greedy +default +3/5 +60% +799.00 MiB +225.00 MiB \(jobs/job_001.jsonl\)' "$tmp/nodes/j1.txt" && ok ||
+  fail_msg "node row: $(cat "$tmp/nodes/j1.txt")"
+grep -qF "5 traces x 4 devices and nodes x 2 strategies" "$tmp/nodes/j1.txt" && ok || fail_msg "node header: $(head -2 "$tmp/nodes/j1.txt")"
+# a node and a device of the same name are two jobs, told apart on --resume
+expect 0 "0 jobs run" sweep "$tmp/nodes/n.json" --resume
+same "node sweep resumed when finished" "$tmp/nodes/j1.jsonl" "$tmp/nodes/n.jsonl"
+expect 0 "" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/j3.jsonl" --jobs=3
+same "node sweep: --jobs=1 vs --jobs=3" "$tmp/nodes/j1.jsonl" "$tmp/nodes/j3.jsonl"
+(GPUSIM_SWEEP_TEST_CRASH_AFTER=11 "$bin" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/c.jsonl" --jobs=2 >/dev/null 2>&1) 2>/dev/null
+expect 0 "29 jobs run" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/c.jsonl" --resume --jobs=2
+same "node sweep resumed after a kill" "$tmp/nodes/j1.jsonl" "$tmp/nodes/c.jsonl"
+cp -r "$data/jobs" "$tmp/jobs2"
+N='"traces": ["jobs2"], "strategies": ["ideal"]'
+bad_spec 2 "\"node\": 'NOPE' is neither a GPU of the catalog" "{$N, \"node\": \"8xNOPE\"}"
+bad_spec 2 "\"node\" must be a string of GPUs" "{$N, \"node\": 8}"
+bad_spec 2 "\"node\": '2xT4' is listed twice" "{$N, \"node\": [\"2xT4\", \"2xT4\"]}"
+bad_spec 2 "option set 'limit=lots' under strategy 'limit' on node '1GiB,T4'" \
+  '{"traces": ["jobs2"], "node": "1GiB,T4", "strategies": ["limit"], "options": [{"limit": "lots"}]}'
+
 cli_finish

@@ -86,6 +86,30 @@ n, ooms, cause = con.execute("SELECT count(*), sum(ooms > 0), count(first_oom_ca
 # 5 traces x 27 device/strategy/option sets (tests/data/sweep/spec.json), some running out of memory
 assert n == 135 and ooms > 0 and cause == ooms, (n, ooms, cause)' "$tmp/r.sqlite" && ok || bad "row count or OOM causes"
 fi
+# ---- node jobs (a "node" entry beside the devices): the same equality, and the node's columns
+mkdir -p "$tmp/nodes"
+cp -r "$data/jobs" "$tmp/nodes/jobs"
+printf '{"traces": ["jobs"], "devices": ["1GiB"], "node": ["2x1GiB", "A100-40GB,T4"], "strategies": ["ideal", "greedy"]}' >"$tmp/nodes/n.json"
+expect 0 "" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/ref.jsonl" --jobs=2
+expect 0 "" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/n.sqlite" --jobs=2
+same "node sweep: the journal beside the database" "$tmp/nodes/ref.jsonl" "$tmp/nodes/n.jsonl"
+if command -v python3 >/dev/null 2>&1; then
+  if out=$(compare_rows "$tmp/nodes/n.sqlite" "$tmp/nodes/ref.jsonl" 2>&1); then ok; else bad "node rows vs JSONL: $out"; fi
+  # 5 traces x (1 device + 2 nodes) x 2 strategies; a node job has "node" where a device job has "device",
+  # its GPUs' figures in "devices" (JSON text); greedy on 2x1GiB holds 799 MiB = 837812224 B on each GPU
+  python3 -c '
+import json, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+n, nodes, devs = con.execute("SELECT count(*), count(node), count(device) FROM jobs").fetchone()
+assert (n, nodes, devs) == (30, 20, 10), (n, nodes, devs)
+row = con.execute("SELECT node_gpus, gpus_used, headroom_bytes, devices FROM jobs WHERE node = ? AND strategy = ? AND trace = ?",
+                  ("2x1GiB", "greedy", "jobs/job_001.jsonl")).fetchone()
+assert row[:3] == (2, 2, 1073741824 - 837812224), row
+assert [d["peak_used_bytes"] for d in json.loads(row[3])] == [837812224, 837812224], row[3]' "$tmp/nodes/n.sqlite" && ok ||
+    bad "node columns"
+fi
+expect 0 "0 jobs run" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/n.sqlite" --resume
+
 # the JSONL line kept in the database is the JSONL
 dump() { python3 -c 'import sqlite3,sys; [print(r[0]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT line FROM jobs ORDER BY job")]' "$1"; }
 if command -v python3 >/dev/null 2>&1; then

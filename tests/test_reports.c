@@ -1,7 +1,8 @@
 /* Check suite for the HTML report and what it draws: the min/max curve, capture's
- * first pass (the curve over measured events, the OOM's place), the second pass to
- * the peak (memory map, live allocations with tags, what --on-oom=skip dropped),
- * the HTML page, the progress line. */
+ * first pass (the curve over measured events, the OOM's place, each process's
+ * marks), the second pass to the peak (memory map with each block's allocation,
+ * live allocations with tags, what --on-oom=skip dropped), the what-if answers, the
+ * HTML page (its titles, its one script, the lanes of marks), the progress line. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +92,14 @@ static capture *capture_of(evbuf *b, const char *sname, uint32_t buckets)
     sim_error_clear(&err);
     ck_assert_int_eq(capture_run(&cfg, &cs, buckets, &c, &err), SIM_OK);
     return c;
+}
+
+/* The page of one capture into h (to release). */
+static void page_of(const capture *c, sim_buf *h)
+{
+    sim_buf_init(h);
+    const capture *caps[1] = {c};
+    report_html(caps, 1, h);
 }
 
 /* ---------------------------------------------------------------- curve */
@@ -281,16 +290,26 @@ END_TEST
 
 /* ---------------------------------------------------------------- what-if */
 
+/* oom_trace replayed under cfg: its one OOM, the 8 GiB request. */
+static sim_run *oom_run(evbuf *b, const engine_config *cfg)
+{
+    sim_error err;
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(b, &cur);
+    sim_run *run = NULL;
+    ck_assert_int_eq(engine_run(cfg, &src, 1, &run, &err), SIM_OK);
+    ck_assert_uint_eq(run->total.ooms, 1);
+    return run;
+}
+
 START_TEST(the_what_if_should_ask_torch_about_expandable_segments_after_an_oom)
 {
     evbuf *b = oom_trace();
     engine_config cfg = config_for("torch");
     sim_error err;
     evbuf_cursor cur;
-    sim_event_source src = evbuf_source(b, &cur);
-    sim_run *run = NULL;
-    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_OK);
-    ck_assert_uint_eq(run->total.ooms, 1);
+    sim_event_source src;
+    sim_run *run = oom_run(b, &cfg);
     ck_assert(whatif_expandable_applies(&cfg, run));
     /* not when expandable segments are on already, nor for another strategy */
     sim_kv on = {"alloc_conf", "max_split_size_mb:64,expandable_segments:True"};
@@ -336,7 +355,7 @@ START_TEST(html_should_escape_markup)
 }
 END_TEST
 
-START_TEST(the_page_should_hold_every_picture_and_no_script)
+START_TEST(the_page_should_hold_every_picture_and_one_inline_script)
 {
     evbuf *b = sawtooth();
     capture *caps[2] = {capture_of(b, "growth", HTML_PLOT_WIDTH), capture_of(b, "ideal", HTML_PLOT_WIDTH)};
@@ -350,8 +369,15 @@ START_TEST(the_page_should_hold_every_picture_and_no_script)
     ck_assert_ptr_nonnull(strstr(h.data, "class=\"memory-map\""));
     ck_assert_ptr_nonnull(strstr(h.data, "big&lt;activation&gt;"));
     ck_assert_ptr_nonnull(strstr(h.data, "class=\"mark-tick\""));
-    ck_assert_ptr_null(strstr(h.data, "<script"));
-    ck_assert_ptr_null(strstr(h.data, "http://www.w3.org/1999")); /* no external resources but the SVG namespace */
+    /* one inline script, after everything it enhances; no external resources but the SVG namespace */
+    const char *script = strstr(h.data, "<script>\n");
+    ck_assert_ptr_nonnull(script);
+    ck_assert_ptr_null(strstr(script + 1, "<script"));
+    ck_assert_ptr_null(strstr(h.data, "<script "));
+    ck_assert_ptr_null(strstr(h.data, "http://www.w3.org/1999"));
+    /* readable without it: the hover texts are titles (a column of the curve, a block) */
+    ck_assert_ptr_nonnull(strstr(h.data, "<rect class=\"col\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "<g class=\"block\"><title>used block "));
     ck_assert_ptr_null(strstr(h.data, "src="));
     char peak[64];
     snprintf(peak, sizeof peak, "(%llu B)", (unsigned long long)caps[0]->run->total.peak_reserved_bytes);
@@ -384,11 +410,173 @@ START_TEST(an_oom_should_be_marked_on_the_timeline)
     ck_assert_uint_eq(c->oom_event, 2);
     ck_assert_uint_eq(c->n_top, 1); /* the failed allocation is not live */
     sim_buf h;
-    sim_buf_init(&h);
-    const capture *caps[1] = {c};
-    report_html(caps, 1, &h);
+    page_of(c, &h);
     ck_assert_ptr_nonnull(strstr(h.data, "class=\"oom-line\""));
     ck_assert_ptr_nonnull(strstr(h.data, "OOM (capacity)"));
+    sim_buf_release(&h);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(capture_should_name_each_block_by_its_allocation_where_that_is_known)
+{
+    evbuf *b = sawtooth();
+    capture *c = capture_of(b, "torch", 64);
+    /* the peak: the 4 weights and the 5 activations of the first step, each in a block
+     * the walk shows and locate ties to its allocation */
+    uint64_t used = 0, named = 0;
+    bool big = false;
+    for (uint64_t i = 0; i < c->n_blocks; i++) {
+        const capture_block *k = &c->blocks[i];
+        if (k->b.state != BLOCK_USED)
+            continue;
+        used++;
+        if (!k->known)
+            continue;
+        named++;
+        if (k->b.requested_bytes == 8 * MiB)
+            ck_assert_str_eq(k->tag, "weight");
+        /* the fifth activation of the step at the peak: 5 × 3 MiB + 1000 B, ids
+         * 5..9 in the first step, 10..14 in the second, 15..19 in the third */
+        if (k->b.requested_bytes == 15 * MiB + 1000) {
+            ck_assert_str_eq(k->tag, "big<activation>");
+            ck_assert_uint_eq((k->id - 4) % 5, 0);
+            big = true;
+        }
+    }
+    ck_assert_uint_eq(used, 9);
+    ck_assert_uint_eq(named, 9);
+    ck_assert(big);
+    sim_buf h;
+    page_of(c, &h);
+    ck_assert_ptr_nonnull(strstr(h.data, ", tag big&lt;activation&gt;; requested 15.00 MiB (15729640 B), slack "));
+    sim_buf_release(&h);
+    capture_free(c);
+    /* growth cannot locate an allocation: a block is named when it is the only one of
+     * its stream and requested size and one live allocation has that size (each
+     * activation of a step differs), not when four weights of 8 MiB are alike */
+    c = capture_of(b, "growth", 64);
+    uint64_t weights = 0, acts = 0;
+    for (uint64_t i = 0; i < c->n_blocks; i++) {
+        const capture_block *k = &c->blocks[i];
+        if (k->b.state != BLOCK_USED)
+            continue;
+        if (k->b.requested_bytes == 8 * MiB) {
+            ck_assert(!k->known);
+            ck_assert_uint_eq(k->alike, 4);
+            weights++;
+        } else {
+            ck_assert(k->known);
+            ck_assert_str_eq(k->tag, k->b.requested_bytes == 15 * MiB + 1000 ? "big<activation>" : "act");
+            acts++;
+        }
+    }
+    ck_assert_uint_eq(weights, 4);
+    ck_assert_uint_eq(acts, 5);
+    capture_free(c);
+    evbuf_free(b);
+}
+END_TEST
+
+typedef struct two_ctx {
+    evbuf *b[2];
+    evbuf_cursor cur[2];
+} two_ctx;
+
+static sim_status two_open(void *ctx, sim_event_source *srcs, sim_error *err)
+{
+    (void)err;
+    two_ctx *c = ctx;
+    for (int i = 0; i < 2; i++)
+        srcs[i] = evbuf_source(c->b[i], &c->cur[i]);
+    return SIM_OK;
+}
+
+START_TEST(marks_should_keep_their_process_and_go_on_its_own_lane)
+{
+    /* two processes, one mark each, and an empty_cache in the second */
+    evbuf *a = evbuf_new("a.json", "a"), *b = evbuf_new("b.json", "b");
+    push_alloc(a, 1, MiB, 0, "x");
+    push_mark(a, "a-step", 2);
+    push_free(a, 1, 4);
+    push_alloc(b, 1, MiB, 1, "y");
+    push_mark(b, "b-step", 3);
+    sim_event ec = {.op = SIM_OP_EMPTY_CACHE, .t = 5, .ready_t = 5};
+    ck_assert_int_eq(evbuf_push(b, &ec), SIM_OK);
+    engine_config cfg = config_for("torch");
+    two_ctx ctx = {{a, b}, {{0}, {0}}};
+    capture_sources cs = {2, two_open, evb_close, &ctx};
+    capture *c = NULL;
+    sim_error err;
+    ck_assert_int_eq(capture_run(&cfg, &cs, 64, &c, &err), SIM_OK);
+    ck_assert_uint_eq(c->n_marks, 3);
+    /* in time order: a-step (t 2), b-step (t 3), empty_cache (t 5) */
+    ck_assert_str_eq(c->marks[0].name, "a-step");
+    ck_assert_uint_eq(c->marks[0].process, 0);
+    ck_assert_str_eq(c->marks[1].name, "b-step");
+    ck_assert_uint_eq(c->marks[1].process, 1);
+    ck_assert(c->marks[2].empty_cache);
+    ck_assert_uint_eq(c->marks[2].process, 1);
+    /* the curve's numbers: events 1 (a alloc), 2 (b alloc), 3 (a-step), 4 (b-step) */
+    ck_assert_uint_eq(c->marks[0].event, 3);
+    ck_assert_uint_eq(c->marks[1].event, 4);
+    sim_buf h;
+    page_of(c, &h);
+    /* two lanes above the plot (TOP 30 + one more lane of 14: the plot starts at 44):
+     * p1's ticks from y 18 to 28, p2's from 32 to 42 */
+    ck_assert_ptr_nonnull(strstr(h.data, ">p1</text>"));
+    ck_assert_ptr_nonnull(strstr(h.data, ">p2</text>"));
+    const char *m0 = strstr(h.data, "<g class=\"mark\" data-process=\"0\">");
+    const char *m1 = strstr(h.data, "<g class=\"mark\" data-process=\"1\">");
+    ck_assert_ptr_nonnull(m0);
+    ck_assert_ptr_nonnull(m1);
+    ck_assert_ptr_nonnull(strstr(m0, "y1=\"18.0\""));
+    ck_assert_ptr_nonnull(strstr(m1, "y1=\"32.0\""));
+    ck_assert_ptr_nonnull(strstr(h.data, "empty_cache of b at event"));
+    sim_buf_release(&h);
+    capture_free(c);
+    evbuf_free(a);
+    evbuf_free(b);
+}
+END_TEST
+
+START_TEST(the_bfc_what_if_should_ask_the_other_set_ups_after_an_oom)
+{
+    evbuf *b = oom_trace();
+    engine_config cfg = config_for("growth");
+    sim_run *run = oom_run(b, &cfg);
+    /* growth: greedy and limit; greedy: limit only; limit: greedy only; torch: none */
+    ck_assert_uint_eq(whatif_bfc_count(&cfg, run), 2);
+    engine_config greedy = config_for("greedy"), torch = config_for("torch");
+    ck_assert_uint_eq(whatif_bfc_count(&greedy, run), 1);
+    ck_assert_uint_eq(whatif_bfc_count(&torch, run), 0);
+    whatif w[2];
+    sim_error err;
+    evbuf_cursor cur;
+    sim_event_source src;
+    for (uint32_t i = 0; i < 2; i++) {
+        src = evbuf_source(b, &cur);
+        ck_assert_int_eq(whatif_bfc(&cfg, run, i, &src, 1, &w[i], &err), SIM_OK);
+        /* 3 × 4 GiB + 8 GiB is more than the 16 GiB device under any set-up */
+        ck_assert(w[i].present);
+        ck_assert(!w[i].completed);
+        ck_assert_uint_eq(w[i].first_oom.id, 4);
+    }
+    ck_assert_str_eq(w[0].setting, "--strategy=greedy");
+    /* all of the 16 GiB device (no context in this config): 16384 MiB */
+    ck_assert_str_eq(w[1].setting, "--strategy=limit --limit=16384MiB");
+    ck_assert_int_eq(whatif_bfc(&cfg, run, 2, &src, 1, &w[0], &err), SIM_EUSAGE);
+    sim_run_free(run);
+    /* the report renders the answers it is given */
+    capture *c = capture_skip(b, false);
+    sim_buf h;
+    sim_buf_init(&h);
+    const capture *caps[1] = {c};
+    report_html_opts ro = {NULL, false, &w[1], 1};
+    report_html_with(caps, 1, &ro, &h);
+    ck_assert_ptr_nonnull(strstr(h.data, "<p class=\"what-if\">what if --strategy=limit --limit=16384MiB: still out of "
+                                         "memory, at event "));
     sim_buf_release(&h);
     capture_free(c);
     evbuf_free(b);

@@ -139,12 +139,12 @@ START_TEST(jobs_should_be_numbered_trace_major_and_found_by_their_names)
     for (uint64_t i = 0; i < sweep_spec_jobs(s); i++) {
         sweep_job j = sweep_spec_job(s, i);
         ck_assert_uint_eq(j.trace, i / 4);
-        ck_assert_uint_eq(sweep_spec_find(s, s->traces[j.trace].display, s->devices[j.c.device].name,
+        ck_assert_uint_eq(sweep_spec_find(s, s->traces[j.trace].display, s->devices[j.c.device].name, false,
                                           s->strategies[j.c.strategy]->name, s->optsets[j.c.optset].name),
                           i);
     }
-    ck_assert_uint_eq(sweep_spec_find(s, "jobs/zzz.jsonl", "4GiB", "raw", "default"), UINT64_MAX);
-    ck_assert_uint_eq(sweep_spec_find(s, "jobs/a.jsonl", "4GiB", "growth", "default"), UINT64_MAX);
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/zzz.jsonl", "4GiB", false, "raw", "default"), UINT64_MAX);
+    ck_assert_uint_eq(sweep_spec_find(s, "jobs/a.jsonl", "4GiB", false, "growth", "default"), UINT64_MAX);
     sweep_spec_free(s);
 }
 END_TEST
@@ -246,6 +246,44 @@ START_TEST(scheduler_should_hand_out_every_job_once_and_keep_a_worker_on_its_tra
     sweep_sched_free(q);
     free(seen);
     free(done);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(a_node_job_line_should_hold_the_node_its_result_and_every_gpu)
+{
+    /* "4MiB" is a device and a node of one GPU: two jobs, each found by its own coordinates */
+    sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"node\": [\"4MiB\", \"2x8MiB\"],"
+                            " \"strategies\": [\"raw\"]}",
+                            SWEEP_LOAD_CHECK_OPTIONS);
+    ck_assert_uint_eq(sweep_spec_jobs(s), 3);
+    ck_assert(!s->devices[0].node && s->devices[1].node && s->devices[2].node);
+    ck_assert_uint_eq(s->devices[2].gpus.n, 2);
+    ck_assert_uint_eq(sweep_spec_find(s, "c.jsonl", "4MiB", false, "raw", "default"), 0);
+    ck_assert_uint_eq(sweep_spec_find(s, "c.jsonl", "4MiB", true, "raw", "default"), 1);
+    ck_assert_uint_eq(sweep_spec_find(s, "c.jsonl", "2x8MiB", false, "raw", "default"), UINT64_MAX);
+    sweep_cache *c = sweep_cache_new(s, 1);
+    sim_buf line;
+    sim_buf_init(&line);
+    uint64_t events = 0;
+    ck_assert_int_eq(sweep_job_run(s, c, 2, &line, &events), 0);
+    ck_assert_ptr_nonnull(strstr(line.data, "{\"job\":{\"trace\":\"c.jsonl\",\"node\":\"2x8MiB\",\"strategy\":\"raw\","
+                                            "\"options\":\"default\"},\"gpusim\":"));
+    /* raw packs allocations below 2 MiB and charges whole 2 MiB pages from there on
+     * (docs/allocators.md §4): 1048576 + 4194304 (3000000 B in two pages) = 5242880 B on
+     * GPU 0, headroom 8388608 - 5242880 = 3145728; raw takes nothing on GPU 1, never used */
+    ck_assert_ptr_nonnull(strstr(line.data, "\"node\":{\"name\":\"2x8MiB\",\"gpus\":2,\"capacity_bytes\":16777216,"
+                                            "\"context_bytes\":0},\"result\":{\"completed\":true,\"ooms\":0,"
+                                            "\"gpus_used\":1,\"peak_device_bytes\":5242880,\"peak_gpu\":0,"
+                                            "\"headroom_bytes\":3145728,\"headroom_gpu\":0,"));
+    ck_assert_ptr_nonnull(strstr(line.data, "{\"gpu\":1,\"name\":\"custom\",\"capacity_bytes\":8388608,"
+                                            "\"limit_bytes\":null,\"peak_used_bytes\":0,"));
+    ck_assert_ptr_eq(strchr(line.data, '\n'), line.data + line.len - 1);
+    /* on the one-GPU node of 4 MiB the same OOM as on the device, named by GPU and rank */
+    ck_assert_int_eq(sweep_job_run(s, c, 1, &line, &events), 0);
+    ck_assert_ptr_nonnull(strstr(line.data, "\"first_oom\":{\"gpu\":0,\"rank\":0,\"cause\":\"fragmentation\"}"));
+    sim_buf_release(&line);
+    sweep_cache_free(c);
     sweep_spec_free(s);
 }
 END_TEST
