@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 static const char *const KIND_NAMES[] = {"end", "peak", "oom"};
 
 bool moment_kind_parse(const char *text, moment_kind *kind)
@@ -36,15 +38,9 @@ void moment_release(moment *m)
 
 static moment_stat *push(moment *m, const char *key)
 {
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        moment_stat *v = realloc(m->stats, cap * sizeof *v);
-        if (v == NULL) {
-            m->failed = true;
-            return NULL;
-        }
-        m->stats = v;
-        m->cap = cap;
+    if (!SIM_GROW(m->stats, m->n + 1, m->cap)) {
+        m->failed = true;
+        return NULL;
     }
     moment_stat *s = &m->stats[m->n++];
     snprintf(s->key, sizeof s->key, "%s", key);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 const cli_opt CLI_CATALOG_OPTS[] = {
-    {"format", true, "text|json (default text)"},
+    CLI_OPT("format", "text|json (default text)"),
     {NULL, false, NULL},
 };
 

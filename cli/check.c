@@ -27,19 +27,17 @@
 #define BASELINE_MAX_BYTES (64u << 20)
 
 static const cli_opt CHECK_OPTS[] = {
-    {"baseline", true, "FILE.json: the result to compare with (replay --format=json, or --write-baseline)"},
-    {"write-baseline", true, "FILE.json: replay and write the result there as the new baseline"},
-    {"tolerance", true, "PCT: allowed growth, percent of a size or percentage points of fragmentation (default 0)"},
-    {"max-reserved", true, "SIZE: also fail when peak reserved memory exceeds SIZE"},
-    {"metrics", true, "LIST: the metrics that gate, of reserved,allocated,oom,fragmentation (default reserved,allocated,oom)"},
-    {"fragmentation-tolerance", true, "POINTS: allowed growth of fragmentation at the peak, in points (default 0)"},
-    {"allow-oom-move", false, "an OOM at another event, of another cause or process, is not a regression"},
-    {"junit", true, "FILE.xml: the verdicts as JUnit XML, one test case per metric"},
-    {"strategy", true, "S: the allocator model (default: the baseline's, else " GPUSIM_DEFAULT_STRATEGY ")"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    CLI_OPT("baseline", "FILE.json: the result to compare with (replay --format=json, or --write-baseline)"),
+    CLI_OPT("write-baseline", "FILE.json: replay and write the result there as the new baseline"),
+    CLI_OPT("tolerance", "PCT: allowed growth, percent of a size or percentage points of fragmentation (default 0)"),
+    CLI_OPT("max-reserved", "SIZE: also fail when peak reserved memory exceeds SIZE"),
+    CLI_OPT("metrics", "LIST: the metrics that gate, of reserved,allocated,oom,fragmentation (default reserved,allocated,oom)"),
+    CLI_OPT("fragmentation-tolerance", "POINTS: allowed growth of fragmentation at the peak, in points (default 0)"),
+    CLI_FLAG("allow-oom-move", "an OOM at another event, of another cause or process, is not a regression"),
+    CLI_OPT("junit", "FILE.xml: the verdicts as JUnit XML, one test case per metric"),
+    CLI_OPT("strategy", "S: the allocator model (default: the baseline's, else " GPUSIM_DEFAULT_STRATEGY ")"),
+    CLI_REPLAY_OPTS,
+    CLI_ON_OOM_OPT,
     {NULL, false, NULL},
 };
 

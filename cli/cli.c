@@ -129,6 +129,18 @@ bool cli_has(const cli_args *a, const char *name)
     return false;
 }
 
+char *cli_list_first(cli_list *l, const char *value)
+{
+    snprintf(l->buf, sizeof l->buf, "%s", value);
+    l->save = NULL;
+    return strtok_r(l->buf, ",", &l->save);
+}
+
+char *cli_list_next(cli_list *l)
+{
+    return strtok_r(NULL, ",", &l->save);
+}
+
 const char *cli_option_metavar(const strategy_option *o)
 {
     switch (o->kind) {

@@ -29,6 +29,12 @@ typedef struct cli_opt {
  * it never takes the next argument, which may be a trace. */
 #define CLI_OPTIONAL_VALUE 2
 
+/* The entries of an option table, one an option: CLI_OPT takes a value, CLI_FLAG none,
+ * CLI_OPT_OPTIONAL an optional one (CLI_OPTIONAL_VALUE). */
+#define CLI_OPT(name, help) {name, true, help}
+#define CLI_FLAG(name, help) {name, false, help}
+#define CLI_OPT_OPTIONAL(name, help) {name, CLI_OPTIONAL_VALUE, help}
+
 typedef struct cli_args {
     const char *cmd;                 /* subcommand name, for messages */
     const char *positional[CLI_MAX_ARGS];
@@ -47,6 +53,15 @@ sim_status cli_parse(const char *cmd, const cli_opt *table, int argc, char **arg
 /* Last value of an option, or NULL. */
 const char *cli_get(const cli_args *a, const char *name);
 bool cli_has(const cli_args *a, const char *name);
+
+/* The items of a comma-separated option value in turn, from a copy of it (its first
+ * 1023 characters): for (char *t = cli_list_first(&l, value); t; t = cli_list_next(&l)). */
+typedef struct cli_list {
+    char buf[1024];
+    char *save;
+} cli_list;
+char *cli_list_first(cli_list *l, const char *value);
+char *cli_list_next(cli_list *l);
 void cli_print_options(FILE *f, const cli_opt *table);
 
 /* --format=text|json (default text) into *json; SIM_EUSAGE on another value. */
@@ -65,12 +80,12 @@ int cli_fail(const sim_error *err);
 int cli_exit(const char *cmd, sim_status st, const sim_error *err);
 
 /* Device options shared by replay, compare, plan, check. */
-#define CLI_DEVICE_OPTS                                                                          \
-    {"gpu", true, "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else " \
-                  "H100-80GB"},                                                                  \
-    {"capacity", true, "SIZE: device memory (what cudaMemGetInfo reports as total)"},          \
-    {"context", true, "SIZE: CUDA context per process, taken before any allocation (default 0)"}, \
-    {"compute-capability", true, "X.Y: for --capacity devices (TensorFlow's reserve depends on it)"}
+#define CLI_DEVICE_OPTS                                                                               \
+    CLI_OPT("gpu", "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else "   \
+                   "H100-80GB"),                                                                      \
+    CLI_OPT("capacity", "SIZE: device memory (what cudaMemGetInfo reports as total)"),                \
+    CLI_OPT("context", "SIZE: CUDA context per process, taken before any allocation (default 0)"),    \
+    CLI_OPT("compute-capability", "X.Y: for --capacity devices (TensorFlow's reserve depends on it)")
 
 /* Strategy options shared by the same commands: one entry that stands for every
  * option of every strategy in the registry (strategies/registry.h), generated from

@@ -53,10 +53,8 @@ sim_status cli_pick_strategies(const cli_args *a, const strategy_ops **out, uint
         }
         return SIM_OK;
     }
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    cli_list items;
+    for (char *tok = cli_list_first(&items, list); tok; tok = cli_list_next(&items)) {
         const strategy_ops *ops = registry_find(tok);
         if (ops == NULL) {
             char names[512];

@@ -32,9 +32,25 @@ int cli_tune_io(cli_io *io, int argc, char **argv);
 
 
 /* The --from/--device help lines, for option tables. */
-#define CLI_INPUT_OPTS                                                                                  \
-    {"from", true, "auto|gpusim|torch-snapshot|kineto|tf-profile: the input's format (default: detected)"}, \
-    {"device", true, "N: the CUDA device to import from a recording (default: the one with most events)"}
+#define CLI_INPUT_OPTS                                                                                       \
+    CLI_OPT("from", "auto|gpusim|torch-snapshot|kineto|tf-profile: the input's format (default: detected)"), \
+    CLI_OPT("device", "N: the CUDA device to import from a recording (default: the one with most events)")
+
+/* The device, the strategies' options and the import options, in that order: the
+ * option lines of a command that replays recorded traces (compare, plan, tune, check). */
+#define CLI_REPLAY_OPTS CLI_DEVICE_OPTS, CLI_STRATEGY_OPTS, CLI_INPUT_OPTS
+
+/* Help lines that several commands share, for option tables: --format and --output of
+ * a command that writes a result, --jobs of one that runs replays in parallel, --on-oom
+ * of one that replays, and --x of an HTML report. */
+#define CLI_FORMAT_OPT CLI_OPT("format", "text|json: output for people or machines (default text)")
+#define CLI_OUTPUT_OPT CLI_OPT("output", "FILE: write the result there instead of stdout")
+#define CLI_JOBS_OPT \
+    CLI_OPT("jobs", "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it")
+#define CLI_ON_OOM_OPT \
+    CLI_OPT("on-oom", "stop|skip: an OOM ends the process (default), or the allocation is dropped")
+#define CLI_X_OPT \
+    CLI_OPT("x", "event|time: the report's x axis, events in replay order or the trace's time (default event)")
 
 /* --device=N into opt (device -1 when absent); SIM_EUSAGE on a bad value. */
 sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err);

@@ -55,18 +55,16 @@ sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, c
 /* ---------------------------------------------------------------- compare */
 
 static const cli_opt COMPARE_OPTS[] = {
-    {"strategies", true,
-     "S,S,...: strategies to compare (default: greedy, growth, limit with --limit, torch, raw, ideal, "
-     "then any other this build has)"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"report", true, "FILE.html: a self-contained HTML report with every strategy side by side"},
-    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
-    {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    CLI_OPT("strategies",
+            "S,S,...: strategies to compare (default: greedy, growth, limit with --limit, torch, raw, ideal, "
+            "then any other this build has)"),
+    CLI_REPLAY_OPTS,
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_OPT("report", "FILE.html: a self-contained HTML report with every strategy side by side"),
+    CLI_X_OPT,
+    CLI_JOBS_OPT,
+    CLI_ON_OOM_OPT,
     {NULL, false, NULL},
 };
 

@@ -9,9 +9,9 @@
 #include "traces/trace.h"
 
 static const cli_opt CONVERT_OPTS[] = {
-    {"output", true, "FILE: where to write (.jsonl = JSON Lines, .gtrace = binary, else a JSON document)"},
-    {"o", true, ""},
-    {"to", true, "json|jsonl|gtrace: the container, overriding the file name"},
+    CLI_OPT("output", "FILE: where to write (.jsonl = JSON Lines, .gtrace = binary, else a JSON document)"),
+    CLI_OPT("o", ""),
+    CLI_OPT("to", "json|jsonl|gtrace: the container, overriding the file name"),
     CLI_INPUT_OPTS,
     {NULL, false, NULL},
 };

@@ -19,20 +19,18 @@
 #define PLAN_MAX_GPUS 64
 
 static const cli_opt PLAN_OPTS[] = {
-    {"strategies", true, "S,S,...: strategies to plan for (default: as compare)"},
-    {"gpus", true, "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
-    {"node", true, "GPUS: instead of single cards, does the job fit this node (8xA100-40GB, or A100-40GB,T4; "
-                   "repeatable): the traces are its ranks, rank r on its r-th visible GPU"},
-    {"visible", true, "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"},
-    {"replicas", true, "N: on --node, the one trace on each of the first N visible GPUs (DDP, MirroredStrategy)"},
-    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
-                  "ranks, after the first; repeatable"},
+    CLI_OPT("strategies", "S,S,...: strategies to plan for (default: as compare)"),
+    CLI_OPT("gpus", "all|NAME,NAME,...: the GPUs of the table (default all of the catalog)"),
+    CLI_REPLAY_OPTS,
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_JOBS_OPT,
+    CLI_OPT("node", "GPUS: instead of single cards, does the job fit this node (8xA100-40GB, or A100-40GB,T4; "
+                    "repeatable): the traces are its ranks, rank r on its r-th visible GPU"),
+    CLI_OPT("visible", "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"),
+    CLI_OPT("replicas", "N: on --node, the one trace on each of the first N visible GPUs (DDP, MirroredStrategy)"),
+    CLI_OPT("job", "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                   "ranks, after the first; repeatable"),
     {NULL, false, NULL},
 };
 
@@ -60,10 +58,8 @@ static sim_status pick_gpus(const cli_args *a, const gpu_model **out, uint32_t *
             out[(*n)++] = gpus_get(i);
         return SIM_OK;
     }
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", v);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    cli_list items;
+    for (char *tok = cli_list_first(&items, v); tok; tok = cli_list_next(&items)) {
         const gpu_model *g = gpus_find(tok);
         if (g == NULL)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpus: unknown GPU '%s' (see 'gpusim gpus')", tok);

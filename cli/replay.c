@@ -22,33 +22,34 @@
 #include "traces/input.h"
 
 static const cli_opt REPLAY_OPTS[] = {
-    {"strategy", true, "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY},
+    CLI_OPT("strategy", "S: the allocator model (gpusim strategies); default " GPUSIM_DEFAULT_STRATEGY),
     CLI_DEVICE_OPTS,
     CLI_STRATEGY_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"report", true, "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"},
-    {"x", true, "event|time: the report's x axis, events in replay order or the trace's time (default event)"},
-    {"timeline", true, "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"},
-    {"timeline-rows", true, "N: at most N timeline rows, merged keeping maxima (default 2000)"},
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
-    {"fail-on-oom", false, "exit with status 1 when an out-of-memory happens"},
-    {"paranoid", false, "run the allocator's full invariant checker after every event"},
-    {"summary", CLI_OPTIONAL_VALUE, "end|peak|oom: print the framework's own view of the allocator at the end (default), "
-                       "where reserved memory first peaked, or at the first OOM, instead of the result: "
-                       "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
-                       "--format=json: the memory_stats() dict"},
-    {"node", true, "GPUS: a machine with several GPUs (8xA100-40GB, or A100-40GB,T4): the traces are the ranks "
-                   "of one job, rank r on its r-th visible GPU, one allocator per GPU"},
-    {"visible", true, "0,3: the job's CUDA_VISIBLE_DEVICES on --node (default all)"},
-    {"replicas", true, "N: on --node, the one trace replicated on the first N visible GPUs (DDP, MirroredStrategy)"},
-    {"job", true, "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
-                  "ranks, after the first; repeatable"},
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_OPT("report", "FILE.html: a self-contained HTML report (timeline, fragmentation, memory map at the OOM and at the peak)"),
+    CLI_X_OPT,
+    CLI_OPT("timeline", "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"),
+    CLI_OPT("timeline-rows", "N: at most N timeline rows, merged keeping maxima (default 2000)"),
+    CLI_ON_OOM_OPT,
+    CLI_FLAG("fail-on-oom", "exit with status 1 when an out-of-memory happens"),
+    CLI_FLAG("paranoid", "run the allocator's full invariant checker after every event"),
+    CLI_OPT_OPTIONAL("summary",
+                     "end|peak|oom: print the framework's own view of the allocator at the end (default), "
+                     "where reserved memory first peaked, or at the first OOM, instead of the result: "
+                     "torch.cuda.memory_summary() (torch, async), TF get_memory_info and XLA memory_stats() (BFC); "
+                     "--format=json: the memory_stats() dict"),
+    CLI_OPT("node", "GPUS: a machine with several GPUs (8xA100-40GB, or A100-40GB,T4): the traces are the ranks "
+                    "of one job, rank r on its r-th visible GPU, one allocator per GPU"),
+    CLI_OPT("visible", "0,3: the job's CUDA_VISIBLE_DEVICES on --node (default all)"),
+    CLI_OPT("replicas", "N: on --node, the one trace replicated on the first N visible GPUs (DDP, MirroredStrategy)"),
+    CLI_OPT("job", "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
+                   "ranks, after the first; repeatable"),
     CLI_INPUT_OPTS,
-    {"against-recorded", false, "compare with the real allocator's recorded numbers (one recording; default "
-                                "strategy: torch for PyTorch, greedy for TensorFlow)"},
-    {"from-empty", false, "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
-                          "first, instead of from its rebuilt state"},
+    CLI_FLAG("against-recorded", "compare with the real allocator's recorded numbers (one recording; default "
+                                 "strategy: torch for PyTorch, greedy for TensorFlow)"),
+    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
+                           "first, instead of from its rebuilt state"),
     {NULL, false, NULL},
 };
 

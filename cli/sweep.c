@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "common.h"
 #include "sim/buf.h"
+#include "sim/clock.h"
 #include "sim/units.h"
 #include "sweep/mpi.h"
 #include "sweep/run.h"
@@ -15,16 +16,16 @@
 #include "sweep/sqlite.h"
 
 static const cli_opt SWEEP_OPTS[] = {
-    {"output", true, "FILE.jsonl: one line per job (default: the spec's \"output\"); FILE.sqlite (.sqlite3, .db): "
-                     "also an SQLite table of them, the JSONL beside it as FILE.jsonl"},
-    {"jobs", true, "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"},
-    {"resume", false, "keep the jobs already in the output and run only the others"},
-    {"force", false, "start over when the output already holds results"},
-    {"format", true, "text|json: the summary on stdout (default text)"},
-    {"summary", true, "FILE.json: also write the summary there"},
-    {"mpi", true, "auto|on|off: spread the jobs over MPI ranks (auto: when started by mpirun or srun)"},
-    {"heartbeat", true, "SECONDS: under MPI, a rank silent this long during a job is dead (default 60)"},
-    {"progress", false, "show jobs done on stderr (default: when stderr is a terminal)"},
+    CLI_OPT("output", "FILE.jsonl: one line per job (default: the spec's \"output\"); FILE.sqlite (.sqlite3, .db): "
+                      "also an SQLite table of them, the JSONL beside it as FILE.jsonl"),
+    CLI_OPT("jobs", "N: worker threads (default: the number of cores; under MPI: rank 0's, default 1)"),
+    CLI_FLAG("resume", "keep the jobs already in the output and run only the others"),
+    CLI_FLAG("force", "start over when the output already holds results"),
+    CLI_OPT("format", "text|json: the summary on stdout (default text)"),
+    CLI_OPT("summary", "FILE.json: also write the summary there"),
+    CLI_OPT("mpi", "auto|on|off: spread the jobs over MPI ranks (auto: when started by mpirun or srun)"),
+    CLI_OPT("heartbeat", "SECONDS: under MPI, a rank silent this long during a job is dead (default 60)"),
+    CLI_FLAG("progress", "show jobs done on stderr (default: when stderr is a terminal)"),
     {NULL, false, NULL},
 };
 
@@ -42,13 +43,6 @@ static void sweep_help(void)
     cli_print_options(stdout, SWEEP_OPTS);
     printf("\nexit status: 0 ran, 2 usage or I/O error (or jobs lost with an MPI rank: --resume), "
            "3 a trace is invalid\n");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct sweep_cli {
@@ -178,7 +172,7 @@ int cmd_sweep(int argc, char **argv)
         return fail_early(&m, c.heartbeat_s, cli_fail(&err));
     }
 
-    double t0 = now_s();
+    double t0 = sim_clock_s();
     int job_code = 0;
     uint64_t lost = 0;
     sweep_mpi_report rep = {0, 0, 0};
@@ -189,7 +183,7 @@ int cmd_sweep(int argc, char **argv)
     } else {
         st = sweep_run_local(spec, res, c.jobs ? c.jobs : default_jobs(), c.progress, &job_code, &err);
     }
-    double dt = now_s() - t0;
+    double dt = sim_clock_s() - t0;
     uint64_t ran = 0, events = 0;
     sweep_results_throughput(res, &ran, &events);
 

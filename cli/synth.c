@@ -13,39 +13,39 @@
 #include "traces/synth/transformer.h"
 #include "synth_llm.h"
 
-#define SYNTH_COMMON_OPTS                                                                            \
-    {"output", true, "FILE: where to write (.jsonl = JSON Lines, else a JSON document); also -o"},    \
-    {"o", true, ""},                                                                                 \
-    {"seed", true, "N: seed of the GSL mt19937 generator, 0 to 4294967294 (default 1)"},            \
-    {"name", true, "STR: the trace's name (default: a description of the workload)"},              \
-    {"gpu", true, "NAME: put this catalog GPU in the trace header (gpusim gpus)"},                   \
-    {"capacity", true, "SIZE: put a device of this capacity in the header (with --device-name)"},    \
-    {"device-name", true, "STR: the header device's name with --capacity (default \"custom\")"},     \
-    {"start", true, "TIME: time of the first event, e.g. 0, 1500ms, 2s (default 0)"},                \
-    {"proc", true, "NAME: write \"proc\": NAME on every event (several jobs in one file)"},           \
-    {"quiet", false, "print nothing on success"}
+#define SYNTH_COMMON_OPTS                                                                           \
+    CLI_OPT("output", "FILE: where to write (.jsonl = JSON Lines, else a JSON document); also -o"), \
+    CLI_OPT("o", ""),                                                                               \
+    CLI_OPT("seed", "N: seed of the GSL mt19937 generator, 0 to 4294967294 (default 1)"),           \
+    CLI_OPT("name", "STR: the trace's name (default: a description of the workload)"),              \
+    CLI_OPT("gpu", "NAME: put this catalog GPU in the trace header (gpusim gpus)"),                 \
+    CLI_OPT("capacity", "SIZE: put a device of this capacity in the header (with --device-name)"),  \
+    CLI_OPT("device-name", "STR: the header device's name with --capacity (default \"custom\")"),   \
+    CLI_OPT("start", "TIME: time of the first event, e.g. 0, 1500ms, 2s (default 0)"),              \
+    CLI_OPT("proc", "NAME: write \"proc\": NAME on every event (several jobs in one file)"),        \
+    CLI_FLAG("quiet", "print nothing on success")
 
-#define SYNTH_MODEL_OPTS                                                                              \
-    {"batch", true, "N: batch size"},                                                                 \
-    {"dtype", true, "fp32|fp16|bf16: element type of every tensor (default: the preset's)"},         \
-    {"optimizer", true, "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"}, \
-    {"steps", true, "N: training steps, or forward passes with --mode=inference (default 1)"},        \
-    {"mode", true, "train|inference (default train)"},                                               \
-    {"checkpointing", false, "activation checkpointing: keep layer outputs only, recompute in backward"}, \
-    {"keep-live", false, "leave weights and optimizer states allocated at the end"}
+#define SYNTH_MODEL_OPTS                                                                                   \
+    CLI_OPT("batch", "N: batch size"),                                                                     \
+    CLI_OPT("dtype", "fp32|fp16|bf16: element type of every tensor (default: the preset's)"),              \
+    CLI_OPT("optimizer", "sgd|momentum|adam|adamw|adafactor: optimizer states (none, 1, 2, factored)"),    \
+    CLI_OPT("steps", "N: training steps, or forward passes with --mode=inference (default 1)"),            \
+    CLI_OPT("mode", "train|inference (default train)"),                                                    \
+    CLI_FLAG("checkpointing", "activation checkpointing: keep layer outputs only, recompute in backward"), \
+    CLI_FLAG("keep-live", "leave weights and optimizer states allocated at the end")
 
 static const cli_opt TRANSFORMER_OPTS[] = {
-    {"preset", true, "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b|llama2-7b|llama2-13b|llama2-70b|"
-                     "llama3-8b|llama3-70b|mistral-7b|mixtral-8x7b|qwen2-0.5b|qwen2-1.5b|qwen2-7b|qwen2-72b|"
-                     "qwen3-0.6b|qwen3-8b|qwen3-32b (default gpt2-small; sources in traces/synth/README.md)"},
-    {"arch", true, "bert|gpt2|llama: the layer structure (default: the preset's)"},
-    {"layers", true, "N: transformer layers"},
-    {"hidden", true, "N: hidden size"},
-    {"heads", true, "N: attention heads (must divide --hidden)"},
-    {"ffn", true, "N: MLP inner size (default 4·hidden; LLaMA 256·ceil(8·hidden/3/256))"},
-    {"seq", true, "N: sequence length"},
-    {"vocab", true, "N: vocabulary size"},
-    {"max-pos", true, "N: learned position table size (bert, gpt2)"},
+    CLI_OPT("preset", "bert-base|bert-large|gpt2-small|gpt2-medium|llama-7b|llama2-7b|llama2-13b|llama2-70b|"
+                      "llama3-8b|llama3-70b|mistral-7b|mixtral-8x7b|qwen2-0.5b|qwen2-1.5b|qwen2-7b|qwen2-72b|"
+                      "qwen3-0.6b|qwen3-8b|qwen3-32b (default gpt2-small; sources in traces/synth/README.md)"),
+    CLI_OPT("arch", "bert|gpt2|llama: the layer structure (default: the preset's)"),
+    CLI_OPT("layers", "N: transformer layers"),
+    CLI_OPT("hidden", "N: hidden size"),
+    CLI_OPT("heads", "N: attention heads (must divide --hidden)"),
+    CLI_OPT("ffn", "N: MLP inner size (default 4·hidden; LLaMA 256·ceil(8·hidden/3/256))"),
+    CLI_OPT("seq", "N: sequence length"),
+    CLI_OPT("vocab", "N: vocabulary size"),
+    CLI_OPT("max-pos", "N: learned position table size (bert, gpt2)"),
     SYNTH_MODEL_OPTS,
     SYNTH_LLM_OPTS,
     SYNTH_COMMON_OPTS,
@@ -53,47 +53,47 @@ static const cli_opt TRANSFORMER_OPTS[] = {
 };
 
 static const cli_opt CNN_OPTS[] = {
-    {"preset", true, "resnet18|resnet34|resnet50|resnet101|resnet152 (default resnet50)"},
-    {"image", true, "N: image height and width in pixels (default 224)"},
-    {"classes", true, "N: output classes (default 1000)"},
+    CLI_OPT("preset", "resnet18|resnet34|resnet50|resnet101|resnet152 (default resnet50)"),
+    CLI_OPT("image", "N: image height and width in pixels (default 224)"),
+    CLI_OPT("classes", "N: output classes (default 1000)"),
     SYNTH_MODEL_OPTS,
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
 };
 
 static const cli_opt SERVING_OPTS[] = {
-    {"model", true, "PRESET: the served transformer (transformer presets; default gpt2-medium)"},
-    {"dtype", true, "fp32|fp16|bf16 (default fp16)"},
-    {"rate", true, "R: mean request arrivals per second, Poisson (default 2)"},
-    {"requests", true, "N: run until N requests completed (default 1000)"},
-    {"max-batch", true, "N: requests decoded together at most (default 16)"},
-    {"lengths", true, "FILE: empirical lengths, one request per line: PROMPT [OUTPUT]"},
-    {"prompt-median", true, "N: median prompt length in tokens, lognormal (default 256)"},
-    {"prompt-sigma", true, "S: sigma of log prompt length (default 1.0)"},
-    {"output-median", true, "N: median output length in tokens, lognormal (default 128)"},
-    {"output-sigma", true, "S: sigma of log output length (default 0.8)"},
-    {"max-len", true, "N: prompt + output cap in tokens (default 1024)"},
-    {"kv", true, "prealloc|grow|paged: KV cache for the whole length, grown by --kv-chunk, or vLLM's block pool"},
-    {"kv-chunk", true, "N: tokens per KV growth step (default 128)"},
-    {"block-size", true, "N: paged: tokens per KV block (default 16)"},
-    {"gpu-util", true, "F: paged: fraction of the device for weights, activations and the pool (default 0.9)"},
-    {"prefix", true, "N: paged: every prompt starts with the same N tokens, their blocks shared"},
-    {"keep-live", false, "leave the weights allocated at the end"},
+    CLI_OPT("model", "PRESET: the served transformer (transformer presets; default gpt2-medium)"),
+    CLI_OPT("dtype", "fp32|fp16|bf16 (default fp16)"),
+    CLI_OPT("rate", "R: mean request arrivals per second, Poisson (default 2)"),
+    CLI_OPT("requests", "N: run until N requests completed (default 1000)"),
+    CLI_OPT("max-batch", "N: requests decoded together at most (default 16)"),
+    CLI_OPT("lengths", "FILE: empirical lengths, one request per line: PROMPT [OUTPUT]"),
+    CLI_OPT("prompt-median", "N: median prompt length in tokens, lognormal (default 256)"),
+    CLI_OPT("prompt-sigma", "S: sigma of log prompt length (default 1.0)"),
+    CLI_OPT("output-median", "N: median output length in tokens, lognormal (default 128)"),
+    CLI_OPT("output-sigma", "S: sigma of log output length (default 0.8)"),
+    CLI_OPT("max-len", "N: prompt + output cap in tokens (default 1024)"),
+    CLI_OPT("kv", "prealloc|grow|paged: KV cache for the whole length, grown by --kv-chunk, or vLLM's block pool"),
+    CLI_OPT("kv-chunk", "N: tokens per KV growth step (default 128)"),
+    CLI_OPT("block-size", "N: paged: tokens per KV block (default 16)"),
+    CLI_OPT("gpu-util", "F: paged: fraction of the device for weights, activations and the pool (default 0.9)"),
+    CLI_OPT("prefix", "N: paged: every prompt starts with the same N tokens, their blocks shared"),
+    CLI_FLAG("keep-live", "leave the weights allocated at the end"),
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
 };
 
 static const cli_opt CHURN_OPTS[] = {
-    {"events", true, "N: alloc/free events before the final drain (default 100000)"},
-    {"live", true, "SIZE: live-set target (default 1GiB)"},
-    {"dist", true, "uniform|lognormal|exponential|pow2|fixed: size distribution (default lognormal)"},
-    {"min", true, "SIZE: smallest size (default 512)"},
-    {"max", true, "SIZE: largest size (default 256MiB)"},
-    {"median", true, "SIZE: lognormal median (default 1MiB)"},
-    {"sigma", true, "S: lognormal sigma (default 1.5)"},
-    {"mean", true, "SIZE: exponential mean (default 1MiB)"},
-    {"streams", true, "N: spread allocations over N streams (default 1)"},
-    {"keep-live", false, "do not free what is live at the end"},
+    CLI_OPT("events", "N: alloc/free events before the final drain (default 100000)"),
+    CLI_OPT("live", "SIZE: live-set target (default 1GiB)"),
+    CLI_OPT("dist", "uniform|lognormal|exponential|pow2|fixed: size distribution (default lognormal)"),
+    CLI_OPT("min", "SIZE: smallest size (default 512)"),
+    CLI_OPT("max", "SIZE: largest size (default 256MiB)"),
+    CLI_OPT("median", "SIZE: lognormal median (default 1MiB)"),
+    CLI_OPT("sigma", "S: lognormal sigma (default 1.5)"),
+    CLI_OPT("mean", "SIZE: exponential mean (default 1MiB)"),
+    CLI_OPT("streams", "N: spread allocations over N streams (default 1)"),
+    CLI_FLAG("keep-live", "do not free what is live at the end"),
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
 };
@@ -277,11 +277,11 @@ typedef struct model_fields {
     bool *inference, *checkpointing, *keep_live;
 } model_fields;
 
-#define MODEL_OPTS(m)                                                                                       \
-    OPT_C("dtype", (m).dtype, parse_dtype, DTYPE_WORDS),                                                    \
-        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum, adam, adamw or adafactor"),      \
+#define MODEL_OPTS(m)                                                                                          \
+    OPT_C("dtype", (m).dtype, parse_dtype, DTYPE_WORDS),                                                       \
+        OPT_C("optimizer", (m).optimizer, parse_optimizer, "sgd, momentum, adam, adamw or adafactor"),         \
         OPT_U("steps", (m).steps, 1, 1000000), OPT_C("mode", (m).inference, parse_mode, "train or inference"), \
-        OPT_U("batch", (m).batch, 1, 1u << 20), OPT_F("checkpointing", (m).checkpointing),                   \
+        OPT_U("batch", (m).batch, 1, 1u << 20), OPT_F("checkpointing", (m).checkpointing),                     \
         OPT_F("keep-live", (m).keep_live)
 
 /* The table, then the rule both model kinds have. */

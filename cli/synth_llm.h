@@ -13,29 +13,29 @@
 #include "traces/trace.h"
 
 /* clang-format off */
-#define SYNTH_LLM_OPTS                                                                                       \
-    {"kv-heads", true, "N: key/value heads, grouped-query attention (default: --heads)"},                    \
-    {"head-dim", true, "N: width of one head (default hidden/heads)"},                                       \
-    {"experts", true, "N: mixture of experts per layer (default 0: a dense MLP)"},                           \
-    {"experts-active", true, "N: experts routed per token (default 2 with --experts)"},                      \
-    {"attention", true, "eager|flash: scores and probabilities materialised, or fused (default: preset's)"}, \
-    {"precision", true, "pure|mixed: every tensor in --dtype, or fp32 master weights and states"},           \
-    {"fp8", false, "fp8 copies of the saved inputs of linear layers (Transformer Engine)"},                  \
-    {"recompute", true, "none|layer|selective: activation checkpointing (layer = --checkpointing)"},         \
-    {"fused-optimizer", false, "a fused optimizer update, no foreach temporaries (mixed: always)"},          \
-    {"lora", true, "RANK: LoRA adapters of this rank; the base weights are frozen"},                         \
-    {"lora-targets", true, "LIST: q,k,v,o,gate,up,down or attn, mlp, all (default q,v)"},                    \
-    {"qlora", false, "QLoRA: 4-bit NF4 base weights with double-quantized constants (with --lora)"},         \
-    {"zero", true, "0|1|2|3: ZeRO stage over the data-parallel ranks"},                                      \
-    {"fsdp", true, "full|hybrid: FSDP (ZeRO-3); hybrid shards within --shard-group ranks"},                  \
-    {"shard-group", true, "N: ranks one hybrid FSDP shard spans (default 8)"},                               \
-    {"ranks", true, "N: ranks in the job, data parallel = N/(tp·pp); -o names a directory"},                 \
-    {"tp", true, "N: tensor-parallel degree (default 1)"},                                                   \
-    {"sp", false, "sequence parallelism with --tp: hidden-sized activations split along the sequence"},      \
-    {"pp", true, "N: pipeline stages, 1F1B (default 1)"},                                                    \
-    {"micro-batches", true, "N: micro-batches per step (default: --pp)"},                                    \
-    {"rank", true, "N: write only this rank's trace to -o FILE"},                                            \
-    {"lifetimes", true, "eager|graph: PyTorch's, or tf.function's (states at load, each gradient applied at its last use)"}
+#define SYNTH_LLM_OPTS                                                                                        \
+    CLI_OPT("kv-heads", "N: key/value heads, grouped-query attention (default: --heads)"),                    \
+    CLI_OPT("head-dim", "N: width of one head (default hidden/heads)"),                                       \
+    CLI_OPT("experts", "N: mixture of experts per layer (default 0: a dense MLP)"),                           \
+    CLI_OPT("experts-active", "N: experts routed per token (default 2 with --experts)"),                      \
+    CLI_OPT("attention", "eager|flash: scores and probabilities materialised, or fused (default: preset's)"), \
+    CLI_OPT("precision", "pure|mixed: every tensor in --dtype, or fp32 master weights and states"),           \
+    CLI_FLAG("fp8", "fp8 copies of the saved inputs of linear layers (Transformer Engine)"),                  \
+    CLI_OPT("recompute", "none|layer|selective: activation checkpointing (layer = --checkpointing)"),         \
+    CLI_FLAG("fused-optimizer", "a fused optimizer update, no foreach temporaries (mixed: always)"),          \
+    CLI_OPT("lora", "RANK: LoRA adapters of this rank; the base weights are frozen"),                         \
+    CLI_OPT("lora-targets", "LIST: q,k,v,o,gate,up,down or attn, mlp, all (default q,v)"),                    \
+    CLI_FLAG("qlora", "QLoRA: 4-bit NF4 base weights with double-quantized constants (with --lora)"),         \
+    CLI_OPT("zero", "0|1|2|3: ZeRO stage over the data-parallel ranks"),                                      \
+    CLI_OPT("fsdp", "full|hybrid: FSDP (ZeRO-3); hybrid shards within --shard-group ranks"),                  \
+    CLI_OPT("shard-group", "N: ranks one hybrid FSDP shard spans (default 8)"),                               \
+    CLI_OPT("ranks", "N: ranks in the job, data parallel = N/(tp·pp); -o names a directory"),                 \
+    CLI_OPT("tp", "N: tensor-parallel degree (default 1)"),                                                   \
+    CLI_FLAG("sp", "sequence parallelism with --tp: hidden-sized activations split along the sequence"),      \
+    CLI_OPT("pp", "N: pipeline stages, 1F1B (default 1)"),                                                    \
+    CLI_OPT("micro-batches", "N: micro-batches per step (default: --pp)"),                                    \
+    CLI_OPT("rank", "N: write only this rank's trace to -o FILE"),                                            \
+    CLI_OPT("lifetimes", "eager|graph: PyTorch's, or tf.function's (states at load, each gradient applied at its last use)")
 /* clang-format on */
 
 /* Read the options above into c (after the kind's own); SIM_EUSAGE with a message. */

@@ -13,19 +13,17 @@
 #include "strategies/registry.h"
 
 static const cli_opt TUNE_OPTS[] = {
-    {"framework", true, "torch|tf|jax: whose allocator settings to search (default torch)"},
-    {"goal", true,
-     "min-reserved|fit|no-oom: the smallest peak reserved (default); the smallest that runs on the --gpu or "
-     "--capacity given; the fewest OOMs (replayed with --on-oom=skip)"},
-    {"strategy", true, "NAME: the allocator the program runs now (default: torch, or greedy for tf and jax)"},
-    {"top", true, "N: rows of the text table (default 10, 0 = all; the current setting is always shown)"},
-    CLI_DEVICE_OPTS,
-    CLI_STRATEGY_OPTS,
-    CLI_INPUT_OPTS,
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"output", true, "FILE: write the result there instead of stdout"},
-    {"jobs", true, "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it"},
-    {"on-oom", true, "stop|skip: an OOM ends the process (default), or the allocation is dropped"},
+    CLI_OPT("framework", "torch|tf|jax: whose allocator settings to search (default torch)"),
+    CLI_OPT("goal",
+            "min-reserved|fit|no-oom: the smallest peak reserved (default); the smallest that runs on the --gpu or "
+            "--capacity given; the fewest OOMs (replayed with --on-oom=skip)"),
+    CLI_OPT("strategy", "NAME: the allocator the program runs now (default: torch, or greedy for tf and jax)"),
+    CLI_OPT("top", "N: rows of the text table (default 10, 0 = all; the current setting is always shown)"),
+    CLI_REPLAY_OPTS,
+    CLI_FORMAT_OPT,
+    CLI_OUTPUT_OPT,
+    CLI_JOBS_OPT,
+    CLI_ON_OOM_OPT,
     {NULL, false, NULL},
 };
 

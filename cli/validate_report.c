@@ -23,10 +23,10 @@
 #define VR_MAX_BYTES ((uint64_t)1 << 30)
 
 static const cli_opt VR_OPTS[] = {
-    {"format", true, "text|json: output for people or machines (default text)"},
-    {"traces", true, "DIR: look for each measurement's trace in DIR (by file name) first"},
-    {"all-stats", false, "text: list every compared allocator statistic, not only those that differ"},
-    {"output", true, "FILE: write the report there instead of stdout"},
+    CLI_FORMAT_OPT,
+    CLI_OPT("traces", "DIR: look for each measurement's trace in DIR (by file name) first"),
+    CLI_FLAG("all-stats", "text: list every compared allocator statistic, not only those that differ"),
+    CLI_OPT("output", "FILE: write the report there instead of stdout"),
     {NULL, false, NULL},
 };
 

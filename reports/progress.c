@@ -6,12 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "sim/clock.h"
 
 static void human_count(char *buf, size_t cap, double v)
 {
@@ -63,7 +58,7 @@ void progress_init(progress *p, FILE *f, const char *label, uint64_t total, bool
     p->total = total;
     p->estimated = estimated;
     snprintf(p->label, sizeof p->label, "%s", label);
-    p->start_s = now_s();
+    p->start_s = sim_clock_s();
     p->last_s = p->start_s - 1.0; /* the first update draws at once; then at most every 0.1 s */
     pthread_mutex_init(&p->lock, NULL);
 }
@@ -72,7 +67,7 @@ void progress_update(progress *p, uint64_t done)
 {
     if (!p->on || pthread_mutex_trylock(&p->lock) != 0)
         return;
-    double t = now_s();
+    double t = sim_clock_s();
     if (t - p->last_s >= 0.1) {
         p->last_s = t;
         char line[160];

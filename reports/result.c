@@ -43,6 +43,24 @@ static void put_member(sim_buf *b, int ind, bool first, const char *key)
     sim_buf_puts(b, ind < 0 ? ":" : ": ");
 }
 
+/* Members keys[i]: values[i], unsigned integers; the first of them opens the object when first. */
+static void put_u64_members(sim_buf *b, int ind, bool first, const char *const *keys, const uint64_t *values,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        put_member(b, ind, first && i == 0, keys[i]);
+        sim_buf_printf(b, "%llu", (unsigned long long)values[i]);
+    }
+}
+
+/* Item i of an array member of the object at ind: a comma after the first, each on
+ * its own line when indented. */
+static void put_item(sim_buf *b, int ind, uint32_t i)
+{
+    sim_buf_puts(b, i ? "," : "");
+    put_nl(b, deeper(ind, 2));
+}
+
 /* The key of a member of a one-line object (ind < 0: compact). */
 static void put_inline(sim_buf *b, int ind, bool first, const char *key)
 {
@@ -160,20 +178,14 @@ static void json_oom(const sim_run *run, const sim_oom_record *o, int ind, sim_b
                                            "largest_free_bytes", "reserved_bytes", "device_free_bytes"};
     const uint64_t u64s[] = {o->event, o->t, o->id, o->size, o->info.size_bytes, o->info.free_bytes,
                              o->info.largest_free_bytes, o->info.reserved_bytes, o->info.device_free_bytes};
-    for (size_t i = 0; i < sizeof U64_KEYS / sizeof U64_KEYS[0]; i++) {
-        put_member(b, in, i == 0, U64_KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)u64s[i]);
-    }
+    put_u64_members(b, in, true, U64_KEYS, u64s, sizeof U64_KEYS / sizeof U64_KEYS[0]);
     put_member(b, in, false, "cause");
     sim_buf_printf(b, "\"%s\"", sim_oom_cause_name(o->cause));
     static const char *const CAUSE_KEYS[] = {"live_requested_bytes", "peak_demand_bytes", "usable_bytes",
                                              "other_processes_bytes", "free_pieces"};
     const uint64_t causes[] = {o->live_requested_bytes, o->peak_demand_bytes, o->usable_bytes,
                                o->other_processes_bytes, o->free_pieces};
-    for (size_t i = 0; i < sizeof CAUSE_KEYS / sizeof CAUSE_KEYS[0]; i++) {
-        put_member(b, in, false, CAUSE_KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)causes[i]);
-    }
+    put_u64_members(b, in, false, CAUSE_KEYS, causes, sizeof CAUSE_KEYS / sizeof CAUSE_KEYS[0]);
     put_member(b, in, false, "tag");
     if (o->tag[0])
         sim_buf_json_str(b, o->tag);
@@ -218,10 +230,7 @@ static void json_metrics(const sim_run *run, const sim_metrics *m, const strateg
                                             "peak_device_bytes", "final_reserved_bytes"};
     const uint64_t peaks[] = {m->peak_requested_bytes, m->peak_allocated_bytes, m->peak_reserved_bytes,
                               m->peak_device_bytes, m->final_reserved_bytes};
-    for (size_t i = 0; i < sizeof PEAK_KEYS / sizeof PEAK_KEYS[0]; i++) {
-        put_member(b, in, false, PEAK_KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)peaks[i]);
-    }
+    put_u64_members(b, in, false, PEAK_KEYS, peaks, sizeof PEAK_KEYS / sizeof PEAK_KEYS[0]);
     put_member(b, in, false, "fragmentation");
     sim_buf_puts(b, "{");
     put_inline(b, ind, true, "at_peak");
@@ -233,10 +242,7 @@ static void json_metrics(const sim_run *run, const sim_metrics *m, const strateg
                                              "num_device_frees", "ooms"};
     const uint64_t counts[] = {m->reserved_unallocated_at_peak_bytes, m->num_device_allocs, m->num_device_frees,
                                m->ooms};
-    for (size_t i = 0; i < sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]; i++) {
-        put_member(b, in, false, COUNT_KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)counts[i]);
-    }
+    put_u64_members(b, in, false, COUNT_KEYS, counts, sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]);
     put_member(b, in, false, "first_oom");
     json_oom(run, &m->first_oom, in, b);
     if (stats_of) {
@@ -315,8 +321,7 @@ static void json_doc(const sim_run *run, const whatif *w, int ind, sim_buf *b)
         put_member(b, in, false, "traces");
         sim_buf_puts(b, "[");
         for (uint32_t i = 0; i < run->n_sources; i++) {
-            sim_buf_puts(b, i ? "," : "");
-            put_nl(b, deeper(in, 2));
+            put_item(b, in, i);
             json_source(&run->sources[i], ind, b);
         }
         put_nl(b, in);
@@ -361,8 +366,7 @@ static void json_doc(const sim_run *run, const whatif *w, int ind, sim_buf *b)
         put_member(b, in, false, "processes");
         sim_buf_puts(b, "[");
         for (uint32_t i = 0; i < run->n_procs; i++) {
-            sim_buf_puts(b, i ? "," : "");
-            put_nl(b, deeper(in, 2));
+            put_item(b, in, i);
             sim_buf_puts(b, "{");
             put_inline(b, ind, true, "process");
             sim_buf_json_str(b, run->procs[i].name);

@@ -302,6 +302,18 @@ sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err)
     return SIM_OK;
 }
 
+sim_status sim_outfile_finish(sim_outfile *o, sim_status st, sim_error *err)
+{
+    sim_error cerr;
+    sim_error_clear(&cerr);
+    sim_status cst = sim_outfile_close(o, st == SIM_OK, &cerr);
+    if (st == SIM_OK && cst != SIM_OK) {
+        *err = cerr;
+        return cst;
+    }
+    return st;
+}
+
 sim_status sim_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len, sim_error *err)
 {
     *text = NULL;

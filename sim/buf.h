@@ -58,5 +58,9 @@ typedef struct sim_outfile {
 sim_status sim_outfile_open(sim_outfile *o, const char *path, sim_error *err);
 /* Commit (flush, fsync, rename) or, with commit false, discard the temporary file. */
 sim_status sim_outfile_close(sim_outfile *o, bool commit, sim_error *err);
+/* Close o after work that ended with st: commit when st is SIM_OK, else discard.
+ * Returns st with *err as that work left it, or, when st was SIM_OK and the
+ * commit failed, the close's failure in *err. */
+sim_status sim_outfile_finish(sim_outfile *o, sim_status st, sim_error *err);
 
 #endif

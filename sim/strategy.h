@@ -7,6 +7,7 @@
 #define GPUSIM_STRATEGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "device.h"
@@ -63,6 +64,22 @@ typedef struct strategy_option {
     const char *help;         /* one line: what the option models */
     bool required;            /* create() fails without it */
 } strategy_option;
+
+/* One entry of a strategy's option table, by kind: key, cli, [choices,] default_text,
+ * example and help as above; the REQUIRED form has no default. */
+#define STRATEGY_OPT_ENTRY(kind_, key_, cli_, choices_, default_, example_, help_, required_)                      \
+    {.key = key_, .cli = cli_, .kind = kind_, .choices = choices_, .default_text = default_, .example = example_, \
+     .help = help_, .required = required_}
+#define STRATEGY_OPT_SIZE(key_, cli_, default_, example_, help_) \
+    STRATEGY_OPT_ENTRY(STRATEGY_OPTION_SIZE, key_, cli_, NULL, default_, example_, help_, false)
+#define STRATEGY_OPT_REAL(key_, cli_, default_, example_, help_) \
+    STRATEGY_OPT_ENTRY(STRATEGY_OPTION_REAL, key_, cli_, NULL, default_, example_, help_, false)
+#define STRATEGY_OPT_TEXT(key_, cli_, default_, example_, help_) \
+    STRATEGY_OPT_ENTRY(STRATEGY_OPTION_TEXT, key_, cli_, NULL, default_, example_, help_, false)
+#define STRATEGY_OPT_ENUM(key_, cli_, choices_, default_, example_, help_) \
+    STRATEGY_OPT_ENTRY(STRATEGY_OPTION_ENUM, key_, cli_, choices_, default_, example_, help_, false)
+#define STRATEGY_OPT_REQUIRED_SIZE(key_, cli_, example_, help_) \
+    STRATEGY_OPT_ENTRY(STRATEGY_OPTION_SIZE, key_, cli_, NULL, NULL, example_, help_, true)
 
 /* What the user should change after an OOM (design.md §3 "OOM cause"). The engine
  * decides it from the process's live bytes, the strategy's usable_bytes and the other
@@ -232,6 +249,16 @@ typedef struct strategy_ops {
      * false when h holds no block (zero bytes). */
     bool (*locate)(const strategy *s, strategy_handle h, strategy_block *out);
 } strategy_ops;
+
+/* For a strategy's ops table: opts and n_opts from its option array; and the members
+ * every table sets, from functions named PREFIX_create, PREFIX_destroy, PREFIX_alloc,
+ * PREFIX_free, PREFIX_free_ready, PREFIX_empty_cache, PREFIX_sample, PREFIX_stats,
+ * PREFIX_options, PREFIX_check and PREFIX_walk (the optional ones follow by name). */
+#define STRATEGY_OPTS_OF(table) .opts = (table), .n_opts = sizeof(table) / sizeof((table)[0])
+#define STRATEGY_OPS_FUNCTIONS(prefix)                                                                           \
+    .create = prefix##_create, .destroy = prefix##_destroy, .alloc = prefix##_alloc, .free = prefix##_free,      \
+    .free_ready = prefix##_free_ready, .empty_cache = prefix##_empty_cache, .sample = prefix##_sample,          \
+    .stats = prefix##_stats, .options = prefix##_options, .check = prefix##_check, .walk = prefix##_walk
 
 /* One value found by strategy_stat_find / strategy_option_find. */
 typedef enum strategy_stat_kind { STRATEGY_STAT_U64 = 0, STRATEGY_STAT_REAL, STRATEGY_STAT_TEXT } strategy_stat_kind;

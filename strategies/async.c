@@ -112,73 +112,32 @@ static bool ensure_capacity(strategy *s)
 
 /* The keys async_parse reads and async_options writes back. */
 static const strategy_option ASYNC_OPTIONS[] = {
-    {.key = "async_preset",
-     .cli = "async-preset",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "cuda|pytorch|tf",
-     .default_text = "cuda",
-     .example = "pytorch",
-     .help = "whose wiring of the pool: CUDA's defaults, PyTorch's backend:cudaMallocAsync, or TensorFlow's "
-             "TF_GPU_ALLOCATOR=cuda_malloc_async (threshold, empty_cache, OOM retry)"},
-    {.key = "release_threshold",
-     .cli = "release-threshold",
-     .kind = STRATEGY_OPTION_TEXT,
-     .default_text = "the preset's: cuda 0, pytorch max (UINT64_MAX), tf the TensorFlow memory limit",
-     .example = "4GiB",
-     .help = "cudaMemPoolAttrReleaseThreshold: a size or max; above it the pool gives memory back at a synchronize"},
-    {.key = "pool_granularity",
-     .cli = "pool-granularity",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "2MiB",
-     .example = "32MiB",
-     .help = "the pool grows by requests rounded up to this (undocumented; validate/ measures it)"},
-    {.key = "pool_alignment",
-     .cli = "pool-alignment",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "512",
-     .example = "256",
-     .help = "requests are rounded up to this (undocumented; 512 B as measured for cudaMalloc)"},
-    {.key = "pool_placement",
-     .cli = "pool-placement",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "best|first",
-     .default_text = "best",
-     .example = "first",
-     .help = "which free piece a request takes: the smallest that fits, or the lowest address (undocumented)"},
-    {.key = "pool_coalesce",
-     .cli = "pool-coalesce",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "on|off",
-     .default_text = "on",
-     .example = "off",
-     .help = "whether freed pieces merge with free neighbours of their chunk (undocumented)"},
-    {.key = "async_empty_cache",
-     .cli = "async-empty-cache",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "trim|sync",
-     .default_text = "the preset's: pytorch trim, else sync",
-     .example = "trim",
-     .help = "an empty_cache: synchronize and cudaMemPoolTrimTo(0) (PyTorch), or a synchronize only"},
-    {.key = "async_oom_retry",
-     .cli = "async-oom-retry",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "none|sync",
-     .default_text = "the preset's: tf sync, else none",
-     .example = "sync",
-     .help = "on a failed allocation: fail, or synchronize (pending frees complete) and retry (TF/XLA)"},
-    {.key = "memory_fraction",
-     .cli = "memory-fraction",
-     .kind = STRATEGY_OPTION_REAL,
-     .default_text = "none, the whole device",
-     .example = "0.5",
-     .help = "PyTorch's set_per_process_memory_fraction(F) under backend:cudaMallocAsync: live requested bytes "
-             "stay within F of total"},
-    {.key = "alloc_conf",
-     .cli = "alloc-conf",
-     .kind = STRATEGY_OPTION_TEXT,
-     .default_text = "none",
-     .example = "backend:cudaMallocAsync",
-     .help = "PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync: PyTorch's wiring of the pool (async-preset pytorch)"},
+    STRATEGY_OPT_ENUM("async_preset", "async-preset", "cuda|pytorch|tf", "cuda", "pytorch",
+                      "whose wiring of the pool: CUDA's defaults, PyTorch's backend:cudaMallocAsync, or TensorFlow's "
+                      "TF_GPU_ALLOCATOR=cuda_malloc_async (threshold, empty_cache, OOM retry)"),
+    STRATEGY_OPT_TEXT("release_threshold", "release-threshold",
+                      "the preset's: cuda 0, pytorch max (UINT64_MAX), tf the TensorFlow memory limit", "4GiB",
+                      "cudaMemPoolAttrReleaseThreshold: a size or max; above it the pool gives memory back at a "
+                      "synchronize"),
+    STRATEGY_OPT_SIZE("pool_granularity", "pool-granularity", "2MiB", "32MiB",
+                      "the pool grows by requests rounded up to this (undocumented; validate/ measures it)"),
+    STRATEGY_OPT_SIZE("pool_alignment", "pool-alignment", "512", "256",
+                      "requests are rounded up to this (undocumented; 512 B as measured for cudaMalloc)"),
+    STRATEGY_OPT_ENUM("pool_placement", "pool-placement", "best|first", "best", "first",
+                      "which free piece a request takes: the smallest that fits, or the lowest address (undocumented)"),
+    STRATEGY_OPT_ENUM("pool_coalesce", "pool-coalesce", "on|off", "on", "off",
+                      "whether freed pieces merge with free neighbours of their chunk (undocumented)"),
+    STRATEGY_OPT_ENUM("async_empty_cache", "async-empty-cache", "trim|sync", "the preset's: pytorch trim, else sync",
+                      "trim",
+                      "an empty_cache: synchronize and cudaMemPoolTrimTo(0) (PyTorch), or a synchronize only"),
+    STRATEGY_OPT_ENUM("async_oom_retry", "async-oom-retry", "none|sync", "the preset's: tf sync, else none", "sync",
+                      "on a failed allocation: fail, or synchronize (pending frees complete) and retry (TF/XLA)"),
+    STRATEGY_OPT_REAL("memory_fraction", "memory-fraction", "none, the whole device", "0.5",
+                      "PyTorch's set_per_process_memory_fraction(F) under backend:cudaMallocAsync: live requested "
+                      "bytes stay within F of total"),
+    STRATEGY_OPT_TEXT("alloc_conf", "alloc-conf", "none", "backend:cudaMallocAsync",
+                      "PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync: PyTorch's wiring of the pool "
+                      "(async-preset pytorch)"),
 };
 
 static sim_status bad_option(sim_error *err, const char *flag, const char *value, const char *expected)
@@ -338,6 +297,19 @@ static void async_destroy(strategy *s)
 
 /* ==== pieces ==== */
 
+/* Block a takes in the block after it in its chunk, whose slot is given back. */
+static void absorb_next(strategy *s, uint32_t a)
+{
+    ablock *x = blk(s, a);
+    uint32_t n = x->next;
+    ablock *z = blk(s, n);
+    x->size += z->size;
+    x->next = z->next;
+    if (z->next != A_NONE)
+        blk(s, z->next)->prev = a;
+    slots_put(&s->blocks, n);
+}
+
 /* b's free has completed: it joins the free pieces, merged with free neighbours (U4). */
 static void make_free(strategy *s, uint32_t b)
 {
@@ -348,25 +320,15 @@ static void make_free(strategy *s, uint32_t b)
     if (s->set.coalesce) {
         uint32_t p = x->prev;
         if (p != A_NONE && blk(s, p)->state == AB_FREE) {
-            ablock *y = blk(s, p);
-            aset_remove(&s->free_set, y);
-            y->size += x->size;
-            y->next = x->next;
-            if (x->next != A_NONE)
-                blk(s, x->next)->prev = p;
-            slots_put(&s->blocks, b);
+            aset_remove(&s->free_set, blk(s, p));
+            absorb_next(s, p);
             b = p;
-            x = y;
+            x = blk(s, p);
         }
         uint32_t n = x->next;
         if (n != A_NONE && blk(s, n)->state == AB_FREE) {
-            ablock *z = blk(s, n);
-            aset_remove(&s->free_set, z);
-            x->size += z->size;
-            x->next = z->next;
-            if (z->next != A_NONE)
-                blk(s, z->next)->prev = b;
-            slots_put(&s->blocks, n);
+            aset_remove(&s->free_set, blk(s, n));
+            absorb_next(s, b);
         }
     }
     aset_add(&s->free_set, x, b);
@@ -739,19 +701,8 @@ static void async_options(const strategy *s, const strategy_stat_sink *sink)
 static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
-    .opts = ASYNC_OPTIONS,
-    .n_opts = sizeof ASYNC_OPTIONS / sizeof ASYNC_OPTIONS[0],
-    .create = async_create,
-    .destroy = async_destroy,
-    .alloc = async_alloc,
-    .free = async_free,
-    .free_ready = async_free_ready,
-    .empty_cache = async_empty_cache,
-    .sample = async_sample,
-    .stats = async_stats,
-    .options = async_options,
-    .check = async_check,
-    .walk = async_walk,
+    STRATEGY_OPTS_OF(ASYNC_OPTIONS),
+    STRATEGY_OPS_FUNCTIONS(async),
 };
 
 const strategy_ops *async_strategy(void)

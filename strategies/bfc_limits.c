@@ -62,62 +62,27 @@ uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_i
 /* The keys are what bfc_limits_parse reads and bfc.c's options() writes back
  * (bfc_limits.h says which modes take which entries). */
 const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {
-    {.key = "mem_fraction",
-     .cli = "mem-fraction",
-     .kind = STRATEGY_OPTION_REAL,
-     .default_text = "tf: total less a reserve by compute capability, jax: 0.75",
-     .example = "0.5",
-     .help = "the limit as a share of total memory (per_process_gpu_memory_fraction, "
-             "XLA_PYTHON_CLIENT_MEM_FRACTION)"},
-    {.key = "bfc_preset",
-     .cli = "bfc-preset",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "tf|jax",
-     .default_text = "tf",
-     .example = "jax",
-     .help = "whose wiring sets the limit and garbage collection: TensorFlow's or JAX's"},
-    {.key = "bfc_gc",
-     .cli = "bfc-gc",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "on|off",
-     .default_text = "on for tf, off for jax",
-     .example = "off",
-     .help = "on a failed allocation, free the wholly free regions and retry"},
-    {.key = "bfc_fragmentation_fraction",
-     .cli = "bfc-fragmentation-fraction",
-     .kind = STRATEGY_OPTION_REAL,
-     .default_text = "0, meaning 128 MiB",
-     .example = "0.2",
-     .help = "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"},
-    {.key = "bfc_version",
-     .cli = "bfc-version",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "tsl2024|xla2026",
-     .default_text = "xla2026",
-     .example = "tsl2024",
-     .help = "which bfc_allocator.cc: google/tsl of 2024-06 or openxla/xla of 2026-08 (spatial "
-             "partitioning, alignment, JAX's 2 MiB limit rounding)"},
-    {.key = "bfc_alignment",
-     .cli = "bfc-alignment",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "64 (XLA's request); 256 B is the floor",
-     .example = "4096",
-     .help = "the alignment every request asks for, a power of two (xla2026 honours max(A, 256); tsl2024 "
-             "ignores it)"},
-    {.key = "bfc_spatial",
-     .cli = "bfc-spatial",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "on|off",
-     .default_text = "on for greedy --bfc-preset=jax under xla2026, off elsewhere",
-     .example = "on",
-     .help = "XLA's spatially partitioned BFC: lower-partition holes first, then the central gap "
-             "(xla_gpu_enable_allocator_spatial_partitioning)"},
-    {.key = "limit",
-     .cli = "limit",
-     .kind = STRATEGY_OPTION_SIZE,
-     .example = "4096MiB",
-     .help = "memory_limit of the logical device",
-     .required = true},
+    STRATEGY_OPT_REAL("mem_fraction", "mem-fraction", "tf: total less a reserve by compute capability, jax: 0.75",
+                      "0.5",
+                      "the limit as a share of total memory (per_process_gpu_memory_fraction, "
+                      "XLA_PYTHON_CLIENT_MEM_FRACTION)"),
+    STRATEGY_OPT_ENUM("bfc_preset", "bfc-preset", "tf|jax", "tf", "jax",
+                      "whose wiring sets the limit and garbage collection: TensorFlow's or JAX's"),
+    STRATEGY_OPT_ENUM("bfc_gc", "bfc-gc", "on|off", "on for tf, off for jax", "off",
+                      "on a failed allocation, free the wholly free regions and retry"),
+    STRATEGY_OPT_REAL("bfc_fragmentation_fraction", "bfc-fragmentation-fraction", "0, meaning 128 MiB", "0.2",
+                      "split a chunk when its slack is at least F x the limit (internal_fragmentation_fraction)"),
+    STRATEGY_OPT_ENUM("bfc_version", "bfc-version", "tsl2024|xla2026", "xla2026", "tsl2024",
+                      "which bfc_allocator.cc: google/tsl of 2024-06 or openxla/xla of 2026-08 (spatial "
+                      "partitioning, alignment, JAX's 2 MiB limit rounding)"),
+    STRATEGY_OPT_SIZE("bfc_alignment", "bfc-alignment", "64 (XLA's request); 256 B is the floor", "4096",
+                      "the alignment every request asks for, a power of two (xla2026 honours max(A, 256); tsl2024 "
+                      "ignores it)"),
+    STRATEGY_OPT_ENUM("bfc_spatial", "bfc-spatial", "on|off",
+                      "on for greedy --bfc-preset=jax under xla2026, off elsewhere", "on",
+                      "XLA's spatially partitioned BFC: lower-partition holes first, then the central gap "
+                      "(xla_gpu_enable_allocator_spatial_partitioning)"),
+    STRATEGY_OPT_REQUIRED_SIZE("limit", "limit", "4096MiB", "memory_limit of the logical device"),
 };
 
 static sim_status option_error(sim_error *err, const char *flag, const char *value, const char *expected,
@@ -127,32 +92,37 @@ static sim_status option_error(sim_error *err, const char *flag, const char *val
                          expected, inner ? " (" : "", inner ? inner->msg : "");
 }
 
+/* A two-way option's value v: *out true for `yes`, false for `no`, left as it is
+ * when v is NULL; SIM_EUSAGE naming what was expected for another value. */
+static sim_status either(sim_error *err, const char *flag, const char *v, const char *yes, const char *no,
+                         const char *expected, bool *out)
+{
+    if (v == NULL)
+        return SIM_OK;
+    if (strcmp(v, yes) != 0 && strcmp(v, no) != 0)
+        return option_error(err, flag, v, expected, NULL);
+    *out = strcmp(v, yes) == 0;
+    return SIM_OK;
+}
+
 sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_settings *out, sim_error *err)
 {
     *out = (bfc_settings){0};
     sim_error inner;
     sim_error_clear(&inner);
-    const char *v = strategy_config_get(cfg, "bfc_preset");
-    if (v == NULL || strcmp(v, "tf") == 0)
-        out->preset = BFC_PRESET_TF;
-    else if (strcmp(v, "jax") == 0)
-        out->preset = BFC_PRESET_JAX;
-    else
-        return option_error(err, "--bfc-preset", v, "tf or jax", NULL);
+    bool jax = false;
+    sim_status st = either(err, "--bfc-preset", strategy_config_get(cfg, "bfc_preset"), "jax", "tf", "tf or jax", &jax);
+    if (st != SIM_OK)
+        return st;
+    out->preset = jax ? BFC_PRESET_JAX : BFC_PRESET_TF;
 
     /* TF: TF_ENABLE_GPU_GARBAGE_COLLECTION unset → on; XLA/JAX: left off (§1.6) */
     out->gc = out->preset == BFC_PRESET_TF;
-    v = strategy_config_get(cfg, "bfc_gc");
-    if (v != NULL) {
-        if (strcmp(v, "on") == 0)
-            out->gc = true;
-        else if (strcmp(v, "off") == 0)
-            out->gc = false;
-        else
-            return option_error(err, "--bfc-gc", v, "on or off", NULL);
-    }
+    st = either(err, "--bfc-gc", strategy_config_get(cfg, "bfc_gc"), "on", "off", "on or off", &out->gc);
+    if (st != SIM_OK)
+        return st;
 
-    v = strategy_config_get(cfg, "mem_fraction");
+    const char *v = strategy_config_get(cfg, "mem_fraction");
     if (v != NULL) {
         if (units_parse_real(v, 0.0, 1.0, &out->mem_fraction, &inner) != SIM_OK || !(out->mem_fraction > 0.0))
             return option_error(err, "--mem-fraction", v,
@@ -185,13 +155,12 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
             return option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
     }
 
-    v = strategy_config_get(cfg, "bfc_version");
-    if (v == NULL || strcmp(v, "xla2026") == 0)
-        out->version = BFC_VERSION_XLA2026;
-    else if (strcmp(v, "tsl2024") == 0)
-        out->version = BFC_VERSION_TSL2024;
-    else
-        return option_error(err, "--bfc-version", v, "tsl2024 or xla2026", NULL);
+    bool tsl = false;
+    st = either(err, "--bfc-version", strategy_config_get(cfg, "bfc_version"), "tsl2024", "xla2026",
+                "tsl2024 or xla2026", &tsl);
+    if (st != SIM_OK)
+        return st;
+    out->version = tsl ? BFC_VERSION_TSL2024 : BFC_VERSION_XLA2026;
 
     /* se_gpu_pjrt_client.cc: one spatially partitioned pool when JAX preallocates and
      * xla_gpu_enable_allocator_spatial_partitioning is set, its default since
@@ -200,15 +169,10 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
     /* growth does not take the option (XLA CHECKs that spatial partitioning has one
      * fixed range, allow_growth=false): its table lacks it, so the command line
      * refuses --bfc-spatial with growth alone, and growth ignores the key */
-    v = mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial");
-    if (v != NULL) {
-        if (strcmp(v, "on") == 0)
-            out->spatial = true;
-        else if (strcmp(v, "off") == 0)
-            out->spatial = false;
-        else
-            return option_error(err, "--bfc-spatial", v, "on or off", NULL);
-    }
+    st = either(err, "--bfc-spatial", mode == BFC_GROWTH ? NULL : strategy_config_get(cfg, "bfc_spatial"), "on",
+                "off", "on or off", &out->spatial);
+    if (st != SIM_OK)
+        return st;
     if (out->spatial && out->version != BFC_VERSION_XLA2026)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "--bfc-spatial=on needs --bfc-version=xla2026: tsl of 2024 has no spatial "

@@ -15,10 +15,10 @@
 
 #include "slots.h"
 
-typedef struct ideal_alloc {
+typedef struct ideal_live {
     uint64_t size;
     bool pending;
-} ideal_alloc;
+} ideal_live;
 
 struct strategy {
     device *dev;
@@ -35,7 +35,7 @@ static sim_status ideal_create(const strategy_config *cfg, strategy **out, sim_e
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating ideal");
     s->dev = cfg->dev;
     s->proc = cfg->proc;
-    slots_init(&s->allocs, sizeof(ideal_alloc));
+    slots_init(&s->allocs, sizeof(ideal_live));
     *out = s;
     return SIM_OK;
 }
@@ -48,8 +48,7 @@ static void ideal_destroy(strategy *s)
     free(s);
 }
 
-static sim_status ideal_alloc_op(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
-                                 strategy_oom *oom)
+static sim_status ideal_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
 {
     (void)stream;
     if (device_map(s->dev, s->proc, size) != SIM_OK) {
@@ -68,7 +67,7 @@ static sim_status ideal_alloc_op(strategy *s, uint64_t size, uint32_t stream, st
         device_release(s->dev, s->proc, size);
         return SIM_ENOMEM;
     }
-    ideal_alloc *a = slots_get(&s->allocs, slot);
+    ideal_live *a = slots_get(&s->allocs, slot);
     a->size = size;
     s->live_bytes += size;
     if (s->live_bytes > s->peak_bytes)
@@ -77,25 +76,21 @@ static sim_status ideal_alloc_op(strategy *s, uint64_t size, uint32_t stream, st
     return SIM_OK;
 }
 
-static void ideal_release(strategy *s, strategy_handle h)
+/* The memory of h goes back: at its free, or at its ready_t when the free was deferred. */
+static void ideal_free_ready(strategy *s, strategy_handle h)
 {
-    ideal_alloc *a = slots_get(&s->allocs, h);
+    ideal_live *a = slots_get(&s->allocs, h);
     device_release(s->dev, s->proc, a->size);
     s->live_bytes -= a->size;
     slots_put(&s->allocs, h);
 }
 
-static void ideal_free_op(strategy *s, strategy_handle h, bool deferred)
+static void ideal_free(strategy *s, strategy_handle h, bool deferred)
 {
     if (deferred)
-        ((ideal_alloc *)slots_get(&s->allocs, h))->pending = true;
+        ((ideal_live *)slots_get(&s->allocs, h))->pending = true;
     else
-        ideal_release(s, h);
-}
-
-static void ideal_free_ready(strategy *s, strategy_handle h)
-{
-    ideal_release(s, h);
+        ideal_free_ready(s, h);
 }
 
 static void ideal_empty_cache(strategy *s)
@@ -127,7 +122,7 @@ static int ideal_walk(const strategy *s, strategy_visitor v, void *ctx)
     for (uint32_t h = 0; h < s->allocs.n_used_hw; h++) {
         if (!slots_valid(&s->allocs, h))
             continue;
-        const ideal_alloc *a = slots_get(&s->allocs, h);
+        const ideal_live *a = slots_get(&s->allocs, h);
         strategy_block b = {
             .addr = addr,
             .size_bytes = a->size,
@@ -178,19 +173,8 @@ static void ideal_check(const strategy *s, sim_report *r)
 static const strategy_ops IDEAL_OPS = {
     .name = "ideal",
     .summary = "lower bound: exactly the live requested bytes, no rounding or fragmentation",
-    .opts = NULL, /* no options: the model has nothing to configure */
-    .n_opts = 0,
-    .create = ideal_create,
-    .destroy = ideal_destroy,
-    .alloc = ideal_alloc_op,
-    .free = ideal_free_op,
-    .free_ready = ideal_free_ready,
-    .empty_cache = ideal_empty_cache,
-    .sample = ideal_sample,
-    .stats = ideal_stats,
-    .options = ideal_options,
-    .check = ideal_check,
-    .walk = ideal_walk,
+    /* no options (opts NULL): the model has nothing to configure */
+    STRATEGY_OPS_FUNCTIONS(ideal),
 };
 
 const strategy_ops *ideal_strategy(void)

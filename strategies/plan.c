@@ -4,6 +4,7 @@
 #include "plan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/grow.h"
 
@@ -164,10 +165,8 @@ sim_status plan_sort(uint32_t *ids, uint32_t n, plan_less less, const void *ctx)
         src = dst;
         dst = t;
     }
-    if (src != ids) {
-        for (uint32_t k = 0; k < n; k++)
-            ids[k] = src[k];
-    }
+    if (src != ids)
+        memcpy(ids, src, (size_t)n * sizeof *ids);
     free(tmp);
     return SIM_OK;
 }
@@ -216,10 +215,8 @@ static void radix_by(plan_chunk *c, plan_chunk *tmp, uint32_t n, bool by_seq)
         src = dst;
         dst = t;
     }
-    if (src != c) {
-        for (uint32_t i = 0; i < n; i++)
-            c[i] = src[i];
-    }
+    if (src != c)
+        memcpy(c, src, (size_t)n * sizeof *c);
 }
 
 void plan_sort_chunks(plan_chunk *c, plan_chunk *tmp, uint32_t n)

@@ -26,26 +26,18 @@ static void record(tfl_work *w, uint32_t id, uint64_t off)
     plan_index_commit(w->index, id, off, w->n_placed++);
 }
 
-/* SimpleMemoryArena::Allocate for b[id]. */
-static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *high)
+/* SimpleMemoryArena::Allocate's offset for size bytes among the placed chunks
+ * hits[0..k) that meet its interval, or UINT64_MAX when an offset overflows (the
+ * source's CheckedAdd fails). */
+static uint64_t arena_offset(const plan_chunk *hits, uint32_t k, uint64_t size, uint64_t align)
 {
-    uint64_t size = w->b[id].size;
-    if (size == 0) {
-        offsets[id] = 0;
-        return SIM_OK;
-    }
-    plan_chunk *hits;
-    uint32_t k;
-    sim_status st = gather(w, id, &hits, &k);
-    if (st != SIM_OK)
-        return st;
     bool found = false;
     uint64_t best = 0, best_fit = UINT64_MAX, current = 0;
     for (uint32_t i = 0; i < k; i++) {
         const plan_chunk *a = &hits[i];
         uint64_t cand = plan_align_up(current, align);
         if (cand > UINT64_MAX - size)
-            return SIM_EUSAGE; /* the source's CheckedAdd fails */
+            return UINT64_MAX;
         if (cand + size <= a->off && a->off - cand < best_fit) {
             best = cand;
             best_fit = a->off - current; /* unaligned, as the source stores it */
@@ -57,26 +49,12 @@ static sim_status arena_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t
         if (best_fit == 0)
             break;
     }
-    if (!found)
-        best = plan_align_up(current, align);
-    if (best == UINT64_MAX || best > UINT64_MAX - size)
-        return SIM_EUSAGE;
-    offsets[id] = best;
-    if (best + size > *high)
-        *high = best + size;
-    record(w, id, best);
-    return SIM_OK;
+    return found ? best : plan_align_up(current, align);
 }
 
-/* GreedyBySizeAssignment's placement of b[id]. */
-static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *offsets, uint64_t *total)
+/* GreedyBySizeAssignment's offset for size bytes among the same chunks. */
+static uint64_t gpu_offset(const plan_chunk *hits, uint32_t k, uint64_t size, uint64_t align)
 {
-    uint64_t size = w->b[id].size;
-    plan_chunk *hits;
-    uint32_t k;
-    sim_status st = gather(w, id, &hits, &k);
-    if (st != SIM_OK)
-        return st;
     bool found = false;
     uint64_t best = 0, best_diff = UINT64_MAX, prev = 0;
     for (uint32_t i = 0; i < k; i++) {
@@ -93,14 +71,31 @@ static sim_status gpu_place(tfl_work *w, uint32_t id, uint64_t align, uint64_t *
         if (end > prev)
             prev = end;
     }
-    if (!found)
-        best = prev;
-    if (best == UINT64_MAX || best > UINT64_MAX - size)
+    return found ? best : prev;
+}
+
+/* Place b[id] by the arena's rule (gpu false; a zero-byte tensor takes no place) or
+ * the GPU delegate's: SIM_EUSAGE when its end would pass UINT64_MAX; else at its
+ * offset, *high raised to its end, the placement recorded. */
+static sim_status place(tfl_work *w, uint32_t id, bool gpu, uint64_t align, uint64_t *offsets, uint64_t *high)
+{
+    uint64_t size = w->b[id].size;
+    if (size == 0 && !gpu) {
+        offsets[id] = 0;
+        return SIM_OK;
+    }
+    plan_chunk *hits;
+    uint32_t k;
+    sim_status st = gather(w, id, &hits, &k);
+    if (st != SIM_OK)
+        return st;
+    uint64_t off = gpu ? gpu_offset(hits, k, size, align) : arena_offset(hits, k, size, align);
+    if (off == UINT64_MAX || off > UINT64_MAX - size)
         return SIM_EUSAGE;
-    offsets[id] = best;
-    if (best + size > *total)
-        *total = best + size;
-    record(w, id, best);
+    offsets[id] = off;
+    if (off + size > *high)
+        *high = off + size;
+    record(w, id, off);
     return SIM_OK;
 }
 
@@ -149,12 +144,8 @@ static sim_status run(const plan_buffer *b, uint32_t n, uint64_t align, tfl_kind
     else if (kind == TFL_GPU)
         st = plan_sort(order, n, size_less, b);
     uint64_t high = 0;
-    for (uint32_t i = 0; i < n && st == SIM_OK; i++) {
-        if (kind == TFL_GPU)
-            st = gpu_place(&w, order[i], align, offsets, &high);
-        else
-            st = arena_place(&w, order[i], align, offsets, &high);
-    }
+    for (uint32_t i = 0; i < n && st == SIM_OK; i++)
+        st = place(&w, order[i], kind == TFL_GPU, align, offsets, &high);
     *res = (plan_result){.heap_size = high, .n_heaps = 1,
                          .order = kind == TFL_GPU ? "greedy_by_size" : "arena"};
 done:

@@ -28,26 +28,14 @@ static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "
 
 /* The keys create() reads and options() writes back. */
 static const strategy_option PLANNED_OPTIONS[] = {
-    {.key = "planner",
-     .cli = "planner",
-     .kind = STRATEGY_OPTION_ENUM,
-     .choices = "xla|xla-spatial|xla-temporal|tflite|tflite-gpu",
-     .default_text = "xla",
-     .example = "tflite",
-     .help = "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of them), "
-             "TFLite's arena planner or its GPU delegate's greedy by size"},
-    {.key = "alignment",
-     .cli = "alignment",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "256 for xla, 64 for tflite, 1 for tflite-gpu",
-     .example = "512",
-     .help = "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, kDefaultTensorAlignment)"},
-    {.key = "heap_limit",
-     .cli = "heap-limit",
-     .kind = STRATEGY_OPTION_SIZE,
-     .default_text = "none",
-     .example = "1GiB",
-     .help = "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"},
+    STRATEGY_OPT_ENUM("planner", "planner", "xla|xla-spatial|xla-temporal|tflite|tflite-gpu", "xla", "tflite",
+                      "the offline planner: XLA's heap (the better of its spatial and temporal orders, or one of "
+                      "them), TFLite's arena planner or its GPU delegate's greedy by size"),
+    STRATEGY_OPT_SIZE("alignment", "alignment", "256 for xla, 64 for tflite, 1 for tflite-gpu", "512",
+                      "every buffer's offset is a multiple of it (kXlaAllocatedBufferAlignBytes, "
+                      "kDefaultTensorAlignment)"),
+    STRATEGY_OPT_SIZE("heap_limit", "heap-limit", "none", "1GiB",
+                      "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"),
 };
 
 struct strategy {
@@ -416,20 +404,9 @@ void planned_plan_rect(const strategy *s, uint32_t k, planned_rect *out)
 static const strategy_ops PLANNED_OPS = {
     .name = "planned",
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
-    .opts = PLANNED_OPTIONS,
-    .n_opts = sizeof PLANNED_OPTIONS / sizeof PLANNED_OPTIONS[0],
-    .create = planned_create,
-    .destroy = planned_destroy,
-    .alloc = planned_alloc,
-    .free = planned_free,
-    .free_ready = planned_free_ready,
-    .empty_cache = planned_empty_cache,
-    .sample = planned_sample,
-    .stats = planned_stats,
-    .options = planned_options,
+    STRATEGY_OPTS_OF(PLANNED_OPTIONS),
+    STRATEGY_OPS_FUNCTIONS(planned),
     .plan = planned_plan,
-    .check = planned_check,
-    .walk = planned_walk,
     .locate = planned_locate,
 };
 

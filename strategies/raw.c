@@ -24,14 +24,14 @@
 #define RAW_SMALL_UNIT 512u
 #define RAW_PAGE (2u * 1024u * 1024u)
 
-typedef struct raw_alloc {
+typedef struct raw_live {
     uint64_t addr;
     uint64_t charge;
     uint64_t requested;
     uint32_t stream;
     uint32_t seq;   /* creation order, the region number in the walker */
     bool pending;
-} raw_alloc;
+} raw_live;
 
 struct strategy {
     device *dev;
@@ -59,7 +59,7 @@ static sim_status raw_create(const strategy_config *cfg, strategy **out, sim_err
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating raw");
     s->dev = cfg->dev;
     s->proc = cfg->proc;
-    slots_init(&s->allocs, sizeof(raw_alloc));
+    slots_init(&s->allocs, sizeof(raw_live));
     *out = s;
     return SIM_OK;
 }
@@ -72,8 +72,7 @@ static void raw_destroy(strategy *s)
     free(s);
 }
 
-static sim_status raw_alloc_op(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
-                               strategy_oom *oom)
+static sim_status raw_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
 {
     uint64_t charge = raw_charge_bytes(size);
     uint64_t addr = 0;
@@ -91,8 +90,8 @@ static sim_status raw_alloc_op(strategy *s, uint64_t size, uint32_t stream, stra
             device_release(s->dev, s->proc, charge);
         return SIM_ENOMEM;
     }
-    raw_alloc *a = slots_get(&s->allocs, slot);
-    *a = (raw_alloc){.addr = addr, .charge = charge, .requested = size, .stream = stream,
+    raw_live *a = slots_get(&s->allocs, slot);
+    *a = (raw_live){.addr = addr, .charge = charge, .requested = size, .stream = stream,
                      .seq = (uint32_t)s->num_device_allocs};
     if (charge > 0) {
         s->num_device_allocs++;
@@ -104,9 +103,10 @@ static sim_status raw_alloc_op(strategy *s, uint64_t size, uint32_t stream, stra
     return SIM_OK;
 }
 
-static void raw_release(strategy *s, strategy_handle h)
+/* The memory of h goes back: at its free, or at its ready_t when the free was deferred. */
+static void raw_free_ready(strategy *s, strategy_handle h)
 {
-    raw_alloc *a = slots_get(&s->allocs, h);
+    raw_live *a = slots_get(&s->allocs, h);
     if (a->charge > 0) {
         device_release(s->dev, s->proc, a->charge);
         s->reserved -= a->charge;
@@ -115,17 +115,12 @@ static void raw_release(strategy *s, strategy_handle h)
     slots_put(&s->allocs, h);
 }
 
-static void raw_free_op(strategy *s, strategy_handle h, bool deferred)
+static void raw_free(strategy *s, strategy_handle h, bool deferred)
 {
     if (deferred)
-        ((raw_alloc *)slots_get(&s->allocs, h))->pending = true;
+        ((raw_live *)slots_get(&s->allocs, h))->pending = true;
     else
-        raw_release(s, h);
-}
-
-static void raw_free_ready(strategy *s, strategy_handle h)
-{
-    raw_release(s, h);
+        raw_free_ready(s, h);
 }
 
 static void raw_empty_cache(strategy *s)
@@ -160,7 +155,7 @@ static void raw_options(const strategy *s, const strategy_stat_sink *sink)
 
 static int raw_cmp_addr(const void *a, const void *b)
 {
-    const raw_alloc *x = *(const raw_alloc *const *)a, *y = *(const raw_alloc *const *)b;
+    const raw_live *x = *(const raw_live *const *)a, *y = *(const raw_live *const *)b;
     return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
@@ -169,19 +164,19 @@ static int raw_walk(const strategy *s, strategy_visitor v, void *ctx)
     uint32_t n = s->allocs.live;
     if (n == 0)
         return 0;
-    const raw_alloc **order = malloc((size_t)n * sizeof *order);
+    const raw_live **order = malloc((size_t)n * sizeof *order);
     if (order == NULL)
         return -1;
     uint32_t k = 0;
     for (uint32_t h = 0; h < s->allocs.n_used_hw; h++) {
         /* zero-byte allocations hold no memory and no address: not blocks */
-        if (slots_valid(&s->allocs, h) && ((const raw_alloc *)slots_get(&s->allocs, h))->charge > 0)
+        if (slots_valid(&s->allocs, h) && ((const raw_live *)slots_get(&s->allocs, h))->charge > 0)
             order[k++] = slots_get(&s->allocs, h);
     }
     qsort(order, k, sizeof *order, raw_cmp_addr);
     int r = 0;
     for (uint32_t i = 0; i < k && r == 0; i++) {
-        const raw_alloc *a = order[i];
+        const raw_live *a = order[i];
         strategy_block b = {
             .addr = a->addr,
             .size_bytes = a->charge,
@@ -238,19 +233,8 @@ static void raw_check(const strategy *s, sim_report *r)
 static const strategy_ops RAW_OPS = {
     .name = "raw",
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
-    .opts = NULL, /* no options: the model has nothing to configure */
-    .n_opts = 0,
-    .create = raw_create,
-    .destroy = raw_destroy,
-    .alloc = raw_alloc_op,
-    .free = raw_free_op,
-    .free_ready = raw_free_ready,
-    .empty_cache = raw_empty_cache,
-    .sample = raw_sample,
-    .stats = raw_stats,
-    .options = raw_options,
-    .check = raw_check,
-    .walk = raw_walk,
+    /* no options (opts NULL): the model has nothing to configure */
+    STRATEGY_OPS_FUNCTIONS(raw),
 };
 
 const strategy_ops *raw_strategy(void)

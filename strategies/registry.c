@@ -49,33 +49,39 @@ const strategy_ops *registry_find(const char *name)
     return NULL;
 }
 
-const strategy_option *registry_option_of(const strategy_ops *ops, const char *key)
+/* ops's entry whose cli spelling (by_cli) or key is name, or NULL. */
+static const strategy_option *entry_named(const strategy_ops *ops, const char *name, bool by_cli)
 {
     for (uint32_t k = 0; k < ops->n_opts; k++)
-        if (strcmp(ops->opts[k].key, key) == 0)
+        if (strcmp(by_cli ? ops->opts[k].cli : ops->opts[k].key, name) == 0)
             return &ops->opts[k];
     return NULL;
 }
 
-const strategy_option *registry_option_by_cli(const char *cli)
+/* The first entry so named in the registry's order, or NULL. */
+static const strategy_option *any_entry_named(const char *name, bool by_cli)
 {
     for (size_t i = 0; i < registry_count(); i++) {
-        const strategy_ops *ops = GETTERS[i]();
-        for (uint32_t k = 0; k < ops->n_opts; k++)
-            if (strcmp(ops->opts[k].cli, cli) == 0)
-                return &ops->opts[k];
-    }
-    return NULL;
-}
-
-const strategy_option *registry_option_by_key(const char *key)
-{
-    for (size_t i = 0; i < registry_count(); i++) {
-        const strategy_option *o = registry_option_of(GETTERS[i](), key);
+        const strategy_option *o = entry_named(GETTERS[i](), name, by_cli);
         if (o)
             return o;
     }
     return NULL;
+}
+
+const strategy_option *registry_option_of(const strategy_ops *ops, const char *key)
+{
+    return entry_named(ops, key, false);
+}
+
+const strategy_option *registry_option_by_cli(const char *cli)
+{
+    return any_entry_named(cli, true);
+}
+
+const strategy_option *registry_option_by_key(const char *key)
+{
+    return any_entry_named(key, false);
 }
 
 /* Whether key is in the tables of the strategies before the s-th, or before entry k

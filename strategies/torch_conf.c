@@ -41,24 +41,12 @@
 #include "sim/units.h"
 
 const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS] = {
-    {.key = "alloc_conf",
-     .cli = "alloc-conf",
-     .kind = STRATEGY_OPTION_TEXT,
-     .default_text = "PyTorch's, or the recording's own",
-     .example = "expandable_segments:True",
-     .help = "PYTORCH_CUDA_ALLOC_CONF, key:value,... (max_split_size_mb, expandable_segments, ...)"},
-    {.key = "memory_fraction",
-     .cli = "memory-fraction",
-     .kind = STRATEGY_OPTION_REAL,
-     .default_text = "none, the whole device",
-     .example = "0.5",
-     .help = "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"},
-    {.key = "torch_version",
-     .cli = "torch-version",
-     .kind = STRATEGY_OPTION_TEXT,
-     .default_text = "main, the newest modelled",
-     .example = "2.6",
-     .help = "the PyTorch release whose allocator rules apply: 2.1 ... 2.11 or main"},
+    STRATEGY_OPT_TEXT("alloc_conf", "alloc-conf", "PyTorch's, or the recording's own", "expandable_segments:True",
+                      "PYTORCH_CUDA_ALLOC_CONF, key:value,... (max_split_size_mb, expandable_segments, ...)"),
+    STRATEGY_OPT_REAL("memory_fraction", "memory-fraction", "none, the whole device", "0.5",
+                      "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"),
+    STRATEGY_OPT_TEXT("torch_version", "torch-version", "main, the newest modelled", "2.6",
+                      "the PyTorch release whose allocator rules apply: 2.1 ... 2.11 or main"),
 };
 
 #define CONF_MAX_TOKENS 256u

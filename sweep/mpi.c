@@ -69,6 +69,8 @@ void sweep_mpi_work(const sweep_mpi *m, const sweep_spec *s, const sim_error *lo
 #include <stdio.h>
 #include <time.h>
 
+#include "sim/clock.h"
+
 /* Messages (MPI_COMM_WORLD, bytes):
  *   worker → 0  HELLO     u64 spec hash, u64 jobs          ready for a first job
  *   worker → 0  FAIL      text                             cannot load the spec; stops
@@ -117,13 +119,6 @@ void sweep_mpi_abort(sweep_mpi *m, int code)
     exit(code);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -151,10 +146,10 @@ void sweep_mpi_dismiss(sweep_mpi *m, double heartbeat_s)
     if (!m->active || m->rank != 0)
         return;
     for (int r = 1; r < m->size; r++) {
-        double until = now_s() + heartbeat_s;
+        double until = sim_clock_s() + heartbeat_s;
         int flag = 0;
         MPI_Status ms;
-        while (!flag && now_s() < until) {
+        while (!flag && sim_clock_s() < until) {
             if (MPI_Iprobe(r, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms) != MPI_SUCCESS)
                 break;
             if (!flag)
@@ -213,7 +208,7 @@ static void assign(sweep_sched *q, rank_state *rs, int r)
     }
     rs->state = RANK_BUSY;
     rs->job = job;
-    rs->last_heard = now_s();
+    rs->last_heard = sim_clock_s();
 }
 
 typedef struct coordinator {
@@ -232,7 +227,7 @@ static void on_message(coordinator *co, const MPI_Status *ms, unsigned char *buf
 {
     int src = ms->MPI_SOURCE;
     rank_state *rs = &co->ranks[src];
-    rs->last_heard = now_s();
+    rs->last_heard = sim_clock_s();
     switch (ms->MPI_TAG) {
     case TAG_HELLO:
         if (rs->state != RANK_STARTING)
@@ -321,7 +316,7 @@ sim_status sweep_mpi_coordinate(const sweep_mpi *m, const sweep_spec *s, sweep_r
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sweep_results_progress(r, progress);
-    double start = now_s();
+    double start = sim_clock_s();
     for (int i = 0; i < m->size; i++) {
         ranks[i].hint = SWEEP_NO_TRACE;
         ranks[i].last_heard = start;
@@ -374,7 +369,7 @@ sim_status sweep_mpi_coordinate(const sweep_mpi *m, const sweep_spec *s, sweep_r
             sweep_worker_main(&w[0]);
             continue;
         }
-        check_silence(&co, now_s(), unfinished == 0);
+        check_silence(&co, sim_clock_s(), unfinished == 0);
         sleep_s(0.0002);
     }
     free(buf);

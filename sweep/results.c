@@ -386,13 +386,7 @@ sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, 
                 *exit_code = d[i].exit_code;
         }
         free(buf);
-        sim_error cerr;
-        sim_error_clear(&cerr);
-        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
-        if (st == SIM_OK && cst != SIM_OK) {
-            *err = cerr;
-            st = cst;
-        }
+        st = sim_outfile_finish(&o, st, err);
     }
     if (f)
         fclose(f);

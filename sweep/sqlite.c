@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "sim/buf.h"
+#include "sim/grow.h"
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -139,15 +140,9 @@ static void collect(void *ctx, const char *name, const cJSON *v)
         c->v[i].valued = c->v[i].valued || t >= 0;
         return;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        column *nv = realloc(c->v, cap * sizeof *nv);
-        if (nv == NULL) {
-            c->oom = true;
-            return;
-        }
-        c->v = nv;
-        c->cap = cap;
+    if (!SIM_GROW(c->v, c->n + 1, c->cap)) {
+        c->oom = true;
+        return;
     }
     snprintf(c->v[c->n].name, sizeof c->v[c->n].name, "%s", name);
     c->v[c->n].type = t < 0 ? COL_INT : t;
@@ -336,13 +331,7 @@ sim_status sweep_sqlite_write(const char *journal, const char *path, sim_error *
             st = fill(db, path, journal, &c, err);
         if (sqlite3_close(db) != SQLITE_OK && st == SIM_OK)
             st = db_error(db, path, err);
-        sim_error cerr;
-        sim_error_clear(&cerr);
-        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
-        if (st == SIM_OK && cst != SIM_OK) {
-            *err = cerr;
-            st = cst;
-        }
+        st = sim_outfile_finish(&o, st, err);
     }
     free(c.v);
     return st;
@@ -367,13 +356,7 @@ static sim_status restore_journal(const char *path, const char *journal, sim_err
         }
         if (rc != SQLITE_DONE)
             st = db_error(db, path, err);
-        sim_error cerr;
-        sim_error_clear(&cerr);
-        sim_status cst = sim_outfile_close(&o, st == SIM_OK, &cerr);
-        if (st == SIM_OK && cst != SIM_OK) {
-            *err = cerr;
-            st = cst;
-        }
+        st = sim_outfile_finish(&o, st, err);
     }
     sqlite3_finalize(stmt);
     sqlite3_close(db);

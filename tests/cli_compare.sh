@@ -8,7 +8,6 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-strategies=$(cli_strategies)
 cli_examples
 for trace in "${examples[@]}"; do
   name=$(basename "$trace")

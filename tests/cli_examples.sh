@@ -6,7 +6,6 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-strategies=$(cli_strategies)
 cli_examples
 for trace in "${examples[@]}"; do
   for s in $strategies; do

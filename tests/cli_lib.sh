@@ -11,7 +11,7 @@
 #   expect_re CODE REGEX ARGS... the same with an extended regex over stdout and stderr
 #   cli_strategies          the strategy names `gpusim strategies` lists, one a line
 #   cli_examples            the bundled example traces (traces/examples/*.json, *.jsonl)
-#                           into the array $examples
+#                           into the array $examples, and cli_strategies into $strategies
 #   cli_finish              print "N passed, M failed"; true when nothing failed and
 #                           something passed (a test that checked nothing fails)
 # The last command's output stays in $tmp/out and $tmp/err for further checks.
@@ -68,6 +68,8 @@ cli_strategies() { "$bin" strategies | awk '$1 ~ /^[a-z]+$/ {print $1}'; }
 
 cli_examples() {
   local f
+  # shellcheck disable=SC2034 # read by the scripts that source this file
+  strategies=$(cli_strategies)
   examples=()
   for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
     [ -e "$f" ] && examples+=("$f")

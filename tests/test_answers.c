@@ -10,30 +10,7 @@
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "support/check_main.h"
-
-static void push(evbuf *b, sim_op op, uint64_t id, uint64_t size, uint64_t t)
-{
-    sim_event ev = {.op = op, .id = id, .size = size, .t = t, .ready_t = t};
-    ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
-}
-
-/* Peak live: 3 MiB + 100 B and 2 MiB together = 5 MiB + 100 B. */
-#define PEAK_BYTES (5 * MiB + 100)
-
-static void workload(batch_traces *t)
-{
-    memset(t, 0, sizeof *t);
-    evbuf *b = evbuf_new("mem://plan", "plan");
-    ck_assert_ptr_nonnull(b);
-    push(b, SIM_OP_ALLOC, 1, 3 * MiB + 100, 1);
-    push(b, SIM_OP_ALLOC, 2, 2 * MiB, 2);
-    push(b, SIM_OP_FREE, 1, 0, 3);
-    push(b, SIM_OP_ALLOC, 3, 1 * MiB, 4);
-    push(b, SIM_OP_FREE, 2, 0, 5);
-    push(b, SIM_OP_FREE, 3, 0, 6);
-    t->b[t->n++] = b;
-    t->events = evbuf_count(b);
-}
+#include "support/workload.h"
 
 static plan_question question(const batch_traces *t, const strategy_ops *const *ops, uint64_t context)
 {
@@ -49,7 +26,7 @@ GPUSIM_TCASE("plan", 0, NULL, NULL);
 START_TEST(the_minimum_should_be_the_peak_rounded_up_to_a_step_when_the_strategy_is_ideal)
 {
     batch_traces t;
-    workload(&t);
+    workload_small(&t, "plan");
     const strategy_ops *ops[1] = {registry_find("ideal")};
     ck_assert_ptr_nonnull(ops[0]);
     plan_question q = question(&t, ops, 0);
@@ -60,7 +37,7 @@ START_TEST(the_minimum_should_be_the_peak_rounded_up_to_a_step_when_the_strategy
     /* 5 MiB + 100 B does not fit in 5 MiB; 6 MiB holds it */
     ck_assert_uint_eq(m.capacity, 6 * MiB);
     ck_assert(m.at_min.fits);
-    ck_assert_uint_eq(m.at_min.peak_device, PEAK_BYTES);
+    ck_assert_uint_eq(m.at_min.peak_device, WORKLOAD_PEAK_BYTES);
     ck_assert(m.below_fails);
     ck_assert(m.monotonic);
     ck_assert_uint_eq(m.counter_capacity, 0);
@@ -76,7 +53,7 @@ END_TEST
 START_TEST(the_minimum_should_include_the_context_when_the_model_card_has_one)
 {
     batch_traces t;
-    workload(&t);
+    workload_small(&t, "plan");
     const strategy_ops *ops[1] = {registry_find("ideal")};
     plan_question q = question(&t, ops, MiB);
     plan_min m;
@@ -84,7 +61,7 @@ START_TEST(the_minimum_should_include_the_context_when_the_model_card_has_one)
     ck_assert(m.found);
     /* 1 MiB context + 5 MiB + 100 B: 7 MiB */
     ck_assert_uint_eq(m.capacity, 7 * MiB);
-    ck_assert_uint_eq(m.at_min.peak_device, MiB + PEAK_BYTES);
+    ck_assert_uint_eq(m.at_min.peak_device, MiB + WORKLOAD_PEAK_BYTES);
     batch_traces_release(&t);
 }
 END_TEST
@@ -92,7 +69,7 @@ END_TEST
 START_TEST(the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order)
 {
     batch_traces t;
-    workload(&t);
+    workload_small(&t, "plan");
     const strategy_ops *ops[2] = {registry_find("ideal"), registry_find("torch")};
     ck_assert_ptr_nonnull(ops[1]);
     const gpu_model *gpus[1] = {gpus_find("T4")};
@@ -107,9 +84,9 @@ START_TEST(the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order)
     ck_assert_int_eq(plan_answer_compute(&q, 2, &a, &err), SIM_OK);
     ck_assert_int_eq(a.cells[0].st, SIM_OK);
     ck_assert(a.cells[0].fits);
-    ck_assert_uint_eq(a.cells[0].peak_device, PEAK_BYTES); /* ideal holds exactly the live bytes */
+    ck_assert_uint_eq(a.cells[0].peak_device, WORKLOAD_PEAK_BYTES); /* ideal holds exactly the live bytes */
     ck_assert(a.cells[1].fits);
-    ck_assert_uint_ge(a.cells[1].peak_device, PEAK_BYTES); /* torch rounds and caches: never less */
+    ck_assert_uint_ge(a.cells[1].peak_device, WORKLOAD_PEAK_BYTES); /* torch rounds and caches: never less */
     ck_assert_uint_eq(a.mins[0].capacity, 6 * MiB);
     ck_assert_uint_ge(a.mins[1].capacity, a.mins[0].capacity);
     plan_answer_release(&a);

@@ -15,6 +15,21 @@
 
 #define TWO_MIB (2u * 1024u * 1024u)
 
+/* A 1 GiB pool (opts) whose one 2 MiB chunk was allocated on stream and freed at
+ * once or, deferred, left pending (its handle in *a for the free_ready). */
+static harness *one_freed_chunk(const char *opts, uint32_t stream, bool deferred, strategy_handle *a)
+{
+    harness *h = harness_new(async_strategy(), 1 * GiB, 0, opts);
+    strategy_handle b = harness_alloc(h, TWO_MIB, stream);
+    if (deferred)
+        harness_free_deferred(h, b);
+    else
+        harness_free_block(h, b);
+    if (a)
+        *a = b;
+    return h;
+}
+
 START_TEST(async_should_round_to_512_and_grow_by_2mib_chunks)
 {
     harness *h = harness_new(async_strategy(), 1 * GiB, 0, NULL);
@@ -36,9 +51,8 @@ END_TEST
 
 START_TEST(async_should_reuse_a_pending_free_on_its_own_stream_at_once)
 {
-    harness *h = harness_new(async_strategy(), 1 * GiB, 0, NULL);
-    strategy_handle a = harness_alloc(h, TWO_MIB, 1);
-    harness_free_deferred(h, a);
+    strategy_handle a;
+    harness *h = one_freed_chunk(NULL, 1, true, &a);
     ck_assert_str_eq(harness_layout(h), "(2097152)@1");
     /* D2: the freeing stream may take it before ready_t: no growth */
     harness_alloc(h, 1 * MiB, 1);
@@ -56,9 +70,8 @@ END_TEST
 
 START_TEST(async_should_not_reuse_a_pending_free_on_another_stream_until_it_completes)
 {
-    harness *h = harness_new(async_strategy(), 1 * GiB, 0, NULL);
-    strategy_handle a = harness_alloc(h, TWO_MIB, 1);
-    harness_free_deferred(h, a);
+    strategy_handle a;
+    harness *h = one_freed_chunk(NULL, 1, true, &a);
     /* stream 2 cannot take the pending 2 MiB: the pool grows */
     strategy_handle b = harness_alloc(h, TWO_MIB, 2);
     ck_assert_str_eq(harness_layout(h), "(2097152)@1 | 2097152@2");
@@ -152,9 +165,8 @@ END_TEST
 
 START_TEST(async_pytorch_preset_should_keep_everything_until_empty_cache_trims_to_zero)
 {
-    harness *h = harness_new(async_strategy(), 1 * GiB, 0, "async_preset=pytorch");
-    strategy_handle a = harness_alloc(h, TWO_MIB, 0);
-    harness_free_deferred(h, a);
+    strategy_handle a;
+    harness *h = one_freed_chunk("async_preset=pytorch", 0, true, &a);
     /* empty_cache = cudaDeviceSynchronize (the pending free completes, U6) + TrimTo(0) */
     harness_empty_cache(h);
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
@@ -169,9 +181,7 @@ END_TEST
 START_TEST(async_pytorch_sync_mode_should_keep_the_pool_under_its_max_threshold)
 {
     /* pytorch preset with empty_cache as a plain synchronize: threshold UINT64_MAX keeps all */
-    harness *h = harness_new(async_strategy(), 1 * GiB, 0, "async_preset=pytorch,async_empty_cache=sync");
-    strategy_handle a = harness_alloc(h, TWO_MIB, 0);
-    harness_free_block(h, a);
+    harness *h = one_freed_chunk("async_preset=pytorch,async_empty_cache=sync", 0, false, NULL);
     harness_empty_cache(h);
     ck_assert_str_eq(harness_layout(h), "[2097152]");
     harness_free(h);
@@ -190,8 +200,7 @@ START_TEST(async_oom_should_say_capacity_or_fragmentation)
     /* pool: [1 MiB] [1 MiB] | 4 MiB; device free 8 − 6 = 2 MiB. 3 MiB: no piece fits and
      * the growth of 4 MiB > 2 MiB free; 2 MiB free in the pool + 2 MiB on the device ≥ 3 MiB
      * → fragmentation */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 3 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 3 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, 0); /* capacity − context: the engine names the cause */
     ck_assert_uint_eq(oom.free_bytes, 2 * MiB);
     ck_assert_uint_eq(oom.device_free_bytes, 2 * MiB);
@@ -237,9 +246,7 @@ START_TEST(async_tf_preset_threshold_should_be_the_tf_memory_limit)
 {
     /* TF's limit on a 16 GiB cc 9.0 device without context: the BFC rule (bfc_limits.h) */
     harness *h = harness_new(async_strategy(), 16 * GiB, 0, "async_preset=tf");
-    strategy_stat_value v;
-    ck_assert(strategy_option_find(h->ops, h->s, "release_threshold", &v));
-    uint64_t t = strtoull(v.text, NULL, 10);
+    uint64_t t = strtoull(harness_option(h, "release_threshold"), NULL, 10);
     ck_assert_uint_gt(t, 0);
     ck_assert_uint_lt(t, 16 * GiB);
     harness_free(h);
@@ -252,8 +259,7 @@ START_TEST(async_pytorch_memory_fraction_should_refuse_before_the_pool_is_asked)
      * in PyTorch's wording */
     harness *h = harness_new(async_strategy(), 8 * MiB, 0, "async_preset=pytorch,memory_fraction=0.5");
     harness_alloc(h, 3 * MiB, 0);
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, TWO_MIB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, TWO_MIB, 0);
     ck_assert_uint_eq(oom.usable_bytes, 4194304); /* what the fraction lets the process use */
     ck_assert_ptr_nonnull(strstr(oom.detail, "would exceed allowed memory"));
     ck_assert_ptr_nonnull(strstr(oom.detail, "Currently allocated     : 3.00 MiB"));
@@ -288,11 +294,8 @@ START_TEST(async_options_should_read_back_to_the_same_instance)
     static const char *const keys[] = {"async_preset", "release_threshold", "pool_granularity", "pool_placement",
                                        "pool_coalesce", "async_empty_cache", "async_oom_retry"};
     static const char *const want[] = {"pytorch", "max", "33554432", "first", "off", "trim", "none"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        strategy_stat_value v;
-        ck_assert(strategy_option_find(h->ops, h->s, keys[i], &v));
-        ck_assert_str_eq(v.text, want[i]);
-    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ck_assert_str_eq(harness_option(h, keys[i]), want[i]);
     /* 32 MiB granularity: a 1-byte request reserves 32 MiB */
     harness_alloc(h, 1, 0);
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 32 * MiB);
@@ -303,16 +306,12 @@ END_TEST
 START_TEST(async_alloc_conf_cudamallocasync_should_select_the_pytorch_wiring)
 {
     harness *h = harness_new(async_strategy(), 1 * GiB, 0, "alloc_conf=backend:cudaMallocAsync");
-    strategy_stat_value v;
-    ck_assert(strategy_option_find(h->ops, h->s, "async_preset", &v));
-    ck_assert_str_eq(v.text, "pytorch");
-    ck_assert(strategy_option_find(h->ops, h->s, "release_threshold", &v));
-    ck_assert_str_eq(v.text, "max");
+    ck_assert_str_eq(harness_option(h, "async_preset"), "pytorch");
+    ck_assert_str_eq(harness_option(h, "release_threshold"), "max");
     harness_free(h);
     /* the native allocator's keys are checked and change nothing here */
     h = harness_new(async_strategy(), 1 * GiB, 0, "alloc_conf=expandable_segments:True");
-    ck_assert(strategy_option_find(h->ops, h->s, "async_preset", &v));
-    ck_assert_str_eq(v.text, "cuda");
+    ck_assert_str_eq(harness_option(h, "async_preset"), "cuda");
     harness_free(h);
     /* two frameworks at once, and what PyTorch refuses, are refused */
     static const char *const bad[][2] = {

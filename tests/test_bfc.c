@@ -26,56 +26,26 @@ static harness *new_cc(const strategy_ops *ops, uint64_t capacity, uint64_t cont
     return harness_new_dev(ops, &info, opts);
 }
 
-/* ---- options sink: one text option by name ---- */
-
-typedef struct text_find {
-    const char *key;
-    char value[64];
-    bool found;
-    double real;
-} text_find;
-
-static void tf_u64(void *ctx, const char *key, uint64_t v)
+/* Allocate size on stream 0; the layout must then be want. */
+static void expect_alloc_layout(harness *h, uint64_t size, const char *want)
 {
-    (void)ctx;
-    (void)key;
-    (void)v;
+    harness_alloc(h, size, 0);
+    ck_assert_str_eq(harness_layout(h), want);
 }
 
-static void tf_real(void *ctx, const char *key, double v)
+/* Free block b; the layout must then be want. */
+static void expect_free_layout(harness *h, strategy_handle b, const char *want)
 {
-    text_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        f->real = v;
-        f->found = true;
-    }
-}
-
-static void tf_text(void *ctx, const char *key, const char *v)
-{
-    text_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        snprintf(f->value, sizeof f->value, "%s", v);
-        f->found = true;
-    }
-}
-
-static const char *option_of(harness *h, const char *key, char *buf, size_t cap)
-{
-    text_find f = {.key = key};
-    strategy_stat_sink sink = {tf_u64, tf_real, tf_text, &f};
-    h->ops->options(h->s, &sink);
-    snprintf(buf, cap, "%s", f.found ? f.value : "(absent)");
-    return buf;
+    harness_free_block(h, b);
+    ck_assert_str_eq(harness_layout(h), want);
 }
 
 static double fragmentation_metric(harness *h)
 {
-    text_find f = {.key = "fragmentation_metric"};
-    strategy_stat_sink sink = {tf_u64, tf_real, tf_text, &f};
-    h->ops->stats(h->s, &sink);
-    ck_assert(f.found);
-    return f.real;
+    strategy_stat_value v;
+    ck_assert(strategy_stat_find(h->ops, h->s, "fragmentation_metric", &v));
+    ck_assert(v.kind == STRATEGY_STAT_REAL);
+    return v.real;
 }
 
 /* ==== growth and the worked example (allocators.md §1.5) ==== */
@@ -88,23 +58,19 @@ START_TEST(growth_should_follow_the_worked_example_region_by_region)
     harness *h = harness_new(GROWTH, 80 * GiB, 0, NULL);
     /* 1000 B → R = 1024; Extend: C = 2 MiB → region 2097152, C → 4 MiB;
      * 2097152 ≥ 2·1024 → split: 1024 used, 2097152 − 1024 = 2096128 free */
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128]");
+    expect_alloc_layout(h, 1000, "1024 [2096128]");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024);
     /* 3 MiB: the free 2096128 is too small; Extend: 3 MiB ≤ C = 4 MiB → region 4194304,
      * C → 8 MiB; 4 MiB < 2·3 MiB and slack 1 MiB < 128 MiB → handed out whole */
-    harness_alloc(h, 3 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304");
+    expect_alloc_layout(h, 3 * MiB, "1024 [2096128] | 4194304");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024 + 4194304);
     /* 100 MiB: C 8 → 16 → 32 → 64 → 128 MiB (increased, so not doubled after) → region
      * 134217728; 128 MiB < 200 MiB and slack 28 MiB < 128 MiB → handed out whole */
-    harness_alloc(h, 100 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304 | 134217728");
+    expect_alloc_layout(h, 100 * MiB, "1024 [2096128] | 4194304 | 134217728");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 1024 + 4194304 + 134217728);
     ck_assert_uint_eq(harness_stat(h, "largest_alloc_size"), 134217728);
     /* 4 MiB: C stayed 128 MiB → region 134217728, split 4194304 + 130023424 free (124 MiB) */
-    harness_alloc(h, 4 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [2096128] | 4194304 | 134217728 | 4194304 [130023424]");
+    expect_alloc_layout(h, 4 * MiB, "1024 [2096128] | 4194304 | 134217728 | 4194304 [130023424]");
     /* pool = 2 + 4 + 128 + 128 MiB */
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 2097152 + 4194304 + 2 * 134217728);
     ck_assert_uint_eq(harness_stat(h, "regions"), 4);
@@ -123,13 +89,11 @@ START_TEST(growth_should_cut_the_last_region_at_the_limit)
     harness_alloc(h, 2 * MiB, 0); /* region 2 MiB, whole (2 MiB = R: no split) */
     harness_alloc(h, 4 * MiB, 0); /* region 4 MiB, whole */
     /* 1 MiB: C = 8 MiB but available = 8 − 6 = 2 MiB → region 2097152; split 1 + 1 MiB */
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "2097152 | 4194304 | 1048576 [1048576]");
+    expect_alloc_layout(h, 1 * MiB, "2097152 | 4194304 | 1048576 [1048576]");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 8 * MiB);
     /* 2 MiB more: no chunk, available 0, no wholly free region: 2 MiB > 1 MiB free + 0
      * extendable → capacity */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 2 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 2 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.free_bytes, 1 * MiB);
     harness_free(h);
@@ -140,8 +104,7 @@ START_TEST(growth_should_start_below_2mib_when_the_limit_is_smaller)
 {
     /* limit = 0.5 × 2 MiB = 1 MiB → C starts at RoundedBytes(min(1 MiB, 2 MiB)) */
     harness *h = harness_new(GROWTH, 2 * MiB, 0, "mem_fraction=0.5");
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [1047552]");
+    expect_alloc_layout(h, 1000, "1024 [1047552]");
     harness_free(h);
 }
 END_TEST
@@ -158,49 +121,35 @@ static void expect_split_layout(const char *limit, uint64_t request, const char 
     harness_free(h);
 }
 
-START_TEST(split_should_not_happen_at_twice_the_request_minus_256)
-{
+/* Each boundary of the rule, one loop case each. */
+static const struct split_case {
+    const char *limit, *opts_extra, *layout;
+    uint64_t request;
+} SPLIT_CASES[] = {
     /* S = 2R − 256 = 2097152 − 256 = 2096896, R = 1 MiB: S < 2R, slack 1048320 < 128 MiB */
-    expect_split_layout("2096896", 1 * MiB, NULL, "2096896");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_exactly_twice_the_request)
-{
+    {"2096896", NULL, "2096896", 1 * MiB},
     /* S = 2R = 2097152 → 1048576 used + 1048576 free */
-    expect_split_layout("2097152", 1 * MiB, NULL, "1048576 [1048576]");
-}
-END_TEST
-
-START_TEST(split_should_not_happen_at_slack_128mib_minus_256)
-{
+    {"2097152", NULL, "1048576 [1048576]", 1 * MiB},
     /* R = 256 MiB = 268435456, S = R + 134217728 − 256 = 402652928 < 2R: no split */
-    expect_split_layout("402652928", 256 * MiB, NULL, "402652928");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_slack_of_exactly_128mib)
-{
+    {"402652928", NULL, "402652928", 256 * MiB},
     /* S = R + 128 MiB = 402653184: slack 134217728 ≥ 128 MiB → split */
-    expect_split_layout("402653184", 256 * MiB, NULL, "268435456 [134217728]");
-}
-END_TEST
-
-START_TEST(split_should_happen_at_slack_128mib_plus_256)
-{
+    {"402653184", NULL, "268435456 [134217728]", 256 * MiB},
     /* S = 402653440: slack 134217984 → split */
-    expect_split_layout("402653440", 256 * MiB, NULL, "268435456 [134217984]");
-}
-END_TEST
-
-START_TEST(split_should_use_the_fragmentation_fraction_of_the_limit)
-{
+    {"402653440", NULL, "268435456 [134217984]", 256 * MiB},
     /* S = limit = 320 MiB = 335544320, R = 256 MiB, slack 64 MiB: default 128 MiB rule → whole;
      * fraction 0.2 → max_frag = (uint64)(0.2 × 335544320) = 67108864 → slack ≥ it → split */
-    expect_split_layout("320MiB", 256 * MiB, NULL, "335544320");
-    expect_split_layout("320MiB", 256 * MiB, "bfc_fragmentation_fraction=0.2", "268435456 [67108864]");
+    {"320MiB", NULL, "335544320", 256 * MiB},
+    {"320MiB", "bfc_fragmentation_fraction=0.2", "268435456 [67108864]", 256 * MiB},
+};
+_Static_assert(sizeof SPLIT_CASES / sizeof SPLIT_CASES[0] == 7, "the loop below runs every case");
+
+START_TEST(split_should_happen_at_twice_the_request_or_a_slack_of_128mib_or_the_fragmentation_fraction)
+{
+    const struct split_case *c = &SPLIT_CASES[_i];
+    expect_split_layout(c->limit, c->request, c->opts_extra, c->layout);
 }
 END_TEST
+GPUSIM_LOOP(split_should_happen_at_twice_the_request_or_a_slack_of_128mib_or_the_fragmentation_fraction, 0, 7);
 
 /* ==== best fit, coalescing, deferred frees ==== */
 
@@ -212,23 +161,29 @@ static harness *four_quarters(void)
     return h;
 }
 
-START_TEST(free_should_coalesce_with_both_neighbours)
+/* four_quarters() with its four 256 KiB chunks allocated and the 1st and 3rd freed:
+ * free, used (*b), free, used (*d). */
+static harness *quarters_with_holes(strategy_handle *b, strategy_handle *d)
 {
     harness *h = four_quarters();
     strategy_handle a = harness_alloc(h, 256 * KiB, 0);
-    strategy_handle b = harness_alloc(h, 256 * KiB, 0);
+    *b = harness_alloc(h, 256 * KiB, 0);
     strategy_handle c = harness_alloc(h, 256 * KiB, 0);
-    strategy_handle d = harness_alloc(h, 256 * KiB, 0);
+    *d = harness_alloc(h, 256 * KiB, 0);
     ck_assert_str_eq(harness_layout(h), "262144 262144 262144 262144");
     harness_free_block(h, a);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[262144] 262144 [262144] 262144");
+    expect_free_layout(h, c, "[262144] 262144 [262144] 262144");
+    return h;
+}
+
+START_TEST(free_should_coalesce_with_both_neighbours)
+{
+    strategy_handle b, d;
+    harness *h = quarters_with_holes(&b, &d);
     /* b merges with c (next) then into a (prev): 3 × 262144 = 786432 */
-    harness_free_block(h, b);
-    ck_assert_str_eq(harness_layout(h), "[786432] 262144");
+    expect_free_layout(h, b, "[786432] 262144");
     ck_assert_uint_eq(harness_stat(h, "largest_free_block_bytes"), 786432);
-    harness_free_block(h, d);
-    ck_assert_str_eq(harness_layout(h), "[1048576]");
+    expect_free_layout(h, d, "[1048576]");
     ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 0);
     ck_assert_uint_eq(harness_stat(h, "peak_bytes_in_use"), 1048576);
     harness_free(h);
@@ -237,17 +192,11 @@ END_TEST
 
 START_TEST(best_fit_should_prefer_the_lowest_address_among_equal_sizes)
 {
-    harness *h = four_quarters();
-    strategy_handle a = harness_alloc(h, 256 * KiB, 0);
-    harness_alloc(h, 256 * KiB, 0);
-    strategy_handle c = harness_alloc(h, 256 * KiB, 0);
-    harness_alloc(h, 256 * KiB, 0);
-    harness_free_block(h, a);
-    harness_free_block(h, c);
+    strategy_handle b, d;
+    harness *h = quarters_with_holes(&b, &d);
     /* two free 262144 chunks; 1000 → R = 1024 takes the lower one and splits it
      * (262144 ≥ 2048): 1024 + 261120 */
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [261120] 262144 [262144] 262144");
+    expect_alloc_layout(h, 1000, "1024 [261120] 262144 [262144] 262144");
     harness_free(h);
 }
 END_TEST
@@ -260,12 +209,11 @@ START_TEST(best_fit_should_prefer_the_smallest_chunk_over_a_lower_address)
     harness_alloc(h, 256 * KiB, 0);
     strategy_handle c = harness_alloc(h, 256 * KiB, 0);
     harness_free_block(h, a);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[524288] 262144 [262144]");
+    expect_free_layout(h, c, "[524288] 262144 [262144]");
     /* 200000 → R = 782 × 256 = 200192 (bin 9); the 262144 chunk (bin 10) fits better
      * than the lower 524288 (bin 11); 262144 < 2R and slack 61952 → whole */
-    harness_alloc(h, 200000, 0);
-    ck_assert_str_eq(harness_layout(h), "[524288] 262144 262144");
+    expect_alloc_layout(h, 200000, "[524288] 262144 262144");
+    ck_assert_uint_eq(harness_stat(h, "bytes_in_use"), 2 * 262144); /* the 256K and the whole chunk */
     harness_free(h);
 }
 END_TEST
@@ -285,8 +233,7 @@ START_TEST(deferred_free_should_hold_the_chunk_until_ready)
     harness_free_ready(h, a);
     ck_assert_str_eq(harness_layout(h), "[262144] 262144 262144 [262144]");
     harness_free_block(h, b);
-    harness_free_block(h, c);
-    ck_assert_str_eq(harness_layout(h), "[1048576]");
+    expect_free_layout(h, c, "[1048576]");
     harness_free(h);
 }
 END_TEST
@@ -294,17 +241,13 @@ END_TEST
 START_TEST(zero_byte_allocations_should_take_no_memory)
 {
     harness *h = harness_new(GREEDY, 16 * GiB, 0, NULL);
-    strategy_handle z1 = harness_alloc(h, 0, 0);
-    strategy_handle z2 = harness_alloc(h, 0, 0);
-    ck_assert_uint_ne(z1, STRATEGY_HANDLE_NONE);
-    ck_assert_uint_ne(z1, z2);
+    strategy_handle z[2];
     /* greedy does not take its region for a zero-byte request */
-    ck_assert_str_eq(harness_layout(h), "");
-    ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
+    harness_alloc_two_empty(h, 0, z);
     ck_assert_uint_eq(harness_stat(h, "num_allocs"), 0);
-    harness_free_block(h, z1);
-    harness_free_deferred(h, z2);
-    harness_free_ready(h, z2);
+    harness_free_block(h, z[0]);
+    harness_free_deferred(h, z[1]);
+    harness_free_ready(h, z[1]);
     harness_free(h);
 }
 END_TEST
@@ -331,8 +274,7 @@ START_TEST(growth_should_hit_a_fragmentation_oom_that_greedy_does_not_have)
     ck_assert_str_eq(harness_layout(h), "[2097152] | [4194304] | 2097152 [6291456]");
     /* 7 MiB: no chunk ≥ 7340032; Extend: available 16 − 14 = 2 MiB < 7 MiB; GC off.
      * free = 14 − 2 = 12 MiB; 7 MiB ≤ 12 MiB + 2 MiB → fragmentation */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 7 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 7 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.size_bytes, 7340032);
     ck_assert_uint_eq(oom.free_bytes, 12582912);
@@ -349,8 +291,7 @@ START_TEST(growth_should_hit_a_fragmentation_oom_that_greedy_does_not_have)
      * 2 + 4 MiB coalesce to 6 MiB; 7 MiB takes the 8 MiB chunk whole (8 < 14, slack 1 MiB) */
     h = three_regions(GREEDY, "mem_fraction=0.5,bfc_gc=off");
     ck_assert_str_eq(harness_layout(h), "[6291456] 2097152 [8388608]");
-    harness_alloc(h, 7 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "[6291456] 2097152 8388608");
+    expect_alloc_layout(h, 7 * MiB, "[6291456] 2097152 8388608");
     ck_assert_uint_eq(harness_stat(h, "regions"), 1);
     harness_free(h);
 }
@@ -359,13 +300,11 @@ END_TEST
 START_TEST(gc_should_free_wholly_free_regions_and_extend_again_under_tf)
 {
     harness *h = three_regions(GROWTH, "mem_fraction=0.5"); /* tf preset: gc on */
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "on");
     /* 7 MiB: Extend fails (2 MiB available); regions 0 and 1 are wholly free: 6 MiB;
      * 7 MiB ≤ 16 − 14 + 6 MiB → free them (pool 8 MiB); Extend: C = 16 MiB, available
      * 8 MiB → region 8388608; 8 MiB < 14 MiB, slack 1 MiB → whole */
-    harness_alloc(h, 7 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "2097152 [6291456] | 8388608");
+    expect_alloc_layout(h, 7 * MiB, "2097152 [6291456] | 8388608");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 16 * MiB);
     ck_assert_uint_eq(harness_stat(h, "regions"), 2);
     ck_assert_uint_eq(harness_stat(h, "peak_pool_bytes"), 16 * MiB);
@@ -378,10 +317,8 @@ END_TEST
 START_TEST(gc_should_stay_off_under_jax)
 {
     harness *h = three_regions(GROWTH, "bfc_preset=jax,mem_fraction=0.5");
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 7 * MiB, 0, NULL, &oom), SIM_OOM);
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "off");
+    strategy_oom oom = harness_oom(h, 7 * MiB, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_str_eq(harness_layout(h), "[2097152] | [4194304] | 2097152 [6291456]");
     ck_assert_uint_eq(harness_sample(h).num_device_frees, 0);
@@ -393,8 +330,7 @@ START_TEST(gc_should_not_free_regions_when_that_would_not_help)
 {
     /* limit 16 MiB, regions 2 + 4 + 8 MiB with 2 + 4 wholly free: 9 MiB > 16 − 14 + 6 */
     harness *h = three_regions(GROWTH, "mem_fraction=0.5");
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 9 * MiB, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 9 * MiB, 0);
     ck_assert_uint_eq(harness_sample(h).num_device_frees, 0);
     /* 9 MiB ≤ 12 MiB free + 2 MiB extendable → still fragmentation */
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
@@ -407,13 +343,11 @@ START_TEST(greedy_should_take_the_whole_limit_at_the_first_allocation)
     /* 16 GiB, cc 9: limit = 17179869184 − 1536 MiB = 15569256448 (a multiple of 256) */
     harness *h = harness_new(GREEDY, 16 * GiB, 0, NULL);
     ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 [15569255424]");
+    expect_alloc_layout(h, 1000, "1024 [15569255424]");
     harness_alloc(h, 5 * GiB, 0);
     ck_assert_uint_eq(harness_sample(h).num_device_allocs, 1);
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 15569256448u);
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
     harness_free(h);
 }
 END_TEST
@@ -424,12 +358,10 @@ START_TEST(limit_should_refuse_one_byte_past_m)
 {
     /* --limit=4096MiB: one region of 4294967296 bytes at the first allocation */
     harness *h = harness_new(LIMIT, 16 * GiB, 0, "limit=4096MiB");
-    harness_alloc(h, 4096 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "4294967296");
+    expect_alloc_layout(h, 4096 * MiB, "4294967296");
     /* 1 byte → R = 256; no free chunk, available = 0, nothing to collect:
      * 256 > 0 free + 0 extendable → capacity */
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 1, 0, NULL, &oom), SIM_OOM);
+    strategy_oom oom = harness_oom(h, 1, 0);
     ck_assert_uint_eq(oom.usable_bytes, harness_stat(h, "bytes_limit")); /* a BFC process may use its limit */
     ck_assert_uint_eq(oom.size_bytes, 256);
     ck_assert_uint_eq(oom.free_bytes, 0);
@@ -448,18 +380,25 @@ START_TEST(limit_should_refuse_one_byte_past_m)
 }
 END_TEST
 
+/* The limit strategy (opts) on a card of capacity bytes (cc 9.0) where another
+ * process already holds other_bytes. */
+static harness *limit_beside_another(uint64_t capacity, const char *opts, uint64_t other_bytes)
+{
+    device_info info = {.name = "test", .capacity_bytes = capacity, .cc_major = 9};
+    harness *h = harness_new_dev(LIMIT, &info, opts);
+    uint32_t other = device_proc_start(h->dev);
+    uint64_t addr;
+    ck_assert_int_eq(device_alloc(h->dev, other, other_bytes, &addr), SIM_OK);
+    return h;
+}
+
 START_TEST(extend_should_backpedal_by_nine_tenths_when_the_device_refuses)
 {
     /* 128 MiB card; another process holds 40 MiB → 88 MiB free on the device.
      * limit 100 MiB: 104857600 refused; float(104857600)·0.9f = 94371840 (90 MiB) refused;
      * 94371840·0.9f = 84934656 (81 MiB) fits */
-    device_info info = {.name = "test", .capacity_bytes = 128 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=100MiB");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 40 * MiB, &addr), SIM_OK);
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1048576 [83886080]");
+    harness *h = limit_beside_another(128 * MiB, "limit=100MiB", 40 * MiB);
+    expect_alloc_layout(h, 1 * MiB, "1048576 [83886080]");
     ck_assert_uint_eq(harness_stat(h, "pool_bytes"), 84934656);
     harness_free(h);
 }
@@ -468,13 +407,8 @@ END_TEST
 START_TEST(extend_should_give_up_backpedalling_below_the_request)
 {
     /* the other process leaves 8 MiB: 100 → 90 → 81 → 72.9… MiB … never ≥ 10 MiB and ≤ 8 MiB */
-    device_info info = {.name = "test", .capacity_bytes = 128 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=100MiB");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 120 * MiB, &addr), SIM_OK);
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 10 * MiB, 0, NULL, &oom), SIM_OOM);
+    harness *h = limit_beside_another(128 * MiB, "limit=100MiB", 120 * MiB);
+    strategy_oom oom = harness_oom(h, 10 * MiB, 0);
     ck_assert_uint_eq(oom.reserved_bytes, 0);
     ck_assert_uint_eq(oom.device_free_bytes, 8 * MiB);
     /* what the allocator could still get is capped by the device: 0 free in the pool +
@@ -491,13 +425,8 @@ START_TEST(extend_should_make_strict_progress_at_tiny_sizes)
 {
     /* limit 512 B; the device has 256 B left. 512·0.9 = 460.8 → RoundedBytes = 512: no
      * progress, so newest XLA takes 256 off → 256 ≥ R = 256 → region of 256 */
-    device_info info = {.name = "test", .capacity_bytes = 1 * MiB, .cc_major = 9};
-    harness *h = harness_new_dev(LIMIT, &info, "limit=512");
-    uint32_t other = device_proc_start(h->dev);
-    uint64_t addr;
-    ck_assert_int_eq(device_alloc(h->dev, other, 1 * MiB - 256, &addr), SIM_OK);
-    harness_alloc(h, 1, 0);
-    ck_assert_str_eq(harness_layout(h), "256");
+    harness *h = limit_beside_another(1 * MiB, "limit=512", 1 * MiB - 256);
+    expect_alloc_layout(h, 1, "256");
     harness_free(h);
 }
 END_TEST
@@ -551,9 +480,8 @@ START_TEST(mem_fraction_should_set_the_limit_from_total_memory)
     /* 0.5 × 16 GiB = 8589934592, the context is not subtracted */
     harness *h = new_cc(GREEDY, 16 * GiB, 500 * MiB, 9, "mem_fraction=0.5");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 8589934592u);
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "mem_fraction", buf, sizeof buf), "0.5");
-    ck_assert_str_eq(option_of(h, "limit_bytes", buf, sizeof buf), "8589934592");
+    ck_assert_str_eq(harness_option(h, "mem_fraction"), "0.5");
+    ck_assert_str_eq(harness_option(h, "limit_bytes"), "8589934592");
     harness_free(h);
     /* truncation: 0.3 × 1000001 = 300000.3 → 300000 */
     h = new_cc(GREEDY, 1000001, 0, 9, "mem_fraction=0.3");
@@ -567,18 +495,16 @@ START_TEST(jax_should_preallocate_three_quarters_of_total_memory)
     /* 0.75 × 16 GiB = 12884901888; greedy = preallocate: the whole limit at once */
     harness *h = harness_new(GREEDY, 16 * GiB, 300 * MiB, "bfc_preset=jax");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 12884901888u);
-    harness_alloc(h, 1 * MiB, 0);
-    ck_assert_str_eq(harness_layout(h), "1048576 [12883853312]");
-    char buf[64];
-    ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "jax");
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "off");
+    expect_alloc_layout(h, 1 * MiB, "1048576 [12883853312]");
+    ck_assert_str_eq(harness_option(h, "bfc_preset"), "jax");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "off");
     harness_free(h);
     /* growth under jax: same limit, allow_growth; 0.75 × 1000001 = 750000.75 → 750000
      * under tsl 2024; XLA 2026 rounds it up to 2 MiB = 2097152 (RoundUpGpuMemoryLimit) */
     h = harness_new(GROWTH, 1000001, 0, "bfc_preset=jax,bfc_version=tsl2024");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 750000);
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "true");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "true");
     harness_free(h);
     h = harness_new(GROWTH, 1000001, 0, "bfc_preset=jax");
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 2097152);
@@ -593,16 +519,16 @@ END_TEST
 START_TEST(limit_strategy_should_ignore_the_reserve_and_report_its_options)
 {
     harness *h = harness_new(LIMIT, 16 * GiB, 1 * GiB, "limit=4096MiB");
-    char buf[64];
     ck_assert_uint_eq(harness_stat(h, "bytes_limit"), 4294967296u);
-    ck_assert_str_eq(option_of(h, "limit_bytes", buf, sizeof buf), "4294967296");
-    ck_assert_str_eq(option_of(h, "allow_growth", buf, sizeof buf), "false");
-    ck_assert_str_eq(option_of(h, "bfc_preset", buf, sizeof buf), "tf");
-    ck_assert_str_eq(option_of(h, "bfc_gc", buf, sizeof buf), "on");
+    ck_assert_str_eq(harness_option(h, "limit_bytes"), "4294967296");
+    ck_assert_str_eq(harness_option(h, "allow_growth"), "false");
+    ck_assert_str_eq(harness_option(h, "bfc_preset"), "tf");
+    ck_assert_str_eq(harness_option(h, "bfc_gc"), "on");
     /* its table's keys, with values create() accepts back; no fraction applies */
-    ck_assert_str_eq(option_of(h, "limit", buf, sizeof buf), "4294967296");
-    ck_assert_str_eq(option_of(h, "bfc_fragmentation_fraction", buf, sizeof buf), "0");
-    ck_assert_str_eq(option_of(h, "mem_fraction", buf, sizeof buf), "(absent)");
+    ck_assert_str_eq(harness_option(h, "limit"), "4294967296");
+    ck_assert_str_eq(harness_option(h, "bfc_fragmentation_fraction"), "0");
+    strategy_stat_value absent;
+    ck_assert(!strategy_option_find(h->ops, h->s, "mem_fraction", &absent));
     harness_free(h);
 }
 END_TEST
@@ -831,8 +757,7 @@ static harness *corruptible(void)
     strategy_handle a = harness_alloc(h, 256 * KiB, 0);
     harness_alloc(h, 256 * KiB, 0);
     harness_alloc(h, 256 * KiB, 0);
-    harness_free_block(h, a);
-    ck_assert_str_eq(harness_layout(h), "[262144] 262144 262144 [262144]");
+    expect_free_layout(h, a, "[262144] 262144 262144 [262144]");
     return h;
 }
 

@@ -16,19 +16,6 @@
 #include "support/check_main.h"
 #include "support/seed.h"
 
-/* Assertions for the hot loops: Check's ck_assert records the location of every
- * passing check through its parent pipe, a system call each; these only fail. */
-#define EXPECT(cond)                                   \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg("expected %s", #cond);        \
-    } while (0)
-#define EXPECT_MSG(cond, ...)                          \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg(__VA_ARGS__);                 \
-    } while (0)
-
 #define N_CHUNKS 4096u /* records in a test's chunk table; addresses below keep h in 12 bits */
 
 typedef struct fixture {

@@ -29,28 +29,9 @@
             ck_assert_msg(cond, __VA_ARGS__); \
     } while (0)
 
-/* ---- the walker's blocks ---- */
+/* ---- the walker's blocks (harness_walk) ---- */
 
-#define MAX_BLOCKS 8192
-
-typedef struct blocks {
-    strategy_block b[MAX_BLOCKS];
-    uint32_t n;
-} blocks;
-
-static int collect(void *ctx, const strategy_block *b)
-{
-    blocks *bs = ctx;
-    REQUIRE(bs->n < MAX_BLOCKS, "more than %d blocks", MAX_BLOCKS);
-    bs->b[bs->n++] = *b;
-    return 0;
-}
-
-static void walk(harness *h, blocks *out)
-{
-    out->n = 0;
-    h->ops->walk(h->s, collect, out);
-}
+#define MAX_BLOCKS HARNESS_MAX_BLOCKS
 
 /* A block's partition as the walker names it: 'g' central gap, 'l' lower, '-' none. */
 static char part_of(const strategy_block *b)
@@ -111,8 +92,8 @@ START_TEST(the_walker_should_name_the_central_gap_and_the_lower_partition)
     strategy_handle a = harness_alloc(h, 6 * MiB, 0);
     harness_alloc(h, 1 * MiB, 0);
     harness_free_block(h, a);
-    static blocks bs;
-    walk(h, &bs);
+    static harness_blocks bs;
+    harness_walk(h, &bs);
     /* [6 MiB lower hole][1 MiB used, lower][9 MiB central gap] */
     ck_assert_uint_eq(bs.n, 3);
     ck_assert(part_of(&bs.b[0]) == 'l' && bs.b[0].state == BLOCK_FREE && bs.b[0].size_bytes == 6 * MiB);
@@ -153,8 +134,7 @@ START_TEST(a_carve_should_take_the_whole_gap_when_the_split_rule_says_so_and_giv
     strategy_handle b = harness_alloc(h, 5 * MiB, 0);
     ck_assert_str_eq(harness_layout(h), "8388608 8388608");
     ck_assert_uint_eq(harness_stat(h, "central_gap_bytes"), 0);
-    strategy_oom oom;
-    ck_assert_int_eq(harness_try_alloc(h, 256, 0, NULL, &oom), SIM_OOM);
+    harness_oom(h, 256, 0);
     /* the top chunk borders the region's end: freed, it is the gap again */
     harness_free_block(h, b);
     ck_assert_uint_eq(harness_stat(h, "central_gap_bytes"), 8 * MiB);
@@ -187,14 +167,25 @@ END_TEST
 
 GPUSIM_TCASE("alignment", 0, NULL, NULL);
 
+/* Two 1000-byte allocations on a 16 MiB greedy pool (opts: half of 32 MiB) must
+ * leave the layout want. */
+static void expect_two_small_allocs(const char *opts, const char *want)
+{
+    harness *h = harness_new(GREEDY, 32 * MiB, 0, opts);
+    harness_alloc(h, 1000, 0);
+    harness_alloc(h, 1000, 0);
+    ck_assert_str_eq(harness_layout(h), want);
+    harness_free(h);
+}
+
 START_TEST(alignment_above_256_should_leave_a_lower_hole_below_the_allocation)
 {
     /* classic (tf preset), 4 MiB alignment, on a region whose base is 2 MiB past a
      * multiple of 4 MiB (the device's first range: device.h rounds bases to 2 MiB) */
     harness *h = harness_new(GREEDY, 32 * MiB, 0, "mem_fraction=0.5,bfc_alignment=4MiB");
     harness_alloc(h, 1 * MiB, 0);
-    static blocks bs;
-    walk(h, &bs);
+    static harness_blocks bs;
+    harness_walk(h, &bs);
     ck_assert_uint_eq(bs.b[0].addr % (4 * MiB), 2 * MiB);
     /* 1 MiB from the 16 MiB region: padding 2 MiB (a free prefix), the aligned 14 MiB
      * is split (14 ≥ 2·1): [2 MiB free][1 MiB][13 MiB free] */
@@ -211,28 +202,16 @@ START_TEST(alignment_above_256_should_leave_a_lower_hole_below_the_allocation)
 
     /* the option is read as max(alignment, 256): 64 (XLA's default request) changes
      * nothing */
-    h = harness_new(GREEDY, 32 * MiB, 0, "mem_fraction=0.5,bfc_alignment=64");
-    harness_alloc(h, 1000, 0);
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 1024 [16775168]");
-    harness_free(h);
+    expect_two_small_allocs("mem_fraction=0.5,bfc_alignment=64", "1024 1024 [16775168]");
 }
 END_TEST
 
 START_TEST(tsl2024_should_ignore_the_alignment)
 {
-    harness *h = harness_new(GREEDY, 32 * MiB, 0, "mem_fraction=0.5,bfc_alignment=1MiB,bfc_version=tsl2024");
-    harness_alloc(h, 1000, 0);
-    harness_alloc(h, 1000, 0);
-    ck_assert_str_eq(harness_layout(h), "1024 1024 [16775168]");
-    harness_free(h);
-    h = harness_new(GREEDY, 32 * MiB, 0, "mem_fraction=0.5,bfc_alignment=1MiB");
-    harness_alloc(h, 1000, 0);
-    harness_alloc(h, 1000, 0);
+    expect_two_small_allocs("mem_fraction=0.5,bfc_alignment=1MiB,bfc_version=tsl2024", "1024 1024 [16775168]");
     /* xla2026: the base is 1 MiB-aligned; the second 1024 starts at the next 1 MiB: a
      * 1047552 prefix (1 MiB − 1024) */
-    ck_assert_str_eq(harness_layout(h), "1024 [1047552] 1024 [15727616]");
-    harness_free(h);
+    expect_two_small_allocs("mem_fraction=0.5,bfc_alignment=1MiB", "1024 [1047552] 1024 [15727616]");
 }
 END_TEST
 
@@ -257,38 +236,33 @@ START_TEST(jax_limit_should_round_up_to_2mib_under_xla2026_only)
 }
 END_TEST
 
-static const char *option_text(harness *h, const char *key)
-{
-    static strategy_stat_value v;
-    ck_assert_msg(strategy_option_find(h->ops, h->s, key, &v), "no option %s", key);
-    ck_assert(v.kind == STRATEGY_STAT_TEXT);
-    return v.text;
-}
+/* Options, and what a test wants of them. */
+typedef struct opts_case {
+    const char *opts;
+    const char *want;
+} opts_case;
 
 START_TEST(spatial_should_default_on_only_for_jax_preallocation_under_xla2026)
 {
-    static const struct {
-        const char *opts;
-        const char *spatial;
-    } cases[] = {
+    static const opts_case cases[] = {
         {"bfc_preset=jax", "on"},
         {"bfc_preset=tf", "off"},
         {"bfc_preset=jax,bfc_version=tsl2024", "off"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         harness *h = harness_new(GREEDY, 1 * GiB, 0, cases[i].opts);
-        ck_assert_str_eq(option_text(h, "bfc_spatial"), cases[i].spatial);
+        ck_assert_str_eq(harness_option(h, "bfc_spatial"), cases[i].want);
         harness_free(h);
     }
     harness *h = harness_new(GROWTH, 1 * GiB, 0, "bfc_preset=jax");
-    ck_assert_str_eq(option_text(h, "bfc_version"), "xla2026");
+    ck_assert_str_eq(harness_option(h, "bfc_version"), "xla2026");
     harness_free(h);
     h = harness_new(LIMIT, 1 * GiB, 0, "limit=64MiB");
-    ck_assert_str_eq(option_text(h, "bfc_spatial"), "off");
+    ck_assert_str_eq(harness_option(h, "bfc_spatial"), "off");
     harness_free(h);
     /* the limit strategy may turn it on: one fixed region */
     h = harness_new(LIMIT, 1 * GiB, 0, "limit=64MiB,bfc_spatial=on");
-    ck_assert_str_eq(option_text(h, "bfc_spatial"), "on");
+    ck_assert_str_eq(harness_option(h, "bfc_spatial"), "on");
     harness_free(h);
 }
 END_TEST
@@ -302,10 +276,7 @@ START_TEST(spatial_should_be_refused_with_tsl2024_and_ignored_by_growth)
     strategy_stat_value v;
     ck_assert(!strategy_option_find(g->ops, g->s, "bfc_spatial", &v));
     harness_free(g);
-    static const struct {
-        const char *opts;
-        const char *names;
-    } bad[] = {
+    static const opts_case bad[] = { /* want: what the message names */
         {"bfc_spatial=on,bfc_version=tsl2024", "--bfc-version=xla2026"},
         {"bfc_spatial=maybe", "--bfc-spatial"},
         {"bfc_version=xla2025", "--bfc-version"},
@@ -316,7 +287,7 @@ START_TEST(spatial_should_be_refused_with_tsl2024_and_ignored_by_growth)
         harness *h = NULL;
         sim_error err;
         ck_assert_int_eq(harness_try_new(GREEDY, 1 * GiB, bad[i].opts, &h, &err), SIM_EUSAGE);
-        ck_assert_msg(strstr(err.msg, bad[i].names) != NULL, "'%s': %s", bad[i].opts, err.msg);
+        ck_assert_msg(strstr(err.msg, bad[i].want) != NULL, "'%s': %s", bad[i].opts, err.msg);
     }
 }
 END_TEST
@@ -418,7 +389,7 @@ static void ref_free(ref *m, uint64_t addr)
     }
 }
 
-static void ref_compare(const ref *m, const blocks *bs, uint64_t seed, int op)
+static void ref_compare(const ref *m, const harness_blocks *bs, uint64_t seed, int op)
 {
     REQUIRE(bs->n == m->n, "seed %llu op %d: %u blocks, the reference has %u", (unsigned long long)seed, op, bs->n,
             m->n);
@@ -440,7 +411,7 @@ static void partitioned_stream(const strategy_ops *ops, const char *opts, bool s
 {
     harness *h = harness_new(ops, 128 * MiB, 0, opts);
     static ref m;
-    static blocks bs;
+    static harness_blocks bs;
     static uint64_t live[MAX_BLOCKS];
     static strategy_handle handle[MAX_BLOCKS];
     uint32_t n_live = 0;
@@ -457,7 +428,7 @@ static void partitioned_stream(const strategy_ops *ops, const char *opts, bool s
             sim_status st = harness_try_alloc(h, size, 0, &hd, &oom);
             if (m.n == 0 && st == SIM_OK) {
                 /* the first allocation made the one region: seed the reference with it */
-                walk(h, &bs);
+                harness_walk(h, &bs);
                 uint64_t total = 0;
                 for (uint32_t k = 0; k < bs.n; k++)
                     total += bs.b[k].size_bytes;
@@ -482,7 +453,7 @@ static void partitioned_stream(const strategy_ops *ops, const char *opts, bool s
             live[k] = live[n_live];
             handle[k] = handle[n_live];
         }
-        walk(h, &bs);
+        harness_walk(h, &bs);
         ref_compare(&m, &bs, seed, i);
     }
     fprintf(stderr, "  %s %s: %d ops, %llu OOMs\n", ops->name, opts, n_ops, (unsigned long long)ooms);

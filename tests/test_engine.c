@@ -13,28 +13,11 @@
 #include "strategies/ideal.h"
 #include "strategies/raw.h"
 #include "strategies/torch.h"
+#include "support/array_source.h"
 #include "support/check_main.h"
 #include "support/seed.h"
 
-/* ---------------------------------------------------------------- an array source */
-
-typedef struct array_source {
-    const sim_event *ev;
-    uint64_t n, i;
-} array_source;
-
-static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
-{
-    (void)err;
-    array_source *a = ctx;
-    if (a->i == a->n)
-        return SIM_END;
-    *ev = a->ev[a->i++];
-    ev->index = a->i;
-    if (ev->ready_t < ev->t)
-        ev->ready_t = ev->t;
-    return SIM_OK;
-}
+/* ---------------------------------------------------------------- events */
 
 static sim_event A(uint64_t id, uint64_t size, uint64_t t)
 {
@@ -46,12 +29,23 @@ static sim_event F(uint64_t id, uint64_t t, uint64_t ready)
     return (sim_event){.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = ready};
 }
 
-static sim_run *replay(const strategy_ops *ops, uint64_t capacity, uint64_t context, array_source *srcs,
-                       uint32_t n, bool skip, sim_status want, sim_error *err)
+/* Run cfg over n array sources (at most 4, paths "a" and "b"); engine_run must return want. */
+static sim_run *replay_config(const engine_config *cfg, array_source *srcs, uint32_t n, sim_status want,
+                              sim_error *err)
 {
     sim_event_source s[4];
     for (uint32_t i = 0; i < n; i++)
-        s[i] = (sim_event_source){.next = array_next, .ctx = &srcs[i], .path = i ? "b" : "a", .name = NULL};
+        s[i] = (sim_event_source){.next = array_source_next, .ctx = &srcs[i], .path = i ? "b" : "a", .name = NULL};
+    sim_run *run = NULL;
+    sim_error_clear(err);
+    sim_status st = engine_run(cfg, s, n, &run, err);
+    ck_assert_msg(st == want, "engine_run returned %s: %s", sim_strerror(st), err->msg);
+    return run;
+}
+
+static sim_run *replay(const strategy_ops *ops, uint64_t capacity, uint64_t context, array_source *srcs,
+                       uint32_t n, bool skip, sim_status want, sim_error *err)
+{
     engine_config cfg = {
         .device = {.name = "t", .capacity_bytes = capacity, .context_bytes = context},
         .ops = ops,
@@ -59,11 +53,33 @@ static sim_run *replay(const strategy_ops *ops, uint64_t capacity, uint64_t cont
         .paranoid = true,
         .timeline_rows = 100,
     };
-    sim_run *run = NULL;
-    sim_error_clear(err);
-    sim_status st = engine_run(&cfg, s, n, &run, err);
-    ck_assert_msg(st == want, "engine_run returned %s: %s", sim_strerror(st), err->msg);
-    return run;
+    return replay_config(&cfg, srcs, n, want, err);
+}
+
+/* One process replaying the first n events of ev. */
+static sim_run *replay_events(const strategy_ops *ops, uint64_t capacity, uint64_t context, const sim_event *ev,
+                              uint64_t n, bool skip, sim_status want, sim_error *err)
+{
+    array_source src = {ev, n, 0};
+    return replay(ops, capacity, context, &src, 1, skip, want, err);
+}
+
+/* Two processes a and b under ideal on a device of `capacity` bytes, no context. */
+static sim_run *replay_ideal_pair(const sim_event *ea, uint64_t na, const sim_event *eb, uint64_t nb,
+                                  uint64_t capacity)
+{
+    array_source srcs[2] = {{ea, na, 0}, {eb, nb, 0}};
+    sim_error err;
+    return replay(ideal_strategy(), capacity, 0, srcs, 2, false, SIM_OK, &err);
+}
+
+/* The same where a and b each allocate one block (a first at equal times) and free it at t=9. */
+static sim_run *replay_one_block_each(uint64_t a_size, uint64_t a_t, uint64_t b_size, uint64_t b_t,
+                                      uint64_t capacity)
+{
+    sim_event ea[] = {A(1, a_size, a_t), F(1, 9, 9)};
+    sim_event eb[] = {A(1, b_size, b_t), F(1, 9, 9)};
+    return replay_ideal_pair(ea, 2, eb, 2, capacity);
 }
 
 START_TEST(deferred_frees_due_at_t_should_run_before_trace_events_at_t)
@@ -71,9 +87,8 @@ START_TEST(deferred_frees_due_at_t_should_run_before_trace_events_at_t)
     /* ideal: 100 live; free deferred to t=40; alloc 300 at t=30 -> 400 peak;
      * alloc 50 at t=40 comes after the deferred free: 300 + 50 = 350, not 450 */
     sim_event ev[] = {A(1, 100, 0), F(1, 20, 40), A(2, 300, 30), A(3, 50, 40), F(2, 50, 50), F(3, 50, 50)};
-    array_source src = {ev, 6, 0};
     sim_error err;
-    sim_run *run = replay(ideal_strategy(), 1000, 0, &src, 1, false, SIM_OK, &err);
+    sim_run *run = replay_events(ideal_strategy(), 1000, 0, ev, 6, false, SIM_OK, &err);
     ck_assert_uint_eq(run->total.peak_requested_bytes, 400);
     ck_assert_uint_eq(run->total.final_reserved_bytes, 0);
     /* 6 trace events + 1 deferred free */
@@ -85,11 +100,7 @@ END_TEST
 START_TEST(traces_with_equal_times_should_go_in_the_order_given)
 {
     /* capacity 100: a takes 60 at t=5 and b asks 60 at t=5. a is first, so b fails. */
-    sim_event ea[] = {A(1, 60, 5), F(1, 9, 9)};
-    sim_event eb[] = {A(1, 60, 5), F(1, 9, 9)};
-    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
-    sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    sim_run *run = replay_one_block_each(60, 5, 60, 5, 100);
     ck_assert_uint_eq(run->n_procs, 2);
     ck_assert(run->procs[0].m.completed);
     ck_assert(!run->procs[1].m.completed);
@@ -105,9 +116,7 @@ START_TEST(a_stopped_process_should_release_its_memory_and_drop_its_deferred_fre
      * OOM, a exits; b (starting at t=3) then gets the whole device. */
     sim_event ea[] = {A(1, 50, 0), F(1, 1, 100), A(2, 80, 2), F(2, 5, 5)};
     sim_event eb[] = {A(1, 100, 3), F(1, 4, 4)};
-    array_source srcs[2] = {{ea, 4, 0}, {eb, 2, 0}};
-    sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    sim_run *run = replay_ideal_pair(ea, 4, eb, 2, 100);
     ck_assert(!run->procs[0].m.completed);
     ck_assert(run->procs[1].m.completed);
     ck_assert_uint_eq(run->procs[0].m.final_reserved_bytes, 50); /* what it held at the OOM */
@@ -122,9 +131,8 @@ END_TEST
 START_TEST(skip_should_drop_the_allocation_and_ignore_its_free)
 {
     sim_event ev[] = {A(1, 90, 0), A(2, 20, 1), A(3, 10, 2), F(2, 3, 3), F(1, 4, 4), F(3, 4, 4)};
-    array_source src = {ev, 6, 0};
     sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 0, &src, 1, true, SIM_OK, &err);
+    sim_run *run = replay_events(ideal_strategy(), 100, 0, ev, 6, true, SIM_OK, &err);
     ck_assert(run->total.completed);
     ck_assert_uint_eq(run->total.ooms, 1);
     ck_assert_uint_eq(run->total.peak_requested_bytes, 100);
@@ -136,9 +144,8 @@ END_TEST
 START_TEST(context_should_count_on_the_device_but_not_as_reserved)
 {
     sim_event ev[] = {A(1, 600, 0), F(1, 1, 1)};
-    array_source src = {ev, 2, 0};
     sim_error err;
-    sim_run *run = replay(raw_strategy(), 1 << 30, 300 << 20, &src, 1, false, SIM_OK, &err);
+    sim_run *run = replay_events(raw_strategy(), 1 << 30, 300 << 20, ev, 2, false, SIM_OK, &err);
     /* raw: 600 -> 1024 bytes; device: 1024 + 300 MiB */
     ck_assert_uint_eq(run->total.peak_reserved_bytes, 1024);
     ck_assert_uint_eq(run->total.peak_device_bytes, 1024 + (300ull << 20));
@@ -149,9 +156,8 @@ END_TEST
 START_TEST(semantic_errors_should_name_the_event)
 {
     sim_event ev[] = {A(1, 10, 0), F(2, 1, 1)};
-    array_source src = {ev, 2, 0};
     sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 0, &src, 1, false, SIM_ETRACE, &err);
+    sim_run *run = replay_events(ideal_strategy(), 100, 0, ev, 2, false, SIM_ETRACE, &err);
     ck_assert_ptr_null(run);
     ck_assert_uint_eq(err.event, 2);
     ck_assert(strstr(err.msg, "free of id 2 that is not allocated") != NULL);
@@ -170,9 +176,8 @@ START_TEST(paranoid_mode_should_catch_a_strategy_whose_books_do_not_balance)
     strategy_ops liar = *ideal_strategy();
     liar.sample = lying_sample;
     sim_event ev[] = {A(1, 10, 0)};
-    array_source src = {ev, 1, 0};
     sim_error err;
-    sim_run *run = replay(&liar, 100, 0, &src, 1, false, SIM_EINTERNAL, &err);
+    sim_run *run = replay_events(&liar, 100, 0, ev, 1, false, SIM_EINTERNAL, &err);
     ck_assert_ptr_null(run);
     ck_assert(strstr(err.msg, "the device holds 10 bytes") != NULL);
 }
@@ -183,7 +188,7 @@ START_TEST(a_replay_should_stop_at_the_event_asked_for)
     /* ideal: after event 2 (two allocs) 300 bytes are live; the walk shows them */
     sim_event ev[] = {A(1, 100, 0), A(2, 200, 1), F(1, 2, 2), F(2, 3, 3)};
     array_source src = {ev, 4, 0};
-    sim_event_source s = {.next = array_next, .ctx = &src, .path = "a"};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "a"};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = ideal_strategy(),
                          .stop_after_event = 2};
     sim_run *run = NULL;
@@ -205,7 +210,7 @@ START_TEST(a_replay_asked_to_should_end_at_the_first_oom_under_skip_and_stop)
     sim_event ev[] = {A(1, 90, 0), A(2, 20, 1), A(3, 10, 2), F(2, 3, 3), F(1, 4, 4), F(3, 4, 4)};
     for (int skip = 0; skip < 2; skip++) {
         array_source src = {ev, 6, 0};
-        sim_event_source s = {.next = array_next, .ctx = &src, .path = "a"};
+        sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "a"};
         engine_config cfg = {.device = {.name = "t", .capacity_bytes = 100}, .ops = ideal_strategy(),
                              .on_oom_skip = skip, .end_at_first_oom = true};
         sim_run *run = NULL;
@@ -378,9 +383,6 @@ static void log_tick(void *ctx, const engine_tick *t)
 static sim_run *observed(const strategy_ops *ops, uint64_t capacity, uint64_t context, array_source *srcs,
                          uint32_t n, bool skip, tick_log *log)
 {
-    sim_event_source s[4];
-    for (uint32_t i = 0; i < n; i++)
-        s[i] = (sim_event_source){.next = array_next, .ctx = &srcs[i], .path = i ? "b" : "a", .name = NULL};
     engine_config cfg = {
         .device = {.name = "t", .capacity_bytes = capacity, .context_bytes = context},
         .ops = ops,
@@ -391,12 +393,8 @@ static sim_run *observed(const strategy_ops *ops, uint64_t capacity, uint64_t co
         .observe_ctx = log,
     };
     memset(log, 0, sizeof *log);
-    sim_run *run = NULL;
     sim_error err;
-    sim_error_clear(&err);
-    sim_status st = engine_run(&cfg, s, n, &run, &err);
-    ck_assert_msg(st == SIM_OK, "engine_run returned %s: %s", sim_strerror(st), err.msg);
-    return run;
+    return replay_config(&cfg, srcs, n, SIM_OK, &err);
 }
 
 START_TEST(the_observer_should_see_each_event_once_in_replay_order)
@@ -523,8 +521,8 @@ START_TEST(app_data_should_reach_every_create)
     sim_event ea[] = {A(1, 10, 0), F(1, 1, 1)};
     sim_event eb[] = {A(1, 10, 0), F(1, 1, 1)};
     array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
-    sim_event_source s[2] = {{.next = array_next, .ctx = &srcs[0], .path = "a"},
-                             {.next = array_next, .ctx = &srcs[1], .path = "b"}};
+    sim_event_source s[2] = {{.next = array_source_next, .ctx = &srcs[0], .path = "a"},
+                             {.next = array_source_next, .ctx = &srcs[1], .path = "b"}};
     uint32_t created = 0;
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = &counting, .app_data = &created};
     sim_run *run = NULL;
@@ -552,7 +550,7 @@ START_TEST(peaks_should_include_memory_taken_and_given_back_within_one_event)
                       F(1, 80, 80),      F(3, 90, 90),      A(5, 3746 * M, 100), A(6, 400 * M, 110)};
     ev[9].stream = 1;
     array_source src = {ev, sizeof ev / sizeof ev[0], 0};
-    sim_event_source s = {.next = array_next, .ctx = &src, .path = "a", .name = NULL};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "a", .name = NULL};
     sim_kv opts[] = {{"alloc_conf", "expandable_segments:True"}};
     engine_config cfg = {
         .device = {.name = "t", .capacity_bytes = 4096 * M},
@@ -584,9 +582,8 @@ START_TEST(an_oom_whose_live_bytes_exceed_what_the_process_may_use_should_be_cap
     /* ideal on 100 B, context 10: U = 90; 50 live + a 45 B request tagged "big" = 95 > 90 */
     sim_event ev[] = {A(1, 50, 0), A(2, 45, 1), F(1, 2, 2)};
     ev[1].tag = "big";
-    array_source src = {ev, 3, 0};
     sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 10, &src, 1, false, SIM_OK, &err);
+    sim_run *run = replay_events(ideal_strategy(), 100, 10, ev, 3, false, SIM_OK, &err);
     const sim_oom_record *o = &run->total.first_oom;
     ck_assert_int_eq(o->cause, SIM_OOM_CAPACITY);
     ck_assert_uint_eq(o->live_requested_bytes, 50);
@@ -606,16 +603,14 @@ START_TEST(an_oom_that_would_fit_but_for_rounding_should_be_fragmentation_unless
      * 7 MiB live would fit in U = 8 MiB: fragmentation (the allocator's rounding) */
     sim_event ev[] = {A(1, 3 * MiB, 0), A(2, 3 * MiB, 1), A(3, 1 * MiB, 2), F(3, 3, 3), A(4, 5 * MiB, 4),
                       F(4, 5, 5), F(1, 6, 6), F(2, 6, 6)};
-    array_source src = {ev, 3, 0};
     sim_error err;
-    sim_run *run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    sim_run *run = replay_events(raw_strategy(), 8 * MiB, 0, ev, 3, false, SIM_OK, &err);
     ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_FRAGMENTATION);
     ck_assert_uint_eq(run->total.first_oom.peak_demand_bytes, 7 * MiB);
     sim_run_free(run);
     /* the whole trace: after the OOM ended it, the program would have held 3 + 3 + 5 MiB
      * = 11 MiB > 8 MiB at event 5: no allocator could run it, so capacity */
-    src = (array_source){ev, 8, 0};
-    run = replay(raw_strategy(), 8 * MiB, 0, &src, 1, false, SIM_OK, &err);
+    run = replay_events(raw_strategy(), 8 * MiB, 0, ev, 8, false, SIM_OK, &err);
     ck_assert_int_eq(run->total.first_oom.cause, SIM_OOM_CAPACITY);
     ck_assert_int_eq(run->procs[0].m.first_oom.cause, SIM_OOM_CAPACITY);
     ck_assert_uint_eq(run->total.first_oom.live_requested_bytes, 6 * MiB);
@@ -627,11 +622,7 @@ END_TEST
 START_TEST(an_oom_that_would_fit_without_the_other_process_should_be_other_processes)
 {
     /* ideal on 100 B: a holds 70; b's 40 B fit its U = 100, not beside a's 70 */
-    sim_event ea[] = {A(1, 70, 0), F(1, 9, 9)};
-    sim_event eb[] = {A(1, 40, 1), F(1, 9, 9)};
-    array_source srcs[2] = {{ea, 2, 0}, {eb, 2, 0}};
-    sim_error err;
-    sim_run *run = replay(ideal_strategy(), 100, 0, srcs, 2, false, SIM_OK, &err);
+    sim_run *run = replay_one_block_each(70, 0, 40, 1, 100);
     const sim_oom_record *o = &run->total.first_oom;
     ck_assert_uint_eq(o->process, 1);
     ck_assert_int_eq(o->cause, SIM_OOM_OTHER_PROCESSES);

@@ -81,6 +81,17 @@ static void write_sample(const char *path, uint64_t n, uint64_t seed)
     ck_assert_int_eq(trace_writer_close(w, true, &err), SIM_OK);
 }
 
+/* The bytes of a sample of n events from seed, written through tmp_path(suffix) and
+ * removed again; *len is their count (the caller frees them). */
+static char *sample_bytes(const char *suffix, uint64_t n, uint64_t seed, size_t *len)
+{
+    const char *path = tmp_path(suffix);
+    write_sample(path, n, seed);
+    char *data = test_slurp(path, len);
+    unlink(path);
+    return data;
+}
+
 static void check_sample(trace_reader *r, uint64_t n, uint64_t seed)
 {
     ck_assert_int_eq(trace_get_container(r), TRACE_GTRACE);
@@ -178,10 +189,8 @@ static sim_status read_mem(const char *data, size_t len, uint64_t *n, sim_error 
 
 START_TEST(every_flipped_byte_should_be_an_invalid_trace)
 {
-    const char *path = tmp_path("-flip.gtrace");
-    write_sample(path, 300, 3);
     size_t len;
-    char *data = test_slurp(path, &len);
+    char *data = sample_bytes("-flip.gtrace", 300, 3, &len);
     for (size_t i = GTRACE_MAGIC_LEN; i < len; i++) {
         for (unsigned bit = 0; bit < 8; bit += 3) {
             data[i] = (char)(data[i] ^ (1 << bit));
@@ -193,16 +202,13 @@ START_TEST(every_flipped_byte_should_be_an_invalid_trace)
         }
     }
     free(data);
-    unlink(path);
 }
 END_TEST
 
 START_TEST(every_truncation_should_be_an_invalid_trace)
 {
-    const char *path = tmp_path("-trunc.gtrace");
-    write_sample(path, 200, 5);
     size_t len;
-    char *data = test_slurp(path, &len);
+    char *data = sample_bytes("-trunc.gtrace", 200, 5, &len);
     for (size_t cut = 0; cut < len; cut++) {
         uint64_t n;
         sim_error err;
@@ -222,23 +228,19 @@ START_TEST(every_truncation_should_be_an_invalid_trace)
     ck_assert_ptr_nonnull(strstr(err.msg, "data after the end block"));
     free(more);
     free(data);
-    unlink(path);
 }
 END_TEST
 
 START_TEST(another_version_should_be_named)
 {
-    const char *path = tmp_path("-ver.gtrace");
-    write_sample(path, 10, 5);
     size_t len;
-    char *data = test_slurp(path, &len);
+    char *data = sample_bytes("-ver.gtrace", 10, 5, &len);
     data[8] = 2;
     uint64_t n;
     sim_error err;
     ck_assert_int_eq(read_mem(data, len, &n, &err), SIM_ETRACE);
     ck_assert_msg(strstr(err.msg, "version 2 is not supported") != NULL, "%s", err.msg);
     free(data);
-    unlink(path);
 }
 END_TEST
 

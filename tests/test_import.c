@@ -53,6 +53,16 @@ static const char *data(const char *name)
     return g_path;
 }
 
+/* input_open_mem with the default options (every device), err cleared first. */
+static sim_status open_mem(const char *name, const void *bytes, size_t len, const char *from, trace_input **in,
+                           sim_error *err)
+{
+    input_options o = {.device = -1};
+    *in = NULL;
+    sim_error_clear(err);
+    return input_open_mem(name, bytes, len, from, &o, in, err);
+}
+
 /* The full recording name in $GPUSIM_REALTRACES, or NULL (with a message) when that is
  * unset or does not hold it. */
 static const char *real(const char *name)
@@ -131,6 +141,25 @@ static sim_run *replay_ideal(trace_input *in)
     return run;
 }
 
+/* The input's events, allocations and frees must be these; returns all its counts. */
+static counts expect_counts(const trace_input *in, uint64_t events, uint64_t allocs, uint64_t frees)
+{
+    counts c = count(in);
+    ck_assert_uint_eq(c.events, events);
+    ck_assert_uint_eq(c.allocs, allocs);
+    ck_assert_uint_eq(c.frees, frees);
+    return c;
+}
+
+/* Replayed under `ideal`, the requested bytes must peak at peak and end at final. */
+static void expect_ideal_peaks(trace_input *in, uint64_t peak, uint64_t final)
+{
+    sim_run *run = replay_ideal(in);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, peak);
+    ck_assert_uint_eq(run->total.final_requested_bytes, final);
+    sim_run_free(run);
+}
+
 /* The HTA check: the bytes held before recording began (Total Allocated at the
  * first event minus its own Bytes: 4096614400) are one allocation at the start
  * (event 1), and replayed allocated then equals "Total Allocated" after every
@@ -181,19 +210,14 @@ START_TEST(hta_trace_should_pair_every_free_by_address)
         return;
     trace_input *in = open_ok(p, NULL, -1);
     ck_assert_int_eq(input_get_format(in), INPUT_KINETO);
-    counts c = count(in);
-    ck_assert_uint_eq(c.events, 1 + 26770); /* the allocation live before the recording, then the recorded */
-    ck_assert_uint_eq(c.allocs, 1 + 13385);
-    ck_assert_uint_eq(c.frees, 13385);
+    /* 1 + : the allocation live before the recording, then the recorded ones */
+    expect_counts(in, 1 + 26770, 1 + 13385, 13385);
     ck_assert_uint_eq(input_warning_count(in), 1); /* only "recorded mid-run": no inferred pairing */
     ck_assert_str_eq(input_header(in)->device_name, "Tesla V100-SXM2-32GB");
     ck_assert_uint_eq(input_header(in)->device_capacity, 34089730048u);
-    sim_run *run = replay_ideal(in);
     /* 4096614400 live before + the window's peak running sum 2532893696 (the 6.17 GiB
      * the job really peaked at); the window frees what it allocates */
-    ck_assert_uint_eq(run->total.peak_requested_bytes, 6629508096u);
-    ck_assert_uint_eq(run->total.final_requested_bytes, 4096614400u);
-    sim_run_free(run);
+    expect_ideal_peaks(in, 6629508096u, 4096614400u);
     input_close(in);
 }
 END_TEST
@@ -224,17 +248,11 @@ START_TEST(kineto_2021_traces_should_pair_lifo_per_size_with_a_warning)
         if (p == NULL)
             continue;
         trace_input *in = open_ok(p, NULL, -1);
-        counts c = count(in);
-        ck_assert_uint_eq(c.events, T[k].events);
-        ck_assert_uint_eq(c.allocs, T[k].allocs);
-        ck_assert_uint_eq(c.frees, T[k].allocs);
+        expect_counts(in, T[k].events, T[k].allocs, T[k].allocs);
         ck_assert(has_warning(in, "pairing inferred"));
         ck_assert(!has_warning(in, "live at the start"));
         ck_assert_ptr_null(input_get_recorded(in)->allocated); /* no "Total Allocated" in 2021 */
-        sim_run *run = replay_ideal(in);
-        ck_assert_uint_eq(run->total.peak_requested_bytes, T[k].peak);
-        ck_assert_uint_eq(run->total.final_requested_bytes, 0);
-        sim_run_free(run);
+        expect_ideal_peaks(in, T[k].peak, 0);
         input_close(in);
     }
 }
@@ -247,20 +265,15 @@ GPUSIM_TCASE("excerpts and synthetic files", 0, NULL, NULL);
 START_TEST(hta_excerpt_should_inflate_sort_and_match_its_curve)
 {
     trace_input *in = open_ok(data("hta_excerpt.pt.trace.json.gz"), NULL, -1);
-    counts c = count(in);
-    ck_assert_uint_eq(c.events, 1 + 1200); /* the allocation live before the recording, then the recorded */
-    ck_assert_uint_eq(c.allocs, 1 + 737);
-    ck_assert_uint_eq(c.frees, 463);
+    /* 1 + : the allocation live before the recording, then the recorded ones */
+    counts c = expect_counts(in, 1 + 1200, 1 + 737, 463);
     /* times are rebased and non-decreasing although the file is not in time order */
     ck_assert_uint_eq(input_event_at(in, 0)->t, 0);
     for (uint64_t i = 1; i < c.events; i++)
         ck_assert_uint_ge(input_event_at(in, i)->t, input_event_at(in, i - 1)->t);
     check_allocated_curve(in, 1201);
-    sim_run *run = replay_ideal(in);
     /* 4096614400 live before + the window's peak running sum 1085218816 */
-    ck_assert_uint_eq(run->total.peak_requested_bytes, 5181833216u);
-    ck_assert_uint_eq(run->total.final_requested_bytes, 5181833216u);
-    sim_run_free(run);
+    expect_ideal_peaks(in, 5181833216u, 5181833216u);
     input_close(in);
 }
 END_TEST
@@ -268,15 +281,9 @@ END_TEST
 START_TEST(kineto_excerpt_without_addr_should_pair_lifo_per_size)
 {
     trace_input *in = open_ok(data("kineto_nw0_excerpt.pt.trace.json"), NULL, -1);
-    counts c = count(in);
-    ck_assert_uint_eq(c.events, 600);
-    ck_assert_uint_eq(c.allocs, 386);
-    ck_assert_uint_eq(c.frees, 214);
+    expect_counts(in, 600, 386, 214);
     ck_assert(has_warning(in, "pairing inferred"));
-    sim_run *run = replay_ideal(in);
-    ck_assert_uint_eq(run->total.peak_requested_bytes, 2791636480u);
-    ck_assert_uint_eq(run->total.final_requested_bytes, 2595737088u);
-    sim_run_free(run);
+    expect_ideal_peaks(in, 2791636480u, 2595737088u);
     input_close(in);
 }
 END_TEST
@@ -479,9 +486,8 @@ START_TEST(expandable_segments_should_follow_segment_map_and_unmap)
                               "\"size\": 20971520, \"requested_size\": 100, \"state\": \"active_allocated\"}]}], "
                               "\"device_traces\": [[{\"action\": \"alloc\", \"addr\": 2147483648, \"size\": 512, "
                               "\"stream\": 0}]]}";
-    input_options o = {.device = -1};
     sim_error err;
-    ck_assert_int_eq(input_open_mem("x.json", MID, sizeof MID - 1, NULL, &o, &in, &err), SIM_OK);
+    ck_assert_int_eq(open_mem("x.json", MID, sizeof MID - 1, NULL, &in, &err), SIM_OK);
     ck_assert(has_warning(in, "cannot be rebuilt (expandable segments were mapped at the start"));
     ck_assert_ptr_null(input_seed(in));
     input_close(in);
@@ -492,10 +498,9 @@ START_TEST(allocator_settings_should_accept_pytorch_alloc_conf)
 {
     static const char S[] = "{\"device_traces\": [[]], \"allocator_settings\": {\"PYTORCH_ALLOC_CONF\": "
                             "\"pinned_num_register_threads:8\", \"max_split_size\": -1}}";
-    input_options o = {.device = -1};
-    trace_input *in = NULL;
+    trace_input *in;
     sim_error err;
-    ck_assert_int_eq(input_open_mem("s.json", S, sizeof S - 1, NULL, &o, &in, &err), SIM_OK);
+    ck_assert_int_eq(open_mem("s.json", S, sizeof S - 1, NULL, &in, &err), SIM_OK);
     ck_assert_str_eq(input_alloc_conf(in), "pinned_num_register_threads:8");
     ck_assert(input_records_settings(in));
     input_close(in);
@@ -603,6 +608,27 @@ static int run_cli(const char *args)
     int st = system(cmd);
     ck_assert(WIFEXITED(st));
     return WEXITSTATUS(st);
+}
+
+/* `gpusim replay FILE --against-recorded --format=json OPTIONS` on FILE of
+ * tests/data/import, which must exit 0; its JSON (the caller frees it), written to
+ * NAME in the test's scratch directory. */
+static char *against_recorded(const char *file, const char *options, const char *name)
+{
+    char out[512], args[2048];
+    snprintf(out, sizeof out, "%s/%s", tmpdir(), name);
+    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json %s --output='%s'", data(file), options,
+             out);
+    ck_assert_int_eq(run_cli(args), 0);
+    size_t n;
+    return test_slurp(out, &n);
+}
+
+/* Every string of needles (NULL-terminated) must be in text. */
+static void expect_all_in(const char *text, const char *const *needles)
+{
+    for (; *needles; needles++)
+        ck_assert_msg(strstr(text, *needles) != NULL, "'%s' not in\n%s", *needles, text);
 }
 
 static void assert_same_file(const char *a, const char *b)
@@ -782,11 +808,9 @@ START_TEST(a_pickle_whose_sharing_doubles_at_every_level_should_load)
     }
     b[n++] = 'u';                     /* SETITEMS */
     b[n++] = '.';
-    input_options o = {.device = -1};
-    trace_input *in = NULL;
+    trace_input *in;
     sim_error err;
-    sim_error_clear(&err);
-    ck_assert_msg(input_open_mem("doubling.pickle", b, n, NULL, &o, &in, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(open_mem("doubling.pickle", b, n, NULL, &in, &err) == SIM_OK, "%s", err.msg);
     ck_assert_uint_eq(input_event_count(in), 0);
     input_close(in);
 }
@@ -796,25 +820,16 @@ GPUSIM_TCASE("command line", 120, NULL, NULL);
 
 START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
 {
-    char out[512], args[2048];
-    snprintf(out, sizeof out, "%s/against.json", tmpdir());
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --strategy=ideal --format=json --output='%s'",
-             data("hta_excerpt.pt.trace.json.gz"), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    size_t n;
-    char *text = test_slurp(out, &n);
-    ck_assert_ptr_nonnull(strstr(text, "\"events_compared\": 1200"));
-    ck_assert_ptr_nonnull(strstr(text, "\"max_abs_difference_bytes\": 0,"));
-    ck_assert_ptr_nonnull(strstr(text, "\"offset_bytes\": 0, \"events_compared\": 1200, \"live_before_bytes\": 4096614400"));
-    ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"Kineto \\\"Total Reserved\\\"\", \"compared\": false"));
+    char *text = against_recorded("hta_excerpt.pt.trace.json.gz", "--strategy=ideal", "against.json");
+    expect_all_in(text, (const char *const[]){
+        "\"events_compared\": 1200", "\"max_abs_difference_bytes\": 0,",
+        "\"offset_bytes\": 0, \"events_compared\": 1200, \"live_before_bytes\": 4096614400",
+        "\"reserved\": {\"source\": \"Kineto \\\"Total Reserved\\\"\", \"compared\": false", NULL});
     free(text);
     /* snapshot: deferred frees interleave with the events; the row of each event must still be
      * found. At event 5 (the alloc at +21 µs, after segment_alloc) live requested bytes are
      * 4000000 + 2097152 + 100 (the block freed at +0 completed at +5), recorded reserved 24 MiB. */
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --strategy=ideal --format=json --output='%s'",
-             data("snapshot_small.pickle"), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    text = test_slurp(out, &n);
+    text = against_recorded("snapshot_small.pickle", "--strategy=ideal", "against.json");
     ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
                                        "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
                                        "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
@@ -822,6 +837,7 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
     ck_assert_ptr_nonnull(strstr(text, "\"recorded_ooms\": 1,"));
     free(text);
     /* the default strategy for a profiler trace is torch: a usage error while it is absent */
+    char args[2048];
     snprintf(args, sizeof args, "replay '%s' --against-recorded", data("hta_excerpt.pt.trace.json.gz"));
     ck_assert_int_eq(run_cli(args), registry_find("torch") ? 0 : 2);
     /* a native trace has nothing recorded to compare with */
@@ -866,25 +882,17 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
     };
     if (!registry_find("torch"))
         return;
-    char out[512], args[2048];
     for (size_t k = 0; k < 2; k++) {
-        snprintf(out, sizeof out, "%s/against%zu.json", tmpdir(), k);
-        snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --output='%s'", data(T[k].file), out);
-        ck_assert_int_eq(run_cli(args), 0);
-        size_t n;
-        char *text = test_slurp(out, &n);
+        char name[32];
+        snprintf(name, sizeof name, "against%zu.json", k);
+        char *text = against_recorded(T[k].file, "", name);
         for (size_t i = 0; i < 6; i++)
             ck_assert_msg(strstr(text, T[k].want[i]) != NULL, "%s: '%s' not in\n%s", T[k].file, T[k].want[i], text);
         free(text);
     }
     /* --from-empty: the 223 live blocks are allocated into fresh segments first, and
      * reserved is off by 46137344 B (44 MiB) at event 224, the first recorded one */
-    snprintf(out, sizeof out, "%s/empty.json", tmpdir());
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --from-empty --format=json --output='%s'",
-             data(T[1].file), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    size_t ne;
-    char *te = test_slurp(out, &ne);
+    char *te = against_recorded(T[1].file, "--from-empty", "empty.json");
     ck_assert_ptr_nonnull(strstr(te, "\"max_abs_difference_bytes\": 46137344, \"max_difference_event\": 224,"));
     ck_assert_ptr_nonnull(strstr(te, "\"start_state\": null"));
     ck_assert_ptr_nonnull(strstr(te, "\"placement\": null"));
@@ -893,12 +901,7 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
      * with roundup_power2_divisions:4 requests round up to quarter powers of two, the
      * blocks before it grow, and the 2 MiB block of event 16 lands at 16777216 in
      * segment 0 where PyTorch put it at 14811136 (1966080 B earlier) */
-    snprintf(out, sizeof out, "%s/rounded.json", tmpdir());
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --alloc-conf=roundup_power2_divisions:4 "
-             "--output='%s'", data(T[0].file), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    size_t n;
-    char *text = test_slurp(out, &n);
+    char *text = against_recorded(T[0].file, "--alloc-conf=roundup_power2_divisions:4", "rounded.json");
     ck_assert_ptr_nonnull(strstr(text, "\"placement\": {\"compared\": 36, \"matched\": 32, \"first_mismatch\": "
                                        "{\"event\": 16, \"size\": 2097152, \"recorded_segment\": 0, "
                                        "\"recorded_offset\": 14811136, \"predicted_segment\": 0, "
@@ -915,27 +918,24 @@ START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
 {
     if (!registry_find("torch"))
         return;
-    char out[512], args[2048];
-    snprintf(out, sizeof out, "%s/mid.json", tmpdir());
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --output='%s'",
-             data("snapshot_midrun.json"), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    size_t n;
-    char *text = test_slurp(out, &n);
-    ck_assert_ptr_nonnull(strstr(text, "\"max_abs_difference_bytes\": 0,"));
-    ck_assert_ptr_nonnull(strstr(text, "\"recorded_peak_bytes\": 54525952"));
-    ck_assert_ptr_nonnull(strstr(text, "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}"));
-    ck_assert_ptr_nonnull(strstr(text, "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null"));
-    free(text);
-    /* events: 3 allocations at the start (the seed), then alloc, free, alloc, alloc,
-     * alloc, free, alloc, the oom mark (11), free: the oom is event 11. An option
-     * overrides the recording's settings, and the comparison says so */
-    snprintf(args, sizeof args, "replay '%s' --against-recorded --format=json --alloc-conf=max_split_size_mb:20 "
-             "--output='%s'", data("snapshot_midrun.json"), out);
-    ck_assert_int_eq(run_cli(args), 0);
-    text = test_slurp(out, &n);
-    ck_assert_ptr_nonnull(strstr(text, "\"alloc_conf_from\": \"option\""));
-    free(text);
+    static const struct {
+        const char *options;
+        const char *want[5]; /* NULL-terminated */
+    } T[] = {
+        /* events: 3 allocations at the start (the seed), then alloc, free, alloc, alloc,
+         * alloc, free, alloc, the oom mark (11), free: the oom is event 11 */
+        {"",
+         {"\"max_abs_difference_bytes\": 0,", "\"recorded_peak_bytes\": 54525952",
+          "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}",
+          "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null", NULL}},
+        /* an option overrides the recording's settings, and the comparison says so */
+        {"--alloc-conf=max_split_size_mb:20", {"\"alloc_conf_from\": \"option\"", NULL}},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char *text = against_recorded("snapshot_midrun.json", T[k].options, "mid.json");
+        expect_all_in(text, T[k].want);
+        free(text);
+    }
     tmpdir_remove();
 }
 END_TEST
@@ -1010,14 +1010,14 @@ static const bad_case BAD[] = {
      "segments[0]: missing \"total_size\""},
     {NULL, TXT("{\"segments\": [{\"device\": 0, \"address\": 0, \"total_size\": 512}]}"), SIM_ETRACE,
      "segments[0]: missing \"blocks\""},
-    {NULL, TXT("{\"segments\": [{\"device\": 0, \"total_size\": 512, \"is_expandable\": 1, \"blocks\": []}]}"),
-     SIM_ETRACE, "\"is_expandable\" must be a boolean"},
-    {NULL, TXT("{\"segments\": [{\"device\": 0, \"total_size\": 512, \"segment_type\": 3, \"blocks\": []}]}"),
-     SIM_ETRACE, "segment_type"},
     {NULL, TXT("{\"device_traces\": [[{\"action\": \"alloc\", \"size\": 2}]]}"), SIM_ETRACE,
      "device_traces[0][0]: missing \"addr\""},
+    {NULL, TXT("{\"segments\": [{\"device\": 0, \"total_size\": 512, \"is_expandable\": 1, \"blocks\": []}]}"),
+     SIM_ETRACE, "\"is_expandable\" must be a boolean"},
     {NULL, TXT("{\"device_traces\": [[{\"action\": \"segment_map\", \"addr\": 4096}]]}"), SIM_ETRACE,
      "device_traces[0][0]: missing \"size\""},
+    {NULL, TXT("{\"segments\": [{\"device\": 0, \"total_size\": 512, \"segment_type\": 3, \"blocks\": []}]}"),
+     SIM_ETRACE, "segment_type"},
     /* TensorFlow */
     {"tf-profile", TXT("{\"numHosts\": 1}"), SIM_ETRACE, "memoryProfilePerAllocator"},
     {NULL, TXT("[{\"numHosts\": 1, \"memoryProfilePerAllocator\": {}}, {\"b\": 1}]"), SIM_ETRACE, "exactly one"},
@@ -1044,11 +1044,9 @@ START_TEST(bad_input_should_fail_with_a_message_naming_the_file)
 {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         const bad_case *b = &BAD[i];
-        input_options o = {.device = -1};
-        trace_input *in = NULL;
+        trace_input *in;
         sim_error err;
-        sim_error_clear(&err);
-        sim_status st = input_open_mem("bad.input", b->text, b->len, b->from, &o, &in, &err);
+        sim_status st = open_mem("bad.input", b->text, b->len, b->from, &in, &err);
         ck_assert_msg(st == b->want, "case %zu: status %d, expected %d (%s)", i, st, b->want, err.msg);
         ck_assert_ptr_null(in);
         if (b->want == SIM_ETRACE)
@@ -1059,35 +1057,29 @@ START_TEST(bad_input_should_fail_with_a_message_naming_the_file)
 }
 END_TEST
 
-START_TEST(every_prefix_of_a_snapshot_pickle_should_fail_cleanly)
+/* Every step-th proper prefix of the file (named name) must be refused as an invalid trace. */
+static void check_prefixes_fail(const char *file, const char *name, size_t step)
 {
     size_t n;
-    char *p = test_slurp(data("snapshot_small.pickle"), &n);
-    for (size_t len = 0; len < n; len++) {
-        input_options o = {.device = -1};
-        trace_input *in = NULL;
+    char *p = test_slurp(data(file), &n);
+    for (size_t len = 0; len < n; len += step) {
+        trace_input *in;
         sim_error err;
-        sim_error_clear(&err);
-        sim_status st = input_open_mem("cut.pickle", p, len, NULL, &o, &in, &err);
+        sim_status st = open_mem(name, p, len, NULL, &in, &err);
         ck_assert_msg(st == SIM_ETRACE, "prefix %zu: status %d (%s)", len, st, err.msg);
     }
     free(p);
+}
+
+START_TEST(every_prefix_of_a_snapshot_pickle_should_fail_cleanly)
+{
+    check_prefixes_fail("snapshot_small.pickle", "cut.pickle", 1);
 }
 END_TEST
 
 START_TEST(every_prefix_of_a_gzip_file_should_fail_cleanly)
 {
-    size_t n;
-    char *p = test_slurp(data("hta_excerpt.pt.trace.json.gz"), &n);
-    for (size_t len = 0; len < n; len += 97) {
-        input_options o = {.device = -1};
-        trace_input *in = NULL;
-        sim_error err;
-        sim_error_clear(&err);
-        sim_status st = input_open_mem("cut.gz", p, len, NULL, &o, &in, &err);
-        ck_assert_msg(st == SIM_ETRACE, "prefix %zu: status %d (%s)", len, st, err.msg);
-    }
-    free(p);
+    check_prefixes_fail("hta_excerpt.pt.trace.json.gz", "cut.gz", 97);
 }
 END_TEST
 
@@ -1109,11 +1101,9 @@ START_TEST(mutated_inputs_should_never_crash)
                 size_t at = (size_t)(r % n);
                 buf[at] = (char)(r >> 24);
             }
-            input_options o = {.device = -1};
-            trace_input *in = NULL;
+            trace_input *in;
             sim_error err;
-            sim_error_clear(&err);
-            sim_status st = input_open_mem("mutated", buf, n, NULL, &o, &in, &err);
+            sim_status st = open_mem("mutated", buf, n, NULL, &in, &err);
             if (st == SIM_OK) {
                 sim_run *run = NULL;
                 device_info dev = {.name = "test", .capacity_bytes = 1024 * GiB};

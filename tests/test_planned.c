@@ -18,19 +18,9 @@
 #include "strategies/plan_xla.h"
 #include "strategies/planned.h"
 #include "strategies/planned_internal.h"
+#include "support/array_source.h"
 #include "support/check_main.h"
 #include "support/seed.h"
-
-#define EXPECT(cond)                                   \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg("expected %s", #cond);        \
-    } while (0)
-#define EXPECT_MSG(cond, ...)                          \
-    do {                                               \
-        if (!(cond))                                   \
-            ck_abort_msg(__VA_ARGS__);                 \
-    } while (0)
 
 /* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it ---- */
 
@@ -80,25 +70,51 @@ static plan_result xla_script(const char *s, plan_xla_order order, uint64_t alig
     return r;
 }
 
+/* Plans a script with XLA's heap (limit 0: none) and checks the heap's size and the
+ * offsets of buffers a, b, ... (want, n of them); returns the plan. */
+static plan_result expect_xla(const char *s, plan_xla_order order, uint64_t align, uint64_t limit, uint64_t heap,
+                              const uint64_t *want, int n)
+{
+    uint64_t off[26];
+    plan_result r = xla_script(s, order, align, limit, off);
+    ck_assert_uint_eq(r.heap_size, heap);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(off[i] == want[i], "%s: buffer %c at %llu, want %llu", s, 'a' + i, (unsigned long long)off[i],
+                      (unsigned long long)want[i]);
+    return r;
+}
+
 /* ---- the clocks ---- */
 
 GPUSIM_TCASE("clocks", 0, NULL, NULL);
+
+/* The script's buffers (ids by letter) and their lifetimes under clock in b. */
+static plan_trace *lifetimes_of(const char *s, plan_clock clock, uint32_t ids[26], plan_buffer *b)
+{
+    plan_trace *t = run_script(s, ids);
+    plan_lifetimes(t, clock, b);
+    return t;
+}
+
+/* Buffer `name` must live over [start, end]. */
+static void expect_span(const plan_buffer *b, const uint32_t ids[26], char name, int64_t start, int64_t end)
+{
+    const plan_buffer *x = &b[ids[name - 'a']];
+    ck_assert_msg(x->start == start && x->end == end, "buffer %c: [%lld, %lld], want [%lld, %lld]", name,
+                  (long long)x->start, (long long)x->end, (long long)start, (long long)end);
+}
 
 START_TEST(xla_clock_should_tick_on_nonzero_allocs_and_frees_and_free_the_rest_in_alloc_order)
 {
     /* +a10 +z0 +b20 -a -z +c5: a=[0,2] (ticks: +a 0, +b 1, -a 2), z takes no tick,
      * b and c are never freed: c allocs at 3, then b is freed at 4 and c at 5. */
     uint32_t ids[26];
-    plan_trace *t = run_script("+a10 +z0 +b20 -a -z +c5", ids);
     plan_buffer b[4];
-    plan_lifetimes(t, PLAN_CLOCK_XLA, b);
-    ck_assert_int_eq(b[ids[0]].start, 0);
-    ck_assert_int_eq(b[ids[0]].end, 2);
+    plan_trace *t = lifetimes_of("+a10 +z0 +b20 -a -z +c5", PLAN_CLOCK_XLA, ids, b);
+    expect_span(b, ids, 'a', 0, 2);
     ck_assert_uint_eq(b[ids['z' - 'a']].size, 0);
-    ck_assert_int_eq(b[ids[1]].start, 1);
-    ck_assert_int_eq(b[ids[1]].end, 4);
-    ck_assert_int_eq(b[ids[2]].start, 3);
-    ck_assert_int_eq(b[ids[2]].end, 5);
+    expect_span(b, ids, 'b', 1, 4);
+    expect_span(b, ids, 'c', 3, 5);
     plan_trace_free(t);
 }
 END_TEST
@@ -107,15 +123,11 @@ START_TEST(tflite_clock_should_number_every_event_and_keep_unfreed_buffers_forev
 {
     /* events: 0 +a, 1 +z, 2 +b, 3 -a, 4 -z, 5 +c. */
     uint32_t ids[26];
-    plan_trace *t = run_script("+a10 +z0 +b20 -a -z +c5", ids);
     plan_buffer b[4];
-    plan_lifetimes(t, PLAN_CLOCK_TFLITE, b);
-    ck_assert_int_eq(b[ids[0]].start, 0);
-    ck_assert_int_eq(b[ids[0]].end, 3);
-    ck_assert_int_eq(b[ids['z' - 'a']].start, 1);
-    ck_assert_int_eq(b[ids['z' - 'a']].end, 4);
-    ck_assert_int_eq(b[ids[1]].start, 2);
-    ck_assert(b[ids[1]].end == PLAN_FOREVER);
+    plan_trace *t = lifetimes_of("+a10 +z0 +b20 -a -z +c5", PLAN_CLOCK_TFLITE, ids, b);
+    expect_span(b, ids, 'a', 0, 3);
+    expect_span(b, ids, 'z', 1, 4);
+    expect_span(b, ids, 'b', 2, PLAN_FOREVER);
     ck_assert_int_eq(b[ids[2]].start, 5);
     plan_trace_free(t);
 }
@@ -166,13 +178,7 @@ END_TEST
  * c(20) at 70, a(10) at 90; heap 100. */
 START_TEST(xla_decreasing_size_should_stack_all_four_buffers)
 {
-    uint64_t off[26];
-    plan_result r = xla_script("+a10 +b30 +c20 +d40 -a -b -c -d", PLAN_XLA_SPATIAL, 1, 0, off);
-    ck_assert_uint_eq(r.heap_size, 100);
-    ck_assert_uint_eq(off[0], 90);
-    ck_assert_uint_eq(off[1], 40);
-    ck_assert_uint_eq(off[2], 70);
-    ck_assert_uint_eq(off[3], 0);
+    expect_xla("+a10 +b30 +c20 +d40 -a -b -c -d", PLAN_XLA_SPATIAL, 1, 0, 100, (const uint64_t[]){90, 40, 70, 0}, 4);
 }
 END_TEST
 
@@ -180,13 +186,8 @@ END_TEST
  * c(50) at 0, d(40) at 60 (50 rounded up), b(20) at 100, a(10) at 60; heap 120. */
 START_TEST(xla_decreasing_size_with_alignment_should_start_gaps_at_aligned_ends)
 {
-    uint64_t off[26];
-    plan_result r = xla_script("+a10 +b20 +c50 -a +d40 -b -c -d", PLAN_XLA_SPATIAL, 20, 0, off);
-    ck_assert_uint_eq(r.heap_size, 120);
-    ck_assert_uint_eq(off[0], 60);
-    ck_assert_uint_eq(off[1], 100);
-    ck_assert_uint_eq(off[2], 0);
-    ck_assert_uint_eq(off[3], 60);
+    expect_xla("+a10 +b20 +c50 -a +d40 -b -c -d", PLAN_XLA_SPATIAL, 20, 0, 120, (const uint64_t[]){60, 100, 0, 60},
+               4);
 }
 END_TEST
 
@@ -194,14 +195,8 @@ END_TEST
  * 90 beside d rather than the 50-byte one; heap 140. */
 START_TEST(xla_best_fit_should_take_the_smallest_gap_that_holds_the_buffer)
 {
-    uint64_t off[26];
-    plan_result r = xla_script("+a10 +b20 +c40 -a +d30 +e50 -b -c -d -e", PLAN_XLA_SPATIAL, 1, 0, off);
-    ck_assert_uint_eq(r.heap_size, 140);
-    ck_assert_uint_eq(off[0], 90);
-    ck_assert_uint_eq(off[1], 120);
-    ck_assert_uint_eq(off[2], 50);
-    ck_assert_uint_eq(off[3], 90);
-    ck_assert_uint_eq(off[4], 0);
+    expect_xla("+a10 +b20 +c40 -a +d30 +e50 -b -c -d -e", PLAN_XLA_SPATIAL, 1, 0, 140,
+               (const uint64_t[]){90, 120, 50, 90, 0}, 5);
 }
 END_TEST
 
@@ -226,14 +221,9 @@ END_TEST
  * (60 bytes: d at 0, b at 40); total 130. */
 START_TEST(xla_heap_limit_with_alignment_should_sum_seventy_and_sixty)
 {
-    uint64_t off[26];
-    plan_result r = xla_script("+a10 +b20 +c50 -a +d40 -b -c -d", PLAN_XLA_SPATIAL, 20, 70, off);
-    ck_assert_uint_eq(r.heap_size, 130);
+    plan_result r = expect_xla("+a10 +b20 +c50 -a +d40 -b -c -d", PLAN_XLA_SPATIAL, 20, 70, 130,
+                               (const uint64_t[]){60, 70 + 40, 0, 70 + 0}, 4);
     ck_assert_uint_eq(r.n_heaps, 2);
-    ck_assert_uint_eq(off[0], 60);
-    ck_assert_uint_eq(off[2], 0);
-    ck_assert_uint_eq(off[3], 70 + 0);
-    ck_assert_uint_eq(off[1], 70 + 40);
 }
 END_TEST
 
@@ -520,24 +510,29 @@ static void ref_sort(uint32_t *ids, uint32_t n, plan_less less, const void *ctx)
 
 static uint64_t ref_len(const plan_buffer *b) { return (uint64_t)(b->end - b->start); }
 
+/* x before y when its keys (major, then minor) are greater, then by index: a
+ * descending lexicographic order, ties kept stable. */
+static bool ref_before(uint64_t major_x, uint64_t minor_x, uint64_t major_y, uint64_t minor_y, uint32_t x,
+                       uint32_t y)
+{
+    if (major_x != major_y)
+        return major_x > major_y;
+    if (minor_x != minor_y)
+        return minor_x > minor_y;
+    return x < y;
+}
+
+/* Spatial: size, then lifetime; temporal: lifetime, then size. */
 static bool ref_spatial(const void *ctx, uint32_t x, uint32_t y)
 {
     const plan_buffer *b = ctx;
-    if (b[x].size != b[y].size)
-        return b[x].size > b[y].size;
-    if (ref_len(&b[x]) != ref_len(&b[y]))
-        return ref_len(&b[x]) > ref_len(&b[y]);
-    return x < y;
+    return ref_before(b[x].size, ref_len(&b[x]), b[y].size, ref_len(&b[y]), x, y);
 }
 
 static bool ref_temporal(const void *ctx, uint32_t x, uint32_t y)
 {
     const plan_buffer *b = ctx;
-    if (ref_len(&b[x]) != ref_len(&b[y]))
-        return ref_len(&b[x]) > ref_len(&b[y]);
-    if (b[x].size != b[y].size)
-        return b[x].size > b[y].size;
-    return x < y;
+    return ref_before(ref_len(&b[x]), b[x].size, ref_len(&b[y]), b[y].size, x, y);
 }
 
 static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -774,12 +769,24 @@ static void random_buffers(uint64_t *st, plan_buffer *b, uint32_t n, bool foreve
 }
 
 static const uint64_t ALIGNS[] = {1, 4, 20, 64, 256};
+enum { MAXN = 160 }; /* buffers in one round of a differential test, at most */
+
+/* A plan (r, off) of the n buffers b must equal the reference's heap and offsets
+ * (want), and its buffers must not overlap. */
+static void expect_reference(const char *what, int round, uint64_t seed, const plan_buffer *b, uint32_t n,
+                             const plan_result *r, const uint64_t *off, uint64_t heap, const uint64_t *want)
+{
+    EXPECT_MSG(r->heap_size == heap, "round %d (%s): heap %llu, reference %llu (seed %llu)", round, what,
+               (unsigned long long)r->heap_size, (unsigned long long)heap, (unsigned long long)seed);
+    for (uint32_t i = 0; i < n; i++)
+        EXPECT_MSG(off[i] == want[i], "round %d (%s) buffer %u: %llu, reference %llu (seed %llu)", round, what, i,
+                   (unsigned long long)off[i], (unsigned long long)want[i], (unsigned long long)seed);
+    check_disjoint(b, n, off, r->heap_size);
+}
 
 START_TEST(random_xla_plans_should_equal_the_brute_force_reference)
 {
-    uint64_t seed = test_seed("plan_xla differential");
-    uint64_t st = seed;
-    enum { MAXN = 160 };
+    uint64_t seed = test_seed("plan_xla differential"), st = seed;
     plan_buffer b[MAXN];
     uint64_t off[MAXN], want[MAXN];
     for (int round = 0; round < 1500; round++) {
@@ -793,27 +800,20 @@ START_TEST(random_xla_plans_should_equal_the_brute_force_reference)
         ck_assert_int_eq(plan_xla(b, n, &cfg, off, &r), SIM_OK);
         const char *won;
         uint64_t heap = ref_xla(b, n, cfg.order, cfg.alignment, cfg.heap_limit, want, &won);
-        EXPECT_MSG(r.heap_size == heap, "round %d: heap %llu, reference %llu (seed %llu)", round,
-                   (unsigned long long)r.heap_size, (unsigned long long)heap, (unsigned long long)seed);
         EXPECT_MSG(strcmp(r.order, won) == 0, "round %d: order %s, reference %s", round, r.order, won);
-        for (uint32_t i = 0; i < n; i++)
-            EXPECT_MSG(off[i] == want[i], "round %d buffer %u: %llu, reference %llu (seed %llu)", round, i,
-                       (unsigned long long)off[i], (unsigned long long)want[i], (unsigned long long)seed);
-        check_disjoint(b, n, off, r.heap_size);
+        expect_reference("xla", round, seed, b, n, &r, off, heap, want);
     }
 }
 END_TEST
 
 START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
 {
-    uint64_t seed = test_seed("plan_tflite differential");
-    uint64_t st = seed;
-    enum { MAXN = 160 };
+    uint64_t seed = test_seed("plan_tflite differential"), st = seed;
     plan_buffer b[MAXN];
     uint64_t off[MAXN], want[MAXN];
     for (int round = 0; round < 2000; round++) {
+        bool gpu = round % 2; /* odd rounds: the GPU delegate's planner */
         uint32_t n = (uint32_t)(test_rand(&st) % MAXN);
-        bool gpu = round % 2;
         random_buffers(&st, b, n, !gpu);
         uint64_t align = ALIGNS[test_rand(&st) % 5];
         plan_result r;
@@ -822,14 +822,7 @@ START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
         else
             ck_assert_int_eq(plan_tflite(b, n, align, off, &r), SIM_OK);
         uint64_t heap = ref_tflite(b, n, align, gpu, want);
-        EXPECT_MSG(r.heap_size == heap, "round %d (%s): heap %llu, reference %llu (seed %llu)", round,
-                   gpu ? "gpu" : "arena", (unsigned long long)r.heap_size, (unsigned long long)heap,
-                   (unsigned long long)seed);
-        for (uint32_t i = 0; i < n; i++)
-            EXPECT_MSG(off[i] == want[i], "round %d (%s) buffer %u: %llu, reference %llu (seed %llu)", round,
-                       gpu ? "gpu" : "arena", i, (unsigned long long)off[i], (unsigned long long)want[i],
-                       (unsigned long long)seed);
-        check_disjoint(b, n, off, r.heap_size);
+        expect_reference(gpu ? "gpu" : "arena", round, seed, b, n, &r, off, heap, want);
     }
 }
 END_TEST
@@ -922,24 +915,6 @@ GPUSIM_TCASE("strategy", 300, NULL, NULL);
 
 /* ---- the strategy through the engine: plan first, then replay ---- */
 
-typedef struct array_source {
-    const sim_event *ev;
-    uint64_t n, i;
-} array_source;
-
-static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
-{
-    (void)err;
-    array_source *a = ctx;
-    if (a->i == a->n)
-        return SIM_END;
-    *ev = a->ev[a->i++];
-    ev->index = a->i;
-    if (ev->ready_t < ev->t)
-        ev->ready_t = ev->t;
-    return SIM_OK;
-}
-
 static sim_event A(uint64_t id, uint64_t size, uint64_t t)
 {
     return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t};
@@ -980,7 +955,7 @@ static sim_run *replay_planned(const sim_event *ev, uint64_t n, uint64_t capacit
                                uint32_t n_opts, bool skip, sim_status want)
 {
     array_source src = {ev, n, 0};
-    sim_event_source s = {.next = array_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = planned_strategy(),
                          .opts = opts, .n_opts = n_opts, .on_oom_skip = skip, .paranoid = true};
     sim_run *run = NULL;
@@ -1015,7 +990,7 @@ START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
     /* stopped after the first three allocs, a, b and c sit at their planned offsets
      * (60, 100, 0: the upstream expectations); the handle is the buffer's number */
     array_source src = {ev, 8, 0};
-    sim_event_source so = {.next = array_next, .ctx = &src, .path = "t.jsonl"};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
     engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
                          .opts = opts, .n_opts = 2, .stop_after_event = 3, .paranoid = true};
     sim_error err;

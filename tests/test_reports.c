@@ -276,10 +276,10 @@ END_TEST
 
 START_TEST(the_map_of_growth_should_show_regions_with_free_blocks)
 {
+    uint64_t held = 0; /* the bytes of every block on the map */
     evbuf *b = sawtooth();
     capture *c = capture_of(b, "growth", 64);
     ck_assert_uint_gt(c->n_blocks, 0);
-    uint64_t held = 0;
     for (uint64_t i = 0; i < c->n_blocks; i++)
         held += c->blocks[i].b.size_bytes;
     ck_assert_uint_eq(held, c->run->total.peak_reserved_bytes);
@@ -351,6 +351,7 @@ START_TEST(html_should_escape_markup)
     sim_buf_init(&b);
     html_escape(&b, "a<b>&\"c'");
     ck_assert_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;");
+    ck_assert_uint_eq(b.len, 27); /* 1 + 4 + 1 + 4 + 5 + 6 + 1 + 5 */
     sim_buf_release(&b);
 }
 END_TEST
@@ -421,12 +422,12 @@ END_TEST
 
 START_TEST(capture_should_name_each_block_by_its_allocation_where_that_is_known)
 {
-    evbuf *b = sawtooth();
-    capture *c = capture_of(b, "torch", 64);
     /* the peak: the 4 weights and the 5 activations of the first step, each in a block
      * the walk shows and locate ties to its allocation */
     uint64_t used = 0, named = 0;
     bool big = false;
+    evbuf *b = sawtooth();
+    capture *c = capture_of(b, "torch", 64);
     for (uint64_t i = 0; i < c->n_blocks; i++) {
         const capture_block *k = &c->blocks[i];
         if (k->b.state != BLOCK_USED)

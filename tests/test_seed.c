@@ -11,6 +11,7 @@
 #include "sim/seed.h"
 #include "strategies/ideal.h"
 #include "strategies/torch.h"
+#include "support/array_source.h"
 #include "support/check_main.h"
 #include "traces/import_snapshot_rebuild.h"
 
@@ -161,25 +162,6 @@ END_TEST
 
 /* ---------------------------------------------------------------- the torch strategy from a seed */
 
-typedef struct array_source {
-    const sim_event *ev;
-    uint64_t n, i;
-    const sim_seed *seed;
-} array_source;
-
-static sim_status array_next(void *ctx, sim_event *ev, sim_error *err)
-{
-    (void)err;
-    array_source *a = ctx;
-    if (a->i == a->n)
-        return SIM_END;
-    *ev = a->ev[a->i++];
-    ev->index = a->i;
-    if (ev->ready_t < ev->t)
-        ev->ready_t = ev->t;
-    return SIM_OK;
-}
-
 typedef struct where {
     uint64_t addr[8];
     uint32_t region[8];
@@ -215,7 +197,7 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
         {.op = SIM_OP_FREE, .id = 8, .t = 5},
     };
     array_source a = {.ev = EV, .n = 5};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "seeded", .seed = &seed};
     where w = {.ops = ops};
     engine_config cfg = {
         .device = {.name = "t", .capacity_bytes = 1024 * MIB},
@@ -246,31 +228,30 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
 }
 END_TEST
 
-START_TEST(a_strategy_without_a_seed_entry_should_refuse_a_seeded_source)
+/* A one-allocation trace seeded with two_segments() under ops on a device of capacity
+ * bytes: engine_run must refuse it as a usage error whose message holds want. */
+static void check_seeded_run_refused(const strategy_ops *ops, uint64_t capacity, const char *want)
 {
     sim_seed seed = two_segments();
     static const sim_event EV[] = {{.op = SIM_OP_ALLOC, .id = 1, .size = 512, .t = 1}};
     array_source a = {.ev = EV, .n = 1};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
-    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1024 * MIB}, .ops = ideal_strategy()};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "seeded", .seed = &seed};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = ops};
     sim_run *run = NULL;
     sim_error err;
     ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_EUSAGE);
-    ck_assert_ptr_nonnull(strstr(err.msg, "cannot start from a recorded state"));
+    ck_assert_ptr_nonnull(strstr(err.msg, want));
+}
+
+START_TEST(a_strategy_without_a_seed_entry_should_refuse_a_seeded_source)
+{
+    check_seeded_run_refused(ideal_strategy(), 1024 * MIB, "cannot start from a recorded state");
 }
 END_TEST
 
 START_TEST(a_seed_larger_than_the_device_should_be_a_usage_error)
 {
-    sim_seed seed = two_segments();
-    static const sim_event EV[] = {{.op = SIM_OP_ALLOC, .id = 1, .size = 512, .t = 1}};
-    array_source a = {.ev = EV, .n = 1};
-    sim_event_source src = {.next = array_next, .ctx = &a, .path = "seeded", .seed = &seed};
-    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 16 * MIB}, .ops = torch_strategy()};
-    sim_run *run = NULL;
-    sim_error err;
-    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_EUSAGE);
-    ck_assert_ptr_nonnull(strstr(err.msg, "does not fit on the device"));
+    check_seeded_run_refused(torch_strategy(), 16 * MIB, "does not fit on the device");
 }
 END_TEST
 

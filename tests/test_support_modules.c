@@ -17,11 +17,14 @@
 #include "sim/strategy.h"
 #include "support/check_main.h"
 
-/* A fresh directory from the template dir, and path = dir/name in it. */
-static void temp_path(char *dir, const char *name, char *path, size_t cap)
+/* A fresh directory from the template dir, and path = dir/name in it, which
+ * sim_buf_write_file must write from b. */
+static void temp_file(char *dir, const char *name, char *path, size_t cap, const sim_buf *b)
 {
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, cap, "%s/%s", dir, name);
+    sim_error err;
+    ck_assert_int_eq(sim_buf_write_file(b, path, &err), SIM_OK);
 }
 
 START_TEST(json_strings_should_be_escaped)
@@ -55,13 +58,11 @@ END_TEST
 
 START_TEST(files_should_appear_whole_or_not_at_all)
 {
-    char dir[] = "/tmp/gpusim-buf-XXXXXX", path[512];
-    temp_path(dir, "out.txt", path, sizeof path);
     sim_buf b;
     sim_buf_init(&b);
     sim_buf_puts(&b, "hello\n");
-    sim_error err;
-    ck_assert_int_eq(sim_buf_write_file(&b, path, &err), SIM_OK);
+    char dir[] = "/tmp/gpusim-buf-XXXXXX", path[512];
+    temp_file(dir, "out.txt", path, sizeof path, &b);
     FILE *f = fopen(path, "r");
     char line[16] = "";
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
@@ -71,6 +72,7 @@ START_TEST(files_should_appear_whole_or_not_at_all)
     ck_assert_int_eq(stat(path, &sb), 0);
     ck_assert_uint_ne(sb.st_mode & 0044, 0); /* not the 0600 of a temporary file */
     /* a directory that does not exist: an I/O error naming the path */
+    sim_error err;
     char bad[600];
     snprintf(bad, sizeof bad, "%s/missing/out.txt", dir);
     ck_assert_int_eq(sim_buf_write_file(&b, bad, &err), SIM_EIO);
@@ -181,15 +183,14 @@ END_TEST
 
 START_TEST(a_whole_file_should_read_back_nul_terminated_and_a_cap_should_refuse_more)
 {
-    char dir[] = "/tmp/gpusim-read-XXXXXX", path[512];
-    temp_path(dir, "in.txt", path, sizeof path);
     /* 200000 bytes: more than the first 64 KiB read, so the buffer has to grow twice */
     sim_buf b;
     sim_buf_init(&b);
     for (int i = 0; i < 20000; i++)
         sim_buf_puts(&b, "0123456789");
+    char dir[] = "/tmp/gpusim-read-XXXXXX", path[512];
+    temp_file(dir, "in.txt", path, sizeof path, &b);
     sim_error err;
-    ck_assert_int_eq(sim_buf_write_file(&b, path, &err), SIM_OK);
     char *text = NULL;
     size_t len = 0;
     ck_assert_int_eq(sim_read_file(path, 200000, &text, &len, &err), SIM_OK);

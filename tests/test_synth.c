@@ -27,17 +27,21 @@ typedef struct tmp {
     int k;
 } tmp;
 
-static void tmp_init(tmp *t)
+/* Each test's scratch directory: the fixture of the "synth" case makes it before the
+ * test and removes it after (each forked test has its own). */
+static tmp T;
+
+static void tmp_setup(void)
 {
-    memset(t, 0, sizeof *t);
-    snprintf(t->dir, sizeof t->dir, "/tmp/gpusim_synth_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(t->dir));
+    memset(&T, 0, sizeof T);
+    snprintf(T.dir, sizeof T.dir, "/tmp/gpusim_synth_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(T.dir));
 }
 
-static void tmp_remove(const tmp *t)
+static void tmp_teardown(void)
 {
     char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", T.dir);
     ck_assert_int_eq(system(cmd), 0);
 }
 
@@ -148,6 +152,24 @@ static tally read_tally(const char *path)
 }
 
 /* Replay under `ideal` on a large device; returns the metrics. */
+/* c written to name in scratch, and the tally of what was written. */
+static tally write_tally(tmp *scratch, const any_config *c, const char *name)
+{
+    write_trace(c, tmp_path(scratch, name));
+    return read_tally(tmp_path(scratch, name));
+}
+
+/* A lengths file holding text, at name in scratch; returns its path (valid as tmp_path's). */
+static const char *write_lengths(tmp *scratch, const char *name, const char *text)
+{
+    const char *path = tmp_path(scratch, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
 static sim_metrics replay_ideal(const char *path)
 {
     sim_error err;
@@ -203,12 +225,10 @@ static any_config default_of(gen_kind k)
 
 /* ---------------------------------------------------------------- determinism */
 
-GPUSIM_TCASE("synth", 120, NULL, NULL);
+GPUSIM_TCASE("synth", 120, tmp_setup, tmp_teardown);
 
 START_TEST(each_generator_should_write_byte_identical_files_for_the_same_seed)
 {
-    tmp T;
-    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
         write_trace(&c, tmp_path(&T, "a.jsonl"));
@@ -218,14 +238,11 @@ START_TEST(each_generator_should_write_byte_identical_files_for_the_same_seed)
         write_trace(&c, tmp_path(&T, "b.json"));
         ck_assert_msg(files_equal(tmp_path(&T, "a.json"), tmp_path(&T, "b.json")), "generator %d differs (json)", k);
     }
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(each_generator_should_write_different_files_for_different_seeds)
 {
-    tmp T;
-    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
         c.tf.seed = c.cnn.seed = c.sv.seed = c.ch.seed = 1;
@@ -234,14 +251,11 @@ START_TEST(each_generator_should_write_different_files_for_different_seeds)
         write_trace(&c, tmp_path(&T, "b.jsonl"));
         ck_assert_msg(!files_equal(tmp_path(&T, "a.jsonl"), tmp_path(&T, "b.jsonl")), "generator %d ignores the seed", k);
     }
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(model_sizes_should_not_depend_on_the_seed)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("gpt2-small");
     c.tf.seed = 1;
     synth_stats a = write_trace(&c, tmp_path(&T, "a.jsonl"));
@@ -249,7 +263,6 @@ START_TEST(model_sizes_should_not_depend_on_the_seed)
     synth_stats b = write_trace(&c, tmp_path(&T, "b.jsonl"));
     ck_assert_uint_eq(a.peak_live_bytes, b.peak_live_bytes);
     ck_assert_uint_eq(a.events, b.events);
-    tmp_remove(&T);
 }
 END_TEST
 
@@ -257,8 +270,6 @@ END_TEST
 
 START_TEST(every_generated_trace_should_replay_under_ideal_and_free_everything)
 {
-    tmp T;
-    tmp_init(&T);
     for (int k = GEN_TRANSFORMER; k <= GEN_CHURN; k++) {
         any_config c = default_of((gen_kind)k);
         synth_stats s = write_trace(&c, tmp_path(&T, "t.jsonl"));
@@ -272,14 +283,11 @@ START_TEST(every_generated_trace_should_replay_under_ideal_and_free_everything)
         ck_assert_uint_eq(t.allocs, t.frees);
         ck_assert_uint_eq(t.allocs, s.allocs);
     }
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(transformer_variants_should_replay_and_free_everything)
 {
-    tmp T;
-    tmp_init(&T);
     static const char *const P[] = {"bert-base", "gpt2-small", "llama-7b"};
     for (int p = 0; p < 3; p++)
         for (int v = 0; v < 4; v++) {
@@ -294,14 +302,11 @@ START_TEST(transformer_variants_should_replay_and_free_everything)
             sim_metrics m = replay_ideal(tmp_path(&T, "t.json"));
             ck_assert_msg(m.completed && m.final_requested_bytes == 0, "%s variant %d", P[p], v);
         }
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(keep_live_should_leave_weights_and_optimizer_states_allocated)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.keep_live = true;
     synth_stats s = write_trace(&c, tmp_path(&T, "t.jsonl"));
@@ -310,7 +315,6 @@ START_TEST(keep_live_should_leave_weights_and_optimizer_states_allocated)
     const uint64_t params = 109482240ull;
     ck_assert_uint_eq(m.final_requested_bytes, params * 4 * 3); /* weights + Adam m, v */
     ck_assert_uint_eq(s.final_live_bytes, params * 4 * 3);
-    tmp_remove(&T);
 }
 END_TEST
 
@@ -327,8 +331,6 @@ static const struct {
 
 START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
 {
-    tmp T;
-    tmp_init(&T);
     for (size_t i = 0; i < sizeof PARAMS / sizeof PARAMS[0]; i++) {
         any_config c = small_transformer(PARAMS[i].preset);
         const uint64_t e = synth_dtype_bytes(c.tf.dtype);
@@ -336,8 +338,7 @@ START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
         transformer_estimate_closed_form(&c.tf, &est);
         ck_assert_msg(est.params == PARAMS[i].params, "%s: closed form %llu", PARAMS[i].preset,
                       (unsigned long long)est.params);
-        write_trace(&c, tmp_path(&T, "t.jsonl"));
-        tally t = read_tally(tmp_path(&T, "t.jsonl"));
+        tally t = write_tally(&T, &c, "t.jsonl");
         ck_assert_msg(t.weight == PARAMS[i].params * e, "%s: weights %llu", PARAMS[i].preset,
                       (unsigned long long)t.weight);
         ck_assert_uint_eq(t.weight, est.weight_bytes);
@@ -348,47 +349,35 @@ START_TEST(transformer_bytes_should_equal_the_closed_form_for_each_preset)
         ck_assert_uint_eq(t.adam_v, PARAMS[i].params * e);
         ck_assert_uint_eq(t.adam_m + t.adam_v, est.optimizer_bytes);
     }
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(adam_states_should_be_created_on_the_first_step_only)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("gpt2-small");
     c.tf.layers = 2;
     c.tf.steps = 3;
-    write_trace(&c, tmp_path(&T, "t.jsonl"));
-    tally t = read_tally(tmp_path(&T, "t.jsonl"));
+    tally t = write_tally(&T, &c, "t.jsonl");
     ck_assert_uint_eq(t.n_adam_m, t.n_weight);
     /* gradients are recreated every step (zero_grad(set_to_none=True)) */
     ck_assert_uint_eq(t.grad, 3 * t.weight);
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(sgd_should_have_no_state_and_momentum_one_buffer)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.optimizer = SYNTH_SGD;
-    write_trace(&c, tmp_path(&T, "t.jsonl"));
-    tally t = read_tally(tmp_path(&T, "t.jsonl"));
+    tally t = write_tally(&T, &c, "t.jsonl");
     ck_assert_uint_eq(t.adam_m + t.adam_v + t.momentum, 0);
     c.tf.optimizer = SYNTH_MOMENTUM;
-    write_trace(&c, tmp_path(&T, "t.jsonl"));
-    t = read_tally(tmp_path(&T, "t.jsonl"));
+    t = write_tally(&T, &c, "t.jsonl");
     ck_assert_uint_eq(t.momentum, t.weight);
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(checkpointing_and_inference_should_lower_the_peak)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("bert-base");
     c.tf.seq = 128;
     c.tf.batch = 8;
@@ -403,7 +392,6 @@ START_TEST(checkpointing_and_inference_should_lower_the_peak)
     ck_assert_uint_lt(inf, ckpt);
     /* inference holds the weights and little more */
     ck_assert_uint_ge(inf, 109482240ull * 4);
-    tmp_remove(&T);
 }
 END_TEST
 
@@ -413,8 +401,6 @@ END_TEST
  * weights, gradients, both moments and the temporaries (5 copies) are all live. */
 START_TEST(graph_lifetimes_should_apply_each_gradient_at_its_last_use)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = small_transformer("gpt2-small");
     c.tf.layers = 2;
     c.tf.steps = 2;
@@ -433,18 +419,14 @@ START_TEST(graph_lifetimes_should_apply_each_gradient_at_its_last_use)
     c.tf.inference = true;
     sim_error err;
     ck_assert_int_eq(transformer_validate(&c.tf, &err), SIM_EUSAGE);
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(resnet50_weights_should_equal_25557032_parameters)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = default_of(GEN_CNN);
     ck_assert_uint_eq(cnn_param_count(&c.cnn), 25557032ull);
-    write_trace(&c, tmp_path(&T, "t.jsonl"));
-    tally t = read_tally(tmp_path(&T, "t.jsonl"));
+    tally t = write_tally(&T, &c, "t.jsonl");
     ck_assert_uint_eq(t.weight, 25557032ull * 4);
     ck_assert_uint_eq(t.grad, 25557032ull * 4);
     ck_assert_uint_eq(t.momentum, 25557032ull * 4);
@@ -457,7 +439,6 @@ START_TEST(resnet50_weights_should_equal_25557032_parameters)
     ck_assert_uint_eq(cnn_param_count(&other), 11689512ull);
     ck_assert(cnn_preset("resnet101", &other));
     ck_assert_uint_eq(cnn_param_count(&other), 44549160ull);
-    tmp_remove(&T);
 }
 END_TEST
 
@@ -465,44 +446,29 @@ END_TEST
 
 START_TEST(serving_should_free_each_kv_cache_and_read_empirical_lengths)
 {
-    tmp T;
-    tmp_init(&T);
-    const char *lp = tmp_path(&T, "lengths.txt");
-    FILE *f = fopen(lp, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("# prompt output\n100 20\n\n900 50\n30\n", f);
-    fclose(f);
+    const char *lp = write_lengths(&T, "lengths.txt", "# prompt output\n100 20\n\n900 50\n30\n");
     any_config c = default_of(GEN_SERVING);
     sim_error err;
     sim_error_clear(&err);
     ck_assert_int_eq(serving_load_lengths(&c.sv, lp, &err), SIM_OK);
     ck_assert_uint_eq(c.sv.n_lengths, 3);
-    write_trace(&c, tmp_path(&T, "t.jsonl"));
-    tally t = read_tally(tmp_path(&T, "t.jsonl"));
+    tally t = write_tally(&T, &c, "t.jsonl");
     ck_assert_uint_eq(t.kv_allocs, 60);
     sim_metrics m = replay_ideal(tmp_path(&T, "t.jsonl"));
     ck_assert(m.completed && m.final_requested_bytes == 0);
     c.sv.kv = SERVING_KV_GROW;
     c.sv.kv_chunk = 16;
-    write_trace(&c, tmp_path(&T, "g.jsonl"));
-    t = read_tally(tmp_path(&T, "g.jsonl"));
+    t = write_tally(&T, &c, "g.jsonl");
     ck_assert_uint_gt(t.kv_allocs, 60);
     m = replay_ideal(tmp_path(&T, "g.jsonl"));
     ck_assert(m.completed && m.final_requested_bytes == 0);
     serving_config_release(&c.sv);
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(serving_should_reject_a_malformed_lengths_file_with_its_line)
 {
-    tmp T;
-    tmp_init(&T);
-    const char *lp = tmp_path(&T, "bad.txt");
-    FILE *f = fopen(lp, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("100 20\nlots\n", f);
-    fclose(f);
+    const char *lp = write_lengths(&T, "bad.txt", "100 20\nlots\n");
     serving_config c;
     serving_defaults(&c);
     sim_error err;
@@ -511,14 +477,11 @@ START_TEST(serving_should_reject_a_malformed_lengths_file_with_its_line)
     ck_assert_uint_eq(err.line, 2);
     ck_assert_ptr_null(c.lengths);
     ck_assert_int_eq(serving_load_lengths(&c, tmp_path(&T, "missing.txt"), &err), SIM_EIO);
-    tmp_remove(&T);
 }
 END_TEST
 
 START_TEST(churn_should_hover_around_its_live_target)
 {
-    tmp T;
-    tmp_init(&T);
     any_config c = default_of(GEN_CHURN);
     c.ch.dist = CHURN_UNIFORM;
     c.ch.min_bytes = 1 << 20;
@@ -530,7 +493,6 @@ START_TEST(churn_should_hover_around_its_live_target)
     c.ch.keep_live = true;
     s = write_trace(&c, tmp_path(&T, "t.jsonl"));
     ck_assert_uint_gt(s.final_live_bytes, c.ch.live_bytes / 2);
-    tmp_remove(&T);
 }
 END_TEST
 

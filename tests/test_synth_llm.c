@@ -89,6 +89,28 @@ static transformer_config preset(const char *name)
     return c;
 }
 
+/* transformer_validate must refuse c as a usage error. */
+static void expect_invalid(const transformer_config *c)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(transformer_validate(c, &err), SIM_EUSAGE);
+}
+
+static transformer_estimate closed_form(const transformer_config *c)
+{
+    transformer_estimate est;
+    transformer_estimate_closed_form(c, &est);
+    return est;
+}
+
+static transformer_rank_estimate rank_estimate(const transformer_config *c)
+{
+    transformer_rank_estimate r;
+    transformer_estimate_rank(c, &r);
+    return r;
+}
+
 /* A small llama whose every tensor divides by 8 (so shards are exact). */
 static transformer_config small_llama(void)
 {
@@ -126,8 +148,7 @@ START_TEST(each_llm_preset_should_have_its_published_parameter_count_in_the_clos
 {
     for (size_t i = 0; i < sizeof PUBLISHED / sizeof PUBLISHED[0]; i++) {
         transformer_config c = preset(PUBLISHED[i].preset);
-        transformer_estimate est;
-        transformer_estimate_closed_form(&c, &est);
+        transformer_estimate est = closed_form(&c);
         ck_assert_msg(est.params == PUBLISHED[i].params, "%s: closed form %llu", PUBLISHED[i].preset,
                       (unsigned long long)est.params);
         /* the trace: an inference pass of 16 tokens holds every weight at its peak */
@@ -147,13 +168,9 @@ START_TEST(kv_heads_should_shrink_k_and_v_and_keep_the_rest)
      * parameters each, per layer: 6,738,415,616 − 32·2·12,582,912 = 5,933,109,248 */
     transformer_config c = preset("llama2-7b");
     c.kv_heads = 8;
-    transformer_estimate est;
-    transformer_estimate_closed_form(&c, &est);
-    ck_assert_uint_eq(est.params, 5933109248ull);
+    ck_assert_uint_eq(closed_form(&c).params, 5933109248ull);
     c.kv_heads = 5; /* does not divide 32 heads */
-    sim_error err;
-    sim_error_clear(&err);
-    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    expect_invalid(&c);
 }
 END_TEST
 
@@ -163,9 +180,7 @@ START_TEST(mixed_precision_should_hold_2_2_and_12_bytes_per_parameter_at_the_opt
 {
     transformer_config c = small_llama();
     c.precision = TRANSFORMER_MIXED;
-    transformer_estimate est;
-    transformer_estimate_closed_form(&c, &est);
-    const uint64_t psi = est.params;
+    const uint64_t psi = closed_form(&c).params;
     /* 1000·512 + 2·[4·512² + 3·512·1024 + 2·512] + 512 + 1000·512
      * = 512,000 + 2·2,622,464 + 512 + 512,000 = 6,269,440 */
     ck_assert_uint_eq(psi, 6269440);
@@ -182,9 +197,7 @@ START_TEST(optimizers_should_keep_their_state_sizes)
 {
     transformer_config c = small_llama();
     c.dtype = SYNTH_FP32;
-    transformer_estimate est;
-    transformer_estimate_closed_form(&c, &est);
-    const uint64_t psi = est.params;
+    const uint64_t psi = closed_form(&c).params;
     c.optimizer = SYNTH_SGD;
     ck_assert_uint_eq(live_at(&c, "optimizer 1").cat[SYNTH_CAT_OPTIMIZER], 0);
     c.steps = 2; /* states are created lazily in step 1's optimizer step */
@@ -207,8 +220,7 @@ START_TEST(adafactor_should_keep_a_row_and_a_column_per_matrix)
      * final norm 512, lm_head 1000 + 512:
      * 1512 + 2·(4096 + 3·1536 + 1024) + 512 + 1512 = 22,992 elements = 91,968 B */
     ck_assert_uint_eq(live_at(&c, "step 2").cat[SYNTH_CAT_OPTIMIZER], 91968);
-    transformer_rank_estimate r;
-    transformer_estimate_rank(&c, &r);
+    transformer_rank_estimate r = rank_estimate(&c);
     ck_assert_uint_eq(r.optimizer.optimizer, 91968);
 }
 END_TEST
@@ -227,8 +239,7 @@ START_TEST(the_rank_closed_form_should_equal_the_llama_7b_trace_peak_and_name_th
     ck_assert_uint_eq(s.peak_by_cat[SYNTH_CAT_GRAD], 13476831232ull);
     ck_assert_uint_eq(s.peak_by_cat[SYNTH_CAT_OPTIMIZER], 2 * 13476831232ull);
     ck_assert_uint_eq(s.peak_by_cat[SYNTH_CAT_TMP], 13476831232ull);
-    transformer_rank_estimate r;
-    transformer_estimate_rank(&c, &r);
+    transformer_rank_estimate r = rank_estimate(&c);
     ck_assert(r.peak_in_optimizer);
     ck_assert_uint_eq(r.peak, 67384156160ull);
 }
@@ -256,8 +267,7 @@ START_TEST(the_rank_closed_form_should_agree_with_the_trace_peak_in_every_mode)
         case 9: c.tp = 4, c.sp = true, c.precision = TRANSFORMER_MIXED; break;
         }
         synth_stats s = measure(&c);
-        transformer_rank_estimate r;
-        transformer_estimate_rank(&c, &r);
+        transformer_rank_estimate r = rank_estimate(&c);
         double diff = ((double)s.peak_live_bytes - (double)r.peak) / (double)r.peak;
         ck_assert_msg(diff < 0.03 && diff > -0.03, "mode %d: trace %llu, closed form %llu (%+.2f%%)", mode,
                       (unsigned long long)s.peak_live_bytes, (unsigned long long)r.peak, 100 * diff);
@@ -299,10 +309,7 @@ START_TEST(lora_should_train_only_the_adapters)
     c.precision = TRANSFORMER_MIXED;
     c.lora_rank = 8;
     c.lora_targets = LORA_Q | LORA_V;
-    transformer_estimate est;
-    transformer_estimate_closed_form(&c, &est);
-    transformer_rank_estimate r;
-    transformer_estimate_rank(&c, &r);
+    transformer_rank_estimate r = rank_estimate(&c);
     /* q and v, r 8: 2 layers · 2 targets · 8·(512 + 512) = 32,768 adapter parameters */
     ck_assert_uint_eq(r.trainable, 32768);
     at_mark m = live_at(&c, "optimizer 1");
@@ -327,8 +334,7 @@ START_TEST(qlora_should_store_4_bit_weights_with_their_constants)
      * 2·(1,310,720 + 41,600) + 2,118,656 = 4,823,296 B */
     at_mark m = live_at(&c, "optimizer 1");
     ck_assert_uint_eq(m.cat[SYNTH_CAT_WEIGHT], 4823296);
-    transformer_rank_estimate r;
-    transformer_estimate_rank(&c, &r);
+    transformer_rank_estimate r = rank_estimate(&c);
     ck_assert_uint_eq(r.optimizer.weights, 4823296);
 }
 END_TEST
@@ -361,8 +367,7 @@ START_TEST(each_zero_stage_should_hold_the_papers_model_states_per_rank)
         ck_assert_msg(states == transformer_zero_model_states(6269440, 12, 8, z), "stage %u: %llu", z,
                       (unsigned long long)states);
         ck_assert_uint_eq(m.cat[SYNTH_CAT_GATHER], 0);
-        transformer_rank_estimate r;
-        transformer_estimate_rank(&c, &r);
+        transformer_rank_estimate r = rank_estimate(&c);
         ck_assert_uint_eq(r.optimizer.weights + r.optimizer.grads + r.optimizer.optimizer, states);
     }
 }
@@ -387,8 +392,7 @@ START_TEST(tensor_parallel_ranks_should_split_the_model)
 {
     transformer_config c = preset("llama2-70b");
     c.tp = 8;
-    transformer_rank_estimate r;
-    transformer_estimate_rank(&c, &r);
+    transformer_rank_estimate r = rank_estimate(&c);
     /* per rank: embed and lm_head 2·4000·8192, per layer q, o 2·8192·1024, k, v
      * 2·8192·128, MLP 3·8192·3584, norms 2·8192 (replicated); final norm 8192:
      * 65,536,000 + 80·(16,777,216 + 2,097,152 + 88,080,384 + 16,384) + 8,192
@@ -424,9 +428,7 @@ START_TEST(sequence_parallelism_should_split_every_activation_but_the_token_ids)
     ck_assert_uint_ge(s.peak_live_bytes, split.peak);
     ck_assert_uint_le(s.peak_live_bytes - split.peak, split.peak / 100);
     c.seq = 4100; /* not a multiple of 8 */
-    sim_error err;
-    sim_error_clear(&err);
-    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    expect_invalid(&c);
 }
 END_TEST
 
@@ -447,17 +449,14 @@ START_TEST(pipeline_stages_should_hold_their_layers_and_micro_batches_in_flight)
         synth_stats st = measure(&c);
         act[s] = st.peak_by_cat[SYNTH_CAT_ACT];
         ck_assert_uint_eq(st.peak_by_cat[SYNTH_CAT_WEIGHT], 2 * local[s]);
-        transformer_rank_estimate r;
-        transformer_estimate_rank(&c, &r);
+        transformer_rank_estimate r = rank_estimate(&c);
         ck_assert_uint_eq(r.local_params, local[s]);
     }
     /* 1F1B: stage s keeps 4 − s micro-batches in flight */
     ck_assert_uint_gt(act[0], act[1]);
     ck_assert_uint_gt(act[1], act[2]);
-    sim_error err;
-    sim_error_clear(&err);
     c.pp = 3; /* does not divide 4 layers */
-    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    expect_invalid(&c);
 }
 END_TEST
 
@@ -470,9 +469,9 @@ static serving_config paged_server(void)
     ck_assert(transformer_preset("llama3-8b", &c.model));
     c.model.inference = true;
     c.kv = SERVING_KV_PAGED;
-    c.capacity = (uint64_t)40 << 30;
     c.requests = 300;
     c.rate = 50;
+    c.capacity = (uint64_t)40 << 30;
     c.max_batch = 64;
     c.prompt_median = 1024;
     c.max_len = 4096;

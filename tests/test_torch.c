@@ -501,57 +501,19 @@ START_TEST(torch_options_should_reject_bad_values)
 }
 END_TEST
 
-typedef struct opt_find {
-    const char *key;
-    char value[256];
-    bool found;
-} opt_find;
-
-static void opt_u64(void *ctx, const char *key, uint64_t value)
-{
-    (void)ctx;
-    (void)key;
-    (void)value;
-}
-
-static void opt_real(void *ctx, const char *key, double value)
-{
-    (void)ctx;
-    (void)key;
-    (void)value;
-}
-
-static void opt_text(void *ctx, const char *key, const char *value)
-{
-    opt_find *f = ctx;
-    if (strcmp(key, f->key) == 0) {
-        snprintf(f->value, sizeof f->value, "%s", value);
-        f->found = true;
-    }
-}
-
-static const char *option(harness *h, const char *key, opt_find *f)
-{
-    *f = (opt_find){.key = key};
-    strategy_stat_sink sink = {opt_u64, opt_real, opt_text, f};
-    h->ops->options(h->s, &sink);
-    return f->found ? f->value : "(absent)";
-}
-
 START_TEST(torch_options_should_report_the_effective_conf)
 {
-    opt_find f;
     harness *h = torch_new(1 * GiB, 0, "expandable_segments:True,release_lock_on_cudamalloc:True", "0.5");
-    ck_assert_str_eq(option(h, "expandable_segments", &f), "True");
-    ck_assert_str_eq(option(h, "max_split_size_mb", &f), "unlimited");
-    ck_assert_str_eq(option(h, "max_non_split_rounding_mb", &f), "20");
-    ck_assert_str_eq(option(h, "memory_fraction", &f), "0.5");
-    ck_assert_ptr_nonnull(strstr(option(h, "ignored_keys", &f), "release_lock_on_cudamalloc"));
+    ck_assert_str_eq(harness_option(h, "expandable_segments"), "True");
+    ck_assert_str_eq(harness_option(h, "max_split_size_mb"), "unlimited");
+    ck_assert_str_eq(harness_option(h, "max_non_split_rounding_mb"), "20");
+    ck_assert_str_eq(harness_option(h, "memory_fraction"), "0.5");
+    ck_assert_ptr_nonnull(strstr(harness_option(h, "ignored_keys"), "release_lock_on_cudamalloc"));
     harness_free(h);
     /* unset: written as "", which create() reads back as unset (strategy.h) */
     h = torch_new(1 * GiB, 0, NULL, NULL);
-    ck_assert_str_eq(option(h, "memory_fraction", &f), "");
-    ck_assert_str_eq(option(h, "alloc_conf", &f), "");
+    ck_assert_str_eq(harness_option(h, "memory_fraction"), "");
+    ck_assert_str_eq(harness_option(h, "alloc_conf"), "");
     harness_free(h);
 }
 END_TEST
@@ -670,16 +632,13 @@ END_TEST
 START_TEST(torch_zero_byte_allocations_should_take_nothing)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
-    strategy_handle a = harness_alloc(h, 0, 0);
-    strategy_handle b = harness_alloc(h, 0, 2);
-    ck_assert_uint_ne(a, b);
-    ck_assert_str_eq(harness_layout(h), "");
-    ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
+    strategy_handle z[2];
+    harness_alloc_two_empty(h, 2, z);
     ck_assert_uint_eq(harness_stat(h, "allocation.all.current"), 0);
-    harness_free_block(h, a);
-    harness_free_deferred(h, b);
+    harness_free_block(h, z[0]);
+    harness_free_deferred(h, z[1]);
     harness_empty_cache(h);
-    harness_free_ready(h, b);
+    harness_free_ready(h, z[1]);
     harness_free(h);
 }
 END_TEST
@@ -796,35 +755,14 @@ GPUSIM_LOOP(torch_random_operations_should_keep_every_invariant, 0, 6);
 
 /* ==== Differential: best fit against a brute-force reference ==== */
 
-enum { DIFF_MAX_BLOCKS = 8192 };
-
-typedef struct diff_walk {
-    strategy_block b[DIFF_MAX_BLOCKS];
-    int n;
-} diff_walk;
-
-static int diff_visit(void *ctx, const strategy_block *b)
-{
-    diff_walk *w = ctx;
-    ck_assert_int_lt(w->n, DIFF_MAX_BLOCKS);
-    w->b[w->n++] = *b;
-    return 0;
-}
-
-static void diff_snapshot(harness *h, diff_walk *w)
-{
-    w->n = 0;
-    h->ops->walk(h->s, diff_visit, w);
-}
-
 /* The block get_free_block must pick, from the walker's view: among free blocks of
  * the request's pool and stream with size ≥ rs, the smallest, lowest address among
  * equal sizes; then the oversize rules. -1: none (a new segment). */
-static int diff_best_fit(const diff_walk *w, uint64_t rs, uint32_t stream, uint64_t max_split, uint64_t non_split)
+static int diff_best_fit(const harness_blocks *w, uint64_t rs, uint32_t stream, uint64_t max_split, uint64_t non_split)
 {
     const char *pool = rs <= 1 * MiB ? "small" : "large";
     int best = -1;
-    for (int i = 0; i < w->n; i++) {
+    for (int i = 0; i < (int)w->n; i++) {
         const strategy_block *b = &w->b[i];
         if (b->state != BLOCK_FREE || b->stream != stream || strcmp(b->pool, pool) != 0 || b->size_bytes < rs)
             continue;
@@ -845,7 +783,7 @@ static int diff_best_fit(const diff_walk *w, uint64_t rs, uint32_t stream, uint6
 static void differential_run(const char *conf, uint64_t max_split, uint64_t non_split, uint64_t seed, int ops)
 {
     harness *h = torch_new(64 * GiB, 0, conf, NULL);
-    static diff_walk before, after;
+    static harness_blocks before, after; /* the walker's view around one malloc */
     enum { MAX_LIVE = 384 };
     live_alloc live[MAX_LIVE];
     /* a palette of repeated sizes makes equal-size free blocks: the address order
@@ -872,18 +810,18 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
                 live[n++] = (live_alloc){harness_alloc(h, size, stream), false};
                 continue;
             }
-            diff_snapshot(h, &before);
+            harness_walk(h, &before);
             int want = diff_best_fit(&before, rs, stream, max_split, non_split);
             strategy_handle hh = harness_alloc(h, size, stream);
             live[n++] = (live_alloc){hh, false};
-            diff_snapshot(h, &after);
+            harness_walk(h, &after);
             /* the new used block: the one at an address no used block had */
             int got = -1;
-            for (int j = 0; j < after.n && got < 0; j++) {
+            for (int j = 0; j < (int)after.n && got < 0; j++) {
                 if (after.b[j].state != BLOCK_USED)
                     continue;
                 bool old = false;
-                for (int k = 0; k < before.n && !old; k++)
+                for (int k = 0; k < (int)before.n && !old; k++)
                     old = before.b[k].addr == after.b[j].addr &&
                           (before.b[k].state == BLOCK_USED || before.b[k].state == BLOCK_PENDING);
                 if (!old)
@@ -898,7 +836,7 @@ static void differential_run(const char *conf, uint64_t max_split, uint64_t non_
                               (unsigned long long)before.b[want].addr, (unsigned long long)before.b[want].size_bytes);
             } else {
                 /* no fit: a new segment, outside every block there was */
-                for (int k = 0; k < before.n; k++)
+                for (int k = 0; k < (int)before.n; k++)
                     ck_assert_msg(after.b[got].addr < before.b[k].addr ||
                                       after.b[got].addr >= before.b[k].addr + before.b[k].size_bytes,
                                   "alloc(%llu) on stream %u found no fit but took %llu inside an old block",
@@ -1082,9 +1020,8 @@ START_TEST(torch_per_process_memory_fraction_key_should_cap_reserved_memory)
     /* per_process_memory_fraction:0.25 of 1 GiB: 256 MiB allowed; a 300 MiB
      * request cannot get its segment */
     harness *h = torch_new_version(1 * GiB, 0, "per_process_memory_fraction:0.25", NULL, "2.10");
-    opt_find f;
-    ck_assert_str_eq(option(h, "memory_fraction", &f), "0.25");
-    ck_assert_str_eq(option(h, "torch_version", &f), "2.10");
+    ck_assert_str_eq(harness_option(h, "memory_fraction"), "0.25");
+    ck_assert_str_eq(harness_option(h, "torch_version"), "2.10");
     expect_oom(h, 300 * MiB, 0);
     harness_alloc(h, 200 * MiB, 0);
     harness_free(h);

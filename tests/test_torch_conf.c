@@ -13,6 +13,15 @@ static sim_status parse(const char *text, torch_conf *c, sim_error *err)
     return torch_conf_parse(text, c, err);
 }
 
+/* text, which must parse. */
+static torch_conf parsed(const char *text)
+{
+    torch_conf c;
+    sim_error err;
+    ck_assert_msg(parse(text, &c, &err) == SIM_OK, "'%s': %s", text ? text : "(null)", err.msg);
+    return c;
+}
+
 static void expect_error(const char *text, const char *needle)
 {
     torch_conf c;
@@ -26,9 +35,7 @@ GPUSIM_TCASE("parse", 0, NULL, NULL);
 
 START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
 {
-    torch_conf c;
-    sim_error err;
-    ck_assert_int_eq(parse(NULL, &c, &err), SIM_OK);
+    torch_conf c = parsed(NULL);
     ck_assert_uint_eq(c.max_split_size_bytes, TORCH_CONF_NO_MAX_SPLIT);
     ck_assert_uint_eq(c.max_non_split_rounding_bytes, 20 * MiB);
     ck_assert_uint_eq(c.large_segment_size_bytes, 20 * MiB);
@@ -36,18 +43,14 @@ START_TEST(conf_should_give_pytorch_defaults_for_an_empty_string)
     ck_assert(!c.expandable_segments);
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         ck_assert_uint_eq(c.roundup_power2_divisions[k], 0);
-    ck_assert_int_eq(parse("", &c, &err), SIM_OK);
+    c = parsed("");
 }
 END_TEST
 
 START_TEST(conf_should_read_every_native_key)
 {
-    torch_conf c;
-    sim_error err;
-    ck_assert_int_eq(parse("max_split_size_mb:128, max_non_split_rounding_mb:64,garbage_collection_threshold:0.6,"
-                           "expandable_segments:True,roundup_power2_divisions:4,backend:native",
-                           &c, &err),
-                     SIM_OK);
+    torch_conf c = parsed("max_split_size_mb:128, max_non_split_rounding_mb:64,garbage_collection_threshold:0.6,"
+                          "expandable_segments:True,roundup_power2_divisions:4,backend:native");
     ck_assert_uint_eq(c.max_split_size_bytes, 128 * MiB);
     ck_assert_uint_eq(c.max_non_split_rounding_bytes, 64 * MiB);
     ck_assert(c.garbage_collection_threshold > 0.59 && c.garbage_collection_threshold < 0.61);
@@ -59,11 +62,9 @@ END_TEST
 
 START_TEST(conf_should_fill_the_roundup_table_from_the_list_form)
 {
-    torch_conf c;
-    sim_error err;
     /* [64:8,256:4,>:1]: 64 → index log2(64) = 6, and the first key fills 0..5 too;
      * 256 → index 8; index 7 (128 MiB) keeps 0; '>' fills 9..15 */
-    ck_assert_int_eq(parse("roundup_power2_divisions:[64:8,256:4,>:1]", &c, &err), SIM_OK);
+    torch_conf c = parsed("roundup_power2_divisions:[64:8,256:4,>:1]");
     const uint32_t want[TORCH_CONF_ROUNDUP_INTERVALS] = {8, 8, 8, 8, 8, 8, 8, 0, 4, 1, 1, 1, 1, 1, 1, 1};
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         ck_assert_msg(c.roundup_power2_divisions[k] == want[k], "index %u: %u, want %u", k,
@@ -92,12 +93,8 @@ END_TEST
 
 START_TEST(conf_should_accept_and_note_the_harmless_keys)
 {
-    torch_conf c;
-    sim_error err;
-    ck_assert_int_eq(parse("release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,"
-                           "pinned_num_register_threads:8,pinned_use_background_threads:True",
-                           &c, &err),
-                     SIM_OK);
+    torch_conf c = parsed("release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,"
+                          "pinned_num_register_threads:8,pinned_use_background_threads:True");
     ck_assert(c.release_lock_on_cudamalloc);
     ck_assert_ptr_nonnull(strstr(c.ignored, "pinned_num_register_threads"));
     ck_assert_ptr_nonnull(strstr(c.ignored, "release_lock_on_cudamalloc"));
@@ -106,13 +103,11 @@ END_TEST
 
 START_TEST(conf_should_mark_the_cudamallocasync_backend_and_let_the_last_backend_win)
 {
-    torch_conf c;
-    sim_error err;
-    ck_assert_int_eq(parse("backend:cudaMallocAsync", &c, &err), SIM_OK);
+    torch_conf c = parsed("backend:cudaMallocAsync");
     ck_assert(c.backend_async);
-    ck_assert_int_eq(parse("backend:cudaMallocAsync,backend:native", &c, &err), SIM_OK);
+    c = parsed("backend:cudaMallocAsync,backend:native");
     ck_assert(!c.backend_async);
-    ck_assert_int_eq(parse("", &c, &err), SIM_OK);
+    c = parsed("");
     ck_assert(!c.backend_async);
 }
 END_TEST
@@ -156,19 +151,15 @@ END_TEST
 
 START_TEST(conf_should_let_a_later_key_override_an_earlier_one)
 {
-    torch_conf c;
-    sim_error err;
-    ck_assert_int_eq(parse("expandable_segments:True,expandable_segments:False", &c, &err), SIM_OK);
+    torch_conf c = parsed("expandable_segments:True,expandable_segments:False");
     ck_assert(!c.expandable_segments);
 }
 END_TEST
 
 START_TEST(conf_should_format_the_roundup_table)
 {
-    torch_conf c;
-    sim_error err;
     char buf[256];
-    ck_assert_int_eq(parse("roundup_power2_divisions:[2:4,>:2]", &c, &err), SIM_OK);
+    torch_conf c = parsed("roundup_power2_divisions:[2:4,>:2]");
     /* 2 → index 1 (fills index 0 too); '>' fills 2..15 */
     ck_assert_str_eq(torch_conf_format_divisions(&c, buf, sizeof buf),
                      "[1:4,2:4,4:2,8:2,16:2,32:2,64:2,128:2,256:2,512:2,1024:2,2048:2,4096:2,8192:2,16384:2,32768:2]");

@@ -18,6 +18,15 @@ static trace_reader *open_text(const char *text, sim_error *err)
     return r;
 }
 
+/* open_text that must succeed with the container want. */
+static trace_reader *open_ok(const char *text, trace_container want, sim_error *err)
+{
+    trace_reader *r = open_text(text, err);
+    ck_assert_msg(r != NULL, "%s", err->msg);
+    ck_assert_int_eq(trace_get_container(r), want);
+    return r;
+}
+
 /* Read all events; returns the final status (SIM_END when all were good). */
 static sim_status read_all(trace_reader *r, sim_event *evs, int cap, int *n, sim_error *err)
 {
@@ -34,14 +43,12 @@ static sim_status read_all(trace_reader *r, sim_event *evs, int cap, int *n, sim
 START_TEST(jsonl_should_be_detected_by_content_and_streamed)
 {
     sim_error err;
-    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\"version\":1,\"name\":\"n\",\"time_unit\":\"us\"}\n"
-                                "\n"
-                                "{\"op\":\"alloc\",\"id\":7,\"size\":4096,\"t\":3,\"stream\":2}\n"
-                                "{\"op\":\"free\",\"id\":7,\"t\":5,\"ready_t\":9}\n"
-                                "{\"op\":\"mark\",\"name\":\"step\"}\n",
-                                &err);
-    ck_assert_msg(r != NULL, "%s", err.msg);
-    ck_assert_int_eq(trace_get_container(r), TRACE_JSONL);
+    trace_reader *r = open_ok("{\"format\":\"gpusim-trace\",\"version\":1,\"name\":\"n\",\"time_unit\":\"us\"}\n"
+                              "\n"
+                              "{\"op\":\"alloc\",\"id\":7,\"size\":4096,\"t\":3,\"stream\":2}\n"
+                              "{\"op\":\"free\",\"id\":7,\"t\":5,\"ready_t\":9}\n"
+                              "{\"op\":\"mark\",\"name\":\"step\"}\n",
+                              TRACE_JSONL, &err);
     ck_assert_str_eq(trace_get_header(r)->name, "n");
     sim_event ev[8];
     int n;
@@ -61,13 +68,11 @@ END_TEST
 START_TEST(a_json_document_should_be_detected_whatever_its_layout)
 {
     sim_error err;
-    trace_reader *r = open_text("{\"format\":\"gpusim-trace\",\n \"version\":1,\n"
-                                " \"device\":{\"name\":\"X\",\"capacity_bytes\":1024},\n"
-                                " \"meta\":{\"k\":[1,2]},\n"
-                                " \"events\":[{\"op\":\"alloc\",\"id\":1,\"size\":5},{\"op\":\"free\",\"id\":1}]}",
-                                &err);
-    ck_assert_msg(r != NULL, "%s", err.msg);
-    ck_assert_int_eq(trace_get_container(r), TRACE_JSON);
+    trace_reader *r = open_ok("{\"format\":\"gpusim-trace\",\n \"version\":1,\n"
+                              " \"device\":{\"name\":\"X\",\"capacity_bytes\":1024},\n"
+                              " \"meta\":{\"k\":[1,2]},\n"
+                              " \"events\":[{\"op\":\"alloc\",\"id\":1,\"size\":5},{\"op\":\"free\",\"id\":1}]}",
+                              TRACE_JSON, &err);
     ck_assert_str_eq(trace_get_header(r)->device_name, "X");
     ck_assert_uint_eq(trace_get_header(r)->device_capacity, 1024);
     ck_assert_str_eq(trace_get_header(r)->meta_json, "{\"k\":[1,2]}");

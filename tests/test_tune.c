@@ -8,31 +8,14 @@
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "support/check_main.h"
+#include "support/workload.h"
 
-static void push(evbuf *b, sim_op op, uint64_t id, uint64_t size, uint64_t t)
+/* The question over the small workload (support/workload.h), which it loads into t
+ * (the test releases it): fw's candidates against the setting current, for the least
+ * reserved bytes on a 1 GiB card. */
+static tune_question question(batch_traces *t, tune_framework fw, const char *current)
 {
-    sim_event ev = {.op = op, .id = id, .size = size, .t = t, .ready_t = t};
-    ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
-}
-
-/* Live at most: 3 MiB + 100 B and 2 MiB together. */
-static void workload(batch_traces *t)
-{
-    memset(t, 0, sizeof *t);
-    evbuf *b = evbuf_new("mem://tune", "tune");
-    ck_assert_ptr_nonnull(b);
-    push(b, SIM_OP_ALLOC, 1, 3 * MiB + 100, 1);
-    push(b, SIM_OP_ALLOC, 2, 2 * MiB, 2);
-    push(b, SIM_OP_FREE, 1, 0, 3);
-    push(b, SIM_OP_ALLOC, 3, 1 * MiB, 4);
-    push(b, SIM_OP_FREE, 2, 0, 5);
-    push(b, SIM_OP_FREE, 3, 0, 6);
-    t->b[t->n++] = b;
-    t->events = evbuf_count(b);
-}
-
-static tune_question question(const batch_traces *t, tune_framework fw, const char *current)
-{
+    workload_small(t, "tune");
     tune_question q = {.t = t, .framework = fw, .goal = TUNE_GOAL_MIN_RESERVED, .jobs = 1};
     q.base.device.name = "card";
     q.base.device.capacity_bytes = 1 * GiB;
@@ -77,7 +60,6 @@ END_TEST
 START_TEST(tf_should_find_the_smallest_memory_limit_that_runs)
 {
     batch_traces t;
-    workload(&t);
     tune_question q = question(&t, TUNE_TF, "greedy");
     tune_answer a;
     sim_error err;
@@ -106,7 +88,6 @@ END_TEST
 START_TEST(the_answer_should_not_depend_on_the_number_of_threads)
 {
     batch_traces t;
-    workload(&t);
     tune_question q1 = question(&t, TUNE_TORCH, "torch"), q4 = q1;
     q4.jobs = 4;
     tune_answer a1, a4;
@@ -133,7 +114,6 @@ END_TEST
 START_TEST(a_torch_candidate_should_keep_the_users_alloc_conf_and_replace_its_own_key)
 {
     batch_traces t;
-    workload(&t);
     tune_question q = question(&t, TUNE_TORCH, "torch");
     const sim_kv user[] = {{"alloc_conf", "max_split_size_mb:64,roundup_power2_divisions:4"}};
     q.user = user;
@@ -161,7 +141,6 @@ END_TEST
 START_TEST(no_oom_should_put_the_settings_that_run_before_those_that_fail)
 {
     batch_traces t;
-    workload(&t);
     tune_question q = question(&t, TUNE_TF, "greedy");
     q.goal = TUNE_GOAL_NO_OOM;
     /* 6 MiB: greedy's one region goes whole to the first block (6 MiB < 2 x (3 MiB + 256 B))

@@ -64,6 +64,15 @@ static sim_run *measure(vrun *v, vgpu g, vrun_mode mode, const char *sname, cons
     return run;
 }
 
+/* The end of a measurement: the measured run, the prediction (or NULL), the replay and the GPU. */
+static void release_all(sim_run *run, sim_run *pred, vrun *v, vgpu g)
+{
+    sim_run_free(run);
+    sim_run_free(pred);
+    vrun_release(v);
+    g.ops->close(g.ctx);
+}
+
 START_TEST(raw_replay_should_match_the_raw_model_at_any_reading_interval)
 {
     static const char *const traces[] = {"traces/examples/mlp_train.json", "tests/golden/deferred_tie.json",
@@ -82,10 +91,7 @@ START_TEST(raw_replay_should_match_the_raw_model_at_any_reading_interval)
             ck_assert_uint_eq(v.final_reserved, pred->total.final_reserved_bytes);
             ck_assert_uint_eq(run->events, pred->events);
             ck_assert_uint_eq(v.num_device_allocs, pred->total.num_device_allocs);
-            sim_run_free(run);
-            sim_run_free(pred);
-            vrun_release(&v);
-            g.ops->close(g.ctx);
+            release_all(run, pred, &v, g);
         }
     }
 }
@@ -103,9 +109,7 @@ START_TEST(deferred_frees_should_replay_in_the_engines_order)
     /* event 5 is the deferred free of id 1 (ready_t 40), before the alloc at t=40 */
     ck_assert_uint_eq(v.curve[4].allocated, 200 + 300);
     ck_assert_uint_eq(v.curve[5].allocated, 200 + 300 + 50);
-    sim_run_free(run);
-    vrun_release(&v);
-    g.ops->close(g.ctx);
+    release_all(run, NULL, &v, g);
 }
 END_TEST
 
@@ -136,11 +140,8 @@ START_TEST(mirror_mode_should_back_exactly_the_models_regions)
             ck_assert_uint_eq(v.num_device_allocs, pred->total.num_device_allocs);
         ck_assert_uint_eq(v.driver_refusals, 0);
         ck_assert(run->total.completed == pred->total.completed);
-        sim_run_free(run);
-        sim_run_free(pred);
-        vrun_release(&v);
-        ck_assert_uint_eq(v.backed_bytes, 0);
-        g.ops->close(g.ctx);
+        release_all(run, pred, &v, g);
+        ck_assert_uint_eq(v.backed_bytes, 0); /* vrun_release gave every region back */
     }
 }
 END_TEST
@@ -172,9 +173,7 @@ START_TEST(a_driver_refusal_should_end_the_replay_as_an_oom)
     vrun_json(&v, run, &meta, &b);
     ck_assert_ptr_nonnull(strstr(b.data, "\"cause\": \"driver\""));
     sim_buf_release(&b);
-    sim_run_free(run);
-    vrun_release(&v);
-    g.ops->close(g.ctx);
+    release_all(run, NULL, &v, g);
 }
 END_TEST
 
@@ -222,8 +221,8 @@ END_TEST
 
 START_TEST(a_raw_oom_should_be_data_at_the_models_event)
 {
+    vgpu g = mock_gpu(700 * MiB, 300 * MiB); /* 400 MiB usable: mlp_train runs out */
     const char *p = src_path("traces/examples/mlp_train.json");
-    vgpu g = mock_gpu(700 * MiB, 300 * MiB);
     vrun v;
     sim_run *run = measure(&v, g, VRUN_RAW, NULL, p, NULL, 0, 1);
     sim_run *pred = predict(p, "raw", NULL, 0, 700 * MiB, 300 * MiB);
@@ -231,9 +230,6 @@ START_TEST(a_raw_oom_should_be_data_at_the_models_event)
     ck_assert(pred->total.first_oom.happened);
     ck_assert_uint_eq(run->total.first_oom.event, pred->total.first_oom.event);
     ck_assert(!v.fatal);
-    sim_run_free(run);
-    sim_run_free(pred);
-    vrun_release(&v);
-    g.ops->close(g.ctx);
+    release_all(run, pred, &v, g);
 }
 END_TEST

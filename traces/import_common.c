@@ -59,9 +59,15 @@ imp_event *imp_push(imp_doc *d)
     return push_into(&d->ev, &d->n, &d->cap);
 }
 
-imp_event *imp_push_pre(imp_doc *d)
+imp_event *imp_push_pre(imp_doc *d, uint64_t size)
 {
-    return push_into(&d->pre, &d->n_pre, &d->cap_pre);
+    imp_event *e = push_into(&d->pre, &d->n_pre, &d->cap_pre);
+    if (e == NULL)
+        return NULL;
+    e->op = SIM_OP_ALLOC;
+    e->id = imp_new_id(d);
+    e->size = size;
+    return e;
 }
 
 uint64_t imp_new_id(imp_doc *d)
@@ -361,21 +367,31 @@ static sim_status number_text(const imp_doc *d, const json_value *v, const char 
     return imp_fail(d, v, l, "\"%s\" must be an integer, not %s", key, json_type_name(v->type));
 }
 
+/* What imp_get_u64 and imp_get_i64 share: the value under key (*v) and its number
+ * (*num, in tmp for a decimal string); both NULL and SIM_OK when it is absent or null
+ * (missing is an error when required); *present (if asked) says whether it is there. */
+static sim_status integer_at(const imp_doc *d, const json_value *obj, const char *key, bool required, bool *present,
+                             const imp_loc *l, json_value *tmp, const json_value **v, const json_value **num)
+{
+    *v = json_get(obj, key);
+    *num = NULL;
+    bool there = *v != NULL && (*v)->type != JSON_NULL;
+    if (present)
+        *present = there;
+    if (!there) {
+        *v = NULL;
+        return required ? imp_fail(d, obj, l, "missing \"%s\"", key) : SIM_OK;
+    }
+    return number_text(d, *v, key, l, tmp, num);
+}
+
 sim_status imp_get_u64(const imp_doc *d, const json_value *obj, const char *key, bool required, uint64_t max,
                        uint64_t *out, bool *present, const imp_loc *l)
 {
-    const json_value *v = json_get(obj, key);
-    if (present)
-        *present = v != NULL && v->type != JSON_NULL;
-    if (v == NULL || v->type == JSON_NULL) {
-        if (required)
-            return imp_fail(d, obj, l, "missing \"%s\"", key);
-        return SIM_OK;
-    }
     json_value tmp;
-    const json_value *num = NULL;
-    sim_status st = number_text(d, v, key, l, &tmp, &num);
-    if (st != SIM_OK)
+    const json_value *v = NULL, *num = NULL;
+    sim_status st = integer_at(d, obj, key, required, present, l, &tmp, &v, &num);
+    if (st != SIM_OK || num == NULL)
         return st;
     json_int_status is = json_to_u64(num, max, out);
     if (is != JSON_INT_OK)
@@ -388,18 +404,10 @@ sim_status imp_get_u64(const imp_doc *d, const json_value *obj, const char *key,
 sim_status imp_get_i64(const imp_doc *d, const json_value *obj, const char *key, bool required, int64_t *out,
                        bool *present, const imp_loc *l)
 {
-    const json_value *v = json_get(obj, key);
-    if (present)
-        *present = v != NULL && v->type != JSON_NULL;
-    if (v == NULL || v->type == JSON_NULL) {
-        if (required)
-            return imp_fail(d, obj, l, "missing \"%s\"", key);
-        return SIM_OK;
-    }
     json_value tmp;
-    const json_value *num = NULL;
-    sim_status st = number_text(d, v, key, l, &tmp, &num);
-    if (st != SIM_OK)
+    const json_value *v = NULL, *num = NULL;
+    sim_status st = integer_at(d, obj, key, required, present, l, &tmp, &v, &num);
+    if (st != SIM_OK || num == NULL)
         return st;
     json_int_status is = json_to_i64(num, (uint64_t)INT64_MAX, out);
     if (is != JSON_INT_OK)

@@ -77,8 +77,9 @@ void imp_doc_init(imp_doc *d, const char *path, input_format f);
 void imp_doc_release(imp_doc *d);
 /* Append a recorded event (ids are given by the caller: imp_new_id). NULL on ENOMEM. */
 imp_event *imp_push(imp_doc *d);
-/* Append a synthetic allocation live at the start of the trace (t = 0). */
-imp_event *imp_push_pre(imp_doc *d);
+/* Append a synthetic allocation of size bytes, live at the start of the trace (t = 0),
+ * under a new id (imp_new_id). NULL on ENOMEM. */
+imp_event *imp_push_pre(imp_doc *d, uint64_t size);
 uint64_t imp_new_id(imp_doc *d);
 /* Copy s into the pool; returns the imp_event.str value (0 on ENOMEM). */
 uint64_t imp_str(imp_doc *d, const char *s);

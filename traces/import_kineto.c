@@ -308,12 +308,10 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
         }
         if (id == 0) {
             /* freed but never seen allocated: it was live when recording began */
-            imp_event *p = imp_push_pre(d);
+            imp_event *p = imp_push_pre(d, r->size);
             if (p == NULL)
                 goto nomem;
-            p->op = SIM_OP_ALLOC;
-            p->id = id = imp_new_id(d);
-            p->size = r->size;
+            id = p->id;
             pre_bytes += r->size;
             if (all_addr) {
                 char tag[32];
@@ -347,12 +345,9 @@ sim_status import_kineto(const json_value *root, const input_options *opt, imp_d
         /* recorded mid-run: what was live before the first event and never freed in
          * the window is one allocation at the start, so every command sees it */
         uint64_t live_before = rec->allocated_offset;
-        imp_event *p = imp_push_pre(d);
+        imp_event *p = imp_push_pre(d, live_before);
         if (p == NULL)
             goto nomem;
-        p->op = SIM_OP_ALLOC;
-        p->id = imp_new_id(d);
-        p->size = live_before;
         if ((p->str = imp_str(d, "live before the recording")) == 0)
             goto nomem;
         rec->live_before_bytes = live_before;

@@ -442,6 +442,35 @@ static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
     return SIM_OK;
 }
 
+/* The width in bytes of the little-endian argument that follows op in the stream
+ * (read before op's case runs); 0 for an opcode without one, or one whose case reads
+ * its own (BINFLOAT's big-endian double). */
+static size_t arg_width(unsigned char op)
+{
+    switch (op) {
+    case 0x80: /* PROTO */
+    case 0x8c: /* SHORT_BINUNICODE */
+    case 'K':  /* BININT1 */
+    case 0x8a: /* LONG1 */
+    case 'q':  /* BINPUT */
+    case 'h':  /* BINGET */
+        return 1;
+    case 'M': /* BININT2 */
+        return 2;
+    case 'X':  /* BINUNICODE */
+    case 'J':  /* BININT */
+    case 0x8b: /* LONG4 */
+    case 'r':  /* LONG_BINPUT */
+    case 'j':  /* LONG_BINGET */
+        return 4;
+    case 0x95: /* FRAME */
+    case 0x8d: /* BINUNICODE8 */
+        return 8;
+    default:
+        return 0;
+    }
+}
+
 static sim_status run(pk_reader *r, pk_obj **result)
 {
     for (;;) {
@@ -452,21 +481,19 @@ static sim_status run(pk_reader *r, pk_obj **result)
         r->op_at = at;
         sim_status st = SIM_OK;
         size_t base = 0;
+        size_t w = arg_width(op);
+        if (!need(r, w))
+            return fail(r, at, "truncated");
+        uint64_t arg = le(r->p + r->pos, w);
+        r->pos += w;
         switch (op) {
         case 0x80: /* PROTO */
-            if (!need(r, 1))
-                return fail(r, at, "truncated");
-            if (r->p[r->pos] < 2 || r->p[r->pos] > 5)
-                return fail(r, at, "pickle protocol %u (gpusim reads protocols 2 to 5)", r->p[r->pos]);
-            r->pos++;
+            if (arg < 2 || arg > 5)
+                return fail(r, at, "pickle protocol %u (gpusim reads protocols 2 to 5)", (unsigned)arg);
             break;
         case 0x95: /* FRAME: a length prefix only (the frame must fit in the data) */
-            if (!need(r, 8))
-                return fail(r, at, "truncated");
-            r->pos += 8;
-            if (le(r->p + r->pos - 8, 8) > r->len - r->pos)
-                return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)",
-                            le(r->p + r->pos - 8, 8));
+            if (arg > r->len - r->pos)
+                return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)", arg);
             break;
         case '}': st = push(r, new_obj(r, PK_DICT)); break;
         case ']': st = push(r, new_obj(r, PK_LIST)); break;
@@ -539,62 +566,32 @@ static sim_status run(pk_reader *r, pk_obj **result)
             break;
         }
         case 'X': /* BINUNICODE */
-            if (!need(r, 4))
-                return fail(r, at, "truncated");
-            r->pos += 4;
-            st = read_str(r, at, (size_t)le(r->p + r->pos - 4, 4));
-            break;
         case 0x8c: /* SHORT_BINUNICODE */
-            if (!need(r, 1))
-                return fail(r, at, "truncated");
-            r->pos += 1;
-            st = read_str(r, at, r->p[r->pos - 1]);
+            st = read_str(r, at, (size_t)arg);
             break;
-        case 0x8d: { /* BINUNICODE8 */
-            if (!need(r, 8))
-                return fail(r, at, "truncated");
-            uint64_t n = le(r->p + r->pos, 8);
-            r->pos += 8;
-            if (n > SIZE_MAX)
+        case 0x8d: /* BINUNICODE8 */
+            if (arg > SIZE_MAX)
                 return fail(r, at, "a string longer than the address space");
-            st = read_str(r, at, (size_t)n);
+            st = read_str(r, at, (size_t)arg);
             break;
-        }
         case 'K': /* BININT1 */
-            if (!need(r, 1))
-                return fail(r, at, "truncated");
-            st = push(r, int_obj(r, false, r->p[r->pos]));
-            r->pos += 1;
-            break;
         case 'M': /* BININT2 */
-            if (!need(r, 2))
-                return fail(r, at, "truncated");
-            st = push(r, int_obj(r, false, le(r->p + r->pos, 2)));
-            r->pos += 2;
+            st = push(r, int_obj(r, false, arg));
             break;
         case 'J': { /* BININT: signed 32-bit */
-            if (!need(r, 4))
-                return fail(r, at, "truncated");
-            uint32_t u = (uint32_t)le(r->p + r->pos, 4);
-            r->pos += 4;
+            uint32_t u = (uint32_t)arg;
             bool neg = (u & 0x80000000u) != 0;
             st = push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
             break;
         }
-        case 0x8a: case 0x8b: { /* LONG1, LONG4 */
-            size_t w = op == 0x8a ? 1 : 4;
-            if (!need(r, w))
-                return fail(r, at, "truncated");
-            uint64_t n = le(r->p + r->pos, w);
-            r->pos += w;
-            if (op == 0x8b && (n & 0x80000000u))
+        case 0x8a: case 0x8b: /* LONG1, LONG4 */
+            if (op == 0x8b && (arg & 0x80000000u))
                 return fail(r, at, "LONG4 with a negative length");
-            if (!need(r, (size_t)n))
+            if (!need(r, (size_t)arg))
                 return fail(r, at, "truncated (an integer runs past the end)");
-            st = read_long(r, at, r->p + r->pos, (size_t)n);
-            r->pos += (size_t)n;
+            st = read_long(r, at, r->p + r->pos, (size_t)arg);
+            r->pos += (size_t)arg;
             break;
-        }
         case 'G': { /* BINFLOAT: big-endian IEEE double */
             if (!need(r, 8))
                 return fail(r, at, "truncated");
@@ -622,26 +619,12 @@ static sim_status run(pk_reader *r, pk_obj **result)
             st = memo_put(r, at, r->memo_len);
             break;
         case 'q': /* BINPUT */
-            if (!need(r, 1))
-                return fail(r, at, "truncated");
-            st = memo_put(r, at, r->p[r->pos++]);
-            break;
         case 'r': /* LONG_BINPUT */
-            if (!need(r, 4))
-                return fail(r, at, "truncated");
-            r->pos += 4;
-            st = memo_put(r, at, le(r->p + r->pos - 4, 4));
+            st = memo_put(r, at, arg);
             break;
         case 'h': /* BINGET */
-            if (!need(r, 1))
-                return fail(r, at, "truncated");
-            st = memo_get(r, at, r->p[r->pos++]);
-            break;
         case 'j': /* LONG_BINGET */
-            if (!need(r, 4))
-                return fail(r, at, "truncated");
-            r->pos += 4;
-            st = memo_get(r, at, le(r->p + r->pos - 4, 4));
+            st = memo_get(r, at, arg);
             break;
         case '.': /* STOP */
             if (r->sp != 1 || r->mp != 0)

@@ -232,12 +232,9 @@ typedef struct live_list {
 static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size,
                           uint32_t stream)
 {
-    imp_event *p = imp_push_pre(d);
+    imp_event *p = imp_push_pre(d, size);
     if (p == NULL || !SIM_GROW(ll->v, ll->n + 1, ll->cap))
         return 0;
-    p->op = SIM_OP_ALLOC;
-    p->id = imp_new_id(d);
-    p->size = size;
     p->stream = stream;
     char tag[32];
     snprintf(tag, sizeof tag, "0x%" PRIx64, addr);

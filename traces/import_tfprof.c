@@ -247,12 +247,9 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
             e->id = s->a;
             imp_map_remove(&live, s);
         } else {
-            imp_event *p = imp_push_pre(d);
+            imp_event *p = imp_push_pre(d, size);
             if (p == NULL)
                 goto nomem;
-            p->op = SIM_OP_ALLOC;
-            p->id = imp_new_id(d);
-            p->size = size;
             pre_alloc_bytes += r->allocation ? r->allocation : size;
             if (r->op_name && r->op_name[0] && (p->str = imp_str(d, r->op_name)) == 0)
                 goto nomem;

@@ -16,17 +16,18 @@
 #include "validate/vrun.h"
 
 static const cli_opt OPTS[] = {
-    {"mode", true, "raw|async|mirror: the allocator to measure (default raw)"},
-    {"strategy", true, "S: the gpusim model that mirror mode backs with real memory (greedy, growth, limit, torch...)"},
+    CLI_OPT("mode", "raw|async|mirror: the allocator to measure (default raw)"),
+    CLI_OPT("strategy",
+            "S: the gpusim model that mirror mode backs with real memory (greedy, growth, limit, torch...)"),
     CLI_STRATEGY_OPTS,
-    {"every", true, "N: one curve row every N events (peaks stay exact; default 1)"},
-    {"no-curve", false, "write no per-event curve"},
-    {"device", true, "N: the CUDA device (default 0)"},
-    {"backend", true, "cuda|mock: the real GPU (default) or a host-memory stand-in (no GPU; dry runs)"},
-    {"mock-capacity", true, "SIZE: the mock's total memory (default 16GiB)"},
-    {"mock-context", true, "SIZE: the mock's context (default 300MiB)"},
-    {"probe", false, "measure the driver (granularity, packing, addresses, pool growth); no trace"},
-    {"output", true, "FILE: where the measured JSON goes (default stdout)"},
+    CLI_OPT("every", "N: one curve row every N events (peaks stay exact; default 1)"),
+    CLI_FLAG("no-curve", "write no per-event curve"),
+    CLI_OPT("device", "N: the CUDA device (default 0)"),
+    CLI_OPT("backend", "cuda|mock: the real GPU (default) or a host-memory stand-in (no GPU; dry runs)"),
+    CLI_OPT("mock-capacity", "SIZE: the mock's total memory (default 16GiB)"),
+    CLI_OPT("mock-context", "SIZE: the mock's context (default 300MiB)"),
+    CLI_FLAG("probe", "measure the driver (granularity, packing, addresses, pool growth); no trace"),
+    CLI_OPT("output", "FILE: where the measured JSON goes (default stdout)"),
     {NULL, false, NULL},
 };
 

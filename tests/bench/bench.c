@@ -45,30 +45,14 @@ extern char **environ;
 #include "strategies/registry.h"
 #include "traces/import_pickle.h"
 #include "traces/trace.h"
+#include "bench_util.h"
 
 #define BENCH_CAPACITY "80GiB"
 #define BENCH_LIMIT "60GiB"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 static double unit(uint64_t *s)
 {
-    return (double)(rng(s) >> 11) / 9007199254740992.0;
+    return (double)(bench_rng(s) >> 11) / 9007199254740992.0;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -114,14 +98,14 @@ static void gen_churn(sink *k, uint64_t seed)
     uint64_t *live = malloc(4096 * sizeof *live);
     uint64_t n_live = 0, next_id = 1, s = seed;
     while (k->n < k->max) {
-        k->t += 1 + rng(&s) % 100;
-        bool do_free = n_live > 0 && (n_live >= 4000 || (rng(&s) % 1000) < (n_live > 2000 ? 550u : 450u));
+        k->t += 1 + bench_rng(&s) % 100;
+        bool do_free = n_live > 0 && (n_live >= 4000 || (bench_rng(&s) % 1000) < (n_live > 2000 ? 550u : 450u));
         if (k->n + n_live >= k->max && n_live > 0)
             do_free = true; /* end with everything freed */
         if (do_free) {
-            uint64_t j = rng(&s) % n_live, id = live[j];
+            uint64_t j = bench_rng(&s) % n_live, id = live[j];
             live[j] = live[--n_live];
-            emit_free(k, id, rng(&s) % 10 == 0 ? 1 + rng(&s) % 500 : 0);
+            emit_free(k, id, bench_rng(&s) % 10 == 0 ? 1 + bench_rng(&s) % 500 : 0);
         } else {
             double lg = log(512.0) + (log(64.0 * 1048576.0) - log(512.0)) * unit(&s);
             live[n_live++] = next_id;
@@ -155,7 +139,7 @@ static void gen_training(sink *k, uint64_t seed)
         emit(k, (sim_event){.op = SIM_OP_MARK, .name = mark});
         uint64_t ids[LAYERS];
         for (int l = 0; l < LAYERS; l++) { /* forward */
-            k->t += 50 + rng(&s) % 20;
+            k->t += 50 + bench_rng(&s) % 20;
             ids[l] = next_id++;
             emit_alloc(k, ids[l], act[l], 0, "activation");
             for (int r = 0; r < 3; r++) {
@@ -166,7 +150,7 @@ static void gen_training(sink *k, uint64_t seed)
             }
         }
         for (int l = LAYERS - 1; l >= 0; l--) { /* backward: LIFO */
-            k->t += 80 + rng(&s) % 20;
+            k->t += 80 + bench_rng(&s) % 20;
             uint64_t g = next_id++;
             emit_alloc(k, g, grad[l], 0, "grad");
             uint64_t tid = next_id++;
@@ -195,12 +179,12 @@ static void gen_serving(sink *k, uint64_t seed)
         bool live;
     } rq[SLOTS] = {{0}};
     while (k->n < k->max) {
-        k->t += 200 + rng(&s) % 800;
-        uint32_t j = (uint32_t)(rng(&s) % SLOTS);
+        k->t += 200 + bench_rng(&s) % 800;
+        uint32_t j = (uint32_t)(bench_rng(&s) % SLOTS);
         struct req *r = &rq[j];
         if (!r->live) { /* a new request: prompt */
-            r->tokens = 16 + rng(&s) % 2048;
-            r->target = r->tokens + 1 + rng(&s) % 1024;
+            r->tokens = 16 + bench_rng(&s) % 2048;
+            r->target = r->tokens + 1 + bench_rng(&s) % 1024;
             r->bytes = units_round_up(r->tokens * per_token, page);
             r->id = next_id++;
             r->live = true;
@@ -210,8 +194,8 @@ static void gen_serving(sink *k, uint64_t seed)
             r->live = false;
         } else { /* a decode step: workspace, and the cache grows by pages */
             uint64_t ws = next_id++;
-            emit_alloc(k, ws, 4096 + (rng(&s) % 64) * 65536, 1, "workspace");
-            r->tokens += 1 + rng(&s) % 32;
+            emit_alloc(k, ws, 4096 + (bench_rng(&s) % 64) * 65536, 1, "workspace");
+            r->tokens += 1 + bench_rng(&s) % 32;
             uint64_t need = units_round_up(r->tokens * per_token, page);
             if (need > r->bytes) {
                 uint64_t nid = next_id++;
@@ -221,7 +205,7 @@ static void gen_serving(sink *k, uint64_t seed)
                 r->bytes = need;
             }
             k->t += 20;
-            emit_free(k, ws, 100 + rng(&s) % 400); /* stream-ordered: completes later */
+            emit_free(k, ws, 100 + bench_rng(&s) % 400); /* stream-ordered: completes later */
         }
     }
 }
@@ -262,12 +246,12 @@ static double replay_mem(const strategy_ops *ops, const evbuf *b, uint64_t *even
     sim_event_source src = evbuf_source(b, &cur);
     sim_run *run = NULL;
     sim_error err;
-    double t0 = now();
+    double t0 = bench_now();
     if (engine_run(&cfg, &src, 1, &run, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s: %s\n", ops->name, err.msg);
         exit(2);
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     *events = run->events;
     *ooms = run->total.ooms;
     sim_run_free(run);
@@ -280,7 +264,7 @@ static double replay_file(const strategy_ops *ops, const char *path)
     sim_kv kv[2];
     engine_config cfg = config_for(ops, kv);
     sim_error err;
-    double t0 = now();
+    double t0 = bench_now();
     trace_reader *r;
     if (trace_open(path, &r, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
@@ -292,7 +276,7 @@ static double replay_file(const strategy_ops *ops, const char *path)
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(2);
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     sim_run_free(run);
     trace_close(r);
     return dt;
@@ -326,7 +310,7 @@ static spawn_res run_child(spawn_req *q)
         args[n] = q->argv[n], n++;
     args[n] = NULL;
     spawn_res r = {0, 0, -1, 0};
-    double t0 = now();
+    double t0 = bench_now();
     pid_t pid;
     posix_spawn_file_actions_t fa; /* the command's own output goes nowhere */
     posix_spawn_file_actions_init(&fa);
@@ -340,7 +324,7 @@ static spawn_res run_child(spawn_req *q)
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) < 0)
         return r;
-    r.secs = now() - t0;
+    r.secs = bench_now() - t0;
     r.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
               (double)ru.ru_stime.tv_usec * 1e-6;
     r.rss_kib = ru.ru_maxrss;
@@ -426,7 +410,7 @@ static double cjson_floor(const char *path)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    double t0 = now();
+    double t0 = bench_now();
     uint64_t parsed = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         cJSON *j = cJSON_ParseWithLength(line, (size_t)n);
@@ -434,7 +418,7 @@ static double cjson_floor(const char *path)
             parsed++;
         cJSON_Delete(j);
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     free(line);
     fclose(f);
     if (parsed == 0)
@@ -447,7 +431,7 @@ static double reader_floor(const char *path)
 {
     sim_error err;
     trace_reader *r;
-    double t0 = now();
+    double t0 = bench_now();
     if (trace_open(path, &r, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(2);
@@ -463,7 +447,7 @@ static double reader_floor(const char *path)
         exit(2);
     }
     trace_close(r);
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 static long file_size(const char *path)
@@ -498,6 +482,15 @@ typedef struct options {
     spawner sp;
 } options;
 
+/* The end of a table: its JSON closed with close, or the offline strategies' note. */
+static void end_table(const options *o, const char *close)
+{
+    if (o->json)
+        fputs(close, stdout);
+    else
+        print_offline_note();
+}
+
 typedef struct strat_fig {
     double mem_s, jsonl_s, gtrace_s;
     uint64_t events, ooms;
@@ -528,13 +521,13 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(2);
     }
-    double g0 = now();
+    double g0 = bench_now();
     wl->gen(&k, o->seed);
     if (trace_writer_close(k.w[0], true, &err) != SIM_OK || trace_writer_close(k.w[1], true, &err) != SIM_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(2);
     }
-    double gen_s = now() - g0;
+    double gen_s = bench_now() - g0;
     size_t ns = registry_count();
     strat_fig *f = calloc(ns, sizeof *f);
     /* end-to-end first, while this process is still small */
@@ -624,10 +617,7 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
                    ratio, je, vs_floor, vs_jr, (double)f[i].jsonl_rss / 1024.0, ge, vs_gr,
                    (double)f[i].gtrace_rss / 1024.0, (unsigned long long)f[i].ooms);
     }
-    if (o->json)
-        printf("]}");
-    else
-        print_offline_note();
+    end_table(o, "]}");
     fflush(stdout);
     free(f);
     unlink(jsonl);
@@ -702,10 +692,10 @@ static void bench_stream(const options *o, uint64_t n_small, uint64_t n_big)
     char sp_[128], bp[128];
     tmp_path(sp_, sizeof sp_, "stream", n_small);
     tmp_path(bp, sizeof bp, "stream", n_big);
-    double g0 = now();
+    double g0 = bench_now();
     write_churn_gtrace(sp_, n_small, o->seed);
     write_churn_gtrace(bp, n_big, o->seed);
-    double gen_s = now() - g0;
+    double gen_s = bench_now() - g0;
     if (o->json)
         printf("%s\n  {\"stream\": {\"small_events\": %llu, \"big_events\": %llu, \"strategies\": [",
                first_json ? "" : ",", (unsigned long long)n_small, (unsigned long long)n_big);
@@ -734,10 +724,7 @@ static void bench_stream(const options *o, uint64_t n_small, uint64_t n_big)
                    (unsigned long long)n_big);
         fflush(stdout);
     }
-    if (o->json)
-        printf("]}}");
-    else
-        print_offline_note();
+    end_table(o, "]}}");
     unlink(sp_);
     unlink(bp);
 }
@@ -763,13 +750,13 @@ static void bench_pickles(const options *o, const char *const *paths, int n)
             pickle_doc *doc = NULL;
             const json_value *root = NULL;
             sim_error err;
-            double t0 = now();
+            double t0 = bench_now();
             if (pickle_parse(paths[i], data, (size_t)sz, &doc, &root, &err) != SIM_OK) {
                 fprintf(stderr, "bench: %s\n", err.msg);
                 exit(2);
             }
             pickle_free(doc);
-            double dt = now() - t0;
+            double dt = bench_now() - t0;
             if (dt < best)
                 best = dt;
         }

@@ -22,35 +22,12 @@
 #include "strategies/plan.h"
 #include "strategies/plan_tflite.h"
 #include "strategies/plan_xla.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
+#include "bench_util.h"
 
 static uint64_t log_uniform(uint64_t *s, unsigned lo_bits, unsigned hi_bits)
 {
-    unsigned b = lo_bits + (unsigned)(rng(s) % (hi_bits - lo_bits));
-    return (UINT64_C(1) << b) + rng(s) % (UINT64_C(1) << b);
+    unsigned b = lo_bits + (unsigned)(bench_rng(s) % (hi_bits - lo_bits));
+    return (UINT64_C(1) << b) + bench_rng(s) % (UINT64_C(1) << b);
 }
 
 static int must(sim_status st)
@@ -68,14 +45,14 @@ static plan_trace *churn(uint64_t n, uint32_t live_target, uint64_t seed)
     uint32_t *live = malloc((size_t)live_target * 2 * sizeof *live), n_live = 0;
     uint64_t s = seed | 1;
     for (uint64_t made = 0; made < n;) {
-        bool alloc = n_live < live_target / 2 || (n_live < 2 * live_target && rng(&s) % 2 == 0);
+        bool alloc = n_live < live_target / 2 || (n_live < 2 * live_target && bench_rng(&s) % 2 == 0);
         if (alloc) {
             uint32_t id;
             must(plan_trace_alloc(t, log_uniform(&s, 9, 26), &id));
             live[n_live++] = id;
             made++;
         } else {
-            uint32_t k = (uint32_t)(rng(&s) % n_live);
+            uint32_t k = (uint32_t)(bench_rng(&s) % n_live);
             must(plan_trace_release(t, live[k]));
             live[k] = live[--n_live];
         }
@@ -144,7 +121,7 @@ static void bench(const char *name, plan_trace *t, int reps, const char *only_pl
         double best = 1e30, best_cpu = 0;
         plan_result r = {0};
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now(), c0 = cpu_now();
+            double t0 = bench_now(), c0 = bench_cpu_now();
             plan_lifetimes(t, pl->clock, b);
             if (pl->kind == 0) {
                 plan_xla_config cfg = {.order = pl->order, .alignment = PLAN_XLA_ALIGNMENT};
@@ -154,10 +131,10 @@ static void bench(const char *name, plan_trace *t, int reps, const char *only_pl
             } else {
                 must(plan_tflite_gpu(b, n, PLAN_TFLITE_GPU_ALIGNMENT, off, &r));
             }
-            double dt = now() - t0;
+            double dt = bench_now() - t0;
             if (dt < best) {
                 best = dt;
-                best_cpu = cpu_now() - c0;
+                best_cpu = bench_cpu_now() - c0;
             }
         }
         printf("%-13s %12.0f %9.3f %9.3f %12.1f %10.3f\n", pl->name, (double)n / best, best, best_cpu,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 
 typedef struct bench_cfg {
     const char *gpusim;
@@ -63,13 +64,6 @@ static uint64_t write_job(const char *path, unsigned idx, const bench_cfg *c)
     return n;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct bench_run {
     const char *label;
     double sweep_s, wall_s;
@@ -80,9 +74,9 @@ typedef struct bench_run {
 static bench_run run_sweep(const char *label, const char *cmd, const char *errpath)
 {
     bench_run r = {label, 0.0, 0.0, 0, 0};
-    double t0 = now_s();
+    double t0 = bench_now();
     int rc = system(cmd);
-    r.wall_s = now_s() - t0;
+    r.wall_s = bench_now() - t0;
     FILE *f = fopen(errpath, "r");
     char line[1024];
     while (f && fgets(line, sizeof line, f)) {

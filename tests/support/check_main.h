@@ -18,6 +18,20 @@ static inline bool test_same_double(double a, double b)
     return !(a < b) && !(a > b);
 }
 
+/* EXPECT and EXPECT_MSG, assertions for hot loops: Check's ck_assert records the
+ * location of every passing check through its parent pipe, a system call each;
+ * these only fail. */
+#define EXPECT(cond)                                   \
+    do {                                               \
+        if (!(cond))                                   \
+            ck_abort_msg("expected %s", #cond);        \
+    } while (0)
+#define EXPECT_MSG(cond, ...)                          \
+    do {                                               \
+        if (!(cond))                                   \
+            ck_abort_msg(__VA_ARGS__);                 \
+    } while (0)
+
 #define GPUSIM_CHECK_MAIN(make_suite)                     \
     int main(void)                                        \
     {                                                     \

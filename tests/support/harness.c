@@ -76,11 +76,10 @@ sim_status harness_try_new(const strategy_ops *ops, uint64_t capacity, const cha
     h->ops = ops;
     device_info info = {.name = "test", .capacity_bytes = capacity, .cc_major = 9};
     sim_status st = harness_create(h, &info, opts, err);
-    if (st != SIM_OK) {
+    if (st != SIM_OK) { /* no strategy instance to destroy */
         device_free(h->dev);
         free(h);
-        *out = NULL;
-        return st;
+        h = NULL;
     }
     *out = h;
     return st;
@@ -135,6 +134,26 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream)
                   (unsigned long long)oom.largest_free_bytes, (unsigned long long)oom.reserved_bytes,
                   harness_layout(h));
     return b;
+}
+
+void harness_alloc_two_empty(harness *h, uint32_t stream, strategy_handle out[2])
+{
+    out[0] = harness_alloc(h, 0, 0);
+    out[1] = harness_alloc(h, 0, stream);
+    ck_assert_uint_ne(out[0], STRATEGY_HANDLE_NONE);
+    ck_assert_uint_ne(out[0], out[1]);
+    ck_assert_str_eq(harness_layout(h), "");
+    ck_assert_uint_eq(harness_sample(h).reserved_bytes, 0);
+}
+
+strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream)
+{
+    strategy_oom oom;
+    memset(&oom, 0, sizeof oom);
+    sim_status st = harness_try_alloc(h, size, stream, NULL, &oom);
+    ck_assert_msg(st == SIM_OOM, "alloc(%llu) did not run out of memory; layout: %s", (unsigned long long)size,
+                  harness_layout(h));
+    return oom;
 }
 
 void harness_free_block(harness *h, strategy_handle b)
@@ -227,4 +246,26 @@ uint64_t harness_stat(harness *h, const char *key)
     ck_assert_msg(strategy_stat_find(h->ops, h->s, key, &v), "%s has no stat '%s'", h->ops->name, key);
     ck_assert_msg(v.kind == STRATEGY_STAT_U64, "%s: stat '%s' is not an integer", h->ops->name, key);
     return v.u64;
+}
+
+const char *harness_option(harness *h, const char *key)
+{
+    ck_assert_msg(strategy_option_find(h->ops, h->s, key, &h->option), "%s has no option '%s'", h->ops->name, key);
+    ck_assert_msg(h->option.kind == STRATEGY_STAT_TEXT, "%s: option '%s' is not text", h->ops->name, key);
+    return h->option.text;
+}
+
+static int collect_block(void *ctx, const strategy_block *b)
+{
+    harness_blocks *out = ctx;
+    if (out->n == HARNESS_MAX_BLOCKS)
+        ck_abort_msg("more than %d blocks", HARNESS_MAX_BLOCKS);
+    out->b[out->n++] = *b;
+    return 0;
+}
+
+void harness_walk(harness *h, harness_blocks *out)
+{
+    out->n = 0;
+    h->ops->walk(h->s, collect_block, out);
 }

@@ -19,6 +19,7 @@ typedef struct harness {
     strategy *s;
     uint32_t proc;
     char layout[8192];
+    strategy_stat_value option; /* the last harness_option */
 } harness;
 
 /* opts: "key=value,key=value" or NULL. Fails the test if create fails. */
@@ -35,6 +36,11 @@ strategy_handle harness_alloc(harness *h, uint64_t size, uint32_t stream);
 /* Allocation that may fail: returns SIM_OK or SIM_OOM. */
 sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strategy_handle *out,
                              strategy_oom *oom);
+/* Two zero-byte allocations, the first on stream 0, the second on stream: each must
+ * get a handle of its own and take nothing (an empty layout, 0 reserved). */
+void harness_alloc_two_empty(harness *h, uint32_t stream, strategy_handle out[2]);
+/* Allocation that must fail with SIM_OOM: its report. */
+strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream);
 void harness_free_block(harness *h, strategy_handle b);
 void harness_free_deferred(harness *h, strategy_handle b);
 void harness_free_ready(harness *h, strategy_handle b);
@@ -47,7 +53,18 @@ sim_report harness_report(harness *h);
 /* The layout string (valid until the next call). */
 const char *harness_layout(harness *h);
 strategy_sample harness_sample(harness *h);
+
+/* The walker's blocks, in its order (more than HARNESS_MAX_BLOCKS fail the test). */
+#define HARNESS_MAX_BLOCKS 8192
+typedef struct harness_blocks {
+    strategy_block b[HARNESS_MAX_BLOCKS];
+    uint32_t n;
+} harness_blocks;
+void harness_walk(harness *h, harness_blocks *out);
 /* One statistic by name from ops->stats; fails the test if absent. */
 uint64_t harness_stat(harness *h, const char *key);
+/* One effective option by name from ops->options, as text (valid until the next call);
+ * fails the test if absent. */
+const char *harness_option(harness *h, const char *key);
 
 #endif

@@ -194,18 +194,6 @@ struct PairFormatter {
     explicit PairFormatter(const char *) {}
     template <typename P> void operator()(std::string *out, const P &p) const { StrAppend(out, p.first, "=", p.second); }
 };
-template <typename Range> std::string StrJoin(const Range &r, std::string_view sep)
-{
-    std::string s;
-    bool first = true;
-    for (const auto &x : r) {
-        if (!first)
-            s.append(sep);
-        first = false;
-        StrAppend(&s, x);
-    }
-    return s;
-}
 template <typename Range, typename F> std::string StrJoin(const Range &r, std::string_view sep, F f)
 {
     std::string s;
@@ -217,6 +205,10 @@ template <typename Range, typename F> std::string StrJoin(const Range &r, std::s
         f(&s, x);
     }
     return s;
+}
+template <typename Range> std::string StrJoin(const Range &r, std::string_view sep)
+{
+    return StrJoin(r, sep, [](std::string *out, const auto &x) { StrAppend(out, x); });
 }
 } // namespace absl
 
@@ -297,19 +289,22 @@ struct ScopedMemoryDebugAnnotation {
 // ---- the bfc_memory_map proto: the chunks are kept (replay.cc reads the layout
 // from RecordMemoryMap), every other setter keeps nothing ----
 namespace tensorflow {
+// a setter whose value the replay does not need: it keeps nothing
+#define GPUSIM_STUB_IGNORED(field) \
+    template <typename T> void set_##field(T) {}
 struct MemAllocatorStats {
-    template <typename T> void set_num_allocs(T) {}
-    template <typename T> void set_bytes_in_use(T) {}
-    template <typename T> void set_peak_bytes_in_use(T) {}
-    template <typename T> void set_largest_alloc_size(T) {}
-    template <typename T> void set_fragmentation_metric(T) {}
+    GPUSIM_STUB_IGNORED(num_allocs)
+    GPUSIM_STUB_IGNORED(bytes_in_use)
+    GPUSIM_STUB_IGNORED(peak_bytes_in_use)
+    GPUSIM_STUB_IGNORED(largest_alloc_size)
+    GPUSIM_STUB_IGNORED(fragmentation_metric)
 };
 struct BinSummary {
-    template <typename T> void set_bin(T) {}
-    template <typename T> void set_total_bytes_in_use(T) {}
-    template <typename T> void set_total_bytes_in_bin(T) {}
-    template <typename T> void set_total_chunks_in_use(T) {}
-    template <typename T> void set_total_chunks_in_bin(T) {}
+    GPUSIM_STUB_IGNORED(bin)
+    GPUSIM_STUB_IGNORED(total_bytes_in_use)
+    GPUSIM_STUB_IGNORED(total_bytes_in_bin)
+    GPUSIM_STUB_IGNORED(total_chunks_in_use)
+    GPUSIM_STUB_IGNORED(total_chunks_in_bin)
 };
 struct MemChunk {
     bool in_use_ = false;
@@ -320,16 +315,16 @@ struct MemChunk {
     bool in_use() const { return in_use_; }
     uint64_t address() const { return address_; }
     uint64_t size() const { return size_; }
-    template <typename T> void set_requested_size(T) {}
-    template <typename T> void set_bin(T) {}
-    template <typename T> void set_op_name(T) {}
-    template <typename T> void set_freed_at_count(T) {}
-    template <typename T> void set_action_count(T) {}
-    template <typename T> void set_step_id(T) {}
+    GPUSIM_STUB_IGNORED(requested_size)
+    GPUSIM_STUB_IGNORED(bin)
+    GPUSIM_STUB_IGNORED(op_name)
+    GPUSIM_STUB_IGNORED(freed_at_count)
+    GPUSIM_STUB_IGNORED(action_count)
+    GPUSIM_STUB_IGNORED(step_id)
 };
 struct SnapShot {
-    template <typename T> void set_action_count(T) {}
-    template <typename T> void set_size(T) {}
+    GPUSIM_STUB_IGNORED(action_count)
+    GPUSIM_STUB_IGNORED(size)
 };
 class MemoryDump {
   public:
