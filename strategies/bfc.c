@@ -438,25 +438,28 @@ static void release_chunk(strategy *s, uint32_t h)
     c->state = CHUNK_FREE;
     c->requested = 0;
     c->stream = 0;
-    /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above it
-     * borders the gap (or the region's end) and becomes gap */
-    if (s->opt.spatial && c->tag == BFC_TAG_LOWER && (c->next == BFC_NONE || ck[c->next].tag != BFC_TAG_LOWER))
-        c->tag = BFC_TAG_GAP;
     uint32_t n = c->next, p = c->prev;
     bool n_free = n != BFC_NONE && ck[n].state == CHUNK_FREE;
     bool p_free = p != BFC_NONE && ck[p].state == CHUNK_FREE;
-    uint8_t tag = c->tag;
-    if (n_free)
-        tag = merged_tag(tag, ck[n].tag);
-    if (p_free)
-        tag = merged_tag(ck[p].tag, tag);
-    /* a second central gap (another region holds the first; only after a backpedalled
-     * first region): the source CHECKs in InsertFreeChunk and the process aborts.
-     * gpusim counts it (stat xla_aborts) and keeps the chunk as a lower hole, so that
-     * the state stays one it can go on from. */
-    if (tag == BFC_TAG_GAP && s->gap != BFC_NONE && s->gap != n && s->gap != p) {
-        s->xla_aborts++;
-        tag = BFC_TAG_LOWER;
+    uint8_t tag = BFC_TAG_LOWER; /* every chunk's, without spatial partitioning */
+    if (s->opt.spatial) {
+        /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above
+         * it borders the gap (or the region's end) and becomes gap */
+        if (c->tag == BFC_TAG_LOWER && (n == BFC_NONE || ck[n].tag != BFC_TAG_LOWER))
+            c->tag = BFC_TAG_GAP;
+        tag = c->tag;
+        if (n_free)
+            tag = merged_tag(tag, ck[n].tag);
+        if (p_free)
+            tag = merged_tag(ck[p].tag, tag);
+        /* a second central gap (another region holds the first; only after a
+         * backpedalled first region): the source CHECKs in InsertFreeChunk and the
+         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as a
+         * lower hole, so that the state stays one it can go on from. */
+        if (tag == BFC_TAG_GAP && s->gap != BFC_NONE && s->gap != n && s->gap != p) {
+            s->xla_aborts++;
+            tag = BFC_TAG_LOWER;
+        }
     }
     if (!n_free && !p_free) {
         c->tag = tag; /* nothing to merge */
