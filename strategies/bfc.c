@@ -54,8 +54,12 @@
  * Data: chunks in a side table (slots.h) with uint32 handles; physical neighbours
  * prev/next. Free chunks in the binned free set of bfc_bins.h: each of TF's 21 bins
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
- * bitmaps over the non-empty ones. alloc and free are O(log f) expected (f = free
- * chunks in one slice), sample() O(1); Extend O(1); garbage collection O(regions).
+ * bitmaps over the non-empty ones. A split leaves the remainder in the free chunk's
+ * record and a merge grows a free neighbour's, so that a chunk that keeps its slice
+ * and order (a training step's top chunk) changes in place (bfc_bins_rekey); one
+ * spare record carries a merge's freed record to the next split. alloc and free are
+ * O(log f) expected (f = free chunks in one slice), sample() O(1) (the bins keep
+ * their largest size); Extend O(1); garbage collection O(regions).
  * With --bfc-alignment above 256 a search walks on from the best fit past chunks
  * too small for their padding: O(f) in the worst case.
  * No host allocation per event once the tables reached their high-water marks.
