@@ -54,8 +54,12 @@
  * Data: chunks in a side table (slots.h) with uint32 handles; physical neighbours
  * prev/next. Free chunks in the binned free set of bfc_bins.h: each of TF's 21 bins
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
- * bitmaps over the non-empty ones. alloc and free are O(log f) expected (f = free
- * chunks in one slice), sample() O(1); Extend O(1); garbage collection O(regions).
+ * bitmaps over the non-empty ones. A split leaves the remainder in the free chunk's
+ * record and a merge grows a free neighbour's, so that a chunk that keeps its slice
+ * and order (a training step's top chunk) changes in place (bfc_bins_rekey); one
+ * spare record carries a merge's freed record to the next split. alloc and free are
+ * O(log f) expected (f = free chunks in one slice), sample() O(1) (the bins keep
+ * their largest size); Extend O(1); garbage collection O(regions).
  * With --bfc-alignment above 256 a search walks on from the best fit past chunks
  * too small for their padding: O(f) in the worst case.
  * No host allocation per event once the tables reached their high-water marks.
@@ -97,18 +101,31 @@ static uint32_t next_prio(strategy *s)
     return x;
 }
 
-/* A fresh chunk record; BFC_NONE when out of host memory. Invalidates chunk pointers. */
+/* A fresh chunk record, the spare one if there is one; BFC_NONE when out of host
+ * memory. Invalidates chunk pointers. */
 static uint32_t chunk_new(strategy *s)
 {
-    uint32_t h = slots_take(&s->chunks);
-    if (h == BFC_NONE)
+    uint32_t h = s->spare;
+    if (h != BFC_NONE)
+        s->spare = BFC_NONE;
+    else if ((h = slots_take(&s->chunks)) == BFC_NONE)
         return h;
-    bfc_chunk *c = &bfc_chunk_table(s)[h];
-    c->prev = c->next = c->child[0] = c->child[1] = c->parent = BFC_NONE;
-    c->bin = BFC_NO_BIN;
-    c->tag = BFC_TAG_LOWER;
-    c->prio = next_prio(s);
+    bfc_chunk_table(s)[h] = (bfc_chunk){.child = {BFC_NONE, BFC_NONE}, .parent = BFC_NONE, .prio = next_prio(s),
+                                        .prev = BFC_NONE, .next = BFC_NONE, .state = CHUNK_FREE,
+                                        .bin = BFC_NO_BIN, .tag = BFC_TAG_LOWER};
     return h;
+}
+
+/* Give back the record of a chunk merged away: kept as the spare when there is none,
+ * since a split usually follows a merge soon (a training step's LIFO frees and
+ * allocations), else to the table. */
+static void chunk_drop(strategy *s, uint32_t h)
+{
+    if (s->spare == BFC_NONE) {
+        s->spare = h;
+        return;
+    }
+    slots_put(&s->chunks, h);
 }
 
 /* ==== the free structures: the bins, and the central gap (rule 10) ==== */
@@ -141,7 +158,7 @@ static void free_erase(strategy *s, uint32_t h)
 static uint64_t largest_free(const strategy *s)
 {
     const bfc_chunk *ck = bfc_chunk_table(s);
-    uint64_t largest = bfc_bins_largest(&s->bins, ck);
+    uint64_t largest = bfc_bins_largest(&s->bins);
     if (s->gap != BFC_NONE && ck[s->gap].size > largest)
         largest = ck[s->gap].size;
     return largest;
@@ -149,10 +166,11 @@ static uint64_t largest_free(const strategy *s)
 
 /* LowEndAlignmentPadding: the bytes below the first aligned address of a chunk at
  * addr, rounded up to 256 so that the prefix can be a chunk of its own. */
-static uint64_t align_padding(const strategy *s, uint64_t addr)
+static inline uint64_t align_padding(const strategy *s, uint64_t addr)
 {
-    uint64_t aligned = units_round_up(addr, s->alignment);
-    return rounded_bytes(aligned - addr);
+    /* the alignment is a power of two (bfc_limits.c): a mask, not a division */
+    uint64_t misaligned = addr & (s->alignment - 1);
+    return misaligned ? rounded_bytes(s->alignment - misaligned) : 0;
 }
 
 /* ==== regions ==== */
@@ -290,6 +308,44 @@ static void split_at(strategy *s, uint32_t h, uint32_t rest, uint64_t at)
     c->size = at;
 }
 
+/* Give free chunk h, in its free structure, the key (size, addr): the central gap
+ * is only resized, a binned chunk moves in its bin (in place when its order allows). */
+static void free_rekey(strategy *s, uint32_t h, uint64_t size, uint64_t addr)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    if (h == s->gap) {
+        ck[h].size = size;
+        ck[h].addr = addr;
+        return;
+    }
+    bfc_bins_rekey(&s->bins, ck, h, size, addr);
+}
+
+/* Cut the low bytes of free chunk h, still in its free structure, off into the
+ * record lo the caller took, which is linked in below h and left out of the free
+ * structures; h keeps the rest, its tag and its place there (SplitChunk, with the
+ * records' roles swapped: the remainder, not the allocation, keeps h's record, so
+ * that a remainder that stays in its slice and order is not re-inserted).
+ *   [ ------ h ------ ]  =>  [ lo: bytes ][ ---- h ---- ] */
+static void split_low(strategy *s, uint32_t h, uint32_t lo, uint64_t bytes)
+{
+    bfc_chunk *ck = bfc_chunk_table(s);
+    bfc_chunk *c = &ck[h];
+    bfc_chunk *n = &ck[lo];
+    n->addr = c->addr;
+    n->size = bytes;
+    n->region = c->region;
+    n->state = CHUNK_FREE;
+    n->prev = c->prev;
+    n->next = h;
+    if (c->prev != BFC_NONE)
+        ck[c->prev].next = lo;
+    else
+        s->regions[c->region].first = lo; /* h was at the base: lo is now */
+    c->prev = lo;
+    free_rekey(s, h, c->size - bytes, c->addr + bytes);
+}
+
 /* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
 static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
 {
@@ -317,16 +373,22 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
             slots_put(&s->chunks, aligned);
         return SIM_ENOMEM;
     }
-    free_erase(s, h);
-    if (pad > 0) {
-        split_at(s, h, aligned, pad);
-        bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
-        free_insert(s, h);
-        h = aligned;
-    }
-    if (split) {
-        split_at(s, h, rest, rounded);
-        free_insert(s, rest);
+    if (pad == 0 && split) {
+        /* the usual case: the allocation is the low end, the remainder stays put */
+        split_low(s, h, rest, rounded);
+        h = rest;
+    } else {
+        free_erase(s, h);
+        if (pad > 0) {
+            split_at(s, h, aligned, pad);
+            bfc_chunk_table(s)[h].tag = BFC_TAG_LOWER; /* below the allocation: a lower hole */
+            free_insert(s, h);
+            h = aligned;
+        }
+        if (split) {
+            split_at(s, h, rest, rounded);
+            free_insert(s, rest);
+        }
     }
     bfc_chunk *c = &bfc_chunk_table(s)[h];
     c->tag = BFC_TAG_LOWER;
@@ -346,7 +408,7 @@ static sim_status take_chunk(strategy *s, uint32_t h, uint64_t rounded, uint64_t
 /* FindChunkPtr (rules 3, 10, 11): the first binned chunk in (size, address) order
  * of size >= rounded that also holds the alignment padding; with spatial
  * partitioning, failing that, the central gap if it holds them. BFC_NONE if none. */
-static uint32_t find_chunk(const strategy *s, uint64_t rounded)
+static inline uint32_t find_chunk(const strategy *s, uint64_t rounded)
 {
     const bfc_chunk *ck = bfc_chunk_table(s);
     for (uint32_t h = bfc_bins_best_fit(&s->bins, ck, rounded); h != BFC_NONE; h = bfc_bins_next(&s->bins, ck, h)) {
@@ -368,7 +430,10 @@ static uint8_t merged_tag(uint8_t a, uint8_t b)
 }
 
 /* MarkFree + TryToCoalesce + InsertFreeChunk (rule 6):
- *   [ prev ][ h ][ next ]  =>  [ ---------- prev ---------- ]  when both are free */
+ *   [ prev ][ h ][ next ]  =>  [ ---------- prev ---------- ]  when both are free
+ * The merged chunk keeps the record of a free neighbour, prev's else next's, which
+ * grows in place in its free structure where its order allows (bfc_bins_rekey);
+ * the result is TF's either way: chunk records are not visible. */
 static void release_chunk(strategy *s, uint32_t h)
 {
     bfc_chunk *ck = bfc_chunk_table(s);
@@ -377,40 +442,70 @@ static void release_chunk(strategy *s, uint32_t h)
     c->state = CHUNK_FREE;
     c->requested = 0;
     c->stream = 0;
-    /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above it
-     * borders the gap (or the region's end) and becomes gap */
-    if (s->opt.spatial && c->tag == BFC_TAG_LOWER && (c->next == BFC_NONE || ck[c->next].tag != BFC_TAG_LOWER))
-        c->tag = BFC_TAG_GAP;
-    uint32_t n = c->next;
-    if (n != BFC_NONE && ck[n].state == CHUNK_FREE) {
-        free_erase(s, n);
-        c->tag = merged_tag(c->tag, ck[n].tag);
-        c->size += ck[n].size;
-        c->next = ck[n].next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = h;
-        slots_put(&s->chunks, n);
-    }
-    uint32_t p = c->prev;
-    if (p != BFC_NONE && ck[p].state == CHUNK_FREE) {
-        free_erase(s, p);
-        ck[p].tag = merged_tag(ck[p].tag, c->tag);
-        ck[p].size += c->size;
-        ck[p].next = c->next;
-        if (c->next != BFC_NONE)
-            ck[c->next].prev = p;
-        slots_put(&s->chunks, h);
-        h = p;
-    }
-    if (ck[h].tag == BFC_TAG_GAP && s->gap != BFC_NONE) {
+    uint32_t n = c->next, p = c->prev;
+    bool n_free = n != BFC_NONE && ck[n].state == CHUNK_FREE;
+    bool p_free = p != BFC_NONE && ck[p].state == CHUNK_FREE;
+    uint8_t tag = BFC_TAG_LOWER; /* every chunk's, without spatial partitioning */
+    if (s->opt.spatial) {
+        /* ReturnBoundaryChunkToGap (rule 10): a lower chunk with no lower chunk above
+         * it borders the gap (or the region's end) and becomes gap */
+        if (c->tag == BFC_TAG_LOWER && (n == BFC_NONE || ck[n].tag != BFC_TAG_LOWER))
+            c->tag = BFC_TAG_GAP;
+        tag = c->tag;
+        if (n_free)
+            tag = merged_tag(tag, ck[n].tag);
+        if (p_free)
+            tag = merged_tag(ck[p].tag, tag);
         /* a second central gap (another region holds the first; only after a
          * backpedalled first region): the source CHECKs in InsertFreeChunk and the
-         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as
-         * a lower hole, so that the state stays one it can go on from. */
-        s->xla_aborts++;
-        ck[h].tag = BFC_TAG_LOWER;
+         * process aborts. gpusim counts it (stat xla_aborts) and keeps the chunk as a
+         * lower hole, so that the state stays one it can go on from. */
+        if (tag == BFC_TAG_GAP && s->gap != BFC_NONE && s->gap != n && s->gap != p) {
+            s->xla_aborts++;
+            tag = BFC_TAG_LOWER;
+        }
     }
-    free_insert(s, h);
+    if (!n_free && !p_free) {
+        c->tag = tag; /* nothing to merge */
+        free_insert(s, h);
+        return;
+    }
+    uint64_t addr = p_free ? ck[p].addr : c->addr;
+    uint64_t end = n_free ? ck[n].addr + ck[n].size : c->addr + c->size;
+    uint32_t keep;
+    if (p_free) {
+        /* prev absorbs h and a free next: [ prev ][ h ][ next ] => [ prev ] */
+        uint32_t after = n_free ? ck[n].next : c->next;
+        ck[p].next = after;
+        if (after != BFC_NONE)
+            ck[after].prev = p;
+        if (n_free) {
+            free_erase(s, n);
+            chunk_drop(s, n);
+        }
+        chunk_drop(s, h);
+        keep = p;
+    } else {
+        /* next absorbs h: [ h ][ next ] => [ next ], which now starts at h's address */
+        ck[n].prev = p;
+        if (p != BFC_NONE)
+            ck[p].next = n;
+        else
+            s->regions[c->region].first = n;
+        chunk_drop(s, h);
+        keep = n;
+    }
+    bool in_gap = keep == s->gap;
+    if (in_gap == (tag == BFC_TAG_GAP)) {
+        ck[keep].tag = tag;
+        free_rekey(s, keep, end - addr, addr);
+        return;
+    }
+    free_erase(s, keep); /* it changes partition: out of the gap or out of the bins */
+    ck[keep].size = end - addr;
+    ck[keep].addr = addr;
+    ck[keep].tag = tag;
+    free_insert(s, keep);
 }
 
 static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strategy_oom *oom)
@@ -444,41 +539,56 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t rounded, strateg
              (unsigned long long)dev_free, why);
 }
 
+/* No chunk fits (rules 7 to 9): Extend, then garbage collection and Extend again,
+ * else the OOM. SIM_OK with a fitting chunk in *h. Off the hot path. */
+static __attribute__((noinline)) sim_status alloc_grow(strategy *s, uint64_t size, uint64_t rounded, uint32_t *h,
+                                                       strategy_oom *oom)
+{
+    sim_status st = extend(s, rounded);
+    if (st == SIM_ENOMEM)
+        return st;
+    if (st == SIM_OK)
+        *h = find_chunk(s, rounded);
+    if (*h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
+        st = extend(s, rounded);
+        if (st == SIM_ENOMEM)
+            return st;
+        if (st == SIM_OK)
+            *h = find_chunk(s, rounded);
+    }
+    if (*h == BFC_NONE) {
+        fill_oom(s, size, rounded, oom);
+        return SIM_OOM;
+    }
+    return SIM_OK;
+}
+
+/* rule 1: no chunk, no memory, no stats; a distinct handle the engine can free */
+static sim_status alloc_zero(strategy *s, uint32_t stream, strategy_handle *out)
+{
+    uint32_t z = chunk_new(s);
+    if (z == BFC_NONE)
+        return SIM_ENOMEM;
+    bfc_chunk *c = &bfc_chunk_table(s)[z];
+    c->state = CHUNK_ZERO;
+    c->stream = stream;
+    s->zero_live++;
+    *out = z;
+    return SIM_OK;
+}
+
 static sim_status bfc_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out,
                             strategy_oom *oom)
 {
-    if (size == 0) {
-        /* rule 1: no chunk, no memory, no stats; a distinct handle the engine can free */
-        uint32_t z = chunk_new(s);
-        if (z == BFC_NONE)
-            return SIM_ENOMEM;
-        bfc_chunk *c = &bfc_chunk_table(s)[z];
-        c->state = CHUNK_ZERO;
-        c->stream = stream;
-        s->zero_live++;
-        *out = z;
-        return SIM_OK;
-    }
+    if (size == 0)
+        return alloc_zero(s, stream, out);
     uint64_t rounded = rounded_bytes(size);
     s->spatial_abort = false;
     uint32_t h = find_chunk(s, rounded);
     if (h == BFC_NONE) {
-        sim_status st = extend(s, rounded);
-        if (st == SIM_ENOMEM)
+        sim_status st = alloc_grow(s, size, rounded, &h, oom);
+        if (st != SIM_OK)
             return st;
-        if (st == SIM_OK)
-            h = find_chunk(s, rounded);
-    }
-    if (h == BFC_NONE && !s->spatial_abort && collect_free_regions(s, rounded)) {
-        sim_status st = extend(s, rounded);
-        if (st == SIM_ENOMEM)
-            return st;
-        if (st == SIM_OK)
-            h = find_chunk(s, rounded);
-    }
-    if (h == BFC_NONE) {
-        fill_oom(s, size, rounded, oom);
-        return SIM_OOM;
     }
     uint32_t got = BFC_NONE;
     sim_status st = take_chunk(s, h, rounded, size, stream, &got);
@@ -532,6 +642,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     slots_init(&s->chunks, sizeof(bfc_chunk));
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
+    s->spare = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {
@@ -617,7 +728,7 @@ static void bfc_stats(const strategy *s, const strategy_stat_sink *sink)
         uint64_t gap = s->gap != BFC_NONE ? bfc_chunk_table(s)[s->gap].size : 0;
         sink->u64(sink->ctx, "central_gap_bytes", gap);
         sink->u64(sink->ctx, "lower_hole_bytes", free_bytes - gap);
-        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins, bfc_chunk_table(s)));
+        sink->u64(sink->ctx, "largest_lower_hole_bytes", bfc_bins_largest(&s->bins));
         /* events at which XLA would have aborted on its one-gap CHECK (rule 10) */
         sink->u64(sink->ctx, "xla_aborts", s->xla_aborts);
     }

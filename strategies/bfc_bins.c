@@ -29,6 +29,26 @@ static uint32_t tree_rightmost(const bfc_chunk *ck, uint32_t t)
     return t;
 }
 
+/* h's in-order neighbour in its slice, below (dir 0) or above (dir 1); BFC_NONE at
+ * the slice's end: the extreme of the subtree on that side, else the first ancestor
+ * reached from the other side. */
+static uint32_t tree_neighbour(const bfc_chunk *ck, uint32_t h, unsigned dir)
+{
+    uint32_t t = ck[h].child[dir];
+    if (t != BFC_NONE) {
+        while (ck[t].child[!dir] != BFC_NONE)
+            t = ck[t].child[!dir];
+        return t;
+    }
+    t = h;
+    uint32_t p = ck[t].parent;
+    while (p != BFC_NONE && ck[p].child[dir] == t) {
+        t = p;
+        p = ck[t].parent;
+    }
+    return p;
+}
+
 /* The link that points at n: its parent's child slot, or the slice's root. */
 static inline uint32_t *link_to(bfc_chunk *ck, bfc_bin *bn, uint32_t n)
 {
@@ -64,7 +84,10 @@ void bfc_bins_init(bfc_bins *fs)
         fs->slice_mask[b] = 0;
     }
     fs->bitmap = 0;
+    fs->largest = 0;
 }
+
+static void insert_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h);
 
 void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
 {
@@ -73,6 +96,28 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
     ck[h].bin = (uint8_t)b;
     ck[h].slice = (uint8_t)sl;
     ck[h].child[0] = ck[h].child[1] = BFC_NONE;
+    if (ck[h].size > fs->largest)
+        fs->largest = ck[h].size;
+    if (bn->root == BFC_NONE) {
+        /* most slices hold one chunk or none: no descent, no rotation */
+        ck[h].parent = BFC_NONE;
+        bn->root = bn->min = bn->max = h;
+        fs->bitmap |= 1u << b;
+        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] | (1u << sl));
+        return;
+    }
+    insert_inner(ck, bn, h);
+}
+
+void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+{
+    bfc_bins_insert_at(fs, ck, h, bfc_bin_for(ck[h].size));
+}
+
+/* Insert h into a non-empty slice: descend, link, then rotate up by priority. Out
+ * of line, so that the common empty-slice case above stays short. */
+static __attribute__((noinline)) void insert_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
+{
     uint32_t parent = BFC_NONE;
     unsigned dir = 0;
     for (uint32_t t = bn->root; t != BFC_NONE; t = ck[t].child[dir]) {
@@ -80,12 +125,6 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
         dir = key_below(ck, t, h);
     }
     ck[h].parent = parent;
-    if (parent == BFC_NONE) {
-        bn->root = bn->min = bn->max = h;
-        fs->bitmap |= 1u << b;
-        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] | (1u << sl));
-        return;
-    }
     ck[parent].child[dir] = h;
     if (key_below(ck, h, bn->min))
         bn->min = h;
@@ -96,18 +135,9 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
         rotate_up(ck, bn, h);
 }
 
-void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+/* Erase h from a slice that holds more than h (out of line, as insert_inner). */
+static __attribute__((noinline)) void erase_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
 {
-    bfc_bins_insert_at(fs, ck, h, bfc_bin_for(ck[h].size));
-}
-
-void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
-{
-    unsigned b = ck[h].bin;
-    if (b >= BFC_NUM_BINS)
-        return;
-    unsigned sl = ck[h].slice;
-    bfc_bin *bn = &fs->slice[b][sl];
     /* the caches move to h's in-order neighbour: a minimum has no left child, so its
      * successor is the leftmost of its right subtree, else its parent (and mirrored) */
     if (bn->min == h)
@@ -124,12 +154,87 @@ void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
     if (only != BFC_NONE)
         ck[only].parent = ck[h].parent;
     ck[h].child[0] = ck[h].child[1] = ck[h].parent = BFC_NONE;
+}
+
+void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+{
+    unsigned b = ck[h].bin;
+    if (b >= BFC_NUM_BINS)
+        return;
+    unsigned sl = ck[h].slice;
+    bfc_bin *bn = &fs->slice[b][sl];
     ck[h].bin = BFC_NO_BIN;
-    if (bn->root == BFC_NONE) {
+    if (bn->root != h || ck[h].child[0] != BFC_NONE || ck[h].child[1] != BFC_NONE) {
+        erase_inner(ck, bn, h);
+    } else {
+        /* h was the slice's only chunk, as most are: its links are all BFC_NONE already */
+        bn->root = bn->min = bn->max = BFC_NONE;
         fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] & ~(1u << sl));
         if (fs->slice_mask[b] == 0)
             fs->bitmap &= ~(1u << b);
     }
+    if (ck[h].size == fs->largest)
+        fs->largest = bfc_bins_largest_scan(fs, ck);
+}
+
+/* bfc_bins_rekey's general case: out of the set and back in under the new key. */
+static __attribute__((noinline)) void rekey_move(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
+{
+    bfc_bins_erase(fs, ck, h);
+    ck[h].size = size;
+    ck[h].addr = addr;
+    bfc_bins_insert(fs, ck, h);
+}
+
+/* Whether slice sl of bin b is the one of size: bfc_bin_for and bfc_slice_for
+ * inverted into the slice's bounds, which is shorter than computing both. */
+static inline bool slice_holds(unsigned b, unsigned sl, uint64_t size)
+{
+    uint64_t lo, last; /* the slice's sizes are lo .. lo + last */
+    if (b < BFC_NUM_BINS - 1) {
+        uint64_t width = (uint64_t)1 << (b + 4);
+        lo = ((uint64_t)256 << b) + sl * width;
+        last = width - 1;
+        if (lo == 256) { /* bin 0's first slice also takes every size below 256 */
+            lo = 0;
+            last = 256 + width - 1;
+        }
+    } else {
+        lo = (uint64_t)1 << (28 + sl); /* one slice per power of two from 256 MiB */
+        last = sl < BFC_SLICES - 1 ? lo - 1 : UINT64_MAX - lo;
+    }
+    return size >= lo && size - lo <= last;
+}
+
+void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
+{
+    unsigned b = ck[h].bin, sl = ck[h].slice;
+    if (b >= BFC_NUM_BINS || !slice_holds(b, sl, size)) { /* not binned: only in a corrupted state */
+        rekey_move(fs, ck, h, size, addr);
+        return;
+    }
+    /* a key that moves up (down) keeps h's place iff it stays below (above) the next
+     * (previous) chunk of the slice: then no link and no cache changes */
+    const bfc_bin *bn = &fs->slice[b][sl];
+    unsigned up = (unsigned)(size > ck[h].size) | ((unsigned)(size == ck[h].size) & (unsigned)(addr > ck[h].addr));
+    if ((up ? bn->max : bn->min) != h) {
+        uint32_t nb = tree_neighbour(ck, h, up);
+        bool keeps = up ? size < ck[nb].size || (size == ck[nb].size && addr < ck[nb].addr)
+                        : size > ck[nb].size || (size == ck[nb].size && addr > ck[nb].addr);
+        if (!keeps) {
+            rekey_move(fs, ck, h, size, addr);
+            return;
+        }
+    }
+    /* h keeps its place. The largest size is only in the highest slice (slices part
+     * the sizes), so if h had it, its slice's last chunk has it now. */
+    bool was_largest = ck[h].size == fs->largest;
+    ck[h].size = size;
+    ck[h].addr = addr;
+    if (size > fs->largest)
+        fs->largest = size;
+    else if (was_largest)
+        fs->largest = ck[bn->max].size;
 }
 
 /* Bins below bin(size) hold only smaller chunks, and every chunk of a higher bin is

@@ -6,10 +6,11 @@
  * per bin over slices. The set is intrusive: it links bfc_chunk records (bfc_types.h)
  * of a table ck[] that the caller owns, keyed by their size and addr fields and
  * heap-ordered by their prio field, which the caller sets before inserting; it
- * writes only their child, parent, bin and slice fields. ck may move between calls
+ * writes only their child, parent, bin and slice fields, and size and addr in
+ * bfc_bins_rekey. ck may move between calls
  * (the table grows) but not during one. Every chunk holds one distinct address.
  *
- * Cost, with f the chunks in one slice: insert, erase and best fit O(log f)
+ * Cost, with f the chunks in one slice: insert, erase, rekey and best fit O(log f)
  * expected (a treap; erase needs no search, by the parent links), largest and the
  * bin and slice of a size O(1), one iteration step O(log f) worst and O(1)
  * amortized over a whole iteration. No allocation ever: the set is the fixed
@@ -64,6 +65,12 @@ void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b);
  * where a binned chunk is expected; the checker reports it). */
 void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
 
+/* Give chunk h, in the set, the key (size, addr). In place, O(1) plus one step to
+ * its in-order neighbour (O(log f) worst), when the key keeps h's slice and its
+ * place among the slice's chunks, as a chunk that grows or shrinks by its low or
+ * high end mostly does; else an erase and an insert. */
+void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr);
+
 /* Best fit (FindChunkPtr): the chunk of smallest size ≥ size, the lowest address
  * among equal sizes; BFC_NONE if every chunk is smaller. */
 uint32_t bfc_bins_best_fit(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size);
@@ -78,8 +85,16 @@ uint32_t bfc_bins_next(const bfc_bins *fs, const bfc_chunk *ck, uint32_t h);
  * in ck: a bounded search that a checker can run on a corrupted set. */
 bool bfc_bins_holds(const bfc_bins *fs, const bfc_chunk *ck, uint32_t n_max, uint32_t h);
 
-/* The size of the largest chunk; 0 for an empty set. */
-static inline uint64_t bfc_bins_largest(const bfc_bins *fs, const bfc_chunk *ck)
+/* The size of the largest chunk, 0 for an empty set: kept up to date by the
+ * changes, O(1). */
+static inline uint64_t bfc_bins_largest(const bfc_bins *fs)
+{
+    return fs->largest;
+}
+
+/* The same found from the bins, not the kept value: the last chunk of the highest
+ * non-empty slice. For the changes and the checker. */
+static inline uint64_t bfc_bins_largest_scan(const bfc_bins *fs, const bfc_chunk *ck)
 {
     if (fs->bitmap == 0)
         return 0;

@@ -59,6 +59,7 @@ typedef struct check_totals {
     uint64_t free_chunks;  /* binned ones: every free chunk but the central gap */
     uint64_t gaps;         /* GAP-tagged chunks */
     uint64_t region_chunks;
+    uint64_t largest_binned; /* the largest binnable free chunk (not the central gap) */
     uint32_t regions;
 } check_totals;
 
@@ -124,8 +125,11 @@ static void check_regions(const strategy *s, sim_report *r, check_totals *t)
                               "bfc: region %u: adjacent free chunks %u and %u at %llu (should have coalesced)",
                               i, prev, h, (unsigned long long)c->addr);
             check_tag(s, r, h, t);
-            if (is_free && c->tag != BFC_TAG_GAP)
+            if (is_free && c->tag != BFC_TAG_GAP) {
                 t->free_chunks++;
+                if (c->size > t->largest_binned)
+                    t->largest_binned = c->size;
+            }
             else if (!is_free) {
                 t->used_bytes += c->size;
                 sim_report_insist(r, c->bin == BFC_NO_BIN, "bfc: used chunk %u is marked as in bin %u", h,
@@ -241,6 +245,9 @@ void bfc_check(const strategy *s, sim_report *r)
     sim_report_insist(r, (s->bins.bitmap >> BFC_NUM_BINS) == 0, "bfc: bitmap has bits above bin 20");
     sim_report_insist(r, binned == t.free_chunks, "bfc: bins hold %llu chunks, regions have %llu free chunks",
                       (unsigned long long)binned, (unsigned long long)t.free_chunks);
+    sim_report_insist(r, bfc_bins_largest(&s->bins) == t.largest_binned,
+                      "bfc: the bins keep %llu as their largest chunk, the largest free chunk is %llu (largest cache)",
+                      (unsigned long long)bfc_bins_largest(&s->bins), (unsigned long long)t.largest_binned);
     sim_report_insist(r, t.gaps == (s->gap != BFC_NONE ? 1u : 0u),
                       "bfc: %llu chunks tagged central gap, the allocator records %s",
                       (unsigned long long)t.gaps, s->gap != BFC_NONE ? "one" : "none");
@@ -267,9 +274,12 @@ void bfc_check(const strategy *s, sim_report *r)
             zero++;
     sim_report_insist(r, zero == s->zero_live, "bfc: %llu zero-byte handles live, %llu counted",
                       (unsigned long long)zero, (unsigned long long)s->zero_live);
-    sim_report_insist(r, s->chunks.live == t.region_chunks + zero,
-                      "bfc: %u chunk records live, %llu in regions and %llu zero-byte (leak)", s->chunks.live,
-                      (unsigned long long)t.region_chunks, (unsigned long long)zero);
+    uint32_t spare = s->spare != BFC_NONE ? 1u : 0u;
+    sim_report_insist(r, spare == 0 || slots_valid(&s->chunks, s->spare), "bfc: the spare record %u is not live",
+                      s->spare);
+    sim_report_insist(r, s->chunks.live == t.region_chunks + zero + spare,
+                      "bfc: %u chunk records live, %llu in regions, %llu zero-byte and %u spare (leak)",
+                      s->chunks.live, (unsigned long long)t.region_chunks, (unsigned long long)zero, spare);
 
     sim_report_insist(r, s->bytes_in_use == t.used_bytes, "bfc: bytes_in_use %llu != sum of used chunks %llu",
                       (unsigned long long)s->bytes_in_use, (unsigned long long)t.used_bytes);
@@ -407,6 +417,16 @@ bool bfc_debug_corrupt(strategy *s, bfc_corruption kind)
                     return true;
                 }
         return false;
+    case BFC_CORRUPT_LARGEST:
+        s->bins.largest += BFC_MIN_ALLOC;
+        return true;
+    case BFC_CORRUPT_SPARE: {
+        /* a chunk of a region's chain is also kept as the spare record */
+        if (s->spare != BFC_NONE || s->n_regions == 0 || !s->regions[0].live)
+            return false;
+        s->spare = s->regions[0].first;
+        return true;
+    }
     case BFC_CORRUPT_SECOND_GAP: {
         uint32_t h = find_free_chunk(s);
         if (!s->opt.spatial || s->gap == BFC_NONE || h == BFC_NONE)

@@ -74,12 +74,15 @@ typedef struct bfc_bins {
     bfc_bin slice[BFC_NUM_BINS][BFC_SLICES];
     uint32_t bitmap;                   /* bit b set iff TF bin b is non-empty */
     uint16_t slice_mask[BFC_NUM_BINS]; /* bit k set iff slice[b][k] is non-empty */
+    uint64_t largest;                  /* the largest chunk's size, 0 when empty: kept, since
+                                          the engine samples it after every event */
 } bfc_bins;
 
 /* A region (one Extend). Regions freed by garbage collection stay in the array with
  * live = false, so that indices, which the walker reports as region numbers, are the
- * creation order. first is the chunk at the base address; it never changes, because
- * a chunk only ever merges into its lower neighbour and the base has none. */
+ * creation order. first is the chunk at the base address: bfc.c moves it when an
+ * allocation is cut from the base chunk's low end or the base chunk, freed, merges
+ * into its upper neighbour (records change roles there; addresses never do). */
 typedef struct bfc_region {
     uint64_t addr;
     uint64_t size;
@@ -97,12 +100,14 @@ struct strategy {
     uint64_t limit;              /* memory_limit_ */
     uint64_t max_frag;           /* max_internal_fragmentation_bytes_ */
     uint64_t curr_region_bytes;  /* curr_region_allocation_bytes_ (C) */
-    uint64_t alignment;          /* max(requested alignment, 256) (xla2026 only; else 256) */
+    uint64_t alignment;          /* max(requested alignment, 256) (xla2026 only; else 256): a power of two */
     uint32_t gap;                /* central_gap_: the GAP chunk, BFC_NONE when there is none */
     bool spatial_abort;          /* this allocation's Extend would hit XLA's one-gap CHECK */
     uint64_t xla_aborts;         /* operations that would have hit it (bfc.c rule 10) */
 
     slots chunks;
+    uint32_t spare;              /* a record taken from chunks but unused (a merge gave it
+                                    back, a split takes it next): BFC_NONE if none */
     bfc_bins bins;
     uint32_t rng;                /* xorshift32 state for treap priorities */
 

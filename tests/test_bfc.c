@@ -842,6 +842,19 @@ START_TEST(checker_should_catch_a_stale_bin_cache)
 }
 END_TEST
 
+START_TEST(checker_should_catch_a_kept_largest_size_that_drifted)
+{
+    expect_caught(BFC_CORRUPT_LARGEST, "largest cache");
+}
+END_TEST
+
+START_TEST(checker_should_catch_a_region_chunk_that_is_also_the_spare_record)
+{
+    /* corruptible() frees with no free neighbour: nothing merged, no spare yet */
+    expect_caught(BFC_CORRUPT_SPARE, "(leak)");
+}
+END_TEST
+
 START_TEST(checker_should_catch_the_device_disagreeing_with_the_pool)
 {
     harness *h = corruptible();

@@ -1,7 +1,7 @@
 /* Check suite for the BFC strategy's binned free set (strategies/bfc_bins.h) alone,
  * without an allocator around it: TF's bin and our slice boundaries with their
  * arithmetic, hand cases for best fit, erase and iteration, and seeded random
- * insert/erase/best-fit sequences checked against a brute-force reference, a sorted
+ * insert/erase/rekey/best-fit sequences checked against a brute-force reference, a sorted
  * array of the same chunks by (size, address). After the changes, the treaps'
  * structure is checked too: key order, heap order, parent links, cached min/max and
  * both bitmaps. Sizes: 1 MiB = 1048576, 256 MiB = 268435456 = 2^28. */
@@ -104,6 +104,22 @@ static void del(fixture *f, uint32_t h)
     f->in_set[h] = false;
 }
 
+/* Give member h a new key, in the set (bfc_bins_rekey) and in the reference. */
+static void rekey(fixture *f, uint32_t h, uint64_t size, uint64_t addr)
+{
+    EXPECT(f->in_set[h]);
+    uint32_t at = ref_position(f, h);
+    EXPECT(at < f->n_ref && f->ref[at] == h);
+    memmove(&f->ref[at], &f->ref[at + 1], (f->n_ref - at - 1) * sizeof f->ref[0]);
+    f->n_ref--;
+    bfc_bins_rekey(&f->fs, f->ck, h, size, addr);
+    EXPECT(f->ck[h].size == size && f->ck[h].addr == addr);
+    at = ref_position(f, h);
+    memmove(&f->ref[at + 1], &f->ref[at], (f->n_ref - at) * sizeof f->ref[0]);
+    f->ref[at] = h;
+    f->n_ref++;
+}
+
 static void expect_best_fit(const fixture *f, uint64_t size)
 {
     uint32_t got = bfc_bins_best_fit(&f->fs, f->ck, size);
@@ -170,7 +186,7 @@ static void verify(const fixture *f)
         EXPECT_MSG(h == f->ref[i], "iteration step %u gives chunk %u, the reference %u", i, h, f->ref[i]);
     }
     EXPECT(i == f->n_ref);
-    EXPECT(bfc_bins_largest(&f->fs, f->ck) == (f->n_ref ? f->ck[f->ref[f->n_ref - 1]].size : 0));
+    EXPECT(bfc_bins_largest(&f->fs) == (f->n_ref ? f->ck[f->ref[f->n_ref - 1]].size : 0));
     for (uint32_t k = 0; k < f->n_ref; k++)
         EXPECT(bfc_bins_holds(&f->fs, f->ck, N_CHUNKS, f->ref[k]));
 }
@@ -246,7 +262,7 @@ START_TEST(an_empty_set_should_have_no_best_fit_no_first_chunk_and_largest_zero)
     ck_assert_uint_eq(bfc_bins_best_fit(&f->fs, f->ck, 0), BFC_NONE);
     ck_assert_uint_eq(bfc_bins_best_fit(&f->fs, f->ck, 256), BFC_NONE);
     ck_assert_uint_eq(bfc_bins_first(&f->fs), BFC_NONE);
-    ck_assert_uint_eq(bfc_bins_largest(&f->fs, f->ck), 0);
+    ck_assert_uint_eq(bfc_bins_largest(&f->fs), 0);
     verify(f);
     free(f);
 }
@@ -355,7 +371,7 @@ START_TEST(erasing_the_last_chunk_of_a_bin_should_clear_both_bitmap_bits)
     del(f, 1);
     ck_assert_uint_eq(f->fs.slice_mask[4], 0);
     ck_assert_uint_eq(f->fs.bitmap, 0);
-    ck_assert_uint_eq(bfc_bins_largest(&f->fs, f->ck), 0);
+    ck_assert_uint_eq(bfc_bins_largest(&f->fs), 0);
     verify(f);
     free(f);
 }
@@ -390,7 +406,7 @@ START_TEST(iteration_should_visit_every_chunk_by_size_then_address_across_bins_a
     for (unsigned i = 0; i < 7; i++, h = bfc_bins_next(&f->fs, f->ck, h))
         ck_assert_uint_eq(h, want[i]);
     ck_assert_uint_eq(h, BFC_NONE);
-    ck_assert_uint_eq(bfc_bins_largest(&f->fs, f->ck), 1 * GiB);
+    ck_assert_uint_eq(bfc_bins_largest(&f->fs), 1 * GiB);
     verify(f);
     free(f);
 }
@@ -480,7 +496,31 @@ static void random_sequence(uint64_t seed, unsigned rounds, uint32_t target_live
         uint32_t phase = (i / (4 * target_live)) % 2;
         uint64_t r = test_rand(&st);
         bool insert = f->n_ref == 0 || (n_free > 0 && (phase == 0 ? r % 8 < 5 : r % 8 < 3));
-        if (insert) {
+        if (f->n_ref > 0 && (r >> 61) == 0) {
+            /* a new key for a member: mostly a near one (as a split or a merge makes,
+             * often in place), else anywhere; h stays in the address's low 12 bits */
+            uint32_t h = f->ref[(r >> 8) % f->n_ref];
+            uint64_t q = test_rand(&st), size = f->ck[h].size, addr = f->ck[h].addr;
+            uint64_t step = 256 * (1 + (q >> 8) % 64);
+            switch (q % 4) {
+            case 0:
+                size = size > step ? size - step : size + step;
+                addr += step << 12;
+                break;
+            case 1:
+                size += step;
+                addr = addr > (step << 12) ? addr - (step << 12) : addr;
+                break;
+            case 2:
+                size += step;
+                break;
+            default:
+                size = random_size(&st);
+                addr = (test_rand(&st) << 12) | h;
+                break;
+            }
+            rekey(f, h, size, addr);
+        } else if (insert) {
             uint32_t h = free_h[--n_free];
             /* unique address: h in the low 12 bits, random bits above */
             uint64_t addr = (test_rand(&st) << 12) | h;
@@ -511,6 +551,39 @@ START_TEST(random_sequences_should_agree_with_a_sorted_array_at_every_step)
     uint64_t st = seed;
     random_sequence(test_rand(&st) | 1, 150000, 40, 7);     /* small sets: empty slices often */
     random_sequence(test_rand(&st) | 1, 200000, 1500, 211); /* large sets: deep treaps */
+}
+END_TEST
+
+START_TEST(rekey_should_keep_a_chunk_in_place_or_move_it_across_slices)
+{
+    /* bin 12 = [1 MiB, 2 MiB), slices of 64 KiB = 65536: 1 MiB and 1 MiB + 32 KiB share
+     * slice 0; 1 MiB + 64 KiB is slice 1 */
+    fixture *f = fixture_new();
+    add(f, 0, 1 * MiB, 0x1000, 10);
+    add(f, 1, 1 * MiB + 16 * KiB, 0x2001, 20);
+    add(f, 2, 1 * MiB + 32 * KiB, 0x3002, 5);
+    verify(f);
+    /* in place: 1 MiB + 16 KiB grows to + 24 KiB, still below 1 MiB + 32 KiB */
+    rekey(f, 1, 1 * MiB + 24 * KiB, 0x2001);
+    verify(f);
+    ck_assert_uint_eq(f->fs.slice[12][0].root, 1);
+    /* past its successor: reordered inside the slice */
+    rekey(f, 0, 1 * MiB + 48 * KiB, 0x1000);
+    verify(f);
+    ck_assert_uint_eq(f->fs.slice[12][0].max, 0);
+    /* into the next slice, and the largest follows: 1 MiB + 64 KiB = 1114112 */
+    rekey(f, 2, 1 * MiB + 64 * KiB, 0x3002);
+    verify(f);
+    ck_assert_uint_eq(f->fs.slice[12][1].root, 2);
+    ck_assert_uint_eq(bfc_bins_largest(&f->fs), 1114112);
+    /* the largest shrinks in place: 1 MiB + 56 KiB = 1105920 is the largest left */
+    rekey(f, 2, 1 * MiB + 72 * KiB, 0x3002);
+    rekey(f, 0, 1 * MiB + 56 * KiB, 0x1000);
+    verify(f);
+    rekey(f, 2, 256, 0x3002);
+    verify(f);
+    ck_assert_uint_eq(bfc_bins_largest(&f->fs), 1105920);
+    free(f);
 }
 END_TEST
 
