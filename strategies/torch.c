@@ -533,7 +533,9 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
         } else {
             uint32_t rem = h;
             tblock *r = B(s, rem);
-            blk_init(s, nb, r->addr, size, r->seg, BLOCK_USED);
+            /* the low part is of r's segment: r's stream, pool and kind are the
+             * segment's, and r is loaded already (the segment record may not be) */
+            blk_write(s, nb, r->addr, size, r->seg, BLOCK_USED, r->stream, r->pool, r->expandable);
             blk_splice(s, nb, B(s, rem)->prev, rem);
             r = B(s, rem);
             r->addr += size;

@@ -209,6 +209,17 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
     if (tc->last != NULL && !fs_before(tc->last, n, !free_set))
         tc->order_ok = false;
+    /* the kept priority is the handle's, and a child's is no higher (a treap);
+     * a child's validity is checked when the walk reaches it */
+    bool heap = n->pri == fs_pri(t);
+    for (int i = 0; i < 2; i++) {
+        uint32_t c = i ? n->right : n->left;
+        if (c != T_NONE && slots_valid(&s->blocks, c) && B(s, c)->pri > n->pri)
+            heap = false;
+    }
+    sim_report_insist(r, heap, "torch: the %s set of the %s pool breaks its treap's priorities at the block at %llu",
+                      free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
+                      (unsigned long long)n->addr);
     tc->last = n;
     if (free_set) {
         sim_report_insist(r, fs_bin(n->size) == tc->bin,
@@ -538,6 +549,11 @@ bool torch_debug_corrupt(strategy *s, torch_corruption kind)
             return true;
         }
         return false;
+    case TORCH_CORRUPT_TREAP_PRIORITY:
+        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
+            return false;
+        B(s, h)->pri ^= 1;
+        return true;
     case TORCH_CORRUPT_HANDLE:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;

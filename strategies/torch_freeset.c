@@ -15,18 +15,6 @@ static inline tblock *recs(const slots *blocks)
 
 /* ==== Treaps over block handles ==== */
 
-/* Priority = a 32-bit mix of the handle (murmur3 finalizer): deterministic, and
- * random enough that expected depth is O(log n) whatever the key order. */
-static inline uint32_t tree_pri(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
 /* Whether block x orders before the key (stream, size, addr). */
 static inline bool key_less(const tblock *x, uint32_t stream, uint64_t size, uint64_t addr, bool by_addr)
 {
@@ -53,9 +41,10 @@ static inline bool key_greater(const tblock *x, uint32_t stream, uint64_t size, 
 static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
 {
     tblock *x = base + h;
-    uint32_t pri = tree_pri(h);
+    uint16_t pri = fs_pri(h);
+    x->pri = pri;
     uint32_t *link = root;
-    while (*link != T_NONE && tree_pri(*link) >= pri) {
+    while (*link != T_NONE && base[*link].pri >= pri) {
         tblock *n = base + *link;
         link = fs_before(x, n, by_addr) ? &n->left : &n->right;
     }
@@ -83,7 +72,7 @@ static inline void tree_unlink(tblock *base, uint32_t *link)
     tblock *x = base + *link;
     uint32_t l = x->left, r = x->right;
     while (l != T_NONE && r != T_NONE) {
-        if (tree_pri(l) > tree_pri(r)) {
+        if (base[l].pri > base[r].pri) {
             *link = l;
             link = &base[l].right;
             l = *link;

@@ -44,6 +44,21 @@ static inline bool fs_before(const tblock *a, const tblock *b, bool by_addr)
     return a->addr < b->addr;
 }
 
+/* A node's treap priority: the top 16 bits of a mix of its handle (murmur3's
+ * finalizer), deterministic, and random enough that the expected depth is
+ * O(log n) whatever the key order (equal priorities only cost a level now and
+ * then). Written into the record (tblock.pri) as the node enters its treap, so
+ * that a step down the tree reads it from the node it loads anyway. O(1). */
+static inline uint16_t fs_pri(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return (uint16_t)(h >> 16);
+}
+
 /* ==== The free set ==== */
 
 /* An empty set over the records of blocks (borrowed; it may grow, it must not move). O(bins). */

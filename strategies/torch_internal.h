@@ -29,6 +29,7 @@ typedef enum torch_corruption {
     TORCH_CORRUPT_STREAM_COUNT,       /* a stream's free-block count drifts */
     TORCH_CORRUPT_STREAM_ORDER,       /* two entries of a pool's stream index swap */
     TORCH_CORRUPT_STREAM_MISSING,     /* a stream with free blocks leaves the index */
+    TORCH_CORRUPT_TREAP_PRIORITY,     /* a free block's kept treap priority drifts */
     TORCH_CORRUPT_COUNT
 } torch_corruption;
 

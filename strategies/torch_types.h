@@ -34,7 +34,9 @@ enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
  * while the block sits in a set: BLOCK_FREE blocks are in free_set[pool], BLOCK_UNMAPPED
  * ones (expandable segments) in unmapped_root[pool]; USED and PENDING blocks in neither.
  * gc_base is the pool's get_free_block counter when the block entered its set;
- * bin its size bin there (fs_bin, kept so that leaving the set need not recompute it). */
+ * bin its size bin there (fs_bin, kept so that leaving the set need not recompute it);
+ * pri its treap priority, written when it entered its treap (the top 16 bits of a
+ * hash of its handle, kept so that a tree step reads it instead of rehashing). */
 typedef struct tblock {
     /* the set key and links first: one tree step touches only these */
     uint64_t addr;
@@ -50,6 +52,7 @@ typedef struct tblock {
     uint8_t pool;
     uint8_t expandable;
     uint16_t bin; /* the size bin it went into (fs_insert), while BLOCK_FREE */
+    uint16_t pri; /* treap priority, while in a set */
 } tblock;
 _Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
 
@@ -272,15 +275,23 @@ static inline uint64_t seg_page(const strategy *s, unsigned pool)
     return pool == POOL_SMALL ? T_SMALL_BUFFER : s->conf.large_segment_size_bytes;
 }
 
-/* A fresh block record; h must come from blk_take (pointers into the table may
- * have moved). */
+/* A fresh block record of segment seg, on its segment's stream, pool and kind as
+ * the caller gives them (from a record of the same segment, or the segment's); h
+ * must come from blk_take (pointers into the table may have moved). */
+static inline void blk_write(strategy *s, uint32_t h, uint64_t addr, uint64_t size, uint32_t seg,
+                             strategy_block_state st, uint32_t stream, uint8_t pool, uint8_t expandable)
+{
+    *B(s, h) = (tblock){.addr = addr, .size = size, .prev = T_NONE, .next = T_NONE, .left = T_NONE,
+                        .right = T_NONE, .seg = seg, .stream = stream, .alloc = T_NONE,
+                        .state = (uint8_t)st, .pool = pool, .expandable = expandable};
+}
+
+/* A fresh block record of segment seg (its stream, pool and kind read there). */
 static inline void blk_init(strategy *s, uint32_t h, uint64_t addr, uint64_t size, uint32_t seg,
                             strategy_block_state st)
 {
     const tseg *g = SEG(s, seg);
-    *B(s, h) = (tblock){.addr = addr, .size = size, .prev = T_NONE, .next = T_NONE, .left = T_NONE,
-                        .right = T_NONE, .seg = seg, .stream = g->stream, .alloc = T_NONE,
-                        .state = (uint8_t)st, .pool = g->pool, .expandable = g->expandable};
+    blk_write(s, h, addr, size, seg, st, g->stream, g->pool, g->expandable);
 }
 
 /* Link h between before and after (Block::splice). */

@@ -920,6 +920,7 @@ static const struct {
     {TORCH_CORRUPT_STREAM_COUNT, "free blocks of stream"},
     {TORCH_CORRUPT_STREAM_ORDER, "stream index of the large pool is out of order"},
     {TORCH_CORRUPT_STREAM_MISSING, "which the stream index"},
+    {TORCH_CORRUPT_TREAP_PRIORITY, "breaks its treap's priorities"},
 };
 
 GPUSIM_TCASE("checker", 0, NULL, NULL);
