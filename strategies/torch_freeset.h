@@ -2,10 +2,10 @@
  * jemalloc's eset): free block records, held by handle in a slots table, ordered as
  * PyTorch's BlockPool std::set, by (stream, size, address). Stored TLSF-like: size
  * bins (exact below 16 KiB, then 32 per power of two; fs_bin is monotone in size),
- * each a treap by (stream, size, address) whose priorities hash the handle
- * (deterministic, expected depth O(log b), b = blocks in the bin), and an index
- * sorted by stream holding, per stream with free blocks, a bitmap of its bins with a
- * summary word, so the next occupied bin is two count-trailing-zeros away. The set
+ * each a treap by (stream, size, address) whose priorities hash the handle (fs_pri,
+ * kept in the record; deterministic, expected depth O(log b), b = blocks in the
+ * bin), and an index sorted by stream holding, per stream with free blocks, a
+ * bitmap of its bins with a summary word, so the next occupied bin is two count-trailing-zeros away. The set
  * also keeps the sum of its sizes and its largest size; a block in the set keeps
  * its bin in its record. The raw treaps (fs_tree_*) serve the unmapped ranges of
  * expandable segments too, ordered by (stream, address).
