@@ -33,7 +33,7 @@ typedef struct xrec {      /* one live allocation (or one whose free is pending)
 } xrec;
 
 typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
-    uint64_t addr, size;
+    uint64_t addr, size;    /* addr first: lower_u64's key */
     uint64_t first, count;  /* its blocks, as the walk visited them */
     uint64_t allocated, active, requested; /* the end state's sums (write_segments) */
     uint32_t stream;
@@ -130,18 +130,27 @@ static void pending_remove(snapshot_export *x, uint32_t r)
     x->recs[r].pend = 0;
 }
 
-/* the sorted live addresses (strategies without locate) */
-static uint32_t live_find(const snapshot_export *x, uint64_t addr)
+/* The first of n records (stride bytes apart from base, sorted by the uint64_t at
+ * their start) whose key is at least key: the live addresses, the segments. */
+static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t key)
 {
-    uint32_t lo = 0, hi = x->n_live;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (x->live[mid] < addr)
+        uint64_t k;
+        memcpy(&k, (const unsigned char *)base + (size_t)mid * stride, sizeof k);
+        if (k < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* the sorted live addresses (strategies without locate) */
+static uint32_t live_find(const snapshot_export *x, uint64_t addr)
+{
+    return lower_u64(x->live, sizeof *x->live, x->n_live, addr);
 }
 
 static void live_insert(snapshot_export *x, uint64_t addr)
@@ -379,15 +388,7 @@ static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, 
 /* The index of the first segment of l at or above addr. */
 static uint32_t segs_lower(const xsegs *l, uint64_t addr)
 {
-    uint32_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (l->v[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return lower_u64(l->v, sizeof *l->v, l->n, addr); /* addr leads xseg */
 }
 
 /* An allocation took one new region of bytes from the device, and b is its block:

@@ -58,15 +58,13 @@ static void churn(const char *name, uint64_t capacity, const char *opts, uint64_
             } else {
                 ooms++;
             }
-        } else if (r < 75 && n_live > 0) {
+        } else if (r < 90 && n_live > 0) { /* a free, deferred from 75 on */
             uint32_t k = (uint32_t)(test_rand(&x) % n_live);
-            harness_free_block(h, live[k]);
+            strategy_handle v = live[k];
             live[k] = live[--n_live];
-        } else if (r < 90 && n_live > 0) {
-            uint32_t k = (uint32_t)(test_rand(&x) % n_live);
-            harness_free_deferred(h, live[k]);
-            pending[n_pending++] = live[k];
-            live[k] = live[--n_live];
+            if (r >= 75)
+                pending[n_pending++] = v;
+            (r < 75 ? harness_free_block : harness_free_deferred)(h, v);
         } else if (r < 98 && n_pending > 0) {
             uint32_t k = (uint32_t)(test_rand(&x) % n_pending);
             harness_free_ready(h, pending[k]);
@@ -89,43 +87,62 @@ static void churn(const char *name, uint64_t capacity, const char *opts, uint64_
     harness_free(h);
 }
 
+/* The configurations each test runs: name, capacity, options (seed + i for the i-th). */
+typedef struct churn_case {
+    const char *name;
+    uint64_t capacity;
+    const char *opts;
+} churn_case;
+
+static void churn_all(const char *what, const churn_case *cases, size_t n)
+{
+    uint64_t seed = test_seed(what);
+    for (size_t i = 0; i < n; i++)
+        churn(cases[i].name, cases[i].capacity, cases[i].opts, seed + i, 2000);
+}
+
 START_TEST(bfc_locate_should_agree_with_the_walker_after_every_operation)
 {
-    uint64_t seed = test_seed("bfc locate");
-    churn("growth", 4 * GiB, NULL, seed, 2000);
-    churn("greedy", 1 * GiB, NULL, seed + 1, 2000);
-    churn("limit", 4 * GiB, "limit=512MiB", seed + 2, 2000);
-    churn("growth", 4 * GiB, "mem_fraction=0.125,bfc_gc=on", seed + 3, 2000); /* 512 MiB */
-    churn("greedy", 1 * GiB, "bfc_spatial=on", seed + 4, 2000);
-    churn("greedy", 1 * GiB, "bfc_alignment=1MiB", seed + 5, 2000);
-    churn("greedy", 1 * GiB, "bfc_version=tsl2024", seed + 6, 2000);
+    static const churn_case cases[] = {
+        {"growth", 4 * GiB, NULL},
+        {"greedy", 1 * GiB, NULL},
+        {"limit", 4 * GiB, "limit=512MiB"},
+        {"growth", 4 * GiB, "mem_fraction=0.125,bfc_gc=on"}, /* 512 MiB, regions collected */
+        {"greedy", 1 * GiB, "bfc_spatial=on"},
+        {"greedy", 1 * GiB, "bfc_alignment=1MiB"},
+        {"greedy", 1 * GiB, "bfc_version=tsl2024"},
+    };
+    churn_all("bfc locate", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
 START_TEST(raw_locate_should_agree_with_the_walker_after_every_operation)
 {
-    uint64_t seed = test_seed("raw locate");
-    churn("raw", 4 * GiB, NULL, seed, 2000);
-    churn("raw", 512 * MiB, NULL, seed + 1, 2000); /* with OOMs */
+    static const churn_case cases[] = {{"raw", 4 * GiB, NULL}, {"raw", 512 * MiB, NULL} /* with OOMs */};
+    churn_all("raw locate", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
 START_TEST(async_locate_should_agree_with_the_walker_after_every_operation)
 {
     /* same-stream reuse of pending pieces, synchronizes at empty_cache and on OOM */
-    uint64_t seed = test_seed("async locate");
-    churn("async", 4 * GiB, NULL, seed, 2000);
-    churn("async", 512 * MiB, "async_preset=tf", seed + 1, 2000); /* OOMs: synchronize and retry */
-    churn("async", 1 * GiB, "async_preset=pytorch,pool_placement=first", seed + 2, 2000);
-    churn("async", 512 * MiB, "pool_coalesce=off,pool_granularity=32MiB", seed + 3, 2000);
+    static const churn_case cases[] = {
+        {"async", 4 * GiB, NULL},
+        {"async", 512 * MiB, "async_preset=tf"}, /* OOMs: synchronize and retry */
+        {"async", 1 * GiB, "async_preset=pytorch,pool_placement=first"},
+        {"async", 512 * MiB, "pool_coalesce=off,pool_granularity=32MiB"},
+    };
+    churn_all("async locate", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
 START_TEST(torch_locate_should_agree_with_the_walker_after_every_operation)
 {
-    uint64_t seed = test_seed("torch locate");
-    churn("torch", 4 * GiB, NULL, seed, 2000);
-    churn("torch", 1 * GiB, "alloc_conf=expandable_segments:True", seed + 1, 2000);
-    churn("torch", 512 * MiB, "alloc_conf=max_split_size_mb:64,garbage_collection_threshold:0.5", seed + 2, 2000);
+    static const churn_case cases[] = {
+        {"torch", 4 * GiB, NULL},
+        {"torch", 1 * GiB, "alloc_conf=expandable_segments:True"},
+        {"torch", 512 * MiB, "alloc_conf=max_split_size_mb:64,garbage_collection_threshold:0.5"},
+    };
+    churn_all("torch locate", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
