@@ -380,7 +380,8 @@ static bool name_blocks(view_out *out, const live_pass *lp, const sim_run *run, 
             continue;
         }
         if (run->ops->locate != NULL)
-            continue; /* no live allocation of the trace's there: one from the start state */
+            continue; /* no live allocation of the trace's there: the start state's, or a
+                       * pending block whose free came back before t (torch polls later) */
         want = (rec_key){k->proc, k->b.stream, k->b.requested_bytes, 0};
         f = key_range(sz_ix, n_sz, &want, &cnt);
         k->alike = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;

@@ -162,7 +162,8 @@ uint32_t harness_check_locate(harness *h)
         return 0;
     h->n_walked = 0;
     h->ops->walk(h->s, walked_visit, h);
-    qsort(h->walked, h->n_walked, sizeof *h->walked, block_addr_order);
+    if (h->n_walked > 1)
+        qsort(h->walked, h->n_walked, sizeof *h->walked, block_addr_order);
     h->claimed = realloc(h->claimed, (size_t)(h->cap_walked ? h->cap_walked : 1) * sizeof *h->claimed);
     ck_assert_ptr_nonnull(h->claimed);
     uint32_t used = 0, located_used = 0, pending = 0, located_pending = 0;
@@ -184,7 +185,8 @@ uint32_t harness_check_locate(harness *h)
         LOCATE_INSIST(l->size > 0, "%s: zero-byte allocation %u located at %llu", h->ops->name, l->h,
                       (unsigned long long)b.addr);
         strategy_block key = {.addr = b.addr};
-        const strategy_block *w = bsearch(&key, h->walked, h->n_walked, sizeof *h->walked, block_addr_order);
+        const strategy_block *w =
+            h->n_walked ? bsearch(&key, h->walked, h->n_walked, sizeof *h->walked, block_addr_order) : NULL;
         LOCATE_INSIST(w != NULL, "%s: allocation %u located at %llu, where the walker shows no block; layout: %s",
                       h->ops->name, l->h, (unsigned long long)b.addr, harness_layout(h));
         bool same_pool = (w->pool == NULL) == (b.pool == NULL) && (w->pool == NULL || strcmp(w->pool, b.pool) == 0);
