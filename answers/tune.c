@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 
@@ -418,6 +419,7 @@ static void run_one(tune_ctx *x, tune_candidate *c)
         c->peak_device = m->peak_device_bytes;
         c->ooms = m->ooms;
         c->cause = m->first_oom.cause;
+        c->limit_bytes = limit_find(run, c->limit_source, sizeof c->limit_source);
     }
     sim_run_free(run);
     uint64_t done = atomic_fetch_add(&x->done, 1) + 1;

@@ -58,9 +58,8 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
     /* the effective limit of each strategy (a preset's reserve, a fraction, --limit) */
     sim_buf_puts(b, "  limits ");
     for (uint32_t i = 0; i < n; i++) {
-        char lim[32];
-        sim_buf_printf(b, "%s %s %s", i ? "," : "", runs[i]->ops->name,
-                       units_format_size(report_limit_bytes(runs[i]), lim, sizeof lim));
+        char lim[320];
+        sim_buf_printf(b, "%s %s %s", i ? "," : "", runs[i]->ops->name, report_limit_text(runs[i], lim, sizeof lim));
     }
     sim_buf_puts(b, "\n\n");
     sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",
