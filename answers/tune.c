@@ -193,12 +193,24 @@ static void add_bounds(tune_answer *a)
     }
 }
 
+/* TensorFlow's and JAX's settings: the BFC strategies with the framework's preset. */
+static void bfc_cand_common(tune_candidate *c, const tune_question *q)
+{
+    const char *preset = q->framework == TUNE_JAX ? "jax" : "tf";
+    if (table_has_choice(c->ops, "bfc_preset", preset))
+        cand_set(c, "bfc_preset", "%s", preset);
+}
+
 static void add_current(tune_answer *a, const tune_question *q)
 {
     tune_candidate *c = cand_new(a, q->current, "current");
     c->current = true;
     const char *name = q->current->name;
     const char *conf = user_value(q, "alloc_conf");
+    /* the framework's own wiring, as every candidate has it: JAX's defaults are the
+     * jax preset's 0.75 of the card, not TensorFlow's reserve */
+    if (q->framework != TUNE_TORCH)
+        bfc_cand_common(c, q);
     if (q->framework == TUNE_TORCH) {
         snprintf(c->setting, sizeof c->setting, "%s", conf ? conf : "PyTorch's defaults");
     } else if (strcmp(name, "growth") == 0) {
@@ -341,14 +353,6 @@ static void torch_stage3(tune_answer *a, const tune_question *q)
         conf_with(conf, "max_split_size_mb", s, both, sizeof both);
         torch_cand(a, q, "combined", both, NULL);
     }
-}
-
-/* TensorFlow's and JAX's settings: the BFC strategies with the framework's preset. */
-static void bfc_cand_common(tune_candidate *c, const tune_question *q)
-{
-    const char *preset = q->framework == TUNE_JAX ? "jax" : "tf";
-    if (table_has_choice(c->ops, "bfc_preset", preset))
-        cand_set(c, "bfc_preset", "%s", preset);
 }
 
 static void bfc_stage1(tune_answer *a, const tune_question *q)

@@ -274,7 +274,7 @@ static int verdicts(cli_session *s, const check_args *c, const baseline *b, cons
     }
     int failures = 0;
     char lim[320];
-    printf("gpusim check: %s under '%s' on %s (allocator limit %s) against %s (tolerance %g%%)\n", a->positional[0],
+    printf("gpusim check: %s under '%s' on %s, allocator limit %s, against %s (tolerance %g%%)\n", a->positional[0],
            ops->name, dev_name, report_limit_text(run, lim, sizeof lim), c->base_path, c->tol);
     if (strcmp(ops->name, b->strategy) != 0)
         printf("  note: the baseline was made under '%s'\n", b->strategy);
