@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "answers/capture.h"
+#include "answers/limit.h"
 #include "answers/whatif.h"
 #include "reports/html.h"
 #include "reports/progress.h"
@@ -454,25 +455,29 @@ START_TEST(capture_should_name_each_block_by_its_allocation_where_that_is_known)
     ck_assert_ptr_nonnull(strstr(h.data, ", tag big&lt;activation&gt;; requested 15.00 MiB (15729640 B), slack "));
     sim_buf_release(&h);
     capture_free(c);
-    /* growth cannot locate an allocation: a block is named when it is the only one of
-     * its stream and requested size and one live allocation has that size (each
-     * activation of a step differs), not when four weights of 8 MiB are alike */
+    /* growth (BFC) locates its allocations too: every used block is named, the four
+     * weights of 8 MiB as well as the step's activations of distinct sizes. The
+     * weights lie in id order: 1 fills region 0 (8 MiB), 2 the low half of region 1
+     * (16 MiB), 3 its other half (the best fit), 4 the low end of region 2 (32 MiB) */
     c = capture_of(b, "growth", 64);
-    uint64_t weights = 0, acts = 0;
+    uint64_t weights = 0, acts = 0, weight_ids = 0;
     for (uint64_t i = 0; i < c->n_blocks; i++) {
         const capture_block *k = &c->blocks[i];
         if (k->b.state != BLOCK_USED)
             continue;
+        ck_assert(k->known);
+        ck_assert_uint_eq(k->alike, 1);
         if (k->b.requested_bytes == 8 * MiB) {
-            ck_assert(!k->known);
-            ck_assert_uint_eq(k->alike, 4);
+            ck_assert_str_eq(k->tag, "weight");
+            ck_assert_uint_eq(k->id, weights + 1);
+            weight_ids |= 1u << k->id;
             weights++;
         } else {
-            ck_assert(k->known);
             ck_assert_str_eq(k->tag, k->b.requested_bytes == 15 * MiB + 1000 ? "big<activation>" : "act");
             acts++;
         }
     }
+    ck_assert_uint_eq(weight_ids, 0x1e); /* ids 1, 2, 3 and 4, each in a block of its own */
     ck_assert_uint_eq(weights, 4);
     ck_assert_uint_eq(acts, 5);
     capture_free(c);
@@ -581,6 +586,60 @@ START_TEST(the_bfc_what_if_should_ask_the_other_set_ups_after_an_oom)
     sim_buf_release(&h);
     capture_free(c);
     evbuf_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- limits */
+
+/* report_limit_text of the sawtooth replayed under sname with one option (key NULL:
+ * none) on a 16 GiB device with context ctx and compute capability cc, into buf. */
+static const char *limit_of(const char *sname, const char *key, const char *value, uint64_t ctx, unsigned cc,
+                            char *buf, size_t cap)
+{
+    engine_config cfg = config_for(sname);
+    cfg.device.context_bytes = ctx;
+    cfg.device.cc_major = cc;
+    sim_kv kv = {key, value};
+    cfg.opts = key ? &kv : NULL;
+    cfg.n_opts = key ? 1 : 0;
+    evbuf *b = sawtooth();
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(b, &cur);
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_OK);
+    report_limit_text(run, buf, cap);
+    ck_assert_uint_eq(limit_find(run, NULL, 0), report_limit_bytes(run));
+    sim_run_free(run);
+    evbuf_free(b);
+    return buf;
+}
+
+START_TEST(the_limit_should_say_where_it_comes_from)
+{
+    char t[320];
+    ck_assert_str_eq(limit_of("torch", NULL, NULL, 0, 0, t, sizeof t), "16.00 GiB (capacity)");
+    /* (uint64)(0.8 x 17179869184 B) = 13743895347 B = 12.80 GiB */
+    ck_assert_str_eq(limit_of("torch", "memory_fraction", "0.8", 0, 0, t, sizeof t),
+                     "12.80 GiB (0.8 x 16.00 GiB, --memory-fraction)");
+    ck_assert_str_eq(limit_of("torch", "alloc_conf", "per_process_memory_fraction:0.5", 0, 0, t, sizeof t),
+                     "8.00 GiB (0.5 x 16.00 GiB, per_process_memory_fraction in --alloc-conf)");
+    ck_assert_str_eq(limit_of("async", "memory_fraction", "0.25", 0, 0, t, sizeof t),
+                     "4.00 GiB (0.25 x 16.00 GiB, --memory-fraction)");
+    /* TF's reserve on an unknown compute capability is 1536 MiB: 16384 - 1536 = 14848 MiB */
+    ck_assert_str_eq(limit_of("greedy", NULL, NULL, 0, 0, t, sizeof t),
+                     "14.50 GiB (TF preset: capacity - 1536 MiB reserve)");
+    /* cc 7: 1050 MiB after the 500 MiB context: 16384 - 500 - 1050 = 14834 MiB = 14.49 GiB */
+    ck_assert_str_eq(limit_of("growth", NULL, NULL, 500 * MiB, 7, t, sizeof t),
+                     "14.49 GiB (TF preset: capacity - 500.00 MiB context - 1050 MiB reserve)");
+    ck_assert_str_eq(limit_of("growth", "mem_fraction", "0.5", 0, 0, t, sizeof t),
+                     "8.00 GiB (0.5 x 16.00 GiB, --mem-fraction)");
+    /* JAX: 0.75 x 16 GiB = 12 GiB, already a multiple of 2 MiB */
+    ck_assert_str_eq(limit_of("greedy", "bfc_preset", "jax", 0, 0, t, sizeof t),
+                     "12.00 GiB (JAX preset: 0.75 x 16.00 GiB, rounded up to 2 MiB)");
+    ck_assert_str_eq(limit_of("limit", "limit", "4096MiB", 0, 0, t, sizeof t), "4.00 GiB (--limit)");
+    /* 16384 - 500 MiB = 15884 MiB = 15.51 GiB */
+    ck_assert_str_eq(limit_of("ideal", NULL, NULL, 500 * MiB, 0, t, sizeof t), "15.51 GiB (capacity - 500.00 MiB context)");
 }
 END_TEST
 
