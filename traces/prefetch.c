@@ -28,7 +28,7 @@ struct prefetch {
     bool stop;             /* under mu: prefetch_free asks the thread to end */
     pthread_t thread;
     bool started, direct;  /* the thread runs; it could not start, so inner is read here */
-    /* the thread's own: an event pulled that did not fit the last batch's text */
+    /* the thread's own: an event pulled whose strings did not fit the last batch's text */
     sim_event pending;
     bool has_pending;
     /* the caller's own */
@@ -52,40 +52,47 @@ static const char *str_put(pf_batch *b, const char *s)
     return d;
 }
 
-/* Fill b with the next events, up to the end of the source or of b. */
+/* Fill b with the next events, up to the end of the source or of b. The source
+ * writes straight into the batch; only an event whose strings do not fit is kept
+ * aside for the next batch (its strings live until the next pull). */
 static void fill(prefetch *p, pf_batch *b)
 {
     b->n = 0;
     b->text_len = 0;
     b->end = SIM_OK;
     while (b->n < PREFETCH_BATCH) {
-        if (!p->has_pending) {
-            sim_status st = p->inner.next(p->inner.ctx, &p->pending, &b->err);
+        sim_event *d = &b->ev[b->n];
+        if (p->has_pending) {
+            *d = p->pending;
+            p->has_pending = false;
+        } else {
+            sim_status st = p->inner.next(p->inner.ctx, d, &b->err);
             if (st != SIM_OK) {
                 b->end = st;
                 return;
             }
-            p->has_pending = true;
         }
-        sim_event *e = &p->pending;
-        size_t need = str_need(e->tag) + str_need(e->name) + str_need(e->proc);
-        if (b->text_len + need > b->text_cap) {
-            if (b->n > 0)
-                return; /* the next batch starts with it: its strings live until the next pull */
-            char *t = realloc(b->text, need);
-            if (t == NULL) {
-                b->end = sim_error_set(&b->err, SIM_ENOMEM, p->inner.path, e->line, e->index, "out of memory");
-                return;
+        if (d->tag != NULL || d->name != NULL || d->proc != NULL) {
+            size_t need = str_need(d->tag) + str_need(d->name) + str_need(d->proc);
+            if (b->text_len + need > b->text_cap) {
+                if (b->n > 0) {
+                    p->pending = *d;
+                    p->has_pending = true;
+                    return;
+                }
+                char *t = realloc(b->text, need);
+                if (t == NULL) {
+                    b->end = sim_error_set(&b->err, SIM_ENOMEM, p->inner.path, d->line, d->index, "out of memory");
+                    return;
+                }
+                b->text = t;
+                b->text_cap = need;
             }
-            b->text = t;
-            b->text_cap = need;
+            d->tag = str_put(b, d->tag);
+            d->name = str_put(b, d->name);
+            d->proc = str_put(b, d->proc);
         }
-        sim_event *d = &b->ev[b->n++];
-        *d = *e;
-        d->tag = str_put(b, e->tag);
-        d->name = str_put(b, e->name);
-        d->proc = str_put(b, e->proc);
-        p->has_pending = false;
+        b->n++;
     }
 }
 
