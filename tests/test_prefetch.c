@@ -181,7 +181,8 @@ START_TEST(an_input_read_ahead_should_give_the_same_events_as_one_read_directly)
         ck_assert_int_eq(input_open(path, "auto", &o, &in[k], &err), SIM_OK);
         src[k] = input_source(in[k]);
     }
-    ck_assert(src[0].next != src[1].next); /* the second reads ahead */
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+        ck_assert(src[0].next != src[1].next); /* the second reads ahead (where a second CPU can) */
     sim_status st[2];
     sim_error err[2];
     sim_event ev[2];

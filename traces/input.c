@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef GPUSIM_HAVE_ZLIB
 #include <zlib.h>
@@ -449,12 +450,14 @@ static sim_status finish_open(trace_input *in, sim_status st, trace_input **out)
 }
 
 /* A native trace is read ahead on a second thread (traces/prefetch.h) when the
- * caller asks and the input is a regular file: a read that may block for ever (a
- * pipe, a FIFO, a terminal) would keep input_close from ending that thread. */
+ * caller asks, the input is a regular file (a read that may block for ever, on a
+ * pipe, a FIFO or a terminal, would keep input_close from ending that thread) and
+ * there is a second CPU to run it on. */
 static bool wants_read_ahead(const char *path, const input_options *opt)
 {
     struct stat sb;
-    return opt != NULL && opt->prefetch && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    return opt != NULL && opt->prefetch && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+           sysconf(_SC_NPROCESSORS_ONLN) > 1;
 }
 
 sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
