@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/check_main.h"
+#include "support/event_check.h"
 #include "support/seed.h"
 #include "traces/input.h"
 #include "traces/prefetch.h"
@@ -84,21 +85,7 @@ static void check_same(uint64_t n, uint64_t fail_at, uint64_t seed)
         if (st != SIM_OK)
             break;
         got++;
-        ck_assert_int_eq(ev.op, want.op);
-        ck_assert_uint_eq(ev.id, want.id);
-        ck_assert_uint_eq(ev.size, want.size);
-        ck_assert_uint_eq(ev.t, want.t);
-        ck_assert_uint_eq(ev.line, want.line);
-        ck_assert_uint_eq(ev.index, want.index);
-        ck_assert_int_eq(ev.tag == NULL, want.tag == NULL);
-        ck_assert_int_eq(ev.name == NULL, want.name == NULL);
-        ck_assert_int_eq(ev.proc == NULL, want.proc == NULL);
-        if (want.tag)
-            ck_assert_str_eq(ev.tag, want.tag);
-        if (want.name)
-            ck_assert_str_eq(ev.name, want.name);
-        if (want.proc)
-            ck_assert_str_eq(ev.proc, want.proc);
+        event_check_same(&ev, &want);
     }
     ck_assert_uint_eq(got, fail_at ? fail_at - 1 : n);
     if (st != SIM_END) {
@@ -193,9 +180,7 @@ START_TEST(an_input_read_ahead_should_give_the_same_events_as_one_read_directly)
         ck_assert_int_eq(st[0], st[1]);
         if (st[0] == SIM_OK) {
             count++;
-            ck_assert_uint_eq(ev[0].id, ev[1].id);
-            ck_assert_uint_eq(ev[0].line, ev[1].line);
-            ck_assert_str_eq(ev[0].tag, ev[1].tag);
+            event_check_same(&ev[1], &ev[0]);
         }
     } while (st[0] == SIM_OK);
     ck_assert_uint_eq(count, n);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "support/check_main.h"
+#include "support/event_check.h"
 #include "support/seed.h"
 #include "traces/trace.h"
 
@@ -319,17 +320,7 @@ START_TEST(the_fast_path_should_read_every_line_as_the_general_reader_does)
                     ck_assert_uint_eq(e1.line, e2.line);
                 break;
             }
-            ck_assert_int_eq(x.op, y.op);
-            ck_assert_uint_eq(x.id, y.id);
-            ck_assert_uint_eq(x.size, y.size);
-            ck_assert_uint_eq(x.t, y.t);
-            ck_assert_uint_eq(x.ready_t, y.ready_t);
-            ck_assert_uint_eq(x.stream, y.stream);
-            ck_assert_uint_eq(x.line, y.line);
-            ck_assert_uint_eq(x.index, y.index);
-            ck_assert_str_eq(x.tag ? x.tag : "(none)", y.tag ? y.tag : "(none)");
-            ck_assert_str_eq(x.proc ? x.proc : "(none)", y.proc ? y.proc : "(none)");
-            ck_assert_str_eq(x.name ? x.name : "(none)", y.name ? y.name : "(none)");
+            event_check_same(&x, &y);
         }
         trace_close(a);
         trace_close(b);
