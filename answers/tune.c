@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 
@@ -192,12 +193,24 @@ static void add_bounds(tune_answer *a)
     }
 }
 
+/* TensorFlow's and JAX's settings: the BFC strategies with the framework's preset. */
+static void bfc_cand_common(tune_candidate *c, const tune_question *q)
+{
+    const char *preset = q->framework == TUNE_JAX ? "jax" : "tf";
+    if (table_has_choice(c->ops, "bfc_preset", preset))
+        cand_set(c, "bfc_preset", "%s", preset);
+}
+
 static void add_current(tune_answer *a, const tune_question *q)
 {
     tune_candidate *c = cand_new(a, q->current, "current");
     c->current = true;
     const char *name = q->current->name;
     const char *conf = user_value(q, "alloc_conf");
+    /* the framework's own wiring, as every candidate has it: JAX's defaults are the
+     * jax preset's 0.75 of the card, not TensorFlow's reserve */
+    if (q->framework != TUNE_TORCH)
+        bfc_cand_common(c, q);
     if (q->framework == TUNE_TORCH) {
         snprintf(c->setting, sizeof c->setting, "%s", conf ? conf : "PyTorch's defaults");
     } else if (strcmp(name, "growth") == 0) {
@@ -342,14 +355,6 @@ static void torch_stage3(tune_answer *a, const tune_question *q)
     }
 }
 
-/* TensorFlow's and JAX's settings: the BFC strategies with the framework's preset. */
-static void bfc_cand_common(tune_candidate *c, const tune_question *q)
-{
-    const char *preset = q->framework == TUNE_JAX ? "jax" : "tf";
-    if (table_has_choice(c->ops, "bfc_preset", preset))
-        cand_set(c, "bfc_preset", "%s", preset);
-}
-
 static void bfc_stage1(tune_answer *a, const tune_question *q)
 {
     const bool jax = q->framework == TUNE_JAX;
@@ -418,6 +423,7 @@ static void run_one(tune_ctx *x, tune_candidate *c)
         c->peak_device = m->peak_device_bytes;
         c->ooms = m->ooms;
         c->cause = m->first_oom.cause;
+        c->limit_bytes = limit_find(run, c->limit_source, sizeof c->limit_source);
     }
     sim_run_free(run);
     uint64_t done = atomic_fetch_add(&x->done, 1) + 1;

@@ -55,6 +55,8 @@ typedef struct tune_candidate {
     bool completed;            /* no OOM ended a process */
     uint64_t peak_requested, peak_reserved, peak_device, ooms;
     sim_oom_cause cause;       /* of the first OOM */
+    uint64_t limit_bytes;      /* the allocator's effective limit under this setting (answers/limit.h) */
+    char limit_source[160];    /* ... and where it comes from ("--limit", "0.5 x 14.75 GiB, --memory-fraction") */
 } tune_candidate;
 
 /* What is asked. Everything is borrowed. */

@@ -273,9 +273,9 @@ static int verdicts(cli_session *s, const check_args *c, const baseline *b, cons
                  units_format_size(c->max_reserved, s2, sizeof s2), "", x->regression ? "REGRESSION" : "ok");
     }
     int failures = 0;
-    char lim[32];
-    printf("gpusim check: %s under '%s' on %s (allocator limit %s) against %s (tolerance %g%%)\n", a->positional[0],
-           ops->name, dev_name, units_format_size(report_limit_bytes(run), lim, sizeof lim), c->base_path, c->tol);
+    char lim[320];
+    printf("gpusim check: %s under '%s' on %s, allocator limit %s, against %s (tolerance %g%%)\n", a->positional[0],
+           ops->name, dev_name, report_limit_text(run, lim, sizeof lim), c->base_path, c->tol);
     if (strcmp(ops->name, b->strategy) != 0)
         printf("  note: the baseline was made under '%s'\n", b->strategy);
     for (int i = 0; i < nv; i++) {

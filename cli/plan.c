@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "answers/node.h"
 #include "answers/plan.h"
 #include "cli.h"
@@ -126,9 +127,11 @@ static sim_status one_mark(void *ctx, sim_event *ev, sim_error *err)
 }
 
 /* The allocator's effective limit for ops on dev, as replay's header computes it
- * (report_limit_bytes) from the allocators created for the traces' processes;
- * UINT64_MAX when a strategy option cannot hold there. */
-static uint64_t limit_on(const plan_question *q, const strategy_ops *ops, const device_info *dev)
+ * (answers/limit.h) from the allocators created for the traces' processes, and where
+ * it comes from into src (n bytes; src NULL: not asked); UINT64_MAX when a strategy
+ * option cannot hold there. */
+static uint64_t limit_on(const plan_question *q, const strategy_ops *ops, const device_info *dev, char *src_text,
+                         size_t n)
 {
     engine_config cfg = q->base;
     cfg.ops = ops;
@@ -140,19 +143,29 @@ static uint64_t limit_on(const plan_question *q, const strategy_ops *ops, const 
     sim_run *run = NULL;
     sim_error e;
     sim_error_clear(&e);
-    uint64_t l = engine_run(&cfg, src, q->t->n, &run, &e) == SIM_OK ? report_limit_bytes(run) : UINT64_MAX;
+    uint64_t l = engine_run(&cfg, src, q->t->n, &run, &e) == SIM_OK ? limit_find(run, src_text, n) : UINT64_MAX;
     sim_run_free(run);
     return l;
 }
 
-/* limits[g * n_ops + s] on every GPU of the grid, then on the model card; NULL without memory. */
-static uint64_t *plan_limits(const plan_question *q)
+/* The header's word for where a limit comes from, per strategy on the model card. */
+#define PLAN_SOURCE_TEXT 160
+
+/* limits[g * n_ops + s] on every GPU of the grid, then on the model card, and into
+ * sources (n_ops texts, pointing into texts) where the model card's come from; NULL
+ * without memory. */
+static uint64_t *plan_limits(const plan_question *q, char (*texts)[PLAN_SOURCE_TEXT], const char **sources)
 {
     uint64_t *l = calloc((size_t)(q->n_gpus + 1) * q->n_ops + 1, sizeof *l);
     for (uint32_t g = 0; l && g <= q->n_gpus; g++) {
         device_info d = g < q->n_gpus ? plan_gpu_device(q, g) : q->model;
-        for (uint32_t k = 0; k < q->n_ops; k++)
-            l[(size_t)g * q->n_ops + k] = limit_on(q, q->ops[k], &d);
+        for (uint32_t k = 0; k < q->n_ops; k++) {
+            bool model = g == q->n_gpus;
+            l[(size_t)g * q->n_ops + k] =
+                limit_on(q, q->ops[k], &d, model ? texts[k] : NULL, model ? PLAN_SOURCE_TEXT : 0);
+            if (model)
+                sources[k] = texts[k];
+        }
     }
     return l;
 }
@@ -313,14 +326,18 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
     progress_finish(&pp.line);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
-    uint64_t *limits = plan_limits(&q);
+    char (*texts)[PLAN_SOURCE_TEXT] = calloc(s.n_ops ? s.n_ops : 1, sizeof *texts);
+    const char **sources = calloc(s.n_ops ? s.n_ops : 1, sizeof *sources);
+    uint64_t *limits = texts && sources ? plan_limits(&q, texts, sources) : NULL;
     sim_buf out;
     sim_buf_init(&out);
     if (s.json)
         report_plan_json(&q, &ans, limits, &out);
     else
-        report_plan_text(&q, &ans, limits, &out);
+        report_plan_text(&q, &ans, limits, limits ? sources : NULL, &out);
     free(limits);
+    free(sources);
+    free(texts);
     st = cli_session_write(&s, &out);
     sim_buf_release(&out);
     plan_answer_release(&ans);

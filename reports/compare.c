@@ -1,6 +1,9 @@
 /* Several strategies side by side, as text and as JSON. */
 #include "compare.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 #include "reports/result.h"
 #include "sim/units.h"
 
@@ -57,10 +60,21 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
                    units_format_size(d.context_bytes, ctx, sizeof ctx));
     /* the effective limit of each strategy (a preset's reserve, a fraction, --limit) */
     sim_buf_puts(b, "  limits ");
-    for (uint32_t i = 0; i < n; i++) {
-        char lim[32];
-        sim_buf_printf(b, "%s %s %s", i ? "," : "", runs[i]->ops->name,
-                       units_format_size(report_limit_bytes(runs[i]), lim, sizeof lim));
+    /* strategies with the same limit from the same source named together, in their
+     * order (a few strategies: the texts are made again rather than kept) */
+    for (uint32_t i = 0, groups = 0; i < n; i++) {
+        char li[320], lj[320];
+        report_limit_text(runs[i], li, sizeof li);
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = strcmp(report_limit_text(runs[j], lj, sizeof lj), li) == 0;
+        if (seen)
+            continue;
+        sim_buf_printf(b, "%s%s", groups++ ? "; " : " ", runs[i]->ops->name);
+        for (uint32_t k = i + 1; k < n; k++)
+            if (strcmp(report_limit_text(runs[k], lj, sizeof lj), li) == 0)
+                sim_buf_printf(b, ", %s", runs[k]->ops->name);
+        sim_buf_printf(b, " %s", li);
     }
     sim_buf_puts(b, "\n\n");
     sim_buf_printf(b, "  %-10s %15s %15s %15s %15s %9s %9s  %s\n", "strategy", "peak requested", "peak allocated",

@@ -13,6 +13,7 @@
 #include "html_map.h"
 #include "html_script.h"
 #include "html_tables.h"
+#include "answers/limit.h"
 #include "reports/result.h"
 #include "sim/units.h"
 
@@ -449,12 +450,14 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
         sim_buf opts;
         sim_buf_init(&opts);
         report_json_options(c->run, &opts);
-        char lim[32];
+        char lim[32], src[256];
+        uint64_t lb = limit_find(c->run, src, sizeof src);
         sim_buf_puts(b, "<p class=\"meta settings\">settings <code>");
         html_escape(b, opts.data ? opts.data : "{}");
-        sim_buf_printf(b, "</code>; effective allocator limit <span class=\"limit-value\">%s</span> (%llu B)</p>\n",
-                       units_format_size(report_limit_bytes(c->run), lim, sizeof lim),
-                       (unsigned long long)report_limit_bytes(c->run));
+        sim_buf_printf(b, "</code>; effective allocator limit <span class=\"limit-value\">%s</span> (%llu B, ",
+                       units_format_size(lb, lim, sizeof lim), (unsigned long long)lb);
+        html_escape(b, src);
+        sim_buf_puts(b, ")</p>\n");
         sim_buf_release(&opts);
         if (c->run->total.first_oom.happened) {
             sim_buf_puts(b, "<p class=\"oom-cell\">");

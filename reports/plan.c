@@ -29,7 +29,7 @@ static void text_cell(sim_buf *b, const plan_cell *c)
 }
 
 /* The effective limit of each strategy on the model card, in the header. */
-static void limits_text(const plan_question *q, const uint64_t *limits, sim_buf *b)
+static void limits_text(const plan_question *q, const uint64_t *limits, const char *const *sources, sim_buf *b)
 {
     char s[32];
     if (limits == NULL)
@@ -38,13 +38,16 @@ static void limits_text(const plan_question *q, const uint64_t *limits, sim_buf 
                    units_format_size(q->model.capacity_bytes, s, sizeof s));
     for (uint32_t k = 0; k < q->n_ops; k++) {
         uint64_t l = limits[(size_t)q->n_gpus * q->n_ops + k];
-        sim_buf_printf(b, "%s %s %s", k ? "," : "", q->ops[k]->name,
+        sim_buf_printf(b, "%s %s %s", k ? ";" : "", q->ops[k]->name,
                        l == UINT64_MAX ? "does not run" : units_format_size(l, s, sizeof s));
+        if (l != UINT64_MAX && sources != NULL && sources[k] != NULL && sources[k][0])
+            sim_buf_printf(b, " (%s)", sources[k]);
     }
     sim_buf_puts(b, "\n");
 }
 
-static void plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *b)
+static void plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits,
+                      const char *const *sources, sim_buf *b)
 {
     char s[32], t2[32];
     sim_buf_printf(b, "gpusim %s: plan\n", GPUSIM_VERSION);
@@ -55,7 +58,7 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
                         "        cuBLAS/cuDNN workspaces), so every answer here is that much optimistic; set it\n"
                         "        with --context=SIZE (e.g. --context=500MiB, or what nvidia-smi shows for an idle process)\n");
-    limits_text(q, limits, b);
+    limits_text(q, limits, sources, b);
     sim_buf_puts(b, "\n");
     sim_buf_puts(b, "Peak on the device (reserved + context) where it runs, else why not:\n\n");
     sim_buf_printf(b, "  %-12s %10s", "GPU", "capacity");
@@ -203,10 +206,11 @@ void report_plan_json(const plan_question *q, const plan_answer *a, const uint64
     sim_buf_puts(b, "\n  ]}\n}\n");
 }
 
-void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out)
+void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits,
+                      const char *const *sources, sim_buf *out)
 {
     size_t from = out->len;
-    plan_text(q, a, limits, out);
+    plan_text(q, a, limits, sources, out);
     rstrip_lines(out, from);
 }
 

@@ -7,11 +7,14 @@
 #include "answers/plan.h"
 #include "sim/buf.h"
 
-/* limits: the allocator's effective limit (reports/result.h report_limit_bytes) of
- * every cell, limits[g * n_ops + s], then on the model card, limits[n_gpus * n_ops + s];
- * UINT64_MAX where the strategy does not run; NULL: none shown. */
+/* limits: the allocator's effective limit (answers/limit.h) of every cell,
+ * limits[g * n_ops + s], then on the model card, limits[n_gpus * n_ops + s];
+ * UINT64_MAX where the strategy does not run; NULL: none shown. sources: where the
+ * model card's limit of each strategy comes from (n_ops texts, as limit_find writes
+ * them), for the header; NULL: not said. */
 /* The tables for people, without trailing spaces. */
-void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out);
+void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits,
+                      const char *const *sources, sim_buf *out);
 /* {"gpusim": VERSION, "traces": [...], "gpus": [...], "minimum_capacity": {...}}, ending in a newline. */
 void report_plan_json(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *out);
 

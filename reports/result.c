@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "sim/units.h"
 
 /* ---------------------------------------------------------------- stats sinks */
@@ -107,60 +108,17 @@ static void js_text(void *ctx, const char *key, const char *v)
     sim_buf_json_str(j->out, v);
 }
 
-typedef struct limit_sink {
-    uint64_t limit;
-    bool found;
-} limit_sink;
-
-static void ls_u64(void *ctx, const char *key, uint64_t v)
-{
-    limit_sink *l = ctx;
-    if (strcmp(key, "bytes_limit") == 0) {
-        l->limit = v;
-        l->found = true;
-    }
-}
-
-static void ls_real(void *ctx, const char *key, double v)
-{
-    (void)ctx;
-    (void)key;
-    (void)v;
-}
-
-static void ls_text(void *ctx, const char *key, const char *v)
-{
-    (void)ctx;
-    (void)key;
-    (void)v;
-}
-
 uint64_t report_limit_bytes(const sim_run *run)
 {
-    device_info d = device_get_info(run->dev);
-    if (run->n_procs > 0) {
-        limit_sink l = {0, false};
-        strategy_stat_sink sink = {ls_u64, ls_real, ls_text, &l};
-        run->ops->stats(run->procs[0].s, &sink);
-        if (l.found)
-            return l.limit;
-    }
-    uint64_t ctx = d.context_bytes * (run->n_procs ? run->n_procs : 1);
-    uint64_t room = d.capacity_bytes > ctx ? d.capacity_bytes - ctx : 0;
-    /* PyTorch's set_per_process_memory_fraction caps reserved memory at
-     * (uint64)(fraction · capacity) (the torch strategy's rule 9): the effective limit */
-    strategy_stat_value f;
-    if (run->n_procs > 0 && strategy_option_find(run->ops, run->procs[0].s, "memory_fraction", &f) &&
-        f.kind == STRATEGY_STAT_TEXT) {
-        char *end = NULL;
-        double fr = strtod(f.text, &end);
-        if (end != f.text && fr >= 0.0 && fr <= 1.0) {
-            uint64_t cap = (uint64_t)(fr * (double)d.capacity_bytes);
-            if (cap < room)
-                room = cap;
-        }
-    }
-    return room;
+    return limit_find(run, NULL, 0);
+}
+
+const char *report_limit_text(const sim_run *run, char *buf, size_t cap)
+{
+    char lim[32], src[256];
+    uint64_t l = limit_find(run, src, sizeof src);
+    snprintf(buf, cap, "%s (%s)", units_format_size(l, lim, sizeof lim), src);
+    return buf;
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -569,7 +527,7 @@ void report_whatif_sentence(const whatif *w, sim_buf *b)
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
 {
     device_info d = device_get_info(run->dev);
-    char cap[32], ctx[32], lim[32];
+    char cap[32], ctx[32], lim[320];
     sim_buf_printf(b, "gpusim %s: replay under '%s'\n", GPUSIM_VERSION, run->ops->name);
     for (uint32_t i = 0; i < run->n_sources; i++) {
         const sim_run_source *s = &run->sources[i];
@@ -580,7 +538,7 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process, allocator limit %s\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx),
-                   units_format_size(report_limit_bytes(run), lim, sizeof lim));
+                   report_limit_text(run, lim, sizeof lim));
     sim_buf_puts(b, "\n");
     text_metrics(run, &run->total, b);
     if (run->n_procs > 1) {

@@ -34,8 +34,10 @@ void report_whatif_sentence(const whatif *w, sim_buf *out);
 void report_timeline_csv(const sim_run *run, sim_buf *out);
 /* One sentence explaining an OOM, e.g. for the text summary and compare tables. */
 void report_oom_sentence(const sim_run *run, const sim_oom_record *o, sim_buf *out);
-/* The limit an allocator works under: its "bytes_limit" stat if it has one,
- * else capacity − contexts. */
+/* The limit an allocator works under (answers/limit.h limit_find). */
 uint64_t report_limit_bytes(const sim_run *run);
+/* The same for a header, with where it comes from, into buf (at most cap bytes;
+ * returned): "12.80 GiB (0.8 x 16.00 GiB, --memory-fraction)", "14.50 GiB (--limit)". */
+const char *report_limit_text(const sim_run *run, char *buf, size_t cap);
 
 #endif

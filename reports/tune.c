@@ -62,6 +62,7 @@ static void row_text(const tune_question *q, const tune_answer *a, uint32_t rank
                        tune_candidate_ok(c) && cap >= c->peak_device ? units_format_size(cap - c->peak_device, s, sizeof s)
                                                                       : "-");
     }
+    sim_buf_printf(b, "%11s  ", c->st == SIM_OK ? units_format_size(c->limit_bytes, s, sizeof s) : "-");
     oom_text(c, b);
     sim_buf_puts(b, "\n");
 }
@@ -88,7 +89,12 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
                    tune_framework_name(q->framework), tune_goal_name(q->goal), settings);
     for (uint32_t i = 0; i < n_paths; i++)
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
-    sim_buf_printf(b, "  device  %s: capacity %s\n\n", dv->name, units_format_size(dv->capacity_bytes, s, sizeof s));
+    const tune_candidate *cur = &a->c[a->current];
+    sim_buf_printf(b, "  device  %s: capacity %s", dv->name, units_format_size(dv->capacity_bytes, s, sizeof s));
+    if (cur->st == SIM_OK) /* the limit each setting gives is the table's limit column */
+        sim_buf_printf(b, ", allocator limit %s (%s) under the current setting",
+                       units_format_size(cur->limit_bytes, s2, sizeof s2), cur->limit_source);
+    sim_buf_puts(b, "\n\n");
     /* the setting column as wide as its longest name, within 40..90 */
     int width = 40;
     for (uint32_t r = 0; r < a->n_ranked; r++) {
@@ -105,7 +111,7 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
     sim_buf_printf(b, "  %4s  %-*s %13s  %-22s", "rank", width, "setting", "peak reserved", "vs current");
     if (q->goal == TUNE_GOAL_FIT)
         sim_buf_printf(b, " %12s  ", "headroom");
-    sim_buf_puts(b, "out of memory\n");
+    sim_buf_printf(b, "%11s  out of memory\n", "limit");
     /* rows: runs of equal results of one family shown once; rank counts rows */
     uint32_t row = 0, shown = 0, rows = 0;
     for (uint32_t r = 0; r < a->n_ranked; r++)
@@ -188,6 +194,8 @@ static void cand_json(const tune_question *q, const tune_answer *a, const tune_c
                    tune_candidate_ok(c) ? "true" : "false", c->completed ? "true" : "false",
                    (unsigned long long)c->ooms, (unsigned long long)c->peak_requested,
                    (unsigned long long)c->peak_reserved, (unsigned long long)c->peak_device, change);
+    sim_buf_printf(b, ", \"limit_bytes\": %llu, \"limit_source\": ", (unsigned long long)c->limit_bytes);
+    sim_buf_json_str(b, c->limit_source);
     if (c->ooms) {
         sim_buf_puts(b, ", \"oom_cause\": ");
         sim_buf_json_str(b, sim_oom_cause_name(c->cause));

@@ -248,6 +248,11 @@ typedef struct strategy_ops {
      * segment's base and number), for checking placement against a recording.
      * false when h holds no block (zero bytes). */
     bool (*locate)(const strategy *s, strategy_handle h, strategy_block *out);
+    /* Optional: the memory limit the instance works under, and in source (at most n
+     * bytes, NUL-terminated) where it comes from in the user's words, as derived at
+     * create(): "0.5 x 16.00 GiB, --mem-fraction". NULL: the reports derive it from
+     * the memory_fraction option, else capacity − context (reports/result.h). */
+    uint64_t (*limit)(const strategy *s, char *source, size_t n);
 } strategy_ops;
 
 /* For a strategy's ops table: opts and n_opts from its option array; and the members

@@ -756,6 +756,13 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
     strategy_emit_text(sink, "bfc_fragmentation_fraction", s->opt.has_frag_fraction ? s->opt.frag_fraction_text : "0");
 }
 
+static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
+{
+    device_info info = device_get_info(s->dev);
+    bfc_limits_source(s->mode, &s->opt, &info, source, n);
+    return s->limit;
+}
+
 /* ==== ops tables ==== */
 
 #define BFC_OPS(NAME, SUMMARY, OPTS, N_OPTS, CREATE)                                                      \
@@ -764,7 +771,7 @@ static void bfc_options(const strategy *s, const strategy_stat_sink *sink)
         .destroy = bfc_destroy, .alloc = bfc_alloc,                                                       \
         .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
         .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
-        .walk = bfc_walk,                                                                                 \
+        .walk = bfc_walk, .limit = bfc_limit,                                                             \
     }
 
 static const strategy_ops BFC_OPS_TABLE[3] = {

@@ -59,6 +59,38 @@ uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_i
     return reserve < available ? available - reserve : available;
 }
 
+void bfc_limits_source(bfc_mode mode, const bfc_settings *set, const device_info *info, char *out, size_t n)
+{
+    char cap[32], ctx[32];
+    units_format_size(info->capacity_bytes, cap, sizeof cap);
+    if (mode == BFC_LIMIT) {
+        snprintf(out, n, "--limit");
+    } else if (set->preset == BFC_PRESET_JAX) {
+        const char *round = set->version == BFC_VERSION_XLA2026 ? ", rounded up to 2 MiB" : "";
+        if (set->has_mem_fraction)
+            snprintf(out, n, "JAX preset: %g x %s, --mem-fraction%s", set->mem_fraction, cap, round);
+        else
+            snprintf(out, n, "JAX preset: %g x %s%s", BFC_JAX_DEFAULT_FRACTION, cap, round);
+    } else if (set->has_mem_fraction) {
+        snprintf(out, n, "%g x %s, --mem-fraction", set->mem_fraction, cap);
+    } else {
+        /* the same steps as bfc_limits_bytes: free at start, less the reserve when smaller */
+        uint64_t available = info->capacity_bytes > info->context_bytes
+                                 ? info->capacity_bytes - info->context_bytes : 0;
+        uint64_t reserve = tf_min_system_memory(available, info->cc_major);
+        units_format_size(info->context_bytes, ctx, sizeof ctx);
+        char less_ctx[48] = "";
+        if (info->context_bytes)
+            snprintf(less_ctx, sizeof less_ctx, " - %s context", ctx);
+        /* the reserves are whole MiB (tf_min_system_memory): said as TF writes them */
+        unsigned long long res = (unsigned long long)(reserve / MiB);
+        if (reserve < available)
+            snprintf(out, n, "TF preset: capacity%s - %llu MiB reserve", less_ctx, res);
+        else
+            snprintf(out, n, "TF preset: capacity%s, less than the %llu MiB reserve", less_ctx, res);
+    }
+}
+
 /* The keys are what bfc_limits_parse reads and bfc.c's options() writes back
  * (bfc_limits.h says which modes take which entries). */
 const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {

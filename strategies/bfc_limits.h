@@ -8,6 +8,7 @@
 #define GPUSIM_BFC_LIMITS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bfc.h"
@@ -63,6 +64,11 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
 
 /* The memory_limit BFCAllocator is built with on a device like info. */
 uint64_t bfc_limits_bytes(bfc_mode mode, const bfc_settings *set, const device_info *info);
+
+/* Where bfc_limits_bytes's answer comes from, in the user's words, into out (at most
+ * n bytes): "--limit", "0.5 x 16.00 GiB, --mem-fraction", "TF preset: capacity - 1536
+ * MiB reserve", "JAX: 0.75 x capacity, rounded up to 2 MiB". */
+void bfc_limits_source(bfc_mode mode, const bfc_settings *set, const device_info *info, char *out, size_t n);
 
 /* f · bytes in double, truncated to bytes (saturating), as both frameworks compute
  * a fraction of memory. */

@@ -91,7 +91,7 @@ expect_any 0 "wrote baseline" check "$ex" --write-baseline="$tmp/w.json" --strat
 if grep -q '"name": "limit"' "$tmp/w.json" && grep -q '"limit_bytes": "3221225472"' "$tmp/w.json"; then ok; else bad "written baseline: $(head -c 400 "$tmp/w.json")"; fi
 expect_any 0 "under 'limit'" check "$ex" --baseline="$tmp/w.json"
 # the header names the effective limit the baseline's options give (--limit=3GiB)
-if grep -q "(allocator limit 3.00 GiB) against" "$tmp/out"; then ok; else bad "no effective limit in the header: $(head -1 "$tmp/out")"; fi
+if grep -q ", allocator limit 3.00 GiB (--limit), against" "$tmp/out"; then ok; else bad "no effective limit in the header: $(head -1 "$tmp/out")"; fi
 if grep -q "^  peak reserved *3.00 GiB" "$tmp/out"; then ok; else bad "limit not given back: $(cat "$tmp/out")"; fi
 expect_any 1 "REGRESSION" check "$ex" --baseline="$tmp/w.json" --limit=4GiB
 # a baseline of another example (JSONL, the device of its header)

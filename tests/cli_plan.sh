@@ -140,11 +140,12 @@ expect 2 "--visible, --replicas and --job need --node" plan "$g" --visible=0
 expect 2 "--replicas=2: expected 1 to 16 copies of one trace" plan "$g" "$g" --node=2x1GiB --replicas=2
 expect 3 "free of id 7" plan "$tmp/badid.jsonl" --node=2x1GiB
 
-# ---- the header names each strategy's effective limit on the model card (replay's, report_limit_bytes):
+# ---- the header names each strategy's effective limit on the model card and where it comes from (replay's,
+# answers/limit.h):
 # torch with --memory-fraction=0.5 on a T4 (15842934784 B): (uint64)(0.5 x 15842934784) = 7921467392 B = 7.38 GiB;
 # greedy: the T4 is cc 7.5, reserve 1050 MiB = 1101004800 B: 15842934784 - 1101004800 = 14741929984 B = 13.73 GiB
 "$bin" plan "$ex" --gpus=T4 --gpu=T4 --strategies=torch,greedy --memory-fraction=0.5 >"$tmp/out" 2>&1
-if grep -qF "  limits  on T4 (14.75 GiB), the allocator's effective limit: torch 7.38 GiB, greedy 13.73 GiB" "$tmp/out"; then ok; else bad "limits header: $(head -8 "$tmp/out")"; fi
+if grep -qF "  limits  on T4 (14.75 GiB), the allocator's effective limit: torch 7.38 GiB (0.5 x 14.75 GiB, --memory-fraction); greedy 13.73 GiB (TF preset: capacity - 1050 MiB reserve)" "$tmp/out"; then ok; else bad "limits header: $(head -8 "$tmp/out")"; fi
 "$bin" plan "$ex" --gpus=T4 --strategies=limit --limit=2GiB --format=json >"$tmp/out" 2>&1
 if grep -qF '"limit_bytes": 2147483648, "headroom_bytes"' "$tmp/out"; then ok; else bad "limit_bytes in JSON: $(head -c 600 "$tmp/out")"; fi
 

@@ -64,6 +64,24 @@ fi
 grep -q 'XLA_PYTHON_CLIENT_PREALLOCATE=false' "$tmp/jax" && grep -q 'XLA_PYTHON_CLIENT_MEM_FRACTION=' "$tmp/jax" && ok ||
   bad "jax: its settings are missing: $(cat "$tmp/jax")"
 
+# the effective limit: the current setting's in the header, each setting's in its row and
+# in the JSON. TF on an L4 (compute capability 8): 23690477568 B - 1536 MiB reserve =
+# 22079864832 B = 20.56 GiB; memory_limit=M is its own limit
+grep -qF "  device  L4: capacity 22.06 GiB, allocator limit 20.56 GiB (TF preset: capacity - 1536 MiB reserve) under the current setting" "$tmp/tf" &&
+  ok || bad "tf: the header's limit: $(head -4 "$tmp/tf")"
+grep -qE '^ +1  memory_limit=([0-9]+) .* 2\.84 GiB  no$' "$tmp/tf" && ok || bad "tf: memory_limit's row has not its limit: $(cat "$tmp/tf")"
+# JAX's defaults are the jax preset's (not TF's reserve): 0.75 x 23690477568 B =
+# 17767858176 B, up to a multiple of 2 MiB: 8473 x 2097152 B = 17769168896 B = 16.55 GiB
+grep -qE "JAX's defaults \(preallocate\) \(current\) +16\.55 GiB  = +16\.55 GiB  no" "$tmp/jax" && ok ||
+  bad "jax: the defaults are not JAX's 0.75: $(cat "$tmp/jax")"
+if command -v python3 >/dev/null 2>&1; then
+  "$bin" tune "$ex" --framework=jax --format=json >"$tmp/jj" 2>/dev/null
+  got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["current"]
+assert all("limit_bytes" in r and r["limit_source"] for r in d["ranked"])
+print(c["limit_bytes"], c["limit_source"])' "$tmp/jj" 2>&1)
+  [ "$got" = "17769168896 JAX preset: 0.75 x 22.06 GiB, rounded up to 2 MiB" ] && ok || bad "jax JSON limit: $got"
+fi
+
 # fit: the headroom on the card; no-oom on a card too small for the defaults
 expect_any 0 "headroom" tune "$ex" --goal=fit --gpu=T4
 "$bin" tune "$ex" --goal=no-oom --capacity=2900MiB >"$tmp/no" 2>/dev/null

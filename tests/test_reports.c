@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "answers/capture.h"
+#include "answers/limit.h"
 #include "answers/whatif.h"
 #include "reports/html.h"
 #include "reports/progress.h"
@@ -581,6 +582,60 @@ START_TEST(the_bfc_what_if_should_ask_the_other_set_ups_after_an_oom)
     sim_buf_release(&h);
     capture_free(c);
     evbuf_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- limits */
+
+/* report_limit_text of the sawtooth replayed under sname with one option (key NULL:
+ * none) on a 16 GiB device with context ctx and compute capability cc, into buf. */
+static const char *limit_of(const char *sname, const char *key, const char *value, uint64_t ctx, unsigned cc,
+                            char *buf, size_t cap)
+{
+    engine_config cfg = config_for(sname);
+    cfg.device.context_bytes = ctx;
+    cfg.device.cc_major = cc;
+    sim_kv kv = {key, value};
+    cfg.opts = key ? &kv : NULL;
+    cfg.n_opts = key ? 1 : 0;
+    evbuf *b = sawtooth();
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(b, &cur);
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_OK);
+    report_limit_text(run, buf, cap);
+    ck_assert_uint_eq(limit_find(run, NULL, 0), report_limit_bytes(run));
+    sim_run_free(run);
+    evbuf_free(b);
+    return buf;
+}
+
+START_TEST(the_limit_should_say_where_it_comes_from)
+{
+    char t[320];
+    ck_assert_str_eq(limit_of("torch", NULL, NULL, 0, 0, t, sizeof t), "16.00 GiB (capacity)");
+    /* (uint64)(0.8 x 17179869184 B) = 13743895347 B = 12.80 GiB */
+    ck_assert_str_eq(limit_of("torch", "memory_fraction", "0.8", 0, 0, t, sizeof t),
+                     "12.80 GiB (0.8 x 16.00 GiB, --memory-fraction)");
+    ck_assert_str_eq(limit_of("torch", "alloc_conf", "per_process_memory_fraction:0.5", 0, 0, t, sizeof t),
+                     "8.00 GiB (0.5 x 16.00 GiB, per_process_memory_fraction in --alloc-conf)");
+    ck_assert_str_eq(limit_of("async", "memory_fraction", "0.25", 0, 0, t, sizeof t),
+                     "4.00 GiB (0.25 x 16.00 GiB, --memory-fraction)");
+    /* TF's reserve on an unknown compute capability is 1536 MiB: 16384 - 1536 = 14848 MiB */
+    ck_assert_str_eq(limit_of("greedy", NULL, NULL, 0, 0, t, sizeof t),
+                     "14.50 GiB (TF preset: capacity - 1536 MiB reserve)");
+    /* cc 7: 1050 MiB after the 500 MiB context: 16384 - 500 - 1050 = 14834 MiB = 14.49 GiB */
+    ck_assert_str_eq(limit_of("growth", NULL, NULL, 500 * MiB, 7, t, sizeof t),
+                     "14.49 GiB (TF preset: capacity - 500.00 MiB context - 1050 MiB reserve)");
+    ck_assert_str_eq(limit_of("growth", "mem_fraction", "0.5", 0, 0, t, sizeof t),
+                     "8.00 GiB (0.5 x 16.00 GiB, --mem-fraction)");
+    /* JAX: 0.75 x 16 GiB = 12 GiB, already a multiple of 2 MiB */
+    ck_assert_str_eq(limit_of("greedy", "bfc_preset", "jax", 0, 0, t, sizeof t),
+                     "12.00 GiB (JAX preset: 0.75 x 16.00 GiB, rounded up to 2 MiB)");
+    ck_assert_str_eq(limit_of("limit", "limit", "4096MiB", 0, 0, t, sizeof t), "4.00 GiB (--limit)");
+    /* 16384 - 500 MiB = 15884 MiB = 15.51 GiB */
+    ck_assert_str_eq(limit_of("ideal", NULL, NULL, 500 * MiB, 0, t, sizeof t), "15.51 GiB (capacity - 500.00 MiB context)");
 }
 END_TEST
 
