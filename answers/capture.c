@@ -5,9 +5,9 @@
  * it. Pass 1 adds each tick's totals to a min/max curve (sim/timeline.h). Pass 2
  * is stopped by the engine at the peak (engine_config.stop_after_event) and keeps
  * the live allocations per process on the way: an id map (sim/idmap.h) from trace
- * id to a record with the size, stream and tag, since tags are gone once the
- * source moves on. A free whose memory comes back at ready_t stays listed as
- * pending until then.
+ * id to a record with the size, stream, tag and the strategy's handle, since tags
+ * are gone once the source moves on. A free whose memory comes back at ready_t
+ * stays listed as pending until then.
  *
  * Rejected: snapshotting the allocator at every new peak during the first pass
  * (a walk per new maximum: quadratic on growing traces); the engine's own timeline
@@ -96,9 +96,9 @@ static void curve_tick(void *ctx, const engine_tick *k)
 
 typedef struct live_rec {
     uint64_t id, size, ready_t;
-    uint64_t addr; /* its block's address, when located */
     uint32_t source, stream, proc;
-    bool pending, located;
+    strategy_handle handle; /* the strategy's, for ops->locate at the moment */
+    bool pending;
     char *tag;                 /* NULL if none */
 } live_rec;
 
@@ -146,13 +146,7 @@ static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
     ent->handle = (uint32_t)lp->n;
     live_rec *r = &lp->recs[lp->n++];
     *r = (live_rec){.id = ev->id, .size = ev->size, .source = k->source, .stream = ev->stream,
-                    .proc = k->process};
-    strategy_block blk;
-    if (k->run->ops->locate != NULL && k->handle != STRATEGY_HANDLE_NONE &&
-        k->run->ops->locate(k->run->procs[k->process].s, k->handle, &blk)) {
-        r->addr = blk.addr;
-        r->located = true;
-    }
+                    .proc = k->process, .handle = k->handle};
     if (ev->tag && ev->tag[0]) {
         size_t n = strlen(ev->tag);
         if (n >= sizeof ((capture_alloc *)0)->tag)
@@ -341,12 +335,14 @@ static bool names_in_use(const capture_block *k)
 }
 
 /* Each used or pending block of out gets the trace id and tag of its live
- * allocation: the one the strategy placed at its address (ops->locate), or else
- * the one live allocation of the block's process, stream and requested size when
- * exactly one exists and exactly one such block does (then they are each other's);
- * with several, alike says how many. Tags are copied into one buffer, *out->tags.
- * A pending free whose memory came back before the moment (t) is not live. */
-static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
+ * allocation. A strategy with ops->locate says where each live allocation is now
+ * (the walk and locate see the same moment), so every block one holds is named;
+ * without it, a block is named by the one live allocation of its process, stream
+ * and requested size when exactly one exists and exactly one such block does (then
+ * they are each other's), and with several, alike says how many. Tags are copied
+ * into one buffer, *out->tags. A pending free whose memory came back before the
+ * moment (t) is not live. */
+static bool name_blocks(view_out *out, const live_pass *lp, const sim_run *run, uint64_t t)
 {
     capture_block *bl = *out->blocks;
     const uint64_t nb = *out->n_blocks;
@@ -360,10 +356,12 @@ static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
         const live_rec *r = &lp->recs[i];
         if (r->pending && r->ready_t <= t)
             continue;
-        if (r->located)
-            at_ix[n_at++] = (rec_key){r->proc, 0, r->addr, i};
-        else
+        strategy_block at;
+        if (run->ops->locate == NULL)
             sz_ix[n_sz++] = (rec_key){r->proc, r->stream, r->size, i};
+        else if (r->handle != STRATEGY_HANDLE_NONE && r->proc < run->n_procs &&
+                 run->ops->locate(run->procs[r->proc].s, r->handle, &at))
+            at_ix[n_at++] = (rec_key){r->proc, 0, at.addr, i}; /* else it holds no block (0 B) */
     }
     if (ok) {
         qsort(at_ix, (size_t)n_at, sizeof *at_ix, key_order);
@@ -381,6 +379,9 @@ static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
             pick[j] = at_ix[f].rec;
             continue;
         }
+        if (run->ops->locate != NULL)
+            continue; /* no live allocation of the trace's there: the start state's, or a
+                       * pending block whose free came back before t (torch polls later) */
         want = (rec_key){k->proc, k->b.stream, k->b.requested_bytes, 0};
         f = key_range(sz_ix, n_sz, &want, &cnt);
         k->alike = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;
@@ -394,7 +395,7 @@ static bool name_blocks(view_out *out, const live_pass *lp, uint64_t t)
         if (pick[j] == UINT64_MAX)
             continue;
         const live_rec *r = &lp->recs[pick[j]];
-        if (!r->located) {
+        if (run->ops->locate == NULL) {
             rec_key want = {r->proc, r->stream, r->size, 0};
             uint64_t cnt, f = key_range(sz_ix, n_sz, &want, &cnt);
             if (claims[f] != 1) { /* two blocks of that size: neither is known */
@@ -463,7 +464,7 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
             run->ops->walk(run->procs[i].s, collect_block, &w);
         }
         take_top(out, &lp, t);
-        if (!name_blocks(out, &lp, t))
+        if (!name_blocks(out, &lp, run, t))
             st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sim_run_free(run);

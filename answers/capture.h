@@ -29,13 +29,15 @@ typedef struct capture_block {
     strategy_block b; /* pool points to a static string or is NULL */
     uint32_t proc;
     /* a used or pending block whose allocation is known (the strategy located it,
-     * ops->locate, or it is the only live allocation of the block's process, stream
-     * and requested size, in the only such block): that allocation's trace id and
-     * tag (NULL if none; owned by the capture) */
+     * ops->locate: every block of a live allocation of the trace's; without locate,
+     * it is the only live allocation of the block's process, stream and requested
+     * size, in the only such block): that allocation's trace id and tag (NULL if
+     * none; owned by the capture) */
     bool known;
     uint64_t id;
     const char *tag;
-    uint32_t alike;  /* not known: the live allocations of that process, stream and size */
+    uint32_t alike;  /* not known, without locate: the live allocations of that process,
+                      * stream and size (0 under a strategy with locate) */
 } capture_block;
 
 /* A mark or empty_cache of the trace, on the curve's axis. */

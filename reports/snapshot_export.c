@@ -23,6 +23,7 @@
 
 #define XF_ZERO 2u /* idmap flag: a zero-byte allocation, no block, no entries */
 #define X_NONE UINT32_MAX
+#define X_NO_ADDR UINT64_MAX
 
 typedef struct xrec {      /* one live allocation (or one whose free is pending) */
     uint64_t addr, size;   /* its block's address; the requested bytes */
@@ -32,7 +33,7 @@ typedef struct xrec {      /* one live allocation (or one whose free is pending)
 } xrec;
 
 typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
-    uint64_t addr, size;
+    uint64_t addr, size;    /* addr first: lower_u64's key */
     uint64_t first, count;  /* its blocks, as the walk visited them */
     uint64_t allocated, active, requested; /* the end state's sums (write_segments) */
     uint32_t stream;
@@ -129,18 +130,27 @@ static void pending_remove(snapshot_export *x, uint32_t r)
     x->recs[r].pend = 0;
 }
 
-/* the sorted live addresses (strategies without locate) */
-static uint32_t live_find(const snapshot_export *x, uint64_t addr)
+/* The first of n records (stride bytes apart from base, sorted by the uint64_t at
+ * their start) whose key is at least key: the live addresses, the segments. */
+static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t key)
 {
-    uint32_t lo = 0, hi = x->n_live;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (x->live[mid] < addr)
+        uint64_t k;
+        memcpy(&k, (const unsigned char *)base + (size_t)mid * stride, sizeof k);
+        if (k < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* the sorted live addresses (strategies without locate) */
+static uint32_t live_find(const snapshot_export *x, uint64_t addr)
+{
+    return lower_u64(x->live, sizeof *x->live, x->n_live, addr);
 }
 
 static void live_insert(snapshot_export *x, uint64_t addr)
@@ -369,6 +379,58 @@ static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, 
     x->next_segs = t;
 }
 
+/* One region more or less without a walk, where the tick tells which: with locate and
+ * whole segments (not expandable), an event that took exactly one region from the
+ * device and nothing back, or gave exactly one back and took nothing. A walk would
+ * find the same: a region's blocks tile it, so its segment is the bytes the device
+ * count moved. Any other change is walked (segments_update). */
+
+/* The index of the first segment of l at or above addr. */
+static uint32_t segs_lower(const xsegs *l, uint64_t addr)
+{
+    return lower_u64(l->v, sizeof *l->v, l->n, addr); /* addr leads xseg */
+}
+
+/* An allocation took one new region of bytes from the device, and b is its block:
+ * when b starts that region, which lies clear of the others, it is the new segment
+ * as seg_visit would begin it. False (nothing changed) when not certain. */
+static bool segs_add_region(snapshot_export *x, const strategy_block *b, uint64_t bytes, uint64_t us)
+{
+    xsegs *l = &x->segs;
+    if (b->addr != b->region_addr || b->size_bytes > bytes || bytes > UINT64_MAX - b->addr)
+        return false;
+    uint32_t i = segs_lower(l, b->addr);
+    if ((i < l->n && l->v[i].addr < b->addr + bytes) || (i > 0 && l->v[i - 1].addr + l->v[i - 1].size > b->addr))
+        return false;
+    if (!SIM_GROW(l->v, l->n + 1, l->cap)) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return true;
+    }
+    memmove(&l->v[i + 1], &l->v[i], (size_t)(l->n - i) * sizeof *l->v);
+    l->v[i] = (xseg){.addr = b->addr, .size = bytes, .count = 1, .stream = x->is_torch ? b->stream : 0,
+                     .small = b->pool != NULL && strcmp(b->pool, "small") == 0};
+    l->n++;
+    entry(x, "segment_alloc", b->addr, bytes, l->v[i].stream, us);
+    return true;
+}
+
+/* A free gave one region of bytes back, and the freed block was at addr: the
+ * segment holding addr, when it has that size (every strategy gives back at a free
+ * only the region of the block freed: raw's own allocation). False when not found. */
+static bool segs_drop_region(snapshot_export *x, uint64_t addr, uint64_t bytes, uint64_t us)
+{
+    xsegs *l = &x->segs;
+    uint32_t i = segs_lower(l, addr + 1);
+    if (i == 0 || addr - l->v[i - 1].addr >= l->v[i - 1].size || l->v[i - 1].size != bytes)
+        return false;
+    xseg g = l->v[--i];
+    memmove(&l->v[i], &l->v[i + 1], (size_t)(l->n - i - 1) * sizeof *l->v);
+    l->n--;
+    complete_inside(x, g.addr, g.size, us);
+    entry(x, "segment_free", g.addr, g.size, g.stream, us);
+    return true;
+}
+
 /* ---------------------------------------------------------------- open */
 
 sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err)
@@ -437,8 +499,10 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
 
 /* ---------------------------------------------------------------- events */
 
-/* f: what segments_update's walk at this tick found, or one not walked yet */
-static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us, find_ctx *f)
+/* f: what segments_update's walk at this tick found, or one not walked yet; with
+ * locate, at: the block the strategy placed it in, NULL for none */
+static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us, find_ctx *f,
+                     const strategy_block *at)
 {
     const sim_event *ev = t->ev;
     bool found = false;
@@ -454,7 +518,9 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s
     strategy_block b = {0};
     bool ok = false;
     if (x->ops->locate != NULL) {
-        ok = x->ops->locate(s, t->handle, &b);
+        ok = at != NULL;
+        if (ok)
+            b = *at;
     } else {
         if (!f->walked && x->ops->walk(s, find_visit, f) < 0)
             fail(x, SIM_ENOMEM, "out of memory");
@@ -474,41 +540,63 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s
     entry(x, "alloc", b.addr, ev->size, ev->stream, us);
 }
 
-static void on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
+/* Returns the freed block's address, X_NO_ADDR when the free names none. */
+static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
 {
     const sim_event *ev = t->ev;
     idmap_entry *e = idmap_find(&x->ids, ev->id);
     if (e == NULL)
-        return; /* live from before the trace, at no address the export knows */
+        return X_NO_ADDR; /* live from before the trace, at no address the export knows */
     uint32_t r = (e->flags & XF_ZERO) ? X_NONE : e->handle;
     idmap_remove(&x->ids, e);
     if (r == X_NONE)
-        return;
+        return X_NO_ADDR;
     const xrec *c = &x->recs[r];
+    uint64_t addr = c->addr;
     entry(x, "free_requested", c->addr, c->size, c->stream, us);
     if (ev->ready_t <= ev->t || t->freed == STRATEGY_HANDLE_NONE) {
         entry(x, "free_completed", c->addr, c->size, c->stream, us);
         live_remove(x, c->addr);
         rec_release(x, r);
-        return;
+        return addr;
     }
     if (!SIM_GROW(x->by_handle, (uint64_t)t->freed + 1, x->cap_handles)) {
         fail(x, SIM_ENOMEM, "out of memory");
-        return;
+        return X_NO_ADDR;
     }
     x->by_handle[t->freed] = r + 1;
     pending_add(x, r);
+    return addr;
 }
 
-static void on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
+/* Returns the address of the block whose memory came back, X_NO_ADDR for none. */
+static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
 {
     if (t->freed == STRATEGY_HANDLE_NONE || t->freed >= x->cap_handles || x->by_handle[t->freed] == 0)
-        return;
+        return X_NO_ADDR;
     uint32_t r = x->by_handle[t->freed] - 1;
     x->by_handle[t->freed] = 0;
-    if (!x->recs[r].done)
+    bool done = x->recs[r].done; /* then the address may hold another block by now */
+    if (!done)
         complete(x, r, us);
     rec_release(x, r);
+    return done ? X_NO_ADDR : x->recs[r].addr;
+}
+
+/* Whether the tick took exactly one region from the device and gave nothing back
+ * (taken), or gave exactly one back and took nothing, where the export may follow
+ * that without a walk (segs_add_region, segs_drop_region): *bytes its size. */
+static bool one_region(const snapshot_export *x, const engine_tick *t, bool taken, uint64_t *bytes)
+{
+    if (x->ops->locate == NULL || x->expandable || x->last_reserved == UINT64_MAX)
+        return false;
+    uint64_t allocs = t->proc.num_device_allocs - x->last_dev_allocs;
+    uint64_t frees = t->proc.num_device_frees - x->last_dev_frees;
+    uint64_t now = t->proc.reserved_bytes, before = x->last_reserved;
+    if (taken ? allocs != 1 || frees != 0 || now <= before : allocs != 0 || frees != 1 || now >= before)
+        return false;
+    *bytes = taken ? now - before : before - now;
+    return true;
 }
 
 static void start(snapshot_export *x, const strategy *s)
@@ -537,13 +625,16 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
                         t->proc.num_device_allocs != x->last_dev_allocs ||
                         t->proc.num_device_frees != x->last_dev_frees;
     const sim_event *ev = t->ev;
+    uint64_t bytes = 0;
     if (ev != NULL && ev->op == SIM_OP_ALLOC) {
         bool done = t->outcome == ENGINE_DONE;
         find_ctx f = {.x = x};
-        if (held_changed)
+        strategy_block b;
+        bool located = done && x->ops->locate != NULL && ev->size > 0 && x->ops->locate(s, t->handle, &b);
+        if (held_changed && !(located && one_region(x, t, true, &bytes) && segs_add_region(x, &b, bytes, us)))
             segments_update(x, s, us, done && x->ops->locate == NULL && ev->size > 0 ? &f : NULL);
         if (done) {
-            on_alloc(x, t, s, us, &f);
+            on_alloc(x, t, s, us, &f, located ? &b : NULL);
         } else if (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED) {
             uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
             pickle_writer *w = &x->pw;
@@ -555,11 +646,13 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
             pickle_write_end(w);
         }
     } else {
+        uint64_t at = X_NO_ADDR;
         if (ev == NULL)
-            on_due(x, t, us);
+            at = on_due(x, t, us);
         else if (ev->op == SIM_OP_FREE && t->outcome == ENGINE_DONE)
-            on_free(x, t, us);
-        if (held_changed)
+            at = on_free(x, t, us);
+        if (held_changed &&
+            !(at != X_NO_ADDR && one_region(x, t, false, &bytes) && segs_drop_region(x, at, bytes, us)))
             segments_update(x, s, us, NULL);
     }
     x->last_reserved = t->proc.reserved_bytes;

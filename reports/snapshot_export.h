@@ -16,10 +16,13 @@
  *     at the OOM), each segment with its blocks in address order;
  *   - allocator_settings: PyTorch's keys; under torch its effective alloc-conf.
  * Zero-byte allocations hold no block and leave no entry (as in PyTorch).
- * Cost: O(1) per event, plus one walk of the strategy's blocks at each event where
- * what it holds from the device changed, and, for a strategy without `locate`
- * (BFC, async, raw), one walk per allocation to find its block. Nothing is
- * allocated per event but amortized array growth.
+ * Cost: O(1) per event (the allocation's block from ops->locate), plus, at an event
+ * where what the strategy holds from the device changed, O(segments) when it took
+ * exactly one region and gave nothing back, or gave exactly one back at a free
+ * (raw's own allocation), else one walk of its blocks (garbage collection, trims,
+ * empty_cache, expandable segments). A strategy without `locate` is walked at every
+ * allocation to find its block. Nothing is allocated per event but amortized array
+ * growth.
  * One process only (a snapshot is one program's allocator); `ideal` places nothing
  * at stable addresses and cannot be exported. */
 #ifndef GPUSIM_REPORTS_SNAPSHOT_EXPORT_H

@@ -244,9 +244,16 @@ typedef struct strategy_ops {
      * one the strategy cannot hold (e.g. segments of a private pool), SIM_OOM
      * when the device has no room for it. */
     sim_status (*seed)(strategy *s, const sim_seed *seed, strategy_handle *handles, sim_error *err);
-    /* Optional: the block holding the live allocation h (address, size, its
-     * segment's base and number), for checking placement against a recording.
-     * false when h holds no block (zero bytes). */
+    /* Optional (NULL for a strategy without stable addresses: ideal): the block
+     * holding allocation h now, every field as walk() shows that block (address,
+     * size, requested bytes, its segment's base and number, stream, state, pool).
+     * h is live, or freed deferred before its free_ready: then its pending block, or
+     * false once its memory came back early (a synchronize) or went whole to a
+     * same-stream reuse. false when h holds no block (zero bytes). O(1) or O(log n)
+     * from the strategy's own records, allocating nothing: the snapshot export calls
+     * it at every allocation and the report's memory map for every live allocation
+     * (answers/capture.c), placement checks against a recording use it, and tests
+     * hold it to the walker after every operation (tests/support/harness.h). */
     bool (*locate)(const strategy *s, strategy_handle h, strategy_block *out);
     /* Optional: the memory limit the instance works under, and in source (at most n
      * bytes, NUL-terminated) where it comes from in the user's words, as derived at

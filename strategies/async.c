@@ -43,10 +43,11 @@
  * OOM: a request fails when no usable piece fits and the device cannot back the
  * growth. The engine judges the cause (docs/design.md §3) from what the process may
  * use (usable_bytes: the memory fraction under the pytorch preset, else the device).
- * Files: async_types.h (records, index, instance), async_check.c (walker, checker).
+ * Files: async_types.h (records, index, instance), async_check.c (walker, locate,
+ * checker).
  * Cost: a search is O(log n) for best fit plus the pending pieces of other streams
  * skipped, O(n) for first fit; index updates are O(n) memmoves (n = free pieces);
- * synchronizes and trims are O(allocations + chunks log chunks). */
+ * synchronizes and trims are O(allocations + chunks log chunks); locate is O(1). */
 #include "async.h"
 
 #include <inttypes.h>
@@ -703,6 +704,7 @@ static const strategy_ops ASYNC_OPS = {
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
     STRATEGY_OPTS_OF(ASYNC_OPTIONS),
     STRATEGY_OPS_FUNCTIONS(async),
+    .locate = async_locate,
 };
 
 const strategy_ops *async_strategy(void)

@@ -1,5 +1,5 @@
-/* The async strategy's walker (blocks in address order) and its full invariant
- * checker (async_types.h). */
+/* The async strategy's walker (blocks in address order), locate and its full
+ * invariant checker (async_types.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,12 +7,28 @@
 
 #include "async_types.h"
 
-/* ==== walker and checker ==== */
+/* ==== walker, locate and checker ==== */
 
 static int chunk_addr_asc(const void *a, const void *b)
 {
     uint64_t x = ((const achunk *const *)a)[0]->addr, y = ((const achunk *const *)b)[0]->addr;
     return (x > y) - (x < y);
+}
+
+/* What the walker shows of piece x of chunk c. */
+static strategy_block piece_block(const ablock *x, const achunk *c)
+{
+    static const strategy_block_state MAP[] = {BLOCK_USED, BLOCK_FREE, BLOCK_PENDING};
+    return (strategy_block){
+        .addr = x->addr,
+        .size_bytes = x->size,
+        .requested_bytes = x->state == AB_USED ? x->requested : 0,
+        .region_addr = c->addr,
+        .region = c->seq,
+        .stream = x->state == AB_FREE ? 0 : x->stream,
+        .state = MAP[x->state],
+        .pool = NULL,
+    };
 }
 
 int async_walk(const strategy *s, strategy_visitor v, void *ctx)
@@ -27,26 +43,29 @@ int async_walk(const strategy *s, strategy_visitor v, void *ctx)
         if (slots_valid(&s->chunks, c))
             order[k++] = chk(s, c);
     qsort(order, k, sizeof *order, chunk_addr_asc);
-    static const strategy_block_state MAP[] = {BLOCK_USED, BLOCK_FREE, BLOCK_PENDING};
     int r = 0;
     for (uint32_t i = 0; i < k && r == 0; i++) {
         for (uint32_t b = order[i]->first; b != A_NONE && r == 0; b = blk(s, b)->next) {
-            const ablock *x = blk(s, b);
-            strategy_block sb = {
-                .addr = x->addr,
-                .size_bytes = x->size,
-                .requested_bytes = x->state == AB_USED ? x->requested : 0,
-                .region_addr = order[i]->addr,
-                .region = order[i]->seq,
-                .stream = x->state == AB_FREE ? 0 : x->stream,
-                .state = MAP[x->state],
-                .pool = NULL,
-            };
+            strategy_block sb = piece_block(blk(s, b), order[i]);
             r = v(ctx, &sb);
         }
     }
     free(order);
     return r;
+}
+
+/* The allocation's record names its piece (aalloc.block): O(1). A freed handle whose
+ * pending piece a same-stream allocation took in part names the rest it waits on. */
+bool async_locate(const strategy *s, strategy_handle h, strategy_block *out)
+{
+    if (!slots_valid(&s->allocs, h))
+        return false;
+    uint32_t b = alc(s, h)->block;
+    if (b == A_NONE)
+        return false; /* size 0, or a pending piece reused whole or completed by a synchronize */
+    const ablock *x = blk(s, b);
+    *out = piece_block(x, chk(s, x->chunk));
+    return true;
 }
 
 static void check_set(const strategy *s, const aset *st, ab_state want, const char *name, sim_report *r)

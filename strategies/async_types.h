@@ -115,8 +115,9 @@ static inline int entry_cmp(uint64_t size, uint64_t addr, const aentry *e)
     return (addr > e->addr) - (addr < e->addr);
 }
 
-/* The walker and the checker (async_check.c). */
+/* The walker, locate and the checker (async_check.c). */
 int async_walk(const strategy *s, strategy_visitor v, void *ctx);
+bool async_locate(const strategy *s, strategy_handle h, strategy_block *out);
 void async_check(const strategy *s, sim_report *r);
 
 #endif

@@ -48,7 +48,7 @@
  * jax preset's limit is rounded up to 2 MiB.
  *
  * Files: bfc_types.h (records), bfc_bins.{h,c} (the free bins of rules 2 and 3),
- * bfc_limits.{h,c} (options and the limit), bfc_check.c (walker, checker, test hook),
+ * bfc_limits.{h,c} (options and the limit), bfc_check.c (walker, locate, checker, test hook),
  * and this file: regions, Extend, allocate and free, garbage collection, queries.
  *
  * Data: chunks in a side table (slots.h) with uint32 handles; physical neighbours
@@ -771,7 +771,7 @@ static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
         .destroy = bfc_destroy, .alloc = bfc_alloc,                                                       \
         .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
         .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
-        .walk = bfc_walk, .limit = bfc_limit,                                                             \
+        .walk = bfc_walk, .locate = bfc_locate, .limit = bfc_limit,                                       \
     }
 
 static const strategy_ops BFC_OPS_TABLE[3] = {

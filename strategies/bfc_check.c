@@ -13,7 +13,25 @@ static inline bool chunk_less(const bfc_chunk *ck, uint32_t a, uint32_t b)
     return ck[a].size < ck[b].size || (ck[a].size == ck[b].size && ck[a].addr < ck[b].addr);
 }
 
-/* ==== walker ==== */
+/* ==== walker and locate ==== */
+
+/* What the walker shows of chunk c of region r. */
+static strategy_block chunk_block(const strategy *s, const bfc_chunk *c, uint32_t r)
+{
+    /* with spatial partitioning, the partition: the central gap, or the lower one
+     * (used chunks and its holes); classic BFC has no partitions */
+    const char *part = !s->opt.spatial ? NULL : c->tag == BFC_TAG_GAP ? "central gap" : "lower";
+    return (strategy_block){
+        .addr = c->addr,
+        .size_bytes = c->size,
+        .requested_bytes = c->state == CHUNK_FREE ? 0 : c->requested,
+        .region_addr = s->regions[r].addr,
+        .region = r,
+        .stream = c->state == CHUNK_FREE ? 0 : c->stream,
+        .state = c->state == CHUNK_FREE ? BLOCK_FREE : c->state == CHUNK_PENDING ? BLOCK_PENDING : BLOCK_USED,
+        .pool = part,
+    };
+}
 
 /* Blocks in address order: regions are created at increasing addresses (design.md §3),
  * so creation order is address order. The step budget keeps a corrupted (cyclic)
@@ -28,27 +46,26 @@ int bfc_walk(const strategy *s, strategy_visitor v, void *ctx)
             continue;
         for (uint32_t h = rg->first; h != BFC_NONE && h < s->chunks.n_used_hw && budget > 0;
              h = ck[h].next, budget--) {
-            const bfc_chunk *c = &ck[h];
-            /* with spatial partitioning, the partition: the central gap, or the lower one
-             * (used chunks and its holes); classic BFC has no partitions */
-            const char *part = !s->opt.spatial ? NULL : c->tag == BFC_TAG_GAP ? "central gap" : "lower";
-            strategy_block b = {
-                .addr = c->addr,
-                .size_bytes = c->size,
-                .requested_bytes = c->state == CHUNK_FREE ? 0 : c->requested,
-                .region_addr = rg->addr,
-                .region = r,
-                .stream = c->state == CHUNK_FREE ? 0 : c->stream,
-                .state = c->state == CHUNK_FREE ? BLOCK_FREE
-                         : c->state == CHUNK_PENDING ? BLOCK_PENDING : BLOCK_USED,
-                .pool = part,
-            };
+            strategy_block b = chunk_block(s, &ck[h], r);
             int rc = v(ctx, &b);
             if (rc != 0)
                 return rc;
         }
     }
     return 0;
+}
+
+/* An allocation's handle is its chunk's record, which stays the allocation's until
+ * its free_ready (a split or merge moves only free neighbours' records): O(1). */
+bool bfc_locate(const strategy *s, strategy_handle h, strategy_block *out)
+{
+    if (!slots_valid(&s->chunks, h))
+        return false;
+    const bfc_chunk *c = &bfc_chunk_table(s)[h];
+    if (c->state != CHUNK_USED && c->state != CHUNK_PENDING)
+        return false; /* a zero-byte allocation holds no chunk */
+    *out = chunk_block(s, c, c->region);
+    return true;
 }
 
 /* ==== invariant checker ==== */

@@ -129,8 +129,9 @@ static inline bfc_chunk *bfc_chunk_table(const strategy *s)
     return (bfc_chunk *)(void *)s->chunks.data;
 }
 
-/* The walker and the invariant checker (bfc_check.c), for bfc.c's ops tables. */
+/* The walker, locate and the invariant checker (bfc_check.c), for bfc.c's ops tables. */
 int bfc_walk(const strategy *s, strategy_visitor v, void *ctx);
+bool bfc_locate(const strategy *s, strategy_handle h, strategy_block *out);
 void bfc_check(const strategy *s, sim_report *r);
 
 #endif

@@ -12,8 +12,9 @@
  *  4. free returns the charge to the device at once (cudaFree synchronizes), or at
  *     ready_t when deferred.
  *  5. Nothing is cached: free bytes are 0 (the engine names the cause, design.md §3).
- * Both charges are modelling assumptions that validate/ measures. O(1) per event;
- * the walker sorts live allocations by address (O(n log n), not on the hot path). */
+ * Both charges are modelling assumptions that validate/ measures. O(1) per event and
+ * per locate; the walker sorts live allocations by address (O(n log n), not on the
+ * hot path). */
 #include "raw.h"
 
 #include <stdlib.h>
@@ -159,6 +160,21 @@ static int raw_cmp_addr(const void *a, const void *b)
     return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+/* What the walker shows of a live allocation: its own region. */
+static strategy_block raw_block(const raw_live *a)
+{
+    return (strategy_block){
+        .addr = a->addr,
+        .size_bytes = a->charge,
+        .requested_bytes = a->requested,
+        .region_addr = a->addr,
+        .region = a->seq,
+        .stream = a->stream,
+        .state = a->pending ? BLOCK_PENDING : BLOCK_USED,
+        .pool = NULL,
+    };
+}
+
 static int raw_walk(const strategy *s, strategy_visitor v, void *ctx)
 {
     uint32_t n = s->allocs.live;
@@ -176,21 +192,23 @@ static int raw_walk(const strategy *s, strategy_visitor v, void *ctx)
     qsort(order, k, sizeof *order, raw_cmp_addr);
     int r = 0;
     for (uint32_t i = 0; i < k && r == 0; i++) {
-        const raw_live *a = order[i];
-        strategy_block b = {
-            .addr = a->addr,
-            .size_bytes = a->charge,
-            .requested_bytes = a->requested,
-            .region_addr = a->addr,
-            .region = a->seq,
-            .stream = a->stream,
-            .state = a->pending ? BLOCK_PENDING : BLOCK_USED,
-            .pool = NULL,
-        };
+        strategy_block b = raw_block(order[i]);
         r = v(ctx, &b);
     }
     free(order);
     return r;
+}
+
+/* The handle is the allocation's slot: O(1). */
+static bool raw_locate(const strategy *s, strategy_handle h, strategy_block *out)
+{
+    if (!slots_valid(&s->allocs, h))
+        return false;
+    const raw_live *a = slots_get(&s->allocs, h);
+    if (a->charge == 0)
+        return false; /* a zero-byte allocation: no memory, no address */
+    *out = raw_block(a);
+    return true;
 }
 
 typedef struct raw_check_ctx {
@@ -235,6 +253,7 @@ static const strategy_ops RAW_OPS = {
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
     /* no options (opts NULL): the model has nothing to configure */
     STRATEGY_OPS_FUNCTIONS(raw),
+    .locate = raw_locate,
 };
 
 const strategy_ops *raw_strategy(void)

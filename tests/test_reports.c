@@ -455,25 +455,29 @@ START_TEST(capture_should_name_each_block_by_its_allocation_where_that_is_known)
     ck_assert_ptr_nonnull(strstr(h.data, ", tag big&lt;activation&gt;; requested 15.00 MiB (15729640 B), slack "));
     sim_buf_release(&h);
     capture_free(c);
-    /* growth cannot locate an allocation: a block is named when it is the only one of
-     * its stream and requested size and one live allocation has that size (each
-     * activation of a step differs), not when four weights of 8 MiB are alike */
+    /* growth (BFC) locates its allocations too: every used block is named, the four
+     * weights of 8 MiB as well as the step's activations of distinct sizes. The
+     * weights lie in id order: 1 fills region 0 (8 MiB), 2 the low half of region 1
+     * (16 MiB), 3 its other half (the best fit), 4 the low end of region 2 (32 MiB) */
     c = capture_of(b, "growth", 64);
-    uint64_t weights = 0, acts = 0;
+    uint64_t weights = 0, acts = 0, weight_ids = 0;
     for (uint64_t i = 0; i < c->n_blocks; i++) {
         const capture_block *k = &c->blocks[i];
         if (k->b.state != BLOCK_USED)
             continue;
+        ck_assert(k->known);
+        ck_assert_uint_eq(k->alike, 1);
         if (k->b.requested_bytes == 8 * MiB) {
-            ck_assert(!k->known);
-            ck_assert_uint_eq(k->alike, 4);
+            ck_assert_str_eq(k->tag, "weight");
+            ck_assert_uint_eq(k->id, weights + 1);
+            weight_ids |= 1u << k->id;
             weights++;
         } else {
-            ck_assert(k->known);
             ck_assert_str_eq(k->tag, k->b.requested_bytes == 15 * MiB + 1000 ? "big<activation>" : "act");
             acts++;
         }
     }
+    ck_assert_uint_eq(weight_ids, 0x1e); /* ids 1, 2, 3 and 4, each in a block of its own */
     ck_assert_uint_eq(weights, 4);
     ck_assert_uint_eq(acts, 5);
     capture_free(c);

@@ -91,7 +91,132 @@ void harness_free(harness *h)
         return;
     h->ops->destroy(h->s);
     device_free(h->dev);
+    free(h->live);
+    free(h->walked);
+    free(h->claimed);
     free(h);
+}
+
+/* ---- the allocations made, for harness_check_locate ---- */
+
+static void live_add(harness *h, strategy_handle b, uint64_t size)
+{
+    if (h->n_live == h->cap_live) {
+        h->cap_live = h->cap_live ? 2 * h->cap_live : 64;
+        h->live = realloc(h->live, (size_t)h->cap_live * sizeof *h->live);
+        ck_assert_ptr_nonnull(h->live);
+    }
+    h->live[h->n_live++] = (harness_live){.h = b, .size = size};
+}
+
+static harness_live *live_find(harness *h, strategy_handle b)
+{
+    for (uint32_t i = 0; i < h->n_live; i++)
+        if (h->live[i].h == b)
+            return &h->live[i];
+    return NULL; /* not one the harness made */
+}
+
+static void live_drop(harness *h, strategy_handle b)
+{
+    harness_live *l = live_find(h, b);
+    if (l != NULL)
+        *l = h->live[--h->n_live];
+}
+
+static int walked_visit(void *ctx, const strategy_block *b)
+{
+    harness *h = ctx;
+    if (h->n_walked == h->cap_walked) {
+        h->cap_walked = h->cap_walked ? 2 * h->cap_walked : 256;
+        h->walked = realloc(h->walked, (size_t)h->cap_walked * sizeof *h->walked);
+        ck_assert_ptr_nonnull(h->walked);
+    }
+    h->walked[h->n_walked++] = *b;
+    return 0;
+}
+
+static int block_addr_order(const void *pa, const void *pb)
+{
+    uint64_t a = ((const strategy_block *)pa)->addr, b = ((const strategy_block *)pb)->addr;
+    return (a > b) - (a < b);
+}
+
+static const char *state_name(strategy_block_state st)
+{
+    static const char *const names[] = {"used", "free", "pending", "unmapped"};
+    return (unsigned)st < 4 ? names[st] : "?";
+}
+
+/* Fail through Check only when cond fails: a passing ck_assert costs a pipe write
+ * per call in fork mode, and this runs after every operation. */
+#define LOCATE_INSIST(cond, ...)       \
+    do {                               \
+        if (!(cond))                   \
+            ck_abort_msg(__VA_ARGS__); \
+    } while (0)
+
+uint32_t harness_check_locate(harness *h)
+{
+    if (h->ops->locate == NULL)
+        return 0;
+    h->n_walked = 0;
+    h->ops->walk(h->s, walked_visit, h);
+    if (h->n_walked > 1)
+        qsort(h->walked, h->n_walked, sizeof *h->walked, block_addr_order);
+    h->claimed = realloc(h->claimed, (size_t)(h->cap_walked ? h->cap_walked : 1) * sizeof *h->claimed);
+    ck_assert_ptr_nonnull(h->claimed);
+    uint32_t used = 0, located_used = 0, pending = 0, located_pending = 0;
+    for (uint32_t i = 0; i < h->n_walked; i++) {
+        h->claimed[i] = false;
+        used += h->walked[i].state == BLOCK_USED;
+        pending += h->walked[i].state == BLOCK_PENDING;
+        LOCATE_INSIST(i == 0 || h->walked[i].addr > h->walked[i - 1].addr, "%s: two blocks at %llu", h->ops->name,
+                      (unsigned long long)h->walked[i].addr);
+    }
+    for (uint32_t i = 0; i < h->n_live; i++) {
+        const harness_live *l = &h->live[i];
+        strategy_block b;
+        if (!h->ops->locate(h->s, l->h, &b)) {
+            LOCATE_INSIST(l->size == 0 || l->pending, "%s: live allocation %u of %llu B not located; layout: %s",
+                          h->ops->name, l->h, (unsigned long long)l->size, harness_layout(h));
+            continue;
+        }
+        LOCATE_INSIST(l->size > 0, "%s: zero-byte allocation %u located at %llu", h->ops->name, l->h,
+                      (unsigned long long)b.addr);
+        strategy_block key = {.addr = b.addr};
+        const strategy_block *w =
+            h->n_walked ? bsearch(&key, h->walked, h->n_walked, sizeof *h->walked, block_addr_order) : NULL;
+        LOCATE_INSIST(w != NULL, "%s: allocation %u located at %llu, where the walker shows no block; layout: %s",
+                      h->ops->name, l->h, (unsigned long long)b.addr, harness_layout(h));
+        bool same_pool = (w->pool == NULL) == (b.pool == NULL) && (w->pool == NULL || strcmp(w->pool, b.pool) == 0);
+        LOCATE_INSIST(w->size_bytes == b.size_bytes && w->requested_bytes == b.requested_bytes &&
+                          w->region_addr == b.region_addr && w->region == b.region && w->stream == b.stream &&
+                          w->state == b.state && same_pool,
+                      "%s: allocation %u located as %llu B (%llu requested) %s in region %u at %llu on stream %u, "
+                      "the walker shows %llu B (%llu requested) %s in region %u at %llu on stream %u",
+                      h->ops->name, l->h, (unsigned long long)b.size_bytes, (unsigned long long)b.requested_bytes,
+                      state_name(b.state), b.region, (unsigned long long)b.region_addr, b.stream,
+                      (unsigned long long)w->size_bytes, (unsigned long long)w->requested_bytes, state_name(w->state),
+                      w->region, (unsigned long long)w->region_addr, w->stream);
+        size_t at = (size_t)(w - h->walked);
+        LOCATE_INSIST(!h->claimed[at], "%s: allocation %u located in a block at %llu another one holds",
+                      h->ops->name, l->h, (unsigned long long)b.addr);
+        h->claimed[at] = true;
+        if (l->pending) {
+            LOCATE_INSIST(b.state == BLOCK_PENDING, "%s: deferred free %u located in a %s block", h->ops->name, l->h,
+                          state_name(b.state));
+            located_pending++;
+        } else {
+            LOCATE_INSIST(b.state == BLOCK_USED && b.requested_bytes == l->size,
+                          "%s: allocation %u of %llu B located in a %s block of %llu requested", h->ops->name, l->h,
+                          (unsigned long long)l->size, state_name(b.state), (unsigned long long)b.requested_bytes);
+            located_used++;
+        }
+    }
+    LOCATE_INSIST(located_used == used, "%s: %u used blocks, %u of them located by a live allocation; layout: %s",
+                  h->ops->name, used, located_used, harness_layout(h));
+    return pending - located_pending;
 }
 
 void harness_check(harness *h)
@@ -101,6 +226,7 @@ void harness_check(harness *h)
     if (r.violations != 0)
         ck_abort_msg( "%s checker found %llu violation(s):\n%s\nlayout: %s", h->ops->name,
                   (unsigned long long)r.violations, r.text, harness_layout(h));
+    harness_check_locate(h);
 }
 
 sim_report harness_report(harness *h)
@@ -120,6 +246,8 @@ sim_status harness_try_alloc(harness *h, uint64_t size, uint32_t stream, strateg
     ck_assert_msg(st == SIM_OK || st == SIM_OOM, "alloc returned %s", sim_strerror(st));
     if (out)
         *out = hh;
+    if (st == SIM_OK)
+        live_add(h, hh, size);
     harness_check(h);
     return st;
 }
@@ -159,18 +287,23 @@ strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream)
 void harness_free_block(harness *h, strategy_handle b)
 {
     h->ops->free(h->s, b, false);
+    live_drop(h, b);
     harness_check(h);
 }
 
 void harness_free_deferred(harness *h, strategy_handle b)
 {
     h->ops->free(h->s, b, true);
+    harness_live *l = live_find(h, b);
+    if (l != NULL)
+        l->pending = true;
     harness_check(h);
 }
 
 void harness_free_ready(harness *h, strategy_handle b)
 {
     h->ops->free_ready(h->s, b);
+    live_drop(h, b);
     harness_check(h);
 }
 

@@ -1,6 +1,8 @@
 /* harness.h — drives one strategy instance directly (no trace, no engine) for unit
  * tests: every operation runs the full invariant checker afterwards and fails the
  * test with the checker's report, and layout strings show the walker's view.
+ * For a strategy with ops->locate, every check also holds locate to the walker
+ * (harness_check_locate) for the allocations the harness made.
  * Layout string: regions in address order separated by " | "; inside a region,
  * blocks by address: used "1024", free "[2048]", pending "(512)", unmapped "~4096";
  * a block on a stream other than 0 gets "@stream" appended. */
@@ -13,6 +15,13 @@
 #include "sim/device.h"
 #include "sim/strategy.h"
 
+/* An allocation the harness made that the program has not finished with. */
+typedef struct harness_live {
+    strategy_handle h;
+    uint64_t size;
+    bool pending; /* freed deferred, before its free_ready */
+} harness_live;
+
 typedef struct harness {
     device *dev;
     const strategy_ops *ops;
@@ -20,6 +29,11 @@ typedef struct harness {
     uint32_t proc;
     char layout[8192];
     strategy_stat_value option; /* the last harness_option */
+    harness_live *live;         /* for harness_check_locate */
+    uint32_t n_live, cap_live;
+    strategy_block *walked;     /* harness_check_locate's scratch: the walk by address, */
+    bool *claimed;              /* and which of its blocks a live allocation was located in */
+    uint32_t n_walked, cap_walked;
 } harness;
 
 /* opts: "key=value,key=value" or NULL. Fails the test if create fails. */
@@ -46,8 +60,19 @@ void harness_free_deferred(harness *h, strategy_handle b);
 void harness_free_ready(harness *h, strategy_handle b);
 void harness_empty_cache(harness *h);
 
-/* Run the checker; fail the test with its report on any violation. */
+/* Run the checker, and harness_check_locate; fail the test with its report on any
+ * violation. */
 void harness_check(harness *h);
+/* When the strategy has ops->locate (else nothing, 0): each allocation the harness
+ * made and the program has not freed is located in the very block the walker shows
+ * at that address (every field alike), used, with its requested bytes, or located
+ * nowhere when it is of 0 bytes; a deferred free before its free_ready is located
+ * in a pending block or nowhere (its memory came back early, or went whole to a
+ * same-stream reuse); no two share a block; and every used block is one of them.
+ * Returns the pending blocks no deferred free is located in: 0 where memory comes
+ * back at free_ready, more under torch, which notices a ready free at its next
+ * malloc (docs/allocators.md §2.6). */
+uint32_t harness_check_locate(harness *h);
 /* Run the checker and return the report (for corruption tests). */
 sim_report harness_report(harness *h);
 /* The layout string (valid until the next call). */
