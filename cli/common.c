@@ -14,6 +14,9 @@
 sim_status cli_input_options(const cli_args *a, input_options *opt, sim_error *err)
 {
     opt->device = -1;
+    /* GPUSIM_PREFETCH=0: read the trace in the replaying thread (for debugging) */
+    const char *pf = getenv("GPUSIM_PREFETCH");
+    opt->prefetch = pf == NULL || strcmp(pf, "0") != 0;
     const char *v = cli_get(a, "device");
     if (v == NULL)
         return SIM_OK;

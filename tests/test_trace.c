@@ -1,11 +1,14 @@
 /* Check suite for traces/trace: both containers, detection by content, header
  * rules, event validation, and the writer's round trip. */
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "support/check_main.h"
+#include "support/event_check.h"
+#include "support/seed.h"
 #include "traces/trace.h"
 
 static trace_reader *open_text(const char *text, sim_error *err)
@@ -238,5 +241,89 @@ START_TEST(a_discarded_writer_should_leave_no_file)
     ck_assert_int_eq(trace_writer_close(w, false, &err), SIM_OK);
     ck_assert_int_eq(access(file, F_OK), -1);
     ck_assert_int_eq(rmdir(dir), 0); /* empty: no temporary file either */
+}
+END_TEST
+
+/* ---- the JSONL fast path (traces/jsonl_fast.h) against the general reader */
+
+/* One random event line: keys of every op in any order, sometimes a key twice or
+ * of another op, numbers at the edges of what the fast path takes (16 and 17
+ * digits, 2^53 and one more, a leading zero, a sign, a fraction, an exponent),
+ * spaces here and there, strings with and without escapes. */
+static void random_line(char *out, size_t cap, uint64_t *rng)
+{
+    static const char *const KEYS[] = {"op", "id", "size", "t", "stream", "tag", "proc", "ready_t", "name", "xx"};
+    static const char *const OPS[] = {"alloc", "free", "mark", "empty_cache", "allocx", "Free"};
+    static const char *const NUMS[] = {"0", "7", "42", "1234567", "12345678", "123456789", "9999999999999999",
+                                       "10000000000000000", "9007199254740992", "9007199254740993", "007", "-1",
+                                       "1.5", "1e3", "3E0", "18446744073709551616", "\"5\"", "null", "true"};
+    static const char *const STRS[] = {"\"x\"", "\"act:L1\"", "\"\"", "\"a\\\"b\"", "\"\\u0041\"", "5", "null"};
+    static const char *const WS[] = {"", "", "", " ", "  ", "\t"};
+    size_t n = 0;
+    n += (size_t)snprintf(out + n, cap - n, "%s{", WS[test_rand(rng) % 6]);
+    uint64_t keys = 1 + test_rand(rng) % 6;
+    for (uint64_t i = 0; i < keys; i++) {
+        const char *k = i == 0 && test_rand(rng) % 8 ? "op" : KEYS[test_rand(rng) % 10];
+        const char *w1 = WS[test_rand(rng) % 6], *w2 = WS[test_rand(rng) % 6];
+        const char *v;
+        char opv[32];
+        if (strcmp(k, "op") == 0) {
+            snprintf(opv, sizeof opv, "\"%s\"", OPS[test_rand(rng) % 6]);
+            v = test_rand(rng) % 10 ? opv : NUMS[test_rand(rng) % 19];
+        } else if (strcmp(k, "tag") == 0 || strcmp(k, "proc") == 0 || strcmp(k, "name") == 0)
+            v = STRS[test_rand(rng) % 7];
+        else
+            v = test_rand(rng) % 4 ? NUMS[test_rand(rng) % 6] : NUMS[test_rand(rng) % 19];
+        n += (size_t)snprintf(out + n, cap - n, "%s%s\"%s\"%s:%s%s", i ? "," : "", w1, k, w2, w1, v);
+    }
+    snprintf(out + n, cap - n, "%s}%s", WS[test_rand(rng) % 6], WS[test_rand(rng) % 6]);
+}
+
+START_TEST(the_fast_path_should_read_every_line_as_the_general_reader_does)
+{
+    uint64_t seed = test_seed("the_fast_path_should_read_every_line_as_the_general_reader_does");
+    uint64_t rng = seed;
+    static const char *const UNITS[] = {"ns", "us", "ms"};
+    char lines[3][512], jsonl[2048], doc[2048];
+    for (int iter = 0; iter < 20000; iter++) {
+        const char *unit = UNITS[test_rand(&rng) % 3];
+        for (int i = 0; i < 3; i++)
+            random_line(lines[i], sizeof lines[i], &rng);
+        /* the same three events as JSON Lines (fast path first) and as a document
+         * (the general reader only), one event per line in both */
+        snprintf(jsonl, sizeof jsonl, "{\"format\":\"gpusim-trace\",\"version\":1,\"time_unit\":\"%s\"}\n%s\n%s\n%s\n",
+                 unit, lines[0], lines[1], lines[2]);
+        snprintf(doc, sizeof doc,
+                 "{\"format\":\"gpusim-trace\",\"version\":1,\"time_unit\":\"%s\",\"events\":[\n%s,\n%s,\n%s]}", unit,
+                 lines[0], lines[1], lines[2]);
+        sim_error e1, e2;
+        trace_reader *a = open_text(jsonl, &e1), *b = open_text(doc, &e2);
+        if (b == NULL) {
+            /* not valid JSON as a document (a bad line): JSONL says so at that line */
+            if (a != NULL) {
+                sim_event ev[4];
+                int n;
+                ck_assert_int_ne(read_all(a, ev, 4, &n, &e1), SIM_END);
+                trace_close(a);
+            }
+            continue;
+        }
+        ck_assert_ptr_nonnull(a);
+        sim_event_source sa = trace_source(a), sb = trace_source(b);
+        for (;;) {
+            sim_event x, y;
+            sim_status s1 = sa.next(sa.ctx, &x, &e1), s2 = sb.next(sb.ctx, &y, &e2);
+            ck_assert_msg(s1 == s2, "seed %llu: %s\n%s\n%s: JSONL %d (%s), document %d (%s)", (unsigned long long)seed,
+                          lines[0], lines[1], lines[2], s1, s1 == SIM_OK ? "" : e1.msg, s2, s2 == SIM_OK ? "" : e2.msg);
+            if (s1 != SIM_OK) {
+                if (s1 != SIM_END)
+                    ck_assert_uint_eq(e1.line, e2.line);
+                break;
+            }
+            event_check_same(&x, &y);
+        }
+        trace_close(a);
+        trace_close(b);
+    }
 }
 END_TEST

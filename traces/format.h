@@ -79,6 +79,8 @@ typedef struct input_recorded {
 typedef struct input_options {
     int64_t device;   /* CUDA device ordinal to import (--device=N); -1 = the one with most events.
                        * TF profiles: the allocator "GPU_N_bfc" (or "N"). */
+    bool prefetch;    /* a native trace in a regular file is read ahead on a second thread while
+                       * it is replayed (traces/prefetch.h); the results are the same */
 } input_options;
 
 #endif

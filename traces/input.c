@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef GPUSIM_HAVE_ZLIB
 #include <zlib.h>
@@ -18,6 +19,7 @@
 #include "import_snapshot.h"
 #include "import_tfprof.h"
 #include "json.h"
+#include "prefetch.h"
 #include "stream.h"
 
 #define SNIFF_PREFIX ((size_t)64 << 10)
@@ -32,6 +34,8 @@ struct trace_input {
     uint64_t next;
     char *alloc_conf;    /* native: from meta.imported_from.alloc_conf */
     in_stream *stream;   /* native text read front to back (the reader reads it); else NULL */
+    bool read_ahead;     /* native, a regular file, opt->prefetch: input_source() reads ahead */
+    prefetch *pf;        /* that reader, made at the first input_source() */
 };
 
 
@@ -445,6 +449,17 @@ static sim_status finish_open(trace_input *in, sim_status st, trace_input **out)
     return SIM_OK;
 }
 
+/* A native trace is read ahead on a second thread (traces/prefetch.h) when the
+ * caller asks, the input is a regular file (a read that may block for ever, on a
+ * pipe, a FIFO or a terminal, would keep input_close from ending that thread) and
+ * there is a second CPU to run it on. */
+static bool wants_read_ahead(const char *path, const input_options *opt)
+{
+    struct stat sb;
+    return opt != NULL && opt->prefetch && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+           sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
 sim_status input_open(const char *path, const char *from, const input_options *opt, trace_input **out,
                       sim_error *err)
 {
@@ -494,6 +509,7 @@ sim_status input_open_named(const char *path, const char *name, const char *from
                                                  "not a pipe (write it to a file, or convert it to .jsonl)"),
                                out);
         in->format = INPUT_GPUSIM;
+        in->read_ahead = wants_read_ahead(path, opt);
         st = trace_open(path, &in->native, err);
         if (st == SIM_OK)
             native_alloc_conf(in);
@@ -503,6 +519,7 @@ sim_status input_open_named(const char *path, const char *name, const char *from
         /* native text is streamed, never held whole, compressed or not */
         in->format = INPUT_GPUSIM;
         in->stream = src;
+        in->read_ahead = wants_read_ahead(path, opt);
         trace_bytes b = {stream_bytes, src};
         st = trace_open_bytes(name, &b, &in->native, err);
         if (st == SIM_OK)
@@ -551,6 +568,7 @@ void input_close(trace_input *in)
 {
     if (in == NULL)
         return;
+    prefetch_free(in->pf); /* first: its thread reads the native reader */
     trace_close(in->native);
     in_stream_close(in->stream);
     if (in->has_doc)
@@ -596,8 +614,12 @@ sim_event_source input_source_seeded(trace_input *in)
 
 sim_event_source input_source(trace_input *in)
 {
-    if (in->native)
-        return trace_source(in->native);
+    if (in->native) {
+        sim_error ignored;
+        if (in->read_ahead && in->pf == NULL && prefetch_new(trace_source(in->native), &in->pf, &ignored) != SIM_OK)
+            in->read_ahead = false; /* no memory for the ring: read in the caller's thread */
+        return in->pf ? prefetch_source(in->pf) : trace_source(in->native);
+    }
     in->next = 0;
     sim_event_source s = {
         .next = doc_next,

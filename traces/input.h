@@ -42,7 +42,9 @@ void input_close(trace_input *in);
 
 /* The format that was read (never INPUT_AUTO). */
 input_format input_get_format(const trace_input *in);
-/* The pull interface the engine reads (valid while in lives). */
+/* The pull interface the engine reads (valid while in lives). A native trace in a
+ * regular file opened with opt->prefetch is read ahead on a second thread
+ * (traces/prefetch.h): the same events, strings and errors in the same order. */
 sim_event_source input_source(trace_input *in);
 /* The allocator state at the first recorded event, when the importer rebuilt it
  * (a PyTorch snapshot recorded mid-run, traces/IMPORT.md), or NULL. It holds the

@@ -10,6 +10,7 @@
 
 #include "gtrace.h"
 #include "json.h"
+#include "jsonl_fast.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 
@@ -572,192 +573,6 @@ trace_container trace_get_container(const trace_reader *r)
     return r->container;
 }
 
-/* ---------------------------------------------------------------- JSONL fast path */
-
-/* The usual event line, parsed straight into *ev without building a DOM: an
- * object of known keys, each once, with plain-digit integers (no sign, fraction,
- * exponent or leading zero, at most 16 digits) and strings without escapes. It
- * returns false, having changed nothing, for anything else, including every
- * line that is an error: parse_event then reads the line the general way and
- * words the message, so accepted traces and messages are exactly the same. On
- * success the closing quotes of tag, proc and name in the line buffer (ours,
- * mutable) become NULs, so the strings need no copy. */
-enum { FK_OP, FK_ID, FK_SIZE, FK_T, FK_STREAM, FK_TAG, FK_PROC, FK_READY, FK_NAME };
-
-static const uint32_t FAST_ALLOWED[] = {
-    [SIM_OP_ALLOC] = 1u << FK_OP | 1u << FK_ID | 1u << FK_SIZE | 1u << FK_T | 1u << FK_STREAM | 1u << FK_TAG |
-                     1u << FK_PROC,
-    [SIM_OP_FREE] = 1u << FK_OP | 1u << FK_ID | 1u << FK_T | 1u << FK_READY | 1u << FK_PROC,
-    [SIM_OP_EMPTY_CACHE] = 1u << FK_OP | 1u << FK_T | 1u << FK_PROC,
-    [SIM_OP_MARK] = 1u << FK_OP | 1u << FK_NAME | 1u << FK_T | 1u << FK_PROC,
-};
-static const uint32_t FAST_REQUIRED[] = {
-    [SIM_OP_ALLOC] = 1u << FK_OP | 1u << FK_ID | 1u << FK_SIZE,
-    [SIM_OP_FREE] = 1u << FK_OP | 1u << FK_ID,
-    [SIM_OP_EMPTY_CACHE] = 1u << FK_OP,
-    [SIM_OP_MARK] = 1u << FK_OP | 1u << FK_NAME,
-};
-
-static inline const char *fast_ws(const char *p, const char *end)
-{
-    /* ' ', '\t' and '\r' are all <= ' ': most calls see a byte above it at once */
-    while (p < end && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r'))
-        p++;
-    return p;
-}
-
-/* A string without escapes or control characters: p at the opening quote;
- * returns the closing quote, or NULL. */
-static inline const char *fast_str(const char *p, const char *end)
-{
-    for (p++; p < end; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c > '\\')
-            continue; /* lower-case letters and the like: neither quote, backslash nor control */
-        if (c == '"')
-            return p;
-        if (c == '\\' || c < 0x20)
-            return NULL;
-    }
-    return NULL;
-}
-
-static int fast_key(const char *k, size_t n)
-{
-    switch (n) {
-    case 1: return k[0] == 't' ? FK_T : -1;
-    case 2: return k[0] == 'o' && k[1] == 'p' ? FK_OP : k[0] == 'i' && k[1] == 'd' ? FK_ID : -1;
-    case 3: return memcmp(k, "tag", 3) == 0 ? FK_TAG : -1;
-    case 4:
-        if (memcmp(k, "size", 4) == 0)
-            return FK_SIZE;
-        if (memcmp(k, "proc", 4) == 0)
-            return FK_PROC;
-        return memcmp(k, "name", 4) == 0 ? FK_NAME : -1;
-    case 6: return memcmp(k, "stream", 6) == 0 ? FK_STREAM : -1;
-    case 7: return memcmp(k, "ready_t", 7) == 0 ? FK_READY : -1;
-    default: return -1;
-    }
-}
-
-static bool fast_event(trace_reader *r, char *line, size_t len, sim_event *ev)
-{
-    const char *p = line, *end = line + len;
-    uint64_t num[9] = {0};
-    const char *str[9] = {0}, *str_end[9] = {0};
-    uint32_t seen = 0;
-    p = fast_ws(p, end);
-    if (p >= end || *p != '{')
-        return false;
-    p++;
-    for (;;) {
-        p = fast_ws(p, end);
-        if (p >= end || *p != '"')
-            return false;
-        const char *kq = fast_str(p, end);
-        if (kq == NULL)
-            return false;
-        int k = fast_key(p + 1, (size_t)(kq - p - 1));
-        if (k < 0 || (seen & (1u << k)))
-            return false;
-        seen |= 1u << k;
-        p = fast_ws(kq + 1, end);
-        if (p >= end || *p != ':')
-            return false;
-        p = fast_ws(p + 1, end);
-        if (p >= end)
-            return false;
-        if (k == FK_OP || k == FK_TAG || k == FK_PROC || k == FK_NAME) {
-            if (*p != '"')
-                return false;
-            const char *q = fast_str(p, end);
-            if (q == NULL)
-                return false;
-            str[k] = p + 1;
-            str_end[k] = q;
-            p = q + 1;
-        } else {
-            const char *d = p, *lim = end - p > 17 ? p + 17 : end; /* at most 17 digits are read */
-            uint64_t v = 0;
-            while (p < lim && (unsigned)(*p - '0') < 10u)
-                v = v * 10 + (uint64_t)(*p++ - '0');
-            size_t nd = (size_t)(p - d);
-            if (nd == 0 || nd > 16 || (nd > 1 && *d == '0') || v > SIM_MAX_SIZE)
-                return false;
-            if (p < end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
-                return false;
-            num[k] = v;
-        }
-        p = fast_ws(p, end);
-        if (p < end && *p == ',') {
-            p++;
-            continue;
-        }
-        if (p < end && *p == '}') {
-            p++;
-            break;
-        }
-        return false;
-    }
-    if (fast_ws(p, end) != end || !(seen & (1u << FK_OP)))
-        return false;
-    size_t oplen = (size_t)(str_end[FK_OP] - str[FK_OP]);
-    sim_op op;
-    if (oplen == 5 && memcmp(str[FK_OP], "alloc", 5) == 0)
-        op = SIM_OP_ALLOC;
-    else if (oplen == 4 && memcmp(str[FK_OP], "free", 4) == 0)
-        op = SIM_OP_FREE;
-    else if (oplen == 11 && memcmp(str[FK_OP], "empty_cache", 11) == 0)
-        op = SIM_OP_EMPTY_CACHE;
-    else if (oplen == 4 && memcmp(str[FK_OP], "mark", 4) == 0)
-        op = SIM_OP_MARK;
-    else
-        return false;
-    if ((seen & ~FAST_ALLOWED[op]) || (seen & FAST_REQUIRED[op]) != FAST_REQUIRED[op])
-        return false;
-    uint64_t m = r->header.ns_per_unit, t = r->prev_t;
-    if (seen & (1u << FK_T)) {
-        if (m > 1 && num[FK_T] > UINT64_MAX / m)
-            return false;
-        t = num[FK_T] * m;
-        if (t < r->prev_t)
-            return false;
-    }
-    uint64_t ready = t;
-    if (seen & (1u << FK_READY)) {
-        if (m > 1 && num[FK_READY] > UINT64_MAX / m)
-            return false;
-        ready = num[FK_READY] * m;
-        if (ready < t)
-            return false;
-    }
-    if (num[FK_STREAM] > UINT32_MAX)
-        return false;
-    /* accepted: commit */
-    r->prev_t = t;
-    ev->op = op;
-    ev->id = num[FK_ID];
-    ev->size = num[FK_SIZE];
-    ev->t = t;
-    ev->ready_t = ready;
-    ev->stream = (uint32_t)num[FK_STREAM];
-    ev->tag = ev->name = ev->proc = NULL;
-    if (str[FK_TAG]) {
-        line[str_end[FK_TAG] - line] = '\0';
-        ev->tag = str[FK_TAG];
-    }
-    if (str[FK_PROC]) {
-        line[str_end[FK_PROC] - line] = '\0';
-        ev->proc = str[FK_PROC];
-    }
-    if (str[FK_NAME]) {
-        line[str_end[FK_NAME] - line] = '\0';
-        ev->name = str[FK_NAME];
-    }
-    ev->line = r->line;
-    return true;
-}
-
 static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
 {
     trace_reader *r = ctx;
@@ -781,7 +596,7 @@ static sim_status reader_next(void *ctx, sim_event *ev, sim_error *err)
         if (is_blank(line, len))
             continue;
         /* line points into r->buf, which is ours: the fast path may write into it */
-        if (fast_event(r, r->buf + (line - r->buf), len, ev)) {
+        if (jsonl_fast_event(r->buf + (line - r->buf), len, r->header.ns_per_unit, &r->prev_t, r->line, ev)) {
             ev->index = ++r->n_events;
             return SIM_OK;
         }
