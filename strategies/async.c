@@ -46,7 +46,8 @@
  * Files: async_types.h (records, index, instance), async_check.c (walker, locate,
  * checker).
  * Cost: a search is O(log n) for best fit plus the pending pieces of other streams
- * skipped, O(n) for first fit; index updates are O(n) memmoves (n = free pieces);
+ * skipped, O(n) for first fit; index updates are O(log n) expected (treaps, n = free
+ * or pending pieces);
  * synchronizes and trims are O(allocations + chunks log chunks); locate is O(1). */
 #include "async.h"
 
@@ -65,48 +66,134 @@
 
 /* ==== the piece index ==== */
 
-static uint32_t aset_lower(const aset *st, uint64_t size, uint64_t addr)
+/* The node in (size, addr) order first at or after the key, or A_NONE. */
+static uint32_t aset_lower(const strategy *s, const aset *st, uint64_t size, uint64_t addr)
 {
-    uint32_t lo = 0, hi = st->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (entry_cmp(size, addr, &st->v[mid]) > 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    uint32_t at = A_NONE;
+    for (uint32_t x = st->root; x != A_NONE;) {
+        if (entry_cmp(size, addr, &s->nodes[x]) <= 0) {
+            at = x;
+            x = s->nodes[x].left;
+        } else {
+            x = s->nodes[x].right;
+        }
     }
-    return lo;
+    return at;
 }
 
-static bool aset_reserve(aset *st, uint32_t need)
+/* The in-order successor of indexed node x, or A_NONE. */
+static uint32_t aset_next(const strategy *s, uint32_t x)
 {
-    return SIM_GROW(st->v, need, st->cap);
+    const anode *t = s->nodes;
+    if (t[x].right != A_NONE) {
+        x = t[x].right;
+        while (t[x].left != A_NONE)
+            x = t[x].left;
+        return x;
+    }
+    uint32_t p = t[x].parent;
+    while (p != A_NONE && t[p].right == x) {
+        x = p;
+        p = t[p].parent;
+    }
+    return p;
 }
 
-/* Capacity is reserved beforehand (ensure_capacity), so adding cannot fail. */
-static void aset_add(aset *st, const ablock *blk, uint32_t b)
+/* The largest free piece's size (the last node in order), 0 when none. */
+static uint64_t largest_free(const strategy *s)
 {
-    uint32_t i = aset_lower(st, blk->size, blk->addr);
-    memmove(&st->v[i + 1], &st->v[i], (size_t)(st->n - i) * sizeof st->v[0]);
-    st->v[i] = (aentry){blk->size, blk->addr, b};
+    uint32_t x = s->free_set.root;
+    if (x == A_NONE)
+        return 0;
+    while (s->nodes[x].right != A_NONE)
+        x = s->nodes[x].right;
+    return s->nodes[x].size;
+}
+
+/* Where the parent g (A_NONE: the root) pointed at old, point at nw. */
+static void relink(strategy *s, aset *st, uint32_t g, uint32_t old, uint32_t nw)
+{
+    if (g == A_NONE)
+        st->root = nw;
+    else if (s->nodes[g].left == old)
+        s->nodes[g].left = nw;
+    else
+        s->nodes[g].right = nw;
+}
+
+/* Rotate x above its parent, keeping the in-order sequence. */
+static void rotate_up(strategy *s, aset *st, uint32_t x)
+{
+    anode *t = s->nodes;
+    uint32_t p = t[x].parent, g = t[p].parent, mid;
+    if (t[p].left == x) {
+        mid = t[x].right;
+        t[p].left = mid;
+        t[x].right = p;
+    } else {
+        mid = t[x].left;
+        t[p].right = mid;
+        t[x].left = p;
+    }
+    if (mid != A_NONE)
+        t[mid].parent = p;
+    t[p].parent = x;
+    t[x].parent = g;
+    relink(s, st, g, p, x);
+}
+
+/* Capacity is reserved beforehand (ensure_capacity), so adding cannot fail: O(log n)
+ * expected (a leaf insert, then rotations up to the heap order). */
+static void aset_add(strategy *s, aset *st, const ablock *x, uint32_t b)
+{
+    anode *t = s->nodes;
+    t[b] = (anode){.size = x->size, .addr = x->addr, .left = A_NONE, .right = A_NONE, .parent = A_NONE,
+                   .in = st->tag};
+    uint32_t p = A_NONE;
+    for (uint32_t at = st->root; at != A_NONE;) {
+        p = at;
+        at = entry_cmp(x->size, x->addr, &t[at]) < 0 ? t[at].left : t[at].right;
+    }
+    t[b].parent = p;
+    if (p == A_NONE)
+        st->root = b;
+    else if (entry_cmp(x->size, x->addr, &t[p]) < 0)
+        t[p].left = b;
+    else
+        t[p].right = b;
+    while (t[b].parent != A_NONE && aset_prio_before(b, t[b].parent))
+        rotate_up(s, st, b);
     st->n++;
-    st->bytes += blk->size;
+    st->bytes += x->size;
 }
 
-static void aset_remove(aset *st, const ablock *blk)
+/* Block b leaves the set: rotated down below its higher-priority child until it has at
+ * most one, then spliced out. O(log n) expected. */
+static void aset_remove(strategy *s, aset *st, uint32_t b)
 {
-    uint32_t i = aset_lower(st, blk->size, blk->addr);
-    if (i >= st->n || st->v[i].addr != blk->addr || st->v[i].size != blk->size)
+    anode *t = s->nodes;
+    if (b >= s->nodes_cap || t[b].in != st->tag)
         return; /* not indexed: the checker reports the mismatch */
-    memmove(&st->v[i], &st->v[i + 1], (size_t)(st->n - i - 1) * sizeof st->v[0]);
+    while (t[b].left != A_NONE && t[b].right != A_NONE)
+        rotate_up(s, st, aset_prio_before(t[b].left, t[b].right) ? t[b].left : t[b].right);
+    uint32_t child = t[b].left != A_NONE ? t[b].left : t[b].right;
+    if (child != A_NONE)
+        t[child].parent = t[b].parent;
+    relink(s, st, t[b].parent, b, child);
+    t[b].in = A_IN_NONE;
     st->n--;
-    st->bytes -= blk->size;
+    st->bytes -= t[b].size;
 }
 
+/* A node for every block handle there is plus the two a growth and a split take. */
 static bool ensure_capacity(strategy *s)
 {
-    uint32_t need = s->blocks.n_used_hw + 2;
-    return aset_reserve(&s->free_set, need) && aset_reserve(&s->pend_set, need);
+    uint32_t need = s->blocks.n_used_hw + 2, old = s->nodes_cap;
+    if (!SIM_GROW(s->nodes, need, s->nodes_cap))
+        return false;
+    for (uint32_t i = old; i < s->nodes_cap; i++)
+        s->nodes[i].in = A_IN_NONE;
+    return true;
 }
 
 /* ==== options ==== */
@@ -280,6 +367,8 @@ static sim_status async_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->blocks, sizeof(ablock));
     slots_init(&s->chunks, sizeof(achunk));
     slots_init(&s->allocs, sizeof(aalloc));
+    s->free_set = (aset){.root = A_NONE, .tag = A_IN_FREE};
+    s->pend_set = (aset){.root = A_NONE, .tag = A_IN_PEND};
     *out = s;
     return SIM_OK;
 }
@@ -291,8 +380,7 @@ static void async_destroy(strategy *s)
     slots_release(&s->blocks);
     slots_release(&s->chunks);
     slots_release(&s->allocs);
-    free(s->free_set.v);
-    free(s->pend_set.v);
+    free(s->nodes);
     free(s);
 }
 
@@ -321,18 +409,18 @@ static void make_free(strategy *s, uint32_t b)
     if (s->set.coalesce) {
         uint32_t p = x->prev;
         if (p != A_NONE && blk(s, p)->state == AB_FREE) {
-            aset_remove(&s->free_set, blk(s, p));
+            aset_remove(s, &s->free_set, p);
             absorb_next(s, p);
             b = p;
             x = blk(s, p);
         }
         uint32_t n = x->next;
         if (n != A_NONE && blk(s, n)->state == AB_FREE) {
-            aset_remove(&s->free_set, blk(s, n));
+            aset_remove(s, &s->free_set, n);
             absorb_next(s, b);
         }
     }
-    aset_add(&s->free_set, x, b);
+    aset_add(s, &s->free_set, x, b);
 }
 
 static void note_used(strategy *s, int64_t delta)
@@ -350,15 +438,15 @@ static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
     const aset *sets[2] = {&s->free_set, &s->pend_set};
     for (int k = 0; k < 2; k++) {
         const aset *st = sets[k];
-        for (uint32_t i = aset_lower(st, r, 0); i < st->n; i++) {
-            const aentry *e = &st->v[i];
-            if (k == 1 && blk(s, e->b)->stream != stream)
+        for (uint32_t b = aset_lower(s, st, r, 0); b != A_NONE; b = aset_next(s, b)) {
+            const anode *e = &s->nodes[b];
+            if (k == 1 && blk(s, b)->stream != stream)
                 continue;
             bool better = best == A_NONE ||
                           (s->set.first_fit ? e->addr < best_addr
                                             : (e->size < best_size || (e->size == best_size && e->addr < best_addr)));
             if (better) {
-                best = e->b;
+                best = b;
                 best_size = e->size;
                 best_addr = e->addr;
             }
@@ -382,7 +470,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
         x = blk(s, b); /* the table may have moved */
     }
     bool was_pending = x->state == AB_PENDING;
-    aset_remove(was_pending ? &s->pend_set : &s->free_set, x);
+    aset_remove(s, was_pending ? &s->pend_set : &s->free_set, b);
     if (rest != A_NONE) {
         ablock *y = blk(s, rest);
         *y = (ablock){.addr = x->addr + r, .size = x->size - r, .prev = b, .next = x->next, .chunk = x->chunk,
@@ -391,7 +479,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
             blk(s, x->next)->prev = rest;
         x->next = rest;
         x->size = r;
-        aset_add(was_pending ? &s->pend_set : &s->free_set, y, rest);
+        aset_add(s, was_pending ? &s->pend_set : &s->free_set, y, rest);
     }
     if (was_pending) {
         /* same-stream reuse of a free that has not completed: the freed handle now
@@ -433,7 +521,7 @@ static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
     ablock *x = blk(s, nb);
     *x = (ablock){.addr = addr, .size = bytes, .prev = A_NONE, .next = A_NONE, .chunk = c, .owner = A_NONE,
                   .state = AB_FREE};
-    aset_add(&s->free_set, x, nb);
+    aset_add(s, &s->free_set, x, nb);
     s->reserved += bytes;
     if (s->reserved > s->reserved_high)
         s->reserved_high = s->reserved;
@@ -477,7 +565,7 @@ static bool release_to(strategy *s, uint64_t keep)
         achunk *c = chk(s, order[i].c);
         for (uint32_t b = c->first; b != A_NONE;) {
             uint32_t nx = blk(s, b)->next;
-            aset_remove(&s->free_set, blk(s, b));
+            aset_remove(s, &s->free_set, b);
             slots_put(&s->blocks, b);
             b = nx;
         }
@@ -503,7 +591,7 @@ static bool synchronize(strategy *s, uint64_t keep)
             continue;
         uint32_t b = a->block;
         a->block = A_NONE;
-        aset_remove(&s->pend_set, blk(s, b));
+        aset_remove(s, &s->pend_set, b);
         note_used(s, -(int64_t)blk(s, b)->size);
         make_free(s, b);
     }
@@ -532,7 +620,7 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t r, strategy_oom 
     *oom = (strategy_oom){
         .size_bytes = r,
         .free_bytes = s->free_set.bytes,
-        .largest_free_bytes = s->free_set.n ? s->free_set.v[s->free_set.n - 1].size : 0,
+        .largest_free_bytes = largest_free(s),
         .reserved_bytes = s->reserved,
         .device_free_bytes = dev_free,
         /* design.md §3: a fraction caps what the process may use; else capacity − context */
@@ -616,7 +704,7 @@ static void async_free(strategy *s, strategy_handle h, bool deferred)
         if (deferred) {
             x->state = AB_PENDING;
             x->requested = 0;
-            aset_add(&s->pend_set, x, b);
+            aset_add(s, &s->pend_set, x, b);
         } else {
             note_used(s, -(int64_t)x->size);
             make_free(s, b);
@@ -634,7 +722,7 @@ static void async_free_ready(strategy *s, strategy_handle h)
     aalloc *a = alc(s, h);
     if (a->block != A_NONE) {
         ablock *x = blk(s, a->block);
-        aset_remove(&s->pend_set, x);
+        aset_remove(s, &s->pend_set, a->block);
         note_used(s, -(int64_t)x->size);
         make_free(s, a->block);
     }
@@ -655,7 +743,7 @@ static void async_sample(const strategy *s, strategy_sample *out)
         .allocated_bytes = s->allocated,
         .reserved_bytes = s->reserved,
         .free_bytes = s->free_set.bytes,
-        .largest_free_bytes = s->free_set.n ? s->free_set.v[s->free_set.n - 1].size : 0,
+        .largest_free_bytes = largest_free(s),
         .num_device_allocs = s->num_device_allocs,
         .num_device_frees = s->num_device_frees,
     };

@@ -68,24 +68,81 @@ bool async_locate(const strategy *s, strategy_handle h, strategy_block *out)
     return true;
 }
 
+/* One node of a set met in order: its links to its children (parent link, heap order of
+ * priorities), its key after the previous one's, its block's agreement. False when a
+ * link leads outside the node table. */
+static bool check_node(const strategy *s, const aset *st, ab_state want, const char *name, uint32_t x,
+                       const anode *prev, sim_report *r)
+{
+    const anode *e = &s->nodes[x];
+    uint32_t kids[2] = {e->left, e->right};
+    for (int k = 0; k < 2; k++) {
+        uint32_t c = kids[k];
+        if (c == A_NONE)
+            continue;
+        if (!sim_report_insist(r, c < s->nodes_cap, "async: %s index node %u links to %u, outside the table", name,
+                               x, c))
+            return false;
+        sim_report_insist(r, s->nodes[c].parent == x, "async: %s index node %u's child %u names parent %u", name, x,
+                          c, s->nodes[c].parent);
+        sim_report_insist(r, !aset_prio_before(c, x), "async: %s index node %u breaks the heap order of priorities",
+                          name, c);
+    }
+    sim_report_insist(r, prev == NULL || entry_cmp(e->size, e->addr, prev) > 0,
+                      "async: %s index out of (size, address) order at %" PRIu64 " B at %" PRIu64, name, e->size,
+                      e->addr);
+    sim_report_insist(r, e->in == st->tag, "async: %s index holds node %u tagged for another set", name, x);
+    bool ok = slots_valid(&s->blocks, x);
+    sim_report_insist(r, ok, "async: %s index names a dead block %u", name, x);
+    if (ok) {
+        const ablock *b = blk(s, x);
+        sim_report_insist(r, b->state == want && b->size == e->size && b->addr == e->addr,
+                          "async: %s index entry %u (%" PRIu64 " at %" PRIu64 ") disagrees with its block", name, x,
+                          e->size, e->addr);
+    }
+    return true;
+}
+
+/* The whole treap in order with an explicit stack; each node is pushed at most once
+ * when the links form a tree, so more pushes than nodes means they loop. */
 static void check_set(const strategy *s, const aset *st, ab_state want, const char *name, sim_report *r)
 {
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < st->n; i++) {
-        const aentry *e = &st->v[i];
-        bytes += e->size;
-        if (i > 0)
-            sim_report_insist(r, entry_cmp(e->size, e->addr, &st->v[i - 1]) > 0,
-                              "async: %s index out of (size, address) order at %u", name, i);
-        bool ok = slots_valid(&s->blocks, e->b);
-        sim_report_insist(r, ok, "async: %s index names a dead block %u", name, e->b);
-        if (ok) {
-            const ablock *x = blk(s, e->b);
-            sim_report_insist(r, x->state == want && x->size == e->size && x->addr == e->addr,
-                              "async: %s index entry %u (%" PRIu64 " at %" PRIu64 ") disagrees with its block", name,
-                              i, e->size, e->addr);
-        }
+    uint32_t n = 0, cap = s->nodes_cap, top = 0, pushes = 0;
+    if (st->root == A_NONE) {
+        sim_report_insist(r, st->n == 0 && st->bytes == 0, "async: empty %s index counts %u pieces, %" PRIu64 " B",
+                          name, st->n, st->bytes);
+        return;
     }
+    uint32_t *stack = malloc((size_t)cap * sizeof *stack);
+    if (!sim_report_insist(r, stack != NULL, "async: out of memory checking the %s index", name))
+        return;
+    bool sound = sim_report_insist(r, st->root < cap && s->nodes[st->root].parent == A_NONE,
+                                   "async: %s index root %u is outside the table or has a parent", name, st->root);
+    const anode *prev = NULL;
+    uint32_t x = st->root;
+    while (sound && (x != A_NONE || top > 0)) {
+        while (sound && x != A_NONE) {
+            sound = sim_report_insist(r, pushes < cap, "async: %s index links loop", name);
+            if (sound) {
+                stack[top++] = x;
+                pushes++;
+                x = s->nodes[x].left;
+            }
+        }
+        if (!sound)
+            break;
+        x = stack[--top];
+        sound = check_node(s, st, want, name, x, prev, r);
+        prev = &s->nodes[x];
+        bytes += prev->size;
+        n++;
+        x = prev->right;
+    }
+    free(stack);
+    if (!sound)
+        return;
+    sim_report_insist(r, n == st->n, "async: %s index holds %u pieces, counts %u", name, n, st->n);
     sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
                       st->bytes);
 }
@@ -110,6 +167,9 @@ void async_check(const strategy *s, sim_report *r)
                 break;
             sim_report_insist(r, x->addr == at, "async: block at %" PRIu64 " leaves a gap or overlaps (expected %" PRIu64 ")",
                               x->addr, at);
+            static const uint8_t TAG[] = {A_IN_NONE, A_IN_FREE, A_IN_PEND};
+            sim_report_insist(r, b < s->nodes_cap && s->nodes[b].in == TAG[x->state],
+                              "async: block at %" PRIu64 " is not in the index its state names", x->addr);
             sim_report_insist(r, x->size > 0 && x->size % s->set.alignment == 0,
                               "async: block at %" PRIu64 " has size %" PRIu64 ", not a positive multiple of the alignment",
                               x->addr, x->size);

@@ -45,17 +45,26 @@ typedef struct aalloc {
     bool freed;          /* the program freed it; the handle waits for free_ready */
 } aalloc;
 
-/* Free or pending pieces ordered by (size, addr). */
-typedef struct aentry {
-    uint64_t size;
-    uint64_t addr;
-    uint32_t b;
-} aentry;
+/* The index of free and pending pieces: two treaps ordered by (size, addr) whose nodes
+ * live in one array parallel to the block table (nodes[b] is block b's node; a block is
+ * in at most one set: free pieces in free_set, pending ones in pend_set). A node's
+ * priority is a hash of its block handle (aset_prio_before), so the shape depends only
+ * on which blocks are indexed; the order is entry_cmp's. */
+typedef struct anode {
+    uint64_t size, addr;          /* the key, copied from the block when indexed */
+    uint32_t left, right, parent; /* A_NONE where absent */
+    uint8_t in;                   /* the tag of the set holding it; A_IN_NONE: none */
+} anode;
+
+#define A_IN_NONE ((uint8_t)0)
+#define A_IN_FREE ((uint8_t)1)
+#define A_IN_PEND ((uint8_t)2)
 
 typedef struct aset {
-    aentry *v;
-    uint32_t n, cap;
+    uint32_t root; /* A_NONE: empty */
+    uint32_t n;
     uint64_t bytes;
+    uint8_t tag;   /* A_IN_FREE or A_IN_PEND */
 } aset;
 
 typedef struct async_settings {
@@ -80,6 +89,8 @@ struct strategy {
     async_settings set;
     uint64_t fraction_limit; /* has_fraction: fraction · total, truncated */
     slots blocks, chunks, allocs;
+    anode *nodes;       /* nodes_cap entries, indexed by block handle */
+    uint32_t nodes_cap; /* ensure_capacity keeps it above every block handle */
     aset free_set, pend_set;
     uint64_t reserved, reserved_high;
     uint64_t used, used_high;     /* D4: used + pending bytes */
@@ -105,14 +116,31 @@ static inline aalloc *alc(const strategy *s, uint32_t h)
     return slots_get(&s->allocs, h);
 }
 
-/* Room in both indexes for every block there is plus the two a split and a growth add. */
-
 /* The piece index's order: by size, then address. */
-static inline int entry_cmp(uint64_t size, uint64_t addr, const aentry *e)
+static inline int entry_cmp(uint64_t size, uint64_t addr, const anode *e)
 {
     if (size != e->size)
         return size < e->size ? -1 : 1;
     return (addr > e->addr) - (addr < e->addr);
+}
+
+/* The treap's heap order: a node's priority is a hash of its block handle (the 32-bit
+ * finalizer of MurmurHash3, our own use of the published constants), ties broken by the
+ * lower handle; a parent always comes before its children. */
+static inline uint32_t aset_prio(uint32_t b)
+{
+    b ^= b >> 16;
+    b *= 0x85ebca6bu;
+    b ^= b >> 13;
+    b *= 0xc2b2ae35u;
+    b ^= b >> 16;
+    return b;
+}
+
+static inline bool aset_prio_before(uint32_t a, uint32_t b)
+{
+    uint32_t pa = aset_prio(a), pb = aset_prio(b);
+    return pa > pb || (pa == pb && a < b);
 }
 
 /* The walker, locate and the checker (async_check.c). */
