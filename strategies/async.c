@@ -45,9 +45,9 @@
  * use (usable_bytes: the memory fraction under the pytorch preset, else the device).
  * Files: async_types.h (records, index, instance), async_check.c (walker, locate,
  * checker).
- * Cost: a search is O(log n) for best fit plus the pending pieces of other streams
- * skipped, O(n) for first fit; index updates are O(log n) expected (treaps, n = free
- * or pending pieces);
+ * Cost: a search is O(log n) expected for best fit plus the pending pieces of other
+ * streams skipped, O(n) for first fit; index updates are O(log n) expected (treaps,
+ * n = free or pending pieces), the largest free piece O(1);
  * synchronizes and trims are O(allocations + chunks log chunks); locate is O(1). */
 #include "async.h"
 
@@ -73,9 +73,9 @@ static uint32_t aset_lower(const strategy *s, const aset *st, uint64_t size, uin
     for (uint32_t x = st->root; x != A_NONE;) {
         if (entry_cmp(size, addr, &s->nodes[x]) <= 0) {
             at = x;
-            x = s->nodes[x].left;
+            x = s->nodes[x].kid[0];
         } else {
-            x = s->nodes[x].right;
+            x = s->nodes[x].kid[1];
         }
     }
     return at;
@@ -85,29 +85,24 @@ static uint32_t aset_lower(const strategy *s, const aset *st, uint64_t size, uin
 static uint32_t aset_next(const strategy *s, uint32_t x)
 {
     const anode *t = s->nodes;
-    if (t[x].right != A_NONE) {
-        x = t[x].right;
-        while (t[x].left != A_NONE)
-            x = t[x].left;
+    if (t[x].kid[1] != A_NONE) {
+        x = t[x].kid[1];
+        while (t[x].kid[0] != A_NONE)
+            x = t[x].kid[0];
         return x;
     }
     uint32_t p = t[x].parent;
-    while (p != A_NONE && t[p].right == x) {
+    while (p != A_NONE && t[p].kid[1] == x) {
         x = p;
         p = t[p].parent;
     }
     return p;
 }
 
-/* The largest free piece's size (the last node in order), 0 when none. */
+/* The largest free piece's size, 0 when none. */
 static uint64_t largest_free(const strategy *s)
 {
-    uint32_t x = s->free_set.root;
-    if (x == A_NONE)
-        return 0;
-    while (s->nodes[x].right != A_NONE)
-        x = s->nodes[x].right;
-    return s->nodes[x].size;
+    return s->free_set.last == A_NONE ? 0 : s->nodes[s->free_set.last].size;
 }
 
 /* Where the parent g (A_NONE: the root) pointed at old, point at nw. */
@@ -115,26 +110,19 @@ static void relink(strategy *s, aset *st, uint32_t g, uint32_t old, uint32_t nw)
 {
     if (g == A_NONE)
         st->root = nw;
-    else if (s->nodes[g].left == old)
-        s->nodes[g].left = nw;
     else
-        s->nodes[g].right = nw;
+        s->nodes[g].kid[s->nodes[g].kid[1] == old] = nw;
 }
 
 /* Rotate x above its parent, keeping the in-order sequence. */
 static void rotate_up(strategy *s, aset *st, uint32_t x)
 {
     anode *t = s->nodes;
-    uint32_t p = t[x].parent, g = t[p].parent, mid;
-    if (t[p].left == x) {
-        mid = t[x].right;
-        t[p].left = mid;
-        t[x].right = p;
-    } else {
-        mid = t[x].left;
-        t[p].right = mid;
-        t[x].left = p;
-    }
+    uint32_t p = t[x].parent, g = t[p].parent;
+    unsigned side = t[p].kid[1] == x; /* x is p's child on this side */
+    uint32_t mid = t[x].kid[!side];
+    t[p].kid[side] = mid;
+    t[x].kid[!side] = p;
     if (mid != A_NONE)
         t[mid].parent = p;
     t[p].parent = x;
@@ -147,20 +135,17 @@ static void rotate_up(strategy *s, aset *st, uint32_t x)
 static void aset_add(strategy *s, aset *st, const ablock *x, uint32_t b)
 {
     anode *t = s->nodes;
-    t[b] = (anode){.size = x->size, .addr = x->addr, .left = A_NONE, .right = A_NONE, .parent = A_NONE,
+    t[b] = (anode){.size = x->size, .addr = x->addr, .kid[0] = A_NONE, .kid[1] = A_NONE, .parent = A_NONE,
                    .in = st->tag};
-    uint32_t p = A_NONE;
-    for (uint32_t at = st->root; at != A_NONE;) {
-        p = at;
-        at = entry_cmp(x->size, x->addr, &t[at]) < 0 ? t[at].left : t[at].right;
+    uint32_t p = A_NONE, *link = &st->root;
+    while (*link != A_NONE) {
+        p = *link;
+        link = entry_cmp(x->size, x->addr, &t[p]) < 0 ? &t[p].kid[0] : &t[p].kid[1];
     }
     t[b].parent = p;
-    if (p == A_NONE)
-        st->root = b;
-    else if (entry_cmp(x->size, x->addr, &t[p]) < 0)
-        t[p].left = b;
-    else
-        t[p].right = b;
+    *link = b;
+    if (st->last == A_NONE || entry_cmp(x->size, x->addr, &t[st->last]) > 0)
+        st->last = b;
     while (t[b].parent != A_NONE && aset_prio_before(b, t[b].parent))
         rotate_up(s, st, b);
     st->n++;
@@ -174,9 +159,19 @@ static void aset_remove(strategy *s, aset *st, uint32_t b)
     anode *t = s->nodes;
     if (b >= s->nodes_cap || t[b].in != st->tag)
         return; /* not indexed: the checker reports the mismatch */
-    while (t[b].left != A_NONE && t[b].right != A_NONE)
-        rotate_up(s, st, aset_prio_before(t[b].left, t[b].right) ? t[b].left : t[b].right);
-    uint32_t child = t[b].left != A_NONE ? t[b].left : t[b].right;
+    if (st->last == b) {
+        /* the last node has no right child: its predecessor ends its left subtree, or is its parent */
+        uint32_t p = t[b].kid[0];
+        if (p == A_NONE)
+            p = t[b].parent;
+        else
+            while (t[p].kid[1] != A_NONE)
+                p = t[p].kid[1];
+        st->last = p;
+    }
+    while (t[b].kid[0] != A_NONE && t[b].kid[1] != A_NONE)
+        rotate_up(s, st, t[b].kid[!aset_prio_before(t[b].kid[0], t[b].kid[1])]);
+    uint32_t child = t[b].kid[0] != A_NONE ? t[b].kid[0] : t[b].kid[1];
     if (child != A_NONE)
         t[child].parent = t[b].parent;
     relink(s, st, t[b].parent, b, child);
@@ -367,8 +362,8 @@ static sim_status async_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->blocks, sizeof(ablock));
     slots_init(&s->chunks, sizeof(achunk));
     slots_init(&s->allocs, sizeof(aalloc));
-    s->free_set = (aset){.root = A_NONE, .tag = A_IN_FREE};
-    s->pend_set = (aset){.root = A_NONE, .tag = A_IN_PEND};
+    s->free_set = (aset){.root = A_NONE, .last = A_NONE, .tag = A_IN_FREE};
+    s->pend_set = (aset){.root = A_NONE, .last = A_NONE, .tag = A_IN_PEND};
     *out = s;
     return SIM_OK;
 }

@@ -75,7 +75,7 @@ static bool check_node(const strategy *s, const aset *st, ab_state want, const c
                        const anode *prev, sim_report *r)
 {
     const anode *e = &s->nodes[x];
-    uint32_t kids[2] = {e->left, e->right};
+    uint32_t kids[2] = {e->kid[0], e->kid[1]};
     for (int k = 0; k < 2; k++) {
         uint32_t c = kids[k];
         if (c == A_NONE)
@@ -110,8 +110,9 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
     uint64_t bytes = 0;
     uint32_t n = 0, cap = s->nodes_cap, top = 0, pushes = 0;
     if (st->root == A_NONE) {
-        sim_report_insist(r, st->n == 0 && st->bytes == 0, "async: empty %s index counts %u pieces, %" PRIu64 " B",
-                          name, st->n, st->bytes);
+        sim_report_insist(r, st->n == 0 && st->bytes == 0 && st->last == A_NONE,
+                          "async: empty %s index counts %u pieces, %" PRIu64 " B, a last node %u", name, st->n,
+                          st->bytes, st->last);
         return;
     }
     uint32_t *stack = malloc((size_t)cap * sizeof *stack);
@@ -120,14 +121,14 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
     bool sound = sim_report_insist(r, st->root < cap && s->nodes[st->root].parent == A_NONE,
                                    "async: %s index root %u is outside the table or has a parent", name, st->root);
     const anode *prev = NULL;
-    uint32_t x = st->root;
+    uint32_t x = st->root, last = A_NONE;
     while (sound && (x != A_NONE || top > 0)) {
         while (sound && x != A_NONE) {
             sound = sim_report_insist(r, pushes < cap, "async: %s index links loop", name);
             if (sound) {
                 stack[top++] = x;
                 pushes++;
-                x = s->nodes[x].left;
+                x = s->nodes[x].kid[0];
             }
         }
         if (!sound)
@@ -135,14 +136,17 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
         x = stack[--top];
         sound = check_node(s, st, want, name, x, prev, r);
         prev = &s->nodes[x];
+        last = x;
         bytes += prev->size;
         n++;
-        x = prev->right;
+        x = prev->kid[1];
     }
     free(stack);
     if (!sound)
         return;
     sim_report_insist(r, n == st->n, "async: %s index holds %u pieces, counts %u", name, n, st->n);
+    sim_report_insist(r, last == st->last, "async: %s index ends at node %u, names %u its last", name, last,
+                      st->last);
     sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
                       st->bytes);
 }

@@ -52,7 +52,8 @@ typedef struct aalloc {
  * on which blocks are indexed; the order is entry_cmp's. */
 typedef struct anode {
     uint64_t size, addr;          /* the key, copied from the block when indexed */
-    uint32_t left, right, parent; /* A_NONE where absent */
+    uint32_t kid[2];              /* the left (lower) and right child; A_NONE where absent */
+    uint32_t parent;
     uint8_t in;                   /* the tag of the set holding it; A_IN_NONE: none */
 } anode;
 
@@ -62,6 +63,7 @@ typedef struct anode {
 
 typedef struct aset {
     uint32_t root; /* A_NONE: empty */
+    uint32_t last; /* the last node in order (the largest piece), A_NONE: empty */
     uint32_t n;
     uint64_t bytes;
     uint8_t tag;   /* A_IN_FREE or A_IN_PEND */
@@ -124,17 +126,14 @@ static inline int entry_cmp(uint64_t size, uint64_t addr, const anode *e)
     return (addr > e->addr) - (addr < e->addr);
 }
 
-/* The treap's heap order: a node's priority is a hash of its block handle (the 32-bit
- * finalizer of MurmurHash3, our own use of the published constants), ties broken by the
- * lower handle; a parent always comes before its children. */
+/* The treap's heap order: a node's priority is a hash of its block handle (the
+ * constants of Chris Wellons' lowbias32, from his hash-prospector search), ties broken by
+ * the lower handle; a parent always comes before its children. */
 static inline uint32_t aset_prio(uint32_t b)
 {
-    b ^= b >> 16;
-    b *= 0x85ebca6bu;
-    b ^= b >> 13;
-    b *= 0xc2b2ae35u;
-    b ^= b >> 16;
-    return b;
+    uint32_t h = (b ^ (b >> 16)) * 0x7feb352du;
+    h = (h ^ (h >> 15)) * 0x846ca68bu;
+    return h ^ (h >> 16);
 }
 
 static inline bool aset_prio_before(uint32_t a, uint32_t b)

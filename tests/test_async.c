@@ -1,7 +1,8 @@
 /* Check suites for the `async` strategy (CUDA's stream-ordered pool): each documented
  * rule and each undocumented option on a small case worked out by hand, and a seeded
  * differential test against a brute-force reference of the same rules (strategies/async.c
- * lists them: D1–D4, U1–U6). Layout strings: tests/support/harness.h. */
+ * lists them: D1–D4, U1–U6), and the checker catching each rule of its piece index
+ * broken on purpose. Layout strings: tests/support/harness.h. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "sim/units.h"
 #include "strategies/async.h"
+#include "strategies/async_types.h" /* the checker tests reach into the piece index */
 #include "support/check_main.h"
 #include "support/harness.h"
 #include "support/seed.h"
@@ -577,5 +579,131 @@ START_TEST(async_should_match_a_brute_force_reference_of_its_rules_on_random_tra
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (uint64_t k = 0; k < 4; k++)
             differential_run(cases[i].opts, cases[i].first_fit, cases[i].coalesce, cases[i].keep, seed + k * 7919);
+}
+END_TEST
+
+/* ==== the checker catches a piece index broken on purpose ==== */
+
+/* Coalescing off, one 2 MiB chunk cut into 8 pieces of 256 KiB, all freed: a free-set
+ * treap of 8 nodes (so its root has a child) that the checker passes. */
+static harness *eight_free_pieces(void)
+{
+    harness *h = harness_new(async_strategy(), 1 * GiB, 0, "pool_coalesce=off");
+    strategy_handle a[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = harness_alloc(h, 256 * KiB, 0);
+    for (int i = 0; i < 8; i++)
+        harness_free_block(h, a[i]);
+    ck_assert_uint_eq(h->s->free_set.n, 8);
+    sim_report r = harness_report(h);
+    ck_assert_msg(r.violations == 0, "the intact index fails the checker:\n%s", r.text);
+    return h;
+}
+
+static void expect_index_caught(harness *h, const char *needle)
+{
+    sim_report r = harness_report(h);
+    ck_assert_msg(r.violations >= 1, "the broken index went unnoticed");
+    ck_assert_msg(sim_report_mentions(&r, needle), "report does not mention '%s':\n%s", needle, r.text);
+    harness_free(h);
+}
+
+/* A child of the free set's root (there is one: 8 nodes). */
+static uint32_t root_child(const strategy *s)
+{
+    const anode *root = &s->nodes[s->free_set.root];
+    return root->kid[0] != A_NONE ? root->kid[0] : root->kid[1];
+}
+
+GPUSIM_TCASE("checker", 0, NULL, NULL);
+
+START_TEST(async_checker_should_catch_index_keys_out_of_order)
+{
+    harness *h = eight_free_pieces();
+    strategy *s = h->s;
+    /* swap the keys of the first and last node in order: the walk meets the largest first */
+    uint32_t lo = s->free_set.root, hi = s->free_set.root;
+    while (s->nodes[lo].kid[0] != A_NONE)
+        lo = s->nodes[lo].kid[0];
+    while (s->nodes[hi].kid[1] != A_NONE)
+        hi = s->nodes[hi].kid[1];
+    uint64_t addr = s->nodes[lo].addr;
+    s->nodes[lo].addr = s->nodes[hi].addr;
+    s->nodes[hi].addr = addr;
+    expect_index_caught(h, "out of (size, address) order");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_child_above_its_parent_in_priority)
+{
+    harness *h = eight_free_pieces();
+    strategy *s = h->s;
+    /* rotate a child of the root above it: the order and the links stay sound, the
+     * heap order of priorities does not */
+    uint32_t p = s->free_set.root, x = root_child(s), mid;
+    anode *t = s->nodes;
+    if (t[p].kid[0] == x) {
+        mid = t[x].kid[1];
+        t[p].kid[0] = mid;
+        t[x].kid[1] = p;
+    } else {
+        mid = t[x].kid[0];
+        t[p].kid[1] = mid;
+        t[x].kid[0] = p;
+    }
+    if (mid != A_NONE)
+        t[mid].parent = p;
+    t[p].parent = x;
+    t[x].parent = A_NONE;
+    s->free_set.root = x;
+    expect_index_caught(h, "heap order of priorities");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_broken_parent_link)
+{
+    harness *h = eight_free_pieces();
+    h->s->nodes[root_child(h->s)].parent = A_NONE;
+    expect_index_caught(h, "names parent");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_index_links_that_loop)
+{
+    harness *h = eight_free_pieces();
+    strategy *s = h->s;
+    /* the smallest node's left link back to the root: the walk down the left spine
+     * would not end */
+    uint32_t lo = s->free_set.root;
+    while (s->nodes[lo].kid[0] != A_NONE)
+        lo = s->nodes[lo].kid[0];
+    s->nodes[lo].kid[0] = s->free_set.root;
+    expect_index_caught(h, "links loop");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_free_block_tagged_pending)
+{
+    harness *h = eight_free_pieces();
+    h->s->nodes[h->s->free_set.root].in = A_IN_PEND;
+    expect_index_caught(h, "not in the index its state names");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_an_index_count_that_disagrees)
+{
+    harness *h = eight_free_pieces();
+    h->s->free_set.n++;
+    expect_index_caught(h, "index holds 8 pieces, counts 9");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_wrong_last_node)
+{
+    harness *h = eight_free_pieces();
+    /* the root of 8 nodes is not the last in order: its child is, or one below it */
+    strategy *s = h->s;
+    s->free_set.last = s->free_set.last == s->free_set.root ? root_child(s) : s->free_set.root;
+    expect_index_caught(h, "its last");
 }
 END_TEST
