@@ -61,8 +61,6 @@ struct snapshot_export {
     uint32_t cap_handles;
     uint32_t *pending;      /* recs whose free is requested, not completed */
     uint32_t n_pending, cap_pending;
-    uint64_t *live;         /* without ops->locate: the live blocks' addresses, sorted */
-    uint32_t n_live, cap_live;
     xsegs segs, next_segs;  /* what the allocator held at the last walk, and now */
     uint64_t last_reserved, last_dev_allocs, last_dev_frees;
     uint32_t procs;         /* the most processes a tick saw */
@@ -72,9 +70,11 @@ struct snapshot_export {
 
 const char *snapshot_export_unsupported(const strategy_ops *ops)
 {
+    if (ops->locate != NULL)
+        return NULL;
     if (strcmp(ops->name, "ideal") == 0)
         return "ideal is a lower bound that places nothing at stable addresses, so it has no blocks to show";
-    return NULL;
+    return "this strategy cannot say where it placed an allocation (no locate op), so it has no blocks to show";
 }
 
 static void fail(snapshot_export *x, sim_status st, const char *why)
@@ -131,7 +131,7 @@ static void pending_remove(snapshot_export *x, uint32_t r)
 }
 
 /* The first of n records (stride bytes apart from base, sorted by the uint64_t at
- * their start) whose key is at least key: the live addresses, the segments. */
+ * their start) whose key is at least key (the segments). */
 static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t key)
 {
     uint32_t lo = 0, hi = n;
@@ -145,37 +145,6 @@ static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t 
             hi = mid;
     }
     return lo;
-}
-
-/* the sorted live addresses (strategies without locate) */
-static uint32_t live_find(const snapshot_export *x, uint64_t addr)
-{
-    return lower_u64(x->live, sizeof *x->live, x->n_live, addr);
-}
-
-static void live_insert(snapshot_export *x, uint64_t addr)
-{
-    if (x->ops->locate != NULL)
-        return;
-    if (!SIM_GROW(x->live, x->n_live + 1, x->cap_live)) {
-        fail(x, SIM_ENOMEM, "out of memory");
-        return;
-    }
-    uint32_t i = live_find(x, addr);
-    memmove(&x->live[i + 1], &x->live[i], (size_t)(x->n_live - i) * sizeof *x->live);
-    x->live[i] = addr;
-    x->n_live++;
-}
-
-static void live_remove(snapshot_export *x, uint64_t addr)
-{
-    if (x->ops->locate != NULL)
-        return;
-    uint32_t i = live_find(x, addr);
-    if (i < x->n_live && x->live[i] == addr) {
-        memmove(&x->live[i], &x->live[i + 1], (size_t)(x->n_live - i - 1) * sizeof *x->live);
-        x->n_live--;
-    }
 }
 
 /* ---------------------------------------------------------------- entries */
@@ -202,7 +171,6 @@ static void complete(snapshot_export *x, uint32_t r, uint64_t us)
 {
     const xrec *c = &x->recs[r];
     entry(x, "free_completed", c->addr, c->size, c->stream, us);
-    live_remove(x, c->addr);
     pending_remove(x, r);
 }
 
@@ -316,53 +284,12 @@ static void segs_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const
     }
 }
 
-static bool pending_at(const snapshot_export *x, uint64_t addr);
-
-/* The block the allocation just made, for a strategy without locate: the used
- * block whose address is not one of the live ones, or is that of a block whose
- * free is still pending (the stream-ordered pool reuses memory freed on the same
- * stream at once: the free is ordered before the new work on that stream). */
-typedef struct find_ctx {
-    const snapshot_export *x;
-    strategy_block found;
-    bool ok;
-    bool walked;   /* a walk visited it (segments_update's, at this tick) */
-} find_ctx;
-
-static int find_visit(void *ctx, const strategy_block *b)
-{
-    find_ctx *f = ctx;
-    f->walked = true;
-    if (b->state != BLOCK_USED)
-        return 0;
-    uint32_t i = live_find(f->x, b->addr);
-    if (i < f->x->n_live && f->x->live[i] == b->addr && !pending_at(f->x, b->addr))
-        return 0;
-    f->found = *b;
-    f->ok = true;
-    return 1;
-}
-
-/* One walk for both, when an allocation also changed what the allocator holds. */
-typedef struct walk_ctx {
-    seg_builder sb;
-    find_ctx *f;
-} walk_ctx;
-
-static int both_visit(void *ctx, const strategy_block *b)
-{
-    walk_ctx *w = ctx;
-    if (w->f != NULL && !w->f->ok)
-        find_visit(w->f, b);
-    return seg_visit(&w->sb, b);
-}
-
 /* What the allocator holds now against the last walk: releases first, then the new ones. */
-static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, find_ctx *f)
+static void segments_update(snapshot_export *x, const strategy *s, uint64_t us)
 {
     x->next_segs.n = 0;
-    walk_ctx w = {.sb = {.x = x, .out = &x->next_segs}, .f = f};
-    if (x->ops->walk(s, both_visit, &w) < 0)
+    seg_builder sb = {.x = x, .out = &x->next_segs};
+    if (x->ops->walk(s, seg_visit, &sb) < 0)
         fail(x, SIM_ENOMEM, "out of memory");
     if (x->st != SIM_OK)
         return;
@@ -379,9 +306,9 @@ static void segments_update(snapshot_export *x, const strategy *s, uint64_t us, 
     x->next_segs = t;
 }
 
-/* One region more or less without a walk, where the tick tells which: with locate and
- * whole segments (not expandable), an event that took exactly one region from the
- * device and nothing back, or gave exactly one back and took nothing. A walk would
+/* One region more or less without a walk, where the tick tells which: with whole
+ * segments (not expandable), an event that took exactly one region from the device
+ * and nothing back, or gave exactly one back and took nothing. A walk would
  * find the same: a region's blocks tile it, so its segment is the bytes the device
  * count moved. Any other change is walked (segments_update). */
 
@@ -479,7 +406,6 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
                 fail(x, SIM_ENOMEM, "out of memory");
             else
                 e->handle = r;
-            live_insert(x, sbk.addr);
         }
     }
     segs_sort(&x->segs);
@@ -499,10 +425,8 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
 
 /* ---------------------------------------------------------------- events */
 
-/* f: what segments_update's walk at this tick found, or one not walked yet; with
- * locate, at: the block the strategy placed it in, NULL for none */
-static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us, find_ctx *f,
-                     const strategy_block *at)
+/* at: the block the strategy placed it in (locate), NULL for none */
+static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_block *at, uint64_t us)
 {
     const sim_event *ev = t->ev;
     bool found = false;
@@ -515,29 +439,16 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy *s
     e->flags = (e->flags & IDMAP_USED) | XF_ZERO;
     if (ev->size == 0)
         return;
-    strategy_block b = {0};
-    bool ok = false;
-    if (x->ops->locate != NULL) {
-        ok = at != NULL;
-        if (ok)
-            b = *at;
-    } else {
-        if (!f->walked && x->ops->walk(s, find_visit, f) < 0)
-            fail(x, SIM_ENOMEM, "out of memory");
-        ok = f->ok;
-        b = f->found;
-    }
-    if (!ok)
+    if (at == NULL)
         return; /* no block (nothing held): like a zero-byte allocation */
     if (x->n_pending > 0)
-        complete_inside(x, b.addr, b.size_bytes ? b.size_bytes : 1, us);
-    uint32_t r = rec_new(x, b.addr, ev->size, ev->stream);
+        complete_inside(x, at->addr, at->size_bytes ? at->size_bytes : 1, us);
+    uint32_t r = rec_new(x, at->addr, ev->size, ev->stream);
     if (r == X_NONE)
         return;
     e->handle = r;
     e->flags &= ~XF_ZERO;
-    live_insert(x, b.addr);
-    entry(x, "alloc", b.addr, ev->size, ev->stream, us);
+    entry(x, "alloc", at->addr, ev->size, ev->stream, us);
 }
 
 /* Returns the freed block's address, X_NO_ADDR when the free names none. */
@@ -556,7 +467,6 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
     entry(x, "free_requested", c->addr, c->size, c->stream, us);
     if (ev->ready_t <= ev->t || t->freed == STRATEGY_HANDLE_NONE) {
         entry(x, "free_completed", c->addr, c->size, c->stream, us);
-        live_remove(x, c->addr);
         rec_release(x, r);
         return addr;
     }
@@ -588,7 +498,7 @@ static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
  * that without a walk (segs_add_region, segs_drop_region): *bytes its size. */
 static bool one_region(const snapshot_export *x, const engine_tick *t, bool taken, uint64_t *bytes)
 {
-    if (x->ops->locate == NULL || x->expandable || x->last_reserved == UINT64_MAX)
+    if (x->expandable || x->last_reserved == UINT64_MAX)
         return false;
     uint64_t allocs = t->proc.num_device_allocs - x->last_dev_allocs;
     uint64_t frees = t->proc.num_device_frees - x->last_dev_frees;
@@ -628,13 +538,12 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
     uint64_t bytes = 0;
     if (ev != NULL && ev->op == SIM_OP_ALLOC) {
         bool done = t->outcome == ENGINE_DONE;
-        find_ctx f = {.x = x};
         strategy_block b;
-        bool located = done && x->ops->locate != NULL && ev->size > 0 && x->ops->locate(s, t->handle, &b);
+        bool located = done && ev->size > 0 && x->ops->locate(s, t->handle, &b);
         if (held_changed && !(located && one_region(x, t, true, &bytes) && segs_add_region(x, &b, bytes, us)))
-            segments_update(x, s, us, done && x->ops->locate == NULL && ev->size > 0 ? &f : NULL);
+            segments_update(x, s, us);
         if (done) {
-            on_alloc(x, t, s, us, &f, located ? &b : NULL);
+            on_alloc(x, t, located ? &b : NULL, us);
         } else if (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED) {
             uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
             pickle_writer *w = &x->pw;
@@ -653,7 +562,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
             at = on_free(x, t, us);
         if (held_changed &&
             !(at != X_NO_ADDR && one_region(x, t, false, &bytes) && segs_drop_region(x, at, bytes, us)))
-            segments_update(x, s, us, NULL);
+            segments_update(x, s, us);
     }
     x->last_reserved = t->proc.reserved_bytes;
     x->last_dev_allocs = t->proc.num_device_allocs;
@@ -813,7 +722,6 @@ static void release(snapshot_export *x)
     free(x->free_recs);
     free(x->by_handle);
     free(x->pending);
-    free(x->live);
     free(x->segs.v);
     free(x->next_segs.v);
     free(x);

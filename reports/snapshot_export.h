@@ -20,11 +20,10 @@
  * where what the strategy holds from the device changed, O(segments) when it took
  * exactly one region and gave nothing back, or gave exactly one back at a free
  * (raw's own allocation), else one walk of its blocks (garbage collection, trims,
- * empty_cache, expandable segments). A strategy without `locate` is walked at every
- * allocation to find its block. Nothing is allocated per event but amortized array
- * growth.
- * One process only (a snapshot is one program's allocator); `ideal` places nothing
- * at stable addresses and cannot be exported. */
+ * empty_cache, expandable segments). Nothing is allocated per event but amortized
+ * array growth.
+ * One process only (a snapshot is one program's allocator); a strategy without
+ * `locate` (`ideal`, which places nothing at stable addresses) cannot be exported. */
 #ifndef GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
 #define GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
 
