@@ -8,6 +8,24 @@ GPUSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 gpusim_log() { printf 'gpusim set-up: %s\n' "$*" >&2; }
 
+# gpusim_cache_dir: where fetched and built things that outlive a clone live (the
+# frameworks' virtual environment, unpacked wheels): $GPUSIM_CACHE, else
+# $XDG_CACHE_HOME/gpusim, else ~/.cache/gpusim. Outside the clone, so that CI's fresh
+# clones on the same machine reuse them.
+gpusim_cache_dir() {
+  printf '%s\n' "${GPUSIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpusim}"
+}
+
+# gpusim_skip WHAT REASON: say that a stage or test did not run, and why. The line is
+# printed and, when scripts/test collects them ($GPUSIM_SKIP_LOG), appended there; the
+# run ends with the list (and fails under GPUSIM_NO_SKIPS=1, as CI sets it).
+gpusim_skip() {
+  printf 'SKIPPED: %s: %s\n' "$1" "$2"
+  if [ -n "${GPUSIM_SKIP_LOG:-}" ]; then
+    printf '%s: %s\n' "$1" "$2" >>"$GPUSIM_SKIP_LOG"
+  fi
+}
+
 gpusim_missing_packages() {
   local missing=""
   command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
@@ -33,11 +51,11 @@ gpusim_apt_install() {
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
       sudo="sudo -n"
     else
-      gpusim_log "missing packages:$*; install them (apt-get install$*) or run as root"
+      gpusim_log "missing packages: $*; install them (apt-get install $*) or run as root"
       return 1
     fi
   fi
-  gpusim_log "installing$*"
+  gpusim_log "installing $*"
   export DEBIAN_FRONTEND=noninteractive
   if ! $sudo apt-get install -y -q "$@" >/dev/null 2>&1; then
     $sudo apt-get update -q >/dev/null 2>&1 || true
@@ -54,19 +72,49 @@ gpusim_ensure_packages() {
   fi
 }
 
-# gpusim_ensure_mpi: Open MPI for `gpusim sweep` over ranks and its test (scripts/test
-# only; gpusim builds and runs without it). Never fatal: without it the MPI test skips.
-gpusim_ensure_mpi() {
-  if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
-    gpusim_apt_install openmpi-bin libopenmpi-dev || gpusim_log "no MPI: the sweep's MPI test will be skipped"
-  fi
+# gpusim_ensure_test_tools: what scripts/test runs besides the build, in one apt-get
+# call (then one package at a time, so that one that cannot be had holds back no other):
+# Open MPI (the sweep over ranks), python3 with venv (the module, the oracles), xmllint
+# (JUnit), Chromium (the report in a browser), shellcheck, valgrind, man, clang with
+# libFuzzer's runtime (scripts/fuzz). Never fatal: a test whose tool is still missing
+# says SKIPPED, and scripts/test lists it.
+gpusim_ensure_test_tools() {
+  local want="" p
+  { command -v mpicc && command -v mpirun; } >/dev/null 2>&1 || want="$want openmpi-bin libopenmpi-dev"
+  command -v python3 >/dev/null 2>&1 || want="$want python3"
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || want="$want python3-venv"
+  command -v xmllint >/dev/null 2>&1 || want="$want libxml2-utils"
+  command -v chromium >/dev/null 2>&1 || want="$want chromium"
+  command -v shellcheck >/dev/null 2>&1 || want="$want shellcheck"
+  command -v valgrind >/dev/null 2>&1 || want="$want valgrind"
+  command -v man >/dev/null 2>&1 || want="$want man-db"
+  command -v script >/dev/null 2>&1 || want="$want bsdutils"
+  command -v clang >/dev/null 2>&1 || want="$want clang"
+  [ -n "$want" ] || return 0
+  # shellcheck disable=SC2086 # a list of package names
+  gpusim_apt_install $want 2>/dev/null && return 0
+  for p in $want; do
+    gpusim_apt_install "$p" || gpusim_log "$p could not be installed"
+  done
 }
 
-# gpusim_ensure_python: python3 for the Python module's test (scripts/test only; Debian
-# ships it). Never fatal: without it ctest does not register that test.
-gpusim_ensure_python() {
-  command -v python3 >/dev/null 2>&1 || gpusim_apt_install python3 ||
-    gpusim_log "no python3: the Python module (python/gpusim) is not tested"
+# gpusim_ensure_frameworks: the real frameworks' environment (scripts/frameworks, once
+# per machine in the cache) exported for the tests that run them: GPUSIM_FRAMEWORKS_PYTHON,
+# GPUSIM_TORCH_CUDA_DIR, GPUSIM_FRAMEWORKS_MISSING (what could not be installed, and why).
+gpusim_ensure_frameworks() {
+  local out line
+  out=$("$GPUSIM_ROOT/scripts/frameworks" --env) || return 1
+  while IFS= read -r line; do
+    case $line in
+      GPUSIM_FRAMEWORKS_PYTHON=* | GPUSIM_TORCH_CUDA_DIR=* | GPUSIM_FRAMEWORKS_MISSING=*)
+        # scripts/frameworks quotes each value with printf %q
+        eval "export $line"
+        ;;
+    esac
+  done <<<"$out"
+  if [ -n "${GPUSIM_FRAMEWORKS_MISSING:-}" ]; then
+    gpusim_log "frameworks that could not be installed: $GPUSIM_FRAMEWORKS_MISSING"
+  fi
 }
 
 # gpusim_build DIR [cmake args...]: configure once, then build (incremental).

@@ -7,8 +7,8 @@
 # colours); then, with scripts on at a 1000 px window, tests/browser/probe.js
 # appended to a copy of the page hovers a block of the memory map and a timeline
 # column, brushes the timeline, and checks the labels' boxes, the marks' lanes and
-# the colours (its "OK"/"FAIL" lines are read back from the DOM). Skips, saying so,
-# when no Chromium exists.
+# the colours (its "OK"/"FAIL" lines are read back from the DOM). Skips (exit 77,
+# listed by scripts/test) when no Chromium exists.
 # GPUSIM_SCREENSHOT_OUT=FILE.png copies the replay report's screenshot there
 # (docs/report.png is made that way). Usage: cli_browser.sh GPUSIM_BINARY SOURCE_DIR
 set -u
@@ -20,11 +20,7 @@ browser=""
 for b in chromium chromium-browser google-chrome; do
   if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
 done
-if [ -z "$browser" ]; then
-  echo "SKIPPED: no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+[ -n "$browser" ] || cli_skip "no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
 if ! cc -O2 -o "$tmp/pngstat" "$src/tests/browser/pngstat.c" -lz 2>"$tmp/ccerr"; then
   echo "FAIL: cannot build tests/browser/pngstat.c: $(cat "$tmp/ccerr")"
   echo "0 passed, 1 failed"

@@ -19,7 +19,7 @@ print(json.dumps(r, sort_keys=True))
 PY
 }
 if ! command -v python3 >/dev/null 2>&1; then
-  echo "python3 missing: skipped"; echo "0 passed, 0 failed"; exit 0
+  cli_skip "python3 missing"
 fi
 for trace in "$src/traces/examples/mlp_train.json" "$src/traces/examples/small-model-12gb.jsonl" \
              "$src/tests/golden/oom_small.json"; do

@@ -61,6 +61,8 @@ done
 if [ "$checked" -ge 100 ]; then ok; else bad "only $checked options checked in the man page"; fi
 if command -v man >/dev/null 2>&1; then
   if MANWIDTH=80 man -l "$man" 2>/dev/null | grep -q -- '--alloc-conf=...'; then ok; else bad "man -l cannot render $man"; fi
+else
+  cli_skip_part "no man (man-db): the man page is not rendered"
 fi
 
 # bash completion: the commands, a command's options, an option's values
@@ -85,7 +87,9 @@ want_completion "transformer" "$installed" synth tr
 want_completion "end peak oom" "$installed" replay --summary = ""
 
 # the Python module, outside the source tree, finds the library beside the installed program
-if command -v python3 >/dev/null 2>&1 && ! ldd "$prefix/lib/libgpusim.so" 2>/dev/null | grep -q libasan; then
+if ! command -v python3 >/dev/null 2>&1; then
+  cli_skip_part "no python3: the Python module is not tried with the installed library"
+elif ! ldd "$prefix/lib/libgpusim.so" 2>/dev/null | grep -q libasan; then
   mkdir -p "$tmp/py" && cp -r "$src/python/gpusim" "$tmp/py/"
   out=$(cd "$tmp" && env -u GPUSIM_LIBRARY PATH="$prefix/bin:$PATH" PYTHONPATH="$tmp/py" python3 -c '
 import sys, gpusim, gpusim._native as n

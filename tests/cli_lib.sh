@@ -14,6 +14,10 @@
 #                           into the array $examples, and cli_strategies into $strategies
 #   cli_finish              print "N passed, M failed"; true when nothing failed and
 #                           something passed (a test that checked nothing fails)
+#   cli_skip REASON         the whole test cannot run here: say why, log it for
+#                           scripts/test ($GPUSIM_SKIP_LOG) and exit 77, which ctest
+#                           counts as skipped (SKIP_RETURN_CODE), never as passed
+#   cli_skip_part REASON    a part of the test cannot run: say why and log it; go on
 # The last command's output stays in $tmp/out and $tmp/err for further checks.
 # shellcheck shell=bash
 
@@ -79,4 +83,22 @@ cli_examples() {
 cli_finish() {
   echo "$passes passed, $fails failed"
   [ "$passes" -gt 0 ] && [ "$fails" -eq 0 ]
+}
+
+# cli_skip_log REASON: one line "TEST: REASON" in scripts/test's list of skips
+cli_skip_log() {
+  if [ -n "${GPUSIM_SKIP_LOG:-}" ]; then
+    printf '%s: %s\n' "$(basename "$0" .sh)" "$1" >>"$GPUSIM_SKIP_LOG"
+  fi
+}
+
+cli_skip() {
+  echo "SKIPPED: $1"
+  cli_skip_log "$1"
+  exit 77
+}
+
+cli_skip_part() {
+  echo "SKIPPED (part): $1"
+  cli_skip_log "$1"
 }

@@ -18,11 +18,7 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "python3 missing (it reads gpusim strategies --format=json): skipped"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+command -v python3 >/dev/null 2>&1 || cli_skip "python3 missing (it reads gpusim strategies --format=json)"
 
 trace=$src/traces/examples/mlp_train.json
 serving=$src/traces/examples/serving-16gb.jsonl

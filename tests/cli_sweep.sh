@@ -42,7 +42,9 @@ head -1 "$tmp/j1.jsonl" | grep -q '^{"job":{"trace":"jobs/job_001.jsonl","device
 grep -q '"fit_share"' "$tmp/j1.summary.json" && ok || bad "summary json lacks fit_share"
 grep -qE '^1GiB +greedy +default +3/5 +60%' "$tmp/j1.txt" && ok || bad "summary text: $(head -5 "$tmp/j1.txt")"
 grep -qF 'jobs/job_004.jsonl (capacity)' "$tmp/j1.txt" && ok || bad "summary names the OOM trace and cause"
-if command -v python3 >/dev/null 2>&1; then
+if ! command -v python3 >/dev/null 2>&1; then
+  cli_skip_part "no python3: the results are not parsed as JSON"
+else
   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; json.load(open(sys.argv[2]))' \
     "$tmp/j1.jsonl" "$tmp/j1.summary.json" && ok || bad "results are not valid JSON lines"
 fi

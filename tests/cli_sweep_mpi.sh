@@ -2,7 +2,7 @@
 # MPI tests of `gpusim sweep`: `mpirun --oversubscribe -n 3` gives the
 # same bytes as --jobs=1; a rank killed while it holds a job loses only that job
 # (reported, the rest completes) and --resume then gives the same file. Skipped
-# (0 passed) when mpirun is missing or gpusim was built without MPI.
+# (exit 77, listed by scripts/test) when mpirun is missing or gpusim was built without MPI.
 # Usage: cli_sweep_mpi.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -10,15 +10,9 @@ set -u
 cli_setup "$@"
 data=$src/tests/data/sweep
 
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "SKIP: no mpirun (scripts/test installs openmpi-bin)"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+command -v mpirun >/dev/null 2>&1 || cli_skip "no mpirun (scripts/test installs openmpi-bin)"
 if "$bin" sweep "$data/spec.json" --mpi=on --output="$tmp/probe.jsonl" 2>&1 >/dev/null | grep -qF "built without MPI"; then
-  echo "SKIP: gpusim was built without MPI (GPUSIM_MPI=OFF)"
-  echo "0 passed, 0 failed"
-  exit 0
+  cli_skip "gpusim was built without MPI (GPUSIM_MPI=OFF; install libopenmpi-dev and reconfigure)"
 fi
 rm -f "$tmp/probe.jsonl"
 # Open MPI's own allocations are not ours to leak-check; a root CI container is fine.

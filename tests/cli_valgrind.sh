@@ -1,23 +1,20 @@
 #!/usr/bin/env bash
 # Memcheck over a subset of the CLI runs the other tests make (every container,
 # every strategy, errors, OOMs, timeline, convert both ways): valgrind must report
-# no error and no definite leak. Skips (passing) when valgrind is absent.
+# no error and no definite leak. Skips (exit 77, listed by scripts/test) when valgrind
+# is absent; registered for builds without sanitizers only.
 # Usage: cli_valgrind.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-if ! command -v valgrind >/dev/null 2>&1; then
-  echo "valgrind not found: skipped"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+command -v valgrind >/dev/null 2>&1 || cli_skip "valgrind not found (scripts/test installs it)"
 # a sanitizer build cannot run under valgrind (both want to own the allocator):
-# the plain build's run of this test is the valgrind check
+# tests/CMakeLists.txt registers this test in builds without sanitizers only
 if ldd "$bin" 2>/dev/null | grep -q 'libasan'; then
-  echo "built with AddressSanitizer: valgrind does not apply, skipped (the plain build runs it)"
-  echo "0 passed, 0 failed"
-  exit 0
+  echo "FAIL: $bin is built with AddressSanitizer: run this test on a plain build"
+  echo "0 passed, 1 failed"
+  exit 1
 fi
 vg() {
   local want=$1

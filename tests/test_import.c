@@ -41,6 +41,7 @@
 #include "strategies/registry.h"
 #include "support/check_main.h"
 #include "support/seed.h"
+#include "support/skip.h"
 #include "support/slurp.h"
 #include "traces/input.h"
 
@@ -64,17 +65,17 @@ static sim_status open_mem(const char *name, const void *bytes, size_t len, cons
 }
 
 /* The full recording name in $GPUSIM_REALTRACES, or NULL (with a message) when that is
- * unset or does not hold it. */
+ * unset or does not hold it (logged as a skip, support/skip.h). */
 static const char *real(const char *name)
 {
     const char *dir = getenv("GPUSIM_REALTRACES");
     if (dir == NULL || dir[0] == '\0') {
-        printf("skipped: %s (set GPUSIM_REALTRACES to the directory of the full recordings)\n", name);
+        test_skip("test_import", "%s (set GPUSIM_REALTRACES to the directory of the full recordings)", name);
         return NULL;
     }
     snprintf(g_path, sizeof g_path, "%s/%s", dir, name);
     if (access(g_path, R_OK) != 0) {
-        printf("skipped: %s is not here\n", g_path);
+        test_skip("test_import", "%s is not here", g_path);
         return NULL;
     }
     return g_path;

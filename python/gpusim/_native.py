@@ -2,9 +2,10 @@
 
 The library is looked up, first match wins, in:
   1. $GPUSIM_LIBRARY, a path to the library;
-  2. build/libgpusim.so of the source tree this package sits in (PYTHONPATH=python);
-  3. the lib/ folder beside an installed gpusim program on $PATH (cmake --install);
-  4. the system's library path (ctypes.util.find_library("gpusim")).
+  2. this package's own folder (`pip install ./python` puts it there);
+  3. build/libgpusim.so of the source tree this package sits in (PYTHONPATH=python);
+  4. the lib/ folder beside an installed gpusim program on $PATH (cmake --install);
+  5. the system's library path (ctypes.util.find_library("gpusim")).
 """
 
 import ctypes
@@ -24,6 +25,7 @@ def _candidates():
         yield env
         return
     here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, _LIB_NAME)
     yield os.path.join(here, "..", "..", "build", _LIB_NAME)
     program = shutil.which("gpusim")
     if program:

@@ -10,7 +10,8 @@
 #
 # Without --torch-src it fetches Debian trixie's pytorch source, version
 # 2.6.0+dfsg-7 or --debian-version (fetch.sh, a private apt configuration); when
-# that cannot be fetched it says so and exits 0 (skipped). The build is cached in
+# that cannot be fetched it says so, logs the skip for scripts/test ($GPUSIM_SKIP_LOG)
+# and exits 0. The build is cached in
 # --build (default build-upstream/ beside the sources; c10 takes about 5 minutes on
 # 2 cores the first time).
 # Exit status: 0 every run agrees (or skipped), 1 a run differs, 2 build failure.
@@ -23,7 +24,9 @@ seed=16
 build=$root/build-upstream
 version=2.6
 debian=2.6.0+dfsg-7
-cache=$here/.cache
+# fetched sources live outside the clone (scripts/lib.sh gpusim_cache_dir), so that
+# CI's fresh clones on the same machine fetch them once
+cache=${GPUSIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpusim}/upstream-torch
 for a in "$@"; do
     case $a in
     --torch-src=*) src=${a#*=} ;;
@@ -36,11 +39,18 @@ for a in "$@"; do
     *) echo "check.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
+# skip REASON: say so, and log it for scripts/test's list of skips
+skip() {
+    echo "upstream: skipped: $1"
+    if [ -n "${GPUSIM_SKIP_LOG:-}" ]; then
+        echo "upstream differential (validate/upstream/torch): $1" >>"$GPUSIM_SKIP_LOG"
+    fi
+    exit 0
+}
 fmt=
 if [ -z "$src" ]; then
     if ! src=$(nice sh "$here/fetch.sh" "$cache" "$debian"); then
-        echo "upstream: skipped: the PyTorch source could not be fetched (validate/upstream/fetch.sh)"
-        exit 0
+        skip "the PyTorch source could not be fetched (validate/upstream/torch/fetch.sh)"
     fi
 elif [ -f "$src" ]; then
     # a tarball: unpack its c10 tree once into the cache
@@ -71,8 +81,7 @@ if [ ! -f /usr/include/fmt/format.h ]; then
     if [ ! -f "$fmt/fmt/format.h" ]; then
         # fetch.sh unpacks libfmt-dev's headers even for a local source tree
         if ! nice sh "$here/fetch.sh" "$cache" "$debian" >/dev/null; then
-            echo "upstream: skipped: fmt's headers (libfmt-dev) could not be fetched"
-            exit 0
+            skip "fmt's headers (libfmt-dev) could not be fetched"
         fi
     fi
 fi
