@@ -93,6 +93,9 @@ int cli_exit(const char *cmd, sim_status st, const sim_error *err);
  * cli spelling. */
 extern const char cli_strategy_options_mark[];
 #define CLI_STRATEGY_OPTS {cli_strategy_options_mark, true, ""}
+/* The help of --from (CLI_INPUT_OPTS), which --help writes after the names of the
+ * formats from their table (traces/format.h): "auto|gpusim|...: the input's format". */
+extern const char cli_from_help[];
 /* How help writes a strategy option's value: SIZE, F, STR or the choices (tf|jax). */
 const char *cli_option_metavar(const strategy_option *o);
 

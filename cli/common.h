@@ -31,9 +31,10 @@ int cli_plan_io(cli_io *io, int argc, char **argv);
 int cli_tune_io(cli_io *io, int argc, char **argv);
 
 
-/* The --from/--device help lines, for option tables. */
-#define CLI_INPUT_OPTS                                                                                       \
-    CLI_OPT("from", "auto|gpusim|torch-snapshot|kineto|tf-profile: the input's format (default: detected)"), \
+/* The --from/--device help lines, for option tables (--from's lists the formats there
+ * are, cli_from_help). */
+#define CLI_INPUT_OPTS               \
+    CLI_OPT("from", cli_from_help), \
     CLI_OPT("device", "N: the CUDA device to import from a recording (default: the one with most events)")
 
 /* The device, the strategies' options and the import options, in that order: the

@@ -40,8 +40,8 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
                           const input_options *opt, trace_input **out, sim_error *err);
 void input_close(trace_input *in);
 
-/* The format that was read (never INPUT_AUTO). */
-input_format input_get_format(const trace_input *in);
+/* The format that was read (never NULL). */
+const input_format *input_get_format(const trace_input *in);
 /* The pull interface the engine reads (valid while in lives). A native trace in a
  * regular file opened with opt->prefetch is read ahead on a second thread
  * (traces/prefetch.h): the same events, strings and errors in the same order. */
