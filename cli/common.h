@@ -23,13 +23,6 @@ typedef struct cli_io {
     sim_error err;         /* how the command ended (cli_session_end), instead of printed */
 } cli_io;
 
-/* replay, compare, plan and tune run through io (cmd_NAME is NAME_io without one): the
- * exit status as the command's, the result in io->out, the failure in io->err. */
-int cli_replay_io(cli_io *io, int argc, char **argv);
-int cli_compare_io(cli_io *io, int argc, char **argv);
-int cli_plan_io(cli_io *io, int argc, char **argv);
-int cli_tune_io(cli_io *io, int argc, char **argv);
-
 
 /* The --from/--device help lines, for option tables (--from's lists the formats there
  * are, cli_from_help). */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "commands.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"

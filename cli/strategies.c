@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "commands.h"
 #include "sim/buf.h"
 #include "strategies/registry.h"
 
