@@ -49,6 +49,14 @@ static sim_status parse_size(loader *l, const cJSON *v, const char *what, uint64
     return SIM_OK;
 }
 
+/* The catalog GPU g as a device, with the spec's context. */
+static device_info catalog_device(const gpu_model *g, uint64_t context)
+{
+    device_info info = gpus_device_info(g);
+    info.context_bytes = context;
+    return info;
+}
+
 static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
 {
     device_info info = {0};
@@ -58,9 +66,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (strcmp(n, "all") == 0 || strcmp(n, "catalog") == 0) {
             for (size_t i = 0; i < gpus_count(); i++) {
                 const gpu_model *g = gpus_get(i);
-                info.capacity_bytes = g->capacity_bytes;
-                info.cc_major = g->cc_major;
-                info.cc_minor = g->cc_minor;
+                info = catalog_device(g, context);
                 sim_status st = push_device(l, g->name, &info);
                 if (st != SIM_OK)
                     return st;
@@ -69,9 +75,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         }
         const gpu_model *g = gpus_find(n);
         if (g) {
-            info.capacity_bytes = g->capacity_bytes;
-            info.cc_major = g->cc_major;
-            info.cc_minor = g->cc_minor;
+            info = catalog_device(g, context);
             return push_device(l, g->name, &info);
         }
         sim_error e;
@@ -112,9 +116,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (g == NULL)
             return spec_error(l, SIM_EUSAGE, "\"devices\": unknown GPU '%s' (see 'gpusim gpus')",
                               cJSON_IsString(gpu) ? gpu->valuestring : "?");
-        info.capacity_bytes = g->capacity_bytes;
-        info.cc_major = g->cc_major;
-        info.cc_minor = g->cc_minor;
+        info = catalog_device(g, context);
         snprintf(devname, sizeof devname, "%s", g->name);
     }
     if (cap) {
@@ -134,15 +136,8 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (st != SIM_OK)
             return st;
     }
-    if (cc) {
-        unsigned maj = 0, min = 0;
-        char extra;
-        if (!cJSON_IsString(cc) || sscanf(cc->valuestring, "%u.%u%c", &maj, &min, &extra) != 2 || maj > 20 ||
-            min > 9)
-            return spec_error(l, SIM_EUSAGE, "\"devices\": \"compute_capability\" must be a string \"X.Y\"");
-        info.cc_major = maj;
-        info.cc_minor = min;
-    }
+    if (cc && (!cJSON_IsString(cc) || !gpus_parse_cc(cc->valuestring, &info.cc_major, &info.cc_minor)))
+        return spec_error(l, SIM_EUSAGE, "\"devices\": \"compute_capability\" must be a string \"X.Y\"");
     if (name) {
         if (!cJSON_IsString(name) || !name->valuestring[0])
             return spec_error(l, SIM_EUSAGE, "\"devices\": \"name\" must be a non-empty string");
