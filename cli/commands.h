@@ -1,11 +1,11 @@
-/* commands.h — the one table of the `gpusim` program's commands, in the order
- * `gpusim --help` lists them: each one's name, its one-line summary and how it runs,
- * from the shell (main.c) and, for those a program may run, through a cli_io (api.c,
- * the Python module). --help's command list, and from it the man page and the shell
- * completion (scripts/gpusim-man.sh, gpusim-completion.bash), follow from the table.
- *
- * Adding a command: write cli/NAME.c (the build takes every .c of the folder) with
- * int cmd_NAME(int argc, char **argv), or, when programs may run it too, int
+/* commands.h — the one table of the `gpusim` program's commands, in the order `gpusim
+ * --help` lists them: each one's name, its one-line summary and how it runs, from the
+ * shell (main.c) and, for those a program may run, through a cli_io (api.c, the Python
+ * module). --help's command list, and from it the man page and the shell completion
+ * (scripts/gpusim-man.sh, gpusim-completion.bash), follow from the table. */
+
+/* Adding a command: write cli/NAME.c (the build takes every .c of the folder) with int
+ * cmd_NAME(int argc, char **argv), or, when programs may run it too, int
  * cli_NAME_io(cli_io *io, int argc, char **argv) (cli_session_parse_io, common.h);
  * declare it below and add its row to COMMANDS in commands.c at its place in --help's
  * order. */

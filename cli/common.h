@@ -1,9 +1,11 @@
 /* common.h — what the subcommands share above the option parser: the argument-side
  * helpers for recorded inputs (--from, --device, import warnings), the strategy list
- * and --jobs, and the command prelude (cli_session): parse, --help, --format,
- * --on-oom, the strategies, --jobs, the traces, the device and the strategy options,
- * each a usage error or an I/O or trace error as the one sim_status convention of
- * cli_exit, so that each command keeps only its own logic. */
+ * and --jobs, and the command prelude (cli_session), so that each command keeps only
+ * its own logic. */
+
+/* The prelude takes, in turn: parse, --help, --format, --on-oom, the strategies,
+ * --jobs, the traces, the device and the strategy options, each a usage error or an
+ * I/O or trace error as the one sim_status convention of cli_exit. */
 #ifndef GPUSIM_CLI_COMMON_H
 #define GPUSIM_CLI_COMMON_H
 

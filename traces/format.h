@@ -1,16 +1,16 @@
 /* format.h — the one table of the trace formats gpusim reads (input_format, one row
- * each: its name, how it is recognised, its importer, what a recording in it says
- * about its real allocator), and that recorded reference data (input_recorded):
- * shared by the front door (input.h) and the importers (import_common.h), so that
- * neither includes the other.
- *
- * Adding a trace format: write traces/import_NAME.{h,c} (the build takes every .c of
- * the folder) with a function of the input_format.import signature, and add its row
- * to FORMATS in traces/format.c (the importer's include beside it), at its place in
- * the order the messages list formats in. input.c sniffs and opens by the table;
- * --from, its --help line, the "not a format gpusim reads" message and
- * --against-recorded's default strategy and message follow from the row. Then
- * describe it in traces/IMPORT.md. */
+ * each: its name, how it is recognised, its importer, what a recording in it says about
+ * its real allocator), and that recorded reference data (input_recorded): shared by the
+ * front door (input.h) and the importers (import_common.h), so that neither includes
+ * the other. */
+
+/* Adding a trace format: write traces/import_NAME.{h,c} (the build takes every .c of
+ * the folder) with a function of the input_format.import signature, and add its row to
+ * FORMATS in traces/format.c (the importer's include beside it), at its place in the
+ * order the messages list formats in. input.c sniffs and opens by the table; --from,
+ * its --help line, the "not a format gpusim reads" message and --against-recorded's
+ * default strategy and message follow from the row. Then describe it in
+ * traces/IMPORT.md. */
 #ifndef GPUSIM_FORMAT_H
 #define GPUSIM_FORMAT_H
 
