@@ -1121,3 +1121,30 @@ START_TEST(mutated_inputs_should_never_crash)
     }
 }
 END_TEST
+
+START_TEST(every_format_should_be_found_by_its_name_and_sniffed_by_keys_of_its_own)
+{
+    const input_format *g = NULL;
+    ck_assert(input_format_parse(NULL, &g) && g == NULL);
+    ck_assert(input_format_parse("auto", &g) && g == NULL);
+    ck_assert(!input_format_parse("nope", &g));
+    ck_assert(input_format_is_native(input_format_native()));
+    for (size_t i = 0; i < input_format_count(); i++) {
+        const input_format *f = input_format_get(i);
+        ck_assert(input_format_parse(f->name, &g));
+        ck_assert_ptr_eq(g, f);
+        ck_assert_ptr_nonnull(f->summary);
+        ck_assert(f->import != NULL || f->magic == NULL);
+        ck_assert(f->import_magic == NULL || f->magic != NULL);
+        /* a key names one format: sniffing takes the first format a key names */
+        for (const char *const *k = f->sniff_keys; k && *k; k++)
+            for (size_t j = 0; j < input_format_count(); j++)
+                for (const char *const *o = input_format_get(j)->sniff_keys; j != i && o && *o; o++)
+                    ck_assert_msg(strcmp(*k, *o) != 0, "'%s' names %s and %s", *k, f->name,
+                                  input_format_get(j)->name);
+    }
+    char buf[256];
+    ck_assert_str_eq(input_format_join(INPUT_FORMAT_NAMES, ", ", " or ", buf, sizeof buf),
+                     "auto, gpusim, torch-snapshot, kineto or tf-profile");
+}
+END_TEST
