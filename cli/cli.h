@@ -11,8 +11,6 @@
 #include <stdio.h>
 
 #include "sim/device.h"
-#include "sim/engine.h"
-#include "sim/evbuf.h"
 #include "sim/status.h"
 #include "sim/strategy.h"
 
