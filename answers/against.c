@@ -4,16 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *against_default_strategy(input_format f)
+const char *against_default_strategy(const input_format *f)
 {
-    switch (f) {
-    case INPUT_TORCH_SNAPSHOT:
-    case INPUT_KINETO: return "torch";
-    case INPUT_TF_PROFILE: return "greedy";
-    case INPUT_AUTO:
-    case INPUT_GPUSIM:
-    default: return NULL;
-    }
+    return f != NULL ? f->against_strategy : NULL;
 }
 
 bool against_has_recorded(const trace_input *in)

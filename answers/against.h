@@ -14,9 +14,10 @@
 #include "sim/event.h"
 #include "traces/input.h"
 
-/* The strategy that reproduces the recording's allocator: "torch" for PyTorch
- * snapshots and profiler traces, "greedy" for TensorFlow profiles, NULL for native. */
-const char *against_default_strategy(input_format f);
+/* The strategy that reproduces the recording's allocator (the format table's
+ * against_strategy, traces/format.h): "torch" for PyTorch snapshots and profiler
+ * traces, "greedy" for TensorFlow profiles, NULL for native. */
+const char *against_default_strategy(const input_format *f);
 
 /* Whether in carries any number from the real allocator (a curve or a peak). */
 bool against_has_recorded(const trace_input *in);
@@ -72,7 +73,7 @@ typedef struct against_placement {
 
 /* The whole comparison. */
 typedef struct against_result {
-    input_format format;       /* of the recording */
+    const input_format *format; /* of the recording */
     uint64_t events;           /* in the converted stream */
     const char *strategy;      /* cfg->ops->name */
     const char *alloc_conf;    /* the "alloc_conf" option the replay ran with, or NULL */

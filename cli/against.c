@@ -22,12 +22,12 @@ static sim_status against(cli_session *s, int *verdict)
     if (st != SIM_OK)
         return st;
     trace_input *in = s->in[0];
+    char recorded[512];
     if (!against_has_recorded(in))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--against-recorded: %s holds no numbers from the real allocator (it needs a PyTorch "
-                             "snapshot with segments, a profiler trace with \"Total Allocated\", or a TensorFlow "
-                             "memory profile)",
-                             a->positional[0]);
+                             "--against-recorded: %s holds no numbers from the real allocator (it needs %s)",
+                             a->positional[0],
+                             input_format_join(INPUT_FORMAT_RECORDED, ", ", ", or ", recorded, sizeof recorded));
     const char *sname = cli_get(a, "strategy");
     if (sname == NULL)
         sname = against_default_strategy(input_get_format(in));

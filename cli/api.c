@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "commands.h"
 #include "sim/buf.h"
 
 struct gpusim_api_call {
@@ -12,18 +12,6 @@ struct gpusim_api_call {
     sim_status status;
     sim_buf out, notes;
     char msg[1600];
-};
-
-typedef struct api_command {
-    const char *name;
-    int (*run)(cli_io *io, int argc, char **argv);
-} api_command;
-
-static const api_command API_COMMANDS[] = {
-    {"replay", cli_replay_io},
-    {"compare", cli_compare_io},
-    {"plan", cli_plan_io},
-    {"tune", cli_tune_io},
 };
 
 gpusim_api_call *gpusim_api_run(const char *command, int argc, char **argv, const char *mem_name, const void *mem,
@@ -38,16 +26,14 @@ gpusim_api_call *gpusim_api_run(const char *command, int argc, char **argv, cons
         .mem_name = mem_name, .mem = mem, .mem_len = mem_len, .out = &c->out, .notes = &c->notes};
     cli_io *io = &io_store;
     sim_error_clear(&io->err);
-    const api_command *cmd = NULL;
-    for (size_t i = 0; command && i < sizeof API_COMMANDS / sizeof API_COMMANDS[0]; i++)
-        if (strcmp(command, API_COMMANDS[i].name) == 0)
-            cmd = &API_COMMANDS[i];
-    if (cmd == NULL) {
+    const commands_entry *cmd = commands_find(command);
+    if (cmd == NULL || cmd->io == NULL) {
+        char names[256];
         c->exit_code = 2;
-        c->status = sim_error_set(&io->err, SIM_EUSAGE, NULL, 0, 0,
-                                  "unknown command '%s' (expected replay, compare, plan or tune)", command ? command : "");
+        c->status = sim_error_set(&io->err, SIM_EUSAGE, NULL, 0, 0, "unknown command '%s' (expected %s)",
+                                  command ? command : "", commands_io_names(names, sizeof names));
     } else {
-        c->exit_code = cmd->run(io, argc, argv);
+        c->exit_code = cmd->io(io, argc, argv);
         c->status = io->err.status;
     }
     if (c->status == SIM_EUSAGE)

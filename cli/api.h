@@ -1,9 +1,11 @@
 /* api.h — gpusim as a library (libgpusim.so) for programs rather than a shell: the
- * Python module (python/gpusim) calls it through ctypes. One call runs one command
- * (replay, compare, plan, tune) on an argument vector exactly as the command line does,
- * where one positional trace may be bytes in memory (a snapshot serialised by the
- * caller, no file in between), and keeps the command's output and, when it failed,
- * what kind of failure and the message the command line would have printed. */
+ * Python module (python/gpusim) calls it through ctypes. */
+
+/* One call runs one command (replay, compare, plan, tune) on an argument vector exactly
+ * as the command line does, where one positional trace may be bytes in memory (a
+ * snapshot serialised by the caller, no file in between), and keeps the command's
+ * output and, when it failed, what kind of failure and the message the command line
+ * would have printed. */
 #ifndef GPUSIM_CLI_API_H
 #define GPUSIM_CLI_API_H
 

@@ -14,17 +14,9 @@
 extern const cli_opt CLI_CATALOG_OPTS[];
 
 /* A listing command's --help: "usage: gpusim NAME [--format=text|json]", the text
- * about (a paragraph), and CLI_CATALOG_OPTS. */
+ * about (a paragraph), and CLI_CATALOG_OPTS. A listing command's cli_command takes
+ * CLI_CATALOG_OPTS and CLI_USES_FORMAT, and its help function calls this. */
 void cli_catalog_help(const char *name, const char *about);
-
-/* Defines the cli_command var of a listing command called name (takes CLI_CATALOG_OPTS
- * and --format), whose --help is cli_catalog_help(name, about). */
-#define CLI_CATALOG_COMMAND(var, name, about)                                                                         \
-    static void var##_help(void)                                                                                      \
-    {                                                                                                                 \
-        cli_catalog_help(name, about);                                                                                \
-    }                                                                                                                 \
-    static const cli_command var = {name, CLI_CATALOG_OPTS, var##_help, CLI_USES_FORMAT, NULL}
 
 typedef struct cli_catalog {
     const cli_command *cmd;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "common.h"
 #include "cli.h"
 #include "reports/junit.h"

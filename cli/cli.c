@@ -7,8 +7,10 @@
 #include "sim/gpus.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
+#include "traces/format.h"
 
 const char cli_strategy_options_mark[] = "strategy options";
+const char cli_from_help[] = "the input's format (default: detected)";
 
 static bool name_is(const char *want, const char *name, size_t n)
 {
@@ -182,6 +184,12 @@ void cli_print_options(FILE *f, const cli_opt *table)
             continue;
         char head[64];
         snprintf(head, sizeof head, "--%s%s", o->name, o->takes_value == CLI_OPTIONAL_VALUE ? "[=...]" : o->takes_value ? "=..." : "");
+        if (o->help == cli_from_help) {
+            char names[256];
+            fprintf(f, "  %-30s %s: %s\n", head, input_format_join(INPUT_FORMAT_NAMES, "|", "|", names, sizeof names),
+                    o->help);
+            continue;
+        }
         fprintf(f, "  %-30s %s\n", head, o->help);
     }
 }

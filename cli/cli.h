@@ -1,7 +1,8 @@
-/* cli.h — what the subcommands of the `gpusim` program share: a small option
- * parser (--name=value or --name value, unknown options are usage errors), the
- * device options (--gpu, --capacity, --context, --compute-capability), the strategy
- * options passed through to strategies as key/value pairs, and error printing. */
+/* cli.h — the option-parser library of the `gpusim` program (and of validate/'s
+ * tools): a small parser (--name=value or --name value, unknown options are usage
+ * errors), the device options (--gpu, --capacity, --context, --compute-capability),
+ * the strategy options passed through to strategies as key/value pairs, and error
+ * printing. The program's commands are cli/commands.h. */
 #ifndef GPUSIM_CLI_H
 #define GPUSIM_CLI_H
 
@@ -10,11 +11,8 @@
 #include <stdio.h>
 
 #include "sim/device.h"
-#include "sim/engine.h"
-#include "sim/evbuf.h"
 #include "sim/status.h"
 #include "sim/strategy.h"
-#include "answers/batch.h"
 
 #define CLI_MAX_ARGS 256
 #define CLI_MAX_KV 32
@@ -93,6 +91,9 @@ int cli_exit(const char *cmd, sim_status st, const sim_error *err);
  * cli spelling. */
 extern const char cli_strategy_options_mark[];
 #define CLI_STRATEGY_OPTS {cli_strategy_options_mark, true, ""}
+/* The help of --from (CLI_INPUT_OPTS), which --help writes after the names of the
+ * formats from their table (traces/format.h): "auto|gpusim|...: the input's format". */
+extern const char cli_from_help[];
 /* How help writes a strategy option's value: SIZE, F, STR or the choices (tf|jax). */
 const char *cli_option_metavar(const strategy_option *o);
 
@@ -123,22 +124,5 @@ uint32_t cli_strategy_kv(const cli_args *a, sim_kv *kv, uint32_t cap);
 sim_status cli_strategy_opts_apply(const cli_args *a, const strategy_ops *const *ops, uint32_t n, sim_error *err);
 
 #define CLI_MAX_STRATEGIES 32
-
-struct capture;
-/* The positional traces, in memory, through the two passes of an HTML report
- * (answers/capture.h); implemented in compare.c. */
-sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, struct capture **out, sim_error *err);
-
-int cmd_replay(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_plan(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_gpus(int argc, char **argv);
-int cmd_strategies(int argc, char **argv);
-int cmd_convert(int argc, char **argv);
-int cmd_synth(int argc, char **argv);
-int cmd_validate_report(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -1,9 +1,11 @@
 /* common.h — what the subcommands share above the option parser: the argument-side
  * helpers for recorded inputs (--from, --device, import warnings), the strategy list
- * and --jobs, and the command prelude (cli_session): parse, --help, --format,
- * --on-oom, the strategies, --jobs, the traces, the device and the strategy options,
- * each a usage error or an I/O or trace error as the one sim_status convention of
- * cli_exit, so that each command keeps only its own logic. */
+ * and --jobs, and the command prelude (cli_session), so that each command keeps only
+ * its own logic. */
+
+/* The prelude takes, in turn: parse, --help, --format, --on-oom, the strategies,
+ * --jobs, the traces, the device and the strategy options, each a usage error or an
+ * I/O or trace error as the one sim_status convention of cli_exit. */
 #ifndef GPUSIM_CLI_COMMON_H
 #define GPUSIM_CLI_COMMON_H
 
@@ -23,17 +25,11 @@ typedef struct cli_io {
     sim_error err;         /* how the command ended (cli_session_end), instead of printed */
 } cli_io;
 
-/* replay, compare, plan and tune run through io (cmd_NAME is NAME_io without one): the
- * exit status as the command's, the result in io->out, the failure in io->err. */
-int cli_replay_io(cli_io *io, int argc, char **argv);
-int cli_compare_io(cli_io *io, int argc, char **argv);
-int cli_plan_io(cli_io *io, int argc, char **argv);
-int cli_tune_io(cli_io *io, int argc, char **argv);
 
-
-/* The --from/--device help lines, for option tables. */
-#define CLI_INPUT_OPTS                                                                                       \
-    CLI_OPT("from", "auto|gpusim|torch-snapshot|kineto|tf-profile: the input's format (default: detected)"), \
+/* The --from/--device help lines, for option tables (--from's lists the formats there
+ * are, cli_from_help). */
+#define CLI_INPUT_OPTS               \
+    CLI_OPT("from", cli_from_help), \
     CLI_OPT("device", "N: the CUDA device to import from a recording (default: the one with most events)")
 
 /* The device, the strategies' options and the import options, in that order: the

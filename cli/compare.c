@@ -1,11 +1,12 @@
 /* gpusim compare TRACE... : the same trace(s) under several strategies on one device,
  * parsed once into memory and replayed in parallel threads, printed in a fixed
- * order (reports/compare.h). Also home of cli_traces_capture (cli.h). */
+ * order (reports/compare.h). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "common.h"
 #include "answers/batch.h"
 #include "answers/capture.h"
@@ -40,7 +41,9 @@ static void traces_close(void *ctx)
     (void)ctx;
 }
 
-sim_status cli_traces_capture(const batch_traces *t, const engine_config *cfg, capture **out, sim_error *err)
+/* The positional traces, in memory, through the two passes of an HTML report
+ * (answers/capture.h). */
+static sim_status traces_capture(const batch_traces *t, const engine_config *cfg, capture **out, sim_error *err)
 {
     traces_open_ctx *o = calloc(1, sizeof *o);
     if (o == NULL)
@@ -113,7 +116,7 @@ static void compare_task(void *ctx, size_t i)
     cfg.progress_ctx = &rp;
     sim_error_clear(&row->err);
     if (j->report) {
-        row->st = cli_traces_capture(j->t, &cfg, &row->cap, &row->err);
+        row->st = traces_capture(j->t, &cfg, &row->cap, &row->err);
         row->run = row->cap ? row->cap->run : NULL;
     } else {
         row->st = batch_replay(j->t, &cfg, &row->run, &row->err);
@@ -135,11 +138,6 @@ static const cli_command COMPARE = {
         CLI_USES_KV,
     NULL,
 };
-
-int cmd_compare(int argc, char **argv)
-{
-    return cli_compare_io(NULL, argc, argv);
-}
 
 int cli_compare_io(cli_io *io, int argc, char **argv)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "common.h"
 #include "traces/input.h"
 #include "traces/trace.h"

@@ -2,12 +2,18 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "commands.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
 
-CLI_CATALOG_COMMAND(GPUS, "gpus",
-                    "The GPUs --gpu accepts, with the memory the allocators see and where each figure comes from.");
+static void gpus_help(void)
+{
+    cli_catalog_help("gpus", "The GPUs --gpu accepts, with the memory the allocators see and where each figure "
+                             "comes from.");
+}
+
+static const cli_command GPUS = {"gpus", CLI_CATALOG_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
 
 static void gpu_json(sim_buf *b, size_t i)
 {

@@ -9,6 +9,7 @@
 #include "answers/node.h"
 #include "answers/plan.h"
 #include "cli.h"
+#include "commands.h"
 #include "common.h"
 #include "reports/plan.h"
 #include "reports/progress.h"
@@ -267,11 +268,6 @@ static const cli_command PLAN = {
     "plan", PLAN_OPTS, plan_help,
     CLI_USES_FORMAT | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV, NULL,
 };
-
-int cmd_plan(int argc, char **argv)
-{
-    return cli_plan_io(NULL, argc, argv);
-}
 
 int cli_plan_io(cli_io *io, int argc, char **argv)
 {

@@ -8,6 +8,7 @@
 #include "answers/moment.h"
 #include "answers/node.h"
 #include "answers/whatif.h"
+#include "commands.h"
 #include "common.h"
 #include "cli.h"
 #include "reports/html.h"
@@ -425,11 +426,6 @@ static sim_status replay(cli_session *s, int *verdict)
     else
         sim_run_free(run);
     return st;
-}
-
-int cmd_replay(int argc, char **argv)
-{
-    return cli_replay_io(NULL, argc, argv);
 }
 
 int cli_replay_io(cli_io *io, int argc, char **argv)

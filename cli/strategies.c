@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "commands.h"
 #include "sim/buf.h"
 #include "strategies/registry.h"
 
@@ -42,9 +43,13 @@ static void option_text(sim_buf *b, const strategy_option *o)
         sim_buf_printf(b, "           %-32s %s (default: %s)\n", head, o->help, o->default_text);
 }
 
-CLI_CATALOG_COMMAND(STRATEGIES, "strategies",
-                    "Lists the allocator models --strategy accepts, each with the options it takes\n"
-                    "(text: one line per model, its options indented below it).");
+static void strategies_help(void)
+{
+    cli_catalog_help("strategies", "Lists the allocator models --strategy accepts, each with the options it takes\n"
+                                   "(text: one line per model, its options indented below it).");
+}
+
+static const cli_command STRATEGIES = {"strategies", CLI_CATALOG_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
 
 static void strategy_json(sim_buf *b, size_t i)
 {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "common.h"
 #include "sim/buf.h"
 #include "sim/clock.h"

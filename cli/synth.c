@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"

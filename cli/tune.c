@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "common.h"
 #include "answers/tune.h"
 #include "cli.h"
@@ -92,11 +93,6 @@ static sim_status tune_args(cli_session *s, tune_question *q, uint32_t *top)
             return SIM_OK;
     return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--strategy=%s is not an allocator of --framework=%s", name,
                          tune_framework_name(q->framework));
-}
-
-int cmd_tune(int argc, char **argv)
-{
-    return cli_tune_io(NULL, argc, argv);
 }
 
 int cli_tune_io(cli_io *io, int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "commands.h"
 #include "common.h"
 #include "reports/measured.h"
 #include "sim/buf.h"

@@ -1,11 +1,12 @@
 /* mpi.h — a sweep spread over the ranks of an MPI job (mpirun, srun). Rank 0
- * coordinates: it hands out one job at a time to whichever rank asks (traces
- * differ a lot in length), keeps giving a rank jobs of the trace it already
- * holds, writes every result to the file (run.h) and runs local workers of its
- * own. Ranks > 0 replay. A rank silent for longer than the heartbeat timeout
- * while it holds a job is declared dead: that job is reported lost (a later
- * --resume runs it) and the rest goes on. Built only with GPUSIM_MPI; without
- * it sweep_mpi_available() is false and the rest are never called. */
+ * coordinates: it hands out one job at a time to whichever rank asks (traces differ a
+ * lot in length), keeps giving a rank jobs of the trace it already holds, writes every
+ * result to the file (run.h) and runs local workers of its own. Ranks > 0 replay. */
+
+/* A rank silent for longer than the heartbeat timeout while it holds a job is declared
+ * dead: that job is reported lost (a later --resume runs it) and the rest goes on.
+ * Built only with GPUSIM_MPI; without it sweep_mpi_available() is false and the rest
+ * are never called. */
 #ifndef GPUSIM_SWEEP_MPI_H
 #define GPUSIM_SWEEP_MPI_H
 

@@ -6,7 +6,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,84 +18,6 @@
 #include "sim/units.h"
 #include "traces/input.h"
 #include "traces/json.h"
-
-/* ---------------------------------------------------------------- helpers */
-
-/* Byte offset → 1-based line of text. */
-static uint64_t line_of(const char *text, size_t off)
-{
-    uint64_t line = 1;
-    for (size_t i = 0; i < off && text[i]; i++)
-        if (text[i] == '\n')
-            line++;
-    return line;
-}
-
-#define SPEC_MAX_BYTES ((uint64_t)64 << 20) /* a spec is a small hand-written file */
-
-static sim_status read_spec(const char *path, char **text, size_t *len, sim_error *err)
-{
-    sim_status st = sim_read_file(path, SPEC_MAX_BYTES, text, len, err);
-    if (st == SIM_EIO) {
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read the sweep spec: %s", why);
-    } else if (st == SIM_ENOMEM) {
-        return spec_nomem(err);
-    }
-    return st;
-}
-
-/* ---------------------------------------------------------------- loading state */
-
-sim_status spec_error(loader *l, sim_status st, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sim_error_set(l->err, st, l->spec_path, 0, 0, "%s", msg);
-}
-
-char *spec_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
-sim_status spec_nomem(sim_error *err)
-{
-    return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-}
-
-bool spec_value_text(const cJSON *v, char *buf, size_t cap)
-{
-    if (cJSON_IsString(v)) {
-        snprintf(buf, cap, "%s", v->valuestring);
-        return true;
-    }
-    if (cJSON_IsNumber(v)) {
-        snprintf(buf, cap, "%.15g", v->valuedouble);
-        return true;
-    }
-    if (cJSON_IsBool(v)) {
-        snprintf(buf, cap, "%s", cJSON_IsTrue(v) ? "on" : "off");
-        return true;
-    }
-    return false;
-}
-
-void spec_join_dir(const loader *l, const char *p, char *out, size_t cap)
-{
-    if (p[0] == '/' || l->dir[0] == '\0')
-        snprintf(out, cap, "%s", p);
-    else
-        snprintf(out, cap, "%s/%s", l->dir, p);
-}
 
 /* ---------------------------------------------------------------- devices */
 
@@ -128,6 +49,14 @@ static sim_status parse_size(loader *l, const cJSON *v, const char *what, uint64
     return SIM_OK;
 }
 
+/* The catalog GPU g as a device, with the spec's context. */
+static device_info catalog_device(const gpu_model *g, uint64_t context)
+{
+    device_info info = gpus_device_info(g);
+    info.context_bytes = context;
+    return info;
+}
+
 static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
 {
     device_info info = {0};
@@ -137,9 +66,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (strcmp(n, "all") == 0 || strcmp(n, "catalog") == 0) {
             for (size_t i = 0; i < gpus_count(); i++) {
                 const gpu_model *g = gpus_get(i);
-                info.capacity_bytes = g->capacity_bytes;
-                info.cc_major = g->cc_major;
-                info.cc_minor = g->cc_minor;
+                info = catalog_device(g, context);
                 sim_status st = push_device(l, g->name, &info);
                 if (st != SIM_OK)
                     return st;
@@ -148,9 +75,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         }
         const gpu_model *g = gpus_find(n);
         if (g) {
-            info.capacity_bytes = g->capacity_bytes;
-            info.cc_major = g->cc_major;
-            info.cc_minor = g->cc_minor;
+            info = catalog_device(g, context);
             return push_device(l, g->name, &info);
         }
         sim_error e;
@@ -191,9 +116,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (g == NULL)
             return spec_error(l, SIM_EUSAGE, "\"devices\": unknown GPU '%s' (see 'gpusim gpus')",
                               cJSON_IsString(gpu) ? gpu->valuestring : "?");
-        info.capacity_bytes = g->capacity_bytes;
-        info.cc_major = g->cc_major;
-        info.cc_minor = g->cc_minor;
+        info = catalog_device(g, context);
         snprintf(devname, sizeof devname, "%s", g->name);
     }
     if (cap) {
@@ -213,15 +136,8 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         if (st != SIM_OK)
             return st;
     }
-    if (cc) {
-        unsigned maj = 0, min = 0;
-        char extra;
-        if (!cJSON_IsString(cc) || sscanf(cc->valuestring, "%u.%u%c", &maj, &min, &extra) != 2 || maj > 20 ||
-            min > 9)
-            return spec_error(l, SIM_EUSAGE, "\"devices\": \"compute_capability\" must be a string \"X.Y\"");
-        info.cc_major = maj;
-        info.cc_minor = min;
-    }
+    if (cc && (!cJSON_IsString(cc) || !gpus_parse_cc(cc->valuestring, &info.cc_major, &info.cc_minor)))
+        return spec_error(l, SIM_EUSAGE, "\"devices\": \"compute_capability\" must be a string \"X.Y\"");
     if (name) {
         if (!cJSON_IsString(name) || !name->valuestring[0])
             return spec_error(l, SIM_EUSAGE, "\"devices\": \"name\" must be a non-empty string");
@@ -448,7 +364,7 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
     *out = NULL;
     char *text = NULL;
     size_t len = 0;
-    sim_status st = read_spec(path, &text, &len, err);
+    sim_status st = spec_read(path, &text, &len, err);
     if (st != SIM_OK)
         return st;
     sweep_spec *s = calloc(1, sizeof *s);
@@ -480,7 +396,7 @@ sim_status sweep_spec_load(const char *path, unsigned flags, sweep_spec **out, s
             st = sim_error_set(err, SIM_EUSAGE, path, jl, 0, "the sweep spec is not valid JSON (column %lu: %s)", jc,
                                why + at);
         else
-            st = sim_error_set(err, SIM_EUSAGE, path, line_of(text, off), 0, "the sweep spec is not valid JSON%s%s%s",
+            st = sim_error_set(err, SIM_EUSAGE, path, spec_line_of(text, off), 0, "the sweep spec is not valid JSON%s%s%s",
                                why[0] ? " (" : "", why, why[0] ? ")" : "");
     } else {
         st = load_doc(&l, doc);

@@ -1,9 +1,11 @@
 /* spec.h — a sweep specification (docs/sweep.md): the traces (files, globs,
- * directories), devices (catalog names or capacities), strategies and option sets
- * of a `gpusim sweep`, read from JSON and checked before any work starts, and the
- * jobs of their cross product, numbered in coordinate order (trace, device,
- * strategy, option set). The spec's "node" entries (machines with several GPUs)
- * follow its devices in the device dimension. It runs nothing: see run.h. */
+ * directories), devices (catalog names or capacities), strategies and option sets of a
+ * `gpusim sweep`, read from JSON and checked before any work starts, and the jobs of
+ * their cross product, numbered in coordinate order (trace, device, strategy, option
+ * set). */
+
+/* The spec's "node" entries (machines with several GPUs) follow its devices in the
+ * device dimension. It runs nothing: see run.h. */
 #ifndef GPUSIM_SWEEP_SPEC_H
 #define GPUSIM_SWEEP_SPEC_H
 

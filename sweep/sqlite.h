@@ -1,13 +1,14 @@
 /* sqlite.h — a sweep's results as an SQLite database (`--output=FILE.sqlite`), for
- * teams that query them: one row per job of the finished JSONL, which stays the
- * journal beside it (FILE.jsonl: appended per job, what --resume continues from).
- * The table `jobs` has the job's identity (job, trace, device, strategy, options),
- * then every key of its JSONL line as a column: the result's keys by their own names
+ * teams that query them: one row per job of the finished JSONL, which stays the journal
+ * beside it (FILE.jsonl: appended per job, what --resume continues from). */
+
+/* The table `jobs` has the job's identity (job, trace, device, strategy, options), then
+ * every key of its JSONL line as a column: the result's keys by their own names
  * (peak_reserved_bytes, ooms, ...), nested ones joined by "_" (fragmentation_at_peak,
  * first_oom_cause, stats_...), the other objects' keys after the object's name
- * (device_capacity_bytes, strategy_options_alloc_conf, error_message), and `line`,
- * the JSONL line itself. Built with SQLite when CMake finds it (libsqlite3-dev);
- * without it, --output=FILE.sqlite is a usage error that says so. */
+ * (device_capacity_bytes, strategy_options_alloc_conf, error_message), and `line`, the
+ * JSONL line itself. Built with SQLite when CMake finds it (libsqlite3-dev); without
+ * it, --output=FILE.sqlite is a usage error that says so. */
 #ifndef GPUSIM_SWEEP_SQLITE_H
 #define GPUSIM_SWEEP_SQLITE_H
 

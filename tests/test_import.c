@@ -210,7 +210,7 @@ START_TEST(hta_trace_should_pair_every_free_by_address)
     if (p == NULL)
         return;
     trace_input *in = open_ok(p, NULL, -1);
-    ck_assert_int_eq(input_get_format(in), INPUT_KINETO);
+    ck_assert_str_eq(input_format_name(input_get_format(in)), "kineto");
     /* 1 + : the allocation live before the recording, then the recorded ones */
     expect_counts(in, 1 + 26770, 1 + 13385, 13385);
     ck_assert_uint_eq(input_warning_count(in), 1); /* only "recorded mid-run": no inferred pairing */
@@ -358,7 +358,7 @@ static const want SNAPSHOT_EVENTS[] = {
 
 static void check_snapshot(trace_input *in)
 {
-    ck_assert_int_eq(input_get_format(in), INPUT_TORCH_SNAPSHOT);
+    ck_assert_str_eq(input_format_name(input_get_format(in)), "torch-snapshot");
     check_events(in, SNAPSHOT_EVENTS, sizeof SNAPSHOT_EVENTS / sizeof SNAPSHOT_EVENTS[0]);
     ck_assert_str_eq(input_event_at(in, 9)->name,
                      "recorded oom: 10737418240 bytes requested, 1234 free on the device");
@@ -549,7 +549,7 @@ END_TEST
 START_TEST(tf_profile_should_replay_its_sampled_activities_and_say_so)
 {
     trace_input *in = open_ok(data("tf_profile_small.json"), NULL, -1);
-    ck_assert_int_eq(input_get_format(in), INPUT_TF_PROFILE);
+    ck_assert_str_eq(input_format_name(input_get_format(in)), "tf-profile");
     static const want W[] = {
         {SIM_OP_ALLOC, 1, 256, 0, 0, 0, NULL},
         {SIM_OP_FREE, 1, 0, 0, 0, 0, NULL},
@@ -670,7 +670,7 @@ START_TEST(converting_a_native_trace_twice_should_give_identical_bytes)
     char p[512];
     snprintf(p, sizeof p, "%s/a1.jsonl", tmpdir());
     trace_input *in = open_ok(p, NULL, -1);
-    ck_assert_int_eq(input_get_format(in), INPUT_GPUSIM);
+    ck_assert_str_eq(input_format_name(input_get_format(in)), "gpusim");
     ck_assert_str_eq(input_alloc_conf(in), "max_split_size_mb:256");
     ck_assert_ptr_null(input_get_recorded(in));
     input_close(in);
@@ -1120,5 +1120,35 @@ START_TEST(mutated_inputs_should_never_crash)
         free(buf);
         free(orig);
     }
+}
+END_TEST
+
+START_TEST(every_format_should_be_found_by_its_name_and_sniffed_by_keys_of_its_own)
+{
+    const input_format *g = NULL;
+    ck_assert(input_format_parse(NULL, &g) && g == NULL);
+    ck_assert(input_format_parse("auto", &g) && g == NULL);
+    ck_assert(!input_format_parse("nope", &g));
+    ck_assert(input_format_is_native(input_format_native()));
+    for (size_t i = 0; i < input_format_count(); i++) {
+        const input_format *f = input_format_get(i);
+        ck_assert(input_format_parse(f->name, &g));
+        ck_assert_ptr_eq(g, f);
+        ck_assert_ptr_nonnull(f->summary);
+        ck_assert(f->import != NULL || f->magic == NULL);
+        ck_assert(f->import_magic == NULL || f->magic != NULL);
+        /* a key names one format: sniffing takes the first format a key names */
+        for (const char *const *k = f->sniff_keys; k && *k; k++)
+            for (size_t j = 0; j < input_format_count(); j++)
+                for (const char *const *o = input_format_get(j)->sniff_keys; j != i && o && *o; o++)
+                    ck_assert_msg(strcmp(*k, *o) != 0, "'%s' names %s and %s", *k, f->name,
+                                  input_format_get(j)->name);
+    }
+    /* "auto, gpusim, ... or LAST" */
+    char buf[256], last[64];
+    input_format_join(INPUT_FORMAT_NAMES, ", ", " or ", buf, sizeof buf);
+    snprintf(last, sizeof last, " or %s", input_format_get(input_format_count() - 1)->name);
+    ck_assert_msg(strncmp(buf, "auto, gpusim, ", 14) == 0, "%s", buf);
+    ck_assert_str_eq(buf + strlen(buf) - strlen(last), last);
 }
 END_TEST

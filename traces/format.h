@@ -1,24 +1,83 @@
-/* format.h — the names of the trace formats gpusim reads and what a recording says
- * about its real allocator (input_recorded): shared by the front door (input.h) and
- * the importers (import_common.h), so that neither includes the other. */
+/* format.h — the one table of the trace formats gpusim reads (input_format, one row
+ * each: its name, how it is recognised, its importer, what a recording in it says about
+ * its real allocator), and that recorded reference data (input_recorded): shared by the
+ * front door (input.h) and the importers (import_common.h), so that neither includes
+ * the other. */
+
+/* Adding a trace format: write traces/import_NAME.{h,c} (the build takes every .c of
+ * the folder) with a function of the input_format.import signature, and add its row to
+ * FORMATS in traces/format.c (the importer's include beside it), at its place in the
+ * order the messages list formats in. input.c sniffs and opens by the table; --from,
+ * its --help line, the "not a format gpusim reads" message and --against-recorded's
+ * default strategy and message follow from the row. Then describe it in
+ * traces/IMPORT.md. */
 #ifndef GPUSIM_FORMAT_H
 #define GPUSIM_FORMAT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-typedef enum input_format {
-    INPUT_AUTO = 0,        /* detect by content */
-    INPUT_GPUSIM,          /* native v1, JSON or JSONL */
-    INPUT_TORCH_SNAPSHOT,  /* torch.cuda.memory._snapshot(): JSON or pickle */
-    INPUT_KINETO,          /* PyTorch profiler Chrome trace, [memory] events */
-    INPUT_TF_PROFILE       /* TensorFlow / XProf memory_profile JSON */
+#include "sim/status.h"
+#include "traces/json.h"
+
+struct imp_doc;
+
+typedef struct input_options {
+    int64_t device;   /* CUDA device ordinal to import (--device=N); -1 = the one with most events.
+                       * TF profiles: the allocator "GPU_N_bfc" (or "N"). */
+    bool prefetch;    /* a native trace in a regular file is read ahead on a second thread while
+                       * it is replayed (traces/prefetch.h); the results are the same */
+} input_options;
+
+/* One trace format. A format is named by a pointer to its row; NULL stands for
+ * "auto" (detect by content) where a format may be asked for. */
+typedef struct input_format {
+    const char *name;              /* the --from value: "torch-snapshot" */
+    const char *summary;           /* "a PyTorch memory snapshot as JSON or pickle", for the message
+                                    * about a file of no format gpusim reads */
+    /* Keys that name the format when one of them is a key of the top-level object (or of
+     * a bare array's first object), before any other format's key; NULL-terminated. */
+    const char *const *sniff_keys;
+    /* Content that starts with these magic_len bytes is this format (a pickle's PROTO
+     * opcode), or NULL; import_magic reads such content. */
+    const char *magic;
+    size_t magic_len;
+    /* The importer of the parsed JSON document: the converted events, the recorded
+     * numbers and the header into d (import_common.h); errors through imp_fail. NULL
+     * for the native format, which trace.h streams. */
+    sim_status (*import)(const json_value *root, const input_options *opt, struct imp_doc *d);
+    sim_status (*import_magic)(const unsigned char *data, size_t len, const input_options *opt, struct imp_doc *d);
+    /* What `replay --against-recorded` can compare in a recording of this format, for the
+     * message about one without ("a TensorFlow memory profile"), or NULL; and the strategy
+     * that reproduces the recording's allocator there (its default), or NULL. */
+    const char *recorded;
+    const char *against_strategy;
 } input_format;
 
-/* "auto", "gpusim", "torch-snapshot", "kineto", "tf-profile". */
-const char *input_format_name(input_format f);
-/* The format a --from= value names; false for an unknown name. */
-bool input_format_parse(const char *name, input_format *out);
+size_t input_format_count(void);
+/* The i-th format, i < input_format_count(), in the order messages list them. */
+const input_format *input_format_get(size_t i);
+/* f's name; "auto" for NULL. */
+const char *input_format_name(const input_format *f);
+/* The format a --from= value names (*out NULL for NULL or "auto"); false for an
+ * unknown name. */
+bool input_format_parse(const char *name, const input_format **out);
+/* Whether f is the native format v1 (no importer: trace.h reads it). */
+bool input_format_is_native(const input_format *f);
+/* The native format's row. */
+const input_format *input_format_native(void);
+
+/* Which text of every format input_format_join lists. */
+typedef enum input_format_text {
+    INPUT_FORMAT_NAMES,     /* "auto" and the names */
+    INPUT_FORMAT_SUMMARIES, /* the summaries */
+    INPUT_FORMAT_RECORDED,  /* the recorded texts, of the formats that have one */
+} input_format_text;
+/* That text of every format, in table order, separated by sep and the last two by
+ * last ("auto, gpusim ... or tf-profile"), into buf (always NUL-terminated); returns
+ * buf. */
+char *input_format_join(input_format_text what, const char *sep, const char *last, char *buf, size_t cap);
 
 /* What the recording itself says about the real allocator, for comparison with
  * a replay. Curves have one value per converted event (index i = event i+1 of
@@ -75,12 +134,5 @@ typedef struct input_recorded {
     /* The 0-based event index (a mark) of each recorded out-of-memory, ooms of them. */
     const uint64_t *oom_events;
 } input_recorded;
-
-typedef struct input_options {
-    int64_t device;   /* CUDA device ordinal to import (--device=N); -1 = the one with most events.
-                       * TF profiles: the allocator "GPU_N_bfc" (or "N"). */
-    bool prefetch;    /* a native trace in a regular file is read ahead on a second thread while
-                       * it is replayed (traces/prefetch.h); the results are the same */
-} input_options;
 
 #endif

@@ -1,19 +1,19 @@
-/* gtrace.h — the compact binary trace container (*.gtrace, traces/FORMAT.md,
- * "Binary container"): the same events as the native JSON/JSONL format v1,
- * losslessly (ids, sizes, times in ns, ready_t, streams, tags, marks, procs, the
- * header, and the source line of every event, so that replaying a converted trace
- * gives byte-identical results), at about 4-8 bytes per event.
+/* gtrace.h — the compact binary trace container (*.gtrace, traces/FORMAT.md, "Binary
+ * container"): the same events as the native JSON/JSONL format v1, losslessly (ids,
+ * sizes, times in ns, ready_t, streams, tags, marks, procs, the header, and the source
+ * line of every event, so that replaying a converted trace gives byte-identical
+ * results), at about 4-8 bytes per event. */
+
+/* Layout: an 8-byte magic, a versioned and checksummed header, then blocks of up to
+ * 65536 events (each with its own CRC-32C and its own string table), then an end block
+ * holding the event count. Reading is sequential with large buffered reads, one block
+ * at a time: memory is bounded by the largest block (about 1 MiB as written by gpusim,
+ * GTRACE_MAX_BLOCK at most), never by the file.
  *
- * Layout: an 8-byte magic, a versioned and checksummed header, then blocks of up
- * to 65536 events (each with its own CRC-32C and its own string table), then an
- * end block holding the event count. Reading is sequential with large buffered
- * reads, one block at a time: memory is bounded by the largest block (about
- * 1 MiB as written by gpusim, GTRACE_MAX_BLOCK at most), never by the file.
- *
- * Readers here never trust the file: every length, index, varint and value is
- * checked, a checksum mismatch or a truncated file is SIM_ETRACE (exit 3) with a
- * message naming the file and the event, and no event of a block is delivered
- * before the block's checksum was verified. */
+ * Readers here never trust the file: every length, index, varint and value is checked,
+ * a checksum mismatch or a truncated file is SIM_ETRACE (exit 3) with a message naming
+ * the file and the event, and no event of a block is delivered before the block's
+ * checksum was verified. */
 #ifndef GPUSIM_GTRACE_H
 #define GPUSIM_GTRACE_H
 

@@ -9,7 +9,7 @@
 #include "sim/buf.h"
 #include "sim/grow.h"
 
-void imp_doc_init(imp_doc *d, const char *path, input_format f)
+void imp_doc_init(imp_doc *d, const char *path, const input_format *f)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", path);

@@ -36,7 +36,7 @@ typedef struct imp_event {
 
 typedef struct imp_doc {
     char path[512];
-    input_format format;
+    const input_format *format;
     imp_event *ev;           /* recorded events, in time order */
     size_t n, cap;
     imp_event *pre;          /* synthetic allocations live at the start */
@@ -73,7 +73,7 @@ typedef struct imp_doc {
     sim_range *seed_planned;  /* owned */
 } imp_doc;
 
-void imp_doc_init(imp_doc *d, const char *path, input_format f);
+void imp_doc_init(imp_doc *d, const char *path, const input_format *f);
 void imp_doc_release(imp_doc *d);
 /* Append a recorded event (ids are given by the caller: imp_new_id). NULL on ENOMEM. */
 imp_event *imp_push(imp_doc *d);

@@ -1,10 +1,12 @@
 /* import_kineto.h — PyTorch profiler / Kineto Chrome traces (`*.pt.trace.json[.gz]`,
- * reference/trace-formats.md §1.12 and §4): the `[memory]` instant events of one
- * CUDA device become allocs and frees. With "Addr" (PyTorch ≥ ~1.13), a free pairs
- * with the live block at its address; without it (2021-era files), with the most
- * recent live allocation of the same size, and a warning says so. Frees of blocks
- * the trace never saw allocated become allocations live at the start. "Total
- * Allocated" / "Total Reserved" become the recorded reference curves. */
+ * reference/trace-formats.md §1.12 and §4): the `[memory]` instant events of one CUDA
+ * device become allocs and frees. */
+
+/* With "Addr" (PyTorch ≥ ~1.13), a free pairs with the live block at its address;
+ * without it (2021-era files), with the most recent live allocation of the same size,
+ * and a warning says so. Frees of blocks the trace never saw allocated become
+ * allocations live at the start. "Total Allocated" / "Total Reserved" become the
+ * recorded reference curves. */
 #ifndef GPUSIM_IMPORT_KINETO_H
 #define GPUSIM_IMPORT_KINETO_H
 

@@ -1,14 +1,16 @@
 /* import_snapshot_rebuild.h — the allocator state at a snapshot's first trace entry,
- * rebuilt the way pytorch.org/memory_viz does it: start from the final `segments`
- * and undo the trace backwards. Undoing a segment_alloc removes the segment,
- * undoing a segment_free puts it back (segment_map / segment_unmap grow and shrink
- * expandable ranges); the blocks live at the start are those the trace frees
- * without allocating them and those active at the end that it never allocated;
- * everything else in a segment was free, merged as the caching allocator always
- * merges free neighbours. The sizes of blocks known only from their free are the
- * recording's own rounding of the request (512 B, roundup_power2_divisions), with
- * the remainder a large-pool block keeps when it is not split. The result is a
- * sim_seed (sim/seed.h) for the torch strategy, or a reason why not. */
+ * rebuilt the way pytorch.org/memory_viz does it: start from the final `segments` and
+ * undo the trace backwards. */
+
+/* Undoing a segment_alloc removes the segment, undoing a segment_free puts it back
+ * (segment_map / segment_unmap grow and shrink expandable ranges); the blocks live at
+ * the start are those the trace frees without allocating them and those active at the
+ * end that it never allocated; everything else in a segment was free, merged as the
+ * caching allocator always merges free neighbours. The sizes of blocks known only from
+ * their free are the recording's own rounding of the request (512 B,
+ * roundup_power2_divisions), with the remainder a large-pool block keeps when it is not
+ * split. The result is a sim_seed (sim/seed.h) for the torch strategy, or a reason why
+ * not. */
 #ifndef GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 #define GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 

@@ -14,10 +14,6 @@
 
 #include "gtrace.h"
 #include "import_common.h"
-#include "import_kineto.h"
-#include "import_pickle.h"
-#include "import_snapshot.h"
-#include "import_tfprof.h"
 #include "json.h"
 #include "prefetch.h"
 #include "stream.h"
@@ -27,7 +23,7 @@
 
 struct trace_input {
     char path[512];
-    input_format format;
+    const input_format *format;
     trace_reader *native;
     bool has_doc;
     imp_doc doc;
@@ -243,25 +239,20 @@ static bool skip_value(scanner *c)
     return false;
 }
 
-static input_format format_of_key(const char *k)
+/* The format whose sniff key k is (the first in table order), or NULL. */
+static const input_format *format_of_key(const char *k)
 {
-    /* "version"/"time_unit" too, so that a native trace missing "format" gets the
-     * native reader's precise message rather than "not a format gpusim reads" */
-    if (strcmp(k, "format") == 0 || strcmp(k, "events") == 0 || strcmp(k, "version") == 0 ||
-        strcmp(k, "time_unit") == 0)
-        return INPUT_GPUSIM;
-    if (strcmp(k, "segments") == 0 || strcmp(k, "device_traces") == 0 || strcmp(k, "allocator_settings") == 0 ||
-        strcmp(k, "total_size") == 0 || strcmp(k, "blocks") == 0)
-        return INPUT_TORCH_SNAPSHOT;
-    if (strcmp(k, "traceEvents") == 0 || strcmp(k, "ph") == 0)
-        return INPUT_KINETO;
-    if (strcmp(k, "memoryProfilePerAllocator") == 0 || strcmp(k, "memoryIds") == 0 || strcmp(k, "numHosts") == 0)
-        return INPUT_TF_PROFILE;
-    return INPUT_AUTO;
+    for (size_t i = 0; i < input_format_count(); i++) {
+        const input_format *f = input_format_get(i);
+        for (const char *const *key = f->sniff_keys; key && *key; key++)
+            if (strcmp(k, *key) == 0)
+                return f;
+    }
+    return NULL;
 }
 
 /* Keys of the object at c->i ('{'), until one names a format. */
-static sniff_result scan_object(scanner *c, input_format *out)
+static sniff_result scan_object(scanner *c, const input_format **out)
 {
     c->i++;
     for (;;) {
@@ -279,8 +270,8 @@ static sniff_result scan_object(scanner *c, input_format *out)
         char key[64];
         if (!skip_string(c, key, sizeof key))
             return SNIFF_MORE;
-        input_format f = format_of_key(key);
-        if (f != INPUT_AUTO) {
+        const input_format *f = format_of_key(key);
+        if (f != NULL) {
             *out = f;
             return SNIFF_FOUND;
         }
@@ -296,12 +287,19 @@ static sniff_result scan_object(scanner *c, input_format *out)
     }
 }
 
-static sniff_result sniff(const char *s, size_t n, input_format *out)
+/* Whether text starts with f's magic bytes. */
+static bool has_magic(const input_format *f, const char *s, size_t n)
 {
-    if (n > 0 && (unsigned char)s[0] == 0x80) {
-        *out = INPUT_TORCH_SNAPSHOT; /* a pickle: protocol 2+ starts with PROTO */
-        return SNIFF_FOUND;
-    }
+    return f->magic != NULL && n >= f->magic_len && memcmp(s, f->magic, f->magic_len) == 0;
+}
+
+static sniff_result sniff(const char *s, size_t n, const input_format **out)
+{
+    for (size_t i = 0; i < input_format_count(); i++)
+        if (has_magic(input_format_get(i), s, n)) {
+            *out = input_format_get(i);
+            return SNIFF_FOUND;
+        }
     scanner c = {s, n, 0};
     if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
         c.i = 3;
@@ -326,10 +324,9 @@ static sniff_result sniff(const char *s, size_t n, input_format *out)
 
 static sim_status unknown_format(const char *path, sim_error *err)
 {
-    return sim_error_set(err, SIM_ETRACE, path, 0, 0,
-                         "not a format gpusim reads (expected a gpusim trace, a PyTorch memory snapshot as JSON or "
-                         "pickle, a PyTorch profiler/Kineto trace, or a TensorFlow memory profile; see "
-                         "traces/IMPORT.md)");
+    char formats[512];
+    return sim_error_set(err, SIM_ETRACE, path, 0, 0, "not a format gpusim reads (expected %s; see traces/IMPORT.md)",
+                         input_format_join(INPUT_FORMAT_SUMMARIES, ", ", ", or ", formats, sizeof formats));
 }
 
 static void native_alloc_conf(trace_input *in)
@@ -364,56 +361,42 @@ static sim_status parse_json(const char *path, json_parser *p, const char *text,
 }
 
 /* Import a whole document in memory (text is NUL-terminated at len). */
-static sim_status import_doc(trace_input *in, input_format f, const char *text, size_t len,
+static sim_status import_doc(trace_input *in, const input_format *f, const char *text, size_t len,
                              const input_options *opt, sim_error *err)
 {
     imp_doc *d = &in->doc;
     imp_doc_init(d, in->path, f);
     imp_set_err(d, err);
     in->has_doc = true;
-    sim_status st;
-    if (f == INPUT_TORCH_SNAPSHOT && len > 0 && (unsigned char)text[0] == 0x80) {
-        pickle_doc *pk = NULL;
-        const json_value *root = NULL;
-        st = pickle_parse(in->path, (const unsigned char *)text, len, &pk, &root, err);
-        if (st == SIM_OK)
-            st = import_snapshot(root, opt, d);
-        pickle_free(pk);
-        return st;
-    }
+    if (f->import_magic != NULL && has_magic(f, text, len))
+        return f->import_magic((const unsigned char *)text, len, opt, d);
+    if (f->import == NULL)
+        return sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format");
     json_parser *p = json_parser_new();
     if (p == NULL)
         return sim_error_set(err, SIM_ENOMEM, in->path, 0, 0, "out of memory");
     const json_value *root = NULL;
-    st = parse_json(in->path, p, text, len, &root, err);
-    if (st == SIM_OK) {
-        switch (f) {
-        case INPUT_TORCH_SNAPSHOT: st = import_snapshot(root, opt, d); break;
-        case INPUT_KINETO: st = import_kineto(root, opt, d); break;
-        case INPUT_TF_PROFILE: st = import_tfprof(root, opt, d); break;
-        case INPUT_AUTO:
-        case INPUT_GPUSIM:
-        default: st = sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format"); break;
-        }
-    }
+    sim_status st = parse_json(in->path, p, text, len, &root, err);
+    if (st == SIM_OK)
+        st = f->import(root, opt, d);
     json_parser_free(p);
     return st;
 }
 
 /* Open from bytes already in memory (a whole file, maybe inflated). */
-static sim_status open_bytes(trace_input *in, input_format f, const char *text, size_t len,
+static sim_status open_bytes(trace_input *in, const input_format *f, const char *text, size_t len,
                              const input_options *opt, sim_error *err)
 {
-    if (f == INPUT_AUTO && gtrace_is_magic(text, len))
-        f = INPUT_GPUSIM; /* the native binary container: trace_open_mem reads it */
-    if (f == INPUT_AUTO) {
+    if (f == NULL && gtrace_is_magic(text, len))
+        f = input_format_native(); /* the native binary container: trace_open_mem reads it */
+    if (f == NULL) {
         sniff_result r = sniff(text, len, &f);
         if (r != SNIFF_FOUND)
             return len == 0 ? sim_error_set(err, SIM_ETRACE, in->path, 0, 0, "empty file (expected a trace)")
                             : unknown_format(in->path, err);
     }
     in->format = f;
-    if (f == INPUT_GPUSIM) {
+    if (input_format_is_native(f)) {
         sim_status st = trace_open_mem(in->path, text, len, &in->native, err);
         if (st == SIM_OK)
             native_alloc_conf(in);
@@ -422,14 +405,14 @@ static sim_status open_bytes(trace_input *in, input_format f, const char *text, 
     return import_doc(in, f, text, len, opt, err);
 }
 
-static sim_status input_new(const char *path, const char *from, input_format *f, trace_input **out,
+static sim_status input_new(const char *path, const char *from, const input_format **f, trace_input **out,
                             sim_error *err)
 {
     *out = NULL;
+    char names[256];
     if (!input_format_parse(from, f))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--from: unknown format '%s' (expected auto, gpusim, torch-snapshot, kineto or "
-                             "tf-profile)", from);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--from: unknown format '%s' (expected %s)", from,
+                             input_format_join(INPUT_FORMAT_NAMES, ", ", " or ", names, sizeof names));
     trace_input *in = calloc(1, sizeof *in);
     if (in == NULL)
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -469,7 +452,7 @@ sim_status input_open(const char *path, const char *from, const input_options *o
 sim_status input_open_named(const char *path, const char *name, const char *from, const input_options *opt,
                             trace_input **out, sim_error *err)
 {
-    input_format f;
+    const input_format *f;
     trace_input *in;
     sim_status st = input_new(name, from, &f, &in, err);
     if (st != SIM_OK)
@@ -487,8 +470,8 @@ sim_status input_open_named(const char *path, const char *name, const char *from
     }
     bool whole_prefix = plen < SNIFF_PREFIX; /* the prefix is the whole content */
     bool gtrace = gtrace_is_magic(pre, plen);
-    if (f == INPUT_AUTO && !gtrace) {
-        input_format g = INPUT_AUTO;
+    if (f == NULL && !gtrace) {
+        const input_format *g = NULL;
         sniff_result r = sniff(pre, plen, &g);
         if (r == SNIFF_FOUND)
             f = g;
@@ -500,7 +483,7 @@ sim_status input_open_named(const char *path, const char *name, const char *from
                                out);
         }
     }
-    if (gtrace && (f == INPUT_AUTO || f == INPUT_GPUSIM) && !in_stream_is_gzip(src)) {
+    if (gtrace && (f == NULL || input_format_is_native(f)) && !in_stream_is_gzip(src)) {
         /* the binary container is read by its own reader, which needs a file */
         in_stream_close(src);
         struct stat sb;
@@ -508,16 +491,16 @@ sim_status input_open_named(const char *path, const char *name, const char *from
             return finish_open(in, sim_error_set(err, SIM_EIO, name, 0, 0, "a binary .gtrace must be a regular file, "
                                                  "not a pipe (write it to a file, or convert it to .jsonl)"),
                                out);
-        in->format = INPUT_GPUSIM;
+        in->format = input_format_native();
         in->read_ahead = wants_read_ahead(path, opt);
         st = trace_open(path, &in->native, err);
         if (st == SIM_OK)
             native_alloc_conf(in);
         return finish_open(in, st, out);
     }
-    if (f == INPUT_GPUSIM && !gtrace) {
+    if (input_format_is_native(f) && !gtrace) {
         /* native text is streamed, never held whole, compressed or not */
-        in->format = INPUT_GPUSIM;
+        in->format = input_format_native();
         in->stream = src;
         in->read_ahead = wants_read_ahead(path, opt);
         trace_bytes b = {stream_bytes, src};
@@ -539,7 +522,7 @@ sim_status input_open_named(const char *path, const char *name, const char *from
 sim_status input_open_mem(const char *name, const void *data, size_t len, const char *from,
                           const input_options *opt, trace_input **out, sim_error *err)
 {
-    input_format f;
+    const input_format *f;
     trace_input *in;
     sim_status st = input_new(name, from, &f, &in, err);
     if (st != SIM_OK)
@@ -577,7 +560,7 @@ void input_close(trace_input *in)
     free(in);
 }
 
-input_format input_get_format(const trace_input *in)
+const input_format *input_get_format(const trace_input *in)
 {
     return in->format;
 }

@@ -1,14 +1,18 @@
-/* input.h — the one way gpusim opens a trace: any supported format, detected by
- * content (`from` = "auto") or named (`--from=`): the native format v1 (streamed
- * through trace.h), a PyTorch memory snapshot (JSON, or the pickle that
- * torch.cuda.memory._dump_snapshot writes), a Kineto / PyTorch profiler Chrome trace
- * (`*.pt.trace.json[.gz]`) and a TensorFlow/XProf memory profile JSON. gzip input
- * is inflated first. Recorded formats are converted, in memory, into the native
- * event stream: exact ids, sizes, times in ns (rebased so the first recorded event
- * is at 0), streams, and ready_t for stream-ordered frees. What the recording says
- * about the real allocator (its allocated/reserved curves and peaks) is kept as
- * reference data for `replay --against-recorded`. traces/IMPORT.md tells users how
- * to record each format and what gpusim does with it. */
+/* input.h — how gpusim's commands open a trace: any format of the table in format.h,
+ * detected by content (`from` = "auto") or named (`--from=`), gzip inflated first.
+ * Only the tools that replay validate/'s own native traces read them straight through
+ * trace.h: the harness (validate/vrun.c, validate/upstream/torch) and `gpusim
+ * validate-report`. */
+
+/* The native format v1 is streamed through trace.h; the recorded formats (a PyTorch
+ * memory snapshot as JSON or as the pickle torch.cuda.memory._dump_snapshot writes, a
+ * Kineto / PyTorch profiler Chrome trace `*.pt.trace.json[.gz]`, a TensorFlow/XProf
+ * memory profile JSON) are converted, in memory, into the native event stream: exact
+ * ids, sizes, times in ns (rebased so the first recorded event is at 0), streams, and
+ * ready_t for stream-ordered frees. What the recording says about the real allocator
+ * (its allocated/reserved curves and peaks) is kept as reference data for `replay
+ * --against-recorded`. traces/IMPORT.md tells users how to record each format and what
+ * gpusim does with it. */
 #ifndef GPUSIM_INPUT_H
 #define GPUSIM_INPUT_H
 
@@ -40,8 +44,8 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
                           const input_options *opt, trace_input **out, sim_error *err);
 void input_close(trace_input *in);
 
-/* The format that was read (never INPUT_AUTO). */
-input_format input_get_format(const trace_input *in);
+/* The format that was read (never NULL). */
+const input_format *input_get_format(const trace_input *in);
 /* The pull interface the engine reads (valid while in lives). A native trace in a
  * regular file opened with opt->prefetch is read ahead on a second thread
  * (traces/prefetch.h): the same events, strings and errors in the same order. */

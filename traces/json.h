@@ -1,10 +1,10 @@
-/* json.h — a small JSON parser for trace files: a DOM in a reusable arena, every
- * value with its line and column, numbers kept as their source text so integers
- * up to 2^64−1 (PyTorch addresses, byte counts) are read exactly, never through a
- * double. It reads traces, check's baselines and validate's measurements, where
- * "never silently rounded" is the contract (design.md §2); only the sweep reads its
- * own spec and results with cJSON. Strings are decoded to UTF-8; nesting depth is
- * bounded. */
+/* json.h — a small JSON parser for trace files: a DOM in a reusable arena, every value
+ * with its line and column, numbers kept as their source text so integers up to 2^64−1
+ * (PyTorch addresses, byte counts) are read exactly, never through a double. */
+
+/* It reads traces, check's baselines and validate's measurements, where "never silently
+ * rounded" is the contract (design.md §2); only the sweep reads its own spec and
+ * results with cJSON. Strings are decoded to UTF-8; nesting depth is bounded. */
 #ifndef GPUSIM_JSON_H
 #define GPUSIM_JSON_H
 

@@ -1,11 +1,13 @@
-/* jsonl_fast.h — the usual JSON Lines event line, parsed straight into an event
- * without building a DOM: an object of known keys, each once, with plain-digit
- * integers (no sign, fraction, exponent or leading zero, at most 16 digits) and
- * strings without escapes. It returns false, having changed nothing, for anything
- * else, including every line that is an error: trace.c's reader then reads the
- * line the general way and words the message, so accepted traces and messages are
- * exactly the same. On success the closing quotes of tag, proc and name in the
- * line (the caller's buffer, mutable) become NULs, so the strings need no copy. */
+/* jsonl_fast.h — the usual JSON Lines event line, parsed straight into an event without
+ * building a DOM: an object of known keys, each once, with plain-digit integers (no
+ * sign, fraction, exponent or leading zero, at most 16 digits) and strings without
+ * escapes. */
+
+/* It returns false, having changed nothing, for anything else, including every line
+ * that is an error: trace.c's reader then reads the line the general way and words the
+ * message, so accepted traces and messages are exactly the same. On success the closing
+ * quotes of tag, proc and name in the line (the caller's buffer, mutable) become NULs,
+ * so the strings need no copy. */
 #ifndef GPUSIM_JSONL_FAST_H
 #define GPUSIM_JSONL_FAST_H
 

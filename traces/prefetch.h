@@ -1,12 +1,13 @@
-/* prefetch.h — a trace source read ahead on a second thread: the thread pulls
- * events from the inner source into a small ring of fixed batches (PREFETCH_SLOTS
- * of PREFETCH_BATCH events, their strings copied beside them) while the caller
- * consumes the batches in order, so reading a file and replaying it overlap.
- * Memory is fixed, whatever the trace's length. The caller sees exactly what the
- * inner source gives, in the same order: every event before an error, then the
- * error (status and message as the inner source set them); it does not see how
- * far ahead the thread has read. For inputs that never block (regular files):
- * closing waits for the thread to finish the batch it is filling. */
+/* prefetch.h — a trace source read ahead on a second thread: the thread pulls events
+ * from the inner source into a small ring of fixed batches (PREFETCH_SLOTS of
+ * PREFETCH_BATCH events, their strings copied beside them) while the caller consumes
+ * the batches in order, so reading a file and replaying it overlap. Memory is fixed,
+ * whatever the trace's length. */
+
+/* The caller sees exactly what the inner source gives, in the same order: every event
+ * before an error, then the error (status and message as the inner source set them); it
+ * does not see how far ahead the thread has read. For inputs that never block (regular
+ * files): closing waits for the thread to finish the batch it is filling. */
 #ifndef GPUSIM_PREFETCH_H
 #define GPUSIM_PREFETCH_H
 

@@ -1,9 +1,10 @@
-/* trace.h — the native trace format v1 (design.md §2, traces/FORMAT.md): a reader
- * for both containers, detected by content (a JSON document with "events", or
- * JSON Lines: a header line then one event per line, streamed with memory
- * independent of the file's length), and a writer for both. The reader checks
- * everything that can be checked without replaying: keys, types, exact integers,
- * time order; the engine checks the rest (unknown ids, double frees). */
+/* trace.h — the native trace format v1 (design.md §2, traces/FORMAT.md): a reader for
+ * both containers, detected by content (a JSON document with "events", or JSON Lines: a
+ * header line then one event per line, streamed with memory independent of the file's
+ * length), and a writer for both. */
+
+/* The reader checks everything that can be checked without replaying: keys, types,
+ * exact integers, time order; the engine checks the rest (unknown ids, double frees). */
 #ifndef GPUSIM_TRACE_H
 #define GPUSIM_TRACE_H
 

@@ -1,12 +1,13 @@
-/* graph.h — the tensor-level training step the model generators (transformer,
- * cnn) share: a model is a parameter list plus a chain of segments (embeddings or
- * stem, one per layer or block, head), each a list of tensors in allocation order
- * marked saved-for-backward or temporary. This module turns that description into
- * events: weights, forward, backward (gradients appear while saved tensors die in
- * reverse), optimizer states, zero_grad, activation checkpointing (per segment or
- * selective), inference passes, mixed precision with fp32 master weights, frozen
- * parameters (LoRA), ZeRO-1/2/3 sharding over data-parallel ranks, and micro-batches
- * in a 1F1B pipeline schedule. The rules are in graph.c. */
+/* graph.h — the tensor-level training step the model generators (transformer, cnn)
+ * share: a model is a parameter list plus a chain of segments (embeddings or stem, one
+ * per layer or block, head), each a list of tensors in allocation order marked
+ * saved-for-backward or temporary. */
+
+/* This module turns that description into events: weights, forward, backward (gradients
+ * appear while saved tensors die in reverse), optimizer states, zero_grad, activation
+ * checkpointing (per segment or selective), inference passes, mixed precision with fp32
+ * master weights, frozen parameters (LoRA), ZeRO-1/2/3 sharding over data-parallel
+ * ranks, and micro-batches in a 1F1B pipeline schedule. The rules are in graph.c. */
 #ifndef GPUSIM_SYNTH_GRAPH_H
 #define GPUSIM_SYNTH_GRAPH_H
 

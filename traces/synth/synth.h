@@ -1,9 +1,11 @@
-/* synth.h — what the synthetic workload generators share: an output that hands
- * out fresh allocation ids, keeps the clock, tracks live bytes and writes every
- * event through the native trace writer (traces/trace.h, temp file + rename), the
- * seeded GSL random number generator each generator instance owns, and the
- * element types and optimizers the model generators understand. Errors are sticky:
- * after the first failed write every call is a no-op and close reports it. */
+/* synth.h — what the synthetic workload generators share: an output that hands out
+ * fresh allocation ids, keeps the clock, tracks live bytes and writes every event
+ * through the native trace writer (traces/trace.h, temp file + rename), the seeded GSL
+ * random number generator each generator instance owns, and the element types and
+ * optimizers the model generators understand. */
+
+/* Errors are sticky: after the first failed write every call is a no-op and close
+ * reports it. */
 #ifndef GPUSIM_SYNTH_H
 #define GPUSIM_SYNTH_H
 

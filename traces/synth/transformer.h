@@ -1,10 +1,12 @@
-/* transformer.h — synthetic trace of transformer training steps (or inference
- * passes) built from the model's shape: every parameter, gradient, optimizer
- * state, saved activation and temporary as its own allocation, in the order
- * PyTorch eager allocates them. The memory model is written out in transformer.c
- * and traces/synth/README.md. Three families: BERT (post-LN encoder, learned
- * positions, pooler, tied MLM projection), GPT-2 (pre-LN decoder, tied LM head),
- * LLaMA (RMSNorm, SwiGLU, rotary, no biases, untied LM head). */
+/* transformer.h — synthetic trace of transformer training steps (or inference passes)
+ * built from the model's shape: every parameter, gradient, optimizer state, saved
+ * activation and temporary as its own allocation, in the order PyTorch eager allocates
+ * them. */
+
+/* The memory model is written out in transformer.c and traces/synth/README.md. Three
+ * families: BERT (post-LN encoder, learned positions, pooler, tied MLM projection),
+ * GPT-2 (pre-LN decoder, tied LM head), LLaMA (RMSNorm, SwiGLU, rotary, no biases,
+ * untied LM head). */
 #ifndef GPUSIM_SYNTH_TRANSFORMER_H
 #define GPUSIM_SYNTH_TRANSFORMER_H
 
