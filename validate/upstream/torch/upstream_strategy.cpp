@@ -6,11 +6,16 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
+#if __has_include(<c10/cuda/PeerToPeerAccess.h>)
+#include <c10/cuda/PeerToPeerAccess.h> // releases from 2.9 on: c10 keeps the p2p cache
+#define GPUSIM_C10_P2P_CACHE 1
+#endif
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -92,6 +97,17 @@ bool has_primary_context(c10::DeviceIndex)
     return true;
 }
 
+// recordHistory(enabled, context_recorder, max_entries, when) until 2.7; later
+// releases add clearHistory and skip_actions
+template <typename F>
+void record_history(F f)
+{
+    if constexpr (std::is_invocable_v<F, bool, CCA::CreateContextFn, size_t, CCA::RecordContext>)
+        f(true, nullptr, 4, CCA::RecordContext::NEVER);
+    else
+        f(true, nullptr, 4, CCA::RecordContext::NEVER, false, std::vector<std::string>{});
+}
+
 // Trace stream k is an external CUDA stream with handle 0x1000 + 16k (stream 0 is
 // the default stream, handle 0): PyTorch orders free blocks by the stream
 // handle, and these handles keep the trace's stream order.
@@ -161,17 +177,23 @@ sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
     md.free_bytes = dev_free_bytes;
     md.process_bytes = dev_process_bytes;
     mock_cuda_reset(&md);
-    // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use
-    if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0) {
+    // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use;
+    // releases from 2.9 on read PYTORCH_ALLOC_CONF first
+    if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0 ||
+        setenv("PYTORCH_ALLOC_CONF", s->conf.c_str(), 1) != 0) {
         delete s;
         return sim_error_set(err, SIM_EIO, NULL, 0, 0, "upstream torch: setenv failed");
     }
     try {
         if (!g_initialised) {
             c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+#ifdef GPUSIM_C10_P2P_CACHE
+            // as ATen's CUDAHooks::init does; expandable segments ask it for fabric access
+            c10::cuda::detail::init_p2p_access_cache(1);
+#endif
             CCA::init(1);
             // the last trace entry names an OOM's rounded size (first_oom.size)
-            CCA::recordHistory(true, nullptr, 4, CCA::RecordContext::NEVER);
+            record_history(&CCA::recordHistory);
             g_initialised = true;
         }
         if (s->set_fraction)
@@ -392,7 +414,11 @@ strategy_ops make_ops()
 {
     strategy_ops o{};
     o.name = "torch"; // the model it stands in for: reports word its OOM advice as for gpusim's torch
+#ifdef GPUSIM_UPSTREAM_WHEEL
+    o.summary = "PyTorch's own CUDA caching allocator, a shipped wheel's libc10_cuda.so over a mock CUDA runtime";
+#else
     o.summary = "PyTorch's own CUDA caching allocator, built from source against a mock CUDA runtime";
+#endif
     o.create = up_create;
     o.destroy = up_destroy;
     o.alloc = up_alloc;

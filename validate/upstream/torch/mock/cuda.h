@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
+/* CUDA 12.1 unless the build says otherwise (the wheel check builds for 13.0) */
+#ifndef CUDA_VERSION
 #define CUDA_VERSION 12010
+#endif
 
 #ifdef __cplusplus
 extern "C" {
