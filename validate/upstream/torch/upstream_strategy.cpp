@@ -7,7 +7,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
 #if __has_include(<c10/cuda/PeerToPeerAccess.h>)
-#include <c10/cuda/PeerToPeerAccess.h> // releases from 2.9 on: c10 keeps the p2p cache
+#include <c10/cuda/PeerToPeerAccess.h> // where c10 keeps the p2p cache (2.14; 2.6 has it in ATen)
 #define GPUSIM_C10_P2P_CACHE 1
 #endif
 
@@ -97,8 +97,8 @@ bool has_primary_context(c10::DeviceIndex)
     return true;
 }
 
-// recordHistory(enabled, context_recorder, max_entries, when) until 2.7; later
-// releases add clearHistory and skip_actions
+// recordHistory(enabled, context_recorder, max_entries, when) in 2.6; 2.14 adds
+// clearHistory and skip_actions
 template <typename F>
 void record_history(F f)
 {
