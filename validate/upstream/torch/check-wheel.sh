@@ -8,11 +8,13 @@
 #
 #   validate/upstream/torch/check-wheel.sh [--torch-dir=DIR] [--torch-version=X]
 #                                          [--traces=N] [--seed=S] [--build=DIR]
+#                                          [--configs=FILE]
 #
 # --torch-dir: an unpacked wheel (lib/libc10.so, lib/libc10_cuda.so, include/);
 #   default $GPUSIM_TORCH_CUDA_DIR, else what `scripts/frameworks --env` names.
 # --torch-version: the release gpusim models for the comparison; default the
 #   wheel's own X.Y when gpusim models it, else main (gpusim's newest rules).
+# --configs: the configurations, in configs.txt's form (default configs.txt).
 # When the wheel is missing it says SKIPPED and why, logs the skip for scripts/test
 # ($GPUSIM_SKIP_LOG) and exits 0. The build goes to --build (default build-wheel/).
 # Exit status: 0 every run agrees (or skipped), 1 a run differs, 2 build failure.
@@ -24,6 +26,7 @@ version=
 traces=24
 seed=16
 build=$root/build-wheel
+configs=$here/configs.txt
 for a in "$@"; do
     case $a in
     --torch-dir=*) tdir_wheel=${a#*=} ;;
@@ -31,7 +34,8 @@ for a in "$@"; do
     --traces=*) traces=${a#*=} ;;
     --seed=*) seed=${a#*=} ;;
     --build=*) build=${a#*=} ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --configs=*) configs=${a#*=} ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "check-wheel.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
@@ -43,16 +47,19 @@ skip() {
     fi
     exit 0
 }
+missing=${GPUSIM_FRAMEWORKS_MISSING:-}
+if [ -z "$tdir_wheel" ] && [ -z "${GPUSIM_TORCH_CUDA_DIR+set}" ]; then
+    # not run from scripts/test, which exports what scripts/frameworks --env prints
+    if env=$("$root/scripts/frameworks" --env 2>/dev/null); then
+        GPUSIM_TORCH_CUDA_DIR=$(printf '%s\n' "$env" | sed -n "s/^GPUSIM_TORCH_CUDA_DIR=//p" | tr -d "'\"")
+        missing=$(printf '%s\n' "$env" | sed -n "s/^GPUSIM_FRAMEWORKS_MISSING=//p" | tr -d "'\"")
+    fi
+fi
 if [ -z "$tdir_wheel" ]; then
     tdir_wheel=${GPUSIM_TORCH_CUDA_DIR:-}
 fi
 if [ -z "$tdir_wheel" ]; then
-    if env=$("$root/scripts/frameworks" --env 2>/dev/null); then
-        tdir_wheel=$(printf '%s\n' "$env" | sed -n "s/^GPUSIM_TORCH_CUDA_DIR=//p" | tr -d "'\"")
-    fi
-fi
-if [ -z "$tdir_wheel" ]; then
-    skip "no PyTorch CUDA wheel unpacked (scripts/frameworks --env names no GPUSIM_TORCH_CUDA_DIR)"
+    skip "no PyTorch CUDA wheel unpacked (scripts/frameworks names no GPUSIM_TORCH_CUDA_DIR${missing:+: $missing})"
 fi
 for f in lib/libc10.so lib/libc10_cuda.so include/c10/cuda/CUDACachingAllocator.h; do
     if [ ! -f "$tdir_wheel/$f" ]; then
@@ -95,7 +102,7 @@ fi
 log=$build/wheel-check-$version.log
 : >"$log"
 for t in "$tdir"/u*.json; do
-    grep -v '^#' "$here/configs.txt" | while read -r label opts; do
+    grep -v '^#' "$configs" | while read -r label opts; do
         [ -n "$label" ] || continue
         # shellcheck disable=SC2086 # the options are words
         "$bin" "$t" --label="$label" --torch-version="$version" $opts || true
@@ -111,7 +118,7 @@ agree=$(grep -c '^agree ' "$log" || true)
 # the allocator's own warnings (expandable segments mapping past the card) are not results
 grep -v -E '^(agree |\[W[0-9]+ )' "$log" | head -n 40 || true
 echo "upstream wheel: $agree of $runs runs agree (gpusim --strategy=torch --torch-version=$version against PyTorch ${full:-?}'s libc10_cuda.so; log: $log)"
-expected=$(( $(find "$tdir" -name 'u*.json' | wc -l) * $(grep -v '^#' "$here/configs.txt" | grep -c .) +
+expected=$(( $(find "$tdir" -name 'u*.json' | wc -l) * $(grep -v '^#' "$configs" | grep -c .) +
              $(grep -v '^#' "$here/directed.txt" | grep -c .) ))
 if [ "$runs" -ne "$expected" ]; then
     echo "check-wheel.sh: $runs results for $expected runs" >&2

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -126,6 +127,23 @@ c10::cuda::CUDAStream stream_of(uint32_t stream)
 c10::cuda::CUDAStream side_stream()
 {
     return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x7fff0000u)), 0);
+}
+
+// The fraction the allocator itself holds (2.14: set_per_process_memory_fraction or the
+// per_process_memory_fraction key), or -1 where CUDAAllocator has no getMemoryFraction.
+template <typename A, typename = void>
+struct has_memory_fraction : std::false_type {};
+template <typename A>
+struct has_memory_fraction<A, std::void_t<decltype(std::declval<A &>().getMemoryFraction(c10::DeviceIndex{0}))>>
+    : std::true_type {};
+
+template <typename A>
+double allocator_memory_fraction(A *a)
+{
+    if constexpr (has_memory_fraction<A>::value)
+        return a->getMemoryFraction(0);
+    else
+        return -1.0;
 }
 
 void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
@@ -255,8 +273,10 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         uint64_t dev_free = device_free_bytes(s->dev);
         device_info info = device_get_info(s->dev);
         uint64_t limit = info.capacity_bytes > info.context_bytes ? info.capacity_bytes - info.context_bytes : 0;
-        if (s->set_fraction) {
-            uint64_t allowed = static_cast<uint64_t>(s->fraction * static_cast<double>(info.capacity_bytes));
+        double fraction = s->set_fraction ? s->fraction : allocator_memory_fraction(CCA::get());
+        if (s->set_fraction || (fraction > 0.0 && fraction < 1.0)) {
+            // a fraction from the configuration (per_process_memory_fraction) bounds it too
+            uint64_t allowed = static_cast<uint64_t>(fraction * static_cast<double>(info.capacity_bytes));
             limit = limit < allowed ? limit : allowed;
         }
         *oom = strategy_oom{};
