@@ -304,10 +304,20 @@ int main(int argc, char **argv)
     cJSON *xg = cJSON_ParseWithLength(jg.data, jg.len), *xu = cJSON_ParseWithLength(ju.data, ju.len);
     unsigned n_diff = 0;
     diff_json(xg, xu, "result", &msg, &n_diff);
-    cJSON_Delete(xg);
-    cJSON_Delete(xu);
     if (n_diff > 8)
         sim_buf_printf(&msg, "; ... %u keys differ", n_diff);
+    /* a first out-of-memory that differs only in its text or numbers: name its event,
+     * which no counter may show */
+    const cJSON *og = cJSON_GetObjectItemCaseSensitive(xg, "first_oom");
+    const cJSON *ou = cJSON_GetObjectItemCaseSensitive(xu, "first_oom");
+    if (cJSON_IsObject(og) && cJSON_IsObject(ou) && !cJSON_Compare(og, ou, true)) {
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(og, "event");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(og, "id");
+        if (cJSON_IsNumber(ev) && cJSON_IsNumber(id))
+            sim_buf_printf(&msg, "; first_oom at event %.0f (alloc id %.0f)", ev->valuedouble, id->valuedouble);
+    }
+    cJSON_Delete(xg);
+    cJSON_Delete(xu);
     sim_buf div;
     sim_buf_init(&div);
     bool diverged = first_divergence(rg, ru, &div);

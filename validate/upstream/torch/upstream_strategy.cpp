@@ -6,11 +6,17 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
+#if __has_include(<c10/cuda/PeerToPeerAccess.h>)
+#include <c10/cuda/PeerToPeerAccess.h> // where c10 keeps the p2p cache (2.14; 2.6 has it in ATen)
+#define GPUSIM_C10_P2P_CACHE 1
+#endif
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -92,6 +98,17 @@ bool has_primary_context(c10::DeviceIndex)
     return true;
 }
 
+// recordHistory(enabled, context_recorder, max_entries, when) in 2.6; 2.14 adds
+// clearHistory and skip_actions
+template <typename F>
+void record_history(F f)
+{
+    if constexpr (std::is_invocable_v<F, bool, CCA::CreateContextFn, size_t, CCA::RecordContext>)
+        f(true, nullptr, 4, CCA::RecordContext::NEVER);
+    else
+        f(true, nullptr, 4, CCA::RecordContext::NEVER, false, std::vector<std::string>{});
+}
+
 // Trace stream k is an external CUDA stream with handle 0x1000 + 16k (stream 0 is
 // the default stream, handle 0): PyTorch orders free blocks by the stream
 // handle, and these handles keep the trace's stream order.
@@ -110,6 +127,23 @@ c10::cuda::CUDAStream stream_of(uint32_t stream)
 c10::cuda::CUDAStream side_stream()
 {
     return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x7fff0000u)), 0);
+}
+
+// The fraction the allocator itself holds (2.14: set_per_process_memory_fraction or the
+// per_process_memory_fraction key), or -1 where CUDAAllocator has no getMemoryFraction.
+template <typename A, typename = void>
+struct has_memory_fraction : std::false_type {};
+template <typename A>
+struct has_memory_fraction<A, std::void_t<decltype(std::declval<A &>().getMemoryFraction(c10::DeviceIndex{0}))>>
+    : std::true_type {};
+
+template <typename A>
+double allocator_memory_fraction(A *a)
+{
+    if constexpr (has_memory_fraction<A>::value)
+        return a->getMemoryFraction(0);
+    else
+        return -1.0;
 }
 
 void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
@@ -161,17 +195,23 @@ sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
     md.free_bytes = dev_free_bytes;
     md.process_bytes = dev_process_bytes;
     mock_cuda_reset(&md);
-    // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use
-    if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0) {
+    // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use;
+    // releases from 2.9 on read PYTORCH_ALLOC_CONF first
+    if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0 ||
+        setenv("PYTORCH_ALLOC_CONF", s->conf.c_str(), 1) != 0) {
         delete s;
         return sim_error_set(err, SIM_EIO, NULL, 0, 0, "upstream torch: setenv failed");
     }
     try {
         if (!g_initialised) {
             c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+#ifdef GPUSIM_C10_P2P_CACHE
+            // as ATen's CUDAHooks::init does; expandable segments ask it for fabric access
+            c10::cuda::detail::init_p2p_access_cache(1);
+#endif
             CCA::init(1);
             // the last trace entry names an OOM's rounded size (first_oom.size)
-            CCA::recordHistory(true, nullptr, 4, CCA::RecordContext::NEVER);
+            record_history(&CCA::recordHistory);
             g_initialised = true;
         }
         if (s->set_fraction)
@@ -233,8 +273,10 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         uint64_t dev_free = device_free_bytes(s->dev);
         device_info info = device_get_info(s->dev);
         uint64_t limit = info.capacity_bytes > info.context_bytes ? info.capacity_bytes - info.context_bytes : 0;
-        if (s->set_fraction) {
-            uint64_t allowed = static_cast<uint64_t>(s->fraction * static_cast<double>(info.capacity_bytes));
+        double fraction = s->set_fraction ? s->fraction : allocator_memory_fraction(CCA::get());
+        if (s->set_fraction || (fraction > 0.0 && fraction < 1.0)) {
+            // a fraction from the configuration (per_process_memory_fraction) bounds it too
+            uint64_t allowed = static_cast<uint64_t>(fraction * static_cast<double>(info.capacity_bytes));
             limit = limit < allowed ? limit : allowed;
         }
         *oom = strategy_oom{};
@@ -392,7 +434,11 @@ strategy_ops make_ops()
 {
     strategy_ops o{};
     o.name = "torch"; // the model it stands in for: reports word its OOM advice as for gpusim's torch
+#ifdef GPUSIM_UPSTREAM_WHEEL
+    o.summary = "PyTorch's own CUDA caching allocator, a shipped wheel's libc10_cuda.so over a mock CUDA runtime";
+#else
     o.summary = "PyTorch's own CUDA caching allocator, built from source against a mock CUDA runtime";
+#endif
     o.create = up_create;
     o.destroy = up_destroy;
     o.alloc = up_alloc;

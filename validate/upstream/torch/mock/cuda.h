@@ -1,12 +1,16 @@
 /* Mock CUDA driver API (validate/upstream/torch): the virtual memory management calls
  * behind expandable segments, with the CUDA 12 headers' enum values. c10 reaches
- * them through DriverAPI::get() (mock_driver_api.cpp), never by these names. */
+ * them through DriverAPI::get(), never by these names: mock_driver_api.cpp in the
+ * source build, cudaGetDriverEntryPointByVersion (wheel/mock_cudart13.cpp) for a wheel. */
 #ifndef GPUSIM_MOCK_CUDA_H
 #define GPUSIM_MOCK_CUDA_H
 
 #include <stddef.h>
 
+/* CUDA 12.1 unless the build says otherwise (the wheel check builds for 13.0) */
+#ifndef CUDA_VERSION
 #define CUDA_VERSION 12010
+#endif
 
 #ifdef __cplusplus
 extern "C" {

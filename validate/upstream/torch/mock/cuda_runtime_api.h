@@ -8,7 +8,11 @@
 
 #include <stddef.h>
 
+/* CUDA 12.1 unless the build says otherwise: the wheel check (wheel/) builds the
+ * mock as CUDA 13.0's libcudart.so.13, with that release's struct layouts */
+#ifndef CUDART_VERSION
 #define CUDART_VERSION 12010
+#endif
 #define __host__
 #define __device__
 #define CUDART_CB
@@ -118,6 +122,33 @@ struct cudaMemAccessDesc {
 };
 typedef struct cudaMemAccessDesc cudaMemAccessDesc;
 
+#if CUDART_VERSION >= 13000
+/* CUDA 13.0's layout up to multiProcessorCount (a compiled libc10_cuda.so reads
+ * totalGlobalMem at offset 288), the rest of its 1008 bytes left opaque. */
+struct cudaDeviceProp {
+    char name[256];
+    struct {
+        char bytes[16];
+    } uuid;
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    size_t totalConstMem;
+    int major;
+    int minor;
+    size_t textureAlignment;
+    size_t texturePitchAlignment;
+    int multiProcessorCount;
+    char gpusim_rest[620];
+};
+#else
 /* The fields c10 reads; the rest of the real struct is left out. */
 struct cudaDeviceProp {
     char name[256];
@@ -129,6 +160,7 @@ struct cudaDeviceProp {
     int pciDeviceID;
     int pciDomainID;
 };
+#endif
 typedef struct cudaDeviceProp cudaDeviceProp;
 
 const char *cudaGetErrorString(cudaError_t error);
@@ -175,8 +207,47 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
+#if CUDART_VERSION >= 13000
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+typedef struct CUuserObject_st *cudaUserObject_t;
+typedef struct cudaGraphEdgeData_st {
+    unsigned char from_port, to_port, type, reserved[5];
+} cudaGraphEdgeData;
+typedef void (*cudaHostFn_t)(void *userData);
+enum cudaUserObjectFlags { cudaUserObjectNoDestructorSync = 0x1 };
+enum cudaUserObjectRetainFlags { cudaGraphUserObjectMove = 0x1 };
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                     unsigned long long *id_out, cudaGraph_t *graph_out,
+                                     const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
+                                     size_t *numDependencies_out);
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
+                                 unsigned int initialRefcount, unsigned int flags);
+cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count);
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                      unsigned int flags);
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies);
+typedef enum cudaGraphMemAttributeType {
+    cudaGraphMemAttrUsedMemCurrent = 0x0,
+    cudaGraphMemAttrUsedMemHigh = 0x1,
+    cudaGraphMemAttrReservedMemCurrent = 0x2,
+    cudaGraphMemAttrReservedMemHigh = 0x3
+} cudaGraphMemAttributeType;
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value);
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value);
+#define cudaEnableDefault 0x0
+typedef enum cudaDriverEntryPointQueryResult {
+    cudaDriverEntryPointSuccess = 0,
+    cudaDriverEntryPointSymbolNotFound = 1,
+    cudaDriverEntryPointVersionNotSufficent = 2
+} cudaDriverEntryPointQueryResult;
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus);
+#else
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
                                      unsigned long long *id_out);
+#endif
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode);
 
 cudaError_t cudaEventCreate(cudaEvent_t *event);

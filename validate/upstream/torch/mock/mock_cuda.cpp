@@ -7,7 +7,6 @@
 // completes the tag or someone synchronizes on it.
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,7 +16,6 @@
 #include "cuda.h"
 #include "cuda_runtime_api.h"
 #include "mock_cuda_host.h"
-#include "nvml.h"
 
 struct CUstream_st {
     int priority;
@@ -103,6 +101,12 @@ mock_cuda_counts mock_cuda_get_counts(void)
     return state().counts;
 }
 
+uint64_t mock_cuda_process_bytes(void)
+{
+    const MockState &s = state();
+    return s.have_dev ? s.dev.process_bytes(s.dev.ctx) : 0;
+}
+
 /* ==== Errors and versions ==== */
 
 const char *cudaGetErrorString(cudaError_t error)
@@ -136,13 +140,13 @@ cudaError_t cudaPeekAtLastError(void)
 
 cudaError_t cudaDriverGetVersion(int *v)
 {
-    *v = 12010;
+    *v = CUDART_VERSION;
     return cudaSuccess;
 }
 
 cudaError_t cudaRuntimeGetVersion(int *v)
 {
-    *v = 12010;
+    *v = CUDART_VERSION;
     return cudaSuccess;
 }
 
@@ -375,6 +379,25 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus *st
     return cudaSuccess;
 }
 
+#if CUDART_VERSION >= 13000
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                     cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                     size_t *n_deps)
+{
+    *status = cudaStreamCaptureStatusNone;
+    if (id != nullptr)
+        *id = 0;
+    if (graph != nullptr)
+        *graph = nullptr;
+    if (deps != nullptr)
+        *deps = nullptr;
+    if (edges != nullptr)
+        *edges = nullptr;
+    if (n_deps != nullptr)
+        *n_deps = 0;
+    return cudaSuccess;
+}
+#else
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id)
 {
     *status = cudaStreamCaptureStatusNone;
@@ -382,6 +405,7 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus 
         *id = 0;
     return cudaSuccess;
 }
+#endif
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *)
 {
@@ -531,42 +555,6 @@ CUresult cuMemsetD32Async(CUdeviceptr, unsigned int, size_t, CUstream)
 CUresult cuStreamWriteValue32(CUstream, CUdeviceptr, unsigned int, unsigned int)
 {
     return CUDA_SUCCESS;
-}
-
-/* ==== NVML: one device, this process alone on it ==== */
-
-nvmlReturn_t nvmlInit_v2(void)
-{
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *, nvmlDevice_t *device)
-{
-    *device = reinterpret_cast<nvmlDevice_t>(&state());
-    return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *)
-{
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t, unsigned int, nvmlPciInfo_t *)
-{
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t, unsigned int *count, nvmlProcessInfo_t *infos)
-{
-    MockState &s = state();
-    if (*count < 1) {
-        *count = 1;
-        return NVML_ERROR_INSUFFICIENT_SIZE;
-    }
-    *count = 1;
-    infos[0].pid = static_cast<unsigned int>(getpid());
-    infos[0].usedGpuMemory = s.have_dev ? s.dev.process_bytes(s.dev.ctx) : 0;
-    return NVML_SUCCESS;
 }
 
 } // extern "C"

@@ -51,6 +51,9 @@ typedef struct mock_cuda_counts {
 } mock_cuda_counts;
 mock_cuda_counts mock_cuda_get_counts(void);
 
+/* What this process holds on the device, its context included (NVML's usedGpuMemory). */
+uint64_t mock_cuda_process_bytes(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /* Mock NVML (validate/upstream/torch): the declarations c10/cuda/driver_api.h names.
- * Nothing in the replay calls them; the mock DriverAPI leaves them unset. */
+ * mock_nvml.cpp serves them. */
 #ifndef GPUSIM_MOCK_NVML_H
 #define GPUSIM_MOCK_NVML_H
 
@@ -34,6 +34,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
                                                   nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
 
 #ifdef __cplusplus
 }
