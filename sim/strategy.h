@@ -262,15 +262,9 @@ typedef struct strategy_ops {
     uint64_t (*limit)(const strategy *s, char *source, size_t n);
 } strategy_ops;
 
-/* For a strategy's ops table: opts and n_opts from its option array; and the members
- * every table sets, from functions named PREFIX_create, PREFIX_destroy, PREFIX_alloc,
- * PREFIX_free, PREFIX_free_ready, PREFIX_empty_cache, PREFIX_sample, PREFIX_stats,
- * PREFIX_options, PREFIX_check and PREFIX_walk (the optional ones follow by name). */
+/* For a strategy's ops table: opts and n_opts from its option array. Each table names
+ * its functions in full (.alloc = torch_alloc), so that a grep finds every use. */
 #define STRATEGY_OPTS_OF(table) .opts = (table), .n_opts = sizeof(table) / sizeof((table)[0])
-#define STRATEGY_OPS_FUNCTIONS(prefix)                                                                           \
-    .create = prefix##_create, .destroy = prefix##_destroy, .alloc = prefix##_alloc, .free = prefix##_free,      \
-    .free_ready = prefix##_free_ready, .empty_cache = prefix##_empty_cache, .sample = prefix##_sample,          \
-    .stats = prefix##_stats, .options = prefix##_options, .check = prefix##_check, .walk = prefix##_walk
 
 /* One value found by strategy_stat_find / strategy_option_find. */
 typedef enum strategy_stat_kind { STRATEGY_STAT_U64 = 0, STRATEGY_STAT_REAL, STRATEGY_STAT_TEXT } strategy_stat_kind;

@@ -786,7 +786,17 @@ static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
     STRATEGY_OPTS_OF(ASYNC_OPTIONS),
-    STRATEGY_OPS_FUNCTIONS(async),
+    .create = async_create,
+    .destroy = async_destroy,
+    .alloc = async_alloc,
+    .free = async_free,
+    .free_ready = async_free_ready,
+    .empty_cache = async_empty_cache,
+    .sample = async_sample,
+    .stats = async_stats,
+    .options = async_options,
+    .check = async_check,
+    .walk = async_walk,
     .locate = async_locate,
 };
 

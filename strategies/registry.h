@@ -3,8 +3,8 @@
  * options they describe in their ops tables (strategy_option, sim/strategy.h).
  *
  * Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
- * folder) exporting one getter of a `const strategy_ops` table (STRATEGY_OPS_FUNCTIONS
- * sets the members from functions named NAME_create ... NAME_walk), with opts listing
+ * folder) exporting one getter of a `const strategy_ops` table (each member written out:
+ * .create = NAME_create ... .walk = NAME_walk), with opts listing
  * its options (STRATEGY_OPTS_OF), and add the getter to GETTERS in registry.c at its
  * place in the usual order. Adding an option to a strategy: one STRATEGY_OPT_<KIND>
  * entry in its opts table, read in its create() and written back by its options()
