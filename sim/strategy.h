@@ -186,12 +186,40 @@ typedef struct strategy_lifetimes {
     uint32_t n_buffers;
 } strategy_lifetimes;
 
+/* The allocator family a model belongs to. Code outside strategies/ asks the table's
+ * traits below (family, framework, advice ...) and never a strategy's name: the
+ * reports, the what-if replays, the node's start rule and the recorded settings
+ * follow a new model from its table. */
+typedef enum strategy_family {
+    STRATEGY_FAMILY_BFC = 0,     /* TensorFlow/XLA's best-fit with coalescing: greedy, growth, limit */
+    STRATEGY_FAMILY_TORCH = 1,   /* PyTorch's CUDA caching allocator: torch */
+    STRATEGY_FAMILY_ASYNC = 2,   /* CUDA's stream-ordered pool (cudaMallocAsync): async */
+    STRATEGY_FAMILY_BOUND = 3,   /* a bound, not a caching allocator: raw, ideal */
+    STRATEGY_FAMILY_PLANNED = 4  /* offsets planned offline for a compiled graph: planned */
+} strategy_family;
+
 typedef struct strategy_ops {
     const char *name;     /* "greedy", "torch", ... */
     const char *summary;  /* one line for `gpusim strategies` */
     /* The options create() reads, each under its key; no two entries share a key. */
     const strategy_option *opts;
     uint32_t n_opts;
+
+    /* Traits: what the rest of the program knows of the model, as data. */
+    strategy_family family; /* its statistics' vocabulary too: --summary's framework view */
+    const char *framework;  /* the framework whose allocator it models ("torch", "tf", "jax"), or NULL */
+    /* One line: the settings to try when an OOM is fragmentation, in the user's terms; NULL:
+     * the reports' general advice. */
+    const char *advice;
+    /* The strategies (by name, NULL-terminated) whose replay after an OOM answers "would
+     * this set-up have fit?" (answers/whatif.h), or NULL for none. */
+    const char *const *whatif_strategies;
+    /* The first allocation takes the whole region (allow_growth=false), so a framework that
+     * starts on a device the job does not use holds it (answers/node.h). */
+    bool takes_region_at_start;
+    /* The option a recording's own allocator settings feed by default (PyTorch snapshots'
+     * allocator_settings: "alloc_conf"), or NULL. */
+    const char *recorded_conf_key;
 
     /* Create an instance; SIM_EUSAGE with a message for a bad option value. */
     sim_status (*create)(const strategy_config *cfg, strategy **out, sim_error *err);

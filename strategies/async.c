@@ -786,6 +786,8 @@ static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
     STRATEGY_OPTS_OF(ASYNC_OPTIONS),
+    .family = STRATEGY_FAMILY_ASYNC,
+    /* framework NULL: its presets wire it as CUDA, PyTorch or TensorFlow does */
     .create = async_create,
     .destroy = async_destroy,
     .alloc = async_alloc,

@@ -765,13 +765,22 @@ static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
 
 /* ==== ops tables ==== */
 
-/* One table per mode, in bfc_mode order; they differ in name, options and create. */
+/* After an OOM under any mode, the report asks whether greedy (one region that can
+ * coalesce) or limit (a logical device of all a process can have) would have fit. */
+static const char *const BFC_WHATIF[] = {"greedy", "limit", NULL};
+
+/* One table per mode, in bfc_mode order; they differ in name, options, create and advice. */
 static const strategy_ops BFC_OPS_TABLE[3] = {
     {
         .name = "greedy",
         .summary = "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
         .opts = BFC_LIMITS_GREEDY_OPTIONS,
         .n_opts = BFC_LIMITS_GREEDY_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier",
+        .whatif_strategies = BFC_WHATIF,
+        .takes_region_at_start = true,
         .create = greedy_create,
         .destroy = bfc_destroy,
         .alloc = bfc_alloc,
@@ -791,6 +800,11 @@ static const strategy_ops BFC_OPS_TABLE[3] = {
         .summary = "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
         .opts = BFC_LIMITS_GROWTH_OPTIONS,
         .n_opts = BFC_LIMITS_GROWTH_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "allow_growth=false (--strategy=greedy: one region that can coalesce), or "
+                  "TF_GPU_ALLOCATOR=cuda_malloc_async",
+        .whatif_strategies = BFC_WHATIF,
         .create = growth_create,
         .destroy = bfc_destroy,
         .alloc = bfc_alloc,
@@ -810,6 +824,10 @@ static const strategy_ops BFC_OPS_TABLE[3] = {
         .summary = "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
         .opts = BFC_LIMITS_LIMIT_OPTIONS,
         .n_opts = BFC_LIMITS_LIMIT_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier",
+        .whatif_strategies = BFC_WHATIF,
         .create = limit_create,
         .destroy = bfc_destroy,
         .alloc = bfc_alloc,

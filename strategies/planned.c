@@ -405,6 +405,8 @@ static const strategy_ops PLANNED_OPS = {
     .name = "planned",
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
     STRATEGY_OPTS_OF(PLANNED_OPTIONS),
+    .family = STRATEGY_FAMILY_PLANNED,
+    /* framework NULL: the plans are XLA's or TFLite's */
     .create = planned_create,
     .destroy = planned_destroy,
     .alloc = planned_alloc,

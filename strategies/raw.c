@@ -252,6 +252,8 @@ static const strategy_ops RAW_OPS = {
     .name = "raw",
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
     /* no options (opts NULL): the model has nothing to configure */
+    .family = STRATEGY_FAMILY_BOUND,
+    .advice = "a caching allocator (--strategy=torch) that rounds less per allocation",
     .create = raw_create,
     .destroy = raw_destroy,
     .alloc = raw_alloc,

@@ -28,9 +28,16 @@ size_t registry_count(void);
 const strategy_ops *registry_get(size_t i);
 /* The strategy called name, or NULL. */
 const strategy_ops *registry_find(const char *name);
+/* The first strategy, in the usual order, that models framework's allocator
+ * (ops->framework: "torch" finds torch, "tf" greedy), or NULL: what reproduces a
+ * recording of that framework by default. */
+const strategy_ops *registry_find_framework(const char *framework);
 
 /* ops's own entry for the sim_kv key, or NULL when ops does not take it. */
 const strategy_option *registry_option_of(const strategy_ops *ops, const char *key);
+/* The option of ops that a recording's own allocator settings feed (its
+ * recorded_conf_key: torch's --alloc-conf), or NULL when ops takes none. */
+const strategy_option *registry_recorded_conf(const strategy_ops *ops);
 /* The option spelt --cli (without the dashes) by any strategy, or NULL. */
 const strategy_option *registry_option_by_cli(const char *cli);
 /* The option whose sim_kv key is key in any strategy, or NULL. */

@@ -844,6 +844,11 @@ static const strategy_ops TORCH_OPS = {
     .summary = "PyTorch CUDA caching allocator (native backend), PYTORCH_CUDA_ALLOC_CONF options",
     .opts = torch_conf_options,
     .n_opts = TORCH_CONF_N_OPTIONS,
+    .family = STRATEGY_FAMILY_TORCH,
+    .framework = "torch",
+    .advice = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--alloc-conf=expandable_segments:True), "
+              "or max_split_size_mb to keep large blocks whole",
+    .recorded_conf_key = "alloc_conf",
     .create = torch_create,
     .destroy = torch_destroy,
     .alloc = torch_alloc,
