@@ -57,7 +57,7 @@ void bfc_bins_init(bfc_bins *fs);
 void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
 
 /* Add chunk h to bin b whatever its size: only to corrupt a state on purpose
- * (bfc_debug_corrupt), since the set's searches assume the bin of the size. */
+ * (tests/support/corrupt_bfc.c), since the set's searches assume the bin of the size. */
 void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b);
 
 /* Remove chunk h from the set, leaving its bin BFC_NO_BIN and its links BFC_NONE.
