@@ -46,8 +46,9 @@
  * it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
- * handle. The walker and the checker are torch_check.c, the stats and options
- * torch_report.c.
+ * handle. The pool sets, segment records and block merge are torch_segments.c (below
+ * this file and torch_expandable.c), the walker and the checker torch_check.c, the
+ * stats and options torch_report.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
@@ -63,70 +64,8 @@
 #include "sim/units.h"
 #include "torch_conf.h"
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
-
-/* ==== Pools and segments ==== */
-
-/* Insert a free block into its pool's set (BlockPool::insert_into_blocks); inline
- * for the hot paths here, torch_pool_insert for the other files. */
-static inline void pool_insert(strategy *s, uint32_t h)
-{
-    tblock *b = B(s, h);
-    b->state = BLOCK_FREE;
-    b->gc_base = (uint32_t)s->gc_counter[b->pool];
-    if (!fs_insert(&s->free_set[b->pool], h))
-        s->host_oom = true;
-}
-
-void torch_pool_insert(strategy *s, uint32_t h)
-{
-    pool_insert(s, h);
-}
-
-void torch_pool_erase(strategy *s, uint32_t h)
-{
-    fs_erase(&s->free_set[B(s, h)->pool], h);
-}
-
-/* The pool's free blocks in (stream, size, address) order, into the scratch list. */
-static void scratch_collect(strategy *s, unsigned pool)
-{
-    if (!fs_collect(&s->free_set[pool], &s->scratch))
-        s->host_oom = true;
-}
-
-uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
-{
-    uint32_t g = slots_take_uninit(&s->segs); /* written whole below */
-    if (g == T_NONE) {
-        s->host_oom = true;
-        return T_NONE;
-    }
-    tseg *seg = SEG(s, g);
-    *seg = (tseg){.base = base, .size = size, .mapped = expandable ? 0 : size, .seq = s->seg_seq++,
-                  .head = T_NONE, .stream = stream, .list_prev = s->seg_last, .list_next = T_NONE,
-                  .pool = (uint8_t)pool, .expandable = expandable};
-    if (s->seg_last != T_NONE)
-        SEG(s, s->seg_last)->list_next = g;
-    else
-        s->seg_first = g;
-    s->seg_last = g;
-    return g;
-}
-
-void torch_seg_drop(strategy *s, uint32_t g)
-{
-    tseg *seg = SEG(s, g);
-    if (seg->list_prev != T_NONE)
-        SEG(s, seg->list_prev)->list_next = seg->list_next;
-    else
-        s->seg_first = seg->list_next;
-    if (seg->list_next != T_NONE)
-        SEG(s, seg->list_next)->list_prev = seg->list_prev;
-    else
-        s->seg_last = seg->list_prev;
-    slots_put(&s->segs, g);
-}
 
 /* ==== Size rules (docs/allocators.md §2.2, §2.3) ==== */
 
@@ -171,41 +110,6 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 
 /* ==== Free path (docs/allocators.md §2.6) ==== */
 
-/* Merge src into dst when src is free in the same mapped state (try_merge_blocks);
- * returns the bytes subsumed. dst is in no set. */
-uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
-{
-    if (src == T_NONE)
-        return 0;
-    tblock *d = B(s, dst);
-    tblock *x = B(s, src);
-    bool dst_mapped = d->state != BLOCK_UNMAPPED;
-    if (x->state != (dst_mapped ? BLOCK_FREE : BLOCK_UNMAPPED))
-        return 0;
-    if (dst_mapped)
-        fs_erase(&s->free_set[x->pool], src);
-    else
-        fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
-    d = B(s, dst);
-    x = B(s, src);
-    if (d->prev == src) {
-        d->addr = x->addr;
-        d->prev = x->prev;
-        if (d->prev != T_NONE)
-            B(s, d->prev)->next = dst;
-        else
-            SEG(s, d->seg)->head = dst;
-    } else {
-        d->next = x->next;
-        if (d->next != T_NONE)
-            B(s, d->next)->prev = dst;
-    }
-    uint64_t subsumed = x->size;
-    d->size += subsumed;
-    slots_put(&s->blocks, src);
-    return subsumed;
-}
-
 /* free_block: the block returns to its pool, merged with its free neighbours. */
 static void free_block(strategy *s, uint32_t h)
 {
@@ -231,7 +135,7 @@ static void free_block(strategy *s, uint32_t h)
             net_bytes -= (int64_t)sub;
         }
     }
-    pool_insert(s, h);
+    torch_pool_insert(s, h);
     if (blk_is_split(s, h)) {
         net_blocks += 1;
         net_bytes += (int64_t)B(s, h)->size;
@@ -286,7 +190,7 @@ static bool releasable(const strategy *s, uint32_t h)
  * pages of its expandable segments. */
 static void release_blocks(strategy *s, unsigned pool)
 {
-    scratch_collect(s, pool);
+    torch_scratch_collect(s, pool);
     /* cudaFree the whole segments now; keep the expandable blocks, compacted to
      * the front of the list, for unmapping afterwards (PyTorch's to_unmap): a
      * handle freed here may be reused by a block the unmapping creates */
@@ -418,7 +322,7 @@ static void garbage_collect(strategy *s)
         return;
     uint64_t target = reserved - threshold;
     uint64_t reclaimed = 0, total_age = 0, count = 0;
-    scratch_collect(s, POOL_LARGE);
+    torch_scratch_collect(s, POOL_LARGE);
     for (uint32_t i = 0; i < s->scratch.len; i++) {
         if (releasable(s, s->scratch.h[i])) {
             total_age += gc_age(s, s->scratch.h[i]);
@@ -430,7 +334,7 @@ static void garbage_collect(strategy *s)
         double age_threshold = (double)total_age / (double)count;
         freed = false;
         /* the whole set is swept each pass: it does not stop at the target */
-        scratch_collect(s, POOL_LARGE);
+        torch_scratch_collect(s, POOL_LARGE);
         for (uint32_t i = 0; i < s->scratch.len; i++) {
             uint32_t h = s->scratch.h[i];
             if (!releasable(s, h) || (double)gc_age(s, h) < age_threshold)
@@ -540,7 +444,7 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
             r = B(s, rem);
             r->addr += size;
             r->size -= size;
-            pool_insert(s, rem);
+            torch_pool_insert(s, rem);
             if (already_split && !expandable) {
                 /* an already split free block shrinks by size bytes */
                 stats_down(s->st.inactive_split_bytes, pool, size);

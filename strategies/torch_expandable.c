@@ -5,6 +5,7 @@
  * free blocks. The unmapped ranges sit in one treap per pool by (stream, address). */
 #include "sim/units.h"
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
 
 static inline void unmapped_insert(strategy *s, uint32_t h)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
 
 static uint32_t seed_segment(strategy *s, const sim_seed_segment *sg)

@@ -1,5 +1,5 @@
-/* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c, torch_seed.c,
- * torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
+/* torch_types.h — private to the `torch` strategy (torch.c, torch_segments.c, torch_expandable.c,
+ * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -309,18 +309,6 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
 }
 
 /* ==== Shared between the files of the strategy ==== */
-
-/* torch.c: a free block enters its pool's set (BlockPool::insert_into_blocks:
- * state, GC age stamp, the set) and leaves it. */
-void torch_pool_insert(strategy *s, uint32_t h);
-void torch_pool_erase(strategy *s, uint32_t h);
-
-/* torch.c: a new segment record at the end of the list (address order), and its
- * removal; try_merge_blocks (merge src into dst when src is free in the same mapped
- * state, dst in no set; returns the bytes subsumed). */
-uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable);
-void torch_seg_drop(strategy *s, uint32_t g);
-uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
 
 /* torch_expandable.c: unmap the whole free pages inside free expandable block h,
  * giving back its address range when nothing of it stays mapped (release_blocks);

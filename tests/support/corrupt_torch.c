@@ -4,6 +4,7 @@
 
 #include "sim/units.h"
 #include "strategies/torch_freeset.h"
+#include "strategies/torch_segments.h"
 #include "strategies/torch_types.h"
 
 static uint32_t find_block(const strategy *s, strategy_block_state st, uint64_t min_size)
