@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "device.h"
-#include "report.h"
 #include "seed.h"
 #include "status.h"
 
