@@ -282,21 +282,21 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
     if (m == TORCH_CONF_NO_MAX_SPLIT)
         return false;
     uint64_t key = u64_max(size, m);
-    uint32_t it = fs_lower_bound(&s->free_set[pool], stream, key);
+    uint32_t it = torch_fs_lower_bound(&s->free_set[pool], stream, key);
     if (it != T_NONE) {
         if (!releasable(s, it))
             return false;
         release_block(s, it);
         return true;
     }
-    it = fs_last_below(&s->free_set[pool], stream, key);
+    it = torch_fs_last_below(&s->free_set[pool], stream, key);
     if (it == T_NONE)
         return false;
     uint64_t released = 0;
     while (released < key && B(s, it)->size >= m && B(s, it)->stream == stream && releasable(s, it)) {
         uint32_t cur = it;
         released += B(s, cur)->size;
-        it = fs_prev(&s->free_set[pool], cur);
+        it = torch_fs_prev(&s->free_set[pool], cur);
         release_block(s, cur);
         if (it == T_NONE)
             break;
@@ -354,7 +354,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
 {
     if (s->gc_on)
         s->gc_counter[pool]++; /* block reuse interval, tracked only with GC on */
-    fs_pos found = fs_find(&s->free_set[pool], stream, size);
+    torch_fs_pos found = torch_fs_find(&s->free_set[pool], stream, size);
     uint32_t it = found.h;
     if (it == T_NONE)
         return T_NONE;
@@ -363,7 +363,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
          * (expandable_segments is fixed for a run, so the branch that skips
          * expandable blocks when the option was turned off cannot arise) */
         for (;;) {
-            uint32_t nx = fs_next(&s->free_set[pool], it);
+            uint32_t nx = torch_fs_next(&s->free_set[pool], it);
             if (!B(s, it)->expandable || nx == T_NONE || B(s, nx)->stream != stream)
                 break;
             const tblock *a = B(s, it), *n = B(s, nx);
@@ -383,7 +383,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     if (size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
     if (it == found.h)
-        fs_take(&s->free_set[pool], found); /* no second search for it */
+        torch_fs_take(&s->free_set[pool], found); /* no second search for it */
     else
         torch_pool_erase(s, it);
     return it;
@@ -494,7 +494,7 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
  * block holding it has left its set). */
 static uint64_t largest_free(strategy *s)
 {
-    return u64_max(fs_largest(&s->free_set[POOL_SMALL]), fs_largest(&s->free_set[POOL_LARGE]));
+    return u64_max(torch_fs_largest(&s->free_set[POOL_SMALL]), torch_fs_largest(&s->free_set[POOL_LARGE]));
 }
 
 static void refresh_largest(strategy *s)
@@ -504,7 +504,7 @@ static void refresh_largest(strategy *s)
 
 static uint64_t free_bytes(const strategy *s)
 {
-    return fs_bytes(&s->free_set[POOL_SMALL]) + fs_bytes(&s->free_set[POOL_LARGE]);
+    return torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
 }
 
 static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
@@ -607,7 +607,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
     for (unsigned p = 0; p < N_POOLS; p++) {
-        fs_init(&s->free_set[p], &s->blocks);
+        torch_fs_init(&s->free_set[p], &s->blocks);
         s->unmapped_root[p] = T_NONE;
     }
     s->seg_first = s->seg_last = T_NONE;
@@ -624,8 +624,8 @@ static void torch_destroy(strategy *s)
     slots_release(&s->segs);
     slots_release(&s->allocs);
     for (unsigned p = 0; p < N_POOLS; p++)
-        fs_release(&s->free_set[p]);
-    fs_list_release(&s->scratch);
+        torch_fs_release(&s->free_set[p]);
+    torch_fs_list_release(&s->scratch);
     free(s);
 }
 

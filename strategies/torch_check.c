@@ -205,11 +205,11 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       "torch: the %s set of the %s pool holds a block at %llu that is not one of its %s blocks",
                       free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
-    if (tc->last != NULL && !fs_before(tc->last, n, !free_set))
+    if (tc->last != NULL && !torch_fs_before(tc->last, n, !free_set))
         tc->order_ok = false;
     /* the kept priority is the handle's, and a child's is no higher (a treap);
      * a child's validity is checked when the walk reaches it */
-    bool heap = n->pri == fs_pri(t);
+    bool heap = n->pri == torch_fs_pri(t);
     for (int i = 0; i < 2; i++) {
         uint32_t c = i ? n->right : n->left;
         if (c != T_NONE && slots_valid(&s->blocks, c) && B(s, c)->pri > n->pri)
@@ -220,10 +220,10 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       (unsigned long long)n->addr);
     tc->last = n;
     if (free_set) {
-        sim_report_insist(r, fs_bin(n->size) == tc->bin,
+        sim_report_insist(r, torch_fs_bin(n->size) == tc->bin,
                           "torch: free block at %llu of %llu bytes sits in size bin %u, its size belongs in bin %u",
-                          (unsigned long long)n->addr, (unsigned long long)n->size, tc->bin, fs_bin(n->size));
-        uint32_t i = fs_stream_slot(tc->f, n->stream);
+                          (unsigned long long)n->addr, (unsigned long long)n->size, tc->bin, torch_fs_bin(n->size));
+        uint32_t i = torch_fs_stream_slot(tc->f, n->stream);
         if (i < tc->f->n_ent && tc->f->ent[i].stream == n->stream) {
             tc->counts[i]++;
             tc->bits[(size_t)i * FB_WORDS + tc->bin / 64] |= (uint64_t)1 << (tc->bin % 64);
@@ -361,7 +361,7 @@ void torch_check(const strategy *s, sim_report *r)
                              st->oversize_segments.peak >= st->oversize_segments.current &&
                              st->oversize_allocations.current >= 0 && st->oversize_segments.current >= 0,
                       "torch: oversize counters are negative or above their peaks");
-    uint64_t free_bytes = fs_bytes(&s->free_set[POOL_SMALL]) + fs_bytes(&s->free_set[POOL_LARGE]);
+    uint64_t free_bytes = torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
     sim_report_insist(r, free_bytes == c.free_bytes, "torch: free bytes counter %llu, free blocks sum to %llu",
                       (unsigned long long)free_bytes, (unsigned long long)c.free_bytes);
     bool dirty = false;

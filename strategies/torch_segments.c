@@ -7,12 +7,12 @@
 
 void torch_pool_erase(strategy *s, uint32_t h)
 {
-    fs_erase(&s->free_set[B(s, h)->pool], h);
+    torch_fs_erase(&s->free_set[B(s, h)->pool], h);
 }
 
 void torch_scratch_collect(strategy *s, unsigned pool)
 {
-    if (!fs_collect(&s->free_set[pool], &s->scratch))
+    if (!torch_fs_collect(&s->free_set[pool], &s->scratch))
         s->host_oom = true;
 }
 
@@ -63,9 +63,9 @@ uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
     if (x->state != (dst_mapped ? BLOCK_FREE : BLOCK_UNMAPPED))
         return 0;
     if (dst_mapped)
-        fs_erase(&s->free_set[x->pool], src);
+        torch_fs_erase(&s->free_set[x->pool], src);
     else
-        fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
+        torch_fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
     d = B(s, dst);
     x = B(s, src);
     if (d->prev == src) {

@@ -34,7 +34,7 @@ enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
  * while the block sits in a set: BLOCK_FREE blocks are in free_set[pool], BLOCK_UNMAPPED
  * ones (expandable segments) in unmapped_root[pool]; USED and PENDING blocks in neither.
  * gc_base is the pool's get_free_block counter when the block entered its set;
- * bin its size bin there (fs_bin, kept so that leaving the set need not recompute it);
+ * bin its size bin there (torch_fs_bin, kept so that leaving the set need not recompute it);
  * pri its treap priority, written when it entered its treap (the top 16 bits of a
  * hash of its handle, kept so that a tree step reads it instead of rehashing). */
 typedef struct tblock {
@@ -51,7 +51,7 @@ typedef struct tblock {
     uint8_t state;
     uint8_t pool;
     uint8_t expandable;
-    uint16_t bin; /* the size bin it went into (fs_insert), while BLOCK_FREE */
+    uint16_t bin; /* the size bin it went into (torch_fs_insert), while BLOCK_FREE */
     uint16_t pri; /* treap priority, while in a set */
 } tblock;
 _Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
@@ -103,7 +103,7 @@ typedef struct tstats {
 } tstats;
 
 /* Free sets (one per pool; the operations are torch_freeset.h). Bin b holds the
- * free blocks whose size maps to b (fs_bin), in a treap ordered by (stream, size, address); each stream with
+ * free blocks whose size maps to b (torch_fs_bin), in a treap ordered by (stream, size, address); each stream with
  * free blocks in the pool has an entry in an index sorted by stream, with a
  * bitmap of the bins holding its blocks (TLSF's occupancy bitmaps: a 64-bit
  * summary over FB_WORDS words). */
@@ -129,7 +129,7 @@ typedef struct tfree {
     tstream *ent;             /* stream index, sorted by stream */
     uint32_t n_ent, cap_ent;
     uint32_t hint[FB_HINTS];  /* per stream mod FB_HINTS, the entry found last */
-    const slots *blocks;      /* the block records the links name (fs_init) */
+    const slots *blocks;      /* the block records the links name (torch_fs_init) */
     uint64_t bytes;           /* sum of the sizes of the blocks in the set */
     uint64_t largest;         /* largest size in the set, valid unless largest_dirty */
     bool largest_dirty;       /* the block holding it left the set: recompute */

@@ -43,12 +43,12 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
     case TORCH_CORRUPT_FREE_NOT_IN_SET:
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
-        fs_tree_erase(&s->blocks, &s->free_set[B(s, h)->pool].root[fs_bin(B(s, h)->size)], false, h);
+        torch_fs_tree_erase(&s->blocks, &s->free_set[B(s, h)->pool].root[torch_fs_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_USED_IN_SET:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;
-        fs_tree_insert(&s->blocks, &s->free_set[B(s, h)->pool].root[fs_bin(B(s, h)->size)], false, h);
+        torch_fs_tree_insert(&s->blocks, &s->free_set[B(s, h)->pool].root[torch_fs_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_WRONG_POOL:
         if (s->seg_first == T_NONE)
@@ -80,15 +80,15 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
         /* the second free block of a pool moves next to the first, in its bin,
          * then its key drops below the first's */
         for (unsigned p = 0; p < N_POOLS; p++) {
-            if (!fs_collect(&s->free_set[p], &s->scratch) || s->scratch.len < 2)
+            if (!torch_fs_collect(&s->free_set[p], &s->scratch) || s->scratch.len < 2)
                 continue;
             uint32_t h0 = s->scratch.h[0], h1 = s->scratch.h[1];
             tblock *lo = B(s, h0), *hi = B(s, h1);
-            fs_tree_erase(&s->blocks, &s->free_set[p].root[fs_bin(hi->size)], false, h1);
+            torch_fs_tree_erase(&s->blocks, &s->free_set[p].root[torch_fs_bin(hi->size)], false, h1);
             hi->stream = lo->stream;
             hi->size = lo->size;
             hi->addr = lo->addr + 1;
-            fs_tree_insert(&s->blocks, &s->free_set[p].root[fs_bin(lo->size)], false, h1);
+            torch_fs_tree_insert(&s->blocks, &s->free_set[p].root[torch_fs_bin(lo->size)], false, h1);
             hi->addr = lo->addr - 1;
             return true;
         }
@@ -98,9 +98,9 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
         uint32_t *roots = s->free_set[B(s, h)->pool].root;
-        uint32_t bin = fs_bin(B(s, h)->size);
-        fs_tree_erase(&s->blocks, &roots[bin], false, h);
-        fs_tree_insert(&s->blocks, &roots[bin ^ 1], false, h);
+        uint32_t bin = torch_fs_bin(B(s, h)->size);
+        torch_fs_tree_erase(&s->blocks, &roots[bin], false, h);
+        torch_fs_tree_insert(&s->blocks, &roots[bin ^ 1], false, h);
         return true;
     }
     case TORCH_CORRUPT_BIN_BITMAP:
@@ -110,10 +110,10 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
         tfree *f = &s->free_set[B(s, h)->pool];
-        tstream *e = fs_stream_entry(f, B(s, h)->stream);
+        tstream *e = torch_fs_stream_entry(f, B(s, h)->stream);
         if (e == NULL)
             return false;
-        uint32_t bin = fs_bin(B(s, h)->size);
+        uint32_t bin = torch_fs_bin(B(s, h)->size);
         if (kind == TORCH_CORRUPT_BIN_BITMAP)
             e->bits[bin / 64] ^= (uint64_t)1 << (bin % 64);
         else if (kind == TORCH_CORRUPT_BIN_SUMMARY)
@@ -121,7 +121,7 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
         else if (kind == TORCH_CORRUPT_STREAM_COUNT)
             e->n++;
         else
-            fs_stream_drop(f, e);
+            torch_fs_stream_drop(f, e);
         return true;
     }
     case TORCH_CORRUPT_STREAM_ORDER:
