@@ -50,6 +50,12 @@ typedef enum strategy_option_kind {
 /* "size", "real", "enum" or "text". */
 const char *strategy_option_kind_name(strategy_option_kind k);
 
+/* A bad option value, for create(): SIM_EUSAGE with "FLAG=VALUE: expected EXPECTED",
+ * followed by " (INNER)" when inner (the parser's own complaint) is not NULL; value
+ * NULL reads as "". Returns SIM_EUSAGE. */
+sim_status strategy_option_error(sim_error *err, const char *flag, const char *value, const char *expected,
+                                 const sim_error *inner);
+
 /* One option a strategy takes, described once: the command line, its --help, check's
  * baseline reader, sweep's spec keys and `gpusim strategies` are all generated from
  * the strategies' tables (strategies/registry.h). Strategies that share an option

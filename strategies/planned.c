@@ -49,8 +49,8 @@ static sim_status planned_create(const strategy_config *cfg, strategy **out, sim
             if (strcmp(v, PLANNER_NAMES[k]) == 0)
                 kind = (planner_kind)k;
         if (kind == PLANNER_COUNT)
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--planner=%s: expected xla, xla-spatial, xla-temporal, tflite or tflite-gpu", v);
+            return strategy_option_error(err, "--planner", v, "xla, xla-spatial, xla-temporal, tflite or tflite-gpu",
+                                         NULL);
     }
     uint64_t align = default_alignment(kind), limit = 0;
     if ((v = strategy_config_get(cfg, "alignment")) != NULL) {
