@@ -1,8 +1,8 @@
 /* registry.h — the strategies the program knows, in their usual order (the order of
  * `gpusim strategies` and of compare's and plan's default list), and lookups over the
- * options they describe in their ops tables (strategy_option, sim/strategy.h).
- *
- * Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
+ * options they describe in their ops tables (strategy_option, sim/strategy.h). */
+
+/* Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
  * folder) exporting one getter of a `const strategy_ops` table (each member written out:
  * .create = NAME_create ... .walk = NAME_walk), with opts listing
  * its options (STRATEGY_OPTS_OF), and add the getter to GETTERS in registry.c at its

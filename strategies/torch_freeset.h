@@ -1,18 +1,20 @@
 /* torch_freeset.h — the free set of one pool of the `torch` strategy (the role of
  * jemalloc's eset): free block records, held by handle in a slots table, ordered as
- * PyTorch's BlockPool std::set, by (stream, size, address). Stored TLSF-like: size
- * bins (exact below 16 KiB, then 32 per power of two; torch_fs_bin is monotone in size),
- * each a treap by (stream, size, address) whose priorities hash the handle (torch_fs_pri,
- * kept in the record; deterministic, expected depth O(log b), b = blocks in the
- * bin), and an index sorted by stream holding, per stream with free blocks, a
- * bitmap of its bins with a summary word, so the next occupied bin is two count-trailing-zeros away. The set
- * also keeps the sum of its sizes and its largest size; a block in the set keeps
- * its bin in its record. The raw treaps (torch_fs_tree_*) serve the unmapped ranges of
- * expandable segments too, ordered by (stream, address).
- * Costs: s = streams with free blocks in the set (lookup O(1) when the stream is
- * the one found last among those ≡ it mod FB_HINTS, else O(log s)); b = blocks in
- * one bin. No allocation except when a stream first
- * enters the index or a list grows. */
+ * PyTorch's BlockPool std::set, by (stream, size, address). Also the raw treaps that
+ * order expandable segments' unmapped ranges. */
+
+/* Stored TLSF-like: size bins (exact below 16 KiB, then 32 per power of two;
+ * torch_fs_bin is monotone in size), each a treap by (stream, size, address) whose
+ * priorities hash the handle (torch_fs_pri, kept in the record; deterministic, expected
+ * depth O(log b), b = blocks in the bin), and an index sorted by stream holding, per
+ * stream with free blocks, a bitmap of its bins with a summary word, so the next
+ * occupied bin is two count-trailing-zeros away. The set also keeps the sum of its sizes
+ * and its largest size; a block in the set keeps its bin in its record. The raw treaps
+ * (torch_fs_tree_*) serve the unmapped ranges of expandable segments too, ordered by
+ * (stream, address). Costs: s = streams with free blocks in the set (lookup O(1) when
+ * the stream is the one found last among those ≡ it mod FB_HINTS, else O(log s)); b =
+ * blocks in one bin. No allocation except when a stream first enters the index or a list
+ * grows. */
 #ifndef GPUSIM_TORCH_FREESET_H
 #define GPUSIM_TORCH_FREESET_H
 
