@@ -4,13 +4,18 @@
 
 /* Adding a strategy: write strategies/NAME.{h,c} (the build takes every .c of the
  * folder) exporting one getter of a `const strategy_ops` table (each member written out:
- * .create = NAME_create ... .walk = NAME_walk), with opts listing
- * its options (STRATEGY_OPTS_OF), and add the getter to GETTERS in registry.c at its
- * place in the usual order. Adding an option to a strategy: one STRATEGY_OPT_<KIND>
- * entry in its opts table, read in its create() and written back by its options()
- * (strategy.h); the command line, --help, check's baselines, sweep specs, compare's
- * default list and `gpusim strategies` follow from the table, and tests/cli_options.sh
- * round-trips the new option. */
+ * .create = NAME_create ... .walk = NAME_walk), with opts listing its options
+ * (STRATEGY_OPTS_OF) and its traits set (family, framework, advice, whatif_strategies,
+ * takes_region_at_start, recorded_conf_key: sim/strategy.h; the reports, what-ifs,
+ * --summary, --node and the recorded settings follow from them), and add the getter
+ * to GETTERS in registry.c at its place in the usual order. Its checker's corruption
+ * tests reach its private NAME_types.h from tests/support/corrupt_NAME.c.
+ *
+ * Adding an option to a strategy: one STRATEGY_OPT_<KIND> entry in its opts table,
+ * read in its create() and written back by its options() (strategy.h); the command
+ * line, --help, check's baselines, sweep specs, compare's default list and `gpusim
+ * strategies` follow from the table, and tests/cli_options.sh round-trips the new
+ * option. */
 #ifndef GPUSIM_REGISTRY_H
 #define GPUSIM_REGISTRY_H
 
