@@ -238,6 +238,7 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
     out->format = input_get_format(in);
     out->events = n;
     out->strategy = cfg->ops->name;
+    out->strategy_takes_recorded = cfg->ops->recorded_conf_key != NULL;
     for (uint32_t i = 0; i < cfg->n_opts; i++)
         if (strcmp(cfg->opts[i].key, "alloc_conf") == 0)
             out->alloc_conf = cfg->opts[i].value;

@@ -76,6 +76,7 @@ typedef struct against_result {
     const input_format *format; /* of the recording */
     uint64_t events;           /* in the converted stream */
     const char *strategy;      /* cfg->ops->name */
+    bool strategy_takes_recorded; /* cfg->ops->recorded_conf_key is set: a recording's settings feed it */
     const char *alloc_conf;    /* the "alloc_conf" option the replay ran with, or NULL */
     uint64_t capacity_bytes;   /* of the simulated device */
     bool completed;            /* the replay reached the end (no OOM under --on-oom=stop) */

@@ -72,6 +72,7 @@ static void take(moment *m, const sim_run *run, uint32_t p, uint64_t event)
     m->found = true;
     m->process = p;
     m->event = event;
+    m->ops = run->ops;
     strategy_stat_sink sink = {.u64 = sink_u64, .real = sink_real, .text = NULL, .ctx = m};
     run->ops->stats(run->procs[p].s, &sink);
 }

@@ -31,6 +31,8 @@ typedef struct moment {
     uint64_t event;      /* global event number (engine_tick.event); 0 for the end */
     uint64_t best;       /* MOMENT_PEAK: the reserved bytes of the peak so far */
     sim_oom_record oom;  /* MOMENT_OOM once found: the process's first OOM (the request) */
+    const strategy_ops *ops; /* the strategy whose statistics these are, once found; its family
+                              * names their vocabulary (reports/summary.h) */
     moment_stat *stats;  /* in the order the strategy emitted them */
     size_t n, cap;
 } moment;

@@ -83,7 +83,7 @@ sim_status node_parse_visible(const char *text, uint32_t n_devices, uint32_t vis
 
 bool node_takes_at_start(const strategy_ops *ops)
 {
-    return strcmp(ops->name, "greedy") == 0;
+    return ops->takes_region_at_start;
 }
 
 /* The framework's start on a device the job does not use: allocate 1 byte, free it. */

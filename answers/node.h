@@ -49,7 +49,8 @@ typedef struct node_job {
     uint32_t n_ranks;
 } node_job;
 
-/* Whether the strategy takes memory at start on every visible device. */
+/* Whether the strategy takes memory at start on every visible device (its trait
+ * takes_region_at_start, sim/strategy.h). */
 bool node_takes_at_start(const strategy_ops *ops);
 
 /* What one job holds on one device. */

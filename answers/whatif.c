@@ -39,7 +39,7 @@ static sim_status whatif_replay(const engine_config *cfg, const strategy_ops *op
 
 bool whatif_expandable_applies(const engine_config *cfg, const sim_run *run)
 {
-    if (strcmp(cfg->ops->name, "torch") != 0 || run->total.ooms == 0)
+    if (cfg->ops->family != STRATEGY_FAMILY_TORCH || run->total.ooms == 0)
         return false;
     for (uint32_t i = 0; i < cfg->n_opts; i++)
         if (strcmp(cfg->opts[i].key, "alloc_conf") == 0 && strstr(cfg->opts[i].value, EXPANDABLE) != NULL)
@@ -72,28 +72,35 @@ sim_status whatif_expandable(const engine_config *cfg, const sim_event_source *s
 
 /* ---------------------------------------------------------------- BFC */
 
-static bool is_bfc(const char *name)
+static bool is_bfc(const strategy_ops *ops)
 {
-    return strcmp(name, "greedy") == 0 || strcmp(name, "growth") == 0 || strcmp(name, "limit") == 0;
+    return ops->family == STRATEGY_FAMILY_BFC && ops->whatif_strategies != NULL;
 }
 
-/* The questions in order, less the run's own strategy. */
+/* The questions in order (the strategy's whatif_strategies), less the run's own strategy. */
 static const char *bfc_question(const engine_config *cfg, uint32_t i)
 {
-    static const char *const ASK[] = {"greedy", "limit"};
+    const char *const *ask = cfg->ops->whatif_strategies;
     uint32_t k = 0;
-    for (uint32_t j = 0; j < sizeof ASK / sizeof ASK[0]; j++) {
-        if (strcmp(ASK[j], cfg->ops->name) == 0)
+    for (uint32_t j = 0; ask != NULL && ask[j] != NULL; j++) {
+        if (strcmp(ask[j], cfg->ops->name) == 0)
             continue;
         if (k++ == i)
-            return ASK[j];
+            return ask[j];
     }
     return NULL;
 }
 
+/* Whether ops cannot run without a limit (TF's logical device: memory_limit). */
+static bool needs_limit(const strategy_ops *ops)
+{
+    const strategy_option *o = registry_option_of(ops, "limit");
+    return o != NULL && o->required;
+}
+
 uint32_t whatif_bfc_count(const engine_config *cfg, const sim_run *run)
 {
-    if (!is_bfc(cfg->ops->name) || run->total.ooms == 0)
+    if (!is_bfc(cfg->ops) || run->total.ooms == 0)
         return 0;
     uint32_t n = 0;
     while (bfc_question(cfg, n) != NULL)
@@ -107,7 +114,7 @@ sim_status whatif_bfc(const engine_config *cfg, const sim_run *run, uint32_t i, 
     memset(out, 0, sizeof *out);
     const char *name = bfc_question(cfg, i);
     const strategy_ops *ops = name ? registry_find(name) : NULL;
-    if (ops == NULL || !is_bfc(cfg->ops->name))
+    if (ops == NULL || !is_bfc(cfg->ops))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "what-if: no BFC question %u for strategy %s", i,
                              cfg->ops->name);
     if (cfg->n_opts >= WHATIF_MAX_OPTS)
@@ -119,7 +126,7 @@ sim_status whatif_bfc(const engine_config *cfg, const sim_run *run, uint32_t i, 
         if (strcmp(cfg->opts[k].key, "limit") != 0 && registry_option_of(ops, cfg->opts[k].key) != NULL)
             kv[n_kv++] = cfg->opts[k];
     char lim[32] = "";
-    if (strcmp(name, "limit") == 0) {
+    if (needs_limit(ops)) {
         /* TF's memory_limit is in MiB: all a process can have (with several processes,
          * an even share of the device), rounded down */
         device_info d = device_get_info(run->dev);
@@ -128,7 +135,7 @@ sim_status whatif_bfc(const engine_config *cfg, const sim_run *run, uint32_t i, 
         uint64_t room = (d.capacity_bytes > ctx ? d.capacity_bytes - ctx : 0) / procs;
         snprintf(lim, sizeof lim, "%lluMiB", (unsigned long long)(room / MiB));
         kv[n_kv++] = (sim_kv){"limit", lim};
-        snprintf(out->setting, sizeof out->setting, "--strategy=limit --limit=%s", lim);
+        snprintf(out->setting, sizeof out->setting, "--strategy=%s --limit=%s", name, lim);
     } else {
         snprintf(out->setting, sizeof out->setting, "--strategy=%s", name);
     }

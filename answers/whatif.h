@@ -27,9 +27,9 @@ typedef struct whatif {
 /* Options whatif_expandable can take (cfg->n_opts, the alloc_conf included). */
 #define WHATIF_MAX_OPTS 64u
 
-/* True when the question applies to a finished run under cfg: the strategy is
- * torch, an OOM happened, and cfg's alloc_conf does not already turn expandable
- * segments on. */
+/* True when the question applies to a finished run under cfg: the strategy is of
+ * the torch family, an OOM happened, and cfg's alloc_conf does not already turn
+ * expandable segments on. */
 bool whatif_expandable_applies(const engine_config *cfg, const sim_run *run);
 
 /* Replay srcs (fresh, from the start) under cfg with expandable_segments:True
@@ -40,8 +40,9 @@ sim_status whatif_expandable(const engine_config *cfg, const sim_event_source *s
                              sim_error *err);
 
 /* The BFC questions: up to WHATIF_BFC_MAX of them apply to a finished run under cfg
- * that ran out of memory with a BFC strategy (each asks a strategy other than the
- * run's). Returns how many; 0 for any other run. */
+ * that ran out of memory with a BFC strategy (each asks a strategy of its
+ * whatif_strategies other than the run's, sim/strategy.h). Returns how many; 0 for
+ * any other run. */
 #define WHATIF_BFC_MAX 2u
 uint32_t whatif_bfc_count(const engine_config *cfg, const sim_run *run);
 /* Replay srcs (fresh) as question i (i < whatif_bfc_count) asks: the strategy

@@ -234,10 +234,12 @@ static sim_status strategy_kv(cli_session *s)
             return st;
     }
     s->n_kv = cli_strategy_kv(&s->a, s->kv, CLI_MAX_KV);
-    /* a recording's own allocator settings are the default --alloc-conf of `torch` */
+    /* a recording's own allocator settings are the default of the option they feed
+     * (torch's --alloc-conf: recorded_conf_key) */
     const char *conf = s->n_in > 0 ? input_alloc_conf(s->in[0]) : NULL;
-    if (conf && s->n_ops == 1 && !cli_has(&s->a, "alloc-conf") && strcmp(s->ops[0]->name, "torch") == 0)
-        s->kv[s->n_kv++] = (sim_kv){"alloc_conf", conf};
+    const strategy_option *rec = s->n_ops == 1 ? registry_recorded_conf(s->ops[0]) : NULL;
+    if (conf && rec != NULL && !cli_has(&s->a, rec->cli))
+        s->kv[s->n_kv++] = (sim_kv){rec->key, conf};
     return SIM_OK;
 }
 

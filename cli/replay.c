@@ -314,9 +314,10 @@ static sim_status replay(cli_session *s, int *verdict)
     sim_event_source sources[CLI_MAX_ARGS];
     for (int i = 0; i < n; i++)
         sources[i] = source_for(readers[i], n, ops, from_empty);
-    if (!cli_has(a, "alloc-conf") && strcmp(ops->name, "torch") == 0 && input_records_settings(readers[0]))
-        cli_session_note(s, "torch uses the recording's allocator_settings: %s (--alloc-conf overrides them)",
-                         input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults");
+    const strategy_option *rec = registry_recorded_conf(ops);
+    if (rec != NULL && !cli_has(a, rec->cli) && input_records_settings(readers[0]))
+        cli_session_note(s, "%s uses the recording's allocator_settings: %s (--%s overrides them)", ops->name,
+                         input_alloc_conf(readers[0]) ? input_alloc_conf(readers[0]) : "PyTorch's defaults", rec->cli);
     const sim_kv *kv = s->kv;
     sim_run *run = NULL;
     capture *cap = NULL;

@@ -84,15 +84,14 @@ static sim_status tune_args(cli_session *s, tune_question *q, uint32_t *top)
     if (st != SIM_OK)
         return st;
     s->n_ops = 1;
-    const char *name = s->ops[0]->name;
-    static const char *const TORCH_ALLOCATORS[] = {"torch", "async", NULL};
-    static const char *const BFC_ALLOCATORS[] = {"greedy", "growth", "limit", NULL};
-    const char *const *ok = q->framework == TUNE_TORCH ? TORCH_ALLOCATORS : BFC_ALLOCATORS;
-    for (unsigned i = 0; ok[i]; i++)
-        if (strcmp(ok[i], name) == 0)
-            return SIM_OK;
-    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--strategy=%s is not an allocator of --framework=%s", name,
-                         tune_framework_name(q->framework));
+    /* PyTorch runs its caching allocator or cudaMallocAsync; TensorFlow and JAX run BFC */
+    strategy_family f = s->ops[0]->family;
+    bool ok = q->framework == TUNE_TORCH ? f == STRATEGY_FAMILY_TORCH || f == STRATEGY_FAMILY_ASYNC
+                                         : f == STRATEGY_FAMILY_BFC;
+    if (ok)
+        return SIM_OK;
+    return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "--strategy=%s is not an allocator of --framework=%s",
+                         s->ops[0]->name, tune_framework_name(q->framework));
 }
 
 int cli_tune_io(cli_io *io, int argc, char **argv)

@@ -230,7 +230,7 @@ void report_against_text(const against_result *r, const char *trace, const char 
                        r->alloc_conf_from && strcmp(r->alloc_conf_from, "option") == 0
                            ? "--alloc-conf"
                            : "the recording's allocator_settings");
-    else if (strcmp(r->strategy, "torch") == 0 && r->settings_recorded)
+    else if (r->strategy_takes_recorded && r->settings_recorded)
         sim_buf_puts(out, ", PyTorch's default settings (as the recording's allocator_settings say)");
     sim_buf_puts(out, "\n");
     sim_buf_printf(out, "  device    %s, %s\n", device_name, units_format_size(r->capacity_bytes, hs, sizeof hs));

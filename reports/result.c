@@ -366,20 +366,11 @@ static void size_line(sim_buf *b, const char *label, uint64_t v)
     sim_buf_printf(b, "  %-34s %12s  (%llu B)\n", label, units_format_size(v, s, sizeof s), (unsigned long long)v);
 }
 
-/* The allocator settings worth trying when an OOM is fragmentation, in the user's terms. */
-static const char *fragmentation_fix(const char *name)
+/* The allocator settings worth trying when an OOM is fragmentation, in the user's terms
+ * (the strategy's own advice, strategy.h). */
+static const char *fragmentation_fix(const strategy_ops *ops)
 {
-    if (strcmp(name, "torch") == 0)
-        return "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--alloc-conf=expandable_segments:True), "
-               "or max_split_size_mb to keep large blocks whole";
-    if (strcmp(name, "growth") == 0)
-        return "allow_growth=false (--strategy=greedy: one region that can coalesce), or "
-               "TF_GPU_ALLOCATOR=cuda_malloc_async";
-    if (strcmp(name, "greedy") == 0 || strcmp(name, "limit") == 0)
-        return "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier";
-    if (strcmp(name, "raw") == 0)
-        return "a caching allocator (--strategy=torch) that rounds less per allocation";
-    return "another allocator (gpusim strategies) or its options";
+    return ops->advice != NULL ? ops->advice : "another allocator (gpusim strategies) or its options";
 }
 
 void report_oom_sentence(const sim_run *run, const sim_oom_record *o, sim_buf *b)
@@ -438,7 +429,7 @@ void report_oom_sentence(const sim_run *run, const sim_oom_record *o, sim_buf *b
             sim_buf_printf(b, " in %llu piece%s", (unsigned long long)o->free_pieces,
                            o->free_pieces == 1 ? "" : "s");
         sim_buf_printf(b, ", the largest %s, for a %s block. Allocator settings can fix this; try %s.", lg, alloc,
-                       fragmentation_fix(run->ops->name));
+                       fragmentation_fix(run->ops));
         break;
     }
 }

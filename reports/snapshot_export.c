@@ -68,13 +68,17 @@ struct snapshot_export {
     const char *why;
 };
 
-const char *snapshot_export_unsupported(const strategy_ops *ops)
+const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size_t n)
 {
     if (ops->locate != NULL)
         return NULL;
-    if (strcmp(ops->name, "ideal") == 0)
-        return "ideal is a lower bound that places nothing at stable addresses, so it has no blocks to show";
-    return "this strategy cannot say where it placed an allocation (no locate op), so it has no blocks to show";
+    if (ops->family == STRATEGY_FAMILY_BOUND) /* raw locates; the bound without is ideal, the lower one */
+        snprintf(buf, n, "%s is a lower bound that places nothing at stable addresses, so it has no blocks to show",
+                 ops->name);
+    else
+        snprintf(buf, n, "this strategy cannot say where it placed an allocation (no locate op), so it has no "
+                         "blocks to show");
+    return buf;
 }
 
 static void fail(snapshot_export *x, sim_status st, const char *why)
@@ -363,7 +367,8 @@ static bool segs_drop_region(snapshot_export *x, uint64_t addr, uint64_t bytes, 
 sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err)
 {
     *out = NULL;
-    const char *why = snapshot_export_unsupported(cfg->ops);
+    char why_text[256];
+    const char *why = snapshot_export_unsupported(cfg->ops, why_text, sizeof why_text);
     if (why != NULL)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--export-snapshot: %s", why);
     if (strcmp(cfg->path, "-") == 0)
@@ -377,7 +382,7 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
     x->ops = cfg->ops;
     x->next = cfg->next;
     x->next_ctx = cfg->next_ctx;
-    x->is_torch = strcmp(cfg->ops->name, "torch") == 0;
+    x->is_torch = cfg->ops->family == STRATEGY_FAMILY_TORCH;
     sim_status st = sim_outfile_open(&x->out, cfg->path, err);
     if (st != SIM_OK) {
         idmap_release(&x->ids);

@@ -44,8 +44,9 @@ typedef struct snapshot_export_config {
     void *next_ctx;
 } snapshot_export_config;
 
-/* Why ops cannot be exported (a sentence), or NULL when it can. */
-const char *snapshot_export_unsupported(const strategy_ops *ops);
+/* Why ops cannot be exported (a sentence, written into buf of n bytes, and buf
+ * returned), or NULL when it can. */
+const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size_t n);
 
 /* Open the temporary file. SIM_EUSAGE for a strategy that cannot be exported or the
  * path "-", SIM_EIO when the file cannot be created, SIM_ENOMEM. */

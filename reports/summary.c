@@ -300,16 +300,19 @@ static void plain_view(const moment *m, bool json, sim_buf *out)
 
 typedef enum view { VIEW_TORCH, VIEW_ASYNC, VIEW_BFC, VIEW_PLAIN } view;
 
+/* The view of the statistics' vocabulary, which the strategy's family names. */
 static view view_of(const moment *m)
 {
-    uint64_t v;
-    if (moment_u64(m, "allocated_bytes.all.current", &v))
-        return VIEW_TORCH;
-    if (moment_u64(m, "ReservedMemCurrent", &v))
-        return VIEW_ASYNC;
-    if (moment_u64(m, "pool_bytes", &v) && moment_u64(m, "bytes_in_use", &v))
-        return VIEW_BFC;
-    return VIEW_PLAIN;
+    if (m->ops == NULL || m->n == 0)
+        return VIEW_PLAIN;
+    switch (m->ops->family) {
+    case STRATEGY_FAMILY_TORCH: return VIEW_TORCH;
+    case STRATEGY_FAMILY_ASYNC: return VIEW_ASYNC;
+    case STRATEGY_FAMILY_BFC: return VIEW_BFC;
+    case STRATEGY_FAMILY_BOUND:
+    case STRATEGY_FAMILY_PLANNED:
+    default: return VIEW_PLAIN;
+    }
 }
 
 void report_summary_text(const moment *m, uint32_t device_id, sim_buf *out)

@@ -11,7 +11,8 @@
  *    ({'current': bytes_in_use, 'peak': peak_bytes_in_use}), XLA's memory_stats(), and
  *    the "Stats:" block BFC logs at an OOM (AllocatorStats::DebugString, xla/tsl
  *    framework/allocator.cc), after its "ran out of memory" warning at the OOM moment.
- *  - any other strategy: its statistics under gpusim's names. */
+ *  - any other strategy: its statistics under gpusim's names.
+ * The view follows the strategy's family (moment.ops->family, sim/strategy.h). */
 #ifndef GPUSIM_SUMMARY_H
 #define GPUSIM_SUMMARY_H
 

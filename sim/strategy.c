@@ -28,6 +28,13 @@ const char *strategy_option_kind_name(strategy_option_kind k)
     return "text";
 }
 
+sim_status strategy_option_error(sim_error *err, const char *flag, const char *value, const char *expected,
+                                 const sim_error *inner)
+{
+    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s%s%s", flag, value ? value : "", expected,
+                         inner ? " (" : "", inner ? inner->msg : "");
+}
+
 const char *sim_oom_cause_name(sim_oom_cause c)
 {
     switch (c) {

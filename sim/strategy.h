@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "device.h"
-#include "report.h"
 #include "seed.h"
 #include "status.h"
 
@@ -49,6 +49,12 @@ typedef enum strategy_option_kind {
 
 /* "size", "real", "enum" or "text". */
 const char *strategy_option_kind_name(strategy_option_kind k);
+
+/* A bad option value, for create(): SIM_EUSAGE with "FLAG=VALUE: expected EXPECTED",
+ * followed by " (INNER)" when inner (the parser's own complaint) is not NULL; value
+ * NULL reads as "". Returns SIM_EUSAGE. */
+sim_status strategy_option_error(sim_error *err, const char *flag, const char *value, const char *expected,
+                                 const sim_error *inner);
 
 /* One option a strategy takes, described once: the command line, its --help, check's
  * baseline reader, sweep's spec keys and `gpusim strategies` are all generated from
@@ -186,12 +192,40 @@ typedef struct strategy_lifetimes {
     uint32_t n_buffers;
 } strategy_lifetimes;
 
+/* The allocator family a model belongs to. Code outside strategies/ asks the table's
+ * traits below (family, framework, advice ...) and never a strategy's name: the
+ * reports, the what-if replays, the node's start rule and the recorded settings
+ * follow a new model from its table. */
+typedef enum strategy_family {
+    STRATEGY_FAMILY_BFC = 0,     /* TensorFlow/XLA's best-fit with coalescing: greedy, growth, limit */
+    STRATEGY_FAMILY_TORCH = 1,   /* PyTorch's CUDA caching allocator: torch */
+    STRATEGY_FAMILY_ASYNC = 2,   /* CUDA's stream-ordered pool (cudaMallocAsync): async */
+    STRATEGY_FAMILY_BOUND = 3,   /* a bound, not a caching allocator: raw, ideal */
+    STRATEGY_FAMILY_PLANNED = 4  /* offsets planned offline for a compiled graph: planned */
+} strategy_family;
+
 typedef struct strategy_ops {
     const char *name;     /* "greedy", "torch", ... */
     const char *summary;  /* one line for `gpusim strategies` */
     /* The options create() reads, each under its key; no two entries share a key. */
     const strategy_option *opts;
     uint32_t n_opts;
+
+    /* Traits: what the rest of the program knows of the model, as data. */
+    strategy_family family; /* its statistics' vocabulary too: --summary's framework view */
+    const char *framework;  /* the framework whose allocator it models ("torch", "tf", "jax"), or NULL */
+    /* One line: the settings to try when an OOM is fragmentation, in the user's terms; NULL:
+     * the reports' general advice. */
+    const char *advice;
+    /* The strategies (by name, NULL-terminated) whose replay after an OOM answers "would
+     * this set-up have fit?" (answers/whatif.h), or NULL for none. */
+    const char *const *whatif_strategies;
+    /* The first allocation takes the whole region (allow_growth=false), so a framework that
+     * starts on a device the job does not use holds it (answers/node.h). */
+    bool takes_region_at_start;
+    /* The option a recording's own allocator settings feed by default (PyTorch snapshots'
+     * allocator_settings: "alloc_conf"), or NULL. */
+    const char *recorded_conf_key;
 
     /* Create an instance; SIM_EUSAGE with a message for a bad option value. */
     sim_status (*create)(const strategy_config *cfg, strategy **out, sim_error *err);
@@ -262,15 +296,9 @@ typedef struct strategy_ops {
     uint64_t (*limit)(const strategy *s, char *source, size_t n);
 } strategy_ops;
 
-/* For a strategy's ops table: opts and n_opts from its option array; and the members
- * every table sets, from functions named PREFIX_create, PREFIX_destroy, PREFIX_alloc,
- * PREFIX_free, PREFIX_free_ready, PREFIX_empty_cache, PREFIX_sample, PREFIX_stats,
- * PREFIX_options, PREFIX_check and PREFIX_walk (the optional ones follow by name). */
+/* For a strategy's ops table: opts and n_opts from its option array. Each table names
+ * its functions in full (.alloc = torch_alloc), so that a grep finds every use. */
 #define STRATEGY_OPTS_OF(table) .opts = (table), .n_opts = sizeof(table) / sizeof((table)[0])
-#define STRATEGY_OPS_FUNCTIONS(prefix)                                                                           \
-    .create = prefix##_create, .destroy = prefix##_destroy, .alloc = prefix##_alloc, .free = prefix##_free,      \
-    .free_ready = prefix##_free_ready, .empty_cache = prefix##_empty_cache, .sample = prefix##_sample,          \
-    .stats = prefix##_stats, .options = prefix##_options, .check = prefix##_check, .walk = prefix##_walk
 
 /* One value found by strategy_stat_find / strategy_option_find. */
 typedef enum strategy_stat_kind { STRATEGY_STAT_U64 = 0, STRATEGY_STAT_REAL, STRATEGY_STAT_TEXT } strategy_stat_kind;

@@ -223,11 +223,6 @@ static const strategy_option ASYNC_OPTIONS[] = {
                       "(async-preset pytorch)"),
 };
 
-static sim_status bad_option(sim_error *err, const char *flag, const char *value, const char *expected)
-{
-    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s", flag, value, expected);
-}
-
 static sim_status parse_onoff(const strategy_config *cfg, const char *key, const char *flag, const char *on,
                               const char *off, bool *out, sim_error *err)
 {
@@ -241,7 +236,7 @@ static sim_status parse_onoff(const strategy_config *cfg, const char *key, const
     else {
         char expected[64];
         snprintf(expected, sizeof expected, "%s or %s", on, off);
-        return bad_option(err, flag, v, expected);
+        return strategy_option_error(err, flag, v, expected, NULL);
     }
     return SIM_OK;
 }
@@ -256,7 +251,7 @@ static sim_status parse_pow2_size(const strategy_config *cfg, const char *key, c
     sim_error_clear(&sub);
     uint64_t n = 0;
     if (units_parse_size(v, &n, &sub) != SIM_OK || !units_is_pow2(n))
-        return bad_option(err, flag, v, "a power of two in bytes (512, 2MiB)");
+        return strategy_option_error(err, flag, v, "a power of two in bytes (512, 2MiB)", NULL);
     *out = n;
     return SIM_OK;
 }
@@ -291,7 +286,7 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
         while (i < 3 && strcmp(v, PRESET_NAMES[i]) != 0)
             i++;
         if (i == 3)
-            return bad_option(err, "--async-preset", v, "cuda, pytorch or tf");
+            return strategy_option_error(err, "--async-preset", v, "cuda, pytorch or tf", NULL);
         set->preset = (async_preset)i;
     }
     if (set->preset == AP_PYTORCH) {
@@ -310,7 +305,7 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
         if (strcmp(v, "max") == 0)
             set->threshold = UINT64_MAX;
         else if (units_parse_size(v, &set->threshold, &sub) != SIM_OK)
-            return bad_option(err, "--release-threshold", v, "a size (0, 4GiB) or max (UINT64_MAX)");
+            return strategy_option_error(err, "--release-threshold", v, "a size (0, 4GiB) or max (UINT64_MAX)", NULL);
     }
     sim_status st = parse_pow2_size(cfg, "pool_granularity", "--pool-granularity", &set->granularity, err);
     if (st == SIM_OK)
@@ -336,7 +331,8 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
         sim_error sub;
         sim_error_clear(&sub);
         if (units_parse_real(v, 0.0, 1.0, &set->fraction, &sub) != SIM_OK)
-            return bad_option(err, "--memory-fraction", v, "a real in [0, 1] (PyTorch's per-process fraction)");
+            return strategy_option_error(err, "--memory-fraction", v,
+                                         "a real in [0, 1] (PyTorch's per-process fraction)", NULL);
         set->has_fraction = true;
         snprintf(set->fraction_text, sizeof set->fraction_text, "%s", v);
     }
@@ -786,7 +782,19 @@ static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
     STRATEGY_OPTS_OF(ASYNC_OPTIONS),
-    STRATEGY_OPS_FUNCTIONS(async),
+    .family = STRATEGY_FAMILY_ASYNC,
+    /* framework NULL: its presets wire it as CUDA, PyTorch or TensorFlow does */
+    .create = async_create,
+    .destroy = async_destroy,
+    .alloc = async_alloc,
+    .free = async_free,
+    .free_ready = async_free_ready,
+    .empty_cache = async_empty_cache,
+    .sample = async_sample,
+    .stats = async_stats,
+    .options = async_options,
+    .check = async_check,
+    .walk = async_walk,
     .locate = async_locate,
 };
 

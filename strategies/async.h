@@ -1,8 +1,8 @@
 /* async.h — CUDA's stream-ordered allocator: cudaMallocAsync/cudaFreeAsync on a
  * device's default memory pool (PyTorch's backend:cudaMallocAsync, TensorFlow's and
- * XLA's TF_GPU_ALLOCATOR=cuda_malloc_async).
- *
- * What NVIDIA documents (CUDA Programming Guide, "Stream Ordered Memory Allocator";
+ * XLA's TF_GPU_ALLOCATOR=cuda_malloc_async). */
+
+/* What NVIDIA documents (CUDA Programming Guide, "Stream Ordered Memory Allocator";
  * runtime API cudaMemPoolSetAttribute, cudaMemPoolTrimTo) is modelled as written: the
  * release threshold, same-stream reuse at once, reuse on another stream only once the
  * free has completed, trimming, and the statistics under CUDA's names. What it leaves

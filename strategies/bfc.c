@@ -765,22 +765,83 @@ static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
 
 /* ==== ops tables ==== */
 
-#define BFC_OPS(NAME, SUMMARY, OPTS, N_OPTS, CREATE)                                                      \
-    {                                                                                                     \
-        .name = NAME, .summary = SUMMARY, .opts = OPTS, .n_opts = N_OPTS, .create = CREATE,              \
-        .destroy = bfc_destroy, .alloc = bfc_alloc,                                                       \
-        .free = bfc_free, .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache,                  \
-        .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options, .check = bfc_check,            \
-        .walk = bfc_walk, .locate = bfc_locate, .limit = bfc_limit,                                       \
-    }
+/* After an OOM under any mode, the report asks whether greedy (one region that can
+ * coalesce) or limit (a logical device of all a process can have) would have fit. */
+static const char *const BFC_WHATIF[] = {"greedy", "limit", NULL};
 
+/* One table per mode, in bfc_mode order; they differ in name, options, create and advice. */
 static const strategy_ops BFC_OPS_TABLE[3] = {
-    BFC_OPS("greedy", "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
-            BFC_LIMITS_GREEDY_OPTIONS, BFC_LIMITS_GREEDY_N, greedy_create),
-    BFC_OPS("growth", "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
-            BFC_LIMITS_GROWTH_OPTIONS, BFC_LIMITS_GROWTH_N, growth_create),
-    BFC_OPS("limit", "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
-            BFC_LIMITS_LIMIT_OPTIONS, BFC_LIMITS_LIMIT_N, limit_create),
+    {
+        .name = "greedy",
+        .summary = "TF/XLA BFC, allow_growth=false: the whole limit as one region at the first allocation",
+        .opts = BFC_LIMITS_GREEDY_OPTIONS,
+        .n_opts = BFC_LIMITS_GREEDY_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier",
+        .whatif_strategies = BFC_WHATIF,
+        .takes_region_at_start = true,
+        .create = greedy_create,
+        .destroy = bfc_destroy,
+        .alloc = bfc_alloc,
+        .free = bfc_free,
+        .free_ready = bfc_free_ready,
+        .empty_cache = bfc_empty_cache,
+        .sample = bfc_sample,
+        .stats = bfc_stats,
+        .options = bfc_options,
+        .check = bfc_check,
+        .walk = bfc_walk,
+        .locate = bfc_locate,
+        .limit = bfc_limit,
+    },
+    {
+        .name = "growth",
+        .summary = "TF/XLA BFC, allow_growth=true (set_memory_growth): regions of 2, 4, 8 ... MiB, never merged",
+        .opts = BFC_LIMITS_GROWTH_OPTIONS,
+        .n_opts = BFC_LIMITS_GROWTH_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "allow_growth=false (--strategy=greedy: one region that can coalesce), or "
+                  "TF_GPU_ALLOCATOR=cuda_malloc_async",
+        .whatif_strategies = BFC_WHATIF,
+        .create = growth_create,
+        .destroy = bfc_destroy,
+        .alloc = bfc_alloc,
+        .free = bfc_free,
+        .free_ready = bfc_free_ready,
+        .empty_cache = bfc_empty_cache,
+        .sample = bfc_sample,
+        .stats = bfc_stats,
+        .options = bfc_options,
+        .check = bfc_check,
+        .walk = bfc_walk,
+        .locate = bfc_locate,
+        .limit = bfc_limit,
+    },
+    {
+        .name = "limit",
+        .summary = "TF BFC on a logical device with memory_limit=M: one region of exactly --limit bytes",
+        .opts = BFC_LIMITS_LIMIT_OPTIONS,
+        .n_opts = BFC_LIMITS_LIMIT_N,
+        .family = STRATEGY_FAMILY_BFC,
+        .framework = "tf",
+        .advice = "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier",
+        .whatif_strategies = BFC_WHATIF,
+        .create = limit_create,
+        .destroy = bfc_destroy,
+        .alloc = bfc_alloc,
+        .free = bfc_free,
+        .free_ready = bfc_free_ready,
+        .empty_cache = bfc_empty_cache,
+        .sample = bfc_sample,
+        .stats = bfc_stats,
+        .options = bfc_options,
+        .check = bfc_check,
+        .walk = bfc_walk,
+        .locate = bfc_locate,
+        .limit = bfc_limit,
+    },
 };
 
 const strategy_ops *bfc_strategy(bfc_mode mode)

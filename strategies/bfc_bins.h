@@ -1,20 +1,22 @@
 /* bfc_bins.h — the BFC strategy's binned free set: free chunks ordered by (size,
  * address), in TensorFlow's 21 bins (bin b < 20 holds sizes [256·2^b, 256·2^(b+1)),
  * bin 20 everything ≥ 256 MiB), each cut into 16 slices of increasing sizes (a
- * TLSF-like second level, ours: it only shortens searches), each slice a treap with
- * parent links and a cached min and max, a 21-bit bitmap over bins and a 16-bit one
- * per bin over slices. The set is intrusive: it links bfc_chunk records (bfc_types.h)
- * of a table ck[] that the caller owns, keyed by their size and addr fields and
- * heap-ordered by their prio field, which the caller sets before inserting; it
- * writes only their child, parent, bin and slice fields, and size and addr in
- * bfc_bins_rekey. ck may move between calls
- * (the table grows) but not during one. Every chunk holds one distinct address.
+ * TLSF-like second level, ours: it only shortens searches). It links the caller's
+ * chunk records and never allocates. */
+
+/* Layout: each slice is a treap with parent links and a cached min and max; a 21-bit
+ * bitmap over bins and a 16-bit one per bin over slices. The set is intrusive: it links
+ * bfc_chunk records (bfc_types.h) of a table ck[] that the caller owns, keyed by their
+ * size and addr fields and heap-ordered by their prio field, which the caller sets
+ * before inserting; it writes only their child, parent, bin and slice fields, and size
+ * and addr in bfc_bins_rekey. ck may move between calls (the table grows) but not during
+ * one. Every chunk holds one distinct address.
  *
  * Cost, with f the chunks in one slice: insert, erase, rekey and best fit O(log f)
- * expected (a treap; erase needs no search, by the parent links), largest and the
- * bin and slice of a size O(1), one iteration step O(log f) worst and O(1)
- * amortized over a whole iteration. No allocation ever: the set is the fixed
- * struct bfc_bins plus the links inside the chunks. */
+ * expected (a treap; erase needs no search, by the parent links), largest and the bin
+ * and slice of a size O(1), one iteration step O(log f) worst and O(1) amortized over a
+ * whole iteration. No allocation ever: the set is the fixed struct bfc_bins plus the
+ * links inside the chunks. */
 #ifndef GPUSIM_BFC_BINS_H
 #define GPUSIM_BFC_BINS_H
 
@@ -57,7 +59,7 @@ void bfc_bins_init(bfc_bins *fs);
 void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h);
 
 /* Add chunk h to bin b whatever its size: only to corrupt a state on purpose
- * (bfc_debug_corrupt), since the set's searches assume the bin of the size. */
+ * (tests/support/corrupt_bfc.c), since the set's searches assume the bin of the size. */
 void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b);
 
 /* Remove chunk h from the set, leaving its bin BFC_NO_BIN and its links BFC_NONE.

@@ -117,13 +117,6 @@ const strategy_option bfc_limits_options[BFC_LIMITS_N_OPTIONS] = {
     STRATEGY_OPT_REQUIRED_SIZE("limit", "limit", "4096MiB", "memory_limit of the logical device"),
 };
 
-static sim_status option_error(sim_error *err, const char *flag, const char *value, const char *expected,
-                               const sim_error *inner)
-{
-    return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s=%s: expected %s%s%s", flag, value ? value : "",
-                         expected, inner ? " (" : "", inner ? inner->msg : "");
-}
-
 /* A two-way option's value v: *out true for `yes`, false for `no`, left as it is
  * when v is NULL; SIM_EUSAGE naming what was expected for another value. */
 static sim_status either(sim_error *err, const char *flag, const char *v, const char *yes, const char *no,
@@ -132,7 +125,7 @@ static sim_status either(sim_error *err, const char *flag, const char *v, const 
     if (v == NULL)
         return SIM_OK;
     if (strcmp(v, yes) != 0 && strcmp(v, no) != 0)
-        return option_error(err, flag, v, expected, NULL);
+        return strategy_option_error(err, flag, v, expected, NULL);
     *out = strcmp(v, yes) == 0;
     return SIM_OK;
 }
@@ -157,9 +150,9 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
     const char *v = strategy_config_get(cfg, "mem_fraction");
     if (v != NULL) {
         if (units_parse_real(v, 0.0, 1.0, &out->mem_fraction, &inner) != SIM_OK || !(out->mem_fraction > 0.0))
-            return option_error(err, "--mem-fraction", v,
-                                "a fraction of the GPU's total memory in (0, 1], e.g. 0.5",
-                                inner.msg[0] ? &inner : NULL);
+            return strategy_option_error(err, "--mem-fraction", v,
+                                         "a fraction of the GPU's total memory in (0, 1], e.g. 0.5",
+                                         inner.msg[0] ? &inner : NULL);
         out->has_mem_fraction = true;
         snprintf(out->mem_fraction_text, sizeof out->mem_fraction_text, "%s", v);
     }
@@ -167,8 +160,8 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
     v = strategy_config_get(cfg, "bfc_fragmentation_fraction");
     if (v != NULL) {
         if (units_parse_real(v, 0.0, 1e300, &out->frag_fraction, &inner) != SIM_OK)
-            return option_error(err, "--bfc-fragmentation-fraction", v,
-                                "a real number >= 0 (0 keeps the 128 MiB split rule)", &inner);
+            return strategy_option_error(err, "--bfc-fragmentation-fraction", v,
+                                         "a real number >= 0 (0 keeps the 128 MiB split rule)", &inner);
         out->has_frag_fraction = true;
         snprintf(out->frag_fraction_text, sizeof out->frag_fraction_text, "%s", v);
     }
@@ -182,9 +175,9 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
                                  "strategy limit needs --limit=SIZE, the logical device's "
                                  "memory_limit (e.g. --limit=4096MiB)");
         if (units_parse_size(v, &out->limit_opt, &inner) != SIM_OK)
-            return option_error(err, "--limit", v, "a size such as 4096MiB", &inner);
+            return strategy_option_error(err, "--limit", v, "a size such as 4096MiB", &inner);
         if (out->limit_opt == 0)
-            return option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
+            return strategy_option_error(err, "--limit", v, "a size of more than 0 bytes", NULL);
     }
 
     bool tsl = false;
@@ -214,9 +207,9 @@ sim_status bfc_limits_parse(bfc_mode mode, const strategy_config *cfg, bfc_setti
     v = strategy_config_get(cfg, "bfc_alignment");
     if (v != NULL) {
         if (units_parse_size(v, &out->alignment, &inner) != SIM_OK)
-            return option_error(err, "--bfc-alignment", v, "a power of two in bytes, e.g. 4096", &inner);
+            return strategy_option_error(err, "--bfc-alignment", v, "a power of two in bytes, e.g. 4096", &inner);
         if (out->alignment == 0 || (out->alignment & (out->alignment - 1)) != 0 || out->alignment > GiB)
-            return option_error(err, "--bfc-alignment", v, "a power of two from 1 byte to 1 GiB", NULL);
+            return strategy_option_error(err, "--bfc-alignment", v, "a power of two from 1 byte to 1 GiB", NULL);
     }
     return SIM_OK;
 }

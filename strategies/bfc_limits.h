@@ -2,8 +2,9 @@
  * the strategy options (their table and their parsing), and the memory limit that
  * TensorFlow (gpu_device.cc: a reserve by compute capability, or
  * per_process_gpu_memory_fraction) or JAX (gpu_helpers.cc: 0.75 of total, or a
- * fraction) hands to BFCAllocator's constructor. Sources and citations in
- * docs/allocators.md §1.9 and §1.10. */
+ * fraction) hands to BFCAllocator's constructor. */
+
+/* Sources and citations in docs/allocators.md §1.9 and §1.10. */
 #ifndef GPUSIM_BFC_LIMITS_H
 #define GPUSIM_BFC_LIMITS_H
 

@@ -174,7 +174,18 @@ static const strategy_ops IDEAL_OPS = {
     .name = "ideal",
     .summary = "lower bound: exactly the live requested bytes, no rounding or fragmentation",
     /* no options (opts NULL): the model has nothing to configure */
-    STRATEGY_OPS_FUNCTIONS(ideal),
+    .family = STRATEGY_FAMILY_BOUND,
+    .create = ideal_create,
+    .destroy = ideal_destroy,
+    .alloc = ideal_alloc,
+    .free = ideal_free,
+    .free_ready = ideal_free_ready,
+    .empty_cache = ideal_empty_cache,
+    .sample = ideal_sample,
+    .stats = ideal_stats,
+    .options = ideal_options,
+    .check = ideal_check,
+    .walk = ideal_walk,
 };
 
 const strategy_ops *ideal_strategy(void)

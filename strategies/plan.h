@@ -1,7 +1,7 @@
 /* plan.h — what the offline buffer planners (plan_xla.h, plan_tflite.h) read and
- * write, and how a trace becomes their input (docs/design.md §3, "Planned").
- *
- * A planner sees buffers, each with a size and an inclusive live interval
+ * write, and how a trace becomes their input (docs/design.md §3, "Planned"). */
+
+/* A planner sees buffers, each with a size and an inclusive live interval
  * [start, end] in its own logical clock, and returns one offset per buffer in a
  * single arena plus the arena's size. It never sees a trace: plan_trace spools the
  * alloc/free sequence of one process (buffer = one alloc..free pair, numbered by

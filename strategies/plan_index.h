@@ -1,7 +1,7 @@
 /* plan_index.h — which already placed buffers are live at the same time as a
- * given one: the question every offline planner asks once per buffer.
- *
- * All intervals are known before planning starts, so the index is static: the
+ * given one: the question every offline planner asks once per buffer. */
+
+/* All intervals are known before planning starts, so the index is static: the
  * buffers sorted by start, and over that order a segment tree holding, per node,
  * the latest end among the *committed* (placed) buffers below it. A query for
  * [s, e] looks only at the prefix of buffers that start at or before e and

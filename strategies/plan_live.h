@@ -1,7 +1,7 @@
 /* plan_live.h — which planned buffers are live now, in offset order, with the
- * arena's largest hole: what `planned` reports after every event.
- *
- * Every buffer's offset is fixed before the replay, so the set is static: a
+ * arena's largest hole: what `planned` reports after every event. */
+
+/* Every buffer's offset is fixed before the replay, so the set is static: a
  * segment tree over the non-empty buffers sorted by offset, each node keeping the
  * first live offset, the last live end and the largest hole between live buffers
  * below it. Marking a buffer live or dead is O(log n); the largest hole of the

@@ -1,7 +1,7 @@
 /* plan_tflite.h — TFLite's two offline planners, exact to google-ai-edge/LiteRT
- * at commit f67457790c9c2ab67347d6fe53270e8d3df20868 (2026-08-21).
- *
- * The arena planner (tflite/arena_planner.cc, tflite/simple_memory_arena.cc):
+ * at commit f67457790c9c2ab67347d6fe53270e8d3df20868 (2026-08-21). */
+
+/* The arena planner (tflite/arena_planner.cc, tflite/simple_memory_arena.cc):
  *  1. Order (ArenaPlanner::CreateTensorAllocationVector): buffers that live for
  *     the whole run (allocated at node 0 and never freed) first, by index; then
  *     size descending, then first node ascending (std::sort leaves full ties

@@ -2,9 +2,9 @@
  * the spatial and temporal orders, ChooseBestHeapAlgorithm over both, and the
  * constrained multi-heap variant, exact to openxla/xla as mirrored by ROCm/xla at
  * commit 183fa00cb5d82384463a1a7aed1ab06bc9026974 (2026-08-22):
- * xla/service/heap_simulator/heap_simulator.cc and xla/service/buffer_assignment.cc.
- *
- * Rules (in our words):
+ * xla/service/heap_simulator/heap_simulator.cc and xla/service/buffer_assignment.cc. */
+
+/* Rules (in our words):
  *  1. Order (GetSpatialBufferIntervalCompare / GetTemporalBufferIntervalCompare):
  *     spatial = size descending, then live length (end − start) descending, then
  *     buffer id ascending; temporal = live length descending, then size

@@ -11,17 +11,8 @@
 #include "plan_live.h"
 #include "plan_tflite.h"
 #include "plan_xla.h"
-#include "planned_internal.h"
+#include "planned_types.h"
 #include "sim/units.h"
-
-typedef enum planner_kind {
-    PLANNER_XLA = 0,
-    PLANNER_XLA_SPATIAL,
-    PLANNER_XLA_TEMPORAL,
-    PLANNER_TFLITE,
-    PLANNER_TFLITE_GPU,
-    PLANNER_COUNT
-} planner_kind;
 
 static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "xla-temporal", "tflite",
                                                          "tflite-gpu"};
@@ -36,30 +27,6 @@ static const strategy_option PLANNED_OPTIONS[] = {
                       "kDefaultTensorAlignment)"),
     STRATEGY_OPT_SIZE("heap_limit", "heap-limit", "none", "1GiB",
                       "XLA's per-heap size limit: buffers that would end past it go to a further heap (xla planners)"),
-};
-
-struct strategy {
-    device *dev;
-    uint32_t proc;
-    planner_kind planner;
-    uint64_t alignment;
-    uint64_t heap_limit;   /* xla planners only; 0 = none */
-    /* the plan */
-    bool planned;
-    uint32_t n;            /* buffers */
-    uint64_t *off, *size;
-    uint64_t *first, *last; /* TFLite-clock lifetimes, for pictures */
-    uint64_t n_events;
-    uint64_t heap;
-    uint64_t peak;         /* no-fragmentation peak */
-    uint32_t heaps;
-    const char *order;
-    plan_live *live;
-    /* the replay */
-    uint32_t next;         /* the next alloc() is buffer `next` */
-    bool arena_taken;
-    uint64_t live_bytes;
-    uint32_t live_count;
 };
 
 static bool is_xla(planner_kind k)
@@ -82,8 +49,8 @@ static sim_status planned_create(const strategy_config *cfg, strategy **out, sim
             if (strcmp(v, PLANNER_NAMES[k]) == 0)
                 kind = (planner_kind)k;
         if (kind == PLANNER_COUNT)
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--planner=%s: expected xla, xla-spatial, xla-temporal, tflite or tflite-gpu", v);
+            return strategy_option_error(err, "--planner", v, "xla, xla-spatial, xla-temporal, tflite or tflite-gpu",
+                                         NULL);
     }
     uint64_t align = default_alignment(kind), limit = 0;
     if ((v = strategy_config_get(cfg, "alignment")) != NULL) {
@@ -363,28 +330,6 @@ static void planned_check(const strategy *s, sim_report *r)
 
 static const strategy_ops PLANNED_OPS;
 
-bool planned_debug_corrupt(strategy *s, planned_corruption kind)
-{
-    switch (kind) {
-    case PLANNED_CORRUPT_LIVE_BYTES:
-        s->live_bytes += 1;
-        return true;
-    case PLANNED_CORRUPT_PEAK:
-        s->peak = s->heap + 1;
-        return true;
-    case PLANNED_CORRUPT_OVERLAP: {
-        uint32_t cursor = 0;
-        uint32_t a = s->live ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
-        uint32_t b = a != PLAN_LIVE_END ? plan_live_next(s->live, &cursor) : PLAN_LIVE_END;
-        if (b == PLAN_LIVE_END)
-            return false;
-        s->off[b] = s->off[a];
-        return true;
-    }
-    }
-    return false;
-}
-
 bool planned_plan_info(const strategy_ops *ops, const strategy *s, uint32_t *n_buffers, uint64_t *heap,
                        uint64_t *n_events)
 {
@@ -405,7 +350,19 @@ static const strategy_ops PLANNED_OPS = {
     .name = "planned",
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
     STRATEGY_OPTS_OF(PLANNED_OPTIONS),
-    STRATEGY_OPS_FUNCTIONS(planned),
+    .family = STRATEGY_FAMILY_PLANNED,
+    /* framework NULL: the plans are XLA's or TFLite's */
+    .create = planned_create,
+    .destroy = planned_destroy,
+    .alloc = planned_alloc,
+    .free = planned_free,
+    .free_ready = planned_free_ready,
+    .empty_cache = planned_empty_cache,
+    .sample = planned_sample,
+    .stats = planned_stats,
+    .options = planned_options,
+    .check = planned_check,
+    .walk = planned_walk,
     .plan = planned_plan,
     .locate = planned_locate,
 };

@@ -1,8 +1,8 @@
 /* planned.h — a compiled graph's memory (tf.function/XLA, TFLite): every buffer's
  * offset in one arena is planned offline from the whole trace's lifetimes
- * (strategy_ops.plan), then the trace is replayed against that plan.
- *
- * Rules:
+ * (strategy_ops.plan), then the trace is replayed against that plan. */
+
+/* Rules:
  *  1. Before the replay, the process's alloc/free sequence becomes buffers with
  *     lifetimes in the chosen planner's clock (strategies/plan.h) and the planner
  *     (plan_xla.h: xla, xla-spatial, xla-temporal; plan_tflite.h: tflite,

@@ -252,7 +252,19 @@ static const strategy_ops RAW_OPS = {
     .name = "raw",
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
     /* no options (opts NULL): the model has nothing to configure */
-    STRATEGY_OPS_FUNCTIONS(raw),
+    .family = STRATEGY_FAMILY_BOUND,
+    .advice = "a caching allocator (--strategy=torch) that rounds less per allocation",
+    .create = raw_create,
+    .destroy = raw_destroy,
+    .alloc = raw_alloc,
+    .free = raw_free,
+    .free_ready = raw_free_ready,
+    .empty_cache = raw_empty_cache,
+    .sample = raw_sample,
+    .stats = raw_stats,
+    .options = raw_options,
+    .check = raw_check,
+    .walk = raw_walk,
     .locate = raw_locate,
 };
 

@@ -74,6 +74,21 @@ const strategy_option *registry_option_of(const strategy_ops *ops, const char *k
     return entry_named(ops, key, false);
 }
 
+const strategy_option *registry_recorded_conf(const strategy_ops *ops)
+{
+    return ops->recorded_conf_key != NULL ? registry_option_of(ops, ops->recorded_conf_key) : NULL;
+}
+
+const strategy_ops *registry_find_framework(const char *framework)
+{
+    for (size_t i = 0; i < registry_count(); i++) {
+        const strategy_ops *ops = GETTERS[i]();
+        if (ops->framework != NULL && strcmp(ops->framework, framework) == 0)
+            return ops;
+    }
+    return NULL;
+}
+
 const strategy_option *registry_option_by_cli(const char *cli)
 {
     return any_entry_named(cli, true);

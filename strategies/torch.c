@@ -46,8 +46,9 @@
  * it leaves a set.
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
- * handle. The walker and the checker are torch_check.c, the stats and options
- * torch_report.c.
+ * handle. The pool sets, segment records and block merge are torch_segments.c (below
+ * this file and torch_expandable.c), the walker and the checker torch_check.c, the
+ * stats and options torch_report.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
@@ -63,70 +64,8 @@
 #include "sim/units.h"
 #include "torch_conf.h"
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
-
-/* ==== Pools and segments ==== */
-
-/* Insert a free block into its pool's set (BlockPool::insert_into_blocks); inline
- * for the hot paths here, torch_pool_insert for the other files. */
-static inline void pool_insert(strategy *s, uint32_t h)
-{
-    tblock *b = B(s, h);
-    b->state = BLOCK_FREE;
-    b->gc_base = (uint32_t)s->gc_counter[b->pool];
-    if (!fs_insert(&s->free_set[b->pool], h))
-        s->host_oom = true;
-}
-
-void torch_pool_insert(strategy *s, uint32_t h)
-{
-    pool_insert(s, h);
-}
-
-void torch_pool_erase(strategy *s, uint32_t h)
-{
-    fs_erase(&s->free_set[B(s, h)->pool], h);
-}
-
-/* The pool's free blocks in (stream, size, address) order, into the scratch list. */
-static void scratch_collect(strategy *s, unsigned pool)
-{
-    if (!fs_collect(&s->free_set[pool], &s->scratch))
-        s->host_oom = true;
-}
-
-uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable)
-{
-    uint32_t g = slots_take_uninit(&s->segs); /* written whole below */
-    if (g == T_NONE) {
-        s->host_oom = true;
-        return T_NONE;
-    }
-    tseg *seg = SEG(s, g);
-    *seg = (tseg){.base = base, .size = size, .mapped = expandable ? 0 : size, .seq = s->seg_seq++,
-                  .head = T_NONE, .stream = stream, .list_prev = s->seg_last, .list_next = T_NONE,
-                  .pool = (uint8_t)pool, .expandable = expandable};
-    if (s->seg_last != T_NONE)
-        SEG(s, s->seg_last)->list_next = g;
-    else
-        s->seg_first = g;
-    s->seg_last = g;
-    return g;
-}
-
-void torch_seg_drop(strategy *s, uint32_t g)
-{
-    tseg *seg = SEG(s, g);
-    if (seg->list_prev != T_NONE)
-        SEG(s, seg->list_prev)->list_next = seg->list_next;
-    else
-        s->seg_first = seg->list_next;
-    if (seg->list_next != T_NONE)
-        SEG(s, seg->list_next)->list_prev = seg->list_prev;
-    else
-        s->seg_last = seg->list_prev;
-    slots_put(&s->segs, g);
-}
 
 /* ==== Size rules (docs/allocators.md §2.2, §2.3) ==== */
 
@@ -171,41 +110,6 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 
 /* ==== Free path (docs/allocators.md §2.6) ==== */
 
-/* Merge src into dst when src is free in the same mapped state (try_merge_blocks);
- * returns the bytes subsumed. dst is in no set. */
-uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
-{
-    if (src == T_NONE)
-        return 0;
-    tblock *d = B(s, dst);
-    tblock *x = B(s, src);
-    bool dst_mapped = d->state != BLOCK_UNMAPPED;
-    if (x->state != (dst_mapped ? BLOCK_FREE : BLOCK_UNMAPPED))
-        return 0;
-    if (dst_mapped)
-        fs_erase(&s->free_set[x->pool], src);
-    else
-        fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
-    d = B(s, dst);
-    x = B(s, src);
-    if (d->prev == src) {
-        d->addr = x->addr;
-        d->prev = x->prev;
-        if (d->prev != T_NONE)
-            B(s, d->prev)->next = dst;
-        else
-            SEG(s, d->seg)->head = dst;
-    } else {
-        d->next = x->next;
-        if (d->next != T_NONE)
-            B(s, d->next)->prev = dst;
-    }
-    uint64_t subsumed = x->size;
-    d->size += subsumed;
-    slots_put(&s->blocks, src);
-    return subsumed;
-}
-
 /* free_block: the block returns to its pool, merged with its free neighbours. */
 static void free_block(strategy *s, uint32_t h)
 {
@@ -231,7 +135,7 @@ static void free_block(strategy *s, uint32_t h)
             net_bytes -= (int64_t)sub;
         }
     }
-    pool_insert(s, h);
+    torch_pool_insert(s, h);
     if (blk_is_split(s, h)) {
         net_blocks += 1;
         net_bytes += (int64_t)B(s, h)->size;
@@ -286,7 +190,7 @@ static bool releasable(const strategy *s, uint32_t h)
  * pages of its expandable segments. */
 static void release_blocks(strategy *s, unsigned pool)
 {
-    scratch_collect(s, pool);
+    torch_scratch_collect(s, pool);
     /* cudaFree the whole segments now; keep the expandable blocks, compacted to
      * the front of the list, for unmapping afterwards (PyTorch's to_unmap): a
      * handle freed here may be reused by a block the unmapping creates */
@@ -378,21 +282,21 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
     if (m == TORCH_CONF_NO_MAX_SPLIT)
         return false;
     uint64_t key = u64_max(size, m);
-    uint32_t it = fs_lower_bound(&s->free_set[pool], stream, key);
+    uint32_t it = torch_fs_lower_bound(&s->free_set[pool], stream, key);
     if (it != T_NONE) {
         if (!releasable(s, it))
             return false;
         release_block(s, it);
         return true;
     }
-    it = fs_last_below(&s->free_set[pool], stream, key);
+    it = torch_fs_last_below(&s->free_set[pool], stream, key);
     if (it == T_NONE)
         return false;
     uint64_t released = 0;
     while (released < key && B(s, it)->size >= m && B(s, it)->stream == stream && releasable(s, it)) {
         uint32_t cur = it;
         released += B(s, cur)->size;
-        it = fs_prev(&s->free_set[pool], cur);
+        it = torch_fs_prev(&s->free_set[pool], cur);
         release_block(s, cur);
         if (it == T_NONE)
             break;
@@ -418,7 +322,7 @@ static void garbage_collect(strategy *s)
         return;
     uint64_t target = reserved - threshold;
     uint64_t reclaimed = 0, total_age = 0, count = 0;
-    scratch_collect(s, POOL_LARGE);
+    torch_scratch_collect(s, POOL_LARGE);
     for (uint32_t i = 0; i < s->scratch.len; i++) {
         if (releasable(s, s->scratch.h[i])) {
             total_age += gc_age(s, s->scratch.h[i]);
@@ -430,7 +334,7 @@ static void garbage_collect(strategy *s)
         double age_threshold = (double)total_age / (double)count;
         freed = false;
         /* the whole set is swept each pass: it does not stop at the target */
-        scratch_collect(s, POOL_LARGE);
+        torch_scratch_collect(s, POOL_LARGE);
         for (uint32_t i = 0; i < s->scratch.len; i++) {
             uint32_t h = s->scratch.h[i];
             if (!releasable(s, h) || (double)gc_age(s, h) < age_threshold)
@@ -450,7 +354,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
 {
     if (s->gc_on)
         s->gc_counter[pool]++; /* block reuse interval, tracked only with GC on */
-    fs_pos found = fs_find(&s->free_set[pool], stream, size);
+    torch_fs_pos found = torch_fs_find(&s->free_set[pool], stream, size);
     uint32_t it = found.h;
     if (it == T_NONE)
         return T_NONE;
@@ -459,7 +363,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
          * (expandable_segments is fixed for a run, so the branch that skips
          * expandable blocks when the option was turned off cannot arise) */
         for (;;) {
-            uint32_t nx = fs_next(&s->free_set[pool], it);
+            uint32_t nx = torch_fs_next(&s->free_set[pool], it);
             if (!B(s, it)->expandable || nx == T_NONE || B(s, nx)->stream != stream)
                 break;
             const tblock *a = B(s, it), *n = B(s, nx);
@@ -479,7 +383,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     if (size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
     if (it == found.h)
-        fs_take(&s->free_set[pool], found); /* no second search for it */
+        torch_fs_take(&s->free_set[pool], found); /* no second search for it */
     else
         torch_pool_erase(s, it);
     return it;
@@ -540,7 +444,7 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
             r = B(s, rem);
             r->addr += size;
             r->size -= size;
-            pool_insert(s, rem);
+            torch_pool_insert(s, rem);
             if (already_split && !expandable) {
                 /* an already split free block shrinks by size bytes */
                 stats_down(s->st.inactive_split_bytes, pool, size);
@@ -590,7 +494,7 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
  * block holding it has left its set). */
 static uint64_t largest_free(strategy *s)
 {
-    return u64_max(fs_largest(&s->free_set[POOL_SMALL]), fs_largest(&s->free_set[POOL_LARGE]));
+    return u64_max(torch_fs_largest(&s->free_set[POOL_SMALL]), torch_fs_largest(&s->free_set[POOL_LARGE]));
 }
 
 static void refresh_largest(strategy *s)
@@ -600,7 +504,7 @@ static void refresh_largest(strategy *s)
 
 static uint64_t free_bytes(const strategy *s)
 {
-    return fs_bytes(&s->free_set[POOL_SMALL]) + fs_bytes(&s->free_set[POOL_LARGE]);
+    return torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
 }
 
 static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
@@ -703,7 +607,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
     for (unsigned p = 0; p < N_POOLS; p++) {
-        fs_init(&s->free_set[p], &s->blocks);
+        torch_fs_init(&s->free_set[p], &s->blocks);
         s->unmapped_root[p] = T_NONE;
     }
     s->seg_first = s->seg_last = T_NONE;
@@ -720,8 +624,8 @@ static void torch_destroy(strategy *s)
     slots_release(&s->segs);
     slots_release(&s->allocs);
     for (unsigned p = 0; p < N_POOLS; p++)
-        fs_release(&s->free_set[p]);
-    fs_list_release(&s->scratch);
+        torch_fs_release(&s->free_set[p]);
+    torch_fs_list_release(&s->scratch);
     free(s);
 }
 
@@ -844,7 +748,22 @@ static const strategy_ops TORCH_OPS = {
     .summary = "PyTorch CUDA caching allocator (native backend), PYTORCH_CUDA_ALLOC_CONF options",
     .opts = torch_conf_options,
     .n_opts = TORCH_CONF_N_OPTIONS,
-    STRATEGY_OPS_FUNCTIONS(torch),
+    .family = STRATEGY_FAMILY_TORCH,
+    .framework = "torch",
+    .advice = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (--alloc-conf=expandable_segments:True), "
+              "or max_split_size_mb to keep large blocks whole",
+    .recorded_conf_key = "alloc_conf",
+    .create = torch_create,
+    .destroy = torch_destroy,
+    .alloc = torch_alloc,
+    .free = torch_free,
+    .free_ready = torch_free_ready,
+    .empty_cache = torch_empty_cache,
+    .sample = torch_sample,
+    .stats = torch_stats,
+    .options = torch_options,
+    .check = torch_check,
+    .walk = torch_walk,
     .seed = torch_seed,
     .locate = torch_locate,
 };

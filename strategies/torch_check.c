@@ -1,12 +1,10 @@
-/* The `torch` strategy's walker, invariant checker and test hook
- * (torch_debug_corrupt, torch_internal.h): read-only views of the state that
- * torch.c builds, and deliberate breaches of it. */
+/* The `torch` strategy's walker and invariant checker: read-only views of the state
+ * that torch.c builds (tests/support/corrupt_torch.c breaks it on purpose). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/units.h"
 #include "torch_freeset.h"
-#include "torch_internal.h"
 #include "torch_types.h"
 
 /* ==== Walker ==== */
@@ -207,11 +205,11 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       "torch: the %s set of the %s pool holds a block at %llu that is not one of its %s blocks",
                       free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
-    if (tc->last != NULL && !fs_before(tc->last, n, !free_set))
+    if (tc->last != NULL && !torch_fs_before(tc->last, n, !free_set))
         tc->order_ok = false;
     /* the kept priority is the handle's, and a child's is no higher (a treap);
      * a child's validity is checked when the walk reaches it */
-    bool heap = n->pri == fs_pri(t);
+    bool heap = n->pri == torch_fs_pri(t);
     for (int i = 0; i < 2; i++) {
         uint32_t c = i ? n->right : n->left;
         if (c != T_NONE && slots_valid(&s->blocks, c) && B(s, c)->pri > n->pri)
@@ -222,10 +220,10 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       (unsigned long long)n->addr);
     tc->last = n;
     if (free_set) {
-        sim_report_insist(r, fs_bin(n->size) == tc->bin,
+        sim_report_insist(r, torch_fs_bin(n->size) == tc->bin,
                           "torch: free block at %llu of %llu bytes sits in size bin %u, its size belongs in bin %u",
-                          (unsigned long long)n->addr, (unsigned long long)n->size, tc->bin, fs_bin(n->size));
-        uint32_t i = fs_stream_slot(tc->f, n->stream);
+                          (unsigned long long)n->addr, (unsigned long long)n->size, tc->bin, torch_fs_bin(n->size));
+        uint32_t i = torch_fs_stream_slot(tc->f, n->stream);
         if (i < tc->f->n_ent && tc->f->ent[i].stream == n->stream) {
             tc->counts[i]++;
             tc->bits[(size_t)i * FB_WORDS + tc->bin / 64] |= (uint64_t)1 << (tc->bin % 64);
@@ -363,7 +361,7 @@ void torch_check(const strategy *s, sim_report *r)
                              st->oversize_segments.peak >= st->oversize_segments.current &&
                              st->oversize_allocations.current >= 0 && st->oversize_segments.current >= 0,
                       "torch: oversize counters are negative or above their peaks");
-    uint64_t free_bytes = fs_bytes(&s->free_set[POOL_SMALL]) + fs_bytes(&s->free_set[POOL_LARGE]);
+    uint64_t free_bytes = torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
     sim_report_insist(r, free_bytes == c.free_bytes, "torch: free bytes counter %llu, free blocks sum to %llu",
                       (unsigned long long)free_bytes, (unsigned long long)c.free_bytes);
     bool dirty = false;
@@ -417,150 +415,4 @@ void torch_check(const strategy *s, sim_report *r)
                   B(s, al->block)->state == (al->state == A_LIVE ? BLOCK_USED : BLOCK_PENDING);
         sim_report_insist(r, ok, "torch: allocation handle %u does not own the block it names", a);
     }
-}
-
-/* ==== Test hook (torch_internal.h) ==== */
-
-static uint32_t find_block(const strategy *s, strategy_block_state st, uint64_t min_size)
-{
-    for (uint32_t h = 0; h < s->blocks.n_used_hw; h++)
-        if (slots_valid(&s->blocks, h) && B(s, h)->state == st && B(s, h)->size >= min_size)
-            return h;
-    return T_NONE;
-}
-
-bool torch_debug_corrupt(strategy *s, torch_corruption kind)
-{
-    uint32_t h;
-    switch (kind) {
-    case TORCH_CORRUPT_TILE_GAP:
-        if ((h = find_block(s, BLOCK_USED, 1024)) == T_NONE)
-            return false;
-        B(s, h)->size -= T_MIN_BLOCK;
-        return true;
-    case TORCH_CORRUPT_UNMERGED_FREE: {
-        if ((h = find_block(s, BLOCK_FREE, 2 * T_MIN_BLOCK)) == T_NONE)
-            return false;
-        uint32_t n = blk_take(s);
-        if (n == T_NONE)
-            return false;
-        torch_pool_erase(s, h);
-        tblock *b = B(s, h);
-        uint64_t half = units_round_down(b->size / 2, T_MIN_BLOCK);
-        blk_init(s, n, b->addr + half, b->size - half, b->seg, BLOCK_FREE);
-        blk_splice(s, n, h, B(s, h)->next);
-        B(s, h)->size = half;
-        torch_pool_insert(s, h);
-        torch_pool_insert(s, n);
-        return true;
-    }
-    case TORCH_CORRUPT_FREE_NOT_IN_SET:
-        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
-            return false;
-        fs_tree_erase(&s->blocks, &s->free_set[B(s, h)->pool].root[fs_bin(B(s, h)->size)], false, h);
-        return true;
-    case TORCH_CORRUPT_USED_IN_SET:
-        if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
-            return false;
-        fs_tree_insert(&s->blocks, &s->free_set[B(s, h)->pool].root[fs_bin(B(s, h)->size)], false, h);
-        return true;
-    case TORCH_CORRUPT_WRONG_POOL:
-        if (s->seg_first == T_NONE)
-            return false;
-        SEG(s, s->seg_first)->pool ^= 1;
-        return true;
-    case TORCH_CORRUPT_ALLOCATED_COUNTER:
-        s->st.allocated_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
-        return true;
-    case TORCH_CORRUPT_RESERVED_COUNTER:
-        s->st.reserved_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
-        return true;
-    case TORCH_CORRUPT_ACTIVE_COUNTER:
-        s->st.active_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
-        return true;
-    case TORCH_CORRUPT_REQUESTED_COUNTER:
-        s->st.requested_bytes[ST_LARGE].current += 1; /* and so the aggregate's */
-        return true;
-    case TORCH_CORRUPT_INACTIVE_SPLIT:
-        s->st.inactive_split_bytes[ST_LARGE].current += 512; /* and so the aggregate's */
-        return true;
-    case TORCH_CORRUPT_PEAK:
-        s->st.allocated_bytes[ST_ALL].peak = stat_of(s->st.allocated_bytes, ST_ALL).current - 1;
-        return true;
-    case TORCH_CORRUPT_FREE_BYTES:
-        s->free_set[POOL_LARGE].bytes += 512;
-        return true;
-    case TORCH_CORRUPT_SET_ORDER: {
-        /* the second free block of a pool moves next to the first, in its bin,
-         * then its key drops below the first's */
-        for (unsigned p = 0; p < N_POOLS; p++) {
-            if (!fs_collect(&s->free_set[p], &s->scratch) || s->scratch.len < 2)
-                continue;
-            uint32_t h0 = s->scratch.h[0], h1 = s->scratch.h[1];
-            tblock *lo = B(s, h0), *hi = B(s, h1);
-            fs_tree_erase(&s->blocks, &s->free_set[p].root[fs_bin(hi->size)], false, h1);
-            hi->stream = lo->stream;
-            hi->size = lo->size;
-            hi->addr = lo->addr + 1;
-            fs_tree_insert(&s->blocks, &s->free_set[p].root[fs_bin(lo->size)], false, h1);
-            hi->addr = lo->addr - 1;
-            return true;
-        }
-        return false;
-    }
-    case TORCH_CORRUPT_WRONG_BIN: {
-        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
-            return false;
-        uint32_t *roots = s->free_set[B(s, h)->pool].root;
-        uint32_t bin = fs_bin(B(s, h)->size);
-        fs_tree_erase(&s->blocks, &roots[bin], false, h);
-        fs_tree_insert(&s->blocks, &roots[bin ^ 1], false, h);
-        return true;
-    }
-    case TORCH_CORRUPT_BIN_BITMAP:
-    case TORCH_CORRUPT_BIN_SUMMARY:
-    case TORCH_CORRUPT_STREAM_COUNT:
-    case TORCH_CORRUPT_STREAM_MISSING: {
-        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
-            return false;
-        tfree *f = &s->free_set[B(s, h)->pool];
-        tstream *e = fs_stream_entry(f, B(s, h)->stream);
-        if (e == NULL)
-            return false;
-        uint32_t bin = fs_bin(B(s, h)->size);
-        if (kind == TORCH_CORRUPT_BIN_BITMAP)
-            e->bits[bin / 64] ^= (uint64_t)1 << (bin % 64);
-        else if (kind == TORCH_CORRUPT_BIN_SUMMARY)
-            e->summary ^= (uint64_t)1 << 63; /* past the last word */
-        else if (kind == TORCH_CORRUPT_STREAM_COUNT)
-            e->n++;
-        else
-            fs_stream_drop(f, e);
-        return true;
-    }
-    case TORCH_CORRUPT_STREAM_ORDER:
-        for (unsigned p = 0; p < N_POOLS; p++) {
-            tfree *f = &s->free_set[p];
-            if (f->n_ent < 2)
-                continue;
-            tstream t = f->ent[0];
-            f->ent[0] = f->ent[1];
-            f->ent[1] = t;
-            return true;
-        }
-        return false;
-    case TORCH_CORRUPT_TREAP_PRIORITY:
-        if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
-            return false;
-        B(s, h)->pri ^= 1;
-        return true;
-    case TORCH_CORRUPT_HANDLE:
-        if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
-            return false;
-        AL(s, B(s, h)->alloc)->block = T_NONE;
-        return true;
-    case TORCH_CORRUPT_COUNT:
-        break;
-    }
-    return false;
 }

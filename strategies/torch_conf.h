@@ -1,9 +1,10 @@
 /* torch_conf.h — PYTORCH_CUDA_ALLOC_CONF for the `torch` strategy: parses the real
  * `key:value,key:value` syntax into the effective settings of the native caching
  * allocator and rejects what PyTorch rejects, with PyTorch's meaning in the message.
- * It knows nothing of devices or blocks. Also the torch strategy's option table
- * (alloc_conf, parsed here, memory_fraction, a separate option, and torch_version,
- * the release whose rules apply: torch_version.h). */
+ * It knows nothing of devices or blocks. Also the torch strategy's option table. */
+
+/* The table: alloc_conf (parsed here), memory_fraction (a separate option) and
+ * torch_version (the release whose rules apply: torch_version.h). */
 #ifndef GPUSIM_TORCH_CONF_H
 #define GPUSIM_TORCH_CONF_H
 

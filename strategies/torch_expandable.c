@@ -5,16 +5,17 @@
  * free blocks. The unmapped ranges sit in one treap per pool by (stream, address). */
 #include "sim/units.h"
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
 
 static inline void unmapped_insert(strategy *s, uint32_t h)
 {
-    fs_tree_insert(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
+    torch_fs_tree_insert(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
 }
 
 static inline void unmapped_erase(strategy *s, uint32_t h)
 {
-    fs_tree_erase(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
+    torch_fs_tree_erase(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
 }
 
 /* ==== Releasing (release_blocks' to_unmap) ==== */
@@ -109,8 +110,8 @@ static bool has_room(const strategy *s, uint32_t h, uint64_t size)
 static uint32_t find_expandable_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
 {
     uint32_t root = s->unmapped_root[pool];
-    for (uint32_t it = fs_tree_lower_bound(&s->blocks, root, true, stream, 0, 0);
-         it != T_NONE && B(s, it)->stream == stream; it = fs_tree_next(&s->blocks, root, true, it)) {
+    for (uint32_t it = torch_fs_tree_lower_bound(&s->blocks, root, true, stream, 0, 0);
+         it != T_NONE && B(s, it)->stream == stream; it = torch_fs_tree_next(&s->blocks, root, true, it)) {
         uint32_t c = it;
         if (allocatable(s, B(s, c)->prev))
             c = B(s, c)->prev;

@@ -41,18 +41,18 @@ static inline bool key_greater(const tblock *x, uint32_t stream, uint64_t size, 
 static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
 {
     tblock *x = base + h;
-    uint16_t pri = fs_pri(h);
+    uint16_t pri = torch_fs_pri(h);
     x->pri = pri;
     uint32_t *link = root;
     while (*link != T_NONE && base[*link].pri >= pri) {
         tblock *n = base + *link;
-        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
+        link = torch_fs_before(x, n, by_addr) ? &n->left : &n->right;
     }
     uint32_t t = *link;
     uint32_t *l = &x->left, *r = &x->right;
     while (t != T_NONE) {
         tblock *n = base + t;
-        if (fs_before(n, x, by_addr)) {
+        if (torch_fs_before(n, x, by_addr)) {
             *l = t;
             l = &n->right;
             t = n->right;
@@ -93,7 +93,7 @@ static inline uint32_t *tree_find(tblock *base, uint32_t *root, bool by_addr, ui
     uint32_t *link = root;
     while (*link != T_NONE && *link != h) {
         tblock *n = base + *link;
-        link = fs_before(x, n, by_addr) ? &n->left : &n->right;
+        link = torch_fs_before(x, n, by_addr) ? &n->left : &n->right;
     }
     return *link == T_NONE ? NULL : link;
 }
@@ -187,23 +187,23 @@ static inline uint32_t tree_last_of(const tblock *base, uint32_t root, uint32_t 
     return tree_last_below(base, root, false, stream, UINT64_MAX, UINT64_MAX);
 }
 
-void fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
+void torch_fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
 {
     tree_insert(recs(blocks), root, by_addr, h);
 }
 
-bool fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
+bool torch_fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
 {
     return tree_erase(recs(blocks), root, by_addr, h);
 }
 
-uint32_t fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
-                             uint64_t addr)
+uint32_t torch_fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
+                                   uint64_t addr)
 {
     return tree_lower_bound(recs(blocks), root, by_addr, stream, size, addr);
 }
 
-uint32_t fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h)
+uint32_t torch_fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h)
 {
     return tree_next(recs(blocks), root, by_addr, h);
 }
@@ -307,17 +307,17 @@ static tstream *stream_add(tfree *f, uint32_t stream)
     return &f->ent[i];
 }
 
-uint32_t fs_stream_slot(const tfree *f, uint32_t stream)
+uint32_t torch_fs_stream_slot(const tfree *f, uint32_t stream)
 {
     return stream_search(f, stream);
 }
 
-tstream *fs_stream_entry(tfree *f, uint32_t stream)
+tstream *torch_fs_stream_entry(tfree *f, uint32_t stream)
 {
     return stream_entry(f, stream);
 }
 
-void fs_stream_drop(tfree *f, tstream *e)
+void torch_fs_stream_drop(tfree *f, tstream *e)
 {
     uint32_t i = (uint32_t)(e - f->ent);
     memmove(&f->ent[i], &f->ent[i + 1], (size_t)(f->n_ent - i - 1) * sizeof *f->ent);
@@ -327,7 +327,7 @@ void fs_stream_drop(tfree *f, tstream *e)
 
 /* ==== The free set ==== */
 
-void fs_init(tfree *f, const slots *blocks)
+void torch_fs_init(tfree *f, const slots *blocks)
 {
     memset(f, 0, sizeof *f);
     for (uint32_t b = 0; b < FB_BINS; b++)
@@ -335,7 +335,7 @@ void fs_init(tfree *f, const slots *blocks)
     f->blocks = blocks;
 }
 
-void fs_release(tfree *f)
+void torch_fs_release(tfree *f)
 {
     free(f->ent);
     f->ent = NULL;
@@ -354,11 +354,11 @@ static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t st
     return t != T_NONE && base[t].stream == stream;
 }
 
-bool fs_insert(tfree *f, uint32_t h)
+bool torch_fs_insert(tfree *f, uint32_t h)
 {
     tblock *base = recs(f->blocks);
     const tblock *b = base + h;
-    uint32_t bin = fs_bin(b->size);
+    uint32_t bin = torch_fs_bin(b->size);
     tstream *e = stream_entry(f, b->stream);
     if (e == NULL && (e = stream_add(f, b->stream)) == NULL)
         return false;
@@ -386,14 +386,14 @@ static inline void erase_done(tfree *f, const tblock *base, const tblock *b, tst
     /* keep a few empty entries (no churn of the index in the usual case), drop
      * the rest: the index stays O(streams with free blocks) */
     if (e->n == 0 && f->n_ent > FB_KEEP_EMPTY)
-        fs_stream_drop(f, e);
+        torch_fs_stream_drop(f, e);
 }
 
-bool fs_erase(tfree *f, uint32_t h)
+bool torch_fs_erase(tfree *f, uint32_t h)
 {
     tblock *base = recs(f->blocks);
     const tblock *b = base + h;
-    /* b->bin = fs_bin(b->size): its key has not changed since fs_insert */
+    /* b->bin = torch_fs_bin(b->size): its key has not changed since torch_fs_insert */
     if (!tree_erase(base, &f->root[b->bin], false, h))
         return false;
     erase_done(f, base, b, stream_entry(f, b->stream));
@@ -401,52 +401,52 @@ bool fs_erase(tfree *f, uint32_t h)
 }
 
 /* The first block of the stream in a bin its bitmap marks, with its link. */
-static inline fs_pos bin_first(tblock *base, tfree *f, uint32_t bin, uint32_t stream, tstream *e)
+static inline torch_fs_pos bin_first(tblock *base, tfree *f, uint32_t bin, uint32_t stream, tstream *e)
 {
     uint32_t *link = &f->root[bin];
     if (*link == T_NONE)
-        return (fs_pos){T_NONE, NULL, NULL}; /* a bitmap out of step with its bins: the checker says so */
+        return (torch_fs_pos){T_NONE, NULL, NULL}; /* a bitmap out of step with its bins: the checker says so */
     const tblock *n = base + *link;
     if (!(n->left == T_NONE && n->stream == stream))
         link = tree_lower_link(base, link, stream, 0);
-    return link == NULL ? (fs_pos){T_NONE, NULL, NULL} : (fs_pos){*link, link, e};
+    return link == NULL ? (torch_fs_pos){T_NONE, NULL, NULL} : (torch_fs_pos){*link, link, e};
 }
 
-fs_pos fs_find(tfree *f, uint32_t stream, uint64_t size)
+torch_fs_pos torch_fs_find(tfree *f, uint32_t stream, uint64_t size)
 {
     tstream *e = stream_entry(f, stream);
     if (e == NULL)
-        return (fs_pos){T_NONE, NULL, NULL};
+        return (torch_fs_pos){T_NONE, NULL, NULL};
     tblock *base = recs(f->blocks);
-    uint32_t bin = fs_bin(size);
+    uint32_t bin = torch_fs_bin(size);
     if (bits_test(e, bin)) {
         uint32_t *link = tree_lower_link(base, &f->root[bin], stream, size);
         if (link != NULL && base[*link].stream == stream)
-            return (fs_pos){*link, link, e};
+            return (torch_fs_pos){*link, link, e};
     }
     bin = bits_next(e, bin);
-    return bin == FB_NONE ? (fs_pos){T_NONE, NULL, NULL} : bin_first(base, f, bin, stream, e);
+    return bin == FB_NONE ? (torch_fs_pos){T_NONE, NULL, NULL} : bin_first(base, f, bin, stream, e);
 }
 
-void fs_take(tfree *f, fs_pos p)
+void torch_fs_take(tfree *f, torch_fs_pos p)
 {
     tblock *base = recs(f->blocks);
     tree_unlink(base, p.link);
     erase_done(f, base, base + p.h, p.e);
 }
 
-uint32_t fs_lower_bound(tfree *f, uint32_t stream, uint64_t size)
+uint32_t torch_fs_lower_bound(tfree *f, uint32_t stream, uint64_t size)
 {
-    return fs_find(f, stream, size).h;
+    return torch_fs_find(f, stream, size).h;
 }
 
-uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size)
+uint32_t torch_fs_last_below(tfree *f, uint32_t stream, uint64_t size)
 {
     const tstream *e = stream_entry(f, stream);
     if (e == NULL)
         return T_NONE;
     const tblock *base = recs(f->blocks);
-    uint32_t bin = fs_bin(size);
+    uint32_t bin = torch_fs_bin(size);
     if (bits_test(e, bin)) {
         uint32_t t = tree_last_below(base, f->root[bin], false, stream, size, 0);
         if (t != T_NONE && base[t].stream == stream)
@@ -456,7 +456,7 @@ uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size)
     return bin == FB_NONE ? T_NONE : tree_last_of(base, f->root[bin], stream);
 }
 
-uint32_t fs_next(tfree *f, uint32_t h)
+uint32_t torch_fs_next(tfree *f, uint32_t h)
 {
     tblock *base = recs(f->blocks);
     const tblock *x = base + h;
@@ -470,7 +470,7 @@ uint32_t fs_next(tfree *f, uint32_t h)
     return bin_first(base, f, bin, x->stream, NULL).h;
 }
 
-uint32_t fs_prev(tfree *f, uint32_t h)
+uint32_t torch_fs_prev(tfree *f, uint32_t h)
 {
     const tblock *base = recs(f->blocks);
     const tblock *x = base + h;
@@ -484,7 +484,7 @@ uint32_t fs_prev(tfree *f, uint32_t h)
     return tree_last_of(base, f->root[bin], x->stream);
 }
 
-uint64_t fs_largest_recompute(tfree *f)
+uint64_t torch_fs_largest_recompute(tfree *f)
 {
     const tblock *base = recs(f->blocks);
     uint64_t m = 0;
@@ -504,7 +504,7 @@ uint64_t fs_largest_recompute(tfree *f)
 
 /* ==== Collecting a set in order ==== */
 
-bool fs_list_push(tlist *l, uint32_t h)
+bool torch_fs_list_push(tlist *l, uint32_t h)
 {
     if (!SIM_GROW(l->h, l->len + 1, l->cap))
         return false;
@@ -512,7 +512,7 @@ bool fs_list_push(tlist *l, uint32_t h)
     return true;
 }
 
-void fs_list_release(tlist *l)
+void torch_fs_list_release(tlist *l)
 {
     free(l->h);
     *l = (tlist){0};
@@ -534,13 +534,13 @@ static bool collect_at(const tblock *base, uint32_t t, uint32_t stream, tlist *o
             continue;
         }
         ok = collect_at(base, n->left, stream, out) && ok;
-        ok = fs_list_push(out, t) && ok;
+        ok = torch_fs_list_push(out, t) && ok;
         t = n->right;
     }
     return ok;
 }
 
-bool fs_collect(const tfree *f, tlist *out)
+bool torch_fs_collect(const tfree *f, tlist *out)
 {
     const tblock *base = recs(f->blocks);
     bool ok = true;

@@ -1,18 +1,20 @@
 /* torch_freeset.h — the free set of one pool of the `torch` strategy (the role of
  * jemalloc's eset): free block records, held by handle in a slots table, ordered as
- * PyTorch's BlockPool std::set, by (stream, size, address). Stored TLSF-like: size
- * bins (exact below 16 KiB, then 32 per power of two; fs_bin is monotone in size),
- * each a treap by (stream, size, address) whose priorities hash the handle (fs_pri,
- * kept in the record; deterministic, expected depth O(log b), b = blocks in the
- * bin), and an index sorted by stream holding, per stream with free blocks, a
- * bitmap of its bins with a summary word, so the next occupied bin is two count-trailing-zeros away. The set
- * also keeps the sum of its sizes and its largest size; a block in the set keeps
- * its bin in its record. The raw treaps (fs_tree_*) serve the unmapped ranges of
- * expandable segments too, ordered by (stream, address).
- * Costs: s = streams with free blocks in the set (lookup O(1) when the stream is
- * the one found last among those ≡ it mod FB_HINTS, else O(log s)); b = blocks in
- * one bin. No allocation except when a stream first
- * enters the index or a list grows. */
+ * PyTorch's BlockPool std::set, by (stream, size, address). Also the raw treaps that
+ * order expandable segments' unmapped ranges. */
+
+/* Stored TLSF-like: size bins (exact below 16 KiB, then 32 per power of two;
+ * torch_fs_bin is monotone in size), each a treap by (stream, size, address) whose
+ * priorities hash the handle (torch_fs_pri, kept in the record; deterministic, expected
+ * depth O(log b), b = blocks in the bin), and an index sorted by stream holding, per
+ * stream with free blocks, a bitmap of its bins with a summary word, so the next
+ * occupied bin is two count-trailing-zeros away. The set also keeps the sum of its sizes
+ * and its largest size; a block in the set keeps its bin in its record. The raw treaps
+ * (torch_fs_tree_*) serve the unmapped ranges of expandable segments too, ordered by
+ * (stream, address). Costs: s = streams with free blocks in the set (lookup O(1) when
+ * the stream is the one found last among those ≡ it mod FB_HINTS, else O(log s)); b =
+ * blocks in one bin. No allocation except when a stream first enters the index or a list
+ * grows. */
 #ifndef GPUSIM_TORCH_FREESET_H
 #define GPUSIM_TORCH_FREESET_H
 
@@ -24,7 +26,7 @@
 /* The bin of a free block of this size: exact below 32·512 B, then 32 bins per
  * power of two (TLSF's two-level mapping). Monotone in size, so bins in index
  * order are blocks in size order. O(1). */
-static inline uint32_t fs_bin(uint64_t size)
+static inline uint32_t torch_fs_bin(uint64_t size)
 {
     uint64_t u = size >> 9;
     if (u < FB_SUB)
@@ -35,7 +37,7 @@ static inline uint32_t fs_bin(uint64_t size)
 
 /* Whether a orders strictly before b: by (stream, size, address), or by (stream,
  * address) when by_addr. O(1). */
-static inline bool fs_before(const tblock *a, const tblock *b, bool by_addr)
+static inline bool torch_fs_before(const tblock *a, const tblock *b, bool by_addr)
 {
     if (a->stream != b->stream)
         return a->stream < b->stream;
@@ -49,7 +51,7 @@ static inline bool fs_before(const tblock *a, const tblock *b, bool by_addr)
  * O(log n) whatever the key order (equal priorities only cost a level now and
  * then). Written into the record (tblock.pri) as the node enters its treap, so
  * that a step down the tree reads it from the node it loads anyway. O(1). */
-static inline uint16_t fs_pri(uint32_t h)
+static inline uint16_t torch_fs_pri(uint32_t h)
 {
     h ^= h >> 16;
     h *= 0x85ebca6bu;
@@ -62,54 +64,54 @@ static inline uint16_t fs_pri(uint32_t h)
 /* ==== The free set ==== */
 
 /* An empty set over the records of blocks (borrowed; it may grow, it must not move). O(bins). */
-void fs_init(tfree *f, const slots *blocks);
-void fs_release(tfree *f);
+void torch_fs_init(tfree *f, const slots *blocks);
+void torch_fs_release(tfree *f);
 
 /* Put block h in (its addr, size and stream are its key; they must not change while
  * it is in). False, the set unchanged, when host memory is out. O(log b + log s). */
-bool fs_insert(tfree *f, uint32_t h);
+bool torch_fs_insert(tfree *f, uint32_t h);
 /* Take h out. False, the set unchanged, when h is not in it. O(log b + log s). */
-bool fs_erase(tfree *f, uint32_t h);
+bool torch_fs_erase(tfree *f, uint32_t h);
 
 /* std::set::lower_bound of (stream, size, 0) among the stream's blocks: the smallest
  * block ≥ size, the lowest address among equal sizes; T_NONE if there is none.
  * O(log b + log s). */
-uint32_t fs_lower_bound(tfree *f, uint32_t stream, uint64_t size);
+uint32_t torch_fs_lower_bound(tfree *f, uint32_t stream, uint64_t size);
 
-/* A block found by fs_find and where the set holds it, so that fs_take need not
+/* A block found by torch_fs_find and where the set holds it, so that torch_fs_take need not
  * look for it again (the malloc path's best fit, then its removal). */
-typedef struct fs_pos {
+typedef struct torch_fs_pos {
     uint32_t h;     /* the block, T_NONE if none */
     uint32_t *link; /* the treap link that points at it */
     tstream *e;     /* its stream's index entry */
-} fs_pos;
+} torch_fs_pos;
 
-/* fs_lower_bound, with the block's place in the set. O(log b + log s). */
-fs_pos fs_find(tfree *f, uint32_t stream, uint64_t size);
-/* Take out the block p names; p from fs_find on this set, nothing inserted or
+/* torch_fs_lower_bound, with the block's place in the set. O(log b + log s). */
+torch_fs_pos torch_fs_find(tfree *f, uint32_t stream, uint64_t size);
+/* Take out the block p names; p from torch_fs_find on this set, nothing inserted or
  * erased since (the block records may not have moved either). O(log b). */
-void fs_take(tfree *f, fs_pos p);
+void torch_fs_take(tfree *f, torch_fs_pos p);
 /* The stream's last block below (stream, size, 0) (std::prev of lower_bound), or
  * T_NONE. O(log b + log s). */
-uint32_t fs_last_below(tfree *f, uint32_t stream, uint64_t size);
+uint32_t torch_fs_last_below(tfree *f, uint32_t stream, uint64_t size);
 /* The next / previous block of h's stream in (size, address) order, or T_NONE; h in
  * the set. O(log b + log s). */
-uint32_t fs_next(tfree *f, uint32_t h);
-uint32_t fs_prev(tfree *f, uint32_t h);
+uint32_t torch_fs_next(tfree *f, uint32_t h);
+uint32_t torch_fs_prev(tfree *f, uint32_t h);
 
 /* The largest size in the set, recomputed (O(s · log b): per stream, the last
  * block of its highest bin). */
-uint64_t fs_largest_recompute(tfree *f);
+uint64_t torch_fs_largest_recompute(tfree *f);
 
 /* The largest size in the set (0 when empty): the kept value, recomputed first if
- * the block holding it has left (fs_largest_recompute), else O(1). */
-static inline uint64_t fs_largest(tfree *f)
+ * the block holding it has left (torch_fs_largest_recompute), else O(1). */
+static inline uint64_t torch_fs_largest(tfree *f)
 {
-    return f->largest_dirty ? fs_largest_recompute(f) : f->largest;
+    return f->largest_dirty ? torch_fs_largest_recompute(f) : f->largest;
 }
 
 /* The sum of the sizes in the set. O(1). */
-static inline uint64_t fs_bytes(const tfree *f)
+static inline uint64_t torch_fs_bytes(const tfree *f)
 {
     return f->bytes;
 }
@@ -117,34 +119,34 @@ static inline uint64_t fs_bytes(const tfree *f)
 /* Every block of the set in (stream, size, address) order into out (emptied first):
  * streams in index order, each stream's bins in size order. False when host memory
  * ran out (out then lacks some). O(n + s · bins / 64). */
-bool fs_collect(const tfree *f, tlist *out);
+bool torch_fs_collect(const tfree *f, tlist *out);
 
 /* ==== For the checker and the test hooks (torch_check.c) ==== */
 
 /* Where the stream's entry is in the index, or where it would go. O(log s). */
-uint32_t fs_stream_slot(const tfree *f, uint32_t stream);
+uint32_t torch_fs_stream_slot(const tfree *f, uint32_t stream);
 /* The stream's entry, or NULL. O(1) when its hint holds, else O(log s). */
-tstream *fs_stream_entry(tfree *f, uint32_t stream);
+tstream *torch_fs_stream_entry(tfree *f, uint32_t stream);
 /* Remove an entry from the index (whatever its blocks). O(s). */
-void fs_stream_drop(tfree *f, tstream *e);
+void torch_fs_stream_drop(tfree *f, tstream *e);
 
 /* ==== Raw treaps over block records (one bin; the unmapped sets) ==== */
 
 /* Insert h into the treap at *root. O(depth). */
-void fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h);
+void torch_fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h);
 /* Erase h; false, the treap unchanged, when h is not in it. O(depth). */
-bool fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h);
+bool torch_fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h);
 /* The first node whose key is ≥ (stream, size, addr) (size ignored when by_addr), or
  * T_NONE. O(depth). */
-uint32_t fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
-                             uint64_t addr);
+uint32_t torch_fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
+                                   uint64_t addr);
 /* The node after h in the treap's order, or T_NONE. O(depth). */
-uint32_t fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h);
+uint32_t torch_fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h);
 
 /* ==== Lists of handles ==== */
 
 /* Append h; false (the list unchanged) when host memory is out. Amortized O(1). */
-bool fs_list_push(tlist *l, uint32_t h);
-void fs_list_release(tlist *l);
+bool torch_fs_list_push(tlist *l, uint32_t h);
+void torch_fs_list_release(tlist *l);
 
 #endif

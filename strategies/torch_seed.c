@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "torch_freeset.h"
+#include "torch_segments.h"
 #include "torch_types.h"
 
 static uint32_t seed_segment(strategy *s, const sim_seed_segment *sg)
@@ -122,7 +123,7 @@ sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handle
     }
     if (s->host_oom)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the start state");
-    s->largest = u64_max(fs_largest(&s->free_set[POOL_SMALL]), fs_largest(&s->free_set[POOL_LARGE]));
+    s->largest = u64_max(torch_fs_largest(&s->free_set[POOL_SMALL]), torch_fs_largest(&s->free_set[POOL_LARGE]));
     return SIM_OK;
 }
 

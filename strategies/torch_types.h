@@ -1,5 +1,5 @@
-/* torch_types.h — private to the `torch` strategy (torch.c, torch_expandable.c, torch_seed.c,
- * torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
+/* torch_types.h — private to the `torch` strategy (torch.c, torch_segments.c, torch_expandable.c,
+ * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -34,7 +34,7 @@ enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
  * while the block sits in a set: BLOCK_FREE blocks are in free_set[pool], BLOCK_UNMAPPED
  * ones (expandable segments) in unmapped_root[pool]; USED and PENDING blocks in neither.
  * gc_base is the pool's get_free_block counter when the block entered its set;
- * bin its size bin there (fs_bin, kept so that leaving the set need not recompute it);
+ * bin its size bin there (torch_fs_bin, kept so that leaving the set need not recompute it);
  * pri its treap priority, written when it entered its treap (the top 16 bits of a
  * hash of its handle, kept so that a tree step reads it instead of rehashing). */
 typedef struct tblock {
@@ -51,7 +51,7 @@ typedef struct tblock {
     uint8_t state;
     uint8_t pool;
     uint8_t expandable;
-    uint16_t bin; /* the size bin it went into (fs_insert), while BLOCK_FREE */
+    uint16_t bin; /* the size bin it went into (torch_fs_insert), while BLOCK_FREE */
     uint16_t pri; /* treap priority, while in a set */
 } tblock;
 _Static_assert(sizeof(tblock) == 64, "a block record is one cache line");
@@ -103,7 +103,7 @@ typedef struct tstats {
 } tstats;
 
 /* Free sets (one per pool; the operations are torch_freeset.h). Bin b holds the
- * free blocks whose size maps to b (fs_bin), in a treap ordered by (stream, size, address); each stream with
+ * free blocks whose size maps to b (torch_fs_bin), in a treap ordered by (stream, size, address); each stream with
  * free blocks in the pool has an entry in an index sorted by stream, with a
  * bitmap of the bins holding its blocks (TLSF's occupancy bitmaps: a 64-bit
  * summary over FB_WORDS words). */
@@ -129,7 +129,7 @@ typedef struct tfree {
     tstream *ent;             /* stream index, sorted by stream */
     uint32_t n_ent, cap_ent;
     uint32_t hint[FB_HINTS];  /* per stream mod FB_HINTS, the entry found last */
-    const slots *blocks;      /* the block records the links name (fs_init) */
+    const slots *blocks;      /* the block records the links name (torch_fs_init) */
     uint64_t bytes;           /* sum of the sizes of the blocks in the set */
     uint64_t largest;         /* largest size in the set, valid unless largest_dirty */
     bool largest_dirty;       /* the block holding it left the set: recompute */
@@ -309,18 +309,6 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
 }
 
 /* ==== Shared between the files of the strategy ==== */
-
-/* torch.c: a free block enters its pool's set (BlockPool::insert_into_blocks:
- * state, GC age stamp, the set) and leaves it. */
-void torch_pool_insert(strategy *s, uint32_t h);
-void torch_pool_erase(strategy *s, uint32_t h);
-
-/* torch.c: a new segment record at the end of the list (address order), and its
- * removal; try_merge_blocks (merge src into dst when src is free in the same mapped
- * state, dst in no set; returns the bytes subsumed). */
-uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable);
-void torch_seg_drop(strategy *s, uint32_t g);
-uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
 
 /* torch_expandable.c: unmap the whole free pages inside free expandable block h,
  * giving back its address range when nothing of it stays mapped (release_blocks);

@@ -10,7 +10,7 @@
 
 #include "sim/units.h"
 #include "strategies/bfc.h"
-#include "strategies/bfc_internal.h"
+#include "support/corrupt_bfc.h"
 #include "support/harness.h"
 #include "support/check_main.h"
 #include "support/seed.h"
@@ -764,7 +764,7 @@ static harness *corruptible(void)
 static void expect_caught(bfc_corruption kind, const char *needle)
 {
     harness *h = corruptible();
-    ck_assert_msg(bfc_debug_corrupt(h->s, kind), "corruption %d could not be applied", (int)kind);
+    ck_assert_msg(corrupt_bfc(h->s, kind), "corruption %d could not be applied", (int)kind);
     sim_report r = harness_report(h);
     ck_assert_msg(r.violations >= 1, "corruption %d went unnoticed", (int)kind);
     ck_assert_msg(sim_report_mentions(&r, needle), "corruption %d: report does not mention '%s':\n%s", (int)kind,

@@ -12,7 +12,7 @@
 
 #include "sim/units.h"
 #include "strategies/bfc.h"
-#include "strategies/bfc_internal.h"
+#include "support/corrupt_bfc.h"
 #include "support/check_main.h"
 #include "support/harness.h"
 #include "support/seed.h"
@@ -150,7 +150,7 @@ static void expect_partition_corruption_caught(bfc_corruption kind, const char *
     strategy_handle a = harness_alloc(h, 6 * MiB, 0);
     harness_alloc(h, 1 * MiB, 0);
     harness_free_block(h, a);
-    ck_assert(bfc_debug_corrupt(h->s, kind));
+    ck_assert(corrupt_bfc(h->s, kind));
     sim_report r = harness_report(h);
     ck_assert_msg(sim_report_mentions(&r, needle), "expected '%s' in:\n%s", needle, r.text);
     harness_free(h);

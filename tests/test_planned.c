@@ -17,9 +17,9 @@
 #include "strategies/plan_tflite.h"
 #include "strategies/plan_xla.h"
 #include "strategies/planned.h"
-#include "strategies/planned_internal.h"
 #include "support/array_source.h"
 #include "support/check_main.h"
+#include "support/corrupt_planned.h"
 #include "support/seed.h"
 
 /* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it ---- */
@@ -1016,7 +1016,7 @@ START_TEST(planned_replay_should_reserve_the_planned_heap_at_the_first_alloc)
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         src.i = 0;
         ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
-        ck_assert(planned_debug_corrupt(run->procs[0].s, CASES[k].kind));
+        ck_assert(corrupt_planned(run->procs[0].s, CASES[k].kind));
         sim_report_init(&rep);
         run->ops->check(run->procs[0].s, &rep);
         ck_assert_msg(sim_report_mentions(&rep, CASES[k].needle), "corruption %zu: %s", k, rep.text);

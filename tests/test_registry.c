@@ -232,3 +232,41 @@ START_TEST(an_empty_value_should_read_as_unset)
     ck_assert_ptr_null(strategy_config_get(&cfg, "bfc_preset"));
 }
 END_TEST
+
+START_TEST(the_traits_should_name_strategies_and_options_that_exist)
+{
+    /* what the reports, the what-ifs and the CLI ask instead of a name (sim/strategy.h) */
+    for (size_t i = 0; i < registry_count(); i++) {
+        const strategy_ops *ops = registry_get(i);
+        ck_assert_int_le(ops->family, STRATEGY_FAMILY_PLANNED);
+        for (size_t k = 0; ops->whatif_strategies != NULL && ops->whatif_strategies[k] != NULL; k++) {
+            const strategy_ops *alt = registry_find(ops->whatif_strategies[k]);
+            ck_assert_msg(alt != NULL, "%s: what-if strategy %s is unknown", ops->name, ops->whatif_strategies[k]);
+            ck_assert_int_eq(alt->family, ops->family);
+        }
+        if (ops->recorded_conf_key != NULL) {
+            const strategy_option *o = registry_recorded_conf(ops);
+            ck_assert_msg(o != NULL, "%s: recorded_conf_key %s is not an option", ops->name, ops->recorded_conf_key);
+            ck_assert_int_eq(o->kind, STRATEGY_OPTION_TEXT);
+        } else {
+            ck_assert_ptr_null(registry_recorded_conf(ops));
+        }
+        if (ops->takes_region_at_start)
+            ck_assert_int_eq(ops->family, STRATEGY_FAMILY_BFC);
+    }
+    ck_assert_int_eq(registry_find("torch")->family, STRATEGY_FAMILY_TORCH);
+    ck_assert_int_eq(registry_find("growth")->family, STRATEGY_FAMILY_BFC);
+    ck_assert_int_eq(registry_find("ideal")->family, STRATEGY_FAMILY_BOUND);
+    ck_assert_str_eq(registry_recorded_conf(registry_find("torch"))->cli, "alloc-conf");
+    ck_assert(registry_find("greedy")->takes_region_at_start);
+    ck_assert(!registry_find("growth")->takes_region_at_start);
+}
+END_TEST
+
+START_TEST(a_framework_should_find_its_first_strategy_in_the_usual_order)
+{
+    ck_assert_str_eq(registry_find_framework("torch")->name, "torch");
+    ck_assert_str_eq(registry_find_framework("tf")->name, "greedy");
+    ck_assert_ptr_null(registry_find_framework("mxnet"));
+}
+END_TEST

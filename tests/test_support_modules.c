@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "sim/buf.h"
+#include "sim/check.h"
 #include "sim/evbuf.h"
 #include "sim/gpus.h"
 #include "sim/grow.h"
 #include "sim/hash.h"
-#include "sim/report.h"
 #include "sim/strategy.h"
 #include "support/check_main.h"
 

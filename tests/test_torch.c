@@ -9,7 +9,7 @@
 
 #include "sim/units.h"
 #include "strategies/torch.h"
-#include "strategies/torch_internal.h"
+#include "support/corrupt_torch.h"
 #include "support/harness.h"
 #include "support/check_main.h"
 #include "support/seed.h"
@@ -929,7 +929,7 @@ START_TEST(torch_checker_should_catch_each_corruption)
 {
     harness *h = busy_harness();
     ck_assert_uint_eq(harness_report(h).violations, 0);
-    ck_assert(torch_debug_corrupt(h->s, CORRUPTIONS[_i].kind));
+    ck_assert(corrupt_torch(h->s, CORRUPTIONS[_i].kind));
     sim_report r = harness_report(h);
     ck_assert_msg(r.violations >= 1 && sim_report_mentions(&r, CORRUPTIONS[_i].needle),
                   "corruption %d not reported as '%s'; report:\n%s", (int)CORRUPTIONS[_i].kind,
@@ -956,7 +956,7 @@ START_TEST(torch_checker_should_catch_a_wrong_pool_size)
     harness *h = busy_harness();
     /* the first segment is the small one; flipped to large, its 2 MiB is no large
      * segment size and its blocks disagree with it */
-    ck_assert(torch_debug_corrupt(h->s, TORCH_CORRUPT_WRONG_POOL));
+    ck_assert(corrupt_torch(h->s, TORCH_CORRUPT_WRONG_POOL));
     sim_report r = harness_report(h);
     ck_assert(sim_report_mentions(&r, "not one of its sizes"));
     harness_free(h);

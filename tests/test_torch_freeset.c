@@ -36,14 +36,14 @@ static void fx_init(fixture *x)
 {
     memset(x, 0, sizeof *x);
     slots_init(&x->blocks, sizeof(tblock));
-    fs_init(&x->f, &x->blocks);
+    torch_fs_init(&x->f, &x->blocks);
 }
 
 static void fx_free(fixture *x)
 {
-    fs_release(&x->f);
+    torch_fs_release(&x->f);
     slots_release(&x->blocks);
-    fs_list_release(&x->list);
+    torch_fs_list_release(&x->list);
     free(x->ref);
 }
 
@@ -79,7 +79,7 @@ static uint32_t fx_add(fixture *x, uint32_t stream, uint64_t size, uint64_t addr
     ck_assert_uint_ne(h, T_NONE);
     *blk(x, h) = (tblock){.addr = addr, .size = size, .stream = stream, .left = T_NONE, .right = T_NONE,
                           .prev = T_NONE, .next = T_NONE, .seg = T_NONE, .alloc = T_NONE, .state = BLOCK_FREE};
-    ck_assert(fs_insert(&x->f, h));
+    ck_assert(torch_fs_insert(&x->f, h));
     if (x->n_ref == x->cap_ref) {
         x->cap_ref = x->cap_ref ? 2 * x->cap_ref : 64;
         x->ref = realloc(x->ref, x->cap_ref * sizeof *x->ref);
@@ -96,7 +96,7 @@ static uint32_t fx_add(fixture *x, uint32_t stream, uint64_t size, uint64_t addr
 static void fx_erase_at(fixture *x, uint32_t i)
 {
     uint32_t h = x->ref[i].h;
-    ck_assert(fs_erase(&x->f, h));
+    ck_assert(torch_fs_erase(&x->f, h));
     memmove(&x->ref[i], &x->ref[i + 1], (x->n_ref - i - 1) * sizeof *x->ref);
     x->n_ref--;
     slots_put(&x->blocks, h);
@@ -131,10 +131,10 @@ static uint64_t want_bytes(const fixture *x)
     return sum;
 }
 
-/* fs_collect lists exactly the reference, in its order. */
+/* torch_fs_collect lists exactly the reference, in its order. */
 static void expect_collect_matches(fixture *x)
 {
-    ck_assert(fs_collect(&x->f, &x->list));
+    ck_assert(torch_fs_collect(&x->f, &x->list));
     ck_assert_uint_eq(x->list.len, x->n_ref);
     for (uint32_t i = 0; i < x->n_ref; i++)
         ck_assert_msg(x->list.h[i] == x->ref[i].h, "collect: position %u holds %u, expected %u", i, x->list.h[i],
@@ -148,21 +148,21 @@ GPUSIM_TCASE("hand", 0, NULL, NULL);
 START_TEST(size_bins_should_be_exact_below_16_kib_and_monotone_above)
 {
     for (uint64_t k = 1; k < 32; k++)
-        ck_assert_uint_eq(fs_bin(k * 512), k);
+        ck_assert_uint_eq(torch_fs_bin(k * 512), k);
     /* 16 KiB = 32 units of 512: first level 5, second level 0 → bin (5 − 5 + 1) · 32 + 0 = 32 */
-    ck_assert_uint_eq(fs_bin(16 * KiB), 32);
+    ck_assert_uint_eq(torch_fs_bin(16 * KiB), 32);
     /* 1 MiB = 2048 units: fl = 11, (11 − 5 + 1) · 32 + 0 = 224; one unit less is the
      * last bin of the level below, 224 − 1 */
-    ck_assert_uint_eq(fs_bin(1 * MiB), 224);
-    ck_assert_uint_eq(fs_bin(1 * MiB - 512), 223);
+    ck_assert_uint_eq(torch_fs_bin(1 * MiB), 224);
+    ck_assert_uint_eq(torch_fs_bin(1 * MiB - 512), 223);
     uint32_t last = 0;
     for (uint64_t size = 512; size < ((uint64_t)1 << 62); size += size / 7 + 512) {
-        uint32_t b = fs_bin(size);
+        uint32_t b = torch_fs_bin(size);
         ck_assert_uint_ge(b, last);
         ck_assert_uint_lt(b, FB_BINS);
         last = b;
     }
-    ck_assert_uint_lt(fs_bin(UINT64_MAX - 511), FB_BINS);
+    ck_assert_uint_lt(torch_fs_bin(UINT64_MAX - 511), FB_BINS);
 }
 END_TEST
 
@@ -170,10 +170,10 @@ START_TEST(an_empty_set_should_answer_none_and_hold_nothing)
 {
     fixture x;
     fx_init(&x);
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 0, 512), T_NONE);
-    ck_assert_uint_eq(fs_last_below(&x.f, 0, 1 * GiB), T_NONE);
-    ck_assert_uint_eq(fs_largest(&x.f), 0);
-    ck_assert_uint_eq(fs_bytes(&x.f), 0);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 0, 512), T_NONE);
+    ck_assert_uint_eq(torch_fs_last_below(&x.f, 0, 1 * GiB), T_NONE);
+    ck_assert_uint_eq(torch_fs_largest(&x.f), 0);
+    ck_assert_uint_eq(torch_fs_bytes(&x.f), 0);
     expect_collect_matches(&x);
     fx_free(&x);
 }
@@ -187,8 +187,8 @@ START_TEST(lower_bound_should_pick_the_lowest_address_among_equal_sizes)
     uint32_t low = fx_add(&x, 0, 4 * MiB, 100 * MiB);
     fx_add(&x, 0, 4 * MiB, 500 * MiB);
     fx_add(&x, 0, 2 * MiB, 50 * MiB);
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 0, 3 * MiB), low);
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 0, 4 * MiB), low);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 0, 3 * MiB), low);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 0, 4 * MiB), low);
     fx_free(&x);
 }
 END_TEST
@@ -200,9 +200,9 @@ START_TEST(lower_bound_should_never_hand_out_a_block_of_another_stream)
     fx_add(&x, 1, 64 * MiB, 0);
     uint32_t own = fx_add(&x, 2, 1 * MiB, 64 * MiB);
     /* stream 2 has nothing ≥ 2 MiB even though stream 1 has 64 MiB free */
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 2, 2 * MiB), T_NONE);
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 2, 512), own);
-    ck_assert_uint_eq(fs_lower_bound(&x.f, 3, 512), T_NONE);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 2, 2 * MiB), T_NONE);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 2, 512), own);
+    ck_assert_uint_eq(torch_fs_lower_bound(&x.f, 3, 512), T_NONE);
     fx_free(&x);
 }
 END_TEST
@@ -216,14 +216,14 @@ START_TEST(next_and_prev_should_cross_bins_in_size_order_within_one_stream)
     uint32_t b = fx_add(&x, 0, 3 * MiB, 4 * MiB);
     uint32_t c = fx_add(&x, 0, 40 * MiB, 16 * MiB);
     fx_add(&x, 1, 8 * MiB, 64 * MiB);
-    ck_assert_uint_ne(fs_bin(1024), fs_bin(3 * MiB));
-    ck_assert_uint_eq(fs_next(&x.f, a), b);
-    ck_assert_uint_eq(fs_next(&x.f, b), c);
-    ck_assert_uint_eq(fs_next(&x.f, c), T_NONE);
-    ck_assert_uint_eq(fs_prev(&x.f, c), b);
-    ck_assert_uint_eq(fs_prev(&x.f, b), a);
-    ck_assert_uint_eq(fs_prev(&x.f, a), T_NONE);
-    ck_assert_uint_eq(fs_last_below(&x.f, 0, 40 * MiB), b);
+    ck_assert_uint_ne(torch_fs_bin(1024), torch_fs_bin(3 * MiB));
+    ck_assert_uint_eq(torch_fs_next(&x.f, a), b);
+    ck_assert_uint_eq(torch_fs_next(&x.f, b), c);
+    ck_assert_uint_eq(torch_fs_next(&x.f, c), T_NONE);
+    ck_assert_uint_eq(torch_fs_prev(&x.f, c), b);
+    ck_assert_uint_eq(torch_fs_prev(&x.f, b), a);
+    ck_assert_uint_eq(torch_fs_prev(&x.f, a), T_NONE);
+    ck_assert_uint_eq(torch_fs_last_below(&x.f, 0, 40 * MiB), b);
     fx_free(&x);
 }
 END_TEST
@@ -235,12 +235,12 @@ START_TEST(largest_should_be_recomputed_when_the_largest_block_leaves)
     fx_add(&x, 0, 2 * MiB, 0);
     fx_add(&x, 1, 6 * MiB, 2 * MiB);
     fx_add(&x, 0, 20 * MiB, 8 * MiB);
-    ck_assert_uint_eq(fs_largest(&x.f), 20 * MiB);
+    ck_assert_uint_eq(torch_fs_largest(&x.f), 20 * MiB);
     /* the 20 MiB block is reference entry 1 (stream 0, after the 2 MiB one) */
     ck_assert_uint_eq(x.ref[1].size, 20 * MiB);
     fx_erase_at(&x, 1);
-    ck_assert_uint_eq(fs_largest(&x.f), 6 * MiB);
-    ck_assert_uint_eq(fs_bytes(&x.f), 8 * MiB);
+    ck_assert_uint_eq(torch_fs_largest(&x.f), 6 * MiB);
+    ck_assert_uint_eq(torch_fs_bytes(&x.f), 8 * MiB);
     fx_free(&x);
 }
 END_TEST
@@ -252,8 +252,8 @@ START_TEST(erase_should_refuse_a_block_the_set_does_not_hold)
     fx_add(&x, 0, 2 * MiB, 0);
     uint32_t h = slots_take(&x.blocks);
     *blk(&x, h) = (tblock){.addr = 2 * MiB, .size = 2 * MiB, .left = T_NONE, .right = T_NONE};
-    ck_assert(!fs_erase(&x.f, h));
-    ck_assert_uint_eq(fs_bytes(&x.f), 2 * MiB);
+    ck_assert(!torch_fs_erase(&x.f, h));
+    ck_assert_uint_eq(torch_fs_bytes(&x.f), 2 * MiB);
     expect_collect_matches(&x);
     fx_free(&x);
 }
@@ -318,20 +318,20 @@ static void random_run(uint64_t seed, uint32_t n_streams, uint32_t steps)
             break;
         case 4: {
             uint64_t size = 1 + test_rand(&rng) % (random_size(&rng) + 1024);
-            ck_assert_msg(fs_lower_bound(&x.f, stream, size) == want_lower_bound(&x, stream, size),
+            ck_assert_msg(torch_fs_lower_bound(&x.f, stream, size) == want_lower_bound(&x, stream, size),
                           "seed %llu step %u: lower_bound(stream %u, %llu)", (unsigned long long)seed, step, stream,
                           (unsigned long long)size);
-            ck_assert_msg(fs_last_below(&x.f, stream, size) == want_last_below(&x, stream, size),
+            ck_assert_msg(torch_fs_last_below(&x.f, stream, size) == want_last_below(&x, stream, size),
                           "seed %llu step %u: last_below(stream %u, %llu)", (unsigned long long)seed, step, stream,
                           (unsigned long long)size);
-            /* fs_find names the same block; half the time fs_take takes it out
-             * where fs_find found it (the malloc path's best fit) */
-            fs_pos p = fs_find(&x.f, stream, size);
+            /* torch_fs_find names the same block; half the time torch_fs_take takes it out
+             * where torch_fs_find found it (the malloc path's best fit) */
+            torch_fs_pos p = torch_fs_find(&x.f, stream, size);
             ck_assert_msg(p.h == want_lower_bound(&x, stream, size), "seed %llu step %u: find(stream %u, %llu)",
                           (unsigned long long)seed, step, stream, (unsigned long long)size);
             if (p.h != T_NONE && (r >> 40) & 1) {
                 uint32_t i = ref_lower(&x, stream, size, 0);
-                fs_take(&x.f, p);
+                torch_fs_take(&x.f, p);
                 memmove(&x.ref[i], &x.ref[i + 1], (x.n_ref - i - 1) * sizeof *x.ref);
                 x.n_ref--;
                 slots_put(&x.blocks, p.h);
@@ -346,15 +346,17 @@ static void random_run(uint64_t seed, uint32_t n_streams, uint32_t steps)
             uint32_t h = x.ref[i].h;
             uint32_t want_next = i + 1 < x.n_ref && x.ref[i + 1].stream == x.ref[i].stream ? x.ref[i + 1].h : T_NONE;
             uint32_t want_prev = i > 0 && x.ref[i - 1].stream == x.ref[i].stream ? x.ref[i - 1].h : T_NONE;
-            ck_assert_msg(fs_next(&x.f, h) == want_next, "seed %llu step %u: next", (unsigned long long)seed, step);
-            ck_assert_msg(fs_prev(&x.f, h) == want_prev, "seed %llu step %u: prev", (unsigned long long)seed, step);
+            ck_assert_msg(torch_fs_next(&x.f, h) == want_next, "seed %llu step %u: next", (unsigned long long)seed,
+                          step);
+            ck_assert_msg(torch_fs_prev(&x.f, h) == want_prev, "seed %llu step %u: prev", (unsigned long long)seed,
+                          step);
             break;
         }
         default:
-            ck_assert_msg(fs_largest(&x.f) == want_largest(&x), "seed %llu step %u: largest %llu, expected %llu",
-                          (unsigned long long)seed, step, (unsigned long long)fs_largest(&x.f),
+            ck_assert_msg(torch_fs_largest(&x.f) == want_largest(&x), "seed %llu step %u: largest %llu, expected %llu",
+                          (unsigned long long)seed, step, (unsigned long long)torch_fs_largest(&x.f),
                           (unsigned long long)want_largest(&x));
-            ck_assert_uint_eq(fs_bytes(&x.f), want_bytes(&x));
+            ck_assert_uint_eq(torch_fs_bytes(&x.f), want_bytes(&x));
             if (step % 64 == 7)
                 expect_collect_matches(&x);
             break;
@@ -363,8 +365,8 @@ static void random_run(uint64_t seed, uint32_t n_streams, uint32_t steps)
     /* drain: every block leaves, the set is empty again */
     while (x.n_ref > 0)
         fx_erase_at(&x, (uint32_t)(test_rand(&rng) % x.n_ref));
-    ck_assert_uint_eq(fs_largest(&x.f), 0);
-    ck_assert_uint_eq(fs_bytes(&x.f), 0);
+    ck_assert_uint_eq(torch_fs_largest(&x.f), 0);
+    ck_assert_uint_eq(torch_fs_bytes(&x.f), 0);
     expect_collect_matches(&x);
     fx_free(&x);
 }

@@ -1,8 +1,8 @@
-/* bfc_internal.h — test-only hooks into the BFC strategy: break one invariant of a
- * live instance on purpose, so that a test can prove the checker catches it.
- * Never called by the simulator itself. */
-#ifndef GPUSIM_BFC_INTERNAL_H
-#define GPUSIM_BFC_INTERNAL_H
+/* corrupt_bfc.h — test-only breaches of the BFC strategy's state, one invariant
+ * each, so that a test shows the checker (bfc_check.c) catches it. They reach the
+ * private records through strategies/bfc_types.h; nothing of the product calls them. */
+#ifndef GPUSIM_TEST_CORRUPT_BFC_H
+#define GPUSIM_TEST_CORRUPT_BFC_H
 
 #include <stdbool.h>
 
@@ -29,6 +29,6 @@ typedef enum bfc_corruption {
 
 /* Apply kind to s (an instance of any bfc_strategy() table). Returns false, changing
  * nothing, when the state has no place to apply it (e.g. no free chunk yet). */
-bool bfc_debug_corrupt(strategy *s, bfc_corruption kind);
+bool corrupt_bfc(strategy *s, bfc_corruption kind);
 
 #endif

@@ -1,4 +1,4 @@
-#include "report.h"
+#include "check.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
-/* torch_internal.h — test-only hooks into the `torch` strategy: deliberate state
- * corruption, so that each invariant of the checker is shown to catch its breach.
- * Never called by the engine or the command line. */
-#ifndef GPUSIM_TORCH_INTERNAL_H
-#define GPUSIM_TORCH_INTERNAL_H
+/* corrupt_torch.h — test-only breaches of the `torch` strategy's state, one
+ * invariant each, so that a test shows the checker (torch_check.c) catches it.
+ * They reach the private records through strategies/torch_types.h; nothing of the
+ * product calls them. */
+#ifndef GPUSIM_TEST_CORRUPT_TORCH_H
+#define GPUSIM_TEST_CORRUPT_TORCH_H
 
 #include <stdbool.h>
 
@@ -33,8 +34,9 @@ typedef enum torch_corruption {
     TORCH_CORRUPT_COUNT
 } torch_corruption;
 
-/* Apply one corruption; returns false when the state has nothing to corrupt
- * (e.g. no free block). The checker must then report it. */
-bool torch_debug_corrupt(strategy *s, torch_corruption kind);
+/* Apply one corruption to s (an instance of torch_strategy()); returns false when
+ * the state has nothing to corrupt (e.g. no free block). The checker must then
+ * report it. */
+bool corrupt_torch(strategy *s, torch_corruption kind);
 
 #endif

@@ -1,8 +1,9 @@
-/* planned_internal.h — test-only hooks into the planned strategy: break one
- * invariant of a live instance on purpose, so that a test can prove the checker
- * catches it. Never called by the simulator itself. */
-#ifndef GPUSIM_PLANNED_INTERNAL_H
-#define GPUSIM_PLANNED_INTERNAL_H
+/* corrupt_planned.h — test-only breaches of the planned strategy's state, one
+ * invariant each, so that a test shows the checker (planned.c) catches it. They
+ * reach the instance through strategies/planned_types.h; nothing of the product
+ * calls them. */
+#ifndef GPUSIM_TEST_CORRUPT_PLANNED_H
+#define GPUSIM_TEST_CORRUPT_PLANNED_H
 
 #include <stdbool.h>
 
@@ -17,6 +18,6 @@ typedef enum planned_corruption {
 /* Apply kind to s (an instance of planned_strategy(), planned). Returns false,
  * changing nothing, when the state has no place for it (fewer than two live
  * buffers for an overlap). */
-bool planned_debug_corrupt(strategy *s, planned_corruption kind);
+bool corrupt_planned(strategy *s, planned_corruption kind);
 
 #endif

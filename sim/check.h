@@ -1,8 +1,8 @@
-/* report.h — what an invariant checker found: a count of violations and the first
+/* check.h — what an invariant checker found: a count of violations and the first
  * few messages. Checkers append to it and never abort, so a test can corrupt a
  * state on purpose and read which invariant caught it. Caller-owned, no allocation. */
-#ifndef GPUSIM_REPORT_H
-#define GPUSIM_REPORT_H
+#ifndef GPUSIM_CHECK_H
+#define GPUSIM_CHECK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,40 @@
+/* torch_segments.h — the `torch` strategy's record layer (torch_segments.c): a free
+ * block entering and leaving its pool's set, segment records, and merging two
+ * neighbouring blocks. Below torch.c (the rules) and torch_expandable.c, which both
+ * call it and which it never calls. Private to the strategy's files. */
+#ifndef GPUSIM_TORCH_SEGMENTS_H
+#define GPUSIM_TORCH_SEGMENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "torch_freeset.h"
+#include "torch_types.h"
+
+/* A free block enters its pool's set (BlockPool::insert_into_blocks: state, GC age
+ * stamp, the set); inline, for the hot paths. */
+static inline void torch_pool_insert(strategy *s, uint32_t h)
+{
+    tblock *b = B(s, h);
+    b->state = BLOCK_FREE;
+    b->gc_base = (uint32_t)s->gc_counter[b->pool];
+    if (!torch_fs_insert(&s->free_set[b->pool], h))
+        s->host_oom = true;
+}
+
+/* ... and leaves it. */
+void torch_pool_erase(strategy *s, uint32_t h);
+
+/* The pool's free blocks in (stream, size, address) order, into s->scratch. */
+void torch_scratch_collect(strategy *s, unsigned pool);
+
+/* A new segment record at the end of the list (address order), or T_NONE (host out of
+ * memory, s->host_oom set); and its removal. */
+uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t base, uint64_t size, bool expandable);
+void torch_seg_drop(strategy *s, uint32_t g);
+
+/* try_merge_blocks: merge src into dst when src is free in the same mapped state
+ * (dst is in no set); returns the bytes subsumed, 0 when src is T_NONE or not free. */
+uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
+
+#endif
