@@ -239,8 +239,8 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
     out->events = n;
     out->strategy = cfg->ops->name;
     out->strategy_takes_recorded = cfg->ops->recorded_conf_key != NULL;
-    for (uint32_t i = 0; i < cfg->n_opts; i++)
-        if (strcmp(cfg->opts[i].key, "alloc_conf") == 0)
+    for (uint32_t i = 0; i < cfg->n_opts && out->strategy_takes_recorded; i++)
+        if (strcmp(cfg->opts[i].key, cfg->ops->recorded_conf_key) == 0)
             out->alloc_conf = cfg->opts[i].value;
     out->alloc_conf_from = "defaults";
     if (opt && opt->alloc_conf_option)
