@@ -10,7 +10,8 @@
 # libtensorflow_framework.so.2, whose exported tsl::BFCAllocator it drives with a fake
 # sub-allocator (address arithmetic only, nothing is touched). check.py --tf-wheel
 # then replays the same RUNS generated traces (greedy, growth and limit; tf and jax
-# presets; garbage collection on and off; ...) through it and through gpusim under
+# presets; garbage collection on, off and left to the framework: TF's GPUBFCAllocator
+# decides it under the tf preset; ...) through it and through gpusim under
 # --bfc-version=tsl2024 and under --bfc-version=xla2026, comparing every result key
 # and, after every event, the block handed out and the AllocatorStats.
 # The replayer is built in build-tfwheel/ of this clone (ignored by git); gpusim must
@@ -91,6 +92,8 @@ echo "TensorFlow $version: $so ($bfc exported BFCAllocator symbols), headers $li
 
 status=0
 export TF_CPP_MIN_LOG_LEVEL=3 # the allocator's out-of-memory dumps go to stderr, unread
+# a default left to TensorFlow is its built-in one (GPUBFCAllocator reads these)
+unset TF_ENABLE_GPU_GARBAGE_COLLECTION TF_FORCE_GPU_ALLOW_GROWTH
 for v in tsl2024 xla2026; do
     python3 "$here/check.py" "$out/gpusim_side" "$out/replay_tf" "$v" "$runs" "$seed" --tf-wheel "${align[@]}" ||
         status=1

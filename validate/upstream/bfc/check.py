@@ -12,14 +12,18 @@ N runs, A agree (S of them spatially partitioned), B agree on an abort, D differ
 hang, C check-fail". A run agrees when every key matches; it agrees on an abort when
 the real allocator CHECK-fails at the event where gpusim says XLA aborts.
 
---tf-wheel: the real side is TensorFlow's shipped BFCAllocator (no spatial
-partitioning, alignment ignored: the configurations draw neither, and under xla2026
-spatial partitioning is switched off explicitly), the configurations do not depend on
-VERSION (one seed, the same runs against both versions), garbage collection is always
-set explicitly, and the AllocatorStats fields gpusim keeps no counter for (tf.N lines)
-are checked too; --draw-alignment draws a request alignment (1 B to 2 MiB) for every
-run as well. The summary line is then "tf-wheel vs VERSION: N runs, M differ (...)"
-followed by the runs per strategy, preset and garbage collection."""
+--tf-wheel: the real side is TensorFlow's shipped BFCAllocator, which has no spatial
+partitioning and ignores the alignment: the configurations draw neither (under xla2026
+spatial partitioning is switched off explicitly) and do not depend on VERSION (one
+seed, the same runs against both versions); a third of the traces are of a fifth kind,
+phases(), where garbage collection has regions to give back; garbage collection is on,
+off or left to the framework (gpusim's preset default against TensorFlow's own
+GPUBFCAllocator default under the tf preset, tsl::BFCAllocator::Options' under jax);
+and the AllocatorStats fields gpusim keeps no counter for (tf.N lines) are checked
+too. --draw-alignment draws a request alignment (1 B to 2 MiB) for every run as well.
+The summary line is then "tf-wheel vs VERSION: N runs, M differ (...)", followed by
+the runs per strategy, preset and garbage collection, the runs in which garbage
+collection gave a region back, and what GetStats says of the largest free block."""
 import os
 import random
 import subprocess
@@ -28,9 +32,30 @@ import sys
 MiB = 1 << 20
 
 
-def trace(rng, capacity):
+def phases(rng, capacity):
+    """Steps of a growing size unit, each freeing most of what it allocated: under
+    growth the early regions fall empty and a later step's Extend runs into the limit,
+    which is where garbage collection gives regions back."""
+    events, next_id = [], 1
+    unit, grow = max(512, capacity // rng.choice([128, 256, 512, 1024, 2048])), rng.choice([2, 4])
+    for _ in range(rng.randint(3, 8)):
+        unit *= grow
+        step = []
+        for _ in range(rng.randint(2, 40)):
+            events.append("a %d %d" % (next_id, rng.randint(unit // 2, unit)))
+            step.append(next_id)
+            next_id += 1
+        for i in step:
+            if rng.random() < 0.85:
+                events.append("f %d" % i)
+    return "\n".join(events) + "\n"
+
+
+def trace(rng, capacity, wheel=False):
     """A trace of allocs and frees sized against capacity; some stay live at the end."""
-    kind = rng.choice(["tensors", "loguniform", "repeat", "small"])
+    kind = rng.choice(["tensors", "loguniform", "repeat", "small"] + (["phases"] * 2 if wheel else []))
+    if kind == "phases":
+        return phases(rng, capacity)
     n = rng.randint(20, 400)
     top = max(4096, capacity // rng.choice([4, 8, 16, 64]))
     menu = [rng.randint(1, top) for _ in range(6)]
@@ -73,7 +98,11 @@ def config(rng, version, capacity, wheel, align=False):
         opts.append("mem_fraction=%.3f" % rng.uniform(0.05, 1.0))
     else:  # 0.3–2x of the device: a device smaller than the limit too
         opts.append("limit=%d" % max(256, int(capacity * rng.uniform(0.05, 2.0))))
-    if wheel or rng.random() < 0.4:
+    if wheel:  # left unset: the replayer takes TF's or XLA's own default
+        gc = rng.choice(["on", "off", "default"])
+        if gc != "default":
+            opts.append("bfc_gc=" + gc)
+    elif rng.random() < 0.4:
         opts.append("bfc_gc=" + rng.choice(["on", "off"]))
     if rng.random() < 0.3:
         opts.append("bfc_fragmentation_fraction=%.3f" % rng.choice([0.0, 0.01, 0.05, 0.2, 0.5]))
@@ -149,10 +178,10 @@ def main():
     rng = random.Random(seed)
     keep = os.environ.get("BFC_UPSTREAM_KEEP")
     agree = differ = hang = check_fail = aborts = spatial = 0
-    grid, lfb = {}, set()
+    grid, lfb, gave_back = {}, set(), {}
     for run in range(runs):
         capacity = rng.choice([16, 32, 64, 128, 256, 512]) * MiB
-        text = trace(rng, capacity)
+        text = trace(rng, capacity, wheel)
         strategy, opts, stop = config(rng, version, capacity, wheel, align)
         g = subprocess.run([side, strategy, str(capacity), str(stop)] + opts, input=text, capture_output=True,
                            text=True)
@@ -163,8 +192,11 @@ def main():
         gk = keys(g.stdout)
         s = {k[len("setting."):]: v for k, v in gk.items() if k.startswith("setting.")}
         frag = [o.split("=", 1)[1] for o in opts if o.startswith("bfc_fragmentation_fraction=")]
+        gc = "1" if s["bfc_gc"] == "on" else "0"
+        if wheel and not any(o.startswith("bfc_gc=") for o in opts):
+            gc = "xla" if s["bfc_preset"] == "jax" else "tf"  # the framework's own default
         args = [replay, s["limit_bytes"], str(capacity), "1" if s["allow_growth"] == "true" else "0",
-                "1" if s["bfc_gc"] == "on" else "0", frag[0] if frag else "0",
+                gc, frag[0] if frag else "0",
                 "1" if s.get("bfc_spatial") == "on" else "0", s.get("bfc_alignment", "64"), str(stop)]
         try:
             r = subprocess.run(args, input=text, capture_output=True, text=True, timeout=20)
@@ -183,8 +215,10 @@ def main():
             print("run %d (seed %d): the real allocator CHECK-failed: %s" % (run, seed, r.stderr.strip()))
             continue
         rk = keys(r.stdout)
-        cell = (strategy, s["bfc_preset"], s["bfc_gc"])
+        cell = (strategy, s["bfc_preset"], s["bfc_gc"] if gc in ("0", "1") else "default(%s)" % s["bfc_gc"])
         grid[cell] = grid.get(cell, 0) + 1
+        if rk.get("result.num_device_frees", "0") != "0":  # garbage collection gave a region back
+            gave_back[cell[2]] = gave_back.get(cell[2], 0) + 1
         bad = [k for k in rk if not k.startswith(("event.", "tf.")) and gk.get(k) != rk[k]]
         ev = first_event(gk, rk, text.splitlines()) if rk else None
         tf_bad = []
@@ -209,6 +243,8 @@ def main():
         print("tf-wheel vs %s: %d runs, %d differ (%d agree, %d differ in a key, %d hang, %d check-fail)"
               % (version, runs, differ + hang + check_fail, agree, differ, hang, check_fail))
         print("  runs by strategy/preset/gc: " + ", ".join("%s/%s/%s %d" % (c + (grid[c],)) for c in sorted(grid)))
+        print("  runs in which garbage collection gave a region back, by gc: "
+              + (", ".join("%s %d" % (g, gave_back[g]) for g in sorted(gave_back)) or "none"))
         print("  TF's GetStats largest_free_block_bytes: " + (" or ".join(sorted(lfb)) or "never read"))
     else:
         print("%s: %d runs, %d agree (%d of them spatially partitioned), %d agree on an abort, %d differ, "

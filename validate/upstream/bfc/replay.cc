@@ -12,7 +12,9 @@
 // No memory is touched: the allocator only does arithmetic on the addresses.
 //
 // Usage: replay LIMIT DEVICE_BYTES GROWTH GC FRAG SPATIAL ALIGNMENT STOP < trace
-// (GROWTH, GC, SPATIAL, STOP: 0 or 1). The trace is one event a line: "a ID SIZE"
+// (GROWTH, GC, SPATIAL, STOP: 0 or 1; in the wheel build GC may also be "tf", TF's
+// own default: the GPUBFCAllocator TF's GPU device builds, with garbage_collection
+// left unset, or "xla": tsl::BFCAllocator::Options' default, what XLA leaves). The trace is one event a line: "a ID SIZE"
 // or "f ID". Output: key=value lines in gpusim's result names, and after every
 // event N a line "event.N=..." with the allocation's address and chunk size and the
 // allocator's statistics then (gpusim_side.c prints the same). Exit 70 when the
@@ -29,6 +31,7 @@
 #ifdef GPUSIM_TF_WHEEL
 #include <unistd.h>
 
+#include "tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.h"
 #include "xla/tsl/framework/bfc_allocator.h"
 #include "xla/tsl/protobuf/bfc_memory_map.pb.h"
 
@@ -141,7 +144,8 @@ int main(int argc, char **argv)
     }
     uint64_t limit = std::strtoull(argv[1], nullptr, 10);
     uint64_t device = std::strtoull(argv[2], nullptr, 10);
-    bool growth = std::atoi(argv[3]) != 0, gc = std::atoi(argv[4]) != 0;
+    std::string gc_arg = argv[4];
+    bool growth = std::atoi(argv[3]) != 0, gc = gc_arg == "1";
     double frag = std::strtod(argv[5], nullptr);
     bool spatial = std::atoi(argv[6]) != 0, stop = std::atoi(argv[8]) != 0;
     size_t alignment = std::strtoull(argv[7], nullptr, 10);
@@ -150,7 +154,8 @@ int main(int argc, char **argv)
     FakeDevice *dev = sub.get();
     tsl::BFCAllocator::Options opts;
     opts.allow_growth = growth;
-    opts.garbage_collection = gc;
+    if (gc_arg != "xla")
+        opts.garbage_collection = gc;
     opts.fragmentation_fraction = frag;
 #ifdef GPUSIM_TF_WHEEL
     // TF's AllocatorRetry waits up to 10 s for another thread to free memory before
@@ -159,7 +164,13 @@ int main(int argc, char **argv)
     // retries once without waiting)
     opts.allow_retry_on_failure = false;
     std::signal(SIGABRT, on_abort);
+    if (gc_arg != "0" && gc_arg != "1" && gc_arg != "tf" && gc_arg != "xla") {
+#else
+    if (gc_arg != "0" && gc_arg != "1") {
 #endif
+        std::fprintf(stderr, "replay: GC '%s' is not one of this build's values\n", gc_arg.c_str());
+        return 2;
+    }
 #ifdef BFC_HAS_SPATIAL
     opts.enable_spatial_partitioning = spatial;
 #else
@@ -168,7 +179,21 @@ int main(int argc, char **argv)
         return 2;
     }
 #endif
+#ifdef GPUSIM_TF_WHEEL
+    std::unique_ptr<tsl::BFCAllocator> owner;
+    if (gc_arg == "tf") {
+        tensorflow::GPUBFCAllocator::Options gpu_opts;
+        gpu_opts.allow_growth = growth;
+        gpu_opts.fragmentation_fraction = frag;
+        gpu_opts.allow_retry_on_failure = false;
+        owner = std::make_unique<tensorflow::GPUBFCAllocator>(std::move(sub), limit, "GPU_0_bfc", gpu_opts);
+    } else {
+        owner = std::make_unique<tsl::BFCAllocator>(std::move(sub), limit, "GPU_0_bfc", opts);
+    }
+    tsl::BFCAllocator &bfc = *owner;
+#else
     tsl::BFCAllocator bfc(std::move(sub), limit, "GPU_0_bfc", opts);
+#endif
 
     std::map<uint64_t, void *> live;  // trace id → pointer (nullptr for 0 bytes)
     uint64_t event = 0, ooms = 0, first_oom = 0, peak_requested = 0, requested = 0;
