@@ -2,7 +2,8 @@
 # cli_bfc_upstream.sh — validate/upstream/bfc/run.sh: with no source tree it says that
 # nothing was checked and succeeds; a tree without bfc_allocator.cc is a usage error; a
 # corrupted gpusim side is caught by the comparison (check.py on a fake allocator that
-# disagrees). Where GPUSIM_TSL_SRC or GPUSIM_XLA_SRC name real trees, 50 runs each are
+# disagrees); check-tf.sh without TensorFlow says SKIPPED, logs why and succeeds, and
+# refuses an unknown argument. Where GPUSIM_TSL_SRC or GPUSIM_XLA_SRC name real trees, 50 runs each are
 # compared against them.
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -36,6 +37,14 @@ if command -v python3 >/dev/null && command -v cc >/dev/null && [ -f "$build/lib
 else
   cli_skip_part "no python3, cc or $build/libgpusim_strategies.a: check.py is not tried on a liar"
 fi
+
+tf=$src/validate/upstream/bfc/check-tf.sh
+out=$(GPUSIM_SKIP_LOG=$tmp/skips bash "$tf" --python="$tmp/no-such-python" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [[ $out == *"SKIPPED: no Python"* ]] &&
+  grep -q "^TF 2.21 BFC differential: no Python" "$tmp/skips" 2>/dev/null; then ok; else
+  bad "check-tf.sh without TensorFlow: rc $rc: $out"; fi
+out=$(bash "$tf" --bogus 2>&1); rc=$?
+if [ $rc -eq 2 ] && [[ $out == *"unknown argument"* ]]; then ok; else bad "check-tf.sh --bogus: rc $rc: $out"; fi
 
 for pair in "tsl2024:${GPUSIM_TSL_SRC:-}" "xla2026:${GPUSIM_XLA_SRC:-}"; do
   v=${pair%%:*} tree=${pair#*:}

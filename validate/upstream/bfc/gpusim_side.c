@@ -1,8 +1,9 @@
 /* gpusim_side.c — replays one trace (replay.cc's format) through gpusim's own BFC
  * model (strategies/bfc.h) on a device of DEVICE_BYTES, and prints the same keys as
  * replay.cc, plus the effective settings run.sh hands to the real allocator
- * (setting.* lines). Usage: gpusim_side STRATEGY DEVICE_BYTES STOP [KEY=VALUE ...]
- * < trace, where the KEY=VALUE pairs are strategy options (bfc_preset=jax ...). */
+ * (setting.* lines), and after every event the same event.N line as replay.cc.
+ * Usage: gpusim_side STRATEGY DEVICE_BYTES STOP [KEY=VALUE ...] < trace, where the
+ * KEY=VALUE pairs are strategy options (bfc_preset=jax ...). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,40 @@ static void ignore_text(void *ctx, const char *key, const char *v)
     (void)ctx;
     (void)key;
     (void)v;
+}
+
+/* The statistics an event.N line shows, by their result.stats names. */
+static const char *const event_keys[] = {"bytes_in_use",    "peak_bytes_in_use", "num_allocs",
+                                         "largest_alloc_size", "pool_bytes",     "peak_pool_bytes",
+                                         "bytes_limit",     "regions",           "largest_free_block_bytes"};
+#define N_EVENT_KEYS (sizeof event_keys / sizeof event_keys[0])
+
+static void keep_u64(void *ctx, const char *key, uint64_t v)
+{
+    uint64_t *vals = ctx;
+    for (size_t i = 0; i < N_EVENT_KEYS; i++)
+        if (strcmp(key, event_keys[i]) == 0)
+            vals[i] = v;
+}
+
+/* event.N: the block an allocation got (address and size; 0 and 0 for an OOM, a
+ * free and a zero-byte request) and the statistics after the event, as replay.cc
+ * prints them from the real allocator's GetStats */
+static void print_event(const strategy_ops *ops, const strategy *s, uint64_t event, const strategy_handle *h)
+{
+    strategy_block b = {0};
+    if (h == NULL || !ops->locate(s, *h, &b))
+        b.addr = b.size_bytes = 0;
+    uint64_t vals[N_EVENT_KEYS] = {0};
+    strategy_stat_sink sink = {keep_u64, print_real, ignore_text, vals};
+    ops->stats(s, &sink);
+    strategy_sample smp;
+    ops->sample(s, &smp);
+    printf("event.%" PRIu64 "=addr:%" PRIu64 ",chunk:%" PRIu64, event, b.addr, b.size_bytes);
+    for (size_t i = 0; i < N_EVENT_KEYS; i++)
+        printf(",%s:%" PRIu64, event_keys[i], vals[i]);
+    printf(",device_bytes:%" PRIu64 ",device_allocs:%" PRIu64 ",device_frees:%" PRIu64 "\n", smp.reserved_bytes,
+           smp.num_device_allocs, smp.num_device_frees);
 }
 
 /* Print the first event at which XLA would abort on its one-gap CHECK. */
@@ -118,6 +153,7 @@ int main(int argc, char **argv)
             strategy_oom oom;
             sim_status st = ops->alloc(s, size, 0, &h, &oom);
             if (st == SIM_OOM) {
+                print_event(ops, s, event, NULL);
                 ooms++;
                 if (first_oom == 0)
                     first_oom = event;
@@ -130,6 +166,7 @@ int main(int argc, char **argv)
             }
             if (st != SIM_OK)
                 return 3;
+            print_event(ops, s, event, &h);
             live[id] = h;
             size_of[id] = size;
             requested += size;
@@ -139,6 +176,7 @@ int main(int argc, char **argv)
             ops->free(s, live[id], false);
             live[id] = STRATEGY_HANDLE_NONE;
             requested -= size_of[id];
+            print_event(ops, s, event, NULL);
         }
         note_abort(ops, s, event, &aborted);
     }

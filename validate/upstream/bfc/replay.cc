@@ -1,6 +1,9 @@
-// replay.cc — replays one trace through the real BFCAllocator (bfc_allocator.cc of
-// the source tree run.sh was pointed at, built against stubs/) with a fake
-// sub-allocator, and prints the keys run.sh compares with gpusim's result.
+// replay.cc — replays one trace through the real BFCAllocator with a fake
+// sub-allocator, and prints the keys check.py compares with gpusim's result. Two
+// builds of the one file: bfc_allocator.cc of the source tree run.sh was pointed at,
+// compiled against stubs/ (BFC_HEADER names its header); or, with GPUSIM_TF_WHEEL,
+// TensorFlow's shipped tsl::BFCAllocator in libtensorflow_framework.so.2, compiled
+// against the wheel's own headers (check-tf.sh).
 //
 // The fake sub-allocator hands out fresh addresses the way gpusim's device does
 // (sim/device.c: each base is the previous highest end rounded up to 2 MiB, the
@@ -9,17 +12,49 @@
 // No memory is touched: the allocator only does arithmetic on the addresses.
 //
 // Usage: replay LIMIT DEVICE_BYTES GROWTH GC FRAG SPATIAL ALIGNMENT STOP < trace
-// (GROWTH, GC, SPATIAL, STOP: 0 or 1). The trace is one event a line: "a ID SIZE"
-// or "f ID". Output: key=value lines in gpusim's result names. Exit 70 when the
-// allocator CHECK-fails (stubs/gpusim_stub.h).
+// (GROWTH, GC, SPATIAL, STOP: 0 or 1; in the wheel build GC may also be "tf", TF's
+// own default: the GPUBFCAllocator TF's GPU device builds, with garbage_collection
+// left unset, or "xla": tsl::BFCAllocator::Options' default, what XLA leaves). The trace is one event a line: "a ID SIZE"
+// or "f ID". Output: key=value lines in gpusim's result names, and after every
+// event N a line "event.N=..." with the allocation's address and chunk size and the
+// allocator's statistics then (gpusim_side.c prints the same). Exit 70 when the
+// allocator CHECK-fails (stubs/gpusim_stub.h; in the wheel build, on the abort a
+// failed CHECK raises).
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 
+#ifdef GPUSIM_TF_WHEEL
+#include <unistd.h>
+
+#include "tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.h"
+#include "xla/tsl/framework/bfc_allocator.h"
+#include "xla/tsl/protobuf/bfc_memory_map.pb.h"
+
+namespace gpusim_stub {
+volatile uint64_t current_event = 0;
+}
+
+namespace {
+// TF's CHECK logs and aborts: report it as the stub build's CHECK does (exit 70,
+// naming the event), so check.py tells an abort from a crash the same way
+extern "C" void on_abort(int)
+{
+    char buf[96];
+    int n = std::snprintf(buf, sizeof buf, "CHECK failed at event %llu (abort)\n",
+                          static_cast<unsigned long long>(gpusim_stub::current_event));
+    if (n > 0 && write(2, buf, static_cast<size_t>(n)) < 0)
+        _exit(71);
+    _exit(70);
+}
+} // namespace
+#else
 #include BFC_HEADER
+#endif
 
 namespace {
 
@@ -47,10 +82,57 @@ class FakeDevice : public tsl::SubAllocator {
     }
     bool SupportsCoalescing() const override { return false; }
     uint64_t allocs_ = 0, frees_ = 0;
+    uint64_t held() const { return held_; }
 
   private:
     uint64_t total_, held_ = 0, next_ = kAlign;
 };
+
+// the placement itself, not only its totals: FNV-1a over (address, size, in use) of
+// every chunk of every region in address order, from the allocator's own memory map,
+// as gpusim_side.c hashes its walker's blocks; and the largest free chunk
+void read_map(tsl::BFCAllocator &bfc, uint64_t *hash, uint64_t *largest_free)
+{
+    tensorflow::MemoryDump md = bfc.RecordMemoryMap();
+    uint64_t h = 1469598103934665603ull, largest = 0;
+    for (const auto &c : md.chunk()) {
+        uint64_t size = static_cast<uint64_t>(c.size());
+        if (!c.in_use())
+            largest = std::max(largest, size);
+        for (uint64_t x : {static_cast<uint64_t>(c.address()), size, static_cast<uint64_t>(c.in_use())})
+            for (int b = 0; b < 8; b++)
+                h = (h ^ ((x >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+    *hash = h;
+    *largest_free = largest;
+}
+
+// event.N: what the event did and the allocator's statistics after it, the fields
+// in gpusim_side.c's order
+void print_event(uint64_t event, tsl::BFCAllocator &bfc, const FakeDevice &dev, uint64_t addr, uint64_t chunk)
+{
+    tsl::AllocatorStats st = *bfc.GetStats();
+    uint64_t h, largest_free;
+    read_map(bfc, &h, &largest_free);
+    std::printf("event.%" PRIu64 "=addr:%" PRIu64 ",chunk:%" PRIu64 ",bytes_in_use:%" PRId64
+                ",peak_bytes_in_use:%" PRId64 ",num_allocs:%" PRId64 ",largest_alloc_size:%" PRId64
+                ",pool_bytes:%" PRId64 ",peak_pool_bytes:%" PRId64 ",bytes_limit:%" PRId64 ",regions:%" PRIu64
+                ",largest_free_block_bytes:%" PRIu64 ",device_bytes:%" PRIu64 ",device_allocs:%" PRIu64
+                ",device_frees:%" PRIu64 "\n",
+                event, addr, chunk, st.bytes_in_use, st.peak_bytes_in_use, st.num_allocs, st.largest_alloc_size,
+                *st.pool_bytes, *st.peak_pool_bytes, *st.bytes_limit, dev.allocs_ - dev.frees_, largest_free,
+                dev.held(), dev.allocs_, dev.frees_);
+#ifdef GPUSIM_TF_WHEEL
+    // the AllocatorStats fields the stub build cannot print (2024 has no
+    // largest_free_block_bytes in GetStats) or gpusim keeps no counter for; check.py
+    // holds them to the event line (tfstat_rule there)
+    std::printf("tf.%" PRIu64 "=bytes_reserved:%" PRId64 ",peak_bytes_reserved:%" PRId64
+                ",bytes_reservable_limit:%s,largest_free_block_bytes:%" PRId64 "\n",
+                event, st.bytes_reserved, st.peak_bytes_reserved,
+                st.bytes_reservable_limit ? std::to_string(*st.bytes_reservable_limit).c_str() : "none",
+                st.largest_free_block_bytes);
+#endif
+}
 
 } // namespace
 
@@ -62,7 +144,8 @@ int main(int argc, char **argv)
     }
     uint64_t limit = std::strtoull(argv[1], nullptr, 10);
     uint64_t device = std::strtoull(argv[2], nullptr, 10);
-    bool growth = std::atoi(argv[3]) != 0, gc = std::atoi(argv[4]) != 0;
+    std::string gc_arg = argv[4];
+    bool growth = std::atoi(argv[3]) != 0, gc = gc_arg == "1";
     double frag = std::strtod(argv[5], nullptr);
     bool spatial = std::atoi(argv[6]) != 0, stop = std::atoi(argv[8]) != 0;
     size_t alignment = std::strtoull(argv[7], nullptr, 10);
@@ -71,8 +154,23 @@ int main(int argc, char **argv)
     FakeDevice *dev = sub.get();
     tsl::BFCAllocator::Options opts;
     opts.allow_growth = growth;
-    opts.garbage_collection = gc;
+    if (gc_arg != "xla")
+        opts.garbage_collection = gc;
     opts.fragmentation_fraction = frag;
+#ifdef GPUSIM_TF_WHEEL
+    // TF's AllocatorRetry waits up to 10 s for another thread to free memory before
+    // it calls AllocateRawInternal once more on the same state; nothing can free in
+    // a single-threaded replay, so a failed request fails at once (the stub build
+    // retries once without waiting)
+    opts.allow_retry_on_failure = false;
+    std::signal(SIGABRT, on_abort);
+    if (gc_arg != "0" && gc_arg != "1" && gc_arg != "tf" && gc_arg != "xla") {
+#else
+    if (gc_arg != "0" && gc_arg != "1") {
+#endif
+        std::fprintf(stderr, "replay: GC '%s' is not one of this build's values\n", gc_arg.c_str());
+        return 2;
+    }
 #ifdef BFC_HAS_SPATIAL
     opts.enable_spatial_partitioning = spatial;
 #else
@@ -81,7 +179,21 @@ int main(int argc, char **argv)
         return 2;
     }
 #endif
+#ifdef GPUSIM_TF_WHEEL
+    std::unique_ptr<tsl::BFCAllocator> owner;
+    if (gc_arg == "tf") {
+        tensorflow::GPUBFCAllocator::Options gpu_opts;
+        gpu_opts.allow_growth = growth;
+        gpu_opts.fragmentation_fraction = frag;
+        gpu_opts.allow_retry_on_failure = false;
+        owner = std::make_unique<tensorflow::GPUBFCAllocator>(std::move(sub), limit, "GPU_0_bfc", gpu_opts);
+    } else {
+        owner = std::make_unique<tsl::BFCAllocator>(std::move(sub), limit, "GPU_0_bfc", opts);
+    }
+    tsl::BFCAllocator &bfc = *owner;
+#else
     tsl::BFCAllocator bfc(std::move(sub), limit, "GPU_0_bfc", opts);
+#endif
 
     std::map<uint64_t, void *> live;  // trace id → pointer (nullptr for 0 bytes)
     uint64_t event = 0, ooms = 0, first_oom = 0, peak_requested = 0, requested = 0;
@@ -97,6 +209,7 @@ int main(int argc, char **argv)
                 return 2;
             void *p = bfc.AllocateRaw(alignment, size);
             if (p == nullptr && size > 0) {
+                print_event(event, bfc, *dev, 0, 0);
                 ooms++;
                 if (first_oom == 0)
                     first_oom = event;
@@ -106,6 +219,7 @@ int main(int argc, char **argv)
                 }
                 continue;
             }
+            print_event(event, bfc, *dev, reinterpret_cast<uintptr_t>(p), p ? bfc.AllocatedSize(p) : 0);
             live[id] = p;
             sizes[id] = size;
             requested += size;
@@ -118,6 +232,7 @@ int main(int argc, char **argv)
                 bfc.DeallocateRaw(it->second);
             requested -= sizes[id];
             live.erase(it);
+            print_event(event, bfc, *dev, 0, 0);
         }
     }
     tsl::AllocatorStats st = *bfc.GetStats();
@@ -136,19 +251,9 @@ int main(int argc, char **argv)
     std::printf("result.stats.num_allocs=%" PRId64 "\n", st.num_allocs);
     std::printf("result.stats.regions=%" PRIu64 "\n", dev->allocs_ - dev->frees_);
     std::printf("result.stats.bytes_limit=%" PRId64 "\n", *st.bytes_limit);
-    // the placement itself, not only its totals: (address, size, in use) of every
-    // chunk of every region in address order, from the allocator's own memory map, as
-    // gpusim_side.c hashes its walker's blocks
-    tensorflow::MemoryDump md = bfc.RecordMemoryMap();
-    uint64_t h = 1469598103934665603ull, largest_free = 0;
-    for (const auto &c : md.chunk()) {
-        if (!c.in_use())
-            largest_free = std::max(largest_free, c.size());
-        for (uint64_t x : {c.address(), c.size(), static_cast<uint64_t>(c.in_use())})
-            for (int b = 0; b < 8; b++)
-                h = (h ^ ((x >> (8 * b)) & 0xff)) * 1099511628211ull;
-    }
     // GetStats of 2024 leaves largest_free_block_bytes 0; the map has it in both copies
+    uint64_t h = 0, largest_free = 0;
+    read_map(bfc, &h, &largest_free);
     std::printf("result.stats.largest_free_block_bytes=%" PRIu64 "\n", largest_free);
     std::printf("layout.fnv1a=%016" PRIx64 "\n", h);
     return 0;
