@@ -43,6 +43,9 @@ typedef struct input_format {
      * opcode), or NULL; import_magic reads such content. */
     const char *magic;
     size_t magic_len;
+    /* Or, for binary content whose first bytes vary (a protobuf), a test of the first
+     * bytes (at most 64 KiB, maybe fewer than the whole file); NULL for none. */
+    bool (*magic_test)(const unsigned char *data, size_t len);
     /* The importer of the parsed JSON document: the converted events, the recorded
      * numbers and the header into d (import_common.h); errors through imp_fail. NULL
      * for the native format, which trace.h streams. */

@@ -287,9 +287,11 @@ static sniff_result scan_object(scanner *c, const input_format **out)
     }
 }
 
-/* Whether text starts with f's magic bytes. */
+/* Whether text starts with f's magic bytes, or passes its magic test. */
 static bool has_magic(const input_format *f, const char *s, size_t n)
 {
+    if (f->magic_test != NULL && f->magic_test((const unsigned char *)s, n))
+        return true;
     return f->magic != NULL && n >= f->magic_len && memcmp(s, f->magic, f->magic_len) == 0;
 }
 
