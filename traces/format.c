@@ -73,7 +73,6 @@ static const input_format FORMATS[] = {
         .summary = "an XLA buffer assignment (HloProto dump)",
         .sniff_keys = NO_KEYS,
         .magic_test = import_xla_sniff,
-        .import = import_xla_text,
         .import_magic = import_xla,
         .recorded = "an XLA buffer assignment",
         .against_strategy = "planned",
@@ -112,7 +111,7 @@ bool input_format_parse(const char *name, const input_format **out)
 
 bool input_format_is_native(const input_format *f)
 {
-    return f != NULL && f->import == NULL;
+    return f != NULL && f->import == NULL && f->import_magic == NULL;
 }
 
 const input_format *input_format_native(void)

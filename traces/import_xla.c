@@ -387,16 +387,16 @@ static sim_status read_event(const xla_dump *x, pb_msg m, xla_event *e)
     return SIM_OK;
 }
 
-/* "fusion.3 (temp)" or "fusion.4 (temp, shares 83)". */
+/* The instruction, its allocation's kind and the logical buffer's id: "fusion.3 (temp,
+ * buffer 82)", "fusion.4 (temp, buffer 84, shares 83)". */
 static uint64_t tag_of(xla_dump *x, const xla_event *e, const xla_asg *a)
 {
-    char tag[320];
+    char tag[360], share[40] = "";
     int n = e->name_len < 256 ? (int)e->name_len : 256;
     const char *kind = a != NULL ? KIND_NAMES[x->al[a->alloc].kind] : "unassigned";
     if (e->kind == XLA_SHARE_WITH)
-        snprintf(tag, sizeof tag, "%.*s (%s, shares %" PRIu64 ")", n, (const char *)e->name, kind, e->share);
-    else
-        snprintf(tag, sizeof tag, "%.*s (%s)", n, (const char *)e->name, kind);
+        snprintf(share, sizeof share, ", shares %" PRIu64, e->share);
+    snprintf(tag, sizeof tag, "%.*s (%s, buffer %" PRIu64 "%s)", n, (const char *)e->name, kind, e->buf, share);
     return imp_str(x->d, tag);
 }
 
@@ -572,6 +572,10 @@ sim_status import_xla(const unsigned char *data, size_t len, const input_options
     conv c = {.heap_alloc = UINT32_MAX};
     imp_map_init(&c.live);
     size_t trace = 0;
+    if (len > 0 && (data[0] == '{' || data[0] == '['))
+        return sim_error_set(d->err, SIM_ETRACE, d->path, 0, 0,
+                             "not an XLA dump: --from=xla reads the binary HloProto that --xla_dump_hlo_as_proto "
+                             "writes (module_*.cpu_after_optimizations.hlo.pb), not JSON");
     sim_status st = read_top(&x, data, len);
     if (st == SIM_OK) {
         if (x.n_lb)
@@ -592,15 +596,6 @@ sim_status import_xla(const unsigned char *data, size_t len, const input_options
     free(x.al);
     free(x.tr);
     return st;
-}
-
-sim_status import_xla_text(const json_value *root, const input_options *opt, imp_doc *d)
-{
-    (void)root;
-    (void)opt;
-    return sim_error_set(d->err, SIM_ETRACE, d->path, 0, 0,
-                         "not an XLA dump: --from=xla reads the binary HloProto that --xla_dump_hlo_as_proto writes "
-                         "(module_*.cpu_after_optimizations.hlo.pb), not text");
 }
 
 /* ---------------------------------------------------------------- sniffing */

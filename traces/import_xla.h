@@ -23,8 +23,8 @@
 /* Whether data (the first len bytes of a file, maybe fewer than the whole) starts
  * like an HloProto with a module or a buffer assignment. */
 bool import_xla_sniff(const unsigned char *data, size_t len);
+/* The dump in data[0 .. len) into d; a file that starts like JSON is an error saying
+ * that the dump is the binary .hlo.pb. */
 sim_status import_xla(const unsigned char *data, size_t len, const input_options *opt, imp_doc *d);
-/* --from=xla on a text file: the dump is the binary .hlo.pb; an error saying so. */
-sim_status import_xla_text(const json_value *root, const input_options *opt, imp_doc *d);
 
 #endif
