@@ -130,9 +130,10 @@ static sim_status nomem(const xla_dump *x)
     return sim_error_set(x->d->err, SIM_ENOMEM, x->d->path, 0, 0, "out of memory");
 }
 
-static sim_status bad_field(const xla_dump *x, const pb_msg *m, const char *what)
+/* f: the field pb_next failed on (its key's offset). */
+static sim_status bad_field(const xla_dump *x, const pb_field *f, const char *what)
 {
-    return xla_fail(x, m->base + m->at, "truncated or malformed protobuf in %s", what);
+    return xla_fail(x, f->where, "truncated or malformed protobuf in %s", what);
 }
 
 /* A field of the wire type its message declares, else an error. */
@@ -171,7 +172,7 @@ static sim_status read_lbuf(xla_dump *x, pb_msg m)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &m, "a logical buffer");
+        return bad_field(x, &f, "a logical buffer");
     if (!SIM_GROW(x->lb, x->n_lb + 1, x->cap_lb))
         return nomem(x);
     x->lb[x->n_lb++] = b;
@@ -195,7 +196,7 @@ static sim_status read_assigned(xla_dump *x, pb_msg m)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &m, "an assigned buffer");
+        return bad_field(x, &f, "an assigned buffer");
     if (!SIM_GROW(x->as, x->n_as + 1, x->cap_as))
         return nomem(x);
     x->as[x->n_as++] = a;
@@ -239,7 +240,7 @@ static sim_status read_alloc(xla_dump *x, pb_msg m)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &m, "a buffer allocation");
+        return bad_field(x, &f, "a buffer allocation");
     a.kind = kind_of(flag);
     if (!SIM_GROW(x->al, x->n_al + 1, x->cap_al))
         return nomem(x);
@@ -267,7 +268,7 @@ static sim_status read_assignment(xla_dump *x, pb_msg m)
             st = nomem(x);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &m, "the buffer assignment");
+        st = bad_field(x, &f, "the buffer assignment");
     return st;
 }
 
@@ -302,7 +303,7 @@ static sim_status read_top(xla_dump *x, const unsigned char *data, size_t len)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &m, "the HloProto (a truncated file?)");
+        return bad_field(x, &f, "the HloProto (a truncated file?)");
     if (!found)
         return xla_fail(x, len, "no buffer_assignment in this HloProto: dump the module after optimizations "
                                 "(module_*.cpu_after_optimizations.hlo.pb or gpu_after_optimizations)");
@@ -380,7 +381,7 @@ static sim_status read_event(const xla_dump *x, pb_msg m, xla_event *e)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &m, "a heap simulator event");
+        return bad_field(x, &f, "a heap simulator event");
     if (e->kind > XLA_SHARE_WITH)
         return xla_fail(x, e->where, "heap simulator event of kind %" PRIu64 " (ALLOC 0, FREE 1, SHARE_WITH 2)",
                         e->kind);
@@ -479,7 +480,7 @@ static sim_status convert_trace(xla_dump *x, conv *c, pb_msg m)
         c->k++;
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &m, "a heap simulator trace");
+        st = bad_field(x, &f, "a heap simulator trace");
     return st;
 }
 
