@@ -397,7 +397,8 @@ static uint64_t tag_of(xla_dump *x, const xla_event *e, const xla_asg *a)
     const char *kind = a != NULL ? KIND_NAMES[x->al[a->alloc].kind] : "unassigned";
     if (e->kind == XLA_SHARE_WITH)
         snprintf(share, sizeof share, ", shares %" PRIu64, e->share);
-    snprintf(tag, sizeof tag, "%.*s (%s, buffer %" PRIu64 "%s)", n, (const char *)e->name, kind, e->buf, share);
+    const char *name = e->name != NULL ? (const char *)e->name : "";
+    snprintf(tag, sizeof tag, "%.*s (%s, buffer %" PRIu64 "%s)", n, name, kind, e->buf, share);
     return imp_str(x->d, tag);
 }
 
