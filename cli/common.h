@@ -28,9 +28,10 @@ typedef struct cli_io {
 
 /* The --from/--device help lines, for option tables (--from's lists the formats there
  * are, cli_from_help). */
-#define CLI_INPUT_OPTS               \
-    CLI_OPT("from", cli_from_help), \
-    CLI_OPT("device", "N: the CUDA device to import from a recording (default: the one with most events)")
+#define CLI_INPUT_OPTS                                                                                                 \
+    CLI_OPT("from", cli_from_help),                                                                                    \
+    CLI_OPT("device", "N: the CUDA device to import from a recording, or an XLA dump's heap trace (default: the "      \
+                      "one with most events)")
 
 /* The device, the strategies' options and the import options, in that order: the
  * option lines of a command that replays recorded traces (compare, plan, tune, check). */

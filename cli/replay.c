@@ -51,7 +51,7 @@ static const cli_opt REPLAY_OPTS[] = {
                    "ranks, after the first; repeatable"),
     CLI_INPUT_OPTS,
     CLI_FLAG("against-recorded", "compare with the real allocator's recorded numbers (one recording; default "
-                                 "strategy: torch for PyTorch, greedy for TensorFlow)"),
+                                 "strategy: torch for PyTorch, greedy for TensorFlow, planned for XLA)"),
     CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
                            "first, instead of from its rebuilt state"),
     {NULL, false, NULL},

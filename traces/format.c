@@ -9,6 +9,7 @@
 #include "import_pickle.h"
 #include "import_snapshot.h"
 #include "import_tfprof.h"
+#include "import_xla.h"
 
 /* A snapshot written by torch.cuda.memory._dump_snapshot: the pickle, read into the
  * same JSON values as a snapshot saved as JSON. */
@@ -32,6 +33,7 @@ static const char *const SNAPSHOT_KEYS[] = {"segments", "device_traces", "alloca
                                             "blocks", NULL};
 static const char *const KINETO_KEYS[] = {"traceEvents", "ph", NULL};
 static const char *const TFPROF_KEYS[] = {"memoryProfilePerAllocator", "memoryIds", "numHosts", NULL};
+static const char *const NO_KEYS[] = {NULL};
 
 static const input_format FORMATS[] = {
     {
@@ -65,6 +67,15 @@ static const input_format FORMATS[] = {
         .import = import_tfprof,
         .recorded = "a TensorFlow memory profile",
         .against_strategy = "greedy",
+    },
+    {
+        .name = "xla",
+        .summary = "an XLA buffer assignment (HloProto dump)",
+        .sniff_keys = NO_KEYS,
+        .magic_test = import_xla_sniff,
+        .import_magic = import_xla,
+        .recorded = "an XLA buffer assignment",
+        .against_strategy = "planned",
     },
 };
 
@@ -100,7 +111,7 @@ bool input_format_parse(const char *name, const input_format **out)
 
 bool input_format_is_native(const input_format *f)
 {
-    return f != NULL && f->import == NULL;
+    return f != NULL && f->import == NULL && f->import_magic == NULL;
 }
 
 const input_format *input_format_native(void)

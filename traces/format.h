@@ -43,9 +43,15 @@ typedef struct input_format {
      * opcode), or NULL; import_magic reads such content. */
     const char *magic;
     size_t magic_len;
+    /* Or, for binary content whose first bytes vary (a protobuf), a test of the first
+     * bytes (at most 64 KiB, maybe fewer than the whole file); NULL for none. A format
+     * with a magic_test is binary: import_magic reads it whatever its first bytes, also
+     * when --from names it. */
+    bool (*magic_test)(const unsigned char *data, size_t len);
     /* The importer of the parsed JSON document: the converted events, the recorded
      * numbers and the header into d (import_common.h); errors through imp_fail. NULL
-     * for the native format, which trace.h streams. */
+     * for the native format, which trace.h streams (the one row with neither importer),
+     * and for a binary format. */
     sim_status (*import)(const json_value *root, const input_options *opt, struct imp_doc *d);
     sim_status (*import_magic)(const unsigned char *data, size_t len, const input_options *opt, struct imp_doc *d);
     /* What `replay --against-recorded` can compare in a recording of this format, for the
@@ -63,7 +69,7 @@ const char *input_format_name(const input_format *f);
 /* The format a --from= value names (*out NULL for NULL or "auto"); false for an
  * unknown name. */
 bool input_format_parse(const char *name, const input_format **out);
-/* Whether f is the native format v1 (no importer: trace.h reads it). */
+/* Whether f is the native format v1 (no importer at all: trace.h reads it). */
 bool input_format_is_native(const input_format *f);
 /* The native format's row. */
 const input_format *input_format_native(void);

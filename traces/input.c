@@ -287,9 +287,11 @@ static sniff_result scan_object(scanner *c, const input_format **out)
     }
 }
 
-/* Whether text starts with f's magic bytes. */
+/* Whether text starts with f's magic bytes, or passes its magic test. */
 static bool has_magic(const input_format *f, const char *s, size_t n)
 {
+    if (f->magic_test != NULL && f->magic_test((const unsigned char *)s, n))
+        return true;
     return f->magic != NULL && n >= f->magic_len && memcmp(s, f->magic, f->magic_len) == 0;
 }
 
@@ -368,7 +370,8 @@ static sim_status import_doc(trace_input *in, const input_format *f, const char 
     imp_doc_init(d, in->path, f);
     imp_set_err(d, err);
     in->has_doc = true;
-    if (f->import_magic != NULL && has_magic(f, text, len))
+    /* a binary format (magic_test) is read by its importer whatever its first bytes */
+    if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len)))
         return f->import_magic((const unsigned char *)text, len, opt, d);
     if (f->import == NULL)
         return sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format");
