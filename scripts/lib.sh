@@ -72,6 +72,23 @@ gpusim_ensure_packages() {
   fi
 }
 
+# gpusim_skips_report LOG: the list of skips a run collected (scripts/test prints it
+# at its end); false when the list is not empty and GPUSIM_NO_SKIPS=1 (as CI sets it)
+gpusim_skips_report() {
+  local log=$1 n
+  echo "== skipped here =="
+  if [ ! -s "$log" ]; then
+    echo "  nothing: every stage and test ran"
+    return 0
+  fi
+  sort -u "$log" | sed 's/^/  /'
+  n=$(sort -u "$log" | wc -l)
+  if [ "${GPUSIM_NO_SKIPS:-0}" = 1 ]; then
+    echo "scripts/test: GPUSIM_NO_SKIPS=1 and $n skipped: every stage must run on this machine" >&2
+    return 1
+  fi
+}
+
 # gpusim_ensure_test_tools: what scripts/test runs besides the build, in one apt-get
 # call (then one package at a time, so that one that cannot be had holds back no other):
 # Open MPI (the sweep over ranks), python3 with venv (the module, the oracles), xmllint
