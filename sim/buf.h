@@ -26,6 +26,10 @@ void sim_buf_puts(sim_buf *b, const char *s);
 void sim_buf_printf(sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal with quotes and escapes. */
 void sim_buf_json_str(sim_buf *b, const char *s);
+/* The same literal, handed to put(ctx, bytes, n) piece by piece (the JSON writer's
+ * outputs, sim/jsonw.h): the one escaper. */
+typedef void (*sim_put_fn)(void *ctx, const char *s, size_t n);
+void sim_json_escape(sim_put_fn put, void *ctx, const char *s);
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there
  * are not one (a stray continuation byte, a truncated, overlong or surrogate form).
  * sim_buf_json_str writes such a byte as \ufffd, so output stays valid JSON. */
