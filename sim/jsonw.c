@@ -30,7 +30,7 @@ static void init(jsonw *w, sim_buf *b, FILE *fp, jsonw_layout layout, uint32_t b
     w->buf = b;
     w->fp = fp;
     w->layout = layout;
-    w->base = base;
+    w->line = base;
 }
 
 void jsonw_init_buf(jsonw *w, sim_buf *b, jsonw_layout layout, uint32_t base)
@@ -43,21 +43,21 @@ void jsonw_init_file(jsonw *w, FILE *fp, jsonw_layout layout, uint32_t base)
     init(w, NULL, fp, layout, base);
 }
 
-/* A line break and the indent of a line inside `blocks` open block containers. */
-static void newline(jsonw *w, uint32_t blocks)
+/* A line break and n spaces: the line the writer is on now is indented n. */
+static void newline(jsonw *w, uint32_t n)
 {
     static const char SPACES[] = "                                ";
     put(w, "\n", 1);
-    uint64_t n = (uint64_t)w->base + 2u * (uint64_t)blocks;
+    w->line = n;
     while (n > 0) {
-        size_t k = n < sizeof SPACES - 1 ? (size_t)n : sizeof SPACES - 1;
+        uint32_t k = n < sizeof SPACES - 1 ? n : (uint32_t)(sizeof SPACES - 1);
         put(w, SPACES, k);
         n -= k;
     }
 }
 
 /* What goes before a value or a key in the innermost container: its comma, and in a
- * block its line break. A value right after its key has had that already. */
+ * block (or at a wrap) its line break. A value right after its key has had that already. */
 static void separate(jsonw *w)
 {
     if (w->after_key) {
@@ -69,10 +69,13 @@ static void separate(jsonw *w)
     jsonw_level *l = &w->level[w->depth - 1];
     bool pretty = w->layout == JSONW_PRETTY;
     if (!l->empty)
-        puts_(w, pretty && !l->block ? ", " : ",");
+        puts_(w, pretty && !l->block && !l->wrap ? ", " : ",");
     l->empty = 0;
     if (pretty && l->block)
-        newline(w, w->blocks);
+        newline(w, l->line + 2);
+    else if (pretty && l->wrap)
+        newline(w, l->line + 1);
+    l->wrap = 0;
 }
 
 static void begin(jsonw *w, bool object, bool block)
@@ -82,9 +85,7 @@ static void begin(jsonw *w, bool object, bool block)
     if (w->depth >= JSONW_MAX_DEPTH)
         return;
     block = block && w->layout == JSONW_PRETTY;
-    w->level[w->depth++] = (jsonw_level){(uint8_t)block, (uint8_t)object, 1};
-    if (block)
-        w->blocks++;
+    w->level[w->depth++] = (jsonw_level){(uint8_t)block, (uint8_t)object, 1, 0, w->line};
     put(w, object ? "{" : "[", 1);
 }
 
@@ -114,12 +115,16 @@ void jsonw_end(jsonw *w)
     if (w->depth == 0)
         return;
     jsonw_level l = w->level[--w->depth];
-    if (l.block) {
-        w->blocks--;
-        if (!l.empty)
-            newline(w, w->blocks);
-    }
+    if (l.block && !l.empty)
+        newline(w, l.line);
     put(w, l.object ? "}" : "]", 1);
+}
+
+void jsonw_wrap(jsonw *w)
+{
+    assert(w->depth > 0);
+    if (w->depth > 0)
+        w->level[w->depth - 1].wrap = 1;
 }
 
 void jsonw_key(jsonw *w, const char *key)

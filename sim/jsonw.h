@@ -11,7 +11,9 @@
  * indented two spaces deeper than the line that opened it, and closes on a line of its
  * own (an empty one stays "{}"); an *inline* container stays on one line as
  * {"k": v, "k": v} — the mix every renderer printed by hand before (result.c). A block
- * inside an inline container indents from the enclosing block's lines.
+ * indents from the line it opens on, also inside an inline container; jsonw_wrap breaks
+ * an inline container's line, continuing one space deeper than the line it opened on
+ * (the hanging rows of compare and sweep).
  *
  * Cost: no allocation beyond the sim_buf's growth; nesting is limited to
  * JSONW_MAX_DEPTH levels (deeper is a contract breach).
@@ -33,6 +35,8 @@ typedef struct jsonw_level {
     uint8_t block;  /* members on their own lines (pretty only) */
     uint8_t object; /* an object (keys) rather than an array */
     uint8_t empty;  /* nothing written in it yet */
+    uint8_t wrap;   /* the next member starts a continuation line */
+    uint32_t line;  /* the indent of the line it was opened on */
 } jsonw_level;
 
 /* A writer: a small caller-owned struct, set up by jsonw_init_*, with nothing to release. */
@@ -40,9 +44,8 @@ typedef struct jsonw {
     sim_buf *buf;  /* the output: buf, or else fp */
     FILE *fp;
     jsonw_layout layout;
-    uint32_t base; /* the indent of the line the document starts on */
+    uint32_t line; /* the indent of the line being written */
     uint32_t depth;
-    uint32_t blocks; /* open block containers, which set the indent */
     bool after_key;  /* a key was written; its value comes next */
     jsonw_level level[JSONW_MAX_DEPTH];
 } jsonw;
@@ -60,6 +63,11 @@ void jsonw_object_inline(jsonw *w);
 void jsonw_array(jsonw *w);
 void jsonw_array_inline(jsonw *w);
 void jsonw_end(jsonw *w);
+
+/* In pretty layout, the next member of the innermost inline container starts a new
+ * line ("," then a line break) indented one more than the line that container opened
+ * on; nothing in compact layout or in a block. */
+void jsonw_wrap(jsonw *w);
 
 /* The key of the next member of the innermost object (escaped as a string). */
 void jsonw_key(jsonw *w, const char *key);

@@ -110,6 +110,36 @@ START_TEST(a_base_indent_should_shift_every_line_of_a_pretty_document)
 }
 END_TEST
 
+START_TEST(a_wrap_should_continue_an_inline_object_one_space_deeper)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    jsonw w;
+    jsonw_init_buf(&w, &b, JSONW_PRETTY, 0);
+    jsonw_array(&w);
+    jsonw_object_inline(&w); /* a hanging row, as compare prints them */
+    jsonw_key_str(&w, "a", "x");
+    jsonw_key_u64(&w, "b", 1);
+    jsonw_wrap(&w);
+    jsonw_key(&w, "c");
+    jsonw_object(&w);
+    jsonw_key_u64(&w, "d", 2);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    ck_assert_str_eq(b.data, "[\n  {\"a\": \"x\", \"b\": 1,\n   \"c\": {\n     \"d\": 2\n   }}\n]");
+    sim_buf_reset(&b);
+    jsonw_init_buf(&w, &b, JSONW_COMPACT, 0); /* nothing to wrap on one line */
+    jsonw_object_inline(&w);
+    jsonw_key_u64(&w, "a", 1);
+    jsonw_wrap(&w);
+    jsonw_key_u64(&w, "b", 2);
+    jsonw_end(&w);
+    ck_assert_str_eq(b.data, "{\"a\":1,\"b\":2}");
+    sim_buf_release(&b);
+}
+END_TEST
+
 START_TEST(nesting_should_reach_the_maximum_depth)
 {
     sim_buf b;
