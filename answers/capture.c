@@ -37,8 +37,6 @@ typedef struct curve_pass {
     uint32_t oom_process;
     capture *cap; /* its marks */
     uint32_t marks_cap;
-    engine_observer next;      /* the caller's observer, if any */
-    void *next_ctx;
 } curve_pass;
 
 static void curve_tick(void *ctx, const engine_tick *k)
@@ -88,8 +86,6 @@ static void curve_tick(void *ctx, const engine_tick *k)
             timeline_add(&(*p->procs)[k->process], &pr);
         }
     }
-    if (p->next)
-        p->next(p->next_ctx, k);
 }
 
 /* ---------------------------------------------------------------- pass 2: live allocations */
@@ -450,8 +446,8 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
     c2.timeline_rows = 0;
     c2.paranoid = false;
     c2.progress = NULL;
-    c2.observe = live_tick;
-    c2.observe_ctx = &lp;
+    c2.observers[0] = (engine_watch){live_tick, &lp}; /* instead of the caller's */
+    c2.n_observers = 1;
     sim_run *run = NULL;
     st = engine_run(&c2, srcs, src->n, &run, err);
     src->close(src->ctx);
@@ -523,12 +519,14 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
                      .curve = &c->curve,
                      .procs = &c->proc_curves,
                      .n_procs = &c->n_proc_curves,
-                     .buckets = buckets,
-                     .next = cfg->observe,
-                     .next_ctx = cfg->observe_ctx};
-    engine_config c1 = *cfg;
-    c1.observe = curve_tick;
-    c1.observe_ctx = &cp;
+                     .buckets = buckets};
+    engine_config c1 = *cfg; /* the curve first, then the caller's observers */
+    c1.n_observers = 0;
+    if ((st = engine_config_observe(&c1, curve_tick, &cp, err)) != SIM_OK)
+        goto fail;
+    for (uint32_t i = 0; i < cfg->n_observers; i++)
+        if ((st = engine_config_observe(&c1, cfg->observers[i].fn, cfg->observers[i].ctx, err)) != SIM_OK)
+            goto fail;
     st = engine_run(&c1, srcs, src->n, &c->run, err);
     src->close(src->ctx);
     if (st != SIM_OK)

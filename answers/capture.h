@@ -127,8 +127,8 @@ typedef struct capture {
 capture_view capture_peak_view(const capture *c);
 
 /* Replay cfg over src twice (see above) keeping at most `buckets` curve rows.
- * cfg->progress and cfg->observe (if set, called as in a plain replay) are used for
- * the first pass only. On success *out owns the run. Errors: engine_run's. */
+ * cfg->progress and cfg->observers (called as in a plain replay, after the capture's
+ * own) are used for the first pass only. On success *out owns the run. Errors: engine_run's. */
 sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
                        sim_error *err);
 void capture_free(capture *c);

@@ -42,7 +42,7 @@ const char *moment_kind_name(moment_kind kind);
 void moment_init(moment *m, moment_kind kind);
 void moment_release(moment *m);
 
-/* The observer to set as engine_config.observe with the moment as its context
+/* The observer to add to engine_config.observers with the moment as its context
  * (MOMENT_PEAK and MOMENT_OOM; harmless for MOMENT_END). */
 void moment_observe(void *ctx, const engine_tick *t);
 

@@ -40,8 +40,6 @@ typedef struct snapshot_export_config {
     const char *path;          /* the .pickle to write (not "-") */
     const strategy_ops *ops;   /* the replay's strategy */
     const sim_seed *seed;      /* the recorded start state the replay starts from, or NULL */
-    engine_observer next;      /* another observer the exporter calls first, or NULL */
-    void *next_ctx;
 } snapshot_export_config;
 
 /* Why ops cannot be exported (a sentence), or NULL when it can. */
@@ -50,7 +48,7 @@ const char *snapshot_export_unsupported(const strategy_ops *ops);
 /* Open the temporary file. SIM_EUSAGE for a strategy that cannot be exported or the
  * path "-", SIM_EIO when the file cannot be created, SIM_ENOMEM. */
 sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err);
-/* The engine_observer: set engine_config.observe to it and observe_ctx to the exporter. */
+/* The engine_observer: add it to engine_config.observers with the exporter as its context. */
 void snapshot_export_observe(void *ctx, const engine_tick *t);
 /* After engine_run succeeded: write the segments and settings, commit the file and
  * free x. SIM_EUSAGE when the replay had several processes, SIM_EIO, SIM_ENOMEM
