@@ -69,44 +69,52 @@ static void separate(jsonw *w)
     jsonw_level *l = &w->level[w->depth - 1];
     bool pretty = w->layout == JSONW_PRETTY;
     if (!l->empty)
-        puts_(w, pretty && !l->block && !l->wrap ? ", " : ",");
+        puts_(w, pretty && l->step == 0 && !l->wrap ? ", " : ",");
     l->empty = 0;
-    if (pretty && l->block)
-        newline(w, l->line + 2);
+    if (pretty && l->step)
+        newline(w, l->line + l->step);
     else if (pretty && l->wrap)
         newline(w, l->line + 1);
     l->wrap = 0;
 }
 
-static void begin(jsonw *w, bool object, bool block)
+/* Open a container whose members go on lines `step` deeper (0: on one line), closing
+ * on a line of its own when block. */
+static void begin(jsonw *w, bool object, uint32_t step, bool block)
 {
     separate(w);
-    assert(w->depth < JSONW_MAX_DEPTH);
+    assert(w->depth < JSONW_MAX_DEPTH && step <= 8);
     if (w->depth >= JSONW_MAX_DEPTH)
         return;
-    block = block && w->layout == JSONW_PRETTY;
-    w->level[w->depth++] = (jsonw_level){(uint8_t)block, (uint8_t)object, 1, 0, w->line};
+    if (w->layout != JSONW_PRETTY)
+        step = 0;
+    w->level[w->depth++] = (jsonw_level){(uint8_t)step, (uint8_t)(block && step), (uint8_t)object, 1, 0, w->line};
     put(w, object ? "{" : "[", 1);
 }
 
 void jsonw_object(jsonw *w)
 {
-    begin(w, true, true);
+    begin(w, true, 2, true);
 }
 
 void jsonw_object_inline(jsonw *w)
 {
-    begin(w, true, false);
+    begin(w, true, 0, false);
 }
 
 void jsonw_array(jsonw *w)
 {
-    begin(w, false, true);
+    begin(w, false, 2, true);
 }
 
 void jsonw_array_inline(jsonw *w)
 {
-    begin(w, false, false);
+    begin(w, false, 0, false);
+}
+
+void jsonw_array_lines(jsonw *w, uint32_t step)
+{
+    begin(w, false, step < 1 ? 1 : step > 8 ? 8 : step, false);
 }
 
 void jsonw_end(jsonw *w)

@@ -32,7 +32,8 @@ typedef enum jsonw_layout { JSONW_PRETTY, JSONW_COMPACT } jsonw_layout;
 
 /* One open container. Private to jsonw.c; here so that a writer lives on the stack. */
 typedef struct jsonw_level {
-    uint8_t block;  /* members on their own lines (pretty only) */
+    uint8_t step;   /* pretty only: members on their own lines, this much deeper; else 0 */
+    uint8_t block;  /* the closing bracket on a line of its own */
     uint8_t object; /* an object (keys) rather than an array */
     uint8_t empty;  /* nothing written in it yet */
     uint8_t wrap;   /* the next member starts a continuation line */
@@ -62,6 +63,10 @@ void jsonw_object(jsonw *w);
 void jsonw_object_inline(jsonw *w);
 void jsonw_array(jsonw *w);
 void jsonw_array_inline(jsonw *w);
+/* Pretty: an array whose items each start a line `step` (1 to 8) spaces deeper than the
+ * line it opens on, with the closing bracket right after the last item (plan's grids);
+ * compact: any array. */
+void jsonw_array_lines(jsonw *w, uint32_t step);
 void jsonw_end(jsonw *w);
 
 /* In pretty layout, the next member of the innermost inline container starts a new

@@ -140,6 +140,24 @@ START_TEST(a_wrap_should_continue_an_inline_object_one_space_deeper)
 }
 END_TEST
 
+START_TEST(an_array_of_lines_should_close_right_after_its_last_item)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    jsonw w;
+    jsonw_init_buf(&w, &b, JSONW_PRETTY, 4);
+    jsonw_object_inline(&w); /* a grid row, as plan prints them */
+    jsonw_key(&w, "runs");
+    jsonw_array_lines(&w, 2);
+    jsonw_u64(&w, 1);
+    jsonw_u64(&w, 2);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    ck_assert_str_eq(b.data, "{\"runs\": [\n      1,\n      2]}");
+    sim_buf_release(&b);
+}
+END_TEST
+
 START_TEST(nesting_should_reach_the_maximum_depth)
 {
     sim_buf b;
