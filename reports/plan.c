@@ -404,7 +404,9 @@ void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *c
                                sim_oom_cause_name(v->cause));
             }
             sim_buf_puts(b, ",\n       \"devices\": ");
-            report_node_devices_json(&c->r, false, "        ", b);
+            jsonw w;
+            jsonw_init_buf(&w, b, JSONW_PRETTY, 7); /* on the line of "devices" */
+            report_jsonw_node_devices(&c->r, &w);
             sim_buf_puts(b, "}");
         }
         sim_buf_puts(b, "]}");

@@ -66,7 +66,9 @@ static void node_members(const sweep_device *dv, const node_result *r, sim_buf *
     else
         sim_buf_puts(line, "null");
     sim_buf_puts(line, "},\"devices\":");
-    report_node_devices_json(r, true, "", line);
+    jsonw w;
+    jsonw_init_buf(&w, line, JSONW_COMPACT, 0);
+    report_jsonw_node_devices(r, &w);
     sim_buf_puts(line, "}");
 }
 
