@@ -69,9 +69,11 @@ static void separate(jsonw *w)
     jsonw_level *l = &w->level[w->depth - 1];
     bool pretty = w->layout == JSONW_PRETTY;
     if (!l->empty)
-        puts_(w, pretty && l->step == 0 && !l->wrap ? ", " : ",");
+        puts_(w, pretty && (l->step == 0 || l->join) && !l->wrap ? ", " : ",");
     l->empty = 0;
-    if (pretty && l->step)
+    if (pretty && l->join)
+        l->join = 0;
+    else if (pretty && l->step)
         newline(w, l->line + l->step);
     else if (pretty && l->wrap)
         newline(w, l->line + 1);
@@ -88,7 +90,7 @@ static void begin(jsonw *w, bool object, uint32_t step, bool block)
         return;
     if (w->layout != JSONW_PRETTY)
         step = 0;
-    w->level[w->depth++] = (jsonw_level){(uint8_t)step, (uint8_t)(block && step), (uint8_t)object, 1, 0, w->line};
+    w->level[w->depth++] = (jsonw_level){(uint8_t)step, (uint8_t)(block && step), (uint8_t)object, 1, 0, 0, w->line};
     put(w, object ? "{" : "[", 1);
 }
 
@@ -133,6 +135,13 @@ void jsonw_wrap(jsonw *w)
     assert(w->depth > 0);
     if (w->depth > 0)
         w->level[w->depth - 1].wrap = 1;
+}
+
+void jsonw_join(jsonw *w)
+{
+    assert(w->depth > 0);
+    if (w->depth > 0)
+        w->level[w->depth - 1].join = 1;
 }
 
 void jsonw_key(jsonw *w, const char *key)

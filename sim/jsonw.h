@@ -37,6 +37,7 @@ typedef struct jsonw_level {
     uint8_t object; /* an object (keys) rather than an array */
     uint8_t empty;  /* nothing written in it yet */
     uint8_t wrap;   /* the next member starts a continuation line */
+    uint8_t join;   /* the next member stays on the current line */
     uint32_t line;  /* the indent of the line it was opened on */
 } jsonw_level;
 
@@ -73,6 +74,9 @@ void jsonw_end(jsonw *w);
  * line ("," then a line break) indented one more than the line that container opened
  * on; nothing in compact layout or in a block. */
 void jsonw_wrap(jsonw *w);
+/* In pretty layout, the next member of the innermost block stays on the current line,
+ * after ", ", instead of starting its own (plan's "visible", "replicas" and "more_jobs"). */
+void jsonw_join(jsonw *w);
 
 /* The key of the next member of the innermost object (escaped as a string). */
 void jsonw_key(jsonw *w, const char *key);

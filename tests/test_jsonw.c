@@ -158,6 +158,23 @@ START_TEST(an_array_of_lines_should_close_right_after_its_last_item)
 }
 END_TEST
 
+START_TEST(a_join_should_keep_the_next_member_of_a_block_on_the_same_line)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    jsonw w;
+    jsonw_init_buf(&w, &b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_u64(&w, "a", 1);
+    jsonw_join(&w);
+    jsonw_key_u64(&w, "b", 2);
+    jsonw_key_u64(&w, "c", 3);
+    jsonw_end(&w);
+    ck_assert_str_eq(b.data, "{\n  \"a\": 1, \"b\": 2,\n  \"c\": 3\n}");
+    sim_buf_release(&b);
+}
+END_TEST
+
 START_TEST(nesting_should_reach_the_maximum_depth)
 {
     sim_buf b;
