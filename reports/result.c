@@ -179,11 +179,11 @@ void report_json_source(const sim_run_source *s, sim_buf *b)
     report_jsonw_source(s, &w);
 }
 
-/* The §5 object, with the what-if answer when wi holds one. */
-static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
+/* The §5 object's members, with the what-if answer when wi holds one; only those
+ * before "device" when head_only. */
+static void json_members(const sim_run *run, const whatif *wi, bool head_only, jsonw *w)
 {
     device_info d = device_get_info(run->dev);
-    jsonw_object(w);
     jsonw_key_str(w, "gpusim", GPUSIM_VERSION);
     jsonw_key(w, "trace");
     if (run->n_sources > 0)
@@ -203,6 +203,8 @@ static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
     jsonw_key(w, "options");
     report_jsonw_options(run, w);
     jsonw_end(w);
+    if (head_only)
+        return;
     jsonw_key(w, "device");
     jsonw_object_inline(w);
     jsonw_key_str(w, "name", d.name);
@@ -236,6 +238,18 @@ static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
         }
         jsonw_end(w);
     }
+}
+
+void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w)
+{
+    json_members(run, NULL, head_only, w);
+}
+
+/* The §5 object. */
+static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
+{
+    jsonw_object(w);
+    json_members(run, wi, false, w);
     jsonw_end(w);
 }
 

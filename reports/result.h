@@ -29,6 +29,10 @@ void report_json_source(const sim_run_source *s, sim_buf *out);
 void report_jsonw_result(const sim_run *run, uint32_t p, jsonw *w);
 void report_jsonw_options(const sim_run *run, jsonw *w);
 void report_jsonw_source(const sim_run_source *s, jsonw *w);
+/* The §5 object's members into the object open in w, for a document that adds its
+ * own (a sweep job's line): all of them, or only those before "device" when head_only
+ * ("gpusim", "trace", "traces", "strategy"). */
+void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w);
 /* A human summary. */
 void report_text(const sim_run *run, sim_buf *out);
 /* The same two with the answer to a what-if (w NULL or not present: none). */
