@@ -123,15 +123,9 @@ static idmap *live_map(live_pass *lp, uint32_t proc)
 static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
 {
     const sim_event *ev = k->ev;
-    if (lp->n == lp->cap) {
-        uint64_t cap = lp->cap ? 2 * lp->cap : 1024;
-        live_rec *a = cap < UINT32_MAX ? realloc(lp->recs, (size_t)cap * sizeof *a) : NULL;
-        if (a == NULL) {
-            lp->oom = true;
-            return;
-        }
-        lp->recs = a;
-        lp->cap = cap;
+    if (!SIM_GROW(lp->recs, lp->n + 1, lp->cap)) {
+        lp->oom = true;
+        return;
     }
     idmap_entry *ent = idmap_insert(m, ev->id);
     if (ent == NULL) {
@@ -241,15 +235,9 @@ static int collect_block(void *ctx, const strategy_block *b)
         *c->truncated = true;
         return 1;
     }
-    if (*c->n_blocks == w->cap) {
-        uint64_t cap = w->cap ? 2 * w->cap : 256;
-        capture_block *a = realloc(*c->blocks, (size_t)cap * sizeof *a);
-        if (a == NULL) {
-            *c->truncated = true;
-            return 1;
-        }
-        *c->blocks = a;
-        w->cap = cap;
+    if (!SIM_GROW(*c->blocks, *c->n_blocks + 1, w->cap)) {
+        *c->truncated = true;
+        return 1;
     }
     (*c->blocks)[(*c->n_blocks)++] = (capture_block){.b = *b, .proc = w->proc};
     return 0;

@@ -33,18 +33,10 @@ static bool sim_buf_reserve(sim_buf *b, size_t extra)
 {
     if (b->oom)
         return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (d == NULL) {
+    if (extra >= SIZE_MAX - b->len || !SIM_GROW(b->data, (uint64_t)b->len + extra + 1, b->cap)) {
         b->oom = true;
         return false;
     }
-    b->data = d;
-    b->cap = cap;
     return true;
 }
 

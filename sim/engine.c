@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "idmap.h"
 #include "lifetimes.h"
 #include "pqueue.h"
@@ -47,7 +48,7 @@ typedef struct engine {
     sim_run *run;
     source_state *src;
     proc_state *ps;
-    uint32_t cap_procs;
+    uint32_t cap_procs, cap_ps; /* of run->procs and of ps, which grow together */
     pqueue deferred;
     uint64_t context_bytes;
     bool paranoid;
@@ -285,18 +286,8 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
             return SIM_OK;
         }
     }
-    if (run->n_procs == e->cap_procs) {
-        uint32_t cap = e->cap_procs ? e->cap_procs * 2 : 4;
-        sim_run_proc *rp = realloc(run->procs, cap * sizeof *rp);
-        if (rp == NULL)
-            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        run->procs = rp;
-        proc_state *ps = realloc(e->ps, cap * sizeof *ps);
-        if (ps == NULL)
-            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        e->ps = ps;
-        e->cap_procs = cap;
-    }
+    if (!SIM_GROW(run->procs, run->n_procs + 1, e->cap_procs) || !SIM_GROW(e->ps, run->n_procs + 1, e->cap_ps))
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     uint32_t p = run->n_procs;
     sim_run_proc *rp = &run->procs[p];
     proc_state *ps = &e->ps[p];
