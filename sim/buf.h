@@ -2,6 +2,11 @@
  * JSON string escaper every writer shares, the one way gpusim writes a file (to a
  * temporary name in the same directory, then rename, so an interrupted or failed run
  * never leaves half a file behind, design.md §6) and the one way it reads one whole. */
+
+/* Thread safety: a sim_buf is not thread-safe, separate buffers may be used on separate
+ * threads, and so may sim_buf_write_file and sim_read_file; sim_outfile_open and _close
+ * register the temporary name in one process-wide table, so only one thread opens and
+ * closes outfiles. */
 #ifndef GPUSIM_BUF_H
 #define GPUSIM_BUF_H
 

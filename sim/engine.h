@@ -1,12 +1,15 @@
 /* engine.h — the discrete-event replay (design.md §3): merges the events of one or
  * more traces (one process per trace, or per "proc" name inside a trace) with the
- * deferred frees due at ready_t, in (t, sequence) order, drives one strategy
- * instance per process on a shared device, checks the trace's semantics (ids),
- * records out-of-memory events as data, and measures every metric of design.md §5
- * after each event. The result is plain data (sim_run) for the reports. Whatever
- * watches a run (the HTML report's capture, a mirror) registers an observer that
- * sees each measured event with its outcome and the device totals (engine_tick),
- * instead of wrapping the strategy. */
+ * deferred frees due at ready_t, in (t, sequence) order, drives one strategy instance
+ * per process on a shared device, records out-of-memory events as data, and measures
+ * every metric of design.md §5 after each event. The result is plain data (sim_run). */
+
+/* It also checks the trace's semantics (ids). Whatever watches a run (the HTML
+ * report's capture, a mirror) adds an observer that sees each measured event with its
+ * outcome and the device totals (engine_tick), instead of wrapping the strategy.
+ * Thread safety: one engine_run is one replay with its own state; separate runs may go
+ * on separate threads (compare, tune, plan and sweep do), and observers are called on
+ * the thread of their run. A finished sim_run is read-only data several threads may read. */
 #ifndef GPUSIM_ENGINE_H
 #define GPUSIM_ENGINE_H
 

@@ -6,7 +6,8 @@
 /* Every doubling array in sim/, answers/ and reports/ grows through it. What remains
  * there is not a doubling: arrays that grow by one per process (capture's curves),
  * and evbuf's lazy columns, grown together to the capacity their buffer chose. Some
- * strategies (slots.c, plan.c, plan_index.c) still double by hand. */
+ * strategies (slots.c, plan.c, plan_index.c) still double by hand.
+ * Thread safety: as the array's; SIM_GROW itself keeps no state. */
 #ifndef GPUSIM_GROW_H
 #define GPUSIM_GROW_H
 
