@@ -2,8 +2,10 @@
  * replay: at its end, where the device's reserved memory first peaked, or at the
  * first out-of-memory. What `replay --summary` renders as the framework's own view
  * (reports/summary.h: torch.cuda.memory_summary(), TF's get_memory_info, XLA's
- * memory_stats()). The peak and the OOM are taken by the engine's observer during
- * the run (engine.h: engine_tick), the end from the finished run; no second pass. */
+ * memory_stats()). */
+
+/* The peak and the OOM are taken by the engine's observer during the run (engine.h:
+ * engine_tick), the end from the finished run; no second pass. */
 #ifndef GPUSIM_MOMENT_H
 #define GPUSIM_MOMENT_H
 

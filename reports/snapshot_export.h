@@ -1,8 +1,10 @@
 /* snapshot_export.h — what the simulated allocator did, written as a PyTorch CUDA
  * memory snapshot: the pickle torch.cuda.memory._dump_snapshot writes, which
  * pytorch.org/memory_viz opens and gpusim reads back (traces/IMPORT.md). It is written
- * as the replay runs, through the engine's observer (sim/engine.h), to a temporary
- * file that snapshot_export_finish renames into place (none is left on error):
+ * as the replay runs, through an engine observer (sim/engine.h), to a temporary file
+ * that snapshot_export_finish renames into place (none is left on error). */
+
+/* What it holds:
  *   - device_traces[0]: one entry per thing that happened, in replay order, with
  *     time_us = t / 1000: "alloc" (the block's simulated address, the requested size,
  *     the stream), "free_requested" at the program's free and "free_completed" when
