@@ -32,7 +32,4 @@ typedef struct report_html_opts {
 } report_html_opts;
 void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *opts, sim_buf *out);
 
-/* Text with &, <, >, " and ' escaped, for element content and attributes. */
-void html_escape(sim_buf *b, const char *s);
-
 #endif

@@ -154,6 +154,31 @@ void sim_buf_json_str(sim_buf *b, const char *s)
     sim_json_escape(put_buf, b, s);
 }
 
+void sim_buf_xml_escape(sim_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': sim_buf_puts(b, "&amp;"); break;
+        case '<': sim_buf_puts(b, "&lt;"); break;
+        case '>': sim_buf_puts(b, "&gt;"); break;
+        case '"': sim_buf_puts(b, "&quot;"); break;
+        case '\'': sim_buf_puts(b, "&#39;"); break;
+        default:
+            if ((unsigned char)*s >= 0x80) {
+                size_t n = sim_utf8_len(s);
+                if (n == 0) {
+                    sim_buf_puts(b, "&#xFFFD;"); /* not UTF-8: the page stays valid */
+                } else {
+                    sim_buf_put(b, s, n);
+                    s += n - 1;
+                }
+            } else {
+                sim_buf_put(b, s, 1);
+            }
+        }
+    }
+}
+
 void sim_buf_json_real(sim_buf *b, double v)
 {
     if (isnan(v) || v > 1e300 || v < -1e300)

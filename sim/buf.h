@@ -35,6 +35,9 @@ void sim_buf_json_str(sim_buf *b, const char *s);
  * outputs, sim/jsonw.h): the one escaper. */
 typedef void (*sim_put_fn)(void *ctx, const char *s, size_t n);
 void sim_json_escape(sim_put_fn put, void *ctx, const char *s);
+/* Text with &, <, >, " and ' escaped, for HTML and XML element content and
+ * attributes (the report, JUnit); bytes that are not UTF-8 become &#xFFFD;. */
+void sim_buf_xml_escape(sim_buf *b, const char *s);
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there
  * are not one (a stray continuation byte, a truncated, overlong or surrogate form).
  * sim_buf_json_str writes such a byte as \ufffd, so output stays valid JSON. */
