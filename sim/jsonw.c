@@ -38,6 +38,13 @@ void jsonw_init_buf(jsonw *w, sim_buf *b, jsonw_layout layout, uint32_t base)
     init(w, b, NULL, layout, base);
 }
 
+void jsonw_init_members(jsonw *w, sim_buf *b, jsonw_layout layout)
+{
+    init(w, b, NULL, layout, 0);
+    w->level[0] = (jsonw_level){0, 0, 1, 0, 0, 0, 0}; /* an inline object, not empty */
+    w->depth = 1;
+}
+
 void jsonw_init_file(jsonw *w, FILE *fp, jsonw_layout layout, uint32_t base)
 {
     init(w, NULL, fp, layout, base);

@@ -57,6 +57,10 @@ typedef struct jsonw {
  * value is written into a hand-made surrounding). Nothing is written yet. */
 void jsonw_init_buf(jsonw *w, sim_buf *b, jsonw_layout layout, uint32_t base);
 void jsonw_init_file(jsonw *w, FILE *fp, jsonw_layout layout, uint32_t base);
+/* A writer for more members of an inline object whose opening brace and first members
+ * are written elsewhere (synth's trace meta, put together from several parts): each key
+ * comes after its comma; the object's jsonw_end is the caller's to write, not w's. */
+void jsonw_init_members(jsonw *w, sim_buf *b, jsonw_layout layout);
 
 /* Open an object or an array as a value (after a key, in an array, or at the top):
  * block or inline (the same in compact). jsonw_end closes the innermost one. */

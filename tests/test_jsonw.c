@@ -175,6 +175,24 @@ START_TEST(a_join_should_keep_the_next_member_of_a_block_on_the_same_line)
 }
 END_TEST
 
+START_TEST(a_members_writer_should_continue_an_object_opened_elsewhere)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    sim_buf_puts(&b, "{\"a\":1");
+    jsonw w;
+    jsonw_init_members(&w, &b, JSONW_COMPACT);
+    jsonw_key_u64(&w, "b", 2);
+    jsonw_key(&w, "c");
+    jsonw_object_inline(&w);
+    jsonw_key_bool(&w, "d", true);
+    jsonw_end(&w);
+    sim_buf_puts(&b, "}");
+    ck_assert_str_eq(b.data, "{\"a\":1,\"b\":2,\"c\":{\"d\":true}}");
+    sim_buf_release(&b);
+}
+END_TEST
+
 START_TEST(nesting_should_reach_the_maximum_depth)
 {
     sim_buf b;
