@@ -261,9 +261,15 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
     const uint64_t ranks = transformer_ranks(c);
     sim_buf job;
     sim_buf_init(&job);
-    sim_buf_printf(&job, "{\"format\":\"gpusim-job\",\"version\":1,\"name\":");
-    sim_buf_json_str(&job, h->name);
-    sim_buf_printf(&job, ",\"ranks\":%llu,\"traces\":[", (unsigned long long)ranks);
+    jsonw w;
+    jsonw_init_buf(&w, &job, JSONW_COMPACT, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "format", "gpusim-job");
+    jsonw_key_u64(&w, "version", 1);
+    jsonw_key_str(&w, "name", h->name);
+    jsonw_key_u64(&w, "ranks", ranks);
+    jsonw_key(&w, "traces");
+    jsonw_array(&w);
     int rc = 0;
     for (uint64_t r = 0; r < ranks && rc == 0; r++) {
         c->rank = r;
@@ -278,12 +284,14 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
             rc = st == SIM_EUSAGE ? cli_usage_error("synth", "%s", err.msg) : cli_fail(&err);
             break;
         }
-        sim_buf_printf(&job,
-                       "%s{\"rank\":%llu,\"file\":\"%s\",\"dp_rank\":%llu,\"tp_rank\":%llu,\"stage\":%llu,"
-                       "\"peak_live_bytes\":%llu}",
-                       r ? "," : "", (unsigned long long)r, file, (unsigned long long)d.dp_rank,
-                       (unsigned long long)d.tp_rank, (unsigned long long)d.stage,
-                       (unsigned long long)s.peak_live_bytes);
+        jsonw_object(&w);
+        jsonw_key_u64(&w, "rank", r);
+        jsonw_key_str(&w, "file", file);
+        jsonw_key_u64(&w, "dp_rank", d.dp_rank);
+        jsonw_key_u64(&w, "tp_rank", d.tp_rank);
+        jsonw_key_u64(&w, "stage", d.stage);
+        jsonw_key_u64(&w, "peak_live_bytes", s.peak_live_bytes);
+        jsonw_end(&w);
         if (quiet)
             continue;
         char peak[32];
@@ -296,7 +304,9 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
             synth_llm_print_explain(c, &s);
         }
     }
-    sim_buf_puts(&job, "]}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(&job, "\n");
     if (rc == 0) {
         char path[4200];
         snprintf(path, sizeof path, "%.4000s/job.json", dir);
