@@ -121,6 +121,11 @@ void jsonw_array_inline(jsonw *w)
     begin(w, false, 0, false);
 }
 
+void jsonw_object_step(jsonw *w, uint32_t step)
+{
+    begin(w, true, step < 1 ? 1 : step > 8 ? 8 : step, true);
+}
+
 void jsonw_array_lines(jsonw *w, uint32_t step)
 {
     begin(w, false, step < 1 ? 1 : step > 8 ? 8 : step, false);

@@ -72,6 +72,9 @@ void jsonw_array_inline(jsonw *w);
  * line it opens on, with the closing bracket right after the last item (plan's grids);
  * compact: any array. */
 void jsonw_array_lines(jsonw *w, uint32_t step);
+/* A block object whose members are `step` (1 to 8) spaces deeper instead of two
+ * (Python's one-space dicts that --summary imitates). */
+void jsonw_object_step(jsonw *w, uint32_t step);
 void jsonw_end(jsonw *w);
 
 /* In pretty layout, the next member of the innermost inline container starts a new

@@ -193,6 +193,24 @@ START_TEST(a_members_writer_should_continue_an_object_opened_elsewhere)
 }
 END_TEST
 
+START_TEST(an_object_with_its_own_step_should_indent_by_it)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    jsonw w;
+    jsonw_init_buf(&w, &b, JSONW_PRETTY, 0);
+    jsonw_object_step(&w, 1);
+    jsonw_key_u64(&w, "a", 1);
+    jsonw_key(&w, "b");
+    jsonw_object_inline(&w);
+    jsonw_key_u64(&w, "c", 2);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    ck_assert_str_eq(b.data, "{\n \"a\": 1,\n \"b\": {\"c\": 2}\n}");
+    sim_buf_release(&b);
+}
+END_TEST
+
 START_TEST(nesting_should_reach_the_maximum_depth)
 {
     sim_buf b;
