@@ -1,7 +1,6 @@
 /* Text and JSON for a replay on a node (reports/node.h). */
 #include "node.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "reports/result.h"

@@ -1,7 +1,6 @@
 /* One sweep job: replay and result line. */
 #include "job.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 #include "answers/node.h"
