@@ -187,8 +187,8 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
         }
         for (uint64_t k = 0; k < n; k++)
             pd.seg[k] = UINT32_MAX;
-        c.observe = on_tick;
-        c.observe_ctx = &pd;
+        c.observers[0] = (engine_watch){on_tick, &pd}; /* instead of the caller's */
+        c.n_observers = 1;
     }
     if ((st = engine_run(&c, &src, 1, &run, err)) != SIM_OK)
         goto done;

@@ -37,8 +37,6 @@ typedef struct curve_pass {
     uint32_t oom_process;
     capture *cap; /* its marks */
     uint32_t marks_cap;
-    engine_observer next;      /* the caller's observer, if any */
-    void *next_ctx;
 } curve_pass;
 
 static void curve_tick(void *ctx, const engine_tick *k)
@@ -88,8 +86,6 @@ static void curve_tick(void *ctx, const engine_tick *k)
             timeline_add(&(*p->procs)[k->process], &pr);
         }
     }
-    if (p->next)
-        p->next(p->next_ctx, k);
 }
 
 /* ---------------------------------------------------------------- pass 2: live allocations */
@@ -127,15 +123,9 @@ static idmap *live_map(live_pass *lp, uint32_t proc)
 static void live_put(live_pass *lp, idmap *m, const engine_tick *k)
 {
     const sim_event *ev = k->ev;
-    if (lp->n == lp->cap) {
-        uint64_t cap = lp->cap ? 2 * lp->cap : 1024;
-        live_rec *a = cap < UINT32_MAX ? realloc(lp->recs, (size_t)cap * sizeof *a) : NULL;
-        if (a == NULL) {
-            lp->oom = true;
-            return;
-        }
-        lp->recs = a;
-        lp->cap = cap;
+    if (!SIM_GROW(lp->recs, lp->n + 1, lp->cap)) {
+        lp->oom = true;
+        return;
     }
     idmap_entry *ent = idmap_insert(m, ev->id);
     if (ent == NULL) {
@@ -245,15 +235,9 @@ static int collect_block(void *ctx, const strategy_block *b)
         *c->truncated = true;
         return 1;
     }
-    if (*c->n_blocks == w->cap) {
-        uint64_t cap = w->cap ? 2 * w->cap : 256;
-        capture_block *a = realloc(*c->blocks, (size_t)cap * sizeof *a);
-        if (a == NULL) {
-            *c->truncated = true;
-            return 1;
-        }
-        *c->blocks = a;
-        w->cap = cap;
+    if (!SIM_GROW(*c->blocks, *c->n_blocks + 1, w->cap)) {
+        *c->truncated = true;
+        return 1;
     }
     (*c->blocks)[(*c->n_blocks)++] = (capture_block){.b = *b, .proc = w->proc};
     return 0;
@@ -450,8 +434,8 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
     c2.timeline_rows = 0;
     c2.paranoid = false;
     c2.progress = NULL;
-    c2.observe = live_tick;
-    c2.observe_ctx = &lp;
+    c2.observers[0] = (engine_watch){live_tick, &lp}; /* instead of the caller's */
+    c2.n_observers = 1;
     sim_run *run = NULL;
     st = engine_run(&c2, srcs, src->n, &run, err);
     src->close(src->ctx);
@@ -523,12 +507,14 @@ sim_status capture_run(const engine_config *cfg, const capture_sources *src, uin
                      .curve = &c->curve,
                      .procs = &c->proc_curves,
                      .n_procs = &c->n_proc_curves,
-                     .buckets = buckets,
-                     .next = cfg->observe,
-                     .next_ctx = cfg->observe_ctx};
-    engine_config c1 = *cfg;
-    c1.observe = curve_tick;
-    c1.observe_ctx = &cp;
+                     .buckets = buckets};
+    engine_config c1 = *cfg; /* the curve first, then the caller's observers */
+    c1.n_observers = 0;
+    if ((st = engine_config_observe(&c1, curve_tick, &cp, err)) != SIM_OK)
+        goto fail;
+    for (uint32_t i = 0; i < cfg->n_observers; i++)
+        if ((st = engine_config_observe(&c1, cfg->observers[i].fn, cfg->observers[i].ctx, err)) != SIM_OK)
+            goto fail;
     st = engine_run(&c1, srcs, src->n, &c->run, err);
     src->close(src->ctx);
     if (st != SIM_OK)

@@ -1,13 +1,15 @@
 /* capture.h — what a picture of one replay needs, gathered through the engine's
- * observer (engine.h: engine_tick) in two passes: (1) the whole replay, keeping the
- * device's memory curve as per-column minima and maxima (sim/timeline.h), and
- * (2) a replay stopped at the event where reserved memory first peaked, with the
- * live allocations up to there (trace id, size, tag), then walked for the memory
- * map (each used block named by its allocation where that is known),
- * and (3) when the run ran out of memory, the same stopped at its first OOM. The
- * first pass also keeps the marks and empty_caches with their process.
- * The first pass's result is exactly a plain replay's: the observer only
- * watches. Drives replays and renders nothing (reports/html.h draws it). */
+ * observers (engine.h: engine_tick): the device's memory curve as per-column minima
+ * and maxima (sim/timeline.h), the live allocations and memory map where reserved
+ * memory first peaked, and the same at the first OOM. Drives replays and renders
+ * nothing (reports/html.h draws it). */
+
+/* In passes: (1) the whole replay, keeping the curve, the marks and empty_caches with
+ * their process; (2) a replay stopped at the event where reserved memory first peaked,
+ * with the live allocations up to there (trace id, size, tag), then walked for the
+ * memory map (each used block named by its allocation where that is known); and (3)
+ * when the run ran out of memory, the same stopped at its first OOM. The first pass's
+ * result is exactly a plain replay's: the observer only watches. */
 #ifndef GPUSIM_CAPTURE_H
 #define GPUSIM_CAPTURE_H
 
@@ -127,8 +129,8 @@ typedef struct capture {
 capture_view capture_peak_view(const capture *c);
 
 /* Replay cfg over src twice (see above) keeping at most `buckets` curve rows.
- * cfg->progress and cfg->observe (if set, called as in a plain replay) are used for
- * the first pass only. On success *out owns the run. Errors: engine_run's. */
+ * cfg->progress and cfg->observers (called as in a plain replay, after the capture's
+ * own) are used for the first pass only. On success *out owns the run. Errors: engine_run's. */
 sim_status capture_run(const engine_config *cfg, const capture_sources *src, uint32_t buckets, capture **out,
                        sim_error *err);
 void capture_free(capture *c);

@@ -2,8 +2,10 @@
  * replay: at its end, where the device's reserved memory first peaked, or at the
  * first out-of-memory. What `replay --summary` renders as the framework's own view
  * (reports/summary.h: torch.cuda.memory_summary(), TF's get_memory_info, XLA's
- * memory_stats()). The peak and the OOM are taken by the engine's observer during
- * the run (engine.h: engine_tick), the end from the finished run; no second pass. */
+ * memory_stats()). */
+
+/* The peak and the OOM are taken by the engine's observer during the run (engine.h:
+ * engine_tick), the end from the finished run; no second pass. */
 #ifndef GPUSIM_MOMENT_H
 #define GPUSIM_MOMENT_H
 
@@ -44,7 +46,7 @@ const char *moment_kind_name(moment_kind kind);
 void moment_init(moment *m, moment_kind kind);
 void moment_release(moment *m);
 
-/* The observer to set as engine_config.observe with the moment as its context
+/* The observer to add to engine_config.observers with the moment as its context
  * (MOMENT_PEAK and MOMENT_OOM; harmless for MOMENT_END). */
 void moment_observe(void *ctx, const engine_tick *t);
 

@@ -2,8 +2,10 @@
  * engine run per device, over the processes (jobs) that see it. A job is a process
  * with its own visible devices (CUDA_VISIBLE_DEVICES) and one trace per rank, rank r
  * running on its r-th visible device (data parallel: DDP or MirroredStrategy
- * replicas, each device its own allocator). What a framework does at start on a
- * visible device where the job never allocates (node_takes_at_start):
+ * replicas, each device its own allocator). All jobs run one strategy. */
+
+/* What a framework does at start on a visible device where the job never allocates
+ * (node_takes_at_start):
  *  - TensorFlow with allow_growth off and JAX with preallocation (the `greedy`
  *    strategy, either --bfc-preset) create every visible device and take their whole
  *    limit there: modelled as a start on that device, one 1-byte allocation and its
@@ -12,7 +14,7 @@
  *  - every other strategy (growth, torch, async, raw, ideal) takes nothing, not even a
  *    context, on a device it never uses.
  * Jobs start together; at equal times, the earlier job's events go first (engine.h),
- * so a later job finds the devices an earlier one took. All jobs run one strategy. */
+ * so a later job finds the devices an earlier one took. */
 #ifndef GPUSIM_NODE_H
 #define GPUSIM_NODE_H
 

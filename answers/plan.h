@@ -1,12 +1,14 @@
 /* plan.h — capacity planning (`gpusim plan`): for every GPU asked about and every
- * strategy, does the workload run without OOM, with what peak on the device; and
- * for every strategy the smallest capacity it runs on, found by bisection to
- * PLAN_STEP on a card like the model (same compute capability and context),
- * confirmed by a run at that capacity and one a step less, and whether the answer
- * is monotonic: fragmentation can make a larger card fail where a smaller one ran,
- * so capacities above the minimum are probed too. On nodes (plan --node), the traces
- * are the ranks of one job and each node is replayed under each strategy, every GPU
- * under the framework's start-up (answers/node.h). The tables are reports/plan.h. */
+ * strategy, does the workload run without OOM, with what peak on the device; and for
+ * every strategy the smallest capacity it runs on, found by bisection to PLAN_STEP on
+ * a card like the model (same compute capability and context). On nodes (plan
+ * --node), each node under each strategy. The tables are reports/plan.h. */
+
+/* The smallest capacity is confirmed by a run at that capacity and one a step less,
+ * and whether the answer is monotonic: fragmentation can make a larger card fail where
+ * a smaller one ran, so capacities above the minimum are probed too. On nodes, the
+ * traces are the ranks of one job, every GPU under the framework's start-up
+ * (answers/node.h). */
 #ifndef GPUSIM_ANSWERS_PLAN_H
 #define GPUSIM_ANSWERS_PLAN_H
 

@@ -409,7 +409,7 @@ static void run_one(tune_ctx *x, tune_candidate *c)
     cfg.opts = kv;
     cfg.n_opts = n;
     cfg.progress = NULL;
-    cfg.observe = NULL;
+    cfg.n_observers = 0;
     if (q->goal == TUNE_GOAL_NO_OOM)
         cfg.on_oom_skip = true;
     sim_run *run = NULL;

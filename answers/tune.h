@@ -1,16 +1,18 @@
 /* tune.h — `gpusim tune`: which allocator settings of the framework a user runs make
  * the workload smallest (--goal=min-reserved), fit a card (fit) or run without an
- * out-of-memory (no-oom). The settings are the framework's own knobs, each mapped to
- * a strategy and its options (PyTorch: expandable_segments, max_split_size_mb over a
- * grid refined around its best value, roundup_power2_divisions,
- * garbage_collection_threshold with a memory fraction, the cudaMallocAsync backend
- * when this build has the `async` strategy; TensorFlow: growth, greedy, the smallest
- * memory_limit that runs, garbage collection, cuda_malloc_async; JAX: preallocation,
- * the smallest XLA_PYTHON_CLIENT_MEM_FRACTION, the platform allocator), plus `ideal`
- * and `planned` (when built) as lower bounds. The traces are parsed once
+ * out-of-memory (no-oom). The settings are the framework's own knobs, each mapped to a
+ * strategy and its options, plus `ideal` and `planned` (when built) as lower bounds.
+ * The tables are reports/tune.h. */
+
+/* The knobs. PyTorch: expandable_segments, max_split_size_mb over a grid refined
+ * around its best value, roundup_power2_divisions, garbage_collection_threshold with a
+ * memory fraction, the cudaMallocAsync backend when this build has the `async`
+ * strategy; TensorFlow: growth, greedy, the smallest memory_limit that runs, garbage
+ * collection, cuda_malloc_async; JAX: preallocation, the smallest
+ * XLA_PYTHON_CLIENT_MEM_FRACTION, the platform allocator. The traces are parsed once
  * (answers/batch.h), every stage's replays run in parallel, and the answer does not
  * depend on the number of threads: the stages and their candidates are fixed by the
- * results of the stages before, never by timing. The tables are reports/tune.h. */
+ * results of the stages before, never by timing. */
 #ifndef GPUSIM_ANSWERS_TUNE_H
 #define GPUSIM_ANSWERS_TUNE_H
 

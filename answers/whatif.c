@@ -20,8 +20,7 @@ static sim_status whatif_replay(const engine_config *cfg, const strategy_ops *op
     c.n_opts = n_kv;
     c.timeline_rows = 0;
     c.paranoid = false;
-    c.observe = NULL;
-    c.observe_ctx = NULL;
+    c.n_observers = 0;
     c.progress = NULL;
     c.progress_ctx = NULL;
     sim_run *w = NULL;

@@ -1,12 +1,13 @@
 /* whatif.h — "would one setting have avoided this OOM?": a second replay of the
  * same traces with that setting changed, answered as data that the reports render
- * (reports/result.h: report_json_whatif, report_text_whatif; reports/html.h). Two
- * questions: PyTorch's own OOM message suggests expandable_segments:True, so a
+ * (reports/result.h: report_json_whatif, report_text_whatif; reports/html.h). The
+ * report asks the BFC questions; text and JSON show the expandable one only. */
+
+/* Two questions: PyTorch's own OOM message suggests expandable_segments:True, so a
  * torch replay that ran out of memory is replayed once more that way; and a BFC
  * replay (greedy, growth, limit) that ran out of memory is replayed under the other
- * TensorFlow set-ups: greedy (allow_growth=false, the whole limit as one region)
- * and limit (a logical device whose memory_limit is all a process can have). The
- * report asks the BFC questions; text and JSON show the expandable one only. */
+ * TensorFlow set-ups: greedy (allow_growth=false, the whole limit as one region) and
+ * limit (a logical device whose memory_limit is all a process can have). */
 #ifndef GPUSIM_WHATIF_H
 #define GPUSIM_WHATIF_H
 

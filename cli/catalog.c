@@ -27,23 +27,25 @@ int cli_catalog_run(const cli_catalog *c, int argc, char **argv)
     const bool json = s.json;
     sim_buf b;
     sim_buf_init(&b);
+    jsonw w;
+    jsonw_init_buf(&w, &b, JSONW_PRETTY, 0);
     if (json)
-        sim_buf_puts(&b, "[");
+        jsonw_array(&w); /* a catalog is never empty */
     else if (c->text_header)
         sim_buf_puts(&b, c->text_header);
     const size_t n = c->count();
     for (size_t i = 0; i < n; i++) {
-        if (json) {
-            sim_buf_puts(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
-            c->row_json(&b, i);
-        } else {
+        if (json)
+            c->row_json(&w, i);
+        else
             c->row_text(&b, i);
-        }
     }
-    if (json)
-        sim_buf_puts(&b, "\n]\n");
-    else if (c->text_footer)
+    if (json) {
+        jsonw_end(&w);
+        sim_buf_puts(&b, "\n");
+    } else if (c->text_footer) {
         sim_buf_puts(&b, c->text_footer);
+    }
     st = sim_buf_write_file(&b, "-", &s.err);
     sim_buf_release(&b);
     return cli_session_end(&s, st);

@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "sim/buf.h"
+#include "sim/jsonw.h"
 
 /* The one option a listing command takes: --format. */
 extern const cli_opt CLI_CATALOG_OPTS[];
@@ -21,8 +22,8 @@ void cli_catalog_help(const char *name, const char *about);
 typedef struct cli_catalog {
     const cli_command *cmd;
     size_t (*count)(void);
-    /* Entry i's JSON object from the value of "name" to its closing brace. */
-    void (*row_json)(sim_buf *b, size_t i);
+    /* Entry i's JSON object, one line ({"name": ..., ...}), as a value of w. */
+    void (*row_json)(jsonw *w, size_t i);
     /* Entry i as text, each line ending in '\n'. */
     void (*row_text)(sim_buf *b, size_t i);
     const char *text_header; /* printed before the text rows; NULL for none */

@@ -1,4 +1,5 @@
 /* gpusim gpus : the built-in GPU catalog. */
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog.h"
@@ -15,16 +16,18 @@ static void gpus_help(void)
 
 static const cli_command GPUS = {"gpus", CLI_CATALOG_OPTS, gpus_help, CLI_USES_FORMAT, NULL};
 
-static void gpu_json(sim_buf *b, size_t i)
+static void gpu_json(jsonw *w, size_t i)
 {
     const gpu_model *g = gpus_get(i);
-    sim_buf_json_str(b, g->name);
-    sim_buf_puts(b, ", \"aliases\": ");
-    sim_buf_json_str(b, g->aliases);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"compute_capability\": \"%u.%u\", \"source\": ",
-                   (unsigned long long)g->capacity_bytes, g->cc_major, g->cc_minor);
-    sim_buf_json_str(b, g->source);
-    sim_buf_puts(b, "}");
+    char cc[24];
+    snprintf(cc, sizeof cc, "%u.%u", g->cc_major, g->cc_minor);
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "name", g->name);
+    jsonw_key_str(w, "aliases", g->aliases);
+    jsonw_key_u64(w, "capacity_bytes", g->capacity_bytes);
+    jsonw_key_str(w, "compute_capability", cc);
+    jsonw_key_str(w, "source", g->source);
+    jsonw_end(w);
 }
 
 static void gpu_text(sim_buf *b, size_t i)

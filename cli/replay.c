@@ -338,25 +338,24 @@ static sim_status replay(cli_session *s, int *verdict)
     progress_init(&prog, stderr, "replay", estimate, true);
     cfg.progress = on_progress;
     cfg.progress_ctx = &prog;
-    if (sv != NULL) {
-        cfg.observe = moment_observe;
-        cfg.observe_ctx = &mom;
-    }
+    if (sv != NULL && (st = engine_config_observe(&cfg, moment_observe, &mom, err)) != SIM_OK)
+        return st;
     const char *xs = cli_get(a, "export-snapshot");
     snapshot_export *xp = NULL;
-    const engine_observer prev_observe = cfg.observe; /* the export calls it, and is gone after the run */
-    void *const prev_observe_ctx = cfg.observe_ctx;
+    const uint32_t n_observers = cfg.n_observers; /* the export's is gone after the run */
     if (xs) {
         if (n > 1)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--export-snapshot: %d traces are %d processes, and a PyTorch snapshot holds one "
                                  "program's allocator; export one trace at a time", n, n);
         const sim_seed *seed = sources[0].seed;
-        snapshot_export_config xc = {xs, ops, seed, prev_observe, prev_observe_ctx};
+        snapshot_export_config xc = {xs, ops, seed};
         if ((st = snapshot_export_open(&xc, &xp, err)) != SIM_OK)
             return st;
-        cfg.observe = snapshot_export_observe;
-        cfg.observe_ctx = xp;
+        if ((st = engine_config_observe(&cfg, snapshot_export_observe, xp, err)) != SIM_OK) {
+            snapshot_export_discard(xp);
+            return st;
+        }
     }
     const char *report = cli_get(a, "report");
     if (report) {
@@ -372,8 +371,7 @@ static sim_status replay(cli_session *s, int *verdict)
         st = snapshot_export_finish(xp, run, err);
     else
         snapshot_export_discard(xp);
-    cfg.observe = prev_observe;
-    cfg.observe_ctx = prev_observe_ctx;
+    cfg.n_observers = n_observers;
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
         st = replay_whatif(s, &cfg, run, -1, &wi, err);
     whatif alts[WHATIF_BFC_MAX] = {{0}};

@@ -7,29 +7,27 @@
 #include "sim/buf.h"
 #include "strategies/registry.h"
 
-static void json_str_or_null(sim_buf *b, const char *s)
+static void key_str_or_null(jsonw *w, const char *key, const char *s)
 {
+    jsonw_key(w, key);
     if (s)
-        sim_buf_json_str(b, s);
+        jsonw_str(w, s);
     else
-        sim_buf_puts(b, "null");
+        jsonw_null(w);
 }
 
-static void option_json(sim_buf *b, const strategy_option *o)
+static void option_json(jsonw *w, const strategy_option *o)
 {
-    sim_buf_puts(b, "{\"key\": ");
-    sim_buf_json_str(b, o->key);
-    sim_buf_puts(b, ", \"cli\": ");
-    sim_buf_json_str(b, o->cli);
-    sim_buf_printf(b, ", \"kind\": \"%s\", \"choices\": ", strategy_option_kind_name(o->kind));
-    json_str_or_null(b, o->choices);
-    sim_buf_puts(b, ", \"default\": ");
-    json_str_or_null(b, o->default_text);
-    sim_buf_puts(b, ", \"example\": ");
-    json_str_or_null(b, o->example);
-    sim_buf_printf(b, ", \"required\": %s, \"help\": ", o->required ? "true" : "false");
-    json_str_or_null(b, o->help);
-    sim_buf_puts(b, "}");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "key", o->key);
+    jsonw_key_str(w, "cli", o->cli);
+    jsonw_key_str(w, "kind", strategy_option_kind_name(o->kind));
+    key_str_or_null(w, "choices", o->choices);
+    key_str_or_null(w, "default", o->default_text);
+    key_str_or_null(w, "example", o->example);
+    jsonw_key_bool(w, "required", o->required);
+    key_str_or_null(w, "help", o->help);
+    jsonw_end(w);
 }
 
 /* "  --bfc-gc=on|off  help (default: ...)" */
@@ -51,18 +49,18 @@ static void strategies_help(void)
 
 static const cli_command STRATEGIES = {"strategies", CLI_CATALOG_OPTS, strategies_help, CLI_USES_FORMAT, NULL};
 
-static void strategy_json(sim_buf *b, size_t i)
+static void strategy_json(jsonw *w, size_t i)
 {
     const strategy_ops *ops = registry_get(i);
-    sim_buf_json_str(b, ops->name);
-    sim_buf_puts(b, ", \"summary\": ");
-    sim_buf_json_str(b, ops->summary);
-    sim_buf_puts(b, ", \"options\": [");
-    for (uint32_t k = 0; k < ops->n_opts; k++) {
-        sim_buf_puts(b, k ? ",\n    " : "\n    ");
-        option_json(b, &ops->opts[k]);
-    }
-    sim_buf_puts(b, ops->n_opts ? "\n  ]}" : "]}");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "name", ops->name);
+    jsonw_key_str(w, "summary", ops->summary);
+    jsonw_key(w, "options");
+    jsonw_array(w);
+    for (uint32_t k = 0; k < ops->n_opts; k++)
+        option_json(w, &ops->opts[k]);
+    jsonw_end(w);
+    jsonw_end(w);
 }
 
 static void strategy_text(sim_buf *b, size_t i)

@@ -259,7 +259,7 @@ static bool parse_duration(const char *v, uint64_t *out)
 typedef struct job {
     const char *kind;
     char name[256];
-    sim_buf meta;               /* extra meta keys, each starting with ',' */
+    sim_buf meta;               /* more meta members, each after its comma (jsonw_init_members) */
     transformer_config tf;
     cnn_config cnn;
     serving_config sv;
@@ -341,25 +341,35 @@ static sim_status parse_transformer(const cli_args *a, job *j, sim_error *err)
              c->inference ? "" : synth_optimizer_name(c->optimizer));
     transformer_estimate est;
     transformer_estimate_closed_form(c, &est);
-    sim_buf_printf(&j->meta,
-                   ",\"preset\":\"%s\",\"arch\":\"%s\",\"layers\":%llu,\"hidden\":%llu,\"heads\":%llu,\"ffn\":%llu,"
-                   "\"seq\":%llu,\"batch\":%llu,\"vocab\":%llu,\"dtype\":\"%s\",\"optimizer\":\"%s\","
-                   "\"mode\":\"%s\",\"checkpointing\":%s,\"steps\":%llu,"
-                   "\"closed_form\":{\"params\":%llu,\"weight_bytes\":%llu,\"grad_bytes\":%llu,"
-                   "\"optimizer_bytes\":%llu,\"activation_bytes\":%llu,\"total_bytes\":%llu}",
-                   preset, transformer_arch_name(c->arch), (unsigned long long)c->layers,
-                   (unsigned long long)c->hidden, (unsigned long long)c->heads, (unsigned long long)c->ffn,
-                   (unsigned long long)c->seq, (unsigned long long)c->batch, (unsigned long long)c->vocab,
-                   synth_dtype_name(c->dtype), synth_optimizer_name(c->optimizer),
-                   c->inference ? "inference" : "train", c->checkpointing ? "true" : "false",
-                   (unsigned long long)c->steps, (unsigned long long)est.params,
-                   (unsigned long long)est.weight_bytes, (unsigned long long)est.grad_bytes,
-                   (unsigned long long)est.optimizer_bytes, (unsigned long long)est.activation_bytes,
-                   (unsigned long long)est.total_bytes);
+    jsonw w;
+    jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
+    jsonw_key_str(&w, "preset", preset);
+    jsonw_key_str(&w, "arch", transformer_arch_name(c->arch));
+    jsonw_key_u64(&w, "layers", c->layers);
+    jsonw_key_u64(&w, "hidden", c->hidden);
+    jsonw_key_u64(&w, "heads", c->heads);
+    jsonw_key_u64(&w, "ffn", c->ffn);
+    jsonw_key_u64(&w, "seq", c->seq);
+    jsonw_key_u64(&w, "batch", c->batch);
+    jsonw_key_u64(&w, "vocab", c->vocab);
+    jsonw_key_str(&w, "dtype", synth_dtype_name(c->dtype));
+    jsonw_key_str(&w, "optimizer", synth_optimizer_name(c->optimizer));
+    jsonw_key_str(&w, "mode", c->inference ? "inference" : "train");
+    jsonw_key_bool(&w, "checkpointing", c->checkpointing);
+    jsonw_key_u64(&w, "steps", c->steps);
+    jsonw_key(&w, "closed_form");
+    jsonw_object_inline(&w);
+    jsonw_key_u64(&w, "params", est.params);
+    jsonw_key_u64(&w, "weight_bytes", est.weight_bytes);
+    jsonw_key_u64(&w, "grad_bytes", est.grad_bytes);
+    jsonw_key_u64(&w, "optimizer_bytes", est.optimizer_bytes);
+    jsonw_key_u64(&w, "activation_bytes", est.activation_bytes);
+    jsonw_key_u64(&w, "total_bytes", est.total_bytes);
+    jsonw_end(&w);
     if (c->graph_lifetimes)
-        sim_buf_puts(&j->meta, ",\"lifetimes\":\"graph\"");
+        jsonw_key_str(&w, "lifetimes", "graph");
     if (!synth_llm_per_rank(a, c))
-        synth_llm_meta(c, &j->meta); /* per rank: each trace adds its own */
+        synth_llm_meta(c, &w); /* per rank: each trace adds its own */
     return usage_of(transformer_validate(c, err), err);
 }
 
@@ -384,13 +394,17 @@ static sim_status parse_cnn(const cli_args *a, job *j, sim_error *err)
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "%s %s %s b%llu %llupx", preset, c->inference ? "inference" : "train",
              synth_dtype_name(c->dtype), (unsigned long long)c->batch, (unsigned long long)c->image);
-    sim_buf_printf(&j->meta,
-                   ",\"preset\":\"%s\",\"batch\":%llu,\"image\":%llu,\"classes\":%llu,\"dtype\":\"%s\","
-                   "\"optimizer\":\"%s\",\"mode\":\"%s\",\"steps\":%llu,\"params\":%llu",
-                   preset, (unsigned long long)c->batch, (unsigned long long)c->image,
-                   (unsigned long long)c->classes, synth_dtype_name(c->dtype), synth_optimizer_name(c->optimizer),
-                   c->inference ? "inference" : "train", (unsigned long long)c->steps,
-                   (unsigned long long)cnn_param_count(c));
+    jsonw w;
+    jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
+    jsonw_key_str(&w, "preset", preset);
+    jsonw_key_u64(&w, "batch", c->batch);
+    jsonw_key_u64(&w, "image", c->image);
+    jsonw_key_u64(&w, "classes", c->classes);
+    jsonw_key_str(&w, "dtype", synth_dtype_name(c->dtype));
+    jsonw_key_str(&w, "optimizer", synth_optimizer_name(c->optimizer));
+    jsonw_key_str(&w, "mode", c->inference ? "inference" : "train");
+    jsonw_key_u64(&w, "steps", c->steps);
+    jsonw_key_u64(&w, "params", cnn_param_count(c));
     return usage_of(cnn_validate(c, err), err);
 }
 
@@ -435,16 +449,22 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "serving %s %s %.3g req/s x%llu", model, synth_dtype_name(c->model.dtype),
              c->rate, (unsigned long long)c->requests);
-    sim_buf_printf(&j->meta,
-                   ",\"model\":\"%s\",\"dtype\":\"%s\",\"requests\":%llu,\"max_batch\":%llu,"
-                   "\"max_len\":%llu,\"kv\":\"%s\",\"kv_bytes_per_token\":%llu,\"lengths\":\"%s\"",
-                   model, synth_dtype_name(c->model.dtype), (unsigned long long)c->requests,
-                   (unsigned long long)c->max_batch, (unsigned long long)c->max_len,
-                   c->kv == SERVING_KV_GROW ? "grow" : c->kv == SERVING_KV_PAGED ? "paged" : "prealloc",
-                   (unsigned long long)serving_kv_bytes_per_token(c), lengths ? "empirical" : "lognormal");
-    if (c->kv == SERVING_KV_PAGED)
-        sim_buf_printf(&j->meta, ",\"block_size\":%llu,\"gpu_util\":%g,\"prefix\":%llu",
-                       (unsigned long long)c->block_size, c->gpu_util, (unsigned long long)c->prefix);
+    jsonw w;
+    jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
+    jsonw_key_str(&w, "model", model);
+    jsonw_key_str(&w, "dtype", synth_dtype_name(c->model.dtype));
+    jsonw_key_u64(&w, "requests", c->requests);
+    jsonw_key_u64(&w, "max_batch", c->max_batch);
+    jsonw_key_u64(&w, "max_len", c->max_len);
+    jsonw_key_str(&w, "kv", c->kv == SERVING_KV_GROW ? "grow" : c->kv == SERVING_KV_PAGED ? "paged" : "prealloc");
+    jsonw_key_u64(&w, "kv_bytes_per_token", serving_kv_bytes_per_token(c));
+    jsonw_key_str(&w, "lengths", lengths ? "empirical" : "lognormal");
+    if (c->kv == SERVING_KV_PAGED) {
+        jsonw_key_u64(&w, "block_size", c->block_size);
+        jsonw_key(&w, "gpu_util");
+        jsonw_real_fixed(&w, "%g", c->gpu_util);
+        jsonw_key_u64(&w, "prefix", c->prefix);
+    }
     return usage_of(serving_validate(c, err), err);
 }
 
@@ -474,9 +494,13 @@ static sim_status parse_churn(const cli_args *a, job *j, sim_error *err)
     units_format_size(c->live_bytes, live, sizeof live);
     snprintf(j->name, sizeof j->name, "churn %s %llu events, %s live", churn_dist_name(c->dist),
              (unsigned long long)c->events, live);
-    sim_buf_printf(&j->meta, ",\"events\":%llu,\"live_bytes\":%llu,\"dist\":\"%s\",\"min\":%llu,\"max\":%llu",
-                   (unsigned long long)c->events, (unsigned long long)c->live_bytes, churn_dist_name(c->dist),
-                   (unsigned long long)c->min_bytes, (unsigned long long)c->max_bytes);
+    jsonw w;
+    jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
+    jsonw_key_u64(&w, "events", c->events);
+    jsonw_key_u64(&w, "live_bytes", c->live_bytes);
+    jsonw_key_str(&w, "dist", churn_dist_name(c->dist));
+    jsonw_key_u64(&w, "min", c->min_bytes);
+    jsonw_key_u64(&w, "max", c->max_bytes);
     return SIM_OK;
 }
 
@@ -564,13 +588,26 @@ static sim_status common_options(const cli_args *a, job *j, trace_header *h, uin
 
 /* ---------------------------------------------------------------- command */
 
+/* The meta object's opening: {"generator", "seed", then the kind's members (j->meta),
+ * left open for the caller to close (or a rank to add its own). */
+static void meta_head(const kind *k, const job *j, sim_buf *meta)
+{
+    char gen[64];
+    snprintf(gen, sizeof gen, "gpusim synth %s", k->name);
+    jsonw w;
+    jsonw_init_buf(&w, meta, JSONW_COMPACT, 0);
+    jsonw_object_inline(&w);
+    jsonw_key_str(&w, "generator", gen);
+    jsonw_key_u64(&w, "seed", j->seed);
+}
+
 /* The trace: the header's meta, the generator, the close. Fills j->stats. */
 static sim_status synth_write(const kind *k, job *j, trace_header *h, uint64_t start, const char *proc,
                               const char *out, sim_error *err)
 {
     sim_buf meta;
     sim_buf_init(&meta);
-    sim_buf_printf(&meta, "{\"generator\":\"gpusim synth %s\",\"seed\":%llu", k->name, (unsigned long long)j->seed);
+    meta_head(k, j, &meta);
     if (j->meta.len)
         sim_buf_puts(&meta, j->meta.data);
     sim_buf_puts(&meta, "}");
@@ -633,7 +670,7 @@ static int synth_write_ranks(const kind *k, job *j, const trace_header *h, uint6
 {
     sim_buf meta;
     sim_buf_init(&meta);
-    sim_buf_printf(&meta, "{\"generator\":\"gpusim synth %s\",\"seed\":%llu", k->name, (unsigned long long)j->seed);
+    meta_head(k, j, &meta);
     if (j->meta.len)
         sim_buf_puts(&meta, j->meta.data);
     int rc = synth_llm_write_ranks(out, h, meta.data, start, cli_get(a, "proc"), &j->tf, cli_has(a, "quiet"));

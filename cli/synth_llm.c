@@ -139,46 +139,59 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     return SIM_OK;
 }
 
-static void phase_json(sim_buf *b, const char *key, const transformer_phase *p)
+static void phase_json(jsonw *w, const char *key, const transformer_phase *p)
 {
-    sim_buf_printf(b,
-                   "\"%s\":{\"weights\":%llu,\"grads\":%llu,\"optimizer\":%llu,\"activations\":%llu,"
-                   "\"temporaries\":%llu,\"gathered\":%llu,\"total\":%llu}",
-                   key, (unsigned long long)p->weights, (unsigned long long)p->grads, (unsigned long long)p->optimizer,
-                   (unsigned long long)p->activations, (unsigned long long)p->temporaries,
-                   (unsigned long long)p->gathered, (unsigned long long)p->total);
+    jsonw_key(w, key);
+    jsonw_object_inline(w);
+    jsonw_key_u64(w, "weights", p->weights);
+    jsonw_key_u64(w, "grads", p->grads);
+    jsonw_key_u64(w, "optimizer", p->optimizer);
+    jsonw_key_u64(w, "activations", p->activations);
+    jsonw_key_u64(w, "temporaries", p->temporaries);
+    jsonw_key_u64(w, "gathered", p->gathered);
+    jsonw_key_u64(w, "total", p->total);
+    jsonw_end(w);
 }
 
-void synth_llm_meta(const transformer_config *c, sim_buf *meta)
+void synth_llm_meta(const transformer_config *c, jsonw *w)
 {
     if (!transformer_beyond_classic(c))
         return;
     transformer_dims d;
     transformer_dims_of(c, &d);
-    sim_buf_printf(meta,
-                   ",\"kv_heads\":%llu,\"head_dim\":%llu,\"experts\":%llu,\"experts_active\":%llu,\"tied\":%s,"
-                   "\"attention\":\"%s\",\"precision\":\"%s\",\"fp8\":%s,\"recompute\":\"%s\",\"lora_rank\":%llu,"
-                   "\"lora_targets\":%u,\"qlora\":%s,\"zero\":%u,\"ranks\":%llu,\"dp\":%llu,\"tp\":%llu,\"pp\":%llu,"
-                   "\"sp\":%s,\"shard\":%llu,\"micro_batches\":%llu,\"rank\":%llu,\"stage\":%llu,",
-                   (unsigned long long)(c->kv_heads ? c->kv_heads : c->heads), (unsigned long long)d.hd,
-                   (unsigned long long)c->experts, (unsigned long long)c->experts_active, c->tied ? "true" : "false",
-                   c->flash ? "flash" : "eager", c->precision ? "mixed" : "pure", c->fp8 ? "true" : "false",
-                   c->checkpointing ? "layer"
-                   : c->selective   ? "selective"
-                                    : "none",
-                   (unsigned long long)c->lora_rank, c->lora_targets, c->qlora ? "true" : "false", c->zero,
-                   (unsigned long long)transformer_ranks(c), (unsigned long long)d.dp, (unsigned long long)d.tp,
-                   (unsigned long long)d.pp, c->sp ? "true" : "false", (unsigned long long)d.shard,
-                   (unsigned long long)(c->micro_batches ? c->micro_batches : 1), (unsigned long long)c->rank,
-                   (unsigned long long)d.stage);
+    jsonw_key_u64(w, "kv_heads", c->kv_heads ? c->kv_heads : c->heads);
+    jsonw_key_u64(w, "head_dim", d.hd);
+    jsonw_key_u64(w, "experts", c->experts);
+    jsonw_key_u64(w, "experts_active", c->experts_active);
+    jsonw_key_bool(w, "tied", c->tied);
+    jsonw_key_str(w, "attention", c->flash ? "flash" : "eager");
+    jsonw_key_str(w, "precision", c->precision ? "mixed" : "pure");
+    jsonw_key_bool(w, "fp8", c->fp8);
+    jsonw_key_str(w, "recompute", c->checkpointing ? "layer" : c->selective ? "selective" : "none");
+    jsonw_key_u64(w, "lora_rank", c->lora_rank);
+    jsonw_key_u64(w, "lora_targets", c->lora_targets);
+    jsonw_key_bool(w, "qlora", c->qlora);
+    jsonw_key_u64(w, "zero", c->zero);
+    jsonw_key_u64(w, "ranks", transformer_ranks(c));
+    jsonw_key_u64(w, "dp", d.dp);
+    jsonw_key_u64(w, "tp", d.tp);
+    jsonw_key_u64(w, "pp", d.pp);
+    jsonw_key_bool(w, "sp", c->sp);
+    jsonw_key_u64(w, "shard", d.shard);
+    jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
+    jsonw_key_u64(w, "rank", c->rank);
+    jsonw_key_u64(w, "stage", d.stage);
     transformer_rank_estimate r;
     transformer_estimate_rank(c, &r);
-    sim_buf_printf(meta, "\"rank_closed_form\":{\"params\":%llu,\"trainable\":%llu,\"local_params\":%llu,",
-                   (unsigned long long)r.params, (unsigned long long)r.trainable, (unsigned long long)r.local_params);
-    phase_json(meta, "forward_backward", &r.fwd_bwd);
-    sim_buf_puts(meta, ",");
-    phase_json(meta, "optimizer_step", &r.optimizer);
-    sim_buf_printf(meta, ",\"peak\":%llu}", (unsigned long long)r.peak);
+    jsonw_key(w, "rank_closed_form");
+    jsonw_object_inline(w);
+    jsonw_key_u64(w, "params", r.params);
+    jsonw_key_u64(w, "trainable", r.trainable);
+    jsonw_key_u64(w, "local_params", r.local_params);
+    phase_json(w, "forward_backward", &r.fwd_bwd);
+    phase_json(w, "optimizer_step", &r.optimizer);
+    jsonw_key_u64(w, "peak", r.peak);
+    jsonw_end(w);
 }
 
 void synth_llm_rank_name(const transformer_config *c, trace_header *h)
@@ -215,7 +228,9 @@ static sim_status write_rank(const char *path, const trace_header *h0, const cha
     sim_buf meta;
     sim_buf_init(&meta);
     sim_buf_puts(&meta, meta_head);
-    synth_llm_meta(c, &meta);
+    jsonw w;
+    jsonw_init_members(&w, &meta, JSONW_COMPACT);
+    synth_llm_meta(c, &w);
     sim_buf_puts(&meta, "}");
     h.meta_json = meta.data;
     synth_out *so = NULL;
@@ -246,9 +261,15 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
     const uint64_t ranks = transformer_ranks(c);
     sim_buf job;
     sim_buf_init(&job);
-    sim_buf_printf(&job, "{\"format\":\"gpusim-job\",\"version\":1,\"name\":");
-    sim_buf_json_str(&job, h->name);
-    sim_buf_printf(&job, ",\"ranks\":%llu,\"traces\":[", (unsigned long long)ranks);
+    jsonw w;
+    jsonw_init_buf(&w, &job, JSONW_COMPACT, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "format", "gpusim-job");
+    jsonw_key_u64(&w, "version", 1);
+    jsonw_key_str(&w, "name", h->name);
+    jsonw_key_u64(&w, "ranks", ranks);
+    jsonw_key(&w, "traces");
+    jsonw_array(&w);
     int rc = 0;
     for (uint64_t r = 0; r < ranks && rc == 0; r++) {
         c->rank = r;
@@ -263,12 +284,14 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
             rc = st == SIM_EUSAGE ? cli_usage_error("synth", "%s", err.msg) : cli_fail(&err);
             break;
         }
-        sim_buf_printf(&job,
-                       "%s{\"rank\":%llu,\"file\":\"%s\",\"dp_rank\":%llu,\"tp_rank\":%llu,\"stage\":%llu,"
-                       "\"peak_live_bytes\":%llu}",
-                       r ? "," : "", (unsigned long long)r, file, (unsigned long long)d.dp_rank,
-                       (unsigned long long)d.tp_rank, (unsigned long long)d.stage,
-                       (unsigned long long)s.peak_live_bytes);
+        jsonw_object(&w);
+        jsonw_key_u64(&w, "rank", r);
+        jsonw_key_str(&w, "file", file);
+        jsonw_key_u64(&w, "dp_rank", d.dp_rank);
+        jsonw_key_u64(&w, "tp_rank", d.tp_rank);
+        jsonw_key_u64(&w, "stage", d.stage);
+        jsonw_key_u64(&w, "peak_live_bytes", s.peak_live_bytes);
+        jsonw_end(&w);
         if (quiet)
             continue;
         char peak[32];
@@ -281,7 +304,9 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
             synth_llm_print_explain(c, &s);
         }
     }
-    sim_buf_puts(&job, "]}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(&job, "\n");
     if (rc == 0) {
         char path[4200];
         snprintf(path, sizeof path, "%.4000s/job.json", dir);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "sim/buf.h"
+#include "sim/jsonw.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
 
@@ -40,9 +41,10 @@
 
 /* Read the options above into c (after the kind's own); SIM_EUSAGE with a message. */
 sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *err);
-/* Meta keys (",\"key\":value...") of the options above; nothing for a configuration
- * the older flags could express, so that their traces stay byte-identical. */
-void synth_llm_meta(const transformer_config *c, sim_buf *meta);
+/* The meta members of the options above, written into the open meta object; nothing
+ * for a configuration the older flags could express, so that their traces stay
+ * byte-identical. */
+void synth_llm_meta(const transformer_config *c, jsonw *meta);
 /* Append " rank R/N" to h's name when the job has more than one rank. */
 void synth_llm_rank_name(const transformer_config *c, trace_header *h);
 /* True when -o names a directory of per-rank traces (several ranks, no --rank). */

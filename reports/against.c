@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 static void size_text(sim_buf *b, uint64_t v)
@@ -69,37 +70,45 @@ static void column_text(sim_buf *b, const against_column *c)
     }
 }
 
-static void column_json(sim_buf *b, const char *key, const against_column *c, bool last)
+static void column_json(jsonw *w, const char *key, const against_column *c)
 {
-    sim_buf_printf(b, "    \"%s\": ", key);
+    jsonw_key(w, key);
     if (!c->on) {
-        sim_buf_printf(b, "null%s\n", last ? "" : ",");
+        jsonw_null(w);
         return;
     }
-    sim_buf_puts(b, "{\"source\": ");
-    sim_buf_json_str(b, c->source ? c->source : "");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "source", c->source ? c->source : "");
     if (c->start_unknown) {
-        sim_buf_printf(b, ", \"compared\": false, \"reason\": \"the recording began with a cache it does not "
-                          "describe\", \"recorded_start_bytes\": %" PRIu64 ", \"recorded_min_bytes\": %" PRIu64
-                          ", \"recorded_max_bytes\": %" PRIu64 ", \"recorded_final_bytes\": %" PRIu64
-                          ", \"predicted_peak_bytes\": %" PRIu64 "}%s\n",
-                       c->rec_start, c->rec_min, c->rec_max, c->final_rec, c->pred_peak, last ? "" : ",");
+        jsonw_key_bool(w, "compared", false);
+        jsonw_key_str(w, "reason", "the recording began with a cache it does not describe");
+        jsonw_key_u64(w, "recorded_start_bytes", c->rec_start);
+        jsonw_key_u64(w, "recorded_min_bytes", c->rec_min);
+        jsonw_key_u64(w, "recorded_max_bytes", c->rec_max);
+        jsonw_key_u64(w, "recorded_final_bytes", c->final_rec);
+        jsonw_key_u64(w, "predicted_peak_bytes", c->pred_peak);
+        jsonw_end(w);
         return;
     }
-    sim_buf_printf(b, ", \"offset_bytes\": %" PRIu64 ", \"events_compared\": %" PRIu64, c->offset, c->points);
+    jsonw_key_u64(w, "offset_bytes", c->offset);
+    jsonw_key_u64(w, "events_compared", c->points);
     if (c->live_before)
-        sim_buf_printf(b, ", \"live_before_bytes\": %" PRIu64, c->live_before);
+        jsonw_key_u64(w, "live_before_bytes", c->live_before);
     if (c->by_event_sizes)
-        sim_buf_puts(b, ", \"predicted\": \"live requested bytes\"");
-    if (c->has_pred_peak && c->has_rec_peak)
-        sim_buf_printf(b, ", \"predicted_peak_bytes\": %" PRIu64 ", \"recorded_peak_bytes\": %" PRIu64
-                          ", \"peak_difference_bytes\": %" PRId64,
-                       c->pred_peak, c->rec_peak, (int64_t)(c->pred_peak - c->rec_peak));
-    if (c->points)
-        sim_buf_printf(b, ", \"max_abs_difference_bytes\": %" PRIu64 ", \"max_difference_event\": %" PRIu64
-                          ", \"final_predicted_bytes\": %" PRIu64 ", \"final_recorded_bytes\": %" PRIu64,
-                       c->max_abs, c->max_event, c->final_pred, c->final_rec);
-    sim_buf_printf(b, "}%s\n", last ? "" : ",");
+        jsonw_key_str(w, "predicted", "live requested bytes");
+    if (c->has_pred_peak && c->has_rec_peak) {
+        jsonw_key_u64(w, "predicted_peak_bytes", c->pred_peak);
+        jsonw_key_u64(w, "recorded_peak_bytes", c->rec_peak);
+        jsonw_key(w, "peak_difference_bytes");
+        jsonw_i64(w, (int64_t)(c->pred_peak - c->rec_peak));
+    }
+    if (c->points) {
+        jsonw_key_u64(w, "max_abs_difference_bytes", c->max_abs);
+        jsonw_key_u64(w, "max_difference_event", c->max_event);
+        jsonw_key_u64(w, "final_predicted_bytes", c->final_pred);
+        jsonw_key_u64(w, "final_recorded_bytes", c->final_rec);
+    }
+    jsonw_end(w);
 }
 
 static void where_text(sim_buf *b, uint32_t seg, uint64_t off)
@@ -144,69 +153,97 @@ static void placement_text(sim_buf *b, const against_placement *pl)
     }
 }
 
-static void placement_json(sim_buf *b, const against_placement *pl)
+static void placement_json(jsonw *w, const against_placement *pl)
 {
-    sim_buf_puts(b, "    \"placement\": ");
+    jsonw_key(w, "placement");
     if (!pl->on) {
-        sim_buf_puts(b, "null,\n");
+        jsonw_null(w);
         return;
     }
-    sim_buf_printf(b, "{\"compared\": %" PRIu64 ", \"matched\": %" PRIu64 ", \"first_mismatch\": ", pl->compared,
-                   pl->matched);
+    jsonw_object_inline(w);
+    jsonw_key_u64(w, "compared", pl->compared);
+    jsonw_key_u64(w, "matched", pl->matched);
+    jsonw_key(w, "first_mismatch");
     if (!pl->has_mismatch) {
-        sim_buf_puts(b, "null},\n");
-        return;
+        jsonw_null(w);
+    } else {
+        const against_event *f = &pl->first;
+        jsonw_object_inline(w);
+        jsonw_key_u64(w, "event", f->event);
+        jsonw_key_u64(w, "size", f->size);
+        jsonw_key_u64(w, "recorded_segment", f->rec_seg);
+        jsonw_key_u64(w, "recorded_offset", f->rec_off);
+        jsonw_key(w, "predicted_segment");
+        if (f->pred_seg == UINT32_MAX) {
+            jsonw_null(w);
+            jsonw_key(w, "predicted_offset");
+            jsonw_null(w);
+        } else {
+            jsonw_u64(w, f->pred_seg);
+            jsonw_key_u64(w, "predicted_offset", f->pred_off);
+        }
+        jsonw_end(w);
     }
-    const against_event *f = &pl->first;
-    sim_buf_printf(b, "{\"event\": %" PRIu64 ", \"size\": %" PRIu64 ", \"recorded_segment\": %u, "
-                      "\"recorded_offset\": %" PRIu64 ", \"predicted_segment\": ",
-                   f->event, f->size, f->rec_seg, f->rec_off);
-    if (f->pred_seg == UINT32_MAX)
-        sim_buf_puts(b, "null, \"predicted_offset\": null}},\n");
-    else
-        sim_buf_printf(b, "%u, \"predicted_offset\": %" PRIu64 "}},\n", f->pred_seg, f->pred_off);
+    jsonw_end(w);
 }
 
 void report_against_json(const against_result *r, const char *trace, sim_buf *out)
 {
-    sim_buf_puts(out, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"against_recorded\": {\n    \"trace\": ");
-    sim_buf_json_str(out, trace);
-    sim_buf_printf(out, ",\n    \"format\": \"%s\",\n    \"events\": %" PRIu64 ",\n    \"start_state\": ",
-                   input_format_name(r->format), r->events);
-    if (r->seeded)
-        sim_buf_printf(out, "{\"segments\": %u, \"reserved_bytes\": %" PRIu64 ", \"live_blocks\": %u, "
-                            "\"allocated_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"planned_segments\": %u}",
-                       r->start_segments, r->start_reserved, r->start_live_blocks, r->start_allocated,
-                       r->start_events, r->planned_segments);
-    else
-        sim_buf_puts(out, "null");
-    sim_buf_puts(out, ",\n    \"strategy\": ");
-    sim_buf_json_str(out, r->strategy);
-    sim_buf_puts(out, ",\n    \"alloc_conf\": ");
+    jsonw w;
+    jsonw_init_buf(&w, out, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key(&w, "against_recorded");
+    jsonw_object(&w);
+    jsonw_key_str(&w, "trace", trace);
+    jsonw_key_str(&w, "format", input_format_name(r->format));
+    jsonw_key_u64(&w, "events", r->events);
+    jsonw_key(&w, "start_state");
+    if (r->seeded) {
+        jsonw_object_inline(&w);
+        jsonw_key_u64(&w, "segments", r->start_segments);
+        jsonw_key_u64(&w, "reserved_bytes", r->start_reserved);
+        jsonw_key_u64(&w, "live_blocks", r->start_live_blocks);
+        jsonw_key_u64(&w, "allocated_bytes", r->start_allocated);
+        jsonw_key_u64(&w, "events", r->start_events);
+        jsonw_key_u64(&w, "planned_segments", r->planned_segments);
+        jsonw_end(&w);
+    } else {
+        jsonw_null(&w);
+    }
+    jsonw_key_str(&w, "strategy", r->strategy);
+    jsonw_key(&w, "alloc_conf");
     if (r->alloc_conf)
-        sim_buf_json_str(out, r->alloc_conf);
+        jsonw_str(&w, r->alloc_conf);
     else
-        sim_buf_puts(out, "null");
-    sim_buf_printf(out, ",\n    \"alloc_conf_from\": \"%s\"", r->alloc_conf_from ? r->alloc_conf_from : "defaults");
-    sim_buf_printf(out, ",\n    \"completed\": %s,\n    \"recorded_ooms\": %" PRIu64 ",\n    \"predicted_ooms\": %" PRIu64
-                        ",\n",
-                   r->completed ? "true" : "false", r->recorded_ooms, r->predicted_ooms);
-    column_json(out, "allocated", &r->allocated, false);
-    column_json(out, "reserved", &r->reserved, false);
-    placement_json(out, &r->placement);
-    if (r->has_allocated_end)
-        sim_buf_printf(out, "    \"allocated_at_end\": {\"predicted_bytes\": %" PRIu64 ", \"recorded_bytes\": %" PRIu64
-                            "},\n",
-                       r->allocated_end_pred, r->allocated_end_rec);
-    sim_buf_puts(out, "    \"recorded_oom_events\": [");
+        jsonw_null(&w);
+    jsonw_key_str(&w, "alloc_conf_from", r->alloc_conf_from ? r->alloc_conf_from : "defaults");
+    jsonw_key_bool(&w, "completed", r->completed);
+    jsonw_key_u64(&w, "recorded_ooms", r->recorded_ooms);
+    jsonw_key_u64(&w, "predicted_ooms", r->predicted_ooms);
+    column_json(&w, "allocated", &r->allocated);
+    column_json(&w, "reserved", &r->reserved);
+    placement_json(&w, &r->placement);
+    if (r->has_allocated_end) {
+        jsonw_key(&w, "allocated_at_end");
+        jsonw_object_inline(&w);
+        jsonw_key_u64(&w, "predicted_bytes", r->allocated_end_pred);
+        jsonw_key_u64(&w, "recorded_bytes", r->allocated_end_rec);
+        jsonw_end(&w);
+    }
+    jsonw_key(&w, "recorded_oom_events");
+    jsonw_array_inline(&w);
     for (uint64_t i = 0; i < r->recorded_ooms; i++)
-        sim_buf_printf(out, "%s%" PRIu64, i ? ", " : "", r->recorded_oom_events[i] + 1);
-    sim_buf_puts(out, "],\n    \"predicted_first_oom_event\": ");
+        jsonw_u64(&w, r->recorded_oom_events[i] + 1);
+    jsonw_end(&w);
+    jsonw_key(&w, "predicted_first_oom_event");
     if (r->has_predicted_oom)
-        sim_buf_printf(out, "%" PRIu64 "\n", r->predicted_oom_event);
+        jsonw_u64(&w, r->predicted_oom_event);
     else
-        sim_buf_puts(out, "null\n");
-    sim_buf_puts(out, "  }\n}\n");
+        jsonw_null(&w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(out, "\n");
 }
 
 void report_against_text(const against_result *r, const char *trace, const char *device_name, sim_buf *out)

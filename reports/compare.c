@@ -5,36 +5,49 @@
 #include <string.h>
 
 #include "reports/result.h"
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"trace\": ");
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key(&w, "trace");
     if (r0->n_sources > 1)
-        sim_buf_puts(b, "[");
-    for (uint32_t i = 0; i < r0->n_sources; i++) {
-        sim_buf_puts(b, i ? ", " : "");
-        report_json_source(&r0->sources[i], b);
-    }
+        jsonw_array_inline(&w);
+    for (uint32_t i = 0; i < r0->n_sources; i++)
+        report_jsonw_source(&r0->sources[i], &w);
     if (r0->n_sources > 1)
-        sim_buf_puts(b, "]");
-    sim_buf_puts(b, ",\n  \"device\": {\"name\": ");
-    sim_buf_json_str(b, d.name);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu},\n  \"rows\": [",
-                   (unsigned long long)d.capacity_bytes, (unsigned long long)d.context_bytes);
+        jsonw_end(&w);
+    jsonw_key(&w, "device");
+    jsonw_object_inline(&w);
+    jsonw_key_str(&w, "name", d.name);
+    jsonw_key_u64(&w, "capacity_bytes", d.capacity_bytes);
+    jsonw_key_u64(&w, "context_bytes", d.context_bytes);
+    jsonw_end(&w);
+    jsonw_key(&w, "rows");
+    jsonw_array(&w);
     for (uint32_t i = 0; i < n; i++) {
         const sim_run *run = runs[i];
-        sim_buf_puts(b, i ? ",\n    {\"strategy\": " : "\n    {\"strategy\": ");
-        sim_buf_json_str(b, run->ops->name);
-        sim_buf_puts(b, ",\n     \"options\": ");
-        report_json_options(run, b);
-        sim_buf_printf(b, ",\n     \"limit_bytes\": %llu,\n     \"result\": ", (unsigned long long)report_limit_bytes(run));
-        report_json_result(run, UINT32_MAX, 5, b);
-        sim_buf_puts(b, "}");
+        jsonw_object_inline(&w); /* a member per line, the first beside the brace */
+        jsonw_key_str(&w, "strategy", run->ops->name);
+        jsonw_wrap(&w);
+        jsonw_key(&w, "options");
+        report_jsonw_options(run, &w);
+        jsonw_wrap(&w);
+        jsonw_key_u64(&w, "limit_bytes", report_limit_bytes(run));
+        jsonw_wrap(&w);
+        jsonw_key(&w, "result");
+        report_jsonw_result(run, UINT32_MAX, &w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(b, "\n  ]\n}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }
 
 static void cell_size(sim_buf *b, uint64_t v)

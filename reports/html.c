@@ -121,12 +121,12 @@ static void marks(sim_buf *b, const html_plot *p, const capture *c)
             sim_buf_puts(b, "empty_cache");
         } else {
             sim_buf_puts(b, "mark &quot;");
-            html_escape(b, m->name);
+            sim_buf_xml_escape(b, m->name);
             sim_buf_puts(b, "&quot;");
         }
         if (multi) {
             sim_buf_puts(b, " of ");
-            html_escape(b, c->run->procs[m->process].name);
+            sim_buf_xml_escape(b, c->run->procs[m->process].name);
         }
         sim_buf_printf(b, " at event %llu, t = %llu ns</title>", (unsigned long long)m->event,
                        (unsigned long long)m->t);
@@ -147,7 +147,7 @@ static void marks(sim_buf *b, const html_plot *p, const capture *c)
             label_end[lane] = x0 + w;
             sim_buf_printf(b, "<text class=\"mark-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">",
                            right ? x - 3 : x + 3, ly + LANE_H - 4, right ? "end" : "start");
-            html_escape(b, shown);
+            sim_buf_xml_escape(b, shown);
             sim_buf_puts(b, "</text>");
         }
         sim_buf_puts(b, "</g>\n");
@@ -210,7 +210,7 @@ static void svg_zoomable(sim_buf *b, const html_plot *p, double h, const char *c
         "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"",
         cls, PX0, PW, p->time ? 0u : 1u, (unsigned long long)p->xmax, p->time ? "t (ns)" : "events", PAGE_W, h, PAGE_W,
         h);
-    html_escape(b, label);
+    sim_buf_xml_escape(b, label);
     sim_buf_puts(b, "\">\n");
 }
 
@@ -240,7 +240,7 @@ static void oom_marker(sim_buf *b, const html_plot *p, const capture *c)
     sim_buf msg;
     sim_buf_init(&msg);
     report_oom_sentence(c->run, o, &msg);
-    html_escape(b, msg.data ? msg.data : "");
+    sim_buf_xml_escape(b, msg.data ? msg.data : "");
     sim_buf_release(&msg);
     sim_buf_printf(b, "</title><line class=\"oom-line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, p->y0, x,
                    p->y0 + p->h);
@@ -302,7 +302,7 @@ static void chart_memory(sim_buf *b, const capture *c, uint32_t id, uint64_t xma
         sim_buf_puts(b, "<p class=\"note procs\">");
         for (uint32_t i = 0; i < c->n_proc_curves && i < c->run->n_procs; i++) {
             sim_buf_printf(b, "%sp%u = ", i ? "; " : "", i + 1);
-            html_escape(b, c->run->procs[i].name);
+            sim_buf_xml_escape(b, c->run->procs[i].name);
         }
         sim_buf_puts(b, "</p>\n");
     }
@@ -367,7 +367,7 @@ static void what_if(sim_buf *b, const whatif *w)
     sim_buf_init(&wt);
     report_whatif_sentence(w, &wt);
     sim_buf_printf(b, "<p class=\"what-if%s\">", w->completed ? " what-if-fixes" : "");
-    html_escape(b, wt.data ? wt.data : "");
+    sim_buf_xml_escape(b, wt.data ? wt.data : "");
     sim_buf_puts(b, "</p>\n");
     sim_buf_release(&wt);
 }
@@ -396,22 +396,22 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
     }
     (void)s0;
     sim_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gpusim report: ");
-    html_escape(b, title.data ? title.data : "");
+    sim_buf_xml_escape(b, title.data ? title.data : "");
     sim_buf_printf(b, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>gpusim report: ", html_css);
-    html_escape(b, title.data ? title.data : "");
+    sim_buf_xml_escape(b, title.data ? title.data : "");
     sim_buf_puts(b, "</h1>\n");
     sim_buf_release(&title);
     for (uint32_t i = 0; i < r0->n_sources; i++) {
         const sim_run_source *s = &r0->sources[i];
         sim_buf_puts(b, "<p class=\"meta\">trace <code>");
-        html_escape(b, s->path);
+        sim_buf_xml_escape(b, s->path);
         sim_buf_printf(b, "</code>: %llu events (%llu allocs, %llu frees, %llu marks)</p>\n",
                        (unsigned long long)s->events, (unsigned long long)s->allocs, (unsigned long long)s->frees,
                        (unsigned long long)s->marks);
     }
     char cap[32], ctx[32];
     sim_buf_puts(b, "<p class=\"meta\">device ");
-    html_escape(b, d.name);
+    sim_buf_xml_escape(b, d.name);
     sim_buf_printf(b, ": capacity %s (%llu B), context %s per process; gpusim %s</p>\n",
                    units_format_size(d.capacity_bytes, cap, sizeof cap), (unsigned long long)d.capacity_bytes,
                    units_format_size(d.context_bytes, ctx, sizeof ctx), GPUSIM_VERSION);
@@ -438,9 +438,9 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
         const capture *c = caps[i];
         const char *name = c->run->ops->name;
         sim_buf_puts(b, "<section class=\"strategy-section\" id=\"strategy-");
-        html_escape(b, name);
+        sim_buf_xml_escape(b, name);
         sim_buf_puts(b, "\">\n<h2>");
-        html_escape(b, name);
+        sim_buf_xml_escape(b, name);
         char pk[32];
         sim_buf_printf(b, ": peak reserved <span class=\"peak-value\">%s</span> (%llu B)</h2>\n",
                        units_format_size(c->run->total.peak_reserved_bytes, pk, sizeof pk),
@@ -453,10 +453,10 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
         char lim[32], src[256];
         uint64_t lb = limit_find(c->run, src, sizeof src);
         sim_buf_puts(b, "<p class=\"meta settings\">settings <code>");
-        html_escape(b, opts.data ? opts.data : "{}");
+        sim_buf_xml_escape(b, opts.data ? opts.data : "{}");
         sim_buf_printf(b, "</code>; effective allocator limit <span class=\"limit-value\">%s</span> (%llu B, ",
                        units_format_size(lb, lim, sizeof lim), (unsigned long long)lb);
-        html_escape(b, src);
+        sim_buf_xml_escape(b, src);
         sim_buf_puts(b, ")</p>\n");
         sim_buf_release(&opts);
         if (c->run->total.first_oom.happened) {
@@ -464,7 +464,7 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
             sim_buf msg;
             sim_buf_init(&msg);
             report_oom_sentence(c->run, &c->run->total.first_oom, &msg);
-            html_escape(b, msg.data ? msg.data : "");
+            sim_buf_xml_escape(b, msg.data ? msg.data : "");
             sim_buf_release(&msg);
             sim_buf_puts(b, "</p>\n");
         }

@@ -1,14 +1,16 @@
 /* html.h — the self-contained HTML report of one or more replays of the same trace
  * (replay --report, compare --report): one file, inline SVG and CSS and one small
- * inline script, no network. Per replay: the settings and the effective allocator
- * limit, the what-if answers, the memory timeline (requested, allocated, reserved as
- * per-pixel min/max bands, each process's reserved memory, the device capacity, the
- * OOM, marks and empty_caches on one lane per process), fragmentation over time,
- * the memory map at the OOM and at the peak (each region a bar of used / slack /
- * free blocks) and the largest live allocations there with their tags; with several
- * replays, reserved memory of every strategy on one event axis first. Every block,
- * timeline column and mark carries an SVG <title> (the hover text, and the
- * fallback with scripts off); the script adds a tooltip and a brush zoom. */
+ * inline script, no network. Per replay: the settings, the what-if answers, the memory
+ * timeline, fragmentation over time and the memory map at the OOM and at the peak;
+ * with several replays, reserved memory of every strategy on one event axis first. */
+
+/* In detail: the settings and the effective allocator limit; the timeline shows
+ * requested, allocated and reserved as per-pixel min/max bands, each process's reserved
+ * memory, the device capacity, the OOM, marks and empty_caches on one lane per process;
+ * the memory maps show each region as a bar of used / slack / free blocks, and the
+ * largest live allocations there with their tags. Every block, timeline column and mark
+ * carries an SVG <title> (the hover text, and the fallback with scripts off); the
+ * script adds a tooltip and a brush zoom. */
 #ifndef GPUSIM_HTML_H
 #define GPUSIM_HTML_H
 
@@ -29,8 +31,5 @@ typedef struct report_html_opts {
     uint32_t n_alts;
 } report_html_opts;
 void report_html_with(const capture *const *caps, uint32_t n, const report_html_opts *opts, sim_buf *out);
-
-/* Text with &, <, >, " and ' escaped, for element content and attributes. */
-void html_escape(sim_buf *b, const char *s);
 
 #endif

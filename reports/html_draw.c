@@ -9,31 +9,6 @@
 
 /* ---------------------------------------------------------------- text helpers */
 
-void html_escape(sim_buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': sim_buf_puts(b, "&amp;"); break;
-        case '<': sim_buf_puts(b, "&lt;"); break;
-        case '>': sim_buf_puts(b, "&gt;"); break;
-        case '"': sim_buf_puts(b, "&quot;"); break;
-        case '\'': sim_buf_puts(b, "&#39;"); break;
-        default:
-            if ((unsigned char)*s >= 0x80) {
-                size_t n = sim_utf8_len(s);
-                if (n == 0) {
-                    sim_buf_puts(b, "&#xFFFD;"); /* not UTF-8: the page stays valid */
-                } else {
-                    sim_buf_put(b, s, n);
-                    s += n - 1;
-                }
-            } else {
-                sim_buf_put(b, s, 1);
-            }
-        }
-    }
-}
-
 /* Axis labels: "0", "512 MiB", "1.5 GiB" (trailing zeros dropped). */
 void html_size_label(uint64_t v, char *buf, size_t cap)
 {
@@ -226,7 +201,7 @@ double html_legend(sim_buf *b, double x, double y, const char *const *names, con
                        "stroke=\"" COLOR_OUTLINE "\" stroke-width=\"0.8\"/>",
                        x, y - 9, colors[i]);
         sim_buf_printf(b, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", x + 14, y);
-        html_escape(b, names[i]);
+        sim_buf_xml_escape(b, names[i]);
         sim_buf_puts(b, "</text>\n");
         x += w;
     }
@@ -276,6 +251,6 @@ void html_svg_open(sim_buf *b, double h, const char *cls, const char *label)
                    "<svg class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                    "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"",
                    cls, PAGE_W, h, PAGE_W, h);
-    html_escape(b, label);
+    sim_buf_xml_escape(b, label);
     sim_buf_puts(b, "\">\n");
 }

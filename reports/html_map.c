@@ -95,13 +95,13 @@ static void block_title(sim_buf *b, const capture *c, const capture_block *cb)
                    (unsigned long long)k->addr, k->stream);
     if (c->run->n_procs > 1) {
         sim_buf_puts(b, ", process ");
-        html_escape(b, c->run->procs[cb->proc].name);
+        sim_buf_xml_escape(b, c->run->procs[cb->proc].name);
     }
     if (k->state != BLOCK_USED && k->state != BLOCK_PENDING)
         return;
     if (cb->known) {
         sim_buf_printf(b, "; allocation id %llu, tag ", (unsigned long long)cb->id);
-        html_escape(b, cb->tag ? cb->tag : "(none)");
+        sim_buf_xml_escape(b, cb->tag ? cb->tag : "(none)");
     } else if (cb->alike > 1) {
         sim_buf_printf(b, "; one of %u live allocations of this size on this stream (which one is not known)",
                        cb->alike);
@@ -269,7 +269,7 @@ void html_memory_map(sim_buf *b, const capture *c, const capture_view *v)
         }
         if (c->run->n_procs > 1) {
             sim_buf_puts(b, " (process ");
-            html_escape(b, c->run->procs[r->proc].name);
+            sim_buf_xml_escape(b, c->run->procs[r->proc].name);
             sim_buf_puts(b, ")");
         }
         row_size(r->size, sz, sizeof sz);

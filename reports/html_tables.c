@@ -24,7 +24,7 @@ void html_summary_table(sim_buf *b, const capture *const *caps, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         const sim_metrics *m = &caps[i]->run->total;
         sim_buf_puts(b, "<tr><td class=\"strategy\">");
-        html_escape(b, caps[i]->run->ops->name);
+        sim_buf_xml_escape(b, caps[i]->run->ops->name);
         sim_buf_puts(b, "</td>");
         td_size(b, "peak-requested", m->peak_requested_bytes);
         td_size(b, "peak-allocated", m->peak_allocated_bytes);
@@ -60,13 +60,13 @@ void html_top_table(sim_buf *b, const capture *c, const capture_view *v)
         sim_buf_printf(b, "<tr><td>%u</td><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>", i + 1,
                        units_format_size(a->size, s, sizeof s), (unsigned long long)a->size,
                        (unsigned long long)a->id);
-        html_escape(b, a->tag[0] ? a->tag : "—");
+        sim_buf_xml_escape(b, a->tag[0] ? a->tag : "—");
         if (a->pending)
             sim_buf_puts(b, " <em>(freed, pending)</em>");
         sim_buf_printf(b, "</td><td class=\"num\">%u</td>", a->stream);
         if (multi) {
             sim_buf_puts(b, "<td class=\"trace\">");
-            html_escape(b, c->run->sources[a->source].path);
+            sim_buf_xml_escape(b, c->run->sources[a->source].path);
             sim_buf_puts(b, "</td>");
         }
         sim_buf_puts(b, "</tr>\n");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/hash.h"
+#include "sim/jsonw.h"
 
 bool measured_trace_fnv1a64(const char *path, uint64_t *out)
 {
@@ -96,57 +97,82 @@ void report_measured_text(const measured_report *reps, int n, bool all_stats, si
     }
 }
 
+/* One report's row: {"metric", "unit", "predicted", "measured", "diff", "diff_pct"}. */
+static void json_row(const measured_row *row, jsonw *w)
+{
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "metric", row->metric);
+    jsonw_key_str(w, "unit", strcmp(row->unit, "event?") == 0 ? "event" : row->unit);
+    jsonw_key(w, "predicted");
+    if (row->has_pred)
+        jsonw_u64(w, row->pred);
+    else
+        jsonw_null(w);
+    jsonw_key(w, "measured");
+    if (row->has_meas)
+        jsonw_u64(w, row->meas);
+    else
+        jsonw_null(w);
+    jsonw_key(w, "diff");
+    if (row->has_pred && row->has_meas) {
+        int64_t diff = (int64_t)(row->pred - row->meas);
+        jsonw_i64(w, diff);
+        jsonw_key(w, "diff_pct");
+        if (row->meas != 0)
+            jsonw_ratio(w, 100.0 * (double)diff / (double)row->meas);
+        else
+            jsonw_null(w);
+    } else {
+        jsonw_null(w);
+        jsonw_key(w, "diff_pct");
+        jsonw_null(w);
+    }
+    jsonw_end(w);
+}
+
 void report_measured_json(const measured_report *reps, int n, sim_buf *b)
 {
-    sim_buf_printf(b, "{\n  \"gpusim\": \"%s\",\n  \"reports\": [", GPUSIM_VERSION);
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key(&w, "reports");
+    jsonw_array(&w);
     for (int k = 0; k < n; k++) {
         const measured_report *r = &reps[k];
-        sim_buf_puts(b, k ? ",\n    {" : "\n    {");
+        jsonw_object_inline(&w); /* over three lines: the report, its notes, its rows */
         const char *const keys[] = {"file", "trace", "trace_path", "allocator", "strategy", "options", "device"};
         const char *const values[] = {r->file, r->trace_name, r->trace_path, r->allocator, r->strategy, r->options,
                                       r->device};
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-            sim_buf_printf(b, "%s\"%s\": ", i ? ", " : "", keys[i]);
-            sim_buf_json_str(b, values[i]);
-        }
-        sim_buf_printf(b, ", \"total_bytes\": %" PRIu64 ", \"context_bytes\": %" PRIu64 ", \"fixture\": %s", r->total,
-                       r->context, r->fixture ? "true" : "false");
-        sim_buf_printf(b, ", \"completed\": {\"predicted\": %s, \"measured\": %s}",
-                       !r->has_model ? "null" : (r->completed_pred ? "true" : "false"),
-                       r->completed_meas ? "true" : "false");
-        sim_buf_puts(b, ",\n     \"notes\": [");
-        for (uint32_t i = 0; i < r->n_notes; i++) {
-            sim_buf_puts(b, i ? ", " : "");
-            sim_buf_json_str(b, r->notes[i]);
-        }
-        sim_buf_puts(b, "],\n     \"rows\": [");
-        for (uint32_t i = 0; i < r->n_rows; i++) {
-            const measured_row *row = &r->rows[i];
-            sim_buf_printf(b, "%s\n      {\"metric\": \"%s\", \"unit\": \"%s\", \"predicted\": ", i ? "," : "",
-                           row->metric, strcmp(row->unit, "event?") == 0 ? "event" : row->unit);
-            if (row->has_pred)
-                sim_buf_printf(b, "%" PRIu64, row->pred);
-            else
-                sim_buf_puts(b, "null");
-            sim_buf_puts(b, ", \"measured\": ");
-            if (row->has_meas)
-                sim_buf_printf(b, "%" PRIu64, row->meas);
-            else
-                sim_buf_puts(b, "null");
-            sim_buf_puts(b, ", \"diff\": ");
-            if (row->has_pred && row->has_meas) {
-                int64_t diff = (int64_t)(row->pred - row->meas);
-                sim_buf_printf(b, "%" PRId64 ", \"diff_pct\": ", diff);
-                if (row->meas != 0)
-                    sim_buf_json_real(b, 100.0 * (double)diff / (double)row->meas);
-                else
-                    sim_buf_puts(b, "null");
-            } else {
-                sim_buf_puts(b, "null, \"diff_pct\": null");
-            }
-            sim_buf_puts(b, "}");
-        }
-        sim_buf_puts(b, "]}");
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            jsonw_key_str(&w, keys[i], values[i]);
+        jsonw_key_u64(&w, "total_bytes", r->total);
+        jsonw_key_u64(&w, "context_bytes", r->context);
+        jsonw_key_bool(&w, "fixture", r->fixture);
+        jsonw_key(&w, "completed");
+        jsonw_object_inline(&w);
+        jsonw_key(&w, "predicted");
+        if (r->has_model)
+            jsonw_bool(&w, r->completed_pred);
+        else
+            jsonw_null(&w);
+        jsonw_key_bool(&w, "measured", r->completed_meas);
+        jsonw_end(&w);
+        jsonw_wrap(&w);
+        jsonw_key(&w, "notes");
+        jsonw_array_inline(&w);
+        for (uint32_t i = 0; i < r->n_notes; i++)
+            jsonw_str(&w, r->notes[i]);
+        jsonw_end(&w);
+        jsonw_wrap(&w);
+        jsonw_key(&w, "rows");
+        jsonw_array_lines(&w, 1);
+        for (uint32_t i = 0; i < r->n_rows; i++)
+            json_row(&r->rows[i], &w);
+        jsonw_end(&w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(b, "\n  ]\n}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }

@@ -1,10 +1,10 @@
 /* Text and JSON for a replay on a node (reports/node.h). */
 #include "node.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "reports/result.h"
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 static uint64_t left_of(const node_device_result *d, uint64_t used)
@@ -67,39 +67,52 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
                       sim_buf *out)
 {
     char vis[128];
-    sim_buf_printf(out, "{\n  \"gpusim\": \"%s\",\n  \"strategy\": ", GPUSIM_VERSION);
-    sim_buf_json_str(out, strategy_name);
-    sim_buf_puts(out, ",\n  \"jobs\": [");
+    jsonw w;
+    jsonw_init_buf(&w, out, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key_str(&w, "strategy", strategy_name);
+    jsonw_key(&w, "jobs");
+    jsonw_array_inline(&w);
     for (uint32_t j = 0; j < n_jobs; j++) {
         visible_list(&jobs[j], vis, sizeof vis);
-        sim_buf_printf(out, "%s{\"name\": ", j ? ", " : "");
-        sim_buf_json_str(out, jobs[j].name);
-        sim_buf_puts(out, ", \"visible\": ");
-        sim_buf_json_str(out, vis);
-        sim_buf_printf(out, ", \"ranks\": %u}", jobs[j].n_ranks);
+        jsonw_object_inline(&w);
+        jsonw_key_str(&w, "name", jobs[j].name);
+        jsonw_key_str(&w, "visible", vis);
+        jsonw_key_u64(&w, "ranks", jobs[j].n_ranks);
+        jsonw_end(&w);
     }
-    sim_buf_puts(out, "],\n  \"devices\": [");
+    jsonw_end(&w);
+    jsonw_key(&w, "devices");
+    jsonw_array(&w);
     for (uint32_t i = 0; i < r->n; i++) {
         const node_device_result *dv = &r->dev[i];
-        sim_buf_printf(out, "%s\n    {\"gpu\": %u, \"name\": ", i ? "," : "", i);
-        sim_buf_json_str(out, dv->info.name);
-        sim_buf_printf(out,
-                       ", \"capacity_bytes\": %" PRIu64 ", \"peak_used_bytes\": %" PRIu64 ", \"final_used_bytes\": %" PRIu64
-                       ", \"free_for_others_bytes\": %" PRIu64 ", \"shares\": [",
-                       dv->info.capacity_bytes, dv->peak_used_bytes, dv->final_used_bytes,
-                       left_of(dv, dv->final_used_bytes));
+        jsonw_object_inline(&w);
+        jsonw_key_u64(&w, "gpu", i);
+        jsonw_key_str(&w, "name", dv->info.name);
+        jsonw_key_u64(&w, "capacity_bytes", dv->info.capacity_bytes);
+        jsonw_key_u64(&w, "peak_used_bytes", dv->peak_used_bytes);
+        jsonw_key_u64(&w, "final_used_bytes", dv->final_used_bytes);
+        jsonw_key_u64(&w, "free_for_others_bytes", left_of(dv, dv->final_used_bytes));
+        jsonw_key(&w, "shares");
+        jsonw_array_inline(&w);
         for (uint32_t s = 0; s < dv->n_shares; s++) {
             const node_share *sh = &dv->shares[s];
-            sim_buf_printf(out, "%s{\"job\": ", s ? ", " : "");
-            sim_buf_json_str(out, jobs[sh->job].name);
-            sim_buf_printf(out,
-                           ", \"rank\": %d, \"peak_device_bytes\": %" PRIu64 ", \"final_device_bytes\": %" PRIu64
-                           ", \"oom\": %s}",
-                           sh->rank, sh->peak_device_bytes, sh->final_device_bytes, sh->oom ? "true" : "false");
+            jsonw_object_inline(&w);
+            jsonw_key_str(&w, "job", jobs[sh->job].name);
+            jsonw_key(&w, "rank");
+            jsonw_i64(&w, sh->rank);
+            jsonw_key_u64(&w, "peak_device_bytes", sh->peak_device_bytes);
+            jsonw_key_u64(&w, "final_device_bytes", sh->final_device_bytes);
+            jsonw_key_bool(&w, "oom", sh->oom);
+            jsonw_end(&w);
         }
-        sim_buf_puts(out, "]}");
+        jsonw_end(&w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(out, "\n  ]\n}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(out, "\n");
 }
 
 void report_node_use(const node_device_result *d, char *buf, size_t cap)
@@ -127,33 +140,32 @@ bool report_node_oom(const node_device_result *d)
     return false;
 }
 
-void report_node_devices_json(const node_result *r, bool compact, const char *indent, sim_buf *b)
+void report_jsonw_node_devices(const node_result *r, jsonw *w)
 {
-    const char *sp = compact ? "" : " ";
-    sim_buf_puts(b, "[");
+    jsonw_array_lines(w, 1);
     for (uint32_t i = 0; i < r->n; i++) {
         const node_device_result *dv = &r->dev[i];
-        sim_buf_printf(b, "%s%s%s{\"gpu\":%s%u,%s\"name\":%s", i ? "," : "", compact ? "" : "\n", compact ? "" : indent,
-                       sp, i, sp, sp);
-        sim_buf_json_str(b, dv->info.name);
-        sim_buf_printf(b, ",%s\"capacity_bytes\":%s%" PRIu64 ",%s\"limit_bytes\":%s", sp, sp, dv->info.capacity_bytes, sp,
-                       sp);
+        jsonw_object_inline(w);
+        jsonw_key_u64(w, "gpu", i);
+        jsonw_key_str(w, "name", dv->info.name);
+        jsonw_key_u64(w, "capacity_bytes", dv->info.capacity_bytes);
+        jsonw_key(w, "limit_bytes");
         if (dv->run != NULL)
-            sim_buf_printf(b, "%" PRIu64, report_limit_bytes(dv->run));
+            jsonw_u64(w, report_limit_bytes(dv->run));
         else
-            sim_buf_puts(b, "null");
-        sim_buf_printf(b,
-                       ",%s\"peak_used_bytes\":%s%" PRIu64 ",%s\"final_used_bytes\":%s%" PRIu64
-                       ",%s\"headroom_bytes\":%s%" PRIu64 ",%s\"oom\":%s%s,%s\"use\":%s",
-                       sp, sp, dv->peak_used_bytes, sp, sp, dv->final_used_bytes, sp, sp, node_device_headroom(dv), sp,
-                       sp, report_node_oom(dv) ? "true" : "false", sp, sp);
+            jsonw_null(w);
+        jsonw_key_u64(w, "peak_used_bytes", dv->peak_used_bytes);
+        jsonw_key_u64(w, "final_used_bytes", dv->final_used_bytes);
+        jsonw_key_u64(w, "headroom_bytes", node_device_headroom(dv));
+        jsonw_key_bool(w, "oom", report_node_oom(dv));
         char use[192];
         report_node_use(dv, use, sizeof use);
+        jsonw_key(w, "use");
         if (use[0])
-            sim_buf_json_str(b, use);
+            jsonw_str(w, use);
         else
-            sim_buf_puts(b, "null");
-        sim_buf_puts(b, "}");
+            jsonw_null(w);
+        jsonw_end(w);
     }
-    sim_buf_puts(b, "]");
+    jsonw_end(w);
 }

@@ -6,6 +6,7 @@
 
 #include "answers/node.h"
 #include "sim/buf.h"
+#include "sim/jsonw.h"
 
 void report_node_text(const node_result *r, const node_job *jobs, uint32_t n_jobs, const char *strategy_name,
                       sim_buf *out);
@@ -15,9 +16,9 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
 /* Every GPU's figures as a JSON array: [{"gpu", "name", "capacity_bytes", "limit_bytes"
  * (the allocator's effective limit, null where no job touched the GPU), "peak_used_bytes",
  * "final_used_bytes", "headroom_bytes" (capacity − peak on the device), "oom", "use"
- * ("rank N", "start" or null)}]. compact: without spaces (a JSONL line); else one GPU a
- * line, after indent. */
-void report_node_devices_json(const node_result *r, bool compact, const char *indent, sim_buf *out);
+ * ("rank N", "start" or null)}], as a value of w: in pretty layout one GPU a line, one
+ * space deeper than the line the array opens on. */
+void report_jsonw_node_devices(const node_result *r, jsonw *w);
 /* How GPU d is used: "rank N", "start" (the framework took it without using it), or ""
  * (untouched); the processes of jobs after the first named: "start + job 2 rank 0". */
 void report_node_use(const node_device_result *d, char *buf, size_t cap);

@@ -1,13 +1,15 @@
 /* pickle_write.h — writes plain data (dicts with string keys, lists, strings,
  * integers, floats, booleans, None) as a Python pickle, protocol 4, streamed to a
- * FILE as it is built. Only the opcodes a plain-data reader needs are used: PROTO,
- * EMPTY_DICT, EMPTY_LIST, MARK, SETITEMS, APPENDS, BININT1/BININT2/BININT, LONG1 of at
- * most 8 bytes, SHORT_BINUNICODE/BINUNICODE, BINFLOAT, NEWTRUE/NEWFALSE, NONE, STOP:
- * no GLOBAL, REDUCE or memo, so unpickling it runs nothing and any small reader (the
- * one in pytorch.org/memory_viz, gpusim's own traces/import_pickle.h) reads it.
- * Integers are at most 8 bytes (the viewer reads no longer ones): a value outside
- * the int64 range is an error. Lists and dicts are emitted in batches of 1000 items
- * (as Python's pickler does), so no reader holds a huge MARK on its stack.
+ * FILE as it is built, with no GLOBAL, REDUCE or memo, so unpickling it runs nothing
+ * and any small reader (the one in pytorch.org/memory_viz, gpusim's own
+ * traces/import_pickle.h) reads it. */
+
+/* Only the opcodes a plain-data reader needs are used: PROTO, EMPTY_DICT, EMPTY_LIST,
+ * MARK, SETITEMS, APPENDS, BININT1/BININT2/BININT, LONG1 of at most 8 bytes,
+ * SHORT_BINUNICODE/BINUNICODE, BINFLOAT, NEWTRUE/NEWFALSE, NONE, STOP. Integers are at
+ * most 8 bytes (the viewer reads no longer ones): a value outside the int64 range is an
+ * error. Lists and dicts are emitted in batches of 1000 items (as Python's pickler
+ * does), so no reader holds a huge MARK on its stack.
  *
  * Usage: pickle_write_init, then values; a container is opened with
  * pickle_write_list/pickle_write_dict, filled (a dict: key, value, key, value ...) and

@@ -6,6 +6,7 @@
 
 #include "reports/node.h"
 #include "reports/result.h"
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 static const char *a_path(const batch_traces *t, uint32_t i)
@@ -127,83 +128,133 @@ static void rstrip_lines(sim_buf *b, size_t from)
 
 /* A grid cell's opening: {"strategy": NAME, and when it did not run, its error and the
  * closing brace (false: nothing more to say). */
-static bool json_run_head(sim_buf *b, uint32_t k, const char *name, sim_status st, const sim_error *err)
+static bool json_run_head(jsonw *w, const char *name, sim_status st, const sim_error *err)
 {
-    sim_buf_puts(b, k ? ",\n      {\"strategy\": " : "\n      {\"strategy\": ");
-    sim_buf_json_str(b, name);
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "strategy", name);
     if (st == SIM_OK)
         return true;
-    sim_buf_puts(b, ", \"fits\": false, \"error\": ");
-    sim_buf_json_str(b, err->msg);
-    sim_buf_puts(b, "}");
+    jsonw_key_bool(w, "fits", false);
+    jsonw_key_str(w, "error", err->msg);
+    jsonw_end(w);
     return false;
+}
+
+/* The traces as [{"path", "events"}] and the strategies' names: both plans start so. */
+static void json_traces(const batch_traces *t, jsonw *w)
+{
+    jsonw_key(w, "traces");
+    jsonw_array_inline(w);
+    for (uint32_t i = 0; i < t->n; i++) {
+        jsonw_object_inline(w);
+        jsonw_key_str(w, "path", a_path(t, i));
+        jsonw_key_u64(w, "events", evbuf_count(t->b[i]));
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+static void json_strategies(const strategy_ops *const *ops, uint32_t n, jsonw *w)
+{
+    jsonw_key(w, "strategies");
+    jsonw_array_inline(w);
+    for (uint32_t k = 0; k < n; k++)
+        jsonw_str(w, ops[k]->name);
+    jsonw_end(w);
+}
+
+/* A row of the smallest capacity search. */
+static void json_min(const char *name, const plan_min *m, jsonw *w)
+{
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "strategy", name);
+    if (!m->found) {
+        jsonw_key(w, "capacity_bytes");
+        jsonw_null(w);
+        jsonw_key_u64(w, "ceiling_bytes", PLAN_CEILING);
+        jsonw_end(w);
+        return;
+    }
+    jsonw_key_u64(w, "capacity_bytes", m->capacity);
+    jsonw_key_bool(w, "confirmed", m->at_min.fits);
+    jsonw_key_bool(w, "fails_below", m->below_fails);
+    jsonw_key_u64(w, "peak_device_bytes", m->at_min.peak_device);
+    jsonw_key_u64(w, "runs", m->runs);
+    jsonw_key_bool(w, "monotonic", m->monotonic);
+    jsonw_key(w, "counterexample_bytes");
+    if (m->counter_capacity)
+        jsonw_u64(w, m->counter_capacity);
+    else
+        jsonw_null(w);
+    jsonw_key(w, "probes");
+    jsonw_array_inline(w);
+    for (uint32_t p = 0; p < m->n_probes; p++) {
+        jsonw_object_inline(w);
+        jsonw_key_u64(w, "capacity_bytes", m->probes[p].capacity);
+        jsonw_key_bool(w, "fits", m->probes[p].fits);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+    jsonw_end(w);
 }
 
 void report_plan_json(const plan_question *q, const plan_answer *a, const uint64_t *limits, sim_buf *b)
 {
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
-    for (uint32_t i = 0; i < q->t->n; i++) {
-        sim_buf_puts(b, i ? ", " : "");
-        sim_buf_puts(b, "{\"path\": ");
-        sim_buf_json_str(b, a_path(q->t, i));
-        sim_buf_printf(b, ", \"events\": %llu}", (unsigned long long)evbuf_count(q->t->b[i]));
-    }
-    sim_buf_printf(b, "],\n  \"context_bytes\": %llu,\n  \"strategies\": [", (unsigned long long)q->model.context_bytes);
-    for (uint32_t k = 0; k < q->n_ops; k++) {
-        sim_buf_puts(b, k ? ", " : "");
-        sim_buf_json_str(b, q->ops[k]->name);
-    }
-    sim_buf_puts(b, "],\n  \"gpus\": [");
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    json_traces(q->t, &w);
+    jsonw_key_u64(&w, "context_bytes", q->model.context_bytes);
+    json_strategies(q->ops, q->n_ops, &w);
+    jsonw_key(&w, "gpus");
+    jsonw_array(&w);
     for (uint32_t g = 0; g < q->n_gpus; g++) {
-        sim_buf_puts(b, g ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        sim_buf_json_str(b, q->gpus[g]->name);
-        sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"runs\": [", (unsigned long long)q->gpus[g]->capacity_bytes);
+        jsonw_object_inline(&w);
+        jsonw_key_str(&w, "name", q->gpus[g]->name);
+        jsonw_key_u64(&w, "capacity_bytes", q->gpus[g]->capacity_bytes);
+        jsonw_key(&w, "runs");
+        jsonw_array_lines(&w, 2);
         for (uint32_t k = 0; k < q->n_ops; k++) {
             const plan_cell *c = &a->cells[g * q->n_ops + k];
-            if (!json_run_head(b, k, q->ops[k]->name, c->st, &c->err))
+            if (!json_run_head(&w, q->ops[k]->name, c->st, &c->err))
                 continue;
-            sim_buf_printf(b, ", \"fits\": %s, \"peak_device_bytes\": %llu, \"peak_reserved_bytes\": %llu, ",
-                           c->fits ? "true" : "false", (unsigned long long)c->peak_device,
-                           (unsigned long long)c->peak_reserved);
+            jsonw_key_bool(&w, "fits", c->fits);
+            jsonw_key_u64(&w, "peak_device_bytes", c->peak_device);
+            jsonw_key_u64(&w, "peak_reserved_bytes", c->peak_reserved);
             if (limits && limits[g * q->n_ops + k] != UINT64_MAX)
-                sim_buf_printf(b, "\"limit_bytes\": %llu, ", (unsigned long long)limits[g * q->n_ops + k]);
-            if (c->fits)
-                sim_buf_printf(b, "\"headroom_bytes\": %llu, \"ooms\": 0, \"oom_cause\": null}",
-                               (unsigned long long)(q->gpus[g]->capacity_bytes - c->peak_device));
-            else
-                sim_buf_printf(b, "\"headroom_bytes\": null, \"ooms\": %llu, \"oom_cause\": \"%s\"}",
-                               (unsigned long long)c->ooms, sim_oom_cause_name(c->cause));
+                jsonw_key_u64(&w, "limit_bytes", limits[g * q->n_ops + k]);
+            jsonw_key(&w, "headroom_bytes");
+            if (c->fits) {
+                jsonw_u64(&w, q->gpus[g]->capacity_bytes - c->peak_device);
+                jsonw_key_u64(&w, "ooms", 0);
+                jsonw_key(&w, "oom_cause");
+                jsonw_null(&w);
+            } else {
+                jsonw_null(&w);
+                jsonw_key_u64(&w, "ooms", c->ooms);
+                jsonw_key_str(&w, "oom_cause", sim_oom_cause_name(c->cause));
+            }
+            jsonw_end(&w);
         }
-        sim_buf_puts(b, "]}");
+        jsonw_end(&w);
+        jsonw_end(&w);
     }
-    sim_buf_printf(b, "\n  ],\n  \"minimum_capacity\": {\"compute_capability\": \"%u.%u\", \"step_bytes\": %llu, "
-                      "\"rows\": [",
-                   q->model.cc_major, q->model.cc_minor, (unsigned long long)MiB);
-    for (uint32_t k = 0; k < q->n_ops; k++) {
-        const plan_min *m = &a->mins[k];
-        sim_buf_puts(b, k ? ",\n    {\"strategy\": " : "\n    {\"strategy\": ");
-        sim_buf_json_str(b, q->ops[k]->name);
-        if (!m->found) {
-            sim_buf_printf(b, ", \"capacity_bytes\": null, \"ceiling_bytes\": %llu}", (unsigned long long)PLAN_CEILING);
-            continue;
-        }
-        sim_buf_printf(b,
-                       ", \"capacity_bytes\": %llu, \"confirmed\": %s, \"fails_below\": %s, "
-                       "\"peak_device_bytes\": %llu, \"runs\": %u, \"monotonic\": %s, \"counterexample_bytes\": ",
-                       (unsigned long long)m->capacity, m->at_min.fits ? "true" : "false",
-                       m->below_fails ? "true" : "false", (unsigned long long)m->at_min.peak_device, m->runs,
-                       m->monotonic ? "true" : "false");
-        if (m->counter_capacity)
-            sim_buf_printf(b, "%llu", (unsigned long long)m->counter_capacity);
-        else
-            sim_buf_puts(b, "null");
-        sim_buf_puts(b, ", \"probes\": [");
-        for (uint32_t p = 0; p < m->n_probes; p++)
-            sim_buf_printf(b, "%s{\"capacity_bytes\": %llu, \"fits\": %s}", p ? ", " : "",
-                           (unsigned long long)m->probes[p].capacity, m->probes[p].fits ? "true" : "false");
-        sim_buf_puts(b, "]}");
-    }
-    sim_buf_puts(b, "\n  ]}\n}\n");
+    jsonw_end(&w);
+    jsonw_key(&w, "minimum_capacity");
+    jsonw_object_inline(&w);
+    char cc[24];
+    snprintf(cc, sizeof cc, "%u.%u", q->model.cc_major, q->model.cc_minor);
+    jsonw_key_str(&w, "compute_capability", cc);
+    jsonw_key_u64(&w, "step_bytes", MiB);
+    jsonw_key(&w, "rows");
+    jsonw_array(&w);
+    for (uint32_t k = 0; k < q->n_ops; k++)
+        json_min(q->ops[k]->name, &a->mins[k], &w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }
 
 void report_plan_text(const plan_question *q, const plan_answer *a, const uint64_t *limits,
@@ -346,70 +397,98 @@ static void nodes_text(const plan_node_question *q, const plan_node_cell *cells,
         }
 }
 
+/* One node's row under one strategy (it ran). */
+static void json_node_run(const plan_node_cell *c, jsonw *w)
+{
+    const node_verdict *v = &c->v;
+    jsonw_key_bool(w, "fits", v->fits);
+    jsonw_key_u64(w, "gpus_used", v->used);
+    jsonw_key_u64(w, "peak_used_bytes", v->peak_used_bytes);
+    jsonw_key_u64(w, "peak_gpu", v->peak_gpu);
+    jsonw_key(w, "least_headroom_bytes");
+    if (v->fits) {
+        jsonw_u64(w, v->least_headroom_bytes);
+        jsonw_key_u64(w, "least_headroom_gpu", v->least_gpu);
+        jsonw_key(w, "failing");
+        jsonw_null(w);
+    } else {
+        const node_share *sh = &c->r.dev[v->failing_gpu].shares[v->failing_share];
+        jsonw_null(w);
+        jsonw_key(w, "least_headroom_gpu");
+        jsonw_null(w);
+        jsonw_key(w, "failing");
+        jsonw_object_inline(w);
+        jsonw_key(w, "gpu");
+        jsonw_i64(w, v->failing_gpu);
+        jsonw_key_str(w, "job", c->jobs[sh->job].name);
+        jsonw_key(w, "rank");
+        jsonw_i64(w, sh->rank);
+        jsonw_key_str(w, "cause", sim_oom_cause_name(v->cause));
+        jsonw_end(w);
+    }
+    jsonw_wrap(w);
+    jsonw_key(w, "devices");
+    report_jsonw_node_devices(&c->r, w);
+}
+
 void report_plan_nodes_json(const plan_node_question *q, const plan_node_cell *cells, sim_buf *b)
 {
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
-    for (uint32_t i = 0; i < q->t->n; i++) {
-        sim_buf_puts(b, i ? ", {\"path\": " : "{\"path\": ");
-        sim_buf_json_str(b, a_path(q->t, i));
-        sim_buf_printf(b, ", \"events\": %llu}", (unsigned long long)evbuf_count(q->t->b[i]));
-    }
-    uint64_t ctx = q->n_nodes ? q->nodes[0].dev[0].context_bytes : 0;
-    sim_buf_printf(b, "],\n  \"context_bytes\": %llu,\n  \"strategies\": [", (unsigned long long)ctx);
-    for (uint32_t k = 0; k < q->n_ops; k++) {
-        sim_buf_puts(b, k ? ", " : "");
-        sim_buf_json_str(b, q->ops[k]->name);
-    }
-    sim_buf_puts(b, "],\n  \"visible\": ");
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    json_traces(q->t, &w);
+    jsonw_key_u64(&w, "context_bytes", q->n_nodes ? q->nodes[0].dev[0].context_bytes : 0);
+    json_strategies(q->ops, q->n_ops, &w);
+    jsonw_key(&w, "visible");
     if (q->visible)
-        sim_buf_json_str(b, q->visible);
+        jsonw_str(&w, q->visible);
     else
-        sim_buf_puts(b, "null");
-    sim_buf_printf(b, ", \"replicas\": %u, \"more_jobs\": [", q->replicas);
+        jsonw_null(&w);
+    jsonw_join(&w);
+    jsonw_key_u64(&w, "replicas", q->replicas);
+    jsonw_join(&w);
+    jsonw_key(&w, "more_jobs");
+    jsonw_array_inline(&w);
     for (uint32_t k = 0; k < q->n_more; k++) {
-        sim_buf_printf(b, "%s{\"name\": \"job %u\", \"visible\": ", k ? ", " : "", k + 2);
+        char name[24];
+        snprintf(name, sizeof name, "job %u", k + 2);
+        jsonw_object_inline(&w);
+        jsonw_key_str(&w, "name", name);
+        jsonw_key(&w, "visible");
         if (q->more[k].visible)
-            sim_buf_json_str(b, q->more[k].visible);
+            jsonw_str(&w, q->more[k].visible);
         else
-            sim_buf_puts(b, "null");
-        sim_buf_puts(b, ", \"traces\": [");
-        for (uint32_t i = 0; i < q->more[k].t->n; i++) {
-            sim_buf_puts(b, i ? ", " : "");
-            sim_buf_json_str(b, a_path(q->more[k].t, i));
-        }
-        sim_buf_puts(b, "]}");
+            jsonw_null(&w);
+        jsonw_key(&w, "traces");
+        jsonw_array_inline(&w);
+        for (uint32_t i = 0; i < q->more[k].t->n; i++)
+            jsonw_str(&w, a_path(q->more[k].t, i));
+        jsonw_end(&w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(b, "],\n  \"nodes\": [");
+    jsonw_end(&w);
+    jsonw_key(&w, "nodes");
+    jsonw_array(&w);
     for (uint32_t n = 0; n < q->n_nodes; n++) {
-        sim_buf_puts(b, n ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        sim_buf_json_str(b, q->node_names[n]);
-        sim_buf_printf(b, ", \"gpus\": %u, \"runs\": [", q->nodes[n].n);
+        jsonw_object_inline(&w);
+        jsonw_key_str(&w, "name", q->node_names[n]);
+        jsonw_key_u64(&w, "gpus", q->nodes[n].n);
+        jsonw_key(&w, "runs");
+        jsonw_array_lines(&w, 2);
         for (uint32_t k = 0; k < q->n_ops; k++) {
             const plan_node_cell *c = &cells[n * q->n_ops + k];
-            if (!json_run_head(b, k, q->ops[k]->name, c->st, &c->err))
+            if (!json_run_head(&w, q->ops[k]->name, c->st, &c->err))
                 continue;
-            const node_verdict *v = &c->v;
-            sim_buf_printf(b, ", \"fits\": %s, \"gpus_used\": %u, \"peak_used_bytes\": %llu, \"peak_gpu\": %u, "
-                              "\"least_headroom_bytes\": ",
-                           v->fits ? "true" : "false", v->used, (unsigned long long)v->peak_used_bytes, v->peak_gpu);
-            if (v->fits)
-                sim_buf_printf(b, "%llu, \"least_headroom_gpu\": %u, \"failing\": null", (unsigned long long)v->least_headroom_bytes,
-                               v->least_gpu);
-            else
-                sim_buf_puts(b, "null, \"least_headroom_gpu\": null, \"failing\": ");
-            if (!v->fits) {
-                const node_share *sh = &c->r.dev[v->failing_gpu].shares[v->failing_share];
-                sim_buf_printf(b, "{\"gpu\": %d, \"job\": \"%s\", \"rank\": %d, \"cause\": \"%s\"}", v->failing_gpu,
-                               c->jobs[sh->job].name, sh->rank,
-                               sim_oom_cause_name(v->cause));
-            }
-            sim_buf_puts(b, ",\n       \"devices\": ");
-            report_node_devices_json(&c->r, false, "        ", b);
-            sim_buf_puts(b, "}");
+            json_node_run(c, &w);
+            jsonw_end(&w);
         }
-        sim_buf_puts(b, "]}");
+        jsonw_end(&w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(b, "\n  ]\n}\n");
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }
 
 void report_plan_nodes_text(const plan_node_question *q, const plan_node_cell *cells, sim_buf *out)

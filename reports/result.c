@@ -5,107 +5,26 @@
 #include <string.h>
 
 #include "answers/limit.h"
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 /* ---------------------------------------------------------------- stats sinks */
 
-/* JSON layout, passed down as `ind`: ind >= 0 pretty (each member of a multi-line
- * object on its own line, indented ind spaces; one-line objects as {"k": v, "k": v}),
- * ind < 0 compact (the whole document on one line without a space outside strings). */
-#define JSON_COMPACT (-1)
-
-static void put_indent(sim_buf *b, int n)
-{
-    sim_buf_printf(b, "%*s", n, "");
-}
-
-/* ind spaces deeper, or compact. */
-static int deeper(int ind, int by)
-{
-    return ind < 0 ? JSON_COMPACT : ind + by;
-}
-
-/* A line break and ind spaces (nothing when compact). */
-static void put_nl(sim_buf *b, int ind)
-{
-    if (ind < 0)
-        return;
-    sim_buf_puts(b, "\n");
-    put_indent(b, ind);
-}
-
-/* The key of a member on its own line (ind: the member's indent). */
-static void put_member(sim_buf *b, int ind, bool first, const char *key)
-{
-    if (!first)
-        sim_buf_puts(b, ",");
-    put_nl(b, ind);
-    sim_buf_json_str(b, key);
-    sim_buf_puts(b, ind < 0 ? ":" : ": ");
-}
-
-/* Members keys[i]: values[i], unsigned integers; the first of them opens the object when first. */
-static void put_u64_members(sim_buf *b, int ind, bool first, const char *const *keys, const uint64_t *values,
-                            size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        put_member(b, ind, first && i == 0, keys[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)values[i]);
-    }
-}
-
-/* Item i of an array member of the object at ind: a comma after the first, each on
- * its own line when indented. */
-static void put_item(sim_buf *b, int ind, uint32_t i)
-{
-    sim_buf_puts(b, i ? "," : "");
-    put_nl(b, deeper(ind, 2));
-}
-
-/* The key of a member of a one-line object (ind < 0: compact). */
-static void put_inline(sim_buf *b, int ind, bool first, const char *key)
-{
-    if (!first)
-        sim_buf_puts(b, ind < 0 ? "," : ", ");
-    sim_buf_json_str(b, key);
-    sim_buf_puts(b, ind < 0 ? ":" : ": ");
-}
-
-typedef struct json_sink {
-    sim_buf *out;
-    int indent;   /* >= 0: a member per line at this indent; else one line */
-    bool compact; /* with indent < 0: without spaces */
-    bool first;
-} json_sink;
-
-static void js_key(json_sink *j, const char *key)
-{
-    if (j->indent < 0)
-        put_inline(j->out, j->compact ? JSON_COMPACT : 0, j->first, key);
-    else
-        put_member(j->out, j->indent, j->first, key);
-    j->first = false;
-}
-
+/* Strategy stats and options into the writer, one member each. */
 static void js_u64(void *ctx, const char *key, uint64_t v)
 {
-    json_sink *j = ctx;
-    js_key(j, key);
-    sim_buf_printf(j->out, "%llu", (unsigned long long)v);
+    jsonw_key_u64(ctx, key, v);
 }
 
 static void js_real(void *ctx, const char *key, double v)
 {
-    json_sink *j = ctx;
-    js_key(j, key);
-    sim_buf_json_real(j->out, v);
+    jsonw_key(ctx, key);
+    jsonw_ratio(ctx, v);
 }
 
 static void js_text(void *ctx, const char *key, const char *v)
 {
-    json_sink *j = ctx;
-    js_key(j, key);
-    sim_buf_json_str(j->out, v);
+    jsonw_key_str(ctx, key, v);
 }
 
 uint64_t report_limit_bytes(const sim_run *run)
@@ -123,239 +42,235 @@ const char *report_limit_text(const sim_run *run, char *buf, size_t cap)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_oom(const sim_run *run, const sim_oom_record *o, int ind, sim_buf *b)
+/* Members keys[i]: values[i] of the open object. */
+static void json_u64s(jsonw *w, const char *const *keys, const uint64_t *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        jsonw_key_u64(w, keys[i], values[i]);
+}
+
+static void json_oom(const sim_run *run, const sim_oom_record *o, jsonw *w)
 {
     if (!o->happened) {
-        sim_buf_puts(b, "null");
+        jsonw_null(w);
         return;
     }
     const sim_run_source *src = &run->sources[o->source];
-    int in = deeper(ind, 2);
-    sim_buf_puts(b, "{");
+    jsonw_object(w);
     static const char *const U64_KEYS[] = {"event", "t", "id", "size", "allocator_size_bytes", "free_bytes",
                                            "largest_free_bytes", "reserved_bytes", "device_free_bytes"};
     const uint64_t u64s[] = {o->event, o->t, o->id, o->size, o->info.size_bytes, o->info.free_bytes,
                              o->info.largest_free_bytes, o->info.reserved_bytes, o->info.device_free_bytes};
-    put_u64_members(b, in, true, U64_KEYS, u64s, sizeof U64_KEYS / sizeof U64_KEYS[0]);
-    put_member(b, in, false, "cause");
-    sim_buf_printf(b, "\"%s\"", sim_oom_cause_name(o->cause));
+    json_u64s(w, U64_KEYS, u64s, sizeof U64_KEYS / sizeof U64_KEYS[0]);
+    jsonw_key_str(w, "cause", sim_oom_cause_name(o->cause));
     static const char *const CAUSE_KEYS[] = {"live_requested_bytes", "peak_demand_bytes", "usable_bytes",
                                              "other_processes_bytes", "free_pieces"};
     const uint64_t causes[] = {o->live_requested_bytes, o->peak_demand_bytes, o->usable_bytes,
                                o->other_processes_bytes, o->free_pieces};
-    put_u64_members(b, in, false, CAUSE_KEYS, causes, sizeof CAUSE_KEYS / sizeof CAUSE_KEYS[0]);
-    put_member(b, in, false, "tag");
+    json_u64s(w, CAUSE_KEYS, causes, sizeof CAUSE_KEYS / sizeof CAUSE_KEYS[0]);
+    jsonw_key(w, "tag");
     if (o->tag[0])
-        sim_buf_json_str(b, o->tag);
+        jsonw_str(w, o->tag);
     else
-        sim_buf_puts(b, "null");
-    put_member(b, in, false, "largest_live");
-    sim_buf_puts(b, "[");
-    for (uint32_t i = 0; i < o->n_largest_live; i++)
-        sim_buf_printf(b, "%s{\"id\":%s%llu,%s\"size\":%s%llu}", i ? (ind < 0 ? "," : ", ") : "", ind < 0 ? "" : " ",
-                       (unsigned long long)o->largest_live[i].id, ind < 0 ? "" : " ", ind < 0 ? "" : " ",
-                       (unsigned long long)o->largest_live[i].size);
-    sim_buf_puts(b, "]");
-    put_member(b, in, false, "trace");
-    sim_buf_json_str(b, src->path);
-    if (o->line) {
-        put_member(b, in, false, "line");
-        sim_buf_printf(b, "%llu", (unsigned long long)o->line);
+        jsonw_null(w);
+    jsonw_key(w, "largest_live");
+    jsonw_array_inline(w);
+    for (uint32_t i = 0; i < o->n_largest_live; i++) {
+        jsonw_object_inline(w);
+        jsonw_key_u64(w, "id", o->largest_live[i].id);
+        jsonw_key_u64(w, "size", o->largest_live[i].size);
+        jsonw_end(w);
     }
-    put_member(b, in, false, "process");
-    sim_buf_json_str(b, run->procs[o->process].name);
-    put_member(b, in, false, "message");
+    jsonw_end(w);
+    jsonw_key_str(w, "trace", src->path);
+    if (o->line)
+        jsonw_key_u64(w, "line", o->line);
+    jsonw_key_str(w, "process", run->procs[o->process].name);
     sim_buf oomtext;
     sim_buf_init(&oomtext);
     report_oom_sentence(run, o, &oomtext);
-    sim_buf_json_str(b, oomtext.data ? oomtext.data : "");
+    jsonw_key_str(w, "message", oomtext.data ? oomtext.data : "");
     sim_buf_release(&oomtext);
-    if (o->info.detail[0]) {
-        put_member(b, in, false, "allocator_message");
-        sim_buf_json_str(b, o->info.detail);
-    }
-    put_nl(b, ind);
-    sim_buf_puts(b, "}");
+    if (o->info.detail[0])
+        jsonw_key_str(w, "allocator_message", o->info.detail);
+    jsonw_end(w);
 }
 
-static void json_metrics(const sim_run *run, const sim_metrics *m, const strategy *stats_of, int ind, sim_buf *b)
+static void json_metrics(const sim_run *run, const sim_metrics *m, const strategy *stats_of, jsonw *w)
 {
-    int in = deeper(ind, 2);
-    sim_buf_puts(b, "{");
-    put_member(b, in, true, "completed");
-    sim_buf_puts(b, m->completed ? "true" : "false");
+    jsonw_object(w);
+    jsonw_key_bool(w, "completed", m->completed);
     static const char *const PEAK_KEYS[] = {"peak_requested_bytes", "peak_allocated_bytes", "peak_reserved_bytes",
                                             "peak_device_bytes", "final_reserved_bytes"};
     const uint64_t peaks[] = {m->peak_requested_bytes, m->peak_allocated_bytes, m->peak_reserved_bytes,
                               m->peak_device_bytes, m->final_reserved_bytes};
-    put_u64_members(b, in, false, PEAK_KEYS, peaks, sizeof PEAK_KEYS / sizeof PEAK_KEYS[0]);
-    put_member(b, in, false, "fragmentation");
-    sim_buf_puts(b, "{");
-    put_inline(b, ind, true, "at_peak");
-    sim_buf_json_real(b, m->fragmentation_at_peak);
-    put_inline(b, ind, false, "max");
-    sim_buf_json_real(b, m->fragmentation_max);
-    sim_buf_puts(b, "}");
+    json_u64s(w, PEAK_KEYS, peaks, sizeof PEAK_KEYS / sizeof PEAK_KEYS[0]);
+    jsonw_key(w, "fragmentation");
+    jsonw_object_inline(w);
+    jsonw_key(w, "at_peak");
+    jsonw_ratio(w, m->fragmentation_at_peak);
+    jsonw_key(w, "max");
+    jsonw_ratio(w, m->fragmentation_max);
+    jsonw_end(w);
     static const char *const COUNT_KEYS[] = {"reserved_unallocated_at_peak_bytes", "num_device_allocs",
                                              "num_device_frees", "ooms"};
     const uint64_t counts[] = {m->reserved_unallocated_at_peak_bytes, m->num_device_allocs, m->num_device_frees,
                                m->ooms};
-    put_u64_members(b, in, false, COUNT_KEYS, counts, sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]);
-    put_member(b, in, false, "first_oom");
-    json_oom(run, &m->first_oom, in, b);
+    json_u64s(w, COUNT_KEYS, counts, sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]);
+    jsonw_key(w, "first_oom");
+    json_oom(run, &m->first_oom, w);
     if (stats_of) {
-        put_member(b, in, false, "stats");
-        sim_buf_puts(b, "{");
-        json_sink j = {b, ind < 0 ? -1 : in + 2, ind < 0, true};
-        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
+        jsonw_key(w, "stats");
+        jsonw_object(w);
+        strategy_stat_sink sink = {js_u64, js_real, js_text, w};
         run->ops->stats(stats_of, &sink);
-        if (!j.first)
-            put_nl(b, in);
-        sim_buf_puts(b, "}");
+        jsonw_end(w);
     }
-    put_nl(b, ind);
-    sim_buf_puts(b, "}");
+    jsonw_end(w);
+}
+
+void report_jsonw_result(const sim_run *run, uint32_t p, jsonw *w)
+{
+    if (p == UINT32_MAX)
+        json_metrics(run, &run->total, run->n_procs == 1 ? run->procs[0].s : NULL, w);
+    else
+        json_metrics(run, &run->procs[p].m, run->procs[p].s, w);
 }
 
 void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out)
 {
-    if (p == UINT32_MAX)
-        json_metrics(run, &run->total, run->n_procs == 1 ? run->procs[0].s : NULL, indent, out);
-    else
-        json_metrics(run, &run->procs[p].m, run->procs[p].s, indent, out);
+    jsonw w;
+    jsonw_init_buf(&w, out, indent < 0 ? JSONW_COMPACT : JSONW_PRETTY, indent < 0 ? 0 : (uint32_t)indent);
+    report_jsonw_result(run, p, &w);
 }
 
-static void json_options(const sim_run *run, int ind, sim_buf *b)
+void report_jsonw_options(const sim_run *run, jsonw *w)
 {
-    sim_buf_puts(b, "{");
+    jsonw_object_inline(w);
     if (run->n_procs > 0) {
-        json_sink j = {b, -1, ind < 0, true};
-        strategy_stat_sink sink = {js_u64, js_real, js_text, &j};
+        strategy_stat_sink sink = {js_u64, js_real, js_text, w};
         run->ops->options(run->procs[0].s, &sink);
     }
-    sim_buf_puts(b, "}");
+    jsonw_end(w);
 }
 
 void report_json_options(const sim_run *run, sim_buf *b)
 {
-    json_options(run, 0, b);
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    report_jsonw_options(run, &w);
 }
 
-static void json_source(const sim_run_source *s, int ind, sim_buf *b)
+void report_jsonw_source(const sim_run_source *s, jsonw *w)
 {
-    sim_buf_puts(b, "{");
-    put_inline(b, ind, true, "path");
-    sim_buf_json_str(b, s->path);
-    put_inline(b, ind, false, "name");
-    sim_buf_json_str(b, s->name);
-    static const char *const KEYS[] = {"events", "allocs", "frees"};
-    const uint64_t v[] = {s->events, s->allocs, s->frees};
-    for (size_t i = 0; i < 3; i++) {
-        put_inline(b, ind, false, KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)v[i]);
-    }
-    sim_buf_puts(b, "}");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "path", s->path);
+    jsonw_key_str(w, "name", s->name);
+    jsonw_key_u64(w, "events", s->events);
+    jsonw_key_u64(w, "allocs", s->allocs);
+    jsonw_key_u64(w, "frees", s->frees);
+    jsonw_end(w);
 }
 
 void report_json_source(const sim_run_source *s, sim_buf *b)
 {
-    json_source(s, 0, b);
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    report_jsonw_source(s, &w);
 }
 
-/* The §5 object, with the what-if answer when w holds one; ind 0 (pretty) or JSON_COMPACT. */
-static void json_doc(const sim_run *run, const whatif *w, int ind, sim_buf *b)
+/* The §5 object's members, with the what-if answer when wi holds one; only those
+ * before "device" when head_only. */
+static void json_members(const sim_run *run, const whatif *wi, bool head_only, jsonw *w)
 {
     device_info d = device_get_info(run->dev);
-    int in = deeper(ind, 2);
-    sim_buf_puts(b, "{");
-    put_member(b, in, true, "gpusim");
-    sim_buf_json_str(b, GPUSIM_VERSION);
-    put_member(b, in, false, "trace");
+    jsonw_key_str(w, "gpusim", GPUSIM_VERSION);
+    jsonw_key(w, "trace");
     if (run->n_sources > 0)
-        json_source(&run->sources[0], ind, b);
+        report_jsonw_source(&run->sources[0], w);
     else
-        sim_buf_puts(b, "null");
+        jsonw_null(w);
     if (run->n_sources > 1) {
-        put_member(b, in, false, "traces");
-        sim_buf_puts(b, "[");
-        for (uint32_t i = 0; i < run->n_sources; i++) {
-            put_item(b, in, i);
-            json_source(&run->sources[i], ind, b);
-        }
-        put_nl(b, in);
-        sim_buf_puts(b, "]");
+        jsonw_key(w, "traces");
+        jsonw_array(w);
+        for (uint32_t i = 0; i < run->n_sources; i++)
+            report_jsonw_source(&run->sources[i], w);
+        jsonw_end(w);
     }
-    put_member(b, in, false, "strategy");
-    sim_buf_puts(b, "{");
-    put_inline(b, ind, true, "name");
-    sim_buf_json_str(b, run->ops->name);
-    put_inline(b, ind, false, "options");
-    json_options(run, ind, b);
-    sim_buf_puts(b, "}");
-    put_member(b, in, false, "device");
-    sim_buf_puts(b, "{");
-    put_inline(b, ind, true, "name");
-    sim_buf_json_str(b, d.name);
-    static const char *const DEV_KEYS[] = {"capacity_bytes", "context_bytes", "limit_bytes"};
-    const uint64_t dv[] = {d.capacity_bytes, d.context_bytes, report_limit_bytes(run)};
-    for (size_t i = 0; i < 3; i++) {
-        put_inline(b, ind, false, DEV_KEYS[i]);
-        sim_buf_printf(b, "%llu", (unsigned long long)dv[i]);
-    }
-    sim_buf_puts(b, "}");
-    put_member(b, in, false, "result");
-    report_json_result(run, UINT32_MAX, in, b);
-    if (w != NULL && w->present) {
-        put_member(b, in, false, "what_if");
-        sim_buf_puts(b, "{");
-        put_inline(b, ind, true, "setting");
-        sim_buf_json_str(b, w->setting);
-        put_inline(b, ind, false, "completed");
-        sim_buf_puts(b, w->completed ? "true" : "false");
-        put_inline(b, ind, false, "ooms");
-        sim_buf_printf(b, "%llu", (unsigned long long)w->ooms);
-        put_inline(b, ind, false, "peak_reserved_bytes");
-        sim_buf_printf(b, "%llu", (unsigned long long)w->peak_reserved_bytes);
-        put_inline(b, ind, false, "first_oom");
-        json_oom(run, &w->first_oom, in, b);
-        sim_buf_puts(b, "}");
+    jsonw_key(w, "strategy");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "name", run->ops->name);
+    jsonw_key(w, "options");
+    report_jsonw_options(run, w);
+    jsonw_end(w);
+    if (head_only)
+        return;
+    jsonw_key(w, "device");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "name", d.name);
+    jsonw_key_u64(w, "capacity_bytes", d.capacity_bytes);
+    jsonw_key_u64(w, "context_bytes", d.context_bytes);
+    jsonw_key_u64(w, "limit_bytes", report_limit_bytes(run));
+    jsonw_end(w);
+    jsonw_key(w, "result");
+    report_jsonw_result(run, UINT32_MAX, w);
+    if (wi != NULL && wi->present) {
+        jsonw_key(w, "what_if");
+        jsonw_object_inline(w);
+        jsonw_key_str(w, "setting", wi->setting);
+        jsonw_key_bool(w, "completed", wi->completed);
+        jsonw_key_u64(w, "ooms", wi->ooms);
+        jsonw_key_u64(w, "peak_reserved_bytes", wi->peak_reserved_bytes);
+        jsonw_key(w, "first_oom");
+        json_oom(run, &wi->first_oom, w);
+        jsonw_end(w);
     }
     if (run->n_procs > 1) {
-        put_member(b, in, false, "processes");
-        sim_buf_puts(b, "[");
+        jsonw_key(w, "processes");
+        jsonw_array(w);
         for (uint32_t i = 0; i < run->n_procs; i++) {
-            put_item(b, in, i);
-            sim_buf_puts(b, "{");
-            put_inline(b, ind, true, "process");
-            sim_buf_json_str(b, run->procs[i].name);
-            put_inline(b, ind, false, "trace");
-            sim_buf_json_str(b, run->sources[run->procs[i].source].path);
-            put_inline(b, ind, false, "result");
-            report_json_result(run, i, deeper(in, 2), b);
-            sim_buf_puts(b, "}");
+            jsonw_object_inline(w);
+            jsonw_key_str(w, "process", run->procs[i].name);
+            jsonw_key_str(w, "trace", run->sources[run->procs[i].source].path);
+            jsonw_key(w, "result");
+            report_jsonw_result(run, i, w);
+            jsonw_end(w);
         }
-        put_nl(b, in);
-        sim_buf_puts(b, "]");
+        jsonw_end(w);
     }
-    put_nl(b, ind);
-    sim_buf_puts(b, "}");
+}
+
+void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w)
+{
+    json_members(run, NULL, head_only, w);
+}
+
+/* The §5 object. */
+static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
+{
+    jsonw_object(w);
+    json_members(run, wi, false, w);
+    jsonw_end(w);
 }
 
 void report_json(const sim_run *run, sim_buf *b)
 {
-    json_doc(run, NULL, 0, b);
-    sim_buf_puts(b, "\n");
+    report_json_whatif(run, NULL, b);
 }
 
-void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *b)
+void report_json_whatif(const sim_run *run, const whatif *wi, sim_buf *b)
 {
-    json_doc(run, w, 0, b);
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    json_doc(run, wi, &w);
     sim_buf_puts(b, "\n");
 }
 
 void report_json_line(const sim_run *run, sim_buf *b)
 {
-    json_doc(run, NULL, JSON_COMPACT, b);
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_COMPACT, 0);
+    json_doc(run, NULL, &w);
 }
 
 /* ---------------------------------------------------------------- text */

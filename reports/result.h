@@ -8,6 +8,7 @@
 #include "answers/whatif.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
+#include "sim/jsonw.h"
 
 /* The whole §5 object, pretty-printed, ending in a newline. */
 void report_json(const sim_run *run, sim_buf *out);
@@ -23,6 +24,15 @@ void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out
 void report_json_options(const sim_run *run, sim_buf *out);
 /* One trace of the run as a one-line JSON object {"path", "name", "events", "allocs", "frees"}. */
 void report_json_source(const sim_run_source *s, sim_buf *out);
+/* The same three as values of an open writer, in its layout (result: a block object;
+ * options and source: inline ones): for renderers that embed them. */
+void report_jsonw_result(const sim_run *run, uint32_t p, jsonw *w);
+void report_jsonw_options(const sim_run *run, jsonw *w);
+void report_jsonw_source(const sim_run_source *s, jsonw *w);
+/* The §5 object's members into the object open in w, for a document that adds its
+ * own (a sweep job's line): all of them, or only those before "device" when head_only
+ * ("gpusim", "trace", "traces", "strategy"). */
+void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w);
 /* A human summary. */
 void report_text(const sim_run *run, sim_buf *out);
 /* The same two with the answer to a what-if (w NULL or not present: none). */

@@ -49,8 +49,6 @@ struct snapshot_export {
     sim_outfile out;
     pickle_writer pw;
     const strategy_ops *ops;
-    engine_observer next;
-    void *next_ctx;
     bool started, expandable, is_torch;
     idmap ids;              /* trace id -> rec (entry.handle) */
     xrec *recs;
@@ -380,8 +378,6 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     x->ops = cfg->ops;
-    x->next = cfg->next;
-    x->next_ctx = cfg->next_ctx;
     x->is_torch = cfg->ops->family == STRATEGY_FAMILY_TORCH;
     sim_status st = sim_outfile_open(&x->out, cfg->path, err);
     if (st != SIM_OK) {
@@ -526,8 +522,6 @@ static void start(snapshot_export *x, const strategy *s)
 void snapshot_export_observe(void *ctx, const engine_tick *t)
 {
     snapshot_export *x = ctx;
-    if (x->next)
-        x->next(x->next_ctx, t);
     if (t->run->n_procs > x->procs)
         x->procs = t->run->n_procs;
     if (x->st != SIM_OK || x->procs > 1)

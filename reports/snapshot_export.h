@@ -1,8 +1,10 @@
 /* snapshot_export.h — what the simulated allocator did, written as a PyTorch CUDA
  * memory snapshot: the pickle torch.cuda.memory._dump_snapshot writes, which
  * pytorch.org/memory_viz opens and gpusim reads back (traces/IMPORT.md). It is written
- * as the replay runs, through the engine's observer (sim/engine.h), to a temporary
- * file that snapshot_export_finish renames into place (none is left on error):
+ * as the replay runs, through an engine observer (sim/engine.h), to a temporary file
+ * that snapshot_export_finish renames into place (none is left on error). */
+
+/* What it holds:
  *   - device_traces[0]: one entry per thing that happened, in replay order, with
  *     time_us = t / 1000: "alloc" (the block's simulated address, the requested size,
  *     the stream), "free_requested" at the program's free and "free_completed" when
@@ -40,8 +42,6 @@ typedef struct snapshot_export_config {
     const char *path;          /* the .pickle to write (not "-") */
     const strategy_ops *ops;   /* the replay's strategy */
     const sim_seed *seed;      /* the recorded start state the replay starts from, or NULL */
-    engine_observer next;      /* another observer the exporter calls first, or NULL */
-    void *next_ctx;
 } snapshot_export_config;
 
 /* Why ops cannot be exported (a sentence, written into buf of n bytes, and buf
@@ -51,7 +51,7 @@ const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size
 /* Open the temporary file. SIM_EUSAGE for a strategy that cannot be exported or the
  * path "-", SIM_EIO when the file cannot be created, SIM_ENOMEM. */
 sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_export **out, sim_error *err);
-/* The engine_observer: set engine_config.observe to it and observe_ctx to the exporter. */
+/* The engine_observer: add it to engine_config.observers with the exporter as its context. */
 void snapshot_export_observe(void *ctx, const engine_tick *t);
 /* After engine_run succeeded: write the segments and settings, commit the file and
  * free x. SIM_EUSAGE when the replay had several processes, SIM_EIO, SIM_ENOMEM

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/jsonw.h"
+
 /* ---------------------------------------------------------------- torch's view */
 
 typedef enum stat_source { FROM_TORCH = 0, FROM_ASYNC = 1 } stat_source;
@@ -183,13 +185,13 @@ static void torch_json(const moment *m, stat_source src, sim_buf *out)
     char keys[160][64];
     size_t n = torch_keys(keys, 160);
     qsort(keys, n, sizeof keys[0], key_cmp);
-    sim_buf_puts(out, "{");
-    for (size_t i = 0; i < n; i++) {
-        sim_buf_puts(out, i ? ",\n " : "\n ");
-        sim_buf_json_str(out, keys[i]);
-        sim_buf_printf(out, ": %" PRIu64, torch_stat(m, src, keys[i]));
-    }
-    sim_buf_puts(out, "\n}\n");
+    jsonw w;
+    jsonw_init_buf(&w, out, JSONW_PRETTY, 0);
+    jsonw_object_step(&w, 1); /* PyTorch's keys: never none */
+    for (size_t i = 0; i < n; i++)
+        jsonw_key_u64(&w, keys[i], torch_stat(m, src, keys[i]));
+    jsonw_end(&w);
+    sim_buf_puts(out, "\n");
 }
 
 /* ---------------------------------------------------------------- TF and XLA's view */
@@ -222,32 +224,41 @@ static uint64_t stat_or_zero(const moment *m, const char *key)
     return moment_u64(m, key, &v) ? v : 0;
 }
 
-static void bfc_view(const moment *m, bool json, sim_buf *out)
+/* TF's get_memory_info and XLA's memory_stats() as one JSON object. */
+static void bfc_json(const moment *m, sim_buf *out)
+{
+    uint64_t v = 0;
+    jsonw w;
+    jsonw_init_buf(&w, out, JSONW_PRETTY, 0);
+    jsonw_object_step(&w, 1);
+    jsonw_key(&w, "get_memory_info");
+    jsonw_object_inline(&w);
+    jsonw_key_u64(&w, "current", stat_or_zero(m, "bytes_in_use"));
+    jsonw_key_u64(&w, "peak", stat_or_zero(m, "peak_bytes_in_use"));
+    jsonw_end(&w);
+    jsonw_key(&w, "memory_stats");
+    jsonw_object_inline(&w);
+    for (size_t i = 0; i < sizeof XLA_KEYS / sizeof XLA_KEYS[0]; i++)
+        if (moment_u64(m, XLA_KEYS[i], &v))
+            jsonw_key_u64(&w, XLA_KEYS[i], v);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(out, "\n");
+}
+
+static void bfc_view(const moment *m, sim_buf *out)
 {
     uint64_t cur = stat_or_zero(m, "bytes_in_use"), peak = stat_or_zero(m, "peak_bytes_in_use"), v = 0;
-    if (json)
-        sim_buf_printf(out, "{\n \"get_memory_info\": {\"current\": %" PRIu64 ", \"peak\": %" PRIu64 "},\n \"memory_stats\": {", cur,
-                       peak);
-    else
-        sim_buf_printf(out, "tf.config.experimental.get_memory_info('GPU:0'): {'current': %" PRIu64 ", 'peak': %" PRIu64
-                            "}\njax.devices()[0].memory_stats(): {",
-                       cur, peak);
+    sim_buf_printf(out,
+                   "tf.config.experimental.get_memory_info('GPU:0'): {'current': %" PRIu64 ", 'peak': %" PRIu64
+                   "}\njax.devices()[0].memory_stats(): {",
+                   cur, peak);
     bool first = true;
     for (size_t i = 0; i < sizeof XLA_KEYS / sizeof XLA_KEYS[0]; i++) {
         if (!moment_u64(m, XLA_KEYS[i], &v))
             continue;
-        if (json) {
-            sim_buf_puts(out, first ? "" : ", ");
-            sim_buf_json_str(out, XLA_KEYS[i]);
-            sim_buf_printf(out, ": %" PRIu64, v);
-        } else {
-            sim_buf_printf(out, "%s'%s': %" PRIu64, first ? "" : ", ", XLA_KEYS[i], v);
-        }
+        sim_buf_printf(out, "%s'%s': %" PRIu64, first ? "" : ", ", XLA_KEYS[i], v);
         first = false;
-    }
-    if (json) {
-        sim_buf_puts(out, "}\n}\n");
-        return;
     }
     sim_buf_puts(out, "}\n");
     if (m->kind == MOMENT_OOM && m->found) {
@@ -277,25 +288,38 @@ static void bfc_view(const moment *m, bool json, sim_buf *out)
 
 /* ---------------------------------------------------------------- any other model */
 
-static void plain_view(const moment *m, bool json, sim_buf *out)
+static void plain_view(const moment *m, sim_buf *out)
 {
-    sim_buf_puts(out, json ? "{" : "");
     for (size_t i = 0; i < m->n; i++) {
         const moment_stat *s = &m->stats[i];
-        if (json) {
-            sim_buf_puts(out, i ? ",\n " : "\n ");
-            sim_buf_json_str(out, s->key);
-            sim_buf_puts(out, ": ");
-        } else {
-            sim_buf_printf(out, "%-32s ", s->key);
-        }
+        sim_buf_printf(out, "%-32s ", s->key);
         if (s->kind == STRATEGY_STAT_U64)
             sim_buf_printf(out, "%" PRIu64, s->u64);
         else
             sim_buf_json_real(out, s->real);
-        sim_buf_puts(out, json ? "" : "\n");
+        sim_buf_puts(out, "\n");
     }
-    sim_buf_puts(out, json ? "\n}\n" : "");
+}
+
+static void plain_json(const moment *m, sim_buf *out)
+{
+    if (m->n == 0) {
+        sim_buf_puts(out, "{\n}\n"); /* as it always was written without statistics */
+        return;
+    }
+    jsonw w;
+    jsonw_init_buf(&w, out, JSONW_PRETTY, 0);
+    jsonw_object_step(&w, 1);
+    for (size_t i = 0; i < m->n; i++) {
+        const moment_stat *s = &m->stats[i];
+        jsonw_key(&w, s->key);
+        if (s->kind == STRATEGY_STAT_U64)
+            jsonw_u64(&w, s->u64);
+        else
+            jsonw_ratio(&w, s->real);
+    }
+    jsonw_end(&w);
+    sim_buf_puts(out, "\n");
 }
 
 typedef enum view { VIEW_TORCH, VIEW_ASYNC, VIEW_BFC, VIEW_PLAIN } view;
@@ -320,8 +344,8 @@ void report_summary_text(const moment *m, uint32_t device_id, sim_buf *out)
     switch (view_of(m)) {
     case VIEW_TORCH: torch_summary(m, FROM_TORCH, device_id, out); break;
     case VIEW_ASYNC: torch_summary(m, FROM_ASYNC, device_id, out); break;
-    case VIEW_BFC: bfc_view(m, false, out); break;
-    case VIEW_PLAIN: plain_view(m, false, out); break;
+    case VIEW_BFC: bfc_view(m, out); break;
+    case VIEW_PLAIN: plain_view(m, out); break;
     }
 }
 
@@ -330,7 +354,7 @@ void report_summary_json(const moment *m, sim_buf *out)
     switch (view_of(m)) {
     case VIEW_TORCH: torch_json(m, FROM_TORCH, out); break;
     case VIEW_ASYNC: torch_json(m, FROM_ASYNC, out); break;
-    case VIEW_BFC: bfc_view(m, true, out); break;
-    case VIEW_PLAIN: plain_view(m, true, out); break;
+    case VIEW_BFC: bfc_json(m, out); break;
+    case VIEW_PLAIN: plain_json(m, out); break;
     }
 }

@@ -1,6 +1,10 @@
 /* summary.h — the framework's own view of an allocator's statistics at one moment
  * (answers/moment.h), in the framework's layout, so that a user can lay a real
- * printout next to the predicted one (`gpusim replay --summary`):
+ * printout next to the predicted one (`gpusim replay --summary`): PyTorch's
+ * memory_summary() and memory_stats(), TensorFlow's get_memory_info, XLA's
+ * memory_stats() and BFC's "Stats:" block, else gpusim's own names. */
+
+/* By strategy:
  *  - torch, and async as PyTorch's backend:cudaMallocAsync: torch.cuda.memory_summary()
  *    line for line (torch/cuda/memory.py: memory_summary, pytorch/pytorch commit
  *    00b65a04a2d3), and memory_stats() as a flat dict sorted by key. Under the async

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 typedef struct group_stats {
@@ -59,74 +60,97 @@ static const char *cause_name(uint8_t c)
                                                : "capacity";
 }
 
+/* The traces of group c whose job ran into an OOM (errors false) or failed (true), as
+ * inline objects {"trace", "cause"} or {"trace", "message"}. */
+static void json_group_traces(const report_sweep *r, uint32_t c, bool errors, jsonw *w)
+{
+    jsonw_array_inline(w);
+    for (uint32_t t = 0; t < r->n_traces; t++) {
+        const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
+        if (!j->present || (errors ? j->error == NULL : j->error != NULL || j->cause == 0))
+            continue;
+        jsonw_object_inline(w);
+        jsonw_key_str(w, "trace", r->traces[t]);
+        if (errors)
+            jsonw_key_str(w, "message", j->error);
+        else
+            jsonw_key_str(w, "cause", cause_name(j->cause));
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+/* One group's row: an inline object over four lines (the groups are never empty: a
+ * spec names at least one device and strategy). */
+static void json_group(const report_sweep *r, uint32_t c, jsonw *w)
+{
+    const report_sweep_group *k = &r->groups[c];
+    group_stats g = group_of(r, c);
+    jsonw_object_inline(w);
+    jsonw_key_str(w, k->gpus ? "node" : "device", k->device);
+    if (k->gpus)
+        jsonw_key_u64(w, "gpus", k->gpus);
+    jsonw_key_u64(w, "capacity_bytes", k->capacity_bytes);
+    jsonw_key(w, "limit_bytes");
+    if (g.limit)
+        jsonw_u64(w, g.limit);
+    else
+        jsonw_null(w);
+    jsonw_key_str(w, "strategy", k->strategy);
+    jsonw_key_str(w, "options", k->options);
+    jsonw_wrap(w);
+    jsonw_key_u64(w, "traces", g.traces);
+    jsonw_key_u64(w, "fit", g.fit);
+    uint32_t ran = g.traces - g.missing - g.errors;
+    jsonw_key(w, "fit_share");
+    jsonw_ratio(w, ran ? (double)g.fit / (double)ran : 0.0);
+    jsonw_key_u64(w, "missing", g.missing);
+    jsonw_key_u64(w, "errors", g.errors);
+    jsonw_wrap(w);
+    jsonw_key(w, "worst_headroom_bytes");
+    if (g.has_headroom) {
+        jsonw_u64(w, g.worst_headroom);
+        jsonw_key_str(w, "worst_headroom_trace", r->traces[g.worst_trace]);
+    } else {
+        jsonw_null(w);
+        jsonw_key(w, "worst_headroom_trace");
+        jsonw_null(w);
+    }
+    jsonw_key(w, "fragmentation_max");
+    jsonw_ratio(w, g.frag_max);
+    jsonw_wrap(w);
+    jsonw_key(w, "ooms");
+    jsonw_object_inline(w);
+    jsonw_key_u64(w, "capacity", g.capacity);
+    jsonw_key_u64(w, "fragmentation", g.fragmentation);
+    jsonw_key_u64(w, "other_processes", g.other_processes);
+    jsonw_end(w);
+    jsonw_key(w, "oom_traces");
+    json_group_traces(r, c, false, w);
+    if (g.errors) {
+        jsonw_key(w, "error_traces");
+        json_group_traces(r, c, true, w);
+    }
+    jsonw_end(w);
+}
+
 void report_sweep_json(const report_sweep *r, sim_buf *b)
 {
-    sim_buf_printf(b, "{\n  \"gpusim\": \"%s\",\n  \"spec\": ", GPUSIM_VERSION);
-    sim_buf_json_str(b, r->spec_path);
-    sim_buf_printf(b, ",\n  \"jobs\": %llu,\n  \"done\": %llu,\n  \"traces\": %u,\n  \"groups\": [",
-                   (unsigned long long)r->jobs, (unsigned long long)r->done, r->n_traces);
-    for (uint32_t c = 0; c < r->n_groups; c++) {
-        const report_sweep_group *k = &r->groups[c];
-        group_stats g = group_of(r, c);
-        sim_buf_puts(b, c ? ",\n    {" : "\n    {");
-        sim_buf_puts(b, k->gpus ? "\"node\": " : "\"device\": ");
-        sim_buf_json_str(b, k->device);
-        if (k->gpus)
-            sim_buf_printf(b, ", \"gpus\": %u", k->gpus);
-        sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"limit_bytes\": ", (unsigned long long)k->capacity_bytes);
-        if (g.limit)
-            sim_buf_printf(b, "%llu", (unsigned long long)g.limit);
-        else
-            sim_buf_puts(b, "null");
-        sim_buf_puts(b, ", \"strategy\": ");
-        sim_buf_json_str(b, k->strategy);
-        sim_buf_puts(b, ", \"options\": ");
-        sim_buf_json_str(b, k->options);
-        sim_buf_printf(b, ",\n     \"traces\": %u, \"fit\": %u, \"fit_share\": ", g.traces, g.fit);
-        uint32_t ran = g.traces - g.missing - g.errors;
-        sim_buf_json_real(b, ran ? (double)g.fit / (double)ran : 0.0);
-        sim_buf_printf(b, ", \"missing\": %u, \"errors\": %u,\n     \"worst_headroom_bytes\": ", g.missing, g.errors);
-        if (g.has_headroom) {
-            sim_buf_printf(b, "%llu, \"worst_headroom_trace\": ", (unsigned long long)g.worst_headroom);
-            sim_buf_json_str(b, r->traces[g.worst_trace]);
-        } else {
-            sim_buf_puts(b, "null, \"worst_headroom_trace\": null");
-        }
-        sim_buf_puts(b, ", \"fragmentation_max\": ");
-        sim_buf_json_real(b, g.frag_max);
-        sim_buf_printf(b, ",\n     \"ooms\": {\"capacity\": %u, \"fragmentation\": %u, \"other_processes\": %u}, "
-                          "\"oom_traces\": [",
-                       g.capacity, g.fragmentation, g.other_processes);
-        bool first = true;
-        for (uint32_t t = 0; t < r->n_traces; t++) {
-            const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
-            if (!j->present || j->error || j->cause == 0)
-                continue;
-            sim_buf_puts(b, first ? "{\"trace\": " : ", {\"trace\": ");
-            first = false;
-            sim_buf_json_str(b, r->traces[t]);
-            sim_buf_printf(b, ", \"cause\": \"%s\"}", cause_name(j->cause));
-        }
-        sim_buf_puts(b, "]");
-        if (g.errors) {
-            sim_buf_puts(b, ", \"error_traces\": [");
-            first = true;
-            for (uint32_t t = 0; t < r->n_traces; t++) {
-                const report_sweep_job *j = &r->job[(uint64_t)t * r->n_groups + c];
-                if (!j->present || !j->error)
-                    continue;
-                sim_buf_puts(b, first ? "{\"trace\": " : ", {\"trace\": ");
-                first = false;
-                sim_buf_json_str(b, r->traces[t]);
-                sim_buf_puts(b, ", \"message\": ");
-                sim_buf_json_str(b, j->error);
-                sim_buf_puts(b, "}");
-            }
-            sim_buf_puts(b, "]");
-        }
-        sim_buf_puts(b, "}");
-    }
-    sim_buf_puts(b, "\n  ]\n}\n");
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key_str(&w, "spec", r->spec_path);
+    jsonw_key_u64(&w, "jobs", r->jobs);
+    jsonw_key_u64(&w, "done", r->done);
+    jsonw_key_u64(&w, "traces", r->n_traces);
+    jsonw_key(&w, "groups");
+    jsonw_array(&w);
+    for (uint32_t c = 0; c < r->n_groups; c++)
+        json_group(r, c, &w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }
 
 static size_t width_max(size_t w, const char *s)

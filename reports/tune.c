@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sim/jsonw.h"
 #include "sim/units.h"
 
 static const char *delta_text(uint64_t v, uint64_t base, char *buf, size_t cap)
@@ -160,89 +161,90 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
     }
 }
 
-static void cand_json(const tune_question *q, const tune_answer *a, const tune_candidate *c, sim_buf *b)
+static void cand_json(const tune_answer *a, const tune_candidate *c, jsonw *w)
 {
     const tune_candidate *c0 = &a->c[a->current];
-    sim_buf_puts(b, "{\"setting\": ");
-    sim_buf_json_str(b, c->setting);
-    sim_buf_puts(b, ", \"family\": ");
-    sim_buf_json_str(b, c->family);
-    sim_buf_puts(b, ", \"strategy\": ");
-    sim_buf_json_str(b, c->ops->name);
-    sim_buf_puts(b, ", \"options\": {");
-    for (uint32_t k = 0; k < c->n_own; k++) {
-        sim_buf_puts(b, k ? ", " : "");
-        sim_buf_json_str(b, c->key[k]);
-        sim_buf_puts(b, ": ");
-        sim_buf_json_str(b, c->value[k]);
-    }
-    sim_buf_puts(b, "}, \"env\": ");
-    sim_buf_json_str(b, c->env);
-    sim_buf_puts(b, ", \"code\": ");
-    sim_buf_json_str(b, c->code);
-    sim_buf_printf(b, ", \"current\": %s", c->current ? "true" : "false");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "setting", c->setting);
+    jsonw_key_str(w, "family", c->family);
+    jsonw_key_str(w, "strategy", c->ops->name);
+    jsonw_key(w, "options");
+    jsonw_object_inline(w);
+    for (uint32_t k = 0; k < c->n_own; k++)
+        jsonw_key_str(w, c->key[k], c->value[k]);
+    jsonw_end(w);
+    jsonw_key_str(w, "env", c->env);
+    jsonw_key_str(w, "code", c->code);
+    jsonw_key_bool(w, "current", c->current);
     if (c->st != SIM_OK) {
-        sim_buf_puts(b, ", \"error\": ");
-        sim_buf_json_str(b, c->err.msg);
-        sim_buf_puts(b, "}");
+        jsonw_key_str(w, "error", c->err.msg);
+        jsonw_end(w);
         return;
     }
-    long long change = (long long)c->peak_reserved - (long long)c0->peak_reserved;
-    sim_buf_printf(b,
-                   ", \"ok\": %s, \"completed\": %s, \"ooms\": %llu, \"peak_requested_bytes\": %llu, "
-                   "\"peak_reserved_bytes\": %llu, \"peak_device_bytes\": %llu, \"change_reserved_bytes\": %lld",
-                   tune_candidate_ok(c) ? "true" : "false", c->completed ? "true" : "false",
-                   (unsigned long long)c->ooms, (unsigned long long)c->peak_requested,
-                   (unsigned long long)c->peak_reserved, (unsigned long long)c->peak_device, change);
-    sim_buf_printf(b, ", \"limit_bytes\": %llu, \"limit_source\": ", (unsigned long long)c->limit_bytes);
-    sim_buf_json_str(b, c->limit_source);
-    if (c->ooms) {
-        sim_buf_puts(b, ", \"oom_cause\": ");
-        sim_buf_json_str(b, sim_oom_cause_name(c->cause));
-    }
-    (void)q;
-    sim_buf_puts(b, "}");
+    jsonw_key_bool(w, "ok", tune_candidate_ok(c));
+    jsonw_key_bool(w, "completed", c->completed);
+    jsonw_key_u64(w, "ooms", c->ooms);
+    jsonw_key_u64(w, "peak_requested_bytes", c->peak_requested);
+    jsonw_key_u64(w, "peak_reserved_bytes", c->peak_reserved);
+    jsonw_key_u64(w, "peak_device_bytes", c->peak_device);
+    jsonw_key(w, "change_reserved_bytes");
+    jsonw_i64(w, (int64_t)c->peak_reserved - (int64_t)c0->peak_reserved);
+    jsonw_key_u64(w, "limit_bytes", c->limit_bytes);
+    jsonw_key_str(w, "limit_source", c->limit_source);
+    if (c->ooms)
+        jsonw_key_str(w, "oom_cause", sim_oom_cause_name(c->cause));
+    jsonw_end(w);
 }
 
 void report_tune_json(const tune_question *q, const tune_answer *a, const char *const *paths, uint32_t n_paths,
                       sim_buf *b)
 {
     const device_info *dv = &q->base.device;
-    sim_buf_puts(b, "{\n  \"gpusim\": \"" GPUSIM_VERSION "\",\n  \"traces\": [");
-    for (uint32_t i = 0; i < n_paths; i++) {
-        sim_buf_puts(b, i ? ", " : "");
-        sim_buf_json_str(b, paths[i]);
-    }
-    sim_buf_puts(b, "],\n  \"device\": {\"name\": ");
-    sim_buf_json_str(b, dv->name);
-    sim_buf_printf(b, ", \"capacity_bytes\": %llu, \"context_bytes\": %llu},\n  \"framework\": \"%s\",\n  \"goal\": \"%s\",",
-                   (unsigned long long)dv->capacity_bytes, (unsigned long long)dv->context_bytes,
-                   tune_framework_name(q->framework), tune_goal_name(q->goal));
-    sim_buf_puts(b, "\n  \"current\": ");
-    cand_json(q, a, &a->c[a->current], b);
-    sim_buf_puts(b, ",\n  \"best\": ");
+    jsonw w;
+    jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
+    jsonw_object(&w);
+    jsonw_key_str(&w, "gpusim", GPUSIM_VERSION);
+    jsonw_key(&w, "traces");
+    jsonw_array_inline(&w);
+    for (uint32_t i = 0; i < n_paths; i++)
+        jsonw_str(&w, paths[i]);
+    jsonw_end(&w);
+    jsonw_key(&w, "device");
+    jsonw_object_inline(&w);
+    jsonw_key_str(&w, "name", dv->name);
+    jsonw_key_u64(&w, "capacity_bytes", dv->capacity_bytes);
+    jsonw_key_u64(&w, "context_bytes", dv->context_bytes);
+    jsonw_end(&w);
+    jsonw_key_str(&w, "framework", tune_framework_name(q->framework));
+    jsonw_key_str(&w, "goal", tune_goal_name(q->goal));
+    jsonw_key(&w, "current");
+    cand_json(a, &a->c[a->current], &w);
+    jsonw_key(&w, "best");
     if (a->n_ranked && tune_candidate_ok(&a->c[a->rank[0]]))
-        cand_json(q, a, &a->c[a->rank[0]], b);
+        cand_json(a, &a->c[a->rank[0]], &w);
     else
-        sim_buf_puts(b, "null");
-    sim_buf_puts(b, ",\n  \"ranked\": [");
-    for (uint32_t r = 0; r < a->n_ranked; r++) {
-        sim_buf_puts(b, r ? ",\n    " : "\n    ");
-        cand_json(q, a, &a->c[a->rank[r]], b);
+        jsonw_null(&w);
+    jsonw_key(&w, "ranked");
+    if (a->n_ranked == 0) {
+        jsonw_raw(&w, "[\n  ]"); /* as it always was written when empty, unlike the lists below */
+    } else {
+        jsonw_array(&w);
+        for (uint32_t r = 0; r < a->n_ranked; r++)
+            cand_json(a, &a->c[a->rank[r]], &w);
+        jsonw_end(&w);
     }
-    sim_buf_puts(b, "\n  ],\n  \"not_run\": [");
-    uint32_t k = 0;
+    jsonw_key(&w, "not_run");
+    jsonw_array(&w);
     for (uint32_t i = 0; i < a->n; i++)
-        if (!a->c[i].bound && a->c[i].st != SIM_OK) {
-            sim_buf_puts(b, k++ ? ",\n    " : "\n    ");
-            cand_json(q, a, &a->c[i], b);
-        }
-    sim_buf_puts(b, k ? "\n  ],\n  \"lower_bounds\": [" : "],\n  \"lower_bounds\": [");
-    k = 0;
+        if (!a->c[i].bound && a->c[i].st != SIM_OK)
+            cand_json(a, &a->c[i], &w);
+    jsonw_end(&w);
+    jsonw_key(&w, "lower_bounds");
+    jsonw_array(&w);
     for (uint32_t i = 0; i < a->n; i++)
-        if (a->c[i].bound) {
-            sim_buf_puts(b, k++ ? ",\n    " : "\n    ");
-            cand_json(q, a, &a->c[i], b);
-        }
-    sim_buf_puts(b, k ? "\n  ]\n}\n" : "]\n}\n");
+        if (a->c[i].bound)
+            cand_json(a, &a->c[i], &w);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    sim_buf_puts(b, "\n");
 }

@@ -33,18 +33,10 @@ static bool sim_buf_reserve(sim_buf *b, size_t extra)
 {
     if (b->oom)
         return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (d == NULL) {
+    if (extra >= SIZE_MAX - b->len || !SIM_GROW(b->data, (uint64_t)b->len + extra + 1, b->cap)) {
         b->oom = true;
         return false;
     }
-    b->data = d;
-    b->cap = cap;
     return true;
 }
 
@@ -114,9 +106,9 @@ size_t sim_utf8_len(const char *s)
     return n;
 }
 
-void sim_buf_json_str(sim_buf *b, const char *s)
+void sim_json_escape(sim_put_fn put, void *ctx, const char *s)
 {
-    sim_buf_put(b, "\"", 1);
+    put(ctx, "\"", 1);
     const char *run = s;
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
@@ -126,26 +118,65 @@ void sim_buf_json_str(sim_buf *b, const char *s)
                 p += n - 1;
                 continue;
             }
-            sim_buf_put(b, run, (size_t)(p - run));
-            sim_buf_puts(b, "\\ufffd"); /* not UTF-8: the replacement character */
+            put(ctx, run, (size_t)(p - run));
+            put(ctx, "\\ufffd", 6); /* not UTF-8: the replacement character */
             run = p + 1;
             continue;
         }
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        sim_buf_put(b, run, (size_t)(p - run));
+        put(ctx, run, (size_t)(p - run));
+        char u[8];
         switch (c) {
-        case '"': sim_buf_puts(b, "\\\""); break;
-        case '\\': sim_buf_puts(b, "\\\\"); break;
-        case '\n': sim_buf_puts(b, "\\n"); break;
-        case '\r': sim_buf_puts(b, "\\r"); break;
-        case '\t': sim_buf_puts(b, "\\t"); break;
-        default: sim_buf_printf(b, "\\u%04x", c); break;
+        case '"': put(ctx, "\\\"", 2); break;
+        case '\\': put(ctx, "\\\\", 2); break;
+        case '\n': put(ctx, "\\n", 2); break;
+        case '\r': put(ctx, "\\r", 2); break;
+        case '\t': put(ctx, "\\t", 2); break;
+        default:
+            snprintf(u, sizeof u, "\\u%04x", c);
+            put(ctx, u, 6);
+            break;
         }
         run = p + 1;
     }
-    sim_buf_puts(b, run);
-    sim_buf_put(b, "\"", 1);
+    put(ctx, run, strlen(run));
+    put(ctx, "\"", 1);
+}
+
+static void put_buf(void *ctx, const char *s, size_t n)
+{
+    sim_buf_put(ctx, s, n);
+}
+
+void sim_buf_json_str(sim_buf *b, const char *s)
+{
+    sim_json_escape(put_buf, b, s);
+}
+
+void sim_buf_xml_escape(sim_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': sim_buf_puts(b, "&amp;"); break;
+        case '<': sim_buf_puts(b, "&lt;"); break;
+        case '>': sim_buf_puts(b, "&gt;"); break;
+        case '"': sim_buf_puts(b, "&quot;"); break;
+        case '\'': sim_buf_puts(b, "&#39;"); break;
+        default:
+            if ((unsigned char)*s >= 0x80) {
+                size_t n = sim_utf8_len(s);
+                if (n == 0) {
+                    sim_buf_puts(b, "&#xFFFD;"); /* not UTF-8: the page stays valid */
+                } else {
+                    sim_buf_put(b, s, n);
+                    s += n - 1;
+                }
+            } else {
+                sim_buf_put(b, s, 1);
+            }
+        }
+    }
 }
 
 void sim_buf_json_real(sim_buf *b, double v)

@@ -2,6 +2,11 @@
  * JSON string escaper every writer shares, the one way gpusim writes a file (to a
  * temporary name in the same directory, then rename, so an interrupted or failed run
  * never leaves half a file behind, design.md §6) and the one way it reads one whole. */
+
+/* Thread safety: a sim_buf is not thread-safe, separate buffers may be used on separate
+ * threads, and so may sim_buf_write_file and sim_read_file; sim_outfile_open and _close
+ * register the temporary name in one process-wide table, so only one thread opens and
+ * closes outfiles. */
 #ifndef GPUSIM_BUF_H
 #define GPUSIM_BUF_H
 
@@ -26,6 +31,13 @@ void sim_buf_puts(sim_buf *b, const char *s);
 void sim_buf_printf(sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal with quotes and escapes. */
 void sim_buf_json_str(sim_buf *b, const char *s);
+/* The same literal, handed to put(ctx, bytes, n) piece by piece (the JSON writer's
+ * outputs, sim/jsonw.h): the one escaper. */
+typedef void (*sim_put_fn)(void *ctx, const char *s, size_t n);
+void sim_json_escape(sim_put_fn put, void *ctx, const char *s);
+/* Text with &, <, >, " and ' escaped, for HTML and XML element content and
+ * attributes (the report, JUnit); bytes that are not UTF-8 become &#xFFFD;. */
+void sim_buf_xml_escape(sim_buf *b, const char *s);
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there
  * are not one (a stray continuation byte, a truncated, overlong or surrogate form).
  * sim_buf_json_str writes such a byte as \ufffd, so output stays valid JSON. */

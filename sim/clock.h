@@ -1,6 +1,7 @@
 /* clock.h — the one monotonic clock gpusim reads for elapsed times (progress rates,
  * sweep durations, MPI heartbeats): seconds as a double, from an arbitrary origin.
- * Never part of a result: outputs do not depend on it. */
+ * Never part of a result: outputs do not depend on it.
+ * Thread-safe. */
 #ifndef GPUSIM_CLOCK_H
 #define GPUSIM_CLOCK_H
 

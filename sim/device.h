@@ -3,6 +3,9 @@
  * address space. Strategies take memory only through this module, so the engine
  * sees every process's footprint and "free on the device" means the same thing
  * to all of them. It knows nothing of blocks or allocators. */
+
+/* Thread safety: a device is not thread-safe; separate devices (one per replay) may run
+ * on separate threads. */
 #ifndef GPUSIM_DEVICE_H
 #define GPUSIM_DEVICE_H
 

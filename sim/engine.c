@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "idmap.h"
 #include "lifetimes.h"
 #include "pqueue.h"
@@ -47,7 +48,7 @@ typedef struct engine {
     sim_run *run;
     source_state *src;
     proc_state *ps;
-    uint32_t cap_procs;
+    uint32_t cap_procs, cap_ps; /* of run->procs and of ps, which grow together */
     pqueue deferred;
     uint64_t context_bytes;
     bool paranoid;
@@ -57,7 +58,7 @@ typedef struct engine {
     engine_outcome outcome;
     strategy_handle handle;  /* of the alloc being measured (tick.handle), else STRATEGY_HANDLE_NONE */
     strategy_handle freed;   /* of the free being measured (tick.freed), else STRATEGY_HANDLE_NONE */
-    engine_observer observe;
+    uint32_t n_observers;    /* cfg->n_observers, for the per-event test */
     sim_error *err;
     engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
     const lifetimes *lt;     /* a planning strategy's input (ops->plan), else NULL */
@@ -183,7 +184,8 @@ static __attribute__((noinline)) void observe(engine *e, uint32_t p, uint64_t t,
         device_totals(e, &k->total, &k->requested);
     }
     k->fragmentation = sim_fragmentation(k->total.free_bytes, k->total.largest_free_bytes);
-    e->observe(e->cfg->observe_ctx, k);
+    for (uint32_t i = 0; i < e->n_observers; i++)
+        e->cfg->observers[i].fn(e->cfg->observers[i].ctx, k);
     e->outcome = ENGINE_DONE;
     e->handle = STRATEGY_HANDLE_NONE;
     e->freed = STRATEGY_HANDLE_NONE;
@@ -204,7 +206,7 @@ static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p,
     }
     if (run->n_procs != 1 || run->has_timeline)
         measure_device(e, t); /* else the device totals are the process's (copied at the end) */
-    if (e->observe)
+    if (e->n_observers)
         observe(e, p, t, ev, deferred_size);
 }
 
@@ -284,18 +286,8 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
             return SIM_OK;
         }
     }
-    if (run->n_procs == e->cap_procs) {
-        uint32_t cap = e->cap_procs ? e->cap_procs * 2 : 4;
-        sim_run_proc *rp = realloc(run->procs, cap * sizeof *rp);
-        if (rp == NULL)
-            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        run->procs = rp;
-        proc_state *ps = realloc(e->ps, cap * sizeof *ps);
-        if (ps == NULL)
-            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        e->ps = ps;
-        e->cap_procs = cap;
-    }
+    if (!SIM_GROW(run->procs, run->n_procs + 1, e->cap_procs) || !SIM_GROW(e->ps, run->n_procs + 1, e->cap_ps))
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     uint32_t p = run->n_procs;
     sim_run_proc *rp = &run->procs[p];
     proc_state *ps = &e->ps[p];
@@ -716,7 +708,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
     if (st != SIM_OK)
         return st;
     engine e = {.cfg = cfg, .sources = sources, .err = err, .context_bytes = cfg->device.context_bytes,
-                .paranoid = cfg->paranoid, .observe = cfg->observe, .handle = STRATEGY_HANDLE_NONE,
+                .paranoid = cfg->paranoid, .n_observers = cfg->n_observers < ENGINE_MAX_OBSERVERS ? cfg->n_observers : ENGINE_MAX_OBSERVERS, .handle = STRATEGY_HANDLE_NONE,
                 .freed = STRATEGY_HANDLE_NONE, .lt = lt};
     sim_run *run = calloc(1, sizeof *run);
     if (run == NULL)
@@ -824,6 +816,15 @@ fail:
  * first: the sources are read once into memory (evbuf: 40 bytes per event plus
  * the interned strings), their per-process sequences taken (lifetimes.h: 4 bytes
  * per alloc or free and 8 per buffer), and the replay reads the spooled copy. */
+sim_status engine_config_observe(engine_config *cfg, engine_observer fn, void *ctx, sim_error *err)
+{
+    if (cfg->n_observers >= ENGINE_MAX_OBSERVERS)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "too many observers of one run (at most %u)",
+                             ENGINE_MAX_OBSERVERS);
+    cfg->observers[cfg->n_observers++] = (engine_watch){fn, ctx};
+    return SIM_OK;
+}
+
 sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
                       sim_run **out, sim_error *err)
 {

@@ -1,12 +1,15 @@
 /* engine.h — the discrete-event replay (design.md §3): merges the events of one or
  * more traces (one process per trace, or per "proc" name inside a trace) with the
- * deferred frees due at ready_t, in (t, sequence) order, drives one strategy
- * instance per process on a shared device, checks the trace's semantics (ids),
- * records out-of-memory events as data, and measures every metric of design.md §5
- * after each event. The result is plain data (sim_run) for the reports. Whatever
- * watches a run (the HTML report's capture, a mirror) registers an observer that
- * sees each measured event with its outcome and the device totals (engine_tick),
- * instead of wrapping the strategy. */
+ * deferred frees due at ready_t, in (t, sequence) order, drives one strategy instance
+ * per process on a shared device, records out-of-memory events as data, and measures
+ * every metric of design.md §5 after each event. The result is plain data (sim_run). */
+
+/* It also checks the trace's semantics (ids). Whatever watches a run (the HTML
+ * report's capture, a mirror) adds an observer that sees each measured event with its
+ * outcome and the device totals (engine_tick), instead of wrapping the strategy.
+ * Thread safety: one engine_run is one replay with its own state; separate runs may go
+ * on separate threads (compare, tune, plan and sweep do), and observers are called on
+ * the thread of their run. A finished sim_run is read-only data several threads may read. */
 #ifndef GPUSIM_ENGINE_H
 #define GPUSIM_ENGINE_H
 
@@ -29,7 +32,7 @@ typedef enum engine_outcome {
 
 struct sim_run;
 
-/* One measured event as an observer sees it (engine_config.observe). */
+/* One measured event as an observer sees it (engine_config.observers). */
 typedef struct engine_tick {
     const sim_event *ev;       /* the trace event, or NULL for a deferred free coming due */
     uint64_t deferred_size;    /* ev == NULL: the requested bytes that came back; else 0 */
@@ -69,8 +72,19 @@ typedef struct engine_tick {
  * everything it points to are valid only during the call (ev's strings until the
  * source's next(), run->procs until a new process appears); the observer must not
  * change the run or call into the strategy except through its const ops
- * (sample, stats, options, walk, locate). No observer: no cost but one test per event. */
+ * (sample, stats, options, walk, locate). Several observers see each tick in the order
+ * they were added. No observer: no cost but one test per event. */
 typedef void (*engine_observer)(void *ctx, const engine_tick *t);
+
+/* The most observers one run takes: the features that watch a replay at once (the HTML
+ * report's capture, --summary's moment, the snapshot export) and one to spare. */
+#define ENGINE_MAX_OBSERVERS 4
+
+/* An observer and its context (engine_config.observers). */
+typedef struct engine_watch {
+    engine_observer fn;
+    void *ctx;
+} engine_watch;
 
 typedef struct engine_config {
     device_info device;
@@ -91,9 +105,10 @@ typedef struct engine_config {
     /* optional progress callback, called every 65536 events */
     void (*progress)(void *ctx, uint64_t events_done);
     void *progress_ctx;
-    /* optional per-event observer (see engine_observer above) and its context */
-    engine_observer observe;
-    void *observe_ctx;
+    /* per-event observers (see engine_observer above), called in this order; add them
+     * with engine_config_observe */
+    engine_watch observers[ENGINE_MAX_OBSERVERS];
+    uint32_t n_observers;
     /* handed to every create() as strategy_config.app_data (a decorator's state) */
     void *app_data;
 } engine_config;
@@ -189,6 +204,10 @@ typedef struct sim_run {
 } sim_run;
 
 #define SIM_RUN_MAX_MARKS 4096u
+
+/* Add observer fn with its context after those cfg has. SIM_EUSAGE with a message
+ * when cfg already has ENGINE_MAX_OBSERVERS (cfg unchanged). */
+sim_status engine_config_observe(engine_config *cfg, engine_observer fn, void *ctx, sim_error *err);
 
 /* Replay the sources on one device. On success *out is the result (free with
  * sim_run_free). Errors: SIM_ETRACE (the trace is invalid: unknown id, ...),

@@ -1,6 +1,7 @@
 /* event.h — one trace event as the engine sees it, and the pull interface through
  * which the engine reads events from any trace reader (native JSON/JSONL, importers,
- * in-memory traces). The engine never sees files, only sources. */
+ * in-memory traces). The engine never sees files, only sources.
+ * Thread safety: a source is not thread-safe; separate sources may run on separate threads. */
 #ifndef GPUSIM_EVENT_H
 #define GPUSIM_EVENT_H
 

@@ -1,6 +1,7 @@
 /* gpus.h — the built-in catalog of GPUs: total memory as cudaMemGetInfo reports it
  * (torch's total_memory), compute capability (TensorFlow's reserve depends on it),
- * and where each number comes from. Values from docs/allocators.md §5. */
+ * and where each number comes from. Values from docs/allocators.md §5.
+ * Thread-safe: the catalog is constant. */
 #ifndef GPUSIM_GPUS_H
 #define GPUSIM_GPUS_H
 

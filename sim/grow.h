@@ -1,7 +1,13 @@
-/* grow.h — SIM_GROW, the one way gpusim grows a realloc'd array: make room for n
- * elements, doubling (first capacity 16, or n if larger), with the byte count checked
- * for overflow before realloc. The idea is git's ALLOC_GROW (git cache.h, with st_mult
+/* grow.h — SIM_GROW, how gpusim grows a realloc'd array: make room for n elements,
+ * doubling (first capacity 16, or n if larger), with the byte count checked for
+ * overflow before realloc. The idea is git's ALLOC_GROW (git cache.h, with st_mult
  * guarding the multiplication); this is our own macro. */
+
+/* Every doubling array in sim/, answers/ and reports/ grows through it. What remains
+ * there is not a doubling: arrays that grow by one per process (capture's curves),
+ * and evbuf's lazy columns, grown together to the capacity their buffer chose. Some
+ * strategies (slots.c, plan.c, plan_index.c) still double by hand.
+ * Thread safety: as the array's; SIM_GROW itself keeps no state. */
 #ifndef GPUSIM_GROW_H
 #define GPUSIM_GROW_H
 

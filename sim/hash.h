@@ -1,6 +1,7 @@
 /* hash.h — FNV-1a 64, the one non-cryptographic hash gpusim uses: to tie a measurement
  * to its trace file, to fingerprint a sweep spec, and to place strings in hash tables.
- * Offset basis and prime as published by Fowler, Noll and Vo (isthe.com/chongo/tech/comp/fnv). */
+ * Offset basis and prime as published by Fowler, Noll and Vo (isthe.com/chongo/tech/comp/fnv).
+ * Thread-safe (pure functions). */
 #ifndef GPUSIM_HASH_H
 #define GPUSIM_HASH_H
 

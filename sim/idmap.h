@@ -1,7 +1,8 @@
 /* idmap.h — the engine's map from trace ids to live allocations: open addressing
  * with linear probing and backward-shift deletion (no tombstones), so lookups stay
  * short however many ids come and go. Grows by doubling at 50% load; never shrinks.
- * Memory is proportional to the peak number of live allocations, not to the trace. */
+ * Memory is proportional to the peak number of live allocations, not to the trace.
+ * Thread safety: a map is not thread-safe; separate maps may run on separate threads. */
 #ifndef GPUSIM_IDMAP_H
 #define GPUSIM_IDMAP_H
 

@@ -1,12 +1,15 @@
 /* lifetimes.h — the whole alloc/free sequence of every process in a set of spooled
  * sources, for strategies that plan offline (strategy_ops.plan, design.md §3
- * "Planned"). The engine builds it before a replay: for each source it walks the
- * events once, splits them into processes exactly as the replay will (the event's
- * "proc", else the source's name, else its path), numbers each process's buffers
- * by their alloc's position among its allocs, and records its alloc and free
- * events in file order (strategy_lifetimes). An invalid event (the alloc of a live
- * id, the free of an unknown one) is left out here: the replay reports it.
- * Memory: 4 bytes per alloc or free event and 8 per buffer, plus the live ids. */
+ * "Planned"), built by the engine before a replay.
+ * Memory: 4 bytes per alloc or free event and 8 per buffer, plus the live ids.
+ * Thread safety: built on one thread; then read-only, and any thread may read it. */
+
+/* For each source it walks the events once, splits them into processes exactly as the
+ * replay will (the event's "proc", else the source's name, else its path), numbers
+ * each process's buffers by their alloc's position among its allocs, and records its
+ * alloc and free events in file order (strategy_lifetimes). An invalid event (the
+ * alloc of a live id, the free of an unknown one) is left out here: the replay
+ * reports it. */
 #ifndef GPUSIM_LIFETIMES_H
 #define GPUSIM_LIFETIMES_H
 

@@ -1,6 +1,7 @@
 /* pqueue.h — a binary min-heap of pending events ordered by (t, seq): the
  * engine's queue of deferred frees (ready_t). seq is the order in which entries
- * were pushed, so entries due at the same time come out in push order. */
+ * were pushed, so entries due at the same time come out in push order.
+ * Thread safety: a queue is not thread-safe; separate queues may run on separate threads. */
 #ifndef GPUSIM_PQUEUE_H
 #define GPUSIM_PQUEUE_H
 

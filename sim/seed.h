@@ -1,9 +1,11 @@
 /* seed.h — the state an allocator starts from, as plain data: the segments it
  * already holds (address, size, stream, pool, expandable) and the blocks that tile
- * each of them (offset, size, requested bytes, used or free or unmapped). An
- * importer rebuilds it from a recording made mid-run (a PyTorch snapshot's
- * `segments` with its trace undone back to the first entry, traces/IMPORT.md); the
- * engine hands it to a strategy's `seed` entry before the first event, so the
+ * each of them (offset, size, requested bytes, used or free or unmapped), handed to
+ * a strategy's `seed` entry before the first event.
+ * Thread safety: plain data; read-only once built, so any thread may read it. */
+
+/* An importer rebuilds it from a recording made mid-run (a PyTorch snapshot's
+ * `segments` with its trace undone back to the first entry, traces/IMPORT.md), so the
  * replay continues from the real state instead of from an empty cache. Every used
  * block carries the trace id its later free names. Nothing here is specific to one
  * allocator: a strategy takes what it can model and refuses the rest (SIM_EUSAGE). */

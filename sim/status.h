@@ -1,6 +1,7 @@
 /* status.h — the one status enum of gpusim, its messages, and the error context
  * that parsers and the engine fill in (file, line or event index, what is wrong).
- * A simulated out-of-memory is not an error: it is recorded as data (see engine.h). */
+ * A simulated out-of-memory is not an error: it is recorded as data (see engine.h).
+ * Thread-safe: every function works on the caller's sim_error or on constant text. */
 #ifndef GPUSIM_STATUS_H
 #define GPUSIM_STATUS_H
 

@@ -1,11 +1,13 @@
 /* timeline.h — a bounded record of the memory curve: one row per sample until the
  * row budget is reached, then neighbouring rows are merged in pairs, keeping each
- * column's minimum and maximum (and the first time and event of the pair), so
- * peaks and troughs survive any amount of downsampling: a sawtooth stays a band
- * from its lows to its highs instead of a flat line at its tops. The engine keeps
- * one for --timeline (it prints the maxima); the HTML report's capture keeps one
- * per replay (it draws both). Memory: at most 2 × max_rows rows, whatever the
- * trace length. */
+ * column's minimum and maximum, so peaks and troughs survive any downsampling.
+ * Memory: at most 2 × max_rows rows, whatever the trace length.
+ * Thread safety: a timeline is not thread-safe; separate ones may run on separate threads. */
+
+/* A merged row keeps the first time and event of its pair: a sawtooth stays a band from
+ * its lows to its highs instead of a flat line at its tops. The engine keeps one for
+ * --timeline (it prints the maxima); the HTML report's capture keeps one per replay (it
+ * draws both). */
 #ifndef GPUSIM_TIMELINE_H
 #define GPUSIM_TIMELINE_H
 

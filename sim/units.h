@@ -1,7 +1,8 @@
 /* units.h — byte sizes: parsing "4096MiB"/"16GB"/"123", printing them for people,
  * and the overflow-checked rounding helpers every strategy uses.
  * Binary suffixes (KiB MiB GiB TiB) are powers of 1024, decimal ones (KB MB GB TB)
- * of 1000; a plain number is bytes. Fractions are allowed only when exact ("1.5GiB"). */
+ * of 1000; a plain number is bytes. Fractions are allowed only when exact ("1.5GiB").
+ * Thread-safe: results go to the caller's buffers. */
 #ifndef GPUSIM_UNITS_H
 #define GPUSIM_UNITS_H
 

@@ -1,7 +1,6 @@
 /* One sweep job: replay and result line. */
 #include "job.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 #include "answers/node.h"
@@ -9,34 +8,23 @@
 #include "reports/result.h"
 #include "sim/engine.h"
 
-static void job_coordinates(const sweep_spec *s, const sweep_job *j, sim_buf *b)
+static void job_coordinates(const sweep_spec *s, const sweep_job *j, jsonw *w)
 {
-    sim_buf_puts(b, "{\"job\":{\"trace\":");
-    sim_buf_json_str(b, s->traces[j->trace].display);
-    sim_buf_puts(b, s->devices[j->c.device].node ? ",\"node\":" : ",\"device\":");
-    sim_buf_json_str(b, s->devices[j->c.device].name);
-    sim_buf_puts(b, ",\"strategy\":");
-    sim_buf_json_str(b, s->strategies[j->c.strategy]->name);
-    sim_buf_puts(b, ",\"options\":");
-    sim_buf_json_str(b, s->optsets[j->c.optset].name);
-    sim_buf_puts(b, "}");
+    jsonw_key(w, "job");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "trace", s->traces[j->trace].display);
+    jsonw_key_str(w, s->devices[j->c.device].node ? "node" : "device", s->devices[j->c.device].name);
+    jsonw_key_str(w, "strategy", s->strategies[j->c.strategy]->name);
+    jsonw_key_str(w, "options", s->optsets[j->c.optset].name);
+    jsonw_end(w);
 }
 
 /* A node job's members after the coordinates: the §5 object's "gpusim", "trace" and
- * "strategy" of rank 0 (its line up to its "device"), then "node", a "result" of the
+ * "strategy" of rank 0 (its members before "device"), then "node", a "result" of the
  * whole node and "devices", every GPU's figures (reports/node.h). */
-static void node_members(const sweep_device *dv, const node_result *r, sim_buf *line)
+static void node_members(const sweep_device *dv, const node_result *r, jsonw *w)
 {
-    const sim_run *run0 = r->dev[0].run; /* rank 0 runs on GPU 0: the job sees every GPU */
-    sim_buf one;
-    sim_buf_init(&one);
-    report_json_line(run0, &one);
-    const char *cut = one.data ? strstr(one.data, ",\"device\":{") : NULL;
-    if (cut != NULL && one.len > 1) {
-        sim_buf_puts(line, ",");
-        sim_buf_put(line, one.data + 1, (size_t)(cut - one.data) - 1);
-    }
-    sim_buf_release(&one);
+    report_jsonw_members(r->dev[0].run, true, w); /* rank 0 runs on GPU 0: the job sees every GPU */
     uint64_t total = 0, ooms = 0;
     double frag = 0.0;
     bool completed = true;
@@ -51,27 +39,46 @@ static void node_members(const sweep_device *dv, const node_result *r, sim_buf *
             completed = completed && run->procs[p].m.completed;
     }
     node_verdict v = node_result_verdict(r);
-    sim_buf_puts(line, ",\"node\":{\"name\":");
-    sim_buf_json_str(line, dv->name);
-    sim_buf_printf(line,
-                   ",\"gpus\":%u,\"capacity_bytes\":%" PRIu64 ",\"context_bytes\":%" PRIu64
-                   "},\"result\":{\"completed\":%s,\"ooms\":%" PRIu64 ",\"gpus_used\":%u,\"peak_device_bytes\":%" PRIu64
-                   ",\"peak_gpu\":%u,\"headroom_bytes\":%" PRIu64 ",\"headroom_gpu\":%u,\"fragmentation\":{\"max\":%.6f},"
-                   "\"first_oom\":",
-                   r->n, total, dv->info.context_bytes, completed ? "true" : "false", ooms, v.used, v.peak_used_bytes,
-                   v.peak_gpu, v.least_headroom_bytes, v.least_gpu, frag);
-    if (v.failing_gpu >= 0)
-        sim_buf_printf(line, "{\"gpu\":%d,\"rank\":%d,\"cause\":\"%s\"}", v.failing_gpu,
-                       r->dev[v.failing_gpu].shares[v.failing_share].rank, sim_oom_cause_name(v.cause));
-    else
-        sim_buf_puts(line, "null");
-    sim_buf_puts(line, "},\"devices\":");
-    report_node_devices_json(r, true, "", line);
-    sim_buf_puts(line, "}");
+    jsonw_key(w, "node");
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "name", dv->name);
+    jsonw_key_u64(w, "gpus", r->n);
+    jsonw_key_u64(w, "capacity_bytes", total);
+    jsonw_key_u64(w, "context_bytes", dv->info.context_bytes);
+    jsonw_end(w);
+    jsonw_key(w, "result");
+    jsonw_object_inline(w);
+    jsonw_key_bool(w, "completed", completed);
+    jsonw_key_u64(w, "ooms", ooms);
+    jsonw_key_u64(w, "gpus_used", v.used);
+    jsonw_key_u64(w, "peak_device_bytes", v.peak_used_bytes);
+    jsonw_key_u64(w, "peak_gpu", v.peak_gpu);
+    jsonw_key_u64(w, "headroom_bytes", v.least_headroom_bytes);
+    jsonw_key_u64(w, "headroom_gpu", v.least_gpu);
+    jsonw_key(w, "fragmentation");
+    jsonw_object_inline(w);
+    jsonw_key(w, "max");
+    jsonw_real_fixed(w, "%.6f", frag);
+    jsonw_end(w);
+    jsonw_key(w, "first_oom");
+    if (v.failing_gpu >= 0) {
+        jsonw_object_inline(w);
+        jsonw_key(w, "gpu");
+        jsonw_i64(w, v.failing_gpu);
+        jsonw_key(w, "rank");
+        jsonw_i64(w, r->dev[v.failing_gpu].shares[v.failing_share].rank);
+        jsonw_key_str(w, "cause", sim_oom_cause_name(v.cause));
+        jsonw_end(w);
+    } else {
+        jsonw_null(w);
+    }
+    jsonw_end(w);
+    jsonw_key(w, "devices");
+    report_jsonw_node_devices(r, w);
 }
 
 /* The trace as rank 0 of a job that sees every GPU of the node. */
-static sim_status node_job_run(const sweep_spec *s, const sweep_job *j, const evbuf *b, sim_buf *line,
+static sim_status node_job_run(const sweep_spec *s, const sweep_job *j, const evbuf *b, jsonw *line,
                                uint64_t *events, sim_error *err)
 {
     const sweep_device *dv = &s->devices[j->c.device];
@@ -99,7 +106,10 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
     sweep_job j = sweep_spec_job(s, job);
     sim_buf_reset(line);
     *events = 0;
-    job_coordinates(s, &j, line);
+    jsonw w;
+    jsonw_init_buf(&w, line, JSONW_COMPACT, 0);
+    jsonw_object(&w);
+    job_coordinates(s, &j, &w);
     sim_error err;
     sim_error_clear(&err);
     sim_status st;
@@ -107,7 +117,7 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
     if (b == NULL) {
         st = err.status;
     } else if (s->devices[j.c.device].node) {
-        st = node_job_run(s, &j, b, line, events, &err);
+        st = node_job_run(s, &j, b, &w, events, &err);
         sweep_cache_release(c, j.trace);
     } else {
         const sweep_optset *o = &s->optsets[j.c.optset];
@@ -121,11 +131,7 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
         sim_run *run = NULL;
         st = engine_run(&cfg, &src, 1, &run, &err);
         if (st == SIM_OK) {
-            /* the §5 object's members follow the coordinates: its opening brace becomes a comma */
-            size_t at = line->len;
-            report_json_line(run, line);
-            if (!line->oom && line->len > at)
-                line->data[at] = ',';
+            report_jsonw_members(run, false, &w); /* the §5 object's members follow the coordinates */
             *events = run->events;
         }
         sim_run_free(run);
@@ -136,10 +142,14 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
         char msg[1600];
         sim_error_format(&err, msg, sizeof msg);
         code = sim_status_exit_code(st);
-        sim_buf_printf(line, ",\"error\":{\"exit\":%d,\"message\":", code);
-        sim_buf_json_str(line, msg);
-        sim_buf_puts(line, "}}");
+        jsonw_key(&w, "error");
+        jsonw_object_inline(&w);
+        jsonw_key(&w, "exit");
+        jsonw_i64(&w, code);
+        jsonw_key_str(&w, "message", msg);
+        jsonw_end(&w);
     }
+    jsonw_end(&w);
     sim_buf_puts(line, "\n");
     return code;
 }

@@ -2,7 +2,6 @@
  * order, and the summary of what it holds. */
 #include "results.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include "reports/sweep.h"
 #include "sim/grow.h"
 #include "sweep/sched.h"
+#include "traces/json.h"
 
 /* One job's line in the file, and what the summary needs of it. */
 typedef struct job_digest {
@@ -44,72 +44,82 @@ static sim_status results_line_error(const sweep_results *r, uint64_t lineno, co
                          what);
 }
 
-static const cJSON *obj(const cJSON *o, const char *key)
+static const json_value *obj(const json_value *o, const char *key)
 {
-    return cJSON_GetObjectItemCaseSensitive(o, key);
+    return json_get(o, key);
 }
 
-static uint64_t num_u64(const cJSON *v)
+static bool is_string(const json_value *v)
 {
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+    return v != NULL && v->type == JSON_STRING;
+}
+
+/* A byte count or count, exactly (the exact reader keeps numbers as their text: a
+ * double would round above 2^53); 0 when it is not a non-negative integer. */
+static uint64_t num_u64(const json_value *v)
+{
+    uint64_t x = 0;
+    return v != NULL && json_to_u64(v, UINT64_MAX, &x) == JSON_INT_OK ? x : 0;
 }
 
 /* The least effective limit over a node's GPUs that a job touched ("limit_bytes" not null). */
-static uint64_t least_limit(const cJSON *devices)
+static uint64_t least_limit(const json_value *devices)
 {
     uint64_t least = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, devices)
-    {
-        const cJSON *l = obj(it, "limit_bytes");
-        if (cJSON_IsNumber(l) && (least == 0 || num_u64(l) < least))
+    if (devices == NULL || devices->type != JSON_ARRAY)
+        return 0;
+    for (uint32_t i = 0; i < devices->len; i++) {
+        const json_value *l = obj(&devices->u.items[i], "limit_bytes");
+        if (l != NULL && l->type == JSON_NUMBER && (least == 0 || num_u64(l) < least))
             least = num_u64(l);
     }
     return least;
 }
 
-/* Parse one line into its job index and digest (d may be NULL). */
-static sim_status parse_line(const sweep_results *r, const char *text, size_t len, uint64_t lineno, uint64_t *job,
-                             job_digest *d, sim_error *err)
+/* Parse one line into its job index and digest (d may be NULL), with jp. */
+static sim_status parse_line(const sweep_results *r, json_parser *jp, const char *text, size_t len, uint64_t lineno,
+                             uint64_t *job, job_digest *d, sim_error *err)
 {
-    cJSON *doc = cJSON_ParseWithLength(text, len);
+    char why[160];
+    const json_value *doc = json_parse(jp, text, len, 0, why, sizeof why);
     if (doc == NULL)
         return results_line_error(r, lineno, "not valid JSON", err);
-    const cJSON *j = obj(doc, "job");
-    const cJSON *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
+    const json_value *j = obj(doc, "job");
+    const json_value *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
     const bool node = dev == NULL && obj(j, "node") != NULL; /* a node job: the node in place of the device */
     if (node)
         dev = obj(j, "node");
     sim_status status = SIM_OK;
-    if (!cJSON_IsString(t) || !cJSON_IsString(dev) || !cJSON_IsString(st) || !cJSON_IsString(o)) {
+    if (!is_string(t) || !is_string(dev) || !is_string(st) || !is_string(o)) {
         status = results_line_error(r, lineno, "no job coordinates", err);
     } else {
-        *job = sweep_spec_find(r->s, t->valuestring, dev->valuestring, node, st->valuestring, o->valuestring);
+        *job = sweep_spec_find(r->s, t->u.str, dev->u.str, node, st->u.str, o->u.str);
         if (*job == SWEEP_NO_JOB) {
             char what[700];
-            snprintf(what, sizeof what, "the job (%.200s, %.60s, %.30s, %.120s) is not in the spec", t->valuestring,
-                     dev->valuestring, st->valuestring, o->valuestring);
+            snprintf(what, sizeof what, "the job (%.200s, %.60s, %.30s, %.120s) is not in the spec", t->u.str,
+                     dev->u.str, st->u.str, o->u.str);
             status = results_line_error(r, lineno, what, err);
         }
     }
     if (status == SIM_OK && d) {
-        const cJSON *e = obj(doc, "error");
-        const cJSON *res = obj(doc, "result");
+        const json_value *e = obj(doc, "error");
+        const json_value *res = obj(doc, "result");
         if (e) {
             d->exit_code = (uint8_t)num_u64(obj(e, "exit"));
-            const cJSON *m = obj(e, "message");
-            size_t n = cJSON_IsString(m) ? strlen(m->valuestring) + 1 : 1;
+            const json_value *m = obj(e, "message");
+            size_t n = is_string(m) ? strlen(m->u.str) + 1 : 1;
             char *msg = malloc(n);
             if (msg)
-                memcpy(msg, cJSON_IsString(m) ? m->valuestring : "", n);
+                memcpy(msg, is_string(m) ? m->u.str : "", n);
             d->error_text = msg;
             d->s.error = msg;
-        } else if (cJSON_IsObject(res)) {
-            const cJSON *oom = obj(res, "first_oom");
-            d->s.fit = cJSON_IsTrue(obj(res, "completed")) && num_u64(obj(res, "ooms")) == 0;
-            if (cJSON_IsObject(oom)) {
-                const cJSON *cause = obj(oom, "cause");
-                const char *cn = cJSON_IsString(cause) ? cause->valuestring : "";
+        } else if (res != NULL && res->type == JSON_OBJECT) {
+            const json_value *oom = obj(res, "first_oom");
+            const json_value *completed = obj(res, "completed");
+            d->s.fit = completed != NULL && completed->type == JSON_TRUE && num_u64(obj(res, "ooms")) == 0;
+            if (oom != NULL && oom->type == JSON_OBJECT) {
+                const json_value *cause = obj(oom, "cause");
+                const char *cn = is_string(cause) ? cause->u.str : "";
                 d->s.cause = strcmp(cn, "fragmentation") == 0     ? REPORT_SWEEP_FRAGMENTATION
                              : strcmp(cn, "other_processes") == 0 ? REPORT_SWEEP_OTHER_PROCESSES
                                                                   : REPORT_SWEEP_CAPACITY;
@@ -120,13 +130,12 @@ static sim_status parse_line(const sweep_results *r, const char *text, size_t le
             uint64_t peak = num_u64(obj(res, "peak_device_bytes"));
             d->s.headroom = node ? num_u64(obj(res, "headroom_bytes")) : cap > peak ? cap - peak : 0;
             d->s.limit = node ? least_limit(obj(doc, "devices")) : num_u64(obj(obj(doc, "device"), "limit_bytes"));
-            const cJSON *fm = obj(obj(res, "fragmentation"), "max");
-            d->s.frag_max = cJSON_IsNumber(fm) ? fm->valuedouble : 0.0;
+            const json_value *fm = obj(obj(res, "fragmentation"), "max");
+            d->s.frag_max = fm != NULL && fm->type == JSON_NUMBER ? json_to_double(fm) : 0.0;
         } else {
             status = results_line_error(r, lineno, "neither \"result\" nor \"error\"", err);
         }
     }
-    cJSON_Delete(doc);
     return status;
 }
 
@@ -140,6 +149,9 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
     uint64_t off = 0, lineno = 0;
     sim_status st = SIM_OK;
     *good_end = 0;
+    json_parser *jp = json_parser_new();
+    if (jp == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
         size_t len = (size_t)n;
@@ -149,7 +161,7 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
         job_digest d;
         memset(&d, 0, sizeof d);
         if (len > 1) {
-            if ((st = parse_line(r, line, len - 1, lineno, &job, digests ? &d : NULL, err)) != SIM_OK)
+            if ((st = parse_line(r, jp, line, len - 1, lineno, &job, digests ? &d : NULL, err)) != SIM_OK)
                 break;
             if (!r->done[job]) {
                 r->done[job] = 1;
@@ -168,6 +180,7 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
         *good_end = off;
     }
     free(line);
+    json_parser_free(jp);
     if (st == SIM_OK && ferror(f))
         st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot read: %s", strerror(errno));
     return st;

@@ -3,7 +3,8 @@
 # run from another directory give byte-identical sorted results; --resume after
 # a run killed mid-way (a torn last line, and a real kill -9) gives the same file
 # with no duplicated or missing job; bad specs are clear errors before any work
-# starts; an invalid trace is reported per job with exit 3.
+# starts; an invalid trace is reported per job with exit 3; byte counts in the results
+# file are read back exactly.
 # Usage: cli_sweep.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -199,5 +200,15 @@ bad_spec 2 "\"node\" must be a string of GPUs" "{$N, \"node\": 8}"
 bad_spec 2 "\"node\": '2xT4' is listed twice" "{$N, \"node\": [\"2xT4\", \"2xT4\"]}"
 bad_spec 2 "option set 'limit=lots' under strategy 'limit' on node '1GiB,T4'" \
   '{"traces": ["jobs2"], "node": "1GiB,T4", "strategies": ["limit"], "options": [{"limit": "lots"}]}'
+
+# ---- the results file is read back exactly: a byte count above 2^53 survives --resume
+mkdir -p "$tmp/exact"
+cp "$src/tests/golden/job_a.json" "$tmp/exact/"
+echo '{"traces": ["job_a.json"], "devices": ["T4"], "strategies": ["raw"]}' >"$tmp/exact/s.json"
+expect 0 "" sweep "$tmp/exact/s.json" --output="$tmp/exact/o.jsonl"
+# 2^53 + 1 is no double: read through one, it would come back as 9007199254740992
+sed -i 's/"limit_bytes":[0-9]*/"limit_bytes":9007199254740993/' "$tmp/exact/o.jsonl"
+"$bin" sweep "$tmp/exact/s.json" --output="$tmp/exact/o.jsonl" --resume --format=json >"$tmp/exact/sum.json" 2>/dev/null
+grep -qF '"limit_bytes": 9007199254740993,' "$tmp/exact/sum.json" && ok || bad "a limit above 2^53 was rounded: $(grep -o '"limit_bytes": [0-9]*' "$tmp/exact/sum.json")"
 
 cli_finish

@@ -389,8 +389,8 @@ static sim_run *observed(const strategy_ops *ops, uint64_t capacity, uint64_t co
         .on_oom_skip = skip,
         .paranoid = true,
         .timeline_rows = MAX_TICKS, /* one row per event: the engine's own record to compare with */
-        .observe = log_tick,
-        .observe_ctx = log,
+        .observers = {{log_tick, log}},
+        .n_observers = 1,
     };
     memset(log, 0, sizeof *log);
     sim_error err;
@@ -422,6 +422,48 @@ START_TEST(the_observer_should_see_each_event_once_in_replay_order)
     ck_assert_uint_eq(log.k[2].requested, 400);
     ck_assert_uint_eq(log.k[3].requested, 300);
     ck_assert_uint_eq(log.k[4].requested, 350);
+    sim_run_free(run);
+}
+END_TEST
+
+/* Each observer's calls append its mark to one shared string. */
+typedef struct order_mark {
+    char *seen;
+    char mark;
+} order_mark;
+
+static void mark_tick(void *ctx, const engine_tick *t)
+{
+    order_mark *m = ctx;
+    (void)t;
+    size_t n = strlen(m->seen);
+    if (n + 1 < 64) {
+        m->seen[n] = m->mark;
+        m->seen[n + 1] = '\0';
+    }
+}
+
+START_TEST(several_observers_should_see_each_tick_in_the_order_they_were_added)
+{
+    sim_event ev[] = {A(1, 100, 0), F(1, 20, 10)};
+    array_source src = {ev, 2, 0};
+    char seen[64] = "";
+    order_mark marks[ENGINE_MAX_OBSERVERS];
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = ideal_strategy()};
+    sim_error err;
+    for (uint32_t i = 0; i < ENGINE_MAX_OBSERVERS; i++) {
+        marks[i] = (order_mark){seen, (char)('a' + i)};
+        ck_assert_int_eq(engine_config_observe(&cfg, mark_tick, &marks[i], &err), SIM_OK);
+    }
+    /* the list is full: the next is refused, and the list stays as it was */
+    ck_assert_int_eq(engine_config_observe(&cfg, mark_tick, &marks[0], &err), SIM_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "too many observers"));
+    ck_assert_uint_eq(cfg.n_observers, ENGINE_MAX_OBSERVERS);
+    sim_run *run = replay_config(&cfg, &src, 1, SIM_OK, &err);
+    char want[64] = ""; /* "abcdabcd": each of the 2 events, every observer in order */
+    for (uint32_t k = 0; k < 2 * ENGINE_MAX_OBSERVERS; k++)
+        want[k] = (char)('a' + k % ENGINE_MAX_OBSERVERS);
+    ck_assert_str_eq(seen, want);
     sim_run_free(run);
 }
 END_TEST

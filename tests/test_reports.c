@@ -350,7 +350,7 @@ START_TEST(html_should_escape_markup)
 {
     sim_buf b;
     sim_buf_init(&b);
-    html_escape(&b, "a<b>&\"c'");
+    sim_buf_xml_escape(&b, "a<b>&\"c'");
     ck_assert_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;");
     ck_assert_uint_eq(b.len, 27); /* 1 + 4 + 1 + 4 + 5 + 6 + 1 + 5 */
     sim_buf_release(&b);

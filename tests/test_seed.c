@@ -204,8 +204,8 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
         .ops = ops,
         .paranoid = true, /* the checker runs after every event, the first included */
         .timeline_rows = 16,
-        .observe = note,
-        .observe_ctx = &w,
+        .observers = {{note, &w}},
+        .n_observers = 1,
     };
     sim_run *run = NULL;
     sim_error err;

@@ -1,6 +1,10 @@
 /* vrun.h — one measured replay: gpusim's own engine drives the events of a trace
  * (same order, deferred frees at ready_t, ids, OOM as data, stop at the first OOM:
- * design.md §3) into a strategy whose memory is real:
+ * design.md §3) into a strategy whose memory is real: cuda-raw, cuda-async or a
+ * mirror of one of gpusim's models. After every event (or every N, always at each
+ * local maximum) the harness reads cudaMemGetInfo and the allocator's counters. */
+
+/* The strategies:
  *   cuda-raw    one cudaMalloc/cudaFree per allocation (size 0: no call);
  *   cuda-async  cudaMallocAsync/cudaFreeAsync on the default pool, release threshold
  *               UINT64_MAX; empty_cache = synchronize + cudaMemPoolTrimTo(pool, 0);
@@ -14,9 +18,7 @@
  *               real order. The model decides OOM with its own accounting (device
  *               capacity = measured total, context = measured context, as the
  *               prediction); a cudaMalloc the driver refuses although the model had
- *               room ends the replay there as an OOM with cause "driver".
- * After every event (or every N, always at each local maximum) the harness reads
- * cudaMemGetInfo and the allocator's counters. */
+ *               room ends the replay there as an OOM with cause "driver". */
 #ifndef GPUSIM_VRUN_H
 #define GPUSIM_VRUN_H
 

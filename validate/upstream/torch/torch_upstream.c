@@ -146,8 +146,8 @@ static sim_status replay(const args *a, const strategy_ops *ops, bool upstream, 
         .opts = opts,
         .n_opts = n,
         .on_oom_skip = a->skip,
-        .observe = observe,
-        .observe_ctx = rec,
+        .observers = {{observe, rec}},
+        .n_observers = 1,
     };
     sim_event_source src = trace_source(tr);
     sim_run *run = NULL;
