@@ -11,7 +11,7 @@
 #include "sim/grow.h"
 #include "traces/protowire.h"
 
-#define JP_MAX_BUFFERS ((uint64_t)1 << 24) /* buffers imported from one profile, at most */
+#define JP_MAX_BUFFERS ((uint64_t)1 << 22) /* buffers imported from one profile, at most */
 #define JP_MAX_FRAMES 4                    /* frames of a tag */
 
 /* perftools.profiles.Profile field numbers */
