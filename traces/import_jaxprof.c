@@ -325,7 +325,7 @@ static sim_status read_label(const jaxprof *x, pb_msg m, jp_sample *out)
 /* A value of the sample's repeated int64 value field: one varint, or packed. */
 static sim_status read_values(const jaxprof *x, const pb_field *f, size_t *k, jp_sample *out)
 {
-    pb_msg m = f->sub;
+    pb_msg m = f->wire == PB_LEN ? f->sub : (pb_msg){0};
     uint64_t v = f->v;
     do {
         if (f->wire == PB_LEN && !protowire_varint(&m, &v))
@@ -491,7 +491,7 @@ static uint64_t sample_tag(jaxprof *x, pb_msg m, const jp_sample *s)
     while (protowire_next(&m, &f) == PB_FIELD) {
         if (f.num != 1 || (f.wire != PB_VARINT && f.wire != PB_LEN))
             continue;
-        pb_msg ids = f.sub;
+        pb_msg ids = f.wire == PB_LEN ? f.sub : (pb_msg){0};
         uint64_t id = f.v;
         while (f.wire == PB_VARINT || (ids.at < ids.n && protowire_varint(&ids, &id))) {
             jp_loc key = {.id = id};
