@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "import_common.h"
+#include "import_jaxprof.h"
 #include "import_kineto.h"
 #include "import_pickle.h"
 #include "import_snapshot.h"
@@ -76,6 +77,13 @@ static const input_format FORMATS[] = {
         .import_magic = import_xla,
         .recorded = "an XLA buffer assignment",
         .against_strategy = "planned",
+    },
+    {
+        .name = "jax-memory",
+        .summary = "a JAX device memory profile (pprof)",
+        .sniff_keys = NO_KEYS,
+        .magic_test = import_jaxprof_sniff,
+        .import_magic = import_jaxprof,
     },
 };
 

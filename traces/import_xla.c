@@ -9,76 +9,7 @@
 
 #include "sim/buf.h"
 #include "sim/grow.h"
-
-/* ---------------------------------------------------------------- wire format */
-
-/* A message: bytes p[0 .. n), base = the offset of p[0] in the file (for messages). */
-typedef struct pb_msg {
-    const unsigned char *p;
-    size_t n, at, base;
-} pb_msg;
-
-typedef struct pb_field {
-    uint32_t num, wire;
-    uint64_t v;   /* wire 0 */
-    pb_msg sub;   /* wire 2 */
-    size_t where; /* the field's key, as a file offset */
-} pb_field;
-
-typedef enum pb_step { PB_END, PB_FIELD, PB_BAD } pb_step;
-
-#define PB_VARINT 0u
-#define PB_LEN 2u
-
-static bool pb_varint(pb_msg *m, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (m->at >= m->n)
-            return false;
-        unsigned char b = m->p[m->at++];
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-static pb_step pb_skip(pb_msg *m, size_t k)
-{
-    if (m->n - m->at < k)
-        return PB_BAD;
-    m->at += k;
-    return PB_FIELD;
-}
-
-/* The next field of m; PB_BAD for a truncated or malformed one (groups included). */
-static pb_step pb_next(pb_msg *m, pb_field *f)
-{
-    if (m->at >= m->n)
-        return PB_END;
-    f->where = m->base + m->at;
-    uint64_t key, len;
-    if (!pb_varint(m, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
-        return PB_BAD;
-    f->num = (uint32_t)(key >> 3);
-    f->wire = (uint32_t)(key & 7);
-    f->v = 0;
-    switch (f->wire) {
-    case PB_VARINT: return pb_varint(m, &f->v) ? PB_FIELD : PB_BAD;
-    case 1: return pb_skip(m, 8);
-    case 5: return pb_skip(m, 4);
-    case PB_LEN:
-        if (!pb_varint(m, &len) || len > m->n - m->at)
-            return PB_BAD;
-        f->sub = (pb_msg){.p = m->p + m->at, .n = (size_t)len, .base = m->base + m->at};
-        m->at += (size_t)len;
-        return PB_FIELD;
-    default: return PB_BAD;
-    }
-}
+#include "traces/protowire.h"
 
 /* ---------------------------------------------------------------- the dump */
 
@@ -130,7 +61,7 @@ static sim_status nomem(const xla_dump *x)
     return sim_error_set(x->d->err, SIM_ENOMEM, x->d->path, 0, 0, "out of memory");
 }
 
-/* f: the field pb_next failed on (its key's offset). */
+/* f: the field protowire_next failed on (its key's offset). */
 static sim_status bad_field(const xla_dump *x, const pb_field *f, const char *what)
 {
     return xla_fail(x, f->where, "truncated or malformed protobuf in %s", what);
@@ -163,7 +94,7 @@ static sim_status read_lbuf(xla_dump *x, pb_msg m)
     pb_field f;
     pb_step s;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
             st = want_size(x, &f, "logical buffer id", &b.id);
         else if (f.num == 2)
@@ -185,7 +116,7 @@ static sim_status read_assigned(xla_dump *x, pb_msg m)
     pb_field f;
     pb_step s;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
             st = want_size(x, &f, "assigned buffer id", &a.buf);
         else if (f.num == 2)
@@ -226,7 +157,7 @@ static sim_status read_alloc(xla_dump *x, pb_msg m)
     sim_status st = SIM_OK;
     if (x->n_al >= UINT32_MAX)
         return xla_fail(x, m.base, "more than 2^32 allocations");
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
             st = want_size(x, &f, "allocation index", &a.index);
         else if (f.num == 2)
@@ -253,7 +184,7 @@ static sim_status read_assignment(xla_dump *x, pb_msg m)
     pb_field f;
     pb_step s;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num != 1 && f.num != 3 && f.num != 4)
             continue;
         if ((st = want_wire(x, &f, PB_LEN, "buffer assignment")) != SIM_OK)
@@ -276,7 +207,7 @@ static sim_status read_assignment(xla_dump *x, pb_msg m)
 static void read_module_name(xla_dump *x, pb_msg m)
 {
     pb_field f;
-    while (pb_next(&m, &f) == PB_FIELD)
+    while (protowire_next(&m, &f) == PB_FIELD)
         if (f.num == 1 && f.wire == PB_LEN) {
             int n = f.sub.n < sizeof x->module ? (int)f.sub.n : (int)sizeof x->module - 1;
             snprintf(x->module, sizeof x->module, "%.*s", n, (const char *)f.sub.p);
@@ -291,7 +222,7 @@ static sim_status read_top(xla_dump *x, const unsigned char *data, size_t len)
     pb_step s;
     bool found = false;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1 && f.wire == PB_LEN)
             read_module_name(x, f.sub);
         if (f.num != 3)
@@ -364,7 +295,7 @@ static sim_status read_event(const xla_dump *x, pb_msg m, xla_event *e)
     pb_field f;
     pb_step s;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
             st = want_wire(x, &f, PB_VARINT, "event kind");
         else if (f.num == 2)
@@ -470,7 +401,7 @@ static sim_status convert_trace(xla_dump *x, conv *c, pb_msg m)
     pb_field f;
     pb_step s;
     sim_status st = SIM_OK;
-    while (st == SIM_OK && (s = pb_next(&m, &f)) == PB_FIELD) {
+    while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num != 1)
             continue;
         xla_event e;
@@ -489,7 +420,7 @@ static uint64_t count_events(pb_msg m)
 {
     pb_field f;
     uint64_t n = 0;
-    while (pb_next(&m, &f) == PB_FIELD)
+    while (protowire_next(&m, &f) == PB_FIELD)
         n += f.num == 1;
     return n;
 }
@@ -605,7 +536,7 @@ sim_status import_xla(const unsigned char *data, size_t len, const input_options
 static bool sniff_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *out)
 {
     pb_msg m = {.p = p, .n = n, .at = *at};
-    bool ok = pb_varint(&m, out);
+    bool ok = protowire_varint(&m, out);
     *at = m.at;
     return ok;
 }

@@ -2,7 +2,7 @@
  * XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_proto" writes as
  * DIR/module_*.{cpu,gpu}_after_optimizations.hlo.pb (traces/IMPORT.md, "XLA").
  *
- * Read with a small protobuf wire-format reader for the four messages needed
+ * Read with the protobuf wire-format reader of traces/protowire.h, for the four messages needed
  * (HloProto.buffer_assignment; BufferAssignmentProto's logical_buffers,
  * buffer_allocations and heap_simulator_traces); every other field is skipped,
  * nothing is allocated from a length before it is checked against the file.
