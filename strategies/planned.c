@@ -226,7 +226,7 @@ static void planned_stats(const strategy *s, const strategy_stat_sink *sink)
     sink->u64(sink->ctx, "no_fragmentation_peak_bytes", s->peak);
     sink->u64(sink->ctx, "fragmentation_size_bytes", s->heap - s->peak);
     sink->u64(sink->ctx, "heaps", s->heaps);
-    sink->text(sink->ctx, "order", s->order);
+    strategy_emit_text(sink, "order", s->order); /* a --summary sink takes no text */
     sink->u64(sink->ctx, "buffers", s->n);
     sink->u64(sink->ctx, "bytes_in_use", s->live_bytes);
     sink->u64(sink->ctx, "live_allocations", s->live_count);

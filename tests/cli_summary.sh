@@ -142,4 +142,13 @@ else bad "BFC OOM lines: $(head -c 900 "$tmp/out")"; fi
 expect 0 "no out-of-memory happened" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --summary=oom
 same "--summary=oom without an OOM" "$g/summary_torch_rules.txt"
 expect 2 "expected end, peak or oom" replay "$g/torch_rules.jsonl" --summary=middle
+
+# Every strategy's statistics reach a summary (planned's "order" is text, which a
+# --summary sink does not take: it once crashed here)
+for s in $(cli_strategies); do
+  lim=()
+  [ "$s" != limit ] || lim=(--limit=1GiB)
+  expect 0 "" replay "$g/torch_rules.jsonl" --strategy="$s" --capacity=16GiB "${lim[@]}" --summary
+  expect 0 "" replay "$g/torch_rules.jsonl" --strategy="$s" --capacity=16GiB "${lim[@]}" --summary --format=json
+done
 cli_finish
