@@ -4,6 +4,7 @@
  * release modelled). */
 #include <stdio.h>
 
+#include "sim/jsonw.h"
 #include "torch_types.h"
 
 static void emit_stat(const strategy_stat_sink *sink, const char *name, const tstat *x)
@@ -74,10 +75,11 @@ void torch_options(const strategy *s, const strategy_stat_sink *sink)
     strategy_emit_text(sink, "garbage_collection_threshold", buf);
     strategy_emit_text(sink, "roundup_power2_divisions", torch_conf_format_divisions(c, buf, sizeof buf));
     strategy_emit_text(sink, "expandable_segments", c->expandable_segments ? "True" : "False");
-    /* memory_fraction: "" when unset (no cap), which create() reads back as unset */
+    /* memory_fraction: "" when unset (no cap), which create() reads back as unset; else
+     * the shortest text that reads back to the same double (0.8, not 0.80000000000000004) */
     buf[0] = '\0';
     if (s->set_fraction)
-        snprintf(buf, sizeof buf, "%.17g", s->fraction);
+        jsonw_format_real(s->fraction, buf, sizeof buf);
     strategy_emit_text(sink, "memory_fraction", buf);
     if (c->ignored[0] != '\0') {
         snprintf(buf, sizeof buf, "%s (accepted; they do not change device memory placement)", c->ignored);

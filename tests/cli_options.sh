@@ -163,6 +163,11 @@ expect_any 2 "--bfc-preset is an option of greedy, growth, limit, not of the str
 # with several strategies, an option applies when one of them takes it
 expect_any 0 "" compare "$trace" --strategies=greedy,torch --memory-fraction=0.5 --mem-fraction=0.5
 expect_any 0 "" compare "$trace" --memory-fraction=0.5
+# a fraction is written as people write it, wherever the options appear (the shortest text
+# that reads back to the same double: 0.8, never 0.80000000000000004)
+expect_any 0 '"memory_fraction": "0.8"' replay "$trace" --memory-fraction=0.8 --format=json
+if grep -q '0000000000000' "$tmp/out"; then bad "a fraction with 17 digits: $(grep -o '"memory_fraction": "[^"]*"' "$tmp/out")"; else ok; fi
+expect_any 0 '"memory_fraction": "0.1"' replay "$trace" --memory-fraction=0.1 --format=json
 # the default strategy of replay is torch
 expect_any 2 "not of strategy torch" replay "$trace" --bfc-gc=off
 expect_any 0 "" replay "$trace" --memory-fraction=0.9
