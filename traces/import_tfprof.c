@@ -319,7 +319,6 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
     if (tl != NULL && tl->type == JSON_ARRAY && tl->len > 0)
         return timeline_replay(d, prof, tl, chosen->key);
     snprintf(lname, sizeof lname, "memoryProfilePerAllocator[\"%.80s\"].memoryProfileSnapshots", chosen->key);
-    l.i = 0;
     const json_value *snaps = json_get(prof, "memoryProfileSnapshots");
     if (snaps == NULL)
         return imp_fail(d, prof, &l, "missing, and no \"sampledTimelineSnapshots\" to read instead");

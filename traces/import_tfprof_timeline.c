@@ -6,10 +6,12 @@
  *  1. The in-use just before point i is in_use(i) − size (ALLOCATION) or + size
  *     (DEALLOCATION): what the previous point left, when nothing was dropped in between.
  *  2. Where the previous point left something else, the snapshots between them were
- *     dropped: the difference becomes synthetic events in that gap (a free of the most
- *     recently allocated live blocks to go down, one allocation "sampled gap" to go up),
- *     then point i's own event, exact, with its address.
- *  3. Before the first point, what was live is one allocation at the start.
+ *     dropped: the difference becomes synthetic events in that gap (to go down, frees
+ *     of the most recent synthetic blocks, then of the most recent recorded ones; to go
+ *     up, one allocation "sampled gap"), then point i's own event, exact, with its
+ *     address. A deallocation of an address not live allocates it in the gap first.
+ *  3. Before the first point: the blocks the timeline deallocates without allocating
+ *     them, then one block for the rest of the in-use, are allocations at the start.
  * Sizes are allocationBytes (TensorFlow's chunk, what heap + stack counts), so the replay's
  * live bytes equal the recorded in-use at every point. */
 #include "import_tfprof_timeline.h"
@@ -39,6 +41,8 @@ typedef struct tl_state {
     imp_doc *d;
     tl_block *blk;
     size_t n, cap;
+    size_t *syn;         /* the live synthetic blocks (address 0), in allocation order */
+    size_t n_syn, cap_syn;
     imp_map live;        /* address → .a: index in blk */
     uint64_t cur;        /* the replay's live bytes */
     uint64_t t;          /* the current point's time */
@@ -143,6 +147,16 @@ static sim_status block_new(tl_state *s, uint64_t size, uint64_t addr, uint64_t 
         if (m == NULL)
             return nomem(d);
         m->a = s->n;
+    } else {
+        if (s->n_syn == s->cap_syn) {
+            size_t c = s->cap_syn ? 2 * s->cap_syn : 64;
+            size_t *y = realloc(s->syn, c * sizeof *y);
+            if (y == NULL)
+                return nomem(d);
+            s->syn = y;
+            s->cap_syn = c;
+        }
+        s->syn[s->n_syn++] = s->n;
     }
     s->blk[s->n++] = (tl_block){.id = e->id, .size = size, .addr = addr, .live = true};
     s->cur += size;
@@ -169,9 +183,14 @@ static sim_status block_free(tl_state *s, size_t i)
     return SIM_OK;
 }
 
-/* The most recently allocated live block other than keep (SIZE_MAX: none). */
-static size_t top_live(const tl_state *s, size_t keep)
+/* The block a gap frees next: the most recent synthetic one (they are freed only here,
+ * so the top of syn is live), else the most recently allocated live block other than
+ * keep (SIZE_MAX: none): a recorded block is freed in a gap only when the synthetic
+ * ones do not cover the drop. */
+static size_t top_live(tl_state *s, size_t keep)
 {
+    if (s->n_syn > 0)
+        return s->syn[--s->n_syn];
     for (size_t i = s->n; i > 0; i--)
         if (s->blk[i - 1].live && i - 1 != keep)
             return i - 1;
@@ -310,12 +329,14 @@ static void timeline_warn(tl_state *s, uint64_t points, uint64_t pruned)
         imp_warn(d, "%s: replayed the %" PRIu64 " points of \"sampledTimelineSnapshots\" instead; they follow one "
                     "another without a gap, so this is every allocation and deallocation of the profile",
                  head, points);
-    else
+    else {
         imp_warn(d, "%s: replayed the %" PRIu64 " points of \"sampledTimelineSnapshots\" instead, %" PRIu64
                     " exact; in %" PRIu64 " gaps between samples %" PRIu64 " synthetic allocations and frees "
-                    "(tag \"sampled gap\") give the recorded in-use at every point, but the individual allocation "
-                    "sizes, their order and their addresses inside each gap are lost",
+                    "(tag \"sampled gap\") give the recorded in-use at every point",
                  head, points, s->exact, s->gaps, s->gap_events);
+        imp_warn(d, "inside each gap of the sampled timeline the individual allocation sizes, their order and their "
+                    "addresses are lost");
+    }
     if (s->odd)
         imp_warn(d, "%" PRIu64 " timeline points had an activity that could not be replayed (address 0, size 0, "
                     "or less in use than their own allocation): only their in-use was kept",
@@ -354,6 +375,7 @@ sim_status tfprof_timeline_import(imp_doc *d, const json_value *points, const ch
     }
     free(p);
     free(s.blk);
+    free(s.syn);
     imp_map_release(&s.live);
     return st;
 }
