@@ -242,25 +242,13 @@ done:
     return st;
 }
 
-sim_status import_tfprof(const json_value *root, const input_options *opt, imp_doc *d)
+/* The allocator to replay: --device=N's, else the GPU one with the most snapshots or
+ * timeline points, else the one with the most. */
+static sim_status allocator_choose(imp_doc *d, const json_value *per, const input_options *opt,
+                                   const json_member **out)
 {
-    imp_loc top = {NULL, 0};
-    if (root->type == JSON_ARRAY) {
-        if (root->len != 1)
-            return imp_fail(d, root, &top, "a TensorFlow memory profile array must hold exactly one profile, not %u",
-                            root->len);
-        root = &root->u.items[0];
-    }
-    if (root->type != JSON_OBJECT)
-        return imp_fail(d, root, &top, "a memory profile must be an object, not %s", json_type_name(root->type));
-    const json_value *per = json_get(root, "memoryProfilePerAllocator");
-    if (per == NULL)
-        return imp_fail(d, root, &top, "missing \"memoryProfilePerAllocator\" (is this a TensorFlow memory profile?)");
-    if (per->type != JSON_OBJECT)
-        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" must be an object, not %s",
-                        json_type_name(per->type));
-    /* the allocator */
     const json_member *chosen = NULL;
+    imp_loc top = {NULL, 0};
     char want1[32] = "", want2[32] = "";
     if (opt && opt->device >= 0) {
         snprintf(want1, sizeof want1, "GPU_%" PRId64 "_bfc", opt->device);
@@ -303,10 +291,34 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
         }
         return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" is empty");
     }
+    *out = chosen;
+    return SIM_OK;
+}
+
+sim_status import_tfprof(const json_value *root, const input_options *opt, imp_doc *d)
+{
+    imp_loc top = {NULL, 0};
+    if (root->type == JSON_ARRAY) {
+        if (root->len != 1)
+            return imp_fail(d, root, &top, "a TensorFlow memory profile array must hold exactly one profile, not %u",
+                            root->len);
+        root = &root->u.items[0];
+    }
+    if (root->type != JSON_OBJECT)
+        return imp_fail(d, root, &top, "a memory profile must be an object, not %s", json_type_name(root->type));
+    const json_value *per = json_get(root, "memoryProfilePerAllocator");
+    if (per == NULL)
+        return imp_fail(d, root, &top, "missing \"memoryProfilePerAllocator\" (is this a TensorFlow memory profile?)");
+    if (per->type != JSON_OBJECT)
+        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" must be an object, not %s",
+                        json_type_name(per->type));
+    const json_member *chosen = NULL;
+    sim_status st = allocator_choose(d, per, opt, &chosen);
+    if (st != SIM_OK)
+        return st;
     const json_value *prof = &chosen->value;
     snprintf(d->header.device_name, sizeof d->header.device_name, "%s", chosen->key);
-    sim_status st = summary_read(d, prof);
-    if (st != SIM_OK)
+    if ((st = summary_read(d, prof)) != SIM_OK)
         return st;
     char lname[160];
     snprintf(lname, sizeof lname, "memoryProfilePerAllocator[\"%.80s\"].sampledTimelineSnapshots", chosen->key);
