@@ -1,5 +1,6 @@
 /* TensorFlow memory profile → native events. */
 #include "import_tfprof.h"
+#include "import_tfprof_timeline.h"
 
 #include "sim/buf.h"
 
@@ -19,6 +20,12 @@ typedef struct tf_rec {
     bool has_stats;
 } tf_rec;
 
+static uint64_t points_of(const json_value *prof, const char *key)
+{
+    const json_value *a = json_get(prof, key);
+    return a && a->type == JSON_ARRAY ? a->len : 0;
+}
+
 static int rec_cmp(const void *a, const void *b)
 {
     const tf_rec *x = a, *y = b;
@@ -37,120 +44,61 @@ static bool is_gpu_key(const char *k)
     return *k != '\0';
 }
 
-static sim_status activity_of(imp_doc *d, const json_value *meta, const imp_loc *l, int *out)
+/* profileSummary: the capacity, and the profile's peak (heap + stack of peakStats: its
+ * peakBytesInUse is the allocator's, which may be older than the profile). */
+static sim_status summary_read(imp_doc *d, const json_value *prof)
 {
-    const json_value *a = json_get(meta, "memoryActivity");
-    *out = 0;
-    if (a == NULL || a->type == JSON_NULL)
-        return SIM_OK;
-    if (a->type == JSON_STRING) {
-        if (strcmp(a->u.str, "ALLOCATION") == 0)
-            *out = 1;
-        else if (strcmp(a->u.str, "DEALLOCATION") == 0)
-            *out = 2;
-        return SIM_OK;
-    }
-    uint64_t v = 0;
-    if (a->type != JSON_NUMBER || json_to_u64(a, 100, &v) != JSON_INT_OK)
-        return imp_fail(d, a, l, "\"memoryActivity\" must be an enum name or number");
-    *out = (int)v;
-    return SIM_OK;
-}
-
-sim_status import_tfprof(const json_value *root, const input_options *opt, imp_doc *d)
-{
-    imp_loc top = {NULL, 0};
-    if (root->type == JSON_ARRAY) {
-        if (root->len != 1)
-            return imp_fail(d, root, &top, "a TensorFlow memory profile array must hold exactly one profile, not %u",
-                            root->len);
-        root = &root->u.items[0];
-    }
-    if (root->type != JSON_OBJECT)
-        return imp_fail(d, root, &top, "a memory profile must be an object, not %s", json_type_name(root->type));
-    const json_value *per = json_get(root, "memoryProfilePerAllocator");
-    if (per == NULL)
-        return imp_fail(d, root, &top, "missing \"memoryProfilePerAllocator\" (is this a TensorFlow memory profile?)");
-    if (per->type != JSON_OBJECT)
-        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" must be an object, not %s",
-                        json_type_name(per->type));
-    /* the allocator */
-    const json_member *chosen = NULL;
-    char want1[32] = "", want2[32] = "";
-    if (opt && opt->device >= 0) {
-        snprintf(want1, sizeof want1, "GPU_%" PRId64 "_bfc", opt->device);
-        snprintf(want2, sizeof want2, "%" PRId64, opt->device);
-    }
-    uint64_t best = 0;
-    bool best_gpu = false;
-    for (uint32_t i = 0; i < per->len; i++) {
-        const json_member *m = &per->u.members[i];
-        if (m->value.type != JSON_OBJECT) {
-            imp_loc l = {"memoryProfilePerAllocator", i};
-            return imp_fail(d, &m->value, &l, "an allocator's profile must be an object, not %s",
-                            json_type_name(m->value.type));
-        }
-        if (want1[0]) {
-            if (strcmp(m->key, want1) == 0 || strcmp(m->key, want2) == 0)
-                chosen = m;
-            continue;
-        }
-        const json_value *snaps = json_get(&m->value, "memoryProfileSnapshots");
-        uint64_t n = snaps && snaps->type == JSON_ARRAY ? snaps->len : 0;
-        bool gpu = is_gpu_key(m->key);
-        if (chosen == NULL || (gpu && !best_gpu) || (gpu == best_gpu && n > best)) {
-            chosen = m;
-            best = n;
-            best_gpu = gpu;
-        }
-    }
-    if (chosen == NULL) {
-        if (want1[0]) {
-            char list[256] = "";
-            for (uint32_t i = 0; i < per->len; i++) {
-                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, per->u.members[i].key, sizeof list - strlen(list) - 1);
-            }
-            return sim_error_set(d->err, SIM_EUSAGE, d->path, 0, 0,
-                                 "--device=%" PRId64 ": no allocator \"%s\" or \"%s\" in this profile (it has: %s)",
-                                 opt->device, want1, want2, list);
-        }
-        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" is empty");
-    }
-    const json_value *prof = &chosen->value;
-    char lname[160];
-    snprintf(lname, sizeof lname, "memoryProfilePerAllocator[\"%.80s\"].memoryProfileSnapshots", chosen->key);
-    imp_loc l = {lname, 0};
-    const json_value *snaps = json_get(prof, "memoryProfileSnapshots");
-    if (snaps == NULL)
-        return imp_fail(d, prof, &l, "missing");
-    if (snaps->type != JSON_ARRAY)
-        return imp_fail(d, snaps, &l, "must be an array, not %s", json_type_name(snaps->type));
-    snprintf(d->header.device_name, sizeof d->header.device_name, "%s", chosen->key);
-    /* references from the summary */
     const json_value *sum = json_get(prof, "profileSummary");
     imp_loc ls = {"profileSummary", UINT64_MAX};
     sim_status st;
-    if (sum && sum->type == JSON_OBJECT) {
-        uint64_t cap = 0;
-        bool has = false;
-        if ((st = imp_get_u64(d, sum, "memoryCapacity", false, SIM_MAX_SIZE, &cap, &has, &ls)) != SIM_OK)
-            return st;
-        if (has && cap) {
-            d->rec.capacity = cap;
-            d->header.device_capacity = cap;
-        }
-        const json_value *ps = json_get(sum, "peakStats");
-        if (ps && ps->type == JSON_OBJECT) {
-            uint64_t peak = 0;
-            if ((st = imp_get_u64(d, ps, "peakBytesInUse", false, UINT64_MAX, &peak, &has, &ls)) != SIM_OK)
-                return st;
-            if (has) {
-                d->rec.has_peak_allocated = true;
-                d->rec.peak_allocated = peak;
-            }
-        }
+    if (sum == NULL || sum->type != JSON_OBJECT)
+        return SIM_OK;
+    uint64_t cap = 0, heap = 0, stack = 0, peak = 0;
+    bool has = false, has_heap = false;
+    if ((st = imp_get_u64(d, sum, "memoryCapacity", false, SIM_MAX_SIZE, &cap, &has, &ls)) != SIM_OK)
+        return st;
+    if (has && cap) {
+        d->rec.capacity = cap;
+        d->header.device_capacity = cap;
     }
+    const json_value *ps = json_get(sum, "peakStats");
+    if (ps == NULL || ps->type != JSON_OBJECT)
+        return SIM_OK;
+    if ((st = imp_get_u64(d, ps, "peakBytesInUse", false, SIM_MAX_SIZE, &peak, &has, &ls)) != SIM_OK ||
+        (st = imp_get_u64(d, ps, "heapAllocatedBytes", false, SIM_MAX_SIZE, &heap, &has_heap, &ls)) != SIM_OK ||
+        (st = imp_get_u64(d, ps, "stackReservedBytes", false, SIM_MAX_SIZE, &stack, NULL, &ls)) != SIM_OK)
+        return st;
+    if (has_heap || has) {
+        d->rec.has_peak_allocated = true;
+        d->rec.peak_allocated = has_heap ? heap + stack : peak;
+    }
+    return SIM_OK;
+}
+
+static sim_status timeline_replay(imp_doc *d, const json_value *prof, const json_value *tl, const char *key)
+{
+    char where[160];
+    snprintf(where, sizeof where, "memoryProfilePerAllocator[\"%.80s\"].sampledTimelineSnapshots", key);
+    const json_value *snaps = json_get(prof, "memoryProfileSnapshots");
+    uint64_t pruned = snaps && snaps->type == JSON_ARRAY ? snaps->len : UINT64_MAX;
+    sim_status st = tfprof_timeline_import(d, tl, where, pruned);
+    if (st != SIM_OK)
+        return st;
+    sim_buf extra;
+    sim_buf_init(&extra);
+    sim_buf_puts(&extra, ",\"allocator\":");
+    sim_buf_json_str(&extra, key);
+    sim_buf_puts(&extra, ",\"sampled\":true,\"source\":\"sampledTimelineSnapshots\"");
+    st = extra.oom ? sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory")
+                   : imp_doc_finish(d, extra.data, d->err);
+    sim_buf_release(&extra);
+    return st;
+}
+
+/* Old profiles (no sampled timeline) may hold every snapshot: replay them as they are. */
+static sim_status snapshots_replay(imp_doc *d, const json_value *snaps, imp_loc l, const char *key)
+{
+    sim_status st;
     tf_rec *recs = calloc(snaps->len ? snaps->len : 1, sizeof *recs);
     imp_map live;
     imp_map_init(&live);
@@ -177,7 +125,7 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
             st = imp_fail(d, meta ? meta : s, &l, "missing \"activityMetadata\" object");
             goto done;
         }
-        if ((st = activity_of(d, meta, &l, &r->activity)) != SIM_OK ||
+        if ((st = tfprof_activity(d, meta, &l, &r->activity)) != SIM_OK ||
             (st = imp_get_u64(d, meta, "requestedBytes", false, SIM_MAX_SIZE, &r->requested, NULL, &l)) != SIM_OK ||
             (st = imp_get_u64(d, meta, "allocationBytes", false, SIM_MAX_SIZE, &r->allocation, NULL, &l)) != SIM_OK ||
             (st = imp_get_u64(d, meta, "address", false, UINT64_MAX, &r->addr, NULL, &l)) != SIM_OK ||
@@ -280,7 +228,7 @@ sim_status import_tfprof(const json_value *root, const input_options *opt, imp_d
     sim_buf extra;
     sim_buf_init(&extra);
     sim_buf_puts(&extra, ",\"allocator\":");
-    sim_buf_json_str(&extra, chosen->key);
+    sim_buf_json_str(&extra, key);
     sim_buf_puts(&extra, ",\"sampled\":true");
     st = extra.oom ? sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory")
                    : imp_doc_finish(d, extra.data, d->err);
@@ -292,4 +240,101 @@ done:
     free(recs);
     imp_map_release(&live);
     return st;
+}
+
+/* The allocator to replay: --device=N's, else the GPU one with the most snapshots or
+ * timeline points, else the one with the most. */
+static sim_status allocator_choose(imp_doc *d, const json_value *per, const input_options *opt,
+                                   const json_member **out)
+{
+    const json_member *chosen = NULL;
+    imp_loc top = {NULL, 0};
+    char want1[32] = "", want2[32] = "";
+    if (opt && opt->device >= 0) {
+        snprintf(want1, sizeof want1, "GPU_%" PRId64 "_bfc", opt->device);
+        snprintf(want2, sizeof want2, "%" PRId64, opt->device);
+    }
+    uint64_t best = 0;
+    bool best_gpu = false;
+    for (uint32_t i = 0; i < per->len; i++) {
+        const json_member *m = &per->u.members[i];
+        if (m->value.type != JSON_OBJECT) {
+            imp_loc l = {"memoryProfilePerAllocator", i};
+            return imp_fail(d, &m->value, &l, "an allocator's profile must be an object, not %s",
+                            json_type_name(m->value.type));
+        }
+        if (want1[0]) {
+            if (strcmp(m->key, want1) == 0 || strcmp(m->key, want2) == 0)
+                chosen = m;
+            continue;
+        }
+        uint64_t n = points_of(&m->value, "memoryProfileSnapshots");
+        uint64_t n_tl = points_of(&m->value, "sampledTimelineSnapshots");
+        n = n_tl > n ? n_tl : n;
+        bool gpu = is_gpu_key(m->key);
+        if (chosen == NULL || (gpu && !best_gpu) || (gpu == best_gpu && n > best)) {
+            chosen = m;
+            best = n;
+            best_gpu = gpu;
+        }
+    }
+    if (chosen == NULL) {
+        if (want1[0]) {
+            char list[256] = "";
+            for (uint32_t i = 0; i < per->len; i++) {
+                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, per->u.members[i].key, sizeof list - strlen(list) - 1);
+            }
+            return sim_error_set(d->err, SIM_EUSAGE, d->path, 0, 0,
+                                 "--device=%" PRId64 ": no allocator \"%s\" or \"%s\" in this profile (it has: %s)",
+                                 opt->device, want1, want2, list);
+        }
+        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" is empty");
+    }
+    *out = chosen;
+    return SIM_OK;
+}
+
+sim_status import_tfprof(const json_value *root, const input_options *opt, imp_doc *d)
+{
+    imp_loc top = {NULL, 0};
+    if (root->type == JSON_ARRAY) {
+        if (root->len != 1)
+            return imp_fail(d, root, &top, "a TensorFlow memory profile array must hold exactly one profile, not %u",
+                            root->len);
+        root = &root->u.items[0];
+    }
+    if (root->type != JSON_OBJECT)
+        return imp_fail(d, root, &top, "a memory profile must be an object, not %s", json_type_name(root->type));
+    const json_value *per = json_get(root, "memoryProfilePerAllocator");
+    if (per == NULL)
+        return imp_fail(d, root, &top, "missing \"memoryProfilePerAllocator\" (is this a TensorFlow memory profile?)");
+    if (per->type != JSON_OBJECT)
+        return imp_fail(d, per, &top, "\"memoryProfilePerAllocator\" must be an object, not %s",
+                        json_type_name(per->type));
+    const json_member *chosen = NULL;
+    sim_status st = allocator_choose(d, per, opt, &chosen);
+    if (st != SIM_OK)
+        return st;
+    const json_value *prof = &chosen->value;
+    snprintf(d->header.device_name, sizeof d->header.device_name, "%s", chosen->key);
+    if ((st = summary_read(d, prof)) != SIM_OK)
+        return st;
+    char lname[160];
+    snprintf(lname, sizeof lname, "memoryProfilePerAllocator[\"%.80s\"].sampledTimelineSnapshots", chosen->key);
+    imp_loc l = {lname, UINT64_MAX};
+    const json_value *tl = json_get(prof, "sampledTimelineSnapshots");
+    if (tl != NULL && tl->type != JSON_ARRAY && tl->type != JSON_NULL)
+        return imp_fail(d, tl, &l, "must be an array, not %s", json_type_name(tl->type));
+    /* XProf's profiles with a timeline keep in memoryProfileSnapshots only the
+     * allocations live at the peak: the timeline is the better record */
+    if (tl != NULL && tl->type == JSON_ARRAY && tl->len > 0)
+        return timeline_replay(d, prof, tl, chosen->key);
+    snprintf(lname, sizeof lname, "memoryProfilePerAllocator[\"%.80s\"].memoryProfileSnapshots", chosen->key);
+    const json_value *snaps = json_get(prof, "memoryProfileSnapshots");
+    if (snaps == NULL)
+        return imp_fail(d, prof, &l, "missing, and no \"sampledTimelineSnapshots\" to read instead");
+    if (snaps->type != JSON_ARRAY)
+        return imp_fail(d, snaps, &l, "must be an array, not %s", json_type_name(snaps->type));
+    return snapshots_replay(d, snaps, l, chosen->key);
 }

@@ -2,11 +2,13 @@
  * protobuf JSON: camelCase keys, int64 as decimal strings, times in ps, maybe wrapped
  * in a one-element array; reference/trace-formats.md §2). */
 
-/* It is sampled, not a full trace: the snapshots of one allocator (`--device=N` picks
- * "GPU_N_bfc" or "N"; default the allocator with most snapshots) are replayed as they
- * are, ALLOCATION/DEALLOCATION paired by address, and a warning says what is missing.
- * heapAllocatedBytes (+ stackReservedBytes) is the recorded allocated curve,
- * profileSummary's peakBytesInUse and memoryCapacity the recorded references. */
+/* It is sampled, not a full trace. One allocator (`--device=N` picks "GPU_N_bfc" or "N";
+ * default the GPU allocator with most snapshots or timeline points). Its
+ * sampledTimelineSnapshots, when present, are replayed (import_tfprof_timeline.h: XProf
+ * prunes memoryProfileSnapshots to the allocations live at the peak); otherwise its
+ * memoryProfileSnapshots as they are, ALLOCATION/DEALLOCATION paired by address. A warning
+ * says what is missing. heap + stack is the recorded allocated curve, profileSummary's
+ * peakStats (heap + stack) the recorded peak and memoryCapacity the capacity. */
 #ifndef GPUSIM_IMPORT_TFPROF_H
 #define GPUSIM_IMPORT_TFPROF_H
 
