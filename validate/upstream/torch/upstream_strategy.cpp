@@ -22,6 +22,7 @@
 extern "C" {
 #include "sim/device.h"
 #include "sim/strategy.h"
+#include "strategies/torch.h"
 }
 #include "mock/mock_cuda_host.h"
 #include "upstream_strategy.h"
@@ -432,8 +433,17 @@ int up_walk(const strategy *s, strategy_visitor v, void *ctx)
 
 strategy_ops make_ops()
 {
+    // The model it stands in for: its name and traits (family, framework, advice, the
+    // recorded settings' key) are gpusim's torch's, so reports word it the same way
+    const strategy_ops *model = torch_strategy();
     strategy_ops o{};
-    o.name = "torch"; // the model it stands in for: reports word its OOM advice as for gpusim's torch
+    o.name = model->name;
+    o.family = model->family;
+    o.framework = model->framework;
+    o.advice = model->advice;
+    o.whatif_strategies = model->whatif_strategies;
+    o.takes_region_at_start = model->takes_region_at_start;
+    o.recorded_conf_key = model->recorded_conf_key;
 #ifdef GPUSIM_UPSTREAM_WHEEL
     o.summary = "PyTorch's own CUDA caching allocator, a shipped wheel's libc10_cuda.so over a mock CUDA runtime";
 #else
