@@ -1,6 +1,7 @@
 /* check.h — what an invariant checker found: a count of violations and the first
  * few messages. Checkers append to it and never abort, so a test can corrupt a
  * state on purpose and read which invariant caught it. Caller-owned, no allocation. */
+/* Thread safety: a report is not thread-safe; each checker run fills its own. */
 #ifndef GPUSIM_CHECK_H
 #define GPUSIM_CHECK_H
 

@@ -3,6 +3,9 @@
  * only through device.h, and never sees trace ids, files or JSON: the engine maps
  * trace ids to the handles a strategy returns. Each strategy file exports exactly
  * one getter of a `const strategy_ops` table (registry: strategies/registry.h). */
+/* Thread safety: an ops table is read-only and shared by every thread; an instance
+ * (strategy *) is not thread-safe, and separate instances may run on separate threads
+ * (compare, tune and sweep do): a model keeps all its state in the instance. */
 #ifndef GPUSIM_STRATEGY_H
 #define GPUSIM_STRATEGY_H
 
