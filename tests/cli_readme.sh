@@ -46,6 +46,8 @@ check_in_readme "data-parallel example" replay traces/examples/small-model-12gb.
   --strategy=growth --replicas=4 --job=3:traces/examples/two-jobs-b.jsonl
 check_in_readme "plan --node example" plan traces/examples/serving-16gb.jsonl --node=4xT4 --node=2xL4 \
   --strategies=greedy,torch
+check_in_readme "XLA plan beside the eager allocators" compare tests/data/import/xla/transformer_block.hlo.pb \
+  --strategies=planned,torch,growth --planner=xla --alignment=64 --gpu=A100-40GB
 # the --summary example: its first lines
 out=$("$bin" replay traces/examples/small-model-12gb.jsonl --strategy=torch --summary=peak 2>"$tmp/err" | head -12)
 n=0
