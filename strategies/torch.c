@@ -627,8 +627,8 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
      * names the segment size (alloc_size), not the rounded request; "this process has"
      * is what NVML reports for the process, its reserved memory and its context. NVML's
      * lines for the other processes on the device ("Process N has ...") need their
-     * PIDs, which a trace does not have. The advice by release (§2.15): 2.1-2.8
-     * PYTORCH_CUDA_ALLOC_CONF, as 2.6; 2.9-2.10 PYTORCH_ALLOC_CONF; 2.11 on
+     * PIDs, which a trace does not have. The advice by release (§2.15): 2.1-2.9
+     * PYTORCH_CUDA_ALLOC_CONF, as 2.6; 2.10 PYTORCH_ALLOC_CONF; 2.11 on
      * PYTORCH_CUDA_ALLOC_CONF and the docs.pytorch.org section; 2.14 on none when
      * expandable segments are on. */
     const torch_rules *rl = &s->rules;

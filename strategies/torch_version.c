@@ -29,8 +29,10 @@ static torch_rules rules_for(unsigned minor)
         /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
          * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
         .mb_minimum_inclusive = minor >= 9,
-        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig) */
-        .oom_advises_pytorch_alloc_conf = minor >= 9,
+        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig), but
+         * the OOM advice names it in 2.10 only: the 2.9.1 wheel still says
+         * PYTORCH_CUDA_ALLOC_CONF, 2.10.0's PYTORCH_ALLOC_CONF */
+        .oom_advises_pytorch_alloc_conf = minor >= 10,
         /* The shipped wheels (validate/upstream/torch/check-releases.sh) place the
          * next three: the first release whose wheel has it, the one before not.
          * pytorch/pytorch#172327 (January 2026): in 2.11.0, not 2.10.0 */

@@ -36,8 +36,8 @@ typedef struct torch_rules {
     /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
      * 2.1-2.8 require more than 20 */
     bool mb_minimum_inclusive;
-    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.9
-     * on, when that name came); 2.1-2.8 name PYTORCH_CUDA_ALLOC_CONF */
+    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.10
+     * on, measured on the wheels); 2.1-2.9 name PYTORCH_CUDA_ALLOC_CONF */
     bool oom_advises_pytorch_alloc_conf;
     /* the OOM advice names PYTORCH_CUDA_ALLOC_CONF again and links the notes'
      * "optimizing-memory-usage-with-pytorch-cuda-alloc-conf" section on

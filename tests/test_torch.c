@@ -231,7 +231,7 @@ END_TEST
 
 START_TEST(torch_oom_should_mirror_pytorch_message_and_classify_capacity)
 {
-    /* 2.10's wording (PYTORCH_ALLOC_CONF, 2.9 and 2.10); later releases in test_torch_release.c */
+    /* 2.10's wording (PYTORCH_ALLOC_CONF, 2.10 only); the others in test_torch_release.c */
     harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.10");
     harness_alloc(h, 30 * MiB, 0);
     /* 20 MiB > 40 − 30 = 10 MiB that could ever be free → capacity */
@@ -1002,8 +1002,8 @@ END_TEST
 
 START_TEST(torch_2_6_oom_message_should_advise_pytorch_cuda_alloc_conf)
 {
-    /* 2.6 names the environment variable it reads, PYTORCH_CUDA_ALLOC_CONF; 2.9 and
-     * 2.10 PYTORCH_ALLOC_CONF (torch_oom_should_mirror_pytorch_message_and_classify_capacity) */
+    /* 2.6 names the environment variable it reads, PYTORCH_CUDA_ALLOC_CONF; 2.10
+     * PYTORCH_ALLOC_CONF (torch_oom_should_mirror_pytorch_message_and_classify_capacity) */
     harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.6");
     harness_alloc(h, 30 * MiB, 0);
     strategy_oom oom = expect_oom(h, 20 * MiB, 0);

@@ -280,10 +280,13 @@ END_TEST
 
 START_TEST(version_should_place_the_rules_measured_on_the_wheels)
 {
-    /* measured on the shipped wheels (check-releases.sh): 2.10.0 advises
-     * PYTORCH_ALLOC_CONF, 2.11.0 PYTORCH_CUDA_ALLOC_CONF with the docs.pytorch.org
+    /* measured on the shipped wheels (check-releases.sh): 2.9.1 advises
+     * PYTORCH_CUDA_ALLOC_CONF, 2.10.0 PYTORCH_ALLOC_CONF, 2.11.0
+     * PYTORCH_CUDA_ALLOC_CONF again with the docs.pytorch.org
      * link; 2.9.1 caps at a fraction of 1.0, 2.10.0 does not; 2.13.0 still advises
      * expandable segments when they are on, 2.14.1 does not */
+    ck_assert(!release("2.9").oom_advises_pytorch_alloc_conf);
+    ck_assert(release("2.10").oom_advises_pytorch_alloc_conf);
     ck_assert(!release("2.10").oom_links_cuda_alloc_conf_section);
     ck_assert(release("2.11").oom_links_cuda_alloc_conf_section);
     ck_assert(!release("2.9").fraction_one_is_no_limit);

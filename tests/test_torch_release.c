@@ -1,6 +1,6 @@
 /* Check suite for the `torch` strategy's rules measured on the shipped wheels
  * (torch_version.h, docs/allocators.md §2.15, validate/upstream/torch/
- * check-releases.sh): the out-of-memory advice of 2.11 and 2.14 and the memory
+ * check-releases.sh): the out-of-memory advice of 2.10, 2.11 and 2.14 and the memory
  * fraction of 1.0 from 2.10. Sizes in comments are MiB. */
 #include <check.h>
 #include <stdio.h>
@@ -22,9 +22,15 @@
     "avoid fragmentation.  See documentation for Memory Management  "                                               \
     "(https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"
 
-/* 2.9 and 2.10's advice: PYTORCH_ALLOC_CONF, pytorch.org's #environment-variables */
-#define ADVICE_2_9                                                                                                   \
+/* 2.10's advice: PYTORCH_ALLOC_CONF, pytorch.org's #environment-variables */
+#define ADVICE_2_10                                                                                                  \
     " If reserved but unallocated memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to "      \
+    "avoid fragmentation.  See documentation for Memory Management  "                                               \
+    "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+/* 2.1 to 2.9's: PYTORCH_CUDA_ALLOC_CONF, pytorch.org's #environment-variables (the
+ * 2.9.1 wheel; 2.10.0's names PYTORCH_ALLOC_CONF) */
+#define ADVICE_2_9                                                                                                   \
+    " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to " \
     "avoid fragmentation.  See documentation for Memory Management  "                                               \
     "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
 /* With expandable segments the request maps what pages are left before failing. */
@@ -51,10 +57,13 @@ START_TEST(torch_2_11_oom_message_should_advise_pytorch_cuda_alloc_conf_with_the
 {
     /* 2.11.0's wheel: PYTORCH_CUDA_ALLOC_CONF again, and the notes' section on
      * docs.pytorch.org (pytorch/pytorch#172327); 2.10.0's said PYTORCH_ALLOC_CONF
-     * and linked #environment-variables on pytorch.org */
+     * and linked #environment-variables on pytorch.org, 2.9.1's said
+     * PYTORCH_CUDA_ALLOC_CONF with that link */
     strategy_oom oom = oom_40("torch_version=2.11");
     ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_11);
     oom = oom_40("torch_version=2.10");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_10);
+    oom = oom_40("torch_version=2.9");
     ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_9);
     /* the default is 2.14, whose advice (without expandable segments) is 2.11's */
     oom = oom_40(NULL);
@@ -86,7 +95,7 @@ START_TEST(torch_2_10_fraction_one_should_print_no_allowed_cap)
     strategy_oom oom = oom_40("torch_version=2.9,memory_fraction=1.0");
     ck_assert_str_eq(oom.detail, HEAD_40 "40.00 MiB allowed; " TAIL_40 ADVICE_2_9);
     oom = oom_40("torch_version=2.10,memory_fraction=1.0");
-    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_9);
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_10);
     ck_assert_uint_eq(oom.usable_bytes, 40 * MiB); /* capacity − context */
     /* just under 1.0 is still a cap: (uint64)(0.9999 · 41943040) = 41938845 B */
     oom = oom_40("torch_version=2.14,memory_fraction=0.9999");
