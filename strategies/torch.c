@@ -34,7 +34,8 @@
  *     per (stream, pool), pages of 2 MiB (small) or large_segment_size (large); a
  *     request maps just enough pages at the lowest free address that fits; release
  *     unmaps the whole pages strictly inside free blocks (torch_expandable.c).
- *  9. Memory fraction [2.10]: allowed = (uint64)(f · capacity); it bounds reserved.
+ *  9. Memory fraction [2.10]: allowed = (uint64)(f · capacity); it bounds reserved
+ *     (release 2.10 on: a fraction of exactly 1.0 is none, §2.15).
  *
  * Data: block, segment and allocation records live in side tables (slots.h) linked
  * by uint32 handles (torch_types.h). Each pool's free set (torch_freeset.h) keeps
@@ -526,23 +527,35 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
     if (s->set_fraction)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
-    /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc; the 2.9
-     * wording, PYTORCH_ALLOC_CONF; 2.1-2.8 advise PYTORCH_CUDA_ALLOC_CONF, as 2.6 does). It names the segment size (alloc_size), not the
-     * rounded request; "this process has" is what NVML reports for the process, its
-     * reserved memory and its context. NVML's lines for the other processes on the
-     * device ("Process N has ...") need their PIDs, which a trace does not have. */
+    /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It
+     * names the segment size (alloc_size), not the rounded request; "this process has"
+     * is what NVML reports for the process, its reserved memory and its context. NVML's
+     * lines for the other processes on the device ("Process N has ...") need their
+     * PIDs, which a trace does not have. The advice by release (§2.15): 2.1-2.9
+     * PYTORCH_CUDA_ALLOC_CONF, as 2.6; 2.10 PYTORCH_ALLOC_CONF; 2.11 on
+     * PYTORCH_CUDA_ALLOC_CONF and the docs.pytorch.org section; 2.14 on none when
+     * expandable segments are on. */
+    const torch_rules *rl = &s->rules;
+    char advice[320] = "";
+    if (!(rl->oom_advice_only_without_expandable && s->conf.expandable_segments)) {
+        bool cuda_name = rl->oom_links_cuda_alloc_conf_section || !rl->oom_advises_pytorch_alloc_conf;
+        snprintf(advice, sizeof advice,
+                 " If reserved but unallocated memory is large try setting %s=expandable_segments:True to avoid "
+                 "fragmentation.  See documentation for Memory Management  (%s)",
+                 cuda_name ? "PYTORCH_CUDA_ALLOC_CONF" : "PYTORCH_ALLOC_CONF",
+                 rl->oom_links_cuda_alloc_conf_section
+                     ? "https://docs.pytorch.org/docs/stable/notes/"
+                       "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf"
+                     : "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables");
+    }
     snprintf(oom->detail, sizeof oom->detail,
              "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
              "Including non-PyTorch memory, this process has %s memory in use. %sOf the allocated memory %s is "
-             "allocated by PyTorch, and %s is reserved by PyTorch but unallocated. If reserved but unallocated "
-             "memory is large try setting %s=expandable_segments:True to avoid fragmentation.  "
-             "See documentation for Memory Management  "
-             "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+             "allocated by PyTorch, and %s is reserved by PyTorch but unallocated.%s",
              torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
              torch_format_size(dev_free, f, sizeof f), torch_format_size(reserved + s->context_bytes, u, sizeof u),
              allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r),
-             s->rules.oom_advises_pytorch_alloc_conf ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF");
+             torch_format_size(reserved - allocated, r, sizeof r), advice);
 }
 
 /* ==== Operations ==== */
@@ -594,7 +607,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     s->conf = conf;
     s->rules = rules;
     snprintf(s->conf_text, sizeof s->conf_text, "%s", text ? text : "");
-    if (ftext != NULL) {
+    /* 2.10 on, a fraction of exactly 1.0 is no limit at all (§2.15): as if none was set */
+    if (ftext != NULL && !(rules.fraction_one_is_no_limit && fraction >= 1.0)) {
         s->set_fraction = true;
         s->fraction = fraction;
         /* setMemoryFraction: static_cast<size_t>(fraction * total), truncating */

@@ -45,8 +45,8 @@ const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS] = {
                       "PYTORCH_CUDA_ALLOC_CONF, key:value,... (max_split_size_mb, expandable_segments, ...)"),
     STRATEGY_OPT_REAL("memory_fraction", "memory-fraction", "none, the whole device", "0.5",
                       "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"),
-    STRATEGY_OPT_TEXT("torch_version", "torch-version", "main, the newest modelled", "2.6",
-                      "the PyTorch release whose allocator rules apply: 2.1 ... 2.11 or main"),
+    STRATEGY_OPT_TEXT("torch_version", "torch-version", "2.14, the newest checked", "2.6",
+                      "the PyTorch release whose allocator rules apply: 2.1 ... 2.14 or main (as 2.14)"),
 };
 
 #define CONF_MAX_TOKENS 256u

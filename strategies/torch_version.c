@@ -29,8 +29,19 @@ static torch_rules rules_for(unsigned minor)
         /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
          * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
         .mb_minimum_inclusive = minor >= 9,
-        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig) */
-        .oom_advises_pytorch_alloc_conf = minor >= 9,
+        /* PYTORCH_ALLOC_CONF is read from 2.9 on (c10/core/AllocatorConfig), but
+         * the OOM advice names it in 2.10 only: the 2.9.1 wheel still says
+         * PYTORCH_CUDA_ALLOC_CONF, 2.10.0's PYTORCH_ALLOC_CONF */
+        .oom_advises_pytorch_alloc_conf = minor >= 10,
+        /* The shipped wheels (validate/upstream/torch/check-releases.sh) place the
+         * next three: the first release whose wheel has it, the one before not.
+         * pytorch/pytorch#172327 (January 2026): in 2.11.0, not 2.10.0 */
+        .oom_links_cuda_alloc_conf_section = minor >= 11,
+        /* pytorch/pytorch#191105 (July 2026, issue #173049): in 2.14.1, not 2.13.0 */
+        .oom_advice_only_without_expandable = minor >= 14,
+        /* in 2.10.0, not 2.9.1; the release of pytorch/pytorch#161035, which made
+         * the fraction an allocator setting (per_process_memory_fraction) */
+        .fraction_one_is_no_limit = minor >= 10,
     };
 }
 
@@ -51,7 +62,11 @@ static bool take_number(const char **p, unsigned *v)
 
 sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *err)
 {
-    if (text == NULL || *text == '\0' || strcmp(text, "main") == 0) {
+    if (text == NULL || *text == '\0') {
+        *out = rules_for(TORCH_VERSION_DEFAULT);
+        return SIM_OK;
+    }
+    if (strcmp(text, "main") == 0) {
         *out = rules_for(TORCH_VERSION_MAIN);
         return SIM_OK;
     }
@@ -74,7 +89,7 @@ sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *er
     }
     if (!ok)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "torch_version: '%s' is not a modelled PyTorch release (2.1 to 2.11, or main)", text);
+                             "torch_version: '%s' is not a modelled PyTorch release (2.1 to 2.14, or main)", text);
     *out = rules_for(minor);
     return SIM_OK;
 }

@@ -1,8 +1,10 @@
 /* torch_version.h — the PyTorch release the `torch` strategy follows
  * (--torch-version=X.Y, option `torch_version`): every rule of the native caching
- * allocator that changed between releases 2.1 and 2.11 and main, as one set of
+ * allocator that changed between releases 2.1 and 2.14 and main, as one set of
  * switches, each with the release it changed in (docs/allocators.md §2.15). The
- * default is the newest modelled, main. Knows nothing of blocks or devices. */
+ * default is the newest release checked against its shipped wheel, 2.14; main has
+ * every rule of 2.14 (no later change is modelled). Knows nothing of blocks or
+ * devices. */
 #ifndef GPUSIM_TORCH_VERSION_H
 #define GPUSIM_TORCH_VERSION_H
 
@@ -13,7 +15,8 @@
 
 #define TORCH_VERSION_MAIN 99u /* minor number standing for main */
 #define TORCH_VERSION_OLDEST 1u /* 2.1 */
-#define TORCH_VERSION_NEWEST_RELEASE 11u /* 2.11 */
+#define TORCH_VERSION_NEWEST_RELEASE 14u /* 2.14 */
+#define TORCH_VERSION_DEFAULT 14u /* 2.14: no torch_version given */
 
 typedef struct torch_rules {
     unsigned minor; /* 2.minor, or TORCH_VERSION_MAIN */
@@ -33,12 +36,22 @@ typedef struct torch_rules {
     /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
      * 2.1-2.8 require more than 20 */
     bool mb_minimum_inclusive;
-    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.9
-     * on, when that name came); 2.1-2.8 name PYTORCH_CUDA_ALLOC_CONF */
+    /* the OOM message advises PYTORCH_ALLOC_CONF=expandable_segments:True (2.10
+     * on, measured on the wheels); 2.1-2.9 name PYTORCH_CUDA_ALLOC_CONF */
     bool oom_advises_pytorch_alloc_conf;
+    /* the OOM advice names PYTORCH_CUDA_ALLOC_CONF again and links the notes'
+     * "optimizing-memory-usage-with-pytorch-cuda-alloc-conf" section on
+     * docs.pytorch.org (2.11 on; overrides oom_advises_pytorch_alloc_conf) */
+    bool oom_links_cuda_alloc_conf_section;
+    /* no expandable_segments advice when expandable segments are on (2.14 on):
+     * the message ends after "... reserved by PyTorch but unallocated." */
+    bool oom_advice_only_without_expandable;
+    /* a memory fraction of exactly 1.0 is no limit (2.10 on): no "allowed" cap, no
+     * garbage collection against it, no "X allowed; " in the OOM message */
+    bool fraction_one_is_no_limit;
 } torch_rules;
 
-/* The rules of text ("2.1" ... "2.11", "main"; NULL or "" = main) into *out.
+/* The rules of text ("2.1" ... "2.14", "main"; NULL or "" = 2.14) into *out.
  * SIM_EUSAGE naming the releases modelled for anything else. */
 sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *err);
 

@@ -231,7 +231,8 @@ END_TEST
 
 START_TEST(torch_oom_should_mirror_pytorch_message_and_classify_capacity)
 {
-    harness *h = torch_new(40 * MiB, 0, NULL, NULL);
+    /* 2.10's wording (PYTORCH_ALLOC_CONF, 2.10 only); the others in test_torch_release.c */
+    harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.10");
     harness_alloc(h, 30 * MiB, 0);
     /* 20 MiB > 40 − 30 = 10 MiB that could ever be free → capacity */
     strategy_oom oom = expect_oom(h, 20 * MiB, 0);
@@ -435,8 +436,9 @@ END_TEST
 
 START_TEST(torch_garbage_collection_should_free_the_oldest_cached_blocks_first)
 {
-    /* fraction 1.0 of 100 MiB: allowed 100 MiB; threshold 0.5 → GC above 50 MiB */
-    harness *h = torch_new(100 * MiB, 0, "garbage_collection_threshold:0.5", "1.0");
+    /* fraction 1.0 of 100 MiB: allowed 100 MiB in 2.6 (later releases take 1.0 as
+     * no limit: test_torch_release.c); threshold 0.5 → GC above 50 MiB */
+    harness *h = torch_new_version(100 * MiB, 0, "garbage_collection_threshold:0.5", "1.0", "2.6");
     /* large-pool get_free_block calls count 1, 2, 3 for A, B, C */
     strategy_handle a = harness_alloc(h, 20 * MiB, 0); /* 20 MiB segment */
     strategy_handle b = harness_alloc(h, 12 * MiB, 0); /* 12 MiB segment */
@@ -1000,7 +1002,7 @@ END_TEST
 
 START_TEST(torch_2_6_oom_message_should_advise_pytorch_cuda_alloc_conf)
 {
-    /* 2.6 names the environment variable it reads, PYTORCH_CUDA_ALLOC_CONF; 2.9 on
+    /* 2.6 names the environment variable it reads, PYTORCH_CUDA_ALLOC_CONF; 2.10
      * PYTORCH_ALLOC_CONF (torch_oom_should_mirror_pytorch_message_and_classify_capacity) */
     harness *h = torch_new_version(40 * MiB, 0, NULL, NULL, "2.6");
     harness_alloc(h, 30 * MiB, 0);

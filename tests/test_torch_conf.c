@@ -195,16 +195,20 @@ START_TEST(version_should_read_releases_full_versions_and_main)
     ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.6");
     r = release("2.11");
     ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.11");
+    r = release("2.14.1+cu130");
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.14");
+    /* the default is 2.14, the newest release checked against its wheel */
     r = release(NULL);
-    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "main");
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "2.14");
     r = release("main");
     ck_assert_uint_eq(r.minor, TORCH_VERSION_MAIN);
-    static const char *const BAD[] = {"2.0", "2.12", "1.13", "3.0", "2.", "2.6x", "26", "2.06", "2.6.", ""};
+    ck_assert_str_eq(torch_version_format(&r, buf, sizeof buf), "main");
+    static const char *const BAD[] = {"2.0", "2.15", "1.13", "3.0", "2.", "2.6x", "26", "2.06", "2.6.", ""};
     for (size_t i = 0; i + 1 < sizeof BAD / sizeof BAD[0]; i++) {
         sim_error err;
         sim_error_clear(&err);
         ck_assert_msg(torch_version_parse(BAD[i], &r, &err) == SIM_EUSAGE, "'%s' should be refused", BAD[i]);
-        ck_assert(strstr(err.msg, "2.1 to 2.11") != NULL);
+        ck_assert(strstr(err.msg, "2.1 to 2.14") != NULL);
     }
 }
 END_TEST
@@ -271,5 +275,25 @@ START_TEST(version_should_require_more_than_20_mib_before_2_9)
     ck_assert_int_eq(parse_as("2.6", "max_non_split_rounding_mb:20", &c, &err), SIM_EUSAGE);
     ck_assert_int_eq(parse_as("2.9", "max_split_size_mb:20", &c, &err), SIM_OK);
     ck_assert_uint_eq(c.max_split_size_bytes, 20 * MiB);
+}
+END_TEST
+
+START_TEST(version_should_place_the_rules_measured_on_the_wheels)
+{
+    /* measured on the shipped wheels (check-releases.sh): 2.9.1 advises
+     * PYTORCH_CUDA_ALLOC_CONF, 2.10.0 PYTORCH_ALLOC_CONF, 2.11.0
+     * PYTORCH_CUDA_ALLOC_CONF again with the docs.pytorch.org
+     * link; 2.9.1 caps at a fraction of 1.0, 2.10.0 does not; 2.13.0 still advises
+     * expandable segments when they are on, 2.14.1 does not */
+    ck_assert(!release("2.9").oom_advises_pytorch_alloc_conf);
+    ck_assert(release("2.10").oom_advises_pytorch_alloc_conf);
+    ck_assert(!release("2.10").oom_links_cuda_alloc_conf_section);
+    ck_assert(release("2.11").oom_links_cuda_alloc_conf_section);
+    ck_assert(!release("2.9").fraction_one_is_no_limit);
+    ck_assert(release("2.10").fraction_one_is_no_limit);
+    ck_assert(!release("2.13").oom_advice_only_without_expandable);
+    ck_assert(release("2.14").oom_advice_only_without_expandable);
+    ck_assert(release("main").oom_advice_only_without_expandable);
+    ck_assert(release(NULL).oom_advice_only_without_expandable);
 }
 END_TEST

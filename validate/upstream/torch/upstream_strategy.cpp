@@ -99,13 +99,15 @@ bool has_primary_context(c10::DeviceIndex)
     return true;
 }
 
-// recordHistory(enabled, context_recorder, max_entries, when) in 2.6; 2.14 adds
-// clearHistory and skip_actions
+// recordHistory(enabled, context_recorder, max_entries, when) in 2.6; 2.10 adds
+// clearHistory, 2.14 skip_actions
 template <typename F>
 void record_history(F f)
 {
     if constexpr (std::is_invocable_v<F, bool, CCA::CreateContextFn, size_t, CCA::RecordContext>)
         f(true, nullptr, 4, CCA::RecordContext::NEVER);
+    else if constexpr (std::is_invocable_v<F, bool, CCA::CreateContextFn, size_t, CCA::RecordContext, bool>)
+        f(true, nullptr, 4, CCA::RecordContext::NEVER, false);
     else
         f(true, nullptr, 4, CCA::RecordContext::NEVER, false, std::vector<std::string>{});
 }

@@ -1,7 +1,7 @@
 /* Mock CUDA driver API (validate/upstream/torch): the virtual memory management calls
  * behind expandable segments, with the CUDA 12 headers' enum values. c10 reaches
  * them through DriverAPI::get(), never by these names: mock_driver_api.cpp in the
- * source build, cudaGetDriverEntryPointByVersion (wheel/mock_cudart13.cpp) for a wheel. */
+ * source build, cudaGetDriverEntryPointByVersion (wheel/mock_cudart.cpp) for a wheel. */
 #ifndef GPUSIM_MOCK_CUDA_H
 #define GPUSIM_MOCK_CUDA_H
 

@@ -9,9 +9,19 @@
 #include <stddef.h>
 
 /* CUDA 12.1 unless the build says otherwise: the wheel check (wheel/) builds the
- * mock as CUDA 13.0's libcudart.so.13, with that release's struct layouts */
+ * mock as the wheel's libcudart.so.13 (CUDA 13.0) or libcudart.so.12 (then with
+ * GPUSIM_WHEEL_CUDA12 and the wheel's 12.x), with that release's struct layouts */
 #ifndef CUDART_VERSION
 #define CUDART_VERSION 12010
+#endif
+/* the names a compiled allocator asks of the runtime beyond a source build's:
+ * driver entry points, the graph calls, the real cudaDeviceProp */
+#if CUDART_VERSION >= 13000 || defined(GPUSIM_WHEEL_CUDA12)
+#define GPUSIM_WHEEL_RUNTIME 1
+#endif
+#ifdef GPUSIM_WHEEL_CUDA12
+/* CUDA 12's header maps the name to the _v2 symbol, which fills the 12.0 layout */
+#define cudaGetDeviceProperties cudaGetDeviceProperties_v2
 #endif
 #define __host__
 #define __device__
@@ -148,6 +158,35 @@ struct cudaDeviceProp {
     int multiProcessorCount;
     char gpusim_rest[620];
 };
+#elif defined(GPUSIM_WHEEL_CUDA12)
+/* CUDA 12's layout up to multiProcessorCount (clockRate and deviceOverlap, gone in
+ * 13, move it to 388; totalGlobalMem stays at 288), the rest of its 1032 bytes
+ * (12.0 to 12.9; what cudaGetDeviceProperties_v2 fills) left opaque. */
+struct cudaDeviceProp {
+    char name[256];
+    struct {
+        char bytes[16];
+    } uuid;
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    size_t totalConstMem;
+    int major;
+    int minor;
+    size_t textureAlignment;
+    size_t texturePitchAlignment;
+    int deviceOverlap;
+    int multiProcessorCount;
+    char gpusim_rest[640];
+};
 #else
 /* The fields c10 reads; the rest of the real struct is left out. */
 struct cudaDeviceProp {
@@ -207,7 +246,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
-#if CUDART_VERSION >= 13000
+#ifdef GPUSIM_WHEEL_RUNTIME
 typedef struct CUgraph_st *cudaGraph_t;
 typedef struct CUgraphNode_st *cudaGraphNode_t;
 typedef struct CUuserObject_st *cudaUserObject_t;
@@ -217,17 +256,39 @@ typedef struct cudaGraphEdgeData_st {
 typedef void (*cudaHostFn_t)(void *userData);
 enum cudaUserObjectFlags { cudaUserObjectNoDestructorSync = 0x1 };
 enum cudaUserObjectRetainFlags { cudaGraphUserObjectMove = 0x1 };
+/* CUDA's headers give the trailing arguments C++ defaults (__dv(0)): 2.13's
+ * c10/cuda/CUDAGraphsC10Utils.h calls it with three */
+#ifdef __cplusplus
+#define GPUSIM_DV(v) = v
+#else
+#define GPUSIM_DV(v)
+#endif
+#if CUDART_VERSION >= 13000
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
-                                     unsigned long long *id_out, cudaGraph_t *graph_out,
-                                     const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
-                                     size_t *numDependencies_out);
+                                     unsigned long long *id_out GPUSIM_DV(0), cudaGraph_t *graph_out GPUSIM_DV(0),
+                                     const cudaGraphNode_t **dependencies_out GPUSIM_DV(0),
+                                     const cudaGraphEdgeData **edgeData_out GPUSIM_DV(0),
+                                     size_t *numDependencies_out GPUSIM_DV(0));
+#else
+/* CUDA 12: the name is a macro for the _v2 symbol, six arguments (no edge data) */
+#define cudaStreamGetCaptureInfo cudaStreamGetCaptureInfo_v2
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                        unsigned long long *id_out GPUSIM_DV(0), cudaGraph_t *graph_out GPUSIM_DV(0),
+                                        const cudaGraphNode_t **dependencies_out GPUSIM_DV(0),
+                                        size_t *numDependencies_out GPUSIM_DV(0));
+#endif
 cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
                                  unsigned int initialRefcount, unsigned int flags);
 cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count);
 cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
                                       unsigned int flags);
+#if CUDART_VERSION >= 13000
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
                                          cudaGraphEdgeData *edgeData, size_t *pNumDependencies);
+#else
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                         size_t *pNumDependencies);
+#endif
 typedef enum cudaGraphMemAttributeType {
     cudaGraphMemAttrUsedMemCurrent = 0x0,
     cudaGraphMemAttrUsedMemHigh = 0x1,
@@ -244,6 +305,10 @@ typedef enum cudaDriverEntryPointQueryResult {
 } cudaDriverEntryPointQueryResult;
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
                                              unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus);
+#if CUDART_VERSION < 13000
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult *driverStatus GPUSIM_DV(0));
+#endif
 #else
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
                                      unsigned long long *id_out);

@@ -397,6 +397,21 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus 
         *n_deps = 0;
     return cudaSuccess;
 }
+#elif defined(GPUSIM_WHEEL_CUDA12)
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                        cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *n_deps)
+{
+    *status = cudaStreamCaptureStatusNone;
+    if (id != nullptr)
+        *id = 0;
+    if (graph != nullptr)
+        *graph = nullptr;
+    if (deps != nullptr)
+        *deps = nullptr;
+    if (n_deps != nullptr)
+        *n_deps = 0;
+    return cudaSuccess;
+}
 #else
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id)
 {

@@ -1,18 +1,27 @@
-// mock_cudart13.cpp — what a compiled libc10_cuda.so (CUDA 13) asks of the runtime
-// beyond the calls mock_cuda.cpp serves (validate/upstream/torch/README.md, "The
-// shipped wheel"): the driver entry points (cudaGetDriverEntryPointByVersion, how
-// c10's DriverAPI reaches libcuda) and the CUDA graph calls. Built into the mock
-// libcudart.so.13 with mock_cuda.cpp (CUDART_VERSION 13000).
+// mock_cudart.cpp — what a compiled libc10_cuda.so (CUDA 13, or 12 from PyTorch 2.8
+// on) asks of the runtime beyond the calls mock_cuda.cpp serves
+// (validate/upstream/torch/README.md, "The shipped wheel"): the driver entry points
+// (cudaGetDriverEntryPointByVersion, and CUDA 12's cudaGetDriverEntryPoint: how c10's
+// DriverAPI reaches libcuda) and the CUDA graph calls. Built into the mock
+// libcudart.so.13 (CUDART_VERSION 13000) or libcudart.so.12 (GPUSIM_WHEEL_CUDA12)
+// with mock_cuda.cpp.
 #include <cstddef>
 #include <cstring>
 
 #include "cuda.h"
 #include "cuda_runtime_api.h"
 
+#if CUDART_VERSION >= 13000
 static_assert(offsetof(cudaDeviceProp, totalGlobalMem) == 288, "CUDA 13's cudaDeviceProp layout");
 static_assert(offsetof(cudaDeviceProp, major) == 360, "CUDA 13's cudaDeviceProp layout");
 static_assert(offsetof(cudaDeviceProp, multiProcessorCount) == 384, "CUDA 13's cudaDeviceProp layout");
 static_assert(sizeof(cudaDeviceProp) == 1008, "CUDA 13's cudaDeviceProp size");
+#else
+static_assert(offsetof(cudaDeviceProp, totalGlobalMem) == 288, "CUDA 12's cudaDeviceProp layout");
+static_assert(offsetof(cudaDeviceProp, major) == 360, "CUDA 12's cudaDeviceProp layout");
+static_assert(offsetof(cudaDeviceProp, multiProcessorCount) == 388, "CUDA 12's cudaDeviceProp layout");
+static_assert(sizeof(cudaDeviceProp) == 1032, "CUDA 12's cudaDeviceProp size");
+#endif
 
 namespace {
 
@@ -87,11 +96,43 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
     return cudaSuccess;
 }
 
+#if CUDART_VERSION >= 13000
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *n)
 {
     *n = 0;
     return cudaErrorNotSupported; // no graph is ever captured
 }
+#else
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t, cudaGraphNode_t *, size_t *n)
+{
+    *n = 0;
+    return cudaErrorNotSupported; // no graph is ever captured
+}
+
+// 2.9's allocator links these graph calls; no graph is ever captured
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t *, size_t, unsigned int)
+{
+    return cudaErrorNotSupported;
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t)
+{
+    return cudaErrorNotSupported;
+}
+
+// (cudaGraphNodeGetType's second argument is an enum cudaGraphNodeType *)
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t, void *)
+{
+    return cudaErrorNotSupported;
+}
+
+// CUDA 12's older form: the driver's newest version of each name
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult *driverStatus)
+{
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, CUDART_VERSION, flags, driverStatus);
+}
+#endif
 
 cudaError_t cudaDeviceGetGraphMemAttribute(int, enum cudaGraphMemAttributeType, void *value)
 {

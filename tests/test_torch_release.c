@@ -1,0 +1,141 @@
+/* Check suite for the `torch` strategy's rules measured on the shipped wheels
+ * (torch_version.h, docs/allocators.md §2.15, validate/upstream/torch/
+ * check-releases.sh): the out-of-memory advice of 2.10, 2.11 and 2.14 and the memory
+ * fraction of 1.0 from 2.10. Sizes in comments are MiB. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/units.h"
+#include "strategies/torch.h"
+#include "support/harness.h"
+#include "support/check_main.h"
+
+/* The message's head for 30 MiB live on a 40 MiB card and a 20 MiB request. */
+#define HEAD_40                                                                                                      \
+    "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of which 10.00 MiB " \
+    "is free. Including non-PyTorch memory, this process has 30.00 MiB memory in use. "
+#define TAIL_40                                                                                                      \
+    "Of the allocated memory 30.00 MiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated."
+#define ADVICE_2_11                                                                                                  \
+    " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to " \
+    "avoid fragmentation.  See documentation for Memory Management  "                                               \
+    "(https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"
+
+/* 2.10's advice: PYTORCH_ALLOC_CONF, pytorch.org's #environment-variables */
+#define ADVICE_2_10                                                                                                  \
+    " If reserved but unallocated memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to "      \
+    "avoid fragmentation.  See documentation for Memory Management  "                                               \
+    "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+/* 2.1 to 2.9's: PYTORCH_CUDA_ALLOC_CONF, pytorch.org's #environment-variables (the
+ * 2.9.1 wheel; 2.10.0's names PYTORCH_ALLOC_CONF) */
+#define ADVICE_2_9                                                                                                   \
+    " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to " \
+    "avoid fragmentation.  See documentation for Memory Management  "                                               \
+    "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+/* With expandable segments the request maps what pages are left before failing. */
+#define HEAD_EXP                                                                                                     \
+    "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of which 0 bytes is " \
+    "free. Including non-PyTorch memory, this process has 40.00 MiB memory in use. "
+#define TAIL_EXP                                                                                                     \
+    "Of the allocated memory 30.00 MiB is allocated by PyTorch, and 10.00 MiB is reserved by PyTorch but "           \
+    "unallocated."
+
+/* 30 MiB held on a 40 MiB card under opts; the 20 MiB request that fails. */
+static strategy_oom oom_40(const char *opts)
+{
+    harness *h = harness_new(torch_strategy(), 40 * MiB, 0, opts);
+    harness_alloc(h, 30 * MiB, 0);
+    strategy_oom oom = harness_oom(h, 20 * MiB, 0);
+    harness_free(h);
+    return oom;
+}
+
+GPUSIM_TCASE("oom message", 0, NULL, NULL);
+
+START_TEST(torch_2_11_oom_message_should_advise_pytorch_cuda_alloc_conf_with_the_docs_link)
+{
+    /* 2.11.0's wheel: PYTORCH_CUDA_ALLOC_CONF again, and the notes' section on
+     * docs.pytorch.org (pytorch/pytorch#172327); 2.10.0's said PYTORCH_ALLOC_CONF
+     * and linked #environment-variables on pytorch.org, 2.9.1's said
+     * PYTORCH_CUDA_ALLOC_CONF with that link */
+    strategy_oom oom = oom_40("torch_version=2.11");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_11);
+    oom = oom_40("torch_version=2.10");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_10);
+    oom = oom_40("torch_version=2.9");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_9);
+    /* the default is 2.14, whose advice (without expandable segments) is 2.11's */
+    oom = oom_40(NULL);
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_11);
+}
+END_TEST
+
+START_TEST(torch_2_14_oom_message_should_not_advise_expandable_segments_when_they_are_on)
+{
+    /* 2.14.1's wheel ends the message after "... unallocated." when
+     * expandable_segments:True is already set (issue #173049); 2.13.0 still
+     * advised setting it. 30 MiB maps 15 pages of 2 MiB; the 20 MiB request maps
+     * the 5 pages left before the device is full: 40 MiB reserved, 10 unallocated */
+    strategy_oom oom = oom_40("torch_version=2.14,alloc_conf=expandable_segments:True");
+    ck_assert_str_eq(oom.detail, HEAD_EXP TAIL_EXP);
+    oom = oom_40("torch_version=2.13,alloc_conf=expandable_segments:True");
+    ck_assert_str_eq(oom.detail, HEAD_EXP TAIL_EXP ADVICE_2_11);
+    oom = oom_40("torch_version=main,alloc_conf=expandable_segments:True");
+    ck_assert_str_eq(oom.detail, HEAD_EXP TAIL_EXP);
+}
+END_TEST
+
+GPUSIM_TCASE("memory fraction 1.0", 0, NULL, NULL);
+
+START_TEST(torch_2_10_fraction_one_should_print_no_allowed_cap)
+{
+    /* 2.9.1: a fraction of 1.0 caps at (uint64)(1.0 · 40 MiB) = 40 MiB and the
+     * message says "40.00 MiB allowed; "; 2.10.0 prints no cap, as with no fraction */
+    strategy_oom oom = oom_40("torch_version=2.9,memory_fraction=1.0");
+    ck_assert_str_eq(oom.detail, HEAD_40 "40.00 MiB allowed; " TAIL_40 ADVICE_2_9);
+    oom = oom_40("torch_version=2.10,memory_fraction=1.0");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_10);
+    ck_assert_uint_eq(oom.usable_bytes, 40 * MiB); /* capacity − context */
+    /* just under 1.0 is still a cap: (uint64)(0.9999 · 41943040) = 41938845 B */
+    oom = oom_40("torch_version=2.14,memory_fraction=0.9999");
+    ck_assert_uint_eq(oom.usable_bytes, 41938845);
+    ck_assert_ptr_nonnull(strstr(oom.detail, "40.00 MiB allowed; "));
+}
+END_TEST
+
+/* Reserved memory after 32 MiB is allocated and freed (cached) and 34 MiB is
+ * asked for, under garbage_collection_threshold:0.3 and opts, on a 100 MiB card. */
+static uint64_t reserved_after_gc_probe(const char *opts, uint64_t *device_frees)
+{
+    char all[128];
+    snprintf(all, sizeof all, "alloc_conf=garbage_collection_threshold:0.3,%s", opts);
+    harness *h = harness_new(torch_strategy(), 100 * MiB, 0, all);
+    harness_free_block(h, harness_alloc(h, 32 * MiB, 0));
+    harness_alloc(h, 34 * MiB, 0);
+    uint64_t reserved = harness_sample(h).reserved_bytes;
+    *device_frees = harness_stat(h, "num_device_free");
+    harness_free(h);
+    return reserved;
+}
+
+START_TEST(torch_2_10_fraction_one_should_not_collect_garbage)
+{
+    /* 34 MiB fits no cached block. 2.9: the cap is 1.0 · 100 = 100 MiB, so the
+     * collection threshold is 0.3 · 100 = 30 MiB; reserved 32 > 30 → the cached 32
+     * MiB segment goes back before the new one: reserved 34 MiB, one device free.
+     * 2.10 on: no cap, no collection: 32 + 34 = 66 MiB reserved, no device free
+     * (the wheels' gc-frac1.0 probe: 2.14.1 u000 event 44 reserved 3831496704, not
+     * 2694840320; 2.9.1 collects as gpusim 2.9 does) */
+    uint64_t frees = 0;
+    ck_assert_uint_eq(reserved_after_gc_probe("torch_version=2.9,memory_fraction=1.0", &frees), 34 * MiB);
+    ck_assert_uint_eq(frees, 1);
+    ck_assert_uint_eq(reserved_after_gc_probe("torch_version=2.10,memory_fraction=1.0", &frees), 66 * MiB);
+    ck_assert_uint_eq(frees, 0);
+    ck_assert_uint_eq(reserved_after_gc_probe("torch_version=2.14,memory_fraction=1.0", &frees), 66 * MiB);
+    ck_assert_uint_eq(frees, 0);
+    /* 0.5 is a cap in 2.14 as before: threshold 0.3 · 50 = 15 MiB → collected */
+    ck_assert_uint_eq(reserved_after_gc_probe("torch_version=2.14,memory_fraction=0.5", &frees), 34 * MiB);
+    ck_assert_uint_eq(frees, 1);
+}
+END_TEST
