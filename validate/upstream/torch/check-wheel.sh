@@ -100,26 +100,13 @@ if [ ! -f "$tdir/done" ]; then
     : >"$tdir/done"
 fi
 log=$build/wheel-check-$version.log
-: >"$log"
-for t in "$tdir"/u*.json; do
-    grep -v '^#' "$configs" | while read -r label opts; do
-        [ -n "$label" ] || continue
-        # shellcheck disable=SC2086 # the options are words
-        "$bin" "$t" --label="$label" --torch-version="$version" $opts || true
-    done
-done >>"$log" 2>&1
-grep -v '^#' "$here/directed.txt" | while read -r name opts; do
-    [ -n "$name" ] || continue
-    # shellcheck disable=SC2086 # the options are words
-    "$bin" "$here/directed/$name" --label=directed --torch-version="$version" $opts || true
-done >>"$log" 2>&1
-runs=$(grep -c -E '^(agree|DIFFER) ' "$log" || true)
-agree=$(grep -c '^agree ' "$log" || true)
+# shellcheck source=runs.sh
+. "$here/runs.sh"
+runs=0 agree=0 expected=0
+upstream_runs "$bin" "$tdir" "$configs" "$version" "$log"
 # the allocator's own warnings (expandable segments mapping past the card) are not results
 grep -v -E '^(agree |\[W[0-9]+ )' "$log" | head -n 40 || true
 echo "upstream wheel: $agree of $runs runs agree (gpusim --strategy=torch --torch-version=$version against PyTorch ${full:-?}'s libc10_cuda.so; log: $log)"
-expected=$(( $(find "$tdir" -name 'u*.json' | wc -l) * $(grep -v '^#' "$configs" | grep -c .) +
-             $(grep -v '^#' "$here/directed.txt" | grep -c .) ))
 if [ "$runs" -ne "$expected" ]; then
     echo "check-wheel.sh: $runs results for $expected runs" >&2
     exit 1

@@ -101,28 +101,13 @@ if [ ! -f "$tdir/done" ]; then
     python3 "$here/gen.py" "$tdir" "$traces" "$seed"
     : >"$tdir/done"
 fi
-runs=0
-agree=0
 log=$build/upstream-check.log
-: >"$log"
-for t in "$tdir"/u*.json; do
-    grep -v '^#' "$here/configs.txt" | while read -r label opts; do
-        [ -n "$label" ] || continue
-        # shellcheck disable=SC2086 # the options are words
-        "$bin" "$t" --label="$label" --torch-version="$version" $opts || true
-    done
-done >>"$log" 2>&1
-grep -v '^#' "$here/directed.txt" | while read -r name opts; do
-    [ -n "$name" ] || continue
-    # shellcheck disable=SC2086 # the options are words
-    "$bin" "$here/directed/$name" --label=directed --torch-version="$version" $opts || true
-done >>"$log" 2>&1
-runs=$(grep -c -E '^(agree|DIFFER) ' "$log" || true)
-agree=$(grep -c '^agree ' "$log" || true)
+# shellcheck source=runs.sh
+. "$here/runs.sh"
+runs=0 agree=0 expected=0
+upstream_runs "$bin" "$tdir" "$here/configs.txt" "$version" "$log"
 grep -v '^agree ' "$log" | head -n 40 || true
 echo "upstream: $agree of $runs runs agree (gpusim --strategy=torch --torch-version=$version against $(basename "$src"); log: $log)"
-expected=$(( $(find "$tdir" -name 'u*.json' | wc -l) * $(grep -v '^#' "$here/configs.txt" | grep -c .) +
-             $(grep -v '^#' "$here/directed.txt" | grep -c .) ))
 if [ "$runs" -ne "$expected" ]; then
     echo "check.sh: $runs results for $expected runs" >&2
     exit 1
