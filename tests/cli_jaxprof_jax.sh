@@ -10,14 +10,8 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-py=${GPUSIM_FRAMEWORKS_PYTHON:-}
-[ -n "$py" ] && [ -x "$py" ] || cli_skip "no frameworks' environment (GPUSIM_FRAMEWORKS_PYTHON; scripts/frameworks sets it up)"
-"$py" -c "import jax" 2>/dev/null || cli_skip "JAX cannot be imported by $py"
 profs=$src/tests/data/import/jax
-if ! "$py" "$profs/make.py" "$tmp" >"$tmp/make.log" 2>&1; then
-  tail -20 "$tmp/make.log"
-  bad "make.py failed"
-fi
+cli_framework_make jax "$profs/make.py"
 cat "$tmp/make.log"
 
 # buffers_bytes FILE DEVICE: "N buffers, B bytes" as gpusim imports that device of FILE

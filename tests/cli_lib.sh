@@ -18,6 +18,10 @@
 #                           scripts/test ($GPUSIM_SKIP_LOG) and exit 77, which ctest
 #                           counts as skipped (SKIP_RETURN_CODE), never as passed
 #   cli_skip_part REASON    a part of the test cannot run: say why and log it; go on
+#   cli_framework_make MODULE MAKE_PY   a test that records with a real framework: $py is
+#                           the frameworks' interpreter ($GPUSIM_FRAMEWORKS_PYTHON) that
+#                           imports MODULE (else cli_skip), then MAKE_PY writes into $tmp
+#                           (its log in $tmp/make.log; a failure is a FAIL)
 # The last command's output stays in $tmp/out and $tmp/err for further checks.
 # shellcheck shell=bash
 
@@ -101,4 +105,14 @@ cli_skip() {
 cli_skip_part() {
   echo "SKIPPED (part): $1"
   cli_skip_log "$1"
+}
+
+cli_framework_make() {
+  py=${GPUSIM_FRAMEWORKS_PYTHON:-}
+  [ -n "$py" ] && [ -x "$py" ] || cli_skip "no frameworks' environment (GPUSIM_FRAMEWORKS_PYTHON; scripts/frameworks sets it up)"
+  "$py" -c "import $1" 2>/dev/null || cli_skip "$1 cannot be imported by $py"
+  if ! "$py" "$2" "$tmp" >"$tmp/make.log" 2>&1; then
+    tail -20 "$tmp/make.log"
+    bad "$2 failed"
+  fi
 }

@@ -10,13 +10,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-py=${GPUSIM_FRAMEWORKS_PYTHON:-}
-[ -n "$py" ] && [ -x "$py" ] || cli_skip "no frameworks' environment (GPUSIM_FRAMEWORKS_PYTHON; scripts/frameworks sets it up)"
-"$py" -c "import tensorflow" 2>/dev/null || cli_skip "TensorFlow cannot be imported by $py"
-if ! "$py" "$src/tests/data/import/tf/make.py" "$tmp" >"$tmp/make.log" 2>&1; then
-  tail -20 "$tmp/make.log"
-  bad "make.py failed"
-fi
+cli_framework_make tensorflow "$src/tests/data/import/tf/make.py"
 for name in mlp_fit conv_fit transformer_fit mlp_fit.pruned; do
   f=$tmp/$name.memory_profile.json.gz
   [ -e "$f" ] || { bad "make.py did not write $name"; continue; }
