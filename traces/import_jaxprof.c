@@ -2,7 +2,6 @@
 #include "import_jaxprof.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +41,7 @@ typedef struct jp_dev {
 
 typedef struct jaxprof {
     imp_doc *d;
+    pb_errors pe; /* where protowire_fail reports */
     jp_str *str;
     size_t n_str, cap_str;
     uint64_t type[2][16]; /* the first 16 sample types: type and unit string indices */
@@ -69,43 +69,18 @@ typedef struct jp_sample {
     size_t where;
 } jp_sample;
 
-static sim_status jp_fail(const jaxprof *x, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static sim_status jp_fail(const jaxprof *x, size_t at, const char *fmt, ...)
-{
-    char msg[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sim_error_set(x->d->err, SIM_ETRACE, x->d->path, 0, 0, "JAX memory profile (pprof) byte %zu: %s", at, msg);
-}
-
 static sim_status nomem(const jaxprof *x)
 {
     return sim_error_set(x->d->err, SIM_ENOMEM, x->d->path, 0, 0, "out of memory");
 }
 
-static sim_status bad_field(const jaxprof *x, const pb_field *f, const char *what)
-{
-    return jp_fail(x, f->where, "truncated or malformed protobuf in %s", what);
-}
-
-static sim_status want_wire(const jaxprof *x, const pb_field *f, uint32_t wire, const char *what)
-{
-    if (f->wire == wire)
-        return SIM_OK;
-    return jp_fail(x, f->where, "%s field %u has wire type %u, not %u (not a pprof profile?)", what, f->num, f->wire,
-                   wire);
-}
-
 /* A string index: below the string table's size (read whole before any use). */
 static sim_status want_str(const jaxprof *x, const pb_field *f, const char *what, uint64_t *out)
 {
-    sim_status st = want_wire(x, f, PB_VARINT, what);
+    sim_status st = protowire_want_wire(&x->pe, f, PB_VARINT, what);
     if (st == SIM_OK && f->v >= x->n_str)
-        st = jp_fail(x, f->where, "%s: string index %" PRIu64 " beyond the string table (%zu strings)", what, f->v,
-                     x->n_str);
+        st = protowire_fail(&x->pe, f->where, "%s: string index %" PRIu64 " beyond the string table (%zu strings)",
+                            what, f->v, x->n_str);
     if (st == SIM_OK)
         *out = f->v;
     return st;
@@ -129,7 +104,7 @@ static sim_status read_top(jaxprof *x, const unsigned char *data, size_t len)
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num != P_STRING && f.num != P_SAMPLE)
             continue;
-        if ((st = want_wire(x, &f, PB_LEN, "Profile")) != SIM_OK)
+        if ((st = protowire_want_wire(&x->pe, &f, PB_LEN, "Profile")) != SIM_OK)
             break;
         if (f.num == P_STRING && SIM_GROW(x->str, x->n_str + 1, x->cap_str))
             x->str[x->n_str++] = (jp_str){f.sub.p, f.sub.n};
@@ -139,10 +114,10 @@ static sim_status read_top(jaxprof *x, const unsigned char *data, size_t len)
             st = nomem(x);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "the Profile (a truncated file?)");
+        st = protowire_bad_field(&x->pe, &f, "the Profile (a truncated file?)");
     if (st == SIM_OK && (x->n_str == 0 || x->str[0].n != 0))
-        st = jp_fail(x, len, "the string table %s (a pprof's first string is \"\")",
-                     x->n_str ? "does not start with \"\"" : "is empty");
+        st = protowire_fail(&x->pe, len, "the string table %s (a pprof's first string is \"\")",
+                            x->n_str ? "does not start with \"\"" : "is empty");
     return st;
 }
 
@@ -159,7 +134,7 @@ static sim_status read_value_type(jaxprof *x, pb_msg m)
             st = want_str(x, &f, "sample unit", &u);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a sample type");
+        st = protowire_bad_field(&x->pe, &f, "a sample type");
     if (st == SIM_OK && x->n_types < 16) {
         x->type[0][x->n_types] = t;
         x->type[1][x->n_types] = u;
@@ -176,7 +151,7 @@ static sim_status read_function(jaxprof *x, pb_msg m)
     sim_status st = SIM_OK;
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
-            st = want_wire(x, &f, PB_VARINT, "function id");
+            st = protowire_want_wire(&x->pe, &f, PB_VARINT, "function id");
         if (f.num == 1)
             fn.id = f.v;
         else if (f.num == 2)
@@ -185,7 +160,7 @@ static sim_status read_function(jaxprof *x, pb_msg m)
             st = want_str(x, &f, "function file", &fn.file);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a function");
+        st = protowire_bad_field(&x->pe, &f, "a function");
     if (st == SIM_OK && !SIM_GROW(x->fn, x->n_fn + 1, x->cap_fn))
         st = nomem(x);
     if (st == SIM_OK)
@@ -200,10 +175,10 @@ static sim_status read_line(jaxprof *x, pb_msg m)
     pb_step s;
     sim_status st = SIM_OK;
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD)
-        if ((f.num == 1 || f.num == 2) && (st = want_wire(x, &f, PB_VARINT, "line")) == SIM_OK)
+        if ((f.num == 1 || f.num == 2) && (st = protowire_want_wire(&x->pe, &f, PB_VARINT, "line")) == SIM_OK)
             *(f.num == 1 ? &l.func : &l.line) = f.v;
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a line");
+        st = protowire_bad_field(&x->pe, &f, "a line");
     if (st == SIM_OK && !SIM_GROW(x->line, x->n_line + 1, x->cap_line))
         st = nomem(x);
     if (st == SIM_OK)
@@ -218,13 +193,13 @@ static sim_status read_location(jaxprof *x, pb_msg m)
     pb_step s;
     sim_status st = SIM_OK;
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
-        if (f.num == 1 && (st = want_wire(x, &f, PB_VARINT, "location id")) == SIM_OK)
+        if (f.num == 1 && (st = protowire_want_wire(&x->pe, &f, PB_VARINT, "location id")) == SIM_OK)
             l.id = f.v;
-        else if (f.num == 4 && (st = want_wire(x, &f, PB_LEN, "location line")) == SIM_OK)
+        else if (f.num == 4 && (st = protowire_want_wire(&x->pe, &f, PB_LEN, "location line")) == SIM_OK)
             st = read_line(x, f.sub);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a location");
+        st = protowire_bad_field(&x->pe, &f, "a location");
     l.n = x->n_line - l.first;
     if (st == SIM_OK && !SIM_GROW(x->loc, x->n_loc + 1, x->cap_loc))
         st = nomem(x);
@@ -242,7 +217,7 @@ static sim_status read_tables(jaxprof *x, const unsigned char *data, size_t len)
     while (st == SIM_OK && protowire_next(&m, &f) == PB_FIELD) {
         if (f.num != P_SAMPLE_TYPE && f.num != P_FUNCTION && f.num != P_LOCATION)
             continue;
-        if ((st = want_wire(x, &f, PB_LEN, "Profile")) != SIM_OK)
+        if ((st = protowire_want_wire(&x->pe, &f, PB_LEN, "Profile")) != SIM_OK)
             break;
         if (f.num == P_SAMPLE_TYPE)
             st = read_value_type(x, f.sub);
@@ -266,9 +241,10 @@ static sim_status find_types(jaxprof *x, size_t len)
     }
     if (x->i_bytes != SIZE_MAX)
         return SIM_OK;
-    return jp_fail(x, len, "no sample type space/bytes among its %zu sample types: a pprof, but not a device memory "
-                           "profile (jax.profiler.save_device_memory_profile writes allocations/count and space/bytes)",
-                   x->n_types);
+    return protowire_fail(&x->pe, len,
+                          "no sample type space/bytes among its %zu sample types: a pprof, but not a device memory "
+                          "profile (jax.profiler.save_device_memory_profile writes allocations/count and space/bytes)",
+                          x->n_types);
 }
 
 /* ---------------------------------------------------------------- samples */
@@ -312,7 +288,7 @@ static sim_status read_label(const jaxprof *x, pb_msg m, jp_sample *out)
             st = want_str(x, &f, "label value", &str);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a label");
+        st = protowire_bad_field(&x->pe, &f, "a label");
     if (st == SIM_OK && str_is(x, key, "kind"))
         out->kind = str;
     if (st == SIM_OK && str_is(x, key, "device")) {
@@ -329,7 +305,7 @@ static sim_status read_values(const jaxprof *x, const pb_field *f, size_t *k, jp
     uint64_t v = f->v;
     do {
         if (f->wire == PB_LEN && !protowire_varint(&m, &v))
-            return bad_field(x, f, "a sample's values");
+            return protowire_bad_field(&x->pe, f, "a sample's values");
         if (*k == x->i_bytes)
             out->bytes = v;
         if (*k == x->i_count)
@@ -348,24 +324,26 @@ static sim_status read_sample(const jaxprof *x, pb_msg m, jp_sample *out)
     sim_status st = SIM_OK;
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 2 && f.wire != PB_VARINT && f.wire != PB_LEN)
-            st = want_wire(x, &f, PB_LEN, "sample value");
+            st = protowire_want_wire(&x->pe, &f, PB_LEN, "sample value");
         else if (f.num == 2 && (f.wire == PB_VARINT || f.sub.n > 0))
             st = read_values(x, &f, &k, out);
-        else if (f.num == 3 && (st = want_wire(x, &f, PB_LEN, "sample label")) == SIM_OK)
+        else if (f.num == 3 && (st = protowire_want_wire(&x->pe, &f, PB_LEN, "sample label")) == SIM_OK)
             st = read_label(x, f.sub, out);
     }
     if (st == SIM_OK && s == PB_BAD)
-        return bad_field(x, &f, "a sample");
+        return protowire_bad_field(&x->pe, &f, "a sample");
     if (st != SIM_OK)
         return st;
     if (k != x->n_types)
-        return jp_fail(x, out->where, "a sample with %zu values where the profile has %zu sample types", k,
-                       x->n_types);
+        return protowire_fail(&x->pe, out->where, "a sample with %zu values where the profile has %zu sample types", k,
+                              x->n_types);
     if (out->bytes > SIM_MAX_SIZE)
-        return jp_fail(x, out->where, "a sample of %" PRIu64 " bytes, negative or above 2^53", out->bytes);
+        return protowire_fail(&x->pe, out->where, "a sample of %" PRIu64 " bytes, negative or above 2^53", out->bytes);
     if (out->count == 0 || out->count > JP_MAX_BUFFERS || out->bytes % out->count != 0)
-        return jp_fail(x, out->where, "a sample of %" PRIu64 " buffers and %" PRIu64 " bytes: not a whole number of "
-                       "bytes per buffer (or more than %" PRIu64 " buffers)", out->count, out->bytes, JP_MAX_BUFFERS);
+        return protowire_fail(&x->pe, out->where,
+                              "a sample of %" PRIu64 " buffers and %" PRIu64 " bytes: not a whole number of "
+                              "bytes per buffer (or more than %" PRIu64 " buffers)",
+                              out->count, out->bytes, JP_MAX_BUFFERS);
     return SIM_OK;
 }
 
@@ -407,7 +385,7 @@ static sim_status count_devices(jaxprof *x)
         e->buffers += s.count;
         e->bytes += s.bytes;
         if ((total += s.count) > JP_MAX_BUFFERS)
-            return jp_fail(x, s.where, "more than %" PRIu64 " live buffers", JP_MAX_BUFFERS);
+            return protowire_fail(&x->pe, s.where, "more than %" PRIu64 " live buffers", JP_MAX_BUFFERS);
     }
     return SIM_OK;
 }
@@ -557,7 +535,7 @@ static sim_status finish(jaxprof *x, int64_t dev)
 
 sim_status import_jaxprof(const unsigned char *data, size_t len, const input_options *opt, imp_doc *d)
 {
-    jaxprof x = {.d = d};
+    jaxprof x = {.d = d, .pe = {d->err, d->path, "JAX memory profile (pprof)", "a pprof profile"}};
     int64_t dev = 0;
     sim_status st = SIM_OK;
     if (len > 0 && (data[0] == '{' || data[0] == '['))

@@ -2,7 +2,6 @@
 #include "import_xla.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@ typedef struct xla_alloc {
 
 typedef struct xla_dump {
     imp_doc *d;
+    pb_errors pe; /* where protowire_fail reports */
     xla_lbuf *lb;
     size_t n_lb, cap_lb;
     xla_asg *as;
@@ -44,46 +44,19 @@ typedef struct xla_dump {
     char module[256];
 } xla_dump;
 
-static sim_status xla_fail(const xla_dump *x, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static sim_status xla_fail(const xla_dump *x, size_t at, const char *fmt, ...)
-{
-    char msg[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sim_error_set(x->d->err, SIM_ETRACE, x->d->path, 0, 0, "XLA dump byte %zu: %s", at, msg);
-}
-
 static sim_status nomem(const xla_dump *x)
 {
     return sim_error_set(x->d->err, SIM_ENOMEM, x->d->path, 0, 0, "out of memory");
 }
 
-/* f: the field protowire_next failed on (its key's offset). */
-static sim_status bad_field(const xla_dump *x, const pb_field *f, const char *what)
-{
-    return xla_fail(x, f->where, "truncated or malformed protobuf in %s", what);
-}
-
-/* A field of the wire type its message declares, else an error. */
-static sim_status want_wire(const xla_dump *x, const pb_field *f, uint32_t wire, const char *what)
-{
-    if (f->wire == wire)
-        return SIM_OK;
-    return xla_fail(x, f->where, "%s field %u has wire type %u, not %u (not a buffer assignment?)", what, f->num,
-                    f->wire, wire);
-}
-
 /* An int64 field that must be a size or offset: 0 ≤ v ≤ 2^53. */
 static sim_status want_size(const xla_dump *x, const pb_field *f, const char *what, uint64_t *out)
 {
-    sim_status st = want_wire(x, f, PB_VARINT, what);
+    sim_status st = protowire_want_wire(&x->pe, f, PB_VARINT, what);
     if (st != SIM_OK)
         return st;
     if (f->v > SIM_MAX_SIZE)
-        return xla_fail(x, f->where, "%s %" PRIu64 " is negative or above 2^53", what, f->v);
+        return protowire_fail(&x->pe, f->where, "%s %" PRIu64 " is negative or above 2^53", what, f->v);
     *out = f->v;
     return SIM_OK;
 }
@@ -103,7 +76,7 @@ static sim_status read_lbuf(xla_dump *x, pb_msg m)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &f, "a logical buffer");
+        return protowire_bad_field(&x->pe, &f, "a logical buffer");
     if (!SIM_GROW(x->lb, x->n_lb + 1, x->cap_lb))
         return nomem(x);
     x->lb[x->n_lb++] = b;
@@ -127,7 +100,7 @@ static sim_status read_assigned(xla_dump *x, pb_msg m)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &f, "an assigned buffer");
+        return protowire_bad_field(&x->pe, &f, "an assigned buffer");
     if (!SIM_GROW(x->as, x->n_as + 1, x->cap_as))
         return nomem(x);
     x->as[x->n_as++] = a;
@@ -156,22 +129,22 @@ static sim_status read_alloc(xla_dump *x, pb_msg m)
     pb_step s;
     sim_status st = SIM_OK;
     if (x->n_al >= UINT32_MAX)
-        return xla_fail(x, m.base, "more than 2^32 allocations");
+        return protowire_fail(&x->pe, m.base, "more than 2^32 allocations");
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
             st = want_size(x, &f, "allocation index", &a.index);
         else if (f.num == 2)
             st = want_size(x, &f, "allocation size", &a.size);
         else if (f.num == 3 || f.num == 5 || f.num == 7 || f.num == 12) {
-            if ((st = want_wire(x, &f, PB_VARINT, "allocation flag")) == SIM_OK)
+            if ((st = protowire_want_wire(&x->pe, &f, PB_VARINT, "allocation flag")) == SIM_OK)
                 flag[f.num] = f.v != 0;
-        } else if (f.num == 9 && (st = want_wire(x, &f, PB_LEN, "allocation")) == SIM_OK)
+        } else if (f.num == 9 && (st = protowire_want_wire(&x->pe, &f, PB_LEN, "allocation")) == SIM_OK)
             st = read_assigned(x, f.sub);
     }
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &f, "a buffer allocation");
+        return protowire_bad_field(&x->pe, &f, "a buffer allocation");
     a.kind = kind_of(flag);
     if (!SIM_GROW(x->al, x->n_al + 1, x->cap_al))
         return nomem(x);
@@ -187,7 +160,7 @@ static sim_status read_assignment(xla_dump *x, pb_msg m)
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num != 1 && f.num != 3 && f.num != 4)
             continue;
-        if ((st = want_wire(x, &f, PB_LEN, "buffer assignment")) != SIM_OK)
+        if ((st = protowire_want_wire(&x->pe, &f, PB_LEN, "buffer assignment")) != SIM_OK)
             break;
         if (f.num == 1)
             st = read_lbuf(x, f.sub);
@@ -199,7 +172,7 @@ static sim_status read_assignment(xla_dump *x, pb_msg m)
             st = nomem(x);
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "the buffer assignment");
+        st = protowire_bad_field(&x->pe, &f, "the buffer assignment");
     return st;
 }
 
@@ -227,20 +200,22 @@ static sim_status read_top(xla_dump *x, const unsigned char *data, size_t len)
             read_module_name(x, f.sub);
         if (f.num != 3)
             continue;
-        if ((st = want_wire(x, &f, PB_LEN, "HloProto")) == SIM_OK)
+        if ((st = protowire_want_wire(&x->pe, &f, PB_LEN, "HloProto")) == SIM_OK)
             st = read_assignment(x, f.sub);
         found = true;
     }
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &f, "the HloProto (a truncated file?)");
+        return protowire_bad_field(&x->pe, &f, "the HloProto (a truncated file?)");
     if (!found)
-        return xla_fail(x, len, "no buffer_assignment in this HloProto: dump the module after optimizations "
-                                "(module_*.cpu_after_optimizations.hlo.pb or gpu_after_optimizations)");
+        return protowire_fail(&x->pe, len,
+                              "no buffer_assignment in this HloProto: dump the module after optimizations "
+                              "(module_*.cpu_after_optimizations.hlo.pb or gpu_after_optimizations)");
     if (x->n_tr == 0)
-        return xla_fail(x, len, "the buffer assignment holds no heap simulator trace (XLA records one per heap it "
-                                "simulated; this module has none)");
+        return protowire_fail(&x->pe, len,
+                              "the buffer assignment holds no heap simulator trace (XLA records one per heap it "
+                              "simulated; this module has none)");
     return SIM_OK;
 }
 
@@ -297,12 +272,12 @@ static sim_status read_event(const xla_dump *x, pb_msg m, xla_event *e)
     sim_status st = SIM_OK;
     while (st == SIM_OK && (s = protowire_next(&m, &f)) == PB_FIELD) {
         if (f.num == 1)
-            st = want_wire(x, &f, PB_VARINT, "event kind");
+            st = protowire_want_wire(&x->pe, &f, PB_VARINT, "event kind");
         else if (f.num == 2)
             st = want_size(x, &f, "event buffer id", &e->buf);
         else if (f.num == 5)
             st = want_size(x, &f, "share_with_canonical_id", &e->share);
-        else if (f.num == 4 && (st = want_wire(x, &f, PB_LEN, "instruction name")) == SIM_OK) {
+        else if (f.num == 4 && (st = protowire_want_wire(&x->pe, &f, PB_LEN, "instruction name")) == SIM_OK) {
             e->name = f.sub.p;
             e->name_len = f.sub.n;
         }
@@ -312,10 +287,10 @@ static sim_status read_event(const xla_dump *x, pb_msg m, xla_event *e)
     if (st != SIM_OK)
         return st;
     if (s == PB_BAD)
-        return bad_field(x, &f, "a heap simulator event");
+        return protowire_bad_field(&x->pe, &f, "a heap simulator event");
     if (e->kind > XLA_SHARE_WITH)
-        return xla_fail(x, e->where, "heap simulator event of kind %" PRIu64 " (ALLOC 0, FREE 1, SHARE_WITH 2)",
-                        e->kind);
+        return protowire_fail(&x->pe, e->where,
+                              "heap simulator event of kind %" PRIu64 " (ALLOC 0, FREE 1, SHARE_WITH 2)", e->kind);
     return SIM_OK;
 }
 
@@ -359,11 +334,14 @@ static sim_status on_alloc(xla_dump *x, conv *c, const xla_event *e)
     uint64_t sized = e->kind == XLA_SHARE_WITH ? e->share : e->buf;
     const xla_lbuf *lb = find_lbuf(x, sized);
     if (lb == NULL)
-        return xla_fail(x, e->where, "heap simulator event %" PRIu64 ": buffer %" PRIu64
-                        " is not a logical buffer of this assignment", c->k, sized);
+        return protowire_fail(&x->pe, e->where,
+                              "heap simulator event %" PRIu64 ": buffer %" PRIu64
+                              " is not a logical buffer of this assignment",
+                              c->k, sized);
     if (imp_map_find(&c->live, e->buf) != NULL)
-        return xla_fail(x, e->where, "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated while live",
-                        c->k, e->buf);
+        return protowire_fail(&x->pe, e->where,
+                              "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated while live", c->k,
+                              e->buf);
     imp_map_slot *s = imp_map_insert(&c->live, e->buf);
     imp_event *ev = s != NULL ? imp_push(x->d) : NULL;
     if (ev == NULL)
@@ -384,8 +362,9 @@ static sim_status on_free(xla_dump *x, conv *c, const xla_event *e)
 {
     imp_map_slot *s = imp_map_find(&c->live, e->buf);
     if (s == NULL)
-        return xla_fail(x, e->where, "heap simulator event %" PRIu64 ": FREE of buffer %" PRIu64 ", which is not live",
-                        c->k, e->buf);
+        return protowire_fail(&x->pe, e->where,
+                              "heap simulator event %" PRIu64 ": FREE of buffer %" PRIu64 ", which is not live", c->k,
+                              e->buf);
     imp_event *ev = imp_push(x->d);
     if (ev == NULL)
         return nomem(x);
@@ -405,14 +384,14 @@ static sim_status convert_trace(xla_dump *x, conv *c, pb_msg m)
         if (f.num != 1)
             continue;
         xla_event e;
-        if ((st = want_wire(x, &f, PB_LEN, "heap simulator trace")) != SIM_OK ||
+        if ((st = protowire_want_wire(&x->pe, &f, PB_LEN, "heap simulator trace")) != SIM_OK ||
             (st = read_event(x, f.sub, &e)) != SIM_OK)
             break;
         st = e.kind == XLA_FREE ? on_free(x, c, &e) : on_alloc(x, c, &e);
         c->k++;
     }
     if (st == SIM_OK && s == PB_BAD)
-        st = bad_field(x, &f, "a heap simulator trace");
+        st = protowire_bad_field(&x->pe, &f, "a heap simulator trace");
     return st;
 }
 
@@ -501,7 +480,7 @@ static sim_status finish(xla_dump *x, const conv *c, size_t trace)
 
 sim_status import_xla(const unsigned char *data, size_t len, const input_options *opt, imp_doc *d)
 {
-    xla_dump x = {.d = d};
+    xla_dump x = {.d = d, .pe = {d->err, d->path, "XLA dump", "a buffer assignment"}};
     conv c = {.heap_alloc = UINT32_MAX};
     imp_map_init(&c.live);
     size_t trace = 0;

@@ -1,6 +1,9 @@
 /* The protobuf wire format (protowire.h). */
 #include "protowire.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 bool protowire_varint(pb_msg *m, uint64_t *out)
 {
     uint64_t v = 0;
@@ -48,4 +51,27 @@ pb_step protowire_next(pb_msg *m, pb_field *f)
         return PB_FIELD;
     default: return PB_BAD;
     }
+}
+
+sim_status protowire_fail(const pb_errors *e, size_t at, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sim_error_set(e->err, SIM_ETRACE, e->path, 0, 0, "%s byte %zu: %s", e->format, at, msg);
+}
+
+sim_status protowire_bad_field(const pb_errors *e, const pb_field *f, const char *what)
+{
+    return protowire_fail(e, f->where, "truncated or malformed protobuf in %s", what);
+}
+
+sim_status protowire_want_wire(const pb_errors *e, const pb_field *f, uint32_t wire, const char *what)
+{
+    if (f->wire == wire)
+        return SIM_OK;
+    return protowire_fail(e, f->where, "%s field %u has wire type %u, not %u (not %s?)", what, f->num, f->wire, wire,
+                          e->expected);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/status.h"
+
 /* A message: bytes p[0 .. n), read up to at; base = the offset of p[0] in the file. */
 typedef struct pb_msg {
     const unsigned char *p;
@@ -33,5 +35,20 @@ typedef enum pb_step { PB_END, PB_FIELD, PB_BAD } pb_step;
 bool protowire_varint(pb_msg *m, uint64_t *out);
 /* The next field of m; PB_END at its end, PB_BAD for a truncated or malformed one. */
 pb_step protowire_next(pb_msg *m, pb_field *f);
+
+/* Where a reader of one protobuf format reports what is wrong: into err, naming path,
+ * the format ("XLA dump") and what a wrong wire type suggests the file is not ("a
+ * buffer assignment"). Each message reads "FORMAT byte N: ...", N a file offset. */
+typedef struct pb_errors {
+    sim_error *err;
+    const char *path, *format, *expected;
+} pb_errors;
+
+/* SIM_ETRACE with "FORMAT byte at: " and the message. */
+sim_status protowire_fail(const pb_errors *e, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* f: the field protowire_next failed on (PB_BAD), inside what. */
+sim_status protowire_bad_field(const pb_errors *e, const pb_field *f, const char *what);
+/* SIM_OK when f has the wire type its message declares, else the error. */
+sim_status protowire_want_wire(const pb_errors *e, const pb_field *f, uint32_t wire, const char *what);
 
 #endif
