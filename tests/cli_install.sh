@@ -61,9 +61,19 @@ done
 if [ "$checked" -ge 100 ]; then ok; else bad "only $checked options checked in the man page"; fi
 if command -v man >/dev/null 2>&1; then
   if MANWIDTH=80 man -l "$man" 2>/dev/null | grep -q -- '--alloc-conf=...'; then ok; else bad "man -l cannot render $man"; fi
+  # troff has nothing to warn about (a value list too long to break once warned)
+  warnings=$(MANWIDTH=80 man --warnings -l "$man" 2>&1 >/dev/null)
+  [ -z "$warnings" ] && ok || bad "man --warnings on $man: $(printf '%s' "$warnings" | head -c 400)"
 else
   cli_skip_part "no man (man-db): the man page is not rendered"
 fi
+
+# SEE ALSO names only documents that are installed (paths under the prefix)
+seealso=$(sed -n '/^\.SH SEE ALSO/,$p' "$man" | grep -o 'share/doc/gpusim/[A-Za-z0-9_./-]*')
+[ -n "$seealso" ] && ok || bad "SEE ALSO names no installed document"
+for d in $seealso; do
+  [ -f "$prefix/$d" ] && ok || bad "SEE ALSO names $d, which is not installed"
+done
 
 # bash completion: the commands, a command's options, an option's values
 complete_words() { # complete_words WORD...: COMPREPLY for the words, the last being completed
