@@ -40,6 +40,7 @@
 #include "strategies/ideal.h"
 #include "strategies/registry.h"
 #include "support/check_main.h"
+#include "support/import_data.h"
 #include "support/seed.h"
 #include "support/skip.h"
 #include "support/slurp.h"
@@ -49,19 +50,7 @@ static char g_path[1024];
 
 static const char *data(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/tests/data/import/%s", src ? src : ".", name);
-    return g_path;
-}
-
-/* input_open_mem with the default options (every device), err cleared first. */
-static sim_status open_mem(const char *name, const void *bytes, size_t len, const char *from, trace_input **in,
-                           sim_error *err)
-{
-    input_options o = {.device = -1};
-    *in = NULL;
-    sim_error_clear(err);
-    return input_open_mem(name, bytes, len, from, &o, in, err);
+    return import_data_path(g_path, sizeof g_path, "", name);
 }
 
 /* The full recording name in $GPUSIM_REALTRACES, or NULL (with a message) when that is
@@ -488,7 +477,7 @@ START_TEST(expandable_segments_should_follow_segment_map_and_unmap)
                               "\"device_traces\": [[{\"action\": \"alloc\", \"addr\": 2147483648, \"size\": 512, "
                               "\"stream\": 0}]]}";
     sim_error err;
-    ck_assert_int_eq(open_mem("x.json", MID, sizeof MID - 1, NULL, &in, &err), SIM_OK);
+    ck_assert_int_eq(import_open_mem("x.json", MID, sizeof MID - 1, NULL, -1, &in, &err), SIM_OK);
     ck_assert(has_warning(in, "cannot be rebuilt (expandable segments were mapped at the start"));
     ck_assert_ptr_null(input_seed(in));
     input_close(in);
@@ -501,7 +490,7 @@ START_TEST(allocator_settings_should_accept_pytorch_alloc_conf)
                             "\"pinned_num_register_threads:8\", \"max_split_size\": -1}}";
     trace_input *in;
     sim_error err;
-    ck_assert_int_eq(open_mem("s.json", S, sizeof S - 1, NULL, &in, &err), SIM_OK);
+    ck_assert_int_eq(import_open_mem("s.json", S, sizeof S - 1, NULL, -1, &in, &err), SIM_OK);
     ck_assert_str_eq(input_alloc_conf(in), "pinned_num_register_threads:8");
     ck_assert(input_records_settings(in));
     input_close(in);
@@ -811,7 +800,7 @@ START_TEST(a_pickle_whose_sharing_doubles_at_every_level_should_load)
     b[n++] = '.';
     trace_input *in;
     sim_error err;
-    ck_assert_msg(open_mem("doubling.pickle", b, n, NULL, &in, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(import_open_mem("doubling.pickle", b, n, NULL, -1, &in, &err) == SIM_OK, "%s", err.msg);
     ck_assert_uint_eq(input_event_count(in), 0);
     input_close(in);
 }
@@ -1047,7 +1036,7 @@ START_TEST(bad_input_should_fail_with_a_message_naming_the_file)
         const bad_case *b = &BAD[i];
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem("bad.input", b->text, b->len, b->from, &in, &err);
+        sim_status st = import_open_mem("bad.input", b->text, b->len, b->from, -1, &in, &err);
         ck_assert_msg(st == b->want, "case %zu: status %d, expected %d (%s)", i, st, b->want, err.msg);
         ck_assert_ptr_null(in);
         if (b->want == SIM_ETRACE)
@@ -1066,7 +1055,7 @@ static void check_prefixes_fail(const char *file, const char *name, size_t step)
     for (size_t len = 0; len < n; len += step) {
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem(name, p, len, NULL, &in, &err);
+        sim_status st = import_open_mem(name, p, len, NULL, -1, &in, &err);
         ck_assert_msg(st == SIM_ETRACE, "prefix %zu: status %d (%s)", len, st, err.msg);
     }
     free(p);
@@ -1104,7 +1093,7 @@ START_TEST(mutated_inputs_should_never_crash)
             }
             trace_input *in;
             sim_error err;
-            sim_status st = open_mem("mutated", buf, n, NULL, &in, &err);
+            sim_status st = import_open_mem("mutated", buf, n, NULL, -1, &in, &err);
             if (st == SIM_OK) {
                 sim_run *run = NULL;
                 device_info dev = {.name = "test", .capacity_bytes = 1024 * GiB};

@@ -28,6 +28,7 @@
 #include "sim/units.h"
 #include "strategies/ideal.h"
 #include "support/check_main.h"
+#include "support/import_data.h"
 #include "support/seed.h"
 #include "support/slurp.h"
 #include "traces/input.h"
@@ -36,18 +37,7 @@ static char g_path[1024];
 
 static const char *data(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/tests/data/import/jax/%s", src ? src : ".", name);
-    return g_path;
-}
-
-static sim_status open_mem(const void *bytes, size_t len, const char *from, int64_t which, trace_input **in,
-                           sim_error *err)
-{
-    input_options o = {.device = which};
-    *in = NULL;
-    sim_error_clear(err);
-    return input_open_mem("memory.prof", bytes, len, from, &o, in, err);
+    return import_data_path(g_path, sizeof g_path, "jax", name);
 }
 
 static trace_input *open_file(const char *name, int64_t which)
@@ -56,7 +46,7 @@ static trace_input *open_file(const char *name, int64_t which)
     char *bytes = test_slurp(data(name), &n);
     trace_input *in;
     sim_error err;
-    ck_assert_msg(open_mem(bytes, n, NULL, which, &in, &err) == SIM_OK, "%s: %s", name, err.msg);
+    ck_assert_msg(import_open_mem("memory.prof", bytes, n, NULL, which, &in, &err) == SIM_OK, "%s: %s", name, err.msg);
     free(bytes);
     return in;
 }
@@ -151,7 +141,7 @@ START_TEST(device_should_pick_one_device_of_the_sharded_profile)
     size_t n;
     char *all = test_slurp(data("sharded4.prof"), &n);
     sim_error err;
-    ck_assert_int_eq(open_mem(all, n, NULL, 4, &in, &err), SIM_EUSAGE);
+    ck_assert_int_eq(import_open_mem("memory.prof", all, n, NULL, 4, &in, &err), SIM_EUSAGE);
     ck_assert_msg(strstr(err.msg, "--device=4: no live buffer on that device (the profile has: 0 (3 buffers") != NULL,
                   "%s", err.msg);
     ck_assert_ptr_null(in);
@@ -241,13 +231,14 @@ START_TEST(a_sample_of_several_buffers_should_become_that_many_allocations)
     pbuf p = build(2, 2, 3, 3000, 8); /* 3 buffers, 3000 B: 1000 B each */
     trace_input *in;
     sim_error err;
-    ck_assert_msg(open_mem(p.b, p.n, NULL, -1, &in, &err) == SIM_OK, "%s", err.msg); /* found without --from */
+    ck_assert_msg(import_open_mem("memory.prof", p.b, p.n, NULL, -1, &in, &err) == SIM_OK, "%s",
+                  err.msg); /* found without --from */
     ck_assert_str_eq(input_format_name(input_get_format(in)), "jax-memory");
     ck_assert_uint_eq(input_event_count(in), 3);
     ck_assert_uint_eq(live_bytes(in, "buffer cuda:1"), 3000);
     ck_assert_uint_eq(input_event_at(in, 2)->size, 1000);
     input_close(in);
-    ck_assert_int_eq(open_mem(p.b, p.n, NULL, 1, &in, &err), SIM_OK); /* "cuda:1" is device 1 */
+    ck_assert_int_eq(import_open_mem("memory.prof", p.b, p.n, NULL, 1, &in, &err), SIM_OK); /* "cuda:1" is device 1 */
     input_close(in);
 }
 END_TEST
@@ -272,7 +263,7 @@ START_TEST(a_profile_that_is_not_what_it_claims_should_say_why)
         sim_error err;
         const void *b = T[i].p ? (const void *)T[i].p->b : json;
         size_t n = T[i].p ? T[i].p->n : strlen(json);
-        sim_status st = open_mem(b, n, T[i].from, -1, &in, &err);
+        sim_status st = import_open_mem("memory.prof", b, n, T[i].from, -1, &in, &err);
         ck_assert_msg(st == SIM_ETRACE, "case %zu: status %d (%s)", i, st, err.msg);
         ck_assert_msg(strstr(err.msg, T[i].msg) != NULL, "case %zu: '%s' not in '%s'", i, T[i].msg, err.msg);
         ck_assert_ptr_null(in);
@@ -289,14 +280,14 @@ START_TEST(every_prefix_of_a_profile_should_fail_cleanly_or_import)
     for (size_t len = 0; len < n; len++) {
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem(gz, len, len % 2 ? "jax-memory" : NULL, -1, &in, &err);
+        sim_status st = import_open_mem("memory.prof", gz, len, len % 2 ? "jax-memory" : NULL, -1, &in, &err);
         EXPECT_MSG(st == SIM_ETRACE && in == NULL, "gzip prefix %zu: status %d (%s)", len, st, err.msg);
     }
     pbuf p = build(2, 2, 3, 3000, 8);
     for (size_t len = 0; len < p.n; len++) {
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem(p.b, len, "jax-memory", -1, &in, &err);
+        sim_status st = import_open_mem("memory.prof", p.b, len, "jax-memory", -1, &in, &err);
         EXPECT_MSG((st == SIM_ETRACE && in == NULL) || st == SIM_OK, "prefix %zu: status %d (%s)", len, st, err.msg);
         input_close(in);
     }
@@ -318,7 +309,8 @@ START_TEST(mutated_profiles_should_never_crash)
         }
         trace_input *in;
         sim_error err;
-        if (open_mem(p.b, p.n, round % 2 ? "jax-memory" : NULL, round % 3 - 1, &in, &err) == SIM_OK) {
+        if (import_open_mem("memory.prof", p.b, p.n, round % 2 ? "jax-memory" : NULL, round % 3 - 1, &in, &err) ==
+            SIM_OK) {
             engine_config cfg = {.device = {.name = "test", .capacity_bytes = 1024 * GiB}, .ops = ideal_strategy()};
             sim_event_source src = input_source(in);
             sim_run *run = NULL;

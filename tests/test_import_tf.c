@@ -31,6 +31,7 @@
 #include "sim/units.h"
 #include "strategies/ideal.h"
 #include "support/check_main.h"
+#include "support/import_data.h"
 #include "support/slurp.h"
 #include "traces/input.h"
 
@@ -38,9 +39,7 @@ static char g_path[1024];
 
 static const char *data(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/tests/data/import/tf/%s", src ? src : ".", name);
-    return g_path;
+    return import_data_path(g_path, sizeof g_path, "tf", name);
 }
 
 static trace_input *open_ok(const char *path)

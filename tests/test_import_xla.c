@@ -38,6 +38,7 @@
 #include "sim/units.h"
 #include "strategies/ideal.h"
 #include "support/check_main.h"
+#include "support/import_data.h"
 #include "support/seed.h"
 #include "support/slurp.h"
 #include "traces/input.h"
@@ -46,18 +47,7 @@ static char g_path[1024];
 
 static const char *data(const char *name)
 {
-    const char *src = getenv("GPUSIM_SOURCE_DIR");
-    snprintf(g_path, sizeof g_path, "%s/tests/data/import/xla/%s", src ? src : ".", name);
-    return g_path;
-}
-
-static sim_status open_mem(const void *bytes, size_t len, const char *from, int64_t which, trace_input **in,
-                           sim_error *err)
-{
-    input_options o = {.device = which};
-    *in = NULL;
-    sim_error_clear(err);
-    return input_open_mem("dump.hlo.pb", bytes, len, from, &o, in, err);
+    return import_data_path(g_path, sizeof g_path, "xla", name);
 }
 
 static bool has_warning(const trace_input *in, const char *needle)
@@ -119,7 +109,7 @@ START_TEST(the_import_should_keep_the_heap_simulators_events_sizes_and_offsets)
     char *bytes = test_slurp(data(p->file), &n);
     trace_input *in;
     sim_error err;
-    ck_assert_msg(open_mem(bytes, n, NULL, -1, &in, &err) == SIM_OK, "%s: %s", p->file, err.msg);
+    ck_assert_msg(import_open_mem("dump.hlo.pb", bytes, n, NULL, -1, &in, &err) == SIM_OK, "%s: %s", p->file, err.msg);
     ck_assert_str_eq(input_format_name(input_get_format(in)), "xla");
     ck_assert_uint_eq(input_event_count(in), p->events);
     const input_recorded *rec = input_get_recorded(in);
@@ -173,7 +163,7 @@ START_TEST(every_prefix_of_a_dump_should_fail_cleanly)
         memcpy(cut, bytes, len);
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem(cut, len, len % 2 ? "xla" : NULL, -1, &in, &err);
+        sim_status st = import_open_mem("dump.hlo.pb", cut, len, len % 2 ? "xla" : NULL, -1, &in, &err);
         EXPECT_MSG(st == SIM_ETRACE && in == NULL, "prefix %zu: status %d (%s)", len, st, err.msg);
         free(cut);
     }
@@ -208,7 +198,7 @@ START_TEST(a_dump_that_is_not_what_it_claims_should_say_why)
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
         trace_input *in;
         sim_error err;
-        sim_status st = open_mem(T[i].bytes, T[i].len, T[i].from, -1, &in, &err);
+        sim_status st = import_open_mem("dump.hlo.pb", T[i].bytes, T[i].len, T[i].from, -1, &in, &err);
         ck_assert_msg(st == SIM_ETRACE, "case %zu: status %d (%s)", i, st, err.msg);
         ck_assert_msg(strstr(err.msg, T[i].msg) != NULL, "case %zu: '%s' not in '%s'", i, T[i].msg, err.msg);
         ck_assert_ptr_null(in);
@@ -222,10 +212,10 @@ START_TEST(device_should_pick_a_heap_trace_or_say_which_exist)
     char *bytes = test_slurp(data("remat.hlo.pb"), &n);
     trace_input *in;
     sim_error err;
-    ck_assert_int_eq(open_mem(bytes, n, NULL, 0, &in, &err), SIM_OK);
+    ck_assert_int_eq(import_open_mem("dump.hlo.pb", bytes, n, NULL, 0, &in, &err), SIM_OK);
     ck_assert_uint_eq(input_event_count(in), 20);
     input_close(in);
-    ck_assert_int_eq(open_mem(bytes, n, NULL, 1, &in, &err), SIM_EUSAGE);
+    ck_assert_int_eq(import_open_mem("dump.hlo.pb", bytes, n, NULL, 1, &in, &err), SIM_EUSAGE);
     ck_assert_msg(strstr(err.msg, "(the dump has: 0 (20 events))") != NULL, "%s", err.msg);
     free(bytes);
 }
@@ -248,7 +238,7 @@ START_TEST(mutated_dumps_should_never_crash)
             }
             trace_input *in;
             sim_error err;
-            if (open_mem(buf, n, round % 2 ? "xla" : NULL, -1, &in, &err) == SIM_OK) {
+            if (import_open_mem("dump.hlo.pb", buf, n, round % 2 ? "xla" : NULL, -1, &in, &err) == SIM_OK) {
                 sim_run *run = NULL;
                 engine_config cfg = {.device = {.name = "test", .capacity_bytes = 1024 * GiB},
                                      .ops = ideal_strategy()};
