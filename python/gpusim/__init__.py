@@ -9,6 +9,9 @@
 
 gpusim.tune(trace) searches the allocator settings and ranks them.
 
+gpusim.sweep(spec, shard=(i, n)) runs shard i of n of a sweep spec (docs/sweep.md): a Ray
+or Dask task per shard, then gpusim.sweep_merge(output, shard_files) for one run's results.
+
 Each function runs the command of the same name in libgpusim.so (the library that
 CMake builds beside the gpusim program, found as gpusim._native says) and returns
 its --format=json result as a dict. Keyword options are the command's options with
@@ -24,7 +27,7 @@ import warnings
 
 from . import _native
 
-__all__ = ["replay", "compare", "plan", "tune", "version", "Error", "UsageError", "TraceError", "FileError",
+__all__ = ["replay", "compare", "plan", "tune", "sweep", "sweep_merge", "version", "Error", "UsageError", "TraceError", "FileError",
            "GpusimWarning"]
 
 # the name an in-memory trace has in messages and results
@@ -107,9 +110,13 @@ def _run(command, trace, options):
     positional, mem = _trace_args(trace)
     # "--" keeps a trace named like an option a trace
     args = ["--format=json"] + _option_args(options) + ["--"] + positional
+    return _call(command, args, mem)
+
+
+def _call(command, args, mem=None):
     code, kind, message, output, notes = _native.run(command, args, SNAPSHOT_NAME if mem is not None else None, mem)
     for note in notes:
-        warnings.warn(note, GpusimWarning, stacklevel=3)
+        warnings.warn(note, GpusimWarning, stacklevel=4)
     if kind:
         raise _ERRORS.get(kind, Error)(message)
     if code != 0:
@@ -141,3 +148,40 @@ def tune(trace, framework="torch", goal="min-reserved", **options):
     the goal ("min-reserved", "fit" with gpu= or capacity=, "no-oom"); result["best"]["env"]
     is the line to paste (PYTORCH_ALLOC_CONF=...)."""
     return _run("tune", trace, dict(options, framework=framework, goal=goal))
+
+
+def _path(p):
+    return str(p.__fspath__() if hasattr(p, "__fspath__") else p)
+
+
+def sweep(spec, shard=None, output=None, **options):
+    """`gpusim sweep SPEC --format=json` on threads of this process: the summary as a dict.
+
+    shard=(i, n) runs only shard i of n (from 0), into the results file with
+    ".shard-I-of-N" before its extension (output= or the spec's "output"), as
+    `--shard=I/N` does; shard="auto" takes the index from a job array's environment.
+    Give jobs=1 when every core already runs a shard (one Ray or Dask task per core).
+    resume=True continues a shard or a sweep that was interrupted.
+    """
+    args = ["--format=json"] + _option_args(options)
+    if output is not None:
+        args.append("--output=" + _path(output))
+    if shard is not None:
+        if isinstance(shard, str):
+            args.append("--shard=" + shard)
+        elif (isinstance(shard, (tuple, list)) and len(shard) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) for v in shard)):
+            args.append("--shard=%d/%d" % tuple(shard))
+        else:
+            raise UsageError("shard: expected (i, n), shard i of n from 0, or \"auto\", not %r" % (shard,))
+    return _call("sweep", args + ["--", _path(spec)])
+
+
+def sweep_merge(output, shards, spec=None, partial=False):
+    """`gpusim sweep merge OUTPUT SHARDS... --format=json`: the shards' results files (a
+    list of paths, or a glob such as "out.shard-*-of-8.jsonl") into output, the same
+    bytes as one run of the spec; returns the summary as a dict. partial=True merges the
+    shards there are so far."""
+    files = [shards] if isinstance(shards, (str, bytes)) or hasattr(shards, "__fspath__") else list(shards)
+    args = ["merge", "--format=json"] + _option_args({"spec": spec and _path(spec), "partial": partial})
+    return _call("sweep", args + ["--", _path(output)] + [_path(f) for f in files])
