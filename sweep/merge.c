@@ -96,13 +96,25 @@ static void missing_list(const uint32_t *by_shard, uint32_t shards, char *buf, s
         snprintf(buf + at, cap - at, " and %u more", missing - named);
 }
 
-/* The spec the shards ran, and its partition, checked against their headers. */
+/* The spec the shards ran: opts.spec, else the path their header names, from here or
+ * else from the first shard's directory (where results go by default); named in the
+ * summary as the shards named it, so that the summary is the one run's. Checked against
+ * the header (hash), with its partition. */
 static sim_status load_spec(const merge_input *in, const sweep_merge_opts *opts, sweep_spec **spec,
                             sweep_partition **part, sim_error *err)
 {
     const sweep_shard_info *h = &in->info;
     const char *path = opts->spec ? opts->spec : h->spec;
+    char beside[2100];
     sim_status st = sweep_spec_load(path, 0, spec, err);
+    const char *slash = strrchr(in->path, '/');
+    if (st == SIM_EIO && opts->spec == NULL && h->spec[0] != '/' && slash) {
+        snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - in->path), in->path, h->spec);
+        if (access(beside, F_OK) == 0) {
+            path = beside;
+            st = sweep_spec_load(path, 0, spec, err);
+        }
+    }
     if (st != SIM_OK) {
         if (opts->spec == NULL && st == SIM_EIO)
             return sim_error_set(err, st, path, 0, 0,
@@ -114,6 +126,11 @@ static sim_status load_spec(const merge_input *in, const sweep_merge_opts *opts,
                              "is not the spec the shards ran: it changed since (hash %016llx, the shards' %016llx); "
                              "run the shards again",
                              (unsigned long long)(*spec)->hash, (unsigned long long)h->spec_hash);
+    char *named = strdup(h->spec);
+    if (named == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    free((*spec)->path);
+    (*spec)->path = named;
     if ((st = sweep_partition_new(*spec, h->shards, part, err)) != SIM_OK)
         return st;
     if (sweep_partition_key(*part) != h->partition)

@@ -149,9 +149,15 @@ expect 2 "its trace files changed since the shards ran" sweep merge "$m" "$tmp/o
 mkdir -p "$tmp/w"
 cp -r "$data/jobs" "$data/spec.json" "$tmp/w/"
 (cd "$tmp/w" && for i in 0 1 2; do "$bin" sweep spec.json --output=w.jsonl --shard=$i/3 >/dev/null 2>&1; done)
-expect 2 "cannot read the spec the shards name (give --spec=FILE" sweep merge "$m" "$tmp/w"/w.shard-*-of-3.jsonl
-expect 0 "" sweep merge "$m" "$tmp/w"/w.shard-*-of-3.jsonl --spec="$tmp/w/spec.json"
-same "merge with --spec" "$tmp/ref.jsonl" "$m"
+# from another directory: the spec as the shards name it, found beside their results
+expect 0 "" sweep merge "$m" "$tmp/w"/w.shard-*-of-3.jsonl
+same "merge from another directory" "$tmp/ref.jsonl" "$m"
+grep -qF '"spec": "spec.json"' <("$bin" sweep merge "$m" "$tmp/w"/w.shard-*-of-3.jsonl --format=json 2>/dev/null) &&
+  ok || bad "the merged summary does not name the spec as the shards did"
+mv "$tmp/w/spec.json" "$tmp/w/moved.json"
+expect 2 "cannot read the spec the shards name (give --spec=FILE" sweep merge "$tmp/m2.jsonl" "$tmp/w"/w.shard-*-of-3.jsonl
+expect 0 "" sweep merge "$tmp/m2.jsonl" "$tmp/w"/w.shard-*-of-3.jsonl --spec="$tmp/w/moved.json"
+same "merge with --spec" "$tmp/ref.jsonl" "$tmp/m2.jsonl"
 
 # ---- --partial: merge as shards finish, then the whole
 p=$tmp/p.jsonl
