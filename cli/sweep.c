@@ -290,11 +290,11 @@ static int run_sweep(cli_io *io, int argc, char **argv)
         return fail_early(&m, c.heartbeat_s, fail(io, &err));
     }
     if (sr.on && io == NULL)
-        fprintf(stderr, "gpusim sweep: shard %u/%u%s%s%s: jobs %llu to %llu of %llu (the cuts split %u trace(s) "
+        fprintf(stderr, "gpusim sweep: shard %u/%u%s%s%s: %llu of %llu jobs, from job %llu (the cuts split %u trace(s) "
                         "between shards)\n",
                 sr.sh.index, sr.sh.count, sr.from[0] ? " (from " : "", sr.from, sr.from[0] ? ")" : "",
-                (unsigned long long)sr.first, (unsigned long long)sr.end, (unsigned long long)sweep_spec_jobs(spec),
-                sweep_partition_split_traces(sr.part));
+                (unsigned long long)(sr.end - sr.first), (unsigned long long)sweep_spec_jobs(spec),
+                (unsigned long long)sr.first, sweep_partition_split_traces(sr.part));
 
     double t0 = sim_clock_s();
     int job_code = 0;

@@ -62,7 +62,7 @@ for n in 1 3 7; do
     same "$kind N=$n merged JSON summary" "$tmp/ref.summary.json" "$d/merged.summary.json"
   done
 done
-grep -qF "shard 2/3 (from HQ_TASK_ID): jobs" "$tmp/hq-3/shard-2.err" && ok || bad "shard line: $(cat "$tmp/hq-3/shard-2.err")"
+grep -qF "shard 2/3 (from HQ_TASK_ID): 42 of 135 jobs, from job 93" "$tmp/hq-3/shard-2.err" && ok || bad "shard line: $(cat "$tmp/hq-3/shard-2.err")"
 grep -qF "shard 0/7 (from SLURM_ARRAY_TASK_ID)" "$tmp/slurm-7/shard-0.err" && ok || bad "slurm line: $(cat "$tmp/slurm-7/shard-0.err")"
 grep -qF "3 of 3 shards (0 unfinished), 135 of 135 jobs" "$tmp/flag-3/merge.err" && ok || bad "merge line: $(cat "$tmp/flag-3/merge.err")"
 # balanced: 7 shards of 5 traces (135 jobs) cut inside traces, none empty
@@ -187,6 +187,17 @@ done
 [ $? -eq 3 ] && ok || bad "merge with an invalid trace: want exit 3"
 same "merge with an invalid trace" "$tmp/inv/r.jsonl" "$tmp/inv/m.jsonl"
 same "merge with an invalid trace (summary)" "$tmp/inv/one.txt" "$tmp/inv/m.txt"
+
+# ---- more shards than jobs: 2 jobs in 5 shards, three of them empty (a header only)
+mkdir -p "$tmp/few/jobs"
+cp "$data/jobs/job_001.jsonl" "$tmp/few/jobs/"
+printf '{"traces": ["jobs"], "devices": ["1GiB"], "strategies": ["ideal", "raw"], "output": "r.jsonl"}' >"$tmp/few/spec.json"
+"$bin" sweep "$tmp/few/spec.json" >"$tmp/few/one.txt" 2>/dev/null || bad "one run of 2 jobs"
+for i in 0 1 2 3 4; do "$bin" sweep "$tmp/few/spec.json" --shard=$i/5 >/dev/null 2>&1 || bad "shard $i/5 of 2 jobs"; done
+[ "$(cat "$tmp/few"/r.shard-*-of-5.jsonl | wc -l)" -eq 7 ] && ok || bad "5 headers and 2 jobs expected"
+expect 0 "" sweep merge "$tmp/few/m.jsonl" "$tmp/few"/r.shard-*-of-5.jsonl
+same "5 shards of 2 jobs" "$tmp/few/r.jsonl" "$tmp/few/m.jsonl"
+same "5 shards of 2 jobs (summary)" "$tmp/few/one.txt" "$tmp/out"
 
 # ---- SQLite: each shard's database and journal; the merge writes one run's
 if "$bin" sweep "$data/spec.json" --output="$tmp/probe.sqlite" --shard=0/3 2>&1 >/dev/null | grep -qF "built without SQLite"; then
