@@ -82,15 +82,50 @@ static uint64_t least_limit(const json_value *devices)
     return least;
 }
 
-/* Parse one line into its job index and digest (d may be NULL), with jp. */
+#define JOB_KEY "{\"job\":"
+
+/* The end of the "job" object that opens a result line (its closing brace + 1), or 0
+ * when the line does not open with one: braces counted outside strings. */
+static size_t job_object_end(const char *text, size_t len)
+{
+    if (len < sizeof JOB_KEY - 1 || memcmp(text, JOB_KEY, sizeof JOB_KEY - 1) != 0)
+        return 0;
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = sizeof JOB_KEY - 1; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{') {
+            depth++;
+        } else if (c == '}' && --depth == 0) {
+            return i + 1;
+        } else if (depth == 0 && c != ' ') {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Parse one line into its job index and digest (d may be NULL), with jp. Without d only
+ * the "job" object is parsed (a resume's scan, a merge's shards); the final scan, with
+ * digests, reads every line whole. */
 static sim_status parse_line(const sweep_results *r, json_parser *jp, const char *text, size_t len, uint64_t lineno,
                              uint64_t *job, job_digest *d, sim_error *err)
 {
     char why[160];
-    const json_value *doc = json_parse(jp, text, len, 0, why, sizeof why);
+    size_t end = d ? 0 : job_object_end(text, len);
+    const json_value *doc = end ? json_parse(jp, text + sizeof JOB_KEY - 1, end - (sizeof JOB_KEY - 1), 0, why,
+                                             sizeof why)
+                                : json_parse(jp, text, len, 0, why, sizeof why);
     if (doc == NULL)
         return results_line_error(r, lineno, "not valid JSON", err);
-    const json_value *j = obj(doc, "job");
+    const json_value *j = end ? doc : obj(doc, "job");
     const json_value *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
     const bool node = dev == NULL && obj(j, "node") != NULL; /* a node job: the node in place of the device */
     if (node)

@@ -195,6 +195,19 @@ printf '{"traces": ["jobs"], "devices": ["1GiB"], "strategies": ["ideal", "raw"]
 "$bin" sweep "$tmp/few/spec.json" >"$tmp/few/one.txt" 2>/dev/null || bad "one run of 2 jobs"
 for i in 0 1 2 3 4; do "$bin" sweep "$tmp/few/spec.json" --shard=$i/5 >/dev/null 2>&1 || bad "shard $i/5 of 2 jobs"; done
 [ "$(cat "$tmp/few"/r.shard-*-of-5.jsonl | wc -l)" -eq 7 ] && ok || bad "5 headers and 2 jobs expected"
+# a trace whose name has braces and a quote (a resume and a merge read the job's name back)
+mkdir -p "$tmp/odd/jobs"
+cp "$data/jobs/job_001.jsonl" "$tmp/odd/jobs/a}{\"b.jsonl"
+cp "$data/jobs/job_002.jsonl" "$tmp/odd/jobs/c.jsonl"
+printf '{"traces": ["jobs"], "devices": ["1GiB", "2GiB"], "strategies": ["ideal", "raw"], "output": "r.jsonl"}' >"$tmp/odd/spec.json"
+"$bin" sweep "$tmp/odd/spec.json" >/dev/null 2>&1 || bad "one run with an odd trace name"
+for i in 0 1; do
+  "$bin" sweep "$tmp/odd/spec.json" --shard=$i/2 >/dev/null 2>&1 &&
+    "$bin" sweep "$tmp/odd/spec.json" --shard=$i/2 --resume >/dev/null 2>"$tmp/err" && ok ||
+    bad "odd trace name, shard $i/2 and its resume: $(cat "$tmp/err")"
+done
+expect 0 "" sweep merge "$tmp/odd/m.jsonl" "$tmp/odd"/r.shard-*-of-2.jsonl
+same "an odd trace name" "$tmp/odd/r.jsonl" "$tmp/odd/m.jsonl"
 expect 0 "" sweep merge "$tmp/few/m.jsonl" "$tmp/few"/r.shard-*-of-5.jsonl
 same "5 shards of 2 jobs" "$tmp/few/r.jsonl" "$tmp/few/m.jsonl"
 same "5 shards of 2 jobs (summary)" "$tmp/few/one.txt" "$tmp/out"
