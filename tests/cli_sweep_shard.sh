@@ -212,6 +212,19 @@ expect 0 "" sweep merge "$tmp/few/m.jsonl" "$tmp/few"/r.shard-*-of-5.jsonl
 same "5 shards of 2 jobs" "$tmp/few/r.jsonl" "$tmp/few/m.jsonl"
 same "5 shards of 2 jobs (summary)" "$tmp/few/one.txt" "$tmp/out"
 
+# ---- a shard spread over MPI ranks (an array task of several nodes): the same shard file
+if ! command -v mpirun >/dev/null 2>&1; then
+  cli_skip_part "no mpirun: a shard under MPI not checked"
+elif "$bin" sweep "$data/spec.json" --mpi=on --output="$tmp/probe.jsonl" 2>&1 >/dev/null | grep -qF "built without MPI"; then
+  cli_skip_part "gpusim was built without MPI: a shard under MPI not checked"
+else
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 OMPI_MCA_rmaps_base_oversubscribe=1 \
+    timeout 120 mpirun --oversubscribe --allow-run-as-root -x ASAN_OPTIONS -n 2 "$bin" sweep "$data/spec.json" \
+    --output="$tmp/mpi.jsonl" --shard=1/3 >/dev/null 2>"$tmp/mpi.err" || bad "a shard under mpirun: $(tail -3 "$tmp/mpi.err")"
+  grep -qF "with MPI" "$tmp/mpi.err" && ok || bad "the shard did not run with MPI: $(cat "$tmp/mpi.err")"
+  same "a shard under MPI" "$F/out.shard-1-of-3.jsonl" "$tmp/mpi.shard-1-of-3.jsonl"
+fi
+
 # ---- SQLite: each shard's database and journal; the merge writes one run's
 if "$bin" sweep "$data/spec.json" --output="$tmp/probe.sqlite" --shard=0/3 2>&1 >/dev/null | grep -qF "built without SQLite"; then
   cli_skip_part "gpusim was built without SQLite: shards' databases not checked"
