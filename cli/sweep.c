@@ -348,9 +348,57 @@ static int run_sweep(cli_io *io, int argc, char **argv)
     return rc;
 }
 
-static bool has_glob(const char *p)
+/* The shards' results files given to a merge: an argument that names a file as it is, a
+ * pattern that names none expanded here (sorted), beyond the command line's limits. */
+typedef struct shard_list {
+    char **path;
+    uint32_t n, cap;
+} shard_list;
+
+static sim_status shard_list_add(shard_list *l, const char *p, sim_error *err)
 {
-    return strpbrk(p, "*?[") != NULL;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? 2 * l->cap : 64;
+        char **grown = realloc(l->path, cap * sizeof *grown);
+        if (grown == NULL)
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        l->path = grown;
+        l->cap = cap;
+    }
+    if ((l->path[l->n] = strdup(p)) == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    l->n++;
+    return SIM_OK;
+}
+
+static sim_status shard_list_make(const cli_args *a, shard_list *l, sim_error *err)
+{
+    sim_status st = SIM_OK;
+    for (int i = 1; i < a->n_positional && st == SIM_OK; i++) {
+        const char *p = a->positional[i];
+        if (strpbrk(p, "*?[") == NULL || access(p, F_OK) == 0) {
+            st = shard_list_add(l, p, err);
+            continue;
+        }
+        glob_t g;
+        int grc = glob(p, 0, NULL, &g);
+        if (grc == GLOB_NOMATCH)
+            st = sim_error_set(err, SIM_EIO, p, 0, 0, "no shard results match");
+        else if (grc != 0)
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        for (size_t k = 0; grc == 0 && k < g.gl_pathc && st == SIM_OK; k++)
+            st = shard_list_add(l, g.gl_pathv[k], err);
+        if (grc == 0)
+            globfree(&g);
+    }
+    return st;
+}
+
+static void shard_list_free(shard_list *l)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        free(l->path[i]);
+    free(l->path);
 }
 
 static int run_merge(cli_io *io, int argc, char **argv)
@@ -366,19 +414,8 @@ static int run_merge(cli_io *io, int argc, char **argv)
                            ses.a.n_positional ? "no shard results given" : "no output given");
     if (st != SIM_OK)
         return cli_session_end(&ses, st);
-    /* the shards: files, and quoted globs expanded here (beyond the command line's limits) */
-    glob_t g;
-    memset(&g, 0, sizeof g);
-    int flags = 0;
-    for (int i = 1; i < ses.a.n_positional && st == SIM_OK; i++) {
-        const char *p = ses.a.positional[i];
-        int grc = has_glob(p) && access(p, F_OK) != 0 ? glob(p, flags, NULL, &g) : glob(p, flags | GLOB_NOCHECK, NULL, &g);
-        if (grc == GLOB_NOMATCH)
-            st = sim_error_set(&ses.err, SIM_EIO, p, 0, 0, "no shard results match");
-        else if (grc != 0)
-            st = sim_error_set(&ses.err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        flags = GLOB_APPEND;
-    }
+    shard_list shards = {NULL, 0, 0};
+    st = shard_list_make(&ses.a, &shards, &ses.err);
     sim_buf text, json;
     sim_buf_init(&text);
     sim_buf_init(&json);
@@ -387,11 +424,10 @@ static int run_merge(cli_io *io, int argc, char **argv)
     sweep_merge_opts opts = {cli_get(&ses.a, "spec"), cli_has(&ses.a, "partial")};
     double t0 = sim_clock_s();
     if (st == SIM_OK)
-        st = sweep_merge(ses.a.positional[0], (const char *const *)g.gl_pathv, (uint32_t)g.gl_pathc, &opts, &text,
-                         &json, &rep, &ses.err);
+        st = sweep_merge(ses.a.positional[0], (const char *const *)shards.path, shards.n, &opts, &text, &json, &rep,
+                         &ses.err);
     double dt = sim_clock_s() - t0;
-    if (g.gl_pathv)
-        globfree(&g);
+    shard_list_free(&shards);
     int rc;
     if (st != SIM_OK) {
         rc = io ? fail(io, &ses.err) : cli_fail(&ses.err);
