@@ -290,8 +290,9 @@ static int run_sweep(cli_io *io, int argc, char **argv)
         return fail_early(&m, c.heartbeat_s, fail(io, &err));
     }
     if (sr.on && io == NULL)
-        fprintf(stderr, "gpusim sweep: shard %u/%u%s%s%s: %llu of %llu jobs, from job %llu (the cuts split %u trace(s) "
-                        "between shards)\n",
+        fprintf(stderr,
+                "gpusim sweep: shard %u/%u%s%s%s: %llu of %llu jobs, from job %llu (the cuts split %u trace(s) "
+                "between shards)\n",
                 sr.sh.index, sr.sh.count, sr.from[0] ? " (from " : "", sr.from, sr.from[0] ? ")" : "",
                 (unsigned long long)(sr.end - sr.first), (unsigned long long)sweep_spec_jobs(spec),
                 (unsigned long long)sr.first, sweep_partition_split_traces(sr.part));
@@ -409,9 +410,9 @@ static int run_merge(cli_io *io, int argc, char **argv)
     if (st == SIM_OK)
         st = cli_format_json(&ses.a, &as_json, &ses.err);
     if (st == SIM_OK && ses.a.n_positional < 2)
-        st = sim_error_set(&ses.err, SIM_EUSAGE, NULL, 0, 0,
-                           "%s (usage: gpusim sweep merge OUT.jsonl SHARD_RESULTS...)",
-                           ses.a.n_positional ? "no shard results given" : "no output given");
+        st =
+            sim_error_set(&ses.err, SIM_EUSAGE, NULL, 0, 0, "%s (usage: gpusim sweep merge OUT.jsonl SHARD_RESULTS...)",
+                          ses.a.n_positional ? "no shard results given" : "no output given");
     if (st != SIM_OK)
         return cli_session_end(&ses, st);
     shard_list shards = {NULL, 0, 0};
@@ -435,10 +436,11 @@ static int run_merge(cli_io *io, int argc, char **argv)
     } else {
         rc = show_summary(io, as_json, cli_get(&ses.a, "summary"), &text, &json, rep.exit_code);
         if (io == NULL)
-            fprintf(stderr, "gpusim sweep merge: %u of %u shards (%u unfinished), %llu of %llu jobs, in %.3f s; "
-                            "results in %s\n",
-                    rep.given, rep.shards, rep.unfinished, (unsigned long long)rep.done,
-                    (unsigned long long)rep.jobs, dt, ses.a.positional[0]);
+            fprintf(stderr,
+                    "gpusim sweep merge: %u of %u shards (%u unfinished), %llu of %llu jobs, in %.3f s; "
+                    "results in %s\n",
+                    rep.given, rep.shards, rep.unfinished, (unsigned long long)rep.done, (unsigned long long)rep.jobs,
+                    dt, ses.a.positional[0]);
         cli_session_close(&ses);
     }
     sim_buf_release(&text);

@@ -95,9 +95,10 @@ static double run_shards(const shard_cfg *c, const char *dir)
     char cmd[8192];
     int at = snprintf(cmd, sizeof cmd, "(");
     for (int i = 0; i < SHARDS; i++)
-        at += snprintf(cmd + at, sizeof cmd - (size_t)at,
-                       "'%s' sweep '%s/spec.json' --shard=%d/%d --jobs=1 --output='%s/s.jsonl' >/dev/null 2>>'%s/shards.err' & ",
-                       c->gpusim, dir, i, SHARDS, dir, dir);
+        at += snprintf(
+            cmd + at, sizeof cmd - (size_t)at,
+            "'%s' sweep '%s/spec.json' --shard=%d/%d --jobs=1 --output='%s/s.jsonl' >/dev/null 2>>'%s/shards.err' & ",
+            c->gpusim, dir, i, SHARDS, dir, dir);
     snprintf(cmd + at, sizeof cmd - (size_t)at, "wait) && test \"$(grep -c 'jobs run' '%s/shards.err')\" -eq %d", dir,
              SHARDS);
     return timed(cmd);
@@ -155,7 +156,8 @@ int main(int argc, char **argv)
     snprintf(p, sizeof p, "%s/spec.json", dir);
     write_file(p, "{\"traces\": [\"jobs\"], \"devices\": [\"A100-40GB\", \"L4\", \"RTX4090\"],\n"
                   " \"strategies\": [\"ideal\", \"greedy\", \"growth\", \"torch\"],\n"
-                  " \"options\": [{\"name\": \"default\"}, {\"mem-fraction\": 0.8, \"strategies\": [\"greedy\", \"growth\"]}]}\n");
+                  " \"options\": [{\"name\": \"default\"}, {\"mem-fraction\": 0.8, \"strategies\": [\"greedy\", "
+                  "\"growth\"]}]}\n");
     const unsigned long long jobs = (unsigned long long)c.traces * 3 * 6;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("shard_bench: %u traces (%" PRIu64 " events) x 18 combinations = %llu jobs; %d shards on %ld core(s)\n",
@@ -177,8 +179,8 @@ int main(int argc, char **argv)
         printf("%-30s %10.3f %10s %12.1f\n", "1 process, 4 threads", one, "-", (double)jobs / one);
         printf("%-30s %10.3f %10.2f %12.1f\n", "4 shard processes at once", shards, SHARDS / shards,
                (double)jobs / shards);
-        printf("%-30s %10.3f %10.2f %12.1f\n", "4 shards, then the merge", shards + merge,
-               SHARDS / (shards + merge), (double)jobs / (shards + merge));
+        printf("%-30s %10.3f %10.2f %12.1f\n", "4 shards, then the merge", shards + merge, SHARDS / (shards + merge),
+               (double)jobs / (shards + merge));
     }
 
     /* ---- the merge on ~100,000 job results: small traces x 1,040 combinations */
