@@ -27,6 +27,10 @@ import sys
 def summary(memory_py, stats_json):
     src = open(memory_py).read()
     fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "memory_summary")
+    # annotations name torch's types (Device, Union in older releases): not needed to run it
+    for a in fn.args.args + fn.args.kwonlyargs:
+        a.annotation = None
+    fn.returns = None
     stats = json.load(open(stats_json))
     env = {
         "memory_stats": lambda device=None: stats,
