@@ -177,6 +177,65 @@ class ErrorTest(unittest.TestCase):
             gpusim.replay([])
 
 
+    def test_a_trace_of_another_type_should_raise_a_type_error(self):
+        for trace in (42, 3.5, object(), {1, 2}, [MLP, 7]):
+            with self.assertRaises(TypeError) as ctx:
+                gpusim.replay(trace)
+            self.assertIn("a trace is a path (str or os.PathLike), a file's bytes, a snapshot dict", str(ctx.exception))
+        with self.assertRaises(TypeError):
+            gpusim.replay(PathOfBytes())
+
+    def test_a_path_like_trace_should_be_read_as_its_path(self):
+        import pathlib
+        self.assertEqual(gpusim.replay(pathlib.Path(MLP)), gpusim.replay(str(pathlib.Path(MLP))))
+
+
+class PathOfBytes(os.PathLike):
+    """A path-like object whose path is bytes: not a trace path gpusim takes."""
+
+    def __fspath__(self):
+        return os.fsencode(MLP)
+
+
+class FailOnOomTest(unittest.TestCase):
+    BERT = os.path.join(ROOT, "traces", "examples", "bert-large-train.jsonl")
+
+    def test_fail_on_oom_should_raise_with_the_whole_result(self):
+        with self.assertRaises(gpusim.OutOfMemoryError) as ctx:
+            gpusim.replay(self.BERT, capacity="12GiB", fail_on_oom=True)
+        e = ctx.exception
+        want = cli_json("replay", self.BERT, "--capacity=12GiB")
+        self.assertEqual(e.result, want)
+        self.assertEqual(str(e), want["result"]["first_oom"]["message"])
+        self.assertEqual(e.exit_code, 1)
+        # the command line's verdict is the same: exit status 1
+        self.assertEqual(cli("replay", self.BERT, "--capacity=12GiB", "--fail-on-oom")[0], 1)
+
+    def test_fail_on_oom_without_an_oom_should_return_the_result(self):
+        self.assertEqual(gpusim.replay(MLP, fail_on_oom=True), cli_json("replay", MLP))
+
+    def test_without_fail_on_oom_an_oom_should_be_in_the_result(self):
+        r = gpusim.replay(self.BERT, capacity="12GiB")
+        self.assertEqual(r["result"]["ooms"], 1)
+
+
+class HelpTest(unittest.TestCase):
+    def test_help_should_render_every_functions_docstring_and_types(self):
+        import pydoc
+        text = pydoc.render_doc(gpusim, renderer=pydoc.plaintext)
+        for name in ("replay", "compare", "plan", "tune", "version", "OutOfMemoryError", "UsageError"):
+            self.assertIn(name, text)
+            doc = getattr(gpusim, name).__doc__
+            self.assertTrue(doc, name)
+            self.assertIn(doc.strip().splitlines()[0], text)
+        self.assertIn("replay(trace: 'Union[Trace, Sequence[Trace]]', strategy: 'str' = 'torch', **options: 'Any')"
+                      " -> 'Result'", text)
+        self.assertIn(".result is the whole result", text)
+
+    def test_the_package_should_carry_its_typing_marker(self):
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(gpusim.__file__), "py.typed")))
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
