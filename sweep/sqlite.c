@@ -74,7 +74,7 @@ typedef struct column {
     char key[160];  /* the flattened JSON key, e.g. "stats_allocation.all.peak" */
     char name[168]; /* its column: stats_allocation_all_peak (name_columns) */
     int type;
-    bool valued;    /* some line has a value there, not null */
+    bool valued; /* some line has a value there, not null */
 } column;
 
 typedef struct columns {
