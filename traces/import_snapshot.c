@@ -488,8 +488,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         } else if (is_req || is_done) {
             imp_map_slot *s = imp_map_find(&live, addr);
             if (s != NULL && s->b != 0 && is_done) {
-                /* the free was requested earlier: it completes now */
-                d->ev[s->b - 1].ready_t = t;
+                /* the free was requested earlier: it completes now. Only when other
+                 * entries came between was it deferred (IMPORT.md): a synchronous
+                 * free() records its request and completion back to back, and its
+                 * clock may tick between the two; it frees at the request. */
+                if (s->c + 1 != i)
+                    d->ev[s->b - 1].ready_t = t;
                 imp_map_remove(&live, s);
                 continue;
             }
