@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+
 const char *against_default_strategy(const input_format *f)
 {
     return f != NULL ? f->against_strategy : NULL;
@@ -129,6 +131,75 @@ static void placement_compare(against_placement *pl, const placed *p, const trac
     }
 }
 
+typedef struct end_walk {
+    input_end_block *v;
+    size_t n, cap;
+    bool nomem;
+} end_walk;
+
+static int end_visit(void *ctx, const strategy_block *b)
+{
+    end_walk *w = ctx;
+    if (b->state == BLOCK_UNMAPPED)
+        return 0;
+    if (!SIM_GROW(w->v, w->n + 1, w->cap)) {
+        w->nomem = true;
+        return 1;
+    }
+    w->v[w->n++] = (input_end_block){
+        .segment = b->region, .offset = b->addr - b->region_addr, .size = b->size_bytes,
+        .state = b->state == BLOCK_USED ? INPUT_BLOCK_ALLOCATED
+                 : b->state == BLOCK_PENDING ? INPUT_BLOCK_PENDING_FREE : INPUT_BLOCK_INACTIVE};
+    return 0;
+}
+
+static int end_block_cmp(const void *a, const void *b)
+{
+    const input_end_block *x = a, *y = b;
+    if (x->segment != y->segment)
+        return x->segment < y->segment ? -1 : 1;
+    return x->offset < y->offset ? -1 : (x->offset > y->offset);
+}
+
+/* Both lists sorted by (segment, offset): a block matches when the other side has
+ * one at the same place of the same size and state. */
+static bool end_state_compare(against_end_state *es, const strategy *s, const strategy_ops *ops,
+                              const input_recorded *rec)
+{
+    end_walk w = {0};
+    ops->walk(s, end_visit, &w);
+    if (w.nomem) {
+        free(w.v);
+        return false;
+    }
+    if (w.n)
+        qsort(w.v, w.n, sizeof *w.v, end_block_cmp);
+    es->recorded_blocks = rec->n_end_blocks;
+    es->predicted_blocks = w.n;
+    size_t i = 0, j = 0;
+    while (i < rec->n_end_blocks || j < w.n) {
+        const input_end_block *r = i < rec->n_end_blocks ? &rec->end_blocks[i] : NULL;
+        const input_end_block *p = j < w.n ? &w.v[j] : NULL;
+        int c = r == NULL ? 1 : p == NULL ? -1 : end_block_cmp(r, p);
+        bool same = c == 0 && r->size == p->size && r->state == p->state;
+        if (same) {
+            es->matched++;
+        } else if (!es->has_difference) {
+            es->has_difference = true;
+            es->has_rec = c <= 0;
+            es->has_pred = c >= 0;
+            if (es->has_rec)
+                es->rec = *r;
+            if (es->has_pred)
+                es->pred = *p;
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    free(w.v);
+    return true;
+}
+
 sim_status against_compare(trace_input *in, const engine_config *cfg, const against_options *opt, against_result *out,
                            sim_error *err)
 {
@@ -216,6 +287,15 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
         compare(cr, &run->tl, row_of, n, rec->has_point, rec->reserved, AS_RESERVED);
     if (pl->on)
         placement_compare(pl, &pd, in, rec, first);
+    against_end_state *es = &out->end_state;
+    /* a start state without segments (a recording from empty) numbers segments as
+     * any strategy does from empty: in order of creation */
+    es->on = rec->end_blocks != NULL && cfg->ops->walk != NULL && (seeded || seed == NULL || seed->n_segs == 0) &&
+             run->n_procs == 1;
+    if (es->on && !end_state_compare(es, run->procs[0].s, cfg->ops, rec)) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto done;
+    }
     if (seeded) {
         out->seeded = true;
         out->start_segments = seed->n_segs;

@@ -327,8 +327,8 @@ static void check_events(trace_input *in, const want *w, size_t n)
  * small blocks at 2^64 − 2 MiB and +512 (one double apart: equal as doubles) stay
  * two allocations on stream 1 (the cudaStream_t 94000000000000); a free requested
  * at +30 completes at +40; one completed without a request (+50, not deferred);
- * the oom becomes a mark; the free still pending at the end completes at the last
- * entry's time (+120). */
+ * the oom becomes a mark; the free still pending at the end completes 1 ns after
+ * the last entry (+120 µs), so that a replay ends with it pending as recorded. */
 static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_ALLOC, 1, 1048576, 0, 0, 0, "0x7f0000600000"},
     {SIM_OP_ALLOC, 8, 4000000, 0, 0, 0, "0x7f0000000000"},
@@ -343,7 +343,7 @@ static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_ALLOC, 6, 1000, 70000, 70000, 0, "0x7f0000600000"},
     {SIM_OP_FREE, 6, 0, 80000, 80000, 0, NULL},
     {SIM_OP_ALLOC, 7, 512, 100000, 100000, 0, "0x7f0000700000"},
-    {SIM_OP_FREE, 7, 0, 110000, 120000, 0, NULL},
+    {SIM_OP_FREE, 7, 0, 110000, 120001, 0, NULL},
 };
 
 static void check_snapshot(trace_input *in)
@@ -872,6 +872,13 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
           "\"allocated_bytes\": 1703276544, \"events\": 223, \"planned_segments\": 0}",
           "\"recorded_ooms\": 0,", "\"completed\": true"}},
     };
+    /* and the end state equals the final segments block by block: from empty, 9
+     * segments holding 20 blocks (6 whole inactive ones, 2 + 5 + 7 in the 3 split
+     * ones); mid-run, the 98 segments' 230 blocks */
+    static const char *const END[] = {
+        "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 20, \"matched\": 20, \"first_difference\": null}",
+        "\"end_state\": {\"recorded_blocks\": 230, \"predicted_blocks\": 230, \"matched\": 230, "
+        "\"first_difference\": null}"};
     if (!registry_find("torch"))
         return;
     for (size_t k = 0; k < 2; k++) {
@@ -880,6 +887,7 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
         char *text = against_recorded(T[k].file, "", name);
         for (size_t i = 0; i < 6; i++)
             ck_assert_msg(strstr(text, T[k].want[i]) != NULL, "%s: '%s' not in\n%s", T[k].file, T[k].want[i], text);
+        ck_assert_msg(strstr(text, END[k]) != NULL, "%s: '%s' not in\n%s", T[k].file, END[k], text);
         free(text);
     }
     /* --from-empty: the 223 live blocks are allocated into fresh segments first, and
@@ -898,6 +906,13 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
                                        "{\"event\": 16, \"size\": 2097152, \"recorded_segment\": 0, "
                                        "\"recorded_offset\": 14811136, \"predicted_segment\": 0, "
                                        "\"predicted_offset\": 16777216}}"));
+    /* and the end state names its first different block: the 8519680 B request of
+     * event 6 rounds to 10485760 (a quarter of 2^23 is 2 MiB: 5 steps), so segment 0's
+     * third block, at 3 × 2 MiB, is 10485760 B where PyTorch's was 8519680 B */
+    ck_assert_ptr_nonnull(strstr(text, "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 19, "
+                                       "\"matched\": 12, \"first_difference\": {\"segment\": 0, \"offset\": 6291456, "
+                                       "\"recorded\": {\"state\": \"active_allocated\", \"size\": 8519680}, "
+                                       "\"predicted\": {\"state\": \"active_allocated\", \"size\": 10485760}}}"));
     free(text);
     tmpdir_remove();
 }
@@ -912,14 +927,18 @@ START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
         return;
     static const struct {
         const char *options;
-        const char *want[5]; /* NULL-terminated */
+        const char *want[6]; /* NULL-terminated */
     } T[] = {
         /* events: 3 allocations at the start (the seed), then alloc, free, alloc, alloc,
-         * alloc, free, alloc, the oom mark (11), free: the oom is event 11 */
+         * alloc, free, alloc, the oom mark (11), free: the oom is event 11. The end state
+         * is the 10 final blocks, the free still pending at the end among them (its
+         * block active_pending_free, as recorded) */
         {"",
          {"\"max_abs_difference_bytes\": 0,", "\"recorded_peak_bytes\": 54525952",
           "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}",
-          "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null", NULL}},
+          "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null",
+          "\"end_state\": {\"recorded_blocks\": 10, \"predicted_blocks\": 10, \"matched\": 10, "
+          "\"first_difference\": null}", NULL}},
         /* an option overrides the recording's settings, and the comparison says so */
         {"--alloc-conf=max_split_size_mb:20", {"\"alloc_conf_from\": \"option\"", NULL}},
     };

@@ -88,8 +88,9 @@ START_TEST(the_rebuild_should_undo_segment_events_and_infer_the_sizes_of_freed_b
         {.addr = C, .size = 30 * MIB, .first_block = 3, .n_blocks = 1},
     };
     rb_block blocks[] = {
-        {A, 6 * MIB, 0, false}, {A + 6 * MIB, 2 * MIB, 2 * MIB, true}, {A + 8 * MIB, 12 * MIB, 0, false},
-        {C, 30 * MIB, 0, false},
+        {A, 6 * MIB, 0, false, false}, {A + 6 * MIB, 2 * MIB, 2 * MIB, true, false},
+        {A + 8 * MIB, 12 * MIB, 0, false, false},
+        {C, 30 * MIB, 0, false, false},
     };
     rb_seg_event ev[] = {
         {.action = RB_SEG_FREE, .addr = B, .size = 2 * MIB, .entry = 3},

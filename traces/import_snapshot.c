@@ -133,6 +133,14 @@ typedef struct seg_state {
     size_t n_all, cap_all;
 } seg_state;
 
+static int end_block_cmp(const void *a, const void *b)
+{
+    const input_end_block *x = a, *y = b;
+    if (x->segment != y->segment)
+        return x->segment < y->segment ? -1 : 1;
+    return x->offset < y->offset ? -1 : (x->offset > y->offset);
+}
+
 static int block_cmp(const void *a, const void *b)
 {
     const seg_block *x = a, *y = b;
@@ -209,7 +217,8 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
             addr = a + size;
             if (!SIM_GROW(ss->all, ss->n_all + 1, ss->cap_all))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-            ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state)};
+            ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state),
+                                              is_active_state(state) && strcmp(state, "active_allocated") != 0};
             if (strcmp(state, "active_allocated") == 0)
                 d->rec.allocated_end += size;
             if (!is_active_state(state))
@@ -267,10 +276,42 @@ static const live_seg *seg_at(const live_seg *v, size_t n, uint64_t addr)
     return &v[lo - 1];
 }
 
+/* The final segments' blocks in the numbering the trace's segment events lead to
+ * (v: the segments live after the last entry), for the end-state comparison; none
+ * when a final segment is expandable (a snapshot records its mapped ranges only). */
+static bool end_blocks(imp_doc *d, const seg_state *ss, const live_seg *v, size_t n)
+{
+    for (size_t i = 0; i < ss->n_segs; i++)
+        if (ss->segs[i].expandable)
+            return true;
+    d->end_blocks = malloc((ss->n_all ? ss->n_all : 1) * sizeof *d->end_blocks);
+    if (d->end_blocks == NULL)
+        return false;
+    size_t nb = 0;
+    for (size_t i = 0; i < ss->n_segs; i++) {
+        const rb_segment *g = &ss->segs[i];
+        const live_seg *at = seg_at(v, n, g->addr);
+        uint32_t number = at && at->base == g->addr ? at->number : UINT32_MAX;
+        for (size_t k = g->first_block; k < g->first_block + g->n_blocks; k++) {
+            const rb_block *b = &ss->all[k];
+            d->end_blocks[nb++] = (input_end_block){
+                .segment = number, .offset = b->addr - g->addr, .size = b->size,
+                .state = b->pending_free ? INPUT_BLOCK_PENDING_FREE
+                         : b->active     ? INPUT_BLOCK_ALLOCATED
+                                         : INPUT_BLOCK_INACTIVE};
+        }
+    }
+    qsort(d->end_blocks, nb, sizeof *d->end_blocks, end_block_cmp);
+    d->rec.end_blocks = d->end_blocks;
+    d->rec.n_end_blocks = nb;
+    return true;
+}
+
 /* Follow the recorded segments forward from the start state, and note for every
  * alloc the segment (numbered as input_recorded says) and offset it landed at.
- * Allocations in expandable ranges (segment_map) stay unknown. */
-static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
+ * Allocations in expandable ranges (segment_map) stay unknown. At the end, number
+ * the final segments' blocks the same way (end_blocks). */
+static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev, const seg_state *ss)
 {
     size_t cap = d->seed.n_segs + n_sev + 1, n = 0;
     live_seg *v = malloc(cap * sizeof *v);
@@ -281,7 +322,7 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
             v[n++] = (live_seg){d->seed.segs[i].addr, d->seed.segs[i].size_bytes, i};
     uint32_t next = d->seed.n_segs;
     size_t j = 0;
-    for (size_t k = 0; k < d->n; k++) {
+    for (size_t k = 0; k <= d->n; k++) { /* k == d->n: the segment entries after the last event */
         for (; j < n_sev && sev[j].next_event <= k; j++) {
             if (sev[j].action == RB_SEG_ALLOC) {
                 /* insert in base order: O(log n) to find, one memmove */
@@ -305,6 +346,8 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
                     }
             }
         }
+        if (k == d->n)
+            break;
         imp_event *e = &d->ev[k];
         e->place_seg = UINT32_MAX;
         if (e->op != SIM_OP_ALLOC)
@@ -315,7 +358,10 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
             e->place_off = e->addr - g->base;
         }
     }
+    bool ok = end_blocks(d, ss, v, n);
     free(v);
+    if (!ok)
+        return false;
     d->has_placement = true;
     return true;
 }
@@ -550,10 +596,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         ev->has_point = ss.present;
         ev->rec_reserved = (uint64_t)resv_delta; /* made absolute below */
     }
-    /* blocks whose free was requested but had not completed when the snapshot was taken */
+    /* blocks whose free was requested but had not completed when the snapshot was
+     * taken: they complete 1 ns after the last entry, so that a replay ends with
+     * them pending as the recording's segments show them (even the last entry's) */
     for (size_t k = 0; k < live.cap; k++)
         if (live.slots[k].used && live.slots[k].b != 0) {
-            d->ev[live.slots[k].b - 1].ready_t = prev_t;
+            d->ev[live.slots[k].b - 1].ready_t = prev_t + 1;
             pending_end++;
         }
     /* blocks active in segments that the trace never allocated: live since the start */
@@ -606,7 +654,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             d->seed_segs = rr.segs;
             d->seed_blocks = rr.blocks;
             d->seed_planned = rr.planned;
-            if (!follow_placements(d, sev, n_sev))
+            if (!follow_placements(d, sev, n_sev, &ss))
                 goto nomem;
             d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
             if (rr.seed.n_segs > 0) {

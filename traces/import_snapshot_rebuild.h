@@ -23,6 +23,7 @@
 typedef struct rb_block {      /* a block of a final segment */
     uint64_t addr, size, requested;
     bool active;               /* active_allocated / active_pending_free */
+    bool pending_free;         /* active_pending_free (or active_awaiting_free) */
 } rb_block;
 
 typedef struct rb_segment {    /* a final segment, or one the undo puts back */
