@@ -141,6 +141,14 @@ static int end_block_cmp(const void *a, const void *b)
     return x->offset < y->offset ? -1 : (x->offset > y->offset);
 }
 
+static int addr_cmp(const void *a, const void *b)
+{
+    const rb_addr *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->at < y->at ? -1 : (x->at > y->at);
+}
+
 static int block_cmp(const void *a, const void *b)
 {
     const seg_block *x = a, *y = b;
@@ -237,9 +245,10 @@ typedef struct live_list {
 } live_list;
 
 /* A synthetic allocation live at the start (the ring buffer lost its alloc);
- * block_size is its block's size when segments tell it, else 0. */
+ * block_size is its block's size when segments tell it, else 0 (then freed_at is
+ * the index of the event that frees it). */
 static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size,
-                          uint32_t stream)
+                          uint32_t stream, uint64_t freed_at)
 {
     imp_event *p = imp_push_pre(d, size);
     if (p == NULL || !SIM_GROW(ll->v, ll->n + 1, ll->cap))
@@ -249,7 +258,8 @@ static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t siz
     snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
     if ((p->str = imp_str(d, tag)) == 0)
         return 0;
-    ll->v[ll->n++] = (rb_live){.addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream};
+    ll->v[ll->n++] = (rb_live){.addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream,
+                               .freed_at = freed_at};
     return p->id;
 }
 
@@ -404,6 +414,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     seg_state ss = {0};
     live_list ll = {0};
     rb_seg_event *sev = NULL;
+    rb_addr *allocs = NULL;
     size_t n_sev = 0, cap_sev = 0;
     uint64_t *blocks_per_dev = calloc(MAX_DEVICES, sizeof *blocks_per_dev);
     imp_map live;
@@ -555,7 +566,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 uint32_t stream = 0;
                 if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
                     goto done;
-                if ((id = pre_alloc(d, &ll, addr, size, 0, stream)) == 0)
+                if ((id = pre_alloc(d, &ll, addr, size, 0, stream, d->n)) == 0)
                     goto nomem;
             }
             if ((ev = imp_push(d)) == NULL)
@@ -613,7 +624,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
             if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
-                          ss.blocks[k].stream) == 0)
+                          ss.blocks[k].stream, UINT64_MAX) == 0)
                 goto nomem;
             lost++;
         }
@@ -644,8 +655,20 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     /* the state at the first entry, for a strategy that can start from it */
     bool seeded = false;
     if (ss.present && ss.n_segs + n_sev > 0) {
+        /* where the trace's allocations landed: evidence for the sizes of blocks
+         * known only from their free (rb_rebuild) */
+        allocs = malloc((d->n ? d->n : 1) * sizeof *allocs);
+        if (allocs == NULL)
+            goto nomem;
+        size_t n_allocs = 0;
+        for (size_t k = 0; k < d->n; k++)
+            if (d->ev[k].op == SIM_OP_ALLOC)
+                allocs[n_allocs++] = (rb_addr){d->ev[k].addr, k};
+        if (n_allocs)
+            qsort(allocs, n_allocs, sizeof *allocs, addr_cmp);
         rb_input rin = {.segs = ss.segs, .n_segs = ss.n_segs, .blocks = ss.all, .n_blocks = ss.n_all,
-                        .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .settings = rs};
+                        .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .allocs = allocs,
+                        .n_allocs = n_allocs, .settings = rs};
         rb_result rr;
         if (rb_rebuild(&rin, &rr)) {
             /* the doc owns the state; a start without segments is no seed, but
@@ -667,6 +690,11 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                          d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
                          rr.inferred ? ", sizes of those the trace frees from their request" : "");
             }
+            if (rr.by_address || rr.undetermined || rr.contradicted)
+                imp_warn(d, "of %u blocks known only by their free, %u were sized by a later allocation's address "
+                            "(an unsplit remainder), %u may hold a remainder nothing later tells about, %u contradict "
+                            "a later address (these: their rounded request)",
+                         rr.inferred, rr.by_address, rr.undetermined, rr.contradicted);
         } else if (rr.why[0]) {
             imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "
                         "allocations at the start of an empty allocator", rr.why);
@@ -705,6 +733,7 @@ done:
     free(ss.all);
     free(ll.v);
     free(sev);
+    free(allocs);
     imp_map_release(&live);
     return st;
 }

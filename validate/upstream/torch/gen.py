@@ -4,8 +4,13 @@
 sizes around the allocator's thresholds (512 B, 1 MiB, 10 MiB, the max_split_size
 values the check uses, powers of two and the roundup division points), several
 streams, deferred (record_stream) frees, frees of blocks on other streams and
-empty_cache calls, with a live set that rises and falls. Deterministic for a seed;
-prints the seed so that a failing run can be regenerated."""
+empty_cache calls, with a live set that rises and falls. A trace's deferred frees
+name the stream their event is recorded on (ready_stream) in one of three shapes,
+by the trace's index: one shared side stream (7, no allocation's), the stream that
+used the block (a trace stream other than the block's own, or 1 or 2 when the trace
+has one), or none (each waits for its own ready_t). The shapes come from a second
+generator, so the traces are otherwise those of earlier versions. Deterministic for
+a seed; prints the seed so that a failing run can be regenerated."""
 import json
 import os
 import random
@@ -30,7 +35,13 @@ def size_of(rng, scale):
     return rng.randint(160 * MiB, int(900 * MiB * scale))
 
 
-def trace(rng, idx):
+SHAPES = ("side", "usage", "none")
+SIDE_STREAM = 7
+
+
+def trace(rng, idx, seed):
+    shape = SHAPES[idx % len(SHAPES)]
+    wrng = random.Random(seed * 1000003 + idx)
     n = rng.randint(150, 450)
     streams = rng.choice([1, 1, 2, 3])
     deferred = rng.choice([0.0, 0.0, 0.1, 0.3])
@@ -40,6 +51,7 @@ def trace(rng, idx):
     t = 0
     next_id = 1
     live = {}
+    stream_of = {}
     live_bytes = 0
     ev = []
     for _ in range(n):
@@ -56,12 +68,20 @@ def trace(rng, idx):
             e = {"op": "free", "id": i, "t": t}
             if rng.random() < deferred:
                 e["ready_t"] = t + rng.randint(1, 400)
+                if shape == "side":
+                    e["ready_stream"] = SIDE_STREAM
+                elif shape == "usage":
+                    own = stream_of[i]
+                    others = [s for s in range(streams) if s != own] or [1, 2]
+                    e["ready_stream"] = wrng.choice(others)
+            stream_of.pop(i)
             ev.append(e)
         else:
             size = size_of(rng, scale)
             s = rng.randrange(streams)
             ev.append({"op": "alloc", "id": next_id, "size": size, "t": t, "stream": s})
             live[next_id] = size
+            stream_of[next_id] = s
             live_bytes += size
             next_id += 1
         if rng.random() < 0.01:
@@ -80,7 +100,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     for i in range(count):
         with open(os.path.join(out, "u%03d.json" % i), "w") as f:
-            json.dump(trace(rng, i), f, separators=(",", ":"))
+            json.dump(trace(rng, i, seed), f, separators=(",", ":"))
 
 
 if __name__ == "__main__":
