@@ -95,6 +95,11 @@ typedef struct against_result {
     bool completed;            /* the replay reached the end (no OOM under --on-oom=stop) */
     uint64_t recorded_ooms, predicted_ooms;
     against_column allocated, reserved;
+    /* snapshots: the live requested bytes the trace's own alloc and free entries add
+     * up to, event by event (a deferred free's until it completed), against the
+     * replay's (what="allocated over time"; on when the recording has no allocated
+     * curve of its own) */
+    against_column requested;
     /* the recorded start state the replay began from (snapshots recorded mid-run) */
     bool seeded;
     uint32_t start_segments, start_live_blocks, planned_segments;

@@ -298,6 +298,7 @@ void report_against_json(const against_result *r, const char *trace, sim_buf *ou
     jsonw_key_u64(&w, "predicted_ooms", r->predicted_ooms);
     column_json(&w, "allocated", &r->allocated);
     column_json(&w, "reserved", &r->reserved);
+    column_json(&w, "allocated_over_time", &r->requested);
     placement_json(&w, &r->placement);
     end_state_json(&w, &r->end_state);
     if (r->has_allocated_end) {
@@ -362,6 +363,7 @@ void report_against_text(const against_result *r, const char *trace, const char 
     }
     column_text(out, &r->allocated);
     column_text(out, &r->reserved);
+    column_text(out, &r->requested);
     if (r->has_allocated_end && !r->allocated.on) {
         sim_buf_puts(out, "\nallocated at the end (recorded: the active_allocated blocks of \"segments\")\n"
                           "  predicted ");

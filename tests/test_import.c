@@ -890,6 +890,22 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
         ck_assert_msg(strstr(text, END[k]) != NULL, "%s: '%s' not in\n%s", T[k].file, END[k], text);
         free(text);
     }
+    /* allocated over time, in the trace's own requested sizes: equal at every event
+     * (from empty: a peak of 3249143816 B at event 35, six 512 MiB blocks and smaller
+     * ones); on a 2 GiB card with --on-oom=skip the replay drops 5 allocations, and at
+     * event 35 it holds 2 GiB (four 512 MiB blocks) less than the recording */
+    char *tq = against_recorded(T[0].file, "", "over_time.json");
+    ck_assert_ptr_nonnull(strstr(tq, "\"allocated_over_time\": {\"source\": \"the trace's alloc and free sizes: "
+                                     "requested bytes, a deferred free's until it completed\", \"offset_bytes\": 0, "
+                                     "\"events_compared\": 62, \"predicted_peak_bytes\": 3249143816, "
+                                     "\"recorded_peak_bytes\": 3249143816, \"peak_difference_bytes\": 0, "
+                                     "\"max_abs_difference_bytes\": 0,"));
+    free(tq);
+    tq = against_recorded(T[0].file, "--capacity=2GiB --on-oom=skip", "skip.json");
+    const char *col = strstr(tq, "\"allocated_over_time\""), *end = col ? strstr(col, "\"placement\"") : NULL;
+    const char *at = col ? strstr(col, "\"max_abs_difference_bytes\": 2147483648, \"max_difference_event\": 35,") : NULL;
+    ck_assert_msg(col != NULL && at != NULL && at < end, "%s", tq);
+    free(tq);
     /* --from-empty: the 223 live blocks are allocated into fresh segments first, and
      * reserved is off by 46137344 B (44 MiB) at event 224, the first recorded one */
     char *te = against_recorded(T[1].file, "--from-empty", "empty.json");
