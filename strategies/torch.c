@@ -219,6 +219,7 @@ static void pending_push(strategy *s, uint32_t ah)
 {
     talloc *a = AL(s, ah);
     a->q_next = a->w_next = a->c_next = a->wait = T_NONE;
+    a->seq = s->free_seq++;
     a->q_prev = s->q_tail;
     if (s->q_tail != T_NONE)
         AL(s, s->q_tail)->q_next = ah;
@@ -270,16 +271,33 @@ static void pending_complete(strategy *s, uint32_t ah)
     free_block(s, h);
 }
 
+static int due_cmp(const void *a, const void *b)
+{
+    const tdue *x = a, *y = b;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
 /* process_events, at the start of every malloc: the deferred frees whose events
  * completed. PyTorch polls the events of each stream in record order and stops
  * at the first that is not ready; a free recorded on no stream gpusim knows waits
- * for nothing but its own ready_t. */
+ * for nothing but its own ready_t. Those that complete at one poll go in free
+ * order (PyTorch walks its streams in its hash map's order, which only the
+ * inactive_split counters' peaks and totals can tell). */
 static void process_events(strategy *s)
 {
     while (s->c_head != T_NONE) {
-        uint32_t ah = s->c_head;
-        s->c_head = AL(s, ah)->c_next;
-        pending_complete(s, ah);
+        uint32_t n = 0;
+        for (uint32_t a = s->c_head; a != T_NONE; a = AL(s, a)->c_next) {
+            if (n == s->cap_due && !SIM_GROW(s->due, (size_t)n + 1, s->cap_due)) {
+                s->host_oom = true;
+                break;
+            }
+            s->due[n++] = (tdue){AL(s, a)->seq, a};
+        }
+        s->c_head = T_NONE;
+        qsort(s->due, n, sizeof *s->due, due_cmp);
+        for (uint32_t i = 0; i < n; i++)
+            pending_complete(s, s->due[i].h); /* may stack the next of a stream */
     }
 }
 
@@ -665,6 +683,7 @@ static void torch_destroy(strategy *s)
     slots_release(&s->segs);
     slots_release(&s->allocs);
     free(s->waits);
+    free(s->due);
     for (unsigned p = 0; p < N_POOLS; p++)
         torch_fs_release(&s->free_set[p]);
     torch_fs_list_release(&s->scratch);

@@ -91,7 +91,14 @@ typedef struct talloc {
     uint32_t w_next, c_next;
     uint32_t wait;             /* index in strategy.waits, or T_NONE */
     uint8_t state;
+    uint64_t seq;              /* pending: the deferred free's number, in free order */
 } talloc;
+
+/* A ready free and its number (process_events completes them in free order). */
+typedef struct tdue {
+    uint64_t seq;
+    uint32_t h;
+} tdue;
 
 /* The deferred frees recorded on one stream, in record order. */
 typedef struct twait {
@@ -180,6 +187,9 @@ struct strategy {
     uint32_t c_head;           /* the ready ones process_events completes (a stack) */
     twait *waits;              /* one queue per stream a free was recorded on (grows as they appear) */
     uint32_t n_waits, cap_waits;
+    uint64_t free_seq;         /* deferred frees so far */
+    tdue *due;                 /* process_events' scratch */
+    uint32_t cap_due;
     bool host_oom;             /* a side table could not grow; reported by alloc */
 
     tlist scratch;             /* handles collected by the release paths */

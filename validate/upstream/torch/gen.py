@@ -8,9 +8,14 @@ empty_cache calls, with a live set that rises and falls. A trace's deferred free
 name the stream their event is recorded on (ready_stream) in one of three shapes,
 by the trace's index: one shared side stream (7, no allocation's), the stream that
 used the block (a trace stream other than the block's own, or 1 or 2 when the trace
-has one), or none (each waits for its own ready_t). The shapes come from a second
-generator, so the traces are otherwise those of earlier versions. Deterministic for
-a seed; prints the seed so that a failing run can be regenerated."""
+has one), or none (each waits for its own ready_t; the driver records each on a
+stream of its own). The shapes come from a second generator, so the traces are
+otherwise those of earlier versions. In the last shape a deferred free made while
+another is still pending becomes a plain free: two frees of different streams that
+complete together (at one poll, an empty_cache, or the synchronize of the
+out-of-memory ladder) complete in the order of PyTorch's hash map of streams, which
+only the inactive_split counters can tell and no model follows. Deterministic for a
+seed; prints the seed so that a failing run can be regenerated."""
 import json
 import os
 import random
@@ -86,8 +91,26 @@ def trace(rng, idx, seed):
             next_id += 1
         if rng.random() < 0.01:
             ev.append({"op": "mark", "name": "step", "t": t})
+    if shape == "none":
+        one_at_a_time(ev)
     return {"format": "gpusim-trace", "version": 1, "name": "upstream-%03d" % idx, "time_unit": "ns",
             "events": ev}
+
+
+def one_at_a_time(ev):
+    """The "none" shape: at most one deferred free pending at a time (until an
+    allocation after its ready_t polls it, or an empty_cache)."""
+    pending = None
+    for e in ev:
+        if e["op"] == "alloc" and pending is not None and pending["ready_t"] <= e["t"]:
+            pending = None
+        elif e["op"] == "empty_cache":
+            pending = None
+        elif e["op"] == "free" and "ready_t" in e:
+            if pending is None:
+                pending = e
+            else:
+                del e["ready_t"]
 
 
 def main():
