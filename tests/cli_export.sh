@@ -136,6 +136,31 @@ if [ "$pend" = "[1024]" ]; then ok; else bad "deferred export: pending blocks at
 want="[('requested', 2), ('completed', 11), ('requested', 12), ('requested', 14), ('completed', 14), ('requested', 15), ('completed', 15)] [0, 1]"
 if [ "$got" = "$want" ]; then ok; else bad "deferred export: $got, want $want"; fi
 
+# The real CS336 recordings (tests/data/import) replayed under torch and exported: the
+# export's segments are the recording's, block by block at the recorded addresses (20
+# blocks from empty, 230 mid-run), as the viewer would show both
+for f in torch_snapshot_cs336_from_empty.pickle torch_snapshot_cs336_midrun_inference.pickle; do
+  expect 0 "" replay "$src/tests/data/import/$f" --export-snapshot="$tmp/real.pickle"
+  same=$(python3 - "$src/tests/data/import/$f" "$tmp/real.pickle" <<'EOF2'
+import pickle, sys
+class Plain(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("a class in a snapshot: %s.%s" % (module, name))
+def blocks(path):
+    with open(path, "rb") as f:
+        s = Plain(f).load()
+    return sorted((b["address"], b["size"], b["state"]) for g in s["segments"] for b in g["blocks"])
+a, b = blocks(sys.argv[1]), blocks(sys.argv[2])
+print("same %d" % len(a) if a == b else "recorded %d blocks, exported %d, first different %s" %
+      (len(a), len(b), next((x, y) for x, y in zip(a + [None] * len(b), b + [None] * len(a)) if x != y)))
+EOF2
+)
+  case "$f:$same" in
+    *from_empty*:"same 20" | *midrun*:"same 230") ok ;;
+    *) bad "$f exported: $same" ;;
+  esac
+done
+
 # Every strategy but ideal: a valid snapshot whose segments at the end hold what the
 # allocator held then (final_reserved_bytes), and whose segment_alloc/segment_free
 # count what it asked the device for and gave back (num_device_allocs/frees)
