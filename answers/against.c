@@ -211,10 +211,12 @@ static int end_visit(void *ctx, const strategy_block *b)
         w->nomem = true;
         return 1;
     }
-    w->v[w->n++] = (input_end_block){
-        .segment = b->region, .offset = b->addr - b->region_addr, .size = b->size_bytes,
-        .state = b->state == BLOCK_USED ? INPUT_BLOCK_ALLOCATED
-                 : b->state == BLOCK_PENDING ? INPUT_BLOCK_PENDING_FREE : INPUT_BLOCK_INACTIVE};
+    w->v[w->n++] = (input_end_block){.segment = b->region,
+                                     .offset = b->addr - b->region_addr,
+                                     .size = b->size_bytes,
+                                     .state = b->state == BLOCK_USED      ? INPUT_BLOCK_ALLOCATED
+                                              : b->state == BLOCK_PENDING ? INPUT_BLOCK_PENDING_FREE
+                                                                          : INPUT_BLOCK_INACTIVE};
     return 0;
 }
 
@@ -362,11 +364,14 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
             for (uint64_t k = first; k < n; k++)
                 has[k] = 1;
             against_column *cq = &out->requested;
-            *cq = (against_column){.on = true, .what = "allocated over time",
+            *cq = (against_column){.on = true,
+                                   .what = "allocated over time",
                                    .source = "the trace's alloc and free sizes: requested bytes, a deferred free's "
                                              "until it completed",
-                                   .has_pred_peak = true, .pred_peak = run->total.peak_requested_bytes,
-                                   .has_rec_peak = true, .rec_peak = peak};
+                                   .has_pred_peak = true,
+                                   .pred_peak = run->total.peak_requested_bytes,
+                                   .has_rec_peak = true,
+                                   .rec_peak = peak};
             compare(cq, &run->tl, row_of, n, has, curve, AS_REQUESTED);
         }
         free(curve);

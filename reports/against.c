@@ -198,9 +198,12 @@ static void end_state_text(sim_buf *b, const against_end_state *es)
 {
     if (!es->on)
         return;
-    sim_buf_puts(b, "\nend state (recorded: the blocks of the final \"segments\"; segments numbered as for placement)\n");
-    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " recorded blocks the same in state, size and offset; the replay ends with %"
-                      PRIu64 " blocks\n", es->matched, es->recorded_blocks, es->predicted_blocks);
+    sim_buf_puts(b,
+                 "\nend state (recorded: the blocks of the final \"segments\"; segments numbered as for placement)\n");
+    sim_buf_printf(b,
+                   "  %" PRIu64 "/%" PRIu64
+                   " recorded blocks the same in state, size and offset; the replay ends with %" PRIu64 " blocks\n",
+                   es->matched, es->recorded_blocks, es->predicted_blocks);
     if (!es->has_difference)
         return;
     const input_end_block *at = es->has_rec ? &es->rec : &es->pred;

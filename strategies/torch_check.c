@@ -413,9 +413,9 @@ void torch_check(const strategy *s, sim_report *r)
     uint64_t stacked = 0;
     for (uint32_t a = s->c_head; a != T_NONE && stacked <= s->n_pending; a = AL(s, a)->c_next) {
         const talloc *al = AL(s, a);
-        sim_report_insist(r, al->state == A_READY && al->block != T_NONE &&
-                                 (al->wait == T_NONE || s->waits[al->wait].head == a),
-                          "torch: a free to complete next is not ready or waits behind another");
+        sim_report_insist(
+            r, al->state == A_READY && al->block != T_NONE && (al->wait == T_NONE || s->waits[al->wait].head == a),
+            "torch: a free to complete next is not ready or waits behind another");
         stacked++;
     }
     sim_report_insist(r, waiting <= s->n_pending && stacked <= s->n_ready,

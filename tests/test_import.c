@@ -822,10 +822,11 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
      * free) live requested bytes are the 4000000 of the block live in segments, recorded
      * reserved 22 MiB = 23068672: 19068672 apart, more than at any later event. */
     text = against_recorded("snapshot_small.pickle", "--strategy=ideal", "against.json");
-    ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
-                                       "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
-                                       "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
-                                       "\"max_abs_difference_bytes\": 19068672, \"max_difference_event\": 3,"));
+    ck_assert_ptr_nonnull(strstr(text,
+                                 "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
+                                 "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
+                                 "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
+                                 "\"max_abs_difference_bytes\": 19068672, \"max_difference_event\": 3,"));
     ck_assert_ptr_nonnull(strstr(text, "\"recorded_ooms\": 1,"));
     free(text);
     /* the default strategy for a profiler trace is torch: a usage error while it is absent */
@@ -876,7 +877,8 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
      * segments holding 20 blocks (6 whole inactive ones, 2 + 5 + 7 in the 3 split
      * ones); mid-run, the 98 segments' 230 blocks */
     static const char *const END[] = {
-        "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 20, \"matched\": 20, \"first_difference\": null}",
+        "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 20, \"matched\": 20, \"first_difference\": "
+        "null}",
         "\"end_state\": {\"recorded_blocks\": 230, \"predicted_blocks\": 230, \"matched\": 230, "
         "\"first_difference\": null}"};
     if (!registry_find("torch"))
@@ -903,7 +905,8 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
     free(tq);
     tq = against_recorded(T[0].file, "--capacity=2GiB --on-oom=skip", "skip.json");
     const char *col = strstr(tq, "\"allocated_over_time\""), *end = col ? strstr(col, "\"placement\"") : NULL;
-    const char *at = col ? strstr(col, "\"max_abs_difference_bytes\": 2147483648, \"max_difference_event\": 35,") : NULL;
+    const char *at =
+        col ? strstr(col, "\"max_abs_difference_bytes\": 2147483648, \"max_difference_event\": 35,") : NULL;
     ck_assert_msg(col != NULL && at != NULL && at < end, "%s", tq);
     free(tq);
     /* --from-empty: the 223 live blocks are allocated into fresh segments first, and
@@ -954,7 +957,8 @@ START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
           "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}",
           "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null",
           "\"end_state\": {\"recorded_blocks\": 10, \"predicted_blocks\": 10, \"matched\": 10, "
-          "\"first_difference\": null}", NULL}},
+          "\"first_difference\": null}",
+          NULL}},
         /* an option overrides the recording's settings, and the comparison says so */
         {"--alloc-conf=max_split_size_mb:20", {"\"alloc_conf_from\": \"option\"", NULL}},
     };
@@ -988,9 +992,10 @@ START_TEST(a_block_known_only_by_its_free_should_be_sized_by_later_addresses)
         return;
     char *text = against_recorded("snapshot_remainder.json", "", "rem.json");
     expect_all_in(text, (const char *const[]){
-        "\"placement\": {\"compared\": 2, \"matched\": 2, \"first_mismatch\": null}",
-        "\"end_state\": {\"recorded_blocks\": 4, \"predicted_blocks\": 4, \"matched\": 4, \"first_difference\": null}",
-        "\"allocated_at_end\": {\"predicted_bytes\": 7864320, \"recorded_bytes\": 7864320}", NULL});
+                            "\"placement\": {\"compared\": 2, \"matched\": 2, \"first_mismatch\": null}",
+                            "\"end_state\": {\"recorded_blocks\": 4, \"predicted_blocks\": 4, \"matched\": 4, "
+                            "\"first_difference\": null}",
+                            "\"allocated_at_end\": {\"predicted_bytes\": 7864320, \"recorded_bytes\": 7864320}", NULL});
     free(text);
     tmpdir_remove();
 }

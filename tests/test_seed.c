@@ -88,7 +88,8 @@ START_TEST(the_rebuild_should_undo_segment_events_and_infer_the_sizes_of_freed_b
         {.addr = C, .size = 30 * MIB, .first_block = 3, .n_blocks = 1},
     };
     rb_block blocks[] = {
-        {A, 6 * MIB, 0, false, false}, {A + 6 * MIB, 2 * MIB, 2 * MIB, true, false},
+        {A, 6 * MIB, 0, false, false},
+        {A + 6 * MIB, 2 * MIB, 2 * MIB, true, false},
         {A + 8 * MIB, 12 * MIB, 0, false, false},
         {C, 30 * MIB, 0, false, false},
     };
@@ -158,8 +159,15 @@ static rb_result remainder_rebuild(const rb_addr *allocs, size_t n)
     static const rb_segment segs[] = {{.addr = 0x7f0000000000, .size = 20 * MIB, .first_block = 0, .n_blocks = 1}};
     static const rb_block blocks[] = {{0x7f0000000000, 20 * MIB, 0, false, false}};
     rb_live live[] = {{.addr = A, .requested = 3 * MIB + 1, .id = 1, .freed_at = 9}};
-    rb_input in = {.segs = segs, .n_segs = 1, .blocks = blocks, .n_blocks = 1, .live = live, .n_live = 1,
-                   .allocs = allocs, .n_allocs = n, .settings = {.max_split_size = UINT64_MAX}};
+    rb_input in = {.segs = segs,
+                   .n_segs = 1,
+                   .blocks = blocks,
+                   .n_blocks = 1,
+                   .live = live,
+                   .n_live = 1,
+                   .allocs = allocs,
+                   .n_allocs = n,
+                   .settings = {.max_split_size = UINT64_MAX}};
     rb_result r;
     ck_assert_msg(rb_rebuild(&in, &r), "%s", r.why);
     ck_assert_uint_eq(r.inferred, 1);

@@ -247,8 +247,8 @@ typedef struct live_list {
 /* A synthetic allocation live at the start (the ring buffer lost its alloc);
  * block_size is its block's size when segments tell it, else 0 (then freed_at is
  * the index of the event that frees it). */
-static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size,
-                          uint32_t stream, uint64_t freed_at)
+static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size, uint32_t stream,
+                          uint64_t freed_at)
 {
     imp_event *p = imp_push_pre(d, size);
     if (p == NULL || !SIM_GROW(ll->v, ll->n + 1, ll->cap))
@@ -258,8 +258,8 @@ static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t siz
     snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
     if ((p->str = imp_str(d, tag)) == 0)
         return 0;
-    ll->v[ll->n++] = (rb_live){.addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream,
-                               .freed_at = freed_at};
+    ll->v[ll->n++] = (rb_live){
+        .addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream, .freed_at = freed_at};
     return p->id;
 }
 
@@ -304,11 +304,12 @@ static bool end_blocks(imp_doc *d, const seg_state *ss, const live_seg *v, size_
         uint32_t number = at && at->base == g->addr ? at->number : UINT32_MAX;
         for (size_t k = g->first_block; k < g->first_block + g->n_blocks; k++) {
             const rb_block *b = &ss->all[k];
-            d->end_blocks[nb++] = (input_end_block){
-                .segment = number, .offset = b->addr - g->addr, .size = b->size,
-                .state = b->pending_free ? INPUT_BLOCK_PENDING_FREE
-                         : b->active     ? INPUT_BLOCK_ALLOCATED
-                                         : INPUT_BLOCK_INACTIVE};
+            d->end_blocks[nb++] = (input_end_block){.segment = number,
+                                                    .offset = b->addr - g->addr,
+                                                    .size = b->size,
+                                                    .state = b->pending_free ? INPUT_BLOCK_PENDING_FREE
+                                                             : b->active     ? INPUT_BLOCK_ALLOCATED
+                                                                             : INPUT_BLOCK_INACTIVE};
         }
     }
     qsort(d->end_blocks, nb, sizeof *d->end_blocks, end_block_cmp);
@@ -623,8 +624,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
-            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
-                          ss.blocks[k].stream, UINT64_MAX) == 0)
+            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size, ss.blocks[k].stream,
+                          UINT64_MAX) == 0)
                 goto nomem;
             lost++;
         }
@@ -666,9 +667,17 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 allocs[n_allocs++] = (rb_addr){d->ev[k].addr, k};
         if (n_allocs)
             qsort(allocs, n_allocs, sizeof *allocs, addr_cmp);
-        rb_input rin = {.segs = ss.segs, .n_segs = ss.n_segs, .blocks = ss.all, .n_blocks = ss.n_all,
-                        .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .allocs = allocs,
-                        .n_allocs = n_allocs, .settings = rs};
+        rb_input rin = {.segs = ss.segs,
+                        .n_segs = ss.n_segs,
+                        .blocks = ss.all,
+                        .n_blocks = ss.n_all,
+                        .events = sev,
+                        .n_events = n_sev,
+                        .live = ll.v,
+                        .n_live = ll.n,
+                        .allocs = allocs,
+                        .n_allocs = n_allocs,
+                        .settings = rs};
         rb_result rr;
         if (rb_rebuild(&rin, &rr)) {
             /* the doc owns the state; a start without segments is no seed, but
@@ -691,9 +700,10 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                          rr.inferred ? ", sizes of those the trace frees from their request" : "");
             }
             if (rr.by_address || rr.undetermined || rr.contradicted)
-                imp_warn(d, "of %u blocks known only by their free, %u were sized by a later allocation's address "
-                            "(an unsplit remainder), %u may hold a remainder nothing later tells about, %u contradict "
-                            "a later address (these: their rounded request)",
+                imp_warn(d,
+                         "of %u blocks known only by their free, %u were sized by a later allocation's address "
+                         "(an unsplit remainder), %u may hold a remainder nothing later tells about, %u contradict "
+                         "a later address (these: their rounded request)",
                          rr.inferred, rr.by_address, rr.undetermined, rr.contradicted);
         } else if (rr.why[0]) {
             imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "

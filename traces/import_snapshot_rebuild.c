@@ -220,8 +220,7 @@ static uint64_t inferred_size(const rb_input *in, const wseg *g, const rb_live *
     if (gone < before)
         before = gone;
     const rb_addr *x = first_alloc_in(in, b->addr, next, before);
-    if (x != NULL && x->addr >= b->addr + size &&
-        (x->addr - (b->addr + size) <= RB_SMALL_SIZE || unsplit)) {
+    if (x != NULL && x->addr >= b->addr + size && (x->addr - (b->addr + size) <= RB_SMALL_SIZE || unsplit)) {
         if (x->addr > b->addr + size)
             out->by_address++;
         return x->addr - b->addr;
