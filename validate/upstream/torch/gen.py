@@ -10,8 +10,8 @@ by the trace's index: one shared side stream (7, no allocation's), the stream th
 used the block (a trace stream other than the block's own, or 1 or 2 when the trace
 has one), or none (each waits for its own ready_t; the driver records each on a
 stream of its own). The shapes come from a second generator, so the traces are
-otherwise those of earlier versions. In the last shape a deferred free made while
-another is still pending becomes a plain free: two frees of different streams that
+otherwise those of earlier versions but for this: in the last shape a deferred free
+made while another is still pending becomes a plain free: two frees of different streams that
 complete together (at one poll, an empty_cache, or the synchronize of the
 out-of-memory ladder) complete in the order of PyTorch's hash map of streams, which
 only the inactive_split counters can tell and no model follows. Deterministic for a
