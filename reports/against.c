@@ -208,7 +208,11 @@ static void end_state_text(sim_buf *b, const against_end_state *es)
         return;
     const input_end_block *at = es->has_rec ? &es->rec : &es->pred;
     sim_buf_puts(b, "  first difference at ");
-    where_text(b, at->segment, at->offset);
+    if (at->segment == UINT32_MAX)
+        sim_buf_printf(b, "offset %" PRIu64 " of a final segment the trace's segment events do not lead to",
+                       at->offset);
+    else
+        where_text(b, at->segment, at->offset);
     sim_buf_puts(b, ": recorded ");
     if (es->has_rec)
         sim_buf_printf(b, "%s %" PRIu64 " B", block_state(es->rec.state), es->rec.size);
