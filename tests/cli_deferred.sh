@@ -62,7 +62,12 @@ if grep -q '"ready_t":100,"ready_stream":1}' "$tmp/once.jsonl"; then ok; else
 for f in same.gtrace same.json; do
   peak "$f" $((48 * MiB)) "$tmp/$f" --strategy=torch
 done
-# planned spools the trace (sim/evbuf): the field survives the spool
+# compare spools the trace in memory (sim/evbuf) and replays the copy: the field survives
+expect 0 "" compare "$tmp/same.jsonl" --strategies=torch,growth --format=json
+got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([r["result"]["peak_reserved_bytes"] for r in d["rows"] if r["strategy"] == "torch"])' "$tmp/out" 2>&1)
+if [ "$got" = "[$((48 * MiB))]" ]; then ok; else bad "compare's torch run of same.jsonl: $got"; fi
 expect 0 "" replay "$tmp/same.jsonl" --strategy=planned --format=json
 
 # bad values: named, exit 3
