@@ -84,10 +84,45 @@ static void planned_destroy(strategy *s)
         return;
     free(s->off);
     free(s->size);
+    free(s->slot);
+    free(s->block);
+    free(s->slot_live);
     free(s->first);
     free(s->last);
     plan_live_free(s->live);
     free(s);
+}
+
+/* The blocks the replay shows (planned_types.h): one per buffer, or one per shared
+ * group when an xla planner colocated them. */
+static sim_status make_blocks(strategy *s, const plan_buffer *b, const uint32_t *shares)
+{
+    size_t nn = s->n ? s->n : 1;
+    s->block = malloc(nn * sizeof *s->block);
+    s->slot_live = calloc(nn, sizeof *s->slot_live);
+    if (s->block == NULL || s->slot_live == NULL)
+        return SIM_ENOMEM;
+    for (uint32_t i = 0; i < s->n; i++)
+        s->block[i] = s->size[i];
+    if (shares == NULL || !is_xla(s->planner))
+        return SIM_OK;
+    if ((s->slot = malloc(nn * sizeof *s->slot)) == NULL)
+        return SIM_ENOMEM;
+    sim_status st = plan_xla_roots(b, s->n, shares, s->slot);
+    for (uint32_t i = 0; st == SIM_OK && i < s->n; i++) {
+        uint32_t r = s->slot[i];
+        if (r != i) {
+            if (s->size[i] > s->block[r])
+                s->block[r] = s->size[i];
+            s->block[i] = 0;
+        }
+    }
+    return st;
+}
+
+static uint32_t slot_of(const strategy *s, uint32_t i)
+{
+    return s->slot != NULL ? s->slot[i] : i;
 }
 
 static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
@@ -123,7 +158,8 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
             plan_xla_config cfg = {.order = s->planner == PLANNER_XLA_SPATIAL    ? PLAN_XLA_SPATIAL
                                             : s->planner == PLANNER_XLA_TEMPORAL ? PLAN_XLA_TEMPORAL
                                                                                  : PLAN_XLA_BEST,
-                                   .alignment = s->alignment, .heap_limit = s->heap_limit};
+                                   .alignment = s->alignment, .heap_limit = s->heap_limit,
+                                   .share = lt->shares};
             st = plan_xla(b, n, &cfg, s->off, &r);
         } else if (s->planner == PLANNER_TFLITE) {
             st = plan_tflite(b, n, s->alignment, s->off, &r);
@@ -139,8 +175,8 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
         s->heaps = r.n_heaps;
         s->order = r.order;
         s->peak = plan_trace_peak(t);
-        s->live = plan_live_new(s->off, s->size, n);
-        if (s->live == NULL)
+        st = make_blocks(s, b, lt->shares);
+        if (st == SIM_OK && (s->live = plan_live_new(s->off, s->block, n)) == NULL)
             st = SIM_ENOMEM;
     }
     free(b);
@@ -179,9 +215,11 @@ static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, str
         }
         s->arena_taken = true;
     }
-    uint32_t k = s->next++;
-    plan_live_set(s->live, k, true);
-    s->live_bytes += size;
+    uint32_t k = s->next++, r = slot_of(s, k);
+    if (s->slot_live[r]++ == 0) {
+        plan_live_set(s->live, r, true);
+        s->live_bytes += s->block[r];
+    }
     s->live_count++;
     *h = k;
     return SIM_OK;
@@ -190,8 +228,11 @@ static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, str
 static void planned_free(strategy *s, strategy_handle h, bool deferred)
 {
     (void)deferred; /* rule 4: the buffer ends at its free's place in the program */
-    plan_live_set(s->live, h, false);
-    s->live_bytes -= s->size[h];
+    uint32_t r = slot_of(s, h);
+    if (--s->slot_live[r] == 0) {
+        plan_live_set(s->live, r, false);
+        s->live_bytes -= s->block[r];
+    }
     s->live_count--;
 }
 
@@ -255,13 +296,13 @@ static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
             if (rc)
                 return rc;
         }
-        strategy_block b = {.addr = o, .size_bytes = s->size[id], .requested_bytes = s->size[id],
+        strategy_block b = {.addr = o, .size_bytes = s->block[id], .requested_bytes = s->block[id],
                             .state = BLOCK_USED};
         int rc = v(ctx, &b);
         if (rc)
             return rc;
-        if (o + s->size[id] > at)
-            at = o + s->size[id];
+        if (o + s->block[id] > at)
+            at = o + s->block[id];
     }
     if (r > at) {
         strategy_block hole = {.addr = at, .size_bytes = r - at, .state = BLOCK_FREE};
@@ -272,9 +313,10 @@ static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
 
 static bool planned_locate(const strategy *s, strategy_handle h, strategy_block *out)
 {
-    if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, h))
+    uint32_t r = h < s->n ? slot_of(s, h) : 0;
+    if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, r))
         return false;
-    *out = (strategy_block){.addr = s->off[h], .size_bytes = s->size[h], .requested_bytes = s->size[h],
+    *out = (strategy_block){.addr = s->off[r], .size_bytes = s->block[r], .requested_bytes = s->block[r],
                             .state = BLOCK_USED};
     return true;
 }

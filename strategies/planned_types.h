@@ -30,6 +30,13 @@ struct strategy {
     bool planned;
     uint32_t n;            /* buffers */
     uint64_t *off, *size;
+    /* Shared buffers (xla planners, the trace's "share") are one block: slot[i] is the
+     * buffer whose block holds buffer i (its group's root, plan_xla_roots), NULL when
+     * none shares; block[i] is the size of buffer i's own block (a root's: its group's
+     * largest; other members': 0); slot_live[i] how many of the block's buffers are live. */
+    uint32_t *slot;
+    uint64_t *block;
+    uint32_t *slot_live;
     uint64_t *first, *last; /* TFLite-clock lifetimes, for pictures */
     uint64_t n_events;
     uint64_t heap;

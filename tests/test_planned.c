@@ -22,7 +22,8 @@
 #include "support/corrupt_planned.h"
 #include "support/seed.h"
 
-/* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it ---- */
+/* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it,
+ * "+c10=a" allocs c sharing a's memory (the alloc's "share") ---- */
 
 static plan_trace *run_script(const char *s, uint32_t *ids)
 {
@@ -39,6 +40,8 @@ static plan_trace *run_script(const char *s, uint32_t *ids)
             char *end;
             uint64_t size = strtoull(s, &end, 10);
             s = end;
+            if (*s == '=')
+                s += 2; /* the share: xla_script reads it */
             ck_assert_int_eq(plan_trace_alloc(t, size, &ids[name]), SIM_OK);
         } else {
             ck_assert_int_eq(plan_trace_release(t, ids[name]), SIM_OK);
@@ -57,7 +60,18 @@ static plan_result xla_script(const char *s, plan_xla_order order, uint64_t alig
     plan_buffer b[26];
     uint64_t o[26];
     plan_lifetimes(t, PLAN_CLOCK_XLA, b);
-    plan_xla_config cfg = {.order = order, .alignment = align, .heap_limit = limit};
+    uint32_t share[26];
+    bool shares = false;
+    for (uint32_t i = 0; i < n; i++)
+        share[i] = PLAN_NONE;
+    for (const char *p = strchr(s, '='); p != NULL; p = strchr(p + 1, '=')) {
+        const char *q = p;
+        while (q[-1] != '+')
+            q--;
+        share[ids[*q - 'a']] = ids[p[1] - 'a'];
+        shares = true;
+    }
+    plan_xla_config cfg = {.order = order, .alignment = align, .heap_limit = limit, .share = shares ? share : NULL};
     plan_result r;
     ck_assert_int_eq(plan_xla(b, n, &cfg, o, &r), SIM_OK);
     for (int i = 0; i < 26; i++)
@@ -278,6 +292,35 @@ START_TEST(xla_zero_byte_buffers_should_get_offset_zero_and_no_space)
     plan_result r = xla_script("+a10 +z0 +b10 -z -a -b", PLAN_XLA_BEST, 1, 0, off);
     ck_assert_uint_eq(off['z' - 'a'], 0);
     ck_assert_uint_eq(r.heap_size, 20);
+}
+END_TEST
+
+/* Shares (plan_xla.h rule 7). a [0,1] and c [3,5] (which shares a) are one group of
+ * 10 bytes; b (20) [2,4] overlaps c. Spatial: b (the largest) at 0; the group is
+ * placed against what is live at a's and c's times, so b's [0,20) pushes it to 20,
+ * though a alone would fit at 0 (without the share: a 0, c 20). Temporal: the group's
+ * length runs from a's start to c's end (5 > b's 2): a and c at 0, then b above c at
+ * 10. Both heaps are 30: best keeps spatial. */
+START_TEST(a_shared_buffer_should_take_its_groups_offset_and_the_group_every_members_time)
+{
+    const char *s = "+a10 -a +b20 +c10=a -b -c";
+    expect_xla(s, PLAN_XLA_SPATIAL, 1, 0, 30, (const uint64_t[]){20, 0, 20}, 3);
+    expect_xla(s, PLAN_XLA_TEMPORAL, 1, 0, 30, (const uint64_t[]){0, 10, 0}, 3);
+    expect_xla(s, PLAN_XLA_BEST, 1, 0, 30, (const uint64_t[]){20, 0, 20}, 3);
+    expect_xla("+a10 -a +b20 +c10 -b -c", PLAN_XLA_SPATIAL, 1, 0, 30, (const uint64_t[]){0, 0, 20}, 3);
+}
+END_TEST
+
+/* A member larger than its root: a (10) [0,2] and b (20) [3,4] sharing it; c (40)
+ * [1,5] goes first at 0; the group at d's end, 40, and the heap ends at b's end, 60
+ * (CommitChunk counts each member's own chunk). Chains are transitive: with d the
+ * large one, c shares b, so c is in a's group too. A share of an empty buffer colocates nothing. */
+START_TEST(a_group_should_need_room_for_its_largest_member_and_follow_chains)
+{
+    expect_xla("+a10 +c40 -a +b20=a -b -c", PLAN_XLA_SPATIAL, 1, 0, 60, (const uint64_t[]){40, 40, 0}, 3);
+    expect_xla("+a10 +d40 -a +b20=a -b +c20=b -c -d", PLAN_XLA_SPATIAL, 1, 0, 60,
+               (const uint64_t[]){40, 40, 40, 0}, 4);
+    expect_xla("+a0 +b10=a +c10 -b -c -a", PLAN_XLA_SPATIAL, 1, 0, 20, (const uint64_t[]){0, 0, 10}, 3);
 }
 END_TEST
 
