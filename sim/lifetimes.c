@@ -174,6 +174,9 @@ strategy_lifetimes lifetimes_get(const lifetimes *l, uint32_t src, const char *n
     const lt_proc *p = find(l, src, name);
     if (p == NULL)
         return (strategy_lifetimes){0};
-    return (strategy_lifetimes){.events = p->events, .n_events = p->n_events, .sizes = p->sizes,
-                                .shares = p->shares, .n_buffers = p->n_buffers};
+    return (strategy_lifetimes){.events = p->events,
+                                .n_events = p->n_events,
+                                .sizes = p->sizes,
+                                .shares = p->shares,
+                                .n_buffers = p->n_buffers};
 }

@@ -16,8 +16,8 @@
  * buffer is a root of its own and the arrays are NULL. */
 typedef struct xla_groups {
     const plan_buffer *b;
-    uint32_t *root;     /* per buffer */
-    uint32_t *first;    /* n + 1 */
+    uint32_t *root;  /* per buffer */
+    uint32_t *first; /* n + 1 */
     uint32_t *member;
     uint64_t *max_size; /* per root: the group's largest size */
     int64_t *max_end;   /* per root: the group's latest end */
@@ -30,8 +30,8 @@ typedef struct xla_work {
     uint64_t alignment;
     uint64_t limit;
     plan_index *index;
-    uint32_t *ids;       /* the roots to place, in order */
-    uint32_t *in_heap;   /* the buffers committed to the current heap */
+    uint32_t *ids;          /* the roots to place, in order */
+    uint32_t *in_heap;      /* the buffers committed to the current heap */
     plan_chunk *hits, *tmp; /* a group's chunks, gathered over its members */
     uint32_t cap_hits;
 } xla_work;
@@ -314,7 +314,10 @@ typedef struct order_job {
 static void *run_order(void *arg)
 {
     order_job *j = arg;
-    xla_work w = {.b = j->b, .g = j->g, .n = j->n, .alignment = j->cfg->alignment,
+    xla_work w = {.b = j->b,
+                  .g = j->g,
+                  .n = j->n,
+                  .alignment = j->cfg->alignment,
                   .limit = j->cfg->heap_limit ? j->cfg->heap_limit : UINT64_MAX};
     size_t nn = j->n ? j->n : 1;
     w.index = plan_index_new(j->b, j->n);

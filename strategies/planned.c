@@ -158,7 +158,8 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
             plan_xla_config cfg = {.order = s->planner == PLANNER_XLA_SPATIAL    ? PLAN_XLA_SPATIAL
                                             : s->planner == PLANNER_XLA_TEMPORAL ? PLAN_XLA_TEMPORAL
                                                                                  : PLAN_XLA_BEST,
-                                   .alignment = s->alignment, .heap_limit = s->heap_limit,
+                                   .alignment = s->alignment,
+                                   .heap_limit = s->heap_limit,
                                    .share = lt->shares};
             st = plan_xla(b, n, &cfg, s->off, &r);
         } else if (s->planner == PLANNER_TFLITE) {
@@ -296,8 +297,8 @@ static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
             if (rc)
                 return rc;
         }
-        strategy_block b = {.addr = o, .size_bytes = s->block[id], .requested_bytes = s->block[id],
-                            .state = BLOCK_USED};
+        strategy_block b = {
+            .addr = o, .size_bytes = s->block[id], .requested_bytes = s->block[id], .state = BLOCK_USED};
         int rc = v(ctx, &b);
         if (rc)
             return rc;
@@ -316,8 +317,8 @@ static bool planned_locate(const strategy *s, strategy_handle h, strategy_block 
     uint32_t r = h < s->n ? slot_of(s, h) : 0;
     if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, r))
         return false;
-    *out = (strategy_block){.addr = s->off[r], .size_bytes = s->block[r], .requested_bytes = s->block[r],
-                            .state = BLOCK_USED};
+    *out = (strategy_block){
+        .addr = s->off[r], .size_bytes = s->block[r], .requested_bytes = s->block[r], .state = BLOCK_USED};
     return true;
 }
 

@@ -196,8 +196,15 @@ START_TEST(the_writer_should_round_trip_every_field)
     trace_writer *w;
     ck_assert_int_eq(trace_writer_open(path, TRACE_JSONL, &h, &w, &err), SIM_OK);
     sim_event in[4] = {
-        {.op = SIM_OP_ALLOC, .id = 1, .size = 4096, .t = 5, .stream = 3, .tag = "w\n1", .proc = "p",
-         .has_share = true, .share = 9007199254740992u},
+        {.op = SIM_OP_ALLOC,
+         .id = 1,
+         .size = 4096,
+         .t = 5,
+         .stream = 3,
+         .tag = "w\n1",
+         .proc = "p",
+         .has_share = true,
+         .share = 9007199254740992u},
         {.op = SIM_OP_FREE, .id = 1, .t = 6, .ready_t = 8},
         {.op = SIM_OP_EMPTY_CACHE, .t = 9},
         {.op = SIM_OP_MARK, .t = 9, .name = "end"},
@@ -260,7 +267,8 @@ END_TEST
  * spaces here and there, strings with and without escapes. */
 static void random_line(char *out, size_t cap, uint64_t *rng)
 {
-    static const char *const KEYS[] = {"op", "id", "size", "t", "stream", "tag", "proc", "ready_t", "name", "share", "xx"};
+    static const char *const KEYS[] = {"op",   "id",      "size", "t",     "stream", "tag",
+                                       "proc", "ready_t", "name", "share", "xx"};
     static const char *const OPS[] = {"alloc", "free", "mark", "empty_cache", "allocx", "Free"};
     static const char *const NUMS[] = {"0", "7", "42", "1234567", "12345678", "123456789", "9999999999999999",
                                        "10000000000000000", "9007199254740992", "9007199254740993", "007", "-1",

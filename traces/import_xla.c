@@ -346,8 +346,8 @@ static sim_status on_alloc(xla_dump *x, conv *c, const xla_event *e)
                               ", which the trace has not allocated before",
                               c->k, e->buf, e->share);
     if (imp_map_find(&c->live, e->buf) != NULL || imp_map_find(&c->seen, e->buf) != NULL)
-        return protowire_fail(&x->pe, e->where,
-                              "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated twice", c->k, e->buf);
+        return protowire_fail(&x->pe, e->where, "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated twice",
+                              c->k, e->buf);
     uint64_t size = shared != NULL ? shared->b : lb->size, share = shared != NULL ? shared->a : 0;
     imp_map_slot *s = imp_map_insert(&c->live, e->buf);
     imp_map_slot *h = s != NULL ? imp_map_insert(&c->seen, e->buf) : NULL;
