@@ -1126,6 +1126,12 @@ static sim_event F(uint64_t id, uint64_t t, uint64_t ready)
     return (sim_event){.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = ready};
 }
 
+/* An alloc that shares the memory of the latest allocation of id `shared`. */
+static sim_event S(uint64_t id, uint64_t size, uint64_t t, uint64_t shared)
+{
+    return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t, .has_share = true, .share = shared};
+}
+
 typedef struct stat_get {
     const char *key;
     uint64_t value;
@@ -1252,6 +1258,72 @@ START_TEST(planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit)
     ck_assert_uint_eq(run->total.ooms, 4);
     ck_assert_uint_eq(run->total.peak_reserved_bytes, 0);
     sim_run_free(run);
+}
+END_TEST
+
+/* Shares through the engine. Buffers (XLA clock): b0 = id 1 [0,2]; b1 = id 2 sharing
+ * id 1 [1,4]; b2 = id 3 (30 B) [3,6]; b3 = id 1 again, sharing the freed first id 1
+ * (the latest allocation of that id before it) [5,7]. b0, b1, b3 are one 10 B group:
+ * spatial places b2 (the largest) at 0 and the group, which overlaps b2 through b1
+ * and b3, at 30; temporal puts the group (length 7) first at 0 and b2 at 10; both
+ * heaps are 40, so spatial's offsets. While b0 and b1 are both live they are one
+ * block: 10 B allocated for 20 B requested. TFLite ignores shares: b0 and b1 are
+ * two blocks. A share that names no earlier allocation is an invalid trace. */
+START_TEST(planned_should_colocate_shared_allocs_and_count_a_group_once)
+{
+    const sim_event ev[] = {A(1, 10, 0), S(2, 10, 1, 1), F(1, 2, 2), A(3, 30, 3),
+                            F(2, 4, 4),  S(1, 10, 5, 1), F(3, 6, 6), F(1, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla"}, {"alignment", "1"}};
+    array_source src = {ev, 8, 0};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = 2, .stop_after_event = 2, .paranoid = true};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    strategy_block blk;
+    for (strategy_handle h = 0; h < 2; h++) {
+        ck_assert(run->ops->locate(run->procs[0].s, h, &blk));
+        ck_assert_uint_eq(blk.addr, 30);
+        ck_assert_uint_eq(blk.size_bytes, 10);
+    }
+    strategy_sample smp;
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.reserved_bytes, 40);
+    ck_assert_uint_eq(smp.allocated_bytes, 10);
+    ck_assert_uint_eq(smp.largest_free_bytes, 30);
+    ck_assert_uint_eq(stat_of(run, 0, "live_allocations"), 2);
+    sim_run_free(run);
+
+    run = replay_planned(ev, 8, 1000, opts, 2, false, SIM_OK);
+    ck_assert(run->total.completed);
+    ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 40);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 40);
+    ck_assert_uint_eq(run->total.peak_allocated_bytes, 40);
+    sim_run_free(run);
+
+    /* TFLite (nodes: b0 [0,2], b1 [1,4], b2 [3,6], b3 [5,7]): b2 at 0, b0 at 0 (it
+     * meets no placed buffer), b1 above b2 at 30: two blocks, 20 B allocated */
+    const sim_kv tfl[] = {{"planner", "tflite"}, {"alignment", "1"}};
+    src.i = 0;
+    cfg.opts = tfl;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    ck_assert(run->ops->locate(run->procs[0].s, 0, &blk));
+    ck_assert_uint_eq(blk.addr, 0);
+    ck_assert(run->ops->locate(run->procs[0].s, 1, &blk));
+    ck_assert_uint_eq(blk.addr, 30);
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.allocated_bytes, 20);
+    sim_run_free(run);
+    cfg.opts = opts;
+
+    const sim_event bad[] = {A(1, 10, 0), S(2, 10, 1, 7)};
+    src = (array_source){bad, 2, 0};
+    cfg.stop_after_event = 0;
+    sim_error_clear(&err);
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_ETRACE);
+    ck_assert_msg(strstr(err.msg, "\"share\": 7 names no earlier allocation") != NULL, "%s", err.msg);
+    ck_assert_uint_eq(err.event, 2);
 }
 END_TEST
 
