@@ -1327,6 +1327,41 @@ START_TEST(planned_should_colocate_shared_allocs_and_count_a_group_once)
 }
 END_TEST
 
+/* A group's members keep their own sizes: a (10 B, [0,3]) and b (30 B, [4,5], sharing
+ * a) are placed at 0 with room for 30; x (5 B, [1,2]) lives only beside a, so XLA
+ * puts it at a's end, 10, inside the 30 B b will take later. While a and x are live
+ * the block at 0 is a's 10 B (15 B allocated, no overlap); the heap is 30, the peak
+ * of live blocks 30 (b alone). */
+START_TEST(a_groups_block_should_be_its_largest_live_member)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 5, 1), F(2, 2, 2), F(1, 3, 3), S(3, 30, 4, 1), F(3, 5, 5)};
+    const sim_kv opts[] = {{"planner", "xla"}, {"alignment", "1"}};
+    array_source src = {ev, 6, 0};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = 2, .stop_after_event = 2, .paranoid = true};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    strategy_block blk;
+    ck_assert(run->ops->locate(run->procs[0].s, 0, &blk));
+    ck_assert_uint_eq(blk.addr, 0);
+    ck_assert_uint_eq(blk.size_bytes, 10);
+    ck_assert(run->ops->locate(run->procs[0].s, 1, &blk));
+    ck_assert_uint_eq(blk.addr, 10);
+    strategy_sample smp;
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.reserved_bytes, 30);
+    ck_assert_uint_eq(smp.allocated_bytes, 15);
+    sim_run_free(run);
+    run = replay_planned(ev, 6, 1000, opts, 2, false, SIM_OK);
+    ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 30);
+    ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 30);
+    ck_assert_uint_eq(run->total.peak_allocated_bytes, 30);
+    sim_run_free(run);
+}
+END_TEST
+
 START_TEST(planned_options_should_reject_an_unknown_planner_and_a_heap_limit_for_tflite)
 {
     const sim_event ev[] = {A(1, 10, 0), F(1, 1, 1)};
