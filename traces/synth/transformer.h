@@ -66,6 +66,10 @@ typedef struct transformer_config {
     /* --lifetimes=graph: tf.function's lifetimes (graph.c rule 15): states at load, each
      * gradient applied by a fused update and freed at its last use in backward */
     bool graph_lifetimes;
+    /* Megatron-LM's fp32 main gradients: one persistent buffer of 4 bytes per trainable
+     * parameter from the load, accumulated into in place (graph.c rule 16) */
+    bool main_grads;
+    const char *trainer;                 /* --trainer's name (static), NULL for eager */
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */
