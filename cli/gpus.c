@@ -33,8 +33,7 @@ static void gpu_json(jsonw *w, size_t i)
     jsonw_key_u64(w, "context_bytes", c ? c->bytes : 0);
     if (c) {
         char why[256];
-        jsonw_key_str(w, "context_source",
-                      gpu_context_describe(c, g->cc_major, why, sizeof why));
+        jsonw_key_str(w, "context_source", gpu_context_describe(c, g->cc_major, why, sizeof why));
     } else {
         jsonw_key(w, "context_source");
         jsonw_null(w);
@@ -61,8 +60,9 @@ static void gpu_text(sim_buf *b, size_t i)
 static void contexts_text(sim_buf *b)
 {
     char sz[32], sp[32];
-    sim_buf_printf(b, "\ncontext per process outside the allocator (default --context; --cuda=MAJOR picks the "
-                      "row, default %u; the figures spread %s):\n",
+    sim_buf_printf(b,
+                   "\ncontext per process outside the allocator (default --context; --cuda=MAJOR picks the "
+                   "row, default %u; the figures spread %s):\n",
                    GPU_CONTEXT_CUDA_DEFAULT, units_format_size(gpu_context_spread(), sp, sizeof sp));
     for (size_t i = 0; i < gpu_context_count(); i++) {
         const gpu_context *c = gpu_context_get(i);
@@ -73,7 +73,10 @@ static void contexts_text(sim_buf *b)
 
 /* The header is "%-11s %16s %11s  %-4s %s\n" of name, capacity_bytes, "", cc, source. */
 static const cli_catalog GPUS_CATALOG = {
-    &GPUS, gpus_count, gpu_json, gpu_text,
+    &GPUS,
+    gpus_count,
+    gpu_json,
+    gpu_text,
     "name          capacity_bytes              cc   source\n",
     "\ndefault device (no --gpu/--capacity and none in the trace): " GPUS_DEFAULT "\n",
     contexts_text,

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "html_draw.h"
 #include "html_map.h"
 #include "html_script.h"
 #include "html_tables.h"
-#include "answers/limit.h"
 #include "reports/result.h"
 #include "sim/gpu_context.h"
 #include "sim/units.h"

@@ -104,8 +104,9 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
         for (uint32_t k = 0; k < q->n_ops; k++) {
             const plan_cell *c = &a->cells[g * q->n_ops + k];
             if (plan_context_uncertain(q, g, c))
-                sim_buf_printf(b, "  note: %s under %s fits by %s: within the uncertainty of the CUDA context "
-                                  "(the published figures spread %s)\n",
+                sim_buf_printf(b,
+                               "  note: %s under %s fits by %s: within the uncertainty of the CUDA context "
+                               "(the published figures spread %s)\n",
                                q->gpus[g]->name, q->ops[k]->name,
                                units_format_size(q->gpus[g]->capacity_bytes - c->peak_device, s, sizeof s),
                                units_format_size(gpu_context_spread(), t2, sizeof t2));

@@ -93,7 +93,8 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
     const tune_candidate *cur = &a->c[a->current];
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process", dv->name,
-                   units_format_size(dv->capacity_bytes, s, sizeof s), units_format_size(dv->context_bytes, d, sizeof d));
+                   units_format_size(dv->capacity_bytes, s, sizeof s),
+                   units_format_size(dv->context_bytes, d, sizeof d));
     if (cur->st == SIM_OK) /* the limit each setting gives is the table's limit column */
         sim_buf_printf(b, ", allocator limit %s (%s) under the current setting",
                        units_format_size(cur->limit_bytes, s2, sizeof s2), cur->limit_source);

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 typedef struct gpu_context {
-    unsigned cuda_major;       /* CUDA major version of the framework's build */
-    unsigned cc_major_min;     /* the GPU generations (compute capability majors) it covers */
+    unsigned cuda_major;   /* CUDA major version of the framework's build */
+    unsigned cc_major_min; /* the GPU generations (compute capability majors) it covers */
     unsigned cc_major_max;
-    uint64_t bytes;            /* per process, before the first allocation */
-    const char *measured_on;   /* the card and software of the measurement */
-    const char *source;        /* where the figure is published, and how it was read */
+    uint64_t bytes;          /* per process, before the first allocation */
+    const char *measured_on; /* the card and software of the measurement */
+    const char *source;      /* where the figure is published, and how it was read */
 } gpu_context;
 
 /* The CUDA major version assumed when nothing says otherwise (PyTorch's default

@@ -553,8 +553,7 @@ START_TEST(the_trainer_table_should_name_eager_and_megatron_with_their_rules)
     ck_assert_ptr_eq(e, trainer_get(TRAINER_EAGER));
     ck_assert_ptr_eq(m, trainer_get(TRAINER_MEGATRON));
     ck_assert(!e->mixed && !e->main_grads && !e->distributed_optimizer && !e->flash);
-    ck_assert(m->mixed && m->main_grads && m->distributed_optimizer && m->flash && m->fused_optimizer &&
-              m->sp_with_tp);
+    ck_assert(m->mixed && m->main_grads && m->distributed_optimizer && m->flash && m->fused_optimizer && m->sp_with_tp);
     ck_assert_ptr_nonnull(strstr(m->sources, "param_and_grad_buffer.py"));
     ck_assert_ptr_null(trainer_find("deepspeed"));
 }

@@ -116,7 +116,7 @@ typedef struct gen {
     uint64_t *recv;                             /* pipeline input per slot */
     uint32_t *uses;                             /* rule 15: saved tensors still to name each parameter */
     uint64_t step;
-    uint64_t grad_buffer;                       /* rule 16: its allocation, 0 if none */
+    uint64_t grad_buffer; /* rule 16: its allocation, 0 if none */
 } gen;
 
 static void tick(gen *g, uint64_t bytes)

@@ -15,15 +15,15 @@ typedef enum transformer_trainer {
 
 typedef struct trainer_traits {
     const char *name;
-    const char *summary;     /* one line for --help and the README */
+    const char *summary; /* one line for --help and the README */
     /* defaults it sets (an explicit option wins) */
-    bool mixed;              /* --precision=mixed: dtype weights, fp32 master weights and states */
-    bool flash;              /* --attention=flash: fused attention */
-    bool fused_optimizer;    /* --fused-optimizer */
-    bool main_grads;         /* a persistent fp32 gradient buffer (graph.c rule 16) */
+    bool mixed;                 /* --precision=mixed: dtype weights, fp32 master weights and states */
+    bool flash;                 /* --attention=flash: fused attention */
+    bool fused_optimizer;       /* --fused-optimizer */
+    bool main_grads;            /* a persistent fp32 gradient buffer (graph.c rule 16) */
     bool distributed_optimizer; /* --zero=1 over the data-parallel ranks */
-    bool sp_with_tp;         /* --sp whenever --tp > 1 */
-    const char *sources;     /* where each rule comes from */
+    bool sp_with_tp;            /* --sp whenever --tp > 1 */
+    const char *sources;        /* where each rule comes from */
 } trainer_traits;
 
 size_t trainer_count(void);

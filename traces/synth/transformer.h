@@ -69,7 +69,7 @@ typedef struct transformer_config {
     /* Megatron-LM's fp32 main gradients: one persistent buffer of 4 bytes per trainable
      * parameter from the load, accumulated into in place (graph.c rule 16) */
     bool main_grads;
-    const char *trainer;                 /* --trainer's name (static), NULL for eager */
+    const char *trainer; /* --trainer's name (static), NULL for eager */
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */
