@@ -23,6 +23,7 @@ typedef struct trainer_traits {
     bool main_grads;            /* a persistent fp32 gradient buffer (graph.c rule 16) */
     bool distributed_optimizer; /* --zero=1 over the data-parallel ranks */
     bool sp_with_tp;            /* --sp whenever --tp > 1 */
+    bool fused_swiglu;          /* SwiGLU saves gate and up only, silu(gate) recomputed */
     const char *sources;        /* where each rule comes from */
 } trainer_traits;
 

@@ -147,7 +147,7 @@ bool transformer_beyond_classic(const transformer_config *c)
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
            c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
-           c->main_grads;
+           c->main_grads || c->fused_swiglu;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -684,7 +684,8 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
     proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true);
     proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
-    k = K("silu", bi, true, 0, 0);
+    /* fused SwiGLU (--trainer=megatron): silu(gate) is recomputed in backward, not saved */
+    k = c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
     if (q > 1)
         s->e[gather2].until = k;
     k = K("gated", tokens * d->I * a8, true, 0, 0);

@@ -69,6 +69,9 @@ typedef struct transformer_config {
     /* Megatron-LM's fp32 main gradients: one persistent buffer of 4 bytes per trainable
      * parameter from the load, accumulated into in place (graph.c rule 16) */
     bool main_grads;
+    /* a fused SwiGLU that saves only its input (gate and up) and recomputes silu(gate) in
+     * backward (Megatron-LM's bias_swiglu_impl) */
+    bool fused_swiglu;
     const char *trainer; /* --trainer's name (static), NULL for eager */
 } transformer_config;
 

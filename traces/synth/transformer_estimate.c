@@ -153,7 +153,7 @@ static uint64_t llama_layer_saved(const transformer_config *c, const transformer
         n += c->batch * d->A * S * 4;
     else if (!c->selective)
         n += c->batch * d->A * S * S * e;
-    n += bs * d->k * d->I * (3 * e + a) + (c->experts ? bs * d->E * 4 : 0);
+    n += bs * d->k * d->I * ((c->fused_swiglu ? 2 : 3) * e + a) + (c->experts ? bs * d->E * 4 : 0);
     if (c->lora_rank) {
         uint32_t t = c->lora_targets, targets = 0;
         for (; t; t &= t - 1)
