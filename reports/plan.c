@@ -72,8 +72,9 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
     }
     if (q->model.context_bytes == 0)
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
-                        "        cuBLAS/cuDNN workspaces), so every answer here is that much optimistic; set it\n"
-                        "        with --context=SIZE (e.g. --context=500MiB, or what nvidia-smi shows for an idle process)\n");
+                        "        library handles), so every answer here is that much optimistic; a catalog card\n"
+                        "        (--gpu) gets its published figure (gpusim gpus), or set --context=SIZE (what\n"
+                        "        nvidia-smi shows for an idle process)\n");
     limits_text(q, limits, sources, b);
     sim_buf_puts(b, "\n");
     sim_buf_puts(b, "Peak on the device (reserved + context) where it runs, else why not:\n\n");
