@@ -126,6 +126,10 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     const uint64_t tp = c->tp ? c->tp : 1, pp = c->pp ? c->pp : 1;
     if (tr->sp_with_tp && tp > 1)
         c->sp = true;
+    if (tr->vocab_divisible) { /* Megatron pads the embedding and the head's vocabulary */
+        const uint64_t m = tr->vocab_divisible * tp;
+        c->vocab = (c->vocab + m - 1) / m * m;
+    }
     if (ranks % (tp * pp) != 0)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--ranks=%llu is not a multiple of --tp · --pp = %llu",
                              (unsigned long long)ranks, (unsigned long long)(tp * pp));

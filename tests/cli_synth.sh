@@ -171,11 +171,16 @@ if head -1 "$tmp/meg.jsonl" | grep -q '"trainer":"megatron"' && head -1 "$tmp/me
 else
     bad "megatron meta: $(head -c 600 "$tmp/meg.jsonl")"
 fi
-# params = 2·1000·256 (embed, head) + 2·(4·256² + 3·256·768 + 2·256) + 256 = 512000 + 2·(262144 + 589824 + 512)
-# + 256 = 2,217,216: the buffer holds 4 · 2,217,216 = 8,868,864 B
-if grep -qE '"size":8868864,"t":[0-9]+,"tag":"grad:main_grad_buffer"' "$tmp/meg.jsonl"; then ok; else
+# the vocabulary padded to a multiple of 128: 1024; params = 2·1024·256 (embed, head)
+# + 2·(4·256² + 3·256·768 + 2·256) + 256 = 524288 + 2·(262144 + 589824 + 512) + 256 = 2,229,504:
+# the buffer holds 4 · 2,229,504 = 8,918,016 B
+if grep -qE '"size":8918016,"t":[0-9]+,"tag":"grad:main_grad_buffer"' "$tmp/meg.jsonl"; then ok; else
     bad "main_grad_buffer: $(grep main_grad_buffer "$tmp/meg.jsonl")"
 fi
+# Megatron pads the vocabulary to a multiple of 128 · tp: 1000 at tp 4 becomes 1024 (2 · 512)
+expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 --ranks=4 --tp=4 --rank=0 -o "$tmp/megtp.jsonl"
+if head -1 "$tmp/megtp.jsonl" | grep -q '"vocab":1024,'; then ok; else bad "vocabulary padding: $(head -c 400 "$tmp/megtp.jsonl")"; fi
 # an explicit option wins over the trainer's default: --precision=pure
 expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
     --seq=64 --dtype=bf16 --precision=pure -o "$tmp/meg2.jsonl"

@@ -555,6 +555,9 @@ START_TEST(the_trainer_table_should_name_eager_and_megatron_with_their_rules)
     ck_assert(!e->mixed && !e->main_grads && !e->distributed_optimizer && !e->flash);
     ck_assert(m->mixed && m->main_grads && m->distributed_optimizer && m->flash && m->fused_optimizer && m->sp_with_tp);
     ck_assert_ptr_nonnull(strstr(m->sources, "param_and_grad_buffer.py"));
+    ck_assert(m->fused_swiglu && !e->fused_swiglu);
+    ck_assert_uint_eq(m->vocab_divisible, 128); /* --make-vocab-size-divisible-by's default */
+    ck_assert_uint_eq(e->vocab_divisible, 0);
     ck_assert_ptr_null(trainer_find("deepspeed"));
 }
 END_TEST

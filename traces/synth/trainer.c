@@ -5,12 +5,12 @@
 
 static const trainer_traits TRAINERS[] = {
     {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)", false, false, false, false,
-     false, false, false, "traces/synth/transformer.c and graph.c"},
+     false, false, false, 0, "traces/synth/transformer.c and graph.c"},
     {"megatron",
      "Megatron-LM with Transformer Engine as usually launched: --bf16 mixed precision with fp32 main gradients in "
      "one persistent buffer, the distributed optimizer, fused attention and optimizer, sequence parallelism with "
-     "tensor parallelism, a fused SwiGLU",
-     true, true, true, true, true, true, true,
+     "tensor parallelism, a fused SwiGLU, the vocabulary padded to a multiple of 128 x tp",
+     true, true, true, true, true, true, true, 128,
      "fp32 main gradients: --accumulate-allreduce-grads-in-fp32 and megatron/core/distributed/"
      "param_and_grad_buffer.py (one contiguous buffer per dtype, made when DDP wraps the model; TE's weight-gradient "
      "GEMMs accumulate into main_grad); distributed optimizer: --use-distributed-optimizer, megatron/core/optimizer/"
@@ -19,7 +19,9 @@ static const trainer_traits TRAINERS[] = {
      "statistics saved); sequence parallelism: --sequence-parallel (Korthikanti et al. 2022, section 4.2.2); the "
      "1F1B schedule: megatron/core/pipeline_parallel/schedules.py (Narayanan et al. 2021); fused SwiGLU: "
      "megatron/core/fusions/fused_bias_swiglu.py (its autograd function keeps only the fc1 output and recomputes "
-     "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion)"},
+     "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion); vocabulary padding: "
+     "megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding (a multiple of "
+     "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)"},
 };
 
 size_t trainer_count(void)

@@ -24,6 +24,7 @@ typedef struct trainer_traits {
     bool distributed_optimizer; /* --zero=1 over the data-parallel ranks */
     bool sp_with_tp;            /* --sp whenever --tp > 1 */
     bool fused_swiglu;          /* SwiGLU saves gate and up only, silu(gate) recomputed */
+    unsigned vocab_divisible;   /* the vocabulary padded to a multiple of this times --tp; 0: as given */
     const char *sources;        /* where each rule comes from */
 } trainer_traits;
 
