@@ -398,8 +398,12 @@ static sim_status replay(cli_session *s, int *verdict)
     if (st == SIM_OK && sv != NULL)
         st = moment_finish(&mom, run, err);
     if (st == SIM_OK && sv != NULL && !mom.found) {
-        fprintf(stderr, "gpusim: --summary=%s: no out-of-memory happened; the summary is at the end of the replay\n",
-                moment_kind_name(mom.kind));
+        if (run->n_procs == 0)
+            cli_session_note(s, "--summary=%s: the trace has no event and no recorded state: nothing to summarise",
+                             moment_kind_name(mom.kind));
+        else
+            cli_session_note(s, "--summary=%s: no out-of-memory happened; the summary is at the end of the replay",
+                             moment_kind_name(mom.kind));
         mom.kind = MOMENT_END;
         st = moment_finish(&mom, run, err);
     }

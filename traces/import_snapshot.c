@@ -546,6 +546,9 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         ev->has_point = ss.present;
         ev->rec_reserved = (uint64_t)resv_delta; /* made absolute below */
     }
+    /* no alloc, free or segment entry: the file is a state only (taken at an OOM, or
+     * recorded without history), not a trace that lost its start */
+    const bool history = n_sev > 0 || d->n > ooms;
     /* blocks whose free was requested but had not completed when the snapshot was taken */
     for (size_t k = 0; k < live.cap; k++)
         if (live.slots[k].used && live.slots[k].b != 0) {
@@ -605,7 +608,17 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if (!follow_placements(d, sev, n_sev))
                 goto nomem;
             d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
-            if (rr.seed.n_segs > 0) {
+            if (rr.seed.n_segs > 0 && !history) {
+                seeded = true;
+                char hr[32], ha[32];
+                imp_warn(d,
+                         "a state only: no allocation history follows the snapshot's state (taken at an "
+                         "out-of-memory error, or with _record_memory_history off); it holds %u segments (%s) and "
+                         "%zu live blocks (%s), which is what a replay reproduces: torch starts from it, other "
+                         "strategies get the blocks as allocations at the start",
+                         rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr), d->n_pre,
+                         units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha));
+            } else if (rr.seed.n_segs > 0) {
                 seeded = true;
                 char hr[32], ha[32];
                 imp_warn(d, "recorded mid-run: the state at the first entry, rebuilt from \"segments\" and the trace "
@@ -625,7 +638,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     if (n_entries == 0)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
                     "blocks live at the end are replayed", device);
-    if (d->n_pre && !seeded)
+    if (d->n_pre && !seeded && !history)
+        imp_warn(d,
+                 "a state only (no allocation history follows it): its %zu live blocks are allocations at the "
+                 "start",
+                 d->n_pre);
+    else if (d->n_pre && !seeded)
         imp_warn(d, "%zu blocks were live before the trace began (the ring buffer lost their allocation); they are "
                     "allocations at the start", d->n_pre);
     if (lost == 0 && unexplained)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# CLI tests of replaying real PyTorch snapshots as a new user finds them (issue 30):
+# a state-only snapshot is its state, compare and plan start from a mid-run
+# snapshot's rebuilt state as replay does, pending frees are neither allocated nor
+# free, the ranks of one job replay as one node, and a Kineto trace without totals
+# under --against-recorded is no usage error. Inputs: the real recordings shipped in
+# tests/data/import and small snapshots written here as JSON.
+# Usage: cli_recordings.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
+d="$src/tests/data/import"
+state="$d/torch_snapshot_flexgen_oom_state_only.pickle"
+midrun="$d/torch_snapshot_cs336_midrun_inference.pickle"
+
+# has NAME FILE TEXT...: every fixed TEXT is in FILE
+has() {
+  local name=$1 file=$2 t
+  shift 2
+  for t in "$@"; do
+    if ! grep -qF -- "$t" "$file"; then
+      bad "$name: '$t' not in $(head -c 600 "$file")"
+      return
+    fi
+  done
+  ok
+}
+# lacks NAME FILE TEXT: TEXT is not in FILE
+lacks() {
+  if grep -qF -- "$3" "$2"; then bad "$1: '$3' in $(head -c 600 "$2")"; else ok; fi
+}
+
+# ---------------------------------------------------------------- item 4: a state only
+# The FlexGen snapshot was taken at an OOM with no trace after its state: 176 segments
+# holding 11,844,714,496 B (the sum of their total_size), 460 active_allocated blocks of
+# 11,840,159,744 B (the sum of their size; its one "snapshot" entry says the same size).
+# Replayed, that state is the whole run: peak = final = those bytes, under torch
+# (which starts from the state: no cudaMalloc during the replay) and in the allocated figure.
+expect 0 "a state only: no allocation history follows" replay "$state" --format=json
+has "state only: the state is the peak and the end" "$tmp/out" '"peak_reserved_bytes": 11844714496' \
+  '"final_reserved_bytes": 11844714496' '"peak_allocated_bytes": 11840159744' '"peak_requested_bytes": 11840159744' \
+  '"num_device_allocs": 0'
+lacks "state only: no ring buffer blamed" "$tmp/err" "ring buffer"
+# its summary is PyTorch's memory_summary() of that state: 11,840,159,744 B = 11291 MiB
+# allocated, 11,844,714,496 B = 11295.7, shown 11296 MiB, reserved, nothing freed
+expect 0 "" replay "$state" --summary
+has "state only: --summary shows the state" "$tmp/out" \
+  "| Allocated memory      |  11291 MiB |  11291 MiB |  11291 MiB |      0 B   |" \
+  "| GPU reserved memory   |  11296 MiB |  11296 MiB |  11296 MiB |      0 B   |"
+lacks "state only: --summary is no OOM fallback" "$tmp/err" "no out-of-memory happened"
+expect 0 "" replay "$state" --summary=peak
+has "state only: --summary=peak is the state" "$tmp/out" "| GPU reserved memory   |  11296 MiB |  11296 MiB |"
+expect 0 "" replay "$state" --summary --format=json
+has "state only: memory_stats() of the state" "$tmp/out" '"reserved_bytes.all.current": 11844714496' \
+  '"allocated_bytes.all.current": 11840159744' '"segment.all.current": 176' '"allocation.all.current": 460'
+# the export is that state: 176 segments, 460 active blocks, and gpusim reads it back
+# to the same figures
+expect 0 "" replay "$state" --export-snapshot="$tmp/state.pickle"
+if python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+segs = d["segments"]
+blocks = [b for s in segs for b in s["blocks"]]
+act = [b for b in blocks if b["state"] == "active_allocated"]
+assert len(segs) == 176, len(segs)
+assert sum(s["total_size"] for s in segs) == 11844714496
+assert len(act) == 460 and sum(b["size"] for b in act) == 11840159744, (len(act), sum(b["size"] for b in act))
+' "$tmp/state.pickle"; then ok; else bad "state only: the export holds the state"; fi
+expect 0 "" replay "$tmp/state.pickle" --format=json
+has "state only: the export replays to the state" "$tmp/out" '"peak_reserved_bytes": 11844714496' \
+  '"final_reserved_bytes": 11844714496'
+# an empty trace is still nothing: no state, no summary, said so
+printf '{"format":"gpusim-trace","version":1,"events":[]}\n' >"$tmp/empty.json"
+expect 0 "no event and no recorded state" replay "$tmp/empty.json" --summary
+
+cli_finish
