@@ -188,6 +188,7 @@ void cli_session_input_warnings(cli_session *s, const trace_input *in)
 static sim_status load_traces(cli_session *s)
 {
     memset(&s->t, 0, sizeof s->t);
+    s->t.from_empty = cli_has(&s->a, "from-empty");
     for (int i = 0; i < s->a.n_positional; i++) {
         trace_input *r = NULL;
         const char *path = s->a.positional[i];

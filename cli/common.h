@@ -39,13 +39,17 @@ typedef struct cli_io {
 
 /* Help lines that several commands share, for option tables: --format and --output of
  * a command that writes a result, --jobs of one that runs replays in parallel, --on-oom
- * of one that replays, and --x of an HTML report. */
+ * of one that replays, --from-empty of one that replays a recording made mid-run, and
+ * --x of an HTML report. */
 #define CLI_FORMAT_OPT CLI_OPT("format", "text|json: output for people or machines (default text)")
 #define CLI_OUTPUT_OPT CLI_OPT("output", "FILE: write the result there instead of stdout")
 #define CLI_JOBS_OPT \
     CLI_OPT("jobs", "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it")
 #define CLI_ON_OOM_OPT \
     CLI_OPT("on-oom", "stop|skip: an OOM ends the process (default), or the allocation is dropped")
+#define CLI_FROM_EMPTY_OPT                                                                                             \
+    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "    \
+                           "first, instead of from its rebuilt state")
 #define CLI_X_OPT \
     CLI_OPT("x", "event|time: the report's x axis, events in replay order or the trace's time (default event)")
 

@@ -27,6 +27,7 @@ static const cli_opt PLAN_OPTS[] = {
     CLI_FORMAT_OPT,
     CLI_OUTPUT_OPT,
     CLI_JOBS_OPT,
+    CLI_FROM_EMPTY_OPT,
     CLI_OPT("node", "GPUS: instead of single cards, does the job fit this node (8xA100-40GB, or A100-40GB,T4; "
                     "repeatable): the traces are its ranks, rank r on its r-th visible GPU"),
     CLI_OPT("visible", "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"),

@@ -52,8 +52,7 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_INPUT_OPTS,
     CLI_FLAG("against-recorded", "compare with the real allocator's recorded numbers (one recording; default "
                                  "strategy: torch for PyTorch, greedy for TensorFlow, planned for XLA)"),
-    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
-                           "first, instead of from its rebuilt state"),
+    CLI_FROM_EMPTY_OPT,
     {NULL, false, NULL},
 };
 

@@ -74,4 +74,46 @@ has "state only: the export replays to the state" "$tmp/out" '"peak_reserved_byt
 printf '{"format":"gpusim-trace","version":1,"events":[]}\n' >"$tmp/empty.json"
 expect 0 "no event and no recorded state" replay "$tmp/empty.json" --summary
 
+# ---------------------------------------------------------------- item 6: compare and plan start as replay
+# mid.json, written here: one 100 MiB segment (at 0x7f0000000000) holding a live 10 MiB
+# block and a free 90 MiB one, then a trace that allocates 4 MiB and frees it. From its
+# state torch splits the 4 MiB off the free block at offset 10 MiB and reserves
+# nothing more: 100 MiB = 104857600 B. From an empty allocator the live 10 MiB block is
+# a 10 MiB segment and the 4 MiB request a 20 MiB one (1-10 MiB requests take 20 MiB):
+# 30 MiB = 31457280 B. raw gets the live block as an allocation at the start, then the
+# 4 MiB: 14 MiB = 14680064 B, from the state or not.
+python3 - "$tmp/mid.json" <<'PY'
+import json, sys
+MiB, base = 1 << 20, 0x7f0000000000
+def block(addr, size, req, state):
+    return {"address": addr, "size": size, "requested_size": req, "state": state, "frames": []}
+def entry(action, addr, size, t):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": []}
+seg = {"device": 0, "address": base, "total_size": 100 * MiB, "allocated_size": 10 * MiB,
+       "active_size": 10 * MiB, "requested_size": 10 * MiB, "stream": 0, "segment_type": "large",
+       "segment_pool_id": [0, 0], "is_expandable": False, "frames": [],
+       "blocks": [block(base, 10 * MiB, 10 * MiB, "active_allocated"),
+                  block(base + 10 * MiB, 90 * MiB, 0, "inactive")]}
+trace = [entry("alloc", base + 10 * MiB, 4 * MiB, 10), entry("free_requested", base + 10 * MiB, 4 * MiB, 20),
+         entry("free_completed", base + 10 * MiB, 4 * MiB, 20)]
+json.dump({"segments": [seg], "device_traces": [trace]}, open(sys.argv[1], "w"))
+PY
+expect 0 "torch starts from it" compare "$tmp/mid.json" --strategies=torch,raw --format=json
+has "compare: torch from the recorded state, raw with its live block" "$tmp/out" '"peak_reserved_bytes": 104857600' \
+  '"peak_reserved_bytes": 14680064'
+expect 0 "" compare "$tmp/mid.json" --strategies=torch --format=json --from-empty
+has "compare --from-empty: torch from an empty allocator" "$tmp/out" '"peak_reserved_bytes": 31457280'
+expect 0 "" compare "$tmp/mid.json" --strategies=torch --report="$tmp/mid.html"
+has "compare --report: the report's torch replay starts from the state too" "$tmp/mid.html" "100.00 MiB"
+expect 0 "" plan "$tmp/mid.json" --strategies=torch --gpus=T4 --format=json
+has "plan: torch from the recorded state" "$tmp/out" '"peak_reserved_bytes": 104857600'
+expect 0 "" plan "$tmp/mid.json" --strategies=torch --gpus=T4 --format=json --from-empty
+has "plan --from-empty: torch from an empty allocator" "$tmp/out" '"peak_reserved_bytes": 31457280'
+# the real mid-run snapshot: plan's torch peak is the recorded one, 98 segments of
+# 1,763,704,832 B that the trace never grows (replay --against-recorded agrees)
+expect 0 "" plan "$midrun" --strategies=torch --gpus=T4 --format=json
+has "plan: the recorded peak of a real mid-run snapshot" "$tmp/out" '"peak_reserved_bytes": 1763704832'
+expect 0 "" replay "$midrun" --against-recorded --format=json
+has "replay --against-recorded: the recorded peak" "$tmp/out" '"recorded_peak_bytes": 1763704832'
+
 cli_finish
