@@ -37,7 +37,7 @@ lacks() {
 # 11,840,159,744 B (the sum of their size; its one "snapshot" entry says the same size).
 # Replayed, that state is the whole run: peak = final = those bytes, under torch
 # (which starts from the state: no cudaMalloc during the replay) and in the allocated figure.
-expect 0 "a state only: no allocation history follows" replay "$state" --format=json
+expect 0 "a state only: the snapshot holds no trace for device 0 after its state" replay "$state" --format=json
 has "state only: the state is the peak and the end" "$tmp/out" '"peak_reserved_bytes": 11844714496' \
   '"final_reserved_bytes": 11844714496' '"peak_allocated_bytes": 11840159744' '"peak_requested_bytes": 11840159744' \
   '"num_device_allocs": 0'
@@ -115,5 +115,49 @@ expect 0 "" plan "$midrun" --strategies=torch --gpus=T4 --format=json
 has "plan: the recorded peak of a real mid-run snapshot" "$tmp/out" '"peak_reserved_bytes": 1763704832'
 expect 0 "" replay "$midrun" --against-recorded --format=json
 has "replay --against-recorded: the recorded peak" "$tmp/out" '"recorded_peak_bytes": 1763704832'
+
+# ---------------------------------------------------------------- item 7: pending frees, no history
+# pend.json, written here: one 20 MiB segment of a live 4 MiB block (active_allocated),
+# a 4 MiB block whose free was requested before the trace and had not completed at the
+# end (active_pending_free) and 12 MiB free; the trace allocates 2 MiB (at offset 8 MiB:
+# the pending block is not reusable) and frees it. Recorded allocated at the end: the
+# active_allocated blocks, 4 MiB = 4194304 B. The pending block is neither allocated
+# nor free: allocated 4194304, active 8388608 (it is still active), reserved 20971520.
+python3 - "$tmp/pend.json" <<'PY'
+import json, sys
+MiB, base = 1 << 20, 0x7f0000000000
+def block(addr, size, req, state):
+    return {"address": addr, "size": size, "requested_size": req, "state": state, "frames": []}
+def entry(action, addr, size, t):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": []}
+seg = {"device": 0, "address": base, "total_size": 20 * MiB, "allocated_size": 4 * MiB,
+       "active_size": 8 * MiB, "requested_size": 8 * MiB, "stream": 0, "segment_type": "large",
+       "segment_pool_id": [0, 0], "is_expandable": False, "frames": [],
+       "blocks": [block(base, 4 * MiB, 4 * MiB, "active_allocated"),
+                  block(base + 4 * MiB, 4 * MiB, 4 * MiB, "active_pending_free"),
+                  block(base + 8 * MiB, 12 * MiB, 0, "inactive")]}
+trace = [entry("alloc", base + 8 * MiB, 2 * MiB, 10), entry("free_requested", base + 8 * MiB, 2 * MiB, 20),
+         entry("free_completed", base + 8 * MiB, 2 * MiB, 20)]
+json.dump({"segments": [seg], "device_traces": [trace]}, open(sys.argv[1], "w"))
+PY
+expect 0 "1 blocks are active_pending_free with no free in the trace" replay "$tmp/pend.json" --against-recorded \
+  --format=json
+has "a pending free is not allocated at the end" "$tmp/out" \
+  '"allocated_at_end": {"predicted_bytes": 4194304, "recorded_bytes": 4194304}' '"matched": 1'
+expect 0 "" replay "$tmp/pend.json" --against-recorded --format=json --from-empty
+has "a pending free is not allocated at the end, from empty either" "$tmp/out" \
+  '"allocated_at_end": {"predicted_bytes": 4194304, "recorded_bytes": 4194304}'
+expect 0 "" replay "$tmp/pend.json" --summary --format=json
+has "a pending free is active, not allocated" "$tmp/out" '"allocated_bytes.all.current": 4194304' \
+  '"active_bytes.all.current": 8388608' '"reserved_bytes.all.current": 20971520'
+# a snapshot of segments with an empty trace was recorded without history: said so
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["device_traces"] = [[]]
+json.dump(d, open(sys.argv[2], "w"))' "$tmp/pend.json" "$tmp/nohist.json"
+expect 0 "a state only: the snapshot holds no trace for device 0 after its state" replay "$tmp/nohist.json" --format=json
+lacks "no history: no ring buffer blamed" "$tmp/err" "ring buffer"
+has "no history: the state is the run" "$tmp/out" '"peak_reserved_bytes": 20971520' '"final_reserved_bytes": 20971520'
 
 cli_finish

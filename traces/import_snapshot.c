@@ -119,6 +119,7 @@ typedef struct seg_block {
     uint64_t addr, size;  /* size: requested_size, else the block's size */
     uint64_t block_size;  /* the block's own (rounded) size */
     uint32_t stream;
+    bool pending;         /* active_pending_free: its free is requested, not completed */
 } seg_block;
 
 typedef struct seg_state {
@@ -216,7 +217,8 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 continue;
             if (!SIM_GROW(ss->blocks, ss->n + 1, ss->cap))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-            ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, size, stream};
+            ss->blocks[ss->n++] =
+                (seg_block){a, has_req && req ? req : size, size, stream, strcmp(state, "active_pending_free") == 0};
         }
     }
     return SIM_OK;
@@ -563,8 +565,9 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
-            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
-                          ss.blocks[k].stream) == 0)
+            uint64_t id = pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
+                                    ss.blocks[k].stream);
+            if (id == 0 || (ss.blocks[k].pending && !imp_pend(d, id)))
                 goto nomem;
             lost++;
         }
@@ -612,11 +615,11 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 seeded = true;
                 char hr[32], ha[32];
                 imp_warn(d,
-                         "a state only: no allocation history follows the snapshot's state (taken at an "
-                         "out-of-memory error, or with _record_memory_history off); it holds %u segments (%s) and "
-                         "%zu live blocks (%s), which is what a replay reproduces: torch starts from it, other "
-                         "strategies get the blocks as allocations at the start",
-                         rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr), d->n_pre,
+                         "a state only: the snapshot holds no trace for device %" PRId64 " after its state (taken "
+                         "at an out-of-memory error, or with _record_memory_history off); the state holds %u segments "
+                         "(%s) and %zu live blocks (%s), which is what a replay reproduces: torch starts from it, "
+                         "other strategies get the blocks as allocations at the start",
+                         device, rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr), d->n_pre,
                          units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha));
             } else if (rr.seed.n_segs > 0) {
                 seeded = true;
@@ -635,7 +638,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             goto nomem;
         }
     }
-    if (n_entries == 0)
+    if (n_entries == 0 && !seeded)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
                     "blocks live at the end are replayed", device);
     if (d->n_pre && !seeded && !history)
@@ -648,6 +651,10 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                     "allocations at the start", d->n_pre);
     if (lost == 0 && unexplained)
         imp_warn(d, "%" PRIu64 " blocks allocated in the trace are not active in \"segments\"", unexplained);
+    if (d->n_pend)
+        imp_warn(d, "%zu blocks are active_pending_free with no free in the trace (freed before it began, the memory "
+                    "not yet back at the end): neither allocated nor free, each is freed at the start and its memory "
+                    "comes back at the last recorded time", d->n_pend);
     if (pending_end)
         imp_warn(d, "%" PRIu64 " frees were still pending (free_requested without free_completed) at the end; they "
                     "complete at the last recorded time", pending_end);
