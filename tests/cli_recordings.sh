@@ -160,4 +160,20 @@ expect 0 "a state only: the snapshot holds no trace for device 0 after its state
 lacks "no history: no ring buffer blamed" "$tmp/err" "ring buffer"
 has "no history: the state is the run" "$tmp/out" '"peak_reserved_bytes": 20971520' '"final_reserved_bytes": 20971520'
 
+# ---------------------------------------------------------------- item 10: nothing recorded to compare
+# The Kineto excerpt of 2021 (PyTorch ~1.9) has no "Total Allocated" or "Total
+# Reserved" on its [memory] events: --against-recorded has nothing to compare with.
+# The command line is right and the file lacks it: exit 3 naming the file and what is
+# missing, never 2 (usage).
+expect 3 'this kineto file holds no numbers from the real allocator' replay "$d/kineto_nw0_excerpt.pt.trace.json" \
+  --against-recorded
+has "no totals: the message names the file" "$tmp/err" "kineto_nw0_excerpt.pt.trace.json: --against-recorded:" \
+  '"Total Allocated"'
+expect 3 'holds no numbers from the real allocator' replay "$d/native_small.json" --against-recorded --strategy=ideal
+# the two full recordings when the team's copies are at hand (the excerpt above always is)
+for f in "${GPUSIM_REALTRACES:-/nonexistent}"/kineto_resnet50_nw*.pt.trace.json.gz; do
+  [ -e "$f" ] || continue
+  expect 3 'this kineto file holds no numbers from the real allocator' replay "$f" --against-recorded
+done
+
 cli_finish
