@@ -176,4 +176,39 @@ for f in "${GPUSIM_REALTRACES:-/nonexistent}"/kineto_resnet50_nw*.pt.trace.json.
   expect 3 'this kineto file holds no numbers from the real allocator' replay "$f" --against-recorded
 done
 
+# ---------------------------------------------------------------- item 10: the export's frames
+# The viewer shows a block's "frames" (else "This block has no frames"): the export
+# gives each allocation one frame of ours, {filename: the trace's file, line: its
+# alloc's event, name: its tag, else "alloc of id N"}, on its trace entries and on its
+# block in the end state. tags.json: event 1 allocates id 1 (4 MiB, "embedding"),
+# event 2 id 2 (2 MiB, no tag), event 3 frees id 1; id 2 is live at the end.
+cat >"$tmp/tags.json" <<'JSON'
+{"format": "gpusim-trace", "version": 1, "events": [
+  {"op": "alloc", "id": 1, "size": 4194304, "t": 1000, "tag": "embedding"},
+  {"op": "alloc", "id": 2, "size": 2097152, "t": 2000},
+  {"op": "free", "id": 1, "t": 3000}]}
+JSON
+expect 0 "" replay "$tmp/tags.json" --strategy=torch --export-snapshot="$tmp/tags.pickle"
+if python3 "$src/tests/support/snapshot_check.py" "$tmp/tags.pickle" >/dev/null && python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+tr = d["device_traces"][0]
+emb = [{"filename": "tags.json", "line": 1, "name": "embedding"}]
+two = [{"filename": "tags.json", "line": 2, "name": "alloc of id 2"}]
+got = [(e["action"], e.get("frames")) for e in tr if e["action"] in ("alloc", "free_requested", "free_completed")]
+assert got == [("alloc", emb), ("alloc", two), ("free_requested", emb), ("free_completed", emb)], got
+live = [b for s in d["segments"] for b in s["blocks"] if b["state"] != "inactive"]
+assert [b["frames"] for b in live] == [two], live
+assert all(b["frames"] == [] for s in d["segments"] for b in s["blocks"] if b["state"] == "inactive")
+' "$tmp/tags.pickle"; then ok; else bad "export: each allocation's tag and event as its frames"; fi
+# a recorded state: its blocks are named as live at the start
+if python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+live = [b for s in d["segments"] for b in s["blocks"] if b["state"] != "inactive"]
+assert len(live) == 460 and all(len(b["frames"]) == 1 and b["frames"][0]["name"].startswith("live at the start (id ")
+                                and b["frames"][0]["filename"] == "torch_snapshot_flexgen_oom_state_only.pickle"
+                                for b in live)
+' "$tmp/state.pickle"; then ok; else bad "export of a state: its live blocks carry frames"; fi
+
 cli_finish
