@@ -68,14 +68,24 @@ void batch_traces_release(batch_traces *t)
     memset(t, 0, sizeof *t);
 }
 
+sim_event_source batch_source_alone(const batch_traces *t, uint32_t i, const strategy_ops *ops, evbuf_cursor *cur)
+{
+    sim_event_source src = evbuf_source(t->b[i], cur);
+    if (t->seed[i] != NULL && ops->seed != NULL && !t->from_empty) {
+        cur->i = t->seed_events[i]; /* the state holds them: they are not events */
+        src.seed = t->seed[i];
+    }
+    return src;
+}
+
 void batch_sources(const batch_traces *t, const strategy_ops *ops, evbuf_cursor *cur, sim_event_source *src)
 {
+    if (t->n == 1) {
+        src[0] = batch_source_alone(t, 0, ops, &cur[0]);
+        return;
+    }
     for (uint32_t i = 0; i < t->n; i++)
         src[i] = evbuf_source(t->b[i], &cur[i]);
-    if (t->n == 1 && t->seed[0] != NULL && ops->seed != NULL && !t->from_empty) {
-        cur[0].i = t->seed_events[0]; /* the state holds them: they are not events */
-        src[0].seed = t->seed[0];
-    }
 }
 
 sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err)

@@ -48,6 +48,9 @@ sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t
 sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, sim_error *err);
 void batch_traces_release(batch_traces *t);
 
+/* The source of trace i under ops when it runs alone on its device (a rank of a
+ * node, or the one trace): from its recorded state where seed above says so. */
+sim_event_source batch_source_alone(const batch_traces *t, uint32_t i, const strategy_ops *ops, evbuf_cursor *cur);
 /* The sources of one replay of t under ops, each with its cursor in cur: trace 0
  * from its recorded state where seed above says so. */
 void batch_sources(const batch_traces *t, const strategy_ops *ops, evbuf_cursor *cur, sim_event_source *src);

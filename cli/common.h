@@ -111,6 +111,8 @@ typedef struct cli_session {
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;
     char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
+    char *owned[CLI_MAX_ARGS];     /* the paths a directory of snapshots expanded into */
+    uint32_t n_owned;
 } cli_session;
 
 /* Copy every positional trace that is not a regular file ("-", a FIFO, <(zcat f.gz))
@@ -128,7 +130,11 @@ sim_status cli_input_open(const cli_session *s, int i, const char *from, const i
                           trace_input **out, sim_error *err);
 
 /* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
- * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */
+ * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns.
+ * For a command that reads traces (CLI_USES_TRACES or CLI_USES_INPUTS), a positional
+ * directory holding snapshot files (*.pickle, *.pkl: the ranks of one job,
+ * rank0.pickle, rank1.pickle, ...) stands for those files, in natural order (rank2
+ * before rank10); a directory without them stays one argument (an XLA dump). */
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv);
 /* The same for a command run through io (cli/api.h); io may be NULL. */
 sim_status cli_session_parse_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv);

@@ -74,6 +74,18 @@ static sim_event_source source_for(trace_input *in, int n, const strategy_ops *o
     return input_source(in);
 }
 
+/* Whether the inputs are the ranks of one job: two or more files, each of a format
+ * that records one process on one GPU (input_format.one_rank: PyTorch snapshots). */
+static bool one_job(const cli_session *s)
+{
+    if (s->a.n_positional < 2)
+        return false;
+    for (int i = 0; i < s->a.n_positional; i++)
+        if (!input_get_format(s->in[i])->one_rank)
+            return false;
+    return true;
+}
+
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
     trace_input **readers;
@@ -182,9 +194,11 @@ static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: %d traces (ranks) but %u visible GPUs",
                              a->n_positional, j->n_visible);
     uint32_t n = replicas ? (uint32_t)replicas : (uint32_t)a->n_positional;
+    /* each rank alone on its GPU starts from its recorded state, as one replay does */
+    bool seeded = replicas == 0 && !cli_has(a, "job");
     for (uint32_t r = 0; r < n && st == SIM_OK; r++) {
         if (r < (uint32_t)a->n_positional)
-            ni->srcs[0][r] = input_source(s->in[r]);
+            ni->srcs[0][r] = source_for(s->in[r], seeded ? 1 : 2, s->ops[0], cli_has(a, "from-empty"));
         else
             st = open_extra(s, ni, a->positional[0], &ni->srcs[0][r]);
     }
@@ -221,13 +235,11 @@ static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *
     return st;
 }
 
-static sim_status replay_node(cli_session *s, int *verdict)
+static sim_status replay_node(cli_session *s, const node_spec *spec, int *verdict)
 {
     cli_args *a = &s->a;
-    node_spec node;
-    sim_status st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, &s->err);
-    if (st != SIM_OK)
-        return st;
+    node_spec node = *spec;
+    sim_status st = SIM_OK;
     node_inputs *ni = calloc(1, sizeof *ni);
     if (ni == NULL)
         return sim_error_set(&s->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -297,12 +309,30 @@ static sim_status replay(cli_session *s, int *verdict)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--summary: expected end, peak or oom, not '%s'", sv);
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
-    if (cli_has(a, "node")) {
+    bool ranks = !cli_has(a, "node") && one_job(s);
+    if (cli_has(a, "node") || ranks) {
+        const char *why = ranks ? "the snapshots are the ranks of one job, one GPU each; replay one rank at a time"
+                                : "replay without --node";
         if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--node: --summary, --report, --timeline and --export-snapshot describe one GPU; "
-                                 "replay without --node");
-        return replay_node(s, verdict);
+                                 "%s: --summary, --report, --timeline and --export-snapshot describe one GPU; %s",
+                                 ranks ? "several snapshots" : "--node", why);
+        node_spec node = {0};
+        if (ranks) {
+            if ((uint32_t)a->n_positional > NODE_MAX_DEVICES)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d snapshots: at most %u ranks (GPUs) on a node",
+                                     a->n_positional, NODE_MAX_DEVICES);
+            node.n = (uint32_t)a->n_positional;
+            for (uint32_t i = 0; i < node.n; i++)
+                node.dev[i] = s->dev.info;
+            cli_session_note(s,
+                             "%d PyTorch snapshots are the ranks of one job: replayed as one node of %d x %s, "
+                             "rank r on GPU r (--node=GPUS picks the GPUs)",
+                             a->n_positional, a->n_positional, s->dev.name);
+        } else if ((st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, err)) != SIM_OK) {
+            return st;
+        }
+        return replay_node(s, &node, verdict);
     }
     if (cli_has(a, "visible") || cli_has(a, "replicas") || cli_has(a, "job"))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--visible, --replicas and --job need --node");

@@ -211,4 +211,76 @@ assert len(live) == 460 and all(len(b["frames"]) == 1 and b["frames"][0]["name"]
                                 for b in live)
 ' "$tmp/state.pickle"; then ok; else bad "export of a state: its live blocks carry frames"; fi
 
+# ---------------------------------------------------------------- item 8: several ranks
+# A directory of one job's snapshots (rank0, rank2, rank10: natural order, not
+# rank10 before rank2; a README beside them is no snapshot) replays as one node, rank r
+# on GPU r, each rank from its own recorded state: GPU 0 the mid-run snapshot's
+# 1,763,704,832 B, GPU 1 the from-empty one's 3,781,165,056 B (its 9 segments), GPU 2
+# the state-only one's 11,844,714,496 B.
+mkdir "$tmp/job"
+cp "$midrun" "$tmp/job/rank0.pickle"
+cp "$d/torch_snapshot_cs336_from_empty.pickle" "$tmp/job/rank2.pickle"
+cp "$state" "$tmp/job/rank10.pickle"
+echo "not a snapshot" >"$tmp/job/README"
+rows='"gpu": 0, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 1763704832'
+rows1='"gpu": 1, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 3781165056'
+rows2='"gpu": 2, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 11844714496'
+expect 0 "3 PyTorch snapshots are the ranks of one job: replayed as one node of 3 x H100-80GB" replay "$tmp/job" \
+  --format=json
+has "a directory of ranks: one node, a GPU per rank" "$tmp/out" "$rows" "$rows1" "$rows2" '"ranks": 3'
+expect 0 "ranks of one job" replay "$tmp/job/rank0.pickle" "$tmp/job/rank2.pickle" "$tmp/job/rank10.pickle" \
+  --format=json
+has "several snapshot files: the same node" "$tmp/out" "$rows" "$rows1" "$rows2"
+expect 0 "" replay "$tmp/job" --gpu=A100-40GB
+has "ranks on the GPU asked for" "$tmp/out" "node of 3 GPUs, strategy torch" "A100-40GB"
+# snapshots as JSON are ranks too; each from its recorded state (mid.json on GPU 0:
+# 100 MiB), or from an empty allocator with --from-empty (30 MiB, as above)
+expect 0 "" replay "$tmp/mid.json" "$tmp/pend.json" --format=json
+has "ranks: each from its recorded state" "$tmp/out" '"gpu": 0, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 104857600' \
+  '"gpu": 1, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 20971520'
+expect 0 "" replay "$tmp/mid.json" "$tmp/pend.json" --format=json --from-empty
+has "ranks --from-empty: from an empty allocator" "$tmp/out" '"gpu": 0, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 31457280'
+expect 2 "the snapshots are the ranks of one job, one GPU each" replay "$tmp/job" --summary
+expect 2 "--node: 3 traces (ranks) but 2 visible GPUs" replay "$tmp/job" --node=2xA100-40GB
+expect 0 "" replay "$tmp/job" --node=4xA100-40GB --format=json
+has "ranks on a node given with --node" "$tmp/out" '"gpu": 2, "name": "A100-40GB", "capacity_bytes": 42505076736, "peak_used_bytes": 11844714496'
+# plan --node takes the directory too, each rank from its recorded state: the torch
+# row's highest peak is the state-only rank's, on GPU 2; and a mid-run rank alone
+# starts from its state (mid.json: 100 MiB, not the 30 MiB from empty)
+expect 0 "" plan "$tmp/job" --node=4xA100-40GB --strategies=torch --format=json
+has "plan --node on a directory of ranks" "$tmp/out" '"peak_used_bytes": 11844714496, "peak_gpu": 2'
+expect 0 "" plan "$tmp/mid.json" --node=1xA100-40GB --strategies=torch --format=json
+has "plan --node: a rank from its recorded state" "$tmp/out" '"peak_used_bytes": 104857600'
+
+# --device=N picks a device of a multi-device snapshot. two.json, written here: device 0
+# holds a 20 MiB segment with a live 2 MiB block and no trace; device 1 a 40 MiB one
+# with a live 8 MiB block and a trace that allocates 4 MiB there and frees it. The
+# default is the device with the most trace entries (1); a device it lacks is a usage
+# error listing what it holds.
+python3 - "$tmp/two.json" <<'PY'
+import json, sys
+MiB = 1 << 20
+def seg(dev, base, total, live):
+    return {"device": dev, "address": base, "total_size": total, "allocated_size": live, "active_size": live,
+            "requested_size": live, "stream": 0, "segment_type": "large", "segment_pool_id": [0, 0],
+            "is_expandable": False, "frames": [],
+            "blocks": [{"address": base, "size": live, "requested_size": live, "state": "active_allocated",
+                        "frames": []},
+                       {"address": base + live, "size": total - live, "requested_size": 0, "state": "inactive",
+                        "frames": []}]}
+b1 = 0x7f1000000000
+trace1 = [{"action": a, "addr": b1 + 8 * MiB, "size": 4 * MiB, "stream": 0, "time_us": t, "frames": []}
+          for a, t in (("alloc", 10), ("free_requested", 20), ("free_completed", 20))]
+json.dump({"segments": [seg(0, 0x7f0000000000, 20 * MiB, 2 * MiB), seg(1, b1, 40 * MiB, 8 * MiB)],
+           "device_traces": [[], trace1]}, open(sys.argv[1], "w"))
+PY
+expect 0 "the snapshot holds 2 devices" replay "$tmp/two.json" --format=json
+has "two devices: the default is the one with a trace" "$tmp/out" '"peak_reserved_bytes": 41943040' \
+  '"peak_requested_bytes": 12582912'
+expect 0 "" replay "$tmp/two.json" --device=0 --format=json
+has "--device=0: that device's state" "$tmp/out" '"peak_reserved_bytes": 20971520' '"peak_requested_bytes": 2097152'
+expect 0 "" replay "$tmp/two.json" --device=1 --format=json
+has "--device=1: that device's state and trace" "$tmp/out" '"peak_reserved_bytes": 41943040'
+expect 2 "--device=2: the snapshot has no trace or segments for that device" replay "$tmp/two.json" --device=2
+
 cli_finish
