@@ -299,12 +299,14 @@ static sim_status load_traces(cli_session *s)
 {
     memset(&s->t, 0, sizeof s->t);
     s->t.from_empty = cli_has(&s->a, "from-empty");
+    s->ranks = s->a.n_positional >= 2;
     for (int i = 0; i < s->a.n_positional; i++) {
         trace_input *r = NULL;
         const char *path = s->a.positional[i];
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
         if (st != SIM_OK)
             return st;
+        s->ranks = s->ranks && input_get_format(r)->one_rank;
         cli_session_input_warnings(s, r);
         st = batch_traces_add(&s->t, r, path, &s->err);
         input_close(r);
@@ -320,11 +322,13 @@ static sim_status load_traces(cli_session *s)
 
 static sim_status open_inputs(cli_session *s)
 {
+    s->ranks = s->a.n_positional >= 2;
     for (int i = 0; i < s->a.n_positional; i++) {
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
         if (st != SIM_OK)
             return st;
         s->n_in++;
+        s->ranks = s->ranks && input_get_format(s->in[i])->one_rank;
         cli_session_input_warnings(s, s->in[i]);
         s->src[i] = input_source(s->in[i]);
     }

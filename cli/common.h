@@ -111,6 +111,9 @@ typedef struct cli_session {
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;
     char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
+    /* the traces are the ranks of one job: two or more, each of a format that records
+     * one process on one GPU (input_format.one_rank: PyTorch snapshots) */
+    bool ranks;
     char *owned[CLI_MAX_ARGS];     /* the paths a directory of snapshots expanded into */
     uint32_t n_owned;
 } cli_session;

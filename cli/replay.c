@@ -74,18 +74,6 @@ static sim_event_source source_for(trace_input *in, int n, const strategy_ops *o
     return input_source(in);
 }
 
-/* Whether the inputs are the ranks of one job: two or more files, each of a format
- * that records one process on one GPU (input_format.one_rank: PyTorch snapshots). */
-static bool one_job(const cli_session *s)
-{
-    if (s->a.n_positional < 2)
-        return false;
-    for (int i = 0; i < s->a.n_positional; i++)
-        if (!input_get_format(s->in[i])->one_rank)
-            return false;
-    return true;
-}
-
 /* --report replays twice more (capture.h): each pass reads the traces afresh. */
 typedef struct reopen_ctx {
     trace_input **readers;
@@ -309,7 +297,7 @@ static sim_status replay(cli_session *s, int *verdict)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--summary: expected end, peak or oom, not '%s'", sv);
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
-    bool ranks = !cli_has(a, "node") && one_job(s);
+    bool ranks = !cli_has(a, "node") && s->ranks;
     if (cli_has(a, "node") || ranks) {
         const char *why = ranks ? "the snapshots are the ranks of one job, one GPU each; replay one rank at a time"
                                 : "replay without --node";

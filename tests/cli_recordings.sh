@@ -244,6 +244,14 @@ expect 2 "the snapshots are the ranks of one job, one GPU each" replay "$tmp/job
 expect 2 "--node: 3 traces (ranks) but 2 visible GPUs" replay "$tmp/job" --node=2xA100-40GB
 expect 0 "" replay "$tmp/job" --node=4xA100-40GB --format=json
 has "ranks on a node given with --node" "$tmp/out" '"gpu": 2, "name": "A100-40GB", "capacity_bytes": 42505076736, "peak_used_bytes": 11844714496'
+# plan of the ranks of one job asks which node of one GPU model per rank fits: 3xT4
+# (15,842,934,784 B each) holds them, the highest peak the state-only rank's on GPU 2
+expect 0 "planned on nodes of 3 GPUs of each model" plan "$tmp/job" --strategies=torch --gpus=T4,A100-40GB \
+  --format=json
+has "plan of ranks: a node per GPU model" "$tmp/out" '{"name": "3xT4", "gpus": 3,' '{"name": "3xA100-40GB", "gpus": 3,' \
+  '"peak_used_bytes": 11844714496, "peak_gpu": 2' \
+  '{"gpu": 1, "name": "T4", "capacity_bytes": 15842934784, "limit_bytes": 15842934784, "peak_used_bytes": 3781165056'
+expect 2 "the snapshots are the ranks of one job" plan "$tmp/job" --capacity=24GiB
 # plan --node takes the directory too, each rank from its recorded state: the torch
 # row's highest peak is the state-only rank's, on GPU 2; and a mid-run rank alone
 # starts from its state (mid.json: 100 MiB, not the 30 MiB from empty)
