@@ -214,10 +214,11 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     sim_error *err = &s->err;
     bool ranks = !cli_has(a, "node");
     if (cli_has(a, "capacity") || (!ranks && cli_has(a, "gpus")))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s; --capacity%s for single cards (plan without --node)",
-                             ranks ? "the snapshots are the ranks of one job, planned on nodes of a GPU per rank"
-                                   : "--node plans on nodes",
-                             ranks ? " is" : " and --gpus are");
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
+                             ranks ? "the snapshots are the ranks of one job, planned on nodes of a GPU per rank; "
+                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)"
+                                   : "--node plans on nodes; --gpus and --capacity are for single cards (plan "
+                                     "without --node)");
     node_spec nodes[PLAN_MAX_GPUS];
     const char *names[PLAN_MAX_GPUS];
     char texts[PLAN_MAX_GPUS][96];
