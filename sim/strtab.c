@@ -1,10 +1,11 @@
-/* A set of strings kept once (strtab.h): FNV-1a hashing, linear probing. */
+/* A set of strings kept once (strtab.h): FNV-1a (sim/hash.h), linear probing. */
 #include "strtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 
 struct strtab {
     char *pool;         /* the strings, each NUL-terminated */
@@ -32,10 +33,7 @@ void strtab_free(strtab *t)
 
 static uint32_t hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return (uint32_t)sim_fnv1a64(s, strlen(s));
 }
 
 static void place(uint32_t *slots, uint32_t n_slots, uint32_t h, uint32_t k)
