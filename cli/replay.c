@@ -65,11 +65,12 @@ static void replay_help(void)
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
 }
 
-/* The source of reader i of n: one recording made mid-run starts from its rebuilt
- * state where the strategy can take it (traces/IMPORT.md), in every pass. */
-static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops, bool from_empty)
+/* The source of a reader: a recording made mid-run, alone on its device (one trace,
+ * or one rank per GPU), starts from its rebuilt state where the strategy can take it
+ * (traces/IMPORT.md), in every pass. */
+static sim_event_source source_for(trace_input *in, bool alone, const strategy_ops *ops, bool from_empty)
 {
-    if (n == 1 && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
+    if (alone && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
         return input_source_seeded(in);
     return input_source(in);
 }
@@ -97,7 +98,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
             if (st != SIM_OK)
                 return st;
         }
-        srcs[i] = source_for(r->readers[i], r->n, r->ops, r->from_empty);
+        srcs[i] = source_for(r->readers[i], r->n == 1, r->ops, r->from_empty);
     }
     r->opens++;
     return SIM_OK;
@@ -128,7 +129,7 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     for (int i = 0; i < n && st == SIM_OK; i++) {
         st = cli_input_open(s, i, cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
+            sources[i] = source_for(readers[i], n == 1, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
         st = bfc < 0 ? whatif_expandable(cfg, sources, (uint32_t)n, w, err)
@@ -183,10 +184,10 @@ static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *
                              a->n_positional, j->n_visible);
     uint32_t n = replicas ? (uint32_t)replicas : (uint32_t)a->n_positional;
     /* each rank alone on its GPU starts from its recorded state, as one replay does */
-    bool seeded = replicas == 0 && !cli_has(a, "job");
+    bool alone = replicas == 0 && !cli_has(a, "job");
     for (uint32_t r = 0; r < n && st == SIM_OK; r++) {
         if (r < (uint32_t)a->n_positional)
-            ni->srcs[0][r] = source_for(s->in[r], seeded ? 1 : 2, s->ops[0], cli_has(a, "from-empty"));
+            ni->srcs[0][r] = source_for(s->in[r], alone, s->ops[0], cli_has(a, "from-empty"));
         else
             st = open_extra(s, ni, a->positional[0], &ni->srcs[0][r]);
     }
@@ -330,7 +331,7 @@ static sim_status replay(cli_session *s, int *verdict)
     const bool from_empty = cli_has(a, "from-empty");
     sim_event_source sources[CLI_MAX_ARGS];
     for (int i = 0; i < n; i++)
-        sources[i] = source_for(readers[i], n, ops, from_empty);
+        sources[i] = source_for(readers[i], n == 1, ops, from_empty);
     const strategy_option *rec = registry_recorded_conf(ops);
     if (rec != NULL && !cli_has(a, rec->cli) && input_records_settings(readers[0]))
         cli_session_note(s, "%s uses the recording's allocator_settings: %s (--%s overrides them)", ops->name,
