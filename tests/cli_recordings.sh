@@ -201,6 +201,18 @@ live = [b for s in d["segments"] for b in s["blocks"] if b["state"] != "inactive
 assert [b["frames"] for b in live] == [two], live
 assert all(b["frames"] == [] for s in d["segments"] for b in s["blocks"] if b["state"] == "inactive")
 ' "$tmp/tags.pickle"; then ok; else bad "export: each allocation's tag and event as its frames"; fi
+# a recording's allocations keep where the program asked for them: the mid-run CS336
+# snapshot's first alloc entry (event 224, after the 223 live blocks of its state) was
+# placed at 0x776220000 from model.py line 54, in forward (its innermost Python frame)
+expect 0 "" replay "$midrun" --export-snapshot="$tmp/midrun.pickle"
+if python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+first = [e for e in d["device_traces"][0] if e["action"] == "alloc"][0]
+want = [{"filename": "torch_snapshot_cs336_midrun_inference.pickle", "line": 224,
+         "name": "0x776220000 at model.py:54 in forward"}]
+assert first["frames"] == want, first
+' "$tmp/midrun.pickle"; then ok; else bad "export of a recording: its Python frame as the block's frame"; fi
 # a recorded state: its blocks are named as live at the start
 if python3 -c '
 import pickle, sys

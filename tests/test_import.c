@@ -327,7 +327,8 @@ static void check_events(trace_input *in, const want *w, size_t n)
  * two allocations on stream 1 (the cudaStream_t 94000000000000); a free requested
  * at +30 completes at +40; one completed without a request (+50, not deferred);
  * the oom becomes a mark; the free still pending at the end completes at the last
- * entry's time (+120). */
+ * entry's time (+120). An alloc's tag is its address, and its innermost Python frame
+ * where the entry has frames (+100: train.py line 12, function step). */
 static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_ALLOC, 1, 1048576, 0, 0, 0, "0x7f0000600000"},
     {SIM_OP_ALLOC, 8, 4000000, 0, 0, 0, "0x7f0000000000"},
@@ -341,7 +342,7 @@ static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_MARK, 0, 0, 60000, 60000, 0, NULL},
     {SIM_OP_ALLOC, 6, 1000, 70000, 70000, 0, "0x7f0000600000"},
     {SIM_OP_FREE, 6, 0, 80000, 80000, 0, NULL},
-    {SIM_OP_ALLOC, 7, 512, 100000, 100000, 0, "0x7f0000700000"},
+    {SIM_OP_ALLOC, 7, 512, 100000, 100000, 0, "0x7f0000700000 at train.py:12 in step"},
     {SIM_OP_FREE, 7, 0, 110000, 120000, 0, NULL},
 };
 

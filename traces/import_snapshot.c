@@ -19,6 +19,32 @@ static bool is_active_state(const char *s)
            strcmp(s, "active_awaiting_free") == 0;
 }
 
+/* An alloc entry's tag: its address, and where the program asked for it when the
+ * entry has frames (innermost first): the innermost Python frame ("0x7f... at
+ * model.py:42 in forward"; C++ frames of the allocator and the binding come first and
+ * say nothing to the user). The export shows it as the block's frame. */
+static void alloc_tag(const json_value *e, uint64_t addr, char *tag, size_t cap)
+{
+    int n = snprintf(tag, cap, "0x%" PRIx64, addr);
+    const json_value *fr = json_get(e, "frames");
+    for (uint32_t k = 0; fr && fr->type == JSON_ARRAY && k < fr->len; k++) {
+        const json_value *f = &fr->u.items[k];
+        const json_value *file = f->type == JSON_OBJECT ? json_get(f, "filename") : NULL;
+        const json_value *name = f->type == JSON_OBJECT ? json_get(f, "name") : NULL;
+        const json_value *line = f->type == JSON_OBJECT ? json_get(f, "line") : NULL;
+        if (file == NULL || file->type != JSON_STRING || file->len < 3 ||
+            strcmp(file->u.str + file->len - 3, ".py") != 0)
+            continue;
+        const char *base = strrchr(file->u.str, '/');
+        uint64_t ln = 0;
+        if (line && line->type == JSON_NUMBER && json_to_u64(line, UINT64_MAX, &ln) != JSON_INT_OK)
+            ln = 0;
+        snprintf(tag + n, cap - (size_t)n, " at %s:%" PRIu64 " in %s", base ? base + 1 : file->u.str, ln,
+                 name && name->type == JSON_STRING ? name->u.str : "?");
+        return;
+    }
+}
+
 /* A stream value: cudaStream_t as int64 (or as an unsigned pointer above 2^63). */
 static sim_status get_stream(imp_doc *d, const json_value *o, const imp_loc *l, uint32_t *out)
 {
@@ -483,8 +509,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             ev->size = size;
             ev->stream = stream;
             ev->addr = addr;
-            char tag[32];
-            snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
+            char tag[160];
+            alloc_tag(e, addr, tag, sizeof tag);
             if ((ev->str = imp_str(d, tag)) == 0)
                 goto nomem;
         } else if (is_req || is_done) {
