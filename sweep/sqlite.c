@@ -11,6 +11,7 @@
 
 #include "sim/buf.h"
 #include "sim/grow.h"
+#include "sweep/shard.h"
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -168,8 +169,8 @@ static sim_status each_line(const char *journal, line_fn fn, void *ctx, sim_erro
         lineno++;
         while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
             text[--len] = '\0';
-        if (len == 0)
-            continue;
+        if (len == 0 || (lineno == 1 && sweep_shard_is_header(text, (size_t)len)))
+            continue; /* a shard's header (shard.h): the jobs follow */
         cJSON *j = cJSON_ParseWithLength(text, (size_t)len);
         if (j == NULL || !cJSON_IsObject(j))
             st = sim_error_set(err, SIM_EIO, journal, lineno, 0, "not a sweep result line");
