@@ -239,12 +239,14 @@ rows1='"gpu": 1, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_
 rows2='"gpu": 2, "name": "H100-80GB", "capacity_bytes": 85029027840, "peak_used_bytes": 11844714496'
 expect 0 "3 PyTorch snapshots are the ranks of one job: replayed as one node of 3 x H100-80GB" replay "$tmp/job" \
   --format=json
-has "a directory of ranks: one node, a GPU per rank" "$tmp/out" "$rows" "$rows1" "$rows2" '"ranks": 3'
+has "a directory of ranks: one node, a GPU per rank" "$tmp/out" "$rows" "$rows1" "$rows2" \
+  '"ranks": 3, "traces": ["rank0.pickle", "rank2.pickle", "rank10.pickle"]'
 expect 0 "ranks of one job" replay "$tmp/job/rank0.pickle" "$tmp/job/rank2.pickle" "$tmp/job/rank10.pickle" \
   --format=json
 has "several snapshot files: the same node" "$tmp/out" "$rows" "$rows1" "$rows2"
 expect 0 "" replay "$tmp/job" --gpu=A100-40GB
-has "ranks on the GPU asked for" "$tmp/out" "node of 3 GPUs, strategy torch" "A100-40GB"
+has "ranks on the GPU asked for" "$tmp/out" "node of 3 GPUs, strategy torch" "A100-40GB" \
+  "    rank 0: rank0.pickle, rank 1: rank2.pickle, rank 2: rank10.pickle"
 # snapshots as JSON are ranks too; each from its recorded state (mid.json on GPU 0:
 # 100 MiB), or from an empty allocator with --from-empty (30 MiB, as above)
 expect 0 "" replay "$tmp/mid.json" "$tmp/pend.json" --format=json
