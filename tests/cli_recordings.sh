@@ -266,6 +266,7 @@ has "plan of ranks: a node per GPU model" "$tmp/out" '{"name": "3xT4", "gpus": 3
   '"peak_used_bytes": 11844714496, "peak_gpu": 2' \
   '{"gpu": 1, "name": "T4", "capacity_bytes": 15842934784, "limit_bytes": 15842934784, "peak_used_bytes": 3781165056'
 expect 2 "the snapshots are the ranks of one job" plan "$tmp/job" --capacity=24GiB
+expect 2 "the 3 snapshots are the ranks of one job, one GPU each" compare "$tmp/job"
 # plan --node takes the directory too, each rank from its recorded state: the torch
 # row's highest peak is the state-only rank's, on GPU 2; and a mid-run rank alone
 # starts from its state (mid.json: 100 MiB, not the 30 MiB from empty)
