@@ -314,10 +314,17 @@ static sim_status replay(cli_session *s, int *verdict)
             node.n = (uint32_t)a->n_positional;
             for (uint32_t i = 0; i < node.n; i++)
                 node.dev[i] = s->dev.info;
+            char files[1024] = "";
+            for (int i = 0; i < a->n_positional; i++) {
+                const char *slash = strrchr(a->positional[i], '/');
+                size_t used = strlen(files);
+                snprintf(files + used, sizeof files - used, "%s%d %s", i ? ", " : "", i,
+                         slash ? slash + 1 : a->positional[i]);
+            }
             cli_session_note(s,
                              "%d PyTorch snapshots are the ranks of one job: replayed as one node of %d x %s, "
-                             "rank r on GPU r (--node=GPUS picks the GPUs)",
-                             a->n_positional, a->n_positional, s->dev.name);
+                             "rank r on GPU r (%s; --node=GPUS picks the GPUs)",
+                             a->n_positional, a->n_positional, s->dev.name, files);
         } else if ((st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, err)) != SIM_OK) {
             return st;
         }

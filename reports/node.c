@@ -39,9 +39,6 @@ void report_node_text(const node_result *r, const node_job *jobs, uint32_t n_job
         visible_list(&jobs[j], vis, sizeof vis);
         sim_buf_printf(out, "  %s: CUDA_VISIBLE_DEVICES=%s, %u trace%s (rank r on its r-th visible GPU)\n", jobs[j].name,
                        vis, jobs[j].n_ranks, jobs[j].n_ranks == 1 ? "" : "s");
-        for (uint32_t k = 0; k < jobs[j].n_ranks; k++)
-            sim_buf_printf(out, "%srank %u: %s", k ? ", " : "    ", k, rank_file(&jobs[j], k));
-        sim_buf_puts(out, jobs[j].n_ranks ? "\n" : "");
     }
     sim_buf_puts(out, "\n  GPU  model         capacity    job     rank   held at peak  held at end  left for others  OOM\n");
     for (uint32_t i = 0; i < r->n; i++) {

@@ -245,8 +245,8 @@ expect 0 "ranks of one job" replay "$tmp/job/rank0.pickle" "$tmp/job/rank2.pickl
   --format=json
 has "several snapshot files: the same node" "$tmp/out" "$rows" "$rows1" "$rows2"
 expect 0 "" replay "$tmp/job" --gpu=A100-40GB
-has "ranks on the GPU asked for" "$tmp/out" "node of 3 GPUs, strategy torch" "A100-40GB" \
-  "    rank 0: rank0.pickle, rank 1: rank2.pickle, rank 2: rank10.pickle"
+has "ranks on the GPU asked for" "$tmp/out" "node of 3 GPUs, strategy torch" "A100-40GB"
+has "the note names each rank's file" "$tmp/err" "rank r on GPU r (0 rank0.pickle, 1 rank2.pickle, 2 rank10.pickle;"
 # snapshots as JSON are ranks too; each from its recorded state (mid.json on GPU 0:
 # 100 MiB), or from an empty allocator with --from-empty (30 MiB, as above)
 expect 0 "" replay "$tmp/mid.json" "$tmp/pend.json" --format=json

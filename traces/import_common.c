@@ -38,6 +38,7 @@ void imp_doc_release(imp_doc *d)
     free(d->col_off);
     free(d->oom_idx);
     free(d->seed_blocks);
+    free(d->end_blocks);
     memset(d, 0, sizeof *d);
 }
 
@@ -138,8 +139,8 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
     size_t first = d->n_pre + d->n_pend; /* the first recorded event's index */
     size_t total = first + d->n;
     d->t_origin = d->n ? d->ev[0].t : 0;
-    /* a pending free at the start completes at the last recorded time (1 ns when
-     * there is none, so that it is still a deferred free) */
+    /* a pending free at the start completes 1 ns after the last recorded event, so
+     * that a replay ends with it pending, as the recording's segments show it */
     uint64_t end = d->n ? d->ev[d->n - 1].t - d->t_origin : 0;
     imp_event pend = {.op = SIM_OP_FREE};
     d->out = calloc(total ? total : 1, sizeof *d->out);
@@ -178,7 +179,7 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
             o->t = o->ready_t = 0;
         } else if (i < first) {
             o->t = 0;
-            o->ready_t = end ? end : 1;
+            o->ready_t = end + 1;
         } else {
             /* importers emit recorded events in time order; times before the origin cannot occur */
             o->t = e->t - d->t_origin;

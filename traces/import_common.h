@@ -44,7 +44,7 @@ typedef struct imp_doc {
     /* ids among them whose free was requested before the first entry and had not
      * completed at the end (a snapshot's active_pending_free blocks): neither
      * allocated nor free, so each gets a free at the start (after the allocations)
-     * whose memory comes back at the last recorded time (imp_doc_finish) */
+     * whose memory comes back 1 ns after the last recorded event (imp_doc_finish) */
     uint64_t *pend;
     size_t n_pend, cap_pend;
     char *pool;              /* strings */
@@ -77,6 +77,7 @@ typedef struct imp_doc {
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
+    input_end_block *end_blocks; /* owned: rec.end_blocks */
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f);
