@@ -70,6 +70,12 @@ assert len(act) == 460 and sum(b["size"] for b in act) == 11840159744, (len(act)
 expect 0 "" replay "$tmp/state.pickle" --format=json
 has "state only: the export replays to the state" "$tmp/out" '"peak_reserved_bytes": 11844714496' \
   '"final_reserved_bytes": 11844714496'
+# against the recording: the same peak and, block by block, the same end state (176
+# segments tiled by 463 blocks: the 460 live ones and 3 free)
+expect 0 "" replay "$state" --against-recorded --format=json
+has "state only: the recorded peak and end state" "$tmp/out" '"predicted_peak_bytes": 11844714496, "recorded_peak_bytes": 11844714496' \
+  '"end_state": {"recorded_blocks": 463, "predicted_blocks": 463, "matched": 463, "first_difference": null}' \
+  '"allocated_at_end": {"predicted_bytes": 11840159744, "recorded_bytes": 11840159744}'
 # an empty trace is still nothing: no state, no summary, said so
 printf '{"format":"gpusim-trace","version":1,"events":[]}\n' >"$tmp/empty.json"
 expect 0 "no event and no recorded state" replay "$tmp/empty.json" --summary
