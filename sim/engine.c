@@ -886,10 +886,8 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
         if ((st = evbuf_fill(bufs[i], &sources[i], err)) != SIM_OK)
             break;
         const char *name = sources[i].name ? sources[i].name : sources[i].path;
-        if ((st = lifetimes_add(lt, i, bufs[i], name)) != SIM_OK) {
-            st = sim_error_set(err, st, NULL, 0, 0, "out of memory");
+        if ((st = lifetimes_add(lt, i, bufs[i], name, err)) != SIM_OK)
             break;
-        }
         spooled[i] = evbuf_source(bufs[i], &cur[i]);
         spooled[i].seed = sources[i].seed;
     }

@@ -29,7 +29,8 @@
 #define HEAD_P 8u
 #define HEAD_R 16u
 #define HEAD_L 32u
-#define HEAD_RESERVED 0xC0u
+#define HEAD_X 64u /* alloc: a share follows */
+#define HEAD_RESERVED 0x80u
 
 #define HEADER_MAX ((uint32_t)80 << 20)     /* name + device + meta (a JSONL line is ≤ 64 MiB) */
 #define WRITER_BLOCK_BYTES ((size_t)1 << 20) /* the writer closes a block at about this size */
@@ -440,7 +441,11 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
     ev->stream = 0;
     ev->has_ready_stream = false;
     ev->ready_stream = 0;
+    ev->has_share = false;
+    ev->share = 0;
     ev->tag = ev->name = ev->proc = NULL;
+    if ((head & HEAD_X) && ev->op != SIM_OP_ALLOC)
+        return corrupt(r, err, "only an alloc shares");
     switch (ev->op) {
     case SIM_OP_ALLOC:
     case SIM_OP_FREE:
@@ -457,6 +462,14 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
                 if (!get_varint(&p, end, &v) || v > UINT32_MAX)
                     return corrupt(r, err, "bad stream");
                 ev->stream = (uint32_t)v;
+            }
+            if (head & HEAD_X) {
+                if (!get_varint(&p, end, &v))
+                    return corrupt(r, err, "bad share");
+                ev->share = ev->id + unzigzag(v);
+                if (ev->share > SIM_MAX_SIZE)
+                    return corrupt(r, err, "share exceeds 2^53");
+                ev->has_share = true;
             }
             if ((head & HEAD_S) && !get_str(r, &p, &ev->tag))
                 return corrupt(r, err, "bad tag");
@@ -705,6 +718,8 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         head |= HEAD_R;
     if (ev->op == SIM_OP_FREE && ev->has_ready_stream)
         head |= HEAD_S;
+    if (ev->op == SIM_OP_ALLOC && ev->has_share)
+        head |= HEAD_X;
     if (ev->line != w->line + 1)
         head |= HEAD_L;
     bytes *b = &w->evs;
@@ -718,6 +733,8 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         put_varint(b, ev->size);
         if (head & HEAD_R)
             put_varint(b, ev->stream);
+        if (head & HEAD_X)
+            put_varint(b, zigzag(ev->share - ev->id));
     } else if (ev->op == SIM_OP_FREE) {
         if (head & HEAD_R)
             put_varint(b, ev->ready_t - ev->t);
