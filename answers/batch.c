@@ -11,6 +11,8 @@ sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, s
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", BATCH_MAX_TRACES);
     const trace_header *h = input_header(r);
     if (t->n == 0) {
+        if (t->memo == NULL)
+            t->memo = sim_memo_new(); /* NULL: every replay plans on its own */
         snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
         t->dev_capacity = h->device_capacity;
         t->dev_cc_major = h->device_cc_major;
@@ -56,6 +58,7 @@ void batch_traces_release(batch_traces *t)
 {
     for (uint32_t i = 0; i < t->n; i++)
         evbuf_free(t->b[i]);
+    sim_memo_free(t->memo);
     memset(t, 0, sizeof *t);
 }
 
@@ -65,7 +68,10 @@ sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run
     sim_event_source src[BATCH_MAX_TRACES];
     for (uint32_t i = 0; i < t->n; i++)
         src[i] = evbuf_source(t->b[i], &cur[i]);
-    return engine_run(cfg, src, t->n, out, err);
+    engine_config c = *cfg;
+    if (c.memo == NULL)
+        c.memo = t->memo;
+    return engine_run(&c, src, t->n, out, err);
 }
 
 typedef struct pool {

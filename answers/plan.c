@@ -269,6 +269,8 @@ static void node_task(void *ctx, size_t i)
     if (c->st == SIM_OK) {
         engine_config cfg = q->base;
         cfg.ops = q->ops[i % q->n_ops];
+        if (cfg.memo == NULL)
+            cfg.memo = q->t->memo; /* planned plans each rank's trace once */
         c->st = node_run(&cfg, node, c->jobs, c->n_jobs, &c->r, &c->err);
         if (c->st == SIM_OK)
             c->v = node_result_verdict(&c->r);

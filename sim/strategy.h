@@ -35,6 +35,8 @@ typedef struct strategy_config {
     uint32_t n_opts;     /* a strategy ignores keys that are not its own */
     void *app_data;      /* engine_config.app_data: a decorator's own state (as sqlite's
                           * pAppData); the models ignore it; borrowed for the run */
+    struct sim_memo *memo; /* engine_config.memo, or NULL: work the replays of one command
+                            * share (sim/memo.h; planned's plans); borrowed for the run */
 } strategy_config;
 
 /* The value of key in cfg (the last occurrence wins, as on a command line), or NULL

@@ -1,6 +1,9 @@
 /* The `planned` strategy (planned.h for its rules). The plan is made in plan(),
  * which the engine calls before the first alloc(); alloc/free then cost
- * O(log n) (the live set's hole tree, plan_live.h). */
+ * O(log n) (the live set's hole tree, plan_live.h). A plan depends only on the
+ * options and the process's alloc/free sequence, never on the device, so the
+ * replays of one command share it through the command's memo (sim/memo.h): the
+ * first replay plans, the others copy its offsets. */
 #include "planned.h"
 
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include "plan_tflite.h"
 #include "plan_xla.h"
 #include "planned_types.h"
+#include "sim/memo.h"
 #include "sim/units.h"
 
 static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "xla-temporal", "tflite",
@@ -73,7 +77,7 @@ static sim_status planned_create(const strategy_config *cfg, strategy **out, sim
     if (s == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating planned");
     *s = (strategy){.dev = cfg->dev, .proc = cfg->proc, .planner = kind, .alignment = align,
-                    .heap_limit = limit, .order = ""};
+                    .heap_limit = limit, .order = "", .memo = cfg->memo};
     *out = s;
     return SIM_OK;
 }
@@ -90,7 +94,7 @@ static void planned_destroy(strategy *s)
     free(s);
 }
 
-static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
+static sim_status make_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
 {
     plan_trace *t = plan_trace_new();
     sim_status st = t ? SIM_OK : SIM_ENOMEM;
@@ -153,6 +157,95 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
         return sim_error_set(err, st, NULL, 0, 0, "planned: a buffer is too large for the %s planner",
                              PLANNER_NAMES[s->planner]);
     return sim_error_set(err, st, NULL, 0, 0, "planned: %s while planning", sim_strerror(st));
+}
+
+/* A plan as the memo keeps it: this record, then off, size, first and last (n each). */
+typedef struct plan_record {
+    uint32_t n, heaps;
+    uint64_t n_events, heap, peak;
+    const char *order; /* a planner's static name */
+} plan_record;
+
+#define PLAN_ARRAYS 4u
+
+/* Takes the plan of a record the memo holds (len bytes at v). */
+static sim_status adopt_plan(strategy *s, const void *v, size_t len, sim_error *err)
+{
+    plan_record r;
+    if (len < sizeof r)
+        return sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "planned: a shared plan of %zu bytes", len);
+    memcpy(&r, v, sizeof r);
+    size_t bytes = (size_t)r.n * sizeof(uint64_t);
+    if (len != sizeof r + PLAN_ARRAYS * bytes)
+        return sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "planned: a shared plan of %zu bytes", len);
+    size_t nn = r.n ? bytes : sizeof(uint64_t);
+    uint64_t **dst[PLAN_ARRAYS] = {&s->off, &s->size, &s->first, &s->last};
+    const unsigned char *src = (const unsigned char *)v + sizeof r;
+    for (unsigned a = 0; a < PLAN_ARRAYS; a++, src += bytes) {
+        if ((*dst[a] = malloc(nn)) == NULL)
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "planned: out of memory while planning");
+        if (bytes)
+            memcpy(*dst[a], src, bytes);
+    }
+    s->n = r.n;
+    s->heaps = r.heaps;
+    s->n_events = r.n_events;
+    s->heap = r.heap;
+    s->peak = r.peak;
+    s->order = r.order;
+    if ((s->live = plan_live_new(s->off, s->size, s->n)) == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "planned: out of memory while planning");
+    s->planned = true;
+    return SIM_OK;
+}
+
+/* Gives the memo this instance's plan (nothing when the host is out of memory:
+ * the next replay plans again). */
+static void share_plan(const strategy *s, sim_memo *memo, const sim_memo_part *key, size_t n_key)
+{
+    plan_record r = {.n = s->n, .heaps = s->heaps, .n_events = s->n_events, .heap = s->heap, .peak = s->peak,
+                     .order = s->order};
+    size_t bytes = (size_t)s->n * sizeof(uint64_t);
+    unsigned char *v = malloc(sizeof r + PLAN_ARRAYS * bytes);
+    if (v == NULL) {
+        sim_memo_abandon(memo, key, n_key);
+        return;
+    }
+    memcpy(v, &r, sizeof r);
+    const uint64_t *src[PLAN_ARRAYS] = {s->off, s->size, s->first, s->last};
+    for (unsigned a = 0; a < PLAN_ARRAYS; a++)
+        if (bytes)
+            memcpy(v + sizeof r + a * bytes, src[a], bytes);
+    (void)sim_memo_put(memo, key, n_key, v, sizeof r + PLAN_ARRAYS * bytes);
+    free(v);
+}
+
+/* The plan of this option set and sequence: the memo's when a replay of the same
+ * command made it, else made here (and shared). */
+static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
+{
+    uint64_t opts[3] = {(uint64_t)s->planner, s->alignment, s->heap_limit};
+    sim_memo_part key[3] = {{opts, sizeof opts},
+                            {lt->events, (size_t)lt->n_events * sizeof *lt->events},
+                            {lt->sizes, (size_t)lt->n_buffers * sizeof *lt->sizes}};
+    sim_memo *memo = s->memo;
+    if (memo != NULL) {
+        const void *v = NULL;
+        size_t len = 0;
+        sim_memo_state ms = sim_memo_begin(memo, key, 3, &v, &len);
+        if (ms == SIM_MEMO_FOUND)
+            return adopt_plan(s, v, len, err);
+        if (ms == SIM_MEMO_NONE)
+            memo = NULL;
+    }
+    sim_status st = make_plan(s, lt, err);
+    if (memo != NULL) {
+        if (st == SIM_OK)
+            share_plan(s, memo, key, 3);
+        else
+            sim_memo_abandon(memo, key, 3);
+    }
+    return st;
 }
 
 static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
