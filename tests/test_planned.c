@@ -6,12 +6,14 @@
  * plans checked against a brute-force reference of the same rules, written here
  * without the overlap index: every placed buffer is scanned for every placement. */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/engine.h"
+#include "sim/memo.h"
 #include "strategies/plan.h"
 #include "strategies/plan_index.h"
 #include "strategies/plan_tflite.h"
@@ -1051,6 +1053,135 @@ START_TEST(planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit)
     ck_assert_uint_eq(run->total.ooms, 4);
     ck_assert_uint_eq(run->total.peak_reserved_bytes, 0);
     sim_run_free(run);
+}
+END_TEST
+
+/* One replay of ev under opts on a device of capacity bytes with memo m; the
+ * handles 0..2 located after stop events (0: to the end, nothing located). */
+static sim_run *replay_memo(const sim_event *ev, uint64_t n, uint64_t capacity, const sim_kv *opts, uint32_t n_opts,
+                            sim_memo *m, uint64_t stop)
+{
+    array_source src = {ev, n, 0};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = n_opts, .paranoid = true, .memo = m, .stop_after_event = stop};
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_msg(engine_run(&cfg, &s, 1, &run, &err) == SIM_OK, "%s", err.msg);
+    return run;
+}
+
+/* The replays of one command share a memo: the first plans, the others take its
+ * plan whatever the capacity (a plan never depends on the device), so a 100-byte
+ * device still fails on the 120-byte arena and the offsets stay the upstream ones
+ * (60, 100, 0). Another option set or another sequence is planned again. */
+START_TEST(replays_sharing_a_memo_should_plan_each_option_set_and_sequence_once)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 20, 1), A(3, 50, 2), F(1, 3, 3), A(4, 40, 4),
+                            F(2, 5, 5), F(3, 6, 6), F(4, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla-spatial"}, {"alignment", "20"}};
+    sim_memo *m = sim_memo_new();
+    ck_assert_ptr_nonnull(m);
+    const uint64_t caps[] = {1000, 100, 1000, 4096};
+    for (int k = 0; k < 4; k++) {
+        sim_run *run = replay_memo(ev, 8, caps[k], opts, 2, m, 3);
+        ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 120);
+        ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 110);
+        ck_assert_uint_eq(stat_of(run, 0, "buffers"), 4);
+        if (caps[k] < 120) {
+            ck_assert(run->total.first_oom.happened);
+        } else {
+            const uint64_t at[] = {60, 100, 0};
+            strategy_block blk;
+            for (strategy_handle h = 0; h < 3; h++) {
+                ck_assert(run->ops->locate(run->procs[0].s, h, &blk));
+                ck_assert_uint_eq(blk.addr, at[h]);
+            }
+        }
+        sim_run_free(run);
+    }
+    ck_assert_uint_eq(sim_memo_computed(m), 1);
+    ck_assert_uint_eq(sim_memo_found(m), 3);
+    /* tflite's arena on the same trace: planned again, as it plans without a memo */
+    const sim_kv tfl[] = {{"planner", "tflite"}, {"alignment", "1"}};
+    sim_run *alone = replay_memo(ev, 8, 1000, tfl, 2, NULL, 0);
+    sim_run *shared = replay_memo(ev, 8, 1000, tfl, 2, m, 0);
+    ck_assert_uint_eq(sim_memo_computed(m), 2);
+    ck_assert_uint_eq(stat_of(shared, 0, "heap_size_bytes"), stat_of(alone, 0, "heap_size_bytes"));
+    ck_assert_uint_ne(stat_of(shared, 0, "heap_size_bytes"), 120);
+    sim_run_free(alone);
+    sim_run_free(shared);
+    /* d one byte larger: another sequence, planned again (a larger heap) */
+    sim_event ev2[8];
+    memcpy(ev2, ev, sizeof ev2);
+    ev2[4].size = 41;
+    sim_run *run = replay_memo(ev2, 8, 1000, opts, 2, m, 0);
+    ck_assert_uint_eq(sim_memo_computed(m), 3);
+    ck_assert_uint_ne(stat_of(run, 0, "heap_size_bytes"), 120);
+    sim_run_free(run);
+    sim_memo_free(m);
+}
+END_TEST
+
+typedef struct memo_race {
+    sim_memo *m;
+    int computed;
+    const char *seen;
+} memo_race;
+
+static void *memo_racer(void *arg)
+{
+    memo_race *r = arg;
+    const char key[] = "the same key";
+    sim_memo_part part = {key, sizeof key};
+    const void *v = NULL;
+    size_t len = 0;
+    sim_memo_state st = sim_memo_begin(r->m, &part, 1, &v, &len);
+    if (st == SIM_MEMO_COMPUTE) {
+        r->computed = 1;
+        sim_memo_put(r->m, &part, 1, "value", 6);
+        st = sim_memo_begin(r->m, &part, 1, &v, &len);
+    }
+    r->seen = st == SIM_MEMO_FOUND && len == 6 ? v : NULL;
+    return NULL;
+}
+
+/* Eight threads ask for one key at once: exactly one computes it, all see its
+ * value; an abandoned key is computed by the next caller; keys differing only in
+ * how their bytes split into parts are different keys. */
+START_TEST(a_memo_should_compute_a_key_once_however_many_threads_ask)
+{
+    sim_memo *m = sim_memo_new();
+    ck_assert_ptr_nonnull(m);
+    enum { N = 8 };
+    memo_race r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (memo_race){.m = m};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, memo_racer, &r[i]), 0);
+    }
+    int computed = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        computed += r[i].computed;
+        ck_assert_ptr_nonnull(r[i].seen);
+        ck_assert_str_eq(r[i].seen, "value");
+    }
+    ck_assert_int_eq(computed, 1);
+    ck_assert_uint_eq(sim_memo_computed(m), 1);
+    sim_memo_part ab[2] = {{"ab", 2}, {"c", 1}}, a_bc[2] = {{"a", 1}, {"bc", 2}};
+    const void *v;
+    size_t len;
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_COMPUTE);
+    sim_memo_abandon(m, ab, 2);
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_COMPUTE);
+    ck_assert_int_eq(sim_memo_put(m, ab, 2, "x", 2), SIM_OK);
+    ck_assert_int_eq(sim_memo_begin(m, a_bc, 2, &v, &len), SIM_MEMO_COMPUTE);
+    ck_assert_int_eq(sim_memo_put(m, a_bc, 2, "y", 2), SIM_OK);
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_FOUND);
+    ck_assert_str_eq(v, "x");
+    sim_memo_free(m);
 }
 END_TEST
 
