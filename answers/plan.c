@@ -95,6 +95,72 @@ static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t ca
     return fits;
 }
 
+/* The capacities above the minimum that the monotonicity probes try: the catalog's
+ * and evenly spaced ones up to top (the first doubling of the model card that ran). */
+static uint32_t probe_candidates(uint64_t min, uint64_t top, uint64_t *cands)
+{
+    uint32_t nc = 0;
+    for (size_t g = 0; g < gpus_count() && nc < PLAN_MAX_PROBES / 2; g++) {
+        uint64_t c = units_round_down(gpus_get(g)->capacity_bytes, PLAN_STEP);
+        if (c > min && c <= top)
+            cands[nc++] = c;
+    }
+    for (uint32_t k = 1; k <= 8 && nc < PLAN_MAX_PROBES; k++) {
+        uint64_t c = min + units_round_down((top - min) / 9 * k, PLAN_STEP);
+        if (c > min)
+            cands[nc++] = c;
+    }
+    return nc;
+}
+
+/* The model card rounded to a step, where the doubling starts. */
+static uint64_t search_start(const plan_question *q)
+{
+    return units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
+}
+
+/* A strategy that fits by its peak (strategy_ops.fits_by_peak): one complete replay
+ * on the largest card the doubling would try gives the peak on the device, the
+ * minimum is that peak rounded up to a step, and two replays confirm it (it runs
+ * there, and fails a step below: both short, the second ends at its OOM). Above it
+ * the run fits by the same rule, so the probes need no replay. false when the
+ * confirmation disagrees (the peak was a process's context charged at its start,
+ * with no allocation at that height): the bisection answers then, from what the
+ * memo already knows. */
+static bool min_from_peak(const plan_question *q, const strategy_ops *ops, plan_min *m, plan_memo *memo)
+{
+    uint64_t ceiling = search_start(q);
+    while (ceiling < PLAN_CEILING)
+        ceiling *= 2;
+    plan_cell big;
+    if (!fits_at(q, ops, ceiling, m, memo, &big))
+        return true; /* an error, or it does not run even there: as the doubling would end */
+    uint64_t k = units_round_up(big.peak_device, PLAN_STEP) / PLAN_STEP;
+    if (k == 0)
+        k = 1;
+    plan_cell at;
+    if (!fits_at(q, ops, k * PLAN_STEP, m, memo, &at) || m->st != SIM_OK)
+        return m->st != SIM_OK;
+    if (k > 1 && fits_at(q, ops, (k - 1) * PLAN_STEP, m, memo, NULL))
+        return false;
+    if (m->st != SIM_OK)
+        return true;
+    m->found = true;
+    m->capacity = k * PLAN_STEP;
+    m->at_min = at;
+    m->below_fails = true;
+    uint64_t top = search_start(q);
+    while (top < m->capacity)
+        top *= 2;
+    uint64_t cands[PLAN_MAX_PROBES];
+    uint32_t nc = probe_candidates(m->capacity, top, cands);
+    for (uint32_t c = 0; c < nc; c++) {
+        m->runs++; /* answered by the rule, as a replay there would */
+        m->probes[m->n_probes++] = (plan_probe){cands[c], true};
+    }
+    return true;
+}
+
 void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
 {
     memset(m, 0, sizeof *m);
@@ -105,8 +171,10 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
         m->st = sim_error_set(&m->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         return;
     }
+    if (ops->fits_by_peak && min_from_peak(q, ops, m, memo))
+        goto done;
     /* an upper bound that runs: the model card, doubled until it fits */
-    uint64_t hi = units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
+    uint64_t hi = search_start(q);
     while (!fits_at(q, ops, hi, m, memo, NULL)) {
         if (m->st != SIM_OK || hi >= PLAN_CEILING)
             goto done;
@@ -133,17 +201,7 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
         m->monotonic = false; /* cannot happen for a deterministic replay; said if it does */
     /* monotonic? probe the catalog's capacities and evenly spaced ones above the minimum */
     uint64_t cands[PLAN_MAX_PROBES];
-    uint32_t nc = 0;
-    for (size_t g = 0; g < gpus_count() && nc < PLAN_MAX_PROBES / 2; g++) {
-        uint64_t c = units_round_down(gpus_get(g)->capacity_bytes, PLAN_STEP);
-        if (c > m->capacity && c <= top)
-            cands[nc++] = c;
-    }
-    for (uint32_t k = 1; k <= 8 && nc < PLAN_MAX_PROBES; k++) {
-        uint64_t c = m->capacity + units_round_down((top - m->capacity) / 9 * k, PLAN_STEP);
-        if (c > m->capacity)
-            cands[nc++] = c;
-    }
+    uint32_t nc = probe_candidates(m->capacity, top, cands);
     for (uint32_t k = 0; k < nc; k++) {
         bool f = fits_at(q, ops, cands[k], m, memo, NULL);
         if (m->st != SIM_OK)

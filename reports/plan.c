@@ -95,11 +95,11 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
             sim_buf_printf(b, "does not run even on %s\n", units_format_size(PLAN_CEILING, s, sizeof s));
             continue;
         }
-        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs", units_format_size(m->capacity, s, sizeof s),
+        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs (%u replays)", units_format_size(m->capacity, s, sizeof s),
                        (unsigned long long)(m->capacity / MiB),
                        units_format_size(m->at_min.peak_device, t2, sizeof t2),
                        m->capacity == MiB ? "nothing below" : m->below_fails ? "fails" : "RUNS",
-                       (unsigned long long)(m->capacity / MiB - 1), m->runs);
+                       (unsigned long long)(m->capacity / MiB - 1), m->runs, m->replays);
         if (m->monotonic)
             sim_buf_puts(b, ", monotonic\n");
         else if (m->counter_capacity)
@@ -172,6 +172,7 @@ static void json_min(const char *name, const plan_min *m, jsonw *w)
         jsonw_key(w, "capacity_bytes");
         jsonw_null(w);
         jsonw_key_u64(w, "ceiling_bytes", PLAN_CEILING);
+        jsonw_key_u64(w, "replays", m->replays);
         jsonw_end(w);
         return;
     }
@@ -180,6 +181,7 @@ static void json_min(const char *name, const plan_min *m, jsonw *w)
     jsonw_key_bool(w, "fails_below", m->below_fails);
     jsonw_key_u64(w, "peak_device_bytes", m->at_min.peak_device);
     jsonw_key_u64(w, "runs", m->runs);
+    jsonw_key_u64(w, "replays", m->replays);
     jsonw_key_bool(w, "monotonic", m->monotonic);
     jsonw_key(w, "counterexample_bytes");
     if (m->counter_capacity)

@@ -444,6 +444,7 @@ static const strategy_ops PLANNED_OPS = {
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
     STRATEGY_OPTS_OF(PLANNED_OPTIONS),
     .family = STRATEGY_FAMILY_PLANNED,
+    .fits_by_peak = true,
     /* framework NULL: the plans are XLA's or TFLite's */
     .create = planned_create,
     .destroy = planned_destroy,
