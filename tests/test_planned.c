@@ -443,7 +443,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
         q.end = q.start + (int64_t)(test_rand(&st) % 30);
         plan_chunk *hits;
         uint32_t k;
-        ck_assert_int_eq(plan_index_query(x, q.start, q.end, &hits, &k), SIM_OK);
+        ck_assert_int_eq(plan_index_query_all(x, q.start, q.end, &hits, &k), SIM_OK);
         uint32_t want = 0;
         for (uint32_t i = 0; i < N; i++)
             want += in[i] && plan_overlap(&b[i], &q);
@@ -825,6 +825,119 @@ START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
             ck_assert_int_eq(plan_tflite(b, n, align, off, &r), SIM_OK);
         uint64_t heap = ref_tflite(b, n, align, gpu, want);
         expect_reference(gpu ? "gpu" : "arena", round, seed, b, n, &r, off, heap, want);
+    }
+}
+END_TEST
+
+/* Buffers of which about half are resident (plan_index.h: live from an early
+ * start past every other start), sized in multiples of the alignment or not, so
+ * that the index merges their runs, touching or across a gap below the
+ * alignment, and queries meet all of them or (ending early) only some. */
+static void resident_buffers(uint64_t *st, plan_buffer *b, uint32_t n, uint64_t align, bool forever)
+{
+    int64_t span = 1 + (int64_t)(test_rand(st) % (4 * n + 1));
+    bool aligned = test_rand(st) % 2;
+    for (uint32_t i = 0; i < n; i++) {
+        b[i].size = rand_size(st);
+        if (aligned && b[i].size > 0)
+            b[i].size = align * (1 + b[i].size % 8);
+        if (test_rand(st) % 2) {
+            b[i].start = (int64_t)(test_rand(st) % (uint64_t)(span / 8 + 1));
+            b[i].end = forever && test_rand(st) % 2 ? PLAN_FOREVER : span + (int64_t)(test_rand(st) % 50);
+        } else {
+            b[i].start = (int64_t)(test_rand(st) % (uint64_t)span);
+            b[i].end = b[i].start + (int64_t)(test_rand(st) % (uint64_t)(span / 3 + 1));
+        }
+    }
+}
+
+START_TEST(plans_with_many_resident_buffers_should_equal_the_brute_force_reference)
+{
+    uint64_t seed = test_seed("plan resident differential"), st = seed;
+    plan_buffer b[MAXN];
+    uint64_t off[MAXN], want[MAXN];
+    for (int round = 0; round < 1500; round++) {
+        uint32_t n = (uint32_t)(test_rand(&st) % MAXN);
+        uint64_t align = ALIGNS[test_rand(&st) % 5];
+        int kind = round % 3; /* xla, arena, gpu */
+        resident_buffers(&st, b, n, align, kind == 1);
+        plan_result r;
+        uint64_t heap;
+        if (kind == 0) {
+            plan_xla_config cfg = {.order = (plan_xla_order)(test_rand(&st) % 3), .alignment = align};
+            if (test_rand(&st) % 4 == 0)
+                cfg.heap_limit = 1 + test_rand(&st) % 40000;
+            ck_assert_int_eq(plan_xla(b, n, &cfg, off, &r), SIM_OK);
+            const char *won;
+            heap = ref_xla(b, n, cfg.order, cfg.alignment, cfg.heap_limit, want, &won);
+            EXPECT_MSG(strcmp(r.order, won) == 0, "round %d: order %s, reference %s", round, r.order, won);
+        } else if (kind == 1) {
+            ck_assert_int_eq(plan_tflite(b, n, align, off, &r), SIM_OK);
+            heap = ref_tflite(b, n, align, false, want);
+        } else {
+            ck_assert_int_eq(plan_tflite_gpu(b, n, align, off, &r), SIM_OK);
+            heap = ref_tflite(b, n, align, true, want);
+        }
+        expect_reference(kind == 0 ? "xla" : kind == 1 ? "arena" : "gpu", round, seed, b, n, &r, off, heap, want);
+    }
+}
+END_TEST
+
+/* The merged query hides no usable gap and adds none: on the same commits, its
+ * chunks and the exact hits cover the same bytes, with the same starts of what
+ * they cover, wherever an aligned start could fit a byte. */
+START_TEST(the_merged_query_should_cover_what_the_exact_hits_cover)
+{
+    uint64_t seed = test_seed("plan_index merged"), st = seed;
+    enum { N = 400 };
+    plan_buffer b[N];
+    for (int round = 0; round < 40; round++) {
+        uint64_t align = ALIGNS[test_rand(&st) % 5];
+        resident_buffers(&st, b, N, align, false);
+        uint64_t *off = malloc(N * sizeof *off);
+        plan_result r;
+        plan_xla_config cfg = {.order = PLAN_XLA_SPATIAL, .alignment = align};
+        ck_assert_int_eq(plan_xla(b, N, &cfg, off, &r), SIM_OK); /* a valid placement to commit */
+        plan_index *x = plan_index_new(b, N);
+        plan_index_set_alignment(x, align);
+        for (uint32_t i = 0; i < N; i++) {
+            if (b[i].size > 0)
+                plan_index_commit(x, i, off[i], i);
+            if (i % 7)
+                continue;
+            plan_chunk *c;
+            uint32_t k;
+            ck_assert_int_eq(plan_index_query_all(x, b[i].start, b[i].end, &c, &k), SIM_OK);
+            uint64_t *all = calloc((size_t)r.heap_size + 1, 1), *merged = calloc((size_t)r.heap_size + 1, 1);
+            unsigned char *ca = (unsigned char *)all, *cm = (unsigned char *)merged;
+            for (uint32_t j = 0; j < k; j++)
+                memset(ca + c[j].off, 1, c[j].size);
+            ck_assert_int_eq(plan_index_query(x, b[i].start, b[i].end, &c, &k), SIM_OK);
+            for (uint32_t j = 0; j + 1 < k; j++)
+                EXPECT(c[j].off < c[j + 1].off || (c[j].off == c[j + 1].off && c[j].seq < c[j + 1].seq));
+            for (uint32_t j = 0; j < k; j++)
+                memset(cm + c[j].off, 1, c[j].size);
+            /* a byte the merged chunks cover and the exact ones do not is inside a
+             * gap no aligned start can use: the next aligned position is covered */
+            for (uint64_t a = 0; a < r.heap_size; a++) {
+                EXPECT_MSG(!ca[a] || cm[a], "round %d: byte %llu lost (seed %llu)", round, (unsigned long long)a,
+                           (unsigned long long)seed);
+                if (cm[a] && !ca[a]) {
+                    uint64_t next = plan_align_up(a, align);
+                    uint64_t run_start = a;
+                    while (run_start > 0 && !ca[run_start - 1])
+                        run_start--;
+                    EXPECT_MSG(next >= r.heap_size || ca[plan_align_up(run_start, align)] ||
+                                   plan_align_up(run_start, align) >= r.heap_size,
+                               "round %d: usable gap at %llu merged away (seed %llu)", round,
+                               (unsigned long long)a, (unsigned long long)seed);
+                }
+            }
+            free(all);
+            free(merged);
+        }
+        plan_index_free(x);
+        free(off);
     }
 }
 END_TEST
