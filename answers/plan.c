@@ -17,6 +17,7 @@ static plan_cell run_cell(const plan_question *q, const strategy_ops *ops, const
     cfg.end_at_first_oom = end_early;
     sim_run *run = NULL;
     c.st = batch_replay(q->t, &cfg, &run, &c.err);
+    c.replayed = true;
     if (q->on_replay)
         q->on_replay(q->on_replay_ctx);
     if (c.st == SIM_OK) {
@@ -231,20 +232,37 @@ device_info plan_gpu_device(const plan_question *q, uint32_t g)
 typedef struct plan_work {
     const plan_question *q;
     plan_answer *a;
+    const uint32_t *task;   /* the order the tasks run in: a search is its strategy's index, a cell
+                             * n_ops + its index in the grid */
 } plan_work;
 
-static void plan_task(void *ctx, size_t i)
+/* A cell of a strategy that fits by its peak, on a card at least as large as the
+ * peak on the device of its minimum's confirming run: that run's figures (the
+ * replay does not depend on the capacity while it fits, and it fits there). */
+static bool cell_from_min(const plan_question *q, const plan_min *m, const strategy_ops *ops,
+                          const device_info *d, plan_cell *out)
+{
+    if (!ops->fits_by_peak || m->st != SIM_OK || !m->found || !m->at_min.fits || m->at_min.st != SIM_OK ||
+        d->capacity_bytes < m->at_min.peak_device || d->context_bytes != q->model.context_bytes)
+        return false;
+    *out = m->at_min;
+    out->replayed = false;
+    return true;
+}
+
+static void plan_task(void *ctx, size_t k)
 {
     const plan_work *w = ctx;
     const plan_question *q = w->q;
-    /* the searches first: each is many replays, the grid's cells one each, so the
-     * threads finish together */
+    size_t i = w->task[k];
     if (i < q->n_ops) {
         plan_find_min(q, q->ops[i], &w->a->mins[i]);
     } else {
         i -= q->n_ops;
+        const strategy_ops *ops = q->ops[i % q->n_ops];
         device_info d = plan_gpu_device(q, (uint32_t)(i / q->n_ops));
-        w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
+        if (!cell_from_min(q, &w->a->mins[i % q->n_ops], ops, &d, &w->a->cells[i]))
+            w->a->cells[i] = plan_run(q, ops, &d);
     }
 }
 
@@ -257,8 +275,30 @@ sim_status plan_answer_compute(const plan_question *q, unsigned jobs, plan_answe
         plan_answer_release(out);
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
-    plan_work w = {q, out};
-    batch_parallel(jobs, grid + q->n_ops, plan_task, &w);
+    uint32_t *task = malloc((grid + q->n_ops) * sizeof *task);
+    if (task == NULL) {
+        plan_answer_release(out);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    /* first the searches of the strategies that fit by their peak (three replays each),
+     * whose cells on cards above that peak then need no replay; then the other
+     * searches, each many replays, before the grid's cells, one replay each, so that
+     * the threads finish together */
+    size_t n_first = 0, n = 0;
+    for (uint32_t k = 0; k < q->n_ops; k++)
+        if (q->ops[k]->fits_by_peak)
+            task[n++] = k;
+    n_first = n;
+    for (uint32_t k = 0; k < q->n_ops; k++)
+        if (!q->ops[k]->fits_by_peak)
+            task[n++] = k;
+    for (size_t c = 0; c < grid; c++)
+        task[n++] = (uint32_t)(q->n_ops + c);
+    plan_work w = {q, out, task};
+    batch_parallel(jobs, n_first, plan_task, &w);
+    w.task = task + n_first;
+    batch_parallel(jobs, n - n_first, plan_task, &w);
+    free(task);
     /* a broken trace fails every run alike: report the first, in a fixed order */
     const sim_error *first = NULL;
     for (size_t i = 0; i < grid && first == NULL; i++)

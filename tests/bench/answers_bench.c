@@ -81,7 +81,7 @@ static char *slurp(const char *path)
     return s;
 }
 
-/* One line per strategy: its minimum search's replays and the grid's (one per GPU). */
+/* One line per strategy: the replays of its minimum search and of the grid's cells. */
 static void print_replays(const char *json_path)
 {
     char *text = slurp(json_path);
@@ -94,15 +94,15 @@ static void print_replays(const char *json_path)
         fprintf(stderr, "answers_bench: %s is not plan's JSON\n", json_path);
         exit(2);
     }
-    int n_gpus = cJSON_GetArraySize(gpus);
-    printf("  plan's replays per strategy (minimum search + %d GPUs of the grid):", n_gpus);
+    printf("  plan's replays per strategy (minimum search + the grid's %d GPUs):", cJSON_GetArraySize(gpus));
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "strategy");
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(row, "replays");
-        printf(" %s %d", cJSON_IsString(name) ? name->valuestring : "?",
-               (cJSON_IsNumber(rep) ? rep->valueint : -1) + n_gpus);
+        const cJSON *grid = cJSON_GetObjectItemCaseSensitive(row, "grid_replays");
+        printf(" %s %d+%d", cJSON_IsString(name) ? name->valuestring : "?", cJSON_IsNumber(rep) ? rep->valueint : -1,
+               cJSON_IsNumber(grid) ? grid->valueint : -1);
     }
     printf("\n");
     cJSON_Delete(doc);
