@@ -176,6 +176,46 @@ START_TEST(a_peak_no_allocation_reached_should_leave_the_minimum_to_the_bisectio
 }
 END_TEST
 
+/* ideal fits by its peak (5 MiB + 100 B): on cards of 6 and 64 MiB its cells are
+ * the minimum's confirming run, not replayed, and equal to a replay there; on 5 MiB
+ * and on a byte below the peak they fail, and are replayed (an OOM's figures come
+ * from its own run); torch's cells always are. */
+START_TEST(cells_above_a_peak_strategys_peak_should_come_from_its_minimum_without_a_replay)
+{
+    batch_traces t;
+    workload_small(&t, "plan");
+    const strategy_ops *ops[2] = {registry_find("ideal"), registry_find("torch")};
+    static const gpu_model cards[4] = {{.name = "five", .capacity_bytes = 5 * MiB},
+                                       {.name = "peak", .capacity_bytes = WORKLOAD_PEAK_BYTES - 1},
+                                       {.name = "six", .capacity_bytes = 6 * MiB},
+                                       {.name = "big", .capacity_bytes = 64 * MiB}};
+    const gpu_model *gpus[4] = {&cards[0], &cards[1], &cards[2], &cards[3]};
+    plan_question q = question(&t, ops, 0);
+    q.n_ops = 2;
+    q.gpus = gpus;
+    q.n_gpus = 4;
+    plan_answer a;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(plan_answer_compute(&q, 2, &a, &err), SIM_OK);
+    const bool replayed[4] = {true, true, false, false};
+    for (uint32_t g = 0; g < 4; g++) {
+        const plan_cell *c = &a.cells[g * 2];
+        ck_assert_msg(c->replayed == replayed[g], "%s: replayed %d", cards[g].name, c->replayed);
+        ck_assert(a.cells[g * 2 + 1].replayed);
+        device_info d = plan_gpu_device(&q, g);
+        plan_cell r = plan_run(&q, ops[0], &d);
+        ck_assert_int_eq(c->fits, r.fits);
+        ck_assert_int_eq(c->fits, g >= 2);
+        ck_assert_uint_eq(c->peak_device, r.peak_device);
+        ck_assert_uint_eq(c->peak_reserved, r.peak_reserved);
+        ck_assert_uint_eq(c->ooms, r.ooms);
+    }
+    plan_answer_release(&a);
+    batch_traces_release(&t);
+}
+END_TEST
+
 START_TEST(the_grid_should_hold_one_cell_per_gpu_and_strategy_in_order)
 {
     batch_traces t;
