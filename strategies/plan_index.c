@@ -24,6 +24,7 @@
 #define LONG_MAX_N 256u /* buffers kept in the scanned list */
 #define RES_MIN 8u      /* fewer resident buffers than this: none set apart */
 #define RES_MAX 8192u   /* at most this many (a placement re-merges them all) */
+#define UNI_MAX 16384u  /* the union of every placed chunk in more runs than this: not kept */
 
 enum { KIND_TREE = 0, KIND_LONG = 1, KIND_RESIDENT = 2 };
 
@@ -58,6 +59,12 @@ struct plan_index {
     plan_chunk *out;             /* a covering query's hits merged with the runs */
     uint32_t cap_out;
     uint64_t align;              /* every committed offset is a multiple of it */
+    /* every committed chunk merged as the resident runs are, for a query that meets
+     * them all (a resident buffer's own); off (uni_ok false) past UNI_MAX runs */
+    plan_chunk *uni;
+    uint32_t n_uni, cap_uni;
+    bool uni_ok;
+    int64_t max_start, min_end; /* over the committed buffers */
     uint32_t *committed;
     uint32_t n_committed;
     plan_chunk *hits, *scratch;
@@ -182,6 +189,9 @@ plan_index *plan_index_new(const plan_buffer *b, uint32_t n)
     x->b = b;
     x->n = n;
     x->align = 1;
+    x->uni_ok = true;
+    x->max_start = INT64_MIN;
+    x->min_end = INT64_MAX;
     size_t nn = n ? n : 1;
     bool ok = true;
     uint32_t len = n ? n : 1;
@@ -245,6 +255,7 @@ void plan_index_free(plan_index *x)
     free(x->members);
     free(x->runs);
     free(x->out);
+    free(x->uni);
     free(x->long_ids);
     free(x->long_on);
     free(x->long_chunk);
@@ -293,11 +304,76 @@ static void commit_resident(plan_index *x, uint32_t k, plan_chunk ch)
     x->n_runs = r;
 }
 
+/* ch into the union of every committed chunk: runs in offset order, each merged
+ * with what starts at or before its end rounded up to the alignment, with the
+ * (offset, seq) of its first member. Past UNI_MAX runs (or without memory) the
+ * union is given up until the next reset. */
+static void union_add(plan_index *x, plan_chunk ch)
+{
+    if (!x->uni_ok)
+        return;
+    uint32_t lo = 0, hi = x->n_uni;
+    while (lo < hi) { /* the first run after ch in (offset, seq) order */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (chunk_before(&ch, &x->uni[mid]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    uint32_t at = lo;
+    plan_chunk cur = ch;
+    uint64_t end = ch.off + ch.size;
+    if (at > 0 && ch.off <= plan_align_up(x->uni[at - 1].off + x->uni[at - 1].size, x->align)) {
+        at--; /* it joins the run before it, which keeps its start */
+        cur = x->uni[at];
+        if (x->uni[at].off + x->uni[at].size > end)
+            end = x->uni[at].off + x->uni[at].size;
+    }
+    uint32_t past = at + (at < lo ? 1u : 0u); /* the first run not yet absorbed */
+    while (past < x->n_uni && x->uni[past].off <= plan_align_up(end, x->align)) {
+        if (x->uni[past].off + x->uni[past].size > end)
+            end = x->uni[past].off + x->uni[past].size;
+        past++;
+    }
+    cur.size = end - cur.off;
+    uint32_t removed = past - at; /* runs replaced by cur */
+    if (removed == 0) {
+        if (x->n_uni >= UNI_MAX) {
+            x->uni_ok = false;
+            return;
+        }
+        if (x->n_uni == x->cap_uni) {
+            uint32_t cap = x->cap_uni ? x->cap_uni * 2 : 64;
+            plan_chunk *u = realloc(x->uni, (size_t)cap * sizeof *u);
+            if (u == NULL) {
+                x->uni_ok = false;
+                return;
+            }
+            x->uni = u;
+            x->cap_uni = cap;
+        }
+        memmove(&x->uni[at + 1], &x->uni[at], (size_t)(x->n_uni - at) * sizeof *x->uni);
+        x->n_uni++;
+    } else if (removed > 1) {
+        memmove(&x->uni[at + 1], &x->uni[past], (size_t)(x->n_uni - past) * sizeof *x->uni);
+        x->n_uni -= removed - 1;
+    }
+    x->uni[at] = cur;
+}
+
 void plan_index_commit(plan_index *x, uint32_t i, uint64_t off, uint32_t seq)
 {
     uint32_t p = x->pos[i];
     int64_t end = x->b[i].end;
     x->committed[x->n_committed++] = i;
+    if (x->b[i].start > x->max_start)
+        x->max_start = x->b[i].start;
+    if (x->b[i].end < x->min_end)
+        x->min_end = x->b[i].end;
+    if (x->b[i].size > 0)
+        union_add(x, (plan_chunk){.off = off, .size = x->b[i].size, .seq = seq});
+    else
+        x->uni_ok = false; /* a zero-byte chunk (TFLite GPU) is not a run's */
     plan_chunk ch = {.off = off, .size = x->b[i].size, .seq = seq};
     if (x->kind[i] == KIND_LONG) {
         x->long_on[x->long_slot[i]] = true;
@@ -342,6 +418,10 @@ void plan_index_reset(plan_index *x)
     }
     x->n_committed = 0;
     x->n_members = x->n_runs = 0;
+    x->n_uni = 0;
+    x->uni_ok = true;
+    x->max_start = INT64_MIN;
+    x->min_end = INT64_MAX;
 }
 
 static sim_status grow_hits(plan_index *x)
@@ -425,6 +505,11 @@ static sim_status merge_runs(plan_index *x, plan_chunk **out, uint32_t *n_out)
 
 static sim_status query(plan_index *x, int64_t start, int64_t end, bool merged, plan_chunk **out, uint32_t *n_out)
 {
+    if (merged && x->uni_ok && start <= x->min_end && end >= x->max_start) {
+        *out = x->uni; /* it meets every committed buffer: their union */
+        *n_out = x->n_uni;
+        return SIM_OK;
+    }
     x->n_hits = 0;
     *out = x->hits;
     *n_out = 0;

@@ -15,7 +15,9 @@
  * ends after they start: the earliest of them (as many as pays) stay out of the
  * tree, and once placed are kept merged in offset order, so that a query meeting
  * them all costs their runs (often one: they are placed side by side) instead of
- * a hit each; placing one costs O(r) for r resident buffers. */
+ * a hit each; placing one costs O(r) for r resident buffers, and keeping the
+ * union of everything placed costs a binary search and a move of the runs after
+ * it per commit. */
 #ifndef GPUSIM_PLAN_INDEX_H
 #define GPUSIM_PLAN_INDEX_H
 
@@ -41,14 +43,17 @@ void plan_index_set_alignment(plan_index *x, uint64_t align);
 void plan_index_reset(plan_index *x);
 /* The committed buffers whose interval shares a time with [start, end], as
  * chunks (offset, size, seq) sorted by offset then seq (plan_sort_chunks): *out
- * points into the index's own array (valid until the next call), *n_out is their
- * number. SIM_ENOMEM when the host is out of memory. */
+ * points into the index's own array (valid until the next query or commit),
+ * *n_out is their number. SIM_ENOMEM when the host is out of memory. */
 sim_status plan_index_query_all(plan_index *x, int64_t start, int64_t end, plan_chunk **out, uint32_t *n_out);
 /* The same for placing a buffer of a positive size, with the resident buffers
  * (below) merged: when [start, end] meets every one of them, those placed come
  * as runs, one chunk per set of them that touch or overlap in space, or leave
  * only a gap smaller than the alignment (plan_index_set_alignment) between them
- * (its first member's offset and seq, up to the set's furthest end). A planner that walks
+ * (its first member's offset and seq, up to the set's furthest end). When it
+ * meets every committed buffer (a resident buffer's own query), the answer is
+ * the union of all of them merged the same way, kept up to date at each commit:
+ * its runs, with no hit gathered or sorted. A planner that walks
  * the chunks in this order and places into the gaps between what they cover
  * (XLA's heap, TFLite's arena and GPU greedy) finds the same gaps for a
  * positive size: the gaps inside a run are empty, and no size fits in them.
