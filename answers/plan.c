@@ -232,15 +232,16 @@ device_info plan_gpu_device(const plan_question *q, uint32_t g)
 typedef struct plan_work {
     const plan_question *q;
     plan_answer *a;
-    const uint32_t *task;   /* the order the tasks run in: a search is its strategy's index, a cell
-                             * n_ops + its index in the grid */
+    /* the order the tasks run in: a search is its strategy's index, a cell n_ops + its
+     * index in the grid */
+    const uint32_t *task;
 } plan_work;
 
 /* A cell of a strategy that fits by its peak, on a card at least as large as the
  * peak on the device of its minimum's confirming run: that run's figures (the
  * replay does not depend on the capacity while it fits, and it fits there). */
-static bool cell_from_min(const plan_question *q, const plan_min *m, const strategy_ops *ops,
-                          const device_info *d, plan_cell *out)
+static bool cell_from_min(const plan_question *q, const plan_min *m, const strategy_ops *ops, const device_info *d,
+                          plan_cell *out)
 {
     if (!ops->fits_by_peak || m->st != SIM_OK || !m->found || !m->at_min.fits || m->at_min.st != SIM_OK ||
         d->capacity_bytes < m->at_min.peak_device || d->context_bytes != q->model.context_bytes)

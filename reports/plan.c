@@ -95,10 +95,12 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
             sim_buf_printf(b, "does not run even on %s\n", units_format_size(PLAN_CEILING, s, sizeof s));
             continue;
         }
-        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs (%u replays)", units_format_size(m->capacity, s, sizeof s),
-                       (unsigned long long)(m->capacity / MiB),
+        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs (%u replays)",
+                       units_format_size(m->capacity, s, sizeof s), (unsigned long long)(m->capacity / MiB),
                        units_format_size(m->at_min.peak_device, t2, sizeof t2),
-                       m->capacity == MiB ? "nothing below" : m->below_fails ? "fails" : "RUNS",
+                       m->capacity == MiB ? "nothing below"
+                       : m->below_fails   ? "fails"
+                                          : "RUNS",
                        (unsigned long long)(m->capacity / MiB - 1), m->runs, m->replays);
         if (m->monotonic)
             sim_buf_puts(b, ", monotonic\n");

@@ -16,7 +16,7 @@ typedef struct memo_entry {
     uint64_t hash;
     unsigned char *key;
     size_t key_len;
-    void *value;      /* NULL while it is being computed */
+    void *value; /* NULL while it is being computed */
     size_t len;
     bool ready;
 } memo_entry;
@@ -104,8 +104,7 @@ static memo_entry *find(sim_memo *m, uint64_t h, size_t len, const sim_memo_part
     return NULL;
 }
 
-sim_memo_state sim_memo_begin(sim_memo *m, const sim_memo_part *key, size_t n_parts, const void **value,
-                              size_t *len)
+sim_memo_state sim_memo_begin(sim_memo *m, const sim_memo_part *key, size_t n_parts, const void **value, size_t *len)
 {
     size_t klen;
     uint64_t h = key_hash(key, n_parts, &klen);

@@ -27,17 +27,16 @@ typedef struct sim_memo_part {
 } sim_memo_part;
 
 typedef enum sim_memo_state {
-    SIM_MEMO_FOUND = 0,   /* *value, *len: the value */
-    SIM_MEMO_COMPUTE,     /* nobody has it: compute it, then sim_memo_put or sim_memo_abandon */
-    SIM_MEMO_NONE         /* no room to remember it (out of memory): compute it and keep it yourself */
+    SIM_MEMO_FOUND = 0, /* *value, *len: the value */
+    SIM_MEMO_COMPUTE,   /* nobody has it: compute it, then sim_memo_put or sim_memo_abandon */
+    SIM_MEMO_NONE       /* no room to remember it (out of memory): compute it and keep it yourself */
 } sim_memo_state;
 
 /* NULL when the host is out of memory. */
 sim_memo *sim_memo_new(void);
 void sim_memo_free(sim_memo *m);
 /* Looks the key (the parts' bytes one after another) up; see sim_memo_state. */
-sim_memo_state sim_memo_begin(sim_memo *m, const sim_memo_part *key, size_t n_parts, const void **value,
-                              size_t *len);
+sim_memo_state sim_memo_begin(sim_memo *m, const sim_memo_part *key, size_t n_parts, const void **value, size_t *len);
 /* The value of the key this caller got SIM_MEMO_COMPUTE for (copied); the
  * waiters see it. SIM_ENOMEM: not kept (as an abandon; the caller still has its own). */
 sim_status sim_memo_put(sim_memo *m, const sim_memo_part *key, size_t n_parts, const void *value, size_t len);

@@ -88,8 +88,8 @@ static void print_replays(const char *json_path)
     cJSON *doc = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(doc, "gpus");
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "minimum_capacity"),
-                                                         "rows");
+    const cJSON *rows =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "minimum_capacity"), "rows");
     if (!cJSON_IsArray(gpus) || !cJSON_IsArray(rows)) {
         fprintf(stderr, "answers_bench: %s is not plan's JSON\n", json_path);
         exit(2);
@@ -150,8 +150,8 @@ int main(int argc, char **argv)
     snprintf(lora_jsonl, sizeof lora_jsonl, "%s/lora.jsonl", dir);
     snprintf(lora, sizeof lora, "%s/lora.gtrace", dir);
     snprintf(out, sizeof out, "%s/plan.json", dir);
-    char *synth[] = {gpusim, "synth", "transformer", "--preset=llama3-8b", "--lora=16", "--steps=5",
-                     "--seq=512", "--batch=1", "-o", lora_jsonl, NULL};
+    char *synth[] = {gpusim,      "synth",     "transformer", "--preset=llama3-8b", "--lora=16", "--steps=5",
+                     "--seq=512", "--batch=1", "-o",          lora_jsonl,           NULL};
     run(synth);
     char *convert[] = {gpusim, "convert", lora_jsonl, "-o", lora, NULL};
     run(convert);
@@ -167,8 +167,9 @@ int main(int argc, char **argv)
         char *tune[] = {gpusim, "tune", traces[t], "--jobs=2", "--output=/dev/null", NULL};
         run_res p = best_of(plan, reps), c = best_of(compare, reps), u = best_of(tune, reps);
         const char *name = strrchr(traces[t], '/') ? strrchr(traces[t], '/') + 1 : traces[t];
-        printf("%-44.44s %8ld %9.3f %9.3f %9.3f %9.3f %9.3f %7.2fx\n", t == n_traces - 1 ? "llama3-8b LoRA r16, 5 steps (synth)" : name,
-               events_of(out), p.secs, p.cpu_s, c.secs, c.cpu_s, u.secs, c.secs > 0 ? p.secs / c.secs : 0.0);
+        printf("%-44.44s %8ld %9.3f %9.3f %9.3f %9.3f %9.3f %7.2fx\n",
+               t == n_traces - 1 ? "llama3-8b LoRA r16, 5 steps (synth)" : name, events_of(out), p.secs, p.cpu_s,
+               c.secs, c.cpu_s, u.secs, c.secs > 0 ? p.secs / c.secs : 0.0);
         print_replays(out);
         fflush(stdout);
     }
