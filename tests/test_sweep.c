@@ -288,28 +288,6 @@ START_TEST(a_node_job_line_should_hold_the_node_its_result_and_every_gpu)
 }
 END_TEST
 
-START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
-{
-    sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0);
-    sweep_cache *c = sweep_cache_new(s, 1);
-    sim_buf line;
-    sim_buf_init(&line);
-    uint64_t events = 0;
-    ck_assert_int_eq(sweep_job_run(s, c, 0, &line, &events), 0);
-    ck_assert_uint_eq(events, 4);
-    ck_assert_ptr_nonnull(strstr(line.data, "{\"job\":{\"trace\":\"c.jsonl\",\"device\":\"4MiB\",\"strategy\":\"raw\","
-                                            "\"options\":\"default\"},\"gpusim\":"));
-    ck_assert_ptr_nonnull(strstr(line.data, "\"trace\":{\"path\":\"c.jsonl\",\"name\":\"t\""));
-    /* 1 MiB + 3000000 B = 4048576 B live would fit in 4 MiB, but raw charges the second
-     * 2 MiB pages (4 MiB): design.md §3 calls that fragmentation (the allocator's rounding) */
-    ck_assert_ptr_nonnull(strstr(line.data, "\"cause\":\"fragmentation\""));
-    ck_assert_ptr_eq(strchr(line.data, '\n'), line.data + line.len - 1);
-    sim_buf_release(&line);
-    sweep_cache_free(c);
-    sweep_spec_free(s);
-}
-END_TEST
-
 /* A sweep's jobs of `planned` on one trace share one plan (the cache's memo): three
  * devices, one plan made and two taken, and each job's line is the one a job with a
  * cache of its own writes. */
@@ -335,6 +313,28 @@ START_TEST(planned_jobs_on_one_trace_should_share_one_plan)
     ck_assert_uint_eq(sim_memo_found(sweep_cache_memo(c)), 2);
     sim_buf_release(&line);
     sim_buf_release(&alone);
+    sweep_cache_free(c);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
+{
+    sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0);
+    sweep_cache *c = sweep_cache_new(s, 1);
+    sim_buf line;
+    sim_buf_init(&line);
+    uint64_t events = 0;
+    ck_assert_int_eq(sweep_job_run(s, c, 0, &line, &events), 0);
+    ck_assert_uint_eq(events, 4);
+    ck_assert_ptr_nonnull(strstr(line.data, "{\"job\":{\"trace\":\"c.jsonl\",\"device\":\"4MiB\",\"strategy\":\"raw\","
+                                            "\"options\":\"default\"},\"gpusim\":"));
+    ck_assert_ptr_nonnull(strstr(line.data, "\"trace\":{\"path\":\"c.jsonl\",\"name\":\"t\""));
+    /* 1 MiB + 3000000 B = 4048576 B live would fit in 4 MiB, but raw charges the second
+     * 2 MiB pages (4 MiB): design.md §3 calls that fragmentation (the allocator's rounding) */
+    ck_assert_ptr_nonnull(strstr(line.data, "\"cause\":\"fragmentation\""));
+    ck_assert_ptr_eq(strchr(line.data, '\n'), line.data + line.len - 1);
+    sim_buf_release(&line);
     sweep_cache_free(c);
     sweep_spec_free(s);
 }
