@@ -220,15 +220,52 @@ static void share_plan(const strategy *s, sim_memo *memo, const sim_memo_part *k
     free(v);
 }
 
+/* The effective options as options() writes them ("key=value\n" each), the part
+ * of a memo key that names the option set: every option there is, so that one
+ * added to the table cannot be left out of the key. */
+typedef struct opts_text {
+    char buf[512];
+    size_t len;
+    bool overflow;
+} opts_text;
+
+static void opts_text_add(void *ctx, const char *key, const char *value)
+{
+    opts_text *o = ctx;
+    int n = snprintf(o->buf + o->len, sizeof o->buf - o->len, "%s=%s\n", key, value);
+    if (n < 0 || (size_t)n >= sizeof o->buf - o->len)
+        o->overflow = true;
+    else
+        o->len += (size_t)n;
+}
+
+static void opts_u64_add(void *ctx, const char *key, uint64_t value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)value);
+    opts_text_add(ctx, key, v);
+}
+
+static void opts_real_add(void *ctx, const char *key, double value)
+{
+    char v[40];
+    snprintf(v, sizeof v, "%.17g", value);
+    opts_text_add(ctx, key, v);
+}
+
+static void planned_options(const strategy *s, const strategy_stat_sink *sink);
+
 /* The plan of this option set and sequence: the memo's when a replay of the same
  * command made it, else made here (and shared). */
 static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
 {
-    uint64_t opts[3] = {(uint64_t)s->planner, s->alignment, s->heap_limit};
-    sim_memo_part key[3] = {{opts, sizeof opts},
+    opts_text opts = {.len = 0};
+    strategy_stat_sink sink = {opts_u64_add, opts_real_add, opts_text_add, &opts};
+    planned_options(s, &sink);
+    sim_memo_part key[3] = {{opts.buf, opts.len},
                             {lt->events, (size_t)lt->n_events * sizeof *lt->events},
                             {lt->sizes, (size_t)lt->n_buffers * sizeof *lt->sizes}};
-    sim_memo *memo = s->memo;
+    sim_memo *memo = opts.overflow ? NULL : s->memo;
     if (memo != NULL) {
         const void *v = NULL;
         size_t len = 0;
