@@ -12,6 +12,8 @@ sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, s
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", BATCH_MAX_TRACES);
     const trace_header *h = input_header(r);
     if (t->n == 0) {
+        if (t->memo == NULL)
+            t->memo = sim_memo_new(); /* NULL: every replay plans on its own */
         snprintf(t->dev_name, sizeof t->dev_name, "%s", h->device_name);
         t->dev_capacity = h->device_capacity;
         t->dev_cc_major = h->device_cc_major;
@@ -65,6 +67,7 @@ void batch_traces_release(batch_traces *t)
         evbuf_free(t->b[i]);
         free(t->seed[i]);
     }
+    sim_memo_free(t->memo);
     memset(t, 0, sizeof *t);
 }
 
@@ -93,7 +96,10 @@ sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run
     evbuf_cursor cur[BATCH_MAX_TRACES];
     sim_event_source src[BATCH_MAX_TRACES];
     batch_sources(t, cfg->ops, cur, src);
-    return engine_run(cfg, src, t->n, out, err);
+    engine_config c = *cfg;
+    if (c.memo == NULL)
+        c.memo = t->memo;
+    return engine_run(&c, src, t->n, out, err);
 }
 
 typedef struct pool {

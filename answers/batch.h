@@ -11,6 +11,7 @@
 
 #include "sim/engine.h"
 #include "sim/evbuf.h"
+#include "sim/memo.h"
 #include "sim/status.h"
 #include "traces/input.h"
 
@@ -32,6 +33,8 @@ typedef struct batch_traces {
     char dev_name[128];       /* the first trace's header device, "" if none */
     uint64_t dev_capacity;
     unsigned dev_cc_major, dev_cc_minor; /* its compute capability, 0.0 if none */
+    sim_memo *memo;           /* what the replays of these traces share (planned's plans), made with
+                               * the first trace; NULL if the host had no memory for it */
 } batch_traces;
 
 /* Called once per opened input, before it is read (e.g. to print its warnings). */
@@ -56,7 +59,9 @@ sim_event_source batch_source_alone(const batch_traces *t, uint32_t i, const str
 void batch_sources(const batch_traces *t, const strategy_ops *ops, evbuf_cursor *cur, sim_event_source *src);
 /* One replay of all the traces as processes on one device, from the recorded state
  * where there is one and the strategy can take it (seed above). Thread-safe: t is
- * only read, every call has its own cursors. Errors as engine_run's. */
+ * only read, every call has its own cursors. Unless cfg names a memo, the replay
+ * shares t's: `planned` plans each trace once per option set, however many replays
+ * ask. Errors as engine_run's. */
 sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err);
 
 /* Run fn(ctx, i) for every i < n on `jobs` threads, the caller's included (at most

@@ -17,6 +17,7 @@ static plan_cell run_cell(const plan_question *q, const strategy_ops *ops, const
     cfg.end_at_first_oom = end_early;
     sim_run *run = NULL;
     c.st = batch_replay(q->t, &cfg, &run, &c.err);
+    c.replayed = true;
     if (q->on_replay)
         q->on_replay(q->on_replay_ctx);
     if (c.st == SIM_OK) {
@@ -95,6 +96,72 @@ static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t ca
     return fits;
 }
 
+/* The capacities above the minimum that the monotonicity probes try: the catalog's
+ * and evenly spaced ones up to top (the first doubling of the model card that ran). */
+static uint32_t probe_candidates(uint64_t min, uint64_t top, uint64_t *cands)
+{
+    uint32_t nc = 0;
+    for (size_t g = 0; g < gpus_count() && nc < PLAN_MAX_PROBES / 2; g++) {
+        uint64_t c = units_round_down(gpus_get(g)->capacity_bytes, PLAN_STEP);
+        if (c > min && c <= top)
+            cands[nc++] = c;
+    }
+    for (uint32_t k = 1; k <= 8 && nc < PLAN_MAX_PROBES; k++) {
+        uint64_t c = min + units_round_down((top - min) / 9 * k, PLAN_STEP);
+        if (c > min)
+            cands[nc++] = c;
+    }
+    return nc;
+}
+
+/* The model card rounded to a step, where the doubling starts. */
+static uint64_t search_start(const plan_question *q)
+{
+    return units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
+}
+
+/* A strategy that fits by its peak (strategy_ops.fits_by_peak): one complete replay
+ * on the largest card the doubling would try gives the peak on the device, the
+ * minimum is that peak rounded up to a step, and two replays confirm it (it runs
+ * there, and fails a step below: both short, the second ends at its OOM). Above it
+ * the run fits by the same rule, so the probes need no replay. false when the
+ * confirmation disagrees (the peak was a process's context charged at its start,
+ * with no allocation at that height): the bisection answers then, from what the
+ * memo already knows. */
+static bool min_from_peak(const plan_question *q, const strategy_ops *ops, plan_min *m, plan_memo *memo)
+{
+    uint64_t ceiling = search_start(q);
+    while (ceiling < PLAN_CEILING)
+        ceiling *= 2;
+    plan_cell big;
+    if (!fits_at(q, ops, ceiling, m, memo, &big))
+        return true; /* an error, or it does not run even there: as the doubling would end */
+    uint64_t k = units_round_up(big.peak_device, PLAN_STEP) / PLAN_STEP;
+    if (k == 0)
+        k = 1;
+    plan_cell at;
+    if (!fits_at(q, ops, k * PLAN_STEP, m, memo, &at) || m->st != SIM_OK)
+        return m->st != SIM_OK;
+    if (k > 1 && fits_at(q, ops, (k - 1) * PLAN_STEP, m, memo, NULL))
+        return false;
+    if (m->st != SIM_OK)
+        return true;
+    m->found = true;
+    m->capacity = k * PLAN_STEP;
+    m->at_min = at;
+    m->below_fails = true;
+    uint64_t top = search_start(q);
+    while (top < m->capacity)
+        top *= 2;
+    uint64_t cands[PLAN_MAX_PROBES];
+    uint32_t nc = probe_candidates(m->capacity, top, cands);
+    for (uint32_t c = 0; c < nc; c++) {
+        m->runs++; /* answered by the rule, as a replay there would */
+        m->probes[m->n_probes++] = (plan_probe){cands[c], true};
+    }
+    return true;
+}
+
 void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
 {
     memset(m, 0, sizeof *m);
@@ -105,8 +172,10 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
         m->st = sim_error_set(&m->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         return;
     }
+    if (ops->fits_by_peak && min_from_peak(q, ops, m, memo))
+        goto done;
     /* an upper bound that runs: the model card, doubled until it fits */
-    uint64_t hi = units_round_up(q->model.capacity_bytes ? q->model.capacity_bytes : GiB, PLAN_STEP);
+    uint64_t hi = search_start(q);
     while (!fits_at(q, ops, hi, m, memo, NULL)) {
         if (m->st != SIM_OK || hi >= PLAN_CEILING)
             goto done;
@@ -133,17 +202,7 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
         m->monotonic = false; /* cannot happen for a deterministic replay; said if it does */
     /* monotonic? probe the catalog's capacities and evenly spaced ones above the minimum */
     uint64_t cands[PLAN_MAX_PROBES];
-    uint32_t nc = 0;
-    for (size_t g = 0; g < gpus_count() && nc < PLAN_MAX_PROBES / 2; g++) {
-        uint64_t c = units_round_down(gpus_get(g)->capacity_bytes, PLAN_STEP);
-        if (c > m->capacity && c <= top)
-            cands[nc++] = c;
-    }
-    for (uint32_t k = 1; k <= 8 && nc < PLAN_MAX_PROBES; k++) {
-        uint64_t c = m->capacity + units_round_down((top - m->capacity) / 9 * k, PLAN_STEP);
-        if (c > m->capacity)
-            cands[nc++] = c;
-    }
+    uint32_t nc = probe_candidates(m->capacity, top, cands);
     for (uint32_t k = 0; k < nc; k++) {
         bool f = fits_at(q, ops, cands[k], m, memo, NULL);
         if (m->st != SIM_OK)
@@ -173,20 +232,38 @@ device_info plan_gpu_device(const plan_question *q, uint32_t g)
 typedef struct plan_work {
     const plan_question *q;
     plan_answer *a;
+    /* the order the tasks run in: a search is its strategy's index, a cell n_ops + its
+     * index in the grid */
+    const uint32_t *task;
 } plan_work;
 
-static void plan_task(void *ctx, size_t i)
+/* A cell of a strategy that fits by its peak, on a card at least as large as the
+ * peak on the device of its minimum's confirming run: that run's figures (the
+ * replay does not depend on the capacity while it fits, and it fits there). */
+static bool cell_from_min(const plan_question *q, const plan_min *m, const strategy_ops *ops, const device_info *d,
+                          plan_cell *out)
+{
+    if (!ops->fits_by_peak || m->st != SIM_OK || !m->found || !m->at_min.fits || m->at_min.st != SIM_OK ||
+        d->capacity_bytes < m->at_min.peak_device || d->context_bytes != q->model.context_bytes)
+        return false;
+    *out = m->at_min;
+    out->replayed = false;
+    return true;
+}
+
+static void plan_task(void *ctx, size_t k)
 {
     const plan_work *w = ctx;
     const plan_question *q = w->q;
-    /* the searches first: each is many replays, the grid's cells one each, so the
-     * threads finish together */
+    size_t i = w->task[k];
     if (i < q->n_ops) {
         plan_find_min(q, q->ops[i], &w->a->mins[i]);
     } else {
         i -= q->n_ops;
+        const strategy_ops *ops = q->ops[i % q->n_ops];
         device_info d = plan_gpu_device(q, (uint32_t)(i / q->n_ops));
-        w->a->cells[i] = plan_run(q, q->ops[i % q->n_ops], &d);
+        if (!cell_from_min(q, &w->a->mins[i % q->n_ops], ops, &d, &w->a->cells[i]))
+            w->a->cells[i] = plan_run(q, ops, &d);
     }
 }
 
@@ -199,8 +276,30 @@ sim_status plan_answer_compute(const plan_question *q, unsigned jobs, plan_answe
         plan_answer_release(out);
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
-    plan_work w = {q, out};
-    batch_parallel(jobs, grid + q->n_ops, plan_task, &w);
+    uint32_t *task = malloc((grid + q->n_ops) * sizeof *task);
+    if (task == NULL) {
+        plan_answer_release(out);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    /* first the searches of the strategies that fit by their peak (three replays each),
+     * whose cells on cards above that peak then need no replay; then the other
+     * searches, each many replays, before the grid's cells, one replay each, so that
+     * the threads finish together */
+    size_t n_first = 0, n = 0;
+    for (uint32_t k = 0; k < q->n_ops; k++)
+        if (q->ops[k]->fits_by_peak)
+            task[n++] = k;
+    n_first = n;
+    for (uint32_t k = 0; k < q->n_ops; k++)
+        if (!q->ops[k]->fits_by_peak)
+            task[n++] = k;
+    for (size_t c = 0; c < grid; c++)
+        task[n++] = (uint32_t)(q->n_ops + c);
+    plan_work w = {q, out, task};
+    batch_parallel(jobs, n_first, plan_task, &w);
+    w.task = task + n_first;
+    batch_parallel(jobs, n - n_first, plan_task, &w);
+    free(task);
     /* a broken trace fails every run alike: report the first, in a fixed order */
     const sim_error *first = NULL;
     for (size_t i = 0; i < grid && first == NULL; i++)
@@ -272,6 +371,8 @@ static void node_task(void *ctx, size_t i)
     if (c->st == SIM_OK) {
         engine_config cfg = q->base;
         cfg.ops = q->ops[i % q->n_ops];
+        if (cfg.memo == NULL)
+            cfg.memo = q->t->memo; /* planned plans each rank's trace once */
         c->st = node_run(&cfg, node, c->jobs, c->n_jobs, &c->r, &c->err);
         if (c->st == SIM_OK)
             c->v = node_result_verdict(&c->r);

@@ -33,6 +33,7 @@ typedef struct plan_cell {
     uint64_t peak_device, peak_reserved, ooms;
     sim_oom_cause cause;      /* of the first OOM */
     sim_error err;            /* when st != SIM_OK */
+    bool replayed;            /* false: a grid cell answered by its strategy's minimum (fits_by_peak) */
 } plan_cell;
 
 typedef struct plan_probe {

@@ -122,11 +122,13 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
             sim_buf_printf(b, "does not run even on %s\n", units_format_size(PLAN_CEILING, s, sizeof s));
             continue;
         }
-        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs", units_format_size(m->capacity, s, sizeof s),
-                       (unsigned long long)(m->capacity / MiB),
+        sim_buf_printf(b, "%12s (%llu MiB), peak on the device %s; %s at %llu MiB; %u runs (%u replays)",
+                       units_format_size(m->capacity, s, sizeof s), (unsigned long long)(m->capacity / MiB),
                        units_format_size(m->at_min.peak_device, t2, sizeof t2),
-                       m->capacity == MiB ? "nothing below" : m->below_fails ? "fails" : "RUNS",
-                       (unsigned long long)(m->capacity / MiB - 1), m->runs);
+                       m->capacity == MiB ? "nothing below"
+                       : m->below_fails   ? "fails"
+                                          : "RUNS",
+                       (unsigned long long)(m->capacity / MiB - 1), m->runs, m->replays);
         if (m->monotonic)
             sim_buf_puts(b, ", monotonic\n");
         else if (m->counter_capacity)
@@ -190,8 +192,9 @@ static void json_strategies(const strategy_ops *const *ops, uint32_t n, jsonw *w
     jsonw_end(w);
 }
 
-/* A row of the smallest capacity search. */
-static void json_min(const char *name, const plan_min *m, jsonw *w)
+/* A row of the smallest capacity search; grid_replays: the grid's cells of the
+ * strategy that were replayed (the others came from this search). */
+static void json_min(const char *name, const plan_min *m, uint32_t grid_replays, jsonw *w)
 {
     jsonw_object_inline(w);
     jsonw_key_str(w, "strategy", name);
@@ -199,6 +202,8 @@ static void json_min(const char *name, const plan_min *m, jsonw *w)
         jsonw_key(w, "capacity_bytes");
         jsonw_null(w);
         jsonw_key_u64(w, "ceiling_bytes", PLAN_CEILING);
+        jsonw_key_u64(w, "replays", m->replays);
+        jsonw_key_u64(w, "grid_replays", grid_replays);
         jsonw_end(w);
         return;
     }
@@ -207,6 +212,8 @@ static void json_min(const char *name, const plan_min *m, jsonw *w)
     jsonw_key_bool(w, "fails_below", m->below_fails);
     jsonw_key_u64(w, "peak_device_bytes", m->at_min.peak_device);
     jsonw_key_u64(w, "runs", m->runs);
+    jsonw_key_u64(w, "replays", m->replays);
+    jsonw_key_u64(w, "grid_replays", grid_replays);
     jsonw_key_bool(w, "monotonic", m->monotonic);
     jsonw_key(w, "counterexample_bytes");
     if (m->counter_capacity)
@@ -277,8 +284,12 @@ void report_plan_json(const plan_question *q, const plan_answer *a, const uint64
     jsonw_key_u64(&w, "step_bytes", MiB);
     jsonw_key(&w, "rows");
     jsonw_array(&w);
-    for (uint32_t k = 0; k < q->n_ops; k++)
-        json_min(q->ops[k]->name, &a->mins[k], &w);
+    for (uint32_t k = 0; k < q->n_ops; k++) {
+        uint32_t grid_replays = 0;
+        for (uint32_t g = 0; g < q->n_gpus; g++)
+            grid_replays += a->cells[g * q->n_ops + k].replayed;
+        json_min(q->ops[k]->name, &a->mins[k], grid_replays, &w);
+    }
     jsonw_end(&w);
     jsonw_end(&w);
     jsonw_end(&w);

@@ -335,7 +335,7 @@ static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_
         return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     strategy_config sc = {.dev = run->dev, .proc = ps->dev_proc, .opts = e->cfg->opts, .n_opts = e->cfg->n_opts,
-                          .app_data = e->cfg->app_data};
+                          .app_data = e->cfg->app_data, .memo = e->cfg->memo};
     sim_status st = run->ops->create(&sc, &rp->s, e->err);
     if (st != SIM_OK) {
         idmap_release(&ps->ids);
@@ -724,7 +724,7 @@ static sim_status validate_options(const engine_config *cfg, sim_error *err)
     if (scratch == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     strategy_config sc = {.dev = scratch, .proc = device_proc_start(scratch), .opts = cfg->opts,
-                          .n_opts = cfg->n_opts, .app_data = cfg->app_data};
+                          .n_opts = cfg->n_opts, .app_data = cfg->app_data, .memo = cfg->memo};
     strategy *s = NULL;
     sim_status st = cfg->ops->create(&sc, &s, err);
     if (st == SIM_OK)

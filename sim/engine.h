@@ -111,6 +111,9 @@ typedef struct engine_config {
     uint32_t n_observers;
     /* handed to every create() as strategy_config.app_data (a decorator's state) */
     void *app_data;
+    /* optional, borrowed: what the replays of one command share (sim/memo.h), handed
+     * to every create() as strategy_config.memo: `planned` plans a trace once in it */
+    struct sim_memo *memo;
 } engine_config;
 
 #define SIM_OOM_LARGEST_LIVE 5u

@@ -35,6 +35,8 @@ typedef struct strategy_config {
     uint32_t n_opts;     /* a strategy ignores keys that are not its own */
     void *app_data;      /* engine_config.app_data: a decorator's own state (as sqlite's
                           * pAppData); the models ignore it; borrowed for the run */
+    struct sim_memo *memo; /* engine_config.memo, or NULL: work the replays of one command
+                            * share (sim/memo.h; planned's plans); borrowed for the run */
 } strategy_config;
 
 /* The value of key in cfg (the last occurrence wins, as on a command line), or NULL
@@ -231,6 +233,12 @@ typedef struct strategy_ops {
     /* The first allocation takes the whole region (allow_growth=false), so a framework that
      * starts on a device the job does not use holds it (answers/node.h). */
     bool takes_region_at_start;
+    /* The replay does not depend on the device's capacity until an allocation fails,
+     * and one fails exactly when the device's use would pass the capacity (no region
+     * sized from the capacity, no release-and-retry): the run fits every capacity at
+     * or above the device's peak of one complete replay. `plan` takes its smallest
+     * capacity from that peak (answers/plan.c; raw, ideal, planned). */
+    bool fits_by_peak;
     /* The option a recording's own allocator settings feed by default (PyTorch snapshots'
      * allocator_settings: "alloc_conf"), or NULL. */
     const char *recorded_conf_key;

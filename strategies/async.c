@@ -66,17 +66,17 @@
 
 /* ==== the piece index ==== */
 
-/* The node in (size, addr) order first at or after the key, or A_NONE. */
+/* The node in (size, addr) order first at or after the key, or A_NONE. The
+ * descent chooses a child by index and keeps the candidate with a conditional
+ * move: a branch there is mispredicted at every other level (docs/performance.md). */
 static uint32_t aset_lower(const strategy *s, const aset *st, uint64_t size, uint64_t addr)
 {
     uint32_t at = A_NONE;
     for (uint32_t x = st->root; x != A_NONE;) {
-        if (entry_cmp(size, addr, &s->nodes[x]) <= 0) {
-            at = x;
-            x = s->nodes[x].kid[0];
-        } else {
-            x = s->nodes[x].kid[1];
-        }
+        const anode *n = &s->nodes[x];
+        unsigned right = !entry_le(size, addr, n);
+        at = right ? at : x;
+        x = n->kid[right];
     }
     return at;
 }
@@ -140,7 +140,7 @@ static void aset_add(strategy *s, aset *st, const ablock *x, uint32_t b)
     uint32_t p = A_NONE, *link = &st->root;
     while (*link != A_NONE) {
         p = *link;
-        link = entry_cmp(x->size, x->addr, &t[p]) < 0 ? &t[p].kid[0] : &t[p].kid[1];
+        link = &t[p].kid[!entry_lt(x->size, x->addr, &t[p])]; /* by index, as aset_lower */
     }
     t[b].parent = p;
     *link = b;

@@ -126,6 +126,17 @@ static inline int entry_cmp(uint64_t size, uint64_t addr, const anode *e)
     return (addr > e->addr) - (addr < e->addr);
 }
 
+/* key < e and key <= e in the same order, without a branch (the treap descents). */
+static inline bool entry_lt(uint64_t size, uint64_t addr, const anode *e)
+{
+    return (size < e->size) | ((size == e->size) & (addr < e->addr));
+}
+
+static inline bool entry_le(uint64_t size, uint64_t addr, const anode *e)
+{
+    return (size < e->size) | ((size == e->size) & (addr <= e->addr));
+}
+
 /* The treap's heap order: a node's priority is a hash of its block handle (the
  * constants of Chris Wellons' lowbias32, from his hash-prospector search), ties broken by
  * the lower handle; a parent always comes before its children. */

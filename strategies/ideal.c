@@ -175,6 +175,7 @@ static const strategy_ops IDEAL_OPS = {
     .summary = "lower bound: exactly the live requested bytes, no rounding or fragmentation",
     /* no options (opts NULL): the model has nothing to configure */
     .family = STRATEGY_FAMILY_BOUND,
+    .fits_by_peak = true,
     .create = ideal_create,
     .destroy = ideal_destroy,
     .alloc = ideal_alloc,

@@ -15,9 +15,12 @@ typedef struct tfl_work {
     uint32_t n_placed; /* the chunks' seq: equal offsets keep placement order */
 } tfl_work;
 
-/* The placed buffers meeting b[id]'s interval, in offset then placement order. */
+/* The placed buffers meeting b[id]'s interval, in offset then placement order
+ * (touching resident ones merged, which changes no gap for a positive size). */
 static sim_status gather(tfl_work *w, uint32_t id, plan_chunk **c, uint32_t *k)
 {
+    if (w->b[id].size == 0) /* the GPU planner's zero-byte tensors take even an empty gap */
+        return plan_index_query_all(w->index, w->b[id].start, w->b[id].end, c, k);
     return plan_index_query(w->index, w->b[id].start, w->b[id].end, c, k);
 }
 
@@ -136,6 +139,7 @@ static sim_status run(const plan_buffer *b, uint32_t n, uint64_t align, tfl_kind
     sim_status st = SIM_ENOMEM;
     if (w.index == NULL || order == NULL)
         goto done;
+    plan_index_set_alignment(w.index, align); /* both rules place at aligned offsets (or 0) */
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
     st = SIM_OK;

@@ -1,6 +1,9 @@
 /* The `planned` strategy (planned.h for its rules). The plan is made in plan(),
  * which the engine calls before the first alloc(); alloc/free then cost
- * O(log n) (the live set's hole tree, plan_live.h). */
+ * O(log n) (the live set's hole tree, plan_live.h). A plan depends only on the
+ * options and the process's alloc/free sequence, never on the device, so the
+ * replays of one command share it through the command's memo (sim/memo.h): the
+ * first replay plans, the others copy its offsets. */
 #include "planned.h"
 
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include "plan_tflite.h"
 #include "plan_xla.h"
 #include "planned_types.h"
+#include "sim/memo.h"
 #include "sim/units.h"
 
 static const char *const PLANNER_NAMES[PLANNER_COUNT] = {"xla", "xla-spatial", "xla-temporal", "tflite",
@@ -73,7 +77,7 @@ static sim_status planned_create(const strategy_config *cfg, strategy **out, sim
     if (s == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating planned");
     *s = (strategy){.dev = cfg->dev, .proc = cfg->proc, .planner = kind, .alignment = align,
-                    .heap_limit = limit, .order = ""};
+                    .heap_limit = limit, .order = "", .memo = cfg->memo};
     *out = s;
     return SIM_OK;
 }
@@ -197,7 +201,7 @@ static uint64_t block_of(const strategy *s, uint32_t k)
     return s->slot != NULL ? s->slot_max[s->slot[k]] : s->size[k];
 }
 
-static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
+static sim_status make_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
 {
     plan_trace *t = plan_trace_new();
     sim_status st = t ? SIM_OK : SIM_ENOMEM;
@@ -264,6 +268,157 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
         return sim_error_set(err, st, NULL, 0, 0, "planned: a buffer is too large for the %s planner",
                              PLANNER_NAMES[s->planner]);
     return sim_error_set(err, st, NULL, 0, 0, "planned: %s while planning", sim_strerror(st));
+}
+
+/* A plan as the memo keeps it: this record, then off, size, first and last (n each). */
+typedef struct plan_record {
+    uint32_t n, heaps;
+    uint64_t n_events, heap, peak;
+    const char *order; /* a planner's static name */
+} plan_record;
+
+#define PLAN_ARRAYS 4u
+
+/* The groups of shared buffers again, for an instance that took its offsets from
+ * the memo: they are the instance's own state (which members are live). */
+static sim_status adopt_groups(strategy *s, const strategy_lifetimes *lt)
+{
+    if (lt->shares == NULL || !is_xla(s->planner))
+        return SIM_OK;
+    plan_trace *t = plan_trace_new();
+    sim_status st = t ? SIM_OK : SIM_ENOMEM;
+    uint32_t next = 0, id;
+    for (uint64_t i = 0; st == SIM_OK && i < lt->n_events; i++)
+        st = lt->events[i] == STRATEGY_PLAN_ALLOC ? plan_trace_alloc(t, lt->sizes[next++], &id)
+                                                  : plan_trace_release(t, lt->events[i]);
+    plan_buffer *b = st == SIM_OK ? malloc((s->n ? s->n : 1) * sizeof *b) : NULL;
+    if (st == SIM_OK && b == NULL)
+        st = SIM_ENOMEM;
+    if (st == SIM_OK) {
+        plan_lifetimes(t, PLAN_CLOCK_XLA, b);
+        st = make_groups(s, b, lt->shares);
+    }
+    free(b);
+    plan_trace_free(t);
+    return st;
+}
+
+/* Takes the plan of a record the memo holds (len bytes at v). */
+static sim_status adopt_plan(strategy *s, const strategy_lifetimes *lt, const void *v, size_t len, sim_error *err)
+{
+    plan_record r;
+    if (len < sizeof r)
+        return sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "planned: a shared plan of %zu bytes", len);
+    memcpy(&r, v, sizeof r);
+    size_t bytes = (size_t)r.n * sizeof(uint64_t);
+    if (len != sizeof r + PLAN_ARRAYS * bytes)
+        return sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "planned: a shared plan of %zu bytes", len);
+    size_t nn = r.n ? bytes : sizeof(uint64_t);
+    uint64_t **dst[PLAN_ARRAYS] = {&s->off, &s->size, &s->first, &s->last};
+    const unsigned char *src = (const unsigned char *)v + sizeof r;
+    for (unsigned a = 0; a < PLAN_ARRAYS; a++, src += bytes) {
+        if ((*dst[a] = malloc(nn)) == NULL)
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "planned: out of memory while planning");
+        if (bytes)
+            memcpy(*dst[a], src, bytes);
+    }
+    s->n = r.n;
+    s->heaps = r.heaps;
+    s->n_events = r.n_events;
+    s->heap = r.heap;
+    s->peak = r.peak;
+    s->order = r.order;
+    if (adopt_groups(s, lt) != SIM_OK || (s->live = plan_live_new(s->off, s->size, s->n)) == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "planned: out of memory while planning");
+    s->planned = true;
+    return SIM_OK;
+}
+
+/* Gives the memo this instance's plan (nothing when the host is out of memory:
+ * the next replay plans again). */
+static void share_plan(const strategy *s, sim_memo *memo, const sim_memo_part *key, size_t n_key)
+{
+    plan_record r = {.n = s->n, .heaps = s->heaps, .n_events = s->n_events, .heap = s->heap, .peak = s->peak,
+                     .order = s->order};
+    size_t bytes = (size_t)s->n * sizeof(uint64_t);
+    unsigned char *v = malloc(sizeof r + PLAN_ARRAYS * bytes);
+    if (v == NULL) {
+        sim_memo_abandon(memo, key, n_key);
+        return;
+    }
+    memcpy(v, &r, sizeof r);
+    const uint64_t *src[PLAN_ARRAYS] = {s->off, s->size, s->first, s->last};
+    for (unsigned a = 0; a < PLAN_ARRAYS; a++)
+        if (bytes)
+            memcpy(v + sizeof r + a * bytes, src[a], bytes);
+    (void)sim_memo_put(memo, key, n_key, v, sizeof r + PLAN_ARRAYS * bytes);
+    free(v);
+}
+
+/* The effective options as options() writes them ("key=value\n" each), the part
+ * of a memo key that names the option set: every option there is, so that one
+ * added to the table cannot be left out of the key. */
+typedef struct opts_text {
+    char buf[512];
+    size_t len;
+    bool overflow;
+} opts_text;
+
+static void opts_text_add(void *ctx, const char *key, const char *value)
+{
+    opts_text *o = ctx;
+    int n = snprintf(o->buf + o->len, sizeof o->buf - o->len, "%s=%s\n", key, value);
+    if (n < 0 || (size_t)n >= sizeof o->buf - o->len)
+        o->overflow = true;
+    else
+        o->len += (size_t)n;
+}
+
+static void opts_u64_add(void *ctx, const char *key, uint64_t value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)value);
+    opts_text_add(ctx, key, v);
+}
+
+static void opts_real_add(void *ctx, const char *key, double value)
+{
+    char v[40];
+    snprintf(v, sizeof v, "%.17g", value);
+    opts_text_add(ctx, key, v);
+}
+
+static void planned_options(const strategy *s, const strategy_stat_sink *sink);
+
+/* The plan of this option set and sequence: the memo's when a replay of the same
+ * command made it, else made here (and shared). */
+static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
+{
+    opts_text opts = {.len = 0};
+    strategy_stat_sink sink = {opts_u64_add, opts_real_add, opts_text_add, &opts};
+    planned_options(s, &sink);
+    sim_memo_part key[4] = {{opts.buf, opts.len},
+                            {lt->events, (size_t)lt->n_events * sizeof *lt->events},
+                            {lt->sizes, (size_t)lt->n_buffers * sizeof *lt->sizes},
+                            {lt->shares, lt->shares ? (size_t)lt->n_buffers * sizeof *lt->shares : 0}};
+    sim_memo *memo = opts.overflow ? NULL : s->memo;
+    if (memo != NULL) {
+        const void *v = NULL;
+        size_t len = 0;
+        sim_memo_state ms = sim_memo_begin(memo, key, 4, &v, &len);
+        if (ms == SIM_MEMO_FOUND)
+            return adopt_plan(s, lt, v, len, err);
+        if (ms == SIM_MEMO_NONE)
+            memo = NULL;
+    }
+    sim_status st = make_plan(s, lt, err);
+    if (memo != NULL) {
+        if (st == SIM_OK)
+            share_plan(s, memo, key, 4);
+        else
+            sim_memo_abandon(memo, key, 4);
+    }
+    return st;
 }
 
 static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h,
@@ -464,6 +619,7 @@ static const strategy_ops PLANNED_OPS = {
     .summary = "a compiled graph (XLA, TFLite): every buffer's offset planned offline, one arena",
     STRATEGY_OPTS_OF(PLANNED_OPTIONS),
     .family = STRATEGY_FAMILY_PLANNED,
+    .fits_by_peak = true,
     /* framework NULL: the plans are XLA's or TFLite's */
     .create = planned_create,
     .destroy = planned_destroy,

@@ -26,6 +26,7 @@ struct strategy {
     planner_kind planner;
     uint64_t alignment;
     uint64_t heap_limit;   /* xla planners only; 0 = none */
+    struct sim_memo *memo; /* the command's shared plans (strategy_config.memo), or NULL */
     /* the plan */
     bool planned;
     uint32_t n;            /* buffers */

@@ -253,6 +253,7 @@ static const strategy_ops RAW_OPS = {
     .summary = "one cudaMalloc/cudaFree per allocation, no caching",
     /* no options (opts NULL): the model has nothing to configure */
     .family = STRATEGY_FAMILY_BOUND,
+    .fits_by_peak = true,
     .advice = "a caching allocator (--strategy=torch) that rounds less per allocation",
     .create = raw_create,
     .destroy = raw_destroy,

@@ -24,6 +24,7 @@ struct sweep_cache {
     cache_entry *e;
     uint32_t keep, loaded;
     uint64_t tick;
+    sim_memo *memo;      /* NULL if the host had no memory for it: each job plans alone */
 };
 
 sweep_cache *sweep_cache_new(const sweep_spec *s, uint32_t keep)
@@ -38,6 +39,7 @@ sweep_cache *sweep_cache_new(const sweep_spec *s, uint32_t keep)
     }
     c->s = s;
     c->keep = keep ? keep : 1;
+    c->memo = sim_memo_new();
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     return c;
@@ -52,6 +54,7 @@ void sweep_cache_free(sweep_cache *c)
         free(c->e[i].err);
     }
     free(c->e);
+    sim_memo_free(c->memo);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c);
@@ -158,4 +161,9 @@ void sweep_cache_release(sweep_cache *c, uint32_t trace)
     c->e[trace].users--;
     evict_locked(c);
     pthread_mutex_unlock(&c->mu);
+}
+
+sim_memo *sweep_cache_memo(sweep_cache *c)
+{
+    return c->memo;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "sim/evbuf.h"
+#include "sim/memo.h"
 #include "sweep/spec.h"
 
 typedef struct sweep_cache sweep_cache;
@@ -19,5 +20,8 @@ void sweep_cache_free(sweep_cache *c);
  * successful acquire with a release. */
 const evbuf *sweep_cache_acquire(sweep_cache *c, uint32_t trace, sim_error *err);
 void sweep_cache_release(sweep_cache *c, uint32_t trace);
+/* What the jobs of this process share besides the traces (engine_config.memo:
+ * planned's plans, one per trace and option set, kept to the end), or NULL. */
+sim_memo *sweep_cache_memo(sweep_cache *c);
 
 #endif

@@ -78,13 +78,13 @@ static void node_members(const sweep_device *dv, const node_result *r, jsonw *w)
 }
 
 /* The trace as rank 0 of a job that sees every GPU of the node. */
-static sim_status node_job_run(const sweep_spec *s, const sweep_job *j, const evbuf *b, jsonw *line,
-                               uint64_t *events, sim_error *err)
+static sim_status node_job_run(const sweep_spec *s, const sweep_job *j, const evbuf *b, sim_memo *memo,
+                               jsonw *line, uint64_t *events, sim_error *err)
 {
     const sweep_device *dv = &s->devices[j->c.device];
     const sweep_optset *o = &s->optsets[j->c.optset];
     engine_config cfg = {.ops = s->strategies[j->c.strategy], .opts = o->kv, .n_opts = o->n_kv,
-                         .on_oom_skip = s->on_oom_skip};
+                         .on_oom_skip = s->on_oom_skip, .memo = memo};
     evbuf_cursor cur;
     sim_event_source src = evbuf_source(b, &cur);
     node_job job = {.name = "job 1", .ranks = &src, .n_ranks = 1};
@@ -117,7 +117,7 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
     if (b == NULL) {
         st = err.status;
     } else if (s->devices[j.c.device].node) {
-        st = node_job_run(s, &j, b, &w, events, &err);
+        st = node_job_run(s, &j, b, sweep_cache_memo(c), &w, events, &err);
         sweep_cache_release(c, j.trace);
     } else {
         const sweep_optset *o = &s->optsets[j.c.optset];
@@ -125,7 +125,8 @@ int sweep_job_run(const sweep_spec *s, sweep_cache *c, uint64_t job, sim_buf *li
                              .ops = s->strategies[j.c.strategy],
                              .opts = o->kv,
                              .n_opts = o->n_kv,
-                             .on_oom_skip = s->on_oom_skip};
+                             .on_oom_skip = s->on_oom_skip,
+                             .memo = sweep_cache_memo(c)}; /* planned plans each trace once */
         evbuf_cursor cur;
         sim_event_source src = evbuf_source(b, &cur);
         sim_run *run = NULL;

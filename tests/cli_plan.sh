@@ -55,6 +55,15 @@ for ex in mlp_train.json small-model-12gb.jsonl; do
 done
 
 ex="$src/traces/examples/mlp_train.json"
+# the replays each search made: raw, ideal and planned fit by their peak (one complete
+# replay, confirmed at the minimum and a step below: 3); torch bisects (more)
+"$bin" plan "$ex" --gpus=T4 --strategies=torch,raw,ideal,planned --format=json >"$tmp/out" 2>&1
+for s in raw ideal planned; do
+  r=$(grep -o "\"strategy\": \"$s\", \"capacity_bytes\": [0-9]*[^}]*\"replays\": [0-9]*" "$tmp/out" | grep -o '"replays": [0-9]*' | grep -o '[0-9]*$')
+  if [ -n "$r" ] && [ "$r" -le 3 ]; then ok; else bad "$s: ${r:-no} replays in its minimum search"; fi
+done
+r=$(grep -o '"strategy": "torch", "capacity_bytes": [0-9]*[^}]*"replays": [0-9]*' "$tmp/out" | grep -o '[0-9]*$')
+if [ -n "$r" ] && [ "$r" -gt 3 ]; then ok; else bad "torch: ${r:-no} replays in its minimum search"; fi
 "$bin" plan "$ex" --gpus=T4,h100-80gb --strategies=growth,ideal --format=json >"$tmp/out" 2>&1
 if [ "$(grep -c '{"name": ' "$tmp/out")" -eq 2 ]; then ok; else bad "--gpus=T4,h100-80gb: $(head -c 300 "$tmp/out")"; fi
 # the T4 row: growth holds 2 GiB of 14.75 GiB, plus the default context 256 MiB:

@@ -2,6 +2,8 @@
  * workload whose answer follows from the `ideal` strategy's rule (a card fits iff
  * context + peak live bytes <= capacity), and the grid of GPUs × strategies. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "answers/plan.h"
@@ -62,6 +64,154 @@ START_TEST(the_minimum_should_include_the_context_when_the_model_card_has_one)
     /* 1 MiB context + 5 MiB + 100 B: 7 MiB */
     ck_assert_uint_eq(m.capacity, 7 * MiB);
     ck_assert_uint_eq(m.at_min.peak_device, MiB + WORKLOAD_PEAK_BYTES);
+    batch_traces_release(&t);
+}
+END_TEST
+
+/* A trace in memory for t: "+ID SIZE_KIB" allocs, "-ID" frees, one event per time step. */
+static void add_trace(batch_traces *t, const char *name, const char *script)
+{
+    evbuf *b = evbuf_new(name, name);
+    ck_assert_ptr_nonnull(b);
+    uint64_t now = 1;
+    for (const char *p = script; *p;) {
+        char op = *p++;
+        char *end;
+        uint64_t id = strtoull(p, &end, 10), size = 0;
+        p = end;
+        if (op == '+') {
+            size = strtoull(p, &end, 10) * KiB;
+            p = end;
+        }
+        sim_event ev = {.op = op == '+' ? SIM_OP_ALLOC : SIM_OP_FREE, .id = id, .size = size, .t = now,
+                        .ready_t = now};
+        now += 2;
+        ck_assert_int_eq(evbuf_push(b, &ev), SIM_OK);
+        while (*p == ' ')
+            p++;
+    }
+    t->b[t->n++] = b;
+    t->events += evbuf_count(b);
+}
+
+/* The search as the bisection makes it: ops without its fits_by_peak trait. */
+static void bisect_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
+{
+    strategy_ops plain = *ops;
+    plain.fits_by_peak = false;
+    plan_find_min(q, &plain, m);
+}
+
+static void expect_same_min(const plan_min *a, const plan_min *b, const char *what)
+{
+    ck_assert_msg(a->st == SIM_OK && b->st == SIM_OK, "%s: %s / %s", what, a->err.msg, b->err.msg);
+    ck_assert_msg(a->found == b->found && a->capacity == b->capacity, "%s: %llu MiB, the bisection %llu MiB", what,
+                  (unsigned long long)(a->capacity / MiB), (unsigned long long)(b->capacity / MiB));
+    ck_assert_uint_eq(a->at_min.peak_device, b->at_min.peak_device);
+    ck_assert_uint_eq(a->at_min.peak_reserved, b->at_min.peak_reserved);
+    ck_assert_int_eq(a->at_min.fits, b->at_min.fits);
+    ck_assert_int_eq(a->below_fails, b->below_fails);
+    ck_assert_int_eq(a->monotonic, b->monotonic);
+    ck_assert_uint_eq(a->n_probes, b->n_probes);
+    for (uint32_t i = 0; i < a->n_probes; i++) {
+        ck_assert_uint_eq(a->probes[i].capacity, b->probes[i].capacity);
+        ck_assert_int_eq(a->probes[i].fits, b->probes[i].fits);
+    }
+}
+
+/* raw, ideal and planned fit by their peak: the search replays three times (the
+ * largest card, the minimum, a step below) and answers what the bisection's two
+ * dozen replays answer: alone, with a 1 MiB context, and with a second process
+ * on the card. */
+START_TEST(a_strategy_that_fits_by_its_peak_should_find_the_bisections_minimum_in_three_replays)
+{
+    const char *names[] = {"raw", "ideal", "planned"};
+    for (int k = 0; k < 3; k++) {
+        const strategy_ops *ops[1] = {registry_find(names[k])};
+        ck_assert_ptr_nonnull(ops[0]);
+        ck_assert(ops[0]->fits_by_peak);
+        for (int variant = 0; variant < 3; variant++) {
+            batch_traces t;
+            memset(&t, 0, sizeof t);
+            add_trace(&t, "a", "+1 1000 +2 2000 -1 +3 500 -2 -3");
+            if (variant == 2)
+                add_trace(&t, "b", "+1 2500 +2 3 -1 -2");
+            plan_question q = question(&t, ops, variant ? MiB : 0);
+            plan_min fast, slow;
+            plan_find_min(&q, ops[0], &fast);
+            bisect_min(&q, ops[0], &slow);
+            char what[64];
+            snprintf(what, sizeof what, "%s, variant %d", names[k], variant);
+            expect_same_min(&fast, &slow, what);
+            ck_assert(fast.found);
+            ck_assert_uint_le(fast.replays, 3);
+            ck_assert_uint_gt(slow.replays, 10);
+            batch_traces_release(&t);
+        }
+    }
+}
+END_TEST
+
+/* The rule's one exception: the second process starts (its 1 MiB context is
+ * charged) after the first reached its peak, and asks for nothing but zero bytes.
+ * The device's peak, 1 + 4 + 1 MiB, is then no allocation's: every card of 5 MiB
+ * runs it (4 MiB + the first context), the confirmation says so, and the
+ * bisection answers 5 MiB. */
+START_TEST(a_peak_no_allocation_reached_should_leave_the_minimum_to_the_bisection)
+{
+    batch_traces t;
+    memset(&t, 0, sizeof t);
+    add_trace(&t, "a", "+1 4096 -1");
+    add_trace(&t, "b", "+1 0 -1");
+    const strategy_ops *ops[1] = {registry_find("ideal")};
+    plan_question q = question(&t, ops, MiB);
+    plan_min fast, slow;
+    plan_find_min(&q, ops[0], &fast);
+    bisect_min(&q, ops[0], &slow);
+    expect_same_min(&fast, &slow, "late context");
+    ck_assert_uint_eq(fast.capacity, 5 * MiB);
+    ck_assert_uint_eq(fast.at_min.peak_device, 6 * MiB);
+    ck_assert_uint_gt(fast.replays, 3);
+    batch_traces_release(&t);
+}
+END_TEST
+
+/* ideal fits by its peak (5 MiB + 100 B): on cards of 6 and 64 MiB its cells are
+ * the minimum's confirming run, not replayed, and equal to a replay there; on 5 MiB
+ * and on a byte below the peak they fail, and are replayed (an OOM's figures come
+ * from its own run); torch's cells always are. */
+START_TEST(cells_above_a_peak_strategys_peak_should_come_from_its_minimum_without_a_replay)
+{
+    batch_traces t;
+    workload_small(&t, "plan");
+    const strategy_ops *ops[2] = {registry_find("ideal"), registry_find("torch")};
+    static const gpu_model cards[4] = {{.name = "five", .capacity_bytes = 5 * MiB},
+                                       {.name = "peak", .capacity_bytes = WORKLOAD_PEAK_BYTES - 1},
+                                       {.name = "six", .capacity_bytes = 6 * MiB},
+                                       {.name = "big", .capacity_bytes = 64 * MiB}};
+    const gpu_model *gpus[4] = {&cards[0], &cards[1], &cards[2], &cards[3]};
+    plan_question q = question(&t, ops, 0);
+    q.n_ops = 2;
+    q.gpus = gpus;
+    q.n_gpus = 4;
+    plan_answer a;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(plan_answer_compute(&q, 2, &a, &err), SIM_OK);
+    const bool replayed[4] = {true, true, false, false};
+    for (uint32_t g = 0; g < 4; g++) {
+        const plan_cell *c = &a.cells[g * 2];
+        ck_assert_msg(c->replayed == replayed[g], "%s: replayed %d", cards[g].name, c->replayed);
+        ck_assert(a.cells[g * 2 + 1].replayed);
+        device_info d = plan_gpu_device(&q, g);
+        plan_cell r = plan_run(&q, ops[0], &d);
+        ck_assert_int_eq(c->fits, r.fits);
+        ck_assert_int_eq(c->fits, g >= 2);
+        ck_assert_uint_eq(c->peak_device, r.peak_device);
+        ck_assert_uint_eq(c->peak_reserved, r.peak_reserved);
+        ck_assert_uint_eq(c->ooms, r.ooms);
+    }
+    plan_answer_release(&a);
     batch_traces_release(&t);
 }
 END_TEST

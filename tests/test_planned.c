@@ -6,12 +6,14 @@
  * plans checked against a brute-force reference of the same rules, written here
  * without the overlap index: every placed buffer is scanned for every placement. */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/engine.h"
+#include "sim/memo.h"
 #include "strategies/plan.h"
 #include "strategies/plan_index.h"
 #include "strategies/plan_tflite.h"
@@ -483,7 +485,7 @@ START_TEST(the_index_should_return_exactly_the_committed_buffers_that_share_a_ti
         q.end = q.start + (int64_t)(test_rand(&st) % 30);
         plan_chunk *hits;
         uint32_t k;
-        ck_assert_int_eq(plan_index_query(x, q.start, q.end, &hits, &k), SIM_OK);
+        ck_assert_int_eq(plan_index_query_all(x, q.start, q.end, &hits, &k), SIM_OK);
         uint32_t want = 0;
         for (uint32_t i = 0; i < N; i++)
             want += in[i] && plan_overlap(&b[i], &q);
@@ -1028,6 +1030,119 @@ START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
 }
 END_TEST
 
+/* Buffers of which about half are resident (plan_index.h: live from an early
+ * start past every other start), sized in multiples of the alignment or not, so
+ * that the index merges their runs, touching or across a gap below the
+ * alignment, and queries meet all of them or (ending early) only some. */
+static void resident_buffers(uint64_t *st, plan_buffer *b, uint32_t n, uint64_t align, bool forever)
+{
+    int64_t span = 1 + (int64_t)(test_rand(st) % (4 * n + 1));
+    bool aligned = test_rand(st) % 2;
+    for (uint32_t i = 0; i < n; i++) {
+        b[i].size = rand_size(st);
+        if (aligned && b[i].size > 0)
+            b[i].size = align * (1 + b[i].size % 8);
+        if (test_rand(st) % 2) {
+            b[i].start = (int64_t)(test_rand(st) % (uint64_t)(span / 8 + 1));
+            b[i].end = forever && test_rand(st) % 2 ? PLAN_FOREVER : span + (int64_t)(test_rand(st) % 50);
+        } else {
+            b[i].start = (int64_t)(test_rand(st) % (uint64_t)span);
+            b[i].end = b[i].start + (int64_t)(test_rand(st) % (uint64_t)(span / 3 + 1));
+        }
+    }
+}
+
+START_TEST(plans_with_many_resident_buffers_should_equal_the_brute_force_reference)
+{
+    uint64_t seed = test_seed("plan resident differential"), st = seed;
+    plan_buffer b[MAXN];
+    uint64_t off[MAXN], want[MAXN];
+    for (int round = 0; round < 1500; round++) {
+        uint32_t n = (uint32_t)(test_rand(&st) % MAXN);
+        uint64_t align = ALIGNS[test_rand(&st) % 5];
+        int kind = round % 3; /* xla, arena, gpu */
+        resident_buffers(&st, b, n, align, kind == 1);
+        plan_result r;
+        uint64_t heap;
+        if (kind == 0) {
+            plan_xla_config cfg = {.order = (plan_xla_order)(test_rand(&st) % 3), .alignment = align};
+            if (test_rand(&st) % 4 == 0)
+                cfg.heap_limit = 1 + test_rand(&st) % 40000;
+            ck_assert_int_eq(plan_xla(b, n, &cfg, off, &r), SIM_OK);
+            const char *won;
+            heap = ref_xla(b, n, cfg.order, cfg.alignment, cfg.heap_limit, want, &won);
+            EXPECT_MSG(strcmp(r.order, won) == 0, "round %d: order %s, reference %s", round, r.order, won);
+        } else if (kind == 1) {
+            ck_assert_int_eq(plan_tflite(b, n, align, off, &r), SIM_OK);
+            heap = ref_tflite(b, n, align, false, want);
+        } else {
+            ck_assert_int_eq(plan_tflite_gpu(b, n, align, off, &r), SIM_OK);
+            heap = ref_tflite(b, n, align, true, want);
+        }
+        expect_reference(kind == 0 ? "xla" : kind == 1 ? "arena" : "gpu", round, seed, b, n, &r, off, heap, want);
+    }
+}
+END_TEST
+
+/* The merged query hides no usable gap and adds none: on the same commits, its
+ * chunks and the exact hits cover the same bytes, with the same starts of what
+ * they cover, wherever an aligned start could fit a byte. */
+START_TEST(the_merged_query_should_cover_what_the_exact_hits_cover)
+{
+    uint64_t seed = test_seed("plan_index merged"), st = seed;
+    enum { N = 400 };
+    plan_buffer b[N];
+    for (int round = 0; round < 40; round++) {
+        uint64_t align = ALIGNS[test_rand(&st) % 5];
+        resident_buffers(&st, b, N, align, false);
+        uint64_t *off = malloc(N * sizeof *off);
+        plan_result r;
+        plan_xla_config cfg = {.order = PLAN_XLA_SPATIAL, .alignment = align};
+        ck_assert_int_eq(plan_xla(b, N, &cfg, off, &r), SIM_OK); /* a valid placement to commit */
+        plan_index *x = plan_index_new(b, N);
+        plan_index_set_alignment(x, align);
+        for (uint32_t i = 0; i < N; i++) {
+            if (b[i].size > 0)
+                plan_index_commit(x, i, off[i], i);
+            if (i % 7)
+                continue;
+            plan_chunk *c;
+            uint32_t k;
+            ck_assert_int_eq(plan_index_query_all(x, b[i].start, b[i].end, &c, &k), SIM_OK);
+            uint64_t *all = calloc((size_t)r.heap_size + 1, 1), *merged = calloc((size_t)r.heap_size + 1, 1);
+            unsigned char *ca = (unsigned char *)all, *cm = (unsigned char *)merged;
+            for (uint32_t j = 0; j < k; j++)
+                memset(ca + c[j].off, 1, c[j].size);
+            ck_assert_int_eq(plan_index_query(x, b[i].start, b[i].end, &c, &k), SIM_OK);
+            for (uint32_t j = 0; j + 1 < k; j++)
+                EXPECT(c[j].off < c[j + 1].off || (c[j].off == c[j + 1].off && c[j].seq < c[j + 1].seq));
+            for (uint32_t j = 0; j < k; j++)
+                memset(cm + c[j].off, 1, c[j].size);
+            /* a byte the merged chunks cover and the exact ones do not is inside a
+             * gap no aligned start can use: the next aligned position is covered */
+            for (uint64_t a = 0; a < r.heap_size; a++) {
+                EXPECT_MSG(!ca[a] || cm[a], "round %d: byte %llu lost (seed %llu)", round, (unsigned long long)a,
+                           (unsigned long long)seed);
+                if (cm[a] && !ca[a]) {
+                    uint64_t next = plan_align_up(a, align);
+                    uint64_t run_start = a;
+                    while (run_start > 0 && !ca[run_start - 1])
+                        run_start--;
+                    EXPECT_MSG(next >= r.heap_size || ca[plan_align_up(run_start, align)] ||
+                                   plan_align_up(run_start, align) >= r.heap_size,
+                               "round %d: usable gap at %llu merged away (seed %llu)", round,
+                               (unsigned long long)a, (unsigned long long)seed);
+                }
+            }
+            free(all);
+            free(merged);
+        }
+        plan_index_free(x);
+        free(off);
+    }
+}
+END_TEST
+
 /* Large enough that the two orders of PLAN_XLA_BEST run on two threads: the result
  * is still the better single order, offset for offset. */
 START_TEST(a_large_best_plan_should_equal_the_better_of_its_two_orders)
@@ -1359,6 +1474,174 @@ START_TEST(a_groups_block_should_be_its_largest_live_member)
     ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 30);
     ck_assert_uint_eq(run->total.peak_allocated_bytes, 30);
     sim_run_free(run);
+}
+END_TEST
+
+/* One replay of ev under opts on a device of capacity bytes with memo m; the
+ * handles 0..2 located after stop events (0: to the end, nothing located). */
+static sim_run *replay_memo(const sim_event *ev, uint64_t n, uint64_t capacity, const sim_kv *opts, uint32_t n_opts,
+                            sim_memo *m, uint64_t stop)
+{
+    array_source src = {ev, n, 0};
+    sim_event_source s = {.next = array_source_next, .ctx = &src, .path = "t.jsonl", .name = NULL};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = capacity}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = n_opts, .paranoid = true, .memo = m, .stop_after_event = stop};
+    sim_run *run = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_msg(engine_run(&cfg, &s, 1, &run, &err) == SIM_OK, "%s", err.msg);
+    return run;
+}
+
+/* The replays of one command share a memo: the first plans, the others take its
+ * plan whatever the capacity (a plan never depends on the device), so a 100-byte
+ * device still fails on the 120-byte arena and the offsets stay the upstream ones
+ * (60, 100, 0). Another option set or another sequence is planned again. */
+START_TEST(replays_sharing_a_memo_should_plan_each_option_set_and_sequence_once)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 20, 1), A(3, 50, 2), F(1, 3, 3), A(4, 40, 4),
+                            F(2, 5, 5), F(3, 6, 6), F(4, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla-spatial"}, {"alignment", "20"}};
+    sim_memo *m = sim_memo_new();
+    ck_assert_ptr_nonnull(m);
+    const uint64_t caps[] = {1000, 100, 1000, 4096};
+    for (int k = 0; k < 4; k++) {
+        sim_run *run = replay_memo(ev, 8, caps[k], opts, 2, m, 3);
+        ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 120);
+        ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 110);
+        ck_assert_uint_eq(stat_of(run, 0, "buffers"), 4);
+        if (caps[k] < 120) {
+            ck_assert(run->total.first_oom.happened);
+        } else {
+            const uint64_t at[] = {60, 100, 0};
+            strategy_block blk;
+            for (strategy_handle h = 0; h < 3; h++) {
+                ck_assert(run->ops->locate(run->procs[0].s, h, &blk));
+                ck_assert_uint_eq(blk.addr, at[h]);
+            }
+        }
+        sim_run_free(run);
+    }
+    ck_assert_uint_eq(sim_memo_computed(m), 1);
+    ck_assert_uint_eq(sim_memo_found(m), 3);
+    /* tflite's arena on the same trace: planned again, as it plans without a memo */
+    const sim_kv tfl[] = {{"planner", "tflite"}, {"alignment", "1"}};
+    sim_run *alone = replay_memo(ev, 8, 1000, tfl, 2, NULL, 0);
+    sim_run *shared = replay_memo(ev, 8, 1000, tfl, 2, m, 0);
+    ck_assert_uint_eq(sim_memo_computed(m), 2);
+    ck_assert_uint_eq(stat_of(shared, 0, "heap_size_bytes"), stat_of(alone, 0, "heap_size_bytes"));
+    ck_assert_uint_ne(stat_of(shared, 0, "heap_size_bytes"), 120);
+    sim_run_free(alone);
+    sim_run_free(shared);
+    /* d one byte larger: another sequence, planned again (a larger heap) */
+    sim_event ev2[8];
+    memcpy(ev2, ev, sizeof ev2);
+    ev2[4].size = 41;
+    sim_run *run = replay_memo(ev2, 8, 1000, opts, 2, m, 0);
+    ck_assert_uint_eq(sim_memo_computed(m), 3);
+    ck_assert_uint_ne(stat_of(run, 0, "heap_size_bytes"), 120);
+    sim_run_free(run);
+    sim_memo_free(m);
+}
+END_TEST
+
+/* The shares trace of the colocation test through a memo: the replay that takes
+ * the plan from it counts a group once as the one that made it (its groups are its
+ * own), and the same sizes without shares are another plan. */
+START_TEST(a_plan_with_shares_taken_from_the_memo_should_count_a_group_once)
+{
+    const sim_event ev[] = {A(1, 10, 0), S(2, 10, 1, 1), F(1, 2, 2), A(3, 30, 3),
+                            F(2, 4, 4),  S(1, 10, 5, 1), F(3, 6, 6), F(1, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla"}, {"alignment", "1"}};
+    sim_memo *m = sim_memo_new();
+    ck_assert_ptr_nonnull(m);
+    for (int k = 0; k < 2; k++) {
+        sim_run *run = replay_memo(ev, 8, 1000, opts, 2, m, 2);
+        strategy_sample smp;
+        run->ops->sample(run->procs[0].s, &smp);
+        ck_assert_uint_eq(smp.allocated_bytes, 10); /* b0 and b1: one 10 B block */
+        strategy_block blk;
+        ck_assert(run->ops->locate(run->procs[0].s, 1, &blk));
+        ck_assert_uint_eq(blk.addr, 30);
+        sim_run_free(run);
+        run = replay_memo(ev, 8, 1000, opts, 2, m, 0);
+        ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 40);
+        ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 40);
+        ck_assert_uint_eq(run->total.peak_allocated_bytes, 40);
+        sim_run_free(run);
+    }
+    ck_assert_uint_eq(sim_memo_computed(m), 1);
+    ck_assert_uint_eq(sim_memo_found(m), 3);
+    sim_event plain[8];
+    memcpy(plain, ev, sizeof plain);
+    plain[1] = A(2, 10, 1);
+    plain[5] = A(1, 10, 5);
+    sim_run *run = replay_memo(plain, 8, 1000, opts, 2, m, 0);
+    ck_assert_uint_eq(sim_memo_computed(m), 2);
+    ck_assert(run->total.completed);
+    sim_run_free(run);
+    sim_memo_free(m);
+}
+END_TEST
+
+typedef struct memo_race {
+    sim_memo *m;
+    int computed;
+    const char *seen;
+} memo_race;
+
+static void *memo_racer(void *arg)
+{
+    memo_race *r = arg;
+    const char key[] = "the same key";
+    sim_memo_part part = {key, sizeof key};
+    const void *v = NULL;
+    size_t len = 0;
+    sim_memo_state st = sim_memo_begin(r->m, &part, 1, &v, &len);
+    if (st == SIM_MEMO_COMPUTE) {
+        r->computed = 1;
+        sim_memo_put(r->m, &part, 1, "value", 6);
+        st = sim_memo_begin(r->m, &part, 1, &v, &len);
+    }
+    r->seen = st == SIM_MEMO_FOUND && len == 6 ? v : NULL;
+    return NULL;
+}
+
+/* Eight threads ask for one key at once: exactly one computes it, all see its
+ * value; an abandoned key is computed by the next caller; keys differing only in
+ * how their bytes split into parts are different keys. */
+START_TEST(a_memo_should_compute_a_key_once_however_many_threads_ask)
+{
+    sim_memo *m = sim_memo_new();
+    ck_assert_ptr_nonnull(m);
+    enum { N = 8 };
+    memo_race r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (memo_race){.m = m};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, memo_racer, &r[i]), 0);
+    }
+    int computed = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        computed += r[i].computed;
+        ck_assert_ptr_nonnull(r[i].seen);
+        ck_assert_str_eq(r[i].seen, "value");
+    }
+    ck_assert_int_eq(computed, 1);
+    ck_assert_uint_eq(sim_memo_computed(m), 1);
+    sim_memo_part ab[2] = {{"ab", 2}, {"c", 1}}, a_bc[2] = {{"a", 1}, {"bc", 2}};
+    const void *v;
+    size_t len;
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_COMPUTE);
+    sim_memo_abandon(m, ab, 2);
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_COMPUTE);
+    ck_assert_int_eq(sim_memo_put(m, ab, 2, "x", 2), SIM_OK);
+    ck_assert_int_eq(sim_memo_begin(m, a_bc, 2, &v, &len), SIM_MEMO_COMPUTE);
+    ck_assert_int_eq(sim_memo_put(m, a_bc, 2, "y", 2), SIM_OK);
+    ck_assert_int_eq(sim_memo_begin(m, ab, 2, &v, &len), SIM_MEMO_FOUND);
+    ck_assert_str_eq(v, "x");
+    sim_memo_free(m);
 }
 END_TEST
 

@@ -253,6 +253,11 @@ START_TEST(the_traits_should_name_strategies_and_options_that_exist)
         }
         if (ops->takes_region_at_start)
             ck_assert_int_eq(ops->family, STRATEGY_FAMILY_BFC);
+        /* fitting by the peak: only the bounds and the offline plan (a caching allocator's
+         * release-and-retry or a region sized from the capacity changes its replay) */
+        bool by_peak = strcmp(ops->name, "raw") == 0 || strcmp(ops->name, "ideal") == 0 ||
+                       strcmp(ops->name, "planned") == 0;
+        ck_assert_msg(ops->fits_by_peak == by_peak, "%s: fits_by_peak %d", ops->name, ops->fits_by_peak);
     }
     ck_assert_int_eq(registry_find("torch")->family, STRATEGY_FAMILY_TORCH);
     ck_assert_int_eq(registry_find("growth")->family, STRATEGY_FAMILY_BFC);

@@ -291,6 +291,36 @@ START_TEST(a_node_job_line_should_hold_the_node_its_result_and_every_gpu)
 }
 END_TEST
 
+/* A sweep's jobs of `planned` on one trace share one plan (the cache's memo): three
+ * devices, one plan made and two taken, and each job's line is the one a job with a
+ * cache of its own writes. */
+START_TEST(planned_jobs_on_one_trace_should_share_one_plan)
+{
+    sweep_spec *s = load_ok(
+        "{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\", \"8MiB\", \"1GiB\"], \"strategies\": [\"planned\"]}", 0);
+    sweep_cache *c = sweep_cache_new(s, 1);
+    ck_assert_ptr_nonnull(sweep_cache_memo(c));
+    sim_buf line, alone;
+    sim_buf_init(&line);
+    sim_buf_init(&alone);
+    for (uint64_t job = 0; job < 3; job++) {
+        uint64_t events = 0;
+        ck_assert_int_eq(sweep_job_run(s, c, job, &line, &events), 0);
+        sweep_cache *own = sweep_cache_new(s, 1);
+        ck_assert_int_eq(sweep_job_run(s, own, job, &alone, &events), 0);
+        ck_assert_uint_eq(sim_memo_computed(sweep_cache_memo(own)), 1);
+        sweep_cache_free(own);
+        ck_assert_str_eq(line.data, alone.data);
+    }
+    ck_assert_uint_eq(sim_memo_computed(sweep_cache_memo(c)), 1);
+    ck_assert_uint_eq(sim_memo_found(sweep_cache_memo(c)), 2);
+    sim_buf_release(&line);
+    sim_buf_release(&alone);
+    sweep_cache_free(c);
+    sweep_spec_free(s);
+}
+END_TEST
+
 START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
 {
     sweep_spec *s = load_ok("{\"traces\": [\"c.jsonl\"], \"devices\": [\"4MiB\"], \"strategies\": [\"raw\"]}", 0);

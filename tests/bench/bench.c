@@ -540,7 +540,12 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
         f[i].jsonl_rss = f[i].gtrace_rss = -1;
         if (o->gpusim) {
             f[i].jsonl_s = replay_child(&o->sp, o->gpusim, ops->name, jsonl, &f[i].jsonl_rss);
-            f[i].gtrace_s = replay_child(&o->sp, o->gpusim, ops->name, gtrace, &f[i].gtrace_rss);
+            f[i].gtrace_s = 1e30; /* best of --reps: the ratio to ideal is what the table compares */
+            for (int rep = 0; rep < o->reps; rep++) {
+                double t = replay_child(&o->sp, o->gpusim, ops->name, gtrace, &f[i].gtrace_rss);
+                if (t < f[i].gtrace_s)
+                    f[i].gtrace_s = t;
+            }
         } else {
             f[i].jsonl_s = replay_file(ops, jsonl);
             f[i].gtrace_s = replay_file(ops, gtrace);
@@ -592,14 +597,19 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
             printf("cJSON parse-only floor: %.0f lines/s (%.3f s); gpusim's reader alone: JSONL %.0f ev/s, "
                    "gtrace %.0f ev/s\n",
                    (double)(n + 1) / floor_s, floor_s, (double)n / jreader_s, (double)n / greader_s);
-        printf("%-8s %12s %8s %12s %8s %8s %9s %12s %8s %9s %6s\n", "strategy", "memory ev/s", "vs ideal",
-               "JSONL ev/s", "/cJSON", "/reader", "JSONL RSS", "gtrace ev/s", "/reader", "gt. RSS", "OOMs");
+        printf("%-8s %12s %8s %12s %8s %8s %9s %12s %8s %8s %9s %6s\n", "strategy", "memory ev/s", "vs ideal",
+               "JSONL ev/s", "/cJSON", "/reader", "JSONL RSS", "gtrace ev/s", "/reader", "/ideal", "gt. RSS", "OOMs");
     }
+    double ideal_gt = 0; /* ideal's end-to-end gtrace time: the engine alone, reading included */
+    for (size_t i = 0; i < ns; i++)
+        if (strcmp(registry_get(i)->name, "ideal") == 0)
+            ideal_gt = f[i].gtrace_s;
     unsigned n_out = 0; /* strategies printed so far (JSON commas) */
     for (size_t i = 0; i < ns; i++) {
         const strategy_ops *ops = registry_get(i);
         if (!per_event(ops))
             continue;
+        double gt_ratio = ideal_gt > 0 ? f[i].gtrace_s / ideal_gt : 0;
         double mem = (double)f[i].events / f[i].mem_s;
         double je = o->mem_only ? 0 : (double)n / f[i].jsonl_s, ge = o->mem_only ? 0 : (double)n / f[i].gtrace_s;
         double ratio = ideal_s > 0 ? f[i].mem_s / ideal_s : 1.0;
@@ -609,12 +619,12 @@ static void run_workload(const workload *wl, uint64_t n, const options *o)
             printf("%s\n    {\"name\": \"%s\", \"in_memory_events_per_s\": %.0f, \"time_vs_ideal\": %.3f, "
                    "\"jsonl_events_per_s\": %.0f, \"jsonl_vs_cjson_floor\": %.3f, \"jsonl_vs_reader\": %.3f, "
                    "\"jsonl_peak_rss_kib\": %ld, \"gtrace_events_per_s\": %.0f, \"gtrace_vs_reader\": %.3f, "
-                   "\"gtrace_peak_rss_kib\": %ld, \"ooms\": %llu}",
+                   "\"gtrace_vs_ideal\": %.3f, \"gtrace_peak_rss_kib\": %ld, \"ooms\": %llu}",
                    n_out++ ? "," : "", ops->name, mem, ratio, je, vs_floor, vs_jr, f[i].jsonl_rss, ge, vs_gr,
-                   f[i].gtrace_rss, (unsigned long long)f[i].ooms);
+                   gt_ratio, f[i].gtrace_rss, (unsigned long long)f[i].ooms);
         else
-            printf("%-8s %12.0f %7.2fx %12.0f %7.2fx %7.2fx %8.1fM %12.0f %7.2fx %8.1fM %6llu\n", ops->name, mem,
-                   ratio, je, vs_floor, vs_jr, (double)f[i].jsonl_rss / 1024.0, ge, vs_gr,
+            printf("%-8s %12.0f %7.2fx %12.0f %7.2fx %7.2fx %8.1fM %12.0f %7.2fx %7.2fx %8.1fM %6llu\n", ops->name,
+                   mem, ratio, je, vs_floor, vs_jr, (double)f[i].jsonl_rss / 1024.0, ge, vs_gr, gt_ratio,
                    (double)f[i].gtrace_rss / 1024.0, (unsigned long long)f[i].ooms);
     }
     end_table(o, "]}");

@@ -6,7 +6,10 @@
  *             buffers (--live, default 100), random frees;
  *   training  200 weights allocated first and never freed, then per iteration 48
  *             layers' activations forward, each with a short-lived temporary, freed
- *             in reverse order backward with a gradient each.
+ *             in reverse order backward with a gradient each;
+ *   resident  2,000 buffers allocated first and never freed (weights, or the start
+ *             blocks of a mid-run snapshot: every query meets all of them), then
+ *             churn around ~100 live buffers (--resident=N for another count).
  * For every planner: buffers/s (planning alone: lifetimes from the spooled trace,
  * the plan, best of --reps, wall clock), the CPU seconds of that run (both
  * threads of `xla`, which runs its two orders side by side), the heap and the
@@ -51,6 +54,29 @@ static plan_trace *churn(uint64_t n, uint32_t live_target, uint64_t seed)
             must(plan_trace_alloc(t, log_uniform(&s, 9, 26), &id));
             live[n_live++] = id;
             made++;
+        } else {
+            uint32_t k = (uint32_t)(bench_rng(&s) % n_live);
+            must(plan_trace_release(t, live[k]));
+            live[k] = live[--n_live];
+        }
+    }
+    free(live);
+    return t;
+}
+
+static plan_trace *resident(uint64_t n, uint32_t n_resident, uint32_t live_target, uint64_t seed)
+{
+    plan_trace *t = plan_trace_new();
+    uint64_t s = seed | 1;
+    uint32_t id;
+    for (uint32_t i = 0; i < n_resident && plan_trace_buffers(t) < n; i++)
+        must(plan_trace_alloc(t, log_uniform(&s, 12, 26), &id));
+    uint32_t *live = malloc((size_t)live_target * 2 * sizeof *live), n_live = 0;
+    while (plan_trace_buffers(t) < n) {
+        bool alloc = n_live < live_target / 2 || (n_live < 2 * live_target && bench_rng(&s) % 2 == 0);
+        if (alloc) {
+            must(plan_trace_alloc(t, log_uniform(&s, 9, 26), &id));
+            live[n_live++] = id;
         } else {
             uint32_t k = (uint32_t)(bench_rng(&s) % n_live);
             must(plan_trace_release(t, live[k]));
@@ -148,7 +174,7 @@ static void bench(const char *name, plan_trace *t, int reps, const char *only_pl
 int main(int argc, char **argv)
 {
     uint64_t n = 1000000, seed = 1;
-    uint32_t live = 100;
+    uint32_t live = 100, n_resident = 2000;
     int reps = 1;
     const char *only = NULL, *only_planner = NULL;
     for (int i = 1; i < argc; i++) {
@@ -156,6 +182,8 @@ int main(int argc, char **argv)
             n = strtoull(argv[i] + 10, NULL, 10);
         else if (strncmp(argv[i], "--live=", 7) == 0)
             live = (uint32_t)strtoul(argv[i] + 7, NULL, 10);
+        else if (strncmp(argv[i], "--resident=", 11) == 0)
+            n_resident = (uint32_t)strtoul(argv[i] + 11, NULL, 10);
         else if (strncmp(argv[i], "--seed=", 7) == 0)
             seed = strtoull(argv[i] + 7, NULL, 10);
         else if (strncmp(argv[i], "--reps=", 7) == 0)
@@ -165,8 +193,8 @@ int main(int argc, char **argv)
         else if (strncmp(argv[i], "--planner=", 10) == 0)
             only_planner = argv[i] + 10;
         else {
-            fprintf(stderr, "usage: gpusim_plan_bench [--buffers=N] [--live=L] [--seed=N] [--reps=N] "
-                            "[--workload=churn|training] [--planner=NAME]\n");
+            fprintf(stderr, "usage: gpusim_plan_bench [--buffers=N] [--live=L] [--resident=N] [--seed=N] [--reps=N] "
+                            "[--workload=churn|training|resident] [--planner=NAME]\n");
             return 2;
         }
     }
@@ -184,6 +212,14 @@ int main(int argc, char **argv)
     if (only == NULL || strcmp(only, "training") == 0) {
         plan_trace *t = training(n, seed);
         bench("training", t, reps, only_planner);
+        plan_trace_free(t);
+    }
+    if (only == NULL || strcmp(only, "resident") == 0) {
+        /* every query meets the resident buffers: fewer buffers keep it to seconds */
+        plan_trace *t = resident(n / 10 > n_resident ? n / 10 : n, n_resident, live, seed);
+        char name[64];
+        snprintf(name, sizeof name, "resident (%u never freed, live ~%u)", n_resident, live);
+        bench(name, t, reps, only_planner);
         plan_trace_free(t);
     }
     return 0;
