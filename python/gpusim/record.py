@@ -1,0 +1,502 @@
+"""Recording a PyTorch program's GPU allocations without the GPU (trace v1, .jsonl).
+
+    import gpusim, torch
+    with torch.device("meta"):
+        model = MyModel()                       # shapes only: no weights, no memory
+    opt = torch.optim.AdamW(model.parameters())
+    def step():
+        loss = model(torch.randn(8, 512, device="cuda")).sum()
+        loss.backward(); opt.step(); opt.zero_grad()
+    gpusim.record("step.jsonl", step, device="A100-80GB")
+
+The program runs on PyTorch's meta device (every tensor a shape, a dtype and a storage
+size, no data), with "cuda" mapped to it: factory functions, .to("cuda") and .cuda()
+make meta tensors, torch.cuda answers as the chosen card would. Autograd, the optimizer
+and Python's reference counting run for real, so every storage is allocated and freed
+where the CUDA build would: a TorchDispatchMode sees each storage an op creates, a weak
+reference on the storage sees it die. record_rules.py adds what the CUDA build
+allocates that the meta device does not (cuBLAS workspaces, the attention backend's
+saved tensors, the optimizer's foreach temporaries). Tensors that are live when the
+recording starts (the parameters, buffers, optimizer state) are its first allocations,
+then a "model loaded" mark. Tags: the module path and the op
+("layers.3.mlp.down_proj:mm"; "backward:" before the module path in backward).
+
+What cannot work without data: .item(), printing values, nonzero/masked_select and
+other ops whose output size depends on values, Python control flow on tensor values,
+custom CUDA extensions with no meta kernel. Each raises RecordError naming the op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import tempfile
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
+
+from . import record_rules as rules
+
+__all__ = ["record", "recording", "mark", "RecordError", "StopRecording"]
+
+
+class RecordError(RuntimeError):
+    """The program did something a recording without data cannot do (the message names the op)."""
+
+
+class StopRecording(Exception):
+    """Raised inside the program to end the recording there (mark(stop=True), --steps)."""
+
+
+_DATA_DEPENDENT = ("item", "_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique2",
+                   "repeat_interleave", "equal", "is_nonzero")
+
+_active: List["Recorder"] = []
+
+
+def _torch() -> Any:
+    return importlib.import_module("torch")
+
+
+def _op_name(func: Any) -> str:
+    return str(getattr(func, "__name__", func)).split(".")[0]
+
+
+class Recorder:
+    """One recording: the trace being written and the live storages."""
+
+    def __init__(self, out: TextIO, device: str, capability: Tuple[int, int], env: Optional[Dict[str, str]] = None):
+        self._out = out
+        self.device = device
+        self.capability = capability
+        self._env = dict(os.environ) if env is None else env
+        self._next_id = 1
+        self._live: Dict[int, Tuple[Any, int, int]] = {}  # id(storage) -> (weakref, trace id, bytes)
+        self._workspaces: Dict[Tuple[str, int], int] = {}  # (kind, stream) -> trace id
+        self._names: Dict[int, str] = {}  # id(module) -> qualified name
+        self._stack: List[str] = []
+        self.stream = 0
+        self.steps = 0
+        self.events = 0
+        self.live_bytes = 0
+        self.peak_bytes = 0
+        self.stopped = False
+
+    # -- writing -----------------------------------------------------------------------------
+    def _write(self, event: Dict[str, Any]) -> None:
+        self._out.write(json.dumps(event, separators=(",", ":")) + "\n")
+        self.events += 1
+
+    def alloc(self, size: int, tag: str) -> int:
+        i = self._next_id
+        self._next_id += 1
+        ev: Dict[str, Any] = {"op": "alloc", "id": i, "size": size}
+        if self.stream:
+            ev["stream"] = self.stream
+        if tag:
+            ev["tag"] = tag
+        self._write(ev)
+        self.live_bytes += size
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+        return i
+
+    def free(self, i: int, size: int) -> None:
+        self._write({"op": "free", "id": i})
+        self.live_bytes -= size
+
+    def mark(self, name: str) -> None:
+        self._write({"op": "mark", "name": name})
+
+    def empty_cache(self) -> None:
+        self._write({"op": "empty_cache"})
+
+    # -- storages ----------------------------------------------------------------------------
+    def _on_death(self, key: int) -> Callable[[Any], None]:
+        def dead(_ref: Any) -> None:
+            entry = self._live.pop(key, None)
+            if entry is not None and entry[2] > 0 and not self.stopped:
+                self.free(entry[1], entry[2])
+        return dead
+
+    def track(self, t: Any, tag: str) -> None:
+        """Records the storage of meta tensor t if it is new, or its resize (new block, then old freed)."""
+        if t.device.type != "meta":
+            return  # rule host_memory: CPU and pinned tensors are not device memory
+        st = t.untyped_storage()
+        key = id(st)
+        nbytes = int(st.nbytes())
+        entry = self._live.get(key)
+        if entry is not None and entry[0]() is st:
+            if entry[2] == nbytes:
+                return
+            # resize_ / set_ of the storage: CUDA allocates the new block, copies, frees the old
+            new_id = self.alloc(nbytes, tag) if nbytes > 0 else 0
+            if entry[2] > 0:
+                self.free(entry[1], entry[2])
+            self._live[key] = (entry[0], new_id, nbytes)
+            return
+        ref = weakref.ref(st, self._on_death(key))
+        self._live[key] = (ref, self.alloc(nbytes, tag) if nbytes > 0 else 0, nbytes)
+
+    def is_tracked(self, t: Any) -> bool:
+        st = t.untyped_storage()
+        entry = self._live.get(id(st))
+        return entry is not None and entry[0]() is st
+
+    # -- tags --------------------------------------------------------------------------------
+    def name_modules(self, root: Any, prefix: str = "") -> None:
+        for name, m in root.named_modules():
+            self._names.setdefault(id(m), (prefix + "." + name if prefix and name else prefix or name))
+
+    def module_path(self) -> str:
+        return self._stack[-1] if self._stack else ""
+
+    def tag(self, op: str) -> str:
+        torch = _torch()
+        node = torch._C._current_autograd_node()
+        if node is not None:
+            where = ""
+            try:
+                where = str(node.metadata.get("gpusim_module", ""))
+            except (AttributeError, RuntimeError):
+                pass
+            return "backward:" + (where + ":" if where else "") + op
+        path = self.module_path()
+        return path + ":" + op if path else op
+
+    # -- rule cublas_workspace / cublaslt_workspace ---------------------------------------------
+    def cublas(self, op: str, args: Tuple[Any, ...]) -> None:
+        key = ("cublas", self.stream)
+        if key not in self._workspaces:
+            self._workspaces[key] = self.alloc(rules.cublas_workspace_bytes(self.capability, self._env),
+                                               "cuBLAS workspace")
+        if rules.uses_cublaslt(op, args) and ("cublaslt", self.stream) not in self._workspaces:
+            size = rules.cublaslt_workspace_bytes(self.capability, self._env)
+            self._workspaces[("cublaslt", self.stream)] = self.alloc(size, "cuBLASLt workspace") if size else 0
+
+
+def _to_meta(device: Any) -> Any:
+    """"cuda", "cuda:0", torch.device("cuda"), an int (a CUDA ordinal) -> "meta"; anything else as is."""
+    torch = _torch()
+    if isinstance(device, int) and not isinstance(device, bool):
+        return "meta"
+    if isinstance(device, str) and device.split(":")[0] == "cuda":
+        return "meta"
+    if isinstance(device, torch.device) and device.type == "cuda":
+        return "meta"
+    return device
+
+
+def _modes(rec: Recorder) -> Tuple[Any, Any]:
+    torch = _torch()
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    flash = torch.ops.aten._scaled_dot_product_flash_attention.default
+    efficient = torch.ops.aten._scaled_dot_product_efficient_attention.default
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    class CudaAsMeta(TorchFunctionMode):  # type: ignore[misc]
+        """Maps CUDA devices to meta, picks the attention backend, labels autograd nodes."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Tuple[Any, ...] = (),
+                               kwargs: Optional[Dict[str, Any]] = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if "device" in kwargs:
+                kwargs["device"] = _to_meta(kwargs["device"])
+            name = getattr(func, "__name__", "")
+            if name == "cuda" and isinstance(args[0], torch.Tensor):
+                return args[0].to("meta", non_blocking=bool(kwargs.get("non_blocking", False)))
+            if name in ("pin_memory",):
+                return args[0]  # rule host_memory
+            if name == "to":
+                args = tuple(_to_meta(a) for a in args)
+            if func is sdpa:
+                return _attention(rec, args, kwargs)
+            out = func(*args, **kwargs)
+            path = rec.module_path()
+            if path:
+                for t in tree_flatten(out)[0]:
+                    fn = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+                    if fn is not None:
+                        try:
+                            fn.metadata.setdefault("gpusim_module", path)
+                        except (AttributeError, RuntimeError):
+                            pass
+            return out
+
+    class Storages(TorchDispatchMode):  # type: ignore[misc]
+        """Sees every aten op: the storages it creates or resizes, the cuBLAS calls."""
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Tuple[Any, ...] = (),
+                               kwargs: Optional[Dict[str, Any]] = None) -> Any:
+            kwargs = kwargs or {}
+            op = _op_name(func)
+            flat = tree_flatten((args, kwargs))[0]
+            on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
+            if on_device and op in rules.CUBLAS_OPS:
+                rec.cublas(op, args)
+            try:
+                out = func(*args, **kwargs)
+            except (NotImplementedError, RuntimeError) as e:
+                if on_device or op in _DATA_DEPENDENT:
+                    raise RecordError(_explain(str(func), e)) from e
+                raise
+            if not on_device and not any(isinstance(t, torch.Tensor) and t.device.type == "meta"
+                                         for t in tree_flatten(out)[0]):
+                return out
+            tag = rec.tag(op)
+            skip: Tuple[int, ...] = ()
+            if func is flash or func is efficient:
+                at, host = rules.HOST_OUTPUTS[op]
+                dropout = args[at] if len(args) > at else kwargs.get("dropout_p", 0.0)
+                if not dropout:
+                    skip = host
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for k, t in enumerate(outs):
+                if k in skip:
+                    continue
+                for leaf in tree_flatten(t)[0]:
+                    if isinstance(leaf, torch.Tensor):
+                        rec.track(leaf, tag)
+            for a in flat:  # in-place ops, out=, resize_, set_
+                if isinstance(a, torch.Tensor) and a.device.type == "meta":
+                    rec.track(a, tag)
+            return out
+
+    return CudaAsMeta(), Storages()
+
+
+def _explain(op: str, e: BaseException) -> str:
+    base = op.split(".")[1] if op.startswith("aten.") else op
+    if base in _DATA_DEPENDENT:
+        why = ("its result depends on the tensor's values, which a recording has not got (.item(), printing a "
+               "tensor, nonzero, masked_select, Python control flow on values): take the value from the "
+               "configuration instead, or record around that part")
+    else:
+        why = ("it has no meta kernel, so it cannot run without data (a custom CUDA extension?): register one "
+               "with torch.library.register_fake, or leave the op out of the recorded code")
+    return "gpusim record: %s on a CUDA tensor: %s (%s)" % (op, why, str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _attention(rec: Recorder, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """scaled_dot_product_attention as the CUDA build runs it (rule sdpa_backend)."""
+    torch = _torch()
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    a = dict(zip(names, args))
+    a.update(kwargs)
+    q, k, v = a["query"], a["key"], a["value"]
+    mask = a.get("attn_mask")
+    dropout = float(a.get("dropout_p", 0.0) or 0.0)
+    causal = bool(a.get("is_causal", False))
+    scale = a.get("scale")
+    gqa = bool(a.get("enable_gqa", False))
+    F = torch.nn.functional
+    if q.device.type != "meta" or q.dim() != 4 or gqa and k.size(1) != q.size(1):
+        return F.scaled_dot_product_attention(*args, **kwargs)
+    backend = rules.sdpa_backend(rec.capability, str(q.dtype).replace("torch.", ""), q.size(-1), mask is not None)
+    if backend == "flash":
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout, causal, False, scale=scale)[0]
+    if backend == "efficient":
+        need_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+        return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, mask, need_lse, dropout, causal,
+                                                                      scale=scale)[0]
+    return F.scaled_dot_product_attention(*args, **kwargs)
+
+
+class _FakeProperties:
+    def __init__(self, name: str, total: int, cc: Tuple[int, int]):
+        self.name = name
+        self.total_memory = total
+        self.major, self.minor = cc
+        self.multi_processor_count = 108
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+
+
+@contextlib.contextmanager
+def _cuda_as(rec: Recorder, capacity: int) -> Iterator[None]:
+    """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults."""
+    torch = _torch()
+    cuda = torch.cuda
+    props = _FakeProperties(rec.device, capacity, rec.capability)
+
+    def step_hook(_opt: Any, _args: Any, _kwargs: Any) -> None:
+        rec.steps += 1
+        rec.mark("optimizer step %d" % rec.steps)
+
+    patches: Dict[Tuple[Any, str], Any] = {
+        (cuda, "is_available"): lambda: True,
+        (cuda, "device_count"): lambda: 1,
+        (cuda, "current_device"): lambda: 0,
+        (cuda, "set_device"): lambda *_a, **_k: None,
+        (cuda, "synchronize"): lambda *_a, **_k: None,
+        (cuda, "get_device_name"): lambda *_a, **_k: rec.device,
+        (cuda, "get_device_capability"): lambda *_a, **_k: rec.capability,
+        (cuda, "get_device_properties"): lambda *_a, **_k: props,
+        (cuda, "is_bf16_supported"): lambda *_a, **_k: rec.capability >= (8, 0),
+        (cuda, "empty_cache"): rec.empty_cache,
+        (cuda, "memory_allocated"): lambda *_a, **_k: rec.live_bytes,
+        (cuda, "max_memory_allocated"): lambda *_a, **_k: rec.peak_bytes,
+        (cuda, "reset_peak_memory_stats"): lambda *_a, **_k: None,
+        (cuda, "manual_seed"): lambda *_a, **_k: None,
+        (cuda, "manual_seed_all"): lambda *_a, **_k: None,
+        (cuda, "mem_get_info"): lambda *_a, **_k: (capacity - rec.live_bytes, capacity),
+    }
+    # rule optimizer_foreach: the optimizers see meta tensors as CUDA ones
+    opt_mod = importlib.import_module("torch.optim.optimizer")
+    for name in ("_get_foreach_kernels_supported_devices", "_get_fused_kernels_supported_devices"):
+        if hasattr(opt_mod, name):
+            patches[(opt_mod, name)] = (lambda f: (lambda: list(f()) + ["meta"]))(getattr(opt_mod, name))
+    saved = {k: getattr(k[0], k[1], None) for k in patches}
+    for (obj, name), value in patches.items():
+        setattr(obj, name, value)
+    handle = opt_mod.register_optimizer_step_post_hook(step_hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+        for (obj, name), value in saved.items():
+            setattr(obj, name, value)
+
+
+def _live_tensors(roots: Tuple[Any, ...]) -> List[Tuple[Any, str]]:
+    """The meta tensors live now, parameters and buffers first with their names."""
+    torch = _torch()
+    found: List[Tuple[Any, str]] = []
+    modules = [r for r in roots if isinstance(r, torch.nn.Module)]
+    if not modules:
+        objs = [o for o in gc.get_objects() if issubclass(type(o), torch.nn.Module)]
+        children = {id(c) for o in objs for c in o.children()}
+        modules = [o for o in objs if id(o) not in children]
+    for m in modules:
+        for name, p in m.named_parameters():
+            found.append((p, "parameter " + name))
+        for name, b in m.named_buffers():
+            found.append((b, "buffer " + name))
+    for o in gc.get_objects():
+        if issubclass(type(o), torch.Tensor) and not issubclass(type(o), torch.nn.Parameter):
+            found.append((o, "live before the recording"))
+    return [(t, tag) for t, tag in found if t.device.type == "meta"]
+
+
+def _catalog_capability(device: str) -> Tuple[Tuple[int, int], int]:
+    """The compute capability and capacity of a catalog card (gpusim gpus), else (8, 0) and 80 GiB."""
+    try:
+        from . import _call
+        rows: Any = _call("gpus", ["--format=json"])
+        for row in rows if isinstance(rows, list) else rows.get("gpus", []):
+            names = [str(row.get("name", ""))] + str(row.get("aliases", "")).split(",")
+            if device.lower() in (n.lower() for n in names if n):
+                cc = row.get("compute_capability")
+                return (rules.parse_capability(cc) if isinstance(cc, str) else (8, 0),
+                        int(row.get("capacity_bytes", 80 << 30)))
+    except Exception:  # noqa: BLE001 — no library: the defaults
+        pass
+    return (8, 0), 80 << 30
+
+
+@contextlib.contextmanager
+def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute_capability: Optional[str] = None,
+              capacity_bytes: Optional[int] = None, name: Optional[str] = None,
+              roots: Tuple[Any, ...] = ()) -> Iterator[Recorder]:
+    """Records the code in the with-block into path (trace v1 JSON Lines).
+
+    device: the card (a gpusim catalog name) the trace says it was recorded on; its compute
+    capability decides the cuBLAS workspace and the attention backend (compute_capability=
+    "9.0" overrides it). The file appears only when the block ends without an exception
+    (StopRecording ends it early and still writes it)."""
+    torch = _torch()
+    cc, cap = _catalog_capability(device)
+    if compute_capability is not None:
+        cc = rules.parse_capability(compute_capability)
+    if capacity_bytes is not None:
+        cap = capacity_bytes
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, body_path = tempfile.mkstemp(prefix=".gpusim-record-", dir=directory)
+    ok = False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as body:
+            rec = Recorder(body, device, cc)
+            _active.append(rec)
+            function_mode, dispatch_mode = _modes(rec)
+
+            def pre(module: Any, _inputs: Any) -> None:
+                if id(module) not in rec._names:
+                    rec.name_modules(module)
+                rec._stack.append(rec._names.get(id(module), ""))
+
+            def post(_module: Any, _inputs: Any, _output: Any) -> None:
+                if rec._stack:
+                    rec._stack.pop()
+
+            hooks = [torch.nn.modules.module.register_module_forward_pre_hook(pre),
+                     torch.nn.modules.module.register_module_forward_hook(post)]
+            try:
+                for t, tag in _live_tensors(roots):
+                    rec.track(t, tag)
+                for r in roots:
+                    if isinstance(r, torch.nn.Module):
+                        rec.name_modules(r)
+                rec.mark("model loaded")
+                with _cuda_as(rec, cap), function_mode, dispatch_mode:
+                    try:
+                        yield rec
+                    except StopRecording:
+                        pass
+            finally:
+                rec.stopped = True
+                for h in hooks:
+                    h.remove()
+                _active.remove(rec)
+        _write_trace(path, body_path, rec, name or os.path.splitext(os.path.basename(path))[0], cap)
+        ok = True
+    finally:
+        if not ok and os.path.exists(body_path):
+            os.unlink(body_path)
+
+
+def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: int) -> None:
+    torch = _torch()
+    header = {
+        "format": "gpusim-trace", "version": 1, "name": name,
+        "device": {"name": rec.device, "capacity_bytes": capacity,
+                   "compute_capability": "%d.%d" % rec.capability},
+        "meta": {"recorded_by": "gpusim record", "torch_version": str(torch.__version__),
+                 "optimizer_steps": rec.steps, "rules": sorted(rules.RULES),
+                 "non_pytorch_bytes": 0},
+    }
+    tmp = body_path + ".trace"
+    try:
+        with open(tmp, "w", encoding="utf-8") as out, open(body_path, encoding="utf-8") as body:
+            out.write(json.dumps(header, separators=(",", ":")) + "\n")
+            for line in body:
+                out.write(line)
+        os.replace(tmp, path)
+    finally:
+        for p in (tmp, body_path):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, device: str = "A100-80GB",
+           compute_capability: Optional[str] = None, **kwargs: Any) -> Dict[str, int]:
+    """Runs fn(*args, **kwargs) under recording(path, device) and returns the trace's counts:
+    {"events", "peak_allocated_bytes", "optimizer_steps"}. Modules among args name the
+    parameters (tags "parameter layers.0.weight")."""
+    with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
+        fn(*args, **kwargs)
+    return {"events": rec.events, "peak_allocated_bytes": rec.peak_bytes, "optimizer_steps": rec.steps}
+
+
+def mark(name: str, stop: bool = False) -> None:
+    """An annotation in the trace being recorded (none: nothing); stop=True ends the recording here."""
+    if not _active:
+        return
+    _active[-1].mark(name)
+    if stop:
+        raise StopRecording(name)
