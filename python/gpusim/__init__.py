@@ -35,7 +35,7 @@ import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from .record import RecordError, StopRecording, mark, record, recording
+from .record_trace import RecordError, StopRecording, mark, record, recording
 
 __all__ = ["record", "recording", "mark", "RecordError", "StopRecording", "replay", "compare", "plan", "tune", "sweep", "sweep_merge", "version", "Error", "UsageError", "TraceError", "FileError",
            "OutOfMemoryError", "GpusimWarning", "Result", "Trace"]

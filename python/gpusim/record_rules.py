@@ -1,7 +1,7 @@
 """What the CUDA build of PyTorch allocates that a CPU run with shape-only tensors does not.
 
 Each rule says which PyTorch source it models (the 2.13/2.14 releases, read upstream);
-record.py applies them while it records. The rules, in one table (RULES) so that the
+record_trace.py applies them while it records. The rules, in one table (RULES) so that the
 docs and the tests name the same ones:
 
 cublas_workspace   aten/src/ATen/cuda/CublasHandlePool.cpp: the first cuBLAS call on a

@@ -83,6 +83,7 @@ class Recorder:
         self.live_bytes = 0
         self.peak_bytes = 0
         self.stopped = False
+        self.max_steps = 0
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, event: Dict[str, Any]) -> None:
@@ -327,6 +328,8 @@ def _cuda_as(rec: Recorder, capacity: int) -> Iterator[None]:
     def step_hook(_opt: Any, _args: Any, _kwargs: Any) -> None:
         rec.steps += 1
         rec.mark("optimizer step %d" % rec.steps)
+        if rec.max_steps and rec.steps >= rec.max_steps:
+            raise StopRecording("optimizer step %d" % rec.steps)
 
     patches: Dict[Tuple[Any, str], Any] = {
         (cuda, "is_available"): lambda: True,
@@ -402,12 +405,12 @@ def _catalog_capability(device: str) -> Tuple[Tuple[int, int], int]:
 @contextlib.contextmanager
 def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute_capability: Optional[str] = None,
               capacity_bytes: Optional[int] = None, name: Optional[str] = None,
-              roots: Tuple[Any, ...] = ()) -> Iterator[Recorder]:
+              roots: Tuple[Any, ...] = (), max_steps: int = 0) -> Iterator[Recorder]:
     """Records the code in the with-block into path (trace v1 JSON Lines).
 
     device: the card (a gpusim catalog name) the trace says it was recorded on; its compute
     capability decides the cuBLAS workspace and the attention backend (compute_capability=
-    "9.0" overrides it). The file appears only when the block ends without an exception
+    "9.0" overrides it). max_steps=N ends the recording after N optimizer steps. The file appears only when the block ends without an exception
     (StopRecording ends it early and still writes it)."""
     torch = _torch()
     cc, cap = _catalog_capability(device)
@@ -422,6 +425,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as body:
             rec = Recorder(body, device, cc)
+            rec.max_steps = max_steps
             _active.append(rec)
             function_mode, dispatch_mode = _modes(rec)
 
