@@ -192,9 +192,9 @@ def _to_meta(device: Any) -> Any:
 
 def _modes(rec: Recorder) -> Tuple[Any, Any]:
     torch = _torch()
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
+    TorchFunctionMode: Any = importlib.import_module("torch.overrides").TorchFunctionMode
+    TorchDispatchMode: Any = importlib.import_module("torch.utils._python_dispatch").TorchDispatchMode
+    tree_flatten: Any = importlib.import_module("torch.utils._pytree").tree_flatten
 
     flash = torch.ops.aten._scaled_dot_product_flash_attention.default
     efficient = torch.ops.aten._scaled_dot_product_efficient_attention.default
@@ -413,11 +413,11 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
     "9.0" overrides it). max_steps=N ends the recording after N optimizer steps. The file appears only when the block ends without an exception
     (StopRecording ends it early and still writes it)."""
     torch = _torch()
-    cc, cap = _catalog_capability(device)
-    if compute_capability is not None:
-        cc = rules.parse_capability(compute_capability)
-    if capacity_bytes is not None:
-        cap = capacity_bytes
+    # the catalog (libgpusim.so) only for what was not given
+    cat_cc, cat_cap = _catalog_capability(device) if compute_capability is None or capacity_bytes is None \
+        else ((8, 0), 0)
+    cc = rules.parse_capability(compute_capability) if compute_capability is not None else cat_cc
+    cap = capacity_bytes if capacity_bytes is not None else cat_cap
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, body_path = tempfile.mkstemp(prefix=".gpusim-record-", dir=directory)
