@@ -11,6 +11,16 @@ cublas_workspace   aten/src/ATen/cuda/CublasHandlePool.cpp: the first cuBLAS cal
                    by default 4096 KiB x 8 = 32 MiB on compute capability 9.0 and
                    4096 KiB x 2 + 16 KiB x 8 = 8 MiB + 128 KiB elsewhere
                    (parseChosenWorkspaceSize).
+                   The autograd engine runs backward on a thread of its own per CUDA device
+                   (torch/csrc/autograd/engine.cpp), and the handle pool gives each thread its
+                   own handle (the thread-local PoolWindow), so backward's first cuBLAS call
+                   allocates a second workspace. The workspace is taken when the kernel calls
+                   cuBLAS, after the op allocated its output.
+cublas_operand_copy aten/src/ATen/native/cuda/Blas.cpp prepare_matrix_for_cublas and
+                   prepare_batch_matrix_for_cublas: an operand of mm, bmm, addmm or baddbmm
+                   whose last two dimensions are neither row-major nor column-major with a
+                   usable leading dimension (an expanded gradient, stride 0) is first copied
+                   contiguous; the copy lives for the call.
 cublaslt_workspace same file: addmm with a 1-D bias runs through cuBLASLt (gemm_and_bias),
                    whose workspace is a second allocation per (handle, stream) of
                    CUBLASLT_WORKSPACE_SIZE KiB (default 1024), capped at the cuBLAS workspace;
@@ -44,6 +54,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 #: rule name -> the PyTorch source it models (the docstring above says how)
 RULES: Dict[str, str] = {
     "cublas_workspace": "aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize, setWorkspaceForHandle",
+    "cublas_operand_copy": "aten/src/ATen/native/cuda/Blas.cpp prepare_(batch_)matrix_for_cublas",
     "cublaslt_workspace": "aten/src/ATen/cuda/CublasHandlePool.cpp getCUDABlasLtWorkspace(Size)",
     "sdpa_backend": "aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend",
     "sdpa_rng_host": "aten/src/ATen/native/transformers/cuda/attention.cu (seed, offset without dropout)",
@@ -94,6 +105,27 @@ def cublaslt_workspace_bytes(cc: Tuple[int, int], env: Optional[Mapping[str, str
 #: the aten ops that reach cuBLAS (at::cuda::blas), by their overload packet's name
 CUBLAS_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "vdot", "_addmm_activation",
                         "_scaled_mm", "_int_mm"})
+
+
+#: the matrix operands' argument positions of the ops whose CUDA kernels prepare them for cuBLAS
+CUBLAS_OPERANDS: Dict[str, Tuple[int, ...]] = {
+    "mm": (0, 1), "bmm": (0, 1), "addmm": (1, 2), "baddbmm": (1, 2), "addbmm": (1, 2), "_addmm_activation": (1, 2),
+}
+
+
+def needs_operand_copy(shape: Tuple[int, ...], stride: Tuple[int, ...]) -> bool:
+    """True when cuBLAS cannot read this operand as it is (rule cublas_operand_copy): its last two
+    dimensions (rows, cols) are neither row-major (col stride 1, row stride >= max(1, cols)) nor
+    column-major (row stride 1, col stride >= max(1, rows))."""
+    if len(shape) < 2 or 0 in shape:
+        return False
+    rows, cols = shape[-2], shape[-1]
+    srow, scol = stride[-2], stride[-1]
+    if scol == 1 and (srow >= max(1, cols) or rows == 1):
+        return False
+    if srow == 1 and (scol >= max(1, rows) or cols == 1):
+        return False
+    return True
 
 
 def uses_cublaslt(op: str, args: Tuple[Any, ...]) -> bool:

@@ -74,7 +74,7 @@ class Recorder:
         self._env = dict(os.environ) if env is None else env
         self._next_id = 1
         self._live: Dict[int, Tuple[Any, int, int]] = {}  # id(storage) -> (weakref, trace id, bytes)
-        self._workspaces: Dict[Tuple[str, int], int] = {}  # (kind, stream) -> trace id
+        self._workspaces: Dict[Tuple[str, str, int], int] = {}  # (kind, thread, stream) -> trace id
         self._names: Dict[int, str] = {}  # id(module) -> qualified name
         self._stack: List[str] = []
         self.stream = 0
@@ -168,14 +168,28 @@ class Recorder:
         return path + ":" + op if path else op
 
     # -- rule cublas_workspace / cublaslt_workspace ---------------------------------------------
-    def cublas(self, op: str, args: Tuple[Any, ...]) -> None:
-        key = ("cublas", self.stream)
+    def cublas(self, op: str, args: Tuple[Any, ...], tag: str) -> None:
+        """What a cuBLAS call adds after its output: copies of the operands cuBLAS cannot take
+        (rule cublas_operand_copy), the workspaces of this thread's handle on this stream
+        (rules cublas_workspace, cublaslt_workspace; backward runs on the autograd engine's
+        device thread, whose handle is another one), then the copies freed."""
+        copies = []
+        for at in rules.CUBLAS_OPERANDS.get(op, ()):
+            a = args[at] if at < len(args) else None
+            if a is not None and rules.needs_operand_copy(tuple(a.shape), tuple(a.stride())):
+                size = a.numel() * a.element_size()
+                copies.append((self.alloc(size, tag + " (operand copy)"), size))
+        thread = "backward" if _torch()._C._current_autograd_node() is not None else "main"
+        key = ("cublas", thread, self.stream)
         if key not in self._workspaces:
             self._workspaces[key] = self.alloc(rules.cublas_workspace_bytes(self.capability, self._env),
                                                "cuBLAS workspace")
-        if rules.uses_cublaslt(op, args) and ("cublaslt", self.stream) not in self._workspaces:
+        lt = ("cublaslt", thread, self.stream)
+        if rules.uses_cublaslt(op, args) and lt not in self._workspaces:
             size = rules.cublaslt_workspace_bytes(self.capability, self._env)
-            self._workspaces[("cublaslt", self.stream)] = self.alloc(size, "cuBLASLt workspace") if size else 0
+            self._workspaces[lt] = self.alloc(size, "cuBLASLt workspace") if size else 0
+        for i, size in copies:
+            self.free(i, size)
 
 
 def _to_meta(device: Any) -> Any:
@@ -238,8 +252,6 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
             op = _op_name(func)
             flat = tree_flatten((args, kwargs))[0]
             on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
-            if on_device and op in rules.CUBLAS_OPS:
-                rec.cublas(op, args)
             try:
                 out = func(*args, **kwargs)
             except (NotImplementedError, RuntimeError) as e:
@@ -266,6 +278,8 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
             for a in flat:  # in-place ops, out=, resize_, set_
                 if isinstance(a, torch.Tensor) and a.device.type == "meta":
                     rec.track(a, tag)
+            if op in rules.CUBLAS_OPS:
+                rec.cublas(op, args, tag)
             return out
 
     return CudaAsMeta(), Storages()
