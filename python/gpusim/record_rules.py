@@ -41,6 +41,20 @@ optimizer_foreach  torch/optim/optimizer.py _default_to_fused_or_foreach: on CUD
                    SGD and the others default to their foreach (multi-tensor) implementation,
                    whose temporaries (_foreach_sqrt of every exp_avg_sq, ...) are live together;
                    fused=True runs the fused kernels, which allocate none.
+subclass_like_branch aten/src/ATen/TensorSubclassLikeUtils.h: a meta tensor, or any tensor while
+                   a dispatch mode is on, counts as "subclass-like", and autograd formulas of
+                   torch/csrc/autograd/FunctionsManual.cpp then take their out-of-place branch
+                   (value_selecting_reduction_backward: zeros then scatter instead of
+                   scatter_; index_backward: index_put instead of index_put_), which allocates
+                   a second buffer the CUDA build does not. In backward, such an op on the
+                   buffer allocated just before it is recorded as the CUDA build runs it: in
+                   place, no new block.
+grad_accumulate_in_place torch/csrc/autograd/input_buffer.cpp accumulate(): when two gradients
+                   of one input meet, the engine adds the second into the first in place if the
+                   first is dense, unshared and not subclass-like (else into the second, else
+                   out of place); meta tensors are subclass-like, so the CPU run allocates a
+                   sum the CUDA build does not. An add the engine makes after the node's formula
+                   ran is recorded in place into the dense operand.
 host_memory        pinned host memory (pin_memory, the DataLoader's pin_memory=True) and CPU
                    tensors are not device memory: left out.
 """
@@ -59,6 +73,8 @@ RULES: Dict[str, str] = {
     "sdpa_backend": "aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend",
     "sdpa_rng_host": "aten/src/ATen/native/transformers/cuda/attention.cu (seed, offset without dropout)",
     "optimizer_foreach": "torch/optim/optimizer.py _default_to_fused_or_foreach",
+    "subclass_like_branch": "aten/src/ATen/TensorSubclassLikeUtils.h, torch/csrc/autograd/FunctionsManual.cpp",
+    "grad_accumulate_in_place": "torch/csrc/autograd/input_buffer.cpp accumulate",
     "host_memory": "pinned and CPU tensors are not device memory",
 }
 
@@ -146,6 +162,12 @@ def sdpa_backend(cc: Tuple[int, int], dtype_name: str, head_dim: int, has_mask: 
             return "math"
         return "efficient"
     return "math"
+
+
+#: the out-of-place ops that autograd formulas use on meta tensors where the CUDA build runs the
+#: in-place form on a buffer it just allocated (rule subclass_like_branch)
+IN_PLACE_ON_CUDA = frozenset({"scatter", "scatter_add", "scatter_reduce", "index_put", "_index_put_impl",
+                              "index_add", "index_copy", "index_fill", "masked_fill", "masked_scatter"})
 
 
 #: per op: the outputs that are host tensors on the CUDA build when dropout_p (at that

@@ -84,6 +84,7 @@ class Recorder:
         self.peak_bytes = 0
         self.stopped = False
         self.max_steps = 0
+        self._last_key = 0
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, event: Dict[str, Any]) -> None:
@@ -140,6 +141,11 @@ class Recorder:
             return
         ref = weakref.ref(st, self._on_death(key))
         self._live[key] = (ref, self.alloc(nbytes, tag) if nbytes > 0 else 0, nbytes)
+        self._last_key = key
+
+    def is_fresh(self, t: Any) -> bool:
+        """t's storage is the last one allocated (a buffer an autograd formula just made)."""
+        return bool(t.device.type == "meta" and id(t.untyped_storage()) == self._last_key and self.is_tracked(t))
 
     def is_tracked(self, t: Any) -> bool:
         st = t.untyped_storage()
@@ -204,6 +210,27 @@ def _to_meta(device: Any) -> Any:
     return device
 
 
+def _formula_done(meta: Dict[str, Any]) -> Callable[..., None]:
+    def done(*_args: Any) -> None:
+        meta["gpusim_done"] = True
+    return done
+
+
+def _accumulated_in_place(torch: Any, args: Tuple[Any, ...]) -> Any:
+    """The gradient the CUDA build's engine adds into in place, or None (rule grad_accumulate_in_place)."""
+    if len(args) != 2 or torch.is_grad_enabled():
+        return None
+    node = torch._C._current_autograd_node()
+    if node is None or not node.metadata.get("gpusim_done"):
+        return None
+    for old, new in ((args[0], args[1]), (args[1], args[0])):
+        if (isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and old.device.type == "meta"
+                and old._base is None and old.is_contiguous() and old.shape == torch.broadcast_shapes(old.shape, new.shape)
+                and old.dtype == torch.result_type(old, new)):
+            return old
+    return None
+
+
 def _modes(rec: Recorder) -> Tuple[Any, Any]:
     torch = _torch()
     TorchFunctionMode: Any = importlib.import_module("torch.overrides").TorchFunctionMode
@@ -233,14 +260,19 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                 return _attention(rec, args, kwargs)
             out = func(*args, **kwargs)
             path = rec.module_path()
-            if path:
-                for t in tree_flatten(out)[0]:
-                    fn = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
-                    if fn is not None:
-                        try:
-                            fn.metadata.setdefault("gpusim_module", path)
-                        except (AttributeError, RuntimeError):
-                            pass
+            for t in tree_flatten(out)[0]:
+                fn = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+                if fn is None:
+                    continue
+                try:
+                    meta = fn.metadata
+                    if "gpusim_module" not in meta:
+                        meta["gpusim_module"] = path
+                        # after the node's formula ran, an add in it is the engine summing two
+                        # gradients of one input (rule grad_accumulate_in_place)
+                        fn.register_hook(_formula_done(meta))
+                except (AttributeError, RuntimeError):
+                    pass
             return out
 
     class Storages(TorchDispatchMode):  # type: ignore[misc]
@@ -252,6 +284,13 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
             op = _op_name(func)
             flat = tree_flatten((args, kwargs))[0]
             on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
+            if (op in rules.IN_PLACE_ON_CUDA and args and isinstance(args[0], torch.Tensor)
+                    and torch._C._current_autograd_node() is not None and rec.is_fresh(args[0])):
+                return args[0]  # rule subclass_like_branch: the CUDA build fills the buffer in place
+            if op == "add" and not kwargs.get("alpha", 1) != 1:
+                acc = _accumulated_in_place(torch, args)
+                if acc is not None:
+                    return acc
             try:
                 out = func(*args, **kwargs)
             except (NotImplementedError, RuntimeError) as e:

@@ -65,27 +65,28 @@ first = [(e["size"], e["tag"]) for e in evs[:2]]
 check(first == [(65536, "parameter weight"), (1024, "parameter bias")],
       "parameters first, named: %s" % first)
 check(evs[2] == {"op": "mark", "name": "model loaded"}, "then the mark: %s" % evs[2])
+# the kernel allocates its output, then calls cuBLAS, whose handle takes its workspaces:
 # rule cublas_workspace on 8.0: 4096 KiB x 2 + 16 KiB x 8 = 8388608 + 131072 = 8519680 B;
 # rule cublaslt_workspace: 1024 KiB = 1048576 B (below the cuBLAS one, so not capped)
 got = allocs(evs)
-want = [(8192, "randn"), (8519680, "cuBLAS workspace"), (1048576, "cuBLASLt workspace"), (32768, "addmm")]
+want = [(8192, "randn"), (32768, "addmm"), (8519680, "cuBLAS workspace"), (1048576, "cuBLASLt workspace")]
 check(got == want, "linear forward on 8.0: %s, want %s" % (got, want))
 # peak: 65536 + 1024 + 8192 + 8519680 + 1048576 + 32768 = 9675776
 check(counts["peak_allocated_bytes"] == 9675776, "peak %d, want 9675776" % counts["peak_allocated_bytes"])
 
 # 9.0 (Hopper): 4096 KiB x 8 = 33554432 B
 _, _, evs = run("linear_h100", forward, lin, cc="9.0")
-check(allocs(evs)[1] == (33554432, "cuBLAS workspace"), "9.0 workspace: %s" % (allocs(evs)[1],))
+check(allocs(evs)[2] == (33554432, "cuBLAS workspace"), "9.0 workspace: %s" % (allocs(evs)[2],))
 # CUBLAS_WORKSPACE_CONFIG=:4096:8 on 8.0: 4096 KiB x 8 = 33554432; :16:8 = 16 KiB x 8 = 131072,
 # which also caps the cuBLASLt workspace at 131072
 _, _, evs = run("linear_conf", forward, lin, env={"CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
-check(allocs(evs)[1] == (33554432, "cuBLAS workspace"), ":4096:8: %s" % (allocs(evs)[1],))
+check(allocs(evs)[2] == (33554432, "cuBLAS workspace"), ":4096:8: %s" % (allocs(evs)[2],))
 _, _, evs = run("linear_small", forward, lin, env={"CUBLAS_WORKSPACE_CONFIG": ":16:8"})
-check(allocs(evs)[1:3] == [(131072, "cuBLAS workspace"), (131072, "cuBLASLt workspace")],
-      ":16:8: %s" % (allocs(evs)[1:3],))
+check(allocs(evs)[2:4] == [(131072, "cuBLAS workspace"), (131072, "cuBLASLt workspace")],
+      ":16:8: %s" % (allocs(evs)[2:4],))
 # TORCH_CUBLASLT_UNIFIED_WORKSPACE=1: cuBLASLt shares the cuBLAS workspace, no second block
 _, _, evs = run("linear_unified", forward, lin, env={"TORCH_CUBLASLT_UNIFIED_WORKSPACE": "1"})
-check([t for _, t in allocs(evs)] == ["randn", "cuBLAS workspace", "addmm"], "unified: %s" % allocs(evs))
+check([t for _, t in allocs(evs)] == ["randn", "addmm", "cuBLAS workspace"], "unified: %s" % allocs(evs))
 
 
 # one workspace per stream, not per call: two matmuls, one workspace
@@ -96,6 +97,56 @@ def two_mm():
 
 _, _, evs = run("two_mm", two_mm)
 check([t for _, t in allocs(evs)].count("cuBLAS workspace") == 1, "one workspace per stream: %s" % allocs(evs))
+
+
+# backward runs on the autograd engine's device thread, whose cuBLAS handle is another one: a
+# second workspace at backward's first matmul, and none after it
+
+
+def fwd_bwd(model):
+    model(torch.randn(32, 64, device="cuda")).sum().backward()
+    model(torch.randn(32, 64, device="cuda")).sum().backward()
+
+
+_, _, evs = run("threads", fwd_bwd, lin)
+ws = [t for _, t in allocs(evs) if "workspace" in t]
+check(ws == ["cuBLAS workspace", "cuBLASLt workspace", "cuBLAS workspace"],
+      "main thread cuBLAS + cuBLASLt, backward thread cuBLAS (mm, no bias): %s" % ws)
+
+
+# rule cublas_operand_copy: an expanded operand (stride 0) is copied contiguous for the call,
+# after the output and before the workspace: 16*16*4 = 1024 B, freed after the call
+def expanded():
+    a = torch.randn(16, 16, device="cuda")
+    b = torch.ones(1, 1, device="cuda").expand(16, 16)
+    return a @ b
+
+
+_, _, evs = run("expanded", expanded)
+body = evs[evs.index({"op": "mark", "name": "model loaded"}) + 1:]
+seq = [(e["op"], e.get("size"), e.get("tag", "")) for e in body]
+check(seq[2:6] == [("alloc", 1024, "mm"), ("alloc", 1024, "mm (operand copy)"),
+                   ("alloc", 8519680, "cuBLAS workspace"), ("free", None, "")],
+      "operand copy: %s" % seq)
+
+
+# rule subclass_like_branch and grad_accumulate_in_place: max's backward fills a zeros buffer in
+# place, and the engine sums e's two gradients into one of them: softmax over 4 x 8 float32
+# (128 B a tensor). Backward allocates ones(4 B), then per node: div 128 + 128 + neg 128 +
+# mul 128, sum 16; exp 128; sub 128... but never a second 128 B buffer for max (zeros + scatter)
+# and never an "add" of two 128 B gradients
+def softmax():
+    x = torch.randn(4, 8, device="cuda", requires_grad=True)
+    top = x.max(dim=-1, keepdim=True).values
+    e = torch.exp(x - top)
+    (e / e.sum(-1, keepdim=True)).sum().backward()
+
+
+_, _, evs = run("softmax", softmax)
+tags = [t for _, t in allocs(evs)]
+check(not any(t.endswith(":add") for t in tags), "gradients summed in place: %s" % tags)
+check(not any(t.endswith(":scatter") for t in tags) and any(t.endswith(":new_zeros") for t in tags),
+      "max's backward scatters into its zeros in place: %s" % tags)
 
 
 # --- frees in program order, views share the storage, resize_ ----------------------------------
