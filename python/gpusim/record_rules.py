@@ -55,6 +55,15 @@ grad_accumulate_in_place torch/csrc/autograd/input_buffer.cpp accumulate(): when
                    out of place); meta tensors are subclass-like, so the CPU run allocates a
                    sum the CUDA build does not. An add the engine makes after the node's formula
                    ran is recorded in place into the dense operand.
+autocast           aten/src/ATen/autocast_mode.cpp (the CUDA lists) and torch/amp/autocast_mode.py:
+                   autocast("cuda") never touches meta tensors, so the recorder casts as its
+                   CUDA dispatch key would: matmuls, convolutions and attention take their
+                   floating-point inputs in the autocast dtype (lower_precision_fp), the
+                   float32 list (softmax, norms, losses, exp, log, sum, ...) in float32; a
+                   parameter's cast (a leaf that requires grad) is cached until the outermost
+                   autocast region exits (cached_cast, clear_autocast_cache). Only the ops
+                   called from Python are cast (an op inside a composite one is cast where the
+                   composite's inputs are).
 host_memory        pinned host memory (pin_memory, the DataLoader's pin_memory=True) and CPU
                    tensors are not device memory: left out.
 """
@@ -75,6 +84,7 @@ RULES: Dict[str, str] = {
     "optimizer_foreach": "torch/optim/optimizer.py _default_to_fused_or_foreach",
     "subclass_like_branch": "aten/src/ATen/TensorSubclassLikeUtils.h, torch/csrc/autograd/FunctionsManual.cpp",
     "grad_accumulate_in_place": "torch/csrc/autograd/input_buffer.cpp accumulate",
+    "autocast": "aten/src/ATen/autocast_mode.cpp, torch/amp/autocast_mode.py",
     "host_memory": "pinned and CPU tensors are not device memory",
 }
 
@@ -168,6 +178,19 @@ def sdpa_backend(cc: Tuple[int, int], dtype_name: str, head_dim: int, has_mask: 
 #: in-place form on a buffer it just allocated (rule subclass_like_branch)
 IN_PLACE_ON_CUDA = frozenset({"scatter", "scatter_add", "scatter_reduce", "index_put", "_index_put_impl",
                               "index_add", "index_copy", "index_fill", "masked_fill", "masked_scatter"})
+
+
+#: autocast's lower_precision_fp functions, by the name the Python call has (rule autocast)
+AUTOCAST_LOWER = ("linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv",
+                  "addr", "mv", "dot", "vdot", "einsum", "chain_matmul", "multi_dot", "conv1d", "conv2d", "conv3d",
+                  "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc", "prelu",
+                  "scaled_dot_product_attention", "_convolution", "convolution", "cudnn_convolution")
+#: autocast's float32 functions (rule autocast)
+AUTOCAST_FP32 = ("softmax", "log_softmax", "layer_norm", "group_norm", "rms_norm", "cross_entropy", "nll_loss",
+                 "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits",
+                 "cosine_similarity", "exp", "expm1", "log", "log10", "log2", "log1p", "pow", "reciprocal", "rsqrt",
+                 "sum", "prod", "cumsum", "cumprod", "logsumexp", "norm", "dist", "cdist", "pdist", "softplus",
+                 "acos", "asin", "cosh", "sinh", "tan", "erfinv")
 
 
 #: per op: the outputs that are host tensors on the CUDA build when dropout_p (at that

@@ -85,6 +85,7 @@ class Recorder:
         self.stopped = False
         self.max_steps = 0
         self._last_key = 0
+        self.autocast_cache: Dict[int, Tuple[Any, Any]] = {}  # id(parameter) -> (parameter, its cast)
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, event: Dict[str, Any]) -> None:
@@ -210,6 +211,12 @@ def _to_meta(device: Any) -> Any:
     return device
 
 
+def _formula_starts(meta: Dict[str, Any]) -> Callable[..., None]:
+    def starts(*_args: Any) -> None:
+        meta.pop("gpusim_done", None)
+    return starts
+
+
 def _formula_done(meta: Dict[str, Any]) -> Callable[..., None]:
     def done(*_args: Any) -> None:
         meta["gpusim_done"] = True
@@ -240,6 +247,8 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
     flash = torch.ops.aten._scaled_dot_product_flash_attention.default
     efficient = torch.ops.aten._scaled_dot_product_efficient_attention.default
     sdpa = torch.nn.functional.scaled_dot_product_attention
+    autocast_lower = frozenset(rules.AUTOCAST_LOWER)
+    autocast_fp32 = frozenset(rules.AUTOCAST_FP32)
 
     class CudaAsMeta(TorchFunctionMode):  # type: ignore[misc]
         """Maps CUDA devices to meta, picks the attention backend, labels autograd nodes."""
@@ -256,23 +265,31 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                 return args[0]  # rule host_memory
             if name == "to":
                 args = tuple(_to_meta(a) for a in args)
+            if name in autocast_lower or name in autocast_fp32:
+                args, kwargs = _autocast(rec, torch, name in autocast_lower, args, kwargs)
             if func is sdpa:
                 return _attention(rec, args, kwargs)
             out = func(*args, **kwargs)
             path = rec.module_path()
-            for t in tree_flatten(out)[0]:
-                fn = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+            # label the autograd nodes this call made (the ones inside a composite op too:
+            # linear's mm under its view) with the module path, for backward's tags
+            todo = [getattr(t, "grad_fn", None) for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            while todo:
+                fn = todo.pop()
                 if fn is None:
                     continue
                 try:
                     meta = fn.metadata
-                    if "gpusim_module" not in meta:
-                        meta["gpusim_module"] = path
-                        # after the node's formula ran, an add in it is the engine summing two
-                        # gradients of one input (rule grad_accumulate_in_place)
-                        fn.register_hook(_formula_done(meta))
+                    if "gpusim_module" in meta:
+                        continue
+                    meta["gpusim_module"] = path
+                    # after the node's formula ran, an add in it is the engine summing two
+                    # gradients of one input (rule grad_accumulate_in_place)
+                    fn.register_prehook(_formula_starts(meta))
+                    fn.register_hook(_formula_done(meta))
                 except (AttributeError, RuntimeError):
-                    pass
+                    continue
+                todo.extend(f for f, _ in fn.next_functions)
             return out
 
     class Storages(TorchDispatchMode):  # type: ignore[misc]
@@ -324,6 +341,35 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
     return CudaAsMeta(), Storages()
 
 
+def _autocast(rec: Recorder, torch: Any, lower: bool, args: Tuple[Any, ...],
+              kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """autocast("cuda")'s casts of a call's floating-point arguments (rule autocast); the
+    casts of parameters are cached until the outermost autocast region ends."""
+    if not torch.is_autocast_enabled("cuda"):
+        return args, kwargs
+    want = torch.get_autocast_dtype("cuda") if lower else torch.float32
+    cache = torch.is_autocast_cache_enabled()
+
+    def cast(a: Any) -> Any:
+        if not (isinstance(a, torch.Tensor) and a.device.type == "meta" and a.is_floating_point()
+                and a.dtype not in (torch.float64, want)):
+            return a
+        if lower and cache and a.is_leaf and a.requires_grad:
+            hit = rec.autocast_cache.get(id(a))
+            if hit is None or hit[0] is not a:
+                hit = (a, a.to(want))
+                rec.autocast_cache[id(a)] = hit
+            return hit[1]
+        return a.to(want)
+
+    def walk(a: Any) -> Any:
+        if isinstance(a, (list, tuple)):
+            return type(a)(walk(x) for x in a)
+        return cast(a)
+
+    return tuple(walk(a) for a in args), {k: walk(v) for k, v in kwargs.items()}
+
+
 def _explain(op: str, e: BaseException) -> str:
     base = op.split(".")[1] if op.startswith("aten.") else op
     if base in _DATA_DEPENDENT:
@@ -372,8 +418,10 @@ class _FakeProperties:
 
 
 @contextlib.contextmanager
-def _cuda_as(rec: Recorder, capacity: int) -> Iterator[None]:
-    """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults."""
+def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]:
+    """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults; activation
+    checkpointing recomputes under the recorder's function mode (the autograd engine does not
+    carry Python function modes into backward)."""
     torch = _torch()
     cuda = torch.cuda
     props = _FakeProperties(rec.device, capacity, rec.capability)
@@ -402,6 +450,35 @@ def _cuda_as(rec: Recorder, capacity: int) -> Iterator[None]:
         (cuda, "manual_seed_all"): lambda *_a, **_k: None,
         (cuda, "mem_get_info"): lambda *_a, **_k: (capacity - rec.live_bytes, capacity),
     }
+    # rule autocast: the outermost autocast region's end empties the weight-cast cache
+    clear = torch.clear_autocast_cache
+
+    def clear_autocast_cache() -> None:
+        rec.autocast_cache.clear()
+        clear()
+
+    patches[(torch, "clear_autocast_cache")] = clear_autocast_cache
+    # activation checkpointing restores the autocast state of the inputs' device type for its
+    # recomputation: the inputs' "meta" is CUDA here
+    ckpt = importlib.import_module("torch.utils.checkpoint")
+    infer = ckpt._infer_device_type
+    patches[(ckpt, "_infer_device_type")] = lambda *a: "cuda" if infer(*a) == "meta" else infer(*a)
+    overrides = importlib.import_module("torch.overrides")
+
+    def under_mode(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            if any(m is function_mode for m in overrides._get_current_function_mode_stack()):
+                return fn(*a, **k)
+            with function_mode:
+                return fn(*a, **k)
+        return run
+
+    generator = ckpt._checkpoint_without_reentrant_generator
+    patches[(ckpt, "_checkpoint_without_reentrant_generator")] = \
+        lambda fn, *a, **k: generator(under_mode(fn), *a, **k)
+    reentrant = ckpt.CheckpointFunction.forward
+    patches[(ckpt.CheckpointFunction, "forward")] = \
+        staticmethod(lambda ctx, fn, *a: reentrant(ctx, under_mode(fn), *a))
     # rule optimizer_foreach: the optimizers see meta tensors as CUDA ones
     opt_mod = importlib.import_module("torch.optim.optimizer")
     for name in ("_get_foreach_kernels_supported_devices", "_get_fused_kernels_supported_devices"):
@@ -500,7 +577,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
                     if isinstance(r, torch.nn.Module):
                         rec.name_modules(r)
                 rec.mark("model loaded")
-                with _cuda_as(rec, cap), function_mode, dispatch_mode:
+                with _cuda_as(rec, cap, function_mode), function_mode, dispatch_mode:
                     try:
                         yield rec
                     except StopRecording:
