@@ -149,6 +149,43 @@ check(not any(t.endswith(":scatter") for t in tags) and any(t.endswith(":new_zer
       "max's backward scatters into its zeros in place: %s" % tags)
 
 
+# rule autocast: under autocast("cuda", bfloat16) a Linear 64 -> 256 casts its input
+# (32*64*2 = 4096 B), its weight (256*64*2 = 32768 B) and bias (256*2 = 512 B) to bfloat16 and
+# writes a bfloat16 output (32*256*2 = 16384 B); the weight's and bias's casts are cached: a second
+# call in the same region casts only the new input
+def amp(model):
+    x = torch.randn(32, 64, device="cuda")  # float32: 8192 B
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        a = model(x)
+        b = model(x)
+    return a, b
+
+
+_, _, evs = run("autocast", amp, lin)
+got = [(sz, t) for sz, t in allocs(evs) if "workspace" not in t]
+want = [(8192, "randn"), (4096, "_to_copy"), (32768, "_to_copy"), (512, "_to_copy"), (16384, "addmm"),
+        (4096, "_to_copy"), (16384, "addmm")]
+check(got == want, "autocast casts: %s, want %s" % (got, want))
+
+
+# activation checkpointing recomputes in backward under the recorder: with autocast, the
+# recomputation casts the input, weight and bias again (4096, 32768, 512 B; no CheckpointError)
+# and stops there, as the addmm saved nothing else (checkpoint's early stop): the output
+# (32*256*2 = 16384 B) is allocated once, in forward
+def ckpt(model):
+    x = torch.randn(32, 64, device="cuda", requires_grad=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        y = torch.utils.checkpoint.checkpoint(model, x, use_reentrant=False)
+    y.float().sum().backward()
+
+
+_, _, evs = run("checkpoint", ckpt, lin)
+got = allocs(evs)
+outs = [t for sz, t in got if sz == 16384 and t.endswith("addmm")]
+recast = [sz for sz, t in got if t == "backward:_to_copy"]
+check(outs == ["addmm"] and recast[1:4] == [4096, 32768, 512], "recomputation: %s" % got)
+
+
 # --- frees in program order, views share the storage, resize_ ----------------------------------
 def lifetimes():
     a = torch.empty(1000, device="cuda")      # 4000 B
