@@ -46,8 +46,9 @@ class RecordError(RuntimeError):
     """The program did something a recording without data cannot do (the message names the op)."""
 
 
-class StopRecording(Exception):
-    """Raised inside the program to end the recording there (mark(stop=True), --steps)."""
+class StopRecording(BaseException):
+    """Raised inside the program to end the recording there (mark(stop=True), --steps). A
+    BaseException, as SystemExit is, so that the program's own `except Exception` lets it pass."""
 
 
 _DATA_DEPENDENT = ("item", "_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique2",

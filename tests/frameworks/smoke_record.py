@@ -288,6 +288,14 @@ with gpusim.recording(path, compute_capability="8.0") as rec:
 _, evs = events(path)
 check(allocs(evs) == [(32, "empty")] and evs[-1] == {"op": "mark", "name": "here"},
       "stopped at the mark: %s" % evs[-3:])
+# the program's own `except Exception` does not stop the stop (StopRecording is a BaseException)
+path = os.path.join(tmp, "caught.jsonl")
+with gpusim.recording(path, compute_capability="8.0"):
+    try:
+        gpusim.mark("stop", stop=True)
+    except Exception:
+        check(False, "StopRecording was caught by except Exception")
+check(os.path.exists(path), "the stopped recording wrote its trace")
 path = os.path.join(tmp, "failed.jsonl")
 try:
     with gpusim.recording(path, compute_capability="8.0"):
