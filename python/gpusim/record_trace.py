@@ -264,6 +264,8 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                 return args[0].to("meta", non_blocking=bool(kwargs.get("non_blocking", False)))
             if name in ("pin_memory",):
                 return args[0]  # rule host_memory
+            if name == "record_stream":
+                return None  # not modelled: the free stays where the program makes it
             if name == "to":
                 args = tuple(_to_meta(a) for a in args)
             if name in autocast_lower or name in autocast_fp32:
@@ -418,6 +420,61 @@ class _FakeProperties:
         self.is_multi_gpu_board = False
 
 
+class _FakeStream:
+    """torch.cuda.Stream on the CPU: a number; allocations made under torch.cuda.stream(s)
+    carry it as their trace stream."""
+
+    def __init__(self, rec: Recorder, sid: int) -> None:
+        self.rec = rec
+        self.stream_id = sid
+        self.device = "cuda:0"
+
+    def wait_stream(self, _other: Any) -> None:
+        pass
+
+    def wait_event(self, _event: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> Any:
+        return event if event is not None else _FakeEvent()
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self) -> "_FakeStream":
+        self._saved = self.rec.stream
+        self.rec.stream = self.stream_id
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.rec.stream = self._saved
+
+
+class _FakeEvent:
+    """torch.cuda.Event on the CPU: no time passes."""
+
+    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
+        pass
+
+    def record(self, _stream: Any = None) -> None:
+        pass
+
+    def wait(self, _stream: Any = None) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, _other: Any) -> float:
+        return 0.0
+
+
 @contextlib.contextmanager
 def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]:
     """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults; activation
@@ -451,6 +508,29 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
         (cuda, "manual_seed_all"): lambda *_a, **_k: None,
         (cuda, "mem_get_info"): lambda *_a, **_k: (capacity - rec.live_bytes, capacity),
     }
+    # streams: the default one is 0, each new one the next number
+    default = _FakeStream(rec, 0)
+    made = [0]
+
+    def new_stream(*_a: Any, **_k: Any) -> _FakeStream:
+        made[0] += 1
+        return _FakeStream(rec, made[0])
+
+    def use_stream(stream: Any) -> Any:
+        return stream if isinstance(stream, _FakeStream) else contextlib.nullcontext()
+
+    patches.update({
+        (cuda, "Stream"): new_stream,
+        (cuda, "Event"): _FakeEvent,
+        (cuda, "stream"): use_stream,
+        (cuda, "current_stream"): lambda *_a, **_k: default if rec.stream == 0 else _FakeStream(rec, rec.stream),
+        (cuda, "default_stream"): lambda *_a, **_k: default,
+        (cuda, "memory_reserved"): lambda *_a, **_k: rec.live_bytes,
+        (cuda, "max_memory_reserved"): lambda *_a, **_k: rec.peak_bytes,
+        (cuda.memory, "_record_memory_history"): lambda *_a, **_k: None,
+        (cuda.memory, "_snapshot"): lambda *_a, **_k: {"segments": [], "device_traces": [[]]},
+        (cuda.memory, "_dump_snapshot"): lambda *_a, **_k: None,
+    })
     # rule autocast: the outermost autocast region's end empties the weight-cast cache
     clear = torch.clear_autocast_cache
 

@@ -288,6 +288,26 @@ with gpusim.recording(path, compute_capability="8.0") as rec:
 _, evs = events(path)
 check(allocs(evs) == [(32, "empty")] and evs[-1] == {"op": "mark", "name": "here"},
       "stopped at the mark: %s" % evs[-3:])
+# side streams: an allocation under torch.cuda.stream(s) carries s's number, and a matmul there
+# takes that stream's own cuBLAS workspace; torch.cuda.Event and the memory-history calls of
+# profiling scripts answer without a GPU
+path = os.path.join(tmp, "streams.jsonl")
+with gpusim.recording(path, compute_capability="8.0"):
+    a = torch.randn(16, 16, device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        b = a @ a
+    c = a @ a
+    torch.cuda.Event(enable_timing=True).record()
+    torch.cuda.memory._record_memory_history(max_entries=10)
+_, evs = events(path)
+body = evs[evs.index({"op": "mark", "name": "model loaded"}) + 1:]
+got = [(e["size"], e.get("stream", 0), e.get("tag")) for e in body if e["op"] == "alloc"]
+want = [(1024, 0, "randn"), (1024, 1, "mm"), (8519680, 1, "cuBLAS workspace"), (1024, 0, "mm"),
+        (8519680, 0, "cuBLAS workspace")]
+check(got == want, "streams: %s, want %s" % (got, want))
+
+
 # the program's own `except Exception` does not stop the stop (StopRecording is a BaseException)
 path = os.path.join(tmp, "caught.jsonl")
 with gpusim.recording(path, compute_capability="8.0"):
