@@ -300,7 +300,9 @@ with gpusim.recording(path, compute_capability="8.0"):
     c = a @ a
     torch.cuda.Event(enable_timing=True).record()
     torch.cuda.memory._record_memory_history(max_entries=10)
+    torch.cuda.empty_cache()
 _, evs = events(path)
+check(evs[-1] == {"op": "empty_cache"}, "torch.cuda.empty_cache() is an event: %s" % evs[-1])
 body = evs[evs.index({"op": "mark", "name": "model loaded"}) + 1:]
 got = [(e["size"], e.get("stream", 0), e.get("tag")) for e in body if e["op"] == "alloc"]
 want = [(1024, 0, "randn"), (1024, 1, "mm"), (8519680, 1, "cuBLAS workspace"), (1024, 0, "mm"),
