@@ -379,9 +379,14 @@ def _explain(op: str, e: BaseException) -> str:
         why = ("its result depends on the tensor's values, which a recording has not got (.item(), printing a "
                "tensor, nonzero, masked_select, Python control flow on values): take the value from the "
                "configuration instead, or record around that part")
-    else:
+    elif "expected device" in str(e) or "same device" in str(e):
+        why = ("it met a tensor on another device: something was made on the CPU where the CUDA build has it "
+               "on the GPU (a device the recorder did not map): create it with device=\"cuda\"")
+    elif isinstance(e, NotImplementedError) or "meta" in str(e).lower():
         why = ("it has no meta kernel, so it cannot run without data (a custom CUDA extension?): register one "
                "with torch.library.register_fake, or leave the op out of the recorded code")
+    else:
+        why = "it failed on shape-only tensors"
     return "gpusim record: %s on a CUDA tensor: %s (%s)" % (op, why, str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 

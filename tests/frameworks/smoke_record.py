@@ -338,4 +338,17 @@ try:
 except gpusim.RecordError as e:
     check("_local_scalar_dense" in str(e) and "values" in str(e), "the message names the op: %s" % e)
 
+# nonzero's size depends on the values; a CPU tensor where the CUDA build has a GPU one
+for body, words in ((lambda: torch.ones(3, device="cuda").nonzero(), "aten.nonzero.default on a CUDA tensor: its result "
+                     "depends on the tensor's values"),
+                    (lambda: torch.ones(3, device="cuda") + torch.ones(3), "aten.add.Tensor on a CUDA tensor: it met a "
+                     "tensor on another device")):
+    try:
+        with gpusim.recording(os.path.join(tmp, "bad.jsonl"), compute_capability="8.0"):
+            body()
+        check(False, "%s raised nothing" % words)
+    except gpusim.RecordError as e:
+        check(words in str(e), "message: %s" % e)
+check(not os.path.exists(os.path.join(tmp, "bad.jsonl")), "no trace after a RecordError")
+
 finish()
