@@ -29,6 +29,7 @@ custom CUDA extensions with no meta kernel. Each raises RecordError naming the o
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gc
 import importlib
 import json
@@ -54,7 +55,9 @@ class StopRecording(BaseException):
 _DATA_DEPENDENT = ("item", "_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique2",
                    "repeat_interleave", "equal", "is_nonzero")
 
-_active: List["Recorder"] = []
+# the recording in progress in this context (gpusim.mark finds it there); a ContextVar, not a
+# global list: each thread and task sees its own
+_current: "contextvars.ContextVar[Optional[Recorder]]" = contextvars.ContextVar("gpusim_recording", default=None)
 
 
 def _torch() -> Any:
@@ -642,7 +645,6 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
         with os.fdopen(fd, "w", encoding="utf-8") as body:
             rec = Recorder(body, device, cc)
             rec.max_steps = max_steps
-            _active.append(rec)
             function_mode, dispatch_mode = _modes(rec)
 
             def pre(module: Any, _inputs: Any) -> None:
@@ -656,6 +658,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
 
             hooks = [torch.nn.modules.module.register_module_forward_pre_hook(pre),
                      torch.nn.modules.module.register_module_forward_hook(post)]
+            token = _current.set(rec)
             try:
                 for t, tag in _live_tensors(roots):
                     rec.track(t, tag)
@@ -672,7 +675,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
                 rec.stopped = True
                 for h in hooks:
                     h.remove()
-                _active.remove(rec)
+                _current.reset(token)
         _write_trace(path, body_path, rec, name or os.path.splitext(os.path.basename(path))[0], cap)
         ok = True
     finally:
@@ -715,8 +718,9 @@ def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, d
 
 def mark(name: str, stop: bool = False) -> None:
     """An annotation in the trace being recorded (none: nothing); stop=True ends the recording here."""
-    if not _active:
+    rec = _current.get()
+    if rec is None:
         return
-    _active[-1].mark(name)
+    rec.mark(name)
     if stop:
         raise StopRecording(name)
