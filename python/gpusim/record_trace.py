@@ -310,7 +310,7 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
             if (op in rules.IN_PLACE_ON_CUDA and args and isinstance(args[0], torch.Tensor)
                     and torch._C._current_autograd_node() is not None and rec.is_fresh(args[0])):
                 return args[0]  # rule subclass_like_branch: the CUDA build fills the buffer in place
-            if op == "add" and not kwargs.get("alpha", 1) != 1:
+            if op == "add" and kwargs.get("alpha", 1) == 1:
                 acc = _accumulated_in_place(torch, args)
                 if acc is not None:
                     return acc
