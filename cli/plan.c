@@ -222,7 +222,7 @@ static sim_status plan_nodes(cli_session *s, sim_buf *out)
         if (n == PLAN_MAX_GPUS)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: at most %d nodes", PLAN_MAX_GPUS);
         names[n] = a->values[i];
-        st = node_parse(a->values[i], s->dev.info.context_bytes, &nodes[n++], err);
+        st = node_parse(a->values[i], &s->dev.info, &nodes[n++], err);
     }
     const char *rv = cli_get(a, "replicas");
     uint64_t replicas = 0;

@@ -226,7 +226,7 @@ static sim_status replay_node(cli_session *s, int *verdict)
 {
     cli_args *a = &s->a;
     node_spec node;
-    sim_status st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, &s->err);
+    sim_status st = node_parse(cli_get(a, "node"), &s->dev.info, &node, &s->err);
     if (st != SIM_OK)
         return st;
     node_inputs *ni = calloc(1, sizeof *ni);
