@@ -52,6 +52,7 @@ static const input_format FORMATS[] = {
         .import_magic = import_snapshot_pickle,
         .recorded = "a PyTorch snapshot with segments",
         .against_strategy = "torch",
+        .one_rank = true,
     },
     {
         .name = "kineto",
