@@ -14,6 +14,8 @@ static const commands_entry COMMANDS[] = {
      NULL, cli_sweep_io},
     {"convert", "convert a trace to the native format (.json, .jsonl or binary .gtrace)", cmd_convert, NULL},
     {"synth", "generate a synthetic trace (transformer, cnn, serving, churn)", cmd_synth, NULL},
+    {"record", "record a PyTorch script's allocations on the CPU, as the CUDA build would make them", cmd_record,
+     NULL},
     {"gpus", "list the built-in GPU catalog", cmd_gpus, NULL},
     {"strategies", "list the allocator models and their options", cmd_strategies, NULL},
     {"validate-report", "predicted vs measured for validate/'s real-GPU measurements", cmd_validate_report, NULL},

@@ -46,6 +46,7 @@ int cmd_check(int argc, char **argv);
 int cli_sweep_io(cli_io *io, int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_strategies(int argc, char **argv);
 int cmd_validate_report(int argc, char **argv);

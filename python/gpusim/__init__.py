@@ -35,8 +35,9 @@ import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
+from .record_trace import RecordError, StopRecording, mark, record, recording
 
-__all__ = ["replay", "compare", "plan", "tune", "sweep", "sweep_merge", "version", "Error", "UsageError", "TraceError", "FileError",
+__all__ = ["record", "recording", "mark", "RecordError", "StopRecording", "replay", "compare", "plan", "tune", "sweep", "sweep_merge", "version", "Error", "UsageError", "TraceError", "FileError",
            "OutOfMemoryError", "GpusimWarning", "Result", "Trace"]
 
 #: A command's result: its --format=json output, parsed (docs/design.md names the keys).
