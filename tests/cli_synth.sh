@@ -188,4 +188,22 @@ if head -1 "$tmp/meg2.jsonl" | grep -q '"precision":"pure"'; then ok; else bad "
 expect 2 "do not combine with --zero=2/3" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 \
     --heads=4 --vocab=1000 --seq=64 --ranks=2 --zero=2 -o "$tmp/meg3.jsonl"
 
+# NCCL's buffers outside the allocator, per rank (traces/synth/nccl.c): one 10 MiB allocation
+# per channel of each ring (LL 524,288 + LL128 4,915,200 + Simple 4,194,304 = 9,633,792 B in
+# 2 MiB granules) and 2 MiB per channel per neighbouring pipeline stage. job2 is dp 2, tp 2,
+# pp 2 with 24 channels: rank 0 (stage 0, one neighbour) 24·10 + 24·10 + 24·2 MiB = 528 MiB =
+# 553,648,128 B; rank 5 the same (stage 1, the last: one neighbour)
+if grep -q '"nccl_bytes":553648128}' "$tmp/job2/job.json" &&
+    head -1 "$tmp/job2/rank-00000.jsonl" | grep -q '"nccl_channels":24,"nccl_bytes":553648128,'; then ok; else
+    bad "NCCL buffers: $(head -c 600 "$tmp/job2/job.json")"
+fi
+# --nccl-channels=2, dp 4 only: 2 · 10 MiB = 20,971,520 B; a one-rank trace records nothing
+expect 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --ranks=4 --rank=1 --nccl-channels=2 -o "$tmp/n2.jsonl"
+if head -1 "$tmp/n2.jsonl" | grep -q '"nccl_channels":2,"nccl_bytes":20971520,'; then ok; else
+    bad "--nccl-channels=2: $(head -c 600 "$tmp/n2.jsonl")"
+fi
+expect 0 "" synth transformer --preset=qwen2-0.5b --seq=64 -o "$tmp/n1.jsonl"
+if head -1 "$tmp/n1.jsonl" | grep -q nccl; then bad "a one-rank trace records NCCL buffers"; else ok; fi
+expect_re 2 "--nccl-channels" synth transformer --preset=qwen2-0.5b --seq=64 --ranks=4 --nccl-channels=65 -o "$tmp/n3.jsonl"
+
 cli_finish

@@ -73,6 +73,9 @@ typedef struct transformer_config {
      * backward (Megatron-LM's bias_swiglu_impl) */
     bool fused_swiglu;
     const char *trainer; /* --trainer's name (static), NULL for eager */
+    /* NCCL channels per communicator for the buffers outside the allocator a rank of a
+     * multi-rank job holds (nccl.h; 0: none recorded) */
+    uint32_t nccl_channels;
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */
