@@ -10,8 +10,7 @@ static const nccl_proto PROTOS[] = {
     /* 8 lines per thread x 512 threads x 8 steps x 16-byte lines */
     {"LL", 8ull * 512 * 8 * 16, "NVIDIA/nccl src/include/device.h DEFAULT_LL_BUFFSIZE; env NCCL_LL_BUFFSIZE"},
     /* 120 elements per thread x 640 threads x 8 steps x 8 bytes */
-    {"LL128", 120ull * 640 * 8 * 8,
-     "NVIDIA/nccl src/include/device.h DEFAULT_LL128_BUFFSIZE; env NCCL_LL128_BUFFSIZE"},
+    {"LL128", 120ull * 640 * 8 * 8, "NVIDIA/nccl src/include/device.h DEFAULT_LL128_BUFFSIZE; env NCCL_LL128_BUFFSIZE"},
     {"Simple", 4 * MIB_, "NCCL environment variables, NCCL_BUFFSIZE (default 4 MiB)"},
 };
 
