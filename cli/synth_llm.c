@@ -70,6 +70,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->trainer = tr == trainer_get(TRAINER_EAGER) ? NULL : tr->name;
     c->main_grads = tr->main_grads;
     c->fused_swiglu = tr->fused_swiglu;
+    c->loss_fp32 = tr->loss_fp32;
     TRY(get_u64(a, "kv-heads", 1, 1u << 20, &c->kv_heads, NULL, err));
     TRY(get_u64(a, "head-dim", 1, 4096, &c->head_dim, NULL, err));
     TRY(get_u64(a, "experts", 1, 1024, &c->experts, &given, err));
@@ -203,6 +204,8 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
         jsonw_key_str(w, "trainer", c->trainer);
     jsonw_key_bool(w, "main_grads", c->main_grads);
     jsonw_key_bool(w, "fused_swiglu", c->fused_swiglu);
+    if (c->loss_fp32)
+        jsonw_key_bool(w, "loss_fp32", true);
     jsonw_key_u64(w, "shard", d.shard);
     jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
     jsonw_key_u64(w, "rank", c->rank);

@@ -147,7 +147,7 @@ bool transformer_beyond_classic(const transformer_config *c)
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
            c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
-           c->main_grads || c->fused_swiglu;
+           c->main_grads || c->fused_swiglu || c->loss_fp32;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -637,10 +637,15 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         if (q > 1)
             T("sp_gather", bsh);
         T("logits", bs * d->V * e);
+        /* HF's loss upcasts first: logits.float() is a copy for a 2-byte dtype (a no-op for
+         * fp32), and log-softmax's saved output is fp32 */
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
+        if (le != e)
+            T("logits_fp32", bs * d->V * le);
         if (c->tied && d->embed)
-            K("log_softmax", bs * d->V * e, true, 0, 1);
+            K("log_softmax", bs * d->V * le, true, 0, 1);
         else
-            K("log_softmax", bs * d->V * e, true, head + 1, 1);
+            K("log_softmax", bs * d->V * le, true, head + 1, 1);
         K("loss", e, false, 0, 0);
         return;
     }

@@ -226,8 +226,10 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
             act += 8 * bs + bshl;
         if (!d.embed)
             act += bshl; /* received input */
-        if (d.head)
-            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * e;
+        if (d.head) { /* the log-softmax and its gradient; fp32 when the loss upcasts (HF) */
+            const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
+            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * le;
+        }
     } else {
         transformer_estimate u;
         transformer_estimate_closed_form(c, &u);
