@@ -206,4 +206,25 @@ expect 0 "" synth transformer --preset=qwen2-0.5b --seq=64 -o "$tmp/n1.jsonl"
 if head -1 "$tmp/n1.jsonl" | grep -q nccl; then bad "a one-rank trace records NCCL buffers"; else ok; fi
 expect_re 2 "--nccl-channels" synth transformer --preset=qwen2-0.5b --seq=64 --ranks=4 --nccl-channels=65 -o "$tmp/n3.jsonl"
 
+# --trainer=hf (trainer.c): SDPA (flash), the fused AdamW, pure precision (the checkpoint's
+# dtype), the loss upcast to fp32: batch 8 (the default) x seq 64 x vocab 1000 logits are
+# 1,024,000 B in bf16, their fp32 copy 2,048,000 B, and the saved log-softmax fp32 too
+expect 0 "" synth transformer --trainer=hf --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 -o "$tmp/hf.jsonl"
+if head -1 "$tmp/hf.jsonl" | grep -q '"attention":"flash","precision":"pure",' &&
+    head -1 "$tmp/hf.jsonl" | grep -q '"trainer":"hf",.*"loss_fp32":true' &&
+    grep -q '"size":2048000,"t":[0-9]*,"tag":"tmp:head.logits_fp32"' "$tmp/hf.jsonl" &&
+    grep -q '"size":2048000,"t":[0-9]*,"tag":"act:head.log_softmax"' "$tmp/hf.jsonl" &&
+    grep -q '"size":1024000,"t":[0-9]*,"tag":"tmp:head.logits"' "$tmp/hf.jsonl"; then ok; else
+    bad "hf trainer: $(head -c 700 "$tmp/hf.jsonl")"
+fi
+# with PEFT's LoRA (rank 8 on q and v, PEFT's llama default): the base weights are frozen, so
+# the only gradients and Adam moments are the 2 layers x 2 targets x (A, B) = 8 adapters of
+# 8 x 256 x 2 B = 4,096 B each
+expect 0 "" synth transformer --trainer=hf --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 --lora=8 -o "$tmp/hfl.jsonl"
+n_grad=$(grep -c '"tag":"grad:' "$tmp/hfl.jsonl")
+n_lora=$(grep -cE '"size":4096,"t":[0-9]+,"tag":"(grad|adam_m|adam_v):model\.layers\.[01]\.self_attn\.[qv]_proj\.lora_[AB]\.weight"' "$tmp/hfl.jsonl")
+if [ "$n_grad" -eq 8 ] && [ "$n_lora" -eq 24 ]; then ok; else bad "hf LoRA: $n_grad gradients, $n_lora adapter tensors"; fi
+
 cli_finish
