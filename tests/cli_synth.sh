@@ -226,5 +226,17 @@ expect 0 "" synth transformer --trainer=hf --arch=llama --layers=2 --hidden=256 
 n_grad=$(grep -c '"tag":"grad:' "$tmp/hfl.jsonl")
 n_lora=$(grep -cE '"size":4096,"t":[0-9]+,"tag":"(grad|adam_m|adam_v):model\.layers\.[01]\.self_attn\.[qv]_proj\.lora_[AB]\.weight"' "$tmp/hfl.jsonl")
 if [ "$n_grad" -eq 8 ] && [ "$n_lora" -eq 24 ]; then ok; else bad "hf LoRA: $n_grad gradients, $n_lora adapter tensors"; fi
+# BERT's and GPT-2's heads upcast too (ForMaskedLMLoss, ForCausalLMLoss): with eager attention
+# given explicitly, b 8 x s 128 x V 8000 adds 2 bytes per logit to the saved log-softmax and
+# to its gradient at the head's backward (the peak): 2 x 8 x 128 x 8000 x 2 = 32,768,000 B
+for a in gpt2 bert; do
+    "$bin" synth transformer --fused-optimizer --arch=$a --layers=2 --hidden=256 --heads=4 --vocab=8000 \
+        --seq=128 --batch=8 --dtype=bf16 -o "$tmp/e_$a.jsonl" >"$tmp/e_$a.txt" 2>&1
+    "$bin" synth transformer --trainer=hf --attention=eager --arch=$a --layers=2 --hidden=256 --heads=4 \
+        --vocab=8000 --seq=128 --batch=8 --dtype=bf16 -o "$tmp/h_$a.jsonl" >"$tmp/h_$a.txt" 2>&1
+    pe=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/e_$a.txt")
+    ph=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/h_$a.txt")
+    if [ -n "$pe" ] && [ -n "$ph" ] && [ $((ph - pe)) -eq 32768000 ]; then ok; else bad "hf $a: peaks '$pe' and '$ph'"; fi
+done
 
 cli_finish

@@ -536,15 +536,22 @@ static void bert_gpt2_segment(const tctx *x, uint32_t seg, graph_seg *s)
     }
     if (seg == L + 1) {
         snprintf(s->label, sizeof s->label, "head");
+        /* HF's loss upcasts first (ForMaskedLMLoss, ForCausalLMLoss): an fp32 copy of the
+         * logits for a 2-byte dtype, and an fp32 log-softmax */
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
         if (bert) {
             T("logits", B * S * V * e);
-            K("log_softmax", B * S * V * e, true, 0, 1); /* tied: word embedding grad */
+            if (le != e)
+                T("logits_fp32", B * S * V * le);
+            K("log_softmax", B * S * V * le, true, 0, 1); /* tied: word embedding grad */
             K("pooled", B * H * e, true, head, 2);
         } else {
             K("ln_f_stats", bs * 8, false, 0, 0);
             K("ln_f", bsh, true, head, 2);
             T("logits", B * S * V * e);
-            K("log_softmax", B * S * V * e, true, 0, 1); /* tied wte */
+            if (le != e)
+                T("logits_fp32", B * S * V * le);
+            K("log_softmax", B * S * V * le, true, 0, 1); /* tied wte */
         }
         K("loss", e, false, 0, 0);
         return;

@@ -233,7 +233,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     } else {
         transformer_estimate u;
         transformer_estimate_closed_form(c, &u);
-        act = u.activation_bytes + 2 * bs * c->vocab * e;
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e; /* as for llama above */
+        act = u.activation_bytes + 2 * bs * c->vocab * le;
     }
     const uint64_t mbs = one(c->micro_batches);
     const uint64_t in_flight = d.pp - d.stage < mbs ? d.pp - d.stage : mbs;
