@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include "sim/units.h"
-#include "traces/synth/synth.h"
 #include "traces/synth/nccl.h"
+#include "traces/synth/synth.h"
 #include "traces/synth/trainer.h"
 
 static sim_status get_u64(const cli_args *a, const char *name, uint64_t lo, uint64_t hi, uint64_t *out, bool *given,

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/buf.h"
 #include "sim/engine.h"
 #include "sim/gpu_context.h"
-#include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/grow.h"
 #include "sim/hash.h"

@@ -226,7 +226,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
             act += 8 * bs + bshl;
         if (!d.embed)
             act += bshl; /* received input */
-        if (d.head) { /* the log-softmax and its gradient; fp32 when the loss upcasts (HF) */
+        /* the log-softmax and its gradient; fp32 when the loss upcasts (HF) */
+        if (d.head) {
             const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
             act += 4 * bs / d.sq + bshl + 2 * bs * d.V * le;
         }
