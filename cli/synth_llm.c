@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "sim/units.h"
+#include "traces/synth/nccl.h"
 #include "traces/synth/synth.h"
 #include "traces/synth/trainer.h"
 
@@ -69,6 +70,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->trainer = tr == trainer_get(TRAINER_EAGER) ? NULL : tr->name;
     c->main_grads = tr->main_grads;
     c->fused_swiglu = tr->fused_swiglu;
+    c->loss_fp32 = tr->loss_fp32;
     TRY(get_u64(a, "kv-heads", 1, 1u << 20, &c->kv_heads, NULL, err));
     TRY(get_u64(a, "head-dim", 1, 4096, &c->head_dim, NULL, err));
     TRY(get_u64(a, "experts", 1, 1024, &c->experts, &given, err));
@@ -150,6 +152,9 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->zero = (uint32_t)zero;
     c->micro_batches = pp > 1 ? pp : 0;
     TRY(get_u64(a, "micro-batches", 1, 4096, &c->micro_batches, NULL, err));
+    uint64_t channels = NCCL_CHANNELS_DEFAULT;
+    TRY(get_u64(a, "nccl-channels", 0, 64, &channels, NULL, err));
+    c->nccl_channels = (uint32_t)channels;
     TRY(get_u64(a, "rank", 0, 65535, &c->rank, &given, err));
     if (given && c->rank >= ranks)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--rank=%llu: the job has %llu ranks",
@@ -199,10 +204,16 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
         jsonw_key_str(w, "trainer", c->trainer);
     jsonw_key_bool(w, "main_grads", c->main_grads);
     jsonw_key_bool(w, "fused_swiglu", c->fused_swiglu);
+    if (c->loss_fp32)
+        jsonw_key_bool(w, "loss_fp32", true);
     jsonw_key_u64(w, "shard", d.shard);
     jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
     jsonw_key_u64(w, "rank", c->rank);
     jsonw_key_u64(w, "stage", d.stage);
+    if (transformer_ranks(c) > 1) { /* memory outside the allocator: add it to --context */
+        jsonw_key_u64(w, "nccl_channels", c->nccl_channels);
+        jsonw_key_u64(w, "nccl_bytes", synth_llm_nccl_bytes(c));
+    }
     transformer_rank_estimate r;
     transformer_estimate_rank(c, &r);
     jsonw_key(w, "rank_closed_form");
@@ -214,6 +225,15 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
     phase_json(w, "optimizer_step", &r.optimizer);
     jsonw_key_u64(w, "peak", r.peak);
     jsonw_end(w);
+}
+
+uint64_t synth_llm_nccl_bytes(const transformer_config *c)
+{
+    if (transformer_ranks(c) <= 1)
+        return 0;
+    transformer_dims d;
+    transformer_dims_of(c, &d);
+    return nccl_rank_bytes(d.dp, d.tp, d.pp, d.stage, c->nccl_channels);
 }
 
 void synth_llm_rank_name(const transformer_config *c, trace_header *h)
@@ -313,14 +333,18 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
         jsonw_key_u64(&w, "tp_rank", d.tp_rank);
         jsonw_key_u64(&w, "stage", d.stage);
         jsonw_key_u64(&w, "peak_live_bytes", s.peak_live_bytes);
+        jsonw_key_u64(&w, "nccl_bytes", synth_llm_nccl_bytes(c));
         jsonw_end(&w);
         if (quiet)
             continue;
         char peak[32];
         units_format_size(s.peak_live_bytes, peak, sizeof peak);
-        printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]\n", path,
-               (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes, (unsigned long long)d.dp_rank,
-               (unsigned long long)d.tp_rank, (unsigned long long)d.stage);
+        char nccl[32];
+        units_format_size(synth_llm_nccl_bytes(c), nccl, sizeof nccl);
+        printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]; NCCL buffers %s outside "
+               "the allocator (add to --context)\n",
+               path, (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes,
+               (unsigned long long)d.dp_rank, (unsigned long long)d.tp_rank, (unsigned long long)d.stage, nccl);
         if (r == 0) {
             c->rank = 0;
             synth_llm_print_explain(c, &s);

@@ -15,7 +15,7 @@
 
 /* clang-format off */
 #define SYNTH_LLM_OPTS                                                                                        \
-    CLI_OPT("trainer", "eager|megatron: the training program's defaults (traces/synth/README.md; default eager)"), \
+    CLI_OPT("trainer", "eager|megatron|hf: the training program's defaults (traces/synth/README.md; default eager)"), \
     CLI_OPT("kv-heads", "N: key/value heads, grouped-query attention (default: --heads)"),                    \
     CLI_OPT("head-dim", "N: width of one head (default hidden/heads)"),                                       \
     CLI_OPT("experts", "N: mixture of experts per layer (default 0: a dense MLP)"),                           \
@@ -37,6 +37,7 @@
     CLI_OPT("pp", "N: pipeline stages, 1F1B (default 1)"),                                                    \
     CLI_OPT("micro-batches", "N: micro-batches per step (default: --pp)"),                                    \
     CLI_OPT("rank", "N: write only this rank's trace to -o FILE"),                                            \
+    CLI_OPT("nccl-channels", "N: NCCL channels per communicator for its buffers outside the allocator (default 24)"),                                            \
     CLI_OPT("lifetimes", "eager|graph: PyTorch's, or tf.function's (states at load, each gradient applied at its last use)")
 /* clang-format on */
 
@@ -47,6 +48,9 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
  * byte-identical. */
 void synth_llm_meta(const transformer_config *c, jsonw *meta);
 /* Append " rank R/N" to h's name when the job has more than one rank. */
+/* The bytes NCCL's buffers take outside the allocator on c's rank (traces/synth/nccl.h); 0
+ * for a one-rank job. */
+uint64_t synth_llm_nccl_bytes(const transformer_config *c);
 void synth_llm_rank_name(const transformer_config *c, trace_header *h);
 /* True when -o names a directory of per-rank traces (several ranks, no --rank). */
 bool synth_llm_per_rank(const cli_args *a, const transformer_config *c);

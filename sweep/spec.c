@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine.h"
 #include "sim/buf.h"
+#include "sim/engine.h"
+#include "sim/gpu_context.h"
 #include "sim/gpus.h"
 #include "sim/grow.h"
 #include "sim/hash.h"
@@ -49,18 +50,29 @@ static sim_status parse_size(loader *l, const cJSON *v, const char *what, uint64
     return SIM_OK;
 }
 
+/* A spec without "context": each device takes the command line's default (cli/cli.c),
+ * the published figure of its generation under CUDA 12 (sim/gpu_context.h) for a
+ * catalog card with CUDA, 0 B for a custom capacity. */
+#define CONTEXT_DEFAULT_ UINT64_MAX
+
 /* The catalog GPU g as a device, with the spec's context. */
 static device_info catalog_device(const gpu_model *g, uint64_t context)
 {
     device_info info = gpus_device_info(g);
-    info.context_bytes = context;
+    info.context_bytes = 0;
+    if (context != CONTEXT_DEFAULT_)
+        info.context_bytes = context;
+    else if (g->cc_major != 0) {
+        info.context_default = gpu_context_find(g->cc_major, GPU_CONTEXT_CUDA_DEFAULT);
+        info.context_bytes = info.context_default->bytes;
+    }
     return info;
 }
 
 static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
 {
     device_info info = {0};
-    info.context_bytes = context;
+    info.context_bytes = context == CONTEXT_DEFAULT_ ? 0 : context;
     if (cJSON_IsString(v)) {
         const char *n = v->valuestring;
         if (strcmp(n, "all") == 0 || strcmp(n, "catalog") == 0) {
@@ -135,6 +147,7 @@ static sim_status add_device(loader *l, const cJSON *v, uint64_t context)
         sim_status st = parse_size(l, ctx, "\"devices\": \"context\"", &info.context_bytes);
         if (st != SIM_OK)
             return st;
+        info.context_default = NULL;
     }
     if (cc && (!cJSON_IsString(cc) || !gpus_parse_cc(cc->valuestring, &info.cc_major, &info.cc_minor)))
         return spec_error(l, SIM_EUSAGE, "\"devices\": \"compute_capability\" must be a string \"X.Y\"");
@@ -186,7 +199,10 @@ static sim_status add_node(loader *l, const cJSON *v, uint64_t context)
     node_spec ns;
     sim_error e;
     sim_error_clear(&e);
-    if (node_parse(v->valuestring, &(device_info){.context_bytes = context}, &ns, &e) != SIM_OK)
+    device_info ctx = {.context_bytes = context};
+    if (context == CONTEXT_DEFAULT_)
+        ctx = (device_info){.context_default = gpu_context_find(0, GPU_CONTEXT_CUDA_DEFAULT)};
+    if (node_parse(v->valuestring, &ctx, &ns, &e) != SIM_OK)
         return spec_error(l, SIM_EUSAGE, "\"node\": %s", strncmp(e.msg, "--node: ", 8) == 0 ? e.msg + 8 : e.msg);
     if (!SIM_GROW(s->devices, s->n_devices + 1, l->cap_devices))
         return spec_nomem(l->err);
@@ -202,7 +218,7 @@ static sim_status add_node(loader *l, const cJSON *v, uint64_t context)
 
 static sim_status load_devices(loader *l, const cJSON *devices, const cJSON *nodes, const cJSON *context)
 {
-    uint64_t ctx = 0;
+    uint64_t ctx = CONTEXT_DEFAULT_;
     if (context) {
         sim_status st = parse_size(l, context, "\"context\"", &ctx);
         if (st != SIM_OK)

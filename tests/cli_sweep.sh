@@ -41,6 +41,13 @@ same "run from another directory" "$tmp/j1.jsonl" "$tmp/cwd.jsonl"
 head -1 "$tmp/j1.jsonl" | grep -q '^{"job":{"trace":"jobs/job_001.jsonl","device":"A100-40GB","strategy":"ideal","options":"default"},"gpusim":' &&
   ok || bad "first line: $(head -c 300 "$tmp/j1.jsonl")"
 grep -q '"fit_share"' "$tmp/j1.summary.json" && ok || bad "summary json lacks fit_share"
+# a spec without "context" takes the command line's default per device: a catalog A100
+# (cc 8.0) the CUDA 12 figure, 256 MiB = 268,435,456 B (sim/gpu_context.c); a custom
+# capacity 0 B; a device's own "context" (300 MiB = 314,572,800 B) wins
+grep -q '"device":{"name":"A100-40GB","capacity_bytes":42505076736,"context_bytes":268435456,' "$tmp/j1.jsonl" &&
+  grep -q '"device":{"name":"1GiB","capacity_bytes":1073741824,"context_bytes":0,' "$tmp/j1.jsonl" &&
+  grep -q '"device":{"name":"2G-ctx","capacity_bytes":2147483648,"context_bytes":314572800,' "$tmp/j1.jsonl" &&
+  ok || bad "default contexts: $(grep -o '"device":{[^}]*}' "$tmp/j1.jsonl" | sort -u)"
 grep -qE '^1GiB +greedy +default +3/5 +60%' "$tmp/j1.txt" && ok || bad "summary text: $(head -5 "$tmp/j1.txt")"
 grep -qF 'jobs/job_004.jsonl (capacity)' "$tmp/j1.txt" && ok || bad "summary names the OOM trace and cause"
 if ! command -v python3 >/dev/null 2>&1; then

@@ -162,7 +162,7 @@ done
 # --trainer (traces/synth/trainer.c): an unknown name is a usage error naming the table's
 # choices; megatron records itself and its main gradients in the meta, and its fp32 buffer is
 # 4 bytes per parameter: a small llama, 2 layers (below), one rank
-expect 2 "--trainer: expected eager|megatron, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
+expect 2 "--trainer: expected eager|megatron|hf, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
 expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
     --seq=64 --dtype=bf16 -o "$tmp/meg.jsonl"
 if head -1 "$tmp/meg.jsonl" | grep -q '"trainer":"megatron"' && head -1 "$tmp/meg.jsonl" | grep -q '"main_grads":true' &&
@@ -187,5 +187,56 @@ expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidde
 if head -1 "$tmp/meg2.jsonl" | grep -q '"precision":"pure"'; then ok; else bad "--precision=pure did not win"; fi
 expect 2 "do not combine with --zero=2/3" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 \
     --heads=4 --vocab=1000 --seq=64 --ranks=2 --zero=2 -o "$tmp/meg3.jsonl"
+
+# NCCL's buffers outside the allocator, per rank (traces/synth/nccl.c): one 10 MiB allocation
+# per channel of each ring (LL 524,288 + LL128 4,915,200 + Simple 4,194,304 = 9,633,792 B in
+# 2 MiB granules) and 2 MiB per channel per neighbouring pipeline stage. job2 is dp 2, tp 2,
+# pp 2 with 24 channels: rank 0 (stage 0, one neighbour) 24·10 + 24·10 + 24·2 MiB = 528 MiB =
+# 553,648,128 B; rank 5 the same (stage 1, the last: one neighbour)
+if grep -q '"nccl_bytes":553648128}' "$tmp/job2/job.json" &&
+    head -1 "$tmp/job2/rank-00000.jsonl" | grep -q '"nccl_channels":24,"nccl_bytes":553648128,'; then ok; else
+    bad "NCCL buffers: $(head -c 600 "$tmp/job2/job.json")"
+fi
+# --nccl-channels=2, dp 4 only: 2 · 10 MiB = 20,971,520 B; a one-rank trace records nothing
+expect 0 "" synth transformer --preset=qwen2-0.5b --seq=64 --ranks=4 --rank=1 --nccl-channels=2 -o "$tmp/n2.jsonl"
+if head -1 "$tmp/n2.jsonl" | grep -q '"nccl_channels":2,"nccl_bytes":20971520,'; then ok; else
+    bad "--nccl-channels=2: $(head -c 600 "$tmp/n2.jsonl")"
+fi
+expect 0 "" synth transformer --preset=qwen2-0.5b --seq=64 -o "$tmp/n1.jsonl"
+if head -1 "$tmp/n1.jsonl" | grep -q nccl; then bad "a one-rank trace records NCCL buffers"; else ok; fi
+expect_re 2 "--nccl-channels" synth transformer --preset=qwen2-0.5b --seq=64 --ranks=4 --nccl-channels=65 -o "$tmp/n3.jsonl"
+
+# --trainer=hf (trainer.c): SDPA (flash), the fused AdamW, pure precision (the checkpoint's
+# dtype), the loss upcast to fp32: batch 8 (the default) x seq 64 x vocab 1000 logits are
+# 1,024,000 B in bf16, their fp32 copy 2,048,000 B, and the saved log-softmax fp32 too
+expect 0 "" synth transformer --trainer=hf --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 -o "$tmp/hf.jsonl"
+if head -1 "$tmp/hf.jsonl" | grep -q '"attention":"flash","precision":"pure",' &&
+    head -1 "$tmp/hf.jsonl" | grep -q '"trainer":"hf",.*"loss_fp32":true' &&
+    grep -q '"size":2048000,"t":[0-9]*,"tag":"tmp:head.logits_fp32"' "$tmp/hf.jsonl" &&
+    grep -q '"size":2048000,"t":[0-9]*,"tag":"act:head.log_softmax"' "$tmp/hf.jsonl" &&
+    grep -q '"size":1024000,"t":[0-9]*,"tag":"tmp:head.logits"' "$tmp/hf.jsonl"; then ok; else
+    bad "hf trainer: $(head -c 700 "$tmp/hf.jsonl")"
+fi
+# with PEFT's LoRA (rank 8 on q and v, PEFT's llama default): the base weights are frozen, so
+# the only gradients and Adam moments are the 2 layers x 2 targets x (A, B) = 8 adapters of
+# 8 x 256 x 2 B = 4,096 B each
+expect 0 "" synth transformer --trainer=hf --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 --lora=8 -o "$tmp/hfl.jsonl"
+n_grad=$(grep -c '"tag":"grad:' "$tmp/hfl.jsonl")
+n_lora=$(grep -cE '"size":4096,"t":[0-9]+,"tag":"(grad|adam_m|adam_v):model\.layers\.[01]\.self_attn\.[qv]_proj\.lora_[AB]\.weight"' "$tmp/hfl.jsonl")
+if [ "$n_grad" -eq 8 ] && [ "$n_lora" -eq 24 ]; then ok; else bad "hf LoRA: $n_grad gradients, $n_lora adapter tensors"; fi
+# BERT's and GPT-2's heads upcast too (ForMaskedLMLoss, ForCausalLMLoss): with eager attention
+# given explicitly, b 8 x s 128 x V 8000 adds 2 bytes per logit to the saved log-softmax and
+# to its gradient at the head's backward (the peak): 2 x 8 x 128 x 8000 x 2 = 32,768,000 B
+for a in gpt2 bert; do
+    "$bin" synth transformer --fused-optimizer --arch=$a --layers=2 --hidden=256 --heads=4 --vocab=8000 \
+        --seq=128 --batch=8 --dtype=bf16 -o "$tmp/e_$a.jsonl" >"$tmp/e_$a.txt" 2>&1
+    "$bin" synth transformer --trainer=hf --attention=eager --arch=$a --layers=2 --hidden=256 --heads=4 \
+        --vocab=8000 --seq=128 --batch=8 --dtype=bf16 -o "$tmp/h_$a.jsonl" >"$tmp/h_$a.txt" 2>&1
+    pe=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/e_$a.txt")
+    ph=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/h_$a.txt")
+    if [ -n "$pe" ] && [ -n "$ph" ] && [ $((ph - pe)) -eq 32768000 ]; then ok; else bad "hf $a: peaks '$pe' and '$ph'"; fi
+done
 
 cli_finish

@@ -545,10 +545,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- trainers */
 
-START_TEST(the_trainer_table_should_name_eager_and_megatron_with_their_rules)
+START_TEST(the_trainer_table_should_name_eager_megatron_and_hf_with_their_rules)
 {
     char names[64];
-    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron");
+    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron|hf");
     const trainer_traits *e = trainer_find("eager"), *m = trainer_find("megatron");
     ck_assert_ptr_eq(e, trainer_get(TRAINER_EAGER));
     ck_assert_ptr_eq(m, trainer_get(TRAINER_MEGATRON));
@@ -559,6 +559,56 @@ START_TEST(the_trainer_table_should_name_eager_and_megatron_with_their_rules)
     ck_assert_uint_eq(m->vocab_divisible, 128); /* --make-vocab-size-divisible-by's default */
     ck_assert_uint_eq(e->vocab_divisible, 0);
     ck_assert_ptr_null(trainer_find("deepspeed"));
+}
+END_TEST
+
+START_TEST(hf_should_set_sdpa_the_fused_adamw_and_the_fp32_loss_and_nothing_of_megatrons)
+{
+    const trainer_traits *h = trainer_find("hf");
+    ck_assert_ptr_eq(h, trainer_get(TRAINER_HF));
+    /* transformers 5: SDPA by default, adamw_torch_fused from torch 2.8, ForCausalLMLoss's
+     * logits.float(); weights and states in the checkpoint's dtype (no fp32 masters), no
+     * main-gradient buffer, no sharded optimizer, no vocabulary padding */
+    ck_assert(h->flash && h->fused_optimizer && h->loss_fp32);
+    ck_assert(!h->mixed && !h->main_grads && !h->distributed_optimizer && !h->sp_with_tp && !h->fused_swiglu);
+    ck_assert_uint_eq(h->vocab_divisible, 0);
+    ck_assert_ptr_nonnull(strstr(h->sources, "loss_utils.py"));
+    ck_assert_ptr_nonnull(strstr(h->sources, "GradientCheckpointingLayer"));
+    ck_assert(!trainer_find("eager")->loss_fp32 && !trainer_find("megatron")->loss_fp32);
+}
+END_TEST
+
+START_TEST(hfs_fp32_loss_should_add_two_bytes_per_logit_to_the_log_softmax_and_its_gradient)
+{
+    /* bf16, b 8, s 256, a 32000-token vocabulary: the log-softmax saved for backward is
+     * 2048 x 32000 x 2 = 131,072,000 B in bf16, 262,144,000 B in fp32 after logits.float();
+     * at the start of backward the fp32 one is live (+131,072,000 B), and at the head's
+     * backward its fp32 gradient too: the closed form's activations grow by
+     * 2 x 2048 x 32000 x 2 = 262,144,000 B, and so does the trace's peak (the head's
+     * backward is the peak of both, above the optimizer step's 290 MiB) */
+    transformer_config c = small_llama();
+    c.vocab = 32000;
+    c.batch = 8;
+    c.seq = 256;
+    c.flash = true;
+    c.fused = true;
+    const uint64_t eager_peak = measure(&c).peak_live_bytes;
+    const at_mark eager_bwd = live_at(&c, "backward 1");
+    const transformer_rank_estimate eager_r = rank_estimate(&c);
+    c.loss_fp32 = true;
+    const uint64_t hf_peak = measure(&c).peak_live_bytes;
+    const at_mark hf_bwd = live_at(&c, "backward 1");
+    const transformer_rank_estimate hf_r = rank_estimate(&c);
+    ck_assert_uint_eq(hf_bwd.cat[SYNTH_CAT_ACT] - eager_bwd.cat[SYNTH_CAT_ACT], 131072000u);
+    ck_assert_uint_eq(hf_r.fwd_bwd.activations - eager_r.fwd_bwd.activations, 262144000u);
+    ck_assert_uint_eq(hf_peak - eager_peak, 262144000u);
+    ck_assert_uint_eq(eager_peak, eager_r.peak);
+    ck_assert_uint_eq(hf_peak, hf_r.peak);
+    /* fp32 weights: logits.float() returns the same tensor, nothing changes */
+    c.dtype = SYNTH_FP32;
+    const uint64_t fp32_hf = measure(&c).peak_live_bytes;
+    c.loss_fp32 = false;
+    ck_assert_uint_eq(fp32_hf, measure(&c).peak_live_bytes);
 }
 END_TEST
 

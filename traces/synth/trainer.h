@@ -10,7 +10,8 @@
 
 typedef enum transformer_trainer {
     TRAINER_EAGER = 0, /* plain PyTorch eager: the generator's own rules, nothing set */
-    TRAINER_MEGATRON = 1
+    TRAINER_MEGATRON = 1,
+    TRAINER_HF = 2 /* Hugging Face Trainer / PEFT */
 } transformer_trainer;
 
 typedef struct trainer_traits {
@@ -24,6 +25,7 @@ typedef struct trainer_traits {
     bool distributed_optimizer; /* --zero=1 over the data-parallel ranks */
     bool sp_with_tp;            /* --sp whenever --tp > 1 */
     bool fused_swiglu;          /* SwiGLU saves gate and up only, silu(gate) recomputed */
+    bool loss_fp32;             /* the loss over the logits upcast to fp32 first (HF's ForCausalLMLoss) */
     unsigned vocab_divisible;   /* the vocabulary padded to a multiple of this times --tp; 0: as given */
     const char *sources;        /* where each rule comes from */
 } trainer_traits;
@@ -32,7 +34,7 @@ size_t trainer_count(void);
 const trainer_traits *trainer_get(size_t i);
 /* By name; NULL if unknown. */
 const trainer_traits *trainer_find(const char *name);
-/* The names joined by '|' ("eager|megatron") into buf (cap bytes); returns buf. */
+/* The names joined by '|' ("eager|megatron|hf") into buf (cap bytes); returns buf. */
 const char *trainer_names(char *buf, size_t cap);
 
 #endif

@@ -147,7 +147,7 @@ bool transformer_beyond_classic(const transformer_config *c)
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
            c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
-           c->main_grads || c->fused_swiglu;
+           c->main_grads || c->fused_swiglu || c->loss_fp32;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -536,15 +536,22 @@ static void bert_gpt2_segment(const tctx *x, uint32_t seg, graph_seg *s)
     }
     if (seg == L + 1) {
         snprintf(s->label, sizeof s->label, "head");
+        /* HF's loss upcasts first (ForMaskedLMLoss, ForCausalLMLoss): an fp32 copy of the
+         * logits for a 2-byte dtype, and an fp32 log-softmax */
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
         if (bert) {
             T("logits", B * S * V * e);
-            K("log_softmax", B * S * V * e, true, 0, 1); /* tied: word embedding grad */
+            if (le != e)
+                T("logits_fp32", B * S * V * le);
+            K("log_softmax", B * S * V * le, true, 0, 1); /* tied: word embedding grad */
             K("pooled", B * H * e, true, head, 2);
         } else {
             K("ln_f_stats", bs * 8, false, 0, 0);
             K("ln_f", bsh, true, head, 2);
             T("logits", B * S * V * e);
-            K("log_softmax", B * S * V * e, true, 0, 1); /* tied wte */
+            if (le != e)
+                T("logits_fp32", B * S * V * le);
+            K("log_softmax", B * S * V * le, true, 0, 1); /* tied wte */
         }
         K("loss", e, false, 0, 0);
         return;
@@ -637,10 +644,15 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         if (q > 1)
             T("sp_gather", bsh);
         T("logits", bs * d->V * e);
+        /* HF's loss upcasts first: logits.float() is a copy for a 2-byte dtype (a no-op for
+         * fp32), and log-softmax's saved output is fp32 */
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
+        if (le != e)
+            T("logits_fp32", bs * d->V * le);
         if (c->tied && d->embed)
-            K("log_softmax", bs * d->V * e, true, 0, 1);
+            K("log_softmax", bs * d->V * le, true, 0, 1);
         else
-            K("log_softmax", bs * d->V * e, true, head + 1, 1);
+            K("log_softmax", bs * d->V * le, true, head + 1, 1);
         K("loss", e, false, 0, 0);
         return;
     }

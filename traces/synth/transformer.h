@@ -72,7 +72,13 @@ typedef struct transformer_config {
     /* a fused SwiGLU that saves only its input (gate and up) and recomputes silu(gate) in
      * backward (Megatron-LM's bias_swiglu_impl) */
     bool fused_swiglu;
+    /* the loss upcasts the logits to fp32 first (HF's ForCausalLMLoss): with a 2-byte dtype
+     * the head holds the logits, an fp32 copy and an fp32 log-softmax */
+    bool loss_fp32;
     const char *trainer; /* --trainer's name (static), NULL for eager */
+    /* NCCL channels per communicator for the buffers outside the allocator a rank of a
+     * multi-rank job holds (nccl.h; 0: none recorded) */
+    uint32_t nccl_channels;
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */

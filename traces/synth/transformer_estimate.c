@@ -226,12 +226,16 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
             act += 8 * bs + bshl;
         if (!d.embed)
             act += bshl; /* received input */
-        if (d.head)
-            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * e;
+        /* the log-softmax and its gradient; fp32 when the loss upcasts (HF) */
+        if (d.head) {
+            const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
+            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * le;
+        }
     } else {
         transformer_estimate u;
         transformer_estimate_closed_form(c, &u);
-        act = u.activation_bytes + 2 * bs * c->vocab * e;
+        const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e; /* as for llama above */
+        act = u.activation_bytes + 2 * bs * c->vocab * le;
     }
     const uint64_t mbs = one(c->micro_batches);
     const uint64_t in_flight = d.pp - d.stage < mbs ? d.pp - d.stage : mbs;
