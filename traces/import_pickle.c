@@ -19,6 +19,20 @@ typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_
 
 typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
 
+/* Lean reading (pk_obj.flags): a container made for an unread key's value, whose
+ * items are checked and dropped; a container whose DOM is made (no more items may
+ * come); a value that may be referenced again (memo, interned, shared constant),
+ * never recycled; a string checked against, and found among, the unread keys. */
+enum { PK_GHOST = 1, PK_FROZEN = 2, PK_PINNED = 4, PK_KEY_CHECKED = 8, PK_KEY_UNREAD = 16 };
+
+/* Lean: an open container's DOM items as they come (json_value for a list or a
+ * tuple, json_member for a dict); recycled once the container is complete. */
+typedef struct pk_lbox {
+    void *buf;
+    uint32_t n, cap;
+    struct pk_lbox *next;     /* free list */
+} pk_lbox;
+
 /* A container's items and its DOM once converted (scalars have none: most values
  * of a snapshot are integers, and they stay 24 bytes). */
 typedef struct pk_box {
@@ -30,12 +44,17 @@ typedef struct pk_box {
 typedef struct pk_obj {
     uint8_t kind;             /* pk_kind */
     uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
-    uint16_t height;          /* containers: levels of nesting below, once converted */
-    uint32_t len;             /* INT/FLOAT/STR: text bytes */
+    uint8_t flags;            /* lean: PK_GHOST ... */
+    uint16_t height;          /* containers: levels of nesting below, once converted (lean: as stored) */
+    uint32_t len;             /* INT/FLOAT/STR: text bytes; lean, frozen container: items */
     uint32_t at;              /* byte offset of the opcode that made it (for messages) */
     union {
         const char *text;     /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
-        pk_box *box;          /* LIST/TUPLE/DICT */
+        pk_box *box;          /* LIST/TUPLE/DICT (exact) */
+        pk_lbox *lbox;        /* LIST/TUPLE/DICT (lean, open) */
+        json_value *items;    /* LIST/TUPLE (lean, frozen) */
+        json_member *members; /* DICT (lean, frozen) */
+        struct pk_obj *next;  /* lean: a recycled scalar */
     } u;
 } pk_obj;
 
@@ -61,6 +80,9 @@ struct pickle_doc {
     pk_chunk *chunks;
     pk_objs *objs;
     pk_boxes *boxes;
+    void **owned;             /* lean: large item arrays, handed over whole */
+    size_t n_owned, cap_owned, owned_bytes;
+    bool restarted;
 };
 
 /* size bytes from the arena, aligned for any type (align) or not (text). */
@@ -124,10 +146,33 @@ static int u64_text(char *buf, bool neg, uint64_t v)
     return k;
 }
 
+size_t pickle_doc_bytes(const pickle_doc *d)
+{
+    size_t n = d->owned_bytes + d->cap_owned * sizeof *d->owned;
+    for (const pk_chunk *c = d->chunks; c; c = c->next)
+        n += sizeof *c + c->cap;
+    for (const pk_objs *o = d->objs; o; o = o->next)
+        n += sizeof *o;
+    for (const pk_boxes *b = d->boxes; b; b = b->next) {
+        n += sizeof *b;
+        for (size_t i = 0; i < b->n; i++)
+            n += (size_t)b->b[i].cap * sizeof *b->b[i].items;
+    }
+    return n;
+}
+
+bool pickle_doc_restarted(const pickle_doc *d)
+{
+    return d->restarted;
+}
+
 void pickle_free(pickle_doc *d)
 {
     if (d == NULL)
         return;
+    for (size_t i = 0; i < d->n_owned; i++)
+        free(d->owned[i]);
+    free(d->owned);
     for (pk_objs *o = d->objs, *next; o; o = next) {
         next = o->next;
         free(o);
@@ -190,11 +235,97 @@ typedef struct pk_reader {
     uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
     size_t op_at;          /* byte offset of the opcode being read */
     pk_obj *small[256];    /* the integers 0..255, made once each (values are read-only) */
+    /* the lean reading (pickle_options) */
+    bool lean;
+    bool retry;            /* the lean reading cannot go on: start again exactly */
+    const char *const *unread;
+    pk_obj *consts[3];     /* None, True, False, made once */
+    pk_obj *free_objs;     /* recycled scalars */
+    pk_lbox *free_boxes;
+    pk_lbox **boxes;       /* every lbox made (the reader frees them) */
+    size_t n_boxes, cap_boxes;
+    pk_obj **strs;         /* strings by text (open addressing, a power of 2 slots) */
+    size_t n_strs, cap_strs;
 } pk_reader;
+
+static bool is_container(const pk_obj *o)
+{
+    return o->kind == PK_LIST || o->kind == PK_TUPLE || o->kind == PK_DICT;
+}
+
+/* Lean: whether key is a string among the unread keys (the answer kept in the
+ * string, which the lean reading makes once per text). */
+static bool unread_key(const pk_reader *r, pk_obj *key)
+{
+    if (key->kind != PK_STR || r->unread == NULL)
+        return false;
+    if (!(key->flags & PK_KEY_CHECKED)) {
+        key->flags |= PK_KEY_CHECKED;
+        for (const char *const *u = r->unread; *u != NULL; u++)
+            if (strcmp(*u, key->u.text) == 0)
+                key->flags |= PK_KEY_UNREAD;
+    }
+    return (key->flags & PK_KEY_UNREAD) != 0;
+}
+
+/* Lean: whether a container made now, with the stack as it is, is (as far as the
+ * stack tells) an unread key's value or part of one. A guess: one made a ghost
+ * that ends up anywhere else makes the reading start again (lean_store), and one
+ * not made a ghost inside a ghost only costs its memory. */
+static bool ghost_context(pk_reader *r)
+{
+    if (r->sp == 0)
+        return false;
+    pk_obj *top = r->stack[r->sp - 1];
+    if (is_container(top) && (top->flags & PK_GHOST))
+        return true;
+    size_t base = r->mp ? r->marks[r->mp - 1] : 0;
+    if (base > 0 && base <= r->sp) {
+        const pk_obj *c = r->stack[base - 1];
+        if (is_container(c) && (c->flags & PK_GHOST))
+            return true;
+        /* SETITEMS: the top is at a key's place */
+        if (c->kind == PK_DICT && (r->sp - base) % 2 == 1 && unread_key(r, top))
+            return true;
+    }
+    /* SETITEM: dict, key, value */
+    return r->sp >= 2 && r->sp - 2 >= base && r->stack[r->sp - 2]->kind == PK_DICT && unread_key(r, top);
+}
+
+/* Lean: a container's record and, unless it is a ghost, its lbox. */
+static pk_obj *new_lean_container(pk_reader *r, pk_obj *p)
+{
+    p->height = 1;
+    if (ghost_context(r)) {
+        p->flags |= PK_GHOST;
+        return p;
+    }
+    pk_lbox *b = r->free_boxes;
+    if (b != NULL) {
+        r->free_boxes = b->next;
+    } else {
+        if (!SIM_GROW(r->boxes, r->n_boxes + 1, r->cap_boxes) || (b = calloc(1, sizeof *b)) == NULL)
+            return NULL;
+        r->boxes[r->n_boxes++] = b;
+    }
+    b->n = 0;
+    p->u.lbox = b;
+    return p;
+}
 
 static pk_obj *new_obj(pk_reader *r, pk_kind k)
 {
     pickle_doc *d = r->doc;
+    if (r->lean && (k == PK_NONE || k == PK_TRUE || k == PK_FALSE) && r->consts[k] != NULL)
+        return r->consts[k];
+    if (r->lean && r->free_objs != NULL && (k == PK_INT || k == PK_FLOAT)) {
+        pk_obj *p = r->free_objs;
+        r->free_objs = p->u.next;
+        memset(p, 0, sizeof *p);
+        p->kind = (uint8_t)k;
+        p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+        return p;
+    }
     if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
         pk_objs *o = malloc(sizeof *o);
         if (o == NULL)
@@ -207,6 +338,12 @@ static pk_obj *new_obj(pk_reader *r, pk_kind k)
     memset(p, 0, sizeof *p);
     p->kind = (uint8_t)k;
     p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+    if (r->lean && (k == PK_NONE || k == PK_TRUE || k == PK_FALSE)) {
+        p->flags |= PK_PINNED;
+        r->consts[k] = p;
+    }
+    if (r->lean && is_container(p))
+        return new_lean_container(r, p);
     if (k == PK_LIST || k == PK_TUPLE || k == PK_DICT) {
         if (d->boxes == NULL || d->boxes->n == sizeof d->boxes->b / sizeof d->boxes->b[0]) {
             pk_boxes *b = malloc(sizeof *b);
@@ -355,8 +492,10 @@ static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
     memcpy(t, buf, (size_t)n + 1);
     o->u.text = t;
     o->len = (uint32_t)n;
-    if (small)
+    if (small) {
         r->small[mag] = o;
+        o->flags |= PK_PINNED;
+    }
     return o;
 }
 
@@ -380,12 +519,62 @@ static sim_status read_long(pk_reader *r, size_t at, const unsigned char *b, siz
     return push(r, int_obj(r, false, v));
 }
 
+/* FNV-1a, 64 bits */
+static uint64_t text_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+/* Lean: the slot of the string with these bytes in r->strs, or of the empty slot
+ * where it goes. */
+static pk_obj **str_slot(pk_reader *r, const unsigned char *p, size_t n)
+{
+    size_t mask = r->cap_strs - 1;
+    for (size_t i = (size_t)text_hash(p, n) & mask;; i = (i + 1) & mask) {
+        pk_obj *o = r->strs[i];
+        if (o == NULL || (o->len == n && memcmp(o->u.text, p, n) == 0))
+            return &r->strs[i];
+    }
+}
+
+static bool strs_grow(pk_reader *r)
+{
+    size_t cap = r->cap_strs ? r->cap_strs * 2 : 1024;
+    pk_obj **old = r->strs;
+    size_t old_cap = r->cap_strs;
+    if ((r->strs = calloc(cap, sizeof *r->strs)) == NULL) {
+        r->strs = old;
+        return false;
+    }
+    r->cap_strs = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i] != NULL)
+            *str_slot(r, (const unsigned char *)old[i]->u.text, old[i]->len) = old[i];
+    free(old);
+    return true;
+}
+
 static sim_status read_str(pk_reader *r, size_t at, size_t n)
 {
     if (!need(r, n))
         return fail(r, at, "truncated (a string of %zu bytes runs past the end)", n);
     if (n > UINT32_MAX)
         return fail(r, at, "a string longer than 4 GiB");
+    pk_obj **slot = NULL;
+    if (r->lean) {
+        /* one record per distinct text: a pickler memoizes a string object, but
+         * a program makes the same text as many objects ("??" in every frame) */
+        if (2 * (r->n_strs + 1) > r->cap_strs && !strs_grow(r))
+            return nomem(r);
+        slot = str_slot(r, r->p + r->pos, n);
+        if (*slot != NULL) {
+            r->pos += n;
+            return push(r, *slot);
+        }
+    }
     pk_obj *o = new_obj(r, PK_STR);
     char *t = o ? arena_text(r->doc, n + 1) : NULL;
     if (t == NULL)
@@ -395,6 +584,11 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
     r->pos += n;
     o->u.text = t;
     o->len = (uint32_t)n;
+    if (slot != NULL) {
+        o->flags |= PK_PINNED;
+        *slot = o;
+        r->n_strs++;
+    }
     return push(r, o);
 }
 
@@ -421,6 +615,7 @@ static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
     if (r->memo[key] == NULL)
         r->memo_len++;
     r->memo[key] = r->stack[r->sp - 1];
+    r->memo[key]->flags |= PK_PINNED;
     return SIM_OK;
 }
 
@@ -440,6 +635,168 @@ static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
     if (*base > r->sp)
         return fail(r, at, "corrupt MARK");
     return SIM_OK;
+}
+
+/* ---------------------------------------------------------------- the lean reading */
+
+/* Lean: give up, and let pickle_parse read the pickle again exactly. */
+static sim_status retry(pk_reader *r)
+{
+    r->retry = true;
+    return SIM_ETRACE;
+}
+
+/* Lean: a value's DOM header (a container's once frozen). */
+static json_value lean_json(const pk_obj *o)
+{
+    json_value v;
+    memset(&v, 0, sizeof v);
+    switch ((pk_kind)o->kind) {
+    case PK_NONE: v.type = JSON_NULL; break;
+    case PK_TRUE: v.type = JSON_TRUE; break;
+    case PK_FALSE: v.type = JSON_FALSE; break;
+    case PK_INT:
+    case PK_FLOAT:
+        v.type = JSON_NUMBER;
+        v.u.num = o->u.text;
+        v.len = o->len;
+        break;
+    case PK_STR:
+        v.type = JSON_STRING;
+        v.u.str = o->u.text;
+        v.len = o->len;
+        break;
+    case PK_LIST:
+    case PK_TUPLE:
+        v.type = JSON_ARRAY;
+        v.u.items = o->u.items;
+        v.len = o->len;
+        break;
+    case PK_DICT:
+        v.type = JSON_OBJECT;
+        v.u.members = o->u.members;
+        v.len = o->len;
+        break;
+    }
+    return v;
+}
+
+#define PK_HAND_OVER ((size_t)64 << 10) /* item arrays from this size are kept as they are */
+
+/* Lean: no more items may come into o; its DOM is made from its lbox (copied into
+ * the arena, or a large one handed over whole), and the lbox is recycled. */
+static sim_status freeze(pk_reader *r, pk_obj *o)
+{
+    o->flags |= PK_FROZEN;
+    if (o->height > PK_MAX_DEPTH + 1)
+        return retry(r); /* nesting the exact reading refuses, if it is in the DOM */
+    if (o->flags & PK_GHOST)
+        return SIM_OK;
+    pk_lbox *b = o->u.lbox;
+    size_t es = o->kind == PK_DICT ? sizeof(json_member) : sizeof(json_value), bytes = (size_t)b->n * es;
+    void *items;
+    if (bytes >= PK_HAND_OVER) {
+        pickle_doc *d = r->doc;
+        if (!SIM_GROW(d->owned, d->n_owned + 1, d->cap_owned))
+            return nomem(r);
+        void *fit = realloc(b->buf, bytes);
+        items = fit ? fit : b->buf;
+        d->owned[d->n_owned++] = items;
+        d->owned_bytes += bytes;
+        b->buf = NULL;
+        b->cap = 0;
+    } else {
+        if ((items = arena(r->doc, bytes ? bytes : es)) == NULL)
+            return nomem(r);
+        if (bytes)
+            memcpy(items, b->buf, bytes);
+    }
+    o->len = b->n;
+    o->u.items = items; /* members for a dict: the same pointer */
+    b->n = 0;
+    b->next = r->free_boxes;
+    r->free_boxes = b;
+    return SIM_OK;
+}
+
+/* Lean: store items[0..n) into target (a dict: key, value pairs). Each container
+ * stored is complete from now on (frozen); a kept value's DOM is appended to the
+ * target's lbox, an unread key's member is left out, a ghost's items are only
+ * checked; integers and floats stored are recycled. Whatever the exact reading
+ * would refuse or build differently makes it start again: an item stored into a
+ * frozen container or into itself, a dict key neither string nor integer, a ghost
+ * kept, nesting too deep. */
+static sim_status lean_store(pk_reader *r, pk_obj *target, pk_obj *const *items, size_t n)
+{
+    if (target->flags & PK_FROZEN)
+        return retry(r);
+    bool dict = target->kind == PK_DICT, ghost = (target->flags & PK_GHOST) != 0;
+    for (size_t i = 0; i < n; i++) {
+        pk_obj *o = items[i];
+        if (o == target || (dict && i % 2 == 0 && o->kind != PK_STR && o->kind != PK_INT))
+            return retry(r);
+        if (!is_container(o))
+            continue;
+        sim_status st;
+        if (!(o->flags & PK_FROZEN) && (st = freeze(r, o)) != SIM_OK)
+            return st;
+        if (o->height >= target->height)
+            target->height = o->height == UINT16_MAX ? UINT16_MAX : (uint16_t)(o->height + 1);
+    }
+    if (!ghost) {
+        pk_lbox *b = target->u.lbox;
+        size_t es = dict ? sizeof(json_member) : sizeof(json_value);
+        if ((size_t)b->n + n > UINT32_MAX)
+            return nomem(r);
+        if (b->n + n > b->cap) {
+            size_t cap = b->cap ? (size_t)b->cap * 2 : 8;
+            if (cap < b->n + n)
+                cap = b->n + n;
+            if (cap > UINT32_MAX)
+                cap = UINT32_MAX;
+            void *nb = realloc(b->buf, cap * es);
+            if (nb == NULL)
+                return nomem(r);
+            b->buf = nb;
+            b->cap = (uint32_t)cap;
+        }
+        for (size_t i = 0; i < n; i += dict ? 2 : 1) {
+            const pk_obj *v = items[dict ? i + 1 : i];
+            if (dict && unread_key(r, items[i]))
+                continue;
+            if (is_container(v) && (v->flags & PK_GHOST))
+                return retry(r); /* a value made as unread is kept after all */
+            if (dict)
+                ((json_member *)b->buf)[b->n++] = (json_member){items[i]->u.text, lean_json(v)};
+            else
+                ((json_value *)b->buf)[b->n++] = lean_json(v);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        pk_obj *o = items[i];
+        if ((o->kind == PK_INT || o->kind == PK_FLOAT) && !(o->flags & PK_PINNED)) {
+            o->u.next = r->free_objs;
+            r->free_objs = o;
+        }
+    }
+    return SIM_OK;
+}
+
+/* Lean TUPLE, TUPLE1..3: a tuple of the top k values (made as the stack below them
+ * tells), pushed in their place. */
+static sim_status lean_tuple(pk_reader *r, size_t k)
+{
+    size_t top = r->sp;
+    r->sp -= k;
+    pk_obj *t = new_obj(r, PK_TUPLE);
+    r->sp = top;
+    if (t == NULL)
+        return nomem(r);
+    sim_status st = lean_store(r, t, &r->stack[top - k], k);
+    if (st != SIM_OK)
+        return st;
+    r->sp -= k;
+    return push(r, t);
 }
 
 /* The width in bytes of the little-endian argument that follows op in the stream
@@ -511,6 +868,10 @@ static sim_status run(pk_reader *r, pk_obj **result)
         case 't': /* TUPLE */ {
             if ((st = pop_mark(r, at, &base)) != SIM_OK)
                 return st;
+            if (r->lean && op == 't') {
+                st = lean_tuple(r, r->sp - base);
+                break;
+            }
             pk_obj *target;
             if (op == 't') {
                 target = new_obj(r, PK_TUPLE);
@@ -525,6 +886,11 @@ static sim_status run(pk_reader *r, pk_obj **result)
                                 op == 'u' ? "dict" : "list");
                 if (op == 'u' && (r->sp - base) % 2)
                     return fail(r, at, "SETITEMS with an odd number of items");
+            }
+            if (r->lean) {
+                st = lean_store(r, target, &r->stack[base], r->sp - base);
+                r->sp = base;
+                break;
             }
             if (!obj_reserve(target, r->sp - base))
                 return nomem(r);
@@ -545,6 +911,11 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (target->kind != (op == 's' ? PK_DICT : PK_LIST))
                 return fail(r, at, "%s on something that is not a %s", op == 's' ? "SETITEM" : "APPEND",
                             op == 's' ? "dict" : "list");
+            if (r->lean) {
+                st = lean_store(r, target, &r->stack[r->sp - k + 1], k - 1);
+                r->sp -= k - 1;
+                break;
+            }
             for (size_t i = r->sp - k + 1; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
                     return nomem(r);
@@ -555,6 +926,10 @@ static sim_status run(pk_reader *r, pk_obj **result)
             size_t k = (size_t)(op - 0x84);
             if (r->sp < k)
                 return fail(r, at, "TUPLE%zu with too few items on the stack", k);
+            if (r->lean) {
+                st = lean_tuple(r, k);
+                break;
+            }
             pk_obj *t = new_obj(r, PK_TUPLE);
             if (t == NULL)
                 return nomem(r);
@@ -630,6 +1005,12 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (r->sp != 1 || r->mp != 0)
                 return fail(r, at, "STOP with %zu values on the stack (expected exactly one)", r->sp);
             *result = r->stack[0];
+            if (r->lean && is_container(*result)) {
+                if ((*result)->flags & PK_GHOST)
+                    return retry(r);
+                if (!((*result)->flags & PK_FROZEN))
+                    return freeze(r, *result);
+            }
             return SIM_OK;
         default:
             return fail(r, at,
@@ -696,16 +1077,23 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
         if (m == NULL)
             return nomem(r);
         v->u.members = m;
+        uint32_t kept = 0;
         for (uint32_t i = 0; i < v->len; i++) {
-            const pk_obj *k = bx->items[2 * i];
+            pk_obj *k = bx->items[2 * i];
             if (k->kind != PK_STR && k->kind != PK_INT)
                 return fail(r, k->at, "a dict key that is not a string or an integer");
-            m[i].key = k->u.text;
-            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, &m[i].value, &hc);
+            /* an unread key's value is converted all the same (it is checked), not kept */
+            json_value unused;
+            bool keep = !unread_key(r, k);
+            if (keep)
+                m[kept].key = k->u.text;
+            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, keep ? &m[kept].value : &unused, &hc);
             if (st != SIM_OK)
                 return st;
+            kept += keep;
             h = hc > h ? hc : h;
         }
+        v->len = kept;
     } else {
         v->type = JSON_ARRAY;
         v->len = bx->n;
@@ -727,12 +1115,25 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     return SIM_OK;
 }
 
-sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, pickle_doc **doc,
-                        const json_value **root, sim_error *err)
+static void reader_release(pk_reader *r)
 {
-    *doc = NULL;
-    *root = NULL;
-    pk_reader r = {.path = path, .p = data, .len = len, .err = err};
+    free(r->stack);
+    free(r->marks);
+    free(r->memo);
+    free(r->strs);
+    for (size_t i = 0; i < r->n_boxes; i++) {
+        free(r->boxes[i]->buf);
+        free(r->boxes[i]);
+    }
+    free(r->boxes);
+}
+
+/* One reading, lean or exact; *retry: the lean one gave up (no message set). */
+static sim_status parse_once(const char *path, const unsigned char *data, size_t len, const pickle_options *opt,
+                             bool lean, pickle_doc **doc, const json_value **root, bool *retried, sim_error *err)
+{
+    pk_reader r = {.path = path, .p = data, .len = len, .err = err, .lean = lean,
+                   .unread = opt ? opt->unread_keys : NULL};
     r.doc = calloc(1, sizeof *r.doc);
     if (r.doc == NULL)
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -742,11 +1143,15 @@ sim_status pickle_parse(const char *path, const unsigned char *data, size_t len,
     if (st == SIM_OK) {
         uint16_t height = 0;
         v = arena(r.doc, sizeof *v);
-        st = v ? to_json(&r, top, 0, v, &height) : nomem(&r);
+        if (v == NULL)
+            st = nomem(&r);
+        else if (lean)
+            *v = lean_json(top);
+        else
+            st = to_json(&r, top, 0, v, &height);
     }
-    free(r.stack);
-    free(r.marks);
-    free(r.memo);
+    *retried = r.retry;
+    reader_release(&r);
     if (st != SIM_OK) {
         pickle_free(r.doc);
         return st;
@@ -754,4 +1159,21 @@ sim_status pickle_parse(const char *path, const unsigned char *data, size_t len,
     *doc = r.doc;
     *root = v;
     return SIM_OK;
+}
+
+sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, const pickle_options *opt,
+                        pickle_doc **doc, const json_value **root, sim_error *err)
+{
+    *doc = NULL;
+    *root = NULL;
+    bool lean = opt == NULL || !opt->exact, retried = false;
+    sim_status st = parse_once(path, data, len, opt, lean, doc, root, &retried, err);
+    if (lean && st != SIM_OK && st != SIM_ENOMEM) {
+        /* a refusal, or a pickle the lean reading cannot be sure of: the exact
+         * reading's result or message (a refusal is found again, at the same byte) */
+        st = parse_once(path, data, len, opt, false, doc, root, &retried, err);
+        if (st == SIM_OK)
+            (*doc)->restarted = true;
+    }
+    return st;
 }

@@ -751,7 +751,7 @@ static void bench_pickles(const options *o, const char *const *paths, int n)
             const json_value *root = NULL;
             sim_error err;
             double t0 = bench_now();
-            if (pickle_parse(paths[i], data, (size_t)sz, &doc, &root, &err) != SIM_OK) {
+            if (pickle_parse(paths[i], data, (size_t)sz, NULL, &doc, &root, &err) != SIM_OK) {
                 fprintf(stderr, "bench: %s\n", err.msg);
                 exit(2);
             }
