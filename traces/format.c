@@ -26,8 +26,10 @@ static sim_status import_snapshot_pickle(const unsigned char *data, size_t len, 
     const json_value *root = NULL;
     const pickle_options po = {.unread_keys = SNAPSHOT_UNREAD_KEYS};
     sim_status st = pickle_parse(d->path, data, len, &po, &pk, &root, d->err);
-    if (st == SIM_OK)
+    if (st == SIM_OK) {
+        imp_release_input(d); /* the DOM holds copies: the file is not needed beside the events */
         st = import_snapshot(root, opt, d);
+    }
     pickle_free(pk);
     return st;
 }

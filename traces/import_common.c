@@ -9,6 +9,20 @@
 #include "sim/buf.h"
 #include "sim/grow.h"
 
+unsigned char *imp_input(const imp_doc *d)
+{
+    return d->input != NULL ? (unsigned char *)*d->input : NULL;
+}
+
+void imp_release_input(imp_doc *d)
+{
+    if (d->input == NULL)
+        return;
+    free(*d->input);
+    *d->input = NULL;
+    d->input = NULL;
+}
+
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f)
 {
     memset(d, 0, sizeof *d);

@@ -71,6 +71,10 @@ typedef struct imp_doc {
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
+    /* while a binary importer (input_format.import_magic) runs: the malloc'd bytes it
+     * reads, owned by input.c, which the importer may free once it needs them no more
+     * (imp_release_input); NULL otherwise */
+    char **input;
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f);
@@ -81,6 +85,12 @@ imp_event *imp_push(imp_doc *d);
  * under a new id (imp_new_id). NULL on ENOMEM. */
 imp_event *imp_push_pre(imp_doc *d, uint64_t size);
 uint64_t imp_new_id(imp_doc *d);
+/* The bytes being imported, for an importer that reads them once front to back and may
+ * drop what it has read (pickle_options.consumed), or NULL. */
+unsigned char *imp_input(const imp_doc *d);
+/* Free the bytes being imported now (a pickle, once its DOM is built): the import's
+ * peak memory then holds the DOM and the events, not the file too. */
+void imp_release_input(imp_doc *d);
 /* Copy s into the pool; returns the imp_event.str value (0 on ENOMEM). */
 uint64_t imp_str(imp_doc *d, const char *s);
 /* The native stream number for a recorded stream value (0 stays 0; others are

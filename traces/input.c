@@ -362,17 +362,23 @@ static sim_status parse_json(const char *path, json_parser *p, const char *text,
     return sim_error_set(err, SIM_ETRACE, path, 0, 0, "not valid JSON (%s)", errtext);
 }
 
-/* Import a whole document in memory (text is NUL-terminated at len). */
-static sim_status import_doc(trace_input *in, const input_format *f, const char *text, size_t len,
+/* Import a whole document in memory (*bytes, malloc'd and NUL-terminated at len; a
+ * binary importer may free it, imp_release_input, leaving NULL). */
+static sim_status import_doc(trace_input *in, const input_format *f, char **bytes, size_t len,
                              const input_options *opt, sim_error *err)
 {
+    const char *text = *bytes;
     imp_doc *d = &in->doc;
     imp_doc_init(d, in->path, f);
     imp_set_err(d, err);
     in->has_doc = true;
     /* a binary format (magic_test) is read by its importer whatever its first bytes */
-    if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len)))
-        return f->import_magic((const unsigned char *)text, len, opt, d);
+    if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len))) {
+        d->input = bytes;
+        sim_status st = f->import_magic((const unsigned char *)text, len, opt, d);
+        d->input = NULL;
+        return st;
+    }
     if (f->import == NULL)
         return sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format");
     json_parser *p = json_parser_new();
@@ -386,10 +392,12 @@ static sim_status import_doc(trace_input *in, const input_format *f, const char 
     return st;
 }
 
-/* Open from bytes already in memory (a whole file, maybe inflated). */
-static sim_status open_bytes(trace_input *in, const input_format *f, const char *text, size_t len,
+/* Open from bytes already in memory (a whole file, maybe inflated): *bytes, malloc'd,
+ * which an importer may free (then NULL; the caller frees what is left). */
+static sim_status open_bytes(trace_input *in, const input_format *f, char **bytes, size_t len,
                              const input_options *opt, sim_error *err)
 {
+    const char *text = *bytes;
     if (f == NULL && gtrace_is_magic(text, len))
         f = input_format_native(); /* the native binary container: trace_open_mem reads it */
     if (f == NULL) {
@@ -405,7 +413,7 @@ static sim_status open_bytes(trace_input *in, const input_format *f, const char 
             native_alloc_conf(in);
         return st;
     }
-    return import_doc(in, f, text, len, opt, err);
+    return import_doc(in, f, bytes, len, opt, err);
 }
 
 static sim_status input_new(const char *path, const char *from, const input_format **f, trace_input **out,
@@ -517,7 +525,7 @@ sim_status input_open_named(const char *path, const char *name, const char *from
     st = stream_read_all(src, name, &data, &len, err);
     in_stream_close(src);
     if (st == SIM_OK)
-        st = open_bytes(in, f, data, len, opt, err);
+        st = open_bytes(in, f, &data, len, opt, err);
     free(data);
     return finish_open(in, st, out);
 }
@@ -535,7 +543,7 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
         size_t tlen = 0;
         st = gunzip(name, data, len, &text, &tlen, err);
         if (st == SIM_OK)
-            st = open_bytes(in, f, text, tlen, opt, err);
+            st = open_bytes(in, f, &text, tlen, opt, err);
         free(text);
         return finish_open(in, st, out);
     }
@@ -545,7 +553,7 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
         return finish_open(in, sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory"), out);
     memcpy(copy, data, len);
     copy[len] = '\0';
-    st = open_bytes(in, f, copy, len, opt, err);
+    st = open_bytes(in, f, &copy, len, opt, err);
     free(copy);
     return finish_open(in, st, out);
 }
