@@ -10,80 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import_pickle_vm.h"
 #include "sim/grow.h"
-
-#define PK_MAX_DEPTH 100
-#define PK_MAX_STACK ((size_t)1 << 26)
-
-typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_LIST, PK_TUPLE, PK_DICT } pk_kind;
-
-typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
-
-/* Lean reading (pk_obj.flags): a container made for an unread key's value, whose
- * items are checked and dropped; a container whose DOM is made (no more items may
- * come); a value that may be referenced again (memo, interned, shared constant),
- * never recycled; a string checked against, and found among, the unread keys. */
-enum { PK_GHOST = 1, PK_FROZEN = 2, PK_PINNED = 4, PK_KEY_CHECKED = 8, PK_KEY_UNREAD = 16 };
-
-/* Lean: an open container's DOM items as they come (json_value for a list or a
- * tuple, json_member for a dict); recycled once the container is complete. */
-typedef struct pk_lbox {
-    void *buf;
-    uint32_t n, cap;
-    struct pk_lbox *next;     /* free list */
-} pk_lbox;
-
-/* A container's items and its DOM once converted (scalars have none: most values
- * of a snapshot are integers, and they stay 24 bytes). */
-typedef struct pk_box {
-    uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
-    struct pk_obj **items;
-    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
-} pk_box;
-
-typedef struct pk_obj {
-    uint8_t kind;             /* pk_kind */
-    uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
-    uint8_t flags;            /* lean: PK_GHOST ... */
-    uint16_t height;          /* containers: levels of nesting below, once converted (lean: as stored) */
-    uint32_t len;             /* INT/FLOAT/STR: text bytes; lean, frozen container: items */
-    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
-    union {
-        const char *text;     /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
-        pk_box *box;          /* LIST/TUPLE/DICT (exact) */
-        pk_lbox *lbox;        /* LIST/TUPLE/DICT (lean, open) */
-        json_value *items;    /* LIST/TUPLE (lean, frozen) */
-        json_member *members; /* DICT (lean, frozen) */
-        struct pk_obj *next;  /* lean: a recycled scalar */
-    } u;
-} pk_obj;
-
-typedef struct pk_chunk {
-    struct pk_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-} pk_chunk;
-
-typedef struct pk_objs {
-    struct pk_objs *next;
-    size_t n;
-    pk_obj o[4096];
-} pk_objs;
-
-typedef struct pk_boxes {
-    struct pk_boxes *next;
-    size_t n;
-    pk_box b[1024];
-} pk_boxes;
-
-struct pickle_doc {
-    pk_chunk *chunks;
-    pk_objs *objs;
-    pk_boxes *boxes;
-    void **owned;             /* lean: large item arrays, handed over whole */
-    size_t n_owned, cap_owned, owned_bytes;
-    bool restarted;
-};
 
 /* size bytes from the arena, aligned for any type (align) or not (text). */
 static void *arena_take(pickle_doc *d, size_t size, bool align)
@@ -105,7 +33,7 @@ static void *arena_take(pickle_doc *d, size_t size, bool align)
     return p;
 }
 
-static void *arena(pickle_doc *d, size_t size)
+void *pk_arena(pickle_doc *d, size_t size)
 {
     return arena_take(d, size, true);
 }
@@ -220,100 +148,7 @@ static bool obj_push(pk_obj *container, pk_obj *item)
     return true;
 }
 
-typedef struct pk_reader {
-    const char *path;
-    const unsigned char *p;
-    size_t len, pos;
-    pickle_doc *doc;
-    sim_error *err;
-    pk_obj **stack;
-    size_t sp, scap;
-    size_t *marks;
-    size_t mp, mcap;
-    pk_obj **memo;
-    size_t memo_cap;
-    uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
-    size_t op_at;          /* byte offset of the opcode being read */
-    pk_obj *small[256];    /* the integers 0..255, made once each (values are read-only) */
-    /* the lean reading (pickle_options) */
-    bool lean;
-    bool retry;            /* the lean reading cannot go on: start again exactly */
-    const char *const *unread;
-    pk_obj *consts[3];     /* None, True, False, made once */
-    pk_obj *free_objs;     /* recycled scalars */
-    pk_lbox *free_boxes;
-    pk_lbox **boxes;       /* every lbox made (the reader frees them) */
-    size_t n_boxes, cap_boxes;
-    pk_obj **strs;         /* strings by text (open addressing, a power of 2 slots) */
-    size_t n_strs, cap_strs;
-} pk_reader;
-
-static bool is_container(const pk_obj *o)
-{
-    return o->kind == PK_LIST || o->kind == PK_TUPLE || o->kind == PK_DICT;
-}
-
-/* Lean: whether key is a string among the unread keys (the answer kept in the
- * string, which the lean reading makes once per text). */
-static bool unread_key(const pk_reader *r, pk_obj *key)
-{
-    if (key->kind != PK_STR || r->unread == NULL)
-        return false;
-    if (!(key->flags & PK_KEY_CHECKED)) {
-        key->flags |= PK_KEY_CHECKED;
-        for (const char *const *u = r->unread; *u != NULL; u++)
-            if (strcmp(*u, key->u.text) == 0)
-                key->flags |= PK_KEY_UNREAD;
-    }
-    return (key->flags & PK_KEY_UNREAD) != 0;
-}
-
-/* Lean: whether a container made now, with the stack as it is, is (as far as the
- * stack tells) an unread key's value or part of one. A guess: one made a ghost
- * that ends up anywhere else makes the reading start again (lean_store), and one
- * not made a ghost inside a ghost only costs its memory. */
-static bool ghost_context(pk_reader *r)
-{
-    if (r->sp == 0)
-        return false;
-    pk_obj *top = r->stack[r->sp - 1];
-    if (is_container(top) && (top->flags & PK_GHOST))
-        return true;
-    size_t base = r->mp ? r->marks[r->mp - 1] : 0;
-    if (base > 0 && base <= r->sp) {
-        const pk_obj *c = r->stack[base - 1];
-        if (is_container(c) && (c->flags & PK_GHOST))
-            return true;
-        /* SETITEMS: the top is at a key's place */
-        if (c->kind == PK_DICT && (r->sp - base) % 2 == 1 && unread_key(r, top))
-            return true;
-    }
-    /* SETITEM: dict, key, value */
-    return r->sp >= 2 && r->sp - 2 >= base && r->stack[r->sp - 2]->kind == PK_DICT && unread_key(r, top);
-}
-
-/* Lean: a container's record and, unless it is a ghost, its lbox. */
-static pk_obj *new_lean_container(pk_reader *r, pk_obj *p)
-{
-    p->height = 1;
-    if (ghost_context(r)) {
-        p->flags |= PK_GHOST;
-        return p;
-    }
-    pk_lbox *b = r->free_boxes;
-    if (b != NULL) {
-        r->free_boxes = b->next;
-    } else {
-        if (!SIM_GROW(r->boxes, r->n_boxes + 1, r->cap_boxes) || (b = calloc(1, sizeof *b)) == NULL)
-            return NULL;
-        r->boxes[r->n_boxes++] = b;
-    }
-    b->n = 0;
-    p->u.lbox = b;
-    return p;
-}
-
-static pk_obj *new_obj(pk_reader *r, pk_kind k)
+pk_obj *pk_new_obj(pk_reader *r, pk_kind k)
 {
     pickle_doc *d = r->doc;
     if (r->lean && (k == PK_NONE || k == PK_TRUE || k == PK_FALSE) && r->consts[k] != NULL)
@@ -343,7 +178,7 @@ static pk_obj *new_obj(pk_reader *r, pk_kind k)
         r->consts[k] = p;
     }
     if (r->lean && is_container(p))
-        return new_lean_container(r, p);
+        return pk_lean_container(r, p);
     if (k == PK_LIST || k == PK_TUPLE || k == PK_DICT) {
         if (d->boxes == NULL || d->boxes->n == sizeof d->boxes->b / sizeof d->boxes->b[0]) {
             pk_boxes *b = malloc(sizeof *b);
@@ -442,7 +277,7 @@ static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
                          opcode_name(r->p[at]), msg);
 }
 
-static sim_status nomem(pk_reader *r)
+sim_status pk_nomem(pk_reader *r)
 {
     return sim_error_set(r->err, SIM_ENOMEM, r->path, 0, 0, "out of memory reading the pickle");
 }
@@ -460,17 +295,17 @@ static uint64_t le(const unsigned char *b, size_t n)
     return v;
 }
 
-static sim_status push(pk_reader *r, pk_obj *o)
+sim_status pk_push(pk_reader *r, pk_obj *o)
 {
     if (o == NULL)
-        return nomem(r);
+        return pk_nomem(r);
     if (r->sp == r->scap) {
         size_t c = r->scap ? r->scap * 2 : 256;
         if (c > PK_MAX_STACK)
             return fail(r, r->pos, "the pickle stack grows beyond %zu entries", PK_MAX_STACK);
         pk_obj **s = realloc(r->stack, c * sizeof *s);
         if (s == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         r->stack = s;
         r->scap = c;
     }
@@ -483,7 +318,7 @@ static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
     bool small = !neg && mag < 256;
     if (small && r->small[mag] != NULL)
         return r->small[mag];
-    pk_obj *o = new_obj(r, PK_INT);
+    pk_obj *o = pk_new_obj(r, PK_INT);
     char buf[24];
     int n = u64_text(buf, neg, mag);
     char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
@@ -505,56 +340,18 @@ static sim_status read_long(pk_reader *r, size_t at, const unsigned char *b, siz
     while (n > 1 && ((b[n - 1] == 0x00 && !(b[n - 2] & 0x80)) || (b[n - 1] == 0xFF && (b[n - 2] & 0x80))))
         n--;
     if (n == 0)
-        return push(r, int_obj(r, false, 0));
+        return pk_push(r, int_obj(r, false, 0));
     if (n == 9 && b[8] == 0x00)
-        return push(r, int_obj(r, false, le(b, 8)));
+        return pk_push(r, int_obj(r, false, le(b, 8)));
     if (n > 8)
         return fail(r, at, "an integer wider than 64 bits");
     uint64_t v = le(b, n);
     if (b[n - 1] & 0x80) {
         if (n < 8)
             v |= ~(uint64_t)0 << (8 * n); /* sign-extend */
-        return push(r, int_obj(r, true, ~v + 1));
+        return pk_push(r, int_obj(r, true, ~v + 1));
     }
-    return push(r, int_obj(r, false, v));
-}
-
-/* FNV-1a, 64 bits */
-static uint64_t text_hash(const unsigned char *p, size_t n)
-{
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211u;
-    return h;
-}
-
-/* Lean: the slot of the string with these bytes in r->strs, or of the empty slot
- * where it goes. */
-static pk_obj **str_slot(pk_reader *r, const unsigned char *p, size_t n)
-{
-    size_t mask = r->cap_strs - 1;
-    for (size_t i = (size_t)text_hash(p, n) & mask;; i = (i + 1) & mask) {
-        pk_obj *o = r->strs[i];
-        if (o == NULL || (o->len == n && memcmp(o->u.text, p, n) == 0))
-            return &r->strs[i];
-    }
-}
-
-static bool strs_grow(pk_reader *r)
-{
-    size_t cap = r->cap_strs ? r->cap_strs * 2 : 1024;
-    pk_obj **old = r->strs;
-    size_t old_cap = r->cap_strs;
-    if ((r->strs = calloc(cap, sizeof *r->strs)) == NULL) {
-        r->strs = old;
-        return false;
-    }
-    r->cap_strs = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i] != NULL)
-            *str_slot(r, (const unsigned char *)old[i]->u.text, old[i]->len) = old[i];
-    free(old);
-    return true;
+    return pk_push(r, int_obj(r, false, v));
 }
 
 static sim_status read_str(pk_reader *r, size_t at, size_t n)
@@ -567,18 +364,17 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
     if (r->lean) {
         /* one record per distinct text: a pickler memoizes a string object, but
          * a program makes the same text as many objects ("??" in every frame) */
-        if (2 * (r->n_strs + 1) > r->cap_strs && !strs_grow(r))
-            return nomem(r);
-        slot = str_slot(r, r->p + r->pos, n);
+        if ((slot = pk_lean_str_slot(r, r->p + r->pos, n)) == NULL)
+            return pk_nomem(r);
         if (*slot != NULL) {
             r->pos += n;
-            return push(r, *slot);
+            return pk_push(r, *slot);
         }
     }
-    pk_obj *o = new_obj(r, PK_STR);
+    pk_obj *o = pk_new_obj(r, PK_STR);
     char *t = o ? arena_text(r->doc, n + 1) : NULL;
     if (t == NULL)
-        return nomem(r);
+        return pk_nomem(r);
     memcpy(t, r->p + r->pos, n);
     t[n] = '\0';
     r->pos += n;
@@ -589,7 +385,7 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
         *slot = o;
         r->n_strs++;
     }
-    return push(r, o);
+    return pk_push(r, o);
 }
 
 static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
@@ -607,7 +403,7 @@ static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
             c *= 2;
         pk_obj **m = realloc(r->memo, c * sizeof *m);
         if (m == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         memset(m + r->memo_cap, 0, (c - r->memo_cap) * sizeof *m);
         r->memo = m;
         r->memo_cap = c;
@@ -623,7 +419,7 @@ static sim_status memo_get(pk_reader *r, size_t at, uint64_t key)
 {
     if (key >= r->memo_cap || r->memo[key] == NULL)
         return fail(r, at, "memo index %" PRIu64 " was never stored", key);
-    return push(r, r->memo[key]);
+    return pk_push(r, r->memo[key]);
 }
 
 /* Pop back to the last MARK; the items are r->stack[*base .. r->sp). */
@@ -635,168 +431,6 @@ static sim_status pop_mark(pk_reader *r, size_t at, size_t *base)
     if (*base > r->sp)
         return fail(r, at, "corrupt MARK");
     return SIM_OK;
-}
-
-/* ---------------------------------------------------------------- the lean reading */
-
-/* Lean: give up, and let pickle_parse read the pickle again exactly. */
-static sim_status retry(pk_reader *r)
-{
-    r->retry = true;
-    return SIM_ETRACE;
-}
-
-/* Lean: a value's DOM header (a container's once frozen). */
-static json_value lean_json(const pk_obj *o)
-{
-    json_value v;
-    memset(&v, 0, sizeof v);
-    switch ((pk_kind)o->kind) {
-    case PK_NONE: v.type = JSON_NULL; break;
-    case PK_TRUE: v.type = JSON_TRUE; break;
-    case PK_FALSE: v.type = JSON_FALSE; break;
-    case PK_INT:
-    case PK_FLOAT:
-        v.type = JSON_NUMBER;
-        v.u.num = o->u.text;
-        v.len = o->len;
-        break;
-    case PK_STR:
-        v.type = JSON_STRING;
-        v.u.str = o->u.text;
-        v.len = o->len;
-        break;
-    case PK_LIST:
-    case PK_TUPLE:
-        v.type = JSON_ARRAY;
-        v.u.items = o->u.items;
-        v.len = o->len;
-        break;
-    case PK_DICT:
-        v.type = JSON_OBJECT;
-        v.u.members = o->u.members;
-        v.len = o->len;
-        break;
-    }
-    return v;
-}
-
-#define PK_HAND_OVER ((size_t)64 << 10) /* item arrays from this size are kept as they are */
-
-/* Lean: no more items may come into o; its DOM is made from its lbox (copied into
- * the arena, or a large one handed over whole), and the lbox is recycled. */
-static sim_status freeze(pk_reader *r, pk_obj *o)
-{
-    o->flags |= PK_FROZEN;
-    if (o->height > PK_MAX_DEPTH + 1)
-        return retry(r); /* nesting the exact reading refuses, if it is in the DOM */
-    if (o->flags & PK_GHOST)
-        return SIM_OK;
-    pk_lbox *b = o->u.lbox;
-    size_t es = o->kind == PK_DICT ? sizeof(json_member) : sizeof(json_value), bytes = (size_t)b->n * es;
-    void *items;
-    if (bytes >= PK_HAND_OVER) {
-        pickle_doc *d = r->doc;
-        if (!SIM_GROW(d->owned, d->n_owned + 1, d->cap_owned))
-            return nomem(r);
-        void *fit = realloc(b->buf, bytes);
-        items = fit ? fit : b->buf;
-        d->owned[d->n_owned++] = items;
-        d->owned_bytes += bytes;
-        b->buf = NULL;
-        b->cap = 0;
-    } else {
-        if ((items = arena(r->doc, bytes ? bytes : es)) == NULL)
-            return nomem(r);
-        if (bytes)
-            memcpy(items, b->buf, bytes);
-    }
-    o->len = b->n;
-    o->u.items = items; /* members for a dict: the same pointer */
-    b->n = 0;
-    b->next = r->free_boxes;
-    r->free_boxes = b;
-    return SIM_OK;
-}
-
-/* Lean: store items[0..n) into target (a dict: key, value pairs). Each container
- * stored is complete from now on (frozen); a kept value's DOM is appended to the
- * target's lbox, an unread key's member is left out, a ghost's items are only
- * checked; integers and floats stored are recycled. Whatever the exact reading
- * would refuse or build differently makes it start again: an item stored into a
- * frozen container or into itself, a dict key neither string nor integer, a ghost
- * kept, nesting too deep. */
-static sim_status lean_store(pk_reader *r, pk_obj *target, pk_obj *const *items, size_t n)
-{
-    if (target->flags & PK_FROZEN)
-        return retry(r);
-    bool dict = target->kind == PK_DICT, ghost = (target->flags & PK_GHOST) != 0;
-    for (size_t i = 0; i < n; i++) {
-        pk_obj *o = items[i];
-        if (o == target || (dict && i % 2 == 0 && o->kind != PK_STR && o->kind != PK_INT))
-            return retry(r);
-        if (!is_container(o))
-            continue;
-        sim_status st;
-        if (!(o->flags & PK_FROZEN) && (st = freeze(r, o)) != SIM_OK)
-            return st;
-        if (o->height >= target->height)
-            target->height = o->height == UINT16_MAX ? UINT16_MAX : (uint16_t)(o->height + 1);
-    }
-    if (!ghost) {
-        pk_lbox *b = target->u.lbox;
-        size_t es = dict ? sizeof(json_member) : sizeof(json_value);
-        if ((size_t)b->n + n > UINT32_MAX)
-            return nomem(r);
-        if (b->n + n > b->cap) {
-            size_t cap = b->cap ? (size_t)b->cap * 2 : 8;
-            if (cap < b->n + n)
-                cap = b->n + n;
-            if (cap > UINT32_MAX)
-                cap = UINT32_MAX;
-            void *nb = realloc(b->buf, cap * es);
-            if (nb == NULL)
-                return nomem(r);
-            b->buf = nb;
-            b->cap = (uint32_t)cap;
-        }
-        for (size_t i = 0; i < n; i += dict ? 2 : 1) {
-            const pk_obj *v = items[dict ? i + 1 : i];
-            if (dict && unread_key(r, items[i]))
-                continue;
-            if (is_container(v) && (v->flags & PK_GHOST))
-                return retry(r); /* a value made as unread is kept after all */
-            if (dict)
-                ((json_member *)b->buf)[b->n++] = (json_member){items[i]->u.text, lean_json(v)};
-            else
-                ((json_value *)b->buf)[b->n++] = lean_json(v);
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        pk_obj *o = items[i];
-        if ((o->kind == PK_INT || o->kind == PK_FLOAT) && !(o->flags & PK_PINNED)) {
-            o->u.next = r->free_objs;
-            r->free_objs = o;
-        }
-    }
-    return SIM_OK;
-}
-
-/* Lean TUPLE, TUPLE1..3: a tuple of the top k values (made as the stack below them
- * tells), pushed in their place. */
-static sim_status lean_tuple(pk_reader *r, size_t k)
-{
-    size_t top = r->sp;
-    r->sp -= k;
-    pk_obj *t = new_obj(r, PK_TUPLE);
-    r->sp = top;
-    if (t == NULL)
-        return nomem(r);
-    sim_status st = lean_store(r, t, &r->stack[top - k], k);
-    if (st != SIM_OK)
-        return st;
-    r->sp -= k;
-    return push(r, t);
 }
 
 /* The width in bytes of the little-endian argument that follows op in the stream
@@ -852,15 +486,15 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (arg > r->len - r->pos)
                 return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)", arg);
             break;
-        case '}': st = push(r, new_obj(r, PK_DICT)); break;
-        case ']': st = push(r, new_obj(r, PK_LIST)); break;
-        case ')': st = push(r, new_obj(r, PK_TUPLE)); break;
-        case 'N': st = push(r, new_obj(r, PK_NONE)); break;
-        case 0x88: st = push(r, new_obj(r, PK_TRUE)); break;
-        case 0x89: st = push(r, new_obj(r, PK_FALSE)); break;
+        case '}': st = pk_push(r, pk_new_obj(r, PK_DICT)); break;
+        case ']': st = pk_push(r, pk_new_obj(r, PK_LIST)); break;
+        case ')': st = pk_push(r, pk_new_obj(r, PK_TUPLE)); break;
+        case 'N': st = pk_push(r, pk_new_obj(r, PK_NONE)); break;
+        case 0x88: st = pk_push(r, pk_new_obj(r, PK_TRUE)); break;
+        case 0x89: st = pk_push(r, pk_new_obj(r, PK_FALSE)); break;
         case '(': /* MARK */
             if (!SIM_GROW(r->marks, r->mp + 1, r->mcap))
-                return nomem(r);
+                return pk_nomem(r);
             r->marks[r->mp++] = r->sp;
             break;
         case 'u': /* SETITEMS */
@@ -869,14 +503,14 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if ((st = pop_mark(r, at, &base)) != SIM_OK)
                 return st;
             if (r->lean && op == 't') {
-                st = lean_tuple(r, r->sp - base);
+                st = pk_lean_tuple(r, r->sp - base);
                 break;
             }
             pk_obj *target;
             if (op == 't') {
-                target = new_obj(r, PK_TUPLE);
+                target = pk_new_obj(r, PK_TUPLE);
                 if (target == NULL)
-                    return nomem(r);
+                    return pk_nomem(r);
             } else {
                 if (base == 0)
                     return fail(r, at, "%s without a container below the MARK", op == 'u' ? "SETITEMS" : "APPENDS");
@@ -888,18 +522,18 @@ static sim_status run(pk_reader *r, pk_obj **result)
                     return fail(r, at, "SETITEMS with an odd number of items");
             }
             if (r->lean) {
-                st = lean_store(r, target, &r->stack[base], r->sp - base);
+                st = pk_lean_store(r, target, &r->stack[base], r->sp - base);
                 r->sp = base;
                 break;
             }
             if (!obj_reserve(target, r->sp - base))
-                return nomem(r);
+                return pk_nomem(r);
             for (size_t i = base; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp = base;
             if (op == 't')
-                st = push(r, target);
+                st = pk_push(r, target);
             break;
         }
         case 's': /* SETITEM */
@@ -912,13 +546,13 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 return fail(r, at, "%s on something that is not a %s", op == 's' ? "SETITEM" : "APPEND",
                             op == 's' ? "dict" : "list");
             if (r->lean) {
-                st = lean_store(r, target, &r->stack[r->sp - k + 1], k - 1);
+                st = pk_lean_store(r, target, &r->stack[r->sp - k + 1], k - 1);
                 r->sp -= k - 1;
                 break;
             }
             for (size_t i = r->sp - k + 1; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp -= k - 1;
             break;
         }
@@ -927,17 +561,17 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (r->sp < k)
                 return fail(r, at, "TUPLE%zu with too few items on the stack", k);
             if (r->lean) {
-                st = lean_tuple(r, k);
+                st = pk_lean_tuple(r, k);
                 break;
             }
-            pk_obj *t = new_obj(r, PK_TUPLE);
+            pk_obj *t = pk_new_obj(r, PK_TUPLE);
             if (t == NULL)
-                return nomem(r);
+                return pk_nomem(r);
             for (size_t i = r->sp - k; i < r->sp; i++)
                 if (!obj_push(t, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp -= k;
-            st = push(r, t);
+            st = pk_push(r, t);
             break;
         }
         case 'X': /* BINUNICODE */
@@ -951,12 +585,12 @@ static sim_status run(pk_reader *r, pk_obj **result)
             break;
         case 'K': /* BININT1 */
         case 'M': /* BININT2 */
-            st = push(r, int_obj(r, false, arg));
+            st = pk_push(r, int_obj(r, false, arg));
             break;
         case 'J': { /* BININT: signed 32-bit */
             uint32_t u = (uint32_t)arg;
             bool neg = (u & 0x80000000u) != 0;
-            st = push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
+            st = pk_push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
             break;
         }
         case 0x8a: case 0x8b: /* LONG1, LONG4 */
@@ -978,16 +612,16 @@ static sim_status run(pk_reader *r, pk_obj **result)
             memcpy(&x, &u, sizeof x);
             if (!isfinite(x))
                 return fail(r, at, "a float that is not finite");
-            pk_obj *o = new_obj(r, PK_FLOAT);
+            pk_obj *o = pk_new_obj(r, PK_FLOAT);
             char buf[40];
             int n = snprintf(buf, sizeof buf, "%.17g", x);
             char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
             if (t == NULL)
-                return nomem(r);
+                return pk_nomem(r);
             memcpy(t, buf, (size_t)n + 1);
             o->u.text = t;
             o->len = (uint32_t)n;
-            st = push(r, o);
+            st = pk_push(r, o);
             break;
         }
         case 0x94: /* MEMOIZE: the key is the number of memo entries so far */
@@ -1007,9 +641,9 @@ static sim_status run(pk_reader *r, pk_obj **result)
             *result = r->stack[0];
             if (r->lean && is_container(*result)) {
                 if ((*result)->flags & PK_GHOST)
-                    return retry(r);
+                    return pk_lean_retry(r);
                 if (!((*result)->flags & PK_FROZEN))
-                    return freeze(r, *result);
+                    return pk_lean_freeze(r, *result);
             }
             return SIM_OK;
         default:
@@ -1073,9 +707,9 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     if (o->kind == PK_DICT) {
         v->type = JSON_OBJECT;
         v->len = bx->n / 2;
-        json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
+        json_member *m = pk_arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
         if (m == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         v->u.members = m;
         uint32_t kept = 0;
         for (uint32_t i = 0; i < v->len; i++) {
@@ -1084,7 +718,7 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
                 return fail(r, k->at, "a dict key that is not a string or an integer");
             /* an unread key's value is converted all the same (it is checked), not kept */
             json_value unused;
-            bool keep = !unread_key(r, k);
+            bool keep = !pk_unread_key(r, k);
             if (keep)
                 m[kept].key = k->u.text;
             sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, keep ? &m[kept].value : &unused, &hc);
@@ -1097,9 +731,9 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     } else {
         v->type = JSON_ARRAY;
         v->len = bx->n;
-        json_value *items = arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
+        json_value *items = pk_arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
         if (items == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         v->u.items = items;
         for (uint32_t i = 0; i < bx->n; i++) {
             sim_status st = to_json(r, bx->items[i], depth + 1, &items[i], &hc);
@@ -1142,11 +776,11 @@ static sim_status parse_once(const char *path, const unsigned char *data, size_t
     json_value *v = NULL;
     if (st == SIM_OK) {
         uint16_t height = 0;
-        v = arena(r.doc, sizeof *v);
+        v = pk_arena(r.doc, sizeof *v);
         if (v == NULL)
-            st = nomem(&r);
+            st = pk_nomem(&r);
         else if (lean)
-            *v = lean_json(top);
+            *v = pk_lean_json(top);
         else
             st = to_json(&r, top, 0, v, &height);
     }
