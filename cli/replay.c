@@ -119,18 +119,24 @@ static sim_status export_options(const cli_args *a, snapshot_export_config *cfg,
     cfg->min_size = 0;
     const char *w = cli_get(a, "window"), *m = cli_get(a, "export-min-size");
     if ((w || m) && !cli_has(a, "export-snapshot"))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s shapes the snapshot --export-snapshot writes; give "
-                             "--export-snapshot=FILE.pickle too", w ? "window" : "export-min-size");
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--%s shapes the snapshot --export-snapshot writes; give --export-snapshot=FILE.pickle "
+                             "too",
+                             w ? "window" : "export-min-size");
     if (w) {
         const char *colon = strchr(w, ':');
         char from[64] = "";
         if (colon == NULL || (size_t)(colon - w) >= sizeof from)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--window: expected T0:T1, not '%s'", w);
         memcpy(from, w, (size_t)(colon - w));
-        if ((from[0] && !parse_time_ns(from, &cfg->from_ns)) || (colon[1] && !parse_time_ns(colon + 1, &cfg->to_ns)))
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--window: '%s' is not a time (microseconds, or a "
-                                 "number with ns, us, ms or s)", from[0] && !parse_time_ns(from, &cfg->from_ns)
-                                 ? from : colon + 1);
+        const char *bad = NULL;
+        if (from[0] && !parse_time_ns(from, &cfg->from_ns))
+            bad = from;
+        else if (colon[1] && !parse_time_ns(colon + 1, &cfg->to_ns))
+            bad = colon + 1;
+        if (bad != NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--window: '%s' is not a time (microseconds, or a number with ns, us, ms or s)", bad);
         if (cfg->from_ns > cfg->to_ns)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--window: %s ends before it starts", w);
     }

@@ -21,9 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&xe, 0, sizeof xe);
     sim_status ls = pickle_parse("f.pickle", data, size, &lean, &ld, &lr, &le);
     sim_status xs = pickle_parse("f.pickle", data, size, &exact, &xd, &xr, &xe);
-    bool same = ls == xs && (ls == SIM_ENOMEM ||
-                             (ls == SIM_OK ? json_equal(lr, xr) && !pickle_doc_restarted(xd)
-                                           : strcmp(le.msg, xe.msg) == 0));
+    bool same = ls == xs && (ls == SIM_ENOMEM || (ls == SIM_OK ? json_equal(lr, xr) && !pickle_doc_restarted(xd)
+                                                               : strcmp(le.msg, xe.msg) == 0));
     if (!same) {
         fprintf(stderr, "fuzz_pickle: the readings differ: lean %d '%s', exact %d '%s'\n", ls, le.msg, xs, xe.msg);
         abort();
