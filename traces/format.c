@@ -24,7 +24,7 @@ static sim_status import_snapshot_pickle(const unsigned char *data, size_t len, 
 {
     pickle_doc *pk = NULL;
     const json_value *root = NULL;
-    const pickle_options po = {.unread_keys = SNAPSHOT_UNREAD_KEYS};
+    const pickle_options po = {.unread_keys = SNAPSHOT_UNREAD_KEYS, .drop_read = imp_input_mapped(d)};
     sim_status st = pickle_parse(d->path, data, len, &po, &pk, &root, d->err);
     if (st == SIM_OK) {
         imp_release_input(d); /* the DOM holds copies: the file is not needed beside the events */

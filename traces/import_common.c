@@ -5,20 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim/buf.h"
 #include "sim/grow.h"
 
-unsigned char *imp_input(const imp_doc *d)
+bool imp_input_mapped(const imp_doc *d)
 {
-    return d->input != NULL ? (unsigned char *)*d->input : NULL;
+    return d->input != NULL && d->input_mapped;
 }
 
 void imp_release_input(imp_doc *d)
 {
     if (d->input == NULL)
         return;
-    free(*d->input);
+    if (d->input_mapped)
+        munmap(*d->input, d->input_len);
+    else
+        free(*d->input);
     *d->input = NULL;
     d->input = NULL;
 }

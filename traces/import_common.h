@@ -71,10 +71,13 @@ typedef struct imp_doc {
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
-    /* while a binary importer (input_format.import_magic) runs: the malloc'd bytes it
-     * reads, owned by input.c, which the importer may free once it needs them no more
-     * (imp_release_input); NULL otherwise */
+    /* while a binary importer (input_format.import_magic) runs: the bytes it reads,
+     * owned by input.c, which the importer may free once it needs them no more
+     * (imp_release_input); NULL otherwise. input_len of them; input_mapped: a private
+     * read-only mapping of a regular file (munmap'd), else malloc'd (free'd) */
     char **input;
+    size_t input_len;
+    bool input_mapped;
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f);
@@ -85,9 +88,9 @@ imp_event *imp_push(imp_doc *d);
  * under a new id (imp_new_id). NULL on ENOMEM. */
 imp_event *imp_push_pre(imp_doc *d, uint64_t size);
 uint64_t imp_new_id(imp_doc *d);
-/* The bytes being imported, for an importer that reads them once front to back and may
- * drop what it has read (pickle_options.consumed), or NULL. */
-unsigned char *imp_input(const imp_doc *d);
+/* Whether the bytes being imported are a mapping of a file, whose pages an importer
+ * may hand back as it reads on (the kernel reads them again if they are touched). */
+bool imp_input_mapped(const imp_doc *d);
 /* Free the bytes being imported now (a pickle, once its DOM is built): the import's
  * peak memory then holds the DOM and the events, not the file too. */
 void imp_release_input(imp_doc *d);

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "import_pickle_vm.h"
 #include "sim/grow.h"
 
@@ -94,13 +97,15 @@ bool pickle_doc_restarted(const pickle_doc *d)
     return d->restarted;
 }
 
-void pickle_free(pickle_doc *d)
+size_t pickle_doc_peak_bytes(const pickle_doc *d)
 {
-    if (d == NULL)
-        return;
-    for (size_t i = 0; i < d->n_owned; i++)
-        free(d->owned[i]);
-    free(d->owned);
+    return d->peak_bytes;
+}
+
+/* The values and containers the reading made: the DOM points into neither (its text
+ * and items are in the arena and the owned arrays). */
+static void drop_graph(pickle_doc *d)
+{
     for (pk_objs *o = d->objs, *next; o; o = next) {
         next = o->next;
         free(o);
@@ -111,6 +116,18 @@ void pickle_free(pickle_doc *d)
             free(b->b[i].items);
         free(b);
     }
+    d->objs = NULL;
+    d->boxes = NULL;
+}
+
+void pickle_free(pickle_doc *d)
+{
+    if (d == NULL)
+        return;
+    for (size_t i = 0; i < d->n_owned; i++)
+        free(d->owned[i]);
+    free(d->owned);
+    drop_graph(d);
     for (pk_chunk *c = d->chunks, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -462,10 +479,24 @@ static size_t arg_width(unsigned char op)
     }
 }
 
+#define PK_DROP_STEP ((size_t)64 << 20) /* pickle_options.drop_read hands pages back this many bytes at a time */
+
+/* The whole pages of the mapping before offset upto, handed back. */
+static void drop_read(pk_reader *r, size_t upto)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)r->p;
+    uintptr_t from = (base + r->dropped + page - 1) / page * page, to = (base + upto) / page * page;
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED); /* only a hint: nothing is lost if it fails */
+    r->dropped = upto;
+}
+
 static sim_status run(pk_reader *r, pk_obj **result)
 {
     for (;;) {
         size_t at = r->pos;
+        if (r->drop_read && at - r->dropped >= PK_DROP_STEP)
+            drop_read(r, at);
         if (!need(r, 1))
             return fail(r, at, "truncated (the pickle ends without STOP)");
         unsigned char op = r->p[r->pos++];
@@ -767,7 +798,7 @@ static sim_status parse_once(const char *path, const unsigned char *data, size_t
                              bool lean, pickle_doc **doc, const json_value **root, bool *retried, sim_error *err)
 {
     pk_reader r = {.path = path, .p = data, .len = len, .err = err, .lean = lean,
-                   .unread = opt ? opt->unread_keys : NULL};
+                   .unread = opt ? opt->unread_keys : NULL, .drop_read = opt && opt->drop_read};
     r.doc = calloc(1, sizeof *r.doc);
     if (r.doc == NULL)
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -790,6 +821,8 @@ static sim_status parse_once(const char *path, const unsigned char *data, size_t
         pickle_free(r.doc);
         return st;
     }
+    r.doc->peak_bytes = pickle_doc_bytes(r.doc);
+    drop_graph(r.doc); /* the DOM is all the caller reads: the import then holds it and its events only */
     *doc = r.doc;
     *root = v;
     return SIM_OK;

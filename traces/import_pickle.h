@@ -34,6 +34,11 @@ typedef struct pickle_doc pickle_doc;
 typedef struct pickle_options {
     const char *const *unread_keys;
     bool exact;
+    /* data is a private read-only mapping of a file (mmap): the reader hands back the
+     * pages it has read as it goes (the kernel reads them again should they be
+     * touched, as an exact reading after a lean one does), so the file is never
+     * resident whole */
+    bool drop_read;
 } pickle_options;
 
 /* Parse data[0..len) (one pickle, STOP-terminated). On success *doc owns the DOM
@@ -41,9 +46,11 @@ typedef struct pickle_options {
  * SIM_ETRACE naming path and byte offset, SIM_ENOMEM. */
 sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, const pickle_options *opt,
                         pickle_doc **doc, const json_value **root, sim_error *err);
-/* Bytes the DOM holds (its blocks, as allocated); whether the lean reading had to
- * start again exactly. */
+/* Bytes the DOM holds (its blocks, as allocated); the bytes the document held when
+ * the reading ended, with the values and containers it made (freed then); whether
+ * the lean reading had to start again exactly. */
 size_t pickle_doc_bytes(const pickle_doc *doc);
+size_t pickle_doc_peak_bytes(const pickle_doc *doc);
 bool pickle_doc_restarted(const pickle_doc *doc);
 void pickle_free(pickle_doc *doc);
 

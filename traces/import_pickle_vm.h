@@ -84,6 +84,7 @@ struct pickle_doc {
     pk_boxes *boxes;
     void **owned;             /* lean: large item arrays, handed over whole */
     size_t n_owned, cap_owned, owned_bytes;
+    size_t peak_bytes;        /* pickle_doc_bytes when the reading ended, its graph still held */
     bool restarted;
 };
 
@@ -111,6 +112,8 @@ typedef struct pk_reader {
     pk_lbox *free_boxes;
     pk_lbox **boxes;       /* every lbox made (the reader frees them) */
     size_t n_boxes, cap_boxes;
+    bool drop_read;        /* pickle_options.drop_read */
+    size_t dropped;        /* the bytes before this were handed back */
     pk_obj **strs;         /* strings by text (open addressing, a power of 2 slots) */
     size_t n_strs, cap_strs;
 } pk_reader;

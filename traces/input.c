@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -362,9 +364,10 @@ static sim_status parse_json(const char *path, json_parser *p, const char *text,
     return sim_error_set(err, SIM_ETRACE, path, 0, 0, "not valid JSON (%s)", errtext);
 }
 
-/* Import a whole document in memory (*bytes, malloc'd and NUL-terminated at len; a
- * binary importer may free it, imp_release_input, leaving NULL). */
-static sim_status import_doc(trace_input *in, const input_format *f, char **bytes, size_t len,
+/* Import a whole document in memory (*bytes, malloc'd and NUL-terminated at len, or
+ * for a binary format a file's mapping; a binary importer may release it,
+ * imp_release_input, leaving NULL). */
+static sim_status import_doc(trace_input *in, const input_format *f, char **bytes, size_t len, bool mapped,
                              const input_options *opt, sim_error *err)
 {
     const char *text = *bytes;
@@ -375,6 +378,8 @@ static sim_status import_doc(trace_input *in, const input_format *f, char **byte
     /* a binary format (magic_test) is read by its importer whatever its first bytes */
     if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len))) {
         d->input = bytes;
+        d->input_len = len;
+        d->input_mapped = mapped;
         sim_status st = f->import_magic((const unsigned char *)text, len, opt, d);
         d->input = NULL;
         return st;
@@ -413,7 +418,29 @@ static sim_status open_bytes(trace_input *in, const input_format *f, char **byte
             native_alloc_conf(in);
         return st;
     }
-    return import_doc(in, f, bytes, len, opt, err);
+    return import_doc(in, f, bytes, len, false, opt, err);
+}
+
+/* A binary recording in a regular file (a pickle) is mapped rather than read: its
+ * importer reads it once front to back and hands back the pages it has read
+ * (imp_input_mapped), so the file is never resident whole. NULL when it cannot be
+ * mapped (then it is read as any other). */
+static char *map_file(const char *path, size_t *len)
+{
+    struct stat sb;
+    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    char *p = NULL;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size <= INPUT_MAX_BYTES) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            p = m;
+            *len = (size_t)sb.st_size;
+        }
+    }
+    close(fd);
+    return p;
 }
 
 static sim_status input_new(const char *path, const char *from, const input_format **f, trace_input **out,
@@ -522,6 +549,15 @@ sim_status input_open_named(const char *path, const char *name, const char *from
     }
     char *data = NULL;
     size_t len = 0;
+    if (f != NULL && f->import_magic != NULL && f->magic_test == NULL && has_magic(f, pre, plen) &&
+        !in_stream_is_gzip(src) && (data = map_file(path, &len)) != NULL) {
+        in_stream_close(src);
+        in->format = f;
+        st = import_doc(in, f, &data, len, true, opt, err);
+        if (data != NULL)
+            munmap(data, len);
+        return finish_open(in, st, out);
+    }
     st = stream_read_all(src, name, &data, &len, err);
     in_stream_close(src);
     if (st == SIM_OK)
