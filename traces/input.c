@@ -39,7 +39,8 @@ struct trace_input {
 
 /* ---------------------------------------------------------------- reading bytes */
 
-/* All of a stream's content (recorded formats are read whole), NUL-terminated. */
+/* All of a stream's content (recorded formats are read whole, but for a binary one in a
+ * regular file: map_file), NUL-terminated. */
 static sim_status stream_read_all(in_stream *st_in, const char *path, char **out, size_t *len, sim_error *err)
 {
     *out = NULL;
