@@ -586,6 +586,8 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
     uint64_t size = ent->size;
     idmap_remove(&ps->ids, ent);
     run->ops->free(run->procs[p].s, h, deferred);
+    if (deferred && ev->has_ready_stream && run->ops->free_wait != NULL)
+        run->ops->free_wait(run->procs[p].s, h, ev->ready_stream);
     e->freed = h;
     if (!deferred) {
         ps->requested -= size;
@@ -851,10 +853,8 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
         if ((st = evbuf_fill(bufs[i], &sources[i], err)) != SIM_OK)
             break;
         const char *name = sources[i].name ? sources[i].name : sources[i].path;
-        if ((st = lifetimes_add(lt, i, bufs[i], name)) != SIM_OK) {
-            st = sim_error_set(err, st, NULL, 0, 0, "out of memory");
+        if ((st = lifetimes_add(lt, i, bufs[i], name, err)) != SIM_OK)
             break;
-        }
         spooled[i] = evbuf_source(bufs[i], &cur[i]);
         spooled[i].seed = sources[i].seed;
     }

@@ -18,8 +18,10 @@ typedef struct packed_event {
     uint32_t stream;
     uint32_t str;       /* alloc: tag, mark: name */
     uint32_t proc;
-    uint32_t op;
+    uint32_t op;        /* sim_op, | EV_READY_STREAM: a free's stream field is its ready_stream */
 } packed_event;
+
+#define EV_READY_STREAM 0x80000000u
 
 /* A column of uint64 that stays implicit (first + i) while it can. */
 typedef struct lazy_col {
@@ -27,10 +29,16 @@ typedef struct lazy_col {
     uint64_t *v;        /* NULL while implicit */
 } lazy_col;
 
+/* The allocs' shares (trace v1 "share"): no room until the first one, then one
+ * entry per event, NO_SHARE where there is none. */
+#define NO_SHARE UINT64_MAX
+
 struct evbuf {
     packed_event *ev;
     uint64_t n, cap;
     lazy_col line, index;
+    uint64_t *share;
+    uint64_t n_shares;
     char *pool;
     uint64_t pool_len, pool_cap;
     char path[512];
@@ -54,6 +62,7 @@ void evbuf_free(evbuf *b)
     free(b->ev);
     free(b->line.v);
     free(b->index.v);
+    free(b->share);
     free(b->pool);
     free(b);
 }
@@ -115,6 +124,34 @@ static bool lazy_grow(lazy_col *c, uint64_t cap)
     return true;
 }
 
+static bool share_set(evbuf *b, const sim_event *ev)
+{
+    bool has = ev->op == SIM_OP_ALLOC && ev->has_share;
+    if (b->share == NULL && !has)
+        return true;
+    if (b->share == NULL) {
+        b->share = malloc((size_t)b->cap * sizeof *b->share);
+        if (b->share == NULL)
+            return false;
+        for (uint64_t k = 0; k < b->n; k++)
+            b->share[k] = NO_SHARE;
+    }
+    b->share[b->n] = has ? ev->share : NO_SHARE;
+    b->n_shares += has;
+    return true;
+}
+
+static bool share_grow(evbuf *b)
+{
+    if (b->share == NULL)
+        return true;
+    uint64_t *v = realloc(b->share, (size_t)b->cap * sizeof *v);
+    if (v == NULL)
+        return false;
+    b->share = v;
+    return true;
+}
+
 static inline uint64_t lazy_get(const lazy_col *c, uint64_t i)
 {
     return c->v ? c->v[i] : c->first + i;
@@ -124,7 +161,8 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
 {
     if (b->n == b->cap) {
         /* the lazy columns follow the event array's capacity */
-        if (!SIM_GROW(b->ev, b->n + 1, b->cap) || !lazy_grow(&b->line, b->cap) || !lazy_grow(&b->index, b->cap))
+        if (!SIM_GROW(b->ev, b->n + 1, b->cap) || !lazy_grow(&b->line, b->cap) || !lazy_grow(&b->index, b->cap) ||
+            !share_grow(b))
             return SIM_ENOMEM;
     }
     const packed_event *prev = b->n ? &b->ev[b->n - 1] : NULL;
@@ -137,11 +175,13 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     s->id = ev->id;
     s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : ev->size;
     s->t = ev->t;
-    s->stream = ev->stream;
+    bool rs = ev->op == SIM_OP_FREE && ev->has_ready_stream;
+    s->stream = rs ? ev->ready_stream : ev->stream;
     s->str = (uint32_t)so;
     s->proc = (uint32_t)po;
-    s->op = (uint32_t)ev->op;
-    if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index))
+    s->op = (uint32_t)ev->op | (rs ? EV_READY_STREAM : 0u);
+    if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index) ||
+        !share_set(b, ev))
         return SIM_ENOMEM;
     b->n++;
     return SIM_OK;
@@ -162,6 +202,11 @@ uint64_t evbuf_count(const evbuf *b)
     return b->n;
 }
 
+uint64_t evbuf_shares(const evbuf *b)
+{
+    return b->n_shares;
+}
+
 static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
 {
     (void)err;
@@ -172,11 +217,13 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
         return SIM_END;
     c->i = i + 1;
     const packed_event *s = &b->ev[i];
-    sim_op op = (sim_op)s->op;
+    sim_op op = (sim_op)(s->op & ~EV_READY_STREAM);
     ev->op = op;
     ev->id = s->id;
     ev->t = s->t;
-    ev->stream = s->stream;
+    ev->has_ready_stream = (s->op & EV_READY_STREAM) != 0;
+    ev->ready_stream = ev->has_ready_stream ? s->stream : 0;
+    ev->stream = ev->has_ready_stream ? 0 : s->stream;
     ev->size = op == SIM_OP_FREE ? 0 : s->size;
     ev->ready_t = op == SIM_OP_FREE ? s->t + s->size : s->t;
     const char *str = s->str ? b->pool + s->str : NULL;
@@ -185,6 +232,8 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
     ev->proc = s->proc ? b->pool + s->proc : NULL;
     ev->line = lazy_get(&b->line, i);
     ev->index = lazy_get(&b->index, i);
+    ev->has_share = b->share != NULL && b->share[i] != NO_SHARE;
+    ev->share = ev->has_share ? b->share[i] : 0;
     return SIM_OK;
 }
 

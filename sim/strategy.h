@@ -186,12 +186,17 @@ static inline void strategy_emit_text(const strategy_stat_sink *sink, const char
  * process's alloc and free events in file order: STRATEGY_PLAN_ALLOC for an alloc
  * (of the next buffer), else the number of the buffer the event frees. Buffers
  * never freed do not appear a second time. Times, ready_t and streams are not
- * part of it: they do not change a plan. */
+ * part of it: they do not change a plan; shares do. */
 #define STRATEGY_PLAN_ALLOC UINT32_MAX
+#define STRATEGY_PLAN_NO_SHARE UINT32_MAX
 typedef struct strategy_lifetimes {
     const uint32_t *events;
     uint64_t n_events;
     const uint64_t *sizes; /* per buffer */
+    /* per buffer, NULL when no alloc of the process shares: the earlier buffer whose
+     * memory it shares (its alloc's "share" names that buffer's id; design.md §2), or
+     * STRATEGY_PLAN_NO_SHARE */
+    const uint32_t *shares;
     uint32_t n_buffers;
 } strategy_lifetimes;
 
@@ -245,6 +250,11 @@ typedef struct strategy_ops {
      * case free_ready is a no-op for it. */
     void (*free)(strategy *s, strategy_handle h, bool deferred);
     void (*free_ready)(strategy *s, strategy_handle h);
+    /* Optional: right after free(h, deferred = true) of a free that names the stream
+     * its event is recorded on (sim_event.ready_stream; design.md §3): PyTorch polls
+     * the events of one stream in record order. Without the call, the free waits for
+     * nothing but its own free_ready. NULL where streams do not order completions. */
+    void (*free_wait)(strategy *s, strategy_handle h, uint32_t stream);
     /* torch.cuda.empty_cache(): release cached memory; a no-op where meaningless. */
     void (*empty_cache)(strategy *s);
 

@@ -21,10 +21,19 @@ struct plan_live {
     live_node *t;       /* 2 * leaves, root at 1 */
 };
 
+typedef struct place_keys {
+    const uint64_t *off, *size;
+} place_keys;
+
+/* Offset order; at one offset (buffers that share memory, live at once) the smaller
+ * first, so that no subtree's gap lies under a larger buffer of another subtree: a
+ * gap is measured from the end of the largest buffer at its offset. */
 static bool offset_less(const void *ctx, uint32_t a, uint32_t b)
 {
-    const uint64_t *off = ctx;
-    return off[a] < off[b];
+    const place_keys *k = ctx;
+    if (k->off[a] != k->off[b])
+        return k->off[a] < k->off[b];
+    return k->size[a] < k->size[b];
 }
 
 static live_node join(live_node l, live_node r)
@@ -57,7 +66,8 @@ plan_live *plan_live_new(const uint64_t *off, const uint64_t *size, uint32_t n)
         if (size[i] > 0)
             l->id[l->places++] = i;
     }
-    if (plan_sort(l->id, l->places, offset_less, off) != SIM_OK) {
+    place_keys keys = {off, size};
+    if (plan_sort(l->id, l->places, offset_less, &keys) != SIM_OK) {
         plan_live_free(l);
         return NULL;
     }

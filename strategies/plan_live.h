@@ -2,7 +2,9 @@
  * arena's largest hole: what `planned` reports after every event. */
 
 /* Every buffer's offset is fixed before the replay, so the set is static: a
- * segment tree over the non-empty buffers sorted by offset, each node keeping the
+ * segment tree over the non-empty buffers sorted by offset (at one offset, the
+ * smaller first: buffers that share memory may be live at once there, and no other
+ * live buffers overlap), each node keeping the
  * first live offset, the last live end and the largest hole between live buffers
  * below it. Marking a buffer live or dead is O(log n); the largest hole of the
  * whole arena (before the first, between, after the last live buffer) is O(1). */

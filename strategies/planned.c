@@ -84,10 +84,117 @@ static void planned_destroy(strategy *s)
         return;
     free(s->off);
     free(s->size);
+    free(s->slot);
+    free(s->grp_first);
+    free(s->grp_member);
+    free(s->slot_count);
+    free(s->slot_at_max);
+    free(s->slot_max);
+    free(s->mlive);
     free(s->first);
     free(s->last);
     plan_live_free(s->live);
     free(s);
+}
+
+/* The groups of shared buffers (planned_types.h), when an xla planner colocated some. */
+static sim_status make_groups(strategy *s, const plan_buffer *b, const uint32_t *shares)
+{
+    if (shares == NULL || !is_xla(s->planner))
+        return SIM_OK;
+    size_t nn = s->n ? s->n : 1;
+    s->slot = malloc(nn * sizeof *s->slot);
+    s->grp_first = calloc(nn + 1, sizeof *s->grp_first);
+    s->grp_member = malloc(nn * sizeof *s->grp_member);
+    s->slot_count = calloc(nn, sizeof *s->slot_count);
+    s->slot_at_max = calloc(nn, sizeof *s->slot_at_max);
+    s->slot_max = calloc(nn, sizeof *s->slot_max);
+    s->mlive = calloc(nn, sizeof *s->mlive);
+    uint32_t *at = malloc(nn * sizeof *at);
+    sim_status st = SIM_ENOMEM;
+    if (s->slot != NULL && s->grp_first != NULL && s->grp_member != NULL && s->slot_count != NULL &&
+        s->slot_at_max != NULL && s->slot_max != NULL && s->mlive != NULL && at != NULL)
+        st = plan_xla_roots(b, s->n, shares, s->slot);
+    if (st == SIM_OK) {
+        for (uint32_t i = 0; i < s->n; i++)
+            if (s->slot[i] != i)
+                s->grp_first[s->slot[i] + 1]++;
+        for (uint32_t i = 0; i < s->n; i++) {
+            s->grp_first[i + 1] += s->grp_first[i];
+            at[i] = s->grp_first[i];
+        }
+        for (uint32_t i = 0; i < s->n; i++)
+            if (s->slot[i] != i)
+                s->grp_member[at[s->slot[i]]++] = i;
+    }
+    free(at);
+    return st;
+}
+
+/* Buffer k becomes live or dead: the live set, and the bytes of its block (the
+ * largest live member of its group; recounted over the group only when the last
+ * live member of the largest size leaves while smaller ones stay). */
+static void set_live(strategy *s, uint32_t k, bool live)
+{
+    if (s->live != NULL)
+        plan_live_set(s->live, k, live);
+    if (s->slot == NULL) {
+        s->live_bytes = live ? s->live_bytes + s->size[k] : s->live_bytes - s->size[k];
+        return;
+    }
+    uint32_t r = s->slot[k];
+    uint64_t old = s->slot_max[r], sz = s->size[k];
+    s->mlive[k] = live;
+    if (live) {
+        s->slot_count[r]++;
+        if (sz > old) {
+            s->slot_max[r] = sz;
+            s->slot_at_max[r] = 1;
+        } else if (sz == old) {
+            s->slot_at_max[r]++;
+        }
+    } else if (--s->slot_count[r] == 0) {
+        s->slot_max[r] = 0;
+        s->slot_at_max[r] = 0;
+    } else if (sz == old && --s->slot_at_max[r] == 0) {
+        uint64_t m = 0;
+        uint32_t c = 0;
+        for (uint32_t j = s->grp_first[r]; j <= s->grp_first[r + 1]; j++) {
+            uint32_t x = j < s->grp_first[r + 1] ? s->grp_member[j] : r;
+            if (!s->mlive[x])
+                continue;
+            c = s->size[x] > m ? 1 : c + (s->size[x] == m ? 1u : 0u);
+            m = s->size[x] > m ? s->size[x] : m;
+        }
+        s->slot_max[r] = m;
+        s->slot_at_max[r] = c;
+    }
+    s->live_bytes = s->live_bytes - old + s->slot_max[r];
+}
+
+/* The no-fragmentation peak with shares: the most the live blocks ever hold (a group
+ * counted once, at its largest live member), by replaying the sequence on the
+ * groups alone; the state is left empty again. */
+static uint64_t shared_peak(strategy *s, const strategy_lifetimes *lt)
+{
+    uint64_t peak = 0;
+    uint32_t next = 0;
+    for (uint64_t i = 0; i < lt->n_events; i++) {
+        bool alloc = lt->events[i] == STRATEGY_PLAN_ALLOC;
+        set_live(s, alloc ? next++ : lt->events[i], alloc);
+        if (s->live_bytes > peak)
+            peak = s->live_bytes;
+    }
+    for (uint32_t k = 0; k < s->n; k++)
+        if (s->mlive[k])
+            set_live(s, k, false);
+    return peak;
+}
+
+/* The bytes of buffer k's block as the walk shows it (k live). */
+static uint64_t block_of(const strategy *s, uint32_t k)
+{
+    return s->slot != NULL ? s->slot_max[s->slot[k]] : s->size[k];
 }
 
 static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_error *err)
@@ -123,7 +230,9 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
             plan_xla_config cfg = {.order = s->planner == PLANNER_XLA_SPATIAL    ? PLAN_XLA_SPATIAL
                                             : s->planner == PLANNER_XLA_TEMPORAL ? PLAN_XLA_TEMPORAL
                                                                                  : PLAN_XLA_BEST,
-                                   .alignment = s->alignment, .heap_limit = s->heap_limit};
+                                   .alignment = s->alignment,
+                                   .heap_limit = s->heap_limit,
+                                   .share = lt->shares};
             st = plan_xla(b, n, &cfg, s->off, &r);
         } else if (s->planner == PLANNER_TFLITE) {
             st = plan_tflite(b, n, s->alignment, s->off, &r);
@@ -139,8 +248,10 @@ static sim_status planned_plan(strategy *s, const strategy_lifetimes *lt, sim_er
         s->heaps = r.n_heaps;
         s->order = r.order;
         s->peak = plan_trace_peak(t);
-        s->live = plan_live_new(s->off, s->size, n);
-        if (s->live == NULL)
+        st = make_groups(s, b, lt->shares);
+        if (st == SIM_OK && s->slot != NULL)
+            s->peak = shared_peak(s, lt);
+        if (st == SIM_OK && (s->live = plan_live_new(s->off, s->size, n)) == NULL)
             st = SIM_ENOMEM;
     }
     free(b);
@@ -180,8 +291,7 @@ static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, str
         s->arena_taken = true;
     }
     uint32_t k = s->next++;
-    plan_live_set(s->live, k, true);
-    s->live_bytes += size;
+    set_live(s, k, true);
     s->live_count++;
     *h = k;
     return SIM_OK;
@@ -190,8 +300,7 @@ static sim_status planned_alloc(strategy *s, uint64_t size, uint32_t stream, str
 static void planned_free(strategy *s, strategy_handle h, bool deferred)
 {
     (void)deferred; /* rule 4: the buffer ends at its free's place in the program */
-    plan_live_set(s->live, h, false);
-    s->live_bytes -= s->size[h];
+    set_live(s, h, false);
     s->live_count--;
 }
 
@@ -246,22 +355,26 @@ static void planned_options(const strategy *s, const strategy_stat_sink *sink)
 static int planned_walk(const strategy *s, strategy_visitor v, void *ctx)
 {
     uint64_t r = reserved(s), at = 0;
-    uint32_t cursor = 0, id;
+    uint32_t cursor = 0, id, shown = PLAN_NONE;
     while (s->live != NULL && (id = plan_live_next(s->live, &cursor)) != PLAN_LIVE_END) {
-        uint64_t o = s->off[id];
+        uint64_t o = s->off[id], size = block_of(s, id);
+        if (s->slot != NULL) {
+            if (s->slot[id] == shown)
+                continue; /* another live member of the block just shown (they are adjacent in offset order) */
+            shown = s->slot[id];
+        }
         if (o > at) {
             strategy_block hole = {.addr = at, .size_bytes = o - at, .state = BLOCK_FREE};
             int rc = v(ctx, &hole);
             if (rc)
                 return rc;
         }
-        strategy_block b = {.addr = o, .size_bytes = s->size[id], .requested_bytes = s->size[id],
-                            .state = BLOCK_USED};
+        strategy_block b = {.addr = o, .size_bytes = size, .requested_bytes = size, .state = BLOCK_USED};
         int rc = v(ctx, &b);
         if (rc)
             return rc;
-        if (o + s->size[id] > at)
-            at = o + s->size[id];
+        if (o + size > at)
+            at = o + size;
     }
     if (r > at) {
         strategy_block hole = {.addr = at, .size_bytes = r - at, .state = BLOCK_FREE};
@@ -274,8 +387,8 @@ static bool planned_locate(const strategy *s, strategy_handle h, strategy_block 
 {
     if (h >= s->n || s->size[h] == 0 || !plan_live_is(s->live, h))
         return false;
-    *out = (strategy_block){.addr = s->off[h], .size_bytes = s->size[h], .requested_bytes = s->size[h],
-                            .state = BLOCK_USED};
+    uint64_t size = block_of(s, h);
+    *out = (strategy_block){.addr = s->off[h], .size_bytes = size, .requested_bytes = size, .state = BLOCK_USED};
     return true;
 }
 

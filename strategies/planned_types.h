@@ -30,6 +30,17 @@ struct strategy {
     bool planned;
     uint32_t n;            /* buffers */
     uint64_t *off, *size;
+    /* Shared buffers (xla planners, the trace's "share") sit at their group's offset,
+     * and the members live at once are one block, of the largest live member's size.
+     * slot[i] is buffer i's group (its root, plan_xla_roots), NULL when none shares;
+     * per root: grp_member[grp_first[r] .. grp_first[r + 1]) its other members, slot_count its
+     * live members, slot_max the largest live size and slot_at_max how many live
+     * members have it; mlive[i] whether buffer i is live. */
+    uint32_t *slot;
+    uint32_t *grp_first, *grp_member;
+    uint32_t *slot_count, *slot_at_max;
+    uint64_t *slot_max;
+    bool *mlive;
     uint64_t *first, *last; /* TFLite-clock lifetimes, for pictures */
     uint64_t n_events;
     uint64_t heap;

@@ -2,8 +2,8 @@
 # Regenerates the XLA dumps of tests/data/import/xla with JAX (its make.py, with the
 # frameworks' python that scripts/frameworks sets up) and checks that the planner
 # still reproduces XLA's heap for each, and that each gives the same placements as
-# the committed dump. Without $GPUSIM_FRAMEWORKS_PYTHON or JAX it is skipped (exit
-# 77, logged for scripts/test). Usage: cli_xla_jax.sh GPUSIM_BINARY SOURCE_DIR
+# the committed dump, every buffer at XLA's own offset. Without
+# $GPUSIM_FRAMEWORKS_PYTHON or JAX it is skipped (exit 77, logged for scripts/test). Usage: cli_xla_jax.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
@@ -20,5 +20,18 @@ for f in "$dumps"/*.hlo.pb; do
   old=$(grep -o '"placement": {"compared": [0-9]*, "matched": [0-9]*' "$tmp/old.json")
   echo "$name: regenerated $new; committed $old"
   [ -n "$new" ] && [ "$new" = "$old" ] && ok || bad "$name: the regenerated dump places differently ($new vs $old)"
+  compared=${new#*\"compared\": }
+  compared=${compared%%,*}
+  [ -n "$new" ] && [ "${new##*\"matched\": }" = "$compared" ] && ok ||
+    bad "$name: not every buffer at XLA's offset ($new)"
 done
+
+# README ("Which release each version models") pins this jaxlib's XLA by the DebugOptions
+# it ships: xla_cpu_ftz (2026-06-12) in, spatial partitioning's flag (2026-06-15) out, so
+# its GPU BFC is xla2026 without spatial partitioning. Another jaxlib must re-pin it.
+flags=$("$py" -c 'import jaxlib, os
+d = open(os.path.join(os.path.dirname(jaxlib.__file__), "libjax_common.so"), "rb").read()
+print(b"xla_cpu_ftz" in d, b"xla_gpu_enable_allocator_spatial_partitioning" in d)' 2>&1)
+[ "$flags" = "True False" ] && ok ||
+  bad "jaxlib's DebugOptions (xla_cpu_ftz, spatial partitioning) are '$flags', not 'True False': re-pin README's BFC versions"
 cli_finish

@@ -22,7 +22,8 @@
 #include "support/corrupt_planned.h"
 #include "support/seed.h"
 
-/* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it ---- */
+/* ---- a trace written as a string: "+a10" allocs buffer a of 10 bytes, "-a" frees it,
+ * "+c10=a" allocs c sharing a's memory (the alloc's "share") ---- */
 
 static plan_trace *run_script(const char *s, uint32_t *ids)
 {
@@ -39,6 +40,8 @@ static plan_trace *run_script(const char *s, uint32_t *ids)
             char *end;
             uint64_t size = strtoull(s, &end, 10);
             s = end;
+            if (*s == '=')
+                s += 2; /* the share: xla_script reads it */
             ck_assert_int_eq(plan_trace_alloc(t, size, &ids[name]), SIM_OK);
         } else {
             ck_assert_int_eq(plan_trace_release(t, ids[name]), SIM_OK);
@@ -57,7 +60,18 @@ static plan_result xla_script(const char *s, plan_xla_order order, uint64_t alig
     plan_buffer b[26];
     uint64_t o[26];
     plan_lifetimes(t, PLAN_CLOCK_XLA, b);
-    plan_xla_config cfg = {.order = order, .alignment = align, .heap_limit = limit};
+    uint32_t share[26];
+    bool shares = false;
+    for (uint32_t i = 0; i < n; i++)
+        share[i] = PLAN_NONE;
+    for (const char *p = strchr(s, '='); p != NULL; p = strchr(p + 1, '=')) {
+        const char *q = p;
+        while (q[-1] != '+')
+            q--;
+        share[ids[*q - 'a']] = ids[p[1] - 'a'];
+        shares = true;
+    }
+    plan_xla_config cfg = {.order = order, .alignment = align, .heap_limit = limit, .share = shares ? share : NULL};
     plan_result r;
     ck_assert_int_eq(plan_xla(b, n, &cfg, o, &r), SIM_OK);
     for (int i = 0; i < 26; i++)
@@ -278,6 +292,34 @@ START_TEST(xla_zero_byte_buffers_should_get_offset_zero_and_no_space)
     plan_result r = xla_script("+a10 +z0 +b10 -z -a -b", PLAN_XLA_BEST, 1, 0, off);
     ck_assert_uint_eq(off['z' - 'a'], 0);
     ck_assert_uint_eq(r.heap_size, 20);
+}
+END_TEST
+
+/* Shares (plan_xla.h rule 7). a [0,1] and c [3,5] (which shares a) are one group of
+ * 10 bytes; b (20) [2,4] overlaps c. Spatial: b (the largest) at 0; the group is
+ * placed against what is live at a's and c's times, so b's [0,20) pushes it to 20,
+ * though a alone would fit at 0 (without the share: a 0, c 20). Temporal: the group's
+ * length runs from a's start to c's end (5 > b's 2): a and c at 0, then b above c at
+ * 10. Both heaps are 30: best keeps spatial. */
+START_TEST(a_shared_buffer_should_take_its_groups_offset_and_the_group_every_members_time)
+{
+    const char *s = "+a10 -a +b20 +c10=a -b -c";
+    expect_xla(s, PLAN_XLA_SPATIAL, 1, 0, 30, (const uint64_t[]){20, 0, 20}, 3);
+    expect_xla(s, PLAN_XLA_TEMPORAL, 1, 0, 30, (const uint64_t[]){0, 10, 0}, 3);
+    expect_xla(s, PLAN_XLA_BEST, 1, 0, 30, (const uint64_t[]){20, 0, 20}, 3);
+    expect_xla("+a10 -a +b20 +c10 -b -c", PLAN_XLA_SPATIAL, 1, 0, 30, (const uint64_t[]){0, 0, 20}, 3);
+}
+END_TEST
+
+/* A member larger than its root: a (10) [0,2] and b (20) [3,4] sharing it; c (40)
+ * [1,5] goes first at 0; the group at d's end, 40, and the heap ends at b's end, 60
+ * (CommitChunk counts each member's own chunk). Chains are transitive: with d the
+ * large one, c shares b, so c is in a's group too. A share of an empty buffer colocates nothing. */
+START_TEST(a_group_should_need_room_for_its_largest_member_and_follow_chains)
+{
+    expect_xla("+a10 +c40 -a +b20=a -b -c", PLAN_XLA_SPATIAL, 1, 0, 60, (const uint64_t[]){40, 40, 0}, 3);
+    expect_xla("+a10 +d40 -a +b20=a -b +c20=b -c -d", PLAN_XLA_SPATIAL, 1, 0, 60, (const uint64_t[]){40, 40, 40, 0}, 4);
+    expect_xla("+a0 +b10=a +c10 -b -c -a", PLAN_XLA_SPATIAL, 1, 0, 20, (const uint64_t[]){0, 0, 10}, 3);
 }
 END_TEST
 
@@ -806,6 +848,165 @@ START_TEST(random_xla_plans_should_equal_the_brute_force_reference)
 }
 END_TEST
 
+/* XLA with shares (plan_xla.h rule 7), one order, brute force: the groups by a scan of
+ * share[]; a root's placed neighbours are those live at any member's time, its gaps
+ * must hold the group's largest member, and every member is committed at its offset.
+ * The temporal order sorts copies of the roots whose end is their group's last. */
+static uint64_t ref_shared_order(const plan_buffer *b, uint32_t n, const uint32_t *root, bool temporal, uint64_t align,
+                                 uint64_t limit, uint64_t *off)
+{
+    plan_buffer *keys = calloc(n + 1, sizeof *keys);
+    uint64_t *need = malloc((n + 1) * sizeof *need);
+    uint32_t *todo = malloc((n + 1) * sizeof *todo), nt = 0;
+    ref_placed *pl = malloc((n + 1) * sizeof *pl);
+    uint64_t(*ch)[2] = malloc((n + 1) * sizeof *ch);
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i] = b[i];
+        need[i] = b[i].size;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        off[i] = 0;
+        uint32_t r = root[i];
+        if (r != i) {
+            keys[r].end = b[i].end > keys[r].end ? b[i].end : keys[r].end;
+            need[r] = b[i].size > need[r] ? b[i].size : need[r];
+        } else if (b[i].size) {
+            todo[nt++] = i;
+        }
+    }
+    ref_sort(todo, nt, temporal ? ref_temporal : ref_spatial, temporal ? keys : b);
+    uint64_t base = 0;
+    do {
+        uint32_t np = 0, left = 0;
+        uint64_t heap = 0;
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t id = todo[t], k = 0;
+            for (uint32_t p = 0; p < np; p++) {
+                bool live = false;
+                for (uint32_t m = 0; m < n && !live; m++)
+                    live = root[m] == id && plan_overlap(&b[pl[p].id], &b[m]);
+                if (!live)
+                    continue;
+                uint64_t o = pl[p].off, e = o + b[pl[p].id].size;
+                uint32_t j = k++;
+                while (j > 0 && ch[j - 1][0] > o) {
+                    ch[j][0] = ch[j - 1][0];
+                    ch[j][1] = ch[j - 1][1];
+                    j--;
+                }
+                ch[j][0] = o;
+                ch[j][1] = e;
+            }
+            /* the gaps between merged runs, then after the last; the smallest that holds
+             * need[id] from its (aligned) start, the first of equal ones */
+            uint64_t gap_start = 0, best = 0, best_size = 0;
+            bool found = false;
+            for (uint32_t i = 0; i <= k;) {
+                uint64_t ro = (uint64_t)INT64_MAX, re = 0;
+                if (i < k) {
+                    ro = ch[i][0];
+                    re = ch[i][1];
+                    for (i++; i < k && ch[i][0] < re; i++)
+                        re = ch[i][1] > re ? ch[i][1] : re;
+                } else {
+                    i++;
+                }
+                if (ro >= gap_start && ro - gap_start >= need[id] && (!found || ro - gap_start < best_size)) {
+                    found = true;
+                    best = gap_start;
+                    best_size = ro - gap_start;
+                }
+                if (up(re, align) > gap_start)
+                    gap_start = up(re, align);
+            }
+            if (best + b[id].size <= limit || heap == 0) {
+                for (uint32_t m = 0; m < n; m++) {
+                    if (root[m] != id || b[m].size == 0)
+                        continue;
+                    off[m] = best;
+                    pl[np++] = (ref_placed){m, best};
+                    heap = best + b[m].size > heap ? best + b[m].size : heap;
+                }
+            } else {
+                todo[left++] = id;
+            }
+        }
+        for (uint32_t p = 0; p < np; p++)
+            off[pl[p].id] += base;
+        base += heap;
+        nt = left;
+    } while (nt > 0);
+    free(keys);
+    free(need);
+    free(todo);
+    free(pl);
+    free(ch);
+    return base;
+}
+
+/* Buffers of different groups that share a time share no byte; a group's members
+ * all sit at its root's offset. */
+static void check_disjoint_groups(const plan_buffer *b, uint32_t n, const uint32_t *root, const uint64_t *off,
+                                  uint64_t heap)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (b[i].size == 0)
+            continue;
+        EXPECT(off[i] + b[i].size <= heap);
+        EXPECT_MSG(off[i] == off[root[i]], "buffer %u is not at its group's offset", i);
+        for (uint32_t j = i + 1; j < n; j++) {
+            if (b[j].size == 0 || root[i] == root[j] || !plan_overlap(&b[i], &b[j]))
+                continue;
+            EXPECT_MSG(off[i] + b[i].size <= off[j] || off[j] + b[j].size <= off[i],
+                       "buffers %u and %u of two groups overlap in time and space", i, j);
+        }
+    }
+}
+
+/* Random shares (a quarter of the buffers share an earlier one, chains and shares of
+ * empty buffers included) under every order, alignment and a heap limit: plan_xla
+ * must equal ref_shared_order, the better of the two orders on a strict win. */
+START_TEST(random_xla_plans_with_shares_should_equal_the_brute_force_reference)
+{
+    uint64_t seed = test_seed("plan_xla shares differential"), st = seed;
+    plan_buffer b[MAXN];
+    uint32_t share[MAXN], root[MAXN];
+    uint64_t off[MAXN], want[MAXN], other[MAXN];
+    for (int round = 0; round < 1000; round++) {
+        uint32_t n = (uint32_t)(test_rand(&st) % MAXN);
+        random_buffers(&st, b, n, false);
+        for (uint32_t i = 0; i < n; i++) {
+            if (test_rand(&st) % 11 == 0)
+                b[i].size = 0;
+            share[i] = i > 0 && test_rand(&st) % 4 == 0 ? (uint32_t)(test_rand(&st) % i) : PLAN_NONE;
+            uint32_t s = share[i];
+            root[i] = s != PLAN_NONE && b[i].size && b[s].size ? root[s] : i;
+        }
+        plan_xla_config cfg = {
+            .order = (plan_xla_order)(test_rand(&st) % 3), .alignment = ALIGNS[test_rand(&st) % 5], .share = share};
+        if (test_rand(&st) % 3 == 0)
+            cfg.heap_limit = 1 + test_rand(&st) % 20000;
+        uint64_t lim = cfg.heap_limit ? cfg.heap_limit : UINT64_MAX;
+        plan_result r;
+        ck_assert_int_eq(plan_xla(b, n, &cfg, off, &r), SIM_OK);
+        uint64_t heap = ref_shared_order(b, n, root, cfg.order == PLAN_XLA_TEMPORAL, cfg.alignment, lim, want);
+        if (cfg.order == PLAN_XLA_BEST) {
+            uint64_t t = ref_shared_order(b, n, root, true, cfg.alignment, lim, other);
+            if (t < heap) {
+                heap = t;
+                memcpy(want, other, n * sizeof *want);
+            }
+        }
+        EXPECT_MSG(r.heap_size == heap, "round %d: heap %llu, reference %llu (seed %llu)", round,
+                   (unsigned long long)r.heap_size, (unsigned long long)heap, (unsigned long long)seed);
+        for (uint32_t i = 0; i < n; i++)
+            EXPECT_MSG(off[i] == want[i], "round %d buffer %u: %llu, reference %llu (seed %llu)", round, i,
+                       (unsigned long long)off[i], (unsigned long long)want[i], (unsigned long long)seed);
+        check_disjoint_groups(b, n, root, off, r.heap_size);
+    }
+}
+END_TEST
+
 START_TEST(random_tflite_plans_should_equal_the_brute_force_reference)
 {
     uint64_t seed = test_seed("plan_tflite differential"), st = seed;
@@ -923,6 +1124,12 @@ static sim_event A(uint64_t id, uint64_t size, uint64_t t)
 static sim_event F(uint64_t id, uint64_t t, uint64_t ready)
 {
     return (sim_event){.op = SIM_OP_FREE, .id = id, .t = t, .ready_t = ready};
+}
+
+/* An alloc that shares the memory of the latest allocation of id `shared`. */
+static sim_event S(uint64_t id, uint64_t size, uint64_t t, uint64_t shared)
+{
+    return (sim_event){.op = SIM_OP_ALLOC, .id = id, .size = size, .t = t, .has_share = true, .share = shared};
 }
 
 typedef struct stat_get {
@@ -1050,6 +1257,107 @@ START_TEST(planned_should_fail_at_the_first_alloc_when_the_arena_does_not_fit)
     run = replay_planned(ev, 8, 100, opts, 2, true, SIM_OK);
     ck_assert_uint_eq(run->total.ooms, 4);
     ck_assert_uint_eq(run->total.peak_reserved_bytes, 0);
+    sim_run_free(run);
+}
+END_TEST
+
+/* Shares through the engine. Buffers (XLA clock): b0 = id 1 [0,2]; b1 = id 2 sharing
+ * id 1 [1,4]; b2 = id 3 (30 B) [3,6]; b3 = id 1 again, sharing the freed first id 1
+ * (the latest allocation of that id before it) [5,7]. b0, b1, b3 are one 10 B group:
+ * spatial places b2 (the largest) at 0 and the group, which overlaps b2 through b1
+ * and b3, at 30; temporal puts the group (length 7) first at 0 and b2 at 10; both
+ * heaps are 40, so spatial's offsets. While b0 and b1 are both live they are one
+ * block: 10 B allocated for 20 B requested. TFLite ignores shares: b0 and b1 are
+ * two blocks. A share that names no earlier allocation is an invalid trace. */
+START_TEST(planned_should_colocate_shared_allocs_and_count_a_group_once)
+{
+    const sim_event ev[] = {A(1, 10, 0), S(2, 10, 1, 1), F(1, 2, 2), A(3, 30, 3),
+                            F(2, 4, 4),  S(1, 10, 5, 1), F(3, 6, 6), F(1, 7, 7)};
+    const sim_kv opts[] = {{"planner", "xla"}, {"alignment", "1"}};
+    array_source src = {ev, 8, 0};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = 2, .stop_after_event = 2, .paranoid = true};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    strategy_block blk;
+    for (strategy_handle h = 0; h < 2; h++) {
+        ck_assert(run->ops->locate(run->procs[0].s, h, &blk));
+        ck_assert_uint_eq(blk.addr, 30);
+        ck_assert_uint_eq(blk.size_bytes, 10);
+    }
+    strategy_sample smp;
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.reserved_bytes, 40);
+    ck_assert_uint_eq(smp.allocated_bytes, 10);
+    ck_assert_uint_eq(smp.largest_free_bytes, 30);
+    ck_assert_uint_eq(stat_of(run, 0, "live_allocations"), 2);
+    sim_run_free(run);
+
+    run = replay_planned(ev, 8, 1000, opts, 2, false, SIM_OK);
+    ck_assert(run->total.completed);
+    ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 40);
+    ck_assert_uint_eq(run->total.peak_requested_bytes, 40);
+    ck_assert_uint_eq(run->total.peak_allocated_bytes, 40);
+    sim_run_free(run);
+
+    /* TFLite (nodes: b0 [0,2], b1 [1,4], b2 [3,6], b3 [5,7]): b2 at 0, b0 at 0 (it
+     * meets no placed buffer), b1 above b2 at 30: two blocks, 20 B allocated */
+    const sim_kv tfl[] = {{"planner", "tflite"}, {"alignment", "1"}};
+    src.i = 0;
+    cfg.opts = tfl;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    ck_assert(run->ops->locate(run->procs[0].s, 0, &blk));
+    ck_assert_uint_eq(blk.addr, 0);
+    ck_assert(run->ops->locate(run->procs[0].s, 1, &blk));
+    ck_assert_uint_eq(blk.addr, 30);
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.allocated_bytes, 20);
+    sim_run_free(run);
+    cfg.opts = opts;
+
+    const sim_event bad[] = {A(1, 10, 0), S(2, 10, 1, 7)};
+    src = (array_source){bad, 2, 0};
+    cfg.stop_after_event = 0;
+    sim_error_clear(&err);
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_ETRACE);
+    ck_assert_msg(strstr(err.msg, "\"share\": 7 names no earlier allocation") != NULL, "%s", err.msg);
+    ck_assert_uint_eq(err.event, 2);
+}
+END_TEST
+
+/* A group's members keep their own sizes: a (10 B, [0,3]) and b (30 B, [4,5], sharing
+ * a) are placed at 0 with room for 30; x (5 B, [1,2]) lives only beside a, so XLA
+ * puts it at a's end, 10, inside the 30 B b will take later. While a and x are live
+ * the block at 0 is a's 10 B (15 B allocated, no overlap); the heap is 30, the peak
+ * of live blocks 30 (b alone). */
+START_TEST(a_groups_block_should_be_its_largest_live_member)
+{
+    const sim_event ev[] = {A(1, 10, 0), A(2, 5, 1), F(2, 2, 2), F(1, 3, 3), S(3, 30, 4, 1), F(3, 5, 5)};
+    const sim_kv opts[] = {{"planner", "xla"}, {"alignment", "1"}};
+    array_source src = {ev, 6, 0};
+    sim_event_source so = {.next = array_source_next, .ctx = &src, .path = "t.jsonl"};
+    engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1000}, .ops = planned_strategy(),
+                         .opts = opts, .n_opts = 2, .stop_after_event = 2, .paranoid = true};
+    sim_run *run = NULL;
+    sim_error err;
+    ck_assert_int_eq(engine_run(&cfg, &so, 1, &run, &err), SIM_OK);
+    strategy_block blk;
+    ck_assert(run->ops->locate(run->procs[0].s, 0, &blk));
+    ck_assert_uint_eq(blk.addr, 0);
+    ck_assert_uint_eq(blk.size_bytes, 10);
+    ck_assert(run->ops->locate(run->procs[0].s, 1, &blk));
+    ck_assert_uint_eq(blk.addr, 10);
+    strategy_sample smp;
+    run->ops->sample(run->procs[0].s, &smp);
+    ck_assert_uint_eq(smp.reserved_bytes, 30);
+    ck_assert_uint_eq(smp.allocated_bytes, 15);
+    sim_run_free(run);
+    run = replay_planned(ev, 6, 1000, opts, 2, false, SIM_OK);
+    ck_assert_uint_eq(stat_of(run, 0, "heap_size_bytes"), 30);
+    ck_assert_uint_eq(stat_of(run, 0, "no_fragmentation_peak_bytes"), 30);
+    ck_assert_uint_eq(run->total.peak_allocated_bytes, 30);
     sim_run_free(run);
 }
 END_TEST

@@ -141,6 +141,10 @@ START_TEST(events_should_be_checked_key_by_key)
     expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":\"big\"}", "must be an integer, not a string");
     expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":1,\"stream\":4294967296}", "below 2^32");
     expect_event_error("{\"op\":\"alloc\",\"id\":1,\"size\":1,\"tag\":5}", "\"tag\" must be a string");
+    expect_event_error("{\"op\":\"alloc\",\"id\":2,\"size\":1,\"share\":-1}", "is negative");
+    expect_event_error("{\"op\":\"alloc\",\"id\":2,\"size\":1,\"share\":\"1\"}", "\"share\" must be an integer");
+    expect_event_error("{\"op\":\"alloc\",\"id\":2,\"size\":1,\"share\":9007199254740993}", "exceeds 2^53");
+    expect_event_error("{\"op\":\"free\",\"id\":1,\"share\":2}", "unknown key \"share\" in a free event");
     expect_event_error("{\"op\":\"free\",\"id\":1,\"t\":5,\"ready_t\":4}", "before t");
     expect_event_error("{\"op\":\"free\",\"id\":1,\"sise\":4}", "unknown key \"sise\"");
     expect_event_error("{\"op\":\"mark\"}", "missing \"name\"");
@@ -192,7 +196,15 @@ START_TEST(the_writer_should_round_trip_every_field)
     trace_writer *w;
     ck_assert_int_eq(trace_writer_open(path, TRACE_JSONL, &h, &w, &err), SIM_OK);
     sim_event in[4] = {
-        {.op = SIM_OP_ALLOC, .id = 1, .size = 4096, .t = 5, .stream = 3, .tag = "w\n1", .proc = "p"},
+        {.op = SIM_OP_ALLOC,
+         .id = 1,
+         .size = 4096,
+         .t = 5,
+         .stream = 3,
+         .tag = "w\n1",
+         .proc = "p",
+         .has_share = true,
+         .share = 9007199254740992u},
         {.op = SIM_OP_FREE, .id = 1, .t = 6, .ready_t = 8},
         {.op = SIM_OP_EMPTY_CACHE, .t = 9},
         {.op = SIM_OP_MARK, .t = 9, .name = "end"},
@@ -212,10 +224,13 @@ START_TEST(the_writer_should_round_trip_every_field)
     ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
     ck_assert_uint_eq(ev.size, 4096);
     ck_assert_uint_eq(ev.stream, 3);
+    ck_assert(ev.has_share);
+    ck_assert_uint_eq(ev.share, 9007199254740992u);
     ck_assert_str_eq(ev.tag, "w\n1");
     ck_assert_str_eq(ev.proc, "p");
     ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
     ck_assert_uint_eq(ev.ready_t, 8);
+    ck_assert(!ev.has_share);
     ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
     ck_assert_int_eq(ev.op, SIM_OP_EMPTY_CACHE);
     ck_assert_int_eq(src.next(src.ctx, &ev, &err), SIM_OK);
@@ -252,7 +267,8 @@ END_TEST
  * spaces here and there, strings with and without escapes. */
 static void random_line(char *out, size_t cap, uint64_t *rng)
 {
-    static const char *const KEYS[] = {"op", "id", "size", "t", "stream", "tag", "proc", "ready_t", "name", "xx"};
+    static const char *const KEYS[] = {"op",   "id",      "size", "t",     "stream", "tag",
+                                       "proc", "ready_t", "name", "share", "xx"};
     static const char *const OPS[] = {"alloc", "free", "mark", "empty_cache", "allocx", "Free"};
     static const char *const NUMS[] = {"0", "7", "42", "1234567", "12345678", "123456789", "9999999999999999",
                                        "10000000000000000", "9007199254740992", "9007199254740993", "007", "-1",
@@ -263,7 +279,7 @@ static void random_line(char *out, size_t cap, uint64_t *rng)
     n += (size_t)snprintf(out + n, cap - n, "%s{", WS[test_rand(rng) % 6]);
     uint64_t keys = 1 + test_rand(rng) % 6;
     for (uint64_t i = 0; i < keys; i++) {
-        const char *k = i == 0 && test_rand(rng) % 8 ? "op" : KEYS[test_rand(rng) % 10];
+        const char *k = i == 0 && test_rand(rng) % 8 ? "op" : KEYS[test_rand(rng) % 11];
         const char *w1 = WS[test_rand(rng) % 6], *w2 = WS[test_rand(rng) % 6];
         const char *v;
         char opv[32];

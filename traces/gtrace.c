@@ -8,7 +8,7 @@
  *   varint dt      t − previous event's t
  *   alloc, free:   varint zigzag(id − previous alloc/free id)
  *   alloc:         varint size; R: varint stream; S: varint tag string index
- *   free:          R: varint ready_t − t
+ *   free:          R: varint ready_t − t; S: varint ready_stream (a free has no string)
  *   mark:          S (required): varint name string index
  *   any:           P: varint proc string index; L: varint line (else previous line + 1)
  * The delta state (t, id, line = 1) runs on across blocks; string indices are
@@ -29,7 +29,8 @@
 #define HEAD_P 8u
 #define HEAD_R 16u
 #define HEAD_L 32u
-#define HEAD_RESERVED 0xC0u
+#define HEAD_X 64u /* alloc: a share follows */
+#define HEAD_RESERVED 0x80u
 
 #define HEADER_MAX ((uint32_t)80 << 20)     /* name + device + meta (a JSONL line is ≤ 64 MiB) */
 #define WRITER_BLOCK_BYTES ((size_t)1 << 20) /* the writer closes a block at about this size */
@@ -438,7 +439,13 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
     ev->t = ev->ready_t = t;
     ev->id = ev->size = 0;
     ev->stream = 0;
+    ev->has_ready_stream = false;
+    ev->ready_stream = 0;
+    ev->has_share = false;
+    ev->share = 0;
     ev->tag = ev->name = ev->proc = NULL;
+    if ((head & HEAD_X) && ev->op != SIM_OP_ALLOC)
+        return corrupt(r, err, "only an alloc shares");
     switch (ev->op) {
     case SIM_OP_ALLOC:
     case SIM_OP_FREE:
@@ -456,15 +463,27 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
                     return corrupt(r, err, "bad stream");
                 ev->stream = (uint32_t)v;
             }
+            if (head & HEAD_X) {
+                if (!get_varint(&p, end, &v))
+                    return corrupt(r, err, "bad share");
+                ev->share = ev->id + unzigzag(v);
+                if (ev->share > SIM_MAX_SIZE)
+                    return corrupt(r, err, "share exceeds 2^53");
+                ev->has_share = true;
+            }
             if ((head & HEAD_S) && !get_str(r, &p, &ev->tag))
                 return corrupt(r, err, "bad tag");
         } else {
-            if (head & HEAD_S)
-                return corrupt(r, err, "a free has no string");
             if (head & HEAD_R) {
                 if (!get_varint(&p, end, &v) || v > UINT64_MAX - t)
                     return corrupt(r, err, "bad ready_t");
                 ev->ready_t = t + v;
+            }
+            if (head & HEAD_S) { /* on a free: its ready_stream */
+                if (!get_varint(&p, end, &v) || v > UINT32_MAX)
+                    return corrupt(r, err, "bad ready_stream");
+                ev->has_ready_stream = true;
+                ev->ready_stream = (uint32_t)v;
             }
         }
         break;
@@ -697,6 +716,10 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
     }
     if ((ev->op == SIM_OP_ALLOC && ev->stream) || (ev->op == SIM_OP_FREE && ev->ready_t > ev->t))
         head |= HEAD_R;
+    if (ev->op == SIM_OP_FREE && ev->has_ready_stream)
+        head |= HEAD_S;
+    if (ev->op == SIM_OP_ALLOC && ev->has_share)
+        head |= HEAD_X;
     if (ev->line != w->line + 1)
         head |= HEAD_L;
     bytes *b = &w->evs;
@@ -710,10 +733,15 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         put_varint(b, ev->size);
         if (head & HEAD_R)
             put_varint(b, ev->stream);
-    } else if (ev->op == SIM_OP_FREE && (head & HEAD_R)) {
-        put_varint(b, ev->ready_t - ev->t);
+        if (head & HEAD_X)
+            put_varint(b, zigzag(ev->share - ev->id));
+    } else if (ev->op == SIM_OP_FREE) {
+        if (head & HEAD_R)
+            put_varint(b, ev->ready_t - ev->t);
+        if (head & HEAD_S)
+            put_varint(b, ev->ready_stream);
     }
-    if (head & HEAD_S)
+    if ((head & HEAD_S) && ev->op != SIM_OP_FREE)
         put_varint(b, si);
     if (head & HEAD_P)
         put_varint(b, pi);

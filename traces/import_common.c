@@ -55,6 +55,7 @@ void imp_doc_release(imp_doc *d)
     free(d->col_off);
     free(d->oom_idx);
     free(d->seed_blocks);
+    free(d->end_blocks);
     memset(d, 0, sizeof *d);
 }
 
@@ -175,6 +176,8 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
         o->id = e->id;
         o->size = e->size;
         o->stream = e->stream;
+        o->has_share = e->has_share;
+        o->share = e->share;
         o->index = i + 1;
         if (i < d->n_pre) {
             o->t = o->ready_t = 0;

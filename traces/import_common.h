@@ -32,6 +32,8 @@ typedef struct imp_event {
     uint32_t place_seg;      /* alloc: recorded segment number (input_recorded), UINT32_MAX unknown */
     uint64_t place_off;      /* alloc: offset in it */
     uint64_t addr;           /* alloc: the recorded address (snapshots), else 0 */
+    uint64_t share;          /* alloc: the id whose memory it shares (has_share) */
+    bool has_share;
 } imp_event;
 
 typedef struct imp_doc {
@@ -71,6 +73,7 @@ typedef struct imp_doc {
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
+    input_end_block *end_blocks; /* owned: rec.end_blocks */
     /* while a binary importer (input_format.import_magic) runs: the bytes it reads,
      * owned by input.c, which the importer may free once it needs them no more
      * (imp_release_input); NULL otherwise. input_len of them; input_mapped: a private

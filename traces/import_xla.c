@@ -258,6 +258,7 @@ typedef struct xla_event {
 
 typedef struct conv {
     imp_map live;        /* XLA buffer id → a: native id */
+    imp_map seen;        /* every buffer allocated so far, freed or not → a: native id, b: size */
     uint32_t heap_alloc; /* the allocation holding the heap's buffers; UINT32_MAX before the first */
     uint64_t heap;       /* max(offset + size) over them */
     uint64_t k;          /* events so far */
@@ -327,29 +328,38 @@ static void place(conv *c, const xla_asg *a, imp_event *ev)
         c->heap = a->offset + a->size;
 }
 
-/* ALLOC or SHARE_WITH: an alloc of the buffer's size (a SHARE_WITH: the shared one's,
- * as HeapSimulator::ShareBuffer sizes it). */
+/* ALLOC or SHARE_WITH: an alloc of the buffer's size; a SHARE_WITH is one of the
+ * shared buffer's size (HeapSimulator::ShareBuffer sizes it so) that shares its memory
+ * (trace v1 "share": the native id the shared buffer got, live or freed by now). */
 static sim_status on_alloc(xla_dump *x, conv *c, const xla_event *e)
 {
-    uint64_t sized = e->kind == XLA_SHARE_WITH ? e->share : e->buf;
-    const xla_lbuf *lb = find_lbuf(x, sized);
+    const imp_map_slot *shared = NULL;
+    const xla_lbuf *lb = find_lbuf(x, e->buf);
     if (lb == NULL)
         return protowire_fail(&x->pe, e->where,
                               "heap simulator event %" PRIu64 ": buffer %" PRIu64
                               " is not a logical buffer of this assignment",
-                              c->k, sized);
-    if (imp_map_find(&c->live, e->buf) != NULL)
+                              c->k, e->buf);
+    if (e->kind == XLA_SHARE_WITH && (shared = imp_map_find(&c->seen, e->share)) == NULL)
         return protowire_fail(&x->pe, e->where,
-                              "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated while live", c->k,
-                              e->buf);
+                              "heap simulator event %" PRIu64 ": buffer %" PRIu64 " shares buffer %" PRIu64
+                              ", which the trace has not allocated before",
+                              c->k, e->buf, e->share);
+    if (imp_map_find(&c->live, e->buf) != NULL || imp_map_find(&c->seen, e->buf) != NULL)
+        return protowire_fail(&x->pe, e->where, "heap simulator event %" PRIu64 ": buffer %" PRIu64 " allocated twice",
+                              c->k, e->buf);
+    uint64_t size = shared != NULL ? shared->b : lb->size, share = shared != NULL ? shared->a : 0;
     imp_map_slot *s = imp_map_insert(&c->live, e->buf);
-    imp_event *ev = s != NULL ? imp_push(x->d) : NULL;
+    imp_map_slot *h = s != NULL ? imp_map_insert(&c->seen, e->buf) : NULL;
+    imp_event *ev = h != NULL ? imp_push(x->d) : NULL;
     if (ev == NULL)
         return nomem(x);
     ev->op = SIM_OP_ALLOC;
     ev->t = ev->ready_t = c->k;
-    ev->id = s->a = imp_new_id(x->d);
-    ev->size = lb->size;
+    ev->id = s->a = h->a = imp_new_id(x->d);
+    ev->size = h->b = size;
+    ev->has_share = shared != NULL;
+    ev->share = share;
     const xla_asg *a = find_asg(x, e->buf);
     place(c, a, ev);
     c->shares += e->kind == XLA_SHARE_WITH;
@@ -438,10 +448,6 @@ static void warn_about(xla_dump *x, const conv *c)
 {
     imp_warn(x->d, "XLA:CPU aligns buffers to 64 bytes, XLA:GPU to 256: replay a CPU dump with --strategy=planned "
                    "--planner=xla --alignment=64");
-    if (c->shares)
-        imp_warn(x->d, "%" PRIu64 " buffers share the memory of another (SHARE_WITH): each is an allocation of its own "
-                       "here, placed by the planner alone, where XLA colocates it with the buffer it shares (trace v1 "
-                       "cannot say so); their offsets, and others', may differ", c->shares);
     if (c->elsewhere)
         imp_warn(x->d, "%" PRIu64 " buffers of the trace are not in its heap's allocation: their offsets are not "
                        "compared", c->elsewhere);
@@ -483,6 +489,7 @@ sim_status import_xla(const unsigned char *data, size_t len, const input_options
     xla_dump x = {.d = d, .pe = {d->err, d->path, "XLA dump", "a buffer assignment"}};
     conv c = {.heap_alloc = UINT32_MAX};
     imp_map_init(&c.live);
+    imp_map_init(&c.seen);
     size_t trace = 0;
     if (len > 0 && (data[0] == '{' || data[0] == '['))
         return sim_error_set(d->err, SIM_ETRACE, d->path, 0, 0,
@@ -503,6 +510,7 @@ sim_status import_xla(const unsigned char *data, size_t len, const input_options
         st = finish(&x, &c, trace);
     }
     imp_map_release(&c.live);
+    imp_map_release(&c.seen);
     free(x.lb);
     free(x.as);
     free(x.al);

@@ -4,11 +4,11 @@
 
 #include <string.h>
 
-enum { FK_OP, FK_ID, FK_SIZE, FK_T, FK_STREAM, FK_TAG, FK_PROC, FK_READY, FK_NAME };
+enum { FK_OP, FK_ID, FK_SIZE, FK_T, FK_STREAM, FK_TAG, FK_PROC, FK_READY, FK_NAME, FK_SHARE, FK_COUNT };
 
 static const uint32_t FAST_ALLOWED[] = {
     [SIM_OP_ALLOC] = 1u << FK_OP | 1u << FK_ID | 1u << FK_SIZE | 1u << FK_T | 1u << FK_STREAM | 1u << FK_TAG |
-                     1u << FK_PROC,
+                     1u << FK_PROC | 1u << FK_SHARE,
     [SIM_OP_FREE] = 1u << FK_OP | 1u << FK_ID | 1u << FK_T | 1u << FK_READY | 1u << FK_PROC,
     [SIM_OP_EMPTY_CACHE] = 1u << FK_OP | 1u << FK_T | 1u << FK_PROC,
     [SIM_OP_MARK] = 1u << FK_OP | 1u << FK_NAME | 1u << FK_T | 1u << FK_PROC,
@@ -56,6 +56,7 @@ static int fast_key(const char *k, size_t n)
         if (memcmp(k, "proc", 4) == 0)
             return FK_PROC;
         return memcmp(k, "name", 4) == 0 ? FK_NAME : -1;
+    case 5: return memcmp(k, "share", 5) == 0 ? FK_SHARE : -1;
     case 6: return memcmp(k, "stream", 6) == 0 ? FK_STREAM : -1;
     case 7: return memcmp(k, "ready_t", 7) == 0 ? FK_READY : -1;
     default: return -1;
@@ -85,6 +86,8 @@ static inline int compact_key(const char *p, const char *end, const char **after
             k = FK_SIZE, n = 7;
         else if (room >= 9 && memcmp(p, "\"stream\":", 9) == 0)
             k = FK_STREAM, n = 9;
+        else if (room >= 8 && memcmp(p, "\"share\":", 8) == 0)
+            k = FK_SHARE, n = 8;
         break;
     case 'r': k = room >= 10 && memcmp(p, "\"ready_t\":", 10) == 0 ? FK_READY : -1, n = 10; break;
     case 'p': k = room >= 7 && memcmp(p, "\"proc\":", 7) == 0 ? FK_PROC : -1, n = 7; break;
@@ -128,8 +131,8 @@ static inline unsigned swar_digits(const char *p, uint64_t *val)
 bool jsonl_fast_event(char *line, size_t len, uint64_t ns_per_unit, uint64_t *prev_t, uint64_t line_no, sim_event *ev)
 {
     const char *p = line, *end = line + len;
-    uint64_t num[9] = {0};
-    const char *str[9] = {0}, *str_end[9] = {0};
+    uint64_t num[FK_COUNT] = {0};
+    const char *str[FK_COUNT] = {0}, *str_end[FK_COUNT] = {0};
     uint32_t seen = 0;
     p = fast_ws(p, end);
     if (p >= end || *p != '{')
@@ -253,6 +256,10 @@ bool jsonl_fast_event(char *line, size_t len, uint64_t ns_per_unit, uint64_t *pr
     ev->t = t;
     ev->ready_t = ready;
     ev->stream = (uint32_t)num[FK_STREAM];
+    ev->has_ready_stream = false; /* a line with "ready_stream" takes the general path */
+    ev->ready_stream = 0;
+    ev->has_share = (seen & (1u << FK_SHARE)) != 0;
+    ev->share = num[FK_SHARE];
     ev->tag = ev->name = ev->proc = NULL;
     if (str[FK_TAG]) {
         line[str_end[FK_TAG] - line] = '\0';

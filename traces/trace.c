@@ -175,9 +175,11 @@ static sim_status to_ns(trace_reader *r, uint64_t t, uint64_t *out, const char *
     return SIM_OK;
 }
 
-static const char *const EVENT_KEYS[][8] = {
-    [SIM_OP_ALLOC] = {"op", "id", "size", "t", "stream", "tag", "proc", NULL},
-    [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "proc", NULL},
+#define EVENT_KEYS_MAX 9 /* the most keys an op has, plus the NULL that ends them */
+
+static const char *const EVENT_KEYS[][EVENT_KEYS_MAX] = {
+    [SIM_OP_ALLOC] = {"op", "id", "size", "t", "stream", "tag", "proc", "share", NULL},
+    [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "ready_stream", "proc", NULL},
     [SIM_OP_EMPTY_CACHE] = {"op", "t", "proc", NULL},
     [SIM_OP_MARK] = {"op", "name", "t", "proc", NULL},
 };
@@ -215,7 +217,7 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
     for (uint32_t i = 0; i < o->len; i++) {
         const char *k = o->u.members[i].key;
         uint32_t bit = 0;
-        for (uint32_t j = 0; j < 8 && EVENT_KEYS[ev->op][j] && bit == 0; j++)
+        for (uint32_t j = 0; j < EVENT_KEYS_MAX && EVENT_KEYS[ev->op][j] && bit == 0; j++)
             if (strcmp(EVENT_KEYS[ev->op][j], k) == 0)
                 bit = 1u << j;
         if (bit == 0)
@@ -250,7 +252,8 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
         if ((st = get_uint(r, o, "id", true, &ev->id, NULL, line, event, err)) != SIM_OK ||
             (st = get_uint(r, o, "size", true, &ev->size, NULL, line, event, err)) != SIM_OK ||
             (st = get_uint(r, o, "stream", false, &stream, NULL, line, event, err)) != SIM_OK ||
-            (st = get_str(r, o, "tag", &ev->tag, line, event, err)) != SIM_OK)
+            (st = get_str(r, o, "tag", &ev->tag, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "share", false, &ev->share, &ev->has_share, line, event, err)) != SIM_OK)
             return st;
         if (stream > UINT32_MAX)
             return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"stream\" must be below 2^32");
@@ -259,10 +262,15 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
     }
     case SIM_OP_FREE: {
         bool has_ready = false;
-        uint64_t ready = 0;
+        uint64_t ready = 0, ready_stream = 0;
         if ((st = get_uint(r, o, "id", true, &ev->id, NULL, line, event, err)) != SIM_OK ||
-            (st = get_uint(r, o, "ready_t", false, &ready, &has_ready, line, event, err)) != SIM_OK)
+            (st = get_uint(r, o, "ready_t", false, &ready, &has_ready, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "ready_stream", false, &ready_stream, &ev->has_ready_stream, line, event, err)) !=
+                SIM_OK)
             return st;
+        if (ready_stream > UINT32_MAX)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"ready_stream\" must be below 2^32");
+        ev->ready_stream = (uint32_t)ready_stream;
         if (has_ready) {
             if ((st = to_ns(r, ready, &ready, "ready_t", line, event, err)) != SIM_OK)
                 return st;

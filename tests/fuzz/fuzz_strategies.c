@@ -2,7 +2,8 @@
  * replayed by the engine with --paranoid (the strategy's full invariant checker
  * and the engine's own consistency checks after every event). Bytes decode to
  * events: allocations of varied sizes (tiny, odd, page multiples, huge) on two
- * streams, frees of live ids (some deferred with ready_t), empty_cache and marks,
+ * streams (some sharing the memory of an earlier allocation: trace v1's "share"),
+ * frees of live ids (some deferred with ready_t), empty_cache and marks,
  * over one or two processes, on a device small enough for OOMs, with
  * --on-oom=stop or skip. A broken invariant aborts with the checker's report. */
 #include <stdio.h>
@@ -42,6 +43,7 @@ static uint64_t size_for(cursor *c)
 }
 
 #define MAX_LIVE 512
+#define RECENT 16 /* the last allocs of a process, which an alloc may share */
 
 static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *capacity)
 {
@@ -53,6 +55,7 @@ static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *cap
     if (b == NULL)
         return NULL;
     uint64_t live[2][MAX_LIVE], n_live[2] = {0, 0}, next_id = 1, t = 0, line = 1;
+    uint64_t recent[2][RECENT], n_recent[2] = {0, 0};
     static const char *const procs[2] = {NULL, "second"};
     while (c.n > 0) {
         unsigned op = byte(&c);
@@ -67,6 +70,11 @@ static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *cap
             ev.id = next_id++;
             ev.size = size_for(&c);
             ev.stream = (op >> 4) & 1;
+            if ((op & 0x40) && n_recent[p] > 0) {
+                ev.has_share = true;
+                ev.share = recent[p][byte(&c) % (n_recent[p] < RECENT ? n_recent[p] : RECENT)];
+            }
+            recent[p][n_recent[p]++ % RECENT] = ev.id;
             live[p][n_live[p]++] = ev.id;
             break;
         case 4: case 5: case 6: {

@@ -19,6 +19,8 @@ void event_check_same(const sim_event *got, const sim_event *want)
     ck_assert_uint_eq(got->t, want->t);
     ck_assert_uint_eq(got->ready_t, want->ready_t);
     ck_assert_uint_eq(got->stream, want->stream);
+    ck_assert_int_eq(got->has_share, want->has_share);
+    ck_assert_uint_eq(got->share, want->share);
     ck_assert_uint_eq(got->line, want->line);
     ck_assert_uint_eq(got->index, want->index);
     same_str(got->tag, want->tag);
