@@ -207,8 +207,9 @@ check "$tmp/sum.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc
 # --window=T0:T1 and --export-min-size (the view of a long replay): the entries of the
 # ticks from T0 to T1 and of the first one after T1 (whose state the segments show).
 # deferred.jsonl under torch, window 3..11 us: alloc 3 at 3 us, id 1's deferred free
-# completing at 10 (requested at 2, before the window), alloc 4 at 11, and the first
-# tick after 11, id 2's free requested at 12; at the end id 2's 1024 B block is pending,
+# completing at 11 (requested at 2, before the window; ready at 10, polled at the next
+# malloc, as above), alloc 4 at 11, and the first tick after 11, id 2's free requested
+# at 12; at the end id 2's 1024 B block is pending,
 # ids 4 (2 MiB at 0) and 3 (4 MiB at 4 MiB) are allocated, the 20 MiB segment's 2 MiB
 # at 2 MiB and 12 MiB at 8 MiB are free. 3us:0.011ms is the same window.
 edump() {
@@ -219,7 +220,7 @@ print([(e["action"], e["time_us"], e["size"]) for e in d["device_traces"][0]],
       [(b["address"] - s["address"], b["size"], b["state"][:8]) for s in d["segments"] for b in s["blocks"]])
 ' "$1"
 }
-want="[('alloc', 3, 4194304), ('free_completed', 10, 4194304), ('alloc', 11, 2097152), ('free_requested', 12, 1000)] \
+want="[('alloc', 3, 4194304), ('free_completed', 11, 4194304), ('alloc', 11, 2097152), ('free_requested', 12, 1000)] \
 [(0, 2097152, 'active_a'), (2097152, 2097152, 'inactive'), (4194304, 4194304, 'active_a'), \
 (8388608, 12582912, 'inactive'), (0, 1024, 'active_p'), (1024, 2096128, 'inactive')]"
 for w in 3:11 3us:0.011ms; do
