@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, sim_error *err)
@@ -24,6 +25,12 @@ sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, s
     sim_status st = evbuf_fill(b, &src, err);
     if (st == SIM_OK)
         t->events += evbuf_count(b);
+    const sim_seed *seed = input_seed(r);
+    if (st == SIM_OK && seed != NULL) {
+        if ((t->seed[t->n - 1] = sim_seed_dup(seed)) == NULL)
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        t->seed_events[t->n - 1] = input_seed_events(r);
+    }
     return st;
 }
 
@@ -54,17 +61,38 @@ sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t
 
 void batch_traces_release(batch_traces *t)
 {
-    for (uint32_t i = 0; i < t->n; i++)
+    for (uint32_t i = 0; i < t->n; i++) {
         evbuf_free(t->b[i]);
+        free(t->seed[i]);
+    }
     memset(t, 0, sizeof *t);
+}
+
+sim_event_source batch_source_alone(const batch_traces *t, uint32_t i, const strategy_ops *ops, evbuf_cursor *cur)
+{
+    sim_event_source src = evbuf_source(t->b[i], cur);
+    if (t->seed[i] != NULL && ops->seed != NULL && !t->from_empty) {
+        cur->i = t->seed_events[i]; /* the state holds them: they are not events */
+        src.seed = t->seed[i];
+    }
+    return src;
+}
+
+void batch_sources(const batch_traces *t, const strategy_ops *ops, evbuf_cursor *cur, sim_event_source *src)
+{
+    if (t->n == 1) {
+        src[0] = batch_source_alone(t, 0, ops, &cur[0]);
+        return;
+    }
+    for (uint32_t i = 0; i < t->n; i++)
+        src[i] = evbuf_source(t->b[i], &cur[i]);
 }
 
 sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err)
 {
     evbuf_cursor cur[BATCH_MAX_TRACES];
     sim_event_source src[BATCH_MAX_TRACES];
-    for (uint32_t i = 0; i < t->n; i++)
-        src[i] = evbuf_source(t->b[i], &cur[i]);
+    batch_sources(t, cfg->ops, cur, src);
     return engine_run(cfg, src, t->n, out, err);
 }
 

@@ -5,6 +5,7 @@
 #ifndef GPUSIM_BATCH_H
 #define GPUSIM_BATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,14 @@
 typedef struct batch_traces {
     uint32_t n;
     evbuf *b[BATCH_MAX_TRACES];
+    /* A recording made mid-run: the state it starts from (a copy, owned here), and
+     * how many of its first events are the allocations that state holds. One trace
+     * with a state replays from it under a strategy that can take it (ops->seed),
+     * as replay does (traces/IMPORT.md); other strategies, several traces, or
+     * from_empty (--from-empty) get those allocations as events at the start. */
+    sim_seed *seed[BATCH_MAX_TRACES];
+    uint64_t seed_events[BATCH_MAX_TRACES];
+    bool from_empty;
     uint64_t events;          /* over all traces */
     char dev_name[128];       /* the first trace's header device, "" if none */
     uint64_t dev_capacity;
@@ -39,8 +48,15 @@ sim_status batch_traces_load(batch_traces *t, const char *const *paths, uint32_t
 sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, sim_error *err);
 void batch_traces_release(batch_traces *t);
 
-/* One replay of all the traces as processes on one device. Thread-safe: t is only
- * read, every call has its own cursors. Errors as engine_run's. */
+/* The source of trace i under ops when it runs alone on its device (a rank of a
+ * node, or the one trace): from its recorded state where seed above says so. */
+sim_event_source batch_source_alone(const batch_traces *t, uint32_t i, const strategy_ops *ops, evbuf_cursor *cur);
+/* The sources of one replay of t under ops, each with its cursor in cur: trace 0
+ * from its recorded state where seed above says so. */
+void batch_sources(const batch_traces *t, const strategy_ops *ops, evbuf_cursor *cur, sim_event_source *src);
+/* One replay of all the traces as processes on one device, from the recorded state
+ * where there is one and the strategy can take it (seed above). Thread-safe: t is
+ * only read, every call has its own cursors. Errors as engine_run's. */
 sim_status batch_replay(const batch_traces *t, const engine_config *cfg, sim_run **out, sim_error *err);
 
 /* Run fn(ctx, i) for every i < n on `jobs` threads, the caller's included (at most

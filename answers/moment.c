@@ -94,7 +94,8 @@ void moment_observe(void *ctx, const engine_tick *t)
 
 sim_status moment_finish(moment *m, const sim_run *run, sim_error *err)
 {
-    if (m->kind == MOMENT_END && run->n_procs > 0)
+    /* a replay without events (a recorded state and nothing after it) peaks at its start: its end */
+    if ((m->kind == MOMENT_END || (m->kind == MOMENT_PEAK && !m->found && run->events == 0)) && run->n_procs > 0)
         take(m, run, 0, 0);
     if (m->kind == MOMENT_OOM && m->found)
         m->oom = run->procs[m->process].m.first_oom;

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/gpu_context.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
 
-sim_status node_parse(const char *text, uint64_t context_bytes, node_spec *out, sim_error *err)
+sim_status node_parse(const char *text, const device_info *ctx, node_spec *out, sim_error *err)
 {
     *out = (node_spec){0};
     char buf[512];
@@ -43,9 +44,14 @@ sim_status node_parse(const char *text, uint64_t context_bytes, node_spec *out, 
         if (count == 0 || count > NODE_MAX_DEVICES - out->n)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: %s: between 1 and %u devices in all", text,
                                  NODE_MAX_DEVICES);
+        if (ctx->context_default == NULL) {
+            info.context_bytes = ctx->context_bytes;
+        } else if (g != NULL && g->cc_major != 0) {
+            info.context_default = gpu_context_find(g->cc_major, ctx->context_default->cuda_major);
+            info.context_bytes = info.context_default->bytes;
+        }
         for (unsigned long i = 0; i < count; i++) {
             out->dev[out->n] = info;
-            out->dev[out->n].context_bytes = context_bytes;
             out->n++;
         }
     }

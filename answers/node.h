@@ -33,10 +33,11 @@ typedef struct node_spec {
 
 /* "8xA100-40GB", or a list of catalog names with optional counts
  * ("A100-40GB,A100-40GB", "4xA100-40GB,2xT4"); a size instead of a name is a card of
- * that capacity outside the catalog ("8x12GB", compute capability unknown); every device gets context_bytes per
- * process. SIM_EUSAGE with a message on an unknown name or more than
+ * that capacity outside the catalog ("8x12GB", compute capability unknown). Each device's context per process
+ * is ctx's context_bytes when that was given (ctx->context_default NULL); else the published default
+ * (sim/gpu_context.h) of ctx's CUDA major for a catalog card, 0 B for a card outside it. SIM_EUSAGE with a message on an unknown name or more than
  * NODE_MAX_DEVICES devices. */
-sim_status node_parse(const char *text, uint64_t context_bytes, node_spec *out, sim_error *err);
+sim_status node_parse(const char *text, const device_info *ctx, node_spec *out, sim_error *err);
 
 /* CUDA_VISIBLE_DEVICES: "0,3" (distinct indices below n_devices, in the order CUDA
  * numbers them for the process); NULL or "" = all devices. */

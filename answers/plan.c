@@ -233,8 +233,8 @@ typedef struct node_work {
 } node_work;
 
 /* Job k of cell c on node: its visible GPUs and its ranks' sources (cursors in cur). */
-static sim_status node_job_of(const plan_node_question *q, const node_spec *node, uint32_t k, node_job *j,
-                              evbuf_cursor *cur, sim_event_source *ranks, sim_error *err)
+static sim_status node_job_of(const plan_node_question *q, const strategy_ops *ops, const node_spec *node, uint32_t k,
+                              node_job *j, evbuf_cursor *cur, sim_event_source *ranks, sim_error *err)
 {
     const batch_traces *t = k == 0 ? q->t : q->more[k - 1].t;
     snprintf(j->name, sizeof j->name, "job %u", k + 1);
@@ -245,8 +245,11 @@ static sim_status node_job_of(const plan_node_question *q, const node_spec *node
         st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s: %u ranks but %u visible GPUs", j->name, n, j->n_visible);
     if (st != SIM_OK)
         return st;
+    /* one job, one rank per GPU: each starts from its recorded state, as a replay of it alone */
+    bool alone = q->n_more == 0 && q->replicas == 0;
     for (uint32_t r = 0; r < n; r++)
-        ranks[r] = evbuf_source(t->b[k == 0 && q->replicas ? 0 : r], &cur[r]);
+        ranks[r] =
+            alone ? batch_source_alone(t, r, ops, &cur[r]) : evbuf_source(t->b[k == 0 && q->replicas ? 0 : r], &cur[r]);
     j->ranks = ranks;
     j->n_ranks = n;
     return SIM_OK;
@@ -265,7 +268,7 @@ static void node_task(void *ctx, size_t i)
     c->n_jobs = 1 + (q->n_more < NODE_MAX_JOBS ? q->n_more : NODE_MAX_JOBS - 1);
     c->st = SIM_OK;
     for (uint32_t k = 0; k < c->n_jobs && c->st == SIM_OK; k++)
-        c->st = node_job_of(q, node, k, &c->jobs[k], cur[k], ranks[k], &c->err);
+        c->st = node_job_of(q, q->ops[i % q->n_ops], node, k, &c->jobs[k], cur[k], ranks[k], &c->err);
     if (c->st == SIM_OK) {
         engine_config cfg = q->base;
         cfg.ops = q->ops[i % q->n_ops];

@@ -23,10 +23,12 @@ static sim_status against(cli_session *s, int *verdict)
         return st;
     trace_input *in = s->in[0];
     char recorded[512];
+    /* the command line is right, the file lacks what it asks for: a trace error (3), not usage (2) */
     if (!against_has_recorded(in))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--against-recorded: %s holds no numbers from the real allocator (it needs %s)",
-                             a->positional[0],
+        return sim_error_set(err, SIM_ETRACE, a->positional[0], 0, 0,
+                             "--against-recorded: this %s file holds no numbers from the real allocator to compare "
+                             "with (that needs %s); replay it without --against-recorded for the prediction alone",
+                             input_format_name(input_get_format(in)),
                              input_format_join(INPUT_FORMAT_RECORDED, ", ", ", or ", recorded, sizeof recorded));
     const char *sname = cli_get(a, "strategy");
     if (sname == NULL)

@@ -43,8 +43,11 @@ int cli_catalog_run(const cli_catalog *c, int argc, char **argv)
     if (json) {
         jsonw_end(&w);
         sim_buf_puts(&b, "\n");
-    } else if (c->text_footer) {
-        sim_buf_puts(&b, c->text_footer);
+    } else {
+        if (c->text_footer)
+            sim_buf_puts(&b, c->text_footer);
+        if (c->text_tail)
+            c->text_tail(&b);
     }
     st = sim_buf_write_file(&b, "-", &s.err);
     sim_buf_release(&b);

@@ -28,6 +28,7 @@ typedef struct cli_catalog {
     void (*row_text)(sim_buf *b, size_t i);
     const char *text_header; /* printed before the text rows; NULL for none */
     const char *text_footer; /* printed after them; NULL for none */
+    void (*text_tail)(sim_buf *b); /* prints more after the footer; NULL for none */
 } cli_catalog;
 
 /* Parse argv for c->cmd, print the catalog on stdout, return the exit code. */

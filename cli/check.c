@@ -478,8 +478,10 @@ int cmd_check(int argc, char **argv)
         goto done;
     }
     cli_device dev = s.dev;
-    if (base_path && !cli_has(a, "context"))
+    if (base_path && !cli_has(a, "context")) { /* the baseline's context, not the published default */
         dev.info.context_bytes = b.context;
+        dev.info.context_default = NULL;
+    }
     /* options: the baseline's, then the command line's (the last occurrence wins) */
     sim_kv all[2 * CLI_MAX_KV];
     uint32_t nall = 0;

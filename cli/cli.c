@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/gpu_context.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
@@ -292,14 +293,28 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
         if (out->info.capacity_bytes == 0)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--capacity: must be more than 0 bytes");
     }
-    if ((v = cli_get(a, "context")) != NULL) {
-        if ((st = units_parse_size(v, &out->info.context_bytes, err)) != SIM_OK)
-            return prefix_error(err, st, "--context");
-    }
     if ((v = cli_get(a, "compute-capability")) != NULL) {
         if (!gpus_parse_cc(v, &out->info.cc_major, &out->info.cc_minor))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--compute-capability: '%s' is not of the form X.Y (e.g. 8.0)", v);
+    }
+    unsigned cuda = GPU_CONTEXT_CUDA_DEFAULT;
+    if ((v = cli_get(a, "cuda")) != NULL) {
+        char extra;
+        if (sscanf(v, "%u%c", &cuda, &extra) != 1 || gpu_context_find(0, cuda) == NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--cuda: '%s' is not a CUDA major version with a published context figure "
+                                 "(11, 12 or 13; see gpusim gpus)",
+                                 v);
+    }
+    if ((v = cli_get(a, "context")) != NULL) {
+        if ((st = units_parse_size(v, &out->info.context_bytes, err)) != SIM_OK)
+            return prefix_error(err, st, "--context");
+    } else if (g && g->cc_major != 0 && !cli_has(a, "capacity")) {
+        /* a catalog card's published figure; a custom device (--capacity, or a trace's
+         * own device the catalog does not know) and a card without CUDA (AMD) keep 0 B */
+        out->info.context_default = gpu_context_find(out->info.cc_major, cuda);
+        out->info.context_bytes = out->info.context_default->bytes;
     }
     out->info.name = out->name;
     return SIM_OK;

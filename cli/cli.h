@@ -78,11 +78,14 @@ int cli_fail(const sim_error *err);
 int cli_exit(const char *cmd, sim_status st, const sim_error *err);
 
 /* Device options shared by replay, compare, plan, check. */
-#define CLI_DEVICE_OPTS                                                                               \
-    CLI_OPT("gpu", "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else "   \
-                   "H100-80GB"),                                                                      \
-    CLI_OPT("capacity", "SIZE: device memory (what cudaMemGetInfo reports as total)"),                \
-    CLI_OPT("context", "SIZE: CUDA context per process, taken before any allocation (default 0)"),    \
+#define CLI_DEVICE_OPTS                                                                                        \
+    CLI_OPT("gpu", "NAME: a GPU from the catalog (gpusim gpus); default: the trace's device, else "            \
+                   "H100-80GB"),                                                                               \
+    CLI_OPT("capacity", "SIZE: device memory (what cudaMemGetInfo reports as total)"),                         \
+    CLI_OPT("context", "SIZE: memory per process outside the allocator (CUDA context, library "                \
+                       "handles); default: the published figure for the card and --cuda (gpusim gpus)"),       \
+    CLI_OPT("cuda", "11|12|13: CUDA major version of the framework build, which picks the default "            \
+                    "--context (default 12)"),                                                                 \
     CLI_OPT("compute-capability", "X.Y: for --capacity devices (TensorFlow's reserve depends on it)")
 
 /* Strategy options shared by the same commands: one entry that stands for every

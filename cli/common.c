@@ -1,9 +1,11 @@
 /* What the subcommands share: input helpers, strategies, jobs, and the prelude. */
 #include "common.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
-#include <stdlib.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,6 +130,112 @@ sim_status cli_input_open(const cli_session *s, int i, const char *from, const i
     return input_open_named(cli_input_path(s, i), name, from, opt, out, err);
 }
 
+/* Natural order: runs of digits compare as numbers, so rank2 < rank10. */
+static int natural_cmp(const void *pa, const void *pb)
+{
+    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            while (*a == '0' && isdigit((unsigned char)a[1]))
+                a++;
+            while (*b == '0' && isdigit((unsigned char)b[1]))
+                b++;
+            size_t na = 0, nb = 0;
+            while (isdigit((unsigned char)a[na]))
+                na++;
+            while (isdigit((unsigned char)b[nb]))
+                nb++;
+            if (na != nb)
+                return na < nb ? -1 : 1;
+            int c = strncmp(a, b, na);
+            if (c != 0)
+                return c;
+            a += na;
+            b += nb;
+        } else {
+            if (*a != *b)
+                return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+            a++;
+            b++;
+        }
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static bool snapshot_name(const char *name)
+{
+    size_t n = strlen(name);
+    return name[0] != '.' &&
+           ((n > 7 && strcmp(name + n - 7, ".pickle") == 0) || (n > 4 && strcmp(name + n - 4, ".pkl") == 0));
+}
+
+/* The snapshot files of directory dir, in natural order, appended to s->owned from
+ * *first on; *n of them (0: none, dir stays as given). */
+static sim_status dir_snapshots(cli_session *s, const char *dir, uint32_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return sim_error_set(&s->err, SIM_EIO, dir, 0, 0, "cannot read the directory: %s", strerror(errno));
+    sim_status st = SIM_OK;
+    uint32_t first = s->n_owned;
+    for (struct dirent *e = readdir(d); e != NULL && st == SIM_OK; e = readdir(d)) {
+        if (!snapshot_name(e->d_name))
+            continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        if (p == NULL) {
+            st = sim_error_set(&s->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            break;
+        }
+        snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+        struct stat sb;
+        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(p);
+            continue;
+        }
+        if (s->n_owned == CLI_MAX_ARGS) {
+            free(p);
+            st = sim_error_set(&s->err, SIM_EUSAGE, dir, 0, 0, "more than %d snapshot files", CLI_MAX_ARGS);
+            break;
+        }
+        s->owned[s->n_owned++] = p;
+    }
+    closedir(d);
+    if (st == SIM_OK) {
+        *n = s->n_owned - first;
+        qsort(&s->owned[first], *n, sizeof *s->owned, natural_cmp);
+    }
+    return st;
+}
+
+/* Each positional directory of snapshots becomes its files (cli_session_parse_io). */
+static sim_status expand_dirs(cli_session *s)
+{
+    cli_args *a = &s->a;
+    for (int i = 0; i < a->n_positional; i++) {
+        struct stat sb;
+        if (stat(a->positional[i], &sb) != 0 || !S_ISDIR(sb.st_mode))
+            continue;
+        uint32_t first = s->n_owned, n = 0;
+        sim_status st = dir_snapshots(s, a->positional[i], &n);
+        if (st != SIM_OK)
+            return st;
+        if (n == 0)
+            continue;
+        if (a->n_positional - 1 + (int)n > CLI_MAX_ARGS)
+            return sim_error_set(&s->err, SIM_EUSAGE, NULL, 0, 0, "at most %d traces", CLI_MAX_ARGS);
+        size_t at = (size_t)i;
+        memmove(&a->positional[at + n], &a->positional[at + 1],
+                (size_t)(a->n_positional - i - 1) * sizeof *a->positional);
+        for (uint32_t k = 0; k < n; k++)
+            a->positional[at + k] = s->owned[first + k];
+        a->n_positional += (int)n - 1;
+        i += (int)n - 1;
+    }
+    return SIM_OK;
+}
+
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv)
 {
     return cli_session_parse_io(s, cmd, NULL, argc, argv);
@@ -147,6 +255,8 @@ sim_status cli_session_parse_io(cli_session *s, const cli_command *cmd, cli_io *
         cmd->help();
         return SIM_END;
     }
+    if (cmd->uses & (CLI_USES_TRACES | CLI_USES_INPUTS))
+        return expand_dirs(s);
     return SIM_OK;
 }
 
@@ -188,12 +298,15 @@ void cli_session_input_warnings(cli_session *s, const trace_input *in)
 static sim_status load_traces(cli_session *s)
 {
     memset(&s->t, 0, sizeof s->t);
+    s->t.from_empty = cli_has(&s->a, "from-empty");
+    s->ranks = s->a.n_positional >= 2;
     for (int i = 0; i < s->a.n_positional; i++) {
         trace_input *r = NULL;
         const char *path = s->a.positional[i];
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
         if (st != SIM_OK)
             return st;
+        s->ranks = s->ranks && input_get_format(r)->one_rank;
         cli_session_input_warnings(s, r);
         st = batch_traces_add(&s->t, r, path, &s->err);
         input_close(r);
@@ -209,11 +322,13 @@ static sim_status load_traces(cli_session *s)
 
 static sim_status open_inputs(cli_session *s)
 {
+    s->ranks = s->a.n_positional >= 2;
     for (int i = 0; i < s->a.n_positional; i++) {
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &s->in[i], &s->err);
         if (st != SIM_OK)
             return st;
         s->n_in++;
+        s->ranks = s->ranks && input_get_format(s->in[i])->one_rank;
         cli_session_input_warnings(s, s->in[i]);
         s->src[i] = input_source(s->in[i]);
     }
@@ -313,6 +428,9 @@ void cli_session_close(cli_session *s)
         free(s->spool[i]);
         s->spool[i] = NULL;
     }
+    for (uint32_t i = 0; i < s->n_owned; i++)
+        free(s->owned[i]);
+    s->n_owned = 0;
 }
 
 sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err)

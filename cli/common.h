@@ -39,13 +39,17 @@ typedef struct cli_io {
 
 /* Help lines that several commands share, for option tables: --format and --output of
  * a command that writes a result, --jobs of one that runs replays in parallel, --on-oom
- * of one that replays, and --x of an HTML report. */
+ * of one that replays, --from-empty of one that replays a recording made mid-run, and
+ * --x of an HTML report. */
 #define CLI_FORMAT_OPT CLI_OPT("format", "text|json: output for people or machines (default text)")
 #define CLI_OUTPUT_OPT CLI_OPT("output", "FILE: write the result there instead of stdout")
 #define CLI_JOBS_OPT \
     CLI_OPT("jobs", "N: replays run in parallel (default: the CPUs, at most 8); output does not depend on it")
 #define CLI_ON_OOM_OPT \
     CLI_OPT("on-oom", "stop|skip: an OOM ends the process (default), or the allocation is dropped")
+#define CLI_FROM_EMPTY_OPT                                                                                             \
+    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "    \
+                           "first, instead of from its rebuilt state")
 #define CLI_X_OPT \
     CLI_OPT("x", "event|time: the report's x axis, events in replay order or the trace's time (default event)")
 
@@ -107,6 +111,11 @@ typedef struct cli_session {
     sim_kv kv[CLI_MAX_KV + 1];
     uint32_t n_kv;
     char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
+    /* the traces are the ranks of one job: two or more, each of a format that records
+     * one process on one GPU (input_format.one_rank: PyTorch snapshots) */
+    bool ranks;
+    char *owned[CLI_MAX_ARGS];     /* the paths a directory of snapshots expanded into */
+    uint32_t n_owned;
 } cli_session;
 
 /* Copy every positional trace that is not a regular file ("-", a FIFO, <(zcat f.gz))
@@ -124,7 +133,11 @@ sim_status cli_input_open(const cli_session *s, int i, const char *from, const i
                           trace_input **out, sim_error *err);
 
 /* Parse argv against cmd's options: SIM_END (the command is done, exit 0) after
- * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns. */
+ * printing --help, SIM_EUSAGE on a bad command line. s is ready for cli_session_close whatever it returns.
+ * For a command that reads traces (CLI_USES_TRACES or CLI_USES_INPUTS), a positional
+ * directory holding snapshot files (*.pickle, *.pkl: the ranks of one job,
+ * rank0.pickle, rank1.pickle, ...) stands for those files, in natural order (rank2
+ * before rank10); a directory without them stays one argument (an XLA dump). */
 sim_status cli_session_parse(cli_session *s, const cli_command *cmd, int argc, char **argv);
 /* The same for a command run through io (cli/api.h); io may be NULL. */
 sim_status cli_session_parse_io(cli_session *s, const cli_command *cmd, cli_io *io, int argc, char **argv);

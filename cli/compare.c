@@ -24,6 +24,7 @@
 
 typedef struct traces_open_ctx {
     const batch_traces *t;
+    const strategy_ops *ops;
     evbuf_cursor cur[BATCH_MAX_TRACES];
 } traces_open_ctx;
 
@@ -31,8 +32,7 @@ static sim_status traces_open(void *ctx, sim_event_source *srcs, sim_error *err)
 {
     (void)err;
     traces_open_ctx *o = ctx;
-    for (uint32_t i = 0; i < o->t->n; i++)
-        srcs[i] = evbuf_source(o->t->b[i], &o->cur[i]);
+    batch_sources(o->t, o->ops, o->cur, srcs);
     return SIM_OK;
 }
 
@@ -49,6 +49,7 @@ static sim_status traces_capture(const batch_traces *t, const engine_config *cfg
     if (o == NULL)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     o->t = t;
+    o->ops = cfg->ops;
     capture_sources cs = {t->n, traces_open, traces_close, o};
     sim_status st = capture_run(cfg, &cs, HTML_PLOT_WIDTH, out, err);
     free(o);
@@ -68,6 +69,7 @@ static const cli_opt COMPARE_OPTS[] = {
     CLI_X_OPT,
     CLI_JOBS_OPT,
     CLI_ON_OOM_OPT,
+    CLI_FROM_EMPTY_OPT,
     {NULL, false, NULL},
 };
 
@@ -146,6 +148,12 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
     bool x_time = false;
     if (st == SIM_OK)
         st = cli_report_x(&s.a, &x_time, &s.err);
+    /* one GPU holds one rank's allocator: the ranks of a job are not processes of one card */
+    if (st == SIM_OK && s.ranks)
+        st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
+                           "the %u snapshots are the ranks of one job, one GPU each, not processes sharing one GPU: "
+                           "compare one rank at a time, or plan them on nodes (gpusim plan TRACE... --strategies=...)",
+                           s.t.n);
     if (st != SIM_OK)
         return cli_session_end(&s, st);
     const uint32_t n = s.n_ops;

@@ -27,6 +27,7 @@ static const cli_opt PLAN_OPTS[] = {
     CLI_FORMAT_OPT,
     CLI_OUTPUT_OPT,
     CLI_JOBS_OPT,
+    CLI_FROM_EMPTY_OPT,
     CLI_OPT("node", "GPUS: instead of single cards, does the job fit this node (8xA100-40GB, or A100-40GB,T4; "
                     "repeatable): the traces are its ranks, rank r on its r-th visible GPU"),
     CLI_OPT("visible", "0,3: on --node, the job's CUDA_VISIBLE_DEVICES (default all)"),
@@ -204,25 +205,46 @@ static sim_status more_jobs(cli_session *s, char vis[][256], batch_traces *t, pl
     return SIM_OK;
 }
 
-/* --node=GPUS (repeatable): which node fits the job (answers/plan.h plan_nodes_compute). */
-static sim_status plan_nodes(cli_session *s, sim_buf *out)
+/* --node=GPUS (repeatable): which node fits the job (answers/plan.h plan_nodes_compute).
+ * Without --node, the ranks of one job (cli_session.ranks) are planned on a node per
+ * GPU of the table (gpus[0..n_gpus)), one GPU per rank. */
+static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint32_t n_gpus, sim_buf *out)
 {
     const cli_args *a = &s->a;
     sim_error *err = &s->err;
-    if (cli_has(a, "gpus") || cli_has(a, "capacity"))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--node plans on nodes; --gpus and --capacity are for single cards (plan without --node)");
+    bool ranks = !cli_has(a, "node");
+    if (cli_has(a, "capacity") || (!ranks && cli_has(a, "gpus")))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
+                             ranks ? "the snapshots are the ranks of one job, planned on nodes of a GPU per rank; "
+                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)"
+                                   : "--node plans on nodes; --gpus and --capacity are for single cards (plan "
+                                     "without --node)");
     node_spec nodes[PLAN_MAX_GPUS];
     const char *names[PLAN_MAX_GPUS];
+    char texts[PLAN_MAX_GPUS][96];
     uint32_t n = 0;
     sim_status st = SIM_OK;
+    if (ranks && s->t.n > NODE_MAX_DEVICES)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%u snapshots: at most %u ranks (GPUs) on a node", s->t.n,
+                             NODE_MAX_DEVICES);
+    for (uint32_t g = 0; ranks && g < n_gpus && g < PLAN_MAX_GPUS && st == SIM_OK; g++) {
+        snprintf(texts[n], sizeof texts[n], "%ux%s", s->t.n, gpus[g]->name);
+        names[n] = texts[n];
+        st = node_parse(texts[n], &s->dev.info, &nodes[n], err);
+        n++;
+    }
+    if (ranks)
+        cli_session_note(s,
+                         "%u PyTorch snapshots are the ranks of one job: planned on nodes of %u GPUs of each "
+                         "model, rank r on GPU r (--node=GPUS asks about other nodes)",
+                         s->t.n, s->t.n);
     for (int i = 0; i < a->n_opts && st == SIM_OK; i++) {
         if (strcmp(a->names[i], "node") != 0)
             continue;
         if (n == PLAN_MAX_GPUS)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: at most %d nodes", PLAN_MAX_GPUS);
         names[n] = a->values[i];
-        st = node_parse(a->values[i], s->dev.info.context_bytes, &nodes[n++], err);
+        st = node_parse(a->values[i], &s->dev.info, &nodes[n++], err);
     }
     const char *rv = cli_get(a, "replicas");
     uint64_t replicas = 0;
@@ -282,10 +304,10 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
         st = pick_gpus(&s.a, gpus, &n_gpus, &s.err);
     if (st == SIM_OK)
         st = cli_session_prepare(&s, PLAN.uses & ~(unsigned)(CLI_USES_FORMAT | CLI_USES_STRATEGIES));
-    if (st == SIM_OK && cli_has(&s.a, "node")) {
+    if (st == SIM_OK && (cli_has(&s.a, "node") || s.ranks)) {
         sim_buf nout;
         sim_buf_init(&nout);
-        st = plan_nodes(&s, &nout);
+        st = plan_nodes(&s, gpus, n_gpus, &nout);
         if (st == SIM_OK)
             st = cli_session_write(&s, &nout);
         sim_buf_release(&nout);

@@ -57,8 +57,7 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_INPUT_OPTS,
     CLI_FLAG("against-recorded", "compare with the real allocator's recorded numbers (one recording; default "
                                  "strategy: torch for PyTorch, greedy for TensorFlow, planned for XLA)"),
-    CLI_FLAG("from-empty", "a snapshot recorded mid-run starts from an empty allocator, its live blocks allocated "
-                           "first, instead of from its rebuilt state"),
+    CLI_FROM_EMPTY_OPT,
     {NULL, false, NULL},
 };
 
@@ -145,11 +144,12 @@ static sim_status export_options(const cli_args *a, snapshot_export_config *cfg,
     return SIM_OK;
 }
 
-/* The source of reader i of n: one recording made mid-run starts from its rebuilt
- * state where the strategy can take it (traces/IMPORT.md), in every pass. */
-static sim_event_source source_for(trace_input *in, int n, const strategy_ops *ops, bool from_empty)
+/* The source of a reader: a recording made mid-run, alone on its device (one trace,
+ * or one rank per GPU), starts from its rebuilt state where the strategy can take it
+ * (traces/IMPORT.md), in every pass. */
+static sim_event_source source_for(trace_input *in, bool alone, const strategy_ops *ops, bool from_empty)
 {
-    if (n == 1 && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
+    if (alone && !from_empty && ops->seed != NULL && input_seed(in) != NULL)
         return input_source_seeded(in);
     return input_source(in);
 }
@@ -177,7 +177,7 @@ static sim_status reopen(void *ctx, sim_event_source *srcs, sim_error *err)
             if (st != SIM_OK)
                 return st;
         }
-        srcs[i] = source_for(r->readers[i], r->n, r->ops, r->from_empty);
+        srcs[i] = source_for(r->readers[i], r->n == 1, r->ops, r->from_empty);
     }
     r->opens++;
     return SIM_OK;
@@ -208,7 +208,7 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     for (int i = 0; i < n && st == SIM_OK; i++) {
         st = cli_input_open(s, i, cli_get(a, "from"), &iopt, &readers[i], err);
         if (st == SIM_OK)
-            sources[i] = source_for(readers[i], n, cfg->ops, cli_has(a, "from-empty"));
+            sources[i] = source_for(readers[i], n == 1, cfg->ops, cli_has(a, "from-empty"));
     }
     if (st == SIM_OK)
         st = bfc < 0 ? whatif_expandable(cfg, sources, (uint32_t)n, w, err)
@@ -262,9 +262,11 @@ static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--node: %d traces (ranks) but %u visible GPUs",
                              a->n_positional, j->n_visible);
     uint32_t n = replicas ? (uint32_t)replicas : (uint32_t)a->n_positional;
+    /* each rank alone on its GPU starts from its recorded state, as one replay does */
+    bool alone = replicas == 0 && !cli_has(a, "job");
     for (uint32_t r = 0; r < n && st == SIM_OK; r++) {
         if (r < (uint32_t)a->n_positional)
-            ni->srcs[0][r] = input_source(s->in[r]);
+            ni->srcs[0][r] = source_for(s->in[r], alone, s->ops[0], cli_has(a, "from-empty"));
         else
             st = open_extra(s, ni, a->positional[0], &ni->srcs[0][r]);
     }
@@ -301,13 +303,11 @@ static sim_status node_jobs(cli_session *s, const node_spec *node, node_inputs *
     return st;
 }
 
-static sim_status replay_node(cli_session *s, int *verdict)
+static sim_status replay_node(cli_session *s, const node_spec *spec, int *verdict)
 {
     cli_args *a = &s->a;
-    node_spec node;
-    sim_status st = node_parse(cli_get(a, "node"), s->dev.info.context_bytes, &node, &s->err);
-    if (st != SIM_OK)
-        return st;
+    node_spec node = *spec;
+    sim_status st = SIM_OK;
     node_inputs *ni = calloc(1, sizeof *ni);
     if (ni == NULL)
         return sim_error_set(&s->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -380,12 +380,37 @@ static sim_status replay(cli_session *s, int *verdict)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--summary: expected end, peak or oom, not '%s'", sv);
     if ((st = cli_session_prepare(s, CLI_USES_INPUTS | CLI_USES_DEVICE | CLI_USES_KV)) != SIM_OK)
         return st;
-    if (cli_has(a, "node")) {
+    bool ranks = !cli_has(a, "node") && s->ranks;
+    if (cli_has(a, "node") || ranks) {
+        const char *why = ranks ? "the snapshots are the ranks of one job, one GPU each; replay one rank at a time"
+                                : "replay without --node";
         if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "--node: --summary, --report, --timeline and --export-snapshot describe one GPU; "
-                                 "replay without --node");
-        return replay_node(s, verdict);
+                                 "%s: --summary, --report, --timeline and --export-snapshot describe one GPU; %s",
+                                 ranks ? "several snapshots" : "--node", why);
+        node_spec node = {0};
+        if (ranks) {
+            if ((uint32_t)a->n_positional > NODE_MAX_DEVICES)
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d snapshots: at most %u ranks (GPUs) on a node",
+                                     a->n_positional, NODE_MAX_DEVICES);
+            node.n = (uint32_t)a->n_positional;
+            for (uint32_t i = 0; i < node.n; i++)
+                node.dev[i] = s->dev.info;
+            char files[1024] = "";
+            for (int i = 0; i < a->n_positional; i++) {
+                const char *slash = strrchr(a->positional[i], '/');
+                size_t used = strlen(files);
+                snprintf(files + used, sizeof files - used, "%s%d %s", i ? ", " : "", i,
+                         slash ? slash + 1 : a->positional[i]);
+            }
+            cli_session_note(s,
+                             "%d PyTorch snapshots are the ranks of one job: replayed as one node of %d x %s, "
+                             "rank r on GPU r (%s; --node=GPUS picks the GPUs)",
+                             a->n_positional, a->n_positional, s->dev.name, files);
+        } else if ((st = node_parse(cli_get(a, "node"), &s->dev.info, &node, err)) != SIM_OK) {
+            return st;
+        }
+        return replay_node(s, &node, verdict);
     }
     if (cli_has(a, "visible") || cli_has(a, "replicas") || cli_has(a, "job"))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--visible, --replicas and --job need --node");
@@ -395,7 +420,7 @@ static sim_status replay(cli_session *s, int *verdict)
     const bool from_empty = cli_has(a, "from-empty");
     sim_event_source sources[CLI_MAX_ARGS];
     for (int i = 0; i < n; i++)
-        sources[i] = source_for(readers[i], n, ops, from_empty);
+        sources[i] = source_for(readers[i], n == 1, ops, from_empty);
     const strategy_option *rec = registry_recorded_conf(ops);
     if (rec != NULL && !cli_has(a, rec->cli) && input_records_settings(readers[0]))
         cli_session_note(s, "%s uses the recording's allocator_settings: %s (--%s overrides them)", ops->name,
@@ -481,8 +506,12 @@ static sim_status replay(cli_session *s, int *verdict)
     if (st == SIM_OK && sv != NULL)
         st = moment_finish(&mom, run, err);
     if (st == SIM_OK && sv != NULL && !mom.found) {
-        fprintf(stderr, "gpusim: --summary=%s: no out-of-memory happened; the summary is at the end of the replay\n",
-                moment_kind_name(mom.kind));
+        if (run->n_procs == 0)
+            cli_session_note(s, "--summary=%s: the trace has no event and no recorded state: nothing to summarise",
+                             moment_kind_name(mom.kind));
+        else
+            cli_session_note(s, "--summary=%s: no out-of-memory happened; the summary is at the end of the replay",
+                             moment_kind_name(mom.kind));
         mom.kind = MOMENT_END;
         st = moment_finish(&mom, run, err);
     }

@@ -71,7 +71,8 @@ static void strategy_text(sim_buf *b, size_t i)
         option_text(b, &ops->opts[k]);
 }
 
-static const cli_catalog STRATEGIES_CATALOG = {&STRATEGIES, registry_count, strategy_json, strategy_text, NULL, NULL};
+static const cli_catalog STRATEGIES_CATALOG = {&STRATEGIES, registry_count, strategy_json, strategy_text,
+                                               NULL,        NULL,           NULL};
 
 int cmd_strategies(int argc, char **argv)
 {

@@ -9,6 +9,7 @@
 
 #include "sim/units.h"
 #include "traces/synth/synth.h"
+#include "traces/synth/trainer.h"
 
 static sim_status get_u64(const cli_args *a, const char *name, uint64_t lo, uint64_t hi, uint64_t *out, bool *given,
                           sim_error *err)
@@ -58,6 +59,16 @@ static sim_status choice(const cli_args *a, const char *name, const char *const 
 sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *err)
 {
     bool given;
+    const trainer_traits *tr = trainer_get(TRAINER_EAGER);
+    const char *tname = cli_get(a, "trainer");
+    if (tname && (tr = trainer_find(tname)) == NULL) {
+        char names[128];
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--trainer: expected %s, not '%s'",
+                             trainer_names(names, sizeof names), tname);
+    }
+    c->trainer = tr == trainer_get(TRAINER_EAGER) ? NULL : tr->name;
+    c->main_grads = tr->main_grads;
+    c->fused_swiglu = tr->fused_swiglu;
     TRY(get_u64(a, "kv-heads", 1, 1u << 20, &c->kv_heads, NULL, err));
     TRY(get_u64(a, "head-dim", 1, 4096, &c->head_dim, NULL, err));
     TRY(get_u64(a, "experts", 1, 1024, &c->experts, &given, err));
@@ -67,7 +78,8 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     static const char *const ATT[] = {"eager", "flash", NULL}, *const PREC[] = {"pure", "mixed", NULL},
                              *const REC[] = {"none", "layer", "selective", NULL},
                              *const FSDP[] = {"full", "hybrid", NULL}, *const LIFE[] = {"eager", "graph", NULL};
-    int att = c->flash ? 1 : 0, prec = 0, rec = -1, fsdp = -1, life = 0;
+    /* the trainer's defaults first; an option given explicitly wins */
+    int att = c->flash || tr->flash ? 1 : 0, prec = tr->mixed ? 1 : 0, rec = -1, fsdp = -1, life = 0;
     TRY(choice(a, "attention", ATT, "eager or flash", &att, err));
     TRY(choice(a, "precision", PREC, "pure or mixed", &prec, err));
     TRY(choice(a, "recompute", REC, "none, layer or selective", &rec, err));
@@ -77,7 +89,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->flash = att == 1;
     c->precision = prec ? TRANSFORMER_MIXED : TRANSFORMER_PURE;
     c->fp8 = cli_has(a, "fp8");
-    c->fused = cli_has(a, "fused-optimizer");
+    c->fused = cli_has(a, "fused-optimizer") || tr->fused_optimizer;
     if (rec >= 0 && c->checkpointing && rec != 1)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--checkpointing and --recompute disagree");
     if (rec >= 0) {
@@ -103,7 +115,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     }
     c->qlora = cli_has(a, "qlora");
     c->sp = cli_has(a, "sp");
-    uint64_t zero = 0, ranks = 1, shard_group = 8;
+    uint64_t zero = tr->distributed_optimizer ? 1 : 0, ranks = 1, shard_group = 8;
     TRY(get_u64(a, "zero", 0, 3, &zero, NULL, err));
     TRY(get_u64(a, "shard-group", 1, 65536, &shard_group, &given, err));
     if (given && fsdp != 1)
@@ -112,6 +124,12 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     TRY(get_u64(a, "pp", 1, 4096, &c->pp, NULL, err));
     TRY(get_u64(a, "ranks", 1, 65536, &ranks, NULL, err));
     const uint64_t tp = c->tp ? c->tp : 1, pp = c->pp ? c->pp : 1;
+    if (tr->sp_with_tp && tp > 1)
+        c->sp = true;
+    if (tr->vocab_divisible) { /* Megatron pads the embedding and the head's vocabulary */
+        const uint64_t m = tr->vocab_divisible * tp;
+        c->vocab = (c->vocab + m - 1) / m * m;
+    }
     if (ranks % (tp * pp) != 0)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--ranks=%llu is not a multiple of --tp · --pp = %llu",
                              (unsigned long long)ranks, (unsigned long long)(tp * pp));
@@ -177,6 +195,10 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
     jsonw_key_u64(w, "tp", d.tp);
     jsonw_key_u64(w, "pp", d.pp);
     jsonw_key_bool(w, "sp", c->sp);
+    if (c->trainer)
+        jsonw_key_str(w, "trainer", c->trainer);
+    jsonw_key_bool(w, "main_grads", c->main_grads);
+    jsonw_key_bool(w, "fused_swiglu", c->fused_swiglu);
     jsonw_key_u64(w, "shard", d.shard);
     jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
     jsonw_key_u64(w, "rank", c->rank);

@@ -105,6 +105,9 @@ int cli_tune_io(cli_io *io, int argc, char **argv)
     uint32_t top = 10;
     if ((st = tune_args(&s, &q, &top)) != SIM_OK || (st = cli_session_prepare(&s, TUNE.uses)) != SIM_OK)
         return cli_session_end(&s, st);
+    /* every setting from an empty allocator: a recorded start state was shaped by the
+     * recording's own setting, and would favour it */
+    s.t.from_empty = true;
     q.t = &s.t;
     q.base = (engine_config){.device = s.dev.info, .on_oom_skip = s.skip_oom};
     q.current = s.ops[0];

@@ -9,12 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answers/limit.h"
 #include "html_draw.h"
 #include "html_map.h"
 #include "html_script.h"
 #include "html_tables.h"
-#include "answers/limit.h"
 #include "reports/result.h"
+#include "sim/gpu_context.h"
 #include "sim/units.h"
 
 #define HTML_MAX_LANES 8u /* processes past the eighth share lanes (p9 with p1) */
@@ -470,6 +471,11 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
     sim_buf_printf(b, ": capacity %s (%llu B), context %s per process; gpusim %s</p>\n",
                    units_format_size(d.capacity_bytes, cap, sizeof cap), (unsigned long long)d.capacity_bytes,
                    units_format_size(d.context_bytes, ctx, sizeof ctx), GPUSIM_VERSION);
+    if (d.context_default) {
+        char why[256];
+        sim_buf_printf(b, "<p class=\"meta\">context: %s</p>\n",
+                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
+    }
     html_summary_table(b, caps, n);
 
     uint64_t xmax = 1;

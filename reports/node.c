@@ -2,6 +2,7 @@
 #include "node.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "reports/result.h"
 #include "sim/jsonw.h"
@@ -10,6 +11,13 @@
 static uint64_t left_of(const node_device_result *d, uint64_t used)
 {
     return d->info.capacity_bytes > used ? d->info.capacity_bytes - used : 0;
+}
+
+/* The file a rank's trace comes from, without its directory. */
+static const char *rank_file(const node_job *j, uint32_t r)
+{
+    const char *p = j->ranks[r].path ? j->ranks[r].path : "", *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
 }
 
 static void visible_list(const node_job *j, char *buf, size_t cap)
@@ -80,6 +88,11 @@ void report_node_json(const node_result *r, const node_job *jobs, uint32_t n_job
         jsonw_key_str(&w, "name", jobs[j].name);
         jsonw_key_str(&w, "visible", vis);
         jsonw_key_u64(&w, "ranks", jobs[j].n_ranks);
+        jsonw_key(&w, "traces");
+        jsonw_array_inline(&w);
+        for (uint32_t k = 0; k < jobs[j].n_ranks; k++)
+            jsonw_str(&w, rank_file(&jobs[j], k));
+        jsonw_end(&w);
         jsonw_end(&w);
     }
     jsonw_end(&w);

@@ -6,6 +6,7 @@
 
 #include "reports/node.h"
 #include "reports/result.h"
+#include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
@@ -13,6 +14,15 @@ static const char *a_path(const batch_traces *t, uint32_t i)
 {
     evbuf_cursor c;
     return evbuf_source(t->b[i], &c).path;
+}
+
+/* A fit on GPU g whose headroom is smaller than the spread of the published context
+ * figures, when the context is the published default: whether it fits depends on
+ * which figure is right. */
+static bool plan_context_uncertain(const plan_question *q, uint32_t g, const plan_cell *c)
+{
+    return q->model.context_default != NULL && c->st == SIM_OK && c->fits &&
+           q->gpus[g]->capacity_bytes - c->peak_device < gpu_context_spread();
 }
 
 static void text_cell(sim_buf *b, const plan_cell *c)
@@ -55,10 +65,16 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
     for (uint32_t i = 0; i < q->t->n; i++)
         sim_buf_printf(b, "  trace   %s: %llu events\n", a_path(q->t, i), (unsigned long long)evbuf_count(q->t->b[i]));
     sim_buf_printf(b, "  context %s per process (assumed)\n", units_format_size(q->model.context_bytes, s, sizeof s));
+    if (q->model.context_default) {
+        char why[256];
+        sim_buf_printf(b, "  context source: %s (--context sets it)\n",
+                       gpu_context_describe(q->model.context_default, q->model.cc_major, why, sizeof why));
+    }
     if (q->model.context_bytes == 0)
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
-                        "        cuBLAS/cuDNN workspaces), so every answer here is that much optimistic; set it\n"
-                        "        with --context=SIZE (e.g. --context=500MiB, or what nvidia-smi shows for an idle process)\n");
+                        "        library handles), so every answer here is that much optimistic; a catalog card\n"
+                        "        (--gpu) gets its published figure (gpusim gpus), or set --context=SIZE (what\n"
+                        "        nvidia-smi shows for an idle process)\n");
     limits_text(q, limits, sources, b);
     sim_buf_puts(b, "\n");
     sim_buf_puts(b, "Peak on the device (reserved + context) where it runs, else why not:\n\n");
@@ -85,6 +101,17 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
         }
         sim_buf_puts(b, "\n");
     }
+    for (uint32_t g = 0; g < q->n_gpus; g++)
+        for (uint32_t k = 0; k < q->n_ops; k++) {
+            const plan_cell *c = &a->cells[g * q->n_ops + k];
+            if (plan_context_uncertain(q, g, c))
+                sim_buf_printf(b,
+                               "  note: %s under %s fits by %s: within the uncertainty of the CUDA context "
+                               "(the published figures spread %s)\n",
+                               q->gpus[g]->name, q->ops[k]->name,
+                               units_format_size(q->gpus[g]->capacity_bytes - c->peak_device, s, sizeof s),
+                               units_format_size(gpu_context_spread(), t2, sizeof t2));
+        }
     sim_buf_printf(b, "\nSmallest capacity each strategy runs on (bisection to 1 MiB on a card of compute "
                       "capability %u.%u):\n\n",
                    q->model.cc_major, q->model.cc_minor);
@@ -227,6 +254,7 @@ void report_plan_json(const plan_question *q, const plan_answer *a, const uint64
             jsonw_key(&w, "headroom_bytes");
             if (c->fits) {
                 jsonw_u64(&w, q->gpus[g]->capacity_bytes - c->peak_device);
+                jsonw_key_bool(&w, "within_context_uncertainty", plan_context_uncertain(q, g, c));
                 jsonw_key_u64(&w, "ooms", 0);
                 jsonw_key(&w, "oom_cause");
                 jsonw_null(&w);

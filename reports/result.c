@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "answers/limit.h"
+#include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
@@ -445,6 +446,11 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx),
                    report_limit_text(run, lim, sizeof lim));
+    if (d.context_default) {
+        char why[256];
+        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", ctx,
+                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
+    }
     sim_buf_puts(b, "\n");
     text_metrics(run, &run->total, b);
     if (run->n_procs > 1) {

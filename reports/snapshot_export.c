@@ -20,6 +20,7 @@
 #include "sim/buf.h"
 #include "sim/grow.h"
 #include "sim/idmap.h"
+#include "sim/strtab.h"
 
 #define XF_ZERO 2u /* idmap flag: a zero-byte allocation, no block, no entries */
 #define X_NONE UINT32_MAX
@@ -27,6 +28,8 @@
 
 typedef struct xrec {      /* one live allocation (or one whose free is pending) */
     uint64_t addr, size;   /* its block's address; the requested bytes */
+    uint64_t id, event;    /* its trace id, and its alloc's event (1, 2, ...; 0: live at the start) */
+    uint32_t tag;          /* its tag in x->tags, 0 for none */
     uint32_t stream;
     uint32_t pend;         /* its index in x->pending + 1 while its free is pending, else 0 */
     bool done;             /* its free was completed early: the deferred tick writes nothing */
@@ -42,6 +45,11 @@ typedef struct xseg {      /* a segment, or for expandable segments a mapped ran
     uint32_t stream;
     bool small;
 } xseg;
+
+typedef struct xlive {     /* a live record and its address (index_live) */
+    uint64_t addr;
+    uint32_t r;
+} xlive;
 
 typedef struct xsegs {
     xseg *v;
@@ -73,6 +81,10 @@ struct snapshot_export {
     bool writing;           /* the tick is in the window: its entries are written */
     bool closed;            /* the window ended: the trace and segments are written */
     uint64_t last_us;
+    strtab *tags;           /* the allocations' tags, each kept once */
+    char trace[512];        /* the trace's file name, the frames' filename */
+    xlive *by_addr;         /* at the end: the live records by address (rec_at) */
+    uint32_t n_by_addr;
 };
 
 const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size_t n)
@@ -98,7 +110,8 @@ static void fail(snapshot_export *x, sim_status st, const char *why)
 
 /* ---------------------------------------------------------------- records */
 
-static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32_t stream)
+static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32_t stream, uint64_t id, uint64_t event,
+                        uint32_t tag)
 {
     uint32_t r;
     if (x->n_free > 0) {
@@ -110,7 +123,8 @@ static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32
         }
         r = x->n_recs++;
     }
-    x->recs[r] = (xrec){.addr = addr, .size = size, .stream = stream, .live = true, .in_window = x->writing};
+    x->recs[r] = (xrec){.addr = addr, .size = size, .id = id, .event = event, .tag = tag, .stream = stream,
+                        .live = true, .in_window = x->writing};
     return r;
 }
 
@@ -168,7 +182,33 @@ static void write_u64s(pickle_writer *w, const char *const *keys, const uint64_t
         pickle_write_key_u64(w, keys[i], vals[i]);
 }
 
-static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us)
+/* "frames": what the viewer shows for a block: for record r one frame of ours,
+ * {filename: the trace's file, line: the alloc's event, name: its tag, else its id};
+ * none for X_NONE (PyTorch writes [] when it recorded no stack). */
+static void write_frames(snapshot_export *x, uint32_t r)
+{
+    pickle_writer *w = &x->pw;
+    pickle_write_str(w, "frames");
+    pickle_write_list(w);
+    if (r != X_NONE) {
+        const xrec *c = &x->recs[r];
+        char name[64];
+        if (c->event == 0)
+            snprintf(name, sizeof name, "live at the start (id %llu)", (unsigned long long)c->id);
+        else
+            snprintf(name, sizeof name, "alloc of id %llu", (unsigned long long)c->id);
+        pickle_write_dict(w);
+        pickle_write_key_str(w, "filename", x->trace);
+        pickle_write_key_u64(w, "line", c->event);
+        pickle_write_key_str(w, "name", c->tag ? strtab_get(x->tags, c->tag) : name);
+        pickle_write_end(w);
+    }
+    pickle_write_end(w);
+}
+
+/* A trace entry; r: the record whose frames it carries, X_NONE for none (segments). */
+static void entry_of(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us,
+                     uint32_t r)
 {
     if (!x->writing)
         return;
@@ -178,14 +218,21 @@ static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_
     const uint64_t vals[] = {addr, size, stream, us};
     pickle_write_key_str(w, "action", action);
     write_u64s(w, keys, vals, 4);
+    if (r != X_NONE)
+        write_frames(x, r);
     pickle_write_end(w);
+}
+
+static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us)
+{
+    entry_of(x, action, addr, size, stream, us, X_NONE);
 }
 
 static void complete(snapshot_export *x, uint32_t r, uint64_t us)
 {
     const xrec *c = &x->recs[r];
     if (!c->omitted)
-        entry(x, "free_completed", c->addr, c->size, c->stream, us);
+        entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
     pending_remove(x, r);
 }
 
@@ -386,10 +433,13 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "--export-snapshot: the snapshot is a binary pickle; give it a file name, not -");
     snapshot_export *x = calloc(1, sizeof *x);
-    if (x == NULL || !idmap_init(&x->ids)) {
+    strtab *tags = strtab_new();
+    if (x == NULL || tags == NULL || !idmap_init(&x->ids)) {
+        strtab_free(tags);
         free(x);
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
+    x->tags = tags;
     x->ops = cfg->ops;
     x->is_torch = cfg->ops->family == STRATEGY_FAMILY_TORCH;
     x->from_ns = cfg->from_ns;
@@ -398,6 +448,7 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
     sim_status st = sim_outfile_open(&x->out, cfg->path, err);
     if (st != SIM_OK) {
         idmap_release(&x->ids);
+        strtab_free(x->tags);
         free(x);
         return st;
     }
@@ -416,7 +467,7 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
             seg_visit(&sb, &sbk);
             if (b->state != SIM_SEED_USED || b->size_bytes == 0)
                 continue;
-            uint32_t r = rec_new(x, sbk.addr, b->requested_bytes, g->stream);
+            uint32_t r = rec_new(x, sbk.addr, b->requested_bytes, g->stream, b->id, 0, 0);
             bool found = false;
             idmap_entry *e = r == X_NONE ? NULL : idmap_find_or_insert(&x->ids, b->id, &found);
             if (e == NULL)
@@ -460,14 +511,19 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
         return; /* no block (nothing held): like a zero-byte allocation */
     if (x->n_pending > 0)
         complete_inside(x, at->addr, at->size_bytes ? at->size_bytes : 1, us);
-    uint32_t r = rec_new(x, at->addr, ev->size, ev->stream);
+    uint32_t tag = ev->tag && ev->tag[0] ? strtab_intern(x->tags, ev->tag) : 0;
+    if (ev->tag && ev->tag[0] && tag == 0) {
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    uint32_t r = rec_new(x, at->addr, ev->size, ev->stream, ev->id, ev->index, tag);
     if (r == X_NONE)
         return;
     e->handle = r;
     e->flags &= ~XF_ZERO;
     x->recs[r].omitted = ev->size < x->min_size;
     if (!x->recs[r].omitted)
-        entry(x, "alloc", at->addr, ev->size, ev->stream, us);
+        entry_of(x, "alloc", at->addr, ev->size, ev->stream, us, r);
 }
 
 /* Returns the freed block's address, X_NO_ADDR when the free names none. */
@@ -484,10 +540,10 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
     const xrec *c = &x->recs[r];
     uint64_t addr = c->addr;
     if (!c->omitted)
-        entry(x, "free_requested", c->addr, c->size, c->stream, us);
+        entry_of(x, "free_requested", c->addr, c->size, c->stream, us, r);
     if (ev->ready_t <= ev->t || t->freed == STRATEGY_HANDLE_NONE) {
         if (!c->omitted)
-            entry(x, "free_completed", c->addr, c->size, c->stream, us);
+            entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
         rec_release(x, r);
         return addr;
     }
@@ -558,8 +614,10 @@ static bool one_region(const snapshot_export *x, const engine_tick *t, bool take
     return true;
 }
 
-static void start(snapshot_export *x, const strategy *s)
+static void start(snapshot_export *x, const engine_tick *t, const strategy *s)
 {
+    const char *path = t->run->sources[t->source].path, *slash = strrchr(path, '/');
+    snprintf(x->trace, sizeof x->trace, "%s", slash ? slash + 1 : path);
     strategy_stat_value v;
     x->expandable = x->is_torch && strategy_option_find(x->ops, s, "expandable_segments", &v) &&
                     v.kind == STRATEGY_STAT_TEXT && strcmp(v.text, "True") == 0;
@@ -568,6 +626,7 @@ static void start(snapshot_export *x, const strategy *s)
 }
 
 static void write_segments(snapshot_export *x, const strategy *s);
+static void index_live(snapshot_export *x);
 
 /* The end of the window (or of the replay): the allocations left out of the
  * trace that were made in the window and are live now get their entries (as
@@ -580,13 +639,14 @@ static void close_window(snapshot_export *x, const strategy *s)
         const xrec *c = &x->recs[r];
         if (!c->live || !c->omitted || !c->in_window || c->done)
             continue;
-        entry(x, "alloc", c->addr, c->size, c->stream, us);
+        entry_of(x, "alloc", c->addr, c->size, c->stream, us, r);
         if (c->pend)
-            entry(x, "free_requested", c->addr, c->size, c->stream, us);
+            entry_of(x, "free_requested", c->addr, c->size, c->stream, us, r);
     }
     pickle_writer *w = &x->pw;
     pickle_write_end(w); /* device 0's trace */
     pickle_write_end(w); /* device_traces */
+    index_live(x); /* the blocks' frames name their records */
     write_segments(x, s);
     x->closed = true;
     x->writing = false;
@@ -601,7 +661,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
         return;
     const strategy *s = t->run->procs[t->process].s;
     if (!x->started)
-        start(x, s);
+        start(x, t, s);
     if (x->closed)
         return;
     x->writing = t->t >= x->from_ns;
@@ -671,6 +731,45 @@ static const char *block_state(const snapshot_export *x, const strategy_block *b
     return b->state == BLOCK_PENDING && pending_at(x, b->addr) ? "active_pending_free" : "inactive";
 }
 
+static int by_addr_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const xlive *)a)->addr, y = ((const xlive *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* x->by_addr: the records still live (or pending, not completed early) by address. */
+static void index_live(snapshot_export *x)
+{
+    uint8_t *dead = calloc(x->n_recs ? x->n_recs : 1, 1);
+    x->by_addr = malloc((x->n_recs ? x->n_recs : 1) * sizeof *x->by_addr);
+    if (dead == NULL || x->by_addr == NULL) {
+        free(dead);
+        fail(x, SIM_ENOMEM, "out of memory");
+        return;
+    }
+    for (uint32_t i = 0; i < x->n_free; i++)
+        dead[x->free_recs[i]] = 1;
+    for (uint32_t r = 0; r < x->n_recs; r++)
+        if (!dead[r] && !(x->recs[r].pend && x->recs[r].done))
+            x->by_addr[x->n_by_addr++] = (xlive){x->recs[r].addr, r};
+    free(dead);
+    qsort(x->by_addr, x->n_by_addr, sizeof *x->by_addr, by_addr_cmp);
+}
+
+/* The record of the live block at addr, X_NONE for none. */
+static uint32_t rec_at(const snapshot_export *x, uint64_t addr)
+{
+    uint32_t lo = 0, hi = x->n_by_addr;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (x->by_addr[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->n_by_addr && x->by_addr[lo].addr == addr ? x->by_addr[lo].r : X_NONE;
+}
+
 /* The end state is written in two walks: the first finds the segments (seg_builder,
  * which numbers the blocks of each), the second writes each segment as its first
  * block comes and its blocks after it, so no list of blocks is kept. */
@@ -737,9 +836,7 @@ static int write_visit(void *ctx, const strategy_block *b)
     const uint64_t vals[] = {b->addr, b->size_bytes, strcmp(st, "inactive") != 0 ? b->requested_bytes : 0};
     write_u64s(w, keys, vals, 3);
     pickle_write_key_str(w, "state", st);
-    pickle_write_str(w, "frames");
-    pickle_write_list(w);
-    pickle_write_end(w);
+    write_frames(x, strcmp(st, "inactive") != 0 ? rec_at(x, b->addr) : X_NONE);
     pickle_write_end(w);
     if (i + 1 == g->first + g->count) {
         pickle_write_end(w); /* blocks */
@@ -807,6 +904,8 @@ static void release(snapshot_export *x)
     free(x->due);
     free(x->segs.v);
     free(x->next_segs.v);
+    free(x->by_addr);
+    strtab_free(x->tags);
     free(x);
 }
 
@@ -820,6 +919,10 @@ sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_er
                              "program's allocator; export one process (one trace, without \"proc\" names)", n);
     }
     const strategy *s = run->n_procs == 1 ? run->procs[0].s : NULL;
+    if (x->trace[0] == '\0' && run->n_sources > 0) { /* no event: the start state only */
+        const char *slash = strrchr(run->sources[0].path, '/');
+        snprintf(x->trace, sizeof x->trace, "%s", slash ? slash + 1 : run->sources[0].path);
+    }
     pickle_writer *w = &x->pw;
     if (!x->closed)
         close_window(x, s);

@@ -16,7 +16,12 @@
  *     allocations, the planned arena) shown as segments;
  *   - segments: the allocator's state at the end (with --on-oom=stop after an OOM:
  *     at the OOM), each segment with its blocks in address order;
- *   - allocator_settings: PyTorch's keys; under torch its effective alloc-conf.
+ *   - allocator_settings: PyTorch's keys; under torch its effective alloc-conf;
+ *   - frames, what the viewer shows for a block: on each allocation's alloc, free
+ *     and completion entries and on its block in the end state, one frame
+ *     {filename: the trace's file name, line: the alloc's event number, name: its
+ *     tag, else "alloc of id N"}; "live at the start (id N)", line 0, for a block of
+ *     a recorded start state; [] for free blocks (segment entries carry none).
  * Zero-byte allocations hold no block and leave no entry (as in PyTorch).
  * Cost: O(1) per event (the allocation's block from ops->locate), plus, at an event
  * where what the strategy holds from the device changed, O(segments) when it took

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
@@ -91,11 +92,19 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
     for (uint32_t i = 0; i < n_paths; i++)
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
     const tune_candidate *cur = &a->c[a->current];
-    sim_buf_printf(b, "  device  %s: capacity %s", dv->name, units_format_size(dv->capacity_bytes, s, sizeof s));
+    sim_buf_printf(b, "  device  %s: capacity %s, context %s per process", dv->name,
+                   units_format_size(dv->capacity_bytes, s, sizeof s),
+                   units_format_size(dv->context_bytes, d, sizeof d));
     if (cur->st == SIM_OK) /* the limit each setting gives is the table's limit column */
         sim_buf_printf(b, ", allocator limit %s (%s) under the current setting",
                        units_format_size(cur->limit_bytes, s2, sizeof s2), cur->limit_source);
-    sim_buf_puts(b, "\n\n");
+    sim_buf_puts(b, "\n");
+    if (dv->context_default) {
+        char why[256];
+        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", d,
+                       gpu_context_describe(dv->context_default, dv->cc_major, why, sizeof why));
+    }
+    sim_buf_puts(b, "\n");
     /* the setting column as wide as its longest name, within 40..90 */
     int width = 40;
     for (uint32_t r = 0; r < a->n_ranked; r++) {

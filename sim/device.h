@@ -24,6 +24,9 @@ typedef struct device_info {
     uint64_t capacity_bytes; /* what cudaMemGetInfo reports as total */
     uint64_t context_bytes;  /* per process, taken when the process starts */
     unsigned cc_major, cc_minor; /* compute capability, 0.0 when unknown */
+    /* the published figure context_bytes defaults to (sim/gpu_context.h, static);
+     * NULL when the context was given (--context) or measured */
+    const struct gpu_context *context_default;
 } device_info;
 
 /* Create a device; NULL when out of host memory. The name is copied. */

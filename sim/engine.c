@@ -140,8 +140,9 @@ static void device_totals(const engine *e, strategy_sample *out, uint64_t *reque
     *requested = req;
 }
 
-/* The device totals after an event of process p (several processes, or a timeline). */
-static void measure_device(engine *e, uint64_t t)
+/* The device totals after an event of process p (several processes, or a timeline);
+ * row: add the timeline's row (the start state has none: rows are events). */
+static void measure_device(engine *e, uint64_t t, bool row)
 {
     sim_run *run = e->run;
     uint64_t ev = run->events;
@@ -150,10 +151,14 @@ static void measure_device(engine *e, uint64_t t)
     device_totals(e, &tot, &req);
     double frag = sim_fragmentation(tot.free_bytes, tot.largest_free_bytes);
     metrics_update(&run->total, req, &tot, device_used_bytes(run->dev), frag, ev, t);
-    if (run->has_timeline) {
-        timeline_row row = {.t = t, .event = ev, .requested = req, .allocated = tot.allocated_bytes,
-                            .reserved = tot.reserved_bytes, .fragmentation = frag};
-        timeline_add(&run->tl, &row);
+    if (run->has_timeline && row) {
+        timeline_row r = {.t = t,
+                          .event = ev,
+                          .requested = req,
+                          .allocated = tot.allocated_bytes,
+                          .reserved = tot.reserved_bytes,
+                          .fragmentation = frag};
+        timeline_add(&run->tl, &r);
     }
 }
 
@@ -205,7 +210,7 @@ static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p,
                        sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), run->events, t);
     }
     if (run->n_procs != 1 || run->has_timeline)
-        measure_device(e, t); /* else the device totals are the process's (copied at the end) */
+        measure_device(e, t, true); /* else the device totals are the process's (copied at the end) */
     if (e->n_observers)
         observe(e, p, t, ev, deferred_size);
 }
@@ -272,6 +277,32 @@ static sim_status proc_seed(engine *e, uint32_t src, uint32_t p, const sim_seed 
     }
     free(h);
     return st;
+}
+
+/* A source that starts from a recorded state has its process from the start, and
+ * the state is measured before the first event (event 0, no timeline row): a recording with no event
+ * after its state (a snapshot taken at an OOM, or with history off) replays to that
+ * state, peak = final = what it holds. Observers see events only, so none is called. */
+static sim_status seed_sources(engine *e)
+{
+    sim_run *run = e->run;
+    for (uint32_t i = 0; i < run->n_sources; i++) {
+        if (e->sources[i].seed == NULL)
+            continue;
+        uint32_t p = 0;
+        sim_status st = proc_for(e, i, NULL, &p);
+        if (st != SIM_OK)
+            return st;
+        proc_state *ps = &e->ps[p];
+        sim_run_proc *rp = &run->procs[p];
+        uint64_t t = e->src[i].has_head ? e->src[i].head.t : 0;
+        run->ops->sample(rp->s, &ps->last);
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
+                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), 0, t);
+        if (run->n_procs != 1 || run->has_timeline)
+            measure_device(e, t, false);
+    }
+    return SIM_OK;
 }
 
 static sim_status proc_lookup(engine *e, uint32_t src, const char *name, uint32_t *out)
@@ -744,6 +775,8 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
         if ((st = pull(&e, i)) != SIM_OK)
             goto fail;
     }
+    if ((st = seed_sources(&e)) != SIM_OK)
+        goto fail;
     e.stop_at = cfg->stop_after_event ? cfg->stop_after_event : UINT64_MAX;
     for (;;) {
         /* the earliest trace head; ties go to the lower trace index */

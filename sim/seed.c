@@ -2,6 +2,8 @@
 #include "seed.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 sim_status sim_seed_check(const sim_seed *seed, const char *file, sim_error *err)
 {
@@ -66,4 +68,28 @@ uint32_t sim_seed_used_count(const sim_seed *seed)
     for (uint32_t i = 0; i < seed->n_blocks; i++)
         n += seed->blocks[i].state == SIM_SEED_USED;
     return n;
+}
+
+sim_seed *sim_seed_dup(const sim_seed *seed)
+{
+    size_t segs = (size_t)seed->n_segs * sizeof *seed->segs, blocks = (size_t)seed->n_blocks * sizeof *seed->blocks;
+    size_t planned = (size_t)seed->n_planned * sizeof *seed->planned;
+    /* the struct, then the segments, blocks and ranges, each aligned for 8-byte fields */
+    size_t at_segs = (sizeof(sim_seed) + 7) & ~(size_t)7, at_blocks = at_segs + ((segs + 7) & ~(size_t)7),
+           at_planned = at_blocks + ((blocks + 7) & ~(size_t)7);
+    char *m = malloc(at_planned + planned);
+    if (m == NULL)
+        return NULL;
+    sim_seed *c = (sim_seed *)m;
+    *c = *seed;
+    c->segs = (const sim_seed_segment *)(m + at_segs);
+    c->blocks = (const sim_seed_block *)(m + at_blocks);
+    c->planned = (const sim_range *)(m + at_planned);
+    if (segs)
+        memcpy(m + at_segs, seed->segs, segs);
+    if (blocks)
+        memcpy(m + at_blocks, seed->blocks, blocks);
+    if (planned)
+        memcpy(m + at_planned, seed->planned, planned);
+    return c;
 }

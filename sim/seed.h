@@ -72,5 +72,9 @@ uint64_t sim_seed_reserved(const sim_seed *seed);
 uint64_t sim_seed_allocated(const sim_seed *seed);
 /* Used blocks. */
 uint32_t sim_seed_used_count(const sim_seed *seed);
+/* A copy of seed in one allocation that owns its arrays (free it with free()), for
+ * a caller that keeps the state after the input it came from is closed (answers/batch.h);
+ * NULL without memory. */
+sim_seed *sim_seed_dup(const sim_seed *seed);
 
 #endif

@@ -186,7 +186,7 @@ static sim_status add_node(loader *l, const cJSON *v, uint64_t context)
     node_spec ns;
     sim_error e;
     sim_error_clear(&e);
-    if (node_parse(v->valuestring, context, &ns, &e) != SIM_OK)
+    if (node_parse(v->valuestring, &(device_info){.context_bytes = context}, &ns, &e) != SIM_OK)
         return spec_error(l, SIM_EUSAGE, "\"node\": %s", strncmp(e.msg, "--node: ", 8) == 0 ? e.msg + 8 : e.msg);
     if (!SIM_GROW(s->devices, s->n_devices + 1, l->cap_devices))
         return spec_nomem(l->err);

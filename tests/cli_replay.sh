@@ -148,10 +148,11 @@ fi
 # design.md §3 "OOM cause": the three causes of the issue's four cases, each with its numbers
 ex=$src/traces/examples
 "$bin" synth transformer --preset=gpt2-medium --batch=8 -o "$tmp/g2m.jsonl" --quiet || bad "synth gpt2-medium"
-# 44.03 GiB at its peak against 23.99 GiB (torch: capacity − context) and 22.49 GiB (TF's limit)
-expect_any 0 "Cause: capacity - the program needs 23.94 GiB live (23.44 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 23.99 GiB: a larger card" \
+# 44.03 GiB at its peak against 23.74 GiB (torch: capacity − the RTX 4090's default context,
+# 23.99 GiB − 256 MiB) and 22.24 GiB (TF's limit: capacity − 256 MiB context − 1536 MiB reserve)
+expect_any 0 "Cause: capacity - the program needs 23.82 GiB live (23.32 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 23.74 GiB: a larger card" \
   replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=torch
-expect_any 0 "Cause: capacity - the program needs 22.17 GiB live (21.67 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 22.49 GiB" \
+expect_any 0 "Cause: capacity - the program needs 22.17 GiB live (21.67 GiB held + this request), 44.03 GiB at its peak had every allocation been served, and may use 22.24 GiB" \
   replay "$tmp/g2m.jsonl" --gpu=RTX4090 --strategy=growth
 # job B may use 13.73 GiB and needs 2.29 GiB; job A holds 13.73 GiB of the 14.75 GiB T4
 expect_any 0 "Cause: other_processes - the program needs 1.01 GiB live (1023.81 MiB held + this request), 2.29 GiB at its peak had every allocation been served, and may use 13.73 GiB, but another process holds 13.73 GiB of the 14.75 GiB device" \

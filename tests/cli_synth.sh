@@ -159,4 +159,33 @@ for f in "$src"/traces/examples/*.json "$src"/traces/examples/*.jsonl; do
     "$bin" replay "$f" > /dev/null 2>&1 || bad "example $f does not replay"
 done
 
+# --trainer (traces/synth/trainer.c): an unknown name is a usage error naming the table's
+# choices; megatron records itself and its main gradients in the meta, and its fp32 buffer is
+# 4 bytes per parameter: a small llama, 2 layers (below), one rank
+expect 2 "--trainer: expected eager|megatron, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
+expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 -o "$tmp/meg.jsonl"
+if head -1 "$tmp/meg.jsonl" | grep -q '"trainer":"megatron"' && head -1 "$tmp/meg.jsonl" | grep -q '"main_grads":true' &&
+    head -1 "$tmp/meg.jsonl" | grep -q '"precision":"mixed"' && head -1 "$tmp/meg.jsonl" | grep -q '"attention":"flash"'; then
+    ok
+else
+    bad "megatron meta: $(head -c 600 "$tmp/meg.jsonl")"
+fi
+# the vocabulary padded to a multiple of 128: 1024; params = 2·1024·256 (embed, head)
+# + 2·(4·256² + 3·256·768 + 2·256) + 256 = 524288 + 2·(262144 + 589824 + 512) + 256 = 2,229,504:
+# the buffer holds 4 · 2,229,504 = 8,918,016 B
+if grep -qE '"size":8918016,"t":[0-9]+,"tag":"grad:main_grad_buffer"' "$tmp/meg.jsonl"; then ok; else
+    bad "main_grad_buffer: $(grep main_grad_buffer "$tmp/meg.jsonl")"
+fi
+# Megatron pads the vocabulary to a multiple of 128 · tp: 1000 at tp 4 becomes 1024 (2 · 512)
+expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 --ranks=4 --tp=4 --rank=0 -o "$tmp/megtp.jsonl"
+if head -1 "$tmp/megtp.jsonl" | grep -q '"vocab":1024,'; then ok; else bad "vocabulary padding: $(head -c 400 "$tmp/megtp.jsonl")"; fi
+# an explicit option wins over the trainer's default: --precision=pure
+expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
+    --seq=64 --dtype=bf16 --precision=pure -o "$tmp/meg2.jsonl"
+if head -1 "$tmp/meg2.jsonl" | grep -q '"precision":"pure"'; then ok; else bad "--precision=pure did not win"; fi
+expect 2 "do not combine with --zero=2/3" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 \
+    --heads=4 --vocab=1000 --seq=64 --ranks=2 --zero=2 -o "$tmp/meg3.jsonl"
+
 cli_finish

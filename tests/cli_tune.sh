@@ -65,9 +65,10 @@ grep -q 'XLA_PYTHON_CLIENT_PREALLOCATE=false' "$tmp/jax" && grep -q 'XLA_PYTHON_
   bad "jax: its settings are missing: $(cat "$tmp/jax")"
 
 # the effective limit: the current setting's in the header, each setting's in its row and
-# in the JSON. TF on an L4 (compute capability 8): 23690477568 B - 1536 MiB reserve =
-# 22079864832 B = 20.56 GiB; memory_limit=M is its own limit
-grep -qF "  device  L4: capacity 22.06 GiB, allocator limit 20.56 GiB (TF preset: capacity - 1536 MiB reserve) under the current setting" "$tmp/tf" &&
+# in the JSON. TF on an L4 (compute capability 8) with the default context (256 MiB under
+# CUDA 12): 23690477568 B - 268435456 B - 1536 MiB reserve = 21811429376 B = 20.31 GiB;
+# memory_limit=M is its own limit
+grep -qF "  device  L4: capacity 22.06 GiB, context 256.00 MiB per process, allocator limit 20.31 GiB (TF preset: capacity - 256.00 MiB context - 1536 MiB reserve) under the current setting" "$tmp/tf" &&
   ok || bad "tf: the header's limit: $(head -4 "$tmp/tf")"
 grep -qE '^ +1  memory_limit=([0-9]+) .* 2\.84 GiB  no$' "$tmp/tf" && ok || bad "tf: memory_limit's row has not its limit: $(cat "$tmp/tf")"
 # JAX's defaults are the jax preset's (not TF's reserve): 0.75 x 23690477568 B =

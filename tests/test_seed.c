@@ -288,6 +288,36 @@ START_TEST(the_torch_strategy_should_continue_from_a_seed)
 }
 END_TEST
 
+START_TEST(a_seed_without_events_should_be_the_whole_run)
+{
+    /* two_segments() and no event after it (a snapshot taken at an OOM): the process
+     * exists from the start, and peak = final = the state: 22 MiB reserved, 4 MiB +
+     * 512 B allocated, 4000100 B requested; no timeline row (rows are events) */
+    sim_seed seed = two_segments();
+    array_source a = {.ev = NULL, .n = 0};
+    sim_event_source src = {.next = array_source_next, .ctx = &a, .path = "state", .seed = &seed};
+    for (int rows = 0; rows < 2; rows++) {
+        engine_config cfg = {.device = {.name = "t", .capacity_bytes = 1024 * MIB}, .ops = torch_strategy(),
+                             .timeline_rows = rows ? 16 : 0};
+        sim_run *run = NULL;
+        sim_error err;
+        a.i = 0;
+        ck_assert_msg(engine_run(&cfg, &src, 1, &run, &err) == SIM_OK, "%s", err.msg);
+        ck_assert_uint_eq(run->n_procs, 1);
+        ck_assert_uint_eq(run->events, 0);
+        ck_assert_uint_eq(run->total.peak_reserved_bytes, 22 * MIB);
+        ck_assert_uint_eq(run->total.final_reserved_bytes, 22 * MIB);
+        ck_assert_uint_eq(run->total.peak_allocated_bytes, 4 * MIB + 512);
+        ck_assert_uint_eq(run->total.final_allocated_bytes, 4 * MIB + 512);
+        ck_assert_uint_eq(run->total.peak_requested_bytes, 4000100);
+        ck_assert_uint_eq(run->total.peak_reserved_event, 0);
+        if (rows)
+            ck_assert_uint_eq(run->tl.n, 0);
+        sim_run_free(run);
+    }
+}
+END_TEST
+
 /* A one-allocation trace seeded with two_segments() under ops on a device of capacity
  * bytes: engine_run must refuse it as a usage error whose message holds want. */
 static void check_seeded_run_refused(const strategy_ops *ops, uint64_t capacity, const char *want)

@@ -1,6 +1,6 @@
 /* Check suite for the small core modules: output buffers, atomic files and whole-file
  * reads, the GPU catalog, in-memory traces, checker reports, strategy options and stat
- * lookup, FNV-1a and the grow-array macro. */
+ * lookup, FNV-1a, the grow-array macro and the string table. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "sim/grow.h"
 #include "sim/hash.h"
 #include "sim/strategy.h"
+#include "sim/strtab.h"
 #include "support/check_main.h"
 
 /* A fresh directory from the template dir, and path = dir/name in it, which
@@ -309,6 +310,34 @@ START_TEST(a_stat_should_be_found_by_name_whatever_its_kind)
     strategy_stat_sink only_u64 = {.u64 = count_u64, .ctx = &calls};
     fake_stats(NULL, &only_u64);
     ck_assert_uint_eq(calls, 2);
+}
+END_TEST
+
+START_TEST(a_string_table_should_number_each_string_once_across_its_growth)
+{
+    /* 5000 distinct strings, interned twice in different orders: the table rehashes
+     * several times (64 slots at first, twice the strings at least), and every string
+     * keeps its first number, 1 to 5000 in order of first appearance */
+    strtab *t = strtab_new();
+    ck_assert_ptr_nonnull(t);
+    char s[32];
+    for (uint32_t i = 0; i < 5000; i++) {
+        snprintf(s, sizeof s, "tag-%u", i * 7919u % 5000u);
+        ck_assert_uint_eq(strtab_intern(t, s), i + 1);
+    }
+    for (uint32_t i = 5000; i-- > 0;) {
+        snprintf(s, sizeof s, "tag-%u", i * 7919u % 5000u);
+        ck_assert_uint_eq(strtab_intern(t, s), i + 1);
+        ck_assert_str_eq(strtab_get(t, i + 1), s);
+    }
+    /* the empty string is a string like any other; a copy, not the caller's buffer */
+    uint32_t e = strtab_intern(t, "");
+    ck_assert_uint_eq(e, 5001);
+    strcpy(s, "changed");
+    ck_assert_str_eq(strtab_get(t, e), "");
+    ck_assert_uint_eq(strtab_intern(t, ""), 5001);
+    strtab_free(t);
+    strtab_free(NULL);
 }
 END_TEST
 

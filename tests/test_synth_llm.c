@@ -1,8 +1,10 @@
 /* Check suite for the large-language-model workloads of traces/synth: the presets'
  * parameter counts against the published ones, the trace's model-state bytes
  * against the closed forms (mixed precision, the optimizers, LoRA and QLoRA), the
- * ZeRO paper's per-device formula per stage, tensor and pipeline splits, and the
- * rank's closed form of the peak against the trace's peak. */
+ * ZeRO paper's per-device formula per stage, tensor and pipeline splits, the
+ * rank's closed form of the peak against the trace's peak, the trainers' rules
+ * (Megatron-LM's fp32 main-gradient buffer and distributed optimizer) and
+ * Korthikanti et al.'s per-layer activation formula. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "support/check_main.h"
 #include "traces/synth/serving.h"
+#include "traces/synth/trainer.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
 
@@ -537,5 +540,149 @@ START_TEST(a_small_pool_should_preempt_and_a_shared_prefix_should_need_fewer_blo
     serving_report r;
     ck_assert_int_eq(serving_generate_report(&c, o, &r, &err), SIM_EUSAGE);
     synth_out_close(o, false, NULL, &err);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- trainers */
+
+START_TEST(the_trainer_table_should_name_eager_and_megatron_with_their_rules)
+{
+    char names[64];
+    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron");
+    const trainer_traits *e = trainer_find("eager"), *m = trainer_find("megatron");
+    ck_assert_ptr_eq(e, trainer_get(TRAINER_EAGER));
+    ck_assert_ptr_eq(m, trainer_get(TRAINER_MEGATRON));
+    ck_assert(!e->mixed && !e->main_grads && !e->distributed_optimizer && !e->flash);
+    ck_assert(m->mixed && m->main_grads && m->distributed_optimizer && m->flash && m->fused_optimizer && m->sp_with_tp);
+    ck_assert_ptr_nonnull(strstr(m->sources, "param_and_grad_buffer.py"));
+    ck_assert(m->fused_swiglu && !e->fused_swiglu);
+    ck_assert_uint_eq(m->vocab_divisible, 128); /* --make-vocab-size-divisible-by's default */
+    ck_assert_uint_eq(e->vocab_divisible, 0);
+    ck_assert_ptr_null(trainer_find("deepspeed"));
+}
+END_TEST
+
+START_TEST(megatron_main_grads_should_be_one_fp32_buffer_from_the_load)
+{
+    /* graph.c rule 16: 4 bytes per trainable parameter, allocated at load and kept; with
+     * fp32 master weights and Adam's two moments (12 bytes) and bf16 weights (2 bytes):
+     * 6,269,440 parameters (the small llama above) hold 2 + 4 + 12 = 18 bytes each */
+    transformer_config c = small_llama();
+    c.precision = TRANSFORMER_MIXED;
+    c.main_grads = true;
+    const uint64_t psi = closed_form(&c).params;
+    ck_assert_uint_eq(psi, 6269440);
+    at_mark m = live_at(&c, "step 1"); /* before any backward: already there */
+    ck_assert(m.seen);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_GRAD], 4 * psi);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_WEIGHT], 2 * psi);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_OPTIMIZER], 12 * psi);
+    m = live_at(&c, "optimizer 1"); /* after backward: the same buffer, nothing added */
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_GRAD], 4 * psi);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_ACT], 0);
+    /* the rank's closed form counts the buffer in both phases: 18 bytes per parameter
+     * at the optimizer step */
+    transformer_rank_estimate r = rank_estimate(&c);
+    ck_assert_uint_eq(r.optimizer.total, 18 * psi);
+    ck_assert_uint_eq(r.fwd_bwd.grads, 4 * psi);
+}
+END_TEST
+
+START_TEST(megatron_with_the_distributed_optimizer_should_hold_6_plus_12_over_dp_bytes_per_parameter)
+{
+    /* tp 2, dp 4, the distributed optimizer (ZeRO-1): weights 2 and main grads 4 bytes
+     * per local parameter, master and moments 12/4 = 3 bytes: 9 bytes per parameter,
+     * each tensor's shard ceil(numel/4) elements (all these numels divide by 4) */
+    transformer_config c = small_llama();
+    c.precision = TRANSFORMER_MIXED;
+    c.main_grads = true;
+    c.flash = true;
+    c.fused = true;
+    c.tp = 2;
+    c.dp = 4;
+    c.sp = true;
+    c.zero = 1;
+    const uint64_t local = rank_estimate(&c).local_params;
+    at_mark m = live_at(&c, "optimizer 1");
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_WEIGHT], 2 * local);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_GRAD], 4 * local);
+    ck_assert_uint_eq(m.cat[SYNTH_CAT_OPTIMIZER], 3 * local);
+}
+END_TEST
+
+START_TEST(the_rank_closed_form_should_agree_with_a_megatron_trace_peak)
+{
+    /* llama3-8b, 4 layers, tp 4 with sp, dp 2, 4 micro-batches in a 2-stage pipeline */
+    transformer_config c = preset("llama3-8b");
+    c.seq = 1024;
+    c.layers = 4;
+    c.precision = TRANSFORMER_MIXED;
+    c.main_grads = true;
+    c.fused_swiglu = true;
+    c.fused = true;
+    c.zero = 1;
+    c.tp = 4, c.sp = true, c.dp = 2, c.pp = 2, c.micro_batches = 4;
+    for (uint64_t rank = 0; rank < 16; rank += 8) { /* the first and the last stage */
+        c.rank = rank;
+        synth_stats s = measure(&c);
+        transformer_rank_estimate r = rank_estimate(&c);
+        double diff = ((double)s.peak_live_bytes - (double)r.peak) / (double)r.peak;
+        ck_assert_msg(diff < 0.01 && diff > -0.01, "rank %llu: trace %llu, closed form %llu (%+.2f%%)",
+                      (unsigned long long)rank, (unsigned long long)s.peak_live_bytes, (unsigned long long)r.peak,
+                      100 * diff);
+    }
+}
+END_TEST
+
+START_TEST(main_grads_should_refuse_zero_2_and_3)
+{
+    transformer_config c = small_llama();
+    c.main_grads = true;
+    c.zero = 2;
+    c.dp = 2;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--trainer=megatron"));
+}
+END_TEST
+
+START_TEST(the_closed_form_should_be_korthikantis_per_layer_activation_formula)
+{
+    /* Korthikanti et al. 2022, eq. (1): a GPT layer saves s·b·h·(34 + 5·a·s/h) bytes
+     * in 16-bit with dropout. GPT-2 medium's shape at s 1024, b 8 (h 1024, a 16,
+     * I = 4h), fp16: s·b·h = 8,388,608, 5·a·s/h = 80: 8,388,608 · 114 = 956,301,312 B
+     * per layer, 24 layers: 22,951,231,488 B */
+    transformer_config c = preset("gpt2-medium");
+    c.dtype = SYNTH_FP16;
+    c.batch = 8;
+    c.seq = 1024;
+    const uint64_t sbh = c.seq * c.batch * c.hidden;
+    ck_assert_uint_eq(sbh * (34 + 5 * c.heads * c.seq / c.hidden), 956301312u);
+    ck_assert_uint_eq(closed_form(&c).activation_bytes, c.layers * 956301312ull);
+    ck_assert_uint_eq(closed_form(&c).activation_bytes, 22951231488ull);
+}
+END_TEST
+
+START_TEST(a_fused_swiglu_should_save_one_mlp_activation_less_per_layer)
+{
+    /* Megatron's fused SwiGLU keeps gate and up and recomputes silu(gate): per layer
+     * b·s·I·e bytes fewer. llama3-8b, 2 layers, vocabulary 1000, batch 8, seq 4096, bf16
+     * (I = 14336): 2 · 8 · 4096 · 14336 · 2 = 1,879,048,192 B fewer activations in the closed form, and
+     * the trace's peak (in forward/backward, not in the optimizer step) lower by the same */
+    transformer_config c = preset("llama3-8b");
+    c.layers = 2;
+    c.vocab = 1000;
+    c.batch = 8;
+    c.seq = 4096;
+    c.dtype = SYNTH_BF16;
+    transformer_rank_estimate eager = rank_estimate(&c);
+    synth_stats se = measure(&c);
+    c.fused_swiglu = true;
+    transformer_rank_estimate fused = rank_estimate(&c);
+    synth_stats sf = measure(&c);
+    ck_assert(!eager.peak_in_optimizer && !fused.peak_in_optimizer);
+    ck_assert_uint_eq(eager.fwd_bwd.activations - fused.fwd_bwd.activations, 1879048192u);
+    ck_assert_uint_eq(se.peak_live_bytes - sf.peak_live_bytes, 1879048192u);
 }
 END_TEST

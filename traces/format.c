@@ -12,10 +12,10 @@
 #include "import_tfprof.h"
 #include "import_xla.h"
 
-/* The members of a snapshot that import_snapshot never reads: the call stacks (most
- * of a recording's bytes) and two strings of every trace entry. The pickle reader
- * leaves them out of the DOM (a key the importer comes to read must leave this list). */
-static const char *const SNAPSHOT_UNREAD_KEYS[] = {"frames", "compile_context", "user_metadata", NULL};
+/* The members of a snapshot that import_snapshot never reads: two strings of every
+ * trace entry. The pickle reader leaves them out of the DOM (a key the importer comes
+ * to read must leave this list; "frames" did, for an alloc's tag). */
+static const char *const SNAPSHOT_UNREAD_KEYS[] = {"compile_context", "user_metadata", NULL};
 
 /* A snapshot written by torch.cuda.memory._dump_snapshot: the pickle, read into the
  * same JSON values as a snapshot saved as JSON. */
@@ -60,6 +60,7 @@ static const input_format FORMATS[] = {
         .import_magic = import_snapshot_pickle,
         .recorded = "a PyTorch snapshot with segments",
         .against_strategy = "torch",
+        .one_rank = true,
     },
     {
         .name = "kineto",

@@ -59,6 +59,10 @@ typedef struct input_format {
      * that reproduces the recording's allocator there (its default), or NULL. */
     const char *recorded;
     const char *against_strategy;
+    /* A file of this format records one process's allocator on one GPU (a PyTorch
+     * snapshot): several given together, or a directory of them, are the ranks of one
+     * job, each on its own GPU (`replay` replays them as one node). */
+    bool one_rank;
 } input_format;
 
 size_t input_format_count(void);

@@ -41,6 +41,7 @@ void imp_doc_release(imp_doc *d)
 {
     free(d->ev);
     free(d->pre);
+    free(d->pend);
     free(d->pool);
     free(d->alloc_conf);
     free(d->out);
@@ -87,6 +88,14 @@ imp_event *imp_push_pre(imp_doc *d, uint64_t size)
     e->id = imp_new_id(d);
     e->size = size;
     return e;
+}
+
+bool imp_pend(imp_doc *d, uint64_t id)
+{
+    if (!SIM_GROW(d->pend, d->n_pend + 1, d->cap_pend))
+        return false;
+    d->pend[d->n_pend++] = id;
+    return true;
 }
 
 uint64_t imp_new_id(imp_doc *d)
@@ -145,8 +154,13 @@ const char *imp_basename(const char *path)
 
 sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
 {
-    size_t total = d->n_pre + d->n;
+    size_t first = d->n_pre + d->n_pend; /* the first recorded event's index */
+    size_t total = first + d->n;
     d->t_origin = d->n ? d->ev[0].t : 0;
+    /* a pending free at the start completes 1 ns after the last recorded event, so
+     * that a replay ends with it pending, as the recording's segments show it */
+    uint64_t end = d->n ? d->ev[d->n - 1].t - d->t_origin : 0;
+    imp_event pend = {.op = SIM_OP_FREE};
     d->out = calloc(total ? total : 1, sizeof *d->out);
     d->col_alloc = calloc(total ? total : 1, sizeof *d->col_alloc);
     d->col_resv = calloc(total ? total : 1, sizeof *d->col_resv);
@@ -170,7 +184,9 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
     bool peak_a = false, peak_r = false;
     uint64_t max_a = 0, max_r = 0;
     for (size_t i = 0; i < total; i++) {
-        const imp_event *e = i < d->n_pre ? &d->pre[i] : &d->ev[i - d->n_pre];
+        if (i >= d->n_pre && i < first)
+            pend.id = d->pend[i - d->n_pre];
+        const imp_event *e = i < d->n_pre ? &d->pre[i] : i < first ? &pend : &d->ev[i - first];
         sim_event *o = &d->out[i];
         o->op = (sim_op)e->op;
         o->id = e->id;
@@ -181,6 +197,9 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
         o->index = i + 1;
         if (i < d->n_pre) {
             o->t = o->ready_t = 0;
+        } else if (i < first) {
+            o->t = 0;
+            o->ready_t = end + 1;
         } else {
             /* importers emit recorded events in time order; times before the origin cannot occur */
             o->t = e->t - d->t_origin;
@@ -193,13 +212,13 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
                                      "the recording spans more than 2^53 ns (104 days); times cannot be kept exactly");
         }
         if (d->has_placement) {
-            bool known = i >= d->n_pre && e->op == SIM_OP_ALLOC;
+            bool known = i >= first && e->op == SIM_OP_ALLOC;
             d->col_seg[i] = known ? e->place_seg : UINT32_MAX;
             d->col_off[i] = known ? e->place_off : 0;
             if (known && e->place_seg != UINT32_MAX)
                 d->rec.placements++;
         }
-        if (i >= d->n_pre && e->is_oom)
+        if (i >= first && e->is_oom)
             d->oom_idx[n_oom++] = i;
         const char *s = e->str ? d->pool + (e->str - 1) : NULL;
         if (o->op == SIM_OP_MARK)

@@ -43,6 +43,12 @@ typedef struct imp_doc {
     size_t n, cap;
     imp_event *pre;          /* synthetic allocations live at the start */
     size_t n_pre, cap_pre;
+    /* ids among them whose free was requested before the first entry and had not
+     * completed at the end (a snapshot's active_pending_free blocks): neither
+     * allocated nor free, so each gets a free at the start (after the allocations)
+     * whose memory comes back 1 ns after the last recorded event (imp_doc_finish) */
+    uint64_t *pend;
+    size_t n_pend, cap_pend;
     char *pool;              /* strings */
     size_t pool_len, pool_cap;
     uint64_t next_id;
@@ -55,7 +61,7 @@ typedef struct imp_doc {
     input_recorded rec;
     bool has_allocated, has_reserved;  /* which rec_* columns the importer fills */
     /* after imp_doc_finish */
-    sim_event *out;          /* n_pre + n events, strings resolved */
+    sim_event *out;          /* n_pre + n_pend + n events, strings resolved */
     uint64_t *col_alloc, *col_resv;
     uint8_t *col_has;
     uint32_t *col_seg;       /* placements (when has_placement) */
@@ -91,6 +97,9 @@ imp_event *imp_push(imp_doc *d);
  * under a new id (imp_new_id). NULL on ENOMEM. */
 imp_event *imp_push_pre(imp_doc *d, uint64_t size);
 uint64_t imp_new_id(imp_doc *d);
+/* Mark start allocation id as freed before the first entry, its free still pending
+ * at the end (imp_doc.pend). false on ENOMEM. */
+bool imp_pend(imp_doc *d, uint64_t id);
 /* Whether the bytes being imported are a mapping of a file, whose pages an importer
  * may hand back as it reads on (the kernel reads them again if they are touched). */
 bool imp_input_mapped(const imp_doc *d);

@@ -19,6 +19,32 @@ static bool is_active_state(const char *s)
            strcmp(s, "active_awaiting_free") == 0;
 }
 
+/* An alloc entry's tag: its address, and where the program asked for it when the
+ * entry has frames (innermost first): the innermost Python frame ("0x7f... at
+ * model.py:42 in forward"; C++ frames of the allocator and the binding come first and
+ * say nothing to the user). The export shows it as the block's frame. */
+static void alloc_tag(const json_value *e, uint64_t addr, char *tag, size_t cap)
+{
+    int n = snprintf(tag, cap, "0x%" PRIx64, addr);
+    const json_value *fr = json_get(e, "frames");
+    for (uint32_t k = 0; fr && fr->type == JSON_ARRAY && k < fr->len; k++) {
+        const json_value *f = &fr->u.items[k];
+        const json_value *file = f->type == JSON_OBJECT ? json_get(f, "filename") : NULL;
+        const json_value *name = f->type == JSON_OBJECT ? json_get(f, "name") : NULL;
+        const json_value *line = f->type == JSON_OBJECT ? json_get(f, "line") : NULL;
+        if (file == NULL || file->type != JSON_STRING || file->len < 3 ||
+            strcmp(file->u.str + file->len - 3, ".py") != 0)
+            continue;
+        const char *base = strrchr(file->u.str, '/');
+        uint64_t ln = 0;
+        if (line && line->type == JSON_NUMBER && json_to_u64(line, UINT64_MAX, &ln) != JSON_INT_OK)
+            ln = 0;
+        snprintf(tag + n, cap - (size_t)n, " at %s:%" PRIu64 " in %s", base ? base + 1 : file->u.str, ln,
+                 name && name->type == JSON_STRING ? name->u.str : "?");
+        return;
+    }
+}
+
 /* A stream value: cudaStream_t as int64 (or as an unsigned pointer above 2^63). */
 static sim_status get_stream(imp_doc *d, const json_value *o, const imp_loc *l, uint32_t *out)
 {
@@ -119,6 +145,7 @@ typedef struct seg_block {
     uint64_t addr, size;  /* size: requested_size, else the block's size */
     uint64_t block_size;  /* the block's own (rounded) size */
     uint32_t stream;
+    bool pending;         /* active_pending_free: its free is requested, not completed */
 } seg_block;
 
 typedef struct seg_state {
@@ -233,7 +260,8 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
                 continue;
             if (!SIM_GROW(ss->blocks, ss->n + 1, ss->cap))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-            ss->blocks[ss->n++] = (seg_block){a, has_req && req ? req : size, size, stream};
+            ss->blocks[ss->n++] =
+                (seg_block){a, has_req && req ? req : size, size, stream, strcmp(state, "active_pending_free") == 0};
         }
     }
     return SIM_OK;
@@ -539,8 +567,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             ev->size = size;
             ev->stream = stream;
             ev->addr = addr;
-            char tag[32];
-            snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
+            char tag[160];
+            alloc_tag(e, addr, tag, sizeof tag);
             if ((ev->str = imp_str(d, tag)) == 0)
                 goto nomem;
         } else if (is_req || is_done) {
@@ -608,6 +636,9 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         ev->has_point = ss.present;
         ev->rec_reserved = (uint64_t)resv_delta; /* made absolute below */
     }
+    /* no alloc, free or segment entry: the file is a state only (taken at an OOM, or
+     * recorded without history), not a trace that lost its start */
+    const bool history = n_sev > 0 || d->n > ooms;
     /* blocks whose free was requested but had not completed when the snapshot was
      * taken: they complete 1 ns after the last entry, so that a replay ends with
      * them pending as the recording's segments show them (even the last entry's) */
@@ -624,8 +655,9 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
-            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size, ss.blocks[k].stream,
-                          UINT64_MAX) == 0)
+            uint64_t id = pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
+                                    ss.blocks[k].stream, UINT64_MAX);
+            if (id == 0 || (ss.blocks[k].pending && !imp_pend(d, id)))
                 goto nomem;
             lost++;
         }
@@ -689,7 +721,17 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             if (!follow_placements(d, sev, n_sev, &ss))
                 goto nomem;
             d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
-            if (rr.seed.n_segs > 0) {
+            if (rr.seed.n_segs > 0 && !history) {
+                seeded = true;
+                char hr[32], ha[32];
+                imp_warn(d,
+                         "a state only: the snapshot holds no trace for device %" PRId64 " after its state (taken "
+                         "at an out-of-memory error, or with _record_memory_history off); the state holds %u segments "
+                         "(%s) and %zu live blocks (%s), which is what a replay reproduces: torch starts from it, "
+                         "other strategies get the blocks as allocations at the start",
+                         device, rr.seed.n_segs, units_format_size(sim_seed_reserved(&rr.seed), hr, sizeof hr), d->n_pre,
+                         units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha));
+            } else if (rr.seed.n_segs > 0) {
                 seeded = true;
                 char hr[32], ha[32];
                 imp_warn(d, "recorded mid-run: the state at the first entry, rebuilt from \"segments\" and the trace "
@@ -712,14 +754,23 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             goto nomem;
         }
     }
-    if (n_entries == 0)
+    if (n_entries == 0 && !seeded)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
                     "blocks live at the end are replayed", device);
-    if (d->n_pre && !seeded)
+    if (d->n_pre && !seeded && !history)
+        imp_warn(d,
+                 "a state only (no allocation history follows it): its %zu live blocks are allocations at the "
+                 "start",
+                 d->n_pre);
+    else if (d->n_pre && !seeded)
         imp_warn(d, "%zu blocks were live before the trace began (the ring buffer lost their allocation); they are "
                     "allocations at the start", d->n_pre);
     if (lost == 0 && unexplained)
         imp_warn(d, "%" PRIu64 " blocks allocated in the trace are not active in \"segments\"", unexplained);
+    if (d->n_pend)
+        imp_warn(d, "%zu blocks are active_pending_free with no free in the trace (freed before it began, the memory "
+                    "not yet back at the end): neither allocated nor free, each is freed at the start and its memory "
+                    "comes back after the last recorded event", d->n_pend);
     if (pending_end)
         imp_warn(d, "%" PRIu64 " frees were still pending (free_requested without free_completed) at the end; they "
                     "complete at the last recorded time", pending_end);

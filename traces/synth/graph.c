@@ -67,6 +67,16 @@
  *     saved tensor that names the parameter) and freed right then, so the
  *     gradients never all live at once and the update needs no temporaries. The
  *     activations keep rules 2 and 3: each is already freed at its last use.
+ * 16. A gradient buffer (grad_buffer; Megatron-LM's DistributedDataParallel, which
+ *     allocates one contiguous buffer for the gradients of every trainable parameter
+ *     when it wraps the model and points each parameter's main_grad into it:
+ *     megatron/core/distributed/param_and_grad_buffer.py, _ParamAndGradBuffer): one
+ *     allocation "grad:main_grad_buffer" of the trainable parameters' gradient bytes
+ *     (grad_bytes each, fp32 with accumulate-allreduce-grads-in-fp32) at load, after
+ *     the weights; backward accumulates into it (the weight-gradient GEMMs write
+ *     main_grad directly, gradient-accumulation fusion) so no per-parameter
+ *     gradient appears, the optimizer zeroes it in place, and it lives to release.
+ *     ZeRO stage 2 or 3 does not combine with it.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
@@ -106,6 +116,7 @@ typedef struct gen {
     uint64_t *recv;                             /* pipeline input per slot */
     uint32_t *uses;                             /* rule 15: saved tensors still to name each parameter */
     uint64_t step;
+    uint64_t grad_buffer; /* rule 16: its allocation, 0 if none */
 } gen;
 
 static void tick(gen *g, uint64_t bytes)
@@ -214,7 +225,7 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
             gfree(g, flow);
             *flow = id;
         }
-        for (uint32_t p = x->p0 + x->pn; p-- > x->p0;)
+        for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && !g->m->grad_buffer;)
             if (g->g_ids[p] == 0 && trainable(g, p))
                 g->g_ids[p] = g->gb == g->e ? param_alloc(g, p, "grad")
                                             : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
@@ -479,6 +490,16 @@ static void load(gen *g)
         tick(g, bytes);
         g->b_ids[b] = synth_allocf(g->o, bytes, "buffer:%s", m->buffers[b].name);
     }
+    if (m->grad_buffer && !m->inference) { /* rule 16 */
+        uint64_t bytes = 0;
+        for (uint32_t p = 0; p < m->n_params; p++)
+            if (trainable(g, p))
+                bytes += m->params[p].numel * g->gb;
+        if (bytes) {
+            tick(g, bytes);
+            g->grad_buffer = synth_allocf(g->o, bytes, "grad:main_grad_buffer");
+        }
+    }
     if ((m->master || m->apply_at_last_use) && !m->inference) {
         for (uint32_t p = 0; p < m->n_params && m->master; p++)
             if (trainable(g, p))
@@ -501,6 +522,7 @@ static void release(gen *g)
     }
     for (uint32_t b = 0; b < m->n_buffers; b++)
         gfree(g, &g->b_ids[b]);
+    gfree(g, &g->grad_buffer);
 }
 
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)

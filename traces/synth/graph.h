@@ -81,6 +81,7 @@ typedef struct graph_model {
     bool no_embed, no_head;      /* segment 0 / n-1 is a layer (a pipeline stage's cut) */
     uint64_t p2p_bytes;          /* activation sent between pipeline stages */
     bool apply_at_last_use;      /* graph lifetimes (tf.function): graph.c rule 15 */
+    bool grad_buffer;            /* one persistent gradient buffer from the load (graph.c rule 16) */
 } graph_model;
 
 /* Write the whole workload: weights, steps, release. */

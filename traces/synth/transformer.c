@@ -146,7 +146,8 @@ bool transformer_beyond_classic(const transformer_config *c)
 {
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
-           c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp;
+           c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
+           c->main_grads || c->fused_swiglu;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -229,6 +230,9 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
                    (unsigned long long)(tp * pp * dp));
     if (c->zero > 3)
         return BAD("--zero must be 0, 1, 2 or 3");
+    if (c->main_grads && (c->zero >= 2 || c->graph_lifetimes))
+        return BAD("fp32 main gradients in one buffer (--trainer=megatron) do not combine with --zero=2/3, --fsdp "
+                   "or --lifetimes=graph");
     if (c->shard && (c->shard > dp || dp % c->shard))
         return BAD("the shard group (%llu) must divide the data-parallel ranks (%llu)", (unsigned long long)c->shard,
                    (unsigned long long)dp);
@@ -680,7 +684,8 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
     proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true);
     proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
-    k = K("silu", bi, true, 0, 0);
+    /* fused SwiGLU (--trainer=megatron): silu(gate) is recomputed in backward, not saved */
+    k = c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
     if (q > 1)
         s->e[gather2].until = k;
     k = K("gated", tokens * d->I * a8, true, 0, 0);
@@ -750,6 +755,8 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
         .no_head = !x.d.head,
         .p2p_bytes = c->batch * c->seq * c->hidden * x.e / x.d.sq,
         .apply_at_last_use = c->graph_lifetimes,
+        .grad_bytes = c->main_grads ? 4 : 0,
+        .grad_buffer = c->main_grads,
     };
     st = graph_generate(&m, o, err);
     free(params);

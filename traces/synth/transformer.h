@@ -66,6 +66,13 @@ typedef struct transformer_config {
     /* --lifetimes=graph: tf.function's lifetimes (graph.c rule 15): states at load, each
      * gradient applied by a fused update and freed at its last use in backward */
     bool graph_lifetimes;
+    /* Megatron-LM's fp32 main gradients: one persistent buffer of 4 bytes per trainable
+     * parameter from the load, accumulated into in place (graph.c rule 16) */
+    bool main_grads;
+    /* a fused SwiGLU that saves only its input (gate and up) and recomputes silu(gate) in
+     * backward (Megatron-LM's bias_swiglu_impl) */
+    bool fused_swiglu;
+    const char *trainer; /* --trainer's name (static), NULL for eager */
 } transformer_config;
 
 /* gpt2-small shapes, fp32, Adam, one training step. */

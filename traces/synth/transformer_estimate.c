@@ -153,7 +153,7 @@ static uint64_t llama_layer_saved(const transformer_config *c, const transformer
         n += c->batch * d->A * S * 4;
     else if (!c->selective)
         n += c->batch * d->A * S * S * e;
-    n += bs * d->k * d->I * (3 * e + a) + (c->experts ? bs * d->E * 4 : 0);
+    n += bs * d->k * d->I * ((c->fused_swiglu ? 2 : 3) * e + a) + (c->experts ? bs * d->E * 4 : 0);
     if (c->lora_rank) {
         uint32_t t = c->lora_targets, targets = 0;
         for (; t; t &= t - 1)
@@ -198,7 +198,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         c->qlora ? (out->local_params - d.nl * quant) * e + d.nl * (quant / 2 + quant_const) : out->local_params * e;
     if (c->zero >= 3)
         weights /= shard;
-    uint64_t grads = trainable * e / (c->zero >= 2 ? shard : 1);
+    /* Megatron's main gradients: 4 bytes per trainable parameter, one buffer from the load */
+    uint64_t grads = c->main_grads ? trainable * 4 : trainable * e / (c->zero >= 2 ? shard : 1);
     uint64_t states = trainable * synth_optimizer_states(c->optimizer) * sb;
     if (c->optimizer == SYNTH_ADAFACTOR) {
         uint32_t n = 0;
@@ -248,8 +249,12 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         }
         /* backward starts at the head: lm_head's gradient appears before the
          * log-softmax is freed (tied: the embedding's, the same size) */
-        if (d.head && c->arch == TRANSFORMER_LLAMA && c->lora_rank == 0 && mbs == 1)
+        if (d.head && c->arch == TRANSFORMER_LLAMA && c->lora_rank == 0 && mbs == 1 && !c->main_grads)
             f->grads += d.V * d.h * e;
+        if (c->main_grads) { /* the buffer exists from the load: every activation is on top of it */
+            f->activations = in_flight * act;
+            f->grads = grads;
+        }
         /* selective recomputation brings one layer's probabilities back in backward */
         if (c->selective && !c->flash && c->arch == TRANSFORMER_LLAMA)
             f->activations += c->batch * d.A * c->seq * c->seq * e;
