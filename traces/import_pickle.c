@@ -786,6 +786,7 @@ static void reader_release(pk_reader *r)
     free(r->marks);
     free(r->memo);
     free(r->strs);
+    free(r->arrs);
     for (size_t i = 0; i < r->n_boxes; i++) {
         free(r->boxes[i]->buf);
         free(r->boxes[i]);

@@ -2,6 +2,7 @@
  * becomes its DOM when the pickle stores it into another, an unread key's value is
  * checked but not kept, a string is kept once per text; whatever it cannot be sure
  * of makes pickle_parse read again exactly. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,66 @@ json_value pk_lean_json(const pk_obj *o)
 
 /* Lean: no more items may come into o; its DOM is made from its lbox (copied into
  * the arena, or a large one handed over whole), and the lbox is recycled. */
+/* A list's DOM items made once per content: a recording gives every trace entry a
+ * new call stack list, but the same few hundred stacks of the same shared frames
+ * come again and again, and equal item headers (the same types, texts and
+ * containers) are the same items. The DOM is read-only, so sharing is invisible. */
+struct pk_arr {
+    json_value *items;     /* NULL: an empty slot */
+    uint32_t n;
+    uint64_t hash;
+};
+
+/* a multiply-xor over each item's type, length and pointer (two words an item) */
+static uint64_t items_hash(const json_value *v, uint32_t n)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15u;
+    uint64_t h = n * k;
+    for (uint32_t i = 0; i < n; i++) {
+        h = (h ^ ((uint64_t)v[i].type | (uint64_t)v[i].len << 32)) * k;
+        h = (h ^ (uint64_t)(uintptr_t)v[i].u.items) * k;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static struct pk_arr *arr_slot(struct pk_arr *t, size_t cap, const json_value *v, uint32_t n, uint64_t h)
+{
+    for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (t[i].items == NULL ||
+            (t[i].hash == h && t[i].n == n && memcmp(t[i].items, v, (size_t)n * sizeof *v) == 0))
+            return &t[i];
+}
+
+/* The arena's copy of the n items at v: an equal one made before, or a new one
+ * (NULL on ENOMEM). */
+static json_value *shared_items(pk_reader *r, const json_value *v, uint32_t n)
+{
+    if (2 * (r->n_arrs + 1) > r->cap_arrs) {
+        size_t cap = r->cap_arrs ? r->cap_arrs * 2 : 1024;
+        struct pk_arr *t = calloc(cap, sizeof *t);
+        if (t == NULL)
+            return NULL;
+        for (size_t i = 0; i < r->cap_arrs; i++)
+            if (r->arrs[i].items != NULL)
+                *arr_slot(t, cap, r->arrs[i].items, r->arrs[i].n, r->arrs[i].hash) = r->arrs[i];
+        free(r->arrs);
+        r->arrs = t;
+        r->cap_arrs = cap;
+    }
+    uint64_t h = items_hash(v, n);
+    struct pk_arr *s = arr_slot(r->arrs, r->cap_arrs, v, n, h);
+    if (s->items != NULL)
+        return s->items;
+    json_value *items = pk_arena(r->doc, (size_t)n * sizeof *v);
+    if (items == NULL)
+        return NULL;
+    memcpy(items, v, (size_t)n * sizeof *v);
+    *s = (struct pk_arr){items, n, h};
+    r->n_arrs++;
+    return items;
+}
+
 sim_status pk_lean_freeze(pk_reader *r, pk_obj *o)
 {
     o->flags |= PK_FROZEN;
@@ -179,6 +240,9 @@ sim_status pk_lean_freeze(pk_reader *r, pk_obj *o)
         d->owned_bytes += bytes;
         b->buf = NULL;
         b->cap = 0;
+    } else if (o->kind != PK_DICT && b->n > 0) {
+        if ((items = shared_items(r, b->buf, b->n)) == NULL)
+            return pk_nomem(r);
     } else {
         if ((items = pk_arena(r->doc, bytes ? bytes : es)) == NULL)
             return pk_nomem(r);

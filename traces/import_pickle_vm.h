@@ -116,6 +116,8 @@ typedef struct pk_reader {
     size_t dropped;        /* the bytes before this were handed back */
     pk_obj **strs;         /* strings by text (open addressing, a power of 2 slots) */
     size_t n_strs, cap_strs;
+    struct pk_arr *arrs;   /* lean: the small lists made, by content (open addressing) */
+    size_t n_arrs, cap_arrs;
 } pk_reader;
 
 static inline bool is_container(const pk_obj *o)
