@@ -21,13 +21,13 @@ typedef struct pickle_doc pickle_doc;
 
 /* How to read: unread_keys (NULL-terminated, or NULL) lists the dict keys whose
  * values the caller never reads; such members are left out of the DOM, and a list
- * or dict made for one of them (a call stack) is parsed and checked but never kept.
- * exact builds the whole object graph first and converts it at the end (the
- * reference reading: every value kept, twice the memory); without it, each
- * container becomes its DOM as it is completed (when a pickle stores it into
- * another, which Python's pickler does only once it is whole), strings are kept
- * once per distinct text, integers stored in a container are recycled, and the
- * graph is never held. Where the lean reading cannot be sure to give what the
+ * or dict made for one of them is parsed and checked but never kept. exact builds
+ * the whole object graph first and converts it at the end (the reference reading:
+ * every value kept, twice the memory); without it, each container becomes its DOM
+ * as it is completed (when a pickle stores it into another, which Python's pickler
+ * does only once it is whole), a list's items are kept once per content (a
+ * recording's call stacks repeat), strings once per distinct text, integers stored
+ * in a container are recycled, and the graph is never held. Where the lean reading cannot be sure to give what the
  * exact one would (a container changed after it was stored, a kept value made in
  * an unread one, a memo cycle, deep nesting, any error), it starts again exactly,
  * so results and messages are those of the exact reading in every case. */
