@@ -34,6 +34,11 @@ static const cli_opt REPLAY_OPTS[] = {
     CLI_OPT("timeline", "FILE.csv: the memory curve (t, event, requested, allocated, reserved, fragmentation)"),
     CLI_OPT("export-snapshot", "FILE.pickle: what the simulated allocator did, as a PyTorch memory snapshot "
                                "(pytorch.org/memory_viz opens it; every strategy but ideal, one process)"),
+    CLI_OPT("window", "T0:T1: with --export-snapshot, only the entries from T0 to T1 of the replay's time, and the "
+                      "state at T1 as its segments (microseconds as in time_us, or 2.5s, 300ms, 40us, 100ns; "
+                      "T0: or :T1 leaves an end open)"),
+    CLI_OPT("export-min-size", "SIZE: with --export-snapshot, entries only for allocations of at least SIZE (a "
+                               "decimated view of a long replay; the segments still hold every block)"),
     CLI_OPT("timeline-rows", "N: at most N timeline rows, merged keeping maxima (default 2000)"),
     CLI_ON_OOM_OPT,
     CLI_FLAG("fail-on-oom", "exit with status 1 when an out-of-memory happens"),
@@ -63,6 +68,80 @@ static void replay_help(void)
            "through an allocator model and reports peak memory, fragmentation and OOMs.\n\n");
     cli_print_options(stdout, REPLAY_OPTS);
     printf("\nexit status: 0 ran, 1 --fail-on-oom and an OOM happened, 2 usage or I/O error, 3 invalid trace\n");
+}
+
+/* Units of --window's times: a plain number is microseconds (a snapshot's time_us). */
+static const struct {
+    const char *suffix;
+    uint64_t ns;
+} TIME_UNITS[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1000}};
+
+/* A time of --window into nanoseconds: digits, maybe a fraction (nine digits of
+ * it are read, enough for any unit), maybe a unit. False on anything else or
+ * beyond 2^64 - 1 ns. */
+static bool parse_time_ns(const char *text, uint64_t *out)
+{
+    uint64_t whole = 0, frac = 0, scale = 1;
+    const char *p = text;
+    bool digits = false;
+    for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+        if (whole > (UINT64_MAX - 9) / 10)
+            return false;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+            if (scale < 1000000000) {
+                frac = frac * 10 + (uint64_t)(*p - '0');
+                scale *= 10;
+            }
+    if (!digits)
+        return false;
+    for (size_t i = 0; i < sizeof TIME_UNITS / sizeof TIME_UNITS[0]; i++) {
+        if (strcmp(p, TIME_UNITS[i].suffix) != 0)
+            continue;
+        uint64_t unit = TIME_UNITS[i].ns, part = frac * unit / scale; /* < 10^9 * 10^9 */
+        if (whole > (UINT64_MAX - part) / unit)
+            return false;
+        *out = whole * unit + part;
+        return true;
+    }
+    return false;
+}
+
+/* --window=T0:T1 (either end may be empty) and --export-min-size into cfg; both need
+ * --export-snapshot. */
+static sim_status export_options(const cli_args *a, snapshot_export_config *cfg, sim_error *err)
+{
+    cfg->from_ns = 0;
+    cfg->to_ns = UINT64_MAX;
+    cfg->min_size = 0;
+    const char *w = cli_get(a, "window"), *m = cli_get(a, "export-min-size");
+    if ((w || m) && !cli_has(a, "export-snapshot"))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--%s shapes the snapshot --export-snapshot writes; give --export-snapshot=FILE.pickle "
+                             "too",
+                             w ? "window" : "export-min-size");
+    if (w) {
+        const char *colon = strchr(w, ':');
+        char from[64] = "";
+        if (colon == NULL || (size_t)(colon - w) >= sizeof from)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--window: expected T0:T1, not '%s'", w);
+        memcpy(from, w, (size_t)(colon - w));
+        const char *bad = NULL;
+        if (from[0] && !parse_time_ns(from, &cfg->from_ns))
+            bad = from;
+        else if (colon[1] && !parse_time_ns(colon + 1, &cfg->to_ns))
+            bad = colon + 1;
+        if (bad != NULL)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--window: '%s' is not a time (microseconds, or a number with ns, us, ms or s)", bad);
+        if (cfg->from_ns > cfg->to_ns)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--window: %s ends before it starts", w);
+    }
+    if (m && units_parse_size(m, &cfg->min_size, err) != SIM_OK)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--export-min-size: %s", err->msg);
+    return SIM_OK;
 }
 
 /* The source of a reader: a recording made mid-run, alone on its device (one trace,
@@ -288,6 +367,9 @@ static sim_status replay(cli_session *s, int *verdict)
     bool x_time = false;
     if ((st = cli_report_x(a, &x_time, err)) != SIM_OK)
         return st;
+    snapshot_export_config xc = {0};
+    if ((st = export_options(a, &xc, err)) != SIM_OK)
+        return st;
     /* --report and the what-if read the traces again: a pipe is spooled first */
     if ((st = cli_spool_pipes(s)) != SIM_OK)
         return st;
@@ -373,8 +455,9 @@ static sim_status replay(cli_session *s, int *verdict)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--export-snapshot: %d traces are %d processes, and a PyTorch snapshot holds one "
                                  "program's allocator; export one trace at a time", n, n);
-        const sim_seed *seed = sources[0].seed;
-        snapshot_export_config xc = {xs, ops, seed};
+        xc.path = xs;
+        xc.ops = ops;
+        xc.seed = sources[0].seed;
         if ((st = snapshot_export_open(&xc, &xp, err)) != SIM_OK)
             return st;
         if ((st = engine_config_observe(&cfg, snapshot_export_observe, xp, err)) != SIM_OK) {

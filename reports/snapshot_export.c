@@ -33,6 +33,9 @@ typedef struct xrec {      /* one live allocation (or one whose free is pending)
     uint32_t stream;
     uint32_t pend;         /* its index in x->pending + 1 while its free is pending, else 0 */
     bool done;             /* its free was completed early: the deferred tick writes nothing */
+    bool live;             /* in use (not on the free list) */
+    bool omitted;          /* under the minimum size: no entries */
+    bool in_window;        /* made while entries were written */
 } xrec;
 
 typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
@@ -74,6 +77,10 @@ struct snapshot_export {
     uint32_t procs;         /* the most processes a tick saw */
     sim_status st;          /* the first failure, SIM_OK while none */
     const char *why;
+    uint64_t from_ns, to_ns, min_size; /* snapshot_export_config */
+    bool writing;           /* the tick is in the window: its entries are written */
+    bool closed;            /* the window ended: the trace and segments are written */
+    uint64_t last_us;
     strtab *tags;           /* the allocations' tags, each kept once */
     char trace[512];        /* the trace's file name, the frames' filename */
     xlive *by_addr;         /* at the end: the live records by address (rec_at) */
@@ -116,12 +123,14 @@ static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32
         }
         r = x->n_recs++;
     }
-    x->recs[r] = (xrec){.addr = addr, .size = size, .id = id, .event = event, .tag = tag, .stream = stream};
+    x->recs[r] = (xrec){.addr = addr, .size = size, .id = id, .event = event, .tag = tag, .stream = stream,
+                        .live = true, .in_window = x->writing};
     return r;
 }
 
 static void rec_release(snapshot_export *x, uint32_t r)
 {
+    x->recs[r].live = false;
     if (!SIM_GROW(x->free_recs, x->n_free + 1, x->cap_free)) {
         fail(x, SIM_ENOMEM, "out of memory");
         return;
@@ -201,6 +210,8 @@ static void write_frames(snapshot_export *x, uint32_t r)
 static void entry_of(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us,
                      uint32_t r)
 {
+    if (!x->writing)
+        return;
     pickle_writer *w = &x->pw;
     pickle_write_dict(w);
     static const char *const keys[] = {"addr", "size", "stream", "time_us"};
@@ -220,7 +231,8 @@ static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_
 static void complete(snapshot_export *x, uint32_t r, uint64_t us)
 {
     const xrec *c = &x->recs[r];
-    entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
+    if (!c->omitted)
+        entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
     pending_remove(x, r);
 }
 
@@ -430,6 +442,9 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
     x->tags = tags;
     x->ops = cfg->ops;
     x->is_torch = cfg->ops->family == STRATEGY_FAMILY_TORCH;
+    x->from_ns = cfg->from_ns;
+    x->to_ns = cfg->to_ns;
+    x->min_size = cfg->min_size;
     sim_status st = sim_outfile_open(&x->out, cfg->path, err);
     if (st != SIM_OK) {
         idmap_release(&x->ids);
@@ -506,7 +521,9 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
         return;
     e->handle = r;
     e->flags &= ~XF_ZERO;
-    entry_of(x, "alloc", at->addr, ev->size, ev->stream, us, r);
+    x->recs[r].omitted = ev->size < x->min_size;
+    if (!x->recs[r].omitted)
+        entry_of(x, "alloc", at->addr, ev->size, ev->stream, us, r);
 }
 
 /* Returns the freed block's address, X_NO_ADDR when the free names none. */
@@ -522,9 +539,11 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
         return X_NO_ADDR;
     const xrec *c = &x->recs[r];
     uint64_t addr = c->addr;
-    entry_of(x, "free_requested", c->addr, c->size, c->stream, us, r);
+    if (!c->omitted)
+        entry_of(x, "free_requested", c->addr, c->size, c->stream, us, r);
     if (ev->ready_t <= ev->t || t->freed == STRATEGY_HANDLE_NONE) {
-        entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
+        if (!c->omitted)
+            entry_of(x, "free_completed", c->addr, c->size, c->stream, us, r);
         rec_release(x, r);
         return addr;
     }
@@ -606,6 +625,33 @@ static void start(snapshot_export *x, const engine_tick *t, const strategy *s)
     x->started = true;
 }
 
+static void write_segments(snapshot_export *x, const strategy *s);
+static void index_live(snapshot_export *x);
+
+/* The end of the window (or of the replay): the allocations left out of the
+ * trace that were made in the window and are live now get their entries (as
+ * made now), then the trace ends and the state is written as `segments`. */
+static void close_window(snapshot_export *x, const strategy *s)
+{
+    uint64_t us = x->last_us;
+    x->writing = true; /* a record made in the window was made while writing */
+    for (uint32_t r = 0; r < x->n_recs; r++) {
+        const xrec *c = &x->recs[r];
+        if (!c->live || !c->omitted || !c->in_window || c->done)
+            continue;
+        entry_of(x, "alloc", c->addr, c->size, c->stream, us, r);
+        if (c->pend)
+            entry_of(x, "free_requested", c->addr, c->size, c->stream, us, r);
+    }
+    pickle_writer *w = &x->pw;
+    pickle_write_end(w); /* device 0's trace */
+    pickle_write_end(w); /* device_traces */
+    index_live(x); /* the blocks' frames name their records */
+    write_segments(x, s);
+    x->closed = true;
+    x->writing = false;
+}
+
 void snapshot_export_observe(void *ctx, const engine_tick *t)
 {
     snapshot_export *x = ctx;
@@ -616,7 +662,11 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
     const strategy *s = t->run->procs[t->process].s;
     if (!x->started)
         start(x, t, s);
+    if (x->closed)
+        return;
+    x->writing = t->t >= x->from_ns;
     uint64_t us = t->t / 1000;
+    x->last_us = us;
     bool held_changed = t->proc.reserved_bytes != x->last_reserved ||
                         t->proc.num_device_allocs != x->last_dev_allocs ||
                         t->proc.num_device_frees != x->last_dev_frees;
@@ -632,7 +682,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
             segments_update(x, s, us);
         if (done) {
             on_alloc(x, t, located ? &b : NULL, us);
-        } else if (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED) {
+        } else if (x->writing && (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED)) {
             uint64_t cap = device_get_info(t->run->dev).capacity_bytes;
             pickle_writer *w = &x->pw;
             pickle_write_dict(w);
@@ -655,6 +705,10 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
     x->last_reserved = t->proc.reserved_bytes;
     x->last_dev_allocs = t->proc.num_device_allocs;
     x->last_dev_frees = t->proc.num_device_frees;
+    /* the first tick after the window is its last: the state the observer sees
+     * is after the tick's event, so the trace holds that event too */
+    if (t->t > x->to_ns)
+        close_window(x, s);
     if (!pickle_write_ok(&x->pw))
         fail(x, SIM_EIO, pickle_write_error(&x->pw));
 }
@@ -869,11 +923,9 @@ sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_er
         const char *slash = strrchr(run->sources[0].path, '/');
         snprintf(x->trace, sizeof x->trace, "%s", slash ? slash + 1 : run->sources[0].path);
     }
-    index_live(x);
     pickle_writer *w = &x->pw;
-    pickle_write_end(w); /* device 0's trace */
-    pickle_write_end(w); /* device_traces */
-    write_segments(x, s);
+    if (!x->closed)
+        close_window(x, s);
     write_settings(x, s);
     pickle_write_end(w);
     pickle_write_finish(w);

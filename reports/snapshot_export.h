@@ -30,11 +30,24 @@
  * empty_cache, expandable segments). Nothing is allocated per event but amortized
  * array growth.
  * One process only (a snapshot is one program's allocator); a strategy without
- * `locate` (`ideal`, which places nothing at stable addresses) cannot be exported. */
+ * `locate` (`ideal`, which places nothing at stable addresses) cannot be exported.
+ *
+ * A part of a long replay, for a viewer that cannot open it all (PyTorch's own
+ * stops near 1 GB): a window [from_ns, to_ns] of the replay's time keeps the
+ * entries of the ticks in it and of the first tick after it (an observer sees
+ * the state after a tick's event), and `segments` is the state after that one;
+ * what was live at the window's start is what a
+ * recording whose ring buffer began there shows (blocks without an alloc). A
+ * minimum size keeps the entries of allocations of at least that many bytes
+ * only (the decimated view: every segment and block is still in `segments`); a
+ * smaller one made in the window and still live at its end gets its alloc entry
+ * at the window's end, so that the viewer's undoing never finds two blocks at
+ * once at one address. */
 #ifndef GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
 #define GPUSIM_REPORTS_SNAPSHOT_EXPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "sim/engine.h"
 #include "sim/seed.h"
@@ -47,6 +60,8 @@ typedef struct snapshot_export_config {
     const char *path;          /* the .pickle to write (not "-") */
     const strategy_ops *ops;   /* the replay's strategy */
     const sim_seed *seed;      /* the recorded start state the replay starts from, or NULL */
+    uint64_t from_ns, to_ns;   /* the window of replay time written (0, UINT64_MAX: all) */
+    uint64_t min_size;         /* entries only for allocations of at least this many bytes (0: all) */
 } snapshot_export_config;
 
 /* Why ops cannot be exported (a sentence, written into buf of n bytes, and buf

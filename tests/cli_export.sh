@@ -204,8 +204,84 @@ expect 0 "" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --su
 if cmp -s "$tmp/out" "$g/summary_torch_rules.txt" && [ -s "$tmp/r.html" ]; then ok; else bad "--summary/--report with export"; fi
 check "$tmp/sum.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc=3 segment_free=3"
 
+# --window=T0:T1 and --export-min-size (the view of a long replay): the entries of the
+# ticks from T0 to T1 and of the first one after T1 (whose state the segments show).
+# deferred.jsonl under torch, window 3..11 us: alloc 3 at 3 us, id 1's deferred free
+# completing at 11 (requested at 2, before the window; ready at 10, polled at the next
+# malloc, as above), alloc 4 at 11, and the first tick after 11, id 2's free requested
+# at 12; at the end id 2's 1024 B block is pending,
+# ids 4 (2 MiB at 0) and 3 (4 MiB at 4 MiB) are allocated, the 20 MiB segment's 2 MiB
+# at 2 MiB and 12 MiB at 8 MiB are free. 3us:0.011ms is the same window.
+edump() {
+  python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+print([(e["action"], e["time_us"], e["size"]) for e in d["device_traces"][0]],
+      [(b["address"] - s["address"], b["size"], b["state"][:8]) for s in d["segments"] for b in s["blocks"]])
+' "$1"
+}
+want="[('alloc', 3, 4194304), ('free_completed', 11, 4194304), ('alloc', 11, 2097152), ('free_requested', 12, 1000)] \
+[(0, 2097152, 'active_a'), (2097152, 2097152, 'inactive'), (4194304, 4194304, 'active_a'), \
+(8388608, 12582912, 'inactive'), (0, 1024, 'active_p'), (1024, 2096128, 'inactive')]"
+for w in 3:11 3us:0.011ms; do
+  expect 0 "" replay "$tmp/deferred.jsonl" --strategy=torch --export-snapshot="$tmp/w.pickle" --window="$w"
+  check "$tmp/w.pickle" "alloc=2 free_completed=1 free_requested=1"
+  got=$(edump "$tmp/w.pickle")
+  if [ "$got" = "$want" ]; then ok; else bad "--window=$w: $got, want $want"; fi
+done
+# window up to 2 us, allocations of at least 4 MiB: id 2 (1000 B, on stream 1) has no
+# entry when made at 1 us, and being live when the window ends (the tick at 3 us, alloc
+# 3) gets its alloc there, so the viewer never sees two blocks at one address; its 2 MiB
+# small segment is still taken at 1 us, and its block is in the segments
+want="[('segment_alloc', 0, 20971520), ('alloc', 0, 4194304), ('segment_alloc', 1, 2097152), \
+('free_requested', 2, 4194304), ('alloc', 3, 4194304), ('alloc', 3, 1000)] \
+[(0, 4194304, 'active_p'), (4194304, 4194304, 'active_a'), (8388608, 12582912, 'inactive'), \
+(0, 1024, 'active_a'), (1024, 2096128, 'inactive')]"
+expect 0 "" replay "$tmp/deferred.jsonl" --strategy=torch --export-snapshot="$tmp/w.pickle" --window=:2 \
+  --export-min-size=4MiB
+check "$tmp/w.pickle" "alloc=3 free_requested=1 segment_alloc=2"
+got=$(edump "$tmp/w.pickle")
+if [ "$got" = "$want" ]; then ok; else bad "--window=:2 --export-min-size=4MiB: $got, want $want"; fi
+# A long replay (serving-16gb, 240 s, 35,561 entries): windows and decimation the viewer's
+# reconstruction accepts, gpusim reads back (its rebuilt start state holds, no warning that
+# it cannot), with every entry in the window (or the one tick after it) and every alloc
+# entry at least the minimum size but those made live at the window's end
+for opts in "--window=100s:150s" "--window=:1s" "--window=200000000:" "--export-min-size=64MiB" \
+    "--window=50s:120s --export-min-size=16MiB" "--window=1000s:2000s"; do
+  # shellcheck disable=SC2086 # opts is a list of options
+  expect 0 "" replay "$ex/serving-16gb.jsonl" --strategy=torch --export-snapshot="$tmp/w.pickle" $opts
+  check "$tmp/w.pickle" ""
+  got=$(python3 -c '
+import pickle, re, sys
+opts = sys.argv[2]
+t0, t1, m = 0, float("inf"), 0
+w = re.search(r"--window=([0-9]*)(s?):([0-9]*)(s?)", opts)
+if w:
+    scale = lambda v, u: float(v) * (1e6 if u else 1)
+    t0 = scale(w.group(1), w.group(2)) if w.group(1) else 0
+    t1 = scale(w.group(3), w.group(4)) if w.group(3) else float("inf")
+if "min-size" in opts:
+    m = int(re.search(r"min-size=([0-9]+)MiB", opts).group(1)) << 20
+t = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
+after = sorted({e["time_us"] for e in t if e["time_us"] > t1})
+last = t[-1]["time_us"] if t else 0
+print(all(e["time_us"] >= t0 for e in t), len(after) <= 1,
+      all(e["size"] >= m or e["time_us"] == last for e in t if e["action"] == "alloc"))
+' "$tmp/w.pickle" "$opts")
+  if [ "$got" = "True True True" ]; then ok; else bad "serving $opts: $got"; fi
+  expect 0 "" replay "$tmp/w.pickle" --strategy=torch --format=json
+  if grep -q "cannot be rebuilt" "$tmp/err"; then bad "serving $opts: $(cat "$tmp/err")"; else ok; fi
+done
+
 # Errors: exit 2 (3 for an invalid trace) and no file, not even a temporary one
 mkdir "$tmp/e"
+expect 2 "give --export-snapshot=FILE.pickle too" replay "$g/torch_rules.jsonl" --window=1:2
+expect 2 "give --export-snapshot=FILE.pickle too" replay "$g/torch_rules.jsonl" --export-min-size=1MiB
+expect 2 "--window: expected T0:T1, not '5'" replay "$g/torch_rules.jsonl" --window=5 --export-snapshot="$tmp/e/w.pickle"
+expect 2 "--window: '1h' is not a time" replay "$g/torch_rules.jsonl" --window=0:1h --export-snapshot="$tmp/e/w.pickle"
+expect 2 "--window: 5:4 ends before it starts" replay "$g/torch_rules.jsonl" --window=5:4 \
+  --export-snapshot="$tmp/e/w.pickle"
+expect 2 "--export-min-size" replay "$g/torch_rules.jsonl" --export-min-size=lots --export-snapshot="$tmp/e/w.pickle"
 expect 2 "cannot write" replay "$g/torch_rules.jsonl" --export-snapshot="$tmp/e/no/such/dir/x.pickle"
 expect 2 "is a directory" replay "$g/torch_rules.jsonl" --export-snapshot="$tmp/e"
 expect 2 "ideal is a lower bound" replay "$g/torch_rules.jsonl" --strategy=ideal --export-snapshot="$tmp/e/i.pickle"

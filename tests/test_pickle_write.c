@@ -158,7 +158,7 @@ START_TEST(a_long_list_should_be_appended_in_batches_and_read_back_whole)
     pickle_doc *doc = NULL;
     const json_value *root = NULL;
     sim_error err;
-    ck_assert_int_eq(pickle_parse("t.pickle", b, len, &doc, &root, &err), SIM_OK);
+    ck_assert_int_eq(pickle_parse("t.pickle", b, len, NULL, &doc, &root, &err), SIM_OK);
     const json_value *items = json_get(root, "items");
     ck_assert_ptr_nonnull(items);
     ck_assert_int_eq(items->type, JSON_ARRAY);
@@ -194,7 +194,7 @@ START_TEST(large_and_negative_integers_should_read_back_exactly)
     pickle_doc *doc = NULL;
     const json_value *root = NULL;
     sim_error err;
-    ck_assert_int_eq(pickle_parse("t.pickle", b, len, &doc, &root, &err), SIM_OK);
+    ck_assert_int_eq(pickle_parse("t.pickle", b, len, NULL, &doc, &root, &err), SIM_OK);
     ck_assert_uint_eq(root->len, n);
     for (size_t i = 0; i < n; i++) {
         int64_t got = 0;

@@ -12,6 +12,11 @@
 #include "import_tfprof.h"
 #include "import_xla.h"
 
+/* The members of a snapshot that import_snapshot never reads: two strings of every
+ * trace entry. The pickle reader leaves them out of the DOM (a key the importer comes
+ * to read must leave this list; "frames" did, for an alloc's tag). */
+static const char *const SNAPSHOT_UNREAD_KEYS[] = {"compile_context", "user_metadata", NULL};
+
 /* A snapshot written by torch.cuda.memory._dump_snapshot: the pickle, read into the
  * same JSON values as a snapshot saved as JSON. */
 static sim_status import_snapshot_pickle(const unsigned char *data, size_t len, const input_options *opt,
@@ -19,9 +24,12 @@ static sim_status import_snapshot_pickle(const unsigned char *data, size_t len, 
 {
     pickle_doc *pk = NULL;
     const json_value *root = NULL;
-    sim_status st = pickle_parse(d->path, data, len, &pk, &root, d->err);
-    if (st == SIM_OK)
+    const pickle_options po = {.unread_keys = SNAPSHOT_UNREAD_KEYS, .drop_read = imp_input_mapped(d)};
+    sim_status st = pickle_parse(d->path, data, len, &po, &pk, &root, d->err);
+    if (st == SIM_OK) {
+        imp_release_input(d); /* the DOM holds copies: the file is not needed beside the events */
         st = import_snapshot(root, opt, d);
+    }
     pickle_free(pk);
     return st;
 }

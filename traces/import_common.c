@@ -5,9 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim/buf.h"
 #include "sim/grow.h"
+
+bool imp_input_mapped(const imp_doc *d)
+{
+    return d->input != NULL && d->input_mapped;
+}
+
+void imp_release_input(imp_doc *d)
+{
+    if (d->input == NULL)
+        return;
+    if (d->input_mapped)
+        munmap(*d->input, d->input_len);
+    else
+        free(*d->input);
+    *d->input = NULL;
+    d->input = NULL;
+}
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f)
 {

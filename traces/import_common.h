@@ -80,6 +80,13 @@ typedef struct imp_doc {
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
     input_end_block *end_blocks; /* owned: rec.end_blocks */
+    /* while a binary importer (input_format.import_magic) runs: the bytes it reads,
+     * owned by input.c, which the importer may free once it needs them no more
+     * (imp_release_input); NULL otherwise. input_len of them; input_mapped: a private
+     * read-only mapping of a regular file (munmap'd), else malloc'd (free'd) */
+    char **input;
+    size_t input_len;
+    bool input_mapped;
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f);
@@ -93,6 +100,12 @@ uint64_t imp_new_id(imp_doc *d);
 /* Mark start allocation id as freed before the first entry, its free still pending
  * at the end (imp_doc.pend). false on ENOMEM. */
 bool imp_pend(imp_doc *d, uint64_t id);
+/* Whether the bytes being imported are a mapping of a file, whose pages an importer
+ * may hand back as it reads on (the kernel reads them again if they are touched). */
+bool imp_input_mapped(const imp_doc *d);
+/* Free the bytes being imported now (a pickle, once its DOM is built): the import's
+ * peak memory then holds the DOM and the events, not the file too. */
+void imp_release_input(imp_doc *d);
 /* Copy s into the pool; returns the imp_event.str value (0 on ENOMEM). */
 uint64_t imp_str(imp_doc *d, const char *s);
 /* The native stream number for a recorded stream value (0 stays 0; others are

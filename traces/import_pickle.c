@@ -10,58 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "import_pickle_vm.h"
 #include "sim/grow.h"
-
-#define PK_MAX_DEPTH 100
-#define PK_MAX_STACK ((size_t)1 << 26)
-
-typedef enum pk_kind { PK_NONE, PK_TRUE, PK_FALSE, PK_INT, PK_FLOAT, PK_STR, PK_LIST, PK_TUPLE, PK_DICT } pk_kind;
-
-typedef enum pk_conv { PK_UNSEEN, PK_CONVERTING, PK_DONE } pk_conv;
-
-/* A container's items and its DOM once converted (scalars have none: most values
- * of a snapshot are integers, and they stay 24 bytes). */
-typedef struct pk_box {
-    uint32_t n, cap;          /* items (dict: 2n entries, key then value) */
-    struct pk_obj **items;
-    json_value json;          /* the converted value, once PK_DONE (items/members shared) */
-} pk_box;
-
-typedef struct pk_obj {
-    uint8_t kind;             /* pk_kind */
-    uint8_t conv;             /* pk_conv: a container's DOM is built once and shared */
-    uint16_t height;          /* containers: levels of nesting below, once converted */
-    uint32_t len;             /* INT/FLOAT/STR: text bytes */
-    uint32_t at;              /* byte offset of the opcode that made it (for messages) */
-    union {
-        const char *text;     /* INT/FLOAT: decimal text; STR: UTF-8, NUL-terminated */
-        pk_box *box;          /* LIST/TUPLE/DICT */
-    } u;
-} pk_obj;
-
-typedef struct pk_chunk {
-    struct pk_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-} pk_chunk;
-
-typedef struct pk_objs {
-    struct pk_objs *next;
-    size_t n;
-    pk_obj o[4096];
-} pk_objs;
-
-typedef struct pk_boxes {
-    struct pk_boxes *next;
-    size_t n;
-    pk_box b[1024];
-} pk_boxes;
-
-struct pickle_doc {
-    pk_chunk *chunks;
-    pk_objs *objs;
-    pk_boxes *boxes;
-};
 
 /* size bytes from the arena, aligned for any type (align) or not (text). */
 static void *arena_take(pickle_doc *d, size_t size, bool align)
@@ -83,7 +36,7 @@ static void *arena_take(pickle_doc *d, size_t size, bool align)
     return p;
 }
 
-static void *arena(pickle_doc *d, size_t size)
+void *pk_arena(pickle_doc *d, size_t size)
 {
     return arena_take(d, size, true);
 }
@@ -124,10 +77,35 @@ static int u64_text(char *buf, bool neg, uint64_t v)
     return k;
 }
 
-void pickle_free(pickle_doc *d)
+size_t pickle_doc_bytes(const pickle_doc *d)
 {
-    if (d == NULL)
-        return;
+    size_t n = d->owned_bytes + d->cap_owned * sizeof *d->owned;
+    for (const pk_chunk *c = d->chunks; c; c = c->next)
+        n += sizeof *c + c->cap;
+    for (const pk_objs *o = d->objs; o; o = o->next)
+        n += sizeof *o;
+    for (const pk_boxes *b = d->boxes; b; b = b->next) {
+        n += sizeof *b;
+        for (size_t i = 0; i < b->n; i++)
+            n += (size_t)b->b[i].cap * sizeof *b->b[i].items;
+    }
+    return n;
+}
+
+bool pickle_doc_restarted(const pickle_doc *d)
+{
+    return d->restarted;
+}
+
+size_t pickle_doc_peak_bytes(const pickle_doc *d)
+{
+    return d->peak_bytes;
+}
+
+/* The values and containers the reading made: the DOM points into neither (its text
+ * and items are in the arena and the owned arrays). */
+static void drop_graph(pickle_doc *d)
+{
     for (pk_objs *o = d->objs, *next; o; o = next) {
         next = o->next;
         free(o);
@@ -138,6 +116,18 @@ void pickle_free(pickle_doc *d)
             free(b->b[i].items);
         free(b);
     }
+    d->objs = NULL;
+    d->boxes = NULL;
+}
+
+void pickle_free(pickle_doc *d)
+{
+    if (d == NULL)
+        return;
+    for (size_t i = 0; i < d->n_owned; i++)
+        free(d->owned[i]);
+    free(d->owned);
+    drop_graph(d);
     for (pk_chunk *c = d->chunks, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -175,26 +165,19 @@ static bool obj_push(pk_obj *container, pk_obj *item)
     return true;
 }
 
-typedef struct pk_reader {
-    const char *path;
-    const unsigned char *p;
-    size_t len, pos;
-    pickle_doc *doc;
-    sim_error *err;
-    pk_obj **stack;
-    size_t sp, scap;
-    size_t *marks;
-    size_t mp, mcap;
-    pk_obj **memo;
-    size_t memo_cap;
-    uint64_t memo_len;     /* distinct keys stored (MEMOIZE's next key, as in Python) */
-    size_t op_at;          /* byte offset of the opcode being read */
-    pk_obj *small[256];    /* the integers 0..255, made once each (values are read-only) */
-} pk_reader;
-
-static pk_obj *new_obj(pk_reader *r, pk_kind k)
+pk_obj *pk_new_obj(pk_reader *r, pk_kind k)
 {
     pickle_doc *d = r->doc;
+    if (r->lean && (k == PK_NONE || k == PK_TRUE || k == PK_FALSE) && r->consts[k] != NULL)
+        return r->consts[k];
+    if (r->lean && r->free_objs != NULL && (k == PK_INT || k == PK_FLOAT)) {
+        pk_obj *p = r->free_objs;
+        r->free_objs = p->u.next;
+        memset(p, 0, sizeof *p);
+        p->kind = (uint8_t)k;
+        p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+        return p;
+    }
     if (d->objs == NULL || d->objs->n == sizeof d->objs->o / sizeof d->objs->o[0]) {
         pk_objs *o = malloc(sizeof *o);
         if (o == NULL)
@@ -207,6 +190,12 @@ static pk_obj *new_obj(pk_reader *r, pk_kind k)
     memset(p, 0, sizeof *p);
     p->kind = (uint8_t)k;
     p->at = r->op_at > UINT32_MAX ? UINT32_MAX : (uint32_t)r->op_at;
+    if (r->lean && (k == PK_NONE || k == PK_TRUE || k == PK_FALSE)) {
+        p->flags |= PK_PINNED;
+        r->consts[k] = p;
+    }
+    if (r->lean && is_container(p))
+        return pk_lean_container(r, p);
     if (k == PK_LIST || k == PK_TUPLE || k == PK_DICT) {
         if (d->boxes == NULL || d->boxes->n == sizeof d->boxes->b / sizeof d->boxes->b[0]) {
             pk_boxes *b = malloc(sizeof *b);
@@ -305,7 +294,7 @@ static sim_status fail(pk_reader *r, size_t at, const char *fmt, ...)
                          opcode_name(r->p[at]), msg);
 }
 
-static sim_status nomem(pk_reader *r)
+sim_status pk_nomem(pk_reader *r)
 {
     return sim_error_set(r->err, SIM_ENOMEM, r->path, 0, 0, "out of memory reading the pickle");
 }
@@ -323,17 +312,17 @@ static uint64_t le(const unsigned char *b, size_t n)
     return v;
 }
 
-static sim_status push(pk_reader *r, pk_obj *o)
+sim_status pk_push(pk_reader *r, pk_obj *o)
 {
     if (o == NULL)
-        return nomem(r);
+        return pk_nomem(r);
     if (r->sp == r->scap) {
         size_t c = r->scap ? r->scap * 2 : 256;
         if (c > PK_MAX_STACK)
             return fail(r, r->pos, "the pickle stack grows beyond %zu entries", PK_MAX_STACK);
         pk_obj **s = realloc(r->stack, c * sizeof *s);
         if (s == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         r->stack = s;
         r->scap = c;
     }
@@ -346,7 +335,7 @@ static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
     bool small = !neg && mag < 256;
     if (small && r->small[mag] != NULL)
         return r->small[mag];
-    pk_obj *o = new_obj(r, PK_INT);
+    pk_obj *o = pk_new_obj(r, PK_INT);
     char buf[24];
     int n = u64_text(buf, neg, mag);
     char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
@@ -355,8 +344,10 @@ static pk_obj *int_obj(pk_reader *r, bool neg, uint64_t mag)
     memcpy(t, buf, (size_t)n + 1);
     o->u.text = t;
     o->len = (uint32_t)n;
-    if (small)
+    if (small) {
         r->small[mag] = o;
+        o->flags |= PK_PINNED;
+    }
     return o;
 }
 
@@ -366,18 +357,18 @@ static sim_status read_long(pk_reader *r, size_t at, const unsigned char *b, siz
     while (n > 1 && ((b[n - 1] == 0x00 && !(b[n - 2] & 0x80)) || (b[n - 1] == 0xFF && (b[n - 2] & 0x80))))
         n--;
     if (n == 0)
-        return push(r, int_obj(r, false, 0));
+        return pk_push(r, int_obj(r, false, 0));
     if (n == 9 && b[8] == 0x00)
-        return push(r, int_obj(r, false, le(b, 8)));
+        return pk_push(r, int_obj(r, false, le(b, 8)));
     if (n > 8)
         return fail(r, at, "an integer wider than 64 bits");
     uint64_t v = le(b, n);
     if (b[n - 1] & 0x80) {
         if (n < 8)
             v |= ~(uint64_t)0 << (8 * n); /* sign-extend */
-        return push(r, int_obj(r, true, ~v + 1));
+        return pk_push(r, int_obj(r, true, ~v + 1));
     }
-    return push(r, int_obj(r, false, v));
+    return pk_push(r, int_obj(r, false, v));
 }
 
 static sim_status read_str(pk_reader *r, size_t at, size_t n)
@@ -386,16 +377,32 @@ static sim_status read_str(pk_reader *r, size_t at, size_t n)
         return fail(r, at, "truncated (a string of %zu bytes runs past the end)", n);
     if (n > UINT32_MAX)
         return fail(r, at, "a string longer than 4 GiB");
-    pk_obj *o = new_obj(r, PK_STR);
+    pk_obj **slot = NULL;
+    if (r->lean) {
+        /* one record per distinct text: a pickler memoizes a string object, but
+         * a program makes the same text as many objects ("??" in every frame) */
+        if ((slot = pk_lean_str_slot(r, r->p + r->pos, n)) == NULL)
+            return pk_nomem(r);
+        if (*slot != NULL) {
+            r->pos += n;
+            return pk_push(r, *slot);
+        }
+    }
+    pk_obj *o = pk_new_obj(r, PK_STR);
     char *t = o ? arena_text(r->doc, n + 1) : NULL;
     if (t == NULL)
-        return nomem(r);
+        return pk_nomem(r);
     memcpy(t, r->p + r->pos, n);
     t[n] = '\0';
     r->pos += n;
     o->u.text = t;
     o->len = (uint32_t)n;
-    return push(r, o);
+    if (slot != NULL) {
+        o->flags |= PK_PINNED;
+        *slot = o;
+        r->n_strs++;
+    }
+    return pk_push(r, o);
 }
 
 static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
@@ -413,7 +420,7 @@ static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
             c *= 2;
         pk_obj **m = realloc(r->memo, c * sizeof *m);
         if (m == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         memset(m + r->memo_cap, 0, (c - r->memo_cap) * sizeof *m);
         r->memo = m;
         r->memo_cap = c;
@@ -421,6 +428,7 @@ static sim_status memo_put(pk_reader *r, size_t at, uint64_t key)
     if (r->memo[key] == NULL)
         r->memo_len++;
     r->memo[key] = r->stack[r->sp - 1];
+    r->memo[key]->flags |= PK_PINNED;
     return SIM_OK;
 }
 
@@ -428,7 +436,7 @@ static sim_status memo_get(pk_reader *r, size_t at, uint64_t key)
 {
     if (key >= r->memo_cap || r->memo[key] == NULL)
         return fail(r, at, "memo index %" PRIu64 " was never stored", key);
-    return push(r, r->memo[key]);
+    return pk_push(r, r->memo[key]);
 }
 
 /* Pop back to the last MARK; the items are r->stack[*base .. r->sp). */
@@ -471,10 +479,24 @@ static size_t arg_width(unsigned char op)
     }
 }
 
+#define PK_DROP_STEP ((size_t)64 << 20) /* pickle_options.drop_read hands pages back this many bytes at a time */
+
+/* The whole pages of the mapping before offset upto, handed back. */
+static void drop_read(pk_reader *r, size_t upto)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)r->p;
+    uintptr_t from = (base + r->dropped + page - 1) / page * page, to = (base + upto) / page * page;
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED); /* only a hint: nothing is lost if it fails */
+    r->dropped = upto;
+}
+
 static sim_status run(pk_reader *r, pk_obj **result)
 {
     for (;;) {
         size_t at = r->pos;
+        if (r->drop_read && at - r->dropped >= PK_DROP_STEP)
+            drop_read(r, at);
         if (!need(r, 1))
             return fail(r, at, "truncated (the pickle ends without STOP)");
         unsigned char op = r->p[r->pos++];
@@ -495,15 +517,15 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (arg > r->len - r->pos)
                 return fail(r, at, "truncated (a frame of %" PRIu64 " bytes runs past the end)", arg);
             break;
-        case '}': st = push(r, new_obj(r, PK_DICT)); break;
-        case ']': st = push(r, new_obj(r, PK_LIST)); break;
-        case ')': st = push(r, new_obj(r, PK_TUPLE)); break;
-        case 'N': st = push(r, new_obj(r, PK_NONE)); break;
-        case 0x88: st = push(r, new_obj(r, PK_TRUE)); break;
-        case 0x89: st = push(r, new_obj(r, PK_FALSE)); break;
+        case '}': st = pk_push(r, pk_new_obj(r, PK_DICT)); break;
+        case ']': st = pk_push(r, pk_new_obj(r, PK_LIST)); break;
+        case ')': st = pk_push(r, pk_new_obj(r, PK_TUPLE)); break;
+        case 'N': st = pk_push(r, pk_new_obj(r, PK_NONE)); break;
+        case 0x88: st = pk_push(r, pk_new_obj(r, PK_TRUE)); break;
+        case 0x89: st = pk_push(r, pk_new_obj(r, PK_FALSE)); break;
         case '(': /* MARK */
             if (!SIM_GROW(r->marks, r->mp + 1, r->mcap))
-                return nomem(r);
+                return pk_nomem(r);
             r->marks[r->mp++] = r->sp;
             break;
         case 'u': /* SETITEMS */
@@ -511,11 +533,15 @@ static sim_status run(pk_reader *r, pk_obj **result)
         case 't': /* TUPLE */ {
             if ((st = pop_mark(r, at, &base)) != SIM_OK)
                 return st;
+            if (r->lean && op == 't') {
+                st = pk_lean_tuple(r, r->sp - base);
+                break;
+            }
             pk_obj *target;
             if (op == 't') {
-                target = new_obj(r, PK_TUPLE);
+                target = pk_new_obj(r, PK_TUPLE);
                 if (target == NULL)
-                    return nomem(r);
+                    return pk_nomem(r);
             } else {
                 if (base == 0)
                     return fail(r, at, "%s without a container below the MARK", op == 'u' ? "SETITEMS" : "APPENDS");
@@ -526,14 +552,19 @@ static sim_status run(pk_reader *r, pk_obj **result)
                 if (op == 'u' && (r->sp - base) % 2)
                     return fail(r, at, "SETITEMS with an odd number of items");
             }
+            if (r->lean) {
+                st = pk_lean_store(r, target, &r->stack[base], r->sp - base);
+                r->sp = base;
+                break;
+            }
             if (!obj_reserve(target, r->sp - base))
-                return nomem(r);
+                return pk_nomem(r);
             for (size_t i = base; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp = base;
             if (op == 't')
-                st = push(r, target);
+                st = pk_push(r, target);
             break;
         }
         case 's': /* SETITEM */
@@ -545,9 +576,14 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (target->kind != (op == 's' ? PK_DICT : PK_LIST))
                 return fail(r, at, "%s on something that is not a %s", op == 's' ? "SETITEM" : "APPEND",
                             op == 's' ? "dict" : "list");
+            if (r->lean) {
+                st = pk_lean_store(r, target, &r->stack[r->sp - k + 1], k - 1);
+                r->sp -= k - 1;
+                break;
+            }
             for (size_t i = r->sp - k + 1; i < r->sp; i++)
                 if (!obj_push(target, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp -= k - 1;
             break;
         }
@@ -555,14 +591,18 @@ static sim_status run(pk_reader *r, pk_obj **result)
             size_t k = (size_t)(op - 0x84);
             if (r->sp < k)
                 return fail(r, at, "TUPLE%zu with too few items on the stack", k);
-            pk_obj *t = new_obj(r, PK_TUPLE);
+            if (r->lean) {
+                st = pk_lean_tuple(r, k);
+                break;
+            }
+            pk_obj *t = pk_new_obj(r, PK_TUPLE);
             if (t == NULL)
-                return nomem(r);
+                return pk_nomem(r);
             for (size_t i = r->sp - k; i < r->sp; i++)
                 if (!obj_push(t, r->stack[i]))
-                    return nomem(r);
+                    return pk_nomem(r);
             r->sp -= k;
-            st = push(r, t);
+            st = pk_push(r, t);
             break;
         }
         case 'X': /* BINUNICODE */
@@ -576,12 +616,12 @@ static sim_status run(pk_reader *r, pk_obj **result)
             break;
         case 'K': /* BININT1 */
         case 'M': /* BININT2 */
-            st = push(r, int_obj(r, false, arg));
+            st = pk_push(r, int_obj(r, false, arg));
             break;
         case 'J': { /* BININT: signed 32-bit */
             uint32_t u = (uint32_t)arg;
             bool neg = (u & 0x80000000u) != 0;
-            st = push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
+            st = pk_push(r, int_obj(r, neg, neg ? (uint64_t)(~u + 1u) : u));
             break;
         }
         case 0x8a: case 0x8b: /* LONG1, LONG4 */
@@ -603,16 +643,16 @@ static sim_status run(pk_reader *r, pk_obj **result)
             memcpy(&x, &u, sizeof x);
             if (!isfinite(x))
                 return fail(r, at, "a float that is not finite");
-            pk_obj *o = new_obj(r, PK_FLOAT);
+            pk_obj *o = pk_new_obj(r, PK_FLOAT);
             char buf[40];
             int n = snprintf(buf, sizeof buf, "%.17g", x);
             char *t = o ? arena_text(r->doc, (size_t)n + 1) : NULL;
             if (t == NULL)
-                return nomem(r);
+                return pk_nomem(r);
             memcpy(t, buf, (size_t)n + 1);
             o->u.text = t;
             o->len = (uint32_t)n;
-            st = push(r, o);
+            st = pk_push(r, o);
             break;
         }
         case 0x94: /* MEMOIZE: the key is the number of memo entries so far */
@@ -630,6 +670,12 @@ static sim_status run(pk_reader *r, pk_obj **result)
             if (r->sp != 1 || r->mp != 0)
                 return fail(r, at, "STOP with %zu values on the stack (expected exactly one)", r->sp);
             *result = r->stack[0];
+            if (r->lean && is_container(*result)) {
+                if ((*result)->flags & PK_GHOST)
+                    return pk_lean_retry(r);
+                if (!((*result)->flags & PK_FROZEN))
+                    return pk_lean_freeze(r, *result);
+            }
             return SIM_OK;
         default:
             return fail(r, at,
@@ -692,26 +738,33 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     if (o->kind == PK_DICT) {
         v->type = JSON_OBJECT;
         v->len = bx->n / 2;
-        json_member *m = arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
+        json_member *m = pk_arena(r->doc, (size_t)(v->len ? v->len : 1) * sizeof *m);
         if (m == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         v->u.members = m;
+        uint32_t kept = 0;
         for (uint32_t i = 0; i < v->len; i++) {
-            const pk_obj *k = bx->items[2 * i];
+            pk_obj *k = bx->items[2 * i];
             if (k->kind != PK_STR && k->kind != PK_INT)
                 return fail(r, k->at, "a dict key that is not a string or an integer");
-            m[i].key = k->u.text;
-            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, &m[i].value, &hc);
+            /* an unread key's value is converted all the same (it is checked), not kept */
+            json_value unused;
+            bool keep = !pk_unread_key(r, k);
+            if (keep)
+                m[kept].key = k->u.text;
+            sim_status st = to_json(r, bx->items[2 * i + 1], depth + 1, keep ? &m[kept].value : &unused, &hc);
             if (st != SIM_OK)
                 return st;
+            kept += keep;
             h = hc > h ? hc : h;
         }
+        v->len = kept;
     } else {
         v->type = JSON_ARRAY;
         v->len = bx->n;
-        json_value *items = arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
+        json_value *items = pk_arena(r->doc, (size_t)(bx->n ? bx->n : 1) * sizeof *items);
         if (items == NULL)
-            return nomem(r);
+            return pk_nomem(r);
         v->u.items = items;
         for (uint32_t i = 0; i < bx->n; i++) {
             sim_status st = to_json(r, bx->items[i], depth + 1, &items[i], &hc);
@@ -727,12 +780,26 @@ static sim_status to_json(pk_reader *r, pk_obj *o, int depth, json_value *v, uin
     return SIM_OK;
 }
 
-sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, pickle_doc **doc,
-                        const json_value **root, sim_error *err)
+static void reader_release(pk_reader *r)
 {
-    *doc = NULL;
-    *root = NULL;
-    pk_reader r = {.path = path, .p = data, .len = len, .err = err};
+    free(r->stack);
+    free(r->marks);
+    free(r->memo);
+    free(r->strs);
+    free(r->arrs);
+    for (size_t i = 0; i < r->n_boxes; i++) {
+        free(r->boxes[i]->buf);
+        free(r->boxes[i]);
+    }
+    free(r->boxes);
+}
+
+/* One reading, lean or exact; *retry: the lean one gave up (no message set). */
+static sim_status parse_once(const char *path, const unsigned char *data, size_t len, const pickle_options *opt,
+                             bool lean, pickle_doc **doc, const json_value **root, bool *retried, sim_error *err)
+{
+    pk_reader r = {.path = path, .p = data, .len = len, .err = err, .lean = lean,
+                   .unread = opt ? opt->unread_keys : NULL, .drop_read = opt && opt->drop_read};
     r.doc = calloc(1, sizeof *r.doc);
     if (r.doc == NULL)
         return sim_error_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -741,17 +808,40 @@ sim_status pickle_parse(const char *path, const unsigned char *data, size_t len,
     json_value *v = NULL;
     if (st == SIM_OK) {
         uint16_t height = 0;
-        v = arena(r.doc, sizeof *v);
-        st = v ? to_json(&r, top, 0, v, &height) : nomem(&r);
+        v = pk_arena(r.doc, sizeof *v);
+        if (v == NULL)
+            st = pk_nomem(&r);
+        else if (lean)
+            *v = pk_lean_json(top);
+        else
+            st = to_json(&r, top, 0, v, &height);
     }
-    free(r.stack);
-    free(r.marks);
-    free(r.memo);
+    *retried = r.retry;
+    reader_release(&r);
     if (st != SIM_OK) {
         pickle_free(r.doc);
         return st;
     }
+    r.doc->peak_bytes = pickle_doc_bytes(r.doc);
+    drop_graph(r.doc); /* the DOM is all the caller reads: the import then holds it and its events only */
     *doc = r.doc;
     *root = v;
     return SIM_OK;
+}
+
+sim_status pickle_parse(const char *path, const unsigned char *data, size_t len, const pickle_options *opt,
+                        pickle_doc **doc, const json_value **root, sim_error *err)
+{
+    *doc = NULL;
+    *root = NULL;
+    bool lean = opt == NULL || !opt->exact, retried = false;
+    sim_status st = parse_once(path, data, len, opt, lean, doc, root, &retried, err);
+    if (lean && st != SIM_OK && st != SIM_ENOMEM) {
+        /* a refusal, or a pickle the lean reading cannot be sure of: the exact
+         * reading's result or message (a refusal is found again, at the same byte) */
+        st = parse_once(path, data, len, opt, false, doc, root, &retried, err);
+        if (st == SIM_OK)
+            (*doc)->restarted = true;
+    }
+    return st;
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,7 +39,8 @@ struct trace_input {
 
 /* ---------------------------------------------------------------- reading bytes */
 
-/* All of a stream's content (recorded formats are read whole), NUL-terminated. */
+/* All of a stream's content (recorded formats are read whole, but for a binary one in a
+ * regular file: map_file), NUL-terminated. */
 static sim_status stream_read_all(in_stream *st_in, const char *path, char **out, size_t *len, sim_error *err)
 {
     *out = NULL;
@@ -362,17 +365,26 @@ static sim_status parse_json(const char *path, json_parser *p, const char *text,
     return sim_error_set(err, SIM_ETRACE, path, 0, 0, "not valid JSON (%s)", errtext);
 }
 
-/* Import a whole document in memory (text is NUL-terminated at len). */
-static sim_status import_doc(trace_input *in, const input_format *f, const char *text, size_t len,
+/* Import a whole document in memory (*bytes, malloc'd and NUL-terminated at len, or
+ * for a binary format a file's mapping; a binary importer may release it,
+ * imp_release_input, leaving NULL). */
+static sim_status import_doc(trace_input *in, const input_format *f, char **bytes, size_t len, bool mapped,
                              const input_options *opt, sim_error *err)
 {
+    const char *text = *bytes;
     imp_doc *d = &in->doc;
     imp_doc_init(d, in->path, f);
     imp_set_err(d, err);
     in->has_doc = true;
     /* a binary format (magic_test) is read by its importer whatever its first bytes */
-    if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len)))
-        return f->import_magic((const unsigned char *)text, len, opt, d);
+    if (f->import_magic != NULL && (f->magic_test != NULL || has_magic(f, text, len))) {
+        d->input = bytes;
+        d->input_len = len;
+        d->input_mapped = mapped;
+        sim_status st = f->import_magic((const unsigned char *)text, len, opt, d);
+        d->input = NULL;
+        return st;
+    }
     if (f->import == NULL)
         return sim_error_set(err, SIM_EINTERNAL, in->path, 0, 0, "no importer for this format");
     json_parser *p = json_parser_new();
@@ -386,10 +398,12 @@ static sim_status import_doc(trace_input *in, const input_format *f, const char 
     return st;
 }
 
-/* Open from bytes already in memory (a whole file, maybe inflated). */
-static sim_status open_bytes(trace_input *in, const input_format *f, const char *text, size_t len,
+/* Open from bytes already in memory (a whole file, maybe inflated): *bytes, malloc'd,
+ * which an importer may free (then NULL; the caller frees what is left). */
+static sim_status open_bytes(trace_input *in, const input_format *f, char **bytes, size_t len,
                              const input_options *opt, sim_error *err)
 {
+    const char *text = *bytes;
     if (f == NULL && gtrace_is_magic(text, len))
         f = input_format_native(); /* the native binary container: trace_open_mem reads it */
     if (f == NULL) {
@@ -405,7 +419,29 @@ static sim_status open_bytes(trace_input *in, const input_format *f, const char 
             native_alloc_conf(in);
         return st;
     }
-    return import_doc(in, f, text, len, opt, err);
+    return import_doc(in, f, bytes, len, false, opt, err);
+}
+
+/* A binary recording in a regular file (a pickle) is mapped rather than read: its
+ * importer reads it once front to back and hands back the pages it has read
+ * (imp_input_mapped), so the file is never resident whole. NULL when it cannot be
+ * mapped (then it is read as any other). */
+static char *map_file(const char *path, size_t *len)
+{
+    struct stat sb;
+    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    char *p = NULL;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size <= INPUT_MAX_BYTES) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            p = m;
+            *len = (size_t)sb.st_size;
+        }
+    }
+    close(fd);
+    return p;
 }
 
 static sim_status input_new(const char *path, const char *from, const input_format **f, trace_input **out,
@@ -514,10 +550,19 @@ sim_status input_open_named(const char *path, const char *name, const char *from
     }
     char *data = NULL;
     size_t len = 0;
+    if (f != NULL && f->import_magic != NULL && f->magic_test == NULL && has_magic(f, pre, plen) &&
+        !in_stream_is_gzip(src) && (data = map_file(path, &len)) != NULL) {
+        in_stream_close(src);
+        in->format = f;
+        st = import_doc(in, f, &data, len, true, opt, err);
+        if (data != NULL)
+            munmap(data, len);
+        return finish_open(in, st, out);
+    }
     st = stream_read_all(src, name, &data, &len, err);
     in_stream_close(src);
     if (st == SIM_OK)
-        st = open_bytes(in, f, data, len, opt, err);
+        st = open_bytes(in, f, &data, len, opt, err);
     free(data);
     return finish_open(in, st, out);
 }
@@ -535,7 +580,7 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
         size_t tlen = 0;
         st = gunzip(name, data, len, &text, &tlen, err);
         if (st == SIM_OK)
-            st = open_bytes(in, f, text, tlen, opt, err);
+            st = open_bytes(in, f, &text, tlen, opt, err);
         free(text);
         return finish_open(in, st, out);
     }
@@ -545,7 +590,7 @@ sim_status input_open_mem(const char *name, const void *data, size_t len, const 
         return finish_open(in, sim_error_set(err, SIM_ENOMEM, name, 0, 0, "out of memory"), out);
     memcpy(copy, data, len);
     copy[len] = '\0';
-    st = open_bytes(in, f, copy, len, opt, err);
+    st = open_bytes(in, f, &copy, len, opt, err);
     free(copy);
     return finish_open(in, st, out);
 }

@@ -603,6 +603,35 @@ const char *json_int_status_text(json_int_status st)
     return "is invalid";
 }
 
+bool json_equal(const json_value *a, const json_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case JSON_NULL:
+    case JSON_TRUE:
+    case JSON_FALSE: return true;
+    case JSON_NUMBER: return a->len == b->len && memcmp(a->u.num, b->u.num, a->len) == 0;
+    case JSON_STRING: return a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+    case JSON_ARRAY:
+        if (a->len != b->len)
+            return false;
+        for (uint32_t i = 0; i < a->len; i++)
+            if (!json_equal(&a->u.items[i], &b->u.items[i]))
+                return false;
+        return true;
+    case JSON_OBJECT:
+        if (a->len != b->len)
+            return false;
+        for (uint32_t i = 0; i < a->len; i++)
+            if (strcmp(a->u.members[i].key, b->u.members[i].key) != 0 ||
+                !json_equal(&a->u.members[i].value, &b->u.members[i].value))
+                return false;
+        return true;
+    }
+    return false;
+}
+
 const char *json_type_name(json_type t)
 {
     switch (t) {

@@ -69,5 +69,9 @@ double json_to_double(const json_value *v);
 /* A sentence for an integer status: "is not an integer", ... */
 const char *json_int_status_text(json_int_status st);
 const char *json_type_name(json_type t);
+/* Whether a and b are the same value: same types, numbers of the same text, strings
+ * of the same bytes, arrays item by item, objects member by member in order (keys
+ * included); line and column are not compared. */
+bool json_equal(const json_value *a, const json_value *b);
 
 #endif
