@@ -560,6 +560,8 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
 
 /* ==== Operations ==== */
 
+static void torch_destroy(strategy *s);
+
 static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
     torch_conf conf;
@@ -624,6 +626,15 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
         torch_fs_init(&s->free_set[p], &s->blocks);
         s->unmapped_root[p] = T_NONE;
     }
+    if (rules.tie_by_creation) {
+        /* 2.12: equal free blocks tie by creation number (§2.15) */
+        if (!SIM_GROW(s->born, 64, s->born_cap)) {
+            torch_destroy(s);
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating torch");
+        }
+        for (unsigned p = 0; p < N_POOLS; p++)
+            torch_fs_order_by_creation(&s->free_set[p], &s->born);
+    }
     s->seg_first = s->seg_last = T_NONE;
     s->q_head = s->q_tail = T_NONE;
     *out = s;
@@ -640,6 +651,7 @@ static void torch_destroy(strategy *s)
     for (unsigned p = 0; p < N_POOLS; p++)
         torch_fs_release(&s->free_set[p]);
     torch_fs_list_release(&s->scratch);
+    free(s->born);
     free(s);
 }
 

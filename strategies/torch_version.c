@@ -42,6 +42,12 @@ static torch_rules rules_for(unsigned minor)
         /* in 2.10.0, not 2.9.1; the release of pytorch/pytorch#161035, which made
          * the fraction an allocator setting (per_process_memory_fraction) */
         .fraction_one_is_no_limit = minor >= 10,
+        /* pytorch/pytorch#178362 (March 2026) ordered every pool's free blocks by a
+         * counter taken in the Block constructor; pytorch/pytorch#182929 (May 2026)
+         * kept that for NCCL's private pools only, and #183591 replaced it by the
+         * segment's creation order. Wheels: 2.12.0 and 2.12.1 have it, 2.11.0 and
+         * 2.13.0 not */
+        .tie_by_creation = minor == 12,
     };
 }
 

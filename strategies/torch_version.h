@@ -49,6 +49,11 @@ typedef struct torch_rules {
     /* a memory fraction of exactly 1.0 is no limit (2.10 on): no "allowed" cap, no
      * garbage collection against it, no "X allowed; " in the OOM message */
     bool fraction_one_is_no_limit;
+    /* free blocks of equal stream and size are ordered by a number each block takes
+     * when it is constructed, oldest first, instead of by address (2.12 only: a
+     * split's handed-out part is a new block, a merged free block keeps its own
+     * number) */
+    bool tie_by_creation;
 } torch_rules;
 
 /* The rules of text ("2.1" ... "2.14", "main"; NULL or "" = 2.14) into *out.

@@ -139,3 +139,41 @@ START_TEST(torch_2_10_fraction_one_should_not_collect_garbage)
     ck_assert_uint_eq(frees, 1);
 }
 END_TEST
+
+GPUSIM_TCASE("tie order", 0, NULL, NULL);
+
+/* Two free 40 MiB blocks, a younger piece at the lower address and an older whole
+ * segment above it; a 40 MiB request takes one, then empty_cache. Returns reserved
+ * memory after it. S1 = a 100 MiB segment (block B1), S2 = 40 MiB (block B2, made
+ * after B1); a 40 MiB request splits B1 into a new block N (S1's low 40, made last)
+ * and B1's remainder (60), which a 60 MiB request takes whole; N and B2 are freed. */
+static uint64_t reserved_after_tie(const char *opts)
+{
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0, opts);
+    strategy_handle p = harness_alloc(h, 100 * MiB, 0); /* S1: B1 */
+    strategy_handle q = harness_alloc(h, 40 * MiB, 0);  /* S2: B2 */
+    harness_free_block(h, p);
+    strategy_handle r = harness_alloc(h, 40 * MiB, 0); /* N = S1's low 40 MiB */
+    harness_alloc(h, 60 * MiB, 0);                     /* B1, the 60 MiB remainder, whole */
+    harness_free_block(h, r);
+    harness_free_block(h, q);
+    harness_alloc(h, 40 * MiB, 0); /* N (lower address) or B2 (older) */
+    harness_check(h);
+    harness_empty_cache(h);
+    uint64_t reserved = harness_sample(h).reserved_bytes;
+    harness_free(h);
+    return reserved;
+}
+
+START_TEST(torch_2_12_should_break_ties_between_equal_free_blocks_by_creation_order)
+{
+    /* By address (2.11, 2.13, 2.14): N is taken, S2 is wholly free and empty_cache
+     * returns it: 100 MiB reserved. 2.12 (pytorch/pytorch#178362; the 2.12.0 and
+     * 2.12.1 wheels): B2 was made before N, so B2 is taken, N stays a free piece of
+     * S1 that empty_cache cannot return: 140 MiB */
+    ck_assert_uint_eq(reserved_after_tie("torch_version=2.11"), 100 * MiB);
+    ck_assert_uint_eq(reserved_after_tie("torch_version=2.12"), 140 * MiB);
+    ck_assert_uint_eq(reserved_after_tie("torch_version=2.13"), 100 * MiB);
+    ck_assert_uint_eq(reserved_after_tie("torch_version=main"), 100 * MiB);
+}
+END_TEST
