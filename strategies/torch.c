@@ -377,11 +377,13 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     }
     uint64_t m = s->conf.max_split_size_bytes;
     uint64_t bsize = B(s, it)->size;
+    /* pytorch/pytorch#193400 (open; issue #123548): not for expandable segments */
+    bool oversize_rules = !(s->rules.fix_expandable_ignores_max_split && B(s, it)->expandable);
     /* oversize blocks are kept for oversize requests */
-    if (size < m && bsize >= m)
+    if (oversize_rules && size < m && bsize >= m)
         return T_NONE;
     /* and an oversize request takes one at most max_non_split_rounding larger */
-    if (size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
+    if (oversize_rules && size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
     if (it == found.h)
         torch_fs_take(&s->free_set[pool], found); /* no second search for it */
@@ -567,6 +569,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     torch_conf conf;
     torch_rules rules;
     sim_status st = torch_version_parse(strategy_config_get(cfg, "torch_version"), &rules, err);
+    if (st == SIM_OK)
+        st = torch_fixes_parse(strategy_config_get(cfg, "torch_fixes"), &rules, err);
     if (st != SIM_OK)
         return st;
     const char *text = strategy_config_get(cfg, "alloc_conf");
@@ -685,8 +689,14 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
-        if (b == T_NONE && release_cached_blocks(s))
-            b = alloc_block(s, pool, stream, rs, alloc_size, true);
+        if (b == T_NONE && release_cached_blocks(s)) {
+            /* pytorch/pytorch#191302 (open): the pool again, which the synchronize
+             * may have given completed deferred frees (issue #189504) */
+            if (s->rules.fix_research_after_release)
+                b = get_free_block(s, pool, stream, rs);
+            if (b == T_NONE)
+                b = alloc_block(s, pool, stream, rs, alloc_size, true);
+        }
     }
     if (b == T_NONE) {
         s->st.num_ooms++;

@@ -4,6 +4,7 @@
  * code by validate/upstream; the others follow the cited changes. */
 #include "torch_version.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,5 +107,71 @@ char *torch_version_format(const torch_rules *r, char *buf, size_t cap)
         snprintf(buf, cap, "main");
     else
         snprintf(buf, cap, "2.%u", r->minor);
+    return buf;
+}
+
+/* The open pull requests the model can apply (torch_fixes): the number, the switch
+ * in torch_rules, and the bug it fixes (docs/allocators.md §2.15, "Known bugs"). */
+static const struct torch_fix {
+    const char *pr;
+    size_t field; /* offsetof the bool in torch_rules */
+    const char *what;
+} TORCH_FIXES[] = {
+    {"191302", offsetof(torch_rules, fix_research_after_release),
+     "search the pool again after the synchronize of the last rung (issue #189504)"},
+    {"193400", offsetof(torch_rules, fix_expandable_ignores_max_split),
+     "expandable segments reuse free blocks above max_split_size (issue #123548)"},
+};
+#define N_TORCH_FIXES (sizeof TORCH_FIXES / sizeof TORCH_FIXES[0])
+
+static bool *fix_flag(torch_rules *r, size_t i)
+{
+    return (bool *)(void *)((char *)r + TORCH_FIXES[i].field);
+}
+
+static bool fix_on(const torch_rules *r, size_t i)
+{
+    return *(const bool *)(const void *)((const char *)r + TORCH_FIXES[i].field);
+}
+
+sim_status torch_fixes_parse(const char *text, torch_rules *r, sim_error *err)
+{
+    for (size_t i = 0; i < N_TORCH_FIXES; i++)
+        *fix_flag(r, i) = false;
+    if (text == NULL || *text == '\0' || strcmp(text, "none") == 0)
+        return SIM_OK;
+    const char *p = text;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < N_TORCH_FIXES && !(strlen(TORCH_FIXES[i].pr) == len && strncmp(p, TORCH_FIXES[i].pr, len) == 0))
+            i++;
+        if (i == N_TORCH_FIXES) {
+            char known[512];
+            size_t n = 0;
+            known[0] = '\0';
+            for (size_t k = 0; k < N_TORCH_FIXES && n < sizeof known; k++)
+                n += (size_t)snprintf(known + n, sizeof known - n, "%s: %s; ", TORCH_FIXES[k].pr, TORCH_FIXES[k].what);
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "torch_fixes: '%.*s' is not a modelled fix (pytorch/pytorch pull requests %sor none)",
+                                 (int)len, p, known);
+        }
+        *fix_flag(r, i) = true;
+        if (p[len] == '\0')
+            return SIM_OK;
+        p += len + 1;
+    }
+}
+
+char *torch_fixes_format(const torch_rules *r, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_TORCH_FIXES; i++) {
+        if (fix_on(r, i) && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n > 0 ? "," : "", TORCH_FIXES[i].pr);
+    }
+    if (n == 0)
+        snprintf(buf, cap, "none");
     return buf;
 }

@@ -54,6 +54,15 @@ typedef struct torch_rules {
      * split's handed-out part is a new block, a merged free block keeps its own
      * number) */
     bool tie_by_creation;
+    /* Open pull requests that fix known allocator bugs, off unless asked for
+     * (option torch_fixes; no release has them): */
+    /* pytorch/pytorch#191302 (issue #189504): after the synchronize and release of
+     * the ladder's last rung, search the pool again before the last cudaMalloc, so a
+     * deferred free that the synchronize completed can serve the request */
+    bool fix_research_after_release;
+    /* pytorch/pytorch#193400 (issue #123548): get_free_block skips the max_split_size
+     * oversize rules for a block of an expandable segment */
+    bool fix_expandable_ignores_max_split;
 } torch_rules;
 
 /* The rules of text ("2.1" ... "2.14", "main"; NULL or "" = 2.14) into *out.
@@ -62,5 +71,14 @@ sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *er
 
 /* "2.6" or "main" into buf; returns buf. */
 char *torch_version_format(const torch_rules *r, char *buf, size_t cap);
+
+/* The fixes of text into *r ("none", NULL or "" for none; else pull request
+ * numbers separated by commas: "191302", "193400" or both). SIM_EUSAGE naming the
+ * fixes modelled for anything else. */
+sim_status torch_fixes_parse(const char *text, torch_rules *r, sim_error *err);
+
+/* The fixes on, as torch_fixes_parse reads them ("none" or "191302,193400"), into
+ * buf; returns buf. */
+char *torch_fixes_format(const torch_rules *r, char *buf, size_t cap);
 
 #endif

@@ -177,3 +177,109 @@ START_TEST(torch_2_12_should_break_ties_between_equal_free_blocks_by_creation_or
     ck_assert_uint_eq(reserved_after_tie("torch_version=main"), 100 * MiB);
 }
 END_TEST
+
+GPUSIM_TCASE("known bugs", 0, NULL, NULL);
+
+/* pytorch/pytorch#189504 on a 1 GiB card: an 800 MiB segment split into two 400 MiB
+ * blocks (224 MiB left on the device), the first freed behind an event
+ * (record_stream), then 400 MiB asked for. Returns whether that request fails, and
+ * in *retry_ok whether the same request right after succeeds (when it failed). */
+static bool pending_free_request_fails(const char *opts, bool *retry_ok)
+{
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0, opts);
+    harness_free_block(h, harness_alloc(h, 800 * MiB, 0));
+    strategy_handle a = harness_alloc(h, 400 * MiB, 0); /* the low half, split off */
+    harness_alloc(h, 400 * MiB, 0);                     /* the high half, whole */
+    harness_free_deferred(h, a);
+    strategy_handle out;
+    strategy_oom oom;
+    bool fails = harness_try_alloc(h, 400 * MiB, 0, &out, &oom) == SIM_OOM;
+    *retry_ok = false;
+    if (fails)
+        *retry_ok = harness_try_alloc(h, 400 * MiB, 0, &out, &oom) == SIM_OK;
+    harness_check(h);
+    harness_free(h);
+    return fails;
+}
+
+START_TEST(torch_should_raise_oom_while_a_synchronized_pending_free_fits_unless_pr_191302_applies)
+{
+    /* The ladder: no free block (a's waits on its event); cudaMalloc(400) fails
+     * (224 free); no oversize block to release; synchronize (a's block returns to
+     * the pool) and release every unsplit cached segment (none: a's block is a split
+     * piece), then only cudaMalloc again: OOM. The 2.14.1 wheel agrees
+     * (validate/upstream/torch/directed/bug-189504-pending-free-oom.json), and so
+     * does its "fails once, the identical retry succeeds" */
+    bool retry_ok = false;
+    ck_assert(pending_free_request_fails("", &retry_ok));
+    ck_assert(retry_ok);
+    ck_assert(pending_free_request_fails("torch_version=2.6", &retry_ok));
+    /* PR #191302 searches the pool after the synchronize: a's block serves it */
+    ck_assert(!pending_free_request_fails("torch_fixes=191302", &retry_ok));
+    ck_assert(!pending_free_request_fails("torch_fixes=193400,191302", &retry_ok));
+    /* the other fix alone changes nothing here */
+    ck_assert(pending_free_request_fails("torch_fixes=193400", &retry_ok));
+}
+END_TEST
+
+/* pytorch/pytorch#123548 as PR #193400 reproduces it, on a 16 GiB card under
+ * max_split_size_mb:128 (with expandable segments unless plain) and opts: a 64 MiB
+ * block, then cycles of A = 91 MiB, B = 45.5 MiB, 2 MiB kept alive, A and B freed.
+ * Returns reserved memory after `cycles` cycles. */
+static uint64_t reserved_after_cycles(const char *opts, unsigned cycles)
+{
+    harness *h = harness_new(torch_strategy(), 16384 * MiB, 0, opts);
+    harness_alloc(h, 64 * MiB, 0);
+    for (unsigned c = 0; c < cycles; c++) {
+        strategy_handle a = harness_alloc(h, 91 * MiB, 0);
+        strategy_handle b = harness_alloc(h, 91 * MiB / 2, 0);
+        harness_alloc(h, 2 * MiB, 0);
+        harness_free_block(h, a);
+        harness_free_block(h, b);
+    }
+    harness_check(h);
+    uint64_t reserved = harness_sample(h).reserved_bytes;
+    harness_free(h);
+    return reserved;
+}
+
+#define EXP_MSPLIT "alloc_conf=max_split_size_mb:128,expandable_segments:True"
+
+START_TEST(torch_expandable_segments_with_max_split_should_grow_per_cycle_unless_pr_193400_applies)
+{
+    /* Pages of 20 MiB. Cycle 1: 64 → 80 MiB mapped, A + B = 136.5 → 140: 220 MiB.
+     * Freed, A and B merge into 136.5 MiB ≥ 128: get_free_block keeps it from A and
+     * B (below max_split_size), and the live 2 MiB block after it hides it from
+     * find_expandable_block, so each cycle maps 136.5 + 2 MiB more, 138.4 MiB a
+     * cycle on average in whole pages: 220 + 138.4 · 100 = 14060 MiB after 101
+     * cycles, the issue's figures (its cycle 100 is the 101st), and the 2.14.1 wheel's
+     * (directed/bug-123548-expandable-max-split.json agrees after every event) */
+    ck_assert_uint_eq(reserved_after_cycles(EXP_MSPLIT, 1), 220 * MiB);
+    ck_assert_uint_eq(reserved_after_cycles(EXP_MSPLIT, 21), 2980 * MiB);
+    ck_assert_uint_eq(reserved_after_cycles(EXP_MSPLIT, 101), 14060 * MiB);
+    /* PR #193400: expandable blocks skip the oversize rules: A and B reuse the freed
+     * block, and only the 2 MiB blocks grow the segment (one 20 MiB page per 10
+     * cycles): 220 + 20 · 10 = 420 MiB */
+    ck_assert_uint_eq(reserved_after_cycles(EXP_MSPLIT ",torch_fixes=193400", 101), 420 * MiB);
+    /* either option alone: under 500 MiB, as the issue says */
+    ck_assert_uint_eq(reserved_after_cycles("alloc_conf=expandable_segments:True", 101), 420 * MiB);
+    ck_assert_uint_lt(reserved_after_cycles("alloc_conf=max_split_size_mb:128", 101), 500 * MiB);
+}
+END_TEST
+
+START_TEST(torch_fixes_should_name_only_modelled_pull_requests)
+{
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0, "torch_fixes=193400,191302");
+    ck_assert_str_eq(harness_option(h, "torch_fixes"), "191302,193400");
+    harness_free(h);
+    h = harness_new(torch_strategy(), 1024 * MiB, 0, "");
+    ck_assert_str_eq(harness_option(h, "torch_fixes"), "none");
+    harness_free(h);
+    harness *bad = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(harness_try_new(torch_strategy(), 1024 * MiB, "torch_fixes=191303", &bad, &err), SIM_EUSAGE);
+    ck_assert_msg(strstr(err.msg, "'191303' is not a modelled fix") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "193400") != NULL, "%s", err.msg);
+}
+END_TEST
