@@ -544,20 +544,27 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         snprintf(advice, sizeof advice,
                  " If reserved but unallocated memory is large try setting %s=expandable_segments:True to avoid "
                  "fragmentation.  See documentation for Memory Management  (%s)",
-                 cuda_name ? "PYTORCH_CUDA_ALLOC_CONF" : "PYTORCH_ALLOC_CONF",
+                 rl->oom_advises_hip_alloc_conf ? "PYTORCH_HIP_ALLOC_CONF"
+                 : cuda_name                    ? "PYTORCH_CUDA_ALLOC_CONF"
+                                                : "PYTORCH_ALLOC_CONF",
                  rl->oom_links_cuda_alloc_conf_section
                      ? "https://docs.pytorch.org/docs/stable/notes/"
                        "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf"
                      : "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables");
     }
+    /* a ROCm build: "HIP", and no NVML line (§2.15, platforms) */
+    char process[96] = "";
+    if (!rl->oom_hip)
+        snprintf(process, sizeof process, "Including non-PyTorch memory, this process has %s memory in use. ",
+                 torch_format_size(reserved + s->context_bytes, u, sizeof u));
     snprintf(oom->detail, sizeof oom->detail,
-             "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
-             "Including non-PyTorch memory, this process has %s memory in use. %sOf the allocated memory %s is "
-             "allocated by PyTorch, and %s is reserved by PyTorch but unallocated.%s",
-             torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
-             torch_format_size(dev_free, f, sizeof f), torch_format_size(reserved + s->context_bytes, u, sizeof u),
-             allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r), advice);
+             "%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
+             "%s%sOf the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but "
+             "unallocated.%s",
+             rl->oom_hip ? "HIP" : "CUDA", torch_format_size(alloc_size, a, sizeof a),
+             torch_format_size(s->capacity_bytes, c, sizeof c), torch_format_size(dev_free, f, sizeof f), process,
+             allowed, torch_format_size(allocated, al, sizeof al), torch_format_size(reserved - allocated, r, sizeof r),
+             advice);
 }
 
 /* ==== Operations ==== */
@@ -570,6 +577,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     torch_rules rules;
     sim_status st = torch_version_parse(strategy_config_get(cfg, "torch_version"), &rules, err);
     if (st == SIM_OK)
+        st = torch_platform_parse(strategy_config_get(cfg, "platform"), &rules, err);
+    if (st == SIM_OK)
         st = torch_fixes_parse(strategy_config_get(cfg, "torch_fixes"), &rules, err);
     if (st != SIM_OK)
         return st;
@@ -577,6 +586,9 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     st = torch_conf_parse_for(text, &rules, &conf, err);
     if (st != SIM_OK)
         return st;
+    /* ROCm before 2.12 or before ROCm 7: PyTorch warns and runs without (§2.15) */
+    if (!rules.expandable_supported)
+        conf.expandable_segments = false;
     if (conf.backend_async)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "

@@ -47,6 +47,9 @@ const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS] = {
                       "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"),
     STRATEGY_OPT_TEXT("torch_version", "torch-version", "2.14, the newest checked", "2.6",
                       "the PyTorch release whose allocator rules apply: 2.1 ... 2.14 or main (as 2.14)"),
+    STRATEGY_OPT_ENUM("platform", "platform", "cuda|rocm|rocm6", "cuda", "rocm",
+                      "the build: a CUDA wheel, or ROCm 7+ / ROCm 6 (HIP; modelled from source, not checked against a "
+                      "binary): expandable segments, the OOM message"),
     STRATEGY_OPT_TEXT("torch_fixes", "torch-fixes", "none, as every release", "193400",
                       "open pytorch/pytorch pull requests to apply, comma-separated: 191302 (re-search the pool after "
                       "the OOM ladder's synchronize, issue #189504), 193400 (expandable segments reuse blocks above "

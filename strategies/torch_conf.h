@@ -4,8 +4,9 @@
  * It knows nothing of devices or blocks. Also the torch strategy's option table. */
 
 /* The table: alloc_conf (parsed here), memory_fraction (a separate option),
- * torch_version (the release whose rules apply: torch_version.h) and torch_fixes
- * (open pull requests applied on top, torch_version.h). */
+ * torch_version (the release whose rules apply: torch_version.h), platform (CUDA
+ * or ROCm, torch_version.h) and torch_fixes (open pull requests applied on top,
+ * torch_version.h). */
 #ifndef GPUSIM_TORCH_CONF_H
 #define GPUSIM_TORCH_CONF_H
 
@@ -19,7 +20,7 @@
 /* The torch strategy's options, described once (strategy_option, sim/strategy.h):
  * the keys torch's create() reads and its options() writes back. The declared size
  * makes a table that disagrees with the count a compile error. */
-#define TORCH_CONF_N_OPTIONS 4
+#define TORCH_CONF_N_OPTIONS 5
 extern const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS];
 
 /* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB

@@ -49,7 +49,53 @@ static torch_rules rules_for(unsigned minor)
          * segment's creation order. Wheels: 2.12.0 and 2.12.1 have it, 2.11.0 and
          * 2.13.0 not */
         .tie_by_creation = minor == 12,
+        /* CUDA; torch_platform_parse sets the platform's rules */
+        .platform = TORCH_PLATFORM_CUDA,
+        .expandable_supported = true,
     };
+}
+
+/* The platforms (torch_platform order) and the rules that depend on them with the
+ * release (docs/allocators.md §2.15, "Platforms"). */
+static const char *const PLATFORM_NAMES[] = {"cuda", "rocm", "rocm6"};
+
+static void platform_rules(torch_rules *r, torch_platform p)
+{
+    r->platform = p;
+    /* CUDA: every release modelled (2.1 on). ROCm: pytorch/pytorch#177974 (March
+     * 2026, reland of #173330) brought expandable segments to ROCm, in 2.12; and
+     * #179930 (April 2026) gates them on ROCM_VERSION >= 70000 (the 2.12.1 wheel's
+     * CUDAAllocatorConfig.h::expandable_segments returns false, with a warning, on
+     * ROCm < 7.0; 2.11.0's whenever the driver API is not compiled in) */
+    r->expandable_supported = p == TORCH_PLATFORM_CUDA || (p == TORCH_PLATFORM_ROCM && r->minor >= 12);
+    /* hipify turns the message's "CUDA" into "HIP"; no NVML on ROCm [reported: every
+     * ROCm OOM message seen lacks the line] */
+    r->oom_hip = p != TORCH_PLATFORM_CUDA;
+    /* [reported] ROCm messages of 2024-2025 (2.4 to 2.8) name PYTORCH_HIP_ALLOC_CONF;
+     * the 2.9 test logs of ROCm/TheRock#2118 name PYTORCH_CUDA_ALLOC_CONF */
+    r->oom_advises_hip_alloc_conf = p != TORCH_PLATFORM_CUDA && r->minor <= 8;
+}
+
+sim_status torch_platform_parse(const char *text, torch_rules *r, sim_error *err)
+{
+    torch_platform p = TORCH_PLATFORM_CUDA;
+    if (text != NULL && *text != '\0') {
+        size_t i = 0;
+        while (i < sizeof PLATFORM_NAMES / sizeof PLATFORM_NAMES[0] && strcmp(text, PLATFORM_NAMES[i]) != 0)
+            i++;
+        if (i == sizeof PLATFORM_NAMES / sizeof PLATFORM_NAMES[0])
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "platform: '%s' is not a modelled platform (cuda, rocm for ROCm 7 or later, rocm6)",
+                                 text);
+        p = (torch_platform)i;
+    }
+    platform_rules(r, p);
+    return SIM_OK;
+}
+
+const char *torch_platform_name(const torch_rules *r)
+{
+    return PLATFORM_NAMES[r->platform];
 }
 
 /* Digits at *p into *v (at most 3, no leading zero); advances *p. False when none. */

@@ -3,8 +3,10 @@
  * allocator that changed between releases 2.1 and 2.14 and main, as one set of
  * switches, each with the release it changed in (docs/allocators.md §2.15). The
  * default is the newest release checked against its shipped wheel, 2.14; main has
- * every rule of 2.14 (no later change is modelled). Knows nothing of blocks or
- * devices. */
+ * every rule of 2.14 (no later change is modelled). Also the platform (option
+ * platform: CUDA, or ROCm, whose rules are modelled from source and reports, NOT
+ * checked against a binary) and the open pull requests that fix known bugs (option
+ * torch_fixes). Knows nothing of blocks or devices. */
 #ifndef GPUSIM_TORCH_VERSION_H
 #define GPUSIM_TORCH_VERSION_H
 
@@ -18,8 +20,23 @@
 #define TORCH_VERSION_NEWEST_RELEASE 14u /* 2.14 */
 #define TORCH_VERSION_DEFAULT 14u /* 2.14: no torch_version given */
 
+/* The build the rules are of (option platform): a CUDA wheel, or a ROCm one (HIP,
+ * hipified from the same source), ROCm 7 or later, or ROCm 6. The ROCm rules are
+ * modelled from the source and public reports, not checked against a binary: no
+ * ROCm wheel runs on validate/'s mock CUDA. */
+typedef enum torch_platform { TORCH_PLATFORM_CUDA = 0, TORCH_PLATFORM_ROCM = 1, TORCH_PLATFORM_ROCM6 = 2 } torch_platform;
+
 typedef struct torch_rules {
     unsigned minor; /* 2.minor, or TORCH_VERSION_MAIN */
+    torch_platform platform;
+    /* expandable_segments:True takes effect (CUDA; ROCm 7 from 2.12 on); else it is
+     * ignored, as PyTorch warns "not supported on this platform" and runs without */
+    bool expandable_supported;
+    /* the OOM message of a ROCm build: "HIP out of memory.", and no NVML line
+     * ("Including non-PyTorch memory, this process has ... in use.") */
+    bool oom_hip;
+    /* the OOM advice of a ROCm build up to 2.8 names PYTORCH_HIP_ALLOC_CONF */
+    bool oom_advises_hip_alloc_conf;
     /* roundup_power2_divisions list: '>' fills the entries after the last key
      * (2.10 on) rather than from the last key's own entry (2.1-2.9) */
     bool roundup_gt_after_last;
@@ -71,6 +88,14 @@ sim_status torch_version_parse(const char *text, torch_rules *out, sim_error *er
 
 /* "2.6" or "main" into buf; returns buf. */
 char *torch_version_format(const torch_rules *r, char *buf, size_t cap);
+
+/* The platform of text into *r ("cuda", NULL or "" for cuda; "rocm" = ROCm 7 or
+ * later; "rocm6"), and the rules that depend on it with the release (call after
+ * torch_version_parse). SIM_EUSAGE for anything else. */
+sim_status torch_platform_parse(const char *text, torch_rules *r, sim_error *err);
+
+/* "cuda", "rocm" or "rocm6". */
+const char *torch_platform_name(const torch_rules *r);
 
 /* The fixes of text into *r ("none", NULL or "" for none; else pull request
  * numbers separated by commas: "191302", "193400" or both). SIM_EUSAGE naming the

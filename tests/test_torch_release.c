@@ -283,3 +283,66 @@ START_TEST(torch_fixes_should_name_only_modelled_pull_requests)
     ck_assert_msg(strstr(err.msg, "193400") != NULL, "%s", err.msg);
 }
 END_TEST
+
+GPUSIM_TCASE("platforms", 0, NULL, NULL);
+
+/* Reserved memory after 30 MiB on a 1 GiB card under opts: 30 MiB as a cudaMalloc
+ * segment (rounded to 2 MiB: 30), or with expandable segments one 20 MiB page more
+ * than needed: 40 MiB. */
+static uint64_t reserved_for_30(const char *opts)
+{
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0, opts);
+    harness_alloc(h, 30 * MiB, 0);
+    uint64_t reserved = harness_sample(h).reserved_bytes;
+    harness_free(h);
+    return reserved;
+}
+
+START_TEST(rocm_should_ignore_expandable_segments_before_2_12_and_before_rocm_7)
+{
+    /* pytorch/pytorch#177974 brought them to ROCm in 2.12, #179930 gates them on
+     * ROCm 7.0: elsewhere PyTorch warns and runs without */
+#define EXP "alloc_conf=expandable_segments:True,"
+    ck_assert_uint_eq(reserved_for_30(EXP "torch_version=2.11"), 40 * MiB); /* CUDA */
+    ck_assert_uint_eq(reserved_for_30(EXP "torch_version=2.11,platform=rocm"), 30 * MiB);
+    ck_assert_uint_eq(reserved_for_30(EXP "torch_version=2.12,platform=rocm"), 40 * MiB);
+    ck_assert_uint_eq(reserved_for_30(EXP "torch_version=2.14,platform=rocm"), 40 * MiB);
+    ck_assert_uint_eq(reserved_for_30(EXP "torch_version=2.14,platform=rocm6"), 30 * MiB);
+#undef EXP
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0, "platform=rocm6,alloc_conf=expandable_segments:True");
+    ck_assert_str_eq(harness_option(h, "platform"), "rocm6");
+    ck_assert_str_eq(harness_option(h, "expandable_segments"), "False");
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(rocm_oom_message_should_say_hip_without_the_nvml_line)
+{
+    /* a ROCm build: "HIP out of memory." and no "Including non-PyTorch memory, this
+     * process has ..." (no NVML); the advice names PYTORCH_HIP_ALLOC_CONF up to 2.8
+     * (hipified), the CUDA name from 2.9 as the ROCm 2.9 test logs show */
+    strategy_oom oom = oom_40("torch_version=2.11,platform=rocm");
+    ck_assert_str_eq(oom.detail, "HIP out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 "
+                                 "MiB of which 10.00 MiB is free. " TAIL_40 ADVICE_2_11);
+    oom = oom_40("torch_version=2.8,platform=rocm6");
+    ck_assert_str_eq(oom.detail, "HIP out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 "
+                                 "MiB of which 10.00 MiB is free. " TAIL_40
+                                 " If reserved but unallocated memory is large try setting "
+                                 "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+                                 "documentation for Memory Management  "
+                                 "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+    /* CUDA keeps its text */
+    oom = oom_40("torch_version=2.11,platform=cuda");
+    ck_assert_str_eq(oom.detail, HEAD_40 TAIL_40 ADVICE_2_11);
+}
+END_TEST
+
+START_TEST(platform_should_name_only_modelled_platforms)
+{
+    harness *bad = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(harness_try_new(torch_strategy(), 1024 * MiB, "platform=rocm5", &bad, &err), SIM_EUSAGE);
+    ck_assert_msg(strstr(err.msg, "rocm5") != NULL, "%s", err.msg);
+}
+END_TEST
