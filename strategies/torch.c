@@ -59,6 +59,7 @@
  * of up to 1 MiB (large pool), or up to max_non_split_rounding for oversize blocks. */
 #include "torch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -599,7 +600,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
     char conf_fraction[32];
-    if (ftext == NULL && conf.per_process_memory_fraction >= 0.0) {
+    bool from_key = ftext == NULL && conf.per_process_memory_fraction >= 0.0;
+    if (from_key) {
         /* per_process_memory_fraction in the conf: as set_per_process_memory_fraction
          * at start-up (an explicit memory_fraction wins, as a later call would) */
         snprintf(conf_fraction, sizeof conf_fraction, "%.17g", conf.per_process_memory_fraction);
@@ -629,8 +631,10 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     if (ftext != NULL && !(rules.fraction_one_is_no_limit && fraction >= 1.0)) {
         s->set_fraction = true;
         s->fraction = fraction;
-        /* setMemoryFraction: static_cast<size_t>(fraction * total), truncating */
-        s->allowed_bytes = (uint64_t)(fraction * (double)info.capacity_bytes);
+        /* setMemoryFraction: static_cast<size_t>(fraction * total), truncating; the
+         * configuration's key rounds to the nearest byte from 2.13 (§2.15) */
+        double cap = fraction * (double)info.capacity_bytes;
+        s->allowed_bytes = from_key && rules.fraction_key_rounds ? (uint64_t)llround(cap) : (uint64_t)cap;
     }
     s->gc_on = s->set_fraction && conf.garbage_collection_threshold > 0.0;
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)

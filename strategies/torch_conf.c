@@ -260,6 +260,8 @@ static bool conf_key_known(const torch_rules *r, const char *key)
         return r->key_per_process_memory_fraction;
     if (strcmp(key, "large_segment_size_mb") == 0)
         return r->key_large_segment_size_mb;
+    if (strcmp(key, "throw_on_cudamalloc_oom") == 0 || strcmp(key, "pinned_free_catch_all") == 0)
+        return r->key_throw_on_oom_and_pinned_catch_all;
     return true;
 }
 
@@ -347,7 +349,10 @@ static sim_status conf_apply(const conf_lex *lx, const torch_rules *rules, torch
         } else if (strcmp(key, "release_lock_on_cudamalloc") == 0 || strcmp(key, "release_lock_on_hipmalloc") == 0) {
             st = conf_bool(lx, i, key, &c->release_lock_on_cudamalloc, err);
             conf_note_ignored(c, key);
+        } else if (strcmp(key, "throw_on_cudamalloc_oom") == 0) {
+            st = conf_bool(lx, i, key, &c->throw_on_cudamalloc_oom, err);
         } else if (strcmp(key, "pinned_use_cuda_host_register") == 0 ||
+                   strcmp(key, "pinned_free_catch_all") == 0 ||
                    strcmp(key, "pinned_use_hip_host_register") == 0 ||
                    strcmp(key, "pinned_use_background_threads") == 0 ||
                    strcmp(key, "graph_capture_record_stream_reuse") == 0) {

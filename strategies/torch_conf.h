@@ -38,6 +38,7 @@ typedef struct torch_conf {
     double per_process_memory_fraction;       /* < 0: not given (key of 2.10 on) */
     /* Keys PyTorch accepts that change nothing the simulator models. */
     bool release_lock_on_cudamalloc;
+    bool throw_on_cudamalloc_oom; /* with a memory fraction: reject before the driver (2.12 on) */
     bool backend_async;       /* backend:cudaMallocAsync: the `async` strategy's, not torch's */
     char ignored[192]; /* comma-separated names of the accepted-but-ignored keys given */
 } torch_conf;

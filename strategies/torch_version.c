@@ -27,6 +27,9 @@ static torch_rules rules_for(unsigned minor)
         .key_per_process_memory_fraction = minor >= 10,
         /* pytorch/pytorch#172056 (January 2026) */
         .key_large_segment_size_mb = minor >= 11,
+        /* pytorch/pytorch#179473 (April 2026, reland of #177356): throw_on_cudamalloc_oom;
+         * pinned_free_catch_all beside it: both in the 2.12.1 wheel's key list, not 2.11.0's */
+        .key_throw_on_oom_and_pinned_catch_all = minor >= 12,
         /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
          * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
         .mb_minimum_inclusive = minor >= 9,
@@ -43,6 +46,9 @@ static torch_rules rules_for(unsigned minor)
         /* in 2.10.0, not 2.9.1; the release of pytorch/pytorch#161035, which made
          * the fraction an allocator setting (per_process_memory_fraction) */
         .fraction_one_is_no_limit = minor >= 10,
+        /* wheels: per_process_memory_fraction:0.8 on a 4 GiB card caps at 3435973837 B
+         * in 2.13.0 and 2.14.1, 3435973836 in 2.12.1 (0.7: 3006477107 in all) */
+        .fraction_key_rounds = minor >= 13,
         /* pytorch/pytorch#178362 (March 2026) ordered every pool's free blocks by a
          * counter taken in the Block constructor; pytorch/pytorch#182929 (May 2026)
          * kept that for NCCL's private pools only, and #183591 replaced it by the

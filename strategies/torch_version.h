@@ -50,6 +50,7 @@ typedef struct torch_rules {
                                               * graph_capture_record_stream_reuse: after 2.6 */
     bool key_per_process_memory_fraction;  /* 2.10 on */
     bool key_large_segment_size_mb;        /* 2.11 on */
+    bool key_throw_on_oom_and_pinned_catch_all; /* throw_on_cudamalloc_oom, pinned_free_catch_all: 2.12 on */
     /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
      * 2.1-2.8 require more than 20 */
     bool mb_minimum_inclusive;
@@ -66,6 +67,10 @@ typedef struct torch_rules {
     /* a memory fraction of exactly 1.0 is no limit (2.10 on): no "allowed" cap, no
      * garbage collection against it, no "X allowed; " in the OOM message */
     bool fraction_one_is_no_limit;
+    /* a fraction given as the per_process_memory_fraction key caps at f × total
+     * rounded to the nearest byte (2.13 on, measured on the wheels); before, and for
+     * set_per_process_memory_fraction in every release, truncated */
+    bool fraction_key_rounds;
     /* free blocks of equal stream and size are ordered by a number each block takes
      * when it is constructed, oldest first, instead of by address (2.12 only: a
      * split's handed-out part is a new block, a merged free block keeps its own

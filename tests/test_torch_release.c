@@ -346,3 +346,63 @@ START_TEST(platform_should_name_only_modelled_platforms)
     ck_assert_msg(strstr(err.msg, "rocm5") != NULL, "%s", err.msg);
 }
 END_TEST
+
+GPUSIM_TCASE("release 2.12 to 2.14 keys", 0, NULL, NULL);
+
+START_TEST(torch_2_13_should_round_a_configured_fraction_to_the_nearest_byte)
+{
+    /* 0.55 · 4 GiB = 2362232012.8 B: the 2.13.0 and 2.14.1 wheels cap a
+     * per_process_memory_fraction key at 2362232013 B, 2.12.1 at 2362232012, and
+     * set_per_process_memory_fraction (memory_fraction) truncates in every release;
+     * 0.7 · 4 GiB = 3006477107.2 stays 3006477107 (nearest, not up) */
+    const uint64_t GiB4 = 4096 * MiB;
+    struct {
+        const char *opts;
+        uint64_t usable;
+    } cases[] = {
+        {"alloc_conf=per_process_memory_fraction:0.55,torch_version=2.14", 2362232013},
+        {"alloc_conf=per_process_memory_fraction:0.55,torch_version=2.13", 2362232013},
+        {"alloc_conf=per_process_memory_fraction:0.55,torch_version=2.12", 2362232012},
+        {"memory_fraction=0.55,torch_version=2.14", 2362232012},
+        {"alloc_conf=per_process_memory_fraction:0.7,torch_version=2.14", 3006477107},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        harness *h = harness_new(torch_strategy(), GiB4, 0, cases[i].opts);
+        strategy_oom oom = harness_oom(h, 3500 * MiB, 0);
+        ck_assert_msg(oom.usable_bytes == cases[i].usable, "%s: usable %llu", cases[i].opts,
+                      (unsigned long long)oom.usable_bytes);
+        harness_free(h);
+    }
+}
+END_TEST
+
+START_TEST(torch_2_12_should_accept_throw_on_cudamalloc_oom_which_changes_nothing_measured)
+{
+    /* pytorch/pytorch#179473's key is in 2.12's list and not 2.11's; on the 2.12.0,
+     * 2.13.0 and 2.14.1 wheels it changed no counter or message in 99 runs each (the
+     * fraction as the key or set_per_process_memory_fraction; plain, expandable, GC):
+     * the ladder ran as without it. As here: 300 MiB cached + 310 > the 512 MiB cap,
+     * so the ladder releases the cached segment and retries */
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0,
+                             "alloc_conf=per_process_memory_fraction:0.5,throw_on_cudamalloc_oom:True");
+    harness_free_block(h, harness_alloc(h, 300 * MiB, 0));
+    harness_alloc(h, 310 * MiB, 0);
+    ck_assert_uint_eq(harness_stat(h, "num_alloc_retries"), 1);
+    ck_assert_uint_eq(harness_stat(h, "num_device_free"), 1);
+    harness_free(h);
+    harness *bad = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(harness_try_new(torch_strategy(), 1024 * MiB,
+                                     "alloc_conf=throw_on_cudamalloc_oom:True,torch_version=2.11", &bad, &err),
+                     SIM_EUSAGE);
+    ck_assert_msg(strstr(err.msg, "throw_on_cudamalloc_oom") != NULL, "%s", err.msg);
+    sim_error_clear(&err);
+    ck_assert_int_eq(harness_try_new(torch_strategy(), 1024 * MiB, "alloc_conf=throw_on_cudamalloc_oom:1", &bad, &err),
+                     SIM_EUSAGE);
+    h = harness_new(torch_strategy(), 1024 * MiB, 0, "alloc_conf=pinned_free_catch_all:True");
+    ck_assert_str_eq(harness_option(h, "ignored_keys"),
+                     "pinned_free_catch_all (accepted; they do not change device memory placement)");
+    harness_free(h);
+}
+END_TEST
