@@ -262,6 +262,8 @@ static bool conf_key_known(const torch_rules *r, const char *key)
         return r->key_large_segment_size_mb;
     if (strcmp(key, "throw_on_cudamalloc_oom") == 0 || strcmp(key, "pinned_free_catch_all") == 0)
         return r->key_throw_on_oom_and_pinned_catch_all;
+    if (strcmp(key, "pinned_max_round_threshold_mb") == 0 || strcmp(key, "pinned_max_cached_size_mb") == 0)
+        return r->key_pinned_max_round_and_cached;
     return true;
 }
 
@@ -358,6 +360,10 @@ static sim_status conf_apply(const conf_lex *lx, const torch_rules *rules, torch
                    strcmp(key, "graph_capture_record_stream_reuse") == 0) {
             bool ignored = false;
             st = conf_bool(lx, i, key, &ignored, err);
+            conf_note_ignored(c, key);
+        } else if (strcmp(key, "pinned_max_round_threshold_mb") == 0 || strcmp(key, "pinned_max_cached_size_mb") == 0) {
+            uint64_t v = 0;
+            st = conf_u64(lx, i, key, &v, err);
             conf_note_ignored(c, key);
         } else if (strcmp(key, "pinned_num_register_threads") == 0) {
             uint64_t v = 0;

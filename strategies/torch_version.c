@@ -30,6 +30,9 @@ static torch_rules rules_for(unsigned minor)
         /* pytorch/pytorch#179473 (April 2026, reland of #177356): throw_on_cudamalloc_oom;
          * pinned_free_catch_all beside it: both in the 2.12.1 wheel's key list, not 2.11.0's */
         .key_throw_on_oom_and_pinned_catch_all = minor >= 12,
+        /* pinned (host) memory keys: in the 2.13.0 headers (AllocatorConfig.h) and
+         * libraries, not 2.12.1's */
+        .key_pinned_max_round_and_cached = minor >= 13,
         /* c10/core/AllocatorConfig (pytorch/pytorch#150312, 2025) checks >= the
          * minimum; 2.6's CUDAAllocatorConfig::parseMaxSplitSize checks > */
         .mb_minimum_inclusive = minor >= 9,

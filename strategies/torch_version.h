@@ -51,6 +51,7 @@ typedef struct torch_rules {
     bool key_per_process_memory_fraction;  /* 2.10 on */
     bool key_large_segment_size_mb;        /* 2.11 on */
     bool key_throw_on_oom_and_pinned_catch_all; /* throw_on_cudamalloc_oom, pinned_free_catch_all: 2.12 on */
+    bool key_pinned_max_round_and_cached; /* pinned_max_round_threshold_mb, pinned_max_cached_size_mb: 2.13 on */
     /* max_split_size_mb and max_non_split_rounding_mb may equal 20 (2.9 on);
      * 2.1-2.8 require more than 20 */
     bool mb_minimum_inclusive;

@@ -406,3 +406,21 @@ START_TEST(torch_2_12_should_accept_throw_on_cudamalloc_oom_which_changes_nothin
     harness_free(h);
 }
 END_TEST
+
+START_TEST(torch_2_13_should_accept_the_pinned_rounding_and_cache_size_keys)
+{
+    /* host-memory keys of 2.13 (AllocatorConfig.h; not in 2.12.1): accepted, ignored */
+    harness *h = harness_new(torch_strategy(), 1024 * MiB, 0,
+                             "alloc_conf=pinned_max_round_threshold_mb:32,pinned_max_cached_size_mb:64");
+    ck_assert_str_eq(harness_option(h, "ignored_keys"), "pinned_max_round_threshold_mb,pinned_max_cached_size_mb "
+                                                        "(accepted; they do not change device memory placement)");
+    harness_free(h);
+    harness *bad = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    ck_assert_int_eq(harness_try_new(torch_strategy(), 1024 * MiB,
+                                     "alloc_conf=pinned_max_cached_size_mb:64,torch_version=2.12", &bad, &err),
+                     SIM_EUSAGE);
+    ck_assert_msg(strstr(err.msg, "PyTorch 2.12 does not have it") != NULL, "%s", err.msg);
+}
+END_TEST
