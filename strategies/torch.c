@@ -528,7 +528,7 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
     };
     char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
-    if (s->set_fraction)
+    if (s->set_fraction && s->rules.oom_names_allowed)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
     /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It
      * names the segment size (alloc_size), not the rounded request; "this process has"

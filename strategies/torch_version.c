@@ -49,6 +49,9 @@ static torch_rules rules_for(unsigned minor)
         /* in 2.10.0, not 2.9.1; the release of pytorch/pytorch#161035, which made
          * the fraction an allocator setting (per_process_memory_fraction) */
         .fraction_one_is_no_limit = minor >= 10,
+        /* wheels: 2.4.1's message has no "X allowed; " (11 runs differed in it), 2.5.1's
+         * and 2.6.0's have it; issue pytorch/pytorch#111363 asked for it */
+        .oom_names_allowed = minor >= 5,
         /* wheels: per_process_memory_fraction:0.8 on a 4 GiB card caps at 3435973837 B
          * in 2.13.0 and 2.14.1, 3435973836 in 2.12.1 (0.7: 3006477107 in all) */
         .fraction_key_rounds = minor >= 13,

@@ -68,6 +68,9 @@ typedef struct torch_rules {
     /* a memory fraction of exactly 1.0 is no limit (2.10 on): no "allowed" cap, no
      * garbage collection against it, no "X allowed; " in the OOM message */
     bool fraction_one_is_no_limit;
+    /* the OOM message names the fraction's cap, "X allowed; " (2.5 on, measured on the
+     * wheels; 2.4.1 does not) */
+    bool oom_names_allowed;
     /* a fraction given as the per_process_memory_fraction key caps at f × total
      * rounded to the nearest byte (2.13 on, measured on the wheels); before, and for
      * set_per_process_memory_fraction in every release, truncated */
