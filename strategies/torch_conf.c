@@ -254,8 +254,10 @@ static bool conf_key_known(const torch_rules *r, const char *key)
         return r->key_expandable_segments;
     if (strcmp(key, "max_non_split_rounding_mb") == 0)
         return r->key_max_non_split_rounding_mb;
-    if (strcmp(key, "pinned_reserve_segment_size_mb") == 0 || strcmp(key, "graph_capture_record_stream_reuse") == 0)
-        return r->key_pinned_reserve_and_graph_reuse;
+    if (strcmp(key, "graph_capture_record_stream_reuse") == 0)
+        return r->key_graph_capture_record_stream_reuse;
+    if (strcmp(key, "pinned_reserve_segment_size_mb") == 0)
+        return r->key_pinned_reserve_segment_size_mb;
     if (strcmp(key, "per_process_memory_fraction") == 0)
         return r->key_per_process_memory_fraction;
     if (strcmp(key, "large_segment_size_mb") == 0)

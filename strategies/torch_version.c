@@ -21,8 +21,12 @@ static torch_rules rules_for(unsigned minor)
         .key_expandable_segments = minor >= 1,
         /* pytorch/pytorch#136174 (September 2024): max_non_split_rounding_mb */
         .key_max_non_split_rounding_mb = minor >= 6,
-        /* absent from 2.6's CUDAAllocatorConfig.cpp, present in main */
-        .key_pinned_reserve_and_graph_reuse = minor >= 7,
+        /* wheels: the 2.7.1 allocator refuses both ("Unrecognized CachingAllocator
+         * option"); the key lists of the headers (CUDAAllocatorConfig.h) have
+         * graph_capture_record_stream_reuse from 2.9.1, pinned_reserve_segment_size_mb
+         * from 2.10.0 (gpusim had both from 2.7, a guess from 2.6 and main) */
+        .key_graph_capture_record_stream_reuse = minor >= 9,
+        .key_pinned_reserve_segment_size_mb = minor >= 10,
         /* pytorch/pytorch#161035 (August-September 2025) */
         .key_per_process_memory_fraction = minor >= 10,
         /* pytorch/pytorch#172056 (January 2026) */

@@ -46,8 +46,8 @@ typedef struct torch_rules {
     /* keys that exist */
     bool key_expandable_segments;          /* 2.1 on */
     bool key_max_non_split_rounding_mb;    /* 2.6 on */
-    bool key_pinned_reserve_and_graph_reuse; /* pinned_reserve_segment_size_mb,
-                                              * graph_capture_record_stream_reuse: after 2.6 */
+    bool key_graph_capture_record_stream_reuse; /* 2.9 on */
+    bool key_pinned_reserve_segment_size_mb;    /* 2.10 on */
     bool key_per_process_memory_fraction;  /* 2.10 on */
     bool key_large_segment_size_mb;        /* 2.11 on */
     bool key_throw_on_oom_and_pinned_catch_all; /* throw_on_cudamalloc_oom, pinned_free_catch_all: 2.12 on */
