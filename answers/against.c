@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
+#include "sim/idmap.h"
+
 const char *against_default_strategy(const input_format *f)
 {
     return f != NULL ? f->against_strategy : NULL;
@@ -129,6 +132,141 @@ static void placement_compare(against_placement *pl, const placed *p, const trac
     }
 }
 
+typedef struct done_at {
+    uint64_t t, size;
+} done_at;
+
+static int done_cmp(const void *a, const void *b)
+{
+    const done_at *x = a, *y = b;
+    return x->t < y->t ? -1 : (x->t > y->t);
+}
+
+/* The recording's live requested bytes after each event, from its own alloc and
+ * free sizes: an alloc adds its size, a free takes it off, a deferred one at its
+ * ready_t (before the events at or after it, as the engine does). false on ENOMEM
+ * or a free of an id the trace never allocated. */
+static bool trace_requested(const trace_input *in, uint64_t n, uint64_t *out, uint64_t *peak)
+{
+    idmap ids;
+    done_at *due = malloc((n ? n : 1) * sizeof *due);
+    if (due == NULL || !idmap_init(&ids)) {
+        free(due);
+        return false;
+    }
+    /* first pass: each free's size (kept in out[k]) and the deferred ones by ready_t */
+    bool ok = true;
+    uint64_t n_due = 0;
+    for (uint64_t k = 0; k < n && ok; k++) {
+        const sim_event *e = input_event_at(in, k);
+        out[k] = 0;
+        if (e->op == SIM_OP_ALLOC) {
+            idmap_entry *x = idmap_insert(&ids, e->id);
+            if ((ok = x != NULL))
+                x->size = e->size;
+        } else if (e->op == SIM_OP_FREE) {
+            idmap_entry *x = idmap_find(&ids, e->id);
+            if ((ok = x != NULL)) {
+                out[k] = x->size;
+                if (e->ready_t > e->t)
+                    due[n_due++] = (done_at){e->ready_t, x->size};
+                idmap_remove(&ids, x);
+            }
+        }
+    }
+    idmap_release(&ids);
+    if (ok) {
+        qsort(due, n_due, sizeof *due, done_cmp);
+        uint64_t cur = 0, dp = 0;
+        *peak = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            const sim_event *e = input_event_at(in, k);
+            for (; dp < n_due && due[dp].t <= e->t; dp++)
+                cur -= due[dp].size;
+            if (e->op == SIM_OP_ALLOC)
+                cur += e->size;
+            else if (e->op == SIM_OP_FREE && e->ready_t <= e->t)
+                cur -= out[k];
+            out[k] = cur;
+            if (cur > *peak)
+                *peak = cur;
+        }
+    }
+    free(due);
+    return ok;
+}
+
+typedef struct end_walk {
+    input_end_block *v;
+    size_t n, cap;
+    bool nomem;
+} end_walk;
+
+static int end_visit(void *ctx, const strategy_block *b)
+{
+    end_walk *w = ctx;
+    if (b->state == BLOCK_UNMAPPED)
+        return 0;
+    if (!SIM_GROW(w->v, w->n + 1, w->cap)) {
+        w->nomem = true;
+        return 1;
+    }
+    w->v[w->n++] = (input_end_block){.segment = b->region,
+                                     .offset = b->addr - b->region_addr,
+                                     .size = b->size_bytes,
+                                     .state = b->state == BLOCK_USED      ? INPUT_BLOCK_ALLOCATED
+                                              : b->state == BLOCK_PENDING ? INPUT_BLOCK_PENDING_FREE
+                                                                          : INPUT_BLOCK_INACTIVE};
+    return 0;
+}
+
+static int end_block_cmp(const void *a, const void *b)
+{
+    const input_end_block *x = a, *y = b;
+    if (x->segment != y->segment)
+        return x->segment < y->segment ? -1 : 1;
+    return x->offset < y->offset ? -1 : (x->offset > y->offset);
+}
+
+/* Both lists sorted by (segment, offset): a block matches when the other side has
+ * one at the same place of the same size and state. */
+static bool end_state_compare(against_end_state *es, const strategy *s, const strategy_ops *ops,
+                              const input_recorded *rec)
+{
+    end_walk w = {0};
+    ops->walk(s, end_visit, &w);
+    if (w.nomem) {
+        free(w.v);
+        return false;
+    }
+    if (w.n)
+        qsort(w.v, w.n, sizeof *w.v, end_block_cmp);
+    es->recorded_blocks = rec->n_end_blocks;
+    es->predicted_blocks = w.n;
+    size_t i = 0, j = 0;
+    while (i < rec->n_end_blocks || j < w.n) {
+        const input_end_block *r = i < rec->n_end_blocks ? &rec->end_blocks[i] : NULL;
+        const input_end_block *p = j < w.n ? &w.v[j] : NULL;
+        int c = r == NULL ? 1 : p == NULL ? -1 : end_block_cmp(r, p);
+        bool same = c == 0 && r->size == p->size && r->state == p->state;
+        if (same) {
+            es->matched++;
+        } else if (!es->has_difference) {
+            es->has_difference = true;
+            es->has_rec = c <= 0;
+            es->has_pred = c >= 0;
+            if (es->has_rec)
+                es->rec = *r;
+            if (es->has_pred)
+                es->pred = *p;
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    free(w.v);
+    return true;
+}
+
 sim_status against_compare(trace_input *in, const engine_config *cfg, const against_options *opt, against_result *out,
                            sim_error *err)
 {
@@ -216,6 +354,44 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
         compare(cr, &run->tl, row_of, n, rec->has_point, rec->reserved, AS_RESERVED);
     if (pl->on)
         placement_compare(pl, &pd, in, rec, first);
+    /* snapshots: allocated over time in the trace's own sizes */
+    if (rec->has_allocated_end && !rec->has_allocated && n > 0) {
+        uint64_t *curve = malloc(n * sizeof *curve);
+        uint8_t *has = calloc(n, 1);
+        uint64_t peak = 0;
+        bool ok = curve != NULL && has != NULL && trace_requested(in, n, curve, &peak);
+        if (ok) {
+            for (uint64_t k = first; k < n; k++)
+                has[k] = 1;
+            against_column *cq = &out->requested;
+            *cq = (against_column){.on = true,
+                                   .what = "allocated over time",
+                                   .source = "the trace's alloc and free sizes: requested bytes, a deferred free's "
+                                             "until it completed",
+                                   .has_pred_peak = true,
+                                   .pred_peak = run->total.peak_requested_bytes,
+                                   .has_rec_peak = true,
+                                   .rec_peak = peak};
+            compare(cq, &run->tl, row_of, n, has, curve, AS_REQUESTED);
+        }
+        free(curve);
+        free(has);
+        if (!ok && curve != NULL && has != NULL)
+            out->requested.on = false; /* an id the trace frees without allocating: not imported so */
+        else if (!ok) {
+            st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            goto done;
+        }
+    }
+    against_end_state *es = &out->end_state;
+    /* a start state without segments (a recording from empty) numbers segments as
+     * any strategy does from empty: in order of creation */
+    es->on = rec->end_blocks != NULL && cfg->ops->walk != NULL && (seeded || seed == NULL || seed->n_segs == 0) &&
+             run->n_procs == 1;
+    if (es->on && !end_state_compare(es, run->procs[0].s, cfg->ops, rec)) {
+        st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto done;
+    }
     if (seeded) {
         out->seeded = true;
         out->start_segments = seed->n_segs;

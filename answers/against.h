@@ -71,6 +71,19 @@ typedef struct against_placement {
     uint32_t n_before;
 } against_placement;
 
+/* The end state, block by block: the replay's blocks at the end (the strategy's
+ * walk) against the final "segments" of a snapshot, each block by segment (numbered
+ * as placements are), offset, size and state; the first difference in (segment,
+ * offset) order is kept. */
+typedef struct against_end_state {
+    bool on;                   /* compared: the recording has its final blocks, the strategy walks its
+                                * blocks, segments are numbered alike (as for placements), one process */
+    uint64_t recorded_blocks, predicted_blocks, matched;
+    bool has_difference;
+    bool has_rec, has_pred;    /* at the first difference: whether each side has a block there */
+    input_end_block rec, pred; /* the blocks there (state: input_block_state) */
+} against_end_state;
+
 /* The whole comparison. */
 typedef struct against_result {
     const input_format *format; /* of the recording */
@@ -82,6 +95,11 @@ typedef struct against_result {
     bool completed;            /* the replay reached the end (no OOM under --on-oom=stop) */
     uint64_t recorded_ooms, predicted_ooms;
     against_column allocated, reserved;
+    /* snapshots: the live requested bytes the trace's own alloc and free entries add
+     * up to, event by event (a deferred free's until it completed), against the
+     * replay's (what="allocated over time"; on when the recording has no allocated
+     * curve of its own) */
+    against_column requested;
     /* the recorded start state the replay began from (snapshots recorded mid-run) */
     bool seeded;
     uint32_t start_segments, start_live_blocks, planned_segments;
@@ -91,6 +109,7 @@ typedef struct against_result {
      * defaults)" or "defaults" */
     const char *alloc_conf_from;
     against_placement placement;
+    against_end_state end_state;
     bool has_allocated_end;    /* snapshots: allocated at the end, predicted and from the final segments */
     uint64_t allocated_end_pred, allocated_end_rec;
     const uint64_t *recorded_oom_events;  /* recorded_ooms 0-based event indices (borrowed) */

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "common.h"
@@ -20,6 +22,7 @@
 #include "reports/junit.h"
 #include "reports/result.h"
 #include "sim/buf.h"
+#include "sim/clock.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "traces/json.h"
@@ -242,9 +245,56 @@ typedef struct check_args {
     uint64_t max_reserved;
     bool allow_oom_move;
     unsigned gates;            /* GATE_* of --metrics */
+    double t0;                 /* sim_clock_s() at the start, for the JUnit times */
+    long long started;         /* the wall clock then (Unix seconds), the JUnit timestamp */
 } check_args;
 
 enum { GATE_RESERVED = 1u, GATE_ALLOCATED = 2u, GATE_OOM = 4u, GATE_FRAGMENTATION = 8u };
+
+/* --junit: the verdicts as JUnit XML. The suite and every case name the trace, the
+ * strategy and the baseline (two checks of one trace stay apart in the viewers that
+ * merge by name); a failure's message is its verdict on one line, its body the whole
+ * check's output; the one replay's time is shared evenly by the cases, so that they
+ * add up to the suite's. */
+static int write_junit(cli_session *s, const check_args *c, const strategy_ops *ops, const verdict *vs, int nv,
+                       const char *out_text)
+{
+    const cli_args *a = &s->a;
+    const char *trace = a->positional[0];
+    char subject[1024], title[1100], names[5][1100], msgs[5][320], stamp[32], host[256], tol[32];
+    snprintf(subject, sizeof subject, "%s under %s vs %s", trace, ops->name, c->base_path);
+    snprintf(title, sizeof title, "gpusim check %s", subject);
+    double elapsed = sim_clock_s() - c->t0;
+    junit_case cases[5];
+    for (int i = 0; i < nv; i++) {
+        snprintf(names[i], sizeof names[i], "%.31s: %s", vs[i].metric, subject);
+        /* the verdict line with its column padding squeezed to single spaces */
+        size_t k = 0;
+        for (const char *p = vs[i].line; *p && k + 1 < sizeof msgs[i]; p++)
+            if (!(*p == ' ' && (k == 0 || msgs[i][k - 1] == ' ')))
+                msgs[i][k++] = *p;
+        while (k > 0 && msgs[i][k - 1] == ' ')
+            k--;
+        msgs[i][k] = '\0';
+        cases[i] = (junit_case){names[i], msgs[i], out_text, vs[i].regression, elapsed / nv};
+    }
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    snprintf(tol, sizeof tol, "%g", c->tol);
+    const junit_property props[] = {
+        {"trace", trace}, {"strategy", ops->name}, {"baseline", c->base_path}, {"tolerance_pct", tol}};
+    junit_suite suite = {title, "gpusim.check", "regression", props, (int)(sizeof props / sizeof props[0]),
+                         elapsed, junit_timestamp(c->started, stamp, sizeof stamp), host, out_text};
+    sim_buf x;
+    sim_buf_init(&x);
+    report_junit(&suite, cases, nv, &x);
+    int rc = 0;
+    if (sim_buf_write_file(&x, cli_get(a, "junit"), &s->err) != SIM_OK)
+        rc = cli_fail(&s->err);
+    sim_buf_release(&x);
+    return rc;
+}
 
 /* The verdicts on stdout (and --junit): 0 pass, 1 regression, or the exit status of
  * a failed write. */
@@ -275,38 +325,36 @@ static int verdicts(cli_session *s, const check_args *c, const baseline *b, cons
     }
     int failures = 0;
     char lim[320];
-    printf("gpusim check: %s under '%s' on %s, allocator limit %s, against %s (tolerance %g%%)\n", a->positional[0],
-           ops->name, dev_name, report_limit_text(run, lim, sizeof lim), c->base_path, c->tol);
+    sim_buf o; /* the output, for stdout and the JUnit file */
+    sim_buf_init(&o);
+    sim_buf_printf(&o, "gpusim check: %s under '%s' on %s, allocator limit %s, against %s (tolerance %g%%)\n",
+                   a->positional[0], ops->name, dev_name, report_limit_text(run, lim, sizeof lim), c->base_path,
+                   c->tol);
     if (strcmp(ops->name, b->strategy) != 0)
-        printf("  note: the baseline was made under '%s'\n", b->strategy);
+        sim_buf_printf(&o, "  note: the baseline was made under '%s'\n", b->strategy);
     for (int i = 0; i < nv; i++) {
-        printf("  %s\n", vs[i].line);
+        sim_buf_printf(&o, "  %s\n", vs[i].line);
         failures += vs[i].regression;
     }
     for (int i = 0; i < ns; i++) { /* shown for the record: no verdict */
         char *w = strstr(shown[i].line, "REGRESSION");
         if (w)
             *w = '\0';
-        printf("  %s%s (not gated; --metrics)\n", shown[i].line, w ? "worse" : "");
+        sim_buf_printf(&o, "  %s%s (not gated; --metrics)\n", shown[i].line, w ? "worse" : "");
     }
     if (failures)
-        printf("check: FAIL (%d of %d metrics regressed)\n", failures, nv);
+        sim_buf_printf(&o, "check: FAIL (%d of %d metrics regressed)\n", failures, nv);
     else
-        printf("check: PASS (%d metrics)\n", nv);
+        sim_buf_printf(&o, "check: PASS (%d metrics)\n", nv);
+    const char *text = o.len > 0 ? o.data : "";
+    fputs(text, stdout);
     int rc = failures ? 1 : 0;
-    const char *jpath = cli_get(a, "junit");
-    if (jpath) {
-        sim_buf x;
-        sim_buf_init(&x);
-        junit_case cases[5];
-        for (int i = 0; i < nv; i++)
-            cases[i] = (junit_case){vs[i].metric, vs[i].line, vs[i].regression};
-        junit_suite suite = {"gpusim check", a->positional[0], "gpusim.check", "regression"};
-        report_junit(&suite, cases, nv, &x);
-        if (sim_buf_write_file(&x, jpath, &s->err) != SIM_OK)
-            rc = cli_fail(&s->err);
-        sim_buf_release(&x);
+    if (cli_get(a, "junit")) {
+        int wrc = write_junit(s, c, ops, vs, nv, text);
+        if (wrc != 0)
+            rc = wrc;
     }
+    sim_buf_release(&o);
     return rc;
 }
 
@@ -378,7 +426,7 @@ static sim_status check_options(cli_session *s, check_args *c)
 int cmd_check(int argc, char **argv)
 {
     cli_session s;
-    check_args c;
+    check_args c = {.t0 = sim_clock_s(), .started = (long long)time(NULL)};
     sim_status st = cli_session_parse(&s, &CHECK, argc, argv);
     if (st == SIM_OK)
         st = check_options(&s, &c);

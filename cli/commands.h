@@ -43,7 +43,7 @@ int cli_compare_io(cli_io *io, int argc, char **argv);
 int cli_plan_io(cli_io *io, int argc, char **argv);
 int cli_tune_io(cli_io *io, int argc, char **argv);
 int cmd_check(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
+int cli_sweep_io(cli_io *io, int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);

@@ -187,6 +187,88 @@ static void placement_json(jsonw *w, const against_placement *pl)
     jsonw_end(w);
 }
 
+static const char *const BLOCK_STATE[] = {"active_allocated", "active_pending_free", "inactive"};
+
+static const char *block_state(uint8_t s)
+{
+    return s < 3 ? BLOCK_STATE[s] : "?";
+}
+
+static void end_state_text(sim_buf *b, const against_end_state *es)
+{
+    if (!es->on)
+        return;
+    sim_buf_puts(b,
+                 "\nend state (recorded: the blocks of the final \"segments\"; segments numbered as for placement)\n");
+    sim_buf_printf(b,
+                   "  %" PRIu64 "/%" PRIu64
+                   " recorded blocks the same in state, size and offset; the replay ends with %" PRIu64 " blocks\n",
+                   es->matched, es->recorded_blocks, es->predicted_blocks);
+    if (!es->has_difference)
+        return;
+    const input_end_block *at = es->has_rec ? &es->rec : &es->pred;
+    sim_buf_puts(b, "  first difference at ");
+    if (at->segment == UINT32_MAX)
+        sim_buf_printf(b, "offset %" PRIu64 " of a final segment the trace's segment events do not lead to",
+                       at->offset);
+    else
+        where_text(b, at->segment, at->offset);
+    sim_buf_puts(b, ": recorded ");
+    if (es->has_rec)
+        sim_buf_printf(b, "%s %" PRIu64 " B", block_state(es->rec.state), es->rec.size);
+    else
+        sim_buf_puts(b, "no block starts there");
+    sim_buf_puts(b, ", predicted ");
+    if (es->has_pred)
+        sim_buf_printf(b, "%s %" PRIu64 " B", block_state(es->pred.state), es->pred.size);
+    else
+        sim_buf_puts(b, "no block starts there");
+    sim_buf_puts(b, "\n");
+}
+
+static void end_block_json(jsonw *w, const char *key, bool has, const input_end_block *blk)
+{
+    jsonw_key(w, key);
+    if (!has) {
+        jsonw_null(w);
+        return;
+    }
+    jsonw_object_inline(w);
+    jsonw_key_str(w, "state", block_state(blk->state));
+    jsonw_key_u64(w, "size", blk->size);
+    jsonw_end(w);
+}
+
+static void end_state_json(jsonw *w, const against_end_state *es)
+{
+    jsonw_key(w, "end_state");
+    if (!es->on) {
+        jsonw_null(w);
+        return;
+    }
+    jsonw_object_inline(w);
+    jsonw_key_u64(w, "recorded_blocks", es->recorded_blocks);
+    jsonw_key_u64(w, "predicted_blocks", es->predicted_blocks);
+    jsonw_key_u64(w, "matched", es->matched);
+    jsonw_key(w, "first_difference");
+    if (!es->has_difference) {
+        jsonw_null(w);
+    } else {
+        const input_end_block *at = es->has_rec ? &es->rec : &es->pred;
+        jsonw_object_inline(w);
+        jsonw_key(w, "segment");
+        if (at->segment == UINT32_MAX)
+            jsonw_null(w);
+        else
+            jsonw_u64(w, at->segment);
+        jsonw_key_u64(w, "offset", at->offset);
+        end_block_json(w, "recorded", es->has_rec, &es->rec);
+        end_block_json(w, "predicted", es->has_pred, &es->pred);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
 void report_against_json(const against_result *r, const char *trace, sim_buf *out)
 {
     jsonw w;
@@ -223,7 +305,9 @@ void report_against_json(const against_result *r, const char *trace, sim_buf *ou
     jsonw_key_u64(&w, "predicted_ooms", r->predicted_ooms);
     column_json(&w, "allocated", &r->allocated);
     column_json(&w, "reserved", &r->reserved);
+    column_json(&w, "allocated_over_time", &r->requested);
     placement_json(&w, &r->placement);
+    end_state_json(&w, &r->end_state);
     if (r->has_allocated_end) {
         jsonw_key(&w, "allocated_at_end");
         jsonw_object_inline(&w);
@@ -286,6 +370,7 @@ void report_against_text(const against_result *r, const char *trace, const char 
     }
     column_text(out, &r->allocated);
     column_text(out, &r->reserved);
+    column_text(out, &r->requested);
     if (r->has_allocated_end && !r->allocated.on) {
         sim_buf_puts(out, "\nallocated at the end (recorded: the active_allocated blocks of \"segments\")\n"
                           "  predicted ");
@@ -297,4 +382,5 @@ void report_against_text(const against_result *r, const char *trace, const char 
         sim_buf_puts(out, "\n");
     }
     placement_text(out, &r->placement);
+    end_state_text(out, &r->end_state);
 }

@@ -43,13 +43,15 @@ static double bucket_x(const html_plot *p, const timeline_row *k)
 /* The min/max band of a series: along the maxima left to right, back along the
  * minima. One bucket per pixel column, so the band is the per-pixel range. */
 static void band_of(sim_buf *b, const html_plot *p, const timeline *tl, series s, const char *cls, const char *color,
-                    bool filled, const char *dash)
+                    bool filled, const char *dash, double width)
 {
     if (tl->n == 0)
         return;
     sim_buf_printf(b, "<path class=\"%s\" fill=\"%s\" stroke=\"%s\"", cls, filled ? color : "none", color);
     if (strcmp(dash, "none") != 0)
         sim_buf_printf(b, " stroke-dasharray=\"%s\"", dash);
+    if (width > 0) /* inline: an attribute would lose to the style sheet's .series width */
+        sim_buf_printf(b, " style=\"stroke-width:%.1fpx\"", width);
     sim_buf_puts(b, " d=\"");
     for (uint64_t i = 0; i < tl->n; i++) {
         double lo, hi;
@@ -70,7 +72,7 @@ static void band_of(sim_buf *b, const html_plot *p, const timeline *tl, series s
 static void band(sim_buf *b, const html_plot *p, const capture *c, series s, const char *cls, const char *color,
                  bool filled)
 {
-    band_of(b, p, &c->curve, s, cls, color, filled, "none");
+    band_of(b, p, &c->curve, s, cls, color, filled, "none", 0);
 }
 
 /* One lane of marks per process above the plot (one lane, unlabelled, for one
@@ -287,7 +289,7 @@ static void chart_memory(sim_buf *b, const capture *c, uint32_t id, uint64_t xma
     band(b, &p, c, S_REQ, "series requested", COLOR_REQUESTED, true);
     for (uint32_t i = 0; i < c->n_proc_curves; i++)
         band_of(b, &p, &c->proc_curves[i], S_RES, "series process-reserved", html_process_color(i), false,
-                html_category_dash(i));
+                html_category_dash(i), 0);
     columns(b, &p, &c->curve);
     marks(b, &p, c);
     oom_marker(b, &p, c);
@@ -323,6 +325,54 @@ static void chart_fragmentation(sim_buf *b, const capture *c, uint32_t id, uint6
 
 #define OVERLAY_MAX 64u
 
+/* The stroke width of the i-th of n curves side by side: 1.2 px for the last, 0.8 px
+ * more for each one drawn before it (at most 12 steps), so every curve under another
+ * shows on both sides of it. */
+static double overlay_width(uint32_t i, uint32_t n)
+{
+    uint32_t above = n - 1 - i;
+    return 1.2 + 0.8 * (double)(above < 12 ? above : 12);
+}
+
+/* Every strategy's first OOM on the side-by-side chart: a line in its colour and its
+ * name, each label on a row of its own (rows of 14 px down from the top, none on the
+ * capacity label's), so that labels of nearby OOMs never overlap; the title is the
+ * OOM's sentence. */
+static void overlay_ooms(sim_buf *b, const html_plot *p, const capture *const *caps, uint32_t n, uint64_t capacity)
+{
+    /* the row of the capacity's label (capacity_line), which no OOM label takes */
+    double cap_y = capacity > p->ymax ? p->y0 + 12 : html_px_y(p, (double)capacity) - 4;
+    double y = p->y0;
+    for (uint32_t i = 0; i < n; i++) {
+        const capture *c = caps[i];
+        if (c->oom_event == 0)
+            continue;
+        const sim_oom_record *o = &c->run->total.first_oom;
+        double x = html_px_x(p, p->time ? (double)o->t : (double)c->oom_event);
+        do /* the next row, past the capacity's; back to the top below the plot's middle */
+            y = y + 14 > p->y0 + p->h / 2 ? p->y0 + 14 : y + 14;
+        while (y > cap_y - 14 && y < cap_y + 14);
+        const char *color = html_strategy_color(i);
+        sim_buf_puts(b, "<g class=\"oom strategy-oom\"><title>");
+        sim_buf_xml_escape(b, c->run->ops->name);
+        sim_buf_puts(b, ": ");
+        sim_buf msg;
+        sim_buf_init(&msg);
+        report_oom_sentence(c->run, o, &msg);
+        sim_buf_xml_escape(b, msg.data ? msg.data : "");
+        sim_buf_release(&msg);
+        sim_buf_printf(b,
+                       "</title><line class=\"oom-line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "style=\"stroke:%s\" stroke-dasharray=\"4 2\"/>",
+                       x, p->y0, x, p->y0 + p->h, color);
+        bool right = x > PX0 + PW - 160; /* near the right edge: the label goes left of the line */
+        sim_buf_printf(b, "<text class=\"oom-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" style=\"fill:%s\">OOM ",
+                       right ? x - 4 : x + 3, y, right ? "end" : "start", color);
+        sim_buf_xml_escape(b, c->run->ops->name);
+        sim_buf_printf(b, " (%s)</text></g>\n", sim_oom_cause_name(o->cause));
+    }
+}
+
 static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, uint64_t xmax, uint64_t ymax, bool time)
 {
     device_info d = device_get_info(caps[0]->run->dev);
@@ -341,12 +391,17 @@ static void chart_overlay(sim_buf *b, const capture *const *caps, uint32_t n, ui
     html_y_axis_bytes(b, &p);
     zoom_open(b, &p, 0);
     band(b, &p, caps[0], S_REQ, "series requested", COLOR_REQUESTED, true);
+    /* where curves coincide (two strategies reserving alike), each stays visible: the
+     * first is drawn widest and every later one narrower on top of it, so coinciding
+     * curves show as nested stripes of their colours */
     for (uint32_t i = 0; i < n; i++) {
         char cls[96];
         snprintf(cls, sizeof cls, "series reserved strategy-%s", caps[i]->run->ops->name);
-        band_of(b, &p, &caps[i]->curve, S_RES, cls, html_strategy_color(i), false, html_category_dash(i));
+        band_of(b, &p, &caps[i]->curve, S_RES, cls, html_strategy_color(i), false, html_category_dash(i),
+                overlay_width(i, n));
     }
     marks(b, &p, caps[0]);
+    overlay_ooms(b, &p, caps, n, d.capacity_bytes);
     zoom_close(b, &p);
     lane_labels(b, &p, caps[0]);
     capacity_line(b, &p, d.capacity_bytes);
@@ -467,6 +522,14 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
             sim_buf_xml_escape(b, msg.data ? msg.data : "");
             sim_buf_release(&msg);
             sim_buf_puts(b, "</p>\n");
+            /* the allocator's own words, as the framework raises them (PyTorch's
+             * "CUDA out of memory. Tried to allocate ...") */
+            const char *own = c->run->total.first_oom.info.detail;
+            if (own[0]) {
+                sim_buf_puts(b, "<p class=\"meta allocator-oom\">the allocator's own message: <code>");
+                sim_buf_xml_escape(b, own);
+                sim_buf_puts(b, "</code></p>\n");
+            }
         }
         if (i == 0) {
             what_if(b, w);

@@ -25,6 +25,7 @@ const char html_css[] =
     "svg .capacity{stroke:" COLOR_LIMIT ";stroke-dasharray:6 4;stroke-width:1.5}svg .capacity-label{fill:" COLOR_LIMIT
     "}\n"
     "svg .oom-line{stroke:" COLOR_LIMIT ";stroke-width:2}svg .oom-label{fill:" COLOR_LIMIT ";font-weight:700}\n"
+    "svg .strategy-oom text{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}\n"
     "svg .mark-line{stroke:#999;stroke-dasharray:2 3}svg .mark-tick{stroke:#999;stroke-width:1.5}"
     "svg .mark-label{font-size:10px;fill:#666}svg .lane-label{font-size:10px;font-weight:600}\n"
     "svg .region-outline{fill:none;stroke:#555;stroke-width:.8}svg .blk{shape-rendering:crispEdges}\n"

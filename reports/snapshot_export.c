@@ -59,6 +59,8 @@ struct snapshot_export {
     uint32_t cap_handles;
     uint32_t *pending;      /* recs whose free is requested, not completed */
     uint32_t n_pending, cap_pending;
+    uint32_t *due;          /* torch: pending recs past their ready_t, completed at the next poll */
+    uint32_t n_due, cap_due;
     xsegs segs, next_segs;  /* what the allocator held at the last walk, and now */
     uint64_t last_reserved, last_dev_allocs, last_dev_frees;
     uint32_t procs;         /* the most processes a tick saw */
@@ -480,6 +482,25 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
     return addr;
 }
 
+/* torch: PyTorch records a deferred free's free_completed when it polls the free's
+ * events, at the start of its next malloc of a non-zero size (process_events), not
+ * at ready_t; a synchronize (empty_cache) completes every pending free (all). */
+static void torch_poll(snapshot_export *x, bool all, uint64_t us)
+{
+    for (uint32_t i = 0; i < x->n_due; i++) {
+        uint32_t r = x->due[i];
+        if (!x->recs[r].done)
+            complete(x, r, us);
+        rec_release(x, r);
+    }
+    x->n_due = 0;
+    while (all && x->n_pending > 0) {
+        uint32_t r = x->pending[0];
+        complete(x, r, us);
+        x->recs[r].done = true; /* its due tick writes nothing */
+    }
+}
+
 /* Returns the address of the block whose memory came back, X_NO_ADDR for none. */
 static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
 {
@@ -487,6 +508,15 @@ static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
         return X_NO_ADDR;
     uint32_t r = x->by_handle[t->freed] - 1;
     x->by_handle[t->freed] = 0;
+    if (x->is_torch && !x->recs[r].done) {
+        /* the block stays pending until the next poll (torch_poll) */
+        if (!SIM_GROW(x->due, x->n_due + 1, x->cap_due)) {
+            fail(x, SIM_ENOMEM, "out of memory");
+            return X_NO_ADDR;
+        }
+        x->due[x->n_due++] = r;
+        return X_NO_ADDR;
+    }
     bool done = x->recs[r].done; /* then the address may hold another block by now */
     if (!done)
         complete(x, r, us);
@@ -535,6 +565,8 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
                         t->proc.num_device_frees != x->last_dev_frees;
     const sim_event *ev = t->ev;
     uint64_t bytes = 0;
+    if (x->is_torch && ev != NULL && ((ev->op == SIM_OP_ALLOC && ev->size > 0) || ev->op == SIM_OP_EMPTY_CACHE))
+        torch_poll(x, ev->op == SIM_OP_EMPTY_CACHE, us);
     if (ev != NULL && ev->op == SIM_OP_ALLOC) {
         bool done = t->outcome == ENGINE_DONE;
         strategy_block b;
@@ -721,6 +753,7 @@ static void release(snapshot_export *x)
     free(x->free_recs);
     free(x->by_handle);
     free(x->pending);
+    free(x->due);
     free(x->segs.v);
     free(x->next_segs.v);
     free(x);

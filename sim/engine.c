@@ -586,6 +586,8 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
     uint64_t size = ent->size;
     idmap_remove(&ps->ids, ent);
     run->ops->free(run->procs[p].s, h, deferred);
+    if (deferred && ev->has_ready_stream && run->ops->free_wait != NULL)
+        run->ops->free_wait(run->procs[p].s, h, ev->ready_stream);
     e->freed = h;
     if (!deferred) {
         ps->requested -= size;

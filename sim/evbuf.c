@@ -18,8 +18,10 @@ typedef struct packed_event {
     uint32_t stream;
     uint32_t str;       /* alloc: tag, mark: name */
     uint32_t proc;
-    uint32_t op;
+    uint32_t op;        /* sim_op, | EV_READY_STREAM: a free's stream field is its ready_stream */
 } packed_event;
+
+#define EV_READY_STREAM 0x80000000u
 
 /* A column of uint64 that stays implicit (first + i) while it can. */
 typedef struct lazy_col {
@@ -137,10 +139,11 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     s->id = ev->id;
     s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : ev->size;
     s->t = ev->t;
-    s->stream = ev->stream;
+    bool rs = ev->op == SIM_OP_FREE && ev->has_ready_stream;
+    s->stream = rs ? ev->ready_stream : ev->stream;
     s->str = (uint32_t)so;
     s->proc = (uint32_t)po;
-    s->op = (uint32_t)ev->op;
+    s->op = (uint32_t)ev->op | (rs ? EV_READY_STREAM : 0u);
     if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index))
         return SIM_ENOMEM;
     b->n++;
@@ -172,11 +175,13 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
         return SIM_END;
     c->i = i + 1;
     const packed_event *s = &b->ev[i];
-    sim_op op = (sim_op)s->op;
+    sim_op op = (sim_op)(s->op & ~EV_READY_STREAM);
     ev->op = op;
     ev->id = s->id;
     ev->t = s->t;
-    ev->stream = s->stream;
+    ev->has_ready_stream = (s->op & EV_READY_STREAM) != 0;
+    ev->ready_stream = ev->has_ready_stream ? s->stream : 0;
+    ev->stream = ev->has_ready_stream ? 0 : s->stream;
     ev->size = op == SIM_OP_FREE ? 0 : s->size;
     ev->ready_t = op == SIM_OP_FREE ? s->t + s->size : s->t;
     const char *str = s->str ? b->pool + s->str : NULL;

@@ -26,6 +26,8 @@ typedef struct sim_event {
     uint64_t t;         /* always set (missing = previous event's t) */
     uint64_t ready_t;   /* free: == t unless the free is deferred */
     uint32_t stream;    /* alloc */
+    bool has_ready_stream; /* free: it names the stream its event is recorded on */
+    uint32_t ready_stream; /* free, when has_ready_stream: that stream (design.md §3) */
     const char *tag;    /* alloc: optional label, NULL if none */
     const char *name;   /* mark: the annotation */
     const char *proc;   /* optional process name, NULL = the source's default process */

@@ -245,6 +245,11 @@ typedef struct strategy_ops {
      * case free_ready is a no-op for it. */
     void (*free)(strategy *s, strategy_handle h, bool deferred);
     void (*free_ready)(strategy *s, strategy_handle h);
+    /* Optional: right after free(h, deferred = true) of a free that names the stream
+     * its event is recorded on (sim_event.ready_stream; design.md §3): PyTorch polls
+     * the events of one stream in record order. Without the call, the free waits for
+     * nothing but its own free_ready. NULL where streams do not order completions. */
+    void (*free_wait)(strategy *s, strategy_handle h, uint32_t stream);
     /* torch.cuda.empty_cache(): release cached memory; a no-op where meaningless. */
     void (*empty_cache)(strategy *s);
 

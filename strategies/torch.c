@@ -25,9 +25,10 @@
  *     segments) and retry (num_alloc_retries); OOM.
  *  6. free [2.6]: allocated_bytes drops at once; a deferred free (ready_t > t, the
  *     record_stream case) keeps the block active and unusable until PyTorch sees
- *     its event complete: at the first malloc after free_ready (ready_t), in
- *     per-stream free order (process_events), or at a synchronize (empty_cache,
- *     rung 7 of the ladder), which completes it even before ready_t.
+ *     its event complete: at the first malloc after free_ready (ready_t), behind
+ *     the earlier frees recorded on its stream (free_wait; none: behind nothing)
+ *     (process_events), or at a synchronize (empty_cache, rung 7 of the ladder),
+ *     which completes it even before ready_t.
  *     free_block merges with free neighbours of the same segment and mapped state.
  *  7. empty_cache [2.8] = release_cached_blocks without the retry.
  *  8. Expandable segments [2.11]: one address range of ceil(1⅛·capacity / page) pages
@@ -63,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/grow.h"
 #include "sim/units.h"
 #include "torch_conf.h"
 #include "torch_freeset.h"
@@ -212,10 +214,14 @@ static void release_blocks(strategy *s, unsigned pool)
     }
 }
 
-/* The queue of deferred frees that still own a block (PyTorch's cuda_events). */
+/* The list of deferred frees that still own a block, in free order (PyTorch's
+ * cuda_events, whatever stream). */
 static void pending_push(strategy *s, uint32_t ah)
 {
-    AL(s, ah)->q_next = T_NONE;
+    talloc *a = AL(s, ah);
+    a->q_next = a->w_next = a->c_next = a->wait = T_NONE;
+    a->seq = s->free_seq++;
+    a->q_prev = s->q_tail;
     if (s->q_tail != T_NONE)
         AL(s, s->q_tail)->q_next = ah;
     else
@@ -223,16 +229,36 @@ static void pending_push(strategy *s, uint32_t ah)
     s->q_tail = ah;
 }
 
-/* The event of the oldest queued allocation completed and PyTorch noticed: its
- * block returns to the pool. A ready allocation is finished with; a pending one
- * (completed by a synchronize) waits for its free_ready. */
-static void pending_complete_head(strategy *s)
+static void completable_push(strategy *s, uint32_t ah)
 {
-    uint32_t ah = s->q_head;
+    AL(s, ah)->c_next = s->c_head;
+    s->c_head = ah;
+}
+
+/* The event of ah completed and PyTorch noticed: its block returns to the pool. A
+ * ready allocation is finished with; a pending one (completed by a synchronize)
+ * waits for its free_ready. The next free recorded on its stream, if ready, may
+ * complete next. */
+static void pending_complete(strategy *s, uint32_t ah)
+{
     talloc *al = AL(s, ah);
-    s->q_head = al->q_next;
-    if (s->q_head == T_NONE)
-        s->q_tail = T_NONE;
+    if (al->q_prev != T_NONE)
+        AL(s, al->q_prev)->q_next = al->q_next;
+    else
+        s->q_head = al->q_next;
+    if (al->q_next != T_NONE)
+        AL(s, al->q_next)->q_prev = al->q_prev;
+    else
+        s->q_tail = al->q_prev;
+    if (al->wait != T_NONE) {
+        /* record order: it heads its stream's queue */
+        twait *w = &s->waits[al->wait];
+        w->head = al->w_next;
+        if (w->head == T_NONE)
+            w->tail = T_NONE;
+        else if (AL(s, w->head)->state == A_READY)
+            completable_push(s, w->head);
+    }
     uint32_t h = al->block;
     bool ready = al->state == A_READY;
     al->block = T_NONE;
@@ -246,16 +272,34 @@ static void pending_complete_head(strategy *s)
     free_block(s, h);
 }
 
+static int due_cmp(const void *a, const void *b)
+{
+    const tdue *x = a, *y = b;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
 /* process_events, at the start of every malloc: the deferred frees whose events
- * completed, oldest first, up to the first one still pending. PyTorch polls the
- * events of each recorded stream in record order and stops at the first that is
- * not ready; gpusim's deferred frees are all recorded on one side stream (as a
- * program's copy or communication stream; validate/upstream does the same), so
- * that is one queue in free order. */
+ * completed. PyTorch polls the events of each stream in record order and stops
+ * at the first that is not ready; a free recorded on no stream gpusim knows waits
+ * for nothing but its own ready_t. Those that complete at one poll go in free
+ * order (PyTorch walks its streams in its hash map's order, which only the
+ * inactive_split counters' peaks and totals can tell). */
 static void process_events(strategy *s)
 {
-    while (s->n_ready > 0 && AL(s, s->q_head)->state == A_READY)
-        pending_complete_head(s);
+    while (s->c_head != T_NONE) {
+        uint32_t n = 0;
+        for (uint32_t a = s->c_head; a != T_NONE; a = AL(s, a)->c_next) {
+            if (n == s->cap_due && !SIM_GROW(s->due, (size_t)n + 1, s->cap_due)) {
+                s->host_oom = true;
+                break;
+            }
+            s->due[n++] = (tdue){AL(s, a)->seq, a};
+        }
+        s->c_head = T_NONE;
+        qsort(s->due, n, sizeof *s->due, due_cmp);
+        for (uint32_t i = 0; i < n; i++)
+            pending_complete(s, s->due[i].h); /* may stack the next of a stream */
+    }
 }
 
 /* synchronize_and_free_events: every deferred free completes now. */
@@ -263,7 +307,8 @@ static void synchronize(strategy *s)
 {
     s->st.num_sync_all_streams++;
     while (s->q_head != T_NONE)
-        pending_complete_head(s);
+        pending_complete(s, s->q_head);
+    s->c_head = T_NONE;
 }
 
 /* release_cached_blocks: synchronize, then release both pools. */
@@ -656,7 +701,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
             torch_fs_order_by_creation(&s->free_set[p], &s->born);
     }
     s->seg_first = s->seg_last = T_NONE;
-    s->q_head = s->q_tail = T_NONE;
+    s->q_head = s->q_tail = s->c_head = T_NONE;
     *out = s;
     return SIM_OK;
 }
@@ -668,6 +713,8 @@ static void torch_destroy(strategy *s)
     slots_release(&s->blocks);
     slots_release(&s->segs);
     slots_release(&s->allocs);
+    free(s->waits);
+    free(s->due);
     for (unsigned p = 0; p < N_POOLS; p++)
         torch_fs_release(&s->free_set[p]);
     torch_fs_list_release(&s->scratch);
@@ -768,10 +815,38 @@ static void torch_free_ready(strategy *s, strategy_handle h)
     if (a->block != T_NONE) {
         a->state = A_READY;
         s->n_ready++;
+        if (a->wait == T_NONE || s->waits[a->wait].head == h)
+            completable_push(s, h);
         return;
     }
     /* else: zero bytes, or a synchronize already completed it */
     slots_put(&s->allocs, h);
+}
+
+/* The deferred free h was recorded on stream (record_stream): it completes only
+ * after the frees recorded on that stream before it. */
+static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
+{
+    talloc *a = AL(s, h);
+    if (a->block == T_NONE || a->state != A_PENDING)
+        return; /* zero bytes: nothing waits */
+    uint32_t w = 0;
+    while (w < s->n_waits && s->waits[w].stream != stream)
+        w++;
+    if (w == s->n_waits) {
+        if (!SIM_GROW(s->waits, s->n_waits + 1, s->cap_waits)) {
+            s->host_oom = true;
+            return;
+        }
+        s->waits[s->n_waits++] = (twait){stream, T_NONE, T_NONE};
+    }
+    twait *q = &s->waits[w];
+    if (q->tail != T_NONE)
+        AL(s, q->tail)->w_next = h;
+    else
+        q->head = h;
+    q->tail = h;
+    a->wait = w;
 }
 
 static void torch_empty_cache(strategy *s)
@@ -810,6 +885,7 @@ static const strategy_ops TORCH_OPS = {
     .alloc = torch_alloc,
     .free = torch_free,
     .free_ready = torch_free_ready,
+    .free_wait = torch_free_wait,
     .empty_cache = torch_empty_cache,
     .sample = torch_sample,
     .stats = torch_stats,

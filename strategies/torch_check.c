@@ -389,6 +389,9 @@ void torch_check(const strategy *s, sim_report *r)
         const talloc *al = AL(s, a);
         sim_report_insist(r, al->block != T_NONE && (al->state == A_PENDING || al->state == A_READY),
                           "torch: a queued deferred free owns no pending block");
+        sim_report_insist(r, al->q_prev == last, "torch: the deferred frees' list is broken backwards");
+        sim_report_insist(r, al->wait == T_NONE || al->wait < s->n_waits,
+                          "torch: a deferred free waits on stream queue %u of %u", al->wait, s->n_waits);
         ready += al->state == A_READY;
         queued++;
         last = a;
@@ -396,6 +399,32 @@ void torch_check(const strategy *s, sim_report *r)
     sim_report_insist(r, queued == s->n_pending && ready == s->n_ready && last == s->q_tail,
                       "torch: %llu queued deferred frees (%llu ready), %u pending counted (%u ready)",
                       (unsigned long long)queued, (unsigned long long)ready, s->n_pending, s->n_ready);
+    /* each stream's queue holds its frees in record order, all still pending */
+    uint64_t waiting = 0;
+    for (uint32_t w = 0; w < s->n_waits; w++) {
+        uint32_t prev = T_NONE;
+        for (uint32_t a = s->waits[w].head; a != T_NONE && waiting <= s->n_pending; a = AL(s, a)->w_next) {
+            const talloc *al = AL(s, a);
+            sim_report_insist(r, al->wait == w && al->block != T_NONE,
+                              "torch: the queue of stream %u holds a free not recorded on it", s->waits[w].stream);
+            waiting++;
+            prev = a;
+        }
+        sim_report_insist(r, prev == s->waits[w].tail, "torch: the queue of stream %u ends elsewhere than its tail",
+                          s->waits[w].stream);
+    }
+    /* the next process_events completes ready frees that wait on nothing or head their queue */
+    uint64_t stacked = 0;
+    for (uint32_t a = s->c_head; a != T_NONE && stacked <= s->n_pending; a = AL(s, a)->c_next) {
+        const talloc *al = AL(s, a);
+        sim_report_insist(
+            r, al->state == A_READY && al->block != T_NONE && (al->wait == T_NONE || s->waits[al->wait].head == a),
+            "torch: a free to complete next is not ready or waits behind another");
+        stacked++;
+    }
+    sim_report_insist(r, waiting <= s->n_pending && stacked <= s->n_ready,
+                      "torch: %llu frees queued on streams and %llu to complete next, %u pending (%u ready)",
+                      (unsigned long long)waiting, (unsigned long long)stacked, s->n_pending, s->n_ready);
     /* one map call can be undone by several unmap calls (expandable segments) */
     sim_report_insist(r, s->conf.expandable_segments || st->num_device_alloc >= st->num_device_free,
                       "torch: more device frees than allocs");

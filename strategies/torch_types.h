@@ -80,13 +80,32 @@ enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3 };
 
 /* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
  * for a deferred free that a synchronize completed early (A_DONE). Pending and
- * ready allocations that still own a block are queued in free order through
- * q_next (PyTorch's event deque of the side stream they are recorded on). */
+ * ready allocations that still own a block are linked in free order through
+ * q_next / q_prev (what a synchronize completes). One whose free names the stream
+ * its event is recorded on (free_wait) is also queued on that stream through
+ * w_next (PyTorch's per-stream event deque: record order); a ready one that waits
+ * on nothing, or heads its stream's queue, is on the stack of frees the next
+ * process_events completes (c_next). */
 typedef struct talloc {
     uint32_t block;
-    uint32_t q_next;
+    uint32_t q_next, q_prev;
+    uint32_t w_next, c_next;
+    uint32_t wait;             /* index in strategy.waits, or T_NONE */
     uint8_t state;
+    uint64_t seq;              /* pending: the deferred free's number, in free order */
 } talloc;
+
+/* A ready free and its number (process_events completes them in free order). */
+typedef struct tdue {
+    uint64_t seq;
+    uint32_t h;
+} tdue;
+
+/* The deferred frees recorded on one stream, in record order. */
+typedef struct twait {
+    uint32_t stream;
+    uint32_t head, tail;
+} twait;
 
 /* One Stat of DeviceStats (c10/core/CachingDeviceAllocator.h). Its fourth
  * counter, freed, is allocated - current (every change moves current and one of
@@ -166,7 +185,13 @@ struct strategy {
     uint32_t seg_seq;
     uint32_t n_pending;        /* allocations in A_PENDING or A_READY that still own a block */
     uint32_t n_ready;          /* of those, in A_READY */
-    uint32_t q_head, q_tail;   /* the queue of those allocations, in free order */
+    uint32_t q_head, q_tail;   /* the list of those allocations, in free order */
+    uint32_t c_head;           /* the ready ones process_events completes (a stack) */
+    twait *waits;              /* one queue per stream a free was recorded on (grows as they appear) */
+    uint32_t n_waits, cap_waits;
+    uint64_t free_seq;         /* deferred frees so far */
+    tdue *due;                 /* process_events' scratch */
+    uint32_t cap_due;
     bool host_oom;             /* a side table could not grow; reported by alloc */
 
     tlist scratch;             /* handles collected by the release paths */

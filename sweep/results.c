@@ -14,6 +14,7 @@
 #include "reports/sweep.h"
 #include "sim/grow.h"
 #include "sweep/sched.h"
+#include "sweep/shard.h"
 #include "traces/json.h"
 
 /* One job's line in the file, and what the summary needs of it. */
@@ -35,11 +36,16 @@ struct sweep_results {
     uint64_t run_jobs, run_events;
     long crash_after;        /* test hook: GPUSIM_SWEEP_TEST_CRASH_AFTER */
     bool progress;
+    uint64_t first, end;     /* the jobs that belong in the file: all, or a shard's */
+    char *header;            /* a shard's first line (with its '\n'), or NULL */
+    size_t header_len;
+    bool header_written;     /* the file starts with it */
+    const char *reading;     /* the file whose lines are parsed, for messages: r->path, or a shard's */
 };
 
 static sim_status results_line_error(const sweep_results *r, uint64_t lineno, const char *what, sim_error *err)
 {
-    return sim_error_set(err, SIM_EUSAGE, r->path, lineno, 0,
+    return sim_error_set(err, SIM_EUSAGE, r->reading ? r->reading : r->path, lineno, 0,
                          "%s; it is not a result of this sweep spec (use another --output, or --force to start over)",
                          what);
 }
@@ -76,15 +82,50 @@ static uint64_t least_limit(const json_value *devices)
     return least;
 }
 
-/* Parse one line into its job index and digest (d may be NULL), with jp. */
+#define JOB_KEY "{\"job\":"
+
+/* The end of the "job" object that opens a result line (its closing brace + 1), or 0
+ * when the line does not open with one: braces counted outside strings. */
+static size_t job_object_end(const char *text, size_t len)
+{
+    if (len < sizeof JOB_KEY - 1 || memcmp(text, JOB_KEY, sizeof JOB_KEY - 1) != 0)
+        return 0;
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = sizeof JOB_KEY - 1; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{') {
+            depth++;
+        } else if (c == '}' && --depth == 0) {
+            return i + 1;
+        } else if (depth == 0 && c != ' ') {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Parse one line into its job index and digest (d may be NULL), with jp. Without d only
+ * the "job" object is parsed (a resume's scan, a merge's shards); the final scan, with
+ * digests, reads every line whole. */
 static sim_status parse_line(const sweep_results *r, json_parser *jp, const char *text, size_t len, uint64_t lineno,
                              uint64_t *job, job_digest *d, sim_error *err)
 {
     char why[160];
-    const json_value *doc = json_parse(jp, text, len, 0, why, sizeof why);
+    size_t end = d ? 0 : job_object_end(text, len);
+    const json_value *doc = end ? json_parse(jp, text + sizeof JOB_KEY - 1, end - (sizeof JOB_KEY - 1), 0, why,
+                                             sizeof why)
+                                : json_parse(jp, text, len, 0, why, sizeof why);
     if (doc == NULL)
         return results_line_error(r, lineno, "not valid JSON", err);
-    const json_value *j = obj(doc, "job");
+    const json_value *j = end ? doc : obj(doc, "job");
     const json_value *t = obj(j, "trace"), *dev = obj(j, "device"), *st = obj(j, "strategy"), *o = obj(j, "options");
     const bool node = dev == NULL && obj(j, "node") != NULL; /* a node job: the node in place of the device */
     if (node)
@@ -139,6 +180,26 @@ static sim_status parse_line(const sweep_results *r, json_parser *jp, const char
     return status;
 }
 
+/* The first line of the file when it is a shard's header, or this run is a shard's:
+ * the same header as this run's. */
+static sim_status check_header(const sweep_results *r, const char *line, size_t len, sim_error *err)
+{
+    if (r->header == NULL)
+        return sim_error_set(err, SIM_EUSAGE, r->path, 1, 0,
+                             "holds a shard's results (gpusim sweep --shard); run that shard again with --resume, "
+                             "combine shards with `gpusim sweep merge`, or use another --output");
+    if (len == r->header_len && memcmp(line, r->header, len) == 0)
+        return SIM_OK;
+    if (!sweep_shard_is_header(line, len))
+        return sim_error_set(err, SIM_EUSAGE, r->path, 1, 0,
+                             "is not a shard's results file (no {\"gpusim_shard\": ...} first line); use another "
+                             "--output, or --force to start over");
+    return sim_error_set(err, SIM_EUSAGE, r->path, 1, 0,
+                         "holds another shard's results, or a shard of another spec or of other trace files: its "
+                         "header is %.*s, this run's is %.*s (use --force to start over)",
+                         (int)(len > 400 ? 400 : len - 1), line, (int)(r->header_len - 1), r->header);
+}
+
 /* Read the file's complete lines: mark done[] (and fill digests when given).
  * *good_end: the end of the last complete line (a torn last line starts there). */
 static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint64_t *good_end, sim_error *err)
@@ -160,9 +221,18 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
         uint64_t job = 0;
         job_digest d;
         memset(&d, 0, sizeof d);
-        if (len > 1) {
+        if (lineno == 1 && (r->header || sweep_shard_is_header(line, len))) {
+            if ((st = check_header(r, line, len, err)) != SIM_OK)
+                break;
+            r->header_written = true;
+        } else if (len > 1) {
             if ((st = parse_line(r, jp, line, len - 1, lineno, &job, digests ? &d : NULL, err)) != SIM_OK)
                 break;
+            if (job < r->first || job >= r->end) {
+                free(d.error_text);
+                st = results_line_error(r, lineno, "the job belongs to another shard", err);
+                break;
+            }
             if (!r->done[job]) {
                 r->done[job] = 1;
                 r->count++;
@@ -189,6 +259,12 @@ static sim_status scan_file(sweep_results *r, FILE *f, job_digest *digests, uint
 sim_status sweep_results_open(const sweep_spec *s, const char *path, bool resume, bool force, sweep_results **out,
                               sim_error *err)
 {
+    return sweep_results_open_scope(s, path, NULL, resume, force, out, err);
+}
+
+sim_status sweep_results_open_scope(const sweep_spec *s, const char *path, const sweep_results_scope *scope,
+                                    bool resume, bool force, sweep_results **out, sim_error *err)
+{
     *out = NULL;
     sweep_results *r = calloc(1, sizeof *r);
     if (r == NULL)
@@ -203,6 +279,18 @@ sim_status sweep_results_open(const sweep_spec *s, const char *path, bool resume
     }
     memcpy(r->path, path, pl);
     pthread_mutex_init(&r->mu, NULL);
+    r->first = scope ? scope->first : 0;
+    r->end = scope ? scope->end : sweep_spec_jobs(s);
+    if (scope && scope->header) {
+        r->header = malloc(scope->header_len + 1);
+        if (r->header == NULL) {
+            sweep_results_close(r);
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        }
+        memcpy(r->header, scope->header, scope->header_len);
+        r->header[scope->header_len] = '\0';
+        r->header_len = scope->header_len;
+    }
     const char *hook = getenv("GPUSIM_SWEEP_TEST_CRASH_AFTER");
     r->crash_after = hook ? strtol(hook, NULL, 10) : -1;
     sim_status st = SIM_OK;
@@ -224,6 +312,8 @@ sim_status sweep_results_open(const sweep_spec *s, const char *path, bool resume
             if (st == SIM_OK && good_end < (uint64_t)sb.st_size && truncate(path, (off_t)good_end) != 0)
                 st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot drop the unfinished last line: %s",
                                    strerror(errno));
+            if (good_end == 0)
+                r->header_written = false;
         }
     }
     if (st == SIM_OK) {
@@ -231,6 +321,15 @@ sim_status sweep_results_open(const sweep_spec *s, const char *path, bool resume
         if (r->fp == NULL)
             st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
     }
+    if (st == SIM_OK && r->header && !r->header_written) {
+        if (fwrite(r->header, 1, r->header_len, r->fp) != r->header_len || fflush(r->fp) != 0)
+            st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+        r->header_written = true;
+    }
+    /* the other shards' jobs are not this run's: the scheduler skips them */
+    for (uint64_t j = 0; st == SIM_OK && j < sweep_spec_jobs(s); j++)
+        if (j < r->first || j >= r->end)
+            r->done[j] = 1;
     if (st != SIM_OK) {
         sweep_results_close(r);
         return st;
@@ -276,7 +375,7 @@ sim_status sweep_results_append(sweep_results *r, uint64_t job, const char *line
             r->run_events += events;
             if (r->progress)
                 fprintf(stderr, "\rgpusim sweep: %llu/%llu jobs", (unsigned long long)r->count,
-                        (unsigned long long)sweep_spec_jobs(r->s));
+                        (unsigned long long)(r->end - r->first));
         }
     }
     pthread_mutex_unlock(&r->mu);
@@ -299,6 +398,7 @@ void sweep_results_close(sweep_results *r)
         pthread_mutex_destroy(&r->mu);
     free(r->path);
     free(r->done);
+    free(r->header);
     free(r);
 }
 
@@ -353,6 +453,58 @@ static sim_status summarize(const sweep_spec *s, const job_digest *d, uint64_t p
 
 sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, int *exit_code, sim_error *err)
 {
+    return sweep_results_finish_into(r, NULL, text, json, exit_code, err);
+}
+
+sim_status sweep_results_absorb(sweep_results *r, const char *path, uint64_t first, uint64_t end, uint64_t *jobs,
+                                sim_error *err)
+{
+    *jobs = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
+    json_parser *jp = json_parser_new();
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0;
+    sim_status st = jp ? SIM_OK : sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    r->reading = path; /* messages name the shard's file, not the merge's work file */
+    while (st == SIM_OK && (n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)n;
+        if (++lineno == 1 || line[len - 1] != '\n' || len == 1)
+            continue; /* the header; a line still being written (a shard that runs) */
+        uint64_t job = 0;
+        if ((st = parse_line(r, jp, line, len - 1, lineno, &job, NULL, err)) != SIM_OK)
+            break;
+        if (job < first || job >= end) {
+            st = results_line_error(r, lineno, "the job belongs to another shard than the header says", err);
+            break;
+        }
+        if (r->done[job])
+            continue;
+        if (fwrite(line, 1, len, r->fp) != len) {
+            st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot write: %s", strerror(errno));
+            break;
+        }
+        r->done[job] = 1;
+        r->count++;
+        (*jobs)++;
+    }
+    r->reading = NULL;
+    if (st == SIM_OK && ferror(f))
+        st = sim_error_set(err, SIM_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
+    if (st == SIM_OK && fflush(r->fp) != 0)
+        st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot write: %s", strerror(errno));
+    free(line);
+    json_parser_free(jp);
+    fclose(f);
+    return st;
+}
+
+sim_status sweep_results_finish_into(sweep_results *r, const char *dest, sim_buf *text, sim_buf *json, int *exit_code,
+                                     sim_error *err)
+{
     *exit_code = 0;
     const sweep_spec *s = r->s;
     uint64_t n = sweep_spec_jobs(s);
@@ -380,10 +532,12 @@ sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, 
     /* the same bytes in job order: the result of every run of this spec */
     sim_outfile o;
     if (st == SIM_OK)
-        st = sim_outfile_open(&o, r->path, err);
+        st = sim_outfile_open(&o, dest ? dest : r->path, err);
     if (st == SIM_OK) {
         char *buf = NULL;
         size_t cap = 0;
+        if (r->header && fwrite(r->header, 1, r->header_len, o.fp) != r->header_len)
+            st = sim_error_set(err, SIM_EIO, r->path, 0, 0, "cannot write: %s", strerror(errno));
         for (uint64_t i = 0; i < n && st == SIM_OK; i++) {
             if (!d[i].s.present)
                 continue;
@@ -403,6 +557,8 @@ sim_status sweep_results_finish(sweep_results *r, sim_buf *text, sim_buf *json, 
     }
     if (f)
         fclose(f);
+    if (st == SIM_OK && dest)
+        unlink(r->path);
     if (st == SIM_OK && (json || text))
         st = summarize(s, d, present, text, json, err);
     for (uint64_t i = 0; i < n; i++)

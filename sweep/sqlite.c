@@ -1,6 +1,7 @@
 /* The SQLite form of a sweep's results: the finished JSONL, a row per line. */
 #include "sqlite.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 
 #include "sim/buf.h"
 #include "sim/grow.h"
+#include "sweep/shard.h"
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -69,9 +71,10 @@ bool sweep_sqlite_available(void)
 enum { COL_INT, COL_REAL, COL_TEXT };
 
 typedef struct column {
-    char name[160];
+    char key[160];  /* the flattened JSON key, e.g. "stats_allocation.all.peak" */
+    char name[168]; /* its column: stats_allocation_all_peak (name_columns) */
     int type;
-    bool valued;    /* some line has a value there, not null */
+    bool valued; /* some line has a value there, not null */
 } column;
 
 typedef struct columns {
@@ -80,10 +83,10 @@ typedef struct columns {
     bool oom;
 } columns;
 
-static long find_col(const columns *c, const char *name)
+static long find_col(const columns *c, const char *key)
 {
     for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->v[i].name, name) == 0)
+        if (strcmp(c->v[i].key, key) == 0)
             return (long)i;
     return -1;
 }
@@ -144,7 +147,7 @@ static void collect(void *ctx, const char *name, const cJSON *v)
         c->oom = true;
         return;
     }
-    snprintf(c->v[c->n].name, sizeof c->v[c->n].name, "%s", name);
+    snprintf(c->v[c->n].key, sizeof c->v[c->n].key, "%s", name);
     c->v[c->n].type = t < 0 ? COL_INT : t;
     c->v[c->n].valued = t >= 0;
     c->n++;
@@ -168,8 +171,8 @@ static sim_status each_line(const char *journal, line_fn fn, void *ctx, sim_erro
         lineno++;
         while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
             text[--len] = '\0';
-        if (len == 0)
-            continue;
+        if (len == 0 || (lineno == 1 && sweep_shard_is_header(text, (size_t)len)))
+            continue; /* a shard's header (shard.h): the jobs follow */
         cJSON *j = cJSON_ParseWithLength(text, (size_t)len);
         if (j == NULL || !cJSON_IsObject(j))
             st = sim_error_set(err, SIM_EIO, journal, lineno, 0, "not a sweep result line");
@@ -191,13 +194,43 @@ static void drop_null_parents(columns *c)
     size_t kept = 0;
     for (size_t i = 0; i < c->n; i++) {
         bool parent = false;
-        size_t n = strlen(c->v[i].name);
+        size_t n = strlen(c->v[i].key);
         for (size_t k = 0; k < c->n && !c->v[i].valued && !parent; k++)
-            parent = strncmp(c->v[k].name, c->v[i].name, n) == 0 && c->v[k].name[n] == '_';
+            parent = strncmp(c->v[k].key, c->v[i].key, n) == 0 && c->v[k].key[n] == '_';
         if (!parent)
             c->v[kept++] = c->v[i];
     }
     c->n = kept;
+}
+
+static bool name_taken(const columns *c, size_t upto, const char *name)
+{
+    for (size_t i = 0; i < upto; i++)
+        if (strcmp(c->v[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Column names a query can use without quoting: every character of the key that is
+ * not a letter, digit or '_' becomes '_' (PyTorch's "allocation.all.peak" under
+ * stats is stats_allocation_all_peak), a leading digit or an SQL keyword gets a
+ * trailing '_', and a name two keys would share gets _2, _3, ... in column order. */
+static void name_columns(columns *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        char base[160];
+        size_t n = 0;
+        for (const char *p = c->v[i].key; *p && n + 2 < sizeof base; p++)
+            base[n++] = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
+        base[n] = '\0';
+        if (n == 0 || isdigit((unsigned char)base[0]) || sqlite3_keyword_check(base, (int)n)) {
+            base[n++] = '_';
+            base[n] = '\0';
+        }
+        snprintf(c->v[i].name, sizeof c->v[i].name, "%s", base);
+        for (int k = 2; name_taken(c, i, c->v[i].name); k++)
+            snprintf(c->v[i].name, sizeof c->v[i].name, "%s_%d", base, k);
+    }
 }
 
 static sim_status collect_line(void *ctx, const cJSON *line, const char *text, size_t len, sim_error *err)
@@ -315,6 +348,7 @@ sim_status sweep_sqlite_write(const char *journal, const char *path, sim_error *
     columns c = {0};
     sim_status st = each_line(journal, collect_line, &c, err);
     drop_null_parents(&c);
+    name_columns(&c);
     for (size_t i = 0; st == SIM_OK && i < c.n; i++)
         if (strcmp(c.v[i].name, "line") == 0 || strcmp(c.v[i].name, "job") == 0)
             st = sim_error_set(err, SIM_EINTERNAL, journal, 0, 0, "a result key is named '%s'", c.v[i].name);

@@ -7,7 +7,8 @@
  * (peak_reserved_bytes, ooms, ...), nested ones joined by "_" (fragmentation_at_peak,
  * first_oom_cause, stats_...), the other objects' keys after the object's name
  * (device_capacity_bytes, strategy_options_alloc_conf, error_message), and `line`, the
- * JSONL line itself. Built with SQLite when CMake finds it (libsqlite3-dev); without
+ * JSONL line itself. Column names need no quoting: other characters than letters, digits
+ * and '_' become '_' (stats_allocation_all_peak), SQL keywords get a trailing '_'. Built with SQLite when CMake finds it (libsqlite3-dev); without
  * it, --output=FILE.sqlite is a usage error that says so. */
 #ifndef GPUSIM_SWEEP_SQLITE_H
 #define GPUSIM_SWEEP_SQLITE_H

@@ -187,6 +187,27 @@ count_at_least compare 'class="timeline"' "$nstrat" "one timeline per strategy"
 has compare '(2147483648 B)' "growth's peak reserved value"
 has compare 'layer0.weight' "tags"
 not_blank compare
-probe compare "$tmp/compare.html" '{named:true}' labels-inside colours-one-meaning strategy-colours-apart hover-block
+probe compare "$tmp/compare.html" '{named:true}' labels-inside colours-one-meaning strategy-colours-apart hover-block \
+  labels-apart overlay-nested
+
+# 3. compare where most strategies run out of memory (bert-large-train on 12 GiB): every
+# curve visible where they coincide, every strategy's OOM marked on the side-by-side
+# chart in its colour, their labels apart, and torch's section quoting PyTorch's own
+# message (the result's allocator_message)
+bert="$src/traces/examples/bert-large-train.jsonl"
+"$bin" compare "$bert" --capacity=12GiB --format=json >"$tmp/ooms.json"
+ooms=$(python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+print(json.dumps([r["strategy"] for r in rows if r["result"]["ooms"] > 0]))' "$tmp/ooms.json")
+torch_msg=$(python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+print([r for r in rows if r["strategy"] == "torch"][0]["result"]["first_oom"]["allocator_message"].split(". ")[0])
+' "$tmp/ooms.json")
+"$bin" compare "$bert" --capacity=12GiB --report="$tmp/ooms.html" >/dev/null
+render ooms "$tmp/ooms.html"
+has ooms "the allocator's own message: <code>$torch_msg" "PyTorch's OOM text in torch's section"
+probe ooms "$tmp/ooms.html" "{ooms:$ooms}" labels-inside labels-apart overlay-nested overlay-ooms
 
 cli_finish

@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
 # CLI tests of `gpusim check`: a pass against a baseline from `replay --format=json`
 # and from --write-baseline, a planted regression (exit 1) per metric, --tolerance,
-# --max-reserved, the JUnit file validating as XML, and exit 2 for a missing or bad
+# --max-reserved, the JUnit file (valid against Jenkins' and Apache Ant's schemas, as
+# tests/data/junit restates them; names that carry trace, strategy and baseline; times;
+# a one-line failure message), and exit 2 for a missing or bad
 # baseline, 3 for an invalid trace. Usage: cli_check.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-# xml_valid FILE: well-formed XML with the JUnit shape
+# xml_valid FILE: valid against both JUnit schemas (tests/data/junit: Jenkins' and
+# Apache Ant's), with gpusim's shape; scripts/lib.sh installs xmllint (libxml2-utils)
 xml_valid() {
-  local f=$1
+  local f=$1 x
   if command -v xmllint >/dev/null 2>&1; then
-    xmllint --noout "$f" 2>"$tmp/xmlerr" || { echo "xmllint: $(cat "$tmp/xmlerr")"; return 1; }
-  elif command -v python3 >/dev/null 2>&1; then
-    cli_skip_part "no xmllint (libxml2-utils): the JUnit file parsed by Python only"
-    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f" || return 1
+    for x in jenkins ant; do
+      xmllint --noout --schema "$src/tests/data/junit/$x.xsd" "$f" 2>"$tmp/xmlerr" ||
+        { echo "xmllint ($x.xsd): $(cat "$tmp/xmlerr")"; return 1; }
+    done
   else
-    cli_skip_part "no XML validator (xmllint or python3): the JUnit file's shape only"
+    cli_skip_part "no xmllint (libxml2-utils): the JUnit file is not validated against its schemas"
+    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f" || return 1
   fi
-  grep -q '^<?xml version="1.0" encoding="UTF-8"?>' "$f" && grep -q '<testsuites ' "$f" &&
-    grep -q '<testcase classname="gpusim.check" name="peak_reserved"' "$f" && grep -q '</testsuites>' "$f"
+  grep -q '^<?xml version="1.0" encoding="UTF-8"?>' "$f" && grep -q '<testsuites>' "$f" &&
+    grep -q '<testcase name="peak_reserved: [^"]* under [a-z]* vs [^"]*" classname="gpusim.check" time="[0-9]*\.[0-9]\{3\}"' "$f" &&
+    grep -q '</testsuites>' "$f"
 }
 
 ex="$src/traces/examples/mlp_train.json"
@@ -41,6 +46,39 @@ expect_any 1 "check: FAIL (1 of 3 metrics regressed)" check "$ex" --baseline="$t
 if grep -q "^  peak reserved .*+100.00%  REGRESSION$" "$tmp/out"; then ok; else bad "reserved verdict: $(cat "$tmp/out")"; fi
 if xml_valid "$tmp/fail.xml" && [ "$(grep -c '<failure' "$tmp/fail.xml")" -eq 1 ] &&
   grep -q 'tests="3" failures="1"' "$tmp/fail.xml"; then ok; else bad "fail.xml: $(cat "$tmp/fail.xml")"; fi
+# the failure: its message the verdict on one line (padding squeezed), its body the
+# check's whole output (the header naming device and limit, every verdict line); the
+# suite and its cases name the trace, the strategy and the baseline; times in seconds
+got=$(python3 - "$tmp/fail.xml" "$ex" "$tmp/res.json" <<'PY'
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+suite = root.find("testsuite")
+subject = "%s under growth vs %s" % (sys.argv[2], sys.argv[3])
+f = suite.find("testcase/failure")
+checks = [
+    suite.get("name") == "gpusim check " + subject,
+    [c.get("name") for c in suite.findall("testcase")] ==
+        [m + ": " + subject for m in ("peak_reserved", "peak_allocated", "out_of_memory")],
+    f.get("message").startswith("peak reserved 2.00 GiB baseline ") and f.get("message").endswith("+100.00% REGRESSION"),
+    "\n" not in f.get("message"),
+    f.text.startswith("gpusim check: ") and "  peak allocated " in f.text and f.text.endswith("check: FAIL (1 of 3 metrics regressed)\n"),
+    float(suite.get("time")) >= 0 and all(float(c.get("time")) >= 0 for c in suite.findall("testcase")),
+    {p.get("name"): p.get("value") for p in suite.find("properties")} ==
+        {"trace": sys.argv[2], "strategy": "growth", "baseline": sys.argv[3], "tolerance_pct": "0"},
+    suite.find("system-out").text == f.text,
+]
+print(" ".join("ok" if c else "NO%d" % i for i, c in enumerate(checks)))
+PY
+)
+if [ "$got" = "ok ok ok ok ok ok ok ok" ]; then ok; else bad "JUnit failure: $got: $(cat "$tmp/fail.xml")"; fi
+# two checks of one trace against two baselines are two suites, with distinct cases
+expect_any 0 "PASS" check "$ex" --baseline="$tmp/base.json" --junit="$tmp/pass2.xml"
+cp "$tmp/base.json" "$tmp/other.json"
+expect_any 0 "PASS" check "$ex" --baseline="$tmp/other.json" --junit="$tmp/pass3.xml"
+a=$(grep -o '<testcase name="[^"]*"' "$tmp/pass2.xml")
+b=$(grep -o '<testcase name="[^"]*"' "$tmp/pass3.xml")
+if [ -n "$a" ] && [ -z "$(comm -12 <(echo "$a" | sort) <(echo "$b" | sort))" ]; then ok
+else bad "two baselines, the same case names: $a"; fi
 # within tolerance it passes; the tolerance is a percentage
 expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100
 expect_any 0 "check: PASS" check "$ex" --baseline="$tmp/res.json" --tolerance=100%
@@ -85,7 +123,7 @@ grep -q "^  out of memory .*REGRESSION$" "$tmp/out" && ok || bad "oom verdict: $
 # --max-reserved: a fifth metric
 expect_any 0 "check: PASS (4 metrics)" check "$ex" --baseline="$tmp/base.json" --max-reserved=2GiB
 expect_any 1 "max reserved" check "$ex" --baseline="$tmp/base.json" --max-reserved=2047MiB --junit="$tmp/max.xml"
-xml_valid "$tmp/max.xml" && grep -q 'name="max_reserved">' "$tmp/max.xml" && ok || bad "max.xml: $(cat "$tmp/max.xml")"
+xml_valid "$tmp/max.xml" && grep -q 'name="max_reserved: ' "$tmp/max.xml" && ok || bad "max.xml: $(cat "$tmp/max.xml")"
 
 # --write-baseline, then check against it; the strategy and its options come back
 expect_any 0 "wrote baseline" check "$ex" --write-baseline="$tmp/w.json" --strategy=limit --limit=3GiB

@@ -51,6 +51,16 @@ roundtrip() {
   check "$tmp/rt.pickle" ""
   expect 0 "" replay "$tmp/rt.pickle" "$@" --format=json
   same_results "$name" "$tmp/rt.orig.json" "$tmp/out"
+  # and the end state, block by block: the replay of the export against its own segments
+  # (RT_END=off: not compared, the segments are expandable ones' mapped ranges)
+  expect 0 "" replay "$tmp/rt.pickle" "$@" --against-recorded --format=json
+  local es
+  es=$(python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["against_recorded"]["end_state"]
+print("off" if e is None else "same %d" % e["matched"] if e["first_difference"] is None and e["matched"] == e["recorded_blocks"] == e["predicted_blocks"] else e)' "$tmp/out")
+  case "${RT_END:-same}:$es" in
+    "same:same "* | "off:off") ok ;;
+    *) bad "$name: end state after the round trip: $es" ;;
+  esac
 }
 
 # torch_rules.jsonl under torch (tests/golden/torch.test): 11 MiB + 1 B is a 12 MiB
@@ -81,7 +91,7 @@ if cmp -s "$tmp/out" "$tmp/plain.json"; then ok; else bad "--export-snapshot cha
 # such entry, only the segment_free it caused; so these traces have none)
 roundtrip "torch" "$ex/small-model-12gb.jsonl" --strategy=torch --capacity=24GiB
 roundtrip "growth" "$ex/small-model-12gb.jsonl" --strategy=growth --capacity=24GiB
-roundtrip "torch, expandable segments" "$ex/serving-16gb.jsonl" --strategy=torch --capacity=24GiB \
+RT_END=off roundtrip "torch, expandable segments" "$ex/serving-16gb.jsonl" --strategy=torch --capacity=24GiB \
   --alloc-conf=expandable_segments:True
 roundtrip "greedy" "$g/bfc_worked_example.json" --strategy=greedy
 roundtrip "planned" "$ex/small-model-12gb.jsonl" --strategy=planned --capacity=24GiB
@@ -106,16 +116,50 @@ done
 # where the pool took the memory back (a round trip then counts it freed from there)
 expect 0 "" replay "$tmp/deferred.jsonl" --strategy=async --export-snapshot="$tmp/a.pickle"
 check "$tmp/a.pickle" "alloc=4 free_completed=4 free_requested=4 segment_alloc=3"
-# under torch the two deferred frees are free_requested at 2 and 12 us and completed at
-# 10 and 13 us (ready_t), the others at once
+# under torch the two deferred frees are free_requested at 2 and 12 us; PyTorch records a
+# completion when it polls the free's event, at its next malloc: id 1 (ready at 10 us) at
+# the alloc of id 4 (11 us); no malloc follows id 2's ready_t (13 us), so it is still
+# pending at the end (no free_completed, active_pending_free in segments). The others
+# complete at once.
 expect 0 "" replay "$tmp/deferred.jsonl" --strategy=torch --export-snapshot="$tmp/d.pickle"
 got=$(python3 -c '
 import pickle, sys
 t = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
 print([(e["action"][5:], e["time_us"]) for e in t if e["action"].startswith("free")], sorted({e["stream"] for e in t}))
 ' "$tmp/d.pickle")
-want="[('requested', 2), ('completed', 10), ('requested', 12), ('completed', 13), ('requested', 14), ('completed', 14), ('requested', 15), ('completed', 15)] [0, 1]"
+pend=$(python3 -c '
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))["segments"]
+print([b["size"] for g in s for b in g["blocks"] if b["state"] == "active_pending_free"])
+' "$tmp/d.pickle")
+if [ "$pend" = "[1024]" ]; then ok; else bad "deferred export: pending blocks at the end $pend, want [1024]"; fi
+want="[('requested', 2), ('completed', 11), ('requested', 12), ('requested', 14), ('completed', 14), ('requested', 15), ('completed', 15)] [0, 1]"
 if [ "$got" = "$want" ]; then ok; else bad "deferred export: $got, want $want"; fi
+
+# The real CS336 recordings (tests/data/import) replayed under torch and exported: the
+# export's segments are the recording's, block by block at the recorded addresses (20
+# blocks from empty, 230 mid-run), as the viewer would show both
+for f in torch_snapshot_cs336_from_empty.pickle torch_snapshot_cs336_midrun_inference.pickle; do
+  expect 0 "" replay "$src/tests/data/import/$f" --export-snapshot="$tmp/real.pickle"
+  same=$(python3 - "$src/tests/data/import/$f" "$tmp/real.pickle" <<'EOF2'
+import pickle, sys
+class Plain(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("a class in a snapshot: %s.%s" % (module, name))
+def blocks(path):
+    with open(path, "rb") as f:
+        s = Plain(f).load()
+    return sorted((b["address"], b["size"], b["state"]) for g in s["segments"] for b in g["blocks"])
+a, b = blocks(sys.argv[1]), blocks(sys.argv[2])
+print("same %d" % len(a) if a == b else "recorded %d blocks, exported %d, first different %s" %
+      (len(a), len(b), next((x, y) for x, y in zip(a + [None] * len(b), b + [None] * len(a)) if x != y)))
+EOF2
+)
+  case "$f:$same" in
+    *from_empty*:"same 20" | *midrun*:"same 230") ok ;;
+    *) bad "$f exported: $same" ;;
+  esac
+done
 
 # Every strategy but ideal: a valid snapshot whose segments at the end hold what the
 # allocator held then (final_reserved_bytes), and whose segment_alloc/segment_free

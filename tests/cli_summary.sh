@@ -35,6 +35,17 @@ same "torch summary at the end" "$g/summary_torch_rules.txt"
 expect 0 "" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --summary=end
 same "--summary=end is --summary" "$g/summary_torch_rules.txt"
 
+# A real recording (CS336, from an empty allocator; tests/data/import): 36 allocations,
+# 26 freed, so its segments hold 10 active blocks at the end (9 large, the 512 B one
+# small) and 4 inactive pieces of split segments. Every free_completed there is the
+# entry right after its free_requested, some one µs later: synchronous frees, which
+# the importer makes plain frees (traces/IMPORT.md). Read as deferred frees, the last
+# one (requested last, no allocation after it to poll it) stayed active: 11.
+expect 0 "" replay "$src/tests/data/import/torch_snapshot_cs336_from_empty.pickle" --summary=end --format=json
+if grep -q '"active.all.current": 10,' "$tmp/out" && grep -q '"allocation.all.current": 10,' "$tmp/out" &&
+  grep -q '"inactive_split.all.current": 4,' "$tmp/out"; then ok; else
+  bad "the CS336 recording's end: $(grep -E '"(active|allocation|inactive_split).all.current"' "$tmp/out")"; fi
+
 # memory_stats() as JSON: sorted keys, the same numbers
 expect 0 "" replay "$g/torch_rules.jsonl" --strategy=torch --capacity=16GiB --summary --format=json
 if grep -q '"allocated_bytes.all.peak": 17828864' "$tmp/out" && grep -q '"segment.large_pool.allocated": 2' "$tmp/out" &&

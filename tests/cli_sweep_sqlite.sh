@@ -30,7 +30,7 @@ same "the journal beside the database" "$tmp/ref.jsonl" "$tmp/r.jsonl"
 # compare DB JSONL: every line is one row, in job order, every key its column
 compare_rows() {
   python3 - "$1" "$2" <<'PY'
-import json, sqlite3, sys
+import json, re, sqlite3, sys
 db, jsonl = sys.argv[1], sys.argv[2]
 
 def flatten(obj, prefix="", top=True):
@@ -39,7 +39,9 @@ def flatten(obj, prefix="", top=True):
         if isinstance(v, dict):
             yield from flatten(v, name, False)
         elif name:
-            yield name, v
+            # a column name needs no quoting: PyTorch's "allocation.all.peak" under stats
+            # is stats_allocation_all_peak (none of these keys is an SQL keyword)
+            yield re.sub(r"[^A-Za-z0-9_]", "_", name), v
 
 lines = [l.rstrip("\n") for l in open(jsonl) if l.strip()]
 con = sqlite3.connect(db)
@@ -109,6 +111,31 @@ assert [d["peak_used_bytes"] for d in json.loads(row[3])] == [837812224, 8378122
     bad "node columns"
 fi
 expect 0 "0 jobs run" sweep "$tmp/nodes/n.json" --output="$tmp/nodes/n.sqlite" --resume
+
+# ---- the torch, async and planned models' statistics, whose keys hold dots
+# (allocation.all.peak), are columns a query names without quotes
+mkdir -p "$tmp/stats"
+cp -r "$data/jobs" "$tmp/stats/jobs"
+printf '{"traces": ["jobs"], "devices": ["1GiB"], "strategies": ["torch", "async", "planned"]}' >"$tmp/stats/s.json"
+expect 0 "" sweep "$tmp/stats/s.json" --output="$tmp/stats/ref.jsonl"
+expect 0 "" sweep "$tmp/stats/s.json" --output="$tmp/stats/s.sqlite"
+if command -v python3 >/dev/null 2>&1; then
+  if out=$(compare_rows "$tmp/stats/s.sqlite" "$tmp/stats/ref.jsonl" 2>&1); then ok; else bad "stats rows vs JSONL: $out"; fi
+  python3 -c '
+import json, re, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in con.execute("PRAGMA table_info(jobs)")]
+odd = [c for c in cols if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", c)]
+assert not odd, odd
+# each torch row: the column is the line'"'"'s stats["allocation.all.peak"]
+rows = con.execute("SELECT stats_allocation_all_peak, stats_reserved_bytes_all_peak, line FROM jobs WHERE strategy = ?",
+                   ("torch",)).fetchall()
+assert len(rows) == 5, len(rows)
+for peak, reserved, line in rows:
+    st = json.loads(line)["result"]["stats"]
+    assert (peak, reserved) == (st["allocation.all.peak"], st["reserved_bytes.all.peak"]), (peak, reserved)' \
+    "$tmp/stats/s.sqlite" && ok || bad "stats columns without quotes"
+fi
 
 # the JSONL line kept in the database is the JSONL
 dump() { python3 -c 'import sqlite3,sys; [print(r[0]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT line FROM jobs ORDER BY job")]' "$1"; }

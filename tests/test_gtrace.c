@@ -43,6 +43,10 @@ static sim_event make_event(uint64_t i, uint64_t *s, uint64_t *t, char *tag, cha
         ev.id = test_rand(s) % SIM_MAX_SIZE;
         if (test_rand(s) % 2)
             ev.ready_t = ev.t + test_rand(s) % 1000;
+        if (test_rand(s) % 3 == 0) {
+            ev.has_ready_stream = true;
+            ev.ready_stream = test_rand(s) % 2 ? UINT32_MAX : (uint32_t)(test_rand(s) % 5);
+        }
         break;
     default:
         ev.op = SIM_OP_ALLOC;
@@ -114,6 +118,8 @@ static void check_sample(trace_reader *r, uint64_t n, uint64_t seed)
         ck_assert_uint_eq(got.t, want.t);
         ck_assert_uint_eq(got.ready_t, want.ready_t);
         ck_assert_uint_eq(got.stream, want.op == SIM_OP_ALLOC ? want.stream : 0);
+        ck_assert_int_eq(got.has_ready_stream, want.has_ready_stream);
+        ck_assert_uint_eq(got.ready_stream, want.ready_stream);
         ck_assert_uint_eq(got.line, want.line);
         ck_assert_uint_eq(got.index, i + 1);
         ck_assert_str_eq(got.tag ? got.tag : "-", want.tag ? want.tag : "-");

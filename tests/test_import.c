@@ -322,16 +322,17 @@ static void check_events(trace_input *in, const want *w, size_t n)
 /* make_synthetic.py, device 1, times in µs after T (→ ns after rebasing):
  * lost allocations first (the block freed at +0 without an alloc, then the block
  * live in segments at 0x7f0000000000 with requested_size 4000000); the free
- * requested at +0 completes at +5; 0x7f0000600000 is reused three times; the two
+ * requested at +0 completes at +5 in the very next entry: a synchronous free whose
+ * clock ticked, a plain free at +0; 0x7f0000600000 is reused three times; the two
  * small blocks at 2^64 − 2 MiB and +512 (one double apart: equal as doubles) stay
  * two allocations on stream 1 (the cudaStream_t 94000000000000); a free requested
  * at +30 completes at +40; one completed without a request (+50, not deferred);
- * the oom becomes a mark; the free still pending at the end completes at the last
- * entry's time (+120). */
+ * the oom becomes a mark; the free still pending at the end completes 1 ns after
+ * the last entry (+120 µs), so that a replay ends with it pending as recorded. */
 static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_ALLOC, 1, 1048576, 0, 0, 0, "0x7f0000600000"},
     {SIM_OP_ALLOC, 8, 4000000, 0, 0, 0, "0x7f0000000000"},
-    {SIM_OP_FREE, 1, 0, 0, 5000, 0, NULL},
+    {SIM_OP_FREE, 1, 0, 0, 0, 0, NULL},
     {SIM_OP_ALLOC, 2, 2097152, 10000, 10000, 0, "0x7f0000400000"},
     {SIM_OP_ALLOC, 3, 100, 21000, 21000, 1, "0xffffffffffe00000"},
     {SIM_OP_ALLOC, 4, 300, 22000, 22000, 1, "0xffffffffffe00200"},
@@ -342,7 +343,7 @@ static const want SNAPSHOT_EVENTS[] = {
     {SIM_OP_ALLOC, 6, 1000, 70000, 70000, 0, "0x7f0000600000"},
     {SIM_OP_FREE, 6, 0, 80000, 80000, 0, NULL},
     {SIM_OP_ALLOC, 7, 512, 100000, 100000, 0, "0x7f0000700000"},
-    {SIM_OP_FREE, 7, 0, 110000, 120000, 0, NULL},
+    {SIM_OP_FREE, 7, 0, 110000, 120001, 0, NULL},
 };
 
 static void check_snapshot(trace_input *in)
@@ -817,13 +818,15 @@ START_TEST(against_recorded_should_report_zero_difference_on_the_hta_curve)
         "\"reserved\": {\"source\": \"Kineto \\\"Total Reserved\\\"\", \"compared\": false", NULL});
     free(text);
     /* snapshot: deferred frees interleave with the events; the row of each event must still be
-     * found. At event 5 (the alloc at +21 µs, after segment_alloc) live requested bytes are
-     * 4000000 + 2097152 + 100 (the block freed at +0 completed at +5), recorded reserved 24 MiB. */
+     * found. At event 3 (the free at +0, whose completion at +5 is the next entry: a plain
+     * free) live requested bytes are the 4000000 of the block live in segments, recorded
+     * reserved 22 MiB = 23068672: 19068672 apart, more than at any later event. */
     text = against_recorded("snapshot_small.pickle", "--strategy=ideal", "against.json");
-    ck_assert_ptr_nonnull(strstr(text, "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
-                                       "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
-                                       "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
-                                       "\"max_abs_difference_bytes\": 19068572, \"max_difference_event\": 5,"));
+    ck_assert_ptr_nonnull(strstr(text,
+                                 "\"reserved\": {\"source\": \"snapshot segment_alloc/segment_free running total\", "
+                                 "\"offset_bytes\": 0, \"events_compared\": 12, \"predicted_peak_bytes\": 9097552, "
+                                 "\"recorded_peak_bytes\": 25165824, \"peak_difference_bytes\": -16068272, "
+                                 "\"max_abs_difference_bytes\": 19068672, \"max_difference_event\": 3,"));
     ck_assert_ptr_nonnull(strstr(text, "\"recorded_ooms\": 1,"));
     free(text);
     /* the default strategy for a profiler trace is torch: a usage error while it is absent */
@@ -870,6 +873,14 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
           "\"allocated_bytes\": 1703276544, \"events\": 223, \"planned_segments\": 0}",
           "\"recorded_ooms\": 0,", "\"completed\": true"}},
     };
+    /* and the end state equals the final segments block by block: from empty, 9
+     * segments holding 20 blocks (6 whole inactive ones, 2 + 5 + 7 in the 3 split
+     * ones); mid-run, the 98 segments' 230 blocks */
+    static const char *const END[] = {
+        "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 20, \"matched\": 20, \"first_difference\": "
+        "null}",
+        "\"end_state\": {\"recorded_blocks\": 230, \"predicted_blocks\": 230, \"matched\": 230, "
+        "\"first_difference\": null}"};
     if (!registry_find("torch"))
         return;
     for (size_t k = 0; k < 2; k++) {
@@ -878,8 +889,26 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
         char *text = against_recorded(T[k].file, "", name);
         for (size_t i = 0; i < 6; i++)
             ck_assert_msg(strstr(text, T[k].want[i]) != NULL, "%s: '%s' not in\n%s", T[k].file, T[k].want[i], text);
+        ck_assert_msg(strstr(text, END[k]) != NULL, "%s: '%s' not in\n%s", T[k].file, END[k], text);
         free(text);
     }
+    /* allocated over time, in the trace's own requested sizes: equal at every event
+     * (from empty: a peak of 3249143816 B at event 35, six 512 MiB blocks and smaller
+     * ones); on a 2 GiB card with --on-oom=skip the replay drops 5 allocations, and at
+     * event 35 it holds 2 GiB (four 512 MiB blocks) less than the recording */
+    char *tq = against_recorded(T[0].file, "", "over_time.json");
+    ck_assert_ptr_nonnull(strstr(tq, "\"allocated_over_time\": {\"source\": \"the trace's alloc and free sizes: "
+                                     "requested bytes, a deferred free's until it completed\", \"offset_bytes\": 0, "
+                                     "\"events_compared\": 62, \"predicted_peak_bytes\": 3249143816, "
+                                     "\"recorded_peak_bytes\": 3249143816, \"peak_difference_bytes\": 0, "
+                                     "\"max_abs_difference_bytes\": 0,"));
+    free(tq);
+    tq = against_recorded(T[0].file, "--capacity=2GiB --on-oom=skip", "skip.json");
+    const char *col = strstr(tq, "\"allocated_over_time\""), *end = col ? strstr(col, "\"placement\"") : NULL;
+    const char *at =
+        col ? strstr(col, "\"max_abs_difference_bytes\": 2147483648, \"max_difference_event\": 35,") : NULL;
+    ck_assert_msg(col != NULL && at != NULL && at < end, "%s", tq);
+    free(tq);
     /* --from-empty: the 223 live blocks are allocated into fresh segments first, and
      * reserved is off by 46137344 B (44 MiB) at event 224, the first recorded one */
     char *te = against_recorded(T[1].file, "--from-empty", "empty.json");
@@ -896,6 +925,13 @@ START_TEST(the_real_snapshots_should_replay_exactly_from_their_recorded_state)
                                        "{\"event\": 16, \"size\": 2097152, \"recorded_segment\": 0, "
                                        "\"recorded_offset\": 14811136, \"predicted_segment\": 0, "
                                        "\"predicted_offset\": 16777216}}"));
+    /* and the end state names its first different block: the 8519680 B request of
+     * event 6 rounds to 10485760 (a quarter of 2^23 is 2 MiB: 5 steps), so segment 0's
+     * third block, at 3 × 2 MiB, is 10485760 B where PyTorch's was 8519680 B */
+    ck_assert_ptr_nonnull(strstr(text, "\"end_state\": {\"recorded_blocks\": 20, \"predicted_blocks\": 19, "
+                                       "\"matched\": 12, \"first_difference\": {\"segment\": 0, \"offset\": 6291456, "
+                                       "\"recorded\": {\"state\": \"active_allocated\", \"size\": 8519680}, "
+                                       "\"predicted\": {\"state\": \"active_allocated\", \"size\": 10485760}}}"));
     free(text);
     tmpdir_remove();
 }
@@ -910,14 +946,19 @@ START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
         return;
     static const struct {
         const char *options;
-        const char *want[5]; /* NULL-terminated */
+        const char *want[6]; /* NULL-terminated */
     } T[] = {
         /* events: 3 allocations at the start (the seed), then alloc, free, alloc, alloc,
-         * alloc, free, alloc, the oom mark (11), free: the oom is event 11 */
+         * alloc, free, alloc, the oom mark (11), free: the oom is event 11. The end state
+         * is the 10 final blocks, the free still pending at the end among them (its
+         * block active_pending_free, as recorded) */
         {"",
          {"\"max_abs_difference_bytes\": 0,", "\"recorded_peak_bytes\": 54525952",
           "\"placement\": {\"compared\": 5, \"matched\": 5, \"first_mismatch\": null}",
-          "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null", NULL}},
+          "\"recorded_oom_events\": [11],\n    \"predicted_first_oom_event\": null",
+          "\"end_state\": {\"recorded_blocks\": 10, \"predicted_blocks\": 10, \"matched\": 10, "
+          "\"first_difference\": null}",
+          NULL}},
         /* an option overrides the recording's settings, and the comparison says so */
         {"--alloc-conf=max_split_size_mb:20", {"\"alloc_conf_from\": \"option\"", NULL}},
     };
@@ -926,6 +967,36 @@ START_TEST(a_synthetic_mid_run_snapshot_should_replay_exactly)
         expect_all_in(text, T[k].want);
         free(text);
     }
+    tmpdir_remove();
+}
+END_TEST
+
+/* make_synthetic.py's snapshot_remainder.json: the block at R, known only by its
+ * free of 3 MiB + 1 B (3 MiB + 512 rounded), is 3.5 MiB, as the first allocation's
+ * address (R + 3.5 MiB) shows; the block at Q (5 MiB) has room after it for a
+ * remainder nothing tells about. Rebuilt so, every allocation lands where recorded
+ * and the end state is the recording's: R = 3.5 MiB + 4 MiB allocated + 12.5 MiB
+ * free, Q one free block; allocated at the end 7.5 MiB = 7864320 B (from the
+ * rounded request it was 7340544: 523776 B short). */
+START_TEST(a_block_known_only_by_its_free_should_be_sized_by_later_addresses)
+{
+    trace_input *in = open_ok(data("snapshot_remainder.json"), NULL, -1);
+    ck_assert(has_warning(in, "of 2 blocks known only by their free, 1 were sized by a later allocation's address "
+                              "(an unsplit remainder), 1 may hold a remainder nothing later tells about, 0 "
+                              "contradict"));
+    const sim_seed *seed = input_seed(in);
+    ck_assert_ptr_nonnull(seed);
+    ck_assert_uint_eq(seed->blocks[seed->segs[0].first_block].size_bytes, 3670016u);
+    input_close(in);
+    if (!registry_find("torch"))
+        return;
+    char *text = against_recorded("snapshot_remainder.json", "", "rem.json");
+    expect_all_in(text, (const char *const[]){
+                            "\"placement\": {\"compared\": 2, \"matched\": 2, \"first_mismatch\": null}",
+                            "\"end_state\": {\"recorded_blocks\": 4, \"predicted_blocks\": 4, \"matched\": 4, "
+                            "\"first_difference\": null}",
+                            "\"allocated_at_end\": {\"predicted_bytes\": 7864320, \"recorded_bytes\": 7864320}", NULL});
+    free(text);
     tmpdir_remove();
 }
 END_TEST

@@ -11,6 +11,7 @@
 #include "answers/limit.h"
 #include "answers/whatif.h"
 #include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/progress.h"
 #include "reports/result.h"
 #include "sim/evbuf.h"
@@ -668,5 +669,42 @@ START_TEST(progress_should_stay_silent_off_a_terminal)
     progress_finish(&p);
     ck_assert_int_eq(ftell(f), 0);
     fclose(f);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- junit */
+
+START_TEST(a_junit_failure_should_keep_its_message_on_one_line_and_its_details_in_the_body)
+{
+    sim_buf b;
+    sim_buf_init(&b);
+    const junit_property props[] = {{"trace", "t<1>.jsonl"}};
+    junit_case cases[] = {
+        {"peak_reserved: t.jsonl under torch vs b.json", "2.00 GiB\nbaseline 1.00 GiB", "line 1\nline 2 & more\n", true,
+         0.25},
+        {"peak_allocated: t.jsonl under torch vs b.json", "ok", NULL, false, 0.25},
+    };
+    junit_suite s = {"gpusim check t.jsonl under torch vs b.json", "gpusim.check", "regression", props, 1, 0.5,
+                     "2026-12-01T20:00:00", "", "out\n"};
+    report_junit(&s, cases, 2, &b);
+    /* the message's line break is a space; the body keeps its lines, escaped */
+    ck_assert_ptr_nonnull(strstr(b.data, "message=\"2.00 GiB baseline 1.00 GiB\">line 1\nline 2 &amp; more\n</failure>"));
+    /* no hostname: localhost, as Ant's schema asks; times as decimals */
+    ck_assert_ptr_nonnull(strstr(b.data, "time=\"0.500\" timestamp=\"2026-12-01T20:00:00\" hostname=\"localhost\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<property name=\"trace\" value=\"t&lt;1&gt;.jsonl\"/>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<testcase name=\"peak_allocated: t.jsonl under torch vs b.json\" "
+                                         "classname=\"gpusim.check\" time=\"0.250\"/>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\""));
+    ck_assert_ptr_nonnull(strstr(b.data, "<system-out>out\n</system-out>\n    <system-err></system-err>\n"));
+    sim_buf_release(&b);
+}
+END_TEST
+
+START_TEST(a_junit_timestamp_should_be_utc_without_a_zone)
+{
+    char t[32];
+    /* 1764619200 s = 2025-12-01 20:00:00 UTC */
+    ck_assert_str_eq(junit_timestamp(1764619200LL, t, sizeof t), "2025-12-01T20:00:00");
+    ck_assert_str_eq(junit_timestamp(0, t, sizeof t), "1970-01-01T00:00:00");
 }
 END_TEST

@@ -88,8 +88,10 @@ START_TEST(the_rebuild_should_undo_segment_events_and_infer_the_sizes_of_freed_b
         {.addr = C, .size = 30 * MIB, .first_block = 3, .n_blocks = 1},
     };
     rb_block blocks[] = {
-        {A, 6 * MIB, 0, false}, {A + 6 * MIB, 2 * MIB, 2 * MIB, true}, {A + 8 * MIB, 12 * MIB, 0, false},
-        {C, 30 * MIB, 0, false},
+        {A, 6 * MIB, 0, false, false},
+        {A + 6 * MIB, 2 * MIB, 2 * MIB, true, false},
+        {A + 8 * MIB, 12 * MIB, 0, false, false},
+        {C, 30 * MIB, 0, false, false},
     };
     rb_seg_event ev[] = {
         {.action = RB_SEG_FREE, .addr = B, .size = 2 * MIB, .entry = 3},
@@ -144,6 +146,64 @@ START_TEST(the_rebuild_should_undo_segment_events_and_infer_the_sizes_of_freed_b
     live[1].addr = C;
     ck_assert(!rb_rebuild(&in, &r));
     ck_assert_ptr_nonnull(strstr(r.why, "lies in no segment"));
+}
+END_TEST
+
+/* A 20 MiB large-pool segment at A whose only live block at the start, at A, is
+ * known by its free alone (event 9; 3 MiB + 1 B asked: 3 MiB + 512 held at least),
+ * the rest free. Where the trace's first allocation in the rest lands, before event
+ * 9, is where the free block began, so where the live block ends. */
+static rb_result remainder_rebuild(const rb_addr *allocs, size_t n)
+{
+    const uint64_t A = 0x7f0000000000;
+    static const rb_segment segs[] = {{.addr = 0x7f0000000000, .size = 20 * MIB, .first_block = 0, .n_blocks = 1}};
+    static const rb_block blocks[] = {{0x7f0000000000, 20 * MIB, 0, false, false}};
+    rb_live live[] = {{.addr = A, .requested = 3 * MIB + 1, .id = 1, .freed_at = 9}};
+    rb_input in = {.segs = segs,
+                   .n_segs = 1,
+                   .blocks = blocks,
+                   .n_blocks = 1,
+                   .live = live,
+                   .n_live = 1,
+                   .allocs = allocs,
+                   .n_allocs = n,
+                   .settings = {.max_split_size = UINT64_MAX}};
+    rb_result r;
+    ck_assert_msg(rb_rebuild(&in, &r), "%s", r.why);
+    ck_assert_uint_eq(r.inferred, 1);
+    return r;
+}
+
+START_TEST(a_later_allocations_address_should_size_a_block_known_only_by_its_free)
+{
+    const uint64_t A = 0x7f0000000000;
+    /* at A + 3.5 MiB at event 4: PyTorch left the 523776 B rest on the block */
+    rb_addr at_rest[] = {{A + 3 * MIB + MIB / 2, 4}, {A + 3 * MIB + 512, 12}};
+    rb_result r = remainder_rebuild(at_rest, 2);
+    ck_assert_uint_eq(r.seed.blocks[0].size_bytes, 3 * MIB + MIB / 2);
+    ck_assert_uint_eq(r.seed.blocks[1].offset, 3 * MIB + MIB / 2);
+    ck_assert(r.by_address == 1 && r.undetermined == 0 && r.contradicted == 0);
+    rb_result_release(&r);
+    /* right after the rounded request: no rest, and still evidence of the size */
+    rb_addr exact[] = {{A + 3 * MIB + 512, 2}};
+    r = remainder_rebuild(exact, 1);
+    ck_assert_uint_eq(r.seed.blocks[0].size_bytes, 3 * MIB + 512);
+    ck_assert(r.by_address == 0 && r.undetermined == 0 && r.contradicted == 0);
+    rb_result_release(&r);
+    /* only an allocation after the block's free (event 12): nothing tells, the
+     * rounded request is taken and the block counted as undetermined */
+    rb_addr late[] = {{A + 3 * MIB + MIB / 2, 12}};
+    r = remainder_rebuild(late, 1);
+    ck_assert_uint_eq(r.seed.blocks[0].size_bytes, 3 * MIB + 512);
+    ck_assert(r.by_address == 0 && r.undetermined == 1 && r.contradicted == 0);
+    rb_result_release(&r);
+    /* 2 MiB after the rounded request: a rest over 1 MiB would have been split off,
+     * so the address contradicts the rules; the rounded request is kept */
+    rb_addr far[] = {{A + 5 * MIB + 512, 3}};
+    r = remainder_rebuild(far, 1);
+    ck_assert_uint_eq(r.seed.blocks[0].size_bytes, 3 * MIB + 512);
+    ck_assert(r.by_address == 0 && r.undetermined == 0 && r.contradicted == 1);
+    rb_result_release(&r);
 }
 END_TEST
 

@@ -1,15 +1,18 @@
 /* Check suite for sweep/: the spec (expansion of traces, devices, option sets,
  * job numbering and lookup, errors before any work), the scheduler (every job
- * handed out once, a worker kept on its trace) and a job's result line. */
+ * handed out once, a worker kept on its trace), a job's result line, and the shards
+ * (the partition, the index from a job array's environment, the file names). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "support/check_main.h"
 #include "sweep/run.h"
+#include "sweep/shard.h"
 #include "sweep/spec.h"
 
 /* The fixture's directory: one per process (Check forks each test). */
@@ -307,5 +310,176 @@ START_TEST(a_job_line_should_hold_its_coordinates_and_the_result_on_one_line)
     sim_buf_release(&line);
     sweep_cache_free(c);
     sweep_spec_free(s);
+}
+END_TEST
+
+/* A spec of n traces of the given sizes in bytes (contents do not matter: the partition
+ * only stats them) x 3 devices x 2 strategies = 6 jobs per trace. */
+static sweep_spec *sized_spec(unsigned n, const uint64_t *sizes)
+{
+    char dir[256], p[600];
+    test_dir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/sized", dir);
+    mkdir(p, 0755);
+    for (unsigned t = 0; t < n; t++) {
+        snprintf(p, sizeof p, "%s/sized/t%03u.jsonl", dir, t);
+        FILE *f = fopen(p, "w");
+        ck_assert_ptr_nonnull(f);
+        for (uint64_t b = 0; b < sizes[t]; b++)
+            fputc('x', f);
+        fclose(f);
+    }
+    return load_ok("{\"traces\": [\"sized\"], \"devices\": [\"1GiB\", \"2GiB\", \"3GiB\"], "
+                   "\"strategies\": [\"raw\", \"ideal\"]}",
+                   0);
+}
+
+/* Shard i's weight: its jobs, each weighing its trace's size. */
+static uint64_t shard_weight(const sweep_spec *s, const sweep_partition *p, uint32_t i, const uint64_t *sizes)
+{
+    uint64_t first, end, w = 0;
+    sweep_partition_range(p, i, &first, &end);
+    for (uint64_t j = first; j < end; j++)
+        w += sizes[j / s->n_combos];
+    return w;
+}
+
+START_TEST(shards_should_cover_every_job_once_in_ranges_of_about_equal_weight)
+{
+    uint64_t seed = (uint64_t)time(NULL);
+    printf("shards_should_cover_every_job_once_in_ranges_of_about_equal_weight: seed %llu\n", (unsigned long long)seed);
+    uint64_t x = seed | 1;
+    for (int round = 0; round < 6; round++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        unsigned n = 1 + (unsigned)(x % 12);
+        uint64_t sizes[12], total = 0, largest = 0;
+        for (unsigned t = 0; t < n; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            sizes[t] = 1 + x % 5000;
+            total += sizes[t] * 6;
+            largest = sizes[t] > largest ? sizes[t] : largest;
+        }
+        sweep_spec *s = sized_spec(n, sizes);
+        for (uint32_t shards = 1; shards <= 9; shards++) {
+            sweep_partition *p = NULL;
+            sim_error err;
+            ck_assert_int_eq(sweep_partition_new(s, shards, &p, &err), SIM_OK);
+            uint64_t at = 0;
+            for (uint32_t i = 0; i < shards; i++) {
+                uint64_t first, end;
+                sweep_partition_range(p, i, &first, &end);
+                ck_assert_msg(first == at && end >= first, "seed %llu: shard %u/%u starts at %llu, not %llu",
+                              (unsigned long long)seed, i, shards, (unsigned long long)first, (unsigned long long)at);
+                for (uint64_t j = first; j < end; j++)
+                    EXPECT_MSG(sweep_partition_shard_of(p, j) == i, "seed %llu: job %llu is not in shard %u/%u",
+                               (unsigned long long)seed, (unsigned long long)j, i, shards);
+                /* each cut within an eighth of the mean of its ideal place, or half a job */
+                uint64_t w = shard_weight(s, p, i, sizes), mean = total / shards;
+                uint64_t slack = 2 * (mean / 8 > largest / 2 ? mean / 8 : largest / 2) + 2;
+                ck_assert_msg(w + slack >= mean && w <= mean + slack,
+                              "seed %llu: shard %u/%u weighs %llu, the mean is %llu (slack %llu)",
+                              (unsigned long long)seed, i, shards, (unsigned long long)w, (unsigned long long)mean,
+                              (unsigned long long)slack);
+                at = end;
+            }
+            ck_assert_uint_eq(at, sweep_spec_jobs(s));
+            sweep_partition_free(p);
+        }
+        sweep_spec_free(s);
+        char dir[256], cmd[600];
+        test_dir(dir, sizeof dir);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/sized'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+}
+END_TEST
+
+START_TEST(shards_should_cut_between_traces_when_that_keeps_them_balanced)
+{
+    /* 12 traces of 100 B x 6 jobs: 3, 4 or 6 shards take whole traces (4, 3 or 2 each) */
+    uint64_t sizes[12];
+    for (int t = 0; t < 12; t++)
+        sizes[t] = 100;
+    sweep_spec *s = sized_spec(12, sizes);
+    const uint32_t counts[] = {3, 4, 6};
+    for (int k = 0; k < 3; k++) {
+        sweep_partition *p = NULL;
+        sim_error err;
+        ck_assert_int_eq(sweep_partition_new(s, counts[k], &p, &err), SIM_OK);
+        ck_assert_uint_eq(sweep_partition_split_traces(p), 0);
+        for (uint32_t i = 0; i < counts[k]; i++) {
+            uint64_t first, end;
+            sweep_partition_range(p, i, &first, &end);
+            ck_assert_uint_eq(end - first, 72 / counts[k]);
+            ck_assert_uint_eq(first % 6, 0);
+        }
+        sweep_partition_free(p);
+    }
+    /* one trace of 5 shards: 6 jobs cut inside it (1 or 2 each), the trace read by all */
+    sweep_spec_free(s);
+    char dir[256], cmd[600];
+    test_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/sized'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    s = sized_spec(1, sizes);
+    sweep_partition *p = NULL;
+    sim_error err;
+    ck_assert_int_eq(sweep_partition_new(s, 5, &p, &err), SIM_OK);
+    ck_assert_uint_eq(sweep_partition_split_traces(p), 1);
+    for (uint32_t i = 0; i < 5; i++)
+        ck_assert_uint_ge(shard_weight(s, p, i, sizes), 100);
+    sweep_partition_free(p);
+    sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(the_shard_index_should_come_from_the_job_arrays_variable)
+{
+    static const char *const VARS[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+                                       "HQ_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"};
+    for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++)
+        unsetenv(VARS[i]);
+    sweep_shard sh;
+    const char *from = NULL;
+    sim_error err;
+    ck_assert_int_eq(sweep_shard_parse("2/7", &sh, &from, &err), SIM_OK);
+    ck_assert_uint_eq(sh.index, 2);
+    ck_assert_uint_eq(sh.count, 7);
+    ck_assert_str_eq(from, "");
+    ck_assert_int_eq(sweep_shard_parse("7/7", &sh, &from, &err), SIM_EUSAGE);
+    ck_assert_int_eq(sweep_shard_parse("auto/4", &sh, &from, &err), SIM_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no job array index in the environment"));
+    setenv("HQ_TASK_ID", "3", 1);
+    ck_assert_int_eq(sweep_shard_parse("auto/4", &sh, &from, &err), SIM_OK);
+    ck_assert_uint_eq(sh.index, 3);
+    ck_assert_str_eq(from, "HQ_TASK_ID");
+    ck_assert_int_eq(sweep_shard_parse("auto", &sh, &from, &err), SIM_EUSAGE); /* HyperQueue has no count */
+    unsetenv("HQ_TASK_ID");
+    /* Slurm's --array=1-5: task 3 is shard 2 of 5 */
+    setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+    setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "5", 1);
+    ck_assert_int_eq(sweep_shard_parse("auto", &sh, &from, &err), SIM_OK);
+    ck_assert_uint_eq(sh.index, 2);
+    ck_assert_uint_eq(sh.count, 5);
+    ck_assert_int_eq(sweep_shard_parse("auto/4", &sh, &from, &err), SIM_EUSAGE); /* the array has 5 */
+    setenv("AWS_BATCH_JOB_ARRAY_INDEX", "0", 1);
+    ck_assert_int_eq(sweep_shard_parse("auto", &sh, &from, &err), SIM_EUSAGE); /* two indices */
+    for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++)
+        unsetenv(VARS[i]);
+}
+END_TEST
+
+START_TEST(a_shards_results_file_should_be_named_by_the_shard_before_the_extension)
+{
+    char out[256];
+    sweep_shard sh = {2, 7};
+    ck_assert(sweep_shard_path("fleet.jsonl", sh, out, sizeof out));
+    ck_assert_str_eq(out, "fleet.shard-2-of-7.jsonl");
+    ck_assert(sweep_shard_path("runs.v1/fleet.sqlite", sh, out, sizeof out));
+    ck_assert_str_eq(out, "runs.v1/fleet.shard-2-of-7.sqlite");
+    ck_assert(sweep_shard_path("runs.v1/results", sh, out, sizeof out));
+    ck_assert_str_eq(out, "runs.v1/results.shard-2-of-7");
+    ck_assert(!sweep_shard_path("fleet.jsonl", sh, out, 10));
 }
 END_TEST

@@ -552,15 +552,15 @@ START_TEST(torch_deferred_free_should_keep_the_block_unusable_until_the_next_mal
 }
 END_TEST
 
-START_TEST(torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pending_one)
+START_TEST(torch_ready_frees_of_one_stream_should_be_polled_in_record_order_up_to_the_first_pending_one)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
     strategy_handle a = harness_alloc(h, 1000, 0);
     strategy_handle b = harness_alloc(h, 3000, 1);
-    harness_free_deferred(h, a);
-    harness_free_deferred(h, b);
-    /* b's event completes first, but a, freed before it, still waits: PyTorch
-     * stops polling the side stream's events at the first one not ready */
+    harness_free_deferred_on(h, a, 7);
+    harness_free_deferred_on(h, b, 7);
+    /* b's event completes first, but a, recorded on stream 7 before it, still
+     * waits: PyTorch stops polling a stream's events at the first one not ready */
     harness_free_ready(h, b);
     harness_alloc(h, 0x100000, 0);
     ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
@@ -571,6 +571,33 @@ START_TEST(torch_ready_frees_should_be_polled_in_free_order_up_to_the_first_pend
     harness_alloc(h, 512, 2);
     ck_assert_uint_eq(harness_stat(h, "active.all.current"), 2);
     ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 2);
+    harness_free(h);
+}
+END_TEST
+
+START_TEST(torch_ready_frees_should_wait_only_on_their_own_stream_or_on_nothing)
+{
+    harness *h = torch_new(1 * GiB, 0, NULL, NULL);
+    strategy_handle a = harness_alloc(h, 1000, 0);
+    strategy_handle b = harness_alloc(h, 3000, 1);
+    strategy_handle c = harness_alloc(h, 5000, 2);
+    strategy_handle d = harness_alloc(h, 7000, 3);
+    harness_free_deferred_on(h, a, 7);
+    harness_free_deferred_on(h, b, 8); /* another stream: not behind a */
+    harness_free_deferred(h, c);       /* no stream: waits for nothing but its own ready_t */
+    harness_free_deferred_on(h, d, 7); /* behind a */
+    harness_free_ready(h, b);
+    harness_free_ready(h, c);
+    harness_free_ready(h, d);
+    /* the next malloc completes b and c; d waits behind a (4 active: a, d, the new one) */
+    harness_alloc(h, 0x100000, 0);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 2);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 3);
+    /* a completes: then d, in one poll */
+    harness_free_ready(h, a);
+    harness_alloc(h, 512, 4);
+    ck_assert_uint_eq(harness_stat(h, "active.all.freed"), 4);
+    ck_assert_uint_eq(harness_stat(h, "active.all.current"), 2);
     harness_free(h);
 }
 END_TEST

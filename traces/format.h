@@ -85,6 +85,21 @@ typedef enum input_format_text {
  * buf. */
 char *input_format_join(input_format_text what, const char *sep, const char *last, char *buf, size_t cap);
 
+/* One block of a snapshot's final "segments", for the block-by-block comparison of
+ * the end state (answers/against.h). */
+typedef enum input_block_state {
+    INPUT_BLOCK_ALLOCATED = 0,     /* active_allocated */
+    INPUT_BLOCK_PENDING_FREE = 1,  /* active_pending_free: freed, its stream's events not yet complete */
+    INPUT_BLOCK_INACTIVE = 2       /* inactive: free, cached */
+} input_block_state;
+
+typedef struct input_end_block {
+    uint32_t segment;              /* numbered as input_recorded.placement_segment; UINT32_MAX when
+                                    * the trace's segment events do not lead to this final segment */
+    uint8_t state;                 /* input_block_state */
+    uint64_t offset, size;         /* in the segment */
+} input_end_block;
+
 /* What the recording itself says about the real allocator, for comparison with
  * a replay. Curves have one value per converted event (index i = event i+1 of
  * input_source), valid where has_point[i] (synthetic start-of-trace allocations and
@@ -139,6 +154,11 @@ typedef struct input_recorded {
     uint64_t allocated_end;
     /* The 0-based event index (a mark) of each recorded out-of-memory, ooms of them. */
     const uint64_t *oom_events;
+    /* The blocks of the final segments (snapshots whose placements could be
+     * followed, with no expandable segment at the end), sorted by (segment,
+     * offset), or NULL. */
+    const input_end_block *end_blocks;
+    uint64_t n_end_blocks;
 } input_recorded;
 
 #endif

@@ -8,7 +8,7 @@
  *   varint dt      t − previous event's t
  *   alloc, free:   varint zigzag(id − previous alloc/free id)
  *   alloc:         varint size; R: varint stream; S: varint tag string index
- *   free:          R: varint ready_t − t
+ *   free:          R: varint ready_t − t; S: varint ready_stream (a free has no string)
  *   mark:          S (required): varint name string index
  *   any:           P: varint proc string index; L: varint line (else previous line + 1)
  * The delta state (t, id, line = 1) runs on across blocks; string indices are
@@ -438,6 +438,8 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
     ev->t = ev->ready_t = t;
     ev->id = ev->size = 0;
     ev->stream = 0;
+    ev->has_ready_stream = false;
+    ev->ready_stream = 0;
     ev->tag = ev->name = ev->proc = NULL;
     switch (ev->op) {
     case SIM_OP_ALLOC:
@@ -459,12 +461,16 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
             if ((head & HEAD_S) && !get_str(r, &p, &ev->tag))
                 return corrupt(r, err, "bad tag");
         } else {
-            if (head & HEAD_S)
-                return corrupt(r, err, "a free has no string");
             if (head & HEAD_R) {
                 if (!get_varint(&p, end, &v) || v > UINT64_MAX - t)
                     return corrupt(r, err, "bad ready_t");
                 ev->ready_t = t + v;
+            }
+            if (head & HEAD_S) { /* on a free: its ready_stream */
+                if (!get_varint(&p, end, &v) || v > UINT32_MAX)
+                    return corrupt(r, err, "bad ready_stream");
+                ev->has_ready_stream = true;
+                ev->ready_stream = (uint32_t)v;
             }
         }
         break;
@@ -697,6 +703,8 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
     }
     if ((ev->op == SIM_OP_ALLOC && ev->stream) || (ev->op == SIM_OP_FREE && ev->ready_t > ev->t))
         head |= HEAD_R;
+    if (ev->op == SIM_OP_FREE && ev->has_ready_stream)
+        head |= HEAD_S;
     if (ev->line != w->line + 1)
         head |= HEAD_L;
     bytes *b = &w->evs;
@@ -710,10 +718,13 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         put_varint(b, ev->size);
         if (head & HEAD_R)
             put_varint(b, ev->stream);
-    } else if (ev->op == SIM_OP_FREE && (head & HEAD_R)) {
-        put_varint(b, ev->ready_t - ev->t);
+    } else if (ev->op == SIM_OP_FREE) {
+        if (head & HEAD_R)
+            put_varint(b, ev->ready_t - ev->t);
+        if (head & HEAD_S)
+            put_varint(b, ev->ready_stream);
     }
-    if (head & HEAD_S)
+    if ((head & HEAD_S) && ev->op != SIM_OP_FREE)
         put_varint(b, si);
     if (head & HEAD_P)
         put_varint(b, pi);

@@ -37,6 +37,7 @@ void imp_doc_release(imp_doc *d)
     free(d->col_off);
     free(d->oom_idx);
     free(d->seed_blocks);
+    free(d->end_blocks);
     memset(d, 0, sizeof *d);
 }
 

@@ -71,6 +71,7 @@ typedef struct imp_doc {
     sim_seed_segment *seed_segs; /* owned */
     sim_seed_block *seed_blocks; /* owned */
     sim_range *seed_planned;  /* owned */
+    input_end_block *end_blocks; /* owned: rec.end_blocks */
 } imp_doc;
 
 void imp_doc_init(imp_doc *d, const char *path, const input_format *f);

@@ -133,6 +133,22 @@ typedef struct seg_state {
     size_t n_all, cap_all;
 } seg_state;
 
+static int end_block_cmp(const void *a, const void *b)
+{
+    const input_end_block *x = a, *y = b;
+    if (x->segment != y->segment)
+        return x->segment < y->segment ? -1 : 1;
+    return x->offset < y->offset ? -1 : (x->offset > y->offset);
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+    const rb_addr *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->at < y->at ? -1 : (x->at > y->at);
+}
+
 static int block_cmp(const void *a, const void *b)
 {
     const seg_block *x = a, *y = b;
@@ -209,7 +225,8 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
             addr = a + size;
             if (!SIM_GROW(ss->all, ss->n_all + 1, ss->cap_all))
                 return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
-            ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state)};
+            ss->all[ss->n_all++] = (rb_block){a, size, has_req ? req : 0, is_active_state(state),
+                                              is_active_state(state) && strcmp(state, "active_allocated") != 0};
             if (strcmp(state, "active_allocated") == 0)
                 d->rec.allocated_end += size;
             if (!is_active_state(state))
@@ -228,9 +245,10 @@ typedef struct live_list {
 } live_list;
 
 /* A synthetic allocation live at the start (the ring buffer lost its alloc);
- * block_size is its block's size when segments tell it, else 0. */
-static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size,
-                          uint32_t stream)
+ * block_size is its block's size when segments tell it, else 0 (then freed_at is
+ * the index of the event that frees it). */
+static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t size, uint64_t block_size, uint32_t stream,
+                          uint64_t freed_at)
 {
     imp_event *p = imp_push_pre(d, size);
     if (p == NULL || !SIM_GROW(ll->v, ll->n + 1, ll->cap))
@@ -240,7 +258,8 @@ static uint64_t pre_alloc(imp_doc *d, live_list *ll, uint64_t addr, uint64_t siz
     snprintf(tag, sizeof tag, "0x%" PRIx64, addr);
     if ((p->str = imp_str(d, tag)) == 0)
         return 0;
-    ll->v[ll->n++] = (rb_live){.addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream};
+    ll->v[ll->n++] = (rb_live){
+        .addr = addr, .requested = size, .size = block_size, .id = p->id, .stream = stream, .freed_at = freed_at};
     return p->id;
 }
 
@@ -267,10 +286,43 @@ static const live_seg *seg_at(const live_seg *v, size_t n, uint64_t addr)
     return &v[lo - 1];
 }
 
+/* The final segments' blocks in the numbering the trace's segment events lead to
+ * (v: the segments live after the last entry), for the end-state comparison; none
+ * when a final segment is expandable (a snapshot records its mapped ranges only). */
+static bool end_blocks(imp_doc *d, const seg_state *ss, const live_seg *v, size_t n)
+{
+    for (size_t i = 0; i < ss->n_segs; i++)
+        if (ss->segs[i].expandable)
+            return true;
+    d->end_blocks = malloc((ss->n_all ? ss->n_all : 1) * sizeof *d->end_blocks);
+    if (d->end_blocks == NULL)
+        return false;
+    size_t nb = 0;
+    for (size_t i = 0; i < ss->n_segs; i++) {
+        const rb_segment *g = &ss->segs[i];
+        const live_seg *at = seg_at(v, n, g->addr);
+        uint32_t number = at && at->base == g->addr ? at->number : UINT32_MAX;
+        for (size_t k = g->first_block; k < g->first_block + g->n_blocks; k++) {
+            const rb_block *b = &ss->all[k];
+            d->end_blocks[nb++] = (input_end_block){.segment = number,
+                                                    .offset = b->addr - g->addr,
+                                                    .size = b->size,
+                                                    .state = b->pending_free ? INPUT_BLOCK_PENDING_FREE
+                                                             : b->active     ? INPUT_BLOCK_ALLOCATED
+                                                                             : INPUT_BLOCK_INACTIVE};
+        }
+    }
+    qsort(d->end_blocks, nb, sizeof *d->end_blocks, end_block_cmp);
+    d->rec.end_blocks = d->end_blocks;
+    d->rec.n_end_blocks = nb;
+    return true;
+}
+
 /* Follow the recorded segments forward from the start state, and note for every
  * alloc the segment (numbered as input_recorded says) and offset it landed at.
- * Allocations in expandable ranges (segment_map) stay unknown. */
-static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
+ * Allocations in expandable ranges (segment_map) stay unknown. At the end, number
+ * the final segments' blocks the same way (end_blocks). */
+static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev, const seg_state *ss)
 {
     size_t cap = d->seed.n_segs + n_sev + 1, n = 0;
     live_seg *v = malloc(cap * sizeof *v);
@@ -281,7 +333,7 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
             v[n++] = (live_seg){d->seed.segs[i].addr, d->seed.segs[i].size_bytes, i};
     uint32_t next = d->seed.n_segs;
     size_t j = 0;
-    for (size_t k = 0; k < d->n; k++) {
+    for (size_t k = 0; k <= d->n; k++) { /* k == d->n: the segment entries after the last event */
         for (; j < n_sev && sev[j].next_event <= k; j++) {
             if (sev[j].action == RB_SEG_ALLOC) {
                 /* insert in base order: O(log n) to find, one memmove */
@@ -305,6 +357,8 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
                     }
             }
         }
+        if (k == d->n)
+            break;
         imp_event *e = &d->ev[k];
         e->place_seg = UINT32_MAX;
         if (e->op != SIM_OP_ALLOC)
@@ -315,7 +369,10 @@ static bool follow_placements(imp_doc *d, const rb_seg_event *sev, size_t n_sev)
             e->place_off = e->addr - g->base;
         }
     }
+    bool ok = end_blocks(d, ss, v, n);
     free(v);
+    if (!ok)
+        return false;
     d->has_placement = true;
     return true;
 }
@@ -358,6 +415,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     seg_state ss = {0};
     live_list ll = {0};
     rb_seg_event *sev = NULL;
+    rb_addr *allocs = NULL;
     size_t n_sev = 0, cap_sev = 0;
     uint64_t *blocks_per_dev = calloc(MAX_DEVICES, sizeof *blocks_per_dev);
     imp_map live;
@@ -488,8 +546,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         } else if (is_req || is_done) {
             imp_map_slot *s = imp_map_find(&live, addr);
             if (s != NULL && s->b != 0 && is_done) {
-                /* the free was requested earlier: it completes now */
-                d->ev[s->b - 1].ready_t = t;
+                /* the free was requested earlier: it completes now. Only when other
+                 * entries came between was it deferred (IMPORT.md): a synchronous
+                 * free() records its request and completion back to back, and its
+                 * clock may tick between the two; it frees at the request. */
+                if (s->c + 1 != i)
+                    d->ev[s->b - 1].ready_t = t;
                 imp_map_remove(&live, s);
                 continue;
             }
@@ -505,7 +567,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 uint32_t stream = 0;
                 if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
                     goto done;
-                if ((id = pre_alloc(d, &ll, addr, size, 0, stream)) == 0)
+                if ((id = pre_alloc(d, &ll, addr, size, 0, stream, d->n)) == 0)
                     goto nomem;
             }
             if ((ev = imp_push(d)) == NULL)
@@ -546,10 +608,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         ev->has_point = ss.present;
         ev->rec_reserved = (uint64_t)resv_delta; /* made absolute below */
     }
-    /* blocks whose free was requested but had not completed when the snapshot was taken */
+    /* blocks whose free was requested but had not completed when the snapshot was
+     * taken: they complete 1 ns after the last entry, so that a replay ends with
+     * them pending as the recording's segments show them (even the last entry's) */
     for (size_t k = 0; k < live.cap; k++)
         if (live.slots[k].used && live.slots[k].b != 0) {
-            d->ev[live.slots[k].b - 1].ready_t = prev_t;
+            d->ev[live.slots[k].b - 1].ready_t = prev_t + 1;
             pending_end++;
         }
     /* blocks active in segments that the trace never allocated: live since the start */
@@ -560,8 +624,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         for (size_t k = 0; k < ss.n; k++) {
             if (imp_map_find(&live, ss.blocks[k].addr) != NULL)
                 continue;
-            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size,
-                          ss.blocks[k].stream) == 0)
+            if (pre_alloc(d, &ll, ss.blocks[k].addr, ss.blocks[k].size, ss.blocks[k].block_size, ss.blocks[k].stream,
+                          UINT64_MAX) == 0)
                 goto nomem;
             lost++;
         }
@@ -592,8 +656,28 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     /* the state at the first entry, for a strategy that can start from it */
     bool seeded = false;
     if (ss.present && ss.n_segs + n_sev > 0) {
-        rb_input rin = {.segs = ss.segs, .n_segs = ss.n_segs, .blocks = ss.all, .n_blocks = ss.n_all,
-                        .events = sev, .n_events = n_sev, .live = ll.v, .n_live = ll.n, .settings = rs};
+        /* where the trace's allocations landed: evidence for the sizes of blocks
+         * known only from their free (rb_rebuild) */
+        allocs = malloc((d->n ? d->n : 1) * sizeof *allocs);
+        if (allocs == NULL)
+            goto nomem;
+        size_t n_allocs = 0;
+        for (size_t k = 0; k < d->n; k++)
+            if (d->ev[k].op == SIM_OP_ALLOC)
+                allocs[n_allocs++] = (rb_addr){d->ev[k].addr, k};
+        if (n_allocs)
+            qsort(allocs, n_allocs, sizeof *allocs, addr_cmp);
+        rb_input rin = {.segs = ss.segs,
+                        .n_segs = ss.n_segs,
+                        .blocks = ss.all,
+                        .n_blocks = ss.n_all,
+                        .events = sev,
+                        .n_events = n_sev,
+                        .live = ll.v,
+                        .n_live = ll.n,
+                        .allocs = allocs,
+                        .n_allocs = n_allocs,
+                        .settings = rs};
         rb_result rr;
         if (rb_rebuild(&rin, &rr)) {
             /* the doc owns the state; a start without segments is no seed, but
@@ -602,7 +686,7 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             d->seed_segs = rr.segs;
             d->seed_blocks = rr.blocks;
             d->seed_planned = rr.planned;
-            if (!follow_placements(d, sev, n_sev))
+            if (!follow_placements(d, sev, n_sev, &ss))
                 goto nomem;
             d->has_seed = rr.seed.n_segs > 0 || rr.seed.n_planned > 0;
             if (rr.seed.n_segs > 0) {
@@ -615,6 +699,12 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                          d->n_pre, units_format_size(sim_seed_allocated(&rr.seed), ha, sizeof ha),
                          rr.inferred ? ", sizes of those the trace frees from their request" : "");
             }
+            if (rr.by_address || rr.undetermined || rr.contradicted)
+                imp_warn(d,
+                         "of %u blocks known only by their free, %u were sized by a later allocation's address "
+                         "(an unsplit remainder), %u may hold a remainder nothing later tells about, %u contradict "
+                         "a later address (these: their rounded request)",
+                         rr.inferred, rr.by_address, rr.undetermined, rr.contradicted);
         } else if (rr.why[0]) {
             imp_warn(d, "the allocator state at the first entry cannot be rebuilt (%s); the blocks live then are "
                         "allocations at the start of an empty allocator", rr.why);
@@ -653,6 +743,7 @@ done:
     free(ss.all);
     free(ll.v);
     free(sev);
+    free(allocs);
     imp_map_release(&live);
     return st;
 }

@@ -169,6 +169,72 @@ static bool undo(wlist *w, const rb_seg_event *e, char *why, size_t cap, bool *n
     return false;
 }
 
+/* The first allocation (in trace order) at an address in [lo, hi) made before the
+ * importer's event `before`, or NULL. in->allocs is sorted by (addr, at). */
+static const rb_addr *first_alloc_in(const rb_input *in, uint64_t lo, uint64_t hi, uint64_t before)
+{
+    size_t a = 0, b = in->n_allocs;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (in->allocs[mid].addr < lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    const rb_addr *best = NULL;
+    for (size_t k = a; k < in->n_allocs && in->allocs[k].addr < hi; k++)
+        if (in->allocs[k].at < before && (best == NULL || in->allocs[k].at < best->at))
+            best = &in->allocs[k];
+    return best;
+}
+
+/* The importer's event before which the segment at addr, existing at the start,
+ * was given back (its first segment_free), or UINT64_MAX. */
+static uint64_t segment_gone_at(const rb_input *in, uint64_t addr)
+{
+    for (size_t k = 0; k < in->n_events; k++)
+        if (in->events[k].action == RB_SEG_FREE && in->events[k].addr == addr)
+            return in->events[k].next_event;
+    return UINT64_MAX;
+}
+
+/* The size of a live block known only from its free (b->size == 0) at the start of
+ * segment g, next being where the next live block (or the segment's end) begins. */
+static uint64_t inferred_size(const rb_input *in, const wseg *g, const rb_live *b, uint64_t next, rb_result *out)
+{
+    uint64_t size = rb_round_size(&in->settings, b->requested);
+    out->inferred++;
+    if (g->small_pool || g->expandable || b->addr + size >= next)
+        return size; /* the small pool always splits; no room after it */
+    /* a large-pool block keeps the rest of the free block it was cut from when that
+     * rest is ≤ 1 MiB, or when it is ≥ max_split_size (should_split): a gap of ≤ 1 MiB
+     * cannot be a free block of the large pool, so it is all the block's */
+    uint64_t gap = next - (b->addr + size);
+    bool unsplit = size >= in->settings.max_split_size;
+    if (gap <= RB_SMALL_SIZE)
+        return size + gap;
+    /* the first allocation in the gap, before the block was freed and before its
+     * segment went, took the low end of the free block there: the block ends at it */
+    uint64_t before = b->freed_at;
+    uint64_t gone = segment_gone_at(in, g->addr);
+    if (gone < before)
+        before = gone;
+    const rb_addr *x = first_alloc_in(in, b->addr, next, before);
+    if (x != NULL && x->addr >= b->addr + size && (x->addr - (b->addr + size) <= RB_SMALL_SIZE || unsplit)) {
+        if (x->addr > b->addr + size)
+            out->by_address++;
+        return x->addr - b->addr;
+    }
+    if (x != NULL) {
+        out->contradicted++; /* inside the block, or further than any remainder it keeps */
+        return size;
+    }
+    if (unsplit)
+        return size + gap;
+    out->undetermined++;
+    return size;
+}
+
 void rb_result_release(rb_result *r)
 {
     free(r->segs);
@@ -247,16 +313,8 @@ bool rb_rebuild(const rb_input *in, rb_result *out)
             const rb_live *b = &live[lp++];
             uint64_t next = lp < in->n_live && live[lp].addr < end ? live[lp].addr : end;
             uint64_t size = b->size;
-            if (size == 0) {
-                size = rb_round_size(&in->settings, b->requested);
-                out->inferred++;
-                /* a large-pool block keeps the rest of the free block it was cut from
-                 * when that rest is ≤ 1 MiB, or when it is ≥ max_split_size (should_split) */
-                uint64_t gap = b->addr + size < next ? next - (b->addr + size) : 0;
-                if (!g->small_pool && !g->expandable && gap > 0 &&
-                    (gap <= RB_SMALL_SIZE || size >= in->settings.max_split_size))
-                    size += gap;
-            }
+            if (size == 0)
+                size = inferred_size(in, g, b, next, out);
             if (b->addr < at || size > next - b->addr) {
                 snprintf(out->why, sizeof out->why, "the block at 0x%" PRIx64 " (%" PRIu64 " B), live at the start, "
                          "overlaps another block or its segment's end", b->addr, size);

@@ -9,8 +9,11 @@
  * caching allocator always merges free neighbours. The sizes of blocks known only from
  * their free are the recording's own rounding of the request (512 B,
  * roundup_power2_divisions), with the remainder a large-pool block keeps when it is not
- * split. The result is a sim_seed (sim/seed.h) for the torch strategy, or a reason why
- * not. */
+ * split: all of the gap after it when that gap is too small to be a free block, else up
+ * to where the first allocation the trace makes in that gap before the block's free
+ * landed (an allocation takes the low end of a free block, so that address is where the
+ * free block began). The result is a sim_seed (sim/seed.h) for the torch strategy, or a
+ * reason why not. */
 #ifndef GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 #define GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 
@@ -23,6 +26,7 @@
 typedef struct rb_block {      /* a block of a final segment */
     uint64_t addr, size, requested;
     bool active;               /* active_allocated / active_pending_free */
+    bool pending_free;         /* active_pending_free (or active_awaiting_free) */
 } rb_block;
 
 typedef struct rb_segment {    /* a final segment, or one the undo puts back */
@@ -48,7 +52,13 @@ typedef struct rb_live {       /* a block live at the first entry (an allocation
     uint64_t size;             /* exact (from segments), or 0: infer from requested */
     uint64_t id;
     uint32_t stream;
+    uint64_t freed_at;         /* size 0: the importer's event that frees it (UINT64_MAX: none) */
 } rb_live;
+
+typedef struct rb_addr {       /* where the trace's allocations landed: the evidence for sizes */
+    uint64_t addr;
+    uint64_t at;               /* the importer's event index */
+} rb_addr;
 
 typedef struct rb_settings {
     uint32_t divisions[16];    /* roundup_power2_divisions per interval from 1 MiB */
@@ -64,6 +74,8 @@ typedef struct rb_input {
     size_t n_events;
     const rb_live *live;
     size_t n_live;
+    const rb_addr *allocs;     /* every alloc of the trace, sorted by (addr, at) */
+    size_t n_allocs;
     rb_settings settings;
 } rb_input;
 
@@ -73,6 +85,10 @@ typedef struct rb_result {
     sim_seed_block *blocks;
     sim_range *planned;
     uint32_t inferred;         /* live blocks whose size was inferred from the request */
+    uint32_t by_address;       /* of those, sized by a later allocation's recorded address */
+    uint32_t undetermined;     /* of those, a large-pool block with room for an unsplit
+                                * remainder after it that nothing later tells about */
+    uint32_t contradicted;     /* of those, a later address contradicts the rules (kept as rounded) */
     char why[320];             /* when no seed could be built: the reason */
 } rb_result;
 

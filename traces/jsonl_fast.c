@@ -253,6 +253,8 @@ bool jsonl_fast_event(char *line, size_t len, uint64_t ns_per_unit, uint64_t *pr
     ev->t = t;
     ev->ready_t = ready;
     ev->stream = (uint32_t)num[FK_STREAM];
+    ev->has_ready_stream = false; /* a line with "ready_stream" takes the general path */
+    ev->ready_stream = 0;
     ev->tag = ev->name = ev->proc = NULL;
     if (str[FK_TAG]) {
         line[str_end[FK_TAG] - line] = '\0';

@@ -177,7 +177,7 @@ static sim_status to_ns(trace_reader *r, uint64_t t, uint64_t *out, const char *
 
 static const char *const EVENT_KEYS[][8] = {
     [SIM_OP_ALLOC] = {"op", "id", "size", "t", "stream", "tag", "proc", NULL},
-    [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "proc", NULL},
+    [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "ready_stream", "proc", NULL},
     [SIM_OP_EMPTY_CACHE] = {"op", "t", "proc", NULL},
     [SIM_OP_MARK] = {"op", "name", "t", "proc", NULL},
 };
@@ -259,10 +259,15 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
     }
     case SIM_OP_FREE: {
         bool has_ready = false;
-        uint64_t ready = 0;
+        uint64_t ready = 0, ready_stream = 0;
         if ((st = get_uint(r, o, "id", true, &ev->id, NULL, line, event, err)) != SIM_OK ||
-            (st = get_uint(r, o, "ready_t", false, &ready, &has_ready, line, event, err)) != SIM_OK)
+            (st = get_uint(r, o, "ready_t", false, &ready, &has_ready, line, event, err)) != SIM_OK ||
+            (st = get_uint(r, o, "ready_stream", false, &ready_stream, &ev->has_ready_stream, line, event, err)) !=
+                SIM_OK)
             return st;
+        if (ready_stream > UINT32_MAX)
+            return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"ready_stream\" must be below 2^32");
+        ev->ready_stream = (uint32_t)ready_stream;
         if (has_ready) {
             if ((st = to_ns(r, ready, &ready, "ready_t", line, event, err)) != SIM_OK)
                 return st;

@@ -110,6 +110,8 @@ sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *e
         sim_buf_printf(b, ",\"id\":%llu,\"t\":%llu", (unsigned long long)ev->id, (unsigned long long)ev->t);
         if (ev->ready_t != ev->t)
             sim_buf_printf(b, ",\"ready_t\":%llu", (unsigned long long)ev->ready_t);
+        if (ev->has_ready_stream)
+            sim_buf_printf(b, ",\"ready_stream\":%u", ev->ready_stream);
         break;
     case SIM_OP_EMPTY_CACHE:
         sim_buf_printf(b, ",\"t\":%llu", (unsigned long long)ev->t);

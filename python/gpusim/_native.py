@@ -8,18 +8,21 @@ The library is looked up, first match wins, in:
   5. the system's library path (ctypes.util.find_library("gpusim")).
 """
 
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
 import shutil
 import threading
+from typing import Iterator, List, Optional, Tuple
 
 _LIB_NAME = "libgpusim.so"
 _lock = threading.Lock()
-_lib = None
+_lib: Optional[ctypes.CDLL] = None
 
 
-def _candidates():
+def _candidates() -> Iterator[str]:
     env = os.environ.get("GPUSIM_LIBRARY")
     if env:
         yield env
@@ -37,7 +40,7 @@ def _candidates():
         yield found
 
 
-def _bind(lib):
+def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     call = ctypes.c_void_p
     lib.gpusim_api_run.restype = call
     lib.gpusim_api_run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
@@ -54,12 +57,12 @@ def _bind(lib):
     return lib
 
 
-def library():
+def library() -> ctypes.CDLL:
     """The loaded library (loaded once); OSError naming where it looked when absent."""
     global _lib
     with _lock:
         if _lib is None:
-            tried = []
+            tried: List[str] = []
             for path in _candidates():
                 if os.path.sep in path and not os.path.exists(path):
                     tried.append(path)
@@ -75,7 +78,8 @@ def library():
         return _lib
 
 
-def run(command, args, mem_name=None, mem=None):
+def run(command: str, args: List[str], mem_name: Optional[str] = None,
+        mem: Optional[bytes] = None) -> Tuple[int, str, str, str, List[str]]:
     """Run `gpusim COMMAND ARGS...`; returns (exit code, error kind, message, output, notes)."""
     lib = library()
     encoded = [a.encode("utf-8") for a in args]
@@ -95,5 +99,7 @@ def run(command, args, mem_name=None, mem=None):
         lib.gpusim_api_free(call)
 
 
-def version():
-    return library().gpusim_api_version().decode("utf-8")
+def version() -> str:
+    """The loaded library's version."""
+    text: bytes = library().gpusim_api_version()
+    return text.decode("utf-8")

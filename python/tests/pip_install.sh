@@ -26,6 +26,8 @@ rm -rf "$tmp/src"
 out=$(cd "$tmp" && env -u GPUSIM_LIBRARY -u PYTHONPATH "$tmp/venv/bin/python" -c '
 import sys, gpusim, gpusim._native as n
 r = gpusim.replay(sys.argv[1], strategy="growth")
+import os
+assert os.path.isfile(os.path.join(os.path.dirname(gpusim.__file__), "py.typed")), "no py.typed in the wheel"
 print(n.library()._name)
 print(r["result"]["peak_reserved_bytes"])' "$src/traces/examples/mlp_train.json" 2>&1) || fail "import gpusim: $out"
 lib=$(printf '%s\n' "$out" | sed -n 1p)

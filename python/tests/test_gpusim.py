@@ -5,10 +5,12 @@ Run from the source tree after a build (ctest runs it as `python_module`):
         PYTHONPATH=python python3 -m unittest discover -s python/tests
 """
 
+import glob
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import unittest
 import warnings
@@ -20,6 +22,7 @@ BINARY = os.environ.get("GPUSIM_BINARY", os.path.join(ROOT, "build", "gpusim"))
 MLP = os.path.join(ROOT, "traces", "examples", "mlp_train.json")
 SNAPSHOT_JSON = os.path.join(ROOT, "tests", "data", "import", "snapshot_small.json")
 SNAPSHOT_PICKLE = os.path.join(ROOT, "tests", "data", "import", "snapshot_small.pickle")
+SWEEP_SPEC = os.path.join(ROOT, "tests", "data", "sweep", "spec.json")
 
 
 def cli(*args):
@@ -172,6 +175,145 @@ class ErrorTest(unittest.TestCase):
             gpusim.replay(MLP, format="text")
         with self.assertRaises(gpusim.UsageError):
             gpusim.replay([])
+
+
+    def test_a_trace_of_another_type_should_raise_a_type_error(self):
+        for trace in (42, 3.5, object(), {1, 2}, [MLP, 7]):
+            with self.assertRaises(TypeError) as ctx:
+                gpusim.replay(trace)
+            self.assertIn("a trace is a path (str or os.PathLike), a file's bytes, a snapshot dict", str(ctx.exception))
+        with self.assertRaises(TypeError):
+            gpusim.replay(PathOfBytes())
+
+    def test_a_path_like_trace_should_be_read_as_its_path(self):
+        import pathlib
+        self.assertEqual(gpusim.replay(pathlib.Path(MLP)), gpusim.replay(str(pathlib.Path(MLP))))
+
+
+class PathOfBytes(os.PathLike):
+    """A path-like object whose path is bytes: not a trace path gpusim takes."""
+
+    def __fspath__(self):
+        return os.fsencode(MLP)
+
+
+class FailOnOomTest(unittest.TestCase):
+    BERT = os.path.join(ROOT, "traces", "examples", "bert-large-train.jsonl")
+
+    def test_fail_on_oom_should_raise_with_the_whole_result(self):
+        with self.assertRaises(gpusim.OutOfMemoryError) as ctx:
+            gpusim.replay(self.BERT, capacity="12GiB", fail_on_oom=True)
+        e = ctx.exception
+        want = cli_json("replay", self.BERT, "--capacity=12GiB")
+        self.assertEqual(e.result, want)
+        self.assertEqual(str(e), want["result"]["first_oom"]["message"])
+        self.assertEqual(e.exit_code, 1)
+        # the command line's verdict is the same: exit status 1
+        self.assertEqual(cli("replay", self.BERT, "--capacity=12GiB", "--fail-on-oom")[0], 1)
+
+    def test_fail_on_oom_without_an_oom_should_return_the_result(self):
+        self.assertEqual(gpusim.replay(MLP, fail_on_oom=True), cli_json("replay", MLP))
+
+    def test_without_fail_on_oom_an_oom_should_be_in_the_result(self):
+        r = gpusim.replay(self.BERT, capacity="12GiB")
+        self.assertEqual(r["result"]["ooms"], 1)
+
+
+class HelpTest(unittest.TestCase):
+    def test_help_should_render_every_functions_docstring_and_types(self):
+        import pydoc
+        text = pydoc.render_doc(gpusim, renderer=pydoc.plaintext)
+        for name in ("replay", "compare", "plan", "tune", "version", "OutOfMemoryError", "UsageError"):
+            self.assertIn(name, text)
+            doc = getattr(gpusim, name).__doc__
+            self.assertTrue(doc, name)
+            self.assertIn(doc.strip().splitlines()[0], text)
+        self.assertIn("replay(trace: 'Union[Trace, Sequence[Trace]]', strategy: 'str' = 'torch', **options: 'Any')"
+                      " -> 'Result'", text)
+        self.assertIn(".result is the whole result", text)
+
+    def test_the_package_should_carry_its_typing_marker(self):
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(gpusim.__file__), "py.typed")))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class SweepTest(unittest.TestCase):
+    """gpusim.sweep(spec, shard=(i, n)) and gpusim.sweep_merge against `gpusim sweep`."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.ref = os.path.join(self.dir.name, "ref.jsonl")
+        code, out, err = cli("sweep", SWEEP_SPEC, "--output=" + self.ref, "--jobs=2", "--format=json")
+        self.assertEqual(code, 0, err)
+        self.ref_summary = json.loads(out)
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def test_shards_merged_should_be_the_programs_one_run_byte_for_byte(self):
+        for n in (1, 3, 7):
+            with self.subTest(shards=n):
+                out = self.path("s%d.jsonl" % n)
+                for i in range(n):
+                    summary = gpusim.sweep(SWEEP_SPEC, shard=(i, n), output=out, jobs=1)
+                    self.assertEqual(summary["jobs"], 135)
+                merged = gpusim.sweep_merge(self.path("m%d.jsonl" % n),
+                                            sorted(glob.glob(self.path("s%d.shard-*-of-%d.jsonl" % (n, n)))))
+                self.assertEqual(merged, self.ref_summary)
+                self.assertEqual(read(self.path("m%d.jsonl" % n)), read(self.ref))
+
+    def test_shards_run_from_threads_should_merge_the_same(self):
+        # Dask's default scheduler runs tasks on threads of one process
+        out = self.path("t.jsonl")
+        errors = []
+
+        def one(i):
+            try:
+                gpusim.sweep(SWEEP_SPEC, shard=(i, 4), output=out, jobs=1)
+            except gpusim.Error as e:
+                errors.append(e)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        gpusim.sweep_merge(self.path("t-merged.jsonl"), self.path("t.shard-*-of-4.jsonl"))
+        self.assertEqual(read(self.path("t-merged.jsonl")), read(self.ref))
+
+    def test_a_shard_should_resume_and_a_partial_merge_count_what_is_missing(self):
+        out = self.path("r.jsonl")
+        gpusim.sweep(SWEEP_SPEC, shard=(0, 2), output=out)
+        partial = gpusim.sweep_merge(self.path("p.jsonl"), [self.path("r.shard-0-of-2.jsonl")], partial=True)
+        self.assertLess(partial["done"], 135)
+        again = gpusim.sweep(SWEEP_SPEC, shard=(0, 2), output=out, resume=True)
+        self.assertEqual(again["done"], partial["done"])
+        gpusim.sweep(SWEEP_SPEC, shard=(1, 2), output=out)
+        self.assertEqual(gpusim.sweep_merge(self.path("p.jsonl"), self.path("r.shard-*-of-2.jsonl")),
+                         self.ref_summary)
+
+    def test_a_bad_shard_should_raise_the_programs_usage_error(self):
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.sweep(SWEEP_SPEC, shard=(3, 3), output=self.path("x.jsonl"))
+        code, _, err = cli("sweep", SWEEP_SPEC, "--shard=3/3", "--output=" + self.path("x.jsonl"))
+        self.assertEqual(code, 2)
+        self.assertEqual("gpusim sweep: %s" % ctx.exception, err.splitlines()[0])
+        for shard in ((1,), (1, 2, 3), ("1", "2"), 1.5, (True, 2)):
+            with self.subTest(shard=shard), self.assertRaises(gpusim.UsageError):
+                gpusim.sweep(SWEEP_SPEC, shard=shard, output=self.path("x.jsonl"))
+        self.assertEqual(glob.glob(self.path("x*")), [])
+
+    def test_a_merge_with_a_shard_missing_should_raise_a_usage_error(self):
+        gpusim.sweep(SWEEP_SPEC, shard=(0, 3), output=self.path("q.jsonl"))
+        with self.assertRaises(gpusim.UsageError) as ctx:
+            gpusim.sweep_merge(self.path("q-merged.jsonl"), [self.path("q.shard-0-of-3.jsonl")])
+        self.assertIn("shard(s) 1, 2 of 3 missing", str(ctx.exception))
+        self.assertFalse(os.path.exists(self.path("q-merged.jsonl")))
 
 
 class CompareAndPlanTest(unittest.TestCase):

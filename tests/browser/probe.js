@@ -2,7 +2,8 @@
  * appended to a copy of a report after its own script, it writes one line per check
  * ("OK name" or "FAIL name: why") into <pre id="probe">, which the test reads from
  * --dump-dom. window.PROBE_EXPECT names what this report must show: named (a block
- * of the top table's first allocation to hover), lanes (processes with marks). */
+ * of the top table's first allocation to hover), lanes (processes with marks), ooms
+ * (the strategies whose OOM the side-by-side chart must mark). */
 (function(){
 var out=[],d=document,want=window.PROBE_EXPECT||{};
 function ok(n){out.push('OK '+n);}
@@ -67,5 +68,27 @@ if(s){var x0=+s.dataset.x0,pw=+s.dataset.pw,lanes={},badx=0;
  check('brush-zooms',s.classList.contains('zoomed')&&m&&Math.abs(+m[1]-pw/200)<0.01&&/^zoomed to (events|t \(ns\)) \d+ to \d+/.test(note),'transform "'+tf+'", note "'+note+'"');
  s.dispatchEvent(new MouseEvent('dblclick',{bubbles:true}));
  check('dblclick-resets',!s.classList.contains('zoomed')&&!g.getAttribute('transform'),'still zoomed');}
+// labels apart: within each picture no two texts' boxes intersect (a pixel of slack)
+var clashes=[];
+d.querySelectorAll('svg').forEach(function(svg){var bx=[];
+ svg.querySelectorAll('text').forEach(function(t){if(!t.textContent.trim())return;var r=t.getBoundingClientRect();
+  if(r.width===0||r.height===0)return;
+  bx.forEach(function(o){if(r.left<o.r.right-1&&o.r.left<r.right-1&&r.top<o.r.bottom-1&&o.r.top<r.bottom-1)
+   clashes.push('"'+o.t+'" / "'+t.textContent+'"');});
+  bx.push({r:r,t:t.textContent});});});
+check('labels-apart',clashes.length===0,clashes.length+' overlapping labels: '+clashes.slice(0,5).join('; '));
+// side by side: each strategy's curve narrower than every one drawn before it, so a
+// curve on top of another leaves it visible on both sides
+var ov=d.querySelector('svg.overlay');
+if(ov){var ws=[],nest=true;ov.querySelectorAll('path[class*="strategy-"]').forEach(function(p){ws.push(parseFloat(getComputedStyle(p).strokeWidth));});
+ for(var i=1;i<ws.length;i++)if(!(ws[i]<ws[i-1]))nest=false;
+ check('overlay-nested',nest&&ws.length>1,'stroke widths '+ws.join(', '));
+ // every strategy that ran out of memory is marked there, in its colour, by name
+ if(want.ooms){var miss=[];want.ooms.forEach(function(n){var g=Array.from(ov.querySelectorAll('g.strategy-oom')).filter(function(g){
+   var t=g.querySelector('text');return t&&t.textContent.indexOf('OOM '+n+' (')===0;})[0];
+  var path=ov.querySelector('path.strategy-'+n);
+  if(!g||!path||getComputedStyle(g.querySelector('line')).stroke!==getComputedStyle(path).stroke)miss.push(n);});
+  check('overlay-ooms',miss.length===0&&ov.querySelectorAll('g.strategy-oom').length===want.ooms.length,
+   'not marked: '+miss.join(', ')+'; '+ov.querySelectorAll('g.strategy-oom').length+' marks');}}
 var pre=d.createElement('pre');pre.id='probe';pre.textContent=out.join('\n');d.body.appendChild(pre);
 })();

@@ -300,6 +300,17 @@ void harness_free_deferred(harness *h, strategy_handle b)
     harness_check(h);
 }
 
+void harness_free_deferred_on(harness *h, strategy_handle b, uint32_t stream)
+{
+    h->ops->free(h->s, b, true);
+    if (h->ops->free_wait != NULL)
+        h->ops->free_wait(h->s, b, stream);
+    harness_live *l = live_find(h, b);
+    if (l != NULL)
+        l->pending = true;
+    harness_check(h);
+}
+
 void harness_free_ready(harness *h, strategy_handle b)
 {
     h->ops->free_ready(h->s, b);

@@ -57,6 +57,9 @@ void harness_alloc_two_empty(harness *h, uint32_t stream, strategy_handle out[2]
 strategy_oom harness_oom(harness *h, uint64_t size, uint32_t stream);
 void harness_free_block(harness *h, strategy_handle b);
 void harness_free_deferred(harness *h, strategy_handle b);
+/* A deferred free whose event is recorded on stream (ops->free_wait, where the
+ * strategy has it). */
+void harness_free_deferred_on(harness *h, strategy_handle b, uint32_t stream);
 void harness_free_ready(harness *h, strategy_handle b);
 void harness_empty_cache(harness *h);
 

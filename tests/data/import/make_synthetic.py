@@ -207,3 +207,39 @@ expandable = {
 }
 with open("snapshot_expandable.json", "w") as f:
     json.dump(expandable, f, indent=1)
+
+# ---- snapshot_remainder.json: blocks known only by their free, and what later addresses tell ----
+# Mid-run, device 0, default settings. Segment R (20 MiB, large pool) holds at the
+# start one block L at R that the trace frees; its request, 3 MiB + 1 B, rounds to
+# 3 MiB + 512, but PyTorch had cut it from a free block of 3.5 MiB and left the
+# 523776 B rest on it (≤ 1 MiB: not split): L is 3.5 MiB, the rest of R one free
+# 16.5 MiB block. The first allocation (4 MiB) lands at its low end, R + 3.5 MiB:
+# that address is the evidence. L is freed; a 3 MiB request then takes L's 3.5 MiB
+# block whole (the 523776 B rest again unsplit). Segment Q (40 MiB: its free 35 MiB
+# is no better fit than R's 16.5) holds a block M of 5 MiB (request 5 MiB) the trace
+# frees with nothing allocated in Q before: M may have kept a remainder of up to
+# 1 MiB that nothing tells about (undetermined).
+# End: R = [3.5 MiB allocated (3 MiB asked)][4 MiB allocated][12.5 MiB free], Q free.
+R, Q = 0x7F6000000000, 0x7F6001400000
+trace_rem = [
+    e("alloc", R + 3 * MiB + MiB // 2, 4 * MiB, 0),
+    e("free_requested", R, 3 * MiB + 1, 10),
+    e("free_completed", R, 3 * MiB + 1, 11),
+    e("free_requested", Q, 5 * MiB, 20),
+    e("free_completed", Q, 5 * MiB, 20),
+    e("alloc", R, 3 * MiB, 30),
+]
+remainder = {
+    "segments": [
+        seg(0, R, 20 * MiB, 0, "large", [blk(R, 3 * MiB + MiB // 2, 3 * MiB, "active_allocated"),
+                                         blk(R + 3 * MiB + MiB // 2, 4 * MiB, 4 * MiB, "active_allocated"),
+                                         blk(R + 7 * MiB + MiB // 2, 12 * MiB + MiB // 2, 0, "inactive")]),
+        seg(0, Q, 40 * MiB, 0, "large", [blk(Q, 40 * MiB, 0, "inactive")]),
+    ],
+    "device_traces": [trace_rem],
+    "allocator_settings": {"PYTORCH_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
+                           "expandable_segments": False,
+                           "roundup_power2_divisions": {str(2**i): 0 for i in range(16)}},
+}
+with open("snapshot_remainder.json", "w") as f:
+    json.dump(remainder, f, indent=1)

@@ -11,17 +11,8 @@ sha256=099a9601bc40d67656e75735c44abedb0fbe92d08817852ab7472eebb7e6ddff
 upver=${version%-*}
 orig=pytorch_${upver}.orig.tar.xz
 src=$cache/src/pytorch-$upver
-apt=$cache/apt
-mkdir -p "$apt/state/lists/partial" "$apt/cache/archives/partial" \
-         "$apt/etc/sources.list.d" "$apt/etc/preferences.d" "$cache/src"
-printf 'deb-src http://deb.debian.org/debian trixie main\ndeb http://deb.debian.org/debian trixie main\n' > "$apt/etc/sources.list"
-set -- -o Dir::Etc::SourceList="$apt/etc/sources.list" \
-       -o Dir::Etc::SourceParts="$apt/etc/sources.list.d" \
-       -o Dir::Etc::Preferences="$apt/etc/preferences.d/none" \
-       -o Dir::Etc::PreferencesParts="$apt/etc/preferences.d" \
-       -o Dir::State="$apt/state" -o Dir::State::status=/dev/null \
-       -o Dir::Cache="$apt/cache" -o Debug::NoLocking=1 \
-       -o APT::Sandbox::User="$(id -un)"
+# shellcheck source=private-apt.sh
+. "$(dirname "$0")/private-apt.sh"
 need_fmt=false
 if [ ! -f /usr/include/fmt/format.h ] && [ ! -f "$cache/fmt/usr/include/fmt/format.h" ]; then need_fmt=true; fi
 if { [ ! -f "$cache/src/$orig" ] || $need_fmt; } &&

@@ -4,8 +4,18 @@
 sizes around the allocator's thresholds (512 B, 1 MiB, 10 MiB, the max_split_size
 values the check uses, powers of two and the roundup division points), several
 streams, deferred (record_stream) frees, frees of blocks on other streams and
-empty_cache calls, with a live set that rises and falls. Deterministic for a seed;
-prints the seed so that a failing run can be regenerated."""
+empty_cache calls, with a live set that rises and falls. A trace's deferred frees
+name the stream their event is recorded on (ready_stream) in one of three shapes,
+by the trace's index: one shared side stream (7, no allocation's), the stream that
+used the block (a trace stream other than the block's own, or 1 or 2 when the trace
+has one), or none (each waits for its own ready_t; the driver records each on a
+stream of its own). The shapes come from a second generator, so the traces are
+otherwise those of earlier versions but for this: in the last shape a deferred free
+made while another is still pending becomes a plain free: two frees of different streams that
+complete together (at one poll, an empty_cache, or the synchronize of the
+out-of-memory ladder) complete in the order of PyTorch's hash map of streams, which
+only the inactive_split counters can tell and no model follows. Deterministic for a
+seed; prints the seed so that a failing run can be regenerated."""
 import json
 import os
 import random
@@ -30,7 +40,13 @@ def size_of(rng, scale):
     return rng.randint(160 * MiB, int(900 * MiB * scale))
 
 
-def trace(rng, idx):
+SHAPES = ("side", "usage", "none")
+SIDE_STREAM = 7
+
+
+def trace(rng, idx, seed):
+    shape = SHAPES[idx % len(SHAPES)]
+    wrng = random.Random(seed * 1000003 + idx)
     n = rng.randint(150, 450)
     streams = rng.choice([1, 1, 2, 3])
     deferred = rng.choice([0.0, 0.0, 0.1, 0.3])
@@ -40,6 +56,7 @@ def trace(rng, idx):
     t = 0
     next_id = 1
     live = {}
+    stream_of = {}
     live_bytes = 0
     ev = []
     for _ in range(n):
@@ -56,18 +73,44 @@ def trace(rng, idx):
             e = {"op": "free", "id": i, "t": t}
             if rng.random() < deferred:
                 e["ready_t"] = t + rng.randint(1, 400)
+                if shape == "side":
+                    e["ready_stream"] = SIDE_STREAM
+                elif shape == "usage":
+                    own = stream_of[i]
+                    others = [s for s in range(streams) if s != own] or [1, 2]
+                    e["ready_stream"] = wrng.choice(others)
+            stream_of.pop(i)
             ev.append(e)
         else:
             size = size_of(rng, scale)
             s = rng.randrange(streams)
             ev.append({"op": "alloc", "id": next_id, "size": size, "t": t, "stream": s})
             live[next_id] = size
+            stream_of[next_id] = s
             live_bytes += size
             next_id += 1
         if rng.random() < 0.01:
             ev.append({"op": "mark", "name": "step", "t": t})
+    if shape == "none":
+        one_at_a_time(ev)
     return {"format": "gpusim-trace", "version": 1, "name": "upstream-%03d" % idx, "time_unit": "ns",
             "events": ev}
+
+
+def one_at_a_time(ev):
+    """The "none" shape: at most one deferred free pending at a time (until an
+    allocation after its ready_t polls it, or an empty_cache)."""
+    pending = None
+    for e in ev:
+        if e["op"] == "alloc" and pending is not None and pending["ready_t"] <= e["t"]:
+            pending = None
+        elif e["op"] == "empty_cache":
+            pending = None
+        elif e["op"] == "free" and "ready_t" in e:
+            if pending is None:
+                pending = e
+            else:
+                del e["ready_t"]
 
 
 def main():
@@ -80,7 +123,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     for i in range(count):
         with open(os.path.join(out, "u%03d.json" % i), "w") as f:
-            json.dump(trace(rng, i), f, separators=(",", ":"))
+            json.dump(trace(rng, i, seed), f, separators=(",", ":"))
 
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ struct strategy {
     std::vector<slot> slots;
     std::vector<uint32_t> free_slots;
     uint64_t next_tag = 1;
+    // a deferred free not yet recorded: free_wait names its stream right after
+    // free, else the next call records it on a stream of its own (flush)
+    uint32_t unrecorded = UINT32_MAX;
     std::string conf;
     bool set_fraction = false;
     double fraction = 1.0;
@@ -131,13 +134,39 @@ c10::cuda::CUDAStream stream_of(uint32_t stream)
         reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x1000u + 16u * static_cast<uintptr_t>(stream))), 0);
 }
 
-// The stream every deferred free is recorded on (a program's side stream: a
-// copy or communication stream); no trace stream has this handle. PyTorch keeps
-// one event deque per recorded stream, so one side stream makes its polling one
-// queue in free order, whichever stream the blocks were allocated on.
-c10::cuda::CUDAStream side_stream()
+// The stream a deferred free without a ready_stream is recorded on: one of its
+// own (handle 0x40000000 + 16 tag, no trace stream's), so that it waits for
+// nothing but its own event, as gpusim's model has it (design.md §3). PyTorch
+// keeps one event deque per recorded stream and polls each in record order: a
+// free with ready_stream S is recorded on the trace's stream S (stream_of), and
+// one side stream for every deferred free makes the polling one queue.
+c10::cuda::CUDAStream own_stream(uint64_t tag)
 {
-    return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x7fff0000u)), 0);
+    return c10::cuda::getStreamFromExternal(
+        reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x40000000u + 16u * static_cast<uintptr_t>(tag))), 0);
+}
+
+// record_stream on a second stream: PyTorch records an event at the free and
+// reuses the block only once that event has completed (mock_cuda_complete)
+void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream *st)
+{
+    strategy::slot &sl = s->slots[h];
+    sl.tag = s->next_tag++;
+    CCA::recordStream(sl.ptr, st != nullptr ? *st : own_stream(sl.tag));
+    mock_cuda_set_record_tag(sl.tag);
+    sl.ptr.clear();
+    mock_cuda_set_record_tag(0);
+}
+
+// Before any other call: the deferred free just made named no stream.
+void flush(const strategy *cs)
+{
+    strategy *s = const_cast<strategy *>(cs);
+    if (s->unrecorded == UINT32_MAX)
+        return;
+    strategy_handle h = s->unrecorded;
+    s->unrecorded = UINT32_MAX;
+    record_deferred(s, h, nullptr);
 }
 
 // The fraction the allocator itself holds (2.14: set_per_process_memory_fraction or the
@@ -243,6 +272,7 @@ void up_destroy(strategy *s)
 
 sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
 {
+    flush(s);
     uint32_t i;
     if (!s->free_slots.empty()) {
         i = s->free_slots.back();
@@ -304,16 +334,11 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
 
 void up_free(strategy *s, strategy_handle h, bool deferred)
 {
+    flush(s);
     strategy::slot &sl = s->slots[h];
     if (deferred && sl.ptr.get() != nullptr) {
-        // record_stream on a second stream: PyTorch records an event at the free
-        // and reuses the block only once that event has completed
-        sl.tag = s->next_tag++;
-        CCA::recordStream(sl.ptr, side_stream());
-        mock_cuda_set_record_tag(sl.tag);
-        sl.ptr.clear();
-        mock_cuda_set_record_tag(0);
-        return; // the slot stays taken until free_ready
+        s->unrecorded = h; // recorded by up_free_wait or the next call
+        return;            // the slot stays taken until free_ready
     }
     sl.ptr.clear();
     if (deferred)
@@ -322,8 +347,19 @@ void up_free(strategy *s, strategy_handle h, bool deferred)
     s->free_slots.push_back(h);
 }
 
+// The deferred free h names the stream its event is recorded on.
+void up_free_wait(strategy *s, strategy_handle h, uint32_t stream)
+{
+    if (s->unrecorded != h)
+        return;
+    s->unrecorded = UINT32_MAX;
+    c10::cuda::CUDAStream st = stream_of(stream);
+    record_deferred(s, h, &st);
+}
+
 void up_free_ready(strategy *s, strategy_handle h)
 {
+    flush(s);
     strategy::slot &sl = s->slots[h];
     // the work is done; PyTorch notices when it next processes its events
     mock_cuda_complete(sl.tag);
@@ -334,13 +370,13 @@ void up_free_ready(strategy *s, strategy_handle h)
 
 void up_empty_cache(strategy *s)
 {
-    (void)s;
+    flush(s);
     CCA::emptyCache();
 }
 
 void up_sample(const strategy *s, strategy_sample *out)
 {
-    (void)s;
+    flush(s);
     DeviceStats st = CCA::getDeviceStats(0);
     uint64_t free_bytes = 0, largest = 0;
     free_and_largest(&free_bytes, &largest);
@@ -373,7 +409,7 @@ void emit_array(const strategy_stat_sink *sink, const char *name, const A &arr)
 
 void up_stats(const strategy *s, const strategy_stat_sink *sink)
 {
-    (void)s;
+    flush(s);
     DeviceStats st = CCA::getDeviceStats(0);
     emit_array(sink, "allocation", st.allocation);
     emit_array(sink, "segment", st.segment);
@@ -410,13 +446,13 @@ void up_options(const strategy *s, const strategy_stat_sink *sink)
 
 void up_check(const strategy *s, sim_report *r)
 {
-    (void)s;
+    flush(s);
     (void)r; // PyTorch checks itself (TORCH_INTERNAL_ASSERT)
 }
 
 int up_walk(const strategy *s, strategy_visitor v, void *ctx)
 {
-    (void)s;
+    flush(s);
     CCA::SnapshotInfo snap = CCA::snapshot();
     uint32_t region = 0;
     for (const CCA::SegmentInfo &seg : snap.segments) {
@@ -464,6 +500,7 @@ strategy_ops make_ops()
     o.alloc = up_alloc;
     o.free = up_free;
     o.free_ready = up_free_ready;
+    o.free_wait = up_free_wait;
     o.empty_cache = up_empty_cache;
     o.sample = up_sample;
     o.stats = up_stats;

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# PyTorch's own memory viewer on gpusim's exports: MemoryViz.js (the script behind
+# pytorch.org/memory_viz and the pages _memory_viz.py writes), taken from Debian's
+# PyTorch 2.6 source package with the d3 5 it imports
+# (validate/upstream/torch/fetch-viewer.sh, into the cache; nothing of it is in the
+# repository), runs in headless Chromium on `replay --export-snapshot` files of each
+# strategy that runs out of memory, in each of its four views: no script error, every
+# view draws, the history lists every entry of the export, and at the OOM the viewer's
+# own text gives the allocated (live requested) and reserved bytes, the request and
+# the device's free memory that gpusim's first_oom says.  tests/browser/memoryviz_probe.js
+# does the clicking.  Skips (exit 77, listed by scripts/test) without Chromium or the viewer.
+# Usage: cli_memoryviz.sh GPUSIM_BINARY SOURCE_DIR
+set -u
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup "$@"
+
+browser=""
+for b in chromium chromium-browser google-chrome; do
+  if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
+done
+[ -n "$browser" ] || cli_skip "no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
+cache=$(bash -c '. "$1"/scripts/lib.sh; gpusim_cache_dir' _ "$src")/upstream-torch
+viewer=$(sh "$src/validate/upstream/torch/fetch-viewer.sh" "$cache" 2>"$tmp/fetch.err") ||
+  cli_skip "PyTorch's MemoryViz.js could not be fetched: $(tail -n 1 "$tmp/fetch.err")"
+
+chrome() {
+  timeout 180 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+    --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
+}
+
+# the viewer as a module whose CDN imports are the d3 bundle's globals
+sed -e 's#^import \* as d3 from "https://cdn\.skypack\.dev/d3@5";#const d3 = window.d3;#' \
+    -e 's#^import {\([^}]*\)} from "https://cdn\.skypack\.dev/d3-[a-z]*@1";#const {\1} = window.d3;#' \
+    "$viewer/MemoryViz.js" >"$tmp/viewer.mjs"
+if grep -n '^import' "$tmp/viewer.mjs" >"$tmp/imports"; then
+  bad "MemoryViz.js imports what the test does not provide: $(cat "$tmp/imports")"
+else
+  ok
+fi
+
+# view NAME TRACE OPTIONS...: export the replay under OPTIONS, open it in the viewer
+view() {
+  local name=$1 trace=$2
+  shift 2
+  if ! "$bin" replay "$trace" "$@" --format=json --export-snapshot="$tmp/$name.pickle" >"$tmp/$name.json" 2>"$tmp/$name.err"; then
+    bad "$name: replay failed: $(head -c 300 "$tmp/$name.err")"
+    return
+  fi
+  # what the viewer must say, from gpusim's own result: at the first OOM the live
+  # requested bytes, reserved, the request and the device's free memory; the number
+  # of trace entries in the export
+  if ! python3 - "$tmp/$name.json" "$tmp/$name.pickle" "$name" >"$tmp/$name.probe.json" 2>"$tmp/$name.err" <<'PY'; then
+import base64, json, pickle, sys
+r = json.load(open(sys.argv[1]))["result"]
+raw = open(sys.argv[2], "rb").read()
+snap = pickle.loads(raw)
+trace = snap["device_traces"][0]
+o = r.get("first_oom")
+if not o:
+    sys.exit("the replay did not run out of memory")
+print(json.dumps({
+    "name": sys.argv[3] + ".pickle",
+    "base64": base64.b64encode(raw).decode(),
+    # the history lists a free_requested followed at once by its free_completed as
+    # one "free" (annotate_snapshot in MemoryViz.js)
+    "entries": len(trace) - sum(1 for a, b in zip(trace, trace[1:])
+                                if a["action"] == "free_requested" and b["action"] == "free_completed"
+                                and a["addr"] == b["addr"]),
+    "views": ["Active Memory Timeline", "Allocator State History", "Active Cached Segment Timeline",
+              "Allocator Settings"],
+    # the viewer's "allocated" sums the live blocks' requested sizes
+    "allocated": o["live_requested_bytes"],
+    "reserved": o["reserved_bytes"],
+    "oom": {"size": o["size"], "device_free": o["device_free_bytes"]},
+}))
+PY
+    bad "$name: $(tail -n 1 "$tmp/$name.err")"
+    return
+  fi
+  {
+    printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body>\n<script>\n'
+    printf 'window.PROBE_ERRORS = [];\n'
+    printf 'addEventListener("error", e => PROBE_ERRORS.push(String(e.message)));\n'
+    printf 'addEventListener("unhandledrejection", e => PROBE_ERRORS.push(String(e.reason)));\n'
+    printf 'window.PROBE = %s;\n</script>\n<script>\n' "$(cat "$tmp/$name.probe.json")"
+    cat "$viewer/d3.js"
+    printf '\n</script>\n<script type="module">\n'
+    cat "$tmp/viewer.mjs" "$src/tests/browser/memoryviz_probe.js"
+    printf '</script></body></html>\n'
+  } >"$tmp/$name.html"
+  chrome --window-size=1400,1000 --virtual-time-budget=60000 --dump-dom "file://$tmp/$name.html" >"$tmp/$name.dom"
+  sed -n '/<pre id="probe">/,/<\/pre>/p' "$tmp/$name.dom" | sed 's/<[^>]*>//g' >"$tmp/$name.probe"
+  if grep -qx DONE "$tmp/$name.probe"; then ok; else bad "$name: the probe did not finish: $(tail -3 "$tmp/chrome.log")"; fi
+  local n=0 verdict rest
+  while read -r verdict rest; do
+    case $verdict in
+      OK) ok; n=$((n + 1)) ;;
+      FAIL) bad "$name: $rest" ;;
+    esac
+  done <"$tmp/$name.probe"
+  # four views ran and drew, the history's count and the OOM's text: nine checks
+  if [ "$n" -ge 9 ]; then ok; else bad "$name: $n checks passed, want 9: $(cat "$tmp/$name.probe")"; fi
+}
+
+ser="$src/traces/examples/serving-16gb.jsonl"
+view torch "$ser" --strategy=torch --capacity=12GiB
+view torch_expandable "$ser" --strategy=torch --capacity=10GiB --alloc-conf=expandable_segments:True
+view growth "$ser" --strategy=growth --capacity=12GiB
+view greedy "$ser" --strategy=greedy --capacity=12GiB
+view async "$ser" --strategy=async --capacity=12GiB
+view raw "$ser" --strategy=raw --capacity=6GiB
+view planned "$ser" --strategy=planned --capacity=12GiB
+cli_finish
