@@ -38,6 +38,14 @@ static const gpu_model GPUS[] = {
      "totalGlobalMem not found; nvidia-smi 32607 MiB used (4090: nvidia-smi and torch differ by 1 MiB) [estimate]"},
     {"MI300X", "MI300X-192GB", 196592 * MIB_, 0, 0,
      "torch-ROCm total_memory print 196592 MiB (192 GiB - 16 MiB) [reported]; AMD, no CUDA compute capability"},
+    {"MI325X", "MI325X-256GB", 262128 * MIB_, 0, 0,
+     "256 GiB - 16 MiB: PyTorch ROCm OOM messages print a total capacity of 255.98 GiB (ROCm/TheRock#2118) "
+     "[reported]; the 16 MiB as rocminfo shows on MI50, MI250X and MI300X [estimate]; AMD, no CUDA compute "
+     "capability; torch: --platform=rocm"},
+    {"MI355X", "MI355X-288GB", 294896 * MIB_, 0, 0,
+     "288 GiB - 16 MiB: PyTorch ROCm OOM messages print a total capacity of 287.98 GiB (pytorch/pytorch#175431, "
+     "ROCm/TheRock#2396, gfx950) [reported]; the 16 MiB as on MI300X [estimate]; AMD, no CUDA compute "
+     "capability; torch: --platform=rocm"},
 };
 
 size_t gpus_count(void)

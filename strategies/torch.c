@@ -60,6 +60,7 @@
  * of up to 1 MiB (large pool), or up to max_non_split_rounding for oversize blocks. */
 #include "torch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -422,11 +423,13 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     }
     uint64_t m = s->conf.max_split_size_bytes;
     uint64_t bsize = B(s, it)->size;
+    /* pytorch/pytorch#193400 (open; issue #123548): not for expandable segments */
+    bool oversize_rules = !(s->rules.fix_expandable_ignores_max_split && B(s, it)->expandable);
     /* oversize blocks are kept for oversize requests */
-    if (size < m && bsize >= m)
+    if (oversize_rules && size < m && bsize >= m)
         return T_NONE;
     /* and an oversize request takes one at most max_non_split_rounding larger */
-    if (size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
+    if (oversize_rules && size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
     if (it == found.h)
         torch_fs_take(&s->free_set[pool], found); /* no second search for it */
@@ -570,7 +573,7 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
     };
     char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
-    if (s->set_fraction)
+    if (s->set_fraction && s->rules.oom_names_allowed)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
     /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It
      * names the segment size (alloc_size), not the rounded request; "this process has"
@@ -587,35 +590,51 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         snprintf(advice, sizeof advice,
                  " If reserved but unallocated memory is large try setting %s=expandable_segments:True to avoid "
                  "fragmentation.  See documentation for Memory Management  (%s)",
-                 cuda_name ? "PYTORCH_CUDA_ALLOC_CONF" : "PYTORCH_ALLOC_CONF",
+                 rl->oom_advises_hip_alloc_conf ? "PYTORCH_HIP_ALLOC_CONF"
+                 : cuda_name                    ? "PYTORCH_CUDA_ALLOC_CONF"
+                                                : "PYTORCH_ALLOC_CONF",
                  rl->oom_links_cuda_alloc_conf_section
                      ? "https://docs.pytorch.org/docs/stable/notes/"
                        "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf"
                      : "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables");
     }
+    /* a ROCm build: "HIP", and no NVML line (§2.15, platforms) */
+    char process[96] = "";
+    if (!rl->oom_hip)
+        snprintf(process, sizeof process, "Including non-PyTorch memory, this process has %s memory in use. ",
+                 torch_format_size(reserved + s->context_bytes, u, sizeof u));
     snprintf(oom->detail, sizeof oom->detail,
-             "CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
-             "Including non-PyTorch memory, this process has %s memory in use. %sOf the allocated memory %s is "
-             "allocated by PyTorch, and %s is reserved by PyTorch but unallocated.%s",
-             torch_format_size(alloc_size, a, sizeof a), torch_format_size(s->capacity_bytes, c, sizeof c),
-             torch_format_size(dev_free, f, sizeof f), torch_format_size(reserved + s->context_bytes, u, sizeof u),
-             allowed, torch_format_size(allocated, al, sizeof al),
-             torch_format_size(reserved - allocated, r, sizeof r), advice);
+             "%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
+             "%s%sOf the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but "
+             "unallocated.%s",
+             rl->oom_hip ? "HIP" : "CUDA", torch_format_size(alloc_size, a, sizeof a),
+             torch_format_size(s->capacity_bytes, c, sizeof c), torch_format_size(dev_free, f, sizeof f), process,
+             allowed, torch_format_size(allocated, al, sizeof al), torch_format_size(reserved - allocated, r, sizeof r),
+             advice);
 }
 
 /* ==== Operations ==== */
+
+static void torch_destroy(strategy *s);
 
 static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_error *err)
 {
     torch_conf conf;
     torch_rules rules;
     sim_status st = torch_version_parse(strategy_config_get(cfg, "torch_version"), &rules, err);
+    if (st == SIM_OK)
+        st = torch_platform_parse(strategy_config_get(cfg, "platform"), &rules, err);
+    if (st == SIM_OK)
+        st = torch_fixes_parse(strategy_config_get(cfg, "torch_fixes"), &rules, err);
     if (st != SIM_OK)
         return st;
     const char *text = strategy_config_get(cfg, "alloc_conf");
     st = torch_conf_parse_for(text, &rules, &conf, err);
     if (st != SIM_OK)
         return st;
+    /* ROCm before 2.12 or before ROCm 7: PyTorch warns and runs without (§2.15) */
+    if (!rules.expandable_supported)
+        conf.expandable_segments = false;
     if (conf.backend_async)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                              "alloc_conf: backend:cudaMallocAsync replaces the caching allocator with CUDA's "
@@ -626,7 +645,8 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     double fraction = 1.0;
     const char *ftext = strategy_config_get(cfg, "memory_fraction");
     char conf_fraction[32];
-    if (ftext == NULL && conf.per_process_memory_fraction >= 0.0) {
+    bool from_key = ftext == NULL && conf.per_process_memory_fraction >= 0.0;
+    if (from_key) {
         /* per_process_memory_fraction in the conf: as set_per_process_memory_fraction
          * at start-up (an explicit memory_fraction wins, as a later call would) */
         snprintf(conf_fraction, sizeof conf_fraction, "%.17g", conf.per_process_memory_fraction);
@@ -656,8 +676,10 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     if (ftext != NULL && !(rules.fraction_one_is_no_limit && fraction >= 1.0)) {
         s->set_fraction = true;
         s->fraction = fraction;
-        /* setMemoryFraction: static_cast<size_t>(fraction * total), truncating */
-        s->allowed_bytes = (uint64_t)(fraction * (double)info.capacity_bytes);
+        /* setMemoryFraction: static_cast<size_t>(fraction * total), truncating; the
+         * configuration's key rounds to the nearest byte from 2.13 (§2.15) */
+        double cap = fraction * (double)info.capacity_bytes;
+        s->allowed_bytes = from_key && rules.fraction_key_rounds ? (uint64_t)llround(cap) : (uint64_t)cap;
     }
     s->gc_on = s->set_fraction && conf.garbage_collection_threshold > 0.0;
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
@@ -668,6 +690,15 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     for (unsigned p = 0; p < N_POOLS; p++) {
         torch_fs_init(&s->free_set[p], &s->blocks);
         s->unmapped_root[p] = T_NONE;
+    }
+    if (rules.tie_by_creation) {
+        /* 2.12: equal free blocks tie by creation number (§2.15) */
+        if (!SIM_GROW(s->born, 64, s->born_cap)) {
+            torch_destroy(s);
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating torch");
+        }
+        for (unsigned p = 0; p < N_POOLS; p++)
+            torch_fs_order_by_creation(&s->free_set[p], &s->born);
     }
     s->seg_first = s->seg_last = T_NONE;
     s->q_head = s->q_tail = s->c_head = T_NONE;
@@ -687,6 +718,7 @@ static void torch_destroy(strategy *s)
     for (unsigned p = 0; p < N_POOLS; p++)
         torch_fs_release(&s->free_set[p]);
     torch_fs_list_release(&s->scratch);
+    free(s->born);
     free(s);
 }
 
@@ -720,8 +752,14 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
-        if (b == T_NONE && release_cached_blocks(s))
-            b = alloc_block(s, pool, stream, rs, alloc_size, true);
+        if (b == T_NONE && release_cached_blocks(s)) {
+            /* pytorch/pytorch#191302 (open): the pool again, which the synchronize
+             * may have given completed deferred frees (issue #189504) */
+            if (s->rules.fix_research_after_release)
+                b = get_free_block(s, pool, stream, rs);
+            if (b == T_NONE)
+                b = alloc_block(s, pool, stream, rs, alloc_size, true);
+        }
     }
     if (b == T_NONE) {
         s->st.num_ooms++;

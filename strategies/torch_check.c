@@ -205,7 +205,11 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
                       "torch: the %s set of the %s pool holds a block at %llu that is not one of its %s blocks",
                       free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
-    if (tc->last != NULL && !torch_fs_before(tc->last, n, !free_set))
+    /* the free sets tie by creation number under 2.12's rule, else by address */
+    const uint64_t *born = free_set ? s->born : NULL;
+    if (tc->last != NULL &&
+        !torch_fs_before_tie(tc->last, born ? born[tc->last - B(s, 0)] : tc->last->addr, n, born ? born[t] : n->addr,
+                             !free_set))
         tc->order_ok = false;
     /* the kept priority is the handle's, and a child's is no higher (a treap);
      * a child's validity is checked when the walk reaches it */

@@ -47,6 +47,13 @@ const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS] = {
                       "torch.cuda.set_per_process_memory_fraction(F): reserved memory stays within F of total"),
     STRATEGY_OPT_TEXT("torch_version", "torch-version", "2.14, the newest checked", "2.6",
                       "the PyTorch release whose allocator rules apply: 2.1 ... 2.14 or main (as 2.14)"),
+    STRATEGY_OPT_ENUM("platform", "platform", "cuda|rocm|rocm6", "cuda", "rocm",
+                      "the build: a CUDA wheel, or ROCm 7+ / ROCm 6 (HIP; modelled from source, not checked against a "
+                      "binary): expandable segments, the OOM message"),
+    STRATEGY_OPT_TEXT("torch_fixes", "torch-fixes", "none, as every release", "193400",
+                      "open pytorch/pytorch pull requests to apply, comma-separated: 191302 (re-search the pool after "
+                      "the OOM ladder's synchronize, issue #189504), 193400 (expandable segments reuse blocks above "
+                      "max_split_size, issue #123548)"),
 };
 
 #define CONF_MAX_TOKENS 256u
@@ -247,12 +254,18 @@ static bool conf_key_known(const torch_rules *r, const char *key)
         return r->key_expandable_segments;
     if (strcmp(key, "max_non_split_rounding_mb") == 0)
         return r->key_max_non_split_rounding_mb;
-    if (strcmp(key, "pinned_reserve_segment_size_mb") == 0 || strcmp(key, "graph_capture_record_stream_reuse") == 0)
-        return r->key_pinned_reserve_and_graph_reuse;
+    if (strcmp(key, "graph_capture_record_stream_reuse") == 0)
+        return r->key_graph_capture_record_stream_reuse;
+    if (strcmp(key, "pinned_reserve_segment_size_mb") == 0)
+        return r->key_pinned_reserve_segment_size_mb;
     if (strcmp(key, "per_process_memory_fraction") == 0)
         return r->key_per_process_memory_fraction;
     if (strcmp(key, "large_segment_size_mb") == 0)
         return r->key_large_segment_size_mb;
+    if (strcmp(key, "throw_on_cudamalloc_oom") == 0 || strcmp(key, "pinned_free_catch_all") == 0)
+        return r->key_throw_on_oom_and_pinned_catch_all;
+    if (strcmp(key, "pinned_max_round_threshold_mb") == 0 || strcmp(key, "pinned_max_cached_size_mb") == 0)
+        return r->key_pinned_max_round_and_cached;
     return true;
 }
 
@@ -340,12 +353,19 @@ static sim_status conf_apply(const conf_lex *lx, const torch_rules *rules, torch
         } else if (strcmp(key, "release_lock_on_cudamalloc") == 0 || strcmp(key, "release_lock_on_hipmalloc") == 0) {
             st = conf_bool(lx, i, key, &c->release_lock_on_cudamalloc, err);
             conf_note_ignored(c, key);
+        } else if (strcmp(key, "throw_on_cudamalloc_oom") == 0) {
+            st = conf_bool(lx, i, key, &c->throw_on_cudamalloc_oom, err);
         } else if (strcmp(key, "pinned_use_cuda_host_register") == 0 ||
+                   strcmp(key, "pinned_free_catch_all") == 0 ||
                    strcmp(key, "pinned_use_hip_host_register") == 0 ||
                    strcmp(key, "pinned_use_background_threads") == 0 ||
                    strcmp(key, "graph_capture_record_stream_reuse") == 0) {
             bool ignored = false;
             st = conf_bool(lx, i, key, &ignored, err);
+            conf_note_ignored(c, key);
+        } else if (strcmp(key, "pinned_max_round_threshold_mb") == 0 || strcmp(key, "pinned_max_cached_size_mb") == 0) {
+            uint64_t v = 0;
+            st = conf_u64(lx, i, key, &v, err);
             conf_note_ignored(c, key);
         } else if (strcmp(key, "pinned_num_register_threads") == 0) {
             uint64_t v = 0;

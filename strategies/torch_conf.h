@@ -3,8 +3,10 @@
  * allocator and rejects what PyTorch rejects, with PyTorch's meaning in the message.
  * It knows nothing of devices or blocks. Also the torch strategy's option table. */
 
-/* The table: alloc_conf (parsed here), memory_fraction (a separate option) and
- * torch_version (the release whose rules apply: torch_version.h). */
+/* The table: alloc_conf (parsed here), memory_fraction (a separate option),
+ * torch_version (the release whose rules apply: torch_version.h), platform (CUDA
+ * or ROCm, torch_version.h) and torch_fixes (open pull requests applied on top,
+ * torch_version.h). */
 #ifndef GPUSIM_TORCH_CONF_H
 #define GPUSIM_TORCH_CONF_H
 
@@ -18,7 +20,7 @@
 /* The torch strategy's options, described once (strategy_option, sim/strategy.h):
  * the keys torch's create() reads and its options() writes back. The declared size
  * makes a table that disagrees with the count a compile error. */
-#define TORCH_CONF_N_OPTIONS 3
+#define TORCH_CONF_N_OPTIONS 5
 extern const strategy_option torch_conf_options[TORCH_CONF_N_OPTIONS];
 
 /* roundup_power2_divisions has one entry per power-of-two interval from 1 MiB
@@ -36,6 +38,7 @@ typedef struct torch_conf {
     double per_process_memory_fraction;       /* < 0: not given (key of 2.10 on) */
     /* Keys PyTorch accepts that change nothing the simulator models. */
     bool release_lock_on_cudamalloc;
+    bool throw_on_cudamalloc_oom; /* with a memory fraction: reject before the driver (2.12 on) */
     bool backend_async;       /* backend:cudaMallocAsync: the `async` strategy's, not torch's */
     char ignored[192]; /* comma-separated names of the accepted-but-ignored keys given */
 } torch_conf;

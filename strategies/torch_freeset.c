@@ -15,30 +15,60 @@ static inline tblock *recs(const slots *blocks)
 
 /* ==== Treaps over block handles ==== */
 
-/* Whether block x orders before the key (stream, size, addr). */
-static inline bool key_less(const tblock *x, uint32_t stream, uint64_t size, uint64_t addr, bool by_addr)
+/* The order of one treap: (stream, address) when by_addr (the unmapped sets), else
+ * (stream, size, tie), the tie a block's address or, when born is set (the free sets
+ * under torch_rules.tie_by_creation), its creation number born[handle]. */
+typedef struct fsord {
+    const tblock *base;
+    const uint64_t *born;
+    bool by_addr;
+} fsord;
+
+static inline fsord ord_addr(const tblock *base, bool by_addr)
+{
+    return (fsord){.base = base, .born = NULL, .by_addr = by_addr};
+}
+
+/* A free set's order (its creation numbers looked up now: the array may have moved). */
+static inline fsord ord_of(const tfree *f, const tblock *base)
+{
+    return (fsord){.base = base, .born = f->born != NULL ? *f->born : NULL, .by_addr = false};
+}
+
+static inline uint64_t tie_of(fsord o, const tblock *x)
+{
+    return o.born != NULL && !o.by_addr ? o.born[x - o.base] : x->addr;
+}
+
+static inline bool ord_before(fsord o, const tblock *a, const tblock *b)
+{
+    return torch_fs_before_tie(a, tie_of(o, a), b, tie_of(o, b), o.by_addr);
+}
+
+/* Whether block x orders before the key (stream, size, tie). */
+static inline bool key_less(fsord o, const tblock *x, uint32_t stream, uint64_t size, uint64_t tie)
 {
     if (x->stream != stream)
         return x->stream < stream;
-    if (!by_addr && x->size != size)
+    if (!o.by_addr && x->size != size)
         return x->size < size;
-    return x->addr < addr;
+    return tie_of(o, x) < tie;
 }
 
 /* Whether the key orders before block x. */
-static inline bool key_greater(const tblock *x, uint32_t stream, uint64_t size, uint64_t addr, bool by_addr)
+static inline bool key_greater(fsord o, const tblock *x, uint32_t stream, uint64_t size, uint64_t tie)
 {
     if (x->stream != stream)
         return x->stream > stream;
-    if (!by_addr && x->size != size)
+    if (!o.by_addr && x->size != size)
         return x->size > size;
-    return x->addr > addr;
+    return tie_of(o, x) > tie;
 }
 
 /* Insert h into the treap at *root: descend while the parent's priority is at
  * least h's, then split the subtree found there around h's key (iterative: the
  * links are written in place). */
-static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+static inline void tree_insert(tblock *base, uint32_t *root, fsord o, uint32_t h)
 {
     tblock *x = base + h;
     uint16_t pri = torch_fs_pri(h);
@@ -46,13 +76,13 @@ static inline void tree_insert(tblock *base, uint32_t *root, bool by_addr, uint3
     uint32_t *link = root;
     while (*link != T_NONE && base[*link].pri >= pri) {
         tblock *n = base + *link;
-        link = torch_fs_before(x, n, by_addr) ? &n->left : &n->right;
+        link = ord_before(o, x, n) ? &n->left : &n->right;
     }
     uint32_t t = *link;
     uint32_t *l = &x->left, *r = &x->right;
     while (t != T_NONE) {
         tblock *n = base + t;
-        if (torch_fs_before(n, x, by_addr)) {
+        if (ord_before(o, n, x)) {
             *l = t;
             l = &n->right;
             t = n->right;
@@ -87,21 +117,21 @@ static inline void tree_unlink(tblock *base, uint32_t *link)
 }
 
 /* The link that points at h, found by its key, or NULL when h is not in the treap. */
-static inline uint32_t *tree_find(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+static inline uint32_t *tree_find(tblock *base, uint32_t *root, fsord o, uint32_t h)
 {
     const tblock *x = base + h;
     uint32_t *link = root;
     while (*link != T_NONE && *link != h) {
         tblock *n = base + *link;
-        link = torch_fs_before(x, n, by_addr) ? &n->left : &n->right;
+        link = ord_before(o, x, n) ? &n->left : &n->right;
     }
     return *link == T_NONE ? NULL : link;
 }
 
 /* Erase h; false, the treap unchanged, when h is not in it. */
-static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32_t h)
+static inline bool tree_erase(tblock *base, uint32_t *root, fsord o, uint32_t h)
 {
-    uint32_t *link = tree_find(base, root, by_addr, h);
+    uint32_t *link = tree_find(base, root, o, h);
     if (link == NULL)
         return false;
     tree_unlink(base, link);
@@ -110,12 +140,12 @@ static inline bool tree_erase(tblock *base, uint32_t *root, bool by_addr, uint32
 
 /* The link that points at the first node whose key is ≥ (stream, size, addr), or
  * NULL when there is none (std::set::lower_bound, with its place in the treap). */
-static inline uint32_t *tree_lower_link(tblock *base, uint32_t *root, uint32_t stream, uint64_t size)
+static inline uint32_t *tree_lower_link(tblock *base, uint32_t *root, fsord o, uint32_t stream, uint64_t size)
 {
     uint32_t *best = NULL;
     for (uint32_t *link = root; *link != T_NONE;) {
         tblock *n = base + *link;
-        if (key_less(n, stream, size, 0, false)) {
+        if (key_less(o, n, stream, size, 0)) {
             link = &n->right;
         } else {
             best = link;
@@ -126,13 +156,13 @@ static inline uint32_t *tree_lower_link(tblock *base, uint32_t *root, uint32_t s
 }
 
 /* The first node whose key is ≥ (stream, size, addr): std::set::lower_bound. */
-static inline uint32_t tree_lower_bound(const tblock *base, uint32_t root, bool by_addr, uint32_t stream,
+static inline uint32_t tree_lower_bound(const tblock *base, uint32_t root, fsord o, uint32_t stream,
                                         uint64_t size, uint64_t addr)
 {
     uint32_t best = T_NONE;
     for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = base + t;
-        if (key_less(n, stream, size, addr, by_addr)) {
+        if (key_less(o, n, stream, size, addr)) {
             t = n->right;
         } else {
             best = t;
@@ -143,13 +173,13 @@ static inline uint32_t tree_lower_bound(const tblock *base, uint32_t root, bool 
 }
 
 /* The last node whose key is < (stream, size, addr): std::prev(lower_bound). */
-static inline uint32_t tree_last_below(const tblock *base, uint32_t root, bool by_addr, uint32_t stream,
+static inline uint32_t tree_last_below(const tblock *base, uint32_t root, fsord o, uint32_t stream,
                                        uint64_t size, uint64_t addr)
 {
     uint32_t best = T_NONE;
     for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = base + t;
-        if (key_less(n, stream, size, addr, by_addr)) {
+        if (key_less(o, n, stream, size, addr)) {
             best = t;
             t = n->right;
         } else {
@@ -159,13 +189,13 @@ static inline uint32_t tree_last_below(const tblock *base, uint32_t root, bool b
     return best;
 }
 
-static inline uint32_t tree_next(const tblock *base, uint32_t root, bool by_addr, uint32_t h)
+static inline uint32_t tree_next(const tblock *base, uint32_t root, fsord o, uint32_t h)
 {
     const tblock *x = base + h;
     uint32_t best = T_NONE;
     for (uint32_t t = root; t != T_NONE;) {
         const tblock *n = base + t;
-        if (key_greater(n, x->stream, x->size, x->addr, by_addr)) {
+        if (key_greater(o, n, x->stream, x->size, tie_of(o, x))) {
             best = t;
             t = n->left;
         } else {
@@ -175,37 +205,37 @@ static inline uint32_t tree_next(const tblock *base, uint32_t root, bool by_addr
     return best;
 }
 
-static inline uint32_t tree_prev(const tblock *base, uint32_t root, bool by_addr, uint32_t h)
+static inline uint32_t tree_prev(const tblock *base, uint32_t root, fsord o, uint32_t h)
 {
     const tblock *x = base + h;
-    return tree_last_below(base, root, by_addr, x->stream, x->size, x->addr);
+    return tree_last_below(base, root, o, x->stream, x->size, tie_of(o, x));
 }
 
 /* The last node of one stream (keys (stream, size, addr); sizes < 2^64 - 1). */
-static inline uint32_t tree_last_of(const tblock *base, uint32_t root, uint32_t stream)
+static inline uint32_t tree_last_of(const tblock *base, uint32_t root, fsord o, uint32_t stream)
 {
-    return tree_last_below(base, root, false, stream, UINT64_MAX, UINT64_MAX);
+    return tree_last_below(base, root, o, stream, UINT64_MAX, UINT64_MAX);
 }
 
 void torch_fs_tree_insert(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
 {
-    tree_insert(recs(blocks), root, by_addr, h);
+    tree_insert(recs(blocks), root, ord_addr(recs(blocks), by_addr), h);
 }
 
 bool torch_fs_tree_erase(const slots *blocks, uint32_t *root, bool by_addr, uint32_t h)
 {
-    return tree_erase(recs(blocks), root, by_addr, h);
+    return tree_erase(recs(blocks), root, ord_addr(recs(blocks), by_addr), h);
 }
 
 uint32_t torch_fs_tree_lower_bound(const slots *blocks, uint32_t root, bool by_addr, uint32_t stream, uint64_t size,
                                    uint64_t addr)
 {
-    return tree_lower_bound(recs(blocks), root, by_addr, stream, size, addr);
+    return tree_lower_bound(recs(blocks), root, ord_addr(recs(blocks), by_addr), stream, size, addr);
 }
 
 uint32_t torch_fs_tree_next(const slots *blocks, uint32_t root, bool by_addr, uint32_t h)
 {
-    return tree_next(recs(blocks), root, by_addr, h);
+    return tree_next(recs(blocks), root, ord_addr(recs(blocks), by_addr), h);
 }
 
 /* ==== Per-stream bin bitmaps ==== */
@@ -335,6 +365,11 @@ void torch_fs_init(tfree *f, const slots *blocks)
     f->blocks = blocks;
 }
 
+void torch_fs_order_by_creation(tfree *f, uint64_t *const *born)
+{
+    f->born = born;
+}
+
 void torch_fs_release(tfree *f)
 {
     free(f->ent);
@@ -350,7 +385,7 @@ static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t st
         return false;
     if (base[root].stream == stream)
         return true;
-    uint32_t t = tree_lower_bound(base, root, false, stream, 0, 0);
+    uint32_t t = tree_lower_bound(base, root, ord_addr(base, false), stream, 0, 0); /* size 0: no tie decides */
     return t != T_NONE && base[t].stream == stream;
 }
 
@@ -363,7 +398,7 @@ bool torch_fs_insert(tfree *f, uint32_t h)
     if (e == NULL && (e = stream_add(f, b->stream)) == NULL)
         return false;
     base[h].bin = (uint16_t)bin;
-    tree_insert(base, &f->root[bin], false, h);
+    tree_insert(base, &f->root[bin], ord_of(f, base), h);
     e->n++;
     bits_set(e, bin);
     f->bytes += b->size;
@@ -394,7 +429,7 @@ bool torch_fs_erase(tfree *f, uint32_t h)
     tblock *base = recs(f->blocks);
     const tblock *b = base + h;
     /* b->bin = torch_fs_bin(b->size): its key has not changed since torch_fs_insert */
-    if (!tree_erase(base, &f->root[b->bin], false, h))
+    if (!tree_erase(base, &f->root[b->bin], ord_of(f, base), h))
         return false;
     erase_done(f, base, b, stream_entry(f, b->stream));
     return true;
@@ -408,7 +443,7 @@ static inline torch_fs_pos bin_first(tblock *base, tfree *f, uint32_t bin, uint3
         return (torch_fs_pos){T_NONE, NULL, NULL}; /* a bitmap out of step with its bins: the checker says so */
     const tblock *n = base + *link;
     if (!(n->left == T_NONE && n->stream == stream))
-        link = tree_lower_link(base, link, stream, 0);
+        link = tree_lower_link(base, link, ord_of(f, base), stream, 0);
     return link == NULL ? (torch_fs_pos){T_NONE, NULL, NULL} : (torch_fs_pos){*link, link, e};
 }
 
@@ -420,7 +455,7 @@ torch_fs_pos torch_fs_find(tfree *f, uint32_t stream, uint64_t size)
     tblock *base = recs(f->blocks);
     uint32_t bin = torch_fs_bin(size);
     if (bits_test(e, bin)) {
-        uint32_t *link = tree_lower_link(base, &f->root[bin], stream, size);
+        uint32_t *link = tree_lower_link(base, &f->root[bin], ord_of(f, base), stream, size);
         if (link != NULL && base[*link].stream == stream)
             return (torch_fs_pos){*link, link, e};
     }
@@ -448,12 +483,12 @@ uint32_t torch_fs_last_below(tfree *f, uint32_t stream, uint64_t size)
     const tblock *base = recs(f->blocks);
     uint32_t bin = torch_fs_bin(size);
     if (bits_test(e, bin)) {
-        uint32_t t = tree_last_below(base, f->root[bin], false, stream, size, 0);
+        uint32_t t = tree_last_below(base, f->root[bin], ord_of(f, base), stream, size, 0);
         if (t != T_NONE && base[t].stream == stream)
             return t;
     }
     bin = bits_prev(e, bin);
-    return bin == FB_NONE ? T_NONE : tree_last_of(base, f->root[bin], stream);
+    return bin == FB_NONE ? T_NONE : tree_last_of(base, f->root[bin], ord_of(f, base), stream);
 }
 
 uint32_t torch_fs_next(tfree *f, uint32_t h)
@@ -461,7 +496,7 @@ uint32_t torch_fs_next(tfree *f, uint32_t h)
     tblock *base = recs(f->blocks);
     const tblock *x = base + h;
     uint32_t bin = x->bin;
-    uint32_t t = tree_next(base, f->root[bin], false, h);
+    uint32_t t = tree_next(base, f->root[bin], ord_of(f, base), h);
     if (t != T_NONE && base[t].stream == x->stream)
         return t;
     const tstream *e = stream_entry(f, x->stream);
@@ -475,13 +510,13 @@ uint32_t torch_fs_prev(tfree *f, uint32_t h)
     const tblock *base = recs(f->blocks);
     const tblock *x = base + h;
     uint32_t bin = x->bin;
-    uint32_t t = tree_prev(base, f->root[bin], false, h);
+    uint32_t t = tree_prev(base, f->root[bin], ord_of(f, base), h);
     if (t != T_NONE && base[t].stream == x->stream)
         return t;
     const tstream *e = stream_entry(f, x->stream);
     if (e == NULL || (bin = bits_prev(e, bin)) == FB_NONE)
         return T_NONE;
-    return tree_last_of(base, f->root[bin], x->stream);
+    return tree_last_of(base, f->root[bin], ord_of(f, base), x->stream);
 }
 
 uint64_t torch_fs_largest_recompute(tfree *f)
@@ -493,7 +528,7 @@ uint64_t torch_fs_largest_recompute(tfree *f)
         uint32_t bin = bits_top(e);
         if (bin == FB_NONE)
             continue;
-        uint32_t t = tree_last_of(base, f->root[bin], e->stream);
+        uint32_t t = tree_last_of(base, f->root[bin], ord_of(f, base), e->stream);
         if (t != T_NONE && base[t].size > m)
             m = base[t].size;
     }

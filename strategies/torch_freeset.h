@@ -35,15 +35,22 @@ static inline uint32_t torch_fs_bin(uint64_t size)
     return (fl - FB_SL + 1) * FB_SUB + (uint32_t)((u >> (fl - FB_SL)) & (FB_SUB - 1));
 }
 
-/* Whether a orders strictly before b: by (stream, size, address), or by (stream,
- * address) when by_addr. O(1). */
-static inline bool torch_fs_before(const tblock *a, const tblock *b, bool by_addr)
+/* Whether a orders strictly before b: by (stream, size, tie), or by (stream, tie)
+ * when by_addr; ta and tb are their ties (the address, or a free set's creation
+ * number, torch_fs_order_by_creation). O(1). */
+static inline bool torch_fs_before_tie(const tblock *a, uint64_t ta, const tblock *b, uint64_t tb, bool by_addr)
 {
     if (a->stream != b->stream)
         return a->stream < b->stream;
     if (!by_addr && a->size != b->size)
         return a->size < b->size;
-    return a->addr < b->addr;
+    return ta < tb;
+}
+
+/* torch_fs_before_tie with the addresses as ties. O(1). */
+static inline bool torch_fs_before(const tblock *a, const tblock *b, bool by_addr)
+{
+    return torch_fs_before_tie(a, a->addr, b, b->addr, by_addr);
 }
 
 /* A node's treap priority: the top 16 bits of a mix of its handle (murmur3's
@@ -66,6 +73,10 @@ static inline uint16_t torch_fs_pri(uint32_t h)
 /* An empty set over the records of blocks (borrowed; it may grow, it must not move). O(bins). */
 void torch_fs_init(tfree *f, const slots *blocks);
 void torch_fs_release(tfree *f);
+/* Order the set's blocks of equal stream and size by born[handle] (lowest first)
+ * instead of by address (PyTorch 2.12, torch_rules.tie_by_creation); *born is read
+ * at every operation, so the array may move between them. The set must be empty. */
+void torch_fs_order_by_creation(tfree *f, uint64_t *const *born);
 
 /* Put block h in (its addr, size and stream are its key; they must not change while
  * it is in). False, the set unchanged, when host memory is out. O(log b + log s). */
@@ -74,7 +85,8 @@ bool torch_fs_insert(tfree *f, uint32_t h);
 bool torch_fs_erase(tfree *f, uint32_t h);
 
 /* std::set::lower_bound of (stream, size, 0) among the stream's blocks: the smallest
- * block ≥ size, the lowest address among equal sizes; T_NONE if there is none.
+ * block ≥ size, the lowest address (or creation number) among equal sizes; T_NONE if
+ * there is none.
  * O(log b + log s). */
 uint32_t torch_fs_lower_bound(tfree *f, uint32_t stream, uint64_t size);
 

@@ -61,6 +61,8 @@ void torch_options(const strategy *s, const strategy_stat_sink *sink)
     const torch_conf *c = &s->conf;
     strategy_emit_text(sink, "alloc_conf", s->conf_text);
     strategy_emit_text(sink, "torch_version", torch_version_format(&s->rules, buf, sizeof buf));
+    strategy_emit_text(sink, "platform", torch_platform_name(&s->rules));
+    strategy_emit_text(sink, "torch_fixes", torch_fixes_format(&s->rules, buf, sizeof buf));
     strategy_emit_text(sink, "backend", "native");
     if (c->max_split_size_bytes == TORCH_CONF_NO_MAX_SPLIT)
         snprintf(buf, sizeof buf, "unlimited");

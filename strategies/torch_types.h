@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/grow.h"
 #include "sim/strategy.h"
 #include "slots.h"
 #include "torch_conf.h"
@@ -152,6 +153,7 @@ typedef struct tfree {
     uint64_t bytes;           /* sum of the sizes of the blocks in the set */
     uint64_t largest;         /* largest size in the set, valid unless largest_dirty */
     bool largest_dirty;       /* the block holding it left the set: recompute */
+    uint64_t *const *born;    /* NULL: ties by address; else by (*born)[handle] (2.12) */
 } tfree;
 
 /* A list of block handles (the release paths collect a free set into one). */
@@ -193,6 +195,13 @@ struct strategy {
     bool host_oom;             /* a side table could not grow; reported by alloc */
 
     tlist scratch;             /* handles collected by the release paths */
+
+    /* 2.12's tie order (torch_rules.tie_by_creation): born[h] is the number block h
+     * took when PyTorch would have constructed it (blk_take), from born_seq; NULL
+     * otherwise */
+    uint64_t *born;
+    uint32_t born_cap;
+    uint64_t born_seq;
 
     tstats st;
 };
@@ -283,8 +292,17 @@ static inline uint64_t reserved_now(const strategy *s)
 static inline uint32_t blk_take(strategy *s)
 {
     uint32_t h = slots_take_uninit(&s->blocks);
-    if (h == T_NONE)
+    if (h == T_NONE) {
         s->host_oom = true;
+    } else if (s->born != NULL) {
+        /* a new Block: its creation number (2.12's tie order) */
+        if (h >= s->born_cap && !SIM_GROW(s->born, (uint64_t)h + 1, s->born_cap)) {
+            slots_put(&s->blocks, h);
+            s->host_oom = true;
+            return T_NONE;
+        }
+        s->born[h] = ++s->born_seq;
+    }
     return h;
 }
 

@@ -72,7 +72,7 @@ enum { COL_INT, COL_REAL, COL_TEXT };
 
 typedef struct column {
     char key[160];  /* the flattened JSON key, e.g. "stats_allocation.all.peak" */
-    char name[176]; /* its column: stats_allocation_all_peak (name_columns) */
+    char name[176]; /* its column: stats_allocation_all_peak (name_columns: base, "_", up to 10 digits) */
     int type;
     bool valued; /* some line has a value there, not null */
 } column;

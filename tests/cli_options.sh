@@ -170,6 +170,10 @@ if grep -q '0000000000000' "$tmp/out"; then bad "a fraction with 17 digits: $(gr
 expect_any 0 '"memory_fraction": "0.1"' replay "$trace" --memory-fraction=0.1 --format=json
 # the default strategy of replay is torch
 expect_any 2 "not of strategy torch" replay "$trace" --bfc-gc=off
+# --torch-fixes names open pull requests gpusim models, and only those
+expect_any 2 "torch_fixes: '191303' is not a modelled fix (pytorch/pytorch pull requests 191302: " \
+  replay "$trace" --torch-fixes=191302,191303
+expect_any 0 '"torch_fixes": "191302,193400"' replay "$trace" --torch-fixes=193400,191302 --format=json
 expect_any 0 "" replay "$trace" --memory-fraction=0.9
 
 # --- conflicting device options ----------------------------------------------------

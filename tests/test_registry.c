@@ -172,9 +172,9 @@ START_TEST(lookups_should_find_options_by_spelling_and_key_and_name_their_strate
     /* mem_fraction, bfc_preset, bfc_gc, bfc_fragmentation_fraction, bfc_version, bfc_alignment,
      * bfc_spatial, limit, alloc_conf, memory_fraction, async's async_preset, release_threshold,
      * pool_granularity, pool_alignment, pool_placement, pool_coalesce, async_empty_cache,
-     * async_oom_retry, planned's planner, alignment, heap_limit, and torch's torch_version:
-     * 10 + 8 + 3 + 1 */
-    ck_assert_uint_eq(n, 22);
+     * async_oom_retry, planned's planner, alignment, heap_limit, and torch's torch_version,
+     * platform and torch_fixes: 10 + 8 + 3 + 3 */
+    ck_assert_uint_eq(n, 24);
     /* growth has no bfc_spatial (XLA CHECKs spatial partitioning off with growth) */
     ck_assert_ptr_null(registry_option_of(registry_find("growth"), "bfc_spatial"));
     ck_assert_ptr_nonnull(registry_option_of(registry_find("greedy"), "bfc_spatial"));

@@ -95,7 +95,8 @@ START_TEST(the_catalog_should_find_gpus_by_name_or_alias_in_any_case)
     ck_assert_ptr_null(gpus_find("Z80"));
     ck_assert_ptr_nonnull(gpus_find(GPUS_DEFAULT));
     const char *required[] = {"T4", "V100-16GB", "V100-32GB", "A10", "A10G", "L4", "A100-40GB", "A100-80GB",
-                              "H100-80GB", "H200", "B200", "RTX3090", "RTX4090", "RTX5090", "MI300X"};
+                              "H100-80GB", "H200", "B200", "RTX3090", "RTX4090", "RTX5090", "MI300X",
+                              "MI325X", "MI355X"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         const gpu_model *g = gpus_find(required[i]);
         ck_assert_msg(g != NULL, "%s missing", required[i]);
@@ -105,6 +106,9 @@ START_TEST(the_catalog_should_find_gpus_by_name_or_alias_in_any_case)
     /* the H200's figure: 143156 MiB as torch prints it */
     ck_assert_uint_eq(gpus_find("H200")->capacity_bytes, 143156ull << 20);
     ck_assert_uint_eq(gpus_find("A100-40GB")->cc_major, 8);
+    /* AMD's: 16 MiB short of 192, 256 and 288 GiB, as PyTorch ROCm prints 255.98 and 287.98 GiB */
+    ck_assert_uint_eq(gpus_find("mi325x")->capacity_bytes, (256ull << 30) - (16ull << 20));
+    ck_assert_uint_eq(gpus_find("MI355X-288GB")->capacity_bytes, (288ull << 30) - (16ull << 20));
 }
 END_TEST
 

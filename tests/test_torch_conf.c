@@ -258,9 +258,15 @@ START_TEST(version_should_know_only_the_keys_of_its_release)
     ck_assert_int_eq(parse_as("2.10", "large_segment_size_mb:40", &c, &err), SIM_EUSAGE);
     ck_assert_int_eq(parse_as("2.11", "large_segment_size_mb:40", &c, &err), SIM_OK);
     ck_assert_uint_eq(c.large_segment_size_bytes, 40 * MiB);
-    /* 2.6 has neither of the newer pinned/graph keys */
+    /* 2.6 has neither of the newer pinned/graph keys, nor has 2.8 (the 2.7.1 wheel
+     * refuses both); graph_capture_record_stream_reuse from 2.9,
+     * pinned_reserve_segment_size_mb from 2.10 (the wheels' headers) */
     ck_assert_int_eq(parse_as("2.6", "graph_capture_record_stream_reuse:True", &c, &err), SIM_EUSAGE);
     ck_assert_int_eq(parse_as("2.6", "pinned_reserve_segment_size_mb:8", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.8", "graph_capture_record_stream_reuse:True", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.9", "graph_capture_record_stream_reuse:True", &c, &err), SIM_OK);
+    ck_assert_int_eq(parse_as("2.9", "pinned_reserve_segment_size_mb:8", &c, &err), SIM_EUSAGE);
+    ck_assert_int_eq(parse_as("2.10", "pinned_reserve_segment_size_mb:8", &c, &err), SIM_OK);
 }
 END_TEST
 

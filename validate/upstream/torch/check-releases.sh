@@ -11,7 +11,7 @@
 #                                             [--seed=S] [--build=DIR] [--configs=FILE]
 #
 # --releases: full versions as the index spells them (default: the newest patch of
-#   2.4, 2.6, 2.8 to 2.14 served for cp311 x86_64 when this was written).
+#   2.4 to 2.14 served for cp311 x86_64 when this was written).
 # --build: the one build folder, reconfigured for each wheel (default build-releases/).
 # --traces, --seed, --configs: passed to check-wheel.sh.
 # Exit status: 0 every run of every release that ran agrees, 1 a run differs or a
@@ -19,7 +19,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-releases="2.4.1 2.6.0 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1"
+releases="2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1"
 build=$root/build-releases
 pass=
 for a in "$@"; do
@@ -60,7 +60,10 @@ for full in $releases; do
         runs=$(echo "$line" | sed 's/^upstream wheel: \([0-9]*\) of \([0-9]*\) .*/\2/')
         note=$cuda
         if [ "$rc" -ne 0 ]; then
-            note="$cuda; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ (log: $build/check-$full.log)"
+            # runs that left no line: a configuration the release refuses, or a crash
+            short=$(sed -n 's/^check-wheel.sh: \([0-9]*\) results for \([0-9]*\) runs$/, \1 results of \2 runs/p' \
+                "$build/check-$full.log" | tail -n 1)
+            note="$cuda; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ$short (log: $build/check-$full.log)"
             status=1
         fi
         echo "$full | $runs | $agree | $note" >>"$table"

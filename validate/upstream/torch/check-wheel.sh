@@ -93,7 +93,8 @@ if [ -z "$version" ]; then
         fi
     fi
 fi
-tdir=$build/upstream-traces-$seed-$traces
+# the cached traces are gen.py's: a changed gen.py makes new ones (its checksum in the name)
+tdir=$build/upstream-traces-$seed-$traces-$(cksum <"$here/gen.py" | cut -d' ' -f1)
 if [ ! -f "$tdir/done" ]; then
     rm -rf "$tdir"
     python3 "$here/gen.py" "$tdir" "$traces" "$seed"

@@ -95,7 +95,8 @@ if ! { nice cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUSIM_TOR
     exit 2
 fi
 bin=$build/validate/upstream/torch/torch_upstream
-tdir=$build/upstream-traces-$seed-$traces
+# the cached traces are gen.py's: a changed gen.py makes new ones (its checksum in the name)
+tdir=$build/upstream-traces-$seed-$traces-$(cksum <"$here/gen.py" | cut -d' ' -f1)
 if [ ! -f "$tdir/done" ]; then
     rm -rf "$tdir"
     python3 "$here/gen.py" "$tdir" "$traces" "$seed"

@@ -9,7 +9,8 @@
  * options, records every memory_stats() counter and the engine's sample after
  * every event, then compares every key of the two result objects and, when they
  * disagree or any counter does, names the first event after which they differ.
- * Prints one line per run: "agree ..." or "DIFFER ..." with the differences.
+ * Prints one line per run: "agree ..." (with PyTorch's final and peak reserved
+ * bytes) or "DIFFER ..." with the differences.
  * Exit status: 0 agree, 1 differ, 2 usage or a run that could not be made. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -316,6 +317,10 @@ int main(int argc, char **argv)
         if (cJSON_IsNumber(ev) && cJSON_IsNumber(id))
             sim_buf_printf(&msg, "; first_oom at event %.0f (alloc id %.0f)", ev->valuedouble, id->valuedouble);
     }
+    /* PyTorch's own figures, for the agree line: its final and peak reserved memory */
+    const cJSON *fr = cJSON_GetObjectItemCaseSensitive(xu, "final_reserved_bytes");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(xu, "peak_reserved_bytes");
+    double final_reserved = cJSON_IsNumber(fr) ? fr->valuedouble : -1, peak_reserved = cJSON_IsNumber(pr) ? pr->valuedouble : -1;
     cJSON_Delete(xg);
     cJSON_Delete(xu);
     sim_buf div;
@@ -327,7 +332,8 @@ int main(int argc, char **argv)
         goto done;
     }
     if (n_diff == 0 && !diverged) {
-        printf("agree %s%s%s (%" PRIu64 " events)\n", a.trace, a.label[0] ? " " : "", a.label, ru->n);
+        printf("agree %s%s%s (%" PRIu64 " events; pytorch reserved %.0f B at the end, %.0f B at its peak)\n", a.trace,
+               a.label[0] ? " " : "", a.label, ru->n, final_reserved, peak_reserved);
         rc = 0;
     } else {
         printf("DIFFER %s%s%s: %s%s%s\n", a.trace, a.label[0] ? " " : "", a.label, n_diff ? msg.data : "",

@@ -1,7 +1,10 @@
 // upstream_strategy.cpp — gpusim's strategy interface over PyTorch's real
 // NativeCachingAllocator (upstream_strategy.h). Device memory is the engine's
 // device (device_alloc, device_map, ...), reached through the mock CUDA runtime.
-#include <c10/core/CachingDeviceAllocator.h>
+#if __has_include(<c10/core/CachingDeviceAllocator.h>)
+#include <c10/core/CachingDeviceAllocator.h> // DeviceStats and Stat from 2.6 on
+#define GPUSIM_C10_DEVICE_STATS 1
+#endif
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
@@ -34,8 +37,13 @@ C10_CUDA_API void setHasPrimaryContext(bool (*func)(DeviceIndex));
 } // namespace c10::cuda::_internal
 
 namespace CCA = c10::cuda::CUDACachingAllocator;
+#ifdef GPUSIM_C10_DEVICE_STATS
 using c10::CachingDeviceAllocator::DeviceStats;
 using c10::CachingDeviceAllocator::Stat;
+#else
+using CCA::DeviceStats; // 2.4: the same structs in the CUDA allocator's namespace
+using CCA::Stat;
+#endif
 
 struct strategy {
     device *dev;
