@@ -6,7 +6,7 @@
 # torch on a B200: peak allocated of the first and the last pipeline stage's rank (the
 # data-parallel and tensor-parallel ranks of a stage hold the same), the larger against
 # the measurement. Rows within 2 % must stay within 2 %; the others must keep the error
-# README.md's table explains (the term that differs), to 0.5 percentage points, so that
+# docs/planning.md's table explains (the term that differs), to 0.5 percentage points, so that
 # a change of the model shows here. The table is printed.
 # Usage: cli_measured.sh GPUSIM_BINARY SOURCE_DIR
 set -u
@@ -40,7 +40,7 @@ while read -r name model layers tp pp dp meas want; do
     if awk -v e="$err" 'BEGIN { exit !(e <= 2 && e >= -2) }'; then ok; else bad "$name: $err % is beyond 2 %"; fi
   else
     if awk -v e="$err" -v w="$want" 'BEGIN { d = e - w; exit !(d <= 0.5 && d >= -0.5) }'; then ok; else
-      bad "$name: $err %, the README explains $want %"
+      bad "$name: $err %, docs/planning.md explains $want %"
     fi
   fi
 done <<'ROWS'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's pasted output must be what today's code prints: the quick start,
+# The README's and docs/ pages' pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
 # snapshot), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
 # example and the lessons' OOM sentences are rerun and compared; each command must
@@ -10,7 +10,10 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 cd "$src" || exit 2
-readme=$PWD/README.md
+# the README and the pages under docs/ it leads to (the lessons, planning, recordings, the
+# command line, validation): their pasted output is checked as one text
+readme=$tmp/docs.md
+cat README.md docs/*.md >"$readme"
 # check_in_readme "what" COMMAND...: the command must succeed and print something, and
 # every non-blank line it prints must appear in the README
 check_in_readme() {

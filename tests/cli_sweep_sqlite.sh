@@ -3,8 +3,8 @@
 # row (every key of every line, compared by Python's json and sqlite3 modules), the
 # JSONL beside it is byte-identical to a plain JSONL sweep, --resume continues a
 # killed sweep and rebuilds the journal from the database alone, an existing
-# database is kept unless --resume or --force, and the README's query prints what the
-# README shows. A build without SQLite must refuse the option with a clear message.
+# database is kept unless --resume or --force, and docs/sweep.md's query prints what the
+# page shows. A build without SQLite must refuse the option with a clear message.
 # Usage: cli_sweep_sqlite.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
@@ -162,9 +162,9 @@ if command -v python3 >/dev/null 2>&1; then
   same "journal rebuilt from the database" "$tmp/ref.jsonl" "$tmp/c.jsonl"
 fi
 
-# ---- the README's query and its pasted output
+# ---- docs/sweep.md's query and its pasted output
 if command -v sqlite3 >/dev/null 2>&1; then
-  readme=$src/README.md
+  readme=$src/docs/sweep.md
   query=$(awk '/^sqlite3 -header -column results.sqlite "$/ { on = 1; next } on && /^"$/ { exit } on { print }' "$readme")
   pasted=$(awk -v q=0 '/^sqlite3 -header -column results.sqlite "$/ { q = 1 } q == 1 && /^```$/ { q = 2; next }
     q == 2 && /^```$/ { q = 3; next } q == 3 && /^```$/ { exit } q == 3 && $0 != "..." { print }' "$readme")
@@ -172,9 +172,9 @@ if command -v sqlite3 >/dev/null 2>&1; then
   if [ -n "$query" ] && [ -n "$pasted" ] && [ "$got" = "$pasted" ]; then
     ok
   else
-    bad "README query: got $(printf '%s' "$got" | head -3), README shows $(printf '%s' "$pasted" | head -3)"
+    bad "docs/sweep.md query: got $(printf '%s' "$got" | head -3), the page shows $(printf '%s' "$pasted" | head -3)"
   fi
 else
-  echo "no sqlite3 program: the README's query is not rerun"
+  echo "no sqlite3 program: docs/sweep.md's query is not rerun"
 fi
 cli_finish

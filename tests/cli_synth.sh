@@ -93,14 +93,14 @@ expect_re 0 "paged KV: pool" synth serving --model=qwen2-0.5b --kv=paged --prefi
     -o "$tmp/p.jsonl"
 expect_re 0 "peak" replay "$tmp/p.jsonl"
 
-# the README's language-model examples: what they show is what today's code prints
+# docs/planning.md's language-model examples: what they show is what today's code prints
 # (the synth summaries, plan's peak table and smallest capacities; the headroom tables
 # are elided there)
 in_readme() { # TEXT: each non-blank line must be a line of README.md
     local line
     while IFS= read -r line; do
         [ -z "${line// /}" ] && continue
-        grep -qxF -- "$line" "$src/README.md" || bad "README example differs: $line"
+        grep -qxF -- "$line" "$src/docs/planning.md" || bad "docs/planning.md example differs: $line"
     done <<<"$1"
 }
 plan_lines() { # the peak table and the smallest-capacity lines of a plan report
@@ -110,23 +110,23 @@ plan_lines() { # the peak table and the smallest-capacity lines of a plan report
 (cd "$tmp" && "$bin" synth transformer --preset=llama2-70b --precision=mixed --fsdp=full --ranks=32 \
     --recompute=layer --gpu=H100-80GB -o llama70b-fsdp32 >"$tmp/l70.txt" 2>&1 &&
     "$bin" plan llama70b-fsdp32/rank-00000.jsonl --gpus=A100-40GB,A100-80GB,H100-80GB,H200 \
-        --strategies=torch,ideal >"$tmp/p70.txt" 2>&1) || bad "the README's 70B example fails"
+        --strategies=torch,ideal >"$tmp/p70.txt" 2>&1) || bad "docs/planning.md's 70B example fails"
 in_readme "$(head -4 "$tmp/l70.txt")"
 in_readme "$(plan_lines "$tmp/p70.txt")"
 (cd "$tmp" && "$bin" synth serving --model=llama3-8b --dtype=bf16 --kv=paged --gpu=H100-80GB --rate=20 \
     --requests=2000 --max-batch=256 --prompt-median=1024 --output-median=256 --max-len=8192 \
     --prefix=512 --seed=1 -o serving-paged.jsonl >"$tmp/sp.txt" 2>&1 &&
     "$bin" plan serving-paged.jsonl --gpus=L4,A100-40GB,A100-80GB,H100-80GB,H200 \
-        --strategies=torch,ideal >"$tmp/pp.txt" 2>&1) || bad "the README's paged serving example fails"
+        --strategies=torch,ideal >"$tmp/pp.txt" 2>&1) || bad "docs/planning.md's paged serving example fails"
 in_readme "$(cat "$tmp/sp.txt")"
 in_readme "$(awk '/^Peak on the device/ {t = 1; next} t && /^$/ {t = 0} t && NF' "$tmp/pp.txt")"
 ok
-# the same traffic with contiguous caches: the README's 84.85 GiB ideal and 101.53 GiB on an H200
+# the same traffic with contiguous caches: docs/planning.md's 84.85 GiB ideal and 101.53 GiB on an H200
 (cd "$tmp" && "$bin" synth serving --model=llama3-8b --dtype=bf16 --kv=prealloc --gpu=H100-80GB --rate=20 \
     --requests=2000 --max-batch=256 --prompt-median=1024 --output-median=256 --max-len=8192 --seed=1 \
     -o serving-contig.jsonl >/dev/null 2>&1 &&
     "$bin" plan serving-contig.jsonl --gpus=H200 --strategies=torch,ideal >"$tmp/pc.txt" 2>&1) ||
-    bad "the README's contiguous serving comparison fails"
+    bad "docs/planning.md's contiguous serving comparison fails"
 grep -qE '^  H200 .* 101\.53 GiB +84\.85 GiB' "$tmp/pc.txt" || bad "the contiguous comparison's numbers changed"
 (cd "$tmp" && "$bin" synth transformer --preset=llama-7b -o llama-7b.jsonl >"$tmp/l7.txt" 2>&1) ||
     bad "the llama-7b example fails"

@@ -33,5 +33,5 @@ flags=$("$py" -c 'import jaxlib, os
 d = open(os.path.join(os.path.dirname(jaxlib.__file__), "libjax_common.so"), "rb").read()
 print(b"xla_cpu_ftz" in d, b"xla_gpu_enable_allocator_spatial_partitioning" in d)' 2>&1)
 [ "$flags" = "True False" ] && ok ||
-  bad "jaxlib's DebugOptions (xla_cpu_ftz, spatial partitioning) are '$flags', not 'True False': re-pin README's BFC versions"
+  bad "jaxlib's DebugOptions (xla_cpu_ftz, spatial partitioning) are '$flags', not 'True False': re-pin the BFC versions' table (docs/cli.md)"
 cli_finish

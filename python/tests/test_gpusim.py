@@ -348,7 +348,7 @@ class CompareAndPlanTest(unittest.TestCase):
 
 class ReadmeTest(unittest.TestCase):
     def test_the_readmes_python_example_should_print_its_pasted_output(self):
-        with open(os.path.join(ROOT, "README.md")) as f:
+        with open(os.path.join(ROOT, "docs", "python.md")) as f:
             readme = f.read()
         section = readme[readme.index("## From Python"):]
         code = section.split("```python\n", 1)[1].split("```", 1)[0]

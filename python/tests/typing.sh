@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # typing.sh — the Python module's type hints as a user's type checker reads them:
-# mypy --strict passes on the module and on the README's Python example, with gpusim
+# mypy --strict passes on the module and on docs/python.md's example, with gpusim
 # found as an installed package (in the site-packages of a bare virtual environment), so
 # that its py.typed marker is what makes mypy read the hints (without the marker the
 # same check fails: checked too). mypy comes from its own cached virtual environment
@@ -42,12 +42,12 @@ mypy=$venv/bin/mypy
 if out=$(cd "$src/python" && "$mypy" --strict --no-incremental gpusim 2>&1); then ok
 else bad "mypy --strict gpusim: $out"; fi
 
-# the README's example against the package as installed: a bare venv whose
+# the example of docs/python.md against the package as installed: a bare venv whose
 # site-packages holds python/gpusim
 python3 -m venv --without-pip "$tmp/site" || bad "python3 -m venv"
 site=$("$tmp/site/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cp -r "$src/python/gpusim" "$site/gpusim"
-python3 - "$src/README.md" "$tmp/example.py" <<'PY'
+python3 - "$src/docs/python.md" "$tmp/example.py" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
 section = text[text.index("## From Python"):]
