@@ -16,22 +16,12 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
-done
-[ -n "$browser" ] || cli_skip "no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
+cli_chromium
 if ! cc -O2 -o "$tmp/pngstat" "$src/tests/browser/pngstat.c" -lz 2>"$tmp/ccerr"; then
   echo "FAIL: cannot build tests/browser/pngstat.c: $(cat "$tmp/ccerr")"
   echo "0 passed, 1 failed"
   exit 1
 fi
-
-# chrome FLAGS... URL: headless, no sandbox (tests may run as root), own profile
-chrome() {
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
-    --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
-}
 
 # render NAME HTML: the DOM of the page without its script (as with scripts off:
 # headless --dump-dom needs scripts on) into NAME.dom, the screenshot into NAME.png

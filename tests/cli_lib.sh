@@ -116,3 +116,20 @@ cli_framework_make() {
     bad "$2 failed"
   fi
 }
+
+# cli_chromium: set $browser to headless Chromium, or skip the test (exit 77) without one
+cli_chromium() {
+  browser=""
+  local b
+  for b in chromium chromium-browser google-chrome; do
+    if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
+  done
+  [ -n "$browser" ] || cli_skip "no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
+}
+
+# chrome ARGS...: $browser headless, no sandbox (tests may run as root), its own
+# profile under $tmp, at most 3 minutes; its messages go to $tmp/chrome.log
+chrome() {
+  timeout 180 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+    --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
+}

@@ -15,19 +15,10 @@ set -u
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
 
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
-done
-[ -n "$browser" ] || cli_skip "no headless Chromium (install Debian's 'chromium' package; ./scripts/test does)"
+cli_chromium
 cache=$(bash -c '. "$1"/scripts/lib.sh; gpusim_cache_dir' _ "$src")/upstream-torch
 viewer=$(sh "$src/validate/upstream/torch/fetch-viewer.sh" "$cache" 2>"$tmp/fetch.err") ||
   cli_skip "PyTorch's MemoryViz.js could not be fetched: $(tail -n 1 "$tmp/fetch.err")"
-
-chrome() {
-  timeout 180 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
-    --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chrome.log"
-}
 
 # the viewer as a module whose CDN imports are the d3 bundle's globals
 sed -e 's#^import \* as d3 from "https://cdn\.skypack\.dev/d3@5";#const d3 = window.d3;#' \
