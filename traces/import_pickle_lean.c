@@ -330,7 +330,8 @@ sim_status pk_lean_tuple(pk_reader *r, size_t k)
     r->sp = top;
     if (t == NULL)
         return pk_nomem(r);
-    sim_status st = pk_lean_store(r, t, &r->stack[top - k], k);
+    /* an empty tuple may come before anything was pushed: no stack to index yet */
+    sim_status st = pk_lean_store(r, t, k ? &r->stack[top - k] : NULL, k);
     if (st != SIM_OK)
         return st;
     r->sp -= k;
