@@ -36,6 +36,14 @@ typedef struct xrec {      /* one live allocation (or one whose free is pending)
     bool live;             /* in use (not on the free list) */
     bool omitted;          /* under the minimum size: no entries */
     bool in_window;        /* made while entries were written */
+    /* planned's shared buffers (design.md §3): the members of a group live at once are
+     * one block, whose entries its owner (the member that made it) writes */
+    bool joined;           /* a member that joined another's block: no entries of its own */
+    uint32_t owner;        /* a joined member's owner; an owner: itself */
+    uint32_t members;      /* an owner: the live ids in its block */
+    uint32_t head;         /* an owner: a live member (ring by nxt, prv) */
+    uint32_t nxt, prv;     /* the ring of a block's live members */
+    strategy_handle sh;    /* the strategy's handle (locate) */
 } xrec;
 
 typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
@@ -62,6 +70,8 @@ struct snapshot_export {
     const strategy_ops *ops;
     bool started, expandable, is_torch;
     idmap ids;              /* trace id -> rec (entry.handle) */
+    idmap blocks;           /* planned: a live block's address -> its owner rec (entry.handle) */
+    bool is_planned;
     xrec *recs;
     uint32_t n_recs, cap_recs;
     uint32_t *free_recs;
@@ -124,7 +134,8 @@ static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32
         r = x->n_recs++;
     }
     x->recs[r] = (xrec){.addr = addr, .size = size, .id = id, .event = event, .tag = tag, .stream = stream,
-                        .live = true, .in_window = x->writing};
+                        .live = true, .in_window = x->writing, .owner = r, .members = 1, .head = r, .nxt = r,
+                        .prv = r, .sh = STRATEGY_HANDLE_NONE};
     return r;
 }
 
@@ -434,7 +445,11 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
                              "--export-snapshot: the snapshot is a binary pickle; give it a file name, not -");
     snapshot_export *x = calloc(1, sizeof *x);
     strtab *tags = strtab_new();
-    if (x == NULL || tags == NULL || !idmap_init(&x->ids)) {
+    if (x == NULL || tags == NULL || !idmap_init(&x->ids) || !idmap_init(&x->blocks)) {
+        if (x != NULL) {
+            idmap_release(&x->ids);
+            idmap_release(&x->blocks);
+        }
         strtab_free(tags);
         free(x);
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -442,12 +457,14 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
     x->tags = tags;
     x->ops = cfg->ops;
     x->is_torch = cfg->ops->family == STRATEGY_FAMILY_TORCH;
+    x->is_planned = cfg->ops->family == STRATEGY_FAMILY_PLANNED;
     x->from_ns = cfg->from_ns;
     x->to_ns = cfg->to_ns;
     x->min_size = cfg->min_size;
     sim_status st = sim_outfile_open(&x->out, cfg->path, err);
     if (st != SIM_OK) {
         idmap_release(&x->ids);
+        idmap_release(&x->blocks);
         strtab_free(x->tags);
         free(x);
         return st;
@@ -493,6 +510,86 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
 
 /* ---------------------------------------------------------------- events */
 
+/* ---------------------------------------------------------------- shared blocks */
+
+/* The owner rec of the live planned block at addr, X_NONE for none. */
+static uint32_t block_owner(const snapshot_export *x, uint64_t addr)
+{
+    const idmap_entry *b = x->is_planned ? idmap_find(&x->blocks, addr) : NULL;
+    return b != NULL ? b->handle : X_NONE;
+}
+
+/* The owner's block now has `size` bytes: when that differs from what its entries
+ * said, the old block is freed and one of the new size allocated at its address
+ * (a snapshot has no resize), so the allocated bytes follow the replay's. */
+static void block_resize(snapshot_export *x, uint32_t o, uint64_t size, uint64_t us)
+{
+    xrec *c = &x->recs[o];
+    if (size == c->size)
+        return;
+    if (!c->omitted) {
+        entry_of(x, "free_requested", c->addr, c->size, c->stream, us, o);
+        entry_of(x, "free_completed", c->addr, c->size, c->stream, us, o);
+    }
+    c->size = size;
+    if (!c->omitted)
+        entry_of(x, "alloc", c->addr, c->size, c->stream, us, o);
+}
+
+/* A planned alloc placed in the live block of owner o (a buffer sharing another's
+ * memory, design.md §3): it joins the block, which grows to the block's new size. */
+static void block_join(snapshot_export *x, idmap_entry *e, uint32_t o, const sim_event *ev, const engine_tick *t,
+                       const strategy_block *at, uint64_t us)
+{
+    uint32_t j = rec_new(x, at->addr, ev->size, ev->stream, ev->id, ev->index, 0);
+    if (j == X_NONE)
+        return;
+    xrec *c = &x->recs[j], *w = &x->recs[o];
+    c->joined = true;
+    c->omitted = true; /* no entries of its own: its owner writes the block's */
+    c->owner = o;
+    c->sh = t->handle;
+    uint32_t h = w->head; /* into the ring after the head */
+    c->nxt = x->recs[h].nxt;
+    c->prv = h;
+    x->recs[c->nxt].prv = j;
+    x->recs[h].nxt = j;
+    w->members++;
+    e->handle = j;
+    e->flags &= ~XF_ZERO;
+    block_resize(x, o, at->size_bytes, us);
+}
+
+/* A member r of a shared block is freed: returns the owner whose block is now dead
+ * (the caller writes its free), X_NONE while other members still hold it (the block
+ * takes the replay's new size). */
+static uint32_t block_leave(snapshot_export *x, const strategy *s, uint32_t r, uint64_t us)
+{
+    uint32_t o = x->recs[r].owner;
+    xrec *w = &x->recs[o];
+    if (--w->members == 0) {
+        idmap_entry *b = idmap_find(&x->blocks, w->addr);
+        if (b != NULL)
+            idmap_remove(&x->blocks, b);
+        if (r != o)
+            rec_release(x, r);
+        return o;
+    }
+    xrec *c = &x->recs[r];
+    x->recs[c->prv].nxt = c->nxt;
+    x->recs[c->nxt].prv = c->prv;
+    if (w->head == r)
+        w->head = c->nxt;
+    if (r != o) /* else the owner's rec stays: the block's entries carry its frames */
+        rec_release(x, r);
+    strategy_block b;
+    if (x->ops->locate(s, x->recs[w->head].sh, &b) && b.addr == w->addr)
+        block_resize(x, o, b.size_bytes, us);
+    else
+        fail(x, SIM_EINTERNAL, "a shared block's live member has no block at the block's address");
+    return X_NONE;
+}
+
 /* at: the block the strategy placed it in (locate), NULL for none */
 static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_block *at, uint64_t us)
 {
@@ -509,6 +606,11 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
         return;
     if (at == NULL)
         return; /* no block (nothing held): like a zero-byte allocation */
+    uint32_t o = block_owner(x, at->addr);
+    if (o != X_NONE) {
+        block_join(x, e, o, ev, t, at, us);
+        return;
+    }
     if (x->n_pending > 0)
         complete_inside(x, at->addr, at->size_bytes ? at->size_bytes : 1, us);
     uint32_t tag = ev->tag && ev->tag[0] ? strtab_intern(x->tags, ev->tag) : 0;
@@ -522,12 +624,22 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
     e->handle = r;
     e->flags &= ~XF_ZERO;
     x->recs[r].omitted = ev->size < x->min_size;
+    x->recs[r].sh = t->handle;
+    if (x->is_planned) {
+        idmap_entry *b = idmap_insert(&x->blocks, at->addr);
+        if (b == NULL) {
+            fail(x, SIM_ENOMEM, "out of memory");
+            return;
+        }
+        b->handle = r;
+    }
     if (!x->recs[r].omitted)
         entry_of(x, "alloc", at->addr, ev->size, ev->stream, us, r);
 }
 
-/* Returns the freed block's address, X_NO_ADDR when the free names none. */
-static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
+/* Returns the freed block's address, X_NO_ADDR when the free names none (or a shared
+ * block's member whose block stays). */
+static uint64_t on_free(snapshot_export *x, const engine_tick *t, const strategy *s, uint64_t us)
 {
     const sim_event *ev = t->ev;
     idmap_entry *e = idmap_find(&x->ids, ev->id);
@@ -536,6 +648,8 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, uint64_t us)
     uint32_t r = (e->flags & XF_ZERO) ? X_NONE : e->handle;
     idmap_remove(&x->ids, e);
     if (r == X_NONE)
+        return X_NO_ADDR;
+    if (x->is_planned && (r = block_leave(x, s, r, us)) == X_NONE)
         return X_NO_ADDR;
     const xrec *c = &x->recs[r];
     uint64_t addr = c->addr;
@@ -637,7 +751,7 @@ static void close_window(snapshot_export *x, const strategy *s)
     x->writing = true; /* a record made in the window was made while writing */
     for (uint32_t r = 0; r < x->n_recs; r++) {
         const xrec *c = &x->recs[r];
-        if (!c->live || !c->omitted || !c->in_window || c->done)
+        if (!c->live || !c->omitted || !c->in_window || c->done || c->joined)
             continue;
         entry_of(x, "alloc", c->addr, c->size, c->stream, us, r);
         if (c->pend)
@@ -697,7 +811,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
         if (ev == NULL)
             at = on_due(x, t, us);
         else if (ev->op == SIM_OP_FREE && t->outcome == ENGINE_DONE)
-            at = on_free(x, t, us);
+            at = on_free(x, t, s, us);
         if (held_changed &&
             !(at != X_NO_ADDR && one_region(x, t, false, &bytes) && segs_drop_region(x, at, bytes, us)))
             segments_update(x, s, us);
@@ -750,7 +864,7 @@ static void index_live(snapshot_export *x)
     for (uint32_t i = 0; i < x->n_free; i++)
         dead[x->free_recs[i]] = 1;
     for (uint32_t r = 0; r < x->n_recs; r++)
-        if (!dead[r] && !(x->recs[r].pend && x->recs[r].done))
+        if (!dead[r] && !(x->recs[r].pend && x->recs[r].done) && !x->recs[r].joined)
             x->by_addr[x->n_by_addr++] = (xlive){x->recs[r].addr, r};
     free(dead);
     qsort(x->by_addr, x->n_by_addr, sizeof *x->by_addr, by_addr_cmp);
@@ -897,6 +1011,7 @@ static void write_settings(snapshot_export *x, const strategy *s)
 static void release(snapshot_export *x)
 {
     idmap_release(&x->ids);
+    idmap_release(&x->blocks);
     free(x->recs);
     free(x->free_recs);
     free(x->by_handle);
