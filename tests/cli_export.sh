@@ -101,8 +101,8 @@ roundtrip "planned" "$ex/small-model-12gb.jsonl" --strategy=planned --capacity=2
 # 2, 4, live from 0 to 9) are one 4 B block at 33024 and exported once; 25 and 59 (ids 7,
 # 9, from 10 to 17) one again. A snapshot has no shares, so the round trip re-plans the
 # block as plain buffers, which XLA's planner may place elsewhere (the group was placed
-# against all its members' intervals at once): the peaks come back, the holes
-# (fragmentation) need not.
+# against all its members' intervals at once): here the peaks come back, the holes
+# (fragmentation) do not.
 expect 0 "" convert "$src/tests/data/import/xla/scan_loop.hlo.pb" -o "$tmp/scan.jsonl"
 RT_SKIP=fragmentation roundtrip "planned, xla shares" "$tmp/scan.jsonl" --strategy=planned --planner=xla
 check "$tmp/rt.pickle" "alloc=6 free_completed=6 free_requested=6 segment_alloc=1"
@@ -133,7 +133,8 @@ print(" ".join("%s@%d:%d" % (e["action"][:6], e["addr"], e["size"]) for e in t i
 want="segmen@0:2304 alloc@1536:256 free_c@1536:256 alloc@1536:768 alloc@1024:512 free_c@1536:768 alloc@1536:256"
 want="$want alloc@0:1024 free_c@1536:256 free_c@1024:512 free_c@0:1024"
 if [ "$got" = "$want" ]; then ok; else bad "shared block export: $got, want $want"; fi
-# the round trip keeps what was live (re-planned without the share, the heap is 1792)
+# the round trip keeps the allocated bytes (re-planned without the share, the heap is 1792:
+# 1024 + 512 + 256); requests match here as id 1 is alone in its block at the peak
 expect 0 "" replay "$tmp/sh.pickle" --strategy=planned --planner=xla --format=json
 got=$(python3 -c '
 import json, sys
