@@ -143,6 +143,37 @@ print(a["peak_allocated_bytes"], b["peak_allocated_bytes"], a["peak_requested_by
       a["peak_reserved_bytes"], b["peak_reserved_bytes"])
 ' "$tmp/sh.orig.json" "$tmp/out")
 if [ "$got" = "1792 1792 1792 1792 2304 1792" ]; then ok; else bad "shared block round trip: $got"; fi
+# The block outlives the member that made it: {1, 2, 3, 4} is one group (2 shares 1, 3
+# shares 2, 4 shares 3) placed at 0 with room for 1024 B, 100 B at 1024 (heap 1124). Id 1
+# freed leaves id 2's 256 B; id 3 grows it to 1024 B, id 4 joins (1024 B still), id 3's
+# free shrinks it to id 4's 300 B; id 2 freed changes nothing; id 4's free ends it. Every
+# entry of the block names id 1's alloc (event 1), the member that made it.
+cat >"$tmp/share3.jsonl" <<'EOF'
+{"format": "gpusim-trace", "version": 1, "name": "a block outliving its first member"}
+{"op": "alloc", "id": 1, "size": 512, "t": 0}
+{"op": "alloc", "id": 2, "size": 256, "t": 1, "share": 1}
+{"op": "alloc", "id": 5, "size": 100, "t": 1}
+{"op": "free", "id": 1, "t": 2}
+{"op": "alloc", "id": 3, "size": 1024, "t": 3, "share": 2}
+{"op": "alloc", "id": 4, "size": 300, "t": 4, "share": 3}
+{"op": "free", "id": 3, "t": 5}
+{"op": "free", "id": 2, "t": 6}
+{"op": "free", "id": 5, "t": 6}
+{"op": "free", "id": 4, "t": 7}
+EOF
+expect 0 "" replay "$tmp/share3.jsonl" --strategy=planned --planner=xla --export-snapshot="$tmp/sh3.pickle"
+check "$tmp/sh3.pickle" "alloc=5 free_completed=5 free_requested=5 segment_alloc=1"
+got=$(python3 -c '
+import pickle, sys
+t = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
+print(" ".join("%s@%d:%d" % (e["action"][:6], e["addr"], e["size"]) for e in t if e["action"] != "free_requested"),
+      sorted(set(e["frames"][0]["line"] for e in t if e["addr"] == 0 and e.get("frames"))))
+' "$tmp/sh3.pickle")
+want="segmen@0:1124 alloc@0:512 alloc@1024:100 free_c@0:512 alloc@0:256 free_c@0:256 alloc@0:1024 free_c@0:1024"
+want="$want alloc@0:300 free_c@1024:100 free_c@0:300 [1]"
+if [ "$got" = "$want" ]; then ok; else bad "block outliving its first member: $got, want $want"; fi
+RT_SKIP="peak_requested_bytes fragmentation" roundtrip "planned, a block outliving its first member" \
+  "$tmp/share3.jsonl" --strategy=planned --planner=xla
 # deferred frees in whole microseconds (the snapshot's unit), on two streams: the free
 # of id 1 is requested at 2 us and completes at 10 us, after alloc 3 reused nothing
 cat >"$tmp/deferred.jsonl" <<'EOF'
