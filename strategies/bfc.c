@@ -769,6 +769,12 @@ static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
  * coalesce) or limit (a logical device of all a process can have) would have fit. */
 static const char *const BFC_WHATIF[] = {"greedy", "limit", NULL};
 
+/* The entry points every mode shares: the modes differ only in how regions are taken. */
+#define BFC_SHARED_OPS                                                                                                 \
+    .destroy = bfc_destroy, .alloc = bfc_alloc, .free = bfc_free, .free_ready = bfc_free_ready,                        \
+    .empty_cache = bfc_empty_cache, .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options,                  \
+    .check = bfc_check, .walk = bfc_walk, .locate = bfc_locate, .limit = bfc_limit
+
 /* One table per mode, in bfc_mode order; they differ in name, options, create and advice. */
 static const strategy_ops BFC_OPS_TABLE[3] = {
     {
@@ -782,18 +788,7 @@ static const strategy_ops BFC_OPS_TABLE[3] = {
         .whatif_strategies = BFC_WHATIF,
         .takes_region_at_start = true,
         .create = greedy_create,
-        .destroy = bfc_destroy,
-        .alloc = bfc_alloc,
-        .free = bfc_free,
-        .free_ready = bfc_free_ready,
-        .empty_cache = bfc_empty_cache,
-        .sample = bfc_sample,
-        .stats = bfc_stats,
-        .options = bfc_options,
-        .check = bfc_check,
-        .walk = bfc_walk,
-        .locate = bfc_locate,
-        .limit = bfc_limit,
+        BFC_SHARED_OPS,
     },
     {
         .name = "growth",
@@ -806,18 +801,7 @@ static const strategy_ops BFC_OPS_TABLE[3] = {
                   "TF_GPU_ALLOCATOR=cuda_malloc_async",
         .whatif_strategies = BFC_WHATIF,
         .create = growth_create,
-        .destroy = bfc_destroy,
-        .alloc = bfc_alloc,
-        .free = bfc_free,
-        .free_ready = bfc_free_ready,
-        .empty_cache = bfc_empty_cache,
-        .sample = bfc_sample,
-        .stats = bfc_stats,
-        .options = bfc_options,
-        .check = bfc_check,
-        .walk = bfc_walk,
-        .locate = bfc_locate,
-        .limit = bfc_limit,
+        BFC_SHARED_OPS,
     },
     {
         .name = "limit",
@@ -829,18 +813,7 @@ static const strategy_ops BFC_OPS_TABLE[3] = {
         .advice = "TF_GPU_ALLOCATOR=cuda_malloc_async, or freeing large tensors earlier",
         .whatif_strategies = BFC_WHATIF,
         .create = limit_create,
-        .destroy = bfc_destroy,
-        .alloc = bfc_alloc,
-        .free = bfc_free,
-        .free_ready = bfc_free_ready,
-        .empty_cache = bfc_empty_cache,
-        .sample = bfc_sample,
-        .stats = bfc_stats,
-        .options = bfc_options,
-        .check = bfc_check,
-        .walk = bfc_walk,
-        .locate = bfc_locate,
-        .limit = bfc_limit,
+        BFC_SHARED_OPS,
     },
 };
 
