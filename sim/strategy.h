@@ -214,6 +214,20 @@ typedef struct strategy_pool_scope {
     bool no_split;
 } strategy_pool_scope;
 
+/* One private pool as a model with pools holds it now (strategy_ops.pools). */
+typedef struct strategy_pool_info {
+    uint64_t pool;                 /* its id, as the trace's pool events name it */
+    uint64_t reserved_bytes;       /* its segments' bytes held from the device */
+    uint64_t peak_reserved_bytes;  /* the most it held at once */
+    uint64_t allocated_bytes;      /* in its blocks handed out */
+    uint64_t peak_allocated_bytes;
+    uint64_t segments;             /* its segments now (PyTorch's cudaMalloc_count) */
+    uint32_t uses;                 /* pool_begins not released (use_count) */
+    bool routed;                   /* allocations go to it now (between pool_begin and pool_end) */
+    bool use_on_oom, no_split;     /* its options */
+} strategy_pool_info;
+typedef int (*strategy_pool_visitor)(void *ctx, const strategy_pool_info *p);
+
 /* The allocator family a model belongs to. Code outside strategies/ asks the table's
  * traits below (family, framework, advice ...) and never a strategy's name: the
  * reports, the what-if replays, the node's start rule and the recorded settings
@@ -290,6 +304,10 @@ typedef struct strategy_ops {
     void (*pool_begin)(strategy *s, const strategy_pool_scope *scope);
     void (*pool_end)(strategy *s, uint64_t pool);
     void (*pool_release)(strategy *s, uint64_t pool);
+    /* Optional (with the three above): visit each private pool the instance still
+     * keeps, in the order they were made; returns the visitor's nonzero or 0. A pool
+     * whose uses were all released and whose segments all went back is gone. */
+    int (*pools)(const strategy *s, strategy_pool_visitor v, void *ctx);
 
     void (*sample)(const strategy *s, strategy_sample *out);
     /* Framework-named statistics for result.stats. */
