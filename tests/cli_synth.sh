@@ -239,4 +239,17 @@ for a in gpt2 bert; do
     if [ -n "$pe" ] && [ -n "$ph" ] && [ $((ph - pe)) -eq 32768000 ]; then ok; else bad "hf $a: peaks '$pe' and '$ph'"; fi
 done
 
+# Written straight to .gtrace: every event carries its time as its ready_t (a mark after t = 0
+# used to fail the writer's time check), and the file holds the same events as the JSONL one.
+for k in churn serving; do
+    if "$bin" synth $k --seed=3 -o "$tmp/direct_$k.gtrace" >/dev/null 2>"$tmp/direct_$k.err" &&
+        "$bin" synth $k --seed=3 -o "$tmp/direct_$k.jsonl" >/dev/null 2>&1 &&
+        "$bin" convert "$tmp/direct_$k.gtrace" -o "$tmp/back_$k.jsonl" >/dev/null 2>&1 &&
+        cmp -s <(tail -n +2 "$tmp/direct_$k.jsonl") <(tail -n +2 "$tmp/back_$k.jsonl"); then
+        ok
+    else
+        bad "synth $k -o .gtrace: $(cat "$tmp/direct_$k.err")"
+    fi
+done
+
 cli_finish

@@ -119,8 +119,7 @@ static void out_write(synth_out *o, sim_event *ev)
     if (o->w == NULL)
         return;
     ev->t = o->t;
-    if (ev->op == SIM_OP_FREE)
-        ev->ready_t = o->t;
+    ev->ready_t = o->t; /* every event's, as the readers give it (sim/event.h): the .gtrace writer checks it */
     ev->proc = o->proc;
     sim_error e;
     sim_error_clear(&e);
