@@ -211,6 +211,8 @@ static void json_members(const sim_run *run, const whatif *wi, bool head_only, j
     jsonw_key_str(w, "name", d.name);
     jsonw_key_u64(w, "capacity_bytes", d.capacity_bytes);
     jsonw_key_u64(w, "context_bytes", d.context_bytes);
+    if (d.nccl_bytes) /* of context_bytes */
+        jsonw_key_u64(w, "nccl_bytes", d.nccl_bytes);
     jsonw_key_u64(w, "limit_bytes", report_limit_bytes(run));
     jsonw_end(w);
     jsonw_key(w, "result");
