@@ -380,7 +380,7 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
         char nccl[32];
         units_format_size(synth_llm_nccl_bytes(c), nccl, sizeof nccl);
         printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]; NCCL buffers %s outside "
-               "the allocator (add to --context)\n",
+               "the allocator (replay adds them to the context)\n",
                path, (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes,
                (unsigned long long)d.dp_rank, (unsigned long long)d.tp_rank, (unsigned long long)d.stage, nccl);
         if (r == 0) {

@@ -407,7 +407,11 @@ void transformer_explain(const transformer_config *c, const synth_stats *s, sim_
     sim_buf_printf(
         b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
         r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
-        vs_rank > 0
+        /* torchtitan's FSDP2 and op policy, LitGPT's head: rules the closed form does not follow */
+        c->fsdp2 || c->sac_op || c->ckpt_every > 1 || c->lm_head_chunk || c->ce_chunked
+            ? ": the closed form does not follow this trainer's rules (FSDP2's fp32 shards and two gathered "
+              "units, op-level or every-N-th-block checkpointing, a chunked head); the trace does"
+        : vs_rank > 0
             ? ": tensors the closed form leaves out (norm statistics, masks, a pipeline stage's received gradient)"
         : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
                                       : "");
