@@ -172,8 +172,11 @@ END_TEST
 START_TEST(fsdp2_should_keep_fp32_shards_and_gather_each_block_in_bf16)
 {
     transformer_config c = titan(2);
-    tag_scan q[] = {{.prefix = "weight_shard:"}, {.prefix = "weight:"}, {.prefix = "adam_m:", .at = "release"},
-                    {.prefix = "fsdp_ag:L0."}, {.prefix = "unsharded:model.layers.0."}};
+    tag_scan q[] = {{.prefix = "weight_shard:"},
+                    {.prefix = "weight:"},
+                    {.prefix = "adam_m:", .at = "release"},
+                    {.prefix = "fsdp_ag:L0."},
+                    {.prefix = "unsharded:model.layers.0."}};
     scan(&c, q, 5);
     /* fp32 shards of half of every parameter: 6,269,440 / 2 x 4 B = 12,538,880 B; no full weight */
     ck_assert_uint_eq(q[0].bytes, (uint64_t)MODEL_PARAMS / 2 * 4);
@@ -214,8 +217,10 @@ END_TEST
 START_TEST(fsdp2_should_reduce_scatter_in_the_reduce_dtype_into_fp32_gradient_shards)
 {
     transformer_config c = titan(2);
-    tag_scan q[] = {{.prefix = "fsdp_rs:L1."}, {.prefix = "grad_shard:", .at = "optimizer 1"},
-                    {.prefix = "grad:model.layers.1."}, {.prefix = "fsdp_rs:"}};
+    tag_scan q[] = {{.prefix = "fsdp_rs:L1."},
+                    {.prefix = "grad_shard:", .at = "optimizer 1"},
+                    {.prefix = "grad:model.layers.1."},
+                    {.prefix = "fsdp_rs:"}};
     scan(&c, q, 4);
     /* block 1's bf16 gradients (2,622,464 x 2 B) copied into an fp32 input: x 4 B = 10,489,856 B */
     ck_assert_uint_eq(q[0].bytes, (uint64_t)BLOCK_PARAMS * 4);
@@ -313,7 +318,8 @@ START_TEST(the_fp32_loss_backward_should_hold_the_gradient_of_its_input_too)
     transformer_config c = titan(1);
     /* cross_entropy over logits.float(): 16 x 1000 x 4 = 64,000 B per tensor; its backward
      * holds the saved log-softmax, the gradient of it and the gradient of its input */
-    tag_scan q[] = {{.prefix = "tmp:head.log_softmax_input_grad"}, {.prefix = "agrad:head.log_softmax"},
+    tag_scan q[] = {{.prefix = "tmp:head.log_softmax_input_grad"},
+                    {.prefix = "agrad:head.log_softmax"},
                     {.prefix = "act:head.log_softmax"}};
     scan(&c, q, 3);
     ck_assert_uint_eq(q[0].bytes, 64000u);
@@ -367,8 +373,10 @@ END_TEST
 START_TEST(litgpts_full_finetuning_should_gather_the_chunks_gradients_for_the_whole_logits)
 {
     transformer_config c = litgpt(false);
-    tag_scan q[] = {{.prefix = "agrad:head.logits"}, {.prefix = "agrad:head.log_softmax"},
-                    {.prefix = "tmp:head.logits_chunk_grad"}, {.prefix = "act:head.logits", .at = "backward 1"}};
+    tag_scan q[] = {{.prefix = "agrad:head.logits"},
+                    {.prefix = "agrad:head.log_softmax"},
+                    {.prefix = "tmp:head.logits_chunk_grad"},
+                    {.prefix = "act:head.logits", .at = "backward 1"}};
     scan(&c, q, 4);
     /* the unchunked head: the chunks' gradients (1,024,000 B together) and their
      * concatenation for the logits (1,024,000 B) while the logits live */
