@@ -138,8 +138,10 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
                                  targets);
     }
     c->qlora = cli_has(a, "qlora");
-    if (c->lora_rank) /* LitGPT's lora and adapter scripts chunk the head */
+    if (c->lora_rank) { /* LitGPT's lora and adapter scripts chunk the head, its adapters drop out */
         c->lm_head_chunk = tr->lm_head_chunk;
+        c->lora_dropout = tr->lora_dropout;
+    }
     c->sp = cli_has(a, "sp");
     uint64_t zero = tr->distributed_optimizer ? 1 : tr->fsdp2 ? 3 : 0, ranks = 1, shard_group = 8;
     TRY(get_u64(a, "zero", 0, 3, &zero, NULL, err));
@@ -244,6 +246,8 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
         jsonw_key_bool(w, "ce_chunked", true);
     if (c->loss_bwd_input)
         jsonw_key_bool(w, "loss_bwd_input", true);
+    if (c->lora_dropout)
+        jsonw_key_bool(w, "lora_dropout", true);
     jsonw_key_u64(w, "shard", d.shard);
     jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
     jsonw_key_u64(w, "rank", c->rank);

@@ -5,8 +5,9 @@
 #    FSDP on 8 and 128 H100s, local batch 2, seq 8192 (train_configs/llama3_8b.toml at
 #    9dec370), selective activation checkpointing by op; "Memory(GiB)" is the logged
 #    max_reserved (torchtitan/components/metrics.py, reserved_bytes.all.peak), read at step 90;
-#  - LitGPT's config_hub/finetune/README.md: LoRA on one A10G, bf16-true, seq up to 512
-#    (Alpaca2k), "Peak memory" in GB (1e9 bytes) of torch.cuda.max_memory_allocated().
+#  - LitGPT's config_hub/finetune/README.md: LoRA r32 on q and v (lora_dropout 0.05) on one
+#    A10G, bf16-true, seq up to 512 (Alpaca2k), "Peak memory" in GB (1e9 bytes) of
+#    torch.cuda.max_memory_allocated(), as LitGPT's scripts print it.
 # Rows within 2 % must stay within 2 %; the others must keep the error docs/planning.md
 # explains, to 0.5 percentage points. The table is printed.
 # Usage: cli_measured_trainers.sh GPUSIM_BINARY SOURCE_DIR

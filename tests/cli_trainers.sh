@@ -42,6 +42,7 @@ done
 if head -1 "$tmp/l.jsonl" | grep -qF '"lm_head_chunk"'; then bad "full fine-tuning chunked the head"; else ok; fi
 expect 0 "" synth transformer "${small[@]}" --trainer=litgpt --lora=8 -o "$tmp/l.jsonl"
 if head -1 "$tmp/l.jsonl" | grep -qF '"lm_head_chunk":128'; then ok; else bad "--lora did not chunk LitGPT's head"; fi
+if head -1 "$tmp/l.jsonl" | grep -qF '"lora_dropout":true'; then ok; else bad "--lora without LitGPT's LoRA dropout"; fi
 
 # replay: the header's NCCL buffers join the CUDA 12 default, 256 MiB + 240 MiB = 496 MiB = 520093696 B
 r0="$tmp/titan/rank-00000.jsonl"

@@ -159,10 +159,12 @@ START_TEST(torchtitan_and_litgpt_should_be_rows_of_the_trainer_table_with_their_
     ck_assert_ptr_null(l->recompute);
     ck_assert_ptr_nonnull(strstr(l->sources, "chunked_cross_entropy"));
     ck_assert_ptr_nonnull(strstr(l->sources, "lm_head_chunk_size=128"));
+    ck_assert(l->lora_dropout && !t->lora_dropout);
     /* the others set none of it */
     for (size_t i = 0; i < TRAINER_TORCHTITAN; i++) {
         const trainer_traits *o = trainer_get(i);
-        ck_assert(!o->fsdp2 && !o->bf16 && !o->recompute && !o->lm_head_chunk && !o->ce_chunked && !o->loss_bwd_input);
+        ck_assert(!o->fsdp2 && !o->bf16 && !o->recompute && !o->lm_head_chunk && !o->ce_chunked && !o->loss_bwd_input &&
+                  !o->lora_dropout);
     }
 }
 END_TEST
@@ -345,6 +347,7 @@ static transformer_config litgpt(bool lora)
         c.lora_rank = 8;
         c.lora_targets = LORA_Q | LORA_V;
         c.lm_head_chunk = l->lm_head_chunk;
+        c.lora_dropout = l->lora_dropout;
     }
     return c;
 }
@@ -384,5 +387,29 @@ START_TEST(litgpts_full_finetuning_should_gather_the_chunks_gradients_for_the_wh
     ck_assert_uint_eq(q[1].bytes, 1024000u);
     ck_assert_uint_eq(q[2].allocs, 0);
     ck_assert_uint_eq(q[3].live_at, 1024000u);
+}
+END_TEST
+
+START_TEST(litgpts_lora_dropout_should_save_a_mask_and_an_output_per_adapted_input)
+{
+    transformer_config c = litgpt(true);
+    /* q and v share the fused qkv projection's one dropout of the block's normed input:
+     * a bool mask of 512 x 512 = 262,144 B and the bf16 output, 524,288 B, per block */
+    tag_scan q[] = {{.prefix = "act:L0.lora_dropout_mask"}, {.prefix = "act:L0.lora_dropout", .at = "backward 1"},
+                    {.prefix = "act:L1.lora_dropout_mask", .at = "backward 1"}};
+    scan(&c, q, 3);
+    ck_assert_uint_eq(q[0].allocs, 1);
+    ck_assert_uint_eq(q[0].bytes, 262144u);
+    ck_assert_uint_eq(q[1].live_at, 262144u + 524288u); /* the prefix holds the mask too */
+    ck_assert_uint_eq(q[2].live_at, 262144u);
+    /* every projection adapted: qkv, o (input 512 wide), gate and up (512), down (1024): 5 masks
+     * of 512 x (512 + 512 + 512 + 512 + 1024) = 1,572,864 B */
+    c.lora_targets = LORA_Q | LORA_K | LORA_V | LORA_O | LORA_GATE | LORA_UP | LORA_DOWN;
+    tag_scan m = scan1(&c, "act:L0.lora_dropout_mask", NULL);
+    ck_assert_uint_eq(m.allocs, 5);
+    ck_assert_uint_eq(m.bytes, 512u * (512 + 512 + 512 + 512 + 1024));
+    /* off: none */
+    c.lora_dropout = false;
+    ck_assert_uint_eq(scan1(&c, "act:L0.lora_dropout", NULL).allocs, 0);
 }
 END_TEST

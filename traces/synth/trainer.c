@@ -5,7 +5,7 @@
 
 static const trainer_traits TRAINERS[] = {
     {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)", false, false, false, false,
-     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false},
+     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false, false},
     {"megatron",
      "Megatron-LM with Transformer Engine as usually launched: --bf16 mixed precision with fp32 main gradients in "
      "one persistent buffer, the distributed optimizer, fused attention and optimizer, sequence parallelism with "
@@ -22,7 +22,7 @@ static const trainer_traits TRAINERS[] = {
      "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion); vocabulary padding: "
      "megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding (a multiple of "
      "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)",
-     false, false, NULL, 0, false, false},
+     false, false, NULL, 0, false, false, false},
     {"hf",
      "Hugging Face Trainer with transformers 5 and PEFT as usually launched: the checkpoint's dtype for "
      "weights and optimizer states, SDPA attention, the fused AdamW, the loss over the logits upcast to fp32; "
@@ -38,7 +38,7 @@ static const trainer_traits TRAINERS[] = {
      "derive from it, use_reentrant=False by default in modeling_utils.py), --recompute=layer; LoRA: "
      "huggingface/peft tuners/lora (the base weights frozen, requires_grad False, so no gradient or optimizer "
      "state; only the adapters are trainable), --lora",
-     false, false, NULL, 0, false, false},
+     false, false, NULL, 0, false, false, false},
     /* pytorch/torchtitan b5bcd76c (2026-08-21), read for each rule below */
     {.name = "torchtitan",
      .summary = "torchtitan as its llama3 configurations launch it: FSDP2 fully_shard on the embeddings, on every "
@@ -81,6 +81,7 @@ static const trainer_traits TRAINERS[] = {
      .bf16 = true,
      .lm_head_chunk = 128,
      .ce_chunked = true,
+     .lora_dropout = true,
      .sources =
          "precision: litgpt/finetune/full.py and lora.py setup() take get_default_supported_precision("
          "training=True) (litgpt/utils.py), \"bf16-true\" on a CUDA card with bf16, Fabric's true-half precision "
@@ -91,7 +92,9 @@ static const trainer_traits TRAINERS[] = {
          "logits, held by the loop until its iteration ends; chunked loss: litgpt/utils.py "
          "chunked_cross_entropy (chunk_size=128, a log-softmax per chunk); full fine-tuning: finetune/full.py "
          "calls model(input_ids) and the same chunked loss; LoRA: finetune/lora.py defaults lora_r=8 with "
-         "lora_query and lora_value on, the other projections off"},
+         "lora_query and lora_value on, the other projections off, lora_dropout 0.05: litgpt/lora.py LoRALinear and "
+         "LoRAQKVLinear pass the adapter's input through nn.Dropout before lora_A (one dropout for the fused qkv "
+         "projection), so each adapted linear saves a dropout mask and output"},
 };
 
 size_t trainer_count(void)

@@ -38,6 +38,7 @@ typedef struct trainer_traits {
     uint32_t lm_head_chunk; /* with --lora: the head in chunks of this many positions */
     bool ce_chunked;        /* the loss in chunks, the logits held through backward */
     bool loss_bwd_input;    /* the log-softmax's backward: its input's gradient beside its output's */
+    bool lora_dropout;      /* with --lora: a dropout on each adapter's input (fused qkv: one) */
 } trainer_traits;
 
 size_t trainer_count(void);

@@ -609,6 +609,17 @@ static void bert_gpt2_segment(const tctx *x, uint32_t seg, graph_seg *s)
     }
 }
 
+/* LitGPT's LoRA dropout (litgpt/lora.py: the adapter's input goes through nn.Dropout before
+ * lora_A, one for the fused qkv projection and one per other adapted linear): its mask and
+ * output, both saved for backward; `in` elements per token */
+static void lora_drop(const tctx *x, graph_seg *s, uint64_t tokens, uint64_t in)
+{
+    if (!x->c->lora_dropout)
+        return;
+    K("lora_dropout_mask", tokens * in, false, 0, 0);
+    K("lora_dropout", tokens * in * x->e, false, 0, 0);
+}
+
 /* a projection's output, with QLoRA's dequantized weight before it and LoRA's x·A after it */
 static uint32_t proj(const tctx *x, graph_seg *s, const char *name, const char *lora_name, uint64_t bytes, int group,
                      uint32_t base, uint64_t w_numel, bool keep)
@@ -698,6 +709,8 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     /* --trainer=torchtitan's op-level policy (graph.c rule 18) saves sdpa's outputs and the
      * 1st, 3rd, 5th and 7th matmul of the block: q, v, gate and down */
     const bool op = c->sac_op;
+    if (lora_on(c, LG_Q) || lora_on(c, LG_K) || lora_on(c, LG_V))
+        lora_drop(x, s, bs, H);
     s->e[proj(x, s, "q", "q_lora", bq, LG_Q, base, H * d->qd, true)].save = op;
     proj(x, s, "k", "k_lora", bk, LG_K, base, H * d->kd, true);
     s->e[proj(x, s, "v", "v_lora", bk, LG_V, base, H * d->kd, true)].save = op;
@@ -718,6 +731,8 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     s->e[k].save = op;
     if (c->qlora)
         T("dequant", H * d->qd * e);
+    if (lora_on(c, LG_O))
+        lora_drop(x, s, bs, d->qd);
     T("o_proj", bsh);
     k = K("residual1", bshl, true, base + lay->off[LG_O], lay->cnt[LG_O]);
     if (c->qlora)
@@ -730,7 +745,11 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     const uint32_t gather2 = q > 1 ? T("sp_gather2", bsh) : 0;
     if (c->experts)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
+    if (lora_on(c, LG_G))
+        lora_drop(x, s, tokens, H);
     s->e[proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true)].save = op;
+    if (lora_on(c, LG_U))
+        lora_drop(x, s, tokens, H);
     proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
     /* fused SwiGLU (--trainer=megatron): silu(gate) is recomputed in backward, not saved */
     k = c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
@@ -738,6 +757,8 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         s->e[gather2].until = k;
     k = K("gated", tokens * d->I * a8, true, 0, 0);
     s->e[k].gbytes = c->fp8 ? bi : 0;
+    if (lora_on(c, LG_D))
+        lora_drop(x, s, tokens, d->I);
     if (c->qlora)
         T("dequant", H * d->I * e);
     /* the op-level policy saves the down projection's output too (a matmul it must save) */

@@ -95,6 +95,10 @@ typedef struct transformer_config {
      * ce_chunked alone keeps whole logits and chunks the loss (finetune/full.py) */
     uint32_t lm_head_chunk;
     bool ce_chunked;
+    /* LitGPT's LoRA dropout (lora_dropout 0.05 in finetune/lora.py): each adapter's input
+     * goes through a dropout whose mask and output are saved, one for the fused qkv
+     * projection and one per other adapted linear */
+    bool lora_dropout;
     const char *trainer; /* --trainer's name (static), NULL for eager */
     /* NCCL channels per communicator for the buffers outside the allocator a rank of a
      * multi-rank job holds (nccl.h; 0: none recorded) */
