@@ -68,4 +68,21 @@ if grep -q "NCCL buffers" "$tmp/out"; then bad "a one-rank trace printed NCCL bu
 printf '%s\n{"op":"alloc","id":1,"size":1024}\n{"op":"free","id":1}\n' \
   '{"format":"gpusim-trace","version":1,"meta":{"nccl_bytes":-5}}' >"$tmp/badnccl.jsonl"
 expect 3 "badnccl.jsonl:1: the header's meta.nccl_bytes is negative" replay "$tmp/badnccl.jsonl"
+
+# docs/planning.md's torchtitan and LitGPT examples: each pasted line is what today's code prints
+in_doc() { # FILE PATTERN: the lines of FILE matching PATTERN must be lines of docs/planning.md
+  local line n=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    grep -qxF -- "$line" "$src/docs/planning.md" || bad "docs/planning.md example differs: $line"
+  done < <(grep -E -- "$2" "$1")
+  if [ "$n" -gt 0 ]; then ok; else bad "no line of $1 matches $2"; fi
+}
+(cd "$tmp" && "$bin" synth transformer --preset=llama3-8b --trainer=torchtitan --seq=8192 --batch=2 --steps=2 \
+  --ranks=8 --rank=0 -o titan8-r0.jsonl --quiet && mkdir -p titan8 && mv titan8-r0.jsonl titan8/rank-00000.jsonl &&
+  "$bin" replay titan8/rank-00000.jsonl --gpu=H100-80GB >titan.txt 2>&1) || bad "the torchtitan example fails"
+in_doc "$tmp/titan.txt" '^  (context|nccl|peak requested|peak allocated|peak reserved) '
+(cd "$tmp" && "$bin" synth transformer --preset=llama2-7b --trainer=litgpt --lora=32 --seq=512 --batch=2 --steps=2 \
+  -o lit7.jsonl >lit.txt 2>&1 && "$bin" replay lit7.jsonl --gpu=A10G >>lit.txt 2>&1) || bad "the LitGPT example fails"
+in_doc "$tmp/lit.txt" '^(lit7.jsonl: |  peak allocated )'
 cli_finish
