@@ -64,6 +64,10 @@ expect 2 "--nccl: " replay "$r0" --nccl=lots
 expect_any 0 "  nccl    240.00 MiB: NCCL buffers from the trace header" compare "$r0" --gpu=A100-40GB --strategies=torch,ideal
 expect 0 "" replay "$tmp/t.jsonl" --gpu=A100-40GB
 if grep -q "NCCL buffers" "$tmp/out"; then bad "a one-rank trace printed NCCL buffers"; else ok; fi
+# the HTML report says it too
+expect 0 "" replay "$r0" --gpu=A100-40GB --report="$tmp/r0.html"
+if grep -qF "NCCL buffers 240.00 MiB of the context, from the trace header (meta.nccl_bytes)" "$tmp/r0.html"; then ok; else
+  bad "the HTML report lacks the NCCL buffers"; fi
 # a header whose nccl_bytes is not a whole number of bytes: exit 3, naming the file
 printf '%s\n{"op":"alloc","id":1,"size":1024}\n{"op":"free","id":1}\n' \
   '{"format":"gpusim-trace","version":1,"meta":{"nccl_bytes":-5}}' >"$tmp/badnccl.jsonl"
