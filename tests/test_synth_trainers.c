@@ -413,3 +413,34 @@ START_TEST(litgpts_lora_dropout_should_save_a_mask_and_an_output_per_adapted_inp
     ck_assert_uint_eq(scan1(&c, "act:L0.lora_dropout", NULL).allocs, 0);
 }
 END_TEST
+
+START_TEST(the_rank_closed_form_should_follow_fsdp2_and_the_op_policy)
+{
+    transformer_config c = titan(2);
+    transformer_rank_estimate r;
+    transformer_estimate_rank(&c, &r);
+    /* fp32 shards: 6,269,440 / 2 x 4 B = 12,538,880 B of weights and of gradients, Adam's two
+     * moments twice that */
+    ck_assert_uint_eq(r.optimizer.weights, (uint64_t)MODEL_PARAMS / 2 * 4);
+    ck_assert_uint_eq(r.optimizer.grads, (uint64_t)MODEL_PARAMS / 2 * 4);
+    ck_assert_uint_eq(r.optimizer.optimizer, 2ull * MODEL_PARAMS / 2 * 4);
+    /* at 512 positions (activations outweigh the end of backward) the op policy keeps, per
+     * block beyond full checkpointing, q 512 x 512 x 2 = 524,288, v 524,288, the context
+     * 524,288, the logsumexp 8 x 512 x 4 = 16,384, gate 512 x 1024 x 2 = 1,048,576 and down's
+     * output 524,288: 3,162,112 B; the block recomputed in backward brings back only the
+     * rest, so two blocks hold (2 - 1) x 3,162,112 B more than full checkpointing */
+    c.seq = 512;
+    c.checkpointing = true;
+    transformer_rank_estimate full, op;
+    transformer_estimate_rank(&c, &full);
+    c.sac_op = true;
+    transformer_estimate_rank(&c, &op);
+    ck_assert_uint_gt(full.fwd_bwd.activations, 0);
+    ck_assert_uint_eq(op.fwd_bwd.activations - full.fwd_bwd.activations, 3162112u);
+    /* the fp32 loss: three b·s·V·4 tensors in the head's backward, not two: 512 x 1000 x 4 B */
+    c.loss_bwd_input = false;
+    transformer_rank_estimate two;
+    transformer_estimate_rank(&c, &two);
+    ck_assert_uint_eq(op.fwd_bwd.activations - two.fwd_bwd.activations, 512u * 1000 * 4);
+}
+END_TEST
