@@ -726,8 +726,7 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
     if (ev->t < w->t || ev->ready_t < ev->t)
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: events out of time order");
     if ((unsigned)ev->op >= SIM_N_OPS)
-        return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: an event of unknown op %u",
-                             (unsigned)ev->op);
+        return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: an event of unknown op %u", (unsigned)ev->op);
     if (ev->op == SIM_OP_MARK && ev->name == NULL)
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: a mark without a name");
     bool pool_op = (unsigned)ev->op >= 4u;
@@ -738,9 +737,9 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         return sim_error_set(err, SIM_ENOMEM, w->out.path, 0, 0, "out of memory");
     unsigned head = pool_op ? HEAD_E | ((unsigned)ev->op - 4u) : (unsigned)ev->op;
     uint32_t si = 0, pi = 0;
-    const char *s = ev->op == SIM_OP_ALLOC                                         ? ev->tag
+    const char *s = ev->op == SIM_OP_ALLOC                                   ? ev->tag
                     : ev->op == SIM_OP_MARK || ev->op == SIM_OP_GRAPH_REPLAY ? ev->name
-                                                                               : NULL;
+                                                                             : NULL;
     if (s) {
         head |= HEAD_S;
         if ((si = intern(w, s, 0)) == UINT32_MAX)
