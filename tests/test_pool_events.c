@@ -403,7 +403,8 @@ static uint8_t *gtrace_of(const uint8_t *payload, uint32_t plen, uint32_t n_even
     return f;
 }
 
-/* Read the one-block gtrace of payload: the status of its events, the last one read in *ev. */
+/* Read the one-block gtrace of payload: the status of its events, the last one read in
+ * *ev (its strings copied: valid until the next call). */
 static sim_status read_gtrace(const uint8_t *payload, uint32_t plen, uint32_t n_events, sim_event *ev, sim_error *err)
 {
     size_t len;
@@ -419,6 +420,11 @@ static sim_status read_gtrace(const uint8_t *payload, uint32_t plen, uint32_t n_
         st = src.next(src.ctx, &more, err);
         ck_assert_int_eq(st, SIM_END);
         st = SIM_OK;
+        static char name[64], proc[64]; /* the reader's strings go with it */
+        if (ev->name != NULL)
+            ev->name = strcpy(name, ev->name);
+        if (ev->proc != NULL)
+            ev->proc = strcpy(proc, ev->proc);
     }
     trace_close(r);
     free(f);
