@@ -83,49 +83,6 @@ expect 0 "" record -o "$tmp/work/mark.jsonl" -- "$py" "$tmp/work/mark.py"
 tail -n 1 "$tmp/work/mark.jsonl" | grep -q '"name":"enough"' && ! grep -q '"size":32' "$tmp/work/mark.jsonl" &&
   ok || bad "mark(stop=True): $(cat "$tmp/work/mark.jsonl")"
 
-# CUDA graphs and MemPool: torch.cuda.graph empties the cache, then captures on its side
-# stream (1) into the graph's own pool, or the pool given; a replay is a mark; del and
-# reset() release the graph's use; a MemPool's first use_mem_pool scope stands for the
-# pool's own use (released when the MemPool goes), each later scope releases its own
-cat >"$tmp/work/graphs.py" <<'PY'
-import torch
-model = torch.nn.Linear(64, 64).cuda()
-x = torch.zeros(8, 64, device="cuda")
-g = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g):
-    y = model(x)
-g.replay()
-h = torch.cuda.CUDAGraph()
-with torch.cuda.graph(h, pool=g.pool()):
-    z = model(y)
-h.replay()
-del h
-pool = torch.cuda.MemPool(use_on_oom=True, no_split=True)
-with torch.cuda.use_mem_pool(pool):
-    a = torch.ones(1000, device="cuda")
-with torch.cuda.use_mem_pool(pool):
-    b = torch.ones(10, device="cuda")
-del pool
-g.reset()
-k = torch.cuda.CUDAGraph()
-with torch.cuda.graph(k, pool=torch.cuda.graph_pool_handle()):
-    w = model(x)
-PY
-expect 0 "" record -o "$tmp/work/graphs.jsonl" -- "$py" "$tmp/work/graphs.py"
-got=$(grep -o '"op":"\(pool_[a-z]*\|graph_replay\|empty_cache\)"[^}]*' "$tmp/work/graphs.jsonl" | sed 's/"op"://; s/"//g' | tr '\n' ' ')
-want="empty_cache pool_begin,pool:1,stream:1 pool_end,pool:1 graph_replay,pool:1 empty_cache \
-pool_begin,pool:1,stream:1 pool_end,pool:1 graph_replay,pool:1 pool_release,pool:1 \
-pool_begin,pool:2,use_on_oom:true,no_split:true pool_end,pool:2 pool_begin,pool:2,use_on_oom:true,no_split:true \
-pool_end,pool:2 pool_release,pool:2 pool_release,pool:2 pool_release,pool:1 empty_cache \
-pool_begin,pool:3,stream:1 pool_end,pool:3 "
-[ "$got" = "$want" ] && ok || bad "graphs.py's pool events: $got"
-grep -q '"op":"alloc","id":4,"size":2048,"stream":1,"tag":"addmm"' "$tmp/work/graphs.jsonl" && ok ||
-  bad "the capture's allocation is not on its stream"
-for s in $(cli_strategies); do
-  [ "$s" = limit ] && continue
-  expect 0 "" replay "$tmp/work/graphs.jsonl" --strategy="$s"
-done
-
 # The CS336 snapshot recorded on a GPU from an empty allocator (../shared/realtraces), its
 # workload recorded here on the CPU: the same allocations and frees in the same order but
 # for the full sum's two kernel temporaries (a 256 B staging buffer and a 4 B semaphore of

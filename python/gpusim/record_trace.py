@@ -90,8 +90,6 @@ class Recorder:
         self.max_steps = 0
         self._last_key = 0
         self.autocast_cache: Dict[int, Tuple[Any, Any]] = {}  # id(parameter) -> (parameter, its cast)
-        self._next_pool = 0
-        self.capture_stream: Optional[Any] = None  # torch.cuda.graph's default capture stream, once made
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, event: Dict[str, Any]) -> None:
@@ -120,38 +118,6 @@ class Recorder:
 
     def empty_cache(self) -> None:
         self._write({"op": "empty_cache"})
-
-    # -- private pools (trace v1 pool events; traces/FORMAT.md "Private pools") ---------------
-    def new_pool(self) -> int:
-        """A new private pool id (1, 2, ...), for a graph pool handle or a MemPool."""
-        self._next_pool += 1
-        return self._next_pool
-
-    def pool_begin(self, pool: int, stream: Optional[int], capture: bool, use_on_oom: bool = False,
-                   no_split: bool = False) -> None:
-        """Allocations on stream (None: every stream) go to pool from here on."""
-        ev: Dict[str, Any] = {"op": "pool_begin", "pool": pool}
-        if stream is not None:
-            ev["stream"] = stream
-        if capture != (stream is not None):  # the default: a capture iff a stream is named
-            ev["capture"] = capture
-        if use_on_oom:
-            ev["use_on_oom"] = True
-        if no_split:
-            ev["no_split"] = True
-        self._write(ev)
-
-    def pool_end(self, pool: int) -> None:
-        self._write({"op": "pool_end", "pool": pool})
-
-    def pool_release(self, pool: int) -> None:
-        self._write({"op": "pool_release", "pool": pool})
-
-    def graph_replay(self, pool: int, name: Optional[str] = None) -> None:
-        ev: Dict[str, Any] = {"op": "graph_replay", "pool": pool}
-        if name is not None:
-            ev["name"] = name
-        self._write(ev)
 
     # -- storages ----------------------------------------------------------------------------
     def _on_death(self, key: int) -> Callable[[Any], None]:
@@ -495,113 +461,6 @@ class _FakeStream:
         self.rec.stream = self._saved
 
 
-class _FakeGraph:
-    """torch.cuda.CUDAGraph on the CPU: PyTorch's beginAllocateToPool, endAllocateToPool and
-    releasePool as the trace's pool_begin (the capturing stream's allocations go to the graph's
-    pool: its own, or the one of pool=), pool_end and pool_release (reset() or the graph's
-    end); a replay is a graph_replay mark."""
-
-    def __init__(self, rec: Recorder, *_args: Any, **_kwargs: Any) -> None:
-        self.rec = rec
-        self._pool: Optional[int] = None
-        self._done: Optional[Any] = None
-
-    def capture_begin(self, pool: Any = None, *_args: Any, **_kwargs: Any) -> None:
-        rec = self.rec
-        # a graph_pool_handle() is (id, 0), a MemPool.id (0, id)
-        self._pool = (int(pool[0]) or int(pool[1])) if pool is not None else rec.new_pool()
-        rec.pool_begin(self._pool, rec.stream, capture=True)
-        pid = self._pool
-        self._done = weakref.finalize(self, lambda: None if rec.stopped else rec.pool_release(pid))
-
-    def capture_end(self) -> None:
-        if self._pool is not None:
-            self.rec.pool_end(self._pool)
-
-    def replay(self) -> None:
-        if self._pool is not None:
-            self.rec.graph_replay(self._pool)
-
-    def reset(self) -> None:
-        if self._done is not None:
-            self._done()  # once: a finalizer runs at most once
-        self._pool = None
-
-    def pool(self) -> Tuple[int, int]:
-        return (self._pool or 0, 0)
-
-    def instantiate(self) -> None:
-        pass
-
-    def enable_debug_mode(self) -> None:
-        pass
-
-
-class _FakeMemPool:
-    """torch.cuda.MemPool on the CPU. The pool holds one use from its creation to its end
-    (PyTorch's MemPool constructor and destructor); the trace's first pool_begin of it stands
-    for that use, so use_mem_pool's first scope releases nothing and each later one releases
-    the use its pool_begin added, as PyTorch's use_mem_pool does at its exit."""
-
-    def __init__(self, rec: Recorder, allocator: Any = None, use_on_oom: bool = False, no_split: bool = False) -> None:
-        self.rec = rec
-        self.allocator = allocator
-        self.use_on_oom = bool(use_on_oom)
-        self.no_split = bool(no_split)
-        self._pool = rec.new_pool()
-        self._begun = False
-        self._count = 1
-
-    @property
-    def id(self) -> Tuple[int, int]:
-        return (0, self._pool)
-
-    def use_count(self) -> int:
-        return self._count
-
-    def snapshot(self, *_args: Any, **_kwargs: Any) -> List[Any]:
-        return []
-
-    @contextlib.contextmanager
-    def scope(self) -> Iterator[None]:
-        rec, pid, first = self.rec, self._pool, not self._begun
-        rec.pool_begin(pid, None, capture=False, use_on_oom=self.use_on_oom, no_split=self.no_split)
-        self._count += 1
-        if first:
-            self._begun = True
-            weakref.finalize(self, lambda: None if rec.stopped else rec.pool_release(pid))
-        try:
-            yield
-        finally:
-            rec.pool_end(pid)
-            self._count -= 1
-            if not first:
-                rec.pool_release(pid)
-
-
-class _FakeGraphScope:
-    """torch.cuda.graph on the CPU, as PyTorch's enters and leaves it: empty_cache, then the
-    capture on its stream (the class's one side stream unless stream= names another)."""
-
-    def __init__(self, rec: Recorder, cuda_graph: Any, pool: Any = None, stream: Any = None,
-                 *_args: Any, **_kwargs: Any) -> None:
-        torch = _torch()
-        self.graph = cuda_graph
-        self.pool = () if pool is None else (pool,)
-        if stream is None and rec.capture_stream is None:
-            rec.capture_stream = torch.cuda.Stream()
-        self.stream_ctx = torch.cuda.stream(stream if stream is not None else rec.capture_stream)
-
-    def __enter__(self) -> None:
-        _torch().cuda.empty_cache()
-        self.stream_ctx.__enter__()
-        self.graph.capture_begin(*self.pool)
-
-    def __exit__(self, *exc: Any) -> None:
-        self.graph.capture_end()
-        self.stream_ctx.__exit__(*exc)
-
-
 class _FakeEvent:
     """torch.cuda.Event on the CPU: no time passes."""
 
@@ -680,23 +539,6 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
         (cuda.memory, "_snapshot"): lambda *_a, **_k: {"segments": [], "device_traces": [[]]},
         (cuda.memory, "_dump_snapshot"): lambda *_a, **_k: None,
     })
-    # CUDA graphs and MemPool: their scopes are the trace's pool events
-    graphs = importlib.import_module("torch.cuda.graphs")
-
-    def graph_pool_handle() -> Tuple[int, int]:
-        return (rec.new_pool(), 0)
-
-    def use_mem_pool(pool: Any, device: Any = None) -> Any:
-        return pool.scope()
-
-    make_graph = lambda *a, **k: _FakeGraph(rec, *a, **k)  # noqa: E731
-    graph_scope = lambda *a, **k: _FakeGraphScope(rec, *a, **k)  # noqa: E731
-    for mod in (cuda, graphs):
-        patches.update({(mod, "CUDAGraph"): make_graph, (mod, "graph"): graph_scope,
-                        (mod, "graph_pool_handle"): graph_pool_handle})
-    for mod in (cuda, cuda.memory):
-        patches.update({(mod, "MemPool"): lambda *a, **k: _FakeMemPool(rec, *a, **k),
-                        (mod, "use_mem_pool"): use_mem_pool})
     # rule autocast: the outermost autocast region's end empties the weight-cast cache
     clear = torch.clear_autocast_cache
 
