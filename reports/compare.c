@@ -2,6 +2,7 @@
 #include "compare.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reports/result.h"
@@ -70,19 +71,18 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
                        (unsigned long long)s->frees);
     }
     /* the strategies that did not model the trace's pools, those with one reason together */
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t ignored = report_pool_events_ignored(runs[i]);
-        const char *why = report_no_pools_reason(runs[i]);
-        bool seen = false;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = report_pool_events_ignored(runs[j]) > 0 && strcmp(report_no_pools_reason(runs[j]), why) == 0;
-        if (ignored == 0 || seen)
-            continue;
-        sim_buf_printf(b, "  pools   %s", runs[i]->ops->name);
-        for (uint32_t k = i + 1; k < n; k++)
-            if (report_pool_events_ignored(runs[k]) > 0 && strcmp(report_no_pools_reason(runs[k]), why) == 0)
-                sim_buf_printf(b, ", %s", runs[k]->ops->name);
-        sim_buf_printf(b, ": %s (%llu pool event%s)\n", why, (unsigned long long)ignored, ignored == 1 ? "" : "s");
+    const strategy_ops **ops = malloc((size_t)n * sizeof *ops);
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < r0->n_sources; i++)
+        pool_events += r0->sources[i].pool_events;
+    if (ops != NULL) {
+        for (uint32_t i = 0; i < n; i++)
+            ops[i] = runs[i]->ops;
+        report_text_pools_ignored_by(ops, n, pool_events, b);
+        free(ops);
+    } else { /* no memory to group them: a line each */
+        for (uint32_t i = 0; i < n; i++)
+            report_text_pools_ignored(runs[i], b);
     }
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),

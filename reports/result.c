@@ -106,17 +106,41 @@ uint64_t report_pool_events_ignored(const sim_run *run)
     return n;
 }
 
-const char *report_no_pools_reason(const sim_run *run)
+const char *report_no_pools_reason(const strategy_ops *ops)
 {
-    return run->ops->no_pools_note != NULL
-               ? run->ops->no_pools_note
+    return ops->no_pools_note != NULL
+               ? ops->no_pools_note
                : "private pools are not modelled; the pools' allocations were replayed in the default pool";
 }
 
 const char *report_no_pools_text(const sim_run *run, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s: %s", run->ops->name, report_no_pools_reason(run));
+    snprintf(buf, cap, "%s: %s", run->ops->name, report_no_pools_reason(run->ops));
     return buf;
+}
+
+void report_text_pools_ignored_by(const strategy_ops *const *ops, uint32_t n, uint64_t pool_events, sim_buf *b)
+{
+    if (pool_events == 0)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *why = report_no_pools_reason(ops[i]);
+        bool seen = ops[i]->pools != NULL;
+        for (uint32_t j = 0; j < i && !seen; j++) /* said already, with an earlier one */
+            seen = ops[j]->pools == NULL && strcmp(report_no_pools_reason(ops[j]), why) == 0;
+        if (seen)
+            continue;
+        sim_buf_printf(b, "  pools   %s", ops[i]->name);
+        for (uint32_t k = i + 1; k < n; k++) {
+            bool named = false;
+            for (uint32_t j = i; j < k && !named; j++)
+                named = ops[j] == ops[k];
+            if (!named && ops[k]->pools == NULL && strcmp(report_no_pools_reason(ops[k]), why) == 0)
+                sim_buf_printf(b, ", %s", ops[k]->name);
+        }
+        sim_buf_printf(b, ": %s (%llu pool event%s)\n", why, (unsigned long long)pool_events,
+                       pool_events == 1 ? "" : "s");
+    }
 }
 
 /* The run's pool events its strategy did not model, in a result object (device-wide only). */

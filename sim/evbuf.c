@@ -39,6 +39,7 @@ struct evbuf {
     lazy_col line, index;
     uint64_t *share;
     uint64_t n_shares;
+    uint64_t n_pool_events;
     char *pool;
     uint64_t pool_len, pool_cap;
     char path[512];
@@ -188,6 +189,7 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index) ||
         !share_set(b, ev))
         return SIM_ENOMEM;
+    b->n_pool_events += pool_op;
     b->n++;
     return SIM_OK;
 }
@@ -210,6 +212,11 @@ uint64_t evbuf_count(const evbuf *b)
 uint64_t evbuf_shares(const evbuf *b)
 {
     return b->n_shares;
+}
+
+uint64_t evbuf_pool_events(const evbuf *b)
+{
+    return b->n_pool_events;
 }
 
 static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)

@@ -134,6 +134,12 @@ expect_any 0 "  pools   greedy, growth: TensorFlow's BFC allocator has no privat
   --strategies=greedy,growth,async
 expect 0 "" compare "$tmp/all.jsonl" --strategies=greedy,async --format=json
 if python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))["rows"]; sys.exit(0 if all(r["result"]["pool_events_ignored"] == int(sys.argv[2]) for r in rows) else 1)' "$tmp/out" "$n_pool"; then ok; else bad "compare --format=json: pool_events_ignored"; fi
+# plan and tune too, for the allocators they try that have no pools
+expect_any 0 "  pools   async: private pools are not modelled" plan "$tmp/all.jsonl"
+expect_any 0 "  pools   greedy, growth, limit: TensorFlow's BFC allocator has no private pools" tune "$tmp/all.jsonl" \
+  --framework=tf
+expect 0 "" tune "$tmp/all.jsonl" --framework=torch
+if grep -q "  pools   torch" "$tmp/out"; then bad "tune: a pools line for torch, which models them"; else ok; fi
 # the HTML report says it too
 expect 0 "" replay "$tmp/all.jsonl" --strategy=async --report="$tmp/r.html"
 if grep -qF '<p class="meta">pools: async: private pools are not modelled' "$tmp/r.html"; then ok; else bad "no pools line in the HTML report"; fi
