@@ -440,7 +440,7 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
     if (dt > UINT64_MAX - r->t)
         return corrupt(r, err, "time overflows");
     uint64_t t = r->t + dt;
-    ev->op = (sim_op)((head & HEAD_OP) + ((head & HEAD_E) ? 4u : 0u));
+    ev->op = (sim_op)((head & HEAD_OP) + ((head & HEAD_E) ? (unsigned)SIM_OP_POOL_BEGIN : 0u));
     ev->t = ev->ready_t = t;
     ev->id = ev->size = 0;
     ev->stream = 0;
@@ -729,13 +729,13 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: an event of unknown op %u", (unsigned)ev->op);
     if (ev->op == SIM_OP_MARK && ev->name == NULL)
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: a mark without a name");
-    bool pool_op = (unsigned)ev->op >= 4u;
+    bool pool_op = ev->op >= SIM_OP_POOL_BEGIN;
     if (pool_op && (ev->pool == 0 || ev->pool > SIM_MAX_SIZE))
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: a %s of pool %llu (1 .. 2^53)",
                              sim_op_name(ev->op), (unsigned long long)ev->pool);
     if (!bytes_reserve(&w->evs, 64))
         return sim_error_set(err, SIM_ENOMEM, w->out.path, 0, 0, "out of memory");
-    unsigned head = pool_op ? HEAD_E | ((unsigned)ev->op - 4u) : (unsigned)ev->op;
+    unsigned head = pool_op ? HEAD_E | ((unsigned)ev->op - SIM_OP_POOL_BEGIN) : (unsigned)ev->op;
     uint32_t si = 0, pi = 0;
     const char *s = ev->op == SIM_OP_ALLOC                                   ? ev->tag
                     : ev->op == SIM_OP_MARK || ev->op == SIM_OP_GRAPH_REPLAY ? ev->name
