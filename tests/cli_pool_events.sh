@@ -110,6 +110,19 @@ if cmp -s "$tmp/all.jsonl" "$tmp/again.jsonl"; then ok; else bad "pool events th
 expect 0 "" convert "$tmp/all.jsonl" --to=gtrace -o "$tmp/again.gtrace"
 if cmp -s "$tmp/all.gtrace" "$tmp/again.gtrace"; then ok; else bad "converting to .gtrace twice gave other bytes"; fi
 
+# a trace without pool events is the same bytes as before them: fuzz_gtrace's seeds were
+# written from the example and golden traces by a gpusim without pool events
+n_same=0
+for f in "$src"/tests/fuzz/seeds/fuzz_gtrace/*.gtrace; do
+  b=$(basename "$f" .gtrace)
+  for t in "$src/traces/examples/$b" "$src/tests/golden/$b"; do
+    [ -f "$t" ] || continue
+    expect 0 "" convert "$t" -o "$tmp/old.gtrace"
+    if cmp -s "$tmp/old.gtrace" "$f"; then n_same=$((n_same + 1)); else bad "$b: other bytes than before the pool events"; fi
+  done
+done
+if [ "$n_same" -ge 8 ]; then ok; else bad "only $n_same seeds compared"; fi
+
 # a strategy without private pools: the pool's allocations go where any other would
 # (the same peaks as the trace without its pool events), and the header and the JSON
 # result say the pool events were not modelled, and why
