@@ -3,7 +3,8 @@
  * JSON → JSONL → gtrace → JSON (and through the in-memory spool, sim/evbuf.h) byte
  * for byte and field for field; every reader error of a bad pool field names the file
  * and the line (JSONL) or event (JSON); the gtrace encoding is the one
- * traces/FORMAT.md documents, and every malformed pool event in it is refused. */
+ * traces/FORMAT.md documents, and every malformed pool event in it is refused; the
+ * engine refuses pool 0 from a source no reader checked. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "sim/buf.h"
+#include "sim/engine.h"
 #include "sim/evbuf.h"
+#include "strategies/registry.h"
 #include "support/check_main.h"
 #include "support/event_check.h"
 #include "support/slurp.h"
@@ -541,5 +544,41 @@ START_TEST(the_gtrace_writer_should_refuse_a_pool_event_of_pool_0)
     ck_assert_msg(strstr(err.msg, "unknown op 8") != NULL, "%s", err.msg);
     ck_assert_int_eq(trace_writer_close(w, false, &err), SIM_OK);
     ck_assert_int_ne(access(path, F_OK), 0);
+}
+END_TEST
+
+START_TEST(the_engine_should_refuse_pool_0_from_any_source_under_every_strategy)
+{
+    /* no reader lets pool 0 through: a source of its own (the spool) does */
+    evbuf *b = evbuf_new("spool", NULL);
+    static const sim_op OPS[] = {SIM_OP_POOL_BEGIN, SIM_OP_POOL_END, SIM_OP_POOL_RELEASE, SIM_OP_GRAPH_REPLAY};
+    for (size_t k = 0; k < registry_count(); k++)
+        for (int i = 0; i < 4; i++) {
+            evbuf_free(b);
+            b = evbuf_new("spool", NULL);
+            sim_event a = {.op = SIM_OP_ALLOC, .id = 1, .size = 512, .line = 2, .index = 1};
+            sim_event p = {.op = OPS[i], .pool = 0, .line = 7, .index = 2};
+            ck_assert_int_eq(evbuf_push(b, &a), SIM_OK);
+            ck_assert_int_eq(evbuf_push(b, &p), SIM_OK);
+            sim_kv kv[] = {{"limit", "1GiB"}};
+            engine_config cfg = {.device = {.name = "d", .capacity_bytes = 1ull << 32, .cc_major = 8},
+                                 .ops = registry_get(k),
+                                 .opts = kv,
+                                 .n_opts = strcmp(registry_get(k)->name, "limit") == 0 ? 1 : 0};
+            evbuf_cursor cur;
+            sim_event_source src = evbuf_source(b, &cur);
+            sim_run *run = NULL;
+            sim_error err;
+            sim_error_clear(&err);
+            ck_assert_int_eq(engine_run(&cfg, &src, 1, &run, &err), SIM_ETRACE);
+            ck_assert_ptr_null(run);
+            char want[128];
+            snprintf(want, sizeof want, "%s of pool 0 (the default pool is not a private pool; pool ids start at 1)",
+                     sim_op_name(OPS[i]));
+            ck_assert_msg(strcmp(err.msg, want) == 0, "%s: %s", registry_get(k)->name, err.msg);
+            ck_assert_str_eq(err.file, "spool");
+            ck_assert_uint_eq(err.line, 7);
+        }
+    evbuf_free(b);
 }
 END_TEST
