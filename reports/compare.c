@@ -2,6 +2,7 @@
 #include "compare.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reports/result.h"
@@ -68,6 +69,20 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
         sim_buf_printf(b, "  trace   %s%s%s%s: %llu events (%llu allocs, %llu frees)\n", s->path, s->name[0] ? " (" : "",
                        s->name, s->name[0] ? ")" : "", (unsigned long long)s->events, (unsigned long long)s->allocs,
                        (unsigned long long)s->frees);
+    }
+    /* the strategies that did not model the trace's pools, those with one reason together */
+    const strategy_ops **ops = malloc((size_t)n * sizeof *ops);
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < r0->n_sources; i++)
+        pool_events += r0->sources[i].pool_events;
+    if (ops != NULL) {
+        for (uint32_t i = 0; i < n; i++)
+            ops[i] = runs[i]->ops;
+        report_text_pools_ignored_by(ops, n, pool_events, b);
+        free(ops);
+    } else { /* no memory to group them: a line each */
+        for (uint32_t i = 0; i < n; i++)
+            report_text_pools_ignored(runs[i], b);
     }
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),

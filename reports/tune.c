@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "reports/result.h"
+#include "sim/evbuf.h"
 #include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
@@ -92,6 +93,15 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
                    tune_framework_name(q->framework), tune_goal_name(q->goal), settings);
     for (uint32_t i = 0; i < n_paths; i++)
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
+    /* the allocators tried that did not model the traces' pools */
+    const strategy_ops *tried[TUNE_MAX_CANDIDATES];
+    uint32_t n_tried = 0;
+    for (uint32_t i = 0; i < a->n && n_tried < TUNE_MAX_CANDIDATES; i++)
+        tried[n_tried++] = a->c[i].ops;
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < q->t->n; i++)
+        pool_events += evbuf_pool_events(q->t->b[i]);
+    report_text_pools_ignored_by(tried, n_tried, pool_events, b);
     const tune_candidate *cur = &a->c[a->current];
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process", dv->name,
                    units_format_size(dv->capacity_bytes, s, sizeof s),

@@ -23,6 +23,8 @@ sim_status evbuf_fill(evbuf *b, const sim_event_source *src, sim_error *err);
 uint64_t evbuf_count(const evbuf *b);
 /* How many of its allocs share another's memory (trace v1 "share"). */
 uint64_t evbuf_shares(const evbuf *b);
+/* How many of its events are pool events (pool_begin, pool_end, pool_release, graph_replay). */
+uint64_t evbuf_pool_events(const evbuf *b);
 
 /* A cursor over the buffer: a source the engine can read. Several cursors may
  * read one buffer at once (each replay has its own). */
