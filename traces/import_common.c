@@ -194,6 +194,11 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
         o->stream = e->stream;
         o->has_share = e->has_share;
         o->share = e->share;
+        if (o->op == SIM_OP_POOL_BEGIN || o->op == SIM_OP_POOL_END || o->op == SIM_OP_POOL_RELEASE ||
+            o->op == SIM_OP_GRAPH_REPLAY) {
+            o->pool = e->pool;
+            o->pool_flags = e->pool_flags;
+        }
         o->index = i + 1;
         if (i < d->n_pre) {
             o->t = o->ready_t = 0;

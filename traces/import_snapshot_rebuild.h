@@ -45,6 +45,8 @@ typedef struct rb_seg_event {  /* one segment_* entry of the trace, in trace ord
     uint32_t stream;
     uint64_t entry;            /* index in device_traces[N] */
     size_t next_event;         /* the importer's events before it */
+    uint64_t pool_id;          /* the entry's pool_id (traces/pool_id.h), when has_pool */
+    bool has_pool;             /* the entry names its pool (PyTorch 2.8 and later) */
 } rb_seg_event;
 
 typedef struct rb_live {       /* a block live at the first entry (an allocation at the start) */
