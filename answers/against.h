@@ -56,6 +56,7 @@ typedef struct against_event {
     const char *name;          /* a mark's, or NULL */
     uint32_t rec_seg, pred_seg;  /* allocs: segment numbers, UINT32_MAX unknown / not placed */
     uint64_t rec_off, pred_off;
+    uint64_t rec_pool, pred_pool; /* allocs: the private pools (0: the default; input_recorded.placement_pool) */
 } against_event;
 
 #define AGAINST_CONTEXT 4u     /* events shown before the first mismatch */

@@ -111,12 +111,14 @@ static void column_json(jsonw *w, const char *key, const against_column *c)
     jsonw_end(w);
 }
 
-static void where_text(sim_buf *b, uint32_t seg, uint64_t off)
+static void where_text(sim_buf *b, uint32_t seg, uint64_t off, uint64_t pool)
 {
     if (seg == UINT32_MAX)
         sim_buf_puts(b, "not placed");
     else
         sim_buf_printf(b, "segment %u + %" PRIu64, seg, off);
+    if (seg != UINT32_MAX && pool != 0)
+        sim_buf_printf(b, " of private pool %" PRIu64, pool);
 }
 
 static void placement_text(sim_buf *b, const against_placement *pl)
@@ -132,18 +134,18 @@ static void placement_text(sim_buf *b, const against_placement *pl)
     const against_event *f = &pl->first;
     sim_buf_printf(b, "  first mismatch at event %" PRIu64 ": alloc of %" PRIu64 " B on stream %u, recorded ", f->event,
                    f->size, f->stream);
-    where_text(b, f->rec_seg, f->rec_off);
+    where_text(b, f->rec_seg, f->rec_off, f->rec_pool);
     sim_buf_puts(b, ", predicted ");
-    where_text(b, f->pred_seg, f->pred_off);
+    where_text(b, f->pred_seg, f->pred_off, f->pred_pool);
     sim_buf_puts(b, "\n");
     for (uint32_t j = 0; j < pl->n_before; j++) {
         const against_event *e = &pl->before[j];
         sim_buf_printf(b, "    event %" PRIu64 ": %s", e->event, sim_op_name(e->op));
         if (e->op == SIM_OP_ALLOC) {
             sim_buf_printf(b, " %" PRIu64 " B on stream %u, recorded ", e->size, e->stream);
-            where_text(b, e->rec_seg, e->rec_off);
+            where_text(b, e->rec_seg, e->rec_off, e->rec_pool);
             sim_buf_puts(b, ", predicted ");
-            where_text(b, e->pred_seg, e->pred_off);
+            where_text(b, e->pred_seg, e->pred_off, e->pred_pool);
         } else if (e->op == SIM_OP_FREE) {
             sim_buf_printf(b, " of id %" PRIu64 "%s", e->id, e->deferred ? " (deferred)" : "");
         } else if (e->op == SIM_OP_MARK) {
@@ -182,6 +184,10 @@ static void placement_json(jsonw *w, const against_placement *pl)
             jsonw_u64(w, f->pred_seg);
             jsonw_key_u64(w, "predicted_offset", f->pred_off);
         }
+        if (f->rec_pool != 0 || f->pred_pool != 0) { /* the private pools, where either is one */
+            jsonw_key_u64(w, "recorded_pool", f->rec_pool);
+            jsonw_key_u64(w, "predicted_pool", f->pred_pool);
+        }
         jsonw_end(w);
     }
     jsonw_end(w);
@@ -212,7 +218,7 @@ static void end_state_text(sim_buf *b, const against_end_state *es)
         sim_buf_printf(b, "offset %" PRIu64 " of a final segment the trace's segment events do not lead to",
                        at->offset);
     else
-        where_text(b, at->segment, at->offset);
+        where_text(b, at->segment, at->offset, 0);
     sim_buf_puts(b, ": recorded ");
     if (es->has_rec)
         sim_buf_printf(b, "%s %" PRIu64 " B", block_state(es->rec.state), es->rec.size);

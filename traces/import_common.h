@@ -70,6 +70,7 @@ typedef struct imp_doc {
     uint64_t *col_alloc, *col_resv;
     uint8_t *col_has;
     uint32_t *col_seg;       /* placements (when has_placement) */
+    uint64_t *col_pool;      /* the allocs' private pools (has_placement, and some alloc has one), else NULL */
     uint64_t *col_off;
     uint64_t *oom_idx;
     bool has_placement;
