@@ -763,12 +763,29 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
     snap_pool_count pc;
     if (!snap_pools_route(d, d->has_seed ? &d->seed : NULL, sev, n_sev, ss.segs, ss.n_segs, &pc))
         goto nomem;
-    if (pc.allocs)
+    uint32_t pool_segs = 0;
+    uint64_t pool_bytes = 0;
+    for (uint32_t k = 0; d->has_seed && k < d->seed.n_segs; k++)
+        if (d->seed.segs[k].pool_id != 0) {
+            pool_segs++;
+            pool_bytes += d->seed.segs[k].size_bytes;
+        }
+    if (pool_segs) {
+        char hb[32];
+        imp_warn(d, "of the state's segments, %u (%s) belong to private memory pools (CUDA graphs, MemPool): torch "
+                    "keeps them in their pools, each pool with one use the trace never releases",
+                 pool_segs, units_format_size(pool_bytes, hb, sizeof hb));
+    }
+    if (pc.allocs) {
+        char how[96] = "as their entries' pool_id say";
+        if (pc.inferred)
+            snprintf(how, sizeof how, "%" PRIu64 " by the pool of the segment they lie in, their entries naming none",
+                     pc.inferred);
         imp_warn(d,
-                 "%" PRIu64 " allocations went to %u private memory pools (CUDA graphs, MemPool; %" PRIu64 " of them "
-                 "placed by the pool of the segment they lie in, their entries naming no pool): %" PRIu64 " "
-                 "pool_begin/pool_end scopes around the runs of them route them there in the replay",
-                 pc.allocs, pc.pools, pc.inferred, pc.scopes);
+                 "%" PRIu64 " allocations went to %u private memory pools (CUDA graphs, MemPool; %s): %" PRIu64
+                 " pool_begin/pool_end scopes around the runs of them route them there in the replay",
+                 pc.allocs, pc.pools, how, pc.scopes);
+    }
     if (n_entries == 0 && !seeded)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "
                     "blocks live at the end are replayed", device);
