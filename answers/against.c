@@ -124,6 +124,7 @@ static void placement_compare(against_placement *pl, const placed *p, const trac
         if (rec->placement_segment[k] == UINT32_MAX)
             continue;
         pl->compared++;
+        pl->pooled += rec->placement_pool != NULL && rec->placement_pool[k] != 0;
         /* in the same segment at the same offset, and of the same private pool */
         uint64_t pool = rec->placement_pool ? rec->placement_pool[k] : 0;
         if (p->seg[k] == rec->placement_segment[k] && p->off[k] == rec->placement_offset[k] && p->pool[k] == pool) {
@@ -322,6 +323,7 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
      * from an empty one */
     against_placement *pl = &out->placement;
     pl->on = rec->placement_segment != NULL && cfg->ops->locate != NULL && (seeded || seed == NULL);
+    pl->has_pools = rec->placement_pool != NULL;
     if (pl->on) {
         pd = (placed){.ops = cfg->ops, .seg = malloc((n ? n : 1) * sizeof *pd.seg),
                       .off = calloc(n ? n : 1, sizeof *pd.off), .pool = calloc(n ? n : 1, sizeof *pd.pool),

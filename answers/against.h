@@ -66,6 +66,8 @@ typedef struct against_placement {
     bool on;                   /* compared: the recording has placements, the strategy locates blocks, and
                                 * both number segments alike (from the recorded start state, or from empty) */
     uint64_t compared, matched;
+    bool has_pools;            /* the recording has allocations in private pools (input_recorded.placement_pool) */
+    uint64_t pooled;           /* of compared, those it put in a private pool */
     bool has_mismatch;
     against_event first;       /* the first misplaced allocation */
     against_event before[AGAINST_CONTEXT];

@@ -127,8 +127,11 @@ static void placement_text(sim_buf *b, const against_placement *pl)
         return;
     sim_buf_puts(b, "\nplacement (recorded: each alloc's addr, as segment and offset; segments numbered in address "
                     "order at the start, then in order of creation)\n");
-    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset\n", pl->matched,
+    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset", pl->matched,
                    pl->compared);
+    if (pl->has_pools)
+        sim_buf_printf(b, " and in the recorded pool (%" PRIu64 " of them recorded in private pools)", pl->pooled);
+    sim_buf_puts(b, "\n");
     if (!pl->has_mismatch)
         return;
     const against_event *f = &pl->first;
@@ -165,6 +168,8 @@ static void placement_json(jsonw *w, const against_placement *pl)
     jsonw_object_inline(w);
     jsonw_key_u64(w, "compared", pl->compared);
     jsonw_key_u64(w, "matched", pl->matched);
+    if (pl->has_pools) /* a recording with private pools: how many compared allocations were in one */
+        jsonw_key_u64(w, "in_private_pools", pl->pooled);
     jsonw_key(w, "first_mismatch");
     if (!pl->has_mismatch) {
         jsonw_null(w);

@@ -279,6 +279,8 @@ START_TEST(a_snapshot_with_pools_should_replay_with_zero_difference_under_torch)
         compare(FILES[f], &r);
         ck_assert(r.placement.on);
         ck_assert_uint_eq(r.placement.compared, 5);
+        ck_assert(r.placement.has_pools);
+        ck_assert_uint_eq(r.placement.pooled, 4); /* a, b, e, d */
         ck_assert_msg(r.placement.matched == 5, "%s: first mismatch at event %llu (pool %llu, predicted %llu)",
                       FILES[f], (unsigned long long)r.placement.first.event,
                       (unsigned long long)r.placement.first.rec_pool, (unsigned long long)r.placement.first.pred_pool);
