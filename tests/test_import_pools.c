@@ -327,3 +327,41 @@ START_TEST(an_allocation_in_another_pool_than_recorded_should_be_a_placement_mis
     remove(path);
 }
 END_TEST
+
+/* Snapshots PyTorch 2.6's own allocator wrote (validate/upstream/torch/snapshot_tool.cpp,
+ * tests/data/import/make_pools_upstream.py): three decode graphs captured into one
+ * shared pool (0, 1), a graph in its own pool (1, 0), a fourth capture after serving
+ * steps. The full recording starts from an empty allocator; the other keeps the last
+ * 60 entries, so two pool segments (22 MiB) exist at its first entry. Both replay
+ * under torch with 0 B difference in reserved bytes at every event, every allocation
+ * where and in the pool PyTorch put it, and the end state block by block. */
+START_TEST(snapshots_pytorch_wrote_with_pools_should_replay_with_zero_difference)
+{
+    static const struct {
+        const char *file;
+        uint64_t compared, pooled, start_segments;
+    } T[] = {
+        {"snapshot_pools_upstream_full.json", 37, 16, 0},
+        {"snapshot_pools_upstream.json", 21, 9, 5},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        trace_input *in = open_ok(data(T[i].file));
+        const sim_seed *sd = input_seed(in);
+        uint32_t pool_segs = 0;
+        for (uint32_t k = 0; sd != NULL && k < sd->n_segs; k++)
+            pool_segs += sd->segs[k].pool_id != 0;
+        ck_assert_uint_eq(sd ? sd->n_segs : 0, T[i].start_segments);
+        ck_assert_uint_eq(pool_segs, T[i].start_segments ? 2 : 0);
+        input_close(in);
+        against_result r;
+        compare(T[i].file, &r);
+        ck_assert_msg(r.placement.on && r.placement.compared == T[i].compared &&
+                          r.placement.matched == T[i].compared && r.placement.pooled == T[i].pooled,
+                      "%s: %llu/%llu placed, %llu in pools", T[i].file, (unsigned long long)r.placement.matched,
+                      (unsigned long long)r.placement.compared, (unsigned long long)r.placement.pooled);
+        ck_assert_uint_eq(r.reserved.max_abs, 0);
+        ck_assert_uint_eq(r.reserved.final_pred, 106 * MIB);
+        ck_assert(r.end_state.on && !r.end_state.has_difference && r.end_state.matched == 17);
+    }
+}
+END_TEST

@@ -7,16 +7,19 @@ torch.cuda.memory._snapshot() returns. Run from this directory:
     python3 make_pools_upstream.py
     BUILD/validate/upstream/torch/torch_snapshot pools_upstream.jsonl \\
         snapshot_pools_upstream.json --max-entries=60
+    BUILD/validate/upstream/torch/torch_snapshot pools_upstream.jsonl \\
+        snapshot_pools_upstream_full.json
 (BUILD configured with -DGPUSIM_TORCH_SRC=<PyTorch 2.6 source>, as
 validate/upstream/torch/check.sh does.) With at most 60 trace entries the ring buffer
 loses the warm-up and the first capture: the snapshot is recorded mid-run, and the
-shared pool's segments exist at its first entry.
+shared pool's segments exist at its first entry; the _full one holds every entry.
 The trace: weights and a profiling pass in the default pool; three decode graphs
 captured largest first (batch 4, 2, 1) on stream 1 into one shared pool, (0, 1) =
 pool 1 (graph_pool_handle), each freeing its temporaries inside the capture and
 keeping its output; a graph captured into its own pool, (1, 0) = pool 2^52 + 1; the
-KV cache and serving steps in the default pool; empty_cache; a fourth capture into
-the shared pool; more steps."""
+KV cache and serving steps in the default pool; a fourth capture into the shared
+pool; more steps. (No empty_cache: a snapshot does not record one, only the
+segment_free entries it made, so its import could not replay it.)"""
 import json
 
 MiB = 1 << 20
@@ -80,7 +83,6 @@ for k in range(4):
     b = alloc(100 * 1024)
     free(b)
     free(a)
-ev.append({"op": "empty_cache", "t": tick()})
 begin(1, 1)
 x = alloc(3 * MiB, 1)
 o = alloc(MiB // 2, 1)

@@ -112,7 +112,7 @@ c10::cuda::CUDAStream stream_of(uint32_t stream)
     return c10::cuda::getStreamFromExternal(reinterpret_cast<cudaStream_t>(handle_of(stream)), 0);
 }
 
-CCA::MempoolId_t mempool_of(uint64_t pool)
+c10::cuda::MempoolId_t mempool_of(uint64_t pool)
 {
     uint64_t a = 0, b = 0;
     pool_id_to_tuple(pool, &a, &b);
