@@ -27,6 +27,20 @@ if grep -qF "of the state's segments, 1 (2.00 MiB) belong to private memory pool
   bad "no warning about the start state's pool segment: $(cat "$tmp/err")"
 fi
 
+# a snapshot PyTorch 2.6's own allocator wrote (validate/upstream/torch/snapshot_tool.cpp),
+# its last 60 entries: the shared pool's two segments are in the start state
+expect 0 "of the state's segments, 2 (22.00 MiB) belong to private memory pools" \
+  replay "$src/tests/data/import/snapshot_pools_upstream.json" --against-recorded --format=json
+if python3 - "$tmp/out" >"$tmp/py.out" 2>&1 <<'PY'; then ok; else bad "upstream snapshot: $(cat "$tmp/py.out")"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+r = r.get("against_recorded", r)
+p = r["placement"]
+assert (p["compared"], p["matched"], p["in_private_pools"], p["first_mismatch"]) == (21, 21, 9, None), p
+assert r["reserved"]["max_abs_difference_bytes"] == 0, r["reserved"]
+assert r["end_state"]["first_difference"] is None, r["end_state"]
+PY
+
 # convert: a pool_begin / pool_end around each run; (1, 0) is pool 2^52 + 1
 expect 0 "" convert "$snap" -o "$tmp/pools.jsonl"
 got=$(grep -o '"op":"pool_begin","pool":[0-9]*,"t":[0-9]*,"stream":[0-9]*' "$tmp/pools.jsonl" | sed 's/,"t":[0-9]*//' | tr '\n' ' ')
