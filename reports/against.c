@@ -127,8 +127,7 @@ static void placement_text(sim_buf *b, const against_placement *pl)
         return;
     sim_buf_puts(b, "\nplacement (recorded: each alloc's addr, as segment and offset; segments numbered in address "
                     "order at the start, then in order of creation)\n");
-    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset", pl->matched,
-                   pl->compared);
+    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset", pl->matched, pl->compared);
     if (pl->has_pools)
         sim_buf_printf(b, " and in the recorded pool (%" PRIu64 " of them recorded in private pools)", pl->pooled);
     sim_buf_puts(b, "\n");

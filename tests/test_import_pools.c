@@ -66,7 +66,11 @@ START_TEST(a_pool_tuple_should_map_to_one_id_and_back)
     static const struct {
         uint64_t a, b, id;
     } T[] = {
-        {0, 0, 0}, {0, 1, 1}, {0, 7, 7}, {1, 0, GRAPH_POOL}, {5, 0, ((uint64_t)1 << 52) + 5},
+        {0, 0, 0},
+        {0, 1, 1},
+        {0, 7, 7},
+        {1, 0, GRAPH_POOL},
+        {5, 0, ((uint64_t)1 << 52) + 5},
         {0, ((uint64_t)1 << 52) - 1, ((uint64_t)1 << 52) - 1},
     };
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
@@ -355,8 +359,8 @@ START_TEST(snapshots_pytorch_wrote_with_pools_should_replay_with_zero_difference
         input_close(in);
         against_result r;
         compare(T[i].file, &r);
-        ck_assert_msg(r.placement.on && r.placement.compared == T[i].compared &&
-                          r.placement.matched == T[i].compared && r.placement.pooled == T[i].pooled,
+        ck_assert_msg(r.placement.on && r.placement.compared == T[i].compared && r.placement.matched == T[i].compared &&
+                          r.placement.pooled == T[i].pooled,
                       "%s: %llu/%llu placed, %llu in pools", T[i].file, (unsigned long long)r.placement.matched,
                       (unsigned long long)r.placement.compared, (unsigned long long)r.placement.pooled);
         ck_assert_uint_eq(r.reserved.max_abs, 0);

@@ -37,13 +37,15 @@ extern "C" {
 }
 #include "mock/mock_cuda_host.h"
 
-namespace c10::cuda::_internal {
+namespace c10::cuda::_internal
+{
 C10_CUDA_API void setHasPrimaryContext(bool (*func)(DeviceIndex));
 } // namespace c10::cuda::_internal
 
 namespace CCA = c10::cuda::CUDACachingAllocator;
 
-namespace {
+namespace
+{
 
 struct host {
     device *dev;
@@ -89,8 +91,7 @@ bool has_primary_context(c10::DeviceIndex)
     return true;
 }
 
-template <typename F>
-void record_history(F f, size_t max_entries)
+template <typename F> void record_history(F f, size_t max_entries)
 {
     if constexpr (std::is_invocable_v<F, bool, CCA::CreateContextFn, size_t, CCA::RecordContext>)
         f(true, nullptr, max_entries, CCA::RecordContext::NEVER);
@@ -204,16 +205,16 @@ int main(int argc, char **argv)
             }
             case SIM_OP_FREE:
                 if (ev.ready_t > ev.t) {
-                    std::fprintf(stderr, "torch_snapshot: %s: event %" PRIu64 ": a deferred free (ready_t): only plain "
-                                         "frees are replayed\n", in_path, ev.index);
+                    std::fprintf(stderr,
+                                 "torch_snapshot: %s: event %" PRIu64 ": a deferred free (ready_t): only plain "
+                                 "frees are replayed\n",
+                                 in_path, ev.index);
                     rc = 3;
                     goto done;
                 }
                 live.erase(ev.id);
                 break;
-            case SIM_OP_EMPTY_CACHE:
-                CCA::emptyCache();
-                break;
+            case SIM_OP_EMPTY_CACHE: CCA::emptyCache(); break;
             case SIM_OP_POOL_BEGIN: {
                 uintptr_t want = handle_of(ev.stream);
                 bool all = (ev.pool_flags & SIM_POOL_ALL_STREAMS) != 0;
@@ -222,15 +223,10 @@ int main(int argc, char **argv)
                 });
                 break;
             }
-            case SIM_OP_POOL_END:
-                CCA::endAllocateToPool(0, mempool_of(ev.pool));
-                break;
-            case SIM_OP_POOL_RELEASE:
-                CCA::releasePool(0, mempool_of(ev.pool));
-                break;
+            case SIM_OP_POOL_END: CCA::endAllocateToPool(0, mempool_of(ev.pool)); break;
+            case SIM_OP_POOL_RELEASE: CCA::releasePool(0, mempool_of(ev.pool)); break;
             case SIM_OP_MARK:
-            case SIM_OP_GRAPH_REPLAY:
-                break;
+            case SIM_OP_GRAPH_REPLAY: break;
             }
         } catch (const c10::Error &e) {
             std::fprintf(stderr, "torch_snapshot: %s: event %" PRIu64 ": %s\n", in_path, ev.index,
@@ -256,10 +252,11 @@ done:
         std::fprintf(f, "{\"segments\": [");
         bool first = true;
         for (const CCA::SegmentInfo &g : snap.segments) {
-            std::fprintf(f, "%s\n {\"device\": %d, \"address\": %zu, \"total_size\": %zu, \"allocated_size\": %zu, "
-                            "\"active_size\": %zu, \"requested_size\": %zu, \"stream\": %" PRIuPTR ", "
-                            "\"segment_type\": \"%s\", \"segment_pool_id\": [%llu, %llu], \"is_expandable\": %s, "
-                            "\"frames\": [], \"blocks\": [",
+            std::fprintf(f,
+                         "%s\n {\"device\": %d, \"address\": %zu, \"total_size\": %zu, \"allocated_size\": %zu, "
+                         "\"active_size\": %zu, \"requested_size\": %zu, \"stream\": %" PRIuPTR ", "
+                         "\"segment_type\": \"%s\", \"segment_pool_id\": [%llu, %llu], \"is_expandable\": %s, "
+                         "\"frames\": [], \"blocks\": [",
                          first ? "" : ",", static_cast<int>(g.device), static_cast<size_t>(g.address),
                          static_cast<size_t>(g.total_size), static_cast<size_t>(g.allocated_size),
                          static_cast<size_t>(g.active_size), static_cast<size_t>(g.requested_size),
@@ -272,8 +269,9 @@ done:
             bool bfirst = true;
             for (const CCA::BlockInfo &b : g.blocks) {
                 const char *state = b.allocated ? "active_allocated" : b.active ? "active_pending_free" : "inactive";
-                std::fprintf(f, "%s\n  {\"address\": %zu, \"size\": %zu, \"requested_size\": %zu, \"state\": \"%s\", "
-                                "\"frames\": []}",
+                std::fprintf(f,
+                             "%s\n  {\"address\": %zu, \"size\": %zu, \"requested_size\": %zu, \"state\": \"%s\", "
+                             "\"frames\": []}",
                              bfirst ? "" : ",", addr, static_cast<size_t>(b.size),
                              static_cast<size_t>(b.requested_size), state);
                 bfirst = false;
@@ -288,13 +286,15 @@ done:
             const CCA::TraceEntry &e = tr[k];
             uint64_t us = static_cast<uint64_t>(e.time_.t_); // trace() made it µs since the epoch
             if (e.action_ == CCA::TraceEntry::OOM)
-                std::fprintf(f, "%s\n {\"action\": \"oom\", \"device_free\": %zu, \"size\": %zu, \"stream\": %" PRIuPTR
-                                ", \"time_us\": %" PRIu64 ", \"frames\": []}",
+                std::fprintf(f,
+                             "%s\n {\"action\": \"oom\", \"device_free\": %zu, \"size\": %zu, \"stream\": %" PRIuPTR
+                             ", \"time_us\": %" PRIu64 ", \"frames\": []}",
                              k ? "," : "", static_cast<size_t>(e.addr_), static_cast<size_t>(e.size_),
                              reinterpret_cast<uintptr_t>(e.stream_), us);
             else
-                std::fprintf(f, "%s\n {\"action\": \"%s\", \"addr\": %zu, \"size\": %zu, \"stream\": %" PRIuPTR
-                                ", \"time_us\": %" PRIu64 ", \"frames\": []}",
+                std::fprintf(f,
+                             "%s\n {\"action\": \"%s\", \"addr\": %zu, \"size\": %zu, \"stream\": %" PRIuPTR
+                             ", \"time_us\": %" PRIu64 ", \"frames\": []}",
                              k ? "," : "", action_name(e.action_), static_cast<size_t>(e.addr_),
                              static_cast<size_t>(e.size_), reinterpret_cast<uintptr_t>(e.stream_), us);
         }
