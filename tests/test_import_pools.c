@@ -226,6 +226,57 @@ START_TEST(a_pool_segment_given_back_in_the_trace_should_come_back_in_its_pool)
 }
 END_TEST
 
+/* Entries naming their pools (2.8): a run into pool 1 over streams 0 and 5 is one
+ * scope of every stream (use_mem_pool's); pool 2 between two allocations of pool 1
+ * splits them into two runs; a default-pool allocation ends a run. */
+static const char INTERLEAVED[] =
+    "{\"segments\": [], \"device_traces\": [["
+    "{\"action\": \"alloc\", \"addr\": 4096, \"size\": 512, \"stream\": 0, \"pool_id\": [0, 1]},"
+    "{\"action\": \"alloc\", \"addr\": 8192, \"size\": 512, \"stream\": 5, \"pool_id\": [0, 1]},"
+    "{\"action\": \"alloc\", \"addr\": 12288, \"size\": 512, \"stream\": 5, \"pool_id\": [0, 2]},"
+    "{\"action\": \"alloc\", \"addr\": 16384, \"size\": 512, \"stream\": 5, \"pool_id\": [0, 1]},"
+    "{\"action\": \"alloc\", \"addr\": 20480, \"size\": 512, \"stream\": 5, \"pool_id\": [0, 0]},"
+    "{\"action\": \"alloc\", \"addr\": 24576, \"size\": 512, \"stream\": 5, \"pool_id\": [0, 1]}]]}";
+
+START_TEST(runs_should_split_at_another_pool_and_span_streams_as_one_scope_of_every_stream)
+{
+    trace_input *in = NULL;
+    sim_error err;
+    ck_assert_int_eq(import_open_mem("runs.json", INTERLEAVED, strlen(INTERLEAVED), NULL, -1, &in, &err), SIM_OK);
+    /* begin(1, every stream) a a end, begin(2, stream 1) a end, begin(1, 1) a end, a, begin(1, 1) a end */
+    static const struct {
+        sim_op op;
+        uint64_t pool;
+        uint32_t flags, stream;
+    } W[] = {
+        {SIM_OP_POOL_BEGIN, 1, SIM_POOL_ALL_STREAMS, 0},
+        {SIM_OP_ALLOC, 0, 0, 0},
+        {SIM_OP_ALLOC, 0, 0, 1},
+        {SIM_OP_POOL_END, 1, 0, 0},
+        {SIM_OP_POOL_BEGIN, 2, SIM_POOL_CAPTURE, 1},
+        {SIM_OP_ALLOC, 0, 0, 1},
+        {SIM_OP_POOL_END, 2, 0, 0},
+        {SIM_OP_POOL_BEGIN, 1, SIM_POOL_CAPTURE, 1},
+        {SIM_OP_ALLOC, 0, 0, 1},
+        {SIM_OP_POOL_END, 1, 0, 0},
+        {SIM_OP_ALLOC, 0, 0, 1},
+        {SIM_OP_POOL_BEGIN, 1, SIM_POOL_CAPTURE, 1},
+        {SIM_OP_ALLOC, 0, 0, 1},
+        {SIM_OP_POOL_END, 1, 0, 0},
+    };
+    ck_assert_uint_eq(input_event_count(in), sizeof W / sizeof W[0]);
+    for (size_t i = 0; i < sizeof W / sizeof W[0]; i++) {
+        const sim_event *e = input_event_at(in, i);
+        ck_assert_msg(e->op == W[i].op && e->stream == W[i].stream, "event %zu: %s on stream %u", i, sim_op_name(e->op),
+                      e->stream);
+        if (e->op == SIM_OP_POOL_BEGIN || e->op == SIM_OP_POOL_END)
+            ck_assert_msg(e->pool == W[i].pool && e->pool_flags == W[i].flags, "event %zu: pool %llu flags %u", i,
+                          (unsigned long long)e->pool, e->pool_flags);
+    }
+    input_close(in);
+}
+END_TEST
+
 START_TEST(a_pool_tuple_pytorch_never_makes_should_fail_naming_the_record)
 {
     static const struct {
