@@ -31,10 +31,10 @@ typedef struct imp_event {
     uint8_t is_oom;          /* a mark for a recorded out-of-memory */
     uint8_t pool_flags;      /* pool_begin: SIM_POOL_*; alloc: IMP_POOL_RECORDED or 0 */
     uint32_t place_seg;      /* alloc: recorded segment number (input_recorded), UINT32_MAX unknown */
+    bool has_share;          /* (here, in place_seg's padding: 104 bytes an event) */
     uint64_t place_off;      /* alloc: offset in it */
     uint64_t addr;           /* alloc: the recorded address (snapshots), else 0 */
     uint64_t share;          /* alloc: the id whose memory it shares (has_share) */
-    bool has_share;
     uint64_t pool;           /* pool events: the pool; alloc: the private pool it went to (0: default) */
 } imp_event;
 
