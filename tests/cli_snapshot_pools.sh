@@ -41,6 +41,13 @@ assert r["reserved"]["max_abs_difference_bytes"] == 0, r["reserved"]
 assert r["end_state"]["first_difference"] is None, r["end_state"]
 PY
 
+# compare holds the trace in memory (sim/evbuf.h) with its pool events: torch's
+# peak there is the replay's and the recording's, 106 MiB
+expect 0 "" compare "$src/tests/data/import/snapshot_pools_upstream.json" --format=json
+got=$(python3 -c 'import json, sys
+print([r["result"]["peak_reserved_bytes"] for r in json.load(open(sys.argv[1]))["rows"] if r["strategy"] == "torch"])' "$tmp/out")
+if [ "$got" = "[111149056]" ]; then ok; else bad "compare: torch's peak $got, want [111149056]"; fi
+
 # convert: a pool_begin / pool_end around each run; (1, 0) is pool 2^52 + 1
 expect 0 "" convert "$snap" -o "$tmp/pools.jsonl"
 got=$(grep -o '"op":"pool_begin","pool":[0-9]*,"t":[0-9]*,"stream":[0-9]*' "$tmp/pools.jsonl" | sed 's/,"t":[0-9]*//' | tr '\n' ' ')
