@@ -409,6 +409,11 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
         out->start_reserved = sim_seed_reserved(seed);
         out->start_allocated = sim_seed_allocated(seed);
         out->start_events = first;
+        for (uint32_t k = 0; k < seed->n_segs; k++)
+            if (seed->segs[k].pool_id != 0) {
+                out->start_pool_segments++;
+                out->start_pool_reserved += seed->segs[k].size_bytes;
+            }
     }
     out->settings_recorded = input_records_settings(in);
     out->has_allocated_end = rec->has_allocated_end;

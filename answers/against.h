@@ -107,6 +107,8 @@ typedef struct against_result {
     bool seeded;
     uint32_t start_segments, start_live_blocks, planned_segments;
     uint64_t start_reserved, start_allocated, start_events;
+    uint32_t start_pool_segments;  /* of start_segments, those of private pools */
+    uint64_t start_pool_reserved;
     bool settings_recorded;    /* the recording states its allocator settings (input_records_settings) */
     /* where the settings came from: "option", "recording", "recording (PyTorch
      * defaults)" or "defaults" */

@@ -299,6 +299,10 @@ void report_against_json(const against_result *r, const char *trace, sim_buf *ou
         jsonw_key_u64(&w, "allocated_bytes", r->start_allocated);
         jsonw_key_u64(&w, "events", r->start_events);
         jsonw_key_u64(&w, "planned_segments", r->planned_segments);
+        if (r->start_pool_segments) { /* a recording with private pools */
+            jsonw_key_u64(&w, "pool_segments", r->start_pool_segments);
+            jsonw_key_u64(&w, "pool_reserved_bytes", r->start_pool_reserved);
+        }
         jsonw_end(&w);
     } else {
         jsonw_null(&w);
@@ -350,10 +354,15 @@ void report_against_text(const against_result *r, const char *trace, const char 
     sim_buf_puts(out, "\n");
     if (r->seeded && r->start_segments > 0) {
         char h1[32], h2[32];
-        sim_buf_printf(out, "  start     the recorded state at the first entry: %u segments (%s reserved), %u blocks "
-                            "live (%s)\n",
+        sim_buf_printf(out,
+                       "  start     the recorded state at the first entry: %u segments (%s reserved), %u blocks "
+                       "live (%s)",
                        r->start_segments, units_format_size(r->start_reserved, h1, sizeof h1), r->start_live_blocks,
                        units_format_size(r->start_allocated, h2, sizeof h2));
+        if (r->start_pool_segments)
+            sim_buf_printf(out, "; %u of the segments (%s) in private pools", r->start_pool_segments,
+                           units_format_size(r->start_pool_reserved, h1, sizeof h1));
+        sim_buf_puts(out, "\n");
     }
     sim_buf_printf(out, "  strategy  %s", r->strategy);
     if (r->alloc_conf)

@@ -420,6 +420,8 @@ START_TEST(snapshots_pytorch_wrote_with_pools_should_replay_with_zero_difference
         ck_assert_uint_eq(r.reserved.max_abs, 0);
         ck_assert_uint_eq(r.reserved.final_pred, 106 * MIB);
         ck_assert(r.end_state.on && !r.end_state.has_difference && r.end_state.matched == 17);
+        ck_assert_uint_eq(r.start_pool_segments, T[i].start_segments ? 2 : 0);
+        ck_assert_uint_eq(r.start_pool_reserved, T[i].start_segments ? 22 * MIB : 0);
     }
 }
 END_TEST
