@@ -1,6 +1,6 @@
 /* evbuf.h — a trace held in memory: the events of a source read once, strings
  * interned, so that the same trace can be replayed many times (bench, compare,
- * plan) without parsing it again. 40 bytes per event (8 more per event once an
+ * plan) without parsing it again, pool events included. 40 bytes per event (8 more per event once an
  * alloc shares another's memory).
  * Thread safety: built on one thread; once built it is read-only, and several threads
  * may replay it at once, each with its own cursor. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's and docs/ pages' pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
+# snapshot, one with private pools), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
 # example and the lessons' OOM sentences are rerun and compared; each command must
 # succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
@@ -39,6 +39,7 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "snapshot with private pools" replay tests/data/import/snapshot_pools.json --against-recorded
 check_in_readme "tune" tune traces/examples/pinning-l4.jsonl
 check_in_readme "tune for tf" tune traces/examples/pinning-l4.jsonl --framework=tf
 check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy

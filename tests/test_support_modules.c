@@ -162,6 +162,45 @@ START_TEST(an_in_memory_trace_should_give_back_every_event_and_string)
 }
 END_TEST
 
+/* Pool events keep their pool, scope flags and stream (and a graph_replay its name)
+ * in memory, as compare, plan and tune replay them. */
+START_TEST(an_in_memory_trace_should_give_back_pool_events)
+{
+    evbuf *b = evbuf_new("p", "n");
+    const uint64_t big = ((uint64_t)1 << 52) + 1;
+    sim_event in[] = {
+        {.op = SIM_OP_POOL_BEGIN, .pool = big, .stream = 3, .pool_flags = SIM_POOL_CAPTURE | SIM_POOL_NO_SPLIT, .t = 1},
+        {.op = SIM_OP_ALLOC, .id = 7, .size = 512, .stream = 3, .t = 2},
+        {.op = SIM_OP_POOL_END, .pool = big, .t = 3},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = big, .name = "bs=8", .t = 4},
+        {.op = SIM_OP_POOL_RELEASE, .pool = big, .t = 5},
+    };
+    for (size_t i = 0; i < 5; i++) {
+        in[i].ready_t = in[i].t;
+        ck_assert_int_eq(evbuf_push(b, &in[i]), SIM_OK);
+    }
+    evbuf_cursor c;
+    sim_event_source s = evbuf_source(b, &c);
+    sim_event ev;
+    sim_error err;
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_int_eq(s.next(s.ctx, &ev, &err), SIM_OK);
+        ck_assert_int_eq(ev.op, in[i].op);
+        ck_assert_uint_eq(ev.pool, in[i].pool);
+        ck_assert_uint_eq(ev.pool_flags, in[i].pool_flags);
+        ck_assert_uint_eq(ev.stream, in[i].stream);
+        ck_assert_uint_eq(ev.id, in[i].id);
+        ck_assert_uint_eq(ev.size, in[i].size);
+    }
+    evbuf_cursor c2;
+    s = evbuf_source(b, &c2);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(s.next(s.ctx, &ev, &err), SIM_OK);
+    ck_assert_str_eq(ev.name, "bs=8");
+    evbuf_free(b);
+}
+END_TEST
+
 START_TEST(reports_should_count_every_violation_and_keep_the_first_lines)
 {
     sim_report r;
