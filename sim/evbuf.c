@@ -12,11 +12,11 @@
  * invalidating events). Lines and indices are usually "first + position": they
  * take no room until a source breaks that rule, then a column is allocated. */
 typedef struct packed_event {
-    uint64_t id;
-    uint64_t size;      /* alloc: size; free: ready_t − t */
+    uint64_t id;        /* pool events: the pool's id */
+    uint64_t size;      /* alloc: size; free: ready_t − t; pool_begin: its pool_flags */
     uint64_t t;
     uint32_t stream;
-    uint32_t str;       /* alloc: tag, mark: name */
+    uint32_t str;       /* alloc: tag, mark and graph_replay: name */
     uint32_t proc;
     uint32_t op;        /* sim_op, | EV_READY_STREAM: a free's stream field is its ready_stream */
 } packed_event;
@@ -167,13 +167,15 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     }
     const packed_event *prev = b->n ? &b->ev[b->n - 1] : NULL;
     packed_event *s = &b->ev[b->n];
-    const char *str = ev->op == SIM_OP_MARK ? ev->name : ev->op == SIM_OP_ALLOC ? ev->tag : NULL;
-    uint64_t so = ev->op == SIM_OP_MARK ? intern(b, str) : intern_repeat(b, str, prev ? prev->str : 0);
+    const bool named = ev->op == SIM_OP_MARK || ev->op == SIM_OP_GRAPH_REPLAY;
+    const bool pool = ev->op >= SIM_OP_POOL_BEGIN;
+    const char *str = named ? ev->name : ev->op == SIM_OP_ALLOC ? ev->tag : NULL;
+    uint64_t so = named ? intern(b, str) : intern_repeat(b, str, prev ? prev->str : 0);
     uint64_t po = intern_repeat(b, ev->proc, prev ? prev->proc : 0);
     if (so >= UINT32_MAX || po >= UINT32_MAX)
         return SIM_ENOMEM;
-    s->id = ev->id;
-    s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : ev->size;
+    s->id = pool ? ev->pool : ev->id;
+    s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : pool ? ev->pool_flags : ev->size;
     s->t = ev->t;
     bool rs = ev->op == SIM_OP_FREE && ev->has_ready_stream;
     s->stream = rs ? ev->ready_stream : ev->stream;
@@ -219,16 +221,19 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
     const packed_event *s = &b->ev[i];
     sim_op op = (sim_op)(s->op & ~EV_READY_STREAM);
     ev->op = op;
-    ev->id = s->id;
+    const bool pool = op >= SIM_OP_POOL_BEGIN;
+    ev->id = pool ? 0 : s->id;
+    ev->pool = pool ? s->id : 0;
+    ev->pool_flags = op == SIM_OP_POOL_BEGIN ? (uint32_t)s->size : 0u;
     ev->t = s->t;
     ev->has_ready_stream = (s->op & EV_READY_STREAM) != 0;
     ev->ready_stream = ev->has_ready_stream ? s->stream : 0;
     ev->stream = ev->has_ready_stream ? 0 : s->stream;
-    ev->size = op == SIM_OP_FREE ? 0 : s->size;
+    ev->size = op == SIM_OP_ALLOC ? s->size : 0;
     ev->ready_t = op == SIM_OP_FREE ? s->t + s->size : s->t;
     const char *str = s->str ? b->pool + s->str : NULL;
     ev->tag = op == SIM_OP_ALLOC ? str : NULL;
-    ev->name = op == SIM_OP_MARK ? str : NULL;
+    ev->name = op == SIM_OP_MARK || op == SIM_OP_GRAPH_REPLAY ? str : NULL;
     ev->proc = s->proc ? b->pool + s->proc : NULL;
     ev->line = lazy_get(&b->line, i);
     ev->index = lazy_get(&b->index, i);
