@@ -220,6 +220,35 @@ void synth_empty_cache(synth_out *o)
     out_write(o, &ev);
 }
 
+static void pool_event(synth_out *o, sim_op op, uint64_t pool, uint32_t stream, uint32_t flags, const char *name)
+{
+    if (o->st != SIM_OK)
+        return;
+    o->stats.pool_events++;
+    sim_event ev = {.op = op, .pool = pool, .stream = stream, .pool_flags = flags, .name = name};
+    out_write(o, &ev);
+}
+
+void synth_capture_begin(synth_out *o, uint64_t pool, uint32_t stream)
+{
+    pool_event(o, SIM_OP_POOL_BEGIN, pool, stream, SIM_POOL_CAPTURE, NULL);
+}
+
+void synth_capture_end(synth_out *o, uint64_t pool)
+{
+    pool_event(o, SIM_OP_POOL_END, pool, 0, 0, NULL);
+}
+
+void synth_pool_release(synth_out *o, uint64_t pool)
+{
+    pool_event(o, SIM_OP_POOL_RELEASE, pool, 0, 0, NULL);
+}
+
+void synth_graph_replay(synth_out *o, uint64_t pool, const char *name)
+{
+    pool_event(o, SIM_OP_GRAPH_REPLAY, pool, 0, 0, name);
+}
+
 void synth_advance(synth_out *o, uint64_t dt_ns)
 {
     o->t = o->t > UINT64_MAX - dt_ns ? UINT64_MAX : o->t + dt_ns;

@@ -37,6 +37,7 @@ synth_cat synth_cat_of(const char *tag);
 /* What a generator wrote, for tests, the CLI's summary and the README figures. */
 typedef struct synth_stats {
     uint64_t events, allocs, frees, marks;
+    uint64_t pool_events;       /* pool_begin, pool_end, pool_release, graph_replay */
     uint64_t peak_live_bytes;   /* max over time of the live requested bytes (= ideal peak) */
     uint64_t final_live_bytes;  /* bytes still allocated when the trace ends */
     uint64_t final_live_count;
@@ -68,6 +69,14 @@ void synth_free(synth_out *o, uint64_t id);
 void synth_mark(synth_out *o, const char *name);
 void synth_markf(synth_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void synth_empty_cache(synth_out *o);
+/* Private pools (trace v1's pool events, design.md §2): a CUDA graph capture on
+ * `stream` into pool (> 0) begins (torch.cuda.graph: allocations on that stream go to
+ * the pool) and ends; one use of the pool is released (the graph destroyed); a replay
+ * of a graph captured into pool (a mark; name may be NULL). */
+void synth_capture_begin(synth_out *o, uint64_t pool, uint32_t stream);
+void synth_capture_end(synth_out *o, uint64_t pool);
+void synth_pool_release(synth_out *o, uint64_t pool);
+void synth_graph_replay(synth_out *o, uint64_t pool, const char *name);
 void synth_advance(synth_out *o, uint64_t dt_ns);
 uint64_t synth_now(const synth_out *o);
 uint64_t synth_live_bytes(const synth_out *o);
