@@ -501,7 +501,10 @@ static bool better(const graphs_variant *a, const graphs_variant *b)
         return a->completed;
     if (a->peak_reserved_bytes != b->peak_reserved_bytes)
         return a->peak_reserved_bytes < b->peak_reserved_bytes;
-    return a->end_of_capture_reserved_bytes < b->end_of_capture_reserved_bytes;
+    if (a->end_of_capture_reserved_bytes != b->end_of_capture_reserved_bytes)
+        return a->end_of_capture_reserved_bytes < b->end_of_capture_reserved_bytes;
+    /* a tie: the setting to write down names an order (the recorded one may be it) */
+    return a->order != GRAPHS_ORDER_RECORDED && b->order == GRAPHS_ORDER_RECORDED;
 }
 
 sim_status graphs_answer_compute(const engine_config *cfg, const evbuf *in, graphs_answer *out, sim_error *err)

@@ -90,7 +90,9 @@ typedef struct graphs_answer {
     bool pools_truncated;            /* more pools than GRAPHS_MAX_POOLS */
     const char *recorded_sharing;    /* "shared", "separate" or "mixed" */
     graphs_variant variants[GRAPHS_VARIANTS];
-    int best;                        /* index into variants: completes, then least peak reserved; -1: none ran */
+    int best;                        /* index into variants: completes, then least peak reserved, then least at
+                                      * the end of capture, then an explicit order before the recorded one;
+                                      * -1: none ran */
 } graphs_answer;
 
 /* Whether the question applies: cfg's strategy has private pools (ops->pools) and in

@@ -28,12 +28,13 @@ void report_graphs_settings(const graphs_answer *g, sim_buf *b)
         sim_buf_puts(b, "; the capture loop in the recorded order");
 }
 
-void report_text_graphs(const graphs_answer *g, sim_buf *b)
+void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *b)
 {
     if (g == NULL || !g->present)
         return;
     char s1[32], s2[32], s3[32], s4[32];
-    sim_buf_printf(b, "\n  CUDA graphs: %u captures (%s pools); ", g->captures, g->recorded_sharing);
+    sim_buf_printf(b, "\n  CUDA graphs%s%s: %u captures (%s pools); ", who ? " under " : "", who ? who : "",
+                   g->captures, g->recorded_sharing);
     if (g->end_of_capture_event)
         sim_buf_printf(b, "at the end of capture (event %llu) %s reserved in all\n",
                        (unsigned long long)g->end_of_capture_event,

@@ -9,8 +9,9 @@
 #include "sim/buf.h"
 #include "sim/jsonw.h"
 
-/* The text section (nothing when g is NULL or not present), each line indented by two spaces. */
-void report_text_graphs(const graphs_answer *g, sim_buf *out);
+/* The text section (nothing when g is NULL or not present), each line indented by two
+ * spaces; who, when not NULL, names the strategy in its first line (compare). */
+void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *out);
 /* The "cuda_graphs" object's value into w (null when g is NULL or not present). */
 void report_jsonw_graphs(const graphs_answer *g, jsonw *w);
 /* The best variant as PyTorch settings, one sentence without a newline: "pass one

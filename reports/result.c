@@ -281,7 +281,7 @@ void report_json_answers(const sim_run *run, const whatif *wi, const graphs_answ
 void report_text_answers(const sim_run *run, const whatif *wi, const graphs_answer *g, sim_buf *b)
 {
     report_text_whatif(run, wi, b);
-    report_text_graphs(g, b);
+    report_text_graphs(g, NULL, b);
 }
 
 void report_json_line(const sim_run *run, sim_buf *b)
