@@ -411,6 +411,7 @@ typedef struct watch {
     uint64_t routed_capture[GRAPHS_MAX_POOLS]; /* pools whose open scope is a capture */
     uint32_t n_routed;
     bool seen;
+    uint32_t captures_done;           /* capture pool_ends seen */
     uint64_t event, total_reserved, pools_reserved;
     strategy_pool_info pools[GRAPHS_MAX_POOLS];
     uint32_t n_pools;
@@ -452,6 +453,7 @@ static void observe(void *ctx, const engine_tick *t)
         return;
     const sim_run *run = t->run;
     w->seen = true;
+    w->captures_done++;
     w->event = t->event;
     w->total_reserved = t->total.reserved_bytes;
     w->n_pools = 0;
@@ -485,8 +487,9 @@ bool graphs_applies(const engine_config *cfg, const evbuf *in)
     return cfg->ops->pools != NULL && graphs_count_captures(in) > 0;
 }
 
-static void variant_fill(graphs_variant *v, const sim_run *run, const watch *w)
+static void variant_fill(graphs_variant *v, const sim_run *run, const watch *w, uint32_t captures)
 {
+    v->reached_end_of_capture = w->seen && w->captures_done == captures;
     v->completed = run->total.completed;
     v->ooms = run->total.ooms;
     v->peak_reserved_bytes = run->total.peak_reserved_bytes;
@@ -572,14 +575,7 @@ sim_status graphs_answer_compute(const engine_config *cfg, const evbuf *in, grap
         v->st = replay(cfg, b, w, &run, &v->err);
         evbuf_free(b);
         if (v->st == SIM_OK) {
-            variant_fill(v, run, w);
-            if (v->sharing == GRAPHS_SEPARATE && v->order == GRAPHS_ORDER_RECORDED)
-                for (uint32_t k = 0; k < w->n_pools; k++)
-                    for (uint32_t m = 0; m < n_map; m++)
-                        if (map[m].pool == w->pools[k].pool)
-                            for (uint32_t p = 0; p < out->n_pools; p++)
-                                if (out->pools[p].pool == map[m].from)
-                                    out->pools[p].one_pool_each_bytes += w->pools[k].peak_reserved_bytes;
+            variant_fill(v, run, w, c.n_sc);
             if (out->best < 0 || better(v, &out->variants[out->best]))
                 out->best = (int)i;
         } else if (v->st == SIM_ENOMEM) {
@@ -588,6 +584,27 @@ sim_status graphs_answer_compute(const engine_config *cfg, const evbuf *in, grap
         }
         sim_run_free(run);
     }
+    /* what the graphs would need with a pool each: the same rewrite on a device that
+     * never runs out, so that every capture happens */
+    evbuf *b = NULL;
+    graphs_pool_map map[GRAPHS_MAX_POOLS];
+    uint32_t n_map = 0;
+    sim_error e2;
+    if (st == SIM_OK &&
+        graphs_rewrite(in, GRAPHS_SEPARATE, GRAPHS_ORDER_RECORDED, &b, map, GRAPHS_MAX_POOLS, &n_map, &e2) == SIM_OK) {
+        engine_config big = *cfg;
+        big.device.capacity_bytes = GRAPHS_UNBOUNDED_BYTES;
+        run = NULL;
+        if (replay(&big, b, w, &run, &e2) == SIM_OK)
+            for (uint32_t k = 0; k < w->n_pools; k++)
+                for (uint32_t m = 0; m < n_map; m++)
+                    if (map[m].pool == w->pools[k].pool)
+                        for (uint32_t p = 0; p < out->n_pools; p++)
+                            if (out->pools[p].pool == map[m].from)
+                                out->pools[p].one_pool_each_bytes += w->pools[k].peak_reserved_bytes;
+        sim_run_free(run);
+    }
+    evbuf_free(b);
     free(w);
     copy_release(&c);
     return st;

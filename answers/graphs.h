@@ -55,6 +55,7 @@ sim_status graphs_rewrite(const evbuf *in, graphs_sharing sharing, graphs_order 
 uint32_t graphs_count_captures(const evbuf *in);
 
 #define GRAPHS_MAX_POOLS 64u
+#define GRAPHS_UNBOUNDED_BYTES ((uint64_t)1 << 50)
 #define GRAPHS_VARIANTS 6u /* shared and separate, each in the three orders */
 
 /* One private pool at the end of capture (the trace's last capture pool_end). */
@@ -63,7 +64,8 @@ typedef struct graphs_pool {
     uint32_t graphs;                 /* captures into it */
     uint64_t peak_reserved_bytes;    /* its high-water mark */
     uint64_t reserved_bytes;         /* what it held at the end of capture */
-    uint64_t one_pool_each_bytes;    /* the same graphs, a pool each: the sum of their pools' high-water marks */
+    uint64_t one_pool_each_bytes;    /* the same graphs, a pool each: the sum of their pools' high-water marks,
+                                      * replayed on a device of GRAPHS_UNBOUNDED_BYTES so that every capture runs */
 } graphs_pool;
 
 typedef struct graphs_variant {
@@ -75,7 +77,9 @@ typedef struct graphs_variant {
     bool completed;
     uint64_t ooms;
     uint64_t peak_reserved_bytes;    /* over the whole replay */
-    uint64_t end_of_capture_reserved_bytes; /* every pool and the default pool, at the end of capture */
+    bool reached_end_of_capture;     /* false: an OOM ended it before the last capture's pool_end */
+    uint64_t end_of_capture_reserved_bytes; /* every pool and the default pool, at the end of capture
+                                             * (at the last capture's end it reached, if not reached) */
     uint64_t pools_reserved_bytes;   /* the private pools alone then */
     sim_oom_record first_oom;
 } graphs_variant;

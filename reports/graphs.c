@@ -67,8 +67,9 @@ void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *b)
         }
         sim_buf_printf(b, "    %-36s %14s  %17s  %14s  %s\n", label,
                        units_format_size(v->peak_reserved_bytes, s2, sizeof s2),
-                       units_format_size(v->end_of_capture_reserved_bytes, s3, sizeof s3),
-                       units_format_size(v->pools_reserved_bytes, s4, sizeof s4),
+                       v->reached_end_of_capture ? units_format_size(v->end_of_capture_reserved_bytes, s3, sizeof s3)
+                                                 : "-",
+                       v->reached_end_of_capture ? units_format_size(v->pools_reserved_bytes, s4, sizeof s4) : "-",
                        v->completed ? "no" : v->first_oom.happened ? "yes" : "did not complete");
     }
     if (g->best >= 0) {
@@ -136,8 +137,16 @@ void report_jsonw_graphs(const graphs_answer *g, jsonw *w)
             jsonw_key_bool(w, "completed", v->completed);
             jsonw_key_u64(w, "ooms", v->ooms);
             jsonw_key_u64(w, "peak_reserved_bytes", v->peak_reserved_bytes);
-            jsonw_key_u64(w, "end_of_capture_reserved_bytes", v->end_of_capture_reserved_bytes);
-            jsonw_key_u64(w, "graph_pools_reserved_bytes", v->pools_reserved_bytes);
+            jsonw_key(w, "end_of_capture_reserved_bytes");
+            if (v->reached_end_of_capture)
+                jsonw_u64(w, v->end_of_capture_reserved_bytes);
+            else
+                jsonw_null(w);
+            jsonw_key(w, "graph_pools_reserved_bytes");
+            if (v->reached_end_of_capture)
+                jsonw_u64(w, v->pools_reserved_bytes);
+            else
+                jsonw_null(w);
             jsonw_key(w, "first_oom");
             json_oom_or_null(v, w);
         }
