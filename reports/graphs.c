@@ -62,7 +62,9 @@ void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *b)
         snprintf(label, sizeof label, "%s, %s%s", sharing_word(v->sharing), graphs_order_name(v->order),
                  v->recorded ? " (the trace)" : "");
         if (v->st != SIM_OK) {
-            sim_buf_printf(b, "    %-36s cannot be built: %s\n", label, v->err.msg);
+            char msg[sizeof v->err.msg + 600];
+            sim_error_format(&v->err, msg, sizeof msg);
+            sim_buf_printf(b, "    %-36s cannot be built: %s\n", label, msg);
             continue;
         }
         sim_buf_printf(b, "    %-36s %14s  %17s  %14s  %s\n", label,
@@ -132,7 +134,9 @@ void report_jsonw_graphs(const graphs_answer *g, jsonw *w)
         jsonw_key_str(w, "capture_order", graphs_order_name(v->order));
         jsonw_key_bool(w, "recorded", v->recorded);
         if (v->st != SIM_OK) {
-            jsonw_key_str(w, "error", v->err.msg);
+            char msg[sizeof v->err.msg + 600];
+            sim_error_format(&v->err, msg, sizeof msg);
+            jsonw_key_str(w, "error", msg);
         } else {
             jsonw_key_bool(w, "completed", v->completed);
             jsonw_key_u64(w, "ooms", v->ooms);
