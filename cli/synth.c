@@ -495,6 +495,8 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "serving %s %s %.3g req/s x%llu", model, synth_dtype_name(c->model.dtype),
              c->rate, (unsigned long long)c->requests);
+    if ((st = usage_of(serving_validate(c, err), err)) != SIM_OK)
+        return st;
     jsonw w;
     jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
     jsonw_key_str(&w, "model", model);
@@ -527,9 +529,16 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_key_u64(&w, "max_num_batched_tokens", c->max_num_batched_tokens ? c->max_num_batched_tokens
                                                                               : c->max_len);
         jsonw_key_u64(&w, "graph_warmups", c->graph_warmups);
+        uint64_t wb = 0, ab = 0;
+        serving_startup_estimate(c, &wb, &ab);
+        jsonw_key_u64(&w, "weights_bytes", wb);
+        jsonw_key_u64(&w, "activation_bytes", ab);
+        jsonw_key_u64(&w, "block_bytes", c->block_size * serving_kv_bytes_per_token(c));
+        jsonw_key_u64(&w, "kv_tensors", c->model.layers);
+        jsonw_key_u64(&w, "min_blocks", (c->max_len + c->block_size - 1) / c->block_size + c->prefix / c->block_size);
         jsonw_end(&w);
     }
-    return usage_of(serving_validate(c, err), err);
+    return SIM_OK;
 }
 
 static sim_status parse_churn(const cli_args *a, job *j, sim_error *err)

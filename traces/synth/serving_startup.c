@@ -258,6 +258,30 @@ static uint64_t logits(synth_out *o, const serving_config *c, uint64_t rows, uin
 
 /* ---------------------------------------------------------------- the start-up */
 
+/* the profiling pass (step 1): the peak of the forward pass and the sampler's logits */
+static uint64_t profile(synth_out *o, const serving_config *c)
+{
+    const uint64_t tokens = c->max_num_batched_tokens ? c->max_num_batched_tokens : c->max_len;
+    uint64_t peak = 0;
+    serving_forward(o, c, tokens, 0, false, true, "profile", &peak);
+    uint64_t lg = logits(o, c, c->max_batch, 0);
+    return peak > lg ? peak : lg;
+}
+
+void serving_startup_estimate(const serving_config *c, uint64_t *weights, uint64_t *activations)
+{
+    *weights = 0;
+    uint32_t n = 0;
+    graph_param *params = transformer_params(&c->model, &n);
+    for (uint32_t p = 0; params != NULL && p < n; p++)
+        *weights += counted(params[p].numel * synth_dtype_bytes(c->model.dtype));
+    free(params);
+    synth_out *o = synth_out_new_null();
+    *activations = o ? profile(o, c) : 0;
+    if (o)
+        synth_out_close(o, false, NULL, NULL);
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -274,14 +298,10 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
 {
     memset(st, 0, sizeof *st);
     const transformer_config *m = &c->model;
-    const uint64_t tokens = c->max_num_batched_tokens ? c->max_num_batched_tokens : c->max_len;
     /* 1. profiling */
     synth_mark(o, "profile run");
     synth_empty_cache(o);
-    uint64_t peak = 0;
-    serving_forward(o, c, tokens, 0, false, true, "profile", &peak);
-    uint64_t lg = logits(o, c, c->max_batch, 0);
-    r->activation_bytes = peak > lg ? peak : lg;
+    r->activation_bytes = profile(o, c);
     synth_empty_cache(o);
     /* 2. KV sizing */
     r->weight_bytes = weight_bytes;
@@ -310,8 +330,7 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
     const uint64_t per_layer = r->pool_bytes / m->layers;
     for (uint64_t l = 0; l < m->layers; l++) {
         synth_advance(o, synth_rng_jitter(rng, 2000 + per_layer / 100000, 0.1));
-        st->kv_ids[l] = synth_allocf(o, per_layer, "kv:L%llu %llu blocks", (unsigned long long)l,
-                                     (unsigned long long)r->blocks);
+        st->kv_ids[l] = synth_allocf(o, per_layer, "kv:L%llu", (unsigned long long)l);
     }
     /* 3. capture */
     uint64_t order[SERVING_MAX_GRAPHS];

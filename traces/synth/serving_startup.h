@@ -59,6 +59,13 @@ typedef struct serving_startup_state {
 uint64_t serving_forward(synth_out *o, const struct serving_config *c, uint64_t tokens, uint32_t stream, bool keep,
                          bool scores, const char *prefix, uint64_t *peak);
 
+/* What the start-up's KV rule subtracts, computed without writing a trace: the
+ * weights and the profiling pass's peak, as PyTorch's allocated_bytes counts them
+ * (each allocation rounded up to 512 B); KV blocks = (requested − weights −
+ * activations) / (block_size × KV bytes per token). For the header's meta, so that
+ * `plan` can size the KV cache for another gpu_memory_utilization. */
+void serving_startup_estimate(const struct serving_config *c, uint64_t *weights, uint64_t *activations);
+
 /* After the weights (weight_bytes of them, as allocated_bytes counts them): profile,
  * size and allocate the KV cache (report->blocks etc.), capture the graphs. SIM_EUSAGE
  * when gpu_memory_utilization leaves no room for one request's KV blocks. */
