@@ -64,6 +64,22 @@ expect_any 0 "torch.cuda.graph_pool_handle() once" tune "$lesson" --context=0
 "$bin" replay "$lesson" --context=0 --strategy=growth >"$tmp/out" 2>&1
 if grep -q "CUDA graphs" "$tmp/out"; then bad "growth printed a CUDA graphs section"; else ok; fi
 
+# plan --gpu-memory-utilization: the trace's meta.vllm_startup records vLLM's rule (weights
+# 100 MiB, activations 160 MiB, 1 MiB blocks, one KV tensor): KV(F) = floor(F x 1024) - 260
+# MiB. Largest first into the shared pool, the end of capture holds 100 + KV + 200 MiB, so
+# the capture survives while KV <= 724 MiB: F = 0.961 (floor(984.06) - 260 = 724, 1024 MiB
+# at the end of capture); at 0.962 the KV is 725 MiB and b=4's output (100 + 725 + 160 +
+# 40 = 1025 MiB) does not fit.
+"$bin" plan "$lesson" --gpu-memory-utilization --strategies=torch --context=0 --format=json >"$tmp/k.json" 2>"$tmp/err" ||
+  bad "plan --gpu-memory-utilization: $(cat "$tmp/err")"
+want "the largest F" "$(json "['rows'][0]['largest_gpu_memory_utilization']" "$tmp/k.json")" 0.961
+want "its KV cache" "$(json "['rows'][0]['kv_bytes']" "$tmp/k.json")" $((724 * M))
+want "its end of capture" "$(json "['rows'][0]['end_of_capture_reserved_bytes']" "$tmp/k.json")" $((1024 * M))
+want "the F that fails" "$(json "['rows'][0]['fails_at']" "$tmp/k.json")" 0.962
+want "where it fails" "$(json "['rows'][0]['failure']['tag']" "$tmp/k.json")" "graph b=4:out"
+expect_re 3 "has no vllm_startup" plan traces/examples/mlp_train.json --gpu-memory-utilization --strategies=torch
+expect_re 2 "not --node or --capacity" plan "$lesson" --gpu-memory-utilization --capacity=2GiB
+
 # What cannot be reordered: an allocation made between two captures and still live at
 # the next one fixes the order (the what-if says why, naming the event)
 python3 - "$lesson" "$tmp/fixed.jsonl" <<'EOF'
