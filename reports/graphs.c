@@ -2,6 +2,7 @@
 #include "graphs.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "sim/units.h"
 
@@ -33,8 +34,10 @@ void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *b)
     if (g == NULL || !g->present)
         return;
     char s1[32], s2[32], s3[32], s4[32];
-    sim_buf_printf(b, "\n  CUDA graphs%s%s: %u captures (%s pools); ", who ? " under " : "", who ? who : "",
-                   g->captures, g->recorded_sharing);
+    const char *how = strcmp(g->recorded_sharing, "shared") == 0     ? "into one shared pool"
+                      : strcmp(g->recorded_sharing, "separate") == 0 ? "each into a pool of its own"
+                                                                     : "into pools some of them share";
+    sim_buf_printf(b, "\n  CUDA graphs%s%s: %u captures %s; ", who ? " under " : "", who ? who : "", g->captures, how);
     if (g->end_of_capture_event)
         sim_buf_printf(b, "at the end of capture (event %llu) %s reserved in all\n",
                        (unsigned long long)g->end_of_capture_event,

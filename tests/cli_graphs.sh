@@ -58,7 +58,7 @@ want "a pool each in all" "$(json "['cuda_graphs']['whatif'][3]['end_of_capture_
 # the text names the best and the settings to paste; compare and tune say the same
 expect_any 0 "best: shared pool, largest first (peak reserved 1000.00 MiB)" replay "$lesson" --context=0
 expect_any 0 "1           3            200.00 MiB          200.00 MiB           350.00 MiB" replay "$lesson" --context=0
-expect_any 0 "CUDA graphs under torch: 3 captures" compare "$lesson" --context=0 --strategies=torch,growth
+expect_any 0 "CUDA graphs under torch: 3 captures into one shared pool" compare "$lesson" --context=0 --strategies=torch,growth
 expect_any 0 "torch.cuda.graph_pool_handle() once" tune "$lesson" --context=0
 # a model without private pools has no such section
 "$bin" replay "$lesson" --context=0 --strategy=growth >"$tmp/out" 2>&1
@@ -125,5 +125,5 @@ want "a pool per graph" "$(grep -o '"op":"pool_begin","pool":[0-9]*' "$tmp/p.jso
 first=$(grep -o '"tag":"graph b=[0-9]*:embed"' "$tmp/p.jsonl" | head -1)
 want "the smallest captured first" "$first" '"tag":"graph b=8:embed"'
 # the serving trace replays, and its own pools are answered
-expect_any 0 "CUDA graphs: 7 captures (shared pools)" replay "$tmp/s.jsonl" --gpu=A100-80GB
+expect_any 0 "CUDA graphs: 7 captures into one shared pool" replay "$tmp/s.jsonl" --gpu=A100-80GB
 cli_finish
