@@ -32,10 +32,10 @@ const char *graphs_order_name(graphs_order o)
 /* ---------------------------------------------------------------- the trace in memory */
 
 typedef struct scope {
-    uint64_t begin, end;  /* positions of its pool_begin and pool_end */
-    uint64_t start;       /* the first event that moves with it (after the scope before it) */
+    uint64_t begin, end; /* positions of its pool_begin and pool_end */
+    uint64_t start;      /* the first event that moves with it (after the scope before it) */
     uint64_t pool;
-    uint64_t bytes;       /* the most requested bytes it held at once (its size for the order) */
+    uint64_t bytes; /* the most requested bytes it held at once (its size for the order) */
     uint64_t new_pool;
 } scope;
 
@@ -255,7 +255,8 @@ static sim_status assign_pools(trace_copy *c, graphs_sharing sharing, sim_error 
                 if (c->sc[k].pool == e->pool)
                     return sim_error_set(err, SIM_ETRACE, c->path, e->line, e->line ? 0 : e->index,
                                          "pool %llu is both captured into and used by use_mem_pool: its pool ids "
-                                         "cannot be rewritten", (unsigned long long)e->pool);
+                                         "cannot be rewritten",
+                                         (unsigned long long)e->pool);
         }
     return SIM_OK;
 }
@@ -411,7 +412,7 @@ typedef struct watch {
     uint64_t routed_capture[GRAPHS_MAX_POOLS]; /* pools whose open scope is a capture */
     uint32_t n_routed;
     bool seen;
-    uint32_t captures_done;           /* capture pool_ends seen */
+    uint32_t captures_done; /* capture pool_ends seen */
     uint64_t event, total_reserved, pools_reserved;
     strategy_pool_info pools[GRAPHS_MAX_POOLS];
     uint32_t n_pools;

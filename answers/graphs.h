@@ -45,8 +45,8 @@ const char *graphs_order_name(graphs_order o);
  * from; *n_map their number. SIM_ETRACE (the order cannot change: see above; the
  * message names in's path and the event), SIM_ENOMEM. */
 typedef struct graphs_pool_map {
-    uint64_t pool;      /* an id of the rewritten trace */
-    uint64_t from;      /* the id its captures had in the trace */
+    uint64_t pool; /* an id of the rewritten trace */
+    uint64_t from; /* the id its captures had in the trace */
 } graphs_pool_map;
 sim_status graphs_rewrite(const evbuf *in, graphs_sharing sharing, graphs_order order, evbuf **out,
                           graphs_pool_map *map, uint32_t map_cap, uint32_t *n_map, sim_error *err);
@@ -61,40 +61,40 @@ uint32_t graphs_count_captures(const evbuf *in);
 /* One private pool at the end of capture (the trace's last capture pool_end). */
 typedef struct graphs_pool {
     uint64_t pool;
-    uint32_t graphs;                 /* captures into it */
-    uint64_t peak_reserved_bytes;    /* its high-water mark */
-    uint64_t reserved_bytes;         /* what it held at the end of capture */
-    uint64_t one_pool_each_bytes;    /* the same graphs, a pool each: the sum of their pools' high-water marks,
+    uint32_t graphs;              /* captures into it */
+    uint64_t peak_reserved_bytes; /* its high-water mark */
+    uint64_t reserved_bytes;      /* what it held at the end of capture */
+    uint64_t one_pool_each_bytes; /* the same graphs, a pool each: the sum of their pools' high-water marks,
                                       * replayed on a device of GRAPHS_UNBOUNDED_BYTES so that every capture runs */
 } graphs_pool;
 
 typedef struct graphs_variant {
     graphs_sharing sharing;
     graphs_order order;
-    bool recorded;                   /* this is the trace as it is (sharing and order) */
-    sim_status st;                   /* SIM_ETRACE: the order cannot change (err says why) */
+    bool recorded; /* this is the trace as it is (sharing and order) */
+    sim_status st; /* SIM_ETRACE: the order cannot change (err says why) */
     sim_error err;
     bool completed;
     uint64_t ooms;
-    uint64_t peak_reserved_bytes;    /* over the whole replay */
-    bool reached_end_of_capture;     /* false: an OOM ended it before the last capture's pool_end */
+    uint64_t peak_reserved_bytes;           /* over the whole replay */
+    bool reached_end_of_capture;            /* false: an OOM ended it before the last capture's pool_end */
     uint64_t end_of_capture_reserved_bytes; /* every pool and the default pool, at the end of capture
                                              * (at the last capture's end it reached, if not reached) */
-    uint64_t pools_reserved_bytes;   /* the private pools alone then */
+    uint64_t pools_reserved_bytes;          /* the private pools alone then */
     sim_oom_record first_oom;
 } graphs_variant;
 
 typedef struct graphs_answer {
-    bool present;                    /* false: no captures, or the strategy has no private pools */
+    bool present; /* false: no captures, or the strategy has no private pools */
     uint32_t captures;
-    uint64_t end_of_capture_event;   /* the event of the last capture's pool_end (sim_run numbering) */
+    uint64_t end_of_capture_event; /* the event of the last capture's pool_end (sim_run numbering) */
     uint64_t end_of_capture_reserved_bytes;
     graphs_pool pools[GRAPHS_MAX_POOLS];
     uint32_t n_pools;
-    bool pools_truncated;            /* more pools than GRAPHS_MAX_POOLS */
-    const char *recorded_sharing;    /* "shared", "separate" or "mixed" */
+    bool pools_truncated;         /* more pools than GRAPHS_MAX_POOLS */
+    const char *recorded_sharing; /* "shared", "separate" or "mixed" */
     graphs_variant variants[GRAPHS_VARIANTS];
-    int best;                        /* index into variants: completes, then least peak reserved, then least at
+    int best; /* index into variants: completes, then least peak reserved, then least at
                                       * the end of capture, then an explicit order before the recorded one;
                                       * -1: none ran */
 } graphs_answer;

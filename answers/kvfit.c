@@ -13,7 +13,8 @@ static sim_status need_u64(const json_value *o, const char *key, const char *pat
     if (v == NULL || json_to_u64(v, UINT64_MAX, out) != JSON_INT_OK)
         return sim_error_set(err, SIM_ETRACE, path, 0, 0,
                              "the header's meta.vllm_startup has no whole number \"%s\" (write the trace again with "
-                             "this gpusim's synth serving --gpu-memory-utilization)", key);
+                             "this gpusim's synth serving --gpu-memory-utilization)",
+                             key);
     return SIM_OK;
 }
 

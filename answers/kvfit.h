@@ -17,7 +17,7 @@
 #include "sim/status.h"
 
 typedef struct kvfit_rule {
-    double recorded;           /* the trace's own gpu_memory_utilization */
+    double recorded; /* the trace's own gpu_memory_utilization */
     uint64_t weights_bytes, activation_bytes, block_bytes, kv_tensors, min_blocks;
 } kvfit_rule;
 
@@ -31,15 +31,15 @@ uint64_t kvfit_blocks(const kvfit_rule *r, uint32_t milli, uint64_t capacity);
 
 /* One card's answer. */
 typedef struct kvfit_answer {
-    sim_status st;             /* of the search (the first replay error) */
+    sim_status st; /* of the search (the first replay error) */
     sim_error err;
-    bool found;                /* some F survives capture */
-    uint32_t milli;            /* the largest F that does, in thousandths */
-    uint64_t kv_bytes;         /* the KV cache there */
+    bool found;                             /* some F survives capture */
+    uint32_t milli;                         /* the largest F that does, in thousandths */
+    uint64_t kv_bytes;                      /* the KV cache there */
     uint64_t end_of_capture_reserved_bytes; /* what the process holds at the end of capture there */
-    bool fails_above;          /* F + 0.001 ran out of memory (else it leaves too few KV blocks, or is 1) */
+    bool fails_above; /* F + 0.001 ran out of memory (else it leaves too few KV blocks, or is 1) */
     uint32_t fail_milli;
-    sim_oom_record fail_oom;   /* the first OOM at fail_milli */
+    sim_oom_record fail_oom; /* the first OOM at fail_milli */
     uint32_t replays;
 } kvfit_answer;
 

@@ -70,12 +70,13 @@ void report_text_graphs(const graphs_answer *g, const char *who, sim_buf *b)
             sim_buf_printf(b, "    %-36s cannot be built: %s\n", label, msg);
             continue;
         }
-        sim_buf_printf(b, "    %-36s %14s  %17s  %14s  %s\n", label,
-                       units_format_size(v->peak_reserved_bytes, s2, sizeof s2),
-                       v->reached_end_of_capture ? units_format_size(v->end_of_capture_reserved_bytes, s3, sizeof s3)
-                                                 : "-",
-                       v->reached_end_of_capture ? units_format_size(v->pools_reserved_bytes, s4, sizeof s4) : "-",
-                       v->completed ? "no" : v->first_oom.happened ? "yes" : "did not complete");
+        sim_buf_printf(
+            b, "    %-36s %14s  %17s  %14s  %s\n", label, units_format_size(v->peak_reserved_bytes, s2, sizeof s2),
+            v->reached_end_of_capture ? units_format_size(v->end_of_capture_reserved_bytes, s3, sizeof s3) : "-",
+            v->reached_end_of_capture ? units_format_size(v->pools_reserved_bytes, s4, sizeof s4) : "-",
+            v->completed            ? "no"
+            : v->first_oom.happened ? "yes"
+                                    : "did not complete");
     }
     if (g->best >= 0) {
         const graphs_variant *v = &g->variants[g->best];

@@ -9,8 +9,9 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
     char w[32], ac[32], kv[32], res[32], cap[32], ctx[32];
     sim_buf_printf(b, "gpusim %s: plan the largest gpu_memory_utilization that survives CUDA graph capture\n",
                    GPUSIM_VERSION);
-    sim_buf_printf(b, "  trace   %s: written at gpu_memory_utilization %g; vLLM's KV rule: floor((F x capacity - "
-                      "weights %s - profiled activations %s) / %llu B) blocks\n",
+    sim_buf_printf(b,
+                   "  trace   %s: written at gpu_memory_utilization %g; vLLM's KV rule: floor((F x capacity - "
+                   "weights %s - profiled activations %s) / %llu B) blocks\n",
                    path, r->recorded, units_format_size(r->weights_bytes, w, sizeof w),
                    units_format_size(r->activation_bytes, ac, sizeof ac), (unsigned long long)r->block_bytes);
     sim_buf_printf(b, "\n  %-14s %10s %10s  %-8s  %8s  %12s  %18s  %s\n", "GPU", "capacity", "context", "strategy",
@@ -18,7 +19,8 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
     for (uint32_t i = 0; i < n; i++) {
         const kvfit_row *row = &rows[i];
         const kvfit_answer *a = &row->a;
-        sim_buf_printf(b, "  %-14s %10s %10s  %-8s  ", row->gpu, units_format_size(row->capacity_bytes, cap, sizeof cap),
+        sim_buf_printf(b, "  %-14s %10s %10s  %-8s  ", row->gpu,
+                       units_format_size(row->capacity_bytes, cap, sizeof cap),
                        units_format_size(row->context_bytes, ctx, sizeof ctx), row->strategy);
         if (a->st != SIM_OK) {
             sim_buf_printf(b, "error: %s\n", a->err.msg);

@@ -14,7 +14,7 @@
 #include "strategies/registry.h"
 #include "support/check_main.h"
 
-#define MIB(x) ((uint64_t)(x) * MiB)
+#define MIB(x) ((uint64_t)(x)*MiB)
 
 typedef struct tb {
     evbuf *b;
@@ -235,7 +235,7 @@ START_TEST(the_torch_answer_should_give_the_shared_pool_and_a_pool_each_as_worke
     ck_assert_uint_eq(g->pools[0].graphs, 3);
     ck_assert_uint_eq(g->pools[0].peak_reserved_bytes, 200 * MiB);
     ck_assert_uint_eq(g->pools[0].one_pool_each_bytes, 350 * MiB);
-    ck_assert(g->variants[0].recorded); /* shared, as recorded */
+    ck_assert(g->variants[0].recorded);                                /* shared, as recorded */
     ck_assert_uint_eq(g->variants[2].pools_reserved_bytes, 290 * MiB); /* shared, smallest first: 50 + 80 + 160 */
     ck_assert_uint_eq(g->variants[3].pools_reserved_bytes, 350 * MiB); /* a pool each */
     ck_assert_int_ge(g->best, 0);

@@ -118,8 +118,10 @@ bool serving_graph_sizes_parse(const char *text, uint64_t *sizes, uint32_t *n, c
         bool geometric = a < b && b % a == 0 && c == b / a * b;
         bool arithmetic = a < b && c - b == b - a && c > b;
         if (!geometric && !arithmetic) {
-            snprintf(msg, msg_len, "'...' continues a constant ratio (1,2,4) or step (8,16,24): %llu,%llu,%llu is "
-                     "neither", (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+            snprintf(msg, msg_len,
+                     "'...' continues a constant ratio (1,2,4) or step (8,16,24): %llu,%llu,%llu is "
+                     "neither",
+                     (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
             return false;
         }
         for (uint64_t x = geometric ? c * (b / a) : c + (b - a); x < last; x = geometric ? x * (b / a) : x + (b - a)) {

@@ -22,7 +22,7 @@ typedef enum serving_graph_pool { SERVING_POOL_SHARED = 0, SERVING_POOL_SEPARATE
 typedef enum serving_capture_order {
     SERVING_ORDER_DESCENDING = 0, /* vLLM's: the largest batch first */
     SERVING_ORDER_ASCENDING = 1,
-    SERVING_ORDER_RECORDED = 2    /* as --cuda-graphs lists them */
+    SERVING_ORDER_RECORDED = 2 /* as --cuda-graphs lists them */
 } serving_capture_order;
 
 /* "1,2,4,...,512" or "8,16,24,...,256" or "1,2,8": batch sizes, each 1 to 65536, no
@@ -36,16 +36,16 @@ const char *serving_capture_order_name(serving_capture_order o);
 
 /* One captured decode graph. */
 typedef struct serving_graph {
-    uint64_t batch;   /* the batch size it was captured for */
-    uint64_t pool;    /* the private pool it was captured into */
-    uint64_t output;  /* the id of its output, live while the graph lives */
+    uint64_t batch;  /* the batch size it was captured for */
+    uint64_t pool;   /* the private pool it was captured into */
+    uint64_t output; /* the id of its output, live while the graph lives */
 } serving_graph;
 
 /* What the start-up left for the serving loop. */
 typedef struct serving_startup_state {
     serving_graph graphs[SERVING_MAX_GRAPHS]; /* in capture order */
     uint32_t n_graphs;
-    uint64_t *kv_ids;  /* one KV tensor per layer */
+    uint64_t *kv_ids; /* one KV tensor per layer */
     uint64_t n_kv;
 } serving_startup_state;
 
