@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "common.h"
 #include "answers/batch.h"
 #include "answers/capture.h"
 #include "answers/graphs.h"
 #include "cli.h"
+#include "commands.h"
+#include "common.h"
 #include "reports/compare.h"
 #include "reports/html.h"
 #include "reports/progress.h"
@@ -80,7 +80,7 @@ typedef struct compare_row {
     capture *cap;
     sim_status st;
     sim_error err;
-    graphs_answer *graphs;     /* a trace with captures under a model with pools, else NULL */
+    graphs_answer *graphs; /* a trace with captures under a model with pools, else NULL */
 } compare_row;
 
 typedef struct compare_job {

@@ -297,8 +297,7 @@ static sim_status plan_kvfit(cli_session *s, const gpu_model *const *gpus, uint3
 {
     sim_error *err = &s->err;
     if (s->t.n != 1)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpu-memory-utilization plans one trace, not %u",
-                             s->t.n);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpu-memory-utilization plans one trace, not %u", s->t.n);
     kvfit_rule r;
     sim_status st = kvfit_rule_read(s->t.meta_json, s->a.positional[0], &r, err);
     if (st != SIM_OK)
@@ -318,8 +317,12 @@ static sim_status plan_kvfit(cli_session *s, const gpu_model *const *gpus, uint3
                 d.cc_major = gpus[g]->cc_major;
                 d.cc_minor = gpus[g]->cc_minor;
             }
-            engine_config cfg = {.device = d, .ops = s->ops[k], .opts = s->kv, .n_opts = s->n_kv,
-                                 .on_oom_skip = false, .memo = s->t.memo};
+            engine_config cfg = {.device = d,
+                                 .ops = s->ops[k],
+                                 .opts = s->kv,
+                                 .n_opts = s->n_kv,
+                                 .on_oom_skip = false,
+                                 .memo = s->t.memo};
             kvfit_row *row = &rows[n++];
             row->gpu = d.name;
             row->capacity_bytes = d.capacity_bytes;
@@ -362,8 +365,9 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
         st = cli_session_prepare(&s, PLAN.uses & ~(unsigned)(CLI_USES_FORMAT | CLI_USES_STRATEGIES));
     if (st == SIM_OK && cli_has(&s.a, "gpu-memory-utilization")) {
         if (cli_has(&s.a, "node") || cli_has(&s.a, "capacity"))
-            st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
-                               "--gpu-memory-utilization plans single cards: --gpu or --gpus, not --node or --capacity");
+            st =
+                sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
+                              "--gpu-memory-utilization plans single cards: --gpu or --gpus, not --node or --capacity");
         sim_buf kout;
         sim_buf_init(&kout);
         if (st == SIM_OK)

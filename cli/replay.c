@@ -9,9 +9,9 @@
 #include "answers/moment.h"
 #include "answers/node.h"
 #include "answers/whatif.h"
+#include "cli.h"
 #include "commands.h"
 #include "common.h"
-#include "cli.h"
 #include "reports/html.h"
 #include "reports/node.h"
 #include "reports/progress.h"
@@ -512,8 +512,7 @@ static sim_status replay(cli_session *s, int *verdict)
     if (st == SIM_OK && n == 1 && sv == NULL && ops->pools != NULL && run->n_sources == 1 &&
         run->sources[0].pool_events > 0) {
         ga = calloc(1, sizeof *ga);
-        st = ga == NULL ? sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory")
-                        : replay_graphs(s, &cfg, ga, err);
+        st = ga == NULL ? sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory") : replay_graphs(s, &cfg, ga, err);
     }
     whatif alts[WHATIF_BFC_MAX] = {{0}};
     uint32_t n_alts = st == SIM_OK && report ? whatif_bfc_count(&cfg, run) : 0;

@@ -482,8 +482,8 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
                                  "--%s belongs to the vLLM start-up: give --gpu-memory-utilization or --cuda-graphs",
                                  t[k].name);
     if ((t[16].given || t[17].given) && graphs == NULL)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s needs --cuda-graphs", t[16].given ? "graph-pool"
-                             : "capture-order");
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s needs --cuda-graphs",
+                             t[16].given ? "graph-pool" : "capture-order");
     if (c->startup && !t[11].given)
         c->kv = SERVING_KV_PAGED;
     const char *lengths = cli_get(a, "lengths");
@@ -526,8 +526,7 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_end(&w);
         jsonw_key_str(&w, "graph_pool", serving_graph_pool_name(c->graph_pool));
         jsonw_key_str(&w, "capture_order", serving_capture_order_name(c->capture_order));
-        jsonw_key_u64(&w, "max_num_batched_tokens", c->max_num_batched_tokens ? c->max_num_batched_tokens
-                                                                              : c->max_len);
+        jsonw_key_u64(&w, "max_num_batched_tokens", c->max_num_batched_tokens ? c->max_num_batched_tokens : c->max_len);
         jsonw_key_u64(&w, "graph_warmups", c->graph_warmups);
         uint64_t wb = 0, ab = 0;
         serving_startup_estimate(c, &wb, &ab);
@@ -712,9 +711,8 @@ static void print_summary(const kind *k, const job *j, const char *out)
         snprintf(pools, sizeof pools, ", %llu pool events", (unsigned long long)stats->pool_events);
     printf("%s: %llu events (%llu allocs, %llu frees, %llu marks%s), peak live %s (%llu B), "
            "live at end %s\n",
-           out, (unsigned long long)stats->events, (unsigned long long)stats->allocs,
-           (unsigned long long)stats->frees, (unsigned long long)stats->marks, pools, peak,
-           (unsigned long long)stats->peak_live_bytes, live);
+           out, (unsigned long long)stats->events, (unsigned long long)stats->allocs, (unsigned long long)stats->frees,
+           (unsigned long long)stats->marks, pools, peak, (unsigned long long)stats->peak_live_bytes, live);
     if (k->generate == gen_transformer) {
         transformer_estimate est;
         transformer_estimate_closed_form(&j->tf, &est);

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "common.h"
 #include "answers/graphs.h"
 #include "answers/tune.h"
 #include "cli.h"
+#include "commands.h"
+#include "common.h"
 #include "reports/progress.h"
 #include "reports/tune.h"
 #include "sim/buf.h"

@@ -15,8 +15,7 @@ void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
     report_compare_json_graphs(runs, NULL, n, b);
 }
 
-void report_compare_json_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n,
-                                sim_buf *b)
+void report_compare_json_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
@@ -74,8 +73,7 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
     report_compare_text_graphs(runs, NULL, n, b);
 }
 
-void report_compare_text_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n,
-                                sim_buf *b)
+void report_compare_text_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);

@@ -270,8 +270,9 @@ void report_tune_graphs_text(const graphs_answer *g, sim_buf *b)
         return;
     const graphs_variant *v = &g->variants[g->best];
     char pk[32];
-    sim_buf_printf(b, "\nCUDA graphs (%u captures): %s, %s gives the least peak reserved (%s%s). Settings to paste:\n"
-                      "  ",
+    sim_buf_printf(b,
+                   "\nCUDA graphs (%u captures): %s, %s gives the least peak reserved (%s%s). Settings to paste:\n"
+                   "  ",
                    g->captures, v->sharing == GRAPHS_SHARED ? "one shared pool" : "one pool per graph",
                    graphs_order_name(v->order), units_format_size(v->peak_reserved_bytes, pk, sizeof pk),
                    v->recorded ? ", as the trace already does" : "");

@@ -12,11 +12,11 @@
  * invalidating events). Lines and indices are usually "first + position": they
  * take no room until a source breaks that rule, then a column is allocated. */
 typedef struct packed_event {
-    uint64_t id;        /* pool events: the pool's id */
-    uint64_t size;      /* alloc: size; free: ready_t − t; pool_begin: its pool_flags */
+    uint64_t id;   /* pool events: the pool's id */
+    uint64_t size; /* alloc: size; free: ready_t − t; pool_begin: its pool_flags */
     uint64_t t;
     uint32_t stream;
-    uint32_t str;       /* alloc: tag, mark and graph_replay: name */
+    uint32_t str; /* alloc: tag, mark and graph_replay: name */
     uint32_t proc;
     uint32_t op;        /* sim_op, | EV_READY_STREAM: a free's stream field is its ready_stream */
 } packed_event;

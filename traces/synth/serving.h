@@ -38,11 +38,11 @@ typedef struct serving_config {
      * by vLLM's rule, decode CUDA graphs; implies paged */
     bool startup;
     uint64_t graph_sizes[SERVING_MAX_GRAPHS]; /* decode batch sizes to capture, as given */
-    uint32_t n_graphs;            /* 0: none (vLLM's enforce_eager) */
+    uint32_t n_graphs;                        /* 0: none (vLLM's enforce_eager) */
     serving_graph_pool graph_pool;
     serving_capture_order capture_order;
     uint64_t max_num_batched_tokens; /* the profiling pass's tokens; 0: max_len */
-    uint64_t graph_warmups;       /* eager runs of each size before its capture (vLLM V1: 1) */
+    uint64_t graph_warmups;          /* eager runs of each size before its capture (vLLM V1: 1) */
 } serving_config;
 
 /* What a paged run did (zero for the other modes). */
