@@ -67,23 +67,28 @@ static bool is_capture_begin(const sim_event *e)
     return e->op == SIM_OP_POOL_BEGIN && (e->pool_flags & SIM_POOL_CAPTURE) != 0;
 }
 
-/* in up to its last capture's pool_end (all of it without captures), the KV tensors
- * resized to blocks */
+/* in up to the end of its start-up, the KV tensors resized to blocks: the events before
+ * the generator's "serving" mark, else up to the last capture's pool_end, else all */
 static sim_status rewrite(const evbuf *in, const kvfit_rule *r, uint64_t blocks, evbuf **out)
 {
     evbuf_cursor cur;
     sim_event_source src = evbuf_source(in, &cur);
-    uint64_t last = UINT64_MAX, open_pool = 0;
+    uint64_t last = UINT64_MAX, serving = UINT64_MAX, open_pool = 0;
     sim_event e;
     sim_error err;
     for (uint64_t i = 0; src.next(src.ctx, &e, &err) == SIM_OK; i++) {
-        if (is_capture_begin(&e))
+        if (is_capture_begin(&e)) {
             open_pool = e.pool;
-        else if (e.op == SIM_OP_POOL_END && open_pool != 0 && e.pool == open_pool) {
+        } else if (e.op == SIM_OP_POOL_END && open_pool != 0 && e.pool == open_pool) {
             last = i;
             open_pool = 0;
+        } else if (e.op == SIM_OP_MARK && serving == UINT64_MAX && e.name != NULL && strcmp(e.name, "serving") == 0) {
+            serving = i;
+            break;
         }
     }
+    if (serving != UINT64_MAX)
+        last = serving > 0 ? serving - 1 : 0;
     evbuf *b = evbuf_new(src.path, src.name);
     if (b == NULL)
         return SIM_ENOMEM;
@@ -160,14 +165,14 @@ void kvfit_search(const engine_config *cfg, const evbuf *in, const kvfit_rule *r
     }
     out->found = true;
     out->milli = m0;
-    out->end_of_capture_reserved_bytes = reserved;
+    out->end_of_startup_reserved_bytes = reserved;
     /* the largest that survives: ok(good), !ok(bad) */
     uint32_t good = m0, bad = 1001;
     if ((out->st = try_at(cfg, in, r, 1000, out, &ok, &oom, &reserved, &out->err)) != SIM_OK)
         return;
     if (ok) {
         good = 1000;
-        out->end_of_capture_reserved_bytes = reserved;
+        out->end_of_startup_reserved_bytes = reserved;
     } else {
         bad = 1000;
         out->fail_oom = oom;
@@ -178,7 +183,7 @@ void kvfit_search(const engine_config *cfg, const evbuf *in, const kvfit_rule *r
             return;
         if (ok) {
             good = mid;
-            out->end_of_capture_reserved_bytes = reserved;
+            out->end_of_startup_reserved_bytes = reserved;
         } else {
             bad = mid;
             out->fail_oom = oom;

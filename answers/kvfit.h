@@ -4,8 +4,9 @@
  * subtracts; for a fraction F and a card of capacity C the KV cache is
  * floor((F × C − weights − activations) / block_bytes) blocks, split over kv_tensors
  * tensors (traces/synth/serving_startup.c). The trace is rewritten with those KV
- * allocations (tags "kv:") and cut after the last capture's pool_end, and replayed;
- * F is bisected in thousandths. */
+ * allocations (tags "kv:") and cut at the end of the start-up (before the generator's
+ * "serving" mark; without one, after the last capture's pool_end), and replayed; F is
+ * bisected in thousandths. */
 #ifndef GPUSIM_ANSWERS_KVFIT_H
 #define GPUSIM_ANSWERS_KVFIT_H
 
@@ -36,7 +37,7 @@ typedef struct kvfit_answer {
     bool found;                             /* some F survives capture */
     uint32_t milli;                         /* the largest F that does, in thousandths */
     uint64_t kv_bytes;                      /* the KV cache there */
-    uint64_t end_of_capture_reserved_bytes; /* what the process holds at the end of capture there */
+    uint64_t end_of_startup_reserved_bytes; /* what the process holds at the end of the start-up there */
     bool fails_above; /* F + 0.001 ran out of memory (else it leaves too few KV blocks, or is 1) */
     uint32_t fail_milli;
     sim_oom_record fail_oom; /* the first OOM at fail_milli */

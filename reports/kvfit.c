@@ -15,7 +15,7 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
                    path, r->recorded, units_format_size(r->weights_bytes, w, sizeof w),
                    units_format_size(r->activation_bytes, ac, sizeof ac), (unsigned long long)r->block_bytes);
     sim_buf_printf(b, "\n  %-14s %10s %10s  %-8s  %8s  %12s  %18s  %s\n", "GPU", "capacity", "context", "strategy",
-                   "largest F", "KV cache", "end of capture", "at the next 0.001");
+                   "largest F", "KV cache", "end of start-up", "at the next 0.001");
     for (uint32_t i = 0; i < n; i++) {
         const kvfit_row *row = &rows[i];
         const kvfit_answer *a = &row->a;
@@ -33,7 +33,7 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
             continue;
         }
         sim_buf_printf(b, "%8.3f  %12s  %18s  ", a->milli / 1000.0, units_format_size(a->kv_bytes, kv, sizeof kv),
-                       units_format_size(a->end_of_capture_reserved_bytes, res, sizeof res));
+                       units_format_size(a->end_of_startup_reserved_bytes, res, sizeof res));
         if (a->fails_above)
             sim_buf_printf(b, "%.3f: out of memory at event %llu (%s, tag \"%s\")\n", a->fail_milli / 1000.0,
                            (unsigned long long)a->fail_oom.event, sim_oom_cause_name(a->fail_oom.cause),
@@ -41,8 +41,8 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
         else
             sim_buf_puts(b, "(1.000 survives)\n");
     }
-    sim_buf_puts(b, "  (F survives when the replay through the last capture runs without running out of memory; "
-                    "the CUDA context and the graph pools are outside vLLM's rule)\n");
+    sim_buf_puts(b, "  (F survives when its start-up, the capture of the CUDA graphs included, runs without running out "
+                    "of memory; the CUDA context and the graph pools are outside vLLM's rule)\n");
 }
 
 void report_kvfit_json(const char *path, const kvfit_rule *r, const kvfit_row *rows, uint32_t n, sim_buf *b)
@@ -82,7 +82,7 @@ void report_kvfit_json(const char *path, const kvfit_rule *r, const kvfit_row *r
         else
             jsonw_null(&w);
         jsonw_key_u64(&w, "kv_bytes", a->found ? a->kv_bytes : 0);
-        jsonw_key_u64(&w, "end_of_capture_reserved_bytes", a->found ? a->end_of_capture_reserved_bytes : 0);
+        jsonw_key_u64(&w, "end_of_startup_reserved_bytes", a->found ? a->end_of_startup_reserved_bytes : 0);
         jsonw_key(&w, "fails_at");
         if (a->fails_above)
             jsonw_real_fixed(&w, "%.3f", a->fail_milli / 1000.0);

@@ -74,7 +74,7 @@ if grep -q "CUDA graphs" "$tmp/out"; then bad "growth printed a CUDA graphs sect
   bad "plan --gpu-memory-utilization: $(cat "$tmp/err")"
 want "the largest F" "$(json "['rows'][0]['largest_gpu_memory_utilization']" "$tmp/k.json")" 0.961
 want "its KV cache" "$(json "['rows'][0]['kv_bytes']" "$tmp/k.json")" $((724 * M))
-want "its end of capture" "$(json "['rows'][0]['end_of_capture_reserved_bytes']" "$tmp/k.json")" $((1024 * M))
+want "its end of start-up" "$(json "['rows'][0]['end_of_startup_reserved_bytes']" "$tmp/k.json")" $((1024 * M))
 want "the F that fails" "$(json "['rows'][0]['fails_at']" "$tmp/k.json")" 0.962
 want "where it fails" "$(json "['rows'][0]['failure']['tag']" "$tmp/k.json")" "graph b=4:out"
 expect_re 3 "has no vllm_startup" plan traces/examples/mlp_train.json --gpu-memory-utilization --strategies=torch
