@@ -233,7 +233,9 @@ static sim_status replay_graphs(const cli_session *s, const engine_config *cfg, 
         st = cli_input_open(s, 0, cli_get(a, "from"), &iopt, &in, err);
     evbuf *b = NULL;
     if (st == SIM_OK) {
-        sim_event_source src = source_for(in, true, cfg->ops, cli_has(a, "from-empty"));
+        /* from empty: a recorded start state's blocks are allocations at the start (the
+         * rewrite moves events, and a state is not one) */
+        sim_event_source src = input_source(in);
         b = evbuf_new(src.path, src.name);
         st = b == NULL ? sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory") : evbuf_fill(b, &src, err);
     }
