@@ -140,9 +140,9 @@ static sim_status refuse(const trace_copy *c, uint64_t i, const char *why, sim_e
                          "the captures cannot be reordered: %s", why);
 }
 
-/* Whether the scopes can move as units: one process, nothing live across units but
- * what was live before the first or what a capture keeps past the last. Sets each
- * scope's start. */
+/* Whether the scopes can move as units (graphs.h): one process, no other pool event,
+ * nothing a unit made freed by another, no id made by two units. Sets each scope's
+ * start. */
 static sim_status check_movable(trace_copy *c, sim_error *err)
 {
     scope *sc = c->sc;
@@ -150,12 +150,15 @@ static sim_status check_movable(trace_copy *c, sim_error *err)
         sc[k].start = k == 0 ? sc[k].begin : sc[k - 1].end + 1;
     const uint64_t first = sc[0].start, last = sc[c->n_sc - 1].end;
     const char *proc = c->ev[sc[0].begin].proc;
-    idmap live; /* id -> 1 + the unit that made it; size: 1 when made inside a scope */
+    idmap live, ever; /* id -> 1 + the unit that made it: live now, made at all */
     if (!idmap_init(&live))
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (!idmap_init(&ever)) {
+        idmap_release(&live);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
     sim_status st = SIM_OK;
     uint32_t unit = 0;
-    uint64_t gap_live = 0; /* allocations of this unit made outside its scope, not freed yet */
     for (uint64_t i = first; i <= last && st == SIM_OK; i++) {
         const sim_event *e = &c->ev[i];
         while (unit + 1 < c->n_sc && i >= sc[unit + 1].start)
@@ -165,7 +168,6 @@ static sim_status check_movable(trace_copy *c, sim_error *err)
             st = refuse(c, i, "another process's event lies between the captures", err);
             break;
         }
-        bool inside = i >= sc[unit].begin && i <= sc[unit].end;
         if ((e->op == SIM_OP_POOL_BEGIN || e->op == SIM_OP_POOL_END) && i != sc[unit].begin && i != sc[unit].end) {
             st = refuse(c, i, "a use_mem_pool scope or a nested pool_begin lies between the captures", err);
         } else if (e->op == SIM_OP_POOL_RELEASE || e->op == SIM_OP_GRAPH_REPLAY) {
@@ -173,14 +175,20 @@ static sim_status check_movable(trace_copy *c, sim_error *err)
                      (unsigned long long)e->pool);
             st = refuse(c, i, why, err);
         } else if (e->op == SIM_OP_ALLOC) {
-            bool found = false;
+            bool found = false, made = false;
             idmap_entry *x = idmap_find_or_insert(&live, e->id, &found);
-            if (x == NULL) {
+            idmap_entry *y = x ? idmap_find_or_insert(&ever, e->id, &made) : NULL;
+            if (x == NULL || y == NULL) {
                 st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            } else if (made && y->handle != unit + 1) {
+                snprintf(why, sizeof why,
+                         "id %llu is allocated again by a later capture (or the work before it): in another order "
+                         "the two would be live at once",
+                         (unsigned long long)e->id);
+                st = refuse(c, i, why, err);
             } else {
                 x->handle = unit + 1;
-                x->size = inside;
-                gap_live += !inside;
+                y->handle = unit + 1;
             }
         } else if (e->op == SIM_OP_FREE) {
             idmap_entry *x = idmap_find(&live, e->id);
@@ -191,20 +199,12 @@ static sim_status check_movable(trace_copy *c, sim_error *err)
                          (unsigned long long)e->id);
                 st = refuse(c, i, why, err);
             } else if (x != NULL) {
-                gap_live -= x->size == 0;
                 idmap_remove(&live, x);
             }
         }
-        /* at the end of a unit, what it made outside its scope must be gone */
-        if (st == SIM_OK && i == sc[unit].end && gap_live > 0) {
-            snprintf(why, sizeof why,
-                     "%llu allocation(s) made before this capture, after the one before it, are still live "
-                     "after it (only self-contained work may lie between captures)",
-                     (unsigned long long)gap_live);
-            st = refuse(c, sc[unit].begin, why, err);
-        }
     }
     idmap_release(&live);
+    idmap_release(&ever);
     return st;
 }
 

@@ -9,11 +9,12 @@
 
 /* A capture scope is the events from a pool_begin that captures (the trace's
  * "capture") to its pool_end. Reordering moves whole scopes, each with the events
- * between it and the scope before it (the warm-up runs a server does before each
- * capture); the captures of one process must follow one another, and every
- * allocation made between or inside them must be freed before the next capture or
- * after the last one: else the order is fixed by the program, and the rewrite is
- * refused with a message naming the event. use_mem_pool scopes are left alone. */
+ * between it and the scope before it (the warm-up runs and static inputs a server
+ * makes before each capture). The order is fixed by the program, and the rewrite
+ * refused with a message naming the event, when another process's event or another
+ * pool event lies between the captures, something a capture (or the work before it)
+ * allocated is freed by a later one (or the work before it), or an id is allocated by
+ * two of them. use_mem_pool scopes are left alone. */
 #ifndef GPUSIM_ANSWERS_GRAPHS_H
 #define GPUSIM_ANSWERS_GRAPHS_H
 

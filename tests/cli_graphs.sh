@@ -80,8 +80,9 @@ want "where it fails" "$(json "['rows'][0]['failure']['tag']" "$tmp/k.json")" "g
 expect_re 3 "has no vllm_startup" plan traces/examples/mlp_train.json --gpu-memory-utilization --strategies=torch
 expect_re 2 "not --node or --capacity" plan "$lesson" --gpu-memory-utilization --capacity=2GiB
 
-# What cannot be reordered: an allocation made between two captures and still live at
-# the next one fixes the order (the what-if says why, naming the event)
+# What cannot be reordered: b=4's output (id 5) freed between the first capture and the
+# second fixes the order (in another order the free would come before its capture); the
+# what-if says why, naming the event (line 14 of the file: the free)
 python3 - "$lesson" "$tmp/fixed.jsonl" <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -90,13 +91,13 @@ added = False
 for l in lines[1:]:
     e = json.loads(l)
     out.append(l)
-    if e["op"] == "pool_end" and not added:  # after the first capture, live at the second
-        out.append(json.dumps({"op": "alloc", "id": 99, "size": 1048576, "t": e["t"]}))
+    if e["op"] == "pool_end" and not added:  # after the first capture
+        out.append(json.dumps({"op": "free", "id": 5, "t": e["t"]}))
         added = True
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 EOF
-expect_any 0 "fixed.jsonl:16: the captures cannot be reordered: 1 allocation(s) made before this capture" replay "$tmp/fixed.jsonl" \
-  --context=0 --capacity=2GiB
+expect_any 0 "fixed.jsonl:14: the captures cannot be reordered: the free of id 5" replay "$tmp/fixed.jsonl" --context=0 \
+  --capacity=2GiB
 
 # synth serving's vLLM start-up: usage errors
 expect_re 2 "--cuda-graphs: '...' continues a constant ratio" synth serving --gpu=A100-80GB --cuda-graphs=1,2,5,...,64 \
