@@ -44,6 +44,7 @@ typedef struct trace_copy {
     uint64_t n;
     scope *sc;
     uint32_t n_sc, cap_sc;
+    uint32_t all_sc; /* capture scopes of every run (n_sc: the last run's) */
     const char *path, *name;
 } trace_copy;
 
@@ -61,6 +62,55 @@ static bool same_proc(const char *a, const char *b)
 static bool is_capture_begin(const sim_event *e)
 {
     return e->op == SIM_OP_POOL_BEGIN && (e->pool_flags & SIM_POOL_CAPTURE) != 0;
+}
+
+/* Keep the scopes of the last run of captures only: a capture starts a new run when
+ * every graph captured before it was released (all uses of their pools ended: a
+ * server's profiling captures, destroyed before the real ones). The earlier runs'
+ * events stay as they are. */
+static sim_status last_run(trace_copy *c, sim_error *err)
+{
+    uint64_t *ids = NULL;
+    uint32_t *uses = NULL, n_ids = 0, cap_ids = 0, cap_uses = 0, first = 0, k = 0;
+    for (uint64_t i = 0; i < c->n && k < c->n_sc; i++) {
+        const sim_event *e = &c->ev[i];
+        if (e->op != SIM_OP_POOL_BEGIN && e->op != SIM_OP_POOL_RELEASE)
+            continue;
+        if (i == c->sc[k].begin) {
+            bool all_released = k > first;
+            for (uint32_t j = first; j < k && all_released; j++)
+                for (uint32_t m = 0; m < n_ids; m++)
+                    if (ids[m] == c->sc[j].pool && uses[m] > 0)
+                        all_released = false;
+            if (all_released)
+                first = k;
+            k++;
+        }
+        uint32_t m = 0;
+        while (m < n_ids && ids[m] != e->pool)
+            m++;
+        if (m == n_ids) {
+            if (!SIM_GROW(ids, n_ids + 1, cap_ids) || !SIM_GROW(uses, n_ids + 1, cap_uses)) {
+                free(ids);
+                free(uses);
+                return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            }
+            ids[n_ids] = e->pool;
+            uses[n_ids++] = 0;
+        }
+        if (e->op == SIM_OP_POOL_BEGIN)
+            uses[m]++;
+        else if (uses[m] > 0)
+            uses[m]--;
+    }
+    free(ids);
+    free(uses);
+    c->all_sc = c->n_sc;
+    if (first > 0) {
+        memmove(c->sc, c->sc + first, (c->n_sc - first) * sizeof *c->sc);
+        c->n_sc -= first;
+    }
+    return SIM_OK;
 }
 
 /* Read in and find its capture scopes. */
@@ -121,7 +171,7 @@ static sim_status copy_read(const evbuf *in, trace_copy *c, sim_error *err)
     idmap_release(&live);
     if (open >= 0) /* a capture never ended: not a scope */
         c->n_sc--;
-    return SIM_OK;
+    return last_run(c, err);
 }
 
 uint32_t graphs_count_captures(const evbuf *in)
@@ -576,7 +626,7 @@ sim_status graphs_answer_compute(const engine_config *cfg, const evbuf *in, grap
         v->st = replay(cfg, b, w, &run, &v->err);
         evbuf_free(b);
         if (v->st == SIM_OK) {
-            variant_fill(v, run, w, c.n_sc);
+            variant_fill(v, run, w, c.all_sc);
             if (out->best < 0 || better(v, &out->variants[out->best]))
                 out->best = (int)i;
         } else if (v->st == SIM_ENOMEM) {

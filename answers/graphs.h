@@ -8,7 +8,10 @@
  * the answer (reports/graphs.h). */
 
 /* A capture scope is the events from a pool_begin that captures (the trace's
- * "capture") to its pool_end. Reordering moves whole scopes, each with the events
+ * "capture") to its pool_end. The questions are about the last run of captures: a
+ * capture starts a new run when every graph captured before it was released (a
+ * server's profiling captures, destroyed before the real ones); earlier runs stay as
+ * they are. Reordering moves whole scopes, each with the events
  * between it and the scope before it (the warm-up runs and static inputs a server
  * makes before each capture). The order is fixed by the program, and the rewrite
  * refused with a message naming the event, when another process's event or another

@@ -46,6 +46,8 @@ sim_status kvfit_rule_read(const char *meta_json, const char *path, kvfit_rule *
             (st = need_u64(v, "block_bytes", path, &r->block_bytes, err)) == SIM_OK &&
             (st = need_u64(v, "kv_tensors", path, &r->kv_tensors, err)) == SIM_OK)
             st = need_u64(v, "min_blocks", path, &r->min_blocks, err);
+        if (st == SIM_OK && json_get(v, "graph_estimate_bytes") != NULL)
+            st = need_u64(v, "graph_estimate_bytes", path, &r->graph_estimate_bytes, err);
     }
     if (st == SIM_OK && (r->block_bytes == 0 || r->kv_tensors == 0 || r->block_bytes % r->kv_tensors != 0))
         st = sim_error_set(err, SIM_ETRACE, path, 0, 0,
@@ -58,8 +60,50 @@ uint64_t kvfit_blocks(const kvfit_rule *r, uint32_t milli, uint64_t capacity)
 {
     /* as the generator: requested = floor(F × capacity), F a double */
     uint64_t requested = (uint64_t)floor((double)milli / 1000.0 * (double)capacity);
-    uint64_t non_kv = r->weights_bytes + r->activation_bytes;
+    uint64_t non_kv = r->weights_bytes + r->activation_bytes + r->graph_estimate_bytes;
     return requested > non_kv ? (requested - non_kv) / r->block_bytes : 0;
+}
+
+typedef struct sample_watch {
+    const uint64_t *before, *after;
+    uint32_t n;
+    uint64_t held_before[2], held_after[2];
+} sample_watch;
+
+static void sample_observe(void *ctx, const engine_tick *t)
+{
+    sample_watch *w = ctx;
+    for (uint32_t k = 0; k < w->n; k++) {
+        if (t->event == w->before[k])
+            w->held_before[k] = t->total.reserved_bytes;
+        if (t->event == w->after[k])
+            w->held_after[k] = t->total.reserved_bytes;
+    }
+}
+
+sim_status kvfit_graph_samples(const evbuf *prefix, const strategy_ops *ops, uint64_t capacity, const uint64_t *before,
+                               const uint64_t *after, uint32_t n, uint64_t *samples, sim_error *err)
+{
+    sample_watch w = {.before = before, .after = after, .n = n < 2 ? n : 2};
+    engine_config c = {.ops = ops};
+    c.device.name = "profiling";
+    c.device.capacity_bytes = capacity;
+    sim_status st = engine_config_observe(&c, sample_observe, &w, err);
+    if (st != SIM_OK)
+        return st;
+    evbuf_cursor cur;
+    sim_event_source src = evbuf_source(prefix, &cur);
+    sim_run *run = NULL;
+    st = engine_run(&c, &src, 1, &run, err);
+    if (st == SIM_OK && run->total.ooms > 0)
+        st = sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                           "--graph-memory=profiled: the profiling captures run out of memory on the device "
+                           "(event %llu): the model does not fit",
+                           (unsigned long long)run->total.first_oom.event);
+    sim_run_free(run);
+    for (uint32_t k = 0; k < w.n && st == SIM_OK; k++)
+        samples[k] = w.held_after[k] > w.held_before[k] ? w.held_after[k] - w.held_before[k] : 0;
+    return st;
 }
 
 static bool is_capture_begin(const sim_event *e)

@@ -20,12 +20,21 @@
 typedef struct kvfit_rule {
     double recorded; /* the trace's own gpu_memory_utilization */
     uint64_t weights_bytes, activation_bytes, block_bytes, kv_tensors, min_blocks;
+    uint64_t graph_estimate_bytes; /* --graph-memory=profiled: the graphs' estimate the rule subtracts too */
 } kvfit_rule;
 
 /* The rule from a header's meta JSON. SIM_ETRACE naming path when the meta has no
  * vllm_startup (the trace was not written by synth serving's start-up) or a key is
  * missing. */
 sim_status kvfit_rule_read(const char *meta_json, const char *path, kvfit_rule *r, sim_error *err);
+
+/* synth serving --graph-memory=profiled measures what vLLM's profiling captures take
+ * (traces/synth/serving_startup.h serving_startup_profile_prefix) by replaying the
+ * start-up's prefix under ops on a card of capacity bytes: samples[k] = what the
+ * process holds after event after[k] less what it held after event before[k] (vLLM's
+ * drop in free memory), 0 where it held less (the clamp of vLLM PR #44745). */
+sim_status kvfit_graph_samples(const evbuf *prefix, const strategy_ops *ops, uint64_t capacity, const uint64_t *before,
+                               const uint64_t *after, uint32_t n, uint64_t *samples, sim_error *err);
 
 /* KV blocks at F (in thousandths) on a card of capacity bytes; 0 when none fit. */
 uint64_t kvfit_blocks(const kvfit_rule *r, uint32_t milli, uint64_t capacity);

@@ -5,9 +5,11 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "answers/kvfit.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
+#include "strategies/registry.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
@@ -89,6 +91,8 @@ static const cli_opt SERVING_OPTS[] = {
                              "listed (default descending)"),
     CLI_OPT("max-num-batched-tokens", "N: the profiling pass's tokens and the prefill chunk (default --max-len)"),
     CLI_OPT("graph-warmups", "N: eager runs of each size before its capture (default 1, vLLM V1's)"),
+    CLI_OPT("graph-memory", "uncounted|profiled: the KV rule counts no graph memory (vLLM 35d5cda's), or subtracts "
+                            "the estimate of two profiling captures (later releases, PR #30515); default uncounted"),
     CLI_FLAG("keep-live", "leave the weights allocated at the end"),
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
@@ -240,6 +244,11 @@ static bool parse_graph_pool(const char *v, void *dst)
 static bool parse_capture_order(const char *v, void *dst)
 {
     return serving_capture_order_parse(v, dst);
+}
+
+static bool parse_graph_memory(const char *v, void *dst)
+{
+    return serving_graph_memory_parse(v, dst);
 }
 
 static bool parse_dist(const char *v, void *dst)
@@ -428,6 +437,27 @@ static sim_status parse_cnn(const cli_args *a, job *j, sim_error *err)
     return usage_of(cnn_validate(c, err), err);
 }
 
+/* --graph-memory=profiled: what vLLM's two profiling captures take, measured under the
+ * torch model (PyTorch's allocator with its defaults, as vLLM runs it) on the card */
+static sim_status profile_graph_memory(serving_config *c, sim_error *err)
+{
+    evbuf *b = evbuf_new("profiling", NULL);
+    if (b == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    uint64_t before[2], after[2], samples[2] = {0, 0};
+    uint32_t n = 0;
+    sim_status st = serving_startup_profile_prefix(c, b, before, after, &n, err);
+    const strategy_ops *torch = registry_find("torch");
+    if (st == SIM_OK && torch == NULL)
+        st = sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "no torch strategy");
+    if (st == SIM_OK)
+        st = kvfit_graph_samples(b, torch, c->capacity, before, after, n, samples, err);
+    if (st == SIM_OK)
+        c->graph_estimate_bytes = serving_graph_estimate(samples, n, c->n_graphs);
+    evbuf_free(b);
+    return st;
+}
+
 static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
 {
     serving_config *c = &j->sv;
@@ -460,6 +490,7 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         OPT_C("capture-order", &c->capture_order, parse_capture_order, "descending, ascending or recorded"),
         OPT_U("max-num-batched-tokens", &c->max_num_batched_tokens, 1, 1u << 24),
         OPT_U("graph-warmups", &c->graph_warmups, 0, 16),
+        OPT_C("graph-memory", &c->graph_memory, parse_graph_memory, "uncounted or profiled"),
     };
     c->graph_warmups = 1;
     c->capacity = j->capacity;
@@ -481,9 +512,9 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--%s belongs to the vLLM start-up: give --gpu-memory-utilization or --cuda-graphs",
                                  t[k].name);
-    if ((t[16].given || t[17].given) && graphs == NULL)
+    if ((t[16].given || t[17].given || t[20].given) && graphs == NULL)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s needs --cuda-graphs",
-                             t[16].given ? "graph-pool" : "capture-order");
+                             t[16].given ? "graph-pool" : t[17].given ? "capture-order" : "graph-memory");
     if (c->startup && !t[11].given)
         c->kv = SERVING_KV_PAGED;
     const char *lengths = cli_get(a, "lengths");
@@ -496,6 +527,8 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
     snprintf(j->name, sizeof j->name, "serving %s %s %.3g req/s x%llu", model, synth_dtype_name(c->model.dtype),
              c->rate, (unsigned long long)c->requests);
     if ((st = usage_of(serving_validate(c, err), err)) != SIM_OK)
+        return st;
+    if (c->startup && c->graph_memory == SERVING_GRAPHS_PROFILED && (st = profile_graph_memory(c, err)) != SIM_OK)
         return st;
     jsonw w;
     jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
@@ -518,7 +551,9 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_object_inline(&w);
         jsonw_key(&w, "gpu_memory_utilization");
         jsonw_real_fixed(&w, "%g", c->gpu_util);
-        jsonw_key_str(&w, "kv_rule", "requested - weights - profiled activations (vLLM 35d5cda)");
+        jsonw_key_str(&w, "kv_rule", c->graph_memory == SERVING_GRAPHS_PROFILED
+                                         ? "requested - weights - profiled activations - graph estimate (vLLM #30515)"
+                                         : "requested - weights - profiled activations (vLLM 35d5cda)");
         jsonw_key(&w, "cuda_graphs");
         jsonw_array_inline(&w);
         for (uint32_t k = 0; k < c->n_graphs; k++)
@@ -535,6 +570,9 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_key_u64(&w, "block_bytes", c->block_size * serving_kv_bytes_per_token(c));
         jsonw_key_u64(&w, "kv_tensors", c->model.layers);
         jsonw_key_u64(&w, "min_blocks", (c->max_len + c->block_size - 1) / c->block_size + c->prefix / c->block_size);
+        jsonw_key_str(&w, "graph_memory", serving_graph_memory_name(c->graph_memory));
+        if (c->graph_memory == SERVING_GRAPHS_PROFILED)
+            jsonw_key_u64(&w, "graph_estimate_bytes", c->graph_estimate_bytes);
         jsonw_end(&w);
     }
     return SIM_OK;
@@ -726,12 +764,18 @@ static void print_summary(const kind *k, const job *j, const char *out)
     if (k->generate == gen_serving && j->sv.startup) {
         const serving_report *r = &j->sv_report;
         char req[32], w[32], act[32], kv[32], outb[32];
-        printf("vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s = KV cache %s "
+        char ge[64] = "";
+        if (j->sv.graph_memory == SERVING_GRAPHS_PROFILED && j->sv.n_graphs) {
+            char g[32];
+            snprintf(ge, sizeof ge, " - the graphs' estimate %s",
+                     units_format_size(r->graph_estimate_bytes, g, sizeof g));
+        }
+        printf("vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s%s = KV cache %s "
                "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s; %llu decode steps replayed, "
                "%llu eager\n",
                units_format_size(r->requested_bytes, req, sizeof req), j->sv.gpu_util,
                (unsigned long long)j->sv.capacity, units_format_size(r->weight_bytes, w, sizeof w),
-               units_format_size(r->activation_bytes, act, sizeof act), units_format_size(r->pool_bytes, kv, sizeof kv),
+               units_format_size(r->activation_bytes, act, sizeof act), ge, units_format_size(r->pool_bytes, kv, sizeof kv),
                (unsigned long long)r->blocks, (unsigned long long)j->sv.block_size, (unsigned long long)r->graphs,
                serving_graph_pool_name(j->sv.graph_pool), serving_capture_order_name(j->sv.capture_order),
                units_format_size(r->graph_output_bytes, outb, sizeof outb), (unsigned long long)r->graph_replays,

@@ -1,6 +1,8 @@
 /* `plan --gpu-memory-utilization` for people and machines (kvfit.h). */
 #include "kvfit.h"
 
+#include <stdio.h>
+
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
@@ -9,11 +11,16 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
     char w[32], ac[32], kv[32], res[32], cap[32], ctx[32];
     sim_buf_printf(b, "gpusim %s: plan the largest gpu_memory_utilization that survives CUDA graph capture\n",
                    GPUSIM_VERSION);
+    char ge[64] = "";
+    if (r->graph_estimate_bytes) {
+        char g[32];
+        snprintf(ge, sizeof ge, " - the graphs' estimate %s", units_format_size(r->graph_estimate_bytes, g, sizeof g));
+    }
     sim_buf_printf(b,
                    "  trace   %s: written at gpu_memory_utilization %g; vLLM's KV rule: floor((F x capacity - "
-                   "weights %s - profiled activations %s) / %llu B) blocks\n",
+                   "weights %s - profiled activations %s%s) / %llu B) blocks\n",
                    path, r->recorded, units_format_size(r->weights_bytes, w, sizeof w),
-                   units_format_size(r->activation_bytes, ac, sizeof ac), (unsigned long long)r->block_bytes);
+                   units_format_size(r->activation_bytes, ac, sizeof ac), ge, (unsigned long long)r->block_bytes);
     sim_buf_printf(b, "\n  %-14s %10s %10s  %-8s  %8s  %12s  %18s  %s\n", "GPU", "capacity", "context", "strategy",
                    "largest F", "KV cache", "end of start-up", "at the next 0.001");
     for (uint32_t i = 0; i < n; i++) {
@@ -60,6 +67,7 @@ void report_kvfit_json(const char *path, const kvfit_rule *r, const kvfit_row *r
     jsonw_key_u64(&w, "activation_bytes", r->activation_bytes);
     jsonw_key_u64(&w, "block_bytes", r->block_bytes);
     jsonw_key_u64(&w, "min_blocks", r->min_blocks);
+    jsonw_key_u64(&w, "graph_estimate_bytes", r->graph_estimate_bytes);
     jsonw_end(&w);
     jsonw_key(&w, "rows");
     jsonw_array(&w);

@@ -125,6 +125,34 @@ want "the header's rule" "$(head -1 "$tmp/s.jsonl" | python3 -c "import json,sys
 want "a pool per graph" "$(grep -o '"op":"pool_begin","pool":[0-9]*' "$tmp/p.jsonl" | sort -u | wc -l)" 5
 first=$(grep -o '"tag":"graph b=[0-9]*:embed"' "$tmp/p.jsonl" | head -1)
 want "the smallest captured first" "$first" '"tag":"graph b=8:embed"'
+# --graph-memory=profiled (vLLM PR #30515): two profiling captures before the KV sizing;
+# the KV cache shrinks by the estimate first + (graphs - 1) x max(second, 1 MiB), which the
+# header records and plan subtracts too
+expect_re 2 "--graph-memory needs --cuda-graphs" synth serving --gpu=A100-80GB --gpu-memory-utilization=0.9 \
+  --graph-memory=profiled -o "$tmp/x.jsonl"
+expect_re 2 "--graph-memory: expected uncounted or profiled" synth serving --gpu=A100-80GB --cuda-graphs=1,2 \
+  --graph-memory=some -o "$tmp/x.jsonl"
+"$bin" synth serving --gpu=A100-80GB --requests=5 --cuda-graphs=1,2,4,...,64 --graph-memory=profiled \
+  -o "$tmp/g.jsonl" >"$tmp/g.out" 2>"$tmp/err" || bad "profiled: $(cat "$tmp/err")"
+python3 - "$tmp/s.jsonl" "$tmp/g.jsonl" >"$tmp/g.check" <<'EOF'
+import json, sys
+def head_and_kv(path):
+    lines = open(path).read().splitlines()
+    meta = json.loads(lines[0])["meta"]["vllm_startup"]
+    kv = sum(json.loads(l)["size"] for l in lines[1:] if '"tag":"kv:L' in l)
+    return meta, kv
+m0, kv0 = head_and_kv(sys.argv[1])
+m1, kv1 = head_and_kv(sys.argv[2])
+g = m1["graph_estimate_bytes"]
+block = m1["block_bytes"]
+requested = int(0.9 * 85899345920)
+blocks = (requested - m1["weights_bytes"] - m1["activation_bytes"] - g) // block
+print("uncounted" if "graph_estimate_bytes" not in m0 else "counted", g >= 6 * (1 << 20), kv1 == blocks * block, kv0 > kv1)
+EOF
+want "the profiled rule" "$(cat "$tmp/g.check")" "uncounted True True True"
+expect_any 0 "the graphs' estimate" plan "$tmp/g.jsonl" --gpu-memory-utilization --strategies=torch --gpu=A100-80GB
+# the profiling captures are a run of their own: the questions are about the real ones
+expect_any 0 "CUDA graphs: 7 captures into one shared pool" replay "$tmp/g.jsonl" --gpu=A100-80GB
 # the serving trace replays, and its own pools are answered
 expect_any 0 "CUDA graphs: 7 captures into one shared pool" replay "$tmp/s.jsonl" --gpu=A100-80GB
 cli_finish

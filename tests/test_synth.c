@@ -14,6 +14,7 @@
 #include "support/slurp.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
+#include "sim/units.h"
 #include "traces/synth/serving.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
@@ -511,6 +512,18 @@ START_TEST(the_vllm_startup_should_size_the_kv_cache_by_vllms_rule_and_capture_e
     /* the ideal replay runs it through */
     sim_metrics m = replay_ideal(tmp_path(&T, "v.jsonl"));
     ck_assert(m.completed);
+}
+END_TEST
+
+START_TEST(the_graphs_estimate_should_extrapolate_two_samples_as_vllm_does)
+{
+    /* first + (graphs - 1) x max(second, 1 MiB) */
+    const uint64_t two[2] = {64 * MiB, 3 * MiB}, small[2] = {64 * MiB, 1000};
+    ck_assert_uint_eq(serving_graph_estimate(two, 2, 10), 64 * MiB + 9 * 3 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(small, 2, 10), 64 * MiB + 9 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 1, 1), 64 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 1, 3), 64 * MiB + 2 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 0, 3), 0);
 }
 END_TEST
 

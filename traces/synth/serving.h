@@ -43,6 +43,9 @@ typedef struct serving_config {
     serving_capture_order capture_order;
     uint64_t max_num_batched_tokens; /* the profiling pass's tokens; 0: max_len */
     uint64_t graph_warmups;          /* eager runs of each size before its capture (vLLM V1: 1) */
+    serving_graph_memory graph_memory; /* whether the KV rule subtracts the graphs' estimate */
+    uint64_t graph_estimate_bytes;   /* profiled: that estimate, measured by the caller on the events of
+                                      * serving_startup_profile_prefix (the allocator is above this layer) */
 } serving_config;
 
 /* What a paged run did (zero for the other modes). */
@@ -52,7 +55,7 @@ typedef struct serving_report {
     /* the start-up's KV sizing (vLLM's rule, serving_startup.c): requested =
      * gpu_util × capacity; pool_bytes = blocks × block_bytes ≤ requested − weights −
      * activation_bytes */
-    uint64_t requested_bytes, weight_bytes, activation_bytes;
+    uint64_t requested_bytes, weight_bytes, activation_bytes, graph_estimate_bytes;
     uint64_t graphs, graph_output_bytes, graph_replays, eager_decodes;
 } serving_report;
 

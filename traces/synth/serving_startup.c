@@ -165,6 +165,22 @@ bool serving_capture_order_parse(const char *text, serving_capture_order *out)
     return true;
 }
 
+bool serving_graph_memory_parse(const char *text, serving_graph_memory *out)
+{
+    if (strcmp(text, "uncounted") == 0)
+        *out = SERVING_GRAPHS_UNCOUNTED;
+    else if (strcmp(text, "profiled") == 0)
+        *out = SERVING_GRAPHS_PROFILED;
+    else
+        return false;
+    return true;
+}
+
+const char *serving_graph_memory_name(serving_graph_memory m)
+{
+    return m == SERVING_GRAPHS_PROFILED ? "profiled" : "uncounted";
+}
+
 const char *serving_graph_pool_name(serving_graph_pool p)
 {
     return p == SERVING_POOL_SEPARATE ? "separate" : "shared";
@@ -295,6 +311,97 @@ static int cmp_asc(const void *a, const void *b)
     return -cmp_desc(a, b);
 }
 
+/* the batch sizes in capture order */
+static void capture_order(const serving_config *c, uint64_t *order)
+{
+    memcpy(order, c->graph_sizes, c->n_graphs * sizeof order[0]);
+    if (c->capture_order == SERVING_ORDER_DESCENDING)
+        qsort(order, c->n_graphs, sizeof order[0], cmp_desc);
+    else if (c->capture_order == SERVING_ORDER_ASCENDING)
+        qsort(order, c->n_graphs, sizeof order[0], cmp_asc);
+}
+
+/* --graph-memory=profiled, before the KV cache is sized (vLLM's
+ * GPUModelRunner.profile_cudagraph_memory, PR #30515): the smallest KV cache every graph
+ * can be captured with (min(max_num_seqs, the largest capture size) blocks,
+ * _init_minimal_kv_cache_for_profiling), the first two graphs of the capture order
+ * warmed up and captured (the free memory measured before each warm-up and after each
+ * capture), then all of it freed: the graphs destroyed, the cache emptied. vLLM
+ * captures into its global graph pool; here a pool of its own (id: one above the
+ * production captures'), released before the KV cache, so that empty_cache returns it. */
+static void profile_graphs(synth_out *o, const serving_config *c, uint64_t before[2], uint64_t after[2], uint32_t *n)
+{
+    const transformer_config *m = &c->model;
+    uint64_t order[SERVING_MAX_GRAPHS];
+    capture_order(c, order);
+    uint64_t largest = 0;
+    for (uint32_t k = 0; k < c->n_graphs; k++)
+        largest = order[k] > largest ? order[k] : largest;
+    uint64_t min_blocks = c->max_batch < largest ? c->max_batch : largest;
+    min_blocks = min_blocks ? min_blocks : 1;
+    const uint64_t block_bytes = c->block_size * serving_kv_bytes_per_token(c);
+    const uint64_t pool = c->graph_pool == SERVING_POOL_SHARED ? 2 : (uint64_t)c->n_graphs + 1;
+    uint64_t outs[2] = {0};
+    uint64_t *kv = calloc(m->layers, sizeof *kv);
+    *n = 0;
+    if (kv == NULL) {
+        synth_fail(o, "out of memory");
+        return;
+    }
+    synth_mark(o, "profile cuda graphs");
+    for (uint64_t l = 0; l < m->layers; l++)
+        kv[l] = synth_allocf(o, min_blocks * (block_bytes / m->layers), "tmp:profile kv L%llu", (unsigned long long)l);
+    *n = c->n_graphs < 2 ? c->n_graphs : 2;
+    for (uint32_t k = 0; k < *n; k++) {
+        before[k] = synth_events(o);
+        for (uint64_t w = 0; w < c->graph_warmups; w++)
+            serving_forward(o, c, order[k], 1, false, false, "warmup", NULL);
+        synth_empty_cache(o);
+        synth_capture_begin(o, pool, 1);
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "profile graph b=%llu", (unsigned long long)order[k]);
+        outs[k] = serving_forward(o, c, order[k], 1, true, false, prefix, NULL);
+        synth_capture_end(o, pool);
+        after[k] = synth_events(o);
+    }
+    for (uint32_t k = 0; k < *n; k++)
+        synth_free(o, outs[k]);
+    for (uint32_t k = 0; k < *n; k++)
+        synth_pool_release(o, pool);
+    for (uint64_t l = 0; l < m->layers; l++)
+        synth_free(o, kv[l]);
+    free(kv);
+    synth_empty_cache(o);
+}
+
+uint64_t serving_graph_estimate(const uint64_t *samples, uint32_t n_samples, uint32_t graphs)
+{
+    if (n_samples == 0 || graphs == 0)
+        return 0;
+    uint64_t per_graph = n_samples > 1 && samples[1] > ((uint64_t)1 << 20) ? samples[1] : (uint64_t)1 << 20;
+    return samples[0] + (uint64_t)(graphs - 1) * per_graph;
+}
+
+sim_status serving_startup_profile_prefix(const serving_config *c, evbuf *b, uint64_t before[2], uint64_t after[2],
+                                          uint32_t *n, sim_error *err)
+{
+    *n = 0;
+    synth_out *o = synth_out_new_null();
+    if (o == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    synth_out_tee(o, b);
+    uint32_t n_params = 0;
+    graph_param *params = transformer_params(&c->model, &n_params);
+    for (uint32_t p = 0; params != NULL && p < n_params; p++) /* the weights, as serving.c allocates them */
+        synth_alloc(o, params[p].numel * synth_dtype_bytes(c->model.dtype), "weight");
+    free(params);
+    synth_empty_cache(o);
+    profile(o, c);
+    synth_empty_cache(o);
+    profile_graphs(o, c, before, after, n);
+    return synth_out_close(o, false, NULL, err);
+}
+
 sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng, uint64_t weight_bytes,
                            serving_startup_state *st, serving_report *r, sim_error *err)
 {
@@ -305,20 +412,27 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
     synth_empty_cache(o);
     r->activation_bytes = profile(o, c);
     synth_empty_cache(o);
+    if (c->graph_memory == SERVING_GRAPHS_PROFILED && c->n_graphs) {
+        uint64_t before[2], after[2];
+        uint32_t n = 0;
+        profile_graphs(o, c, before, after, &n);
+        r->graph_estimate_bytes = c->graph_estimate_bytes;
+    }
     /* 2. KV sizing */
     r->weight_bytes = weight_bytes;
     r->requested_bytes = (uint64_t)floor(c->gpu_util * (double)c->capacity);
     r->block_bytes = c->block_size * serving_kv_bytes_per_token(c);
-    const uint64_t non_kv = weight_bytes + r->activation_bytes;
+    const uint64_t non_kv = weight_bytes + r->activation_bytes + r->graph_estimate_bytes;
     r->blocks = r->requested_bytes > non_kv ? (r->requested_bytes - non_kv) / r->block_bytes : 0;
     const uint64_t one_request = (c->max_len + c->block_size - 1) / c->block_size;
     if (r->blocks < one_request + c->prefix / c->block_size)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                             "--gpu-memory-utilization=%.3g: %.3g x the device (%llu B) less the weights (%llu B) and "
-                             "the profiled activations (%llu B) leaves room for %llu KV blocks, fewer than one request "
-                             "of --max-len=%llu needs (%llu)",
+                             "--gpu-memory-utilization=%.3g: %.3g x the device (%llu B) less the weights (%llu B), "
+                             "the profiled activations (%llu B) and the graphs' estimate (%llu B) leaves room for %llu "
+                             "KV blocks, fewer than one request of --max-len=%llu needs (%llu)",
                              c->gpu_util, c->gpu_util, (unsigned long long)c->capacity,
                              (unsigned long long)weight_bytes, (unsigned long long)r->activation_bytes,
+                             (unsigned long long)r->graph_estimate_bytes,
                              (unsigned long long)r->blocks, (unsigned long long)c->max_len,
                              (unsigned long long)(one_request + c->prefix / c->block_size));
     r->pool_bytes = r->blocks * r->block_bytes;
@@ -336,11 +450,7 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
     }
     /* 3. capture */
     uint64_t order[SERVING_MAX_GRAPHS];
-    memcpy(order, c->graph_sizes, c->n_graphs * sizeof order[0]);
-    if (c->capture_order == SERVING_ORDER_DESCENDING)
-        qsort(order, c->n_graphs, sizeof order[0], cmp_desc);
-    else if (c->capture_order == SERVING_ORDER_ASCENDING)
-        qsort(order, c->n_graphs, sizeof order[0], cmp_asc);
+    capture_order(c, order);
     if (c->n_graphs)
         synth_mark(o, "capture cuda graphs");
     for (uint32_t k = 0; k < c->n_graphs; k++) {

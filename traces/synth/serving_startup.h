@@ -28,6 +28,13 @@ typedef enum serving_capture_order {
 /* "1,2,4,...,512" or "8,16,24,...,256" or "1,2,8": batch sizes, each 1 to 65536, no
  * repeats. "..." continues the three sizes before it (a constant ratio or a
  * constant step) up to the size after it. false with msg set when malformed. */
+/* What vLLM's KV rule subtracts for the CUDA graphs: nothing (the release line of
+ * vllm-project/vllm 35d5cda), or the estimate its later releases profile (PR #30515:
+ * two graphs captured before the KV cache is sized, extrapolated to all of them). */
+typedef enum serving_graph_memory { SERVING_GRAPHS_UNCOUNTED = 0, SERVING_GRAPHS_PROFILED = 1 } serving_graph_memory;
+bool serving_graph_memory_parse(const char *text, serving_graph_memory *out);
+const char *serving_graph_memory_name(serving_graph_memory m);
+
 bool serving_graph_sizes_parse(const char *text, uint64_t *sizes, uint32_t *n, char *msg, size_t msg_len);
 bool serving_graph_pool_parse(const char *text, serving_graph_pool *out);
 bool serving_capture_order_parse(const char *text, serving_capture_order *out);
@@ -65,6 +72,19 @@ uint64_t serving_forward(synth_out *o, const struct serving_config *c, uint64_t 
  * activations) / (block_size × KV bytes per token). For the header's meta, so that
  * `plan` can size the KV cache for another gpu_memory_utilization. */
 void serving_startup_estimate(const struct serving_config *c, uint64_t *weights, uint64_t *activations);
+
+/* --graph-memory=profiled: the start-up's allocations up to the end of its profiling
+ * captures (the weights, the profiling pass, the minimal KV cache, the two largest
+ * graphs' warm-ups and captures), pushed into b as the trace will hold them, and where
+ * vLLM measures: the free memory before capture k's warm-ups (after event before[k])
+ * and after its pool_end (event after[k]), k < *n (at most 2). The caller replays b
+ * under the allocator model and sets c->graph_estimate_bytes =
+ * serving_graph_estimate(samples, *n, c->n_graphs). */
+sim_status serving_startup_profile_prefix(const struct serving_config *c, evbuf *b, uint64_t before[2],
+                                          uint64_t after[2], uint32_t *n, sim_error *err);
+/* vLLM's extrapolation (GPUModelRunner.profile_cudagraph_memory): the first sample, plus
+ * (graphs − 1) × the second (at least 1 MiB); 0 without a sample. */
+uint64_t serving_graph_estimate(const uint64_t *samples, uint32_t n_samples, uint32_t graphs);
 
 /* After the weights (weight_bytes of them, as allocated_bytes counts them): profile,
  * size and allocate the KV cache (report->blocks etc.), capture the graphs. SIM_EUSAGE

@@ -27,6 +27,7 @@ struct synth_out {
     char last_mark[64];
     uint64_t live_bytes, live_count;
     char *proc;
+    evbuf *tee;             /* also every event here (synth_out_tee), or NULL */
     synth_stats stats;
 };
 
@@ -100,6 +101,16 @@ sim_status synth_out_close(synth_out *o, bool commit, synth_stats *stats, sim_er
     return st;
 }
 
+void synth_out_tee(synth_out *o, evbuf *b)
+{
+    o->tee = b;
+}
+
+uint64_t synth_events(const synth_out *o)
+{
+    return o->stats.events;
+}
+
 bool synth_ok(const synth_out *o)
 {
     return o->st == SIM_OK;
@@ -113,15 +124,22 @@ static void out_fail(synth_out *o, sim_status st, const char *msg)
     sim_error_set(&o->err, st, NULL, 0, 0, "%s", msg);
 }
 
+void synth_fail(synth_out *o, const char *msg)
+{
+    out_fail(o, SIM_ENOMEM, msg);
+}
+
 static void out_write(synth_out *o, sim_event *ev)
 {
     o->stats.events++;
+    ev->t = o->t;
+    ev->ready_t = o->t;
+    ev->proc = o->proc;
+    ev->index = o->stats.events;
+    if (o->tee != NULL && evbuf_push(o->tee, ev) != SIM_OK)
+        out_fail(o, SIM_ENOMEM, "out of memory");
     if (o->w == NULL)
         return;
-    ev->t = o->t;
-    if (ev->op == SIM_OP_FREE)
-        ev->ready_t = o->t;
-    ev->proc = o->proc;
     sim_error e;
     sim_error_clear(&e);
     if (trace_writer_event(o->w, ev, &e) != SIM_OK) {

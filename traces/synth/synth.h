@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/evbuf.h"
 #include "sim/status.h"
 #include "traces/trace.h"
 
@@ -54,6 +55,13 @@ sim_status synth_out_open(const char *path, const trace_header *h, uint64_t t0_n
 /* The same, writing to memory only (no file): events are counted, not kept.
  * Used to measure a workload (closed-form comparisons) without writing it. */
 synth_out *synth_out_new_null(void);
+/* Every later event is also pushed into b (borrowed, until close): a generator's
+ * prefix held in memory, to be replayed before the rest is written. */
+void synth_out_tee(synth_out *o, evbuf *b);
+/* Make the output fail with SIM_ENOMEM and msg (a generator out of host memory). */
+void synth_fail(synth_out *o, const char *msg);
+/* Events written so far (the next event is number synth_events() + 1). */
+uint64_t synth_events(const synth_out *o);
 /* Finish: commit=true renames the file into place (if the sticky status is OK),
  * false discards it. Fills stats if not NULL. Frees o. Returns the sticky error
  * or the close error. */
