@@ -48,8 +48,9 @@ void report_kvfit_text(const char *path, const kvfit_rule *r, const kvfit_row *r
         else
             sim_buf_puts(b, "(1.000 survives)\n");
     }
-    sim_buf_puts(b, "  (F survives when its start-up, the capture of the CUDA graphs included, runs without running out "
-                    "of memory; the CUDA context and the graph pools are outside vLLM's rule)\n");
+    sim_buf_puts(b,
+                 "  (F survives when its start-up, the capture of the CUDA graphs included, runs without running out "
+                 "of memory; the CUDA context and the graph pools are outside vLLM's rule)\n");
 }
 
 void report_kvfit_json(const char *path, const kvfit_rule *r, const kvfit_row *rows, uint32_t n, sim_buf *b)

@@ -432,8 +432,8 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
                              "KV blocks, fewer than one request of --max-len=%llu needs (%llu)",
                              c->gpu_util, c->gpu_util, (unsigned long long)c->capacity,
                              (unsigned long long)weight_bytes, (unsigned long long)r->activation_bytes,
-                             (unsigned long long)r->graph_estimate_bytes,
-                             (unsigned long long)r->blocks, (unsigned long long)c->max_len,
+                             (unsigned long long)r->graph_estimate_bytes, (unsigned long long)r->blocks,
+                             (unsigned long long)c->max_len,
                              (unsigned long long)(one_request + c->prefix / c->block_size));
     r->pool_bytes = r->blocks * r->block_bytes;
     r->reserve_bytes = r->activation_bytes;
