@@ -93,6 +93,8 @@ static const cli_opt SERVING_OPTS[] = {
     CLI_OPT("graph-warmups", "N: eager runs of each size before its capture (default 1, vLLM V1's)"),
     CLI_OPT("graph-memory", "uncounted|profiled: the KV rule counts no graph memory (vLLM 35d5cda's), or subtracts "
                             "the estimate of two profiling captures (later releases, PR #30515); default uncounted"),
+    CLI_OPT("graph-outputs", "released|kept: a graph's output goes back to the pool in its capture (vLLM keeps a weak "
+                             "reference) or stays live (default released)"),
     CLI_FLAG("keep-live", "leave the weights allocated at the end"),
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
@@ -249,6 +251,18 @@ static bool parse_capture_order(const char *v, void *dst)
 static bool parse_graph_memory(const char *v, void *dst)
 {
     return serving_graph_memory_parse(v, dst);
+}
+
+static bool parse_graph_outputs(const char *v, void *dst)
+{
+    bool *kept = dst;
+    if (strcmp(v, "released") == 0)
+        *kept = false;
+    else if (strcmp(v, "kept") == 0)
+        *kept = true;
+    else
+        return false;
+    return true;
 }
 
 static bool parse_dist(const char *v, void *dst)
@@ -491,6 +505,7 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         OPT_U("max-num-batched-tokens", &c->max_num_batched_tokens, 1, 1u << 24),
         OPT_U("graph-warmups", &c->graph_warmups, 0, 16),
         OPT_C("graph-memory", &c->graph_memory, parse_graph_memory, "uncounted or profiled"),
+        OPT_C("graph-outputs", &c->graph_outputs_kept, parse_graph_outputs, "released or kept"),
     };
     c->graph_warmups = 1;
     c->capacity = j->capacity;
@@ -512,9 +527,12 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
                                  "--%s belongs to the vLLM start-up: give --gpu-memory-utilization or --cuda-graphs",
                                  t[k].name);
-    if ((t[16].given || t[17].given || t[20].given) && graphs == NULL)
+    if ((t[16].given || t[17].given || t[20].given || t[21].given) && graphs == NULL)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s needs --cuda-graphs",
-                             t[16].given ? "graph-pool" : t[17].given ? "capture-order" : "graph-memory");
+                             t[16].given   ? "graph-pool"
+                             : t[17].given ? "capture-order"
+                             : t[20].given ? "graph-memory"
+                                           : "graph-outputs");
     if (c->startup && !t[11].given)
         c->kv = SERVING_KV_PAGED;
     const char *lengths = cli_get(a, "lengths");
@@ -570,6 +588,7 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_key_u64(&w, "block_bytes", c->block_size * serving_kv_bytes_per_token(c));
         jsonw_key_u64(&w, "kv_tensors", c->model.layers);
         jsonw_key_u64(&w, "min_blocks", (c->max_len + c->block_size - 1) / c->block_size + c->prefix / c->block_size);
+        jsonw_key_str(&w, "graph_outputs", c->graph_outputs_kept ? "kept" : "released");
         jsonw_key_str(&w, "graph_memory", serving_graph_memory_name(c->graph_memory));
         if (c->graph_memory == SERVING_GRAPHS_PROFILED)
             jsonw_key_u64(&w, "graph_estimate_bytes", c->graph_estimate_bytes);
@@ -771,14 +790,15 @@ static void print_summary(const kind *k, const job *j, const char *out)
                      units_format_size(r->graph_estimate_bytes, g, sizeof g));
         }
         printf("vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s%s = KV cache %s "
-               "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s; %llu decode steps replayed, "
+               "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s %s; %llu decode steps replayed, "
                "%llu eager\n",
                units_format_size(r->requested_bytes, req, sizeof req), j->sv.gpu_util,
                (unsigned long long)j->sv.capacity, units_format_size(r->weight_bytes, w, sizeof w),
                units_format_size(r->activation_bytes, act, sizeof act), ge, units_format_size(r->pool_bytes, kv, sizeof kv),
                (unsigned long long)r->blocks, (unsigned long long)j->sv.block_size, (unsigned long long)r->graphs,
                serving_graph_pool_name(j->sv.graph_pool), serving_capture_order_name(j->sv.capture_order),
-               units_format_size(r->graph_output_bytes, outb, sizeof outb), (unsigned long long)r->graph_replays,
+               units_format_size(r->graph_output_bytes, outb, sizeof outb),
+               j->sv.graph_outputs_kept ? "kept" : "released", (unsigned long long)r->graph_replays,
                (unsigned long long)r->eager_decodes);
     }
     if (k->generate == gen_serving && j->sv.kv == SERVING_KV_PAGED && !j->sv.startup) {

@@ -153,6 +153,31 @@ want "the profiled rule" "$(cat "$tmp/g.check")" "uncounted True True True"
 expect_any 0 "the graphs' estimate" plan "$tmp/g.jsonl" --gpu-memory-utilization --strategies=torch --gpu=A100-80GB
 # the profiling captures are a run of their own: the questions are about the real ones
 expect_any 0 "CUDA graphs: 7 captures into one shared pool" replay "$tmp/g.jsonl" --gpu=A100-80GB
+# a graph's output: vLLM keeps a weak reference, so it is freed inside its capture (released,
+# the default); --graph-outputs=kept leaves it live past the capture
+"$bin" synth serving --gpu=A100-80GB --requests=5 --cuda-graphs=1,2 --graph-outputs=kept -o "$tmp/k.jsonl" --quiet ||
+  bad "kept outputs"
+python3 - "$tmp/s.jsonl" "$tmp/k.jsonl" >"$tmp/o.check" <<'EOF'
+import json, sys
+def live_at_pool_end(path):
+    live, open_, counts = set(), False, []
+    for l in open(path).read().splitlines()[1:]:
+        e = json.loads(l)
+        if e["op"] == "pool_begin":
+            open_, made = True, set()
+        elif e["op"] == "pool_end":
+            counts.append(len(made & live))
+            open_ = False
+        elif e["op"] == "alloc":
+            live.add(e["id"])
+            if open_:
+                made.add(e["id"])
+        elif e["op"] == "free":
+            live.discard(e["id"])
+    return counts
+print(live_at_pool_end(sys.argv[1]), live_at_pool_end(sys.argv[2]))
+EOF
+want "outputs released, or kept" "$(cat "$tmp/o.check")" "[0, 0, 0, 0, 0, 0, 0] [1, 1]"
 # the serving trace replays, and its own pools are answered
 expect_any 0 "CUDA graphs: 7 captures into one shared pool" replay "$tmp/s.jsonl" --gpu=A100-80GB
 cli_finish

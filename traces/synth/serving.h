@@ -44,6 +44,8 @@ typedef struct serving_config {
     uint64_t max_num_batched_tokens; /* the profiling pass's tokens; 0: max_len */
     uint64_t graph_warmups;          /* eager runs of each size before its capture (vLLM V1: 1) */
     serving_graph_memory graph_memory; /* whether the KV rule subtracts the graphs' estimate */
+    bool graph_outputs_kept;           /* the graphs' outputs stay live (else freed in the capture, as
+                                        * vLLM's weak references let them) */
     uint64_t graph_estimate_bytes;   /* profiled: that estimate, measured by the caller on the events of
                                       * serving_startup_profile_prefix (the allocator is above this layer) */
 } serving_config;

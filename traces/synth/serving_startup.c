@@ -29,7 +29,12 @@
  *     allocations in the private pool: the shared pool of graph_pool_handle() (pool 1
  *     for every capture), or a pool of its own (--graph-pool=separate, pool k for the
  *     k-th capture). The temporaries are freed inside the capture (reusable by it and
- *     by later captures into the same pool); the output stays live, owned by the graph.
+ *     by later captures into the same pool). The output too: vLLM's CUDAGraphWrapper
+ *     (vllm/compilation/cuda_graph.py) keeps only a weak reference to it
+ *     (weak_ref_tensors, "released to save memory"), so it goes back to the pool inside
+ *     the capture and the replays write into memory later captures may share;
+ *     --graph-outputs=kept keeps it live, owned by the graph, as a program that holds
+ *     its graphs' static outputs does.
  *  4. After capture, compile_or_warm_up_model runs one eager forward pass of
  *     max_num_seqs rows and the sampler (the logits buffer), freed.
  * The forward pass of T tokens (e bytes per element, H hidden, W = KV heads × head
@@ -361,6 +366,10 @@ static void profile_graphs(synth_out *o, const serving_config *c, uint64_t befor
         char prefix[48];
         snprintf(prefix, sizeof prefix, "profile graph b=%llu", (unsigned long long)order[k]);
         outs[k] = serving_forward(o, c, order[k], 1, true, false, prefix, NULL);
+        if (!c->graph_outputs_kept) { /* a weak reference: freed inside the capture */
+            synth_free(o, outs[k]);
+            outs[k] = 0;
+        }
         synth_capture_end(o, pool);
         after[k] = synth_events(o);
     }
@@ -466,6 +475,10 @@ sim_status serving_startup(const serving_config *c, synth_out *o, synth_rng *rng
         synth_capture_begin(o, g->pool, 1);
         snprintf(prefix, sizeof prefix, "graph b=%llu", (unsigned long long)b);
         g->output = serving_forward(o, c, b, 1, true, false, prefix, NULL);
+        if (!c->graph_outputs_kept) { /* a weak reference: freed inside the capture */
+            synth_free(o, g->output);
+            g->output = 0;
+        }
         synth_capture_end(o, g->pool);
         r->graph_output_bytes += b * m->hidden * synth_dtype_bytes(m->dtype);
     }
