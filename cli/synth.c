@@ -789,17 +789,17 @@ static void print_summary(const kind *k, const job *j, const char *out)
             snprintf(ge, sizeof ge, " - the graphs' estimate %s",
                      units_format_size(r->graph_estimate_bytes, g, sizeof g));
         }
-        printf("vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s%s = KV cache %s "
-               "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s %s; %llu decode steps replayed, "
-               "%llu eager\n",
-               units_format_size(r->requested_bytes, req, sizeof req), j->sv.gpu_util,
-               (unsigned long long)j->sv.capacity, units_format_size(r->weight_bytes, w, sizeof w),
-               units_format_size(r->activation_bytes, act, sizeof act), ge, units_format_size(r->pool_bytes, kv, sizeof kv),
-               (unsigned long long)r->blocks, (unsigned long long)j->sv.block_size, (unsigned long long)r->graphs,
-               serving_graph_pool_name(j->sv.graph_pool), serving_capture_order_name(j->sv.capture_order),
-               units_format_size(r->graph_output_bytes, outb, sizeof outb),
-               j->sv.graph_outputs_kept ? "kept" : "released", (unsigned long long)r->graph_replays,
-               (unsigned long long)r->eager_decodes);
+        printf(
+            "vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s%s = KV cache %s "
+            "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s %s; %llu decode steps replayed, "
+            "%llu eager\n",
+            units_format_size(r->requested_bytes, req, sizeof req), j->sv.gpu_util, (unsigned long long)j->sv.capacity,
+            units_format_size(r->weight_bytes, w, sizeof w), units_format_size(r->activation_bytes, act, sizeof act),
+            ge, units_format_size(r->pool_bytes, kv, sizeof kv), (unsigned long long)r->blocks,
+            (unsigned long long)j->sv.block_size, (unsigned long long)r->graphs,
+            serving_graph_pool_name(j->sv.graph_pool), serving_capture_order_name(j->sv.capture_order),
+            units_format_size(r->graph_output_bytes, outb, sizeof outb), j->sv.graph_outputs_kept ? "kept" : "released",
+            (unsigned long long)r->graph_replays, (unsigned long long)r->eager_decodes);
     }
     if (k->generate == gen_serving && j->sv.kv == SERVING_KV_PAGED && !j->sv.startup) {
         const serving_report *r = &j->sv_report;
