@@ -5,12 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/graphs.h"
 #include "reports/result.h"
 #include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
 void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
+{
+    report_compare_json_graphs(runs, NULL, n, b);
+}
+
+void report_compare_json_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
@@ -45,6 +51,11 @@ void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
         jsonw_wrap(&w);
         jsonw_key(&w, "result");
         report_jsonw_result(run, UINT32_MAX, &w);
+        if (graphs != NULL && graphs[i] != NULL && graphs[i]->present) {
+            jsonw_wrap(&w);
+            jsonw_key(&w, "cuda_graphs");
+            report_jsonw_graphs(graphs[i], &w);
+        }
         jsonw_end(&w);
     }
     jsonw_end(&w);
@@ -59,6 +70,11 @@ static void cell_size(sim_buf *b, uint64_t v)
 }
 
 void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
+{
+    report_compare_text_graphs(runs, NULL, n, b);
+}
+
+void report_compare_text_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
@@ -131,5 +147,10 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
         sim_buf_printf(b, "\n  %s: ", runs[i]->ops->name);
         report_oom_sentence(runs[i], &m->first_oom, b);
         sim_buf_puts(b, "\n");
+    }
+    for (uint32_t i = 0; graphs != NULL && i < n; i++) {
+        if (graphs[i] == NULL || !graphs[i]->present)
+            continue;
+        report_text_graphs(graphs[i], runs[i]->ops->name, b);
     }
 }

@@ -1,5 +1,7 @@
 #include "result.h"
 
+#include "graphs.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,10 +310,14 @@ void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w)
 }
 
 /* The §5 object. */
-static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
+static void json_doc(const sim_run *run, const whatif *wi, const graphs_answer *g, jsonw *w)
 {
     jsonw_object(w);
     json_members(run, wi, false, w);
+    if (g != NULL && g->present) {
+        jsonw_key(w, "cuda_graphs");
+        report_jsonw_graphs(g, w);
+    }
     jsonw_end(w);
 }
 
@@ -322,17 +328,28 @@ void report_json(const sim_run *run, sim_buf *b)
 
 void report_json_whatif(const sim_run *run, const whatif *wi, sim_buf *b)
 {
+    report_json_answers(run, wi, NULL, b);
+}
+
+void report_json_answers(const sim_run *run, const whatif *wi, const graphs_answer *g, sim_buf *b)
+{
     jsonw w;
     jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
-    json_doc(run, wi, &w);
+    json_doc(run, wi, g, &w);
     sim_buf_puts(b, "\n");
+}
+
+void report_text_answers(const sim_run *run, const whatif *wi, const graphs_answer *g, sim_buf *b)
+{
+    report_text_whatif(run, wi, b);
+    report_text_graphs(g, NULL, b);
 }
 
 void report_json_line(const sim_run *run, sim_buf *b)
 {
     jsonw w;
     jsonw_init_buf(&w, b, JSONW_COMPACT, 0);
-    json_doc(run, NULL, &w);
+    json_doc(run, NULL, NULL, &w);
 }
 
 /* ---------------------------------------------------------------- text */

@@ -5,6 +5,7 @@
 #ifndef GPUSIM_RESULT_H
 #define GPUSIM_RESULT_H
 
+#include "answers/graphs.h"
 #include "answers/whatif.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
@@ -38,6 +39,10 @@ void report_text(const sim_run *run, sim_buf *out);
 /* The same two with the answer to a what-if (w NULL or not present: none). */
 void report_json_whatif(const sim_run *run, const whatif *w, sim_buf *out);
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *out);
+/* The same two with the CUDA graphs' answer too (g NULL or not present: none;
+ * reports/graphs.h): the JSON's "cuda_graphs" member, the text's section at the end. */
+void report_json_answers(const sim_run *run, const whatif *w, const graphs_answer *g, sim_buf *out);
+void report_text_answers(const sim_run *run, const whatif *w, const graphs_answer *g, sim_buf *out);
 /* The what-if answer in one sentence, without a newline ("what if SETTING: ..."). */
 void report_whatif_sentence(const whatif *w, sim_buf *out);
 /* t,event,requested,allocated,reserved,fragmentation — one row per timeline row. */

@@ -1,6 +1,8 @@
 /* `gpusim tune` as text and as JSON. */
 #include "tune.h"
 
+#include "graphs.h"
+
 #include <string.h>
 
 #include "reports/result.h"
@@ -212,8 +214,8 @@ static void cand_json(const tune_answer *a, const tune_candidate *c, jsonw *w)
     jsonw_end(w);
 }
 
-void report_tune_json(const tune_question *q, const tune_answer *a, const char *const *paths, uint32_t n_paths,
-                      sim_buf *b)
+void report_tune_json(const tune_question *q, const tune_answer *a, const graphs_answer *g, const char *const *paths,
+                      uint32_t n_paths, sim_buf *b)
 {
     const device_info *dv = &q->base.device;
     jsonw w;
@@ -261,6 +263,26 @@ void report_tune_json(const tune_question *q, const tune_answer *a, const char *
         if (a->c[i].bound)
             cand_json(a, &a->c[i], &w);
     jsonw_end(&w);
+    if (g != NULL && g->present) {
+        jsonw_key(&w, "cuda_graphs");
+        report_jsonw_graphs(g, &w);
+    }
     jsonw_end(&w);
+    sim_buf_puts(b, "\n");
+}
+
+void report_tune_graphs_text(const graphs_answer *g, sim_buf *b)
+{
+    if (g == NULL || !g->present || g->best < 0)
+        return;
+    const graphs_variant *v = &g->variants[g->best];
+    char pk[32];
+    sim_buf_printf(b,
+                   "\nCUDA graphs (%u captures): %s, %s gives the least peak reserved (%s%s). Settings to paste:\n"
+                   "  ",
+                   g->captures, v->sharing == GRAPHS_SHARED ? "one shared pool" : "one pool per graph",
+                   graphs_order_name(v->order), units_format_size(v->peak_reserved_bytes, pk, sizeof pk),
+                   v->recorded ? ", as the trace already does" : "");
+    report_graphs_settings(g, b);
     sim_buf_puts(b, "\n");
 }

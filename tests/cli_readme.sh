@@ -112,4 +112,13 @@ OOM_LINES=3 check_oom_in_readme "lesson 5's capacity (torch)" replay gpt2-medium
 OOM_LINES=1 check_oom_in_readme "lesson 5's capacity (growth)" replay gpt2-medium-b8.jsonl --gpu=RTX4090 \
   --strategy=growth
 cd "$back" || exit 2
+# lesson 8: the CUDA graphs' pool on the hand trace, then a vLLM start-up generated as the
+# lesson says (in the scratch directory, so that the output names it as the lesson does)
+check_in_readme "lesson 8's pool" compare tests/data/graphs/three_captures.jsonl --context=0 --strategies=torch
+cd "$tmp" || exit 2
+check_in_readme "lesson 8's start-up" synth serving --model=llama3-8b --gpu=H100-80GB --max-batch=256 --requests=20 \
+  --cuda-graphs=1,2,4,...,512 -o vllm-llama3-8b.jsonl
+check_in_readme "lesson 8's plan" plan vllm-llama3-8b.jsonl --gpu-memory-utilization --gpu=H100-80GB \
+  --gpus=H100-80GB,A100-40GB --strategies=torch
+cd "$back" || exit 2
 cli_finish
