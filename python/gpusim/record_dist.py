@@ -1,0 +1,268 @@
+"""Recording a distributed PyTorch program one rank at a time, without the cluster.
+
+    gpusim record --ranks=8 -o llama-fsdp -- python train.py
+    gpusim.record("llama-fsdp", step, ranks=8)     # step() builds, shards and trains
+
+Each rank runs the program on its own (the CLI: one process per rank, one after another;
+gpusim.record: one call per rank in this process) with torch.distributed's fake process
+group: init_process_group, whatever backend it names, makes a "fake" group (FakeStore,
+torch/testing/_internal/distributed/fake_pg.py) of the job's size with this rank's number,
+so the program takes its rank-dependent shapes (FSDP2's shards, DDP's buckets, tensor
+parallelism's column and row shards) while every collective is a no-op. The trace of each
+rank is written into one directory laid out as `gpusim synth --ranks` writes one
+(rank-00000.jsonl, ..., job.json).
+
+What a CPU run of such a program does differently from the CUDA build, and what the
+recorder does about it (DIST_RULES, so that the docs and the tests name the same ones):
+
+fake_process_group  init_process_group (the name the program calls, in every torch module
+                    that imported it) makes the fake group; RANK, WORLD_SIZE, LOCAL_RANK,
+                    LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT are set as torchrun sets
+                    them. The fake group completes every collective at once, leaving the
+                    buffers as they are.
+accelerator         torch._C._get_accelerator and torch.accelerator answer "cuda" (FSDP2's
+                    default mesh, torch/distributed/fsdp/_fully_shard/_fsdp_init.py
+                    _init_default_mesh, and the optimizers' graph-capture check ask them),
+                    and torch.distributed.device_mesh._get_device_handle gives torch.cuda
+                    (its fake streams) for the meta device the tensors are on.
+fsdp2_meta          FSDP2 refuses parameters on the meta device at its lazy init
+                    (_fsdp_param_group.py FSDPParamGroup.lazy_init ->
+                    _validate_no_meta_params); every parameter here is a meta tensor with a
+                    CUDA one's shape, so the check is skipped while recording. FSDP2's device
+                    (_fsdp_init.py _get_device_from_mesh, cuda:N on a CUDA mesh) is the meta
+                    device, so that the buffers it makes in backward hooks, where the
+                    recorder's function mode does not reach, are device tensors too.
+fsdp2_buffers       FSDP2's collective buffers are caching-allocator blocks made by its own
+                    code, recorded with their stream: _fsdp_collectives.py foreach_all_gather
+                    allocates the all-gather output (world size x the group's padded shards,
+                    the input a view of this rank's slice) on the all-gather copy-in stream;
+                    foreach_reduce allocates the reduce-scatter input (the group's unsharded
+                    gradients, padded) on the current stream and the reduce-scatter output
+                    (1/world of it, which the sharded gradients then view) on the
+                    reduce-scatter stream. The streams are FSDP2's own
+                    torch.cuda.Stream()s (_fsdp_param_group.py FSDPCommContext.lazy_init),
+                    numbered in creation order.
+ddp_construction    DDP's constructor checks the parameters' shapes across ranks
+                    (torch/distributed/utils.py _verify_param_shape_across_processes reads
+                    the gathered metadata with .item()): skipped, it allocates a few bytes.
+                    Its broadcast of the module states (_sync_module_states: flat buffers
+                    of up to 250 MiB, freed after) and the reducer's gradient buckets are
+                    recorded as the CUDA build makes them. Its bucket rebuild after the first
+                    iteration sends the bucket order to the device and reads it back
+                    (reducer.cpp sync_bucket_indices): the host values come back unchanged.
+                    Inputs already on the device stay where they are (the meta device has no
+                    index to compare: torch/distributed/utils.py _recursive_to).
+ddp_allreduce       the fake group's all-reduce futures carry no value, which the reducer
+                    refuses (torch/csrc/distributed/c10d/comm.cpp parseHookResult); the
+                    recorder registers a communication hook that returns the bucket as the
+                    all-reduce would, in place. A program's own DDP communication hook
+                    cannot be recorded (RecordError says so).
+nccl_buffers        NCCL's own buffers are device memory outside the caching allocator: not
+                    events. Each communicator (process group of more than one rank) the rank
+                    ran a collective on holds a ring of NCCL_CHANNELS connections of
+                    NCCL_CONNECTION_BYTES each, the rule of traces/synth/nccl.c (which says
+                    where the sizes come from); the header's meta has the sum as nccl_bytes,
+                    as `gpusim synth --ranks` writes it, for --context.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+__all__ = ["DIST_RULES", "nccl_bytes", "distributed", "write_job", "rank_file", "Communicators"]
+
+#: rule name -> the PyTorch source it concerns (the docstring above says how)
+DIST_RULES: Dict[str, str] = {
+    "fake_process_group": "torch/testing/_internal/distributed/fake_pg.py FakeStore, backend fake",
+    "accelerator": "torch/distributed/fsdp/_fully_shard/_fsdp_init.py _init_default_mesh; torch/accelerator",
+    "fsdp2_meta": "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py _validate_no_meta_params",
+    "fsdp2_buffers": "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather, foreach_reduce",
+    "ddp_construction": "torch/distributed/utils.py _verify_param_shape_across_processes, _sync_module_states",
+    "ddp_allreduce": "torch/csrc/distributed/c10d/comm.cpp parseHookResult",
+    "nccl_buffers": "traces/synth/nccl.c nccl_rank_bytes (one ring per communicator)",
+}
+
+#: channels per communicator, as `gpusim synth --nccl-channels` defaults (traces/synth/nccl.h)
+NCCL_CHANNELS = 24
+#: one ring connection's buffers, every protocol's FIFO in 2 MiB granules: LL 524,288 B +
+#: LL128 4,915,200 B + Simple 4 MiB = 9,633,792 B -> 10 MiB (traces/synth/nccl.c
+#: nccl_connection_bytes; the sources of each size are there)
+NCCL_CONNECTION_BYTES = 10 << 20
+
+
+def nccl_bytes(communicators: int, channels: int = NCCL_CHANNELS) -> int:
+    """NCCL's device memory outside the allocator on a rank that used this many communicators
+    of more than one rank: a ring of `channels` connections each (rule nccl_buffers)."""
+    return communicators * channels * NCCL_CONNECTION_BYTES
+
+
+def rank_file(rank: int) -> str:
+    """The name of rank r's trace in the directory, as synth names it."""
+    return "rank-%05d.jsonl" % rank
+
+
+class Communicators:
+    """The process groups of more than one rank a rank ran collectives on, by name."""
+
+    def __init__(self) -> None:
+        self.sizes: Dict[str, int] = {}
+
+    def add(self, name: str, size: int) -> None:
+        if size > 1:
+            self.sizes.setdefault(name, size)
+
+    def seen(self, torch: Any, func: Any, args: Tuple[Any, ...]) -> None:
+        """Notes the group of a c10d or functional-collective op (its ProcessGroup argument, or
+        its group name)."""
+        dist = torch.distributed
+        for a in args:
+            if isinstance(a, dist.ProcessGroup) or type(a).__name__ in ("ScriptObject", "ProcessGroup"):
+                try:
+                    pg = dist.ProcessGroup.unbox(a) if not isinstance(a, dist.ProcessGroup) else a
+                    self.add(str(pg.group_name), int(pg.size()))
+                except (AttributeError, RuntimeError, TypeError):
+                    continue
+                return
+        ns = getattr(func, "namespace", "")
+        if ns == "_c10d_functional" and args and isinstance(args[-1], str):
+            try:
+                pg = dist.distributed_c10d._resolve_process_group(args[-1])
+                self.add(args[-1], int(pg.size()))
+            except (RuntimeError, ValueError, KeyError):
+                pass
+
+
+def _rebind(orig: Any, new: Any, prefixes: Tuple[str, ...] = ("torch",)) -> List[Tuple[Any, str, Any]]:
+    """Replaces orig by new under every name a loaded module (torch's own) has it; the undo list."""
+    done = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith(prefixes):
+            continue
+        for attr, value in list(getattr(mod, "__dict__", {}).items()):
+            if value is orig:
+                setattr(mod, attr, new)
+                done.append((mod, attr, orig))
+    return done
+
+
+class _FakeAcceleratorStream:
+    def is_capturing(self) -> bool:
+        return False
+
+    def wait_stream(self, _other: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def distributed(comms: Communicators, rank: int, world: int, error: Callable[[str], BaseException]) -> Iterator[None]:
+    """Rank `rank` of `world` for the code in the block (the rules above). error(msg) makes the
+    exception a program's unsupported use raises."""
+    torch = importlib.import_module("torch")
+    dist = importlib.import_module("torch.distributed")
+    importlib.import_module("torch.testing._internal.distributed.fake_pg")  # registers the fake backend
+    FakeStore: Any = importlib.import_module("torch.testing._internal.distributed.fake_pg").FakeStore
+    c10d = importlib.import_module("torch.distributed.distributed_c10d")
+    mesh_mod = importlib.import_module("torch.distributed.device_mesh")
+    fsdp_init = importlib.import_module("torch.distributed.fsdp._fully_shard._fsdp_init")
+    fsdp_group = importlib.import_module("torch.distributed.fsdp._fully_shard._fsdp_param_group")
+    dist_utils = importlib.import_module("torch.distributed.utils")
+    ddp_mod = importlib.import_module("torch.nn.parallel.distributed")
+    DDP = ddp_mod.DistributedDataParallel
+
+    undo: List[Tuple[Any, str, Any]] = []
+    ours: List[bool] = []
+
+    def set_attr(obj: Any, name: str, value: Any) -> None:
+        undo.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, value)
+
+    # rule fake_process_group
+    orig_init = c10d.init_process_group
+
+    def init_process_group(*_a: Any, **_k: Any) -> None:
+        if not c10d.is_initialized():
+            orig_init("fake", store=FakeStore(), rank=rank, world_size=world)
+            ours.append(True)
+
+    undo += _rebind(orig_init, init_process_group)
+    # rule accelerator
+    set_attr(torch._C, "_get_accelerator", lambda: torch.device("cuda"))
+    acc = torch.accelerator
+    set_attr(acc, "current_accelerator", lambda *_a, **_k: torch.device("cuda"))
+    set_attr(acc, "is_available", lambda: True)
+    set_attr(acc, "device_count", lambda: 1)
+    set_attr(acc, "current_device_index", lambda: 0)
+    set_attr(acc, "set_device_index", lambda *_a: None)
+    set_attr(acc, "current_stream", lambda *_a: _FakeAcceleratorStream())
+    set_attr(acc, "synchronize", lambda *_a: None)
+    orig_handle = mesh_mod._get_device_handle
+    undo += _rebind(orig_handle, lambda device_type="cuda": torch.cuda if device_type in ("meta", "cuda")
+                    else orig_handle(device_type))
+    # rule fsdp2_meta
+    orig_device = fsdp_init._get_device_from_mesh
+    undo += _rebind(orig_device, lambda mesh: torch.device("meta") if mesh.device_type == "cuda" else orig_device(mesh))
+    set_attr(fsdp_group.FSDPParamGroup, "_validate_no_meta_params", lambda self: None)
+    # rule ddp_construction
+    undo += _rebind(dist_utils._verify_param_shape_across_processes, lambda *_a, **_k: None)
+    orig_to = dist_utils._recursive_to
+    set_attr(dist_utils, "_recursive_to", lambda inputs, device, side: orig_to(
+        inputs, torch.device("meta") if device.type == "meta" else device, side))
+    # rule ddp_allreduce
+    orig_ddp_init = DDP.__init__
+    orig_register = DDP.register_comm_hook
+
+    def allreduce_in_place(_state: Any, bucket: Any) -> Any:
+        fut = torch.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    # DDP checks the hook's annotations (distributed.py _check_comm_hook)
+    allreduce_in_place.__annotations__ = {"_state": object, "bucket": dist.GradBucket,
+                                          "return": torch.futures.Future[torch.Tensor]}
+
+    def ddp_init(self: Any, *a: Any, **k: Any) -> None:
+        orig_ddp_init(self, *a, **k)
+        comms.add(str(self.process_group.group_name), int(self.process_group.size()))
+        orig_register(self, None, allreduce_in_place)
+
+    def no_hooks(*_a: Any, **_k: Any) -> None:
+        raise error("gpusim record: DistributedDataParallel communication hooks cannot run on the fake process "
+                    "group (its futures carry no values): record without register_comm_hook; the recording "
+                    "then has DDP's default all-reduce, which allocates nothing")
+
+    set_attr(DDP, "__init__", ddp_init)
+    set_attr(DDP, "register_comm_hook", no_hooks)
+    set_attr(DDP, "_register_builtin_comm_hook", no_hooks)
+
+    env = {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank % 8),
+           "LOCAL_WORLD_SIZE": str(min(world, 8)), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+    saved_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        if ours and c10d.is_initialized():
+            dist.destroy_process_group()
+        for obj, name, value in reversed(undo):
+            setattr(obj, name, value)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def write_job(directory: str, name: str, ranks: List[Dict[str, Any]]) -> None:
+    """DIR/job.json as `gpusim synth --ranks` writes it: format, version, name, ranks and one
+    entry per trace (rank, file, peak_live_bytes, nccl_bytes)."""
+    job = {"format": "gpusim-job", "version": 1, "name": name, "ranks": len(ranks), "traces": ranks}
+    with open(os.path.join(directory, "job.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(job, separators=(",", ":")) + "\n")
