@@ -71,10 +71,13 @@ import contextlib
 import importlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-__all__ = ["DIST_RULES", "nccl_bytes", "distributed", "write_job", "rank_file", "Communicators"]
+__all__ = ["DIST_RULES", "nccl_bytes", "distributed", "job_directory", "trace_summary", "write_job", "rank_file",
+           "Communicators"]
 
 #: rule name -> the PyTorch source it concerns (the docstring above says how)
 DIST_RULES: Dict[str, str] = {
@@ -260,9 +263,51 @@ def distributed(comms: Communicators, rank: int, world: int, error: Callable[[st
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def job_directory(path: str) -> Iterator[str]:
+    """A temporary directory beside path for the ranks' traces; when the block ends without an
+    exception its files move into path (made if missing, as synth makes it), else it is removed:
+    a failed rank leaves nothing."""
+    path = os.path.abspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise FileExistsError("%s: exists and is not a directory (--ranks writes a directory)" % path)
+    tmp = tempfile.mkdtemp(prefix=".gpusim-record-", dir=os.path.dirname(path))
+    try:
+        yield tmp
+        os.makedirs(path, exist_ok=True)
+        for name in sorted(os.listdir(tmp)):
+            os.replace(os.path.join(tmp, name), os.path.join(path, name))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def trace_summary(path: str) -> Dict[str, Any]:
+    """rank, peak live bytes and nccl_bytes of a rank's trace, for job.json (and its events and
+    optimizer steps, for the summary line)."""
+    live: Dict[int, int] = {}
+    now = peak = events = 0
+    with open(path, encoding="utf-8") as f:
+        header = json.loads(f.readline())
+        for line in f:
+            e = json.loads(line)
+            events += 1
+            if e["op"] == "alloc":
+                live[e["id"]] = e["size"]
+                now += e["size"]
+                peak = max(peak, now)
+            elif e["op"] == "free":
+                now -= live.pop(e["id"], 0)
+    meta = header.get("meta", {})
+    return {"rank": int(meta.get("rank", 0)), "file": os.path.basename(path), "peak_live_bytes": peak,
+            "nccl_bytes": int(meta.get("nccl_bytes", 0)), "events": events,
+            "optimizer_steps": int(meta.get("optimizer_steps", 0))}
+
+
 def write_job(directory: str, name: str, ranks: List[Dict[str, Any]]) -> None:
     """DIR/job.json as `gpusim synth --ranks` writes it: format, version, name, ranks and one
     entry per trace (rank, file, peak_live_bytes, nccl_bytes)."""
-    job = {"format": "gpusim-job", "version": 1, "name": name, "ranks": len(ranks), "traces": ranks}
+    keep = ("rank", "file", "peak_live_bytes", "nccl_bytes")
+    job = {"format": "gpusim-job", "version": 1, "name": name, "ranks": len(ranks),
+           "traces": [{k: r[k] for k in keep} for r in ranks]}
     with open(os.path.join(directory, "job.json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(job, separators=(",", ":")) + "\n")

@@ -809,13 +809,39 @@ def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: 
 
 
 def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, device: str = "A100-80GB",
-           compute_capability: Optional[str] = None, **kwargs: Any) -> Dict[str, int]:
+           compute_capability: Optional[str] = None, ranks: int = 1,
+           nccl_channels: int = dist_rules.NCCL_CHANNELS, **kwargs: Any) -> Dict[str, Any]:
     """Runs fn(*args, **kwargs) under recording(path, device) and returns the trace's counts:
     {"events", "peak_allocated_bytes", "optimizer_steps"}. Modules among args name the
-    parameters (tags "parameter layers.0.weight")."""
-    with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
-        fn(*args, **kwargs)
-    return {"events": rec.events, "peak_allocated_bytes": rec.peak_bytes, "optimizer_steps": rec.steps}
+    parameters (tags "parameter layers.0.weight").
+
+    ranks=N (N > 1): path is a directory, written as `gpusim synth --ranks` writes one
+    (rank-00000.jsonl ... and job.json); fn runs N times in this process, once per rank, each
+    on torch.distributed's fake process group of N ranks with its rank number
+    (record_dist.py), so fn builds, shards and trains its own model (fully_shard, DDP,
+    parallelize_module need the process group). The counts are then per rank, under
+    "ranks"; nothing is written unless every rank records."""
+    if ranks <= 1:
+        with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
+            fn(*args, **kwargs)
+        return {"events": rec.events, "peak_allocated_bytes": rec.peak_bytes, "optimizer_steps": rec.steps}
+    path = os.fspath(path)
+    name = os.path.basename(os.path.normpath(path))
+    per_rank: List[Dict[str, Any]] = []
+    with dist_rules.job_directory(path) as tmp:
+        for r in range(ranks):
+            gc.collect()  # the previous rank's model, if fn dropped it
+            out = os.path.join(tmp, dist_rules.rank_file(r))
+            with recording(out, device=device, compute_capability=compute_capability, roots=args, name=name,
+                           rank=r, world_size=ranks, nccl_channels=nccl_channels) as rec:
+                fn(*args, **kwargs)
+            per_rank.append({"rank": r, "events": rec.events, "peak_allocated_bytes": rec.peak_bytes,
+                             "optimizer_steps": rec.steps})
+        dist_rules.write_job(tmp, name, [dist_rules.trace_summary(os.path.join(tmp, dist_rules.rank_file(r)))
+                                         for r in range(ranks)])
+    return {"ranks": per_rank, "events": sum(p["events"] for p in per_rank),
+            "peak_allocated_bytes": max(p["peak_allocated_bytes"] for p in per_rank),
+            "optimizer_steps": per_rank[0]["optimizer_steps"]}
 
 
 def mark(name: str, stop: bool = False) -> None:
