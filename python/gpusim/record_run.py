@@ -25,6 +25,7 @@ import sys
 import traceback
 from typing import List, Optional
 
+from . import record_dist
 from . import record_trace as rec_mod
 
 
@@ -38,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ranks", type=int, default=1)
     p.add_argument("--rank", type=int, default=None)
     p.add_argument("--name", default=None)
-    p.add_argument("--nccl-channels", type=int, default=rec_mod.dist_rules.NCCL_CHANNELS)
+    p.add_argument("--nccl-channels", type=int, default=record_dist.NCCL_CHANNELS)
     return p
 
 
@@ -52,7 +53,7 @@ def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
     """Every rank in a process of its own (the same options and --rank=R), then job.json."""
     at = argv.index("--")
     base = [a for a in argv[:at] if not a.startswith(("--output", "-o", "--rank=", "--name="))]
-    dist = rec_mod.dist_rules
+    dist = record_dist
     name = opts.name or os.path.basename(os.path.normpath(opts.output))
     try:
         with dist.job_directory(opts.output) as tmp:

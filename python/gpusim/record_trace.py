@@ -91,7 +91,12 @@ class HostValues:
             return
         st = dst.untyped_storage()
         key = id(st)
-        self._kept[key] = (weakref.ref(st, lambda _r, k=key: self._kept.pop(k, None)), src.detach().clone())
+        self._kept[key] = (weakref.ref(st, self._forget(key)), src.detach().clone())
+
+    def _forget(self, key: int) -> Callable[[Any], None]:
+        def dead(_ref: Any) -> None:
+            self._kept.pop(key, None)
+        return dead
 
     def back(self, torch: Any, op: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """The host tensor a device-to-host copy of a kept tensor gives, else None."""
@@ -135,8 +140,8 @@ class Recorder:
         self._last_key = 0
         self.autocast_cache: Dict[int, Tuple[Any, Any]] = {}  # id(parameter) -> (parameter, its cast)
         self.host_values = HostValues()
-        self.comms: Optional[Any] = None  # record_dist.Communicators of a rank of a distributed job
-        self.rank: Optional[int] = None
+        self.comms: Optional[dist_rules.Communicators] = None  # a rank of a distributed job: its groups
+        self.rank = 0
         self.world_size = 1
         self.nccl_channels = 0
 
@@ -737,7 +742,8 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
             if ranked:
                 if not 0 <= int(rank or 0) < world_size:
                     raise ValueError("rank %s: the job has %d ranks" % (rank, world_size))
-                rec.comms, rec.rank, rec.world_size = dist_rules.Communicators(), rank, world_size
+                comms = dist_rules.Communicators()
+                rec.comms, rec.rank, rec.world_size = comms, int(rank or 0), world_size
                 rec.nccl_channels = nccl_channels
             function_mode, dispatch_mode = _modes(rec)
 
@@ -760,7 +766,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
                     if isinstance(r, torch.nn.Module):
                         rec.name_modules(r)
                 rec.mark("model loaded")
-                ranks = dist_rules.distributed(rec.comms, int(rank or 0), world_size, RecordError) if ranked \
+                ranks: Any = dist_rules.distributed(comms, rec.rank, world_size, RecordError) if ranked \
                     else contextlib.nullcontext()
                 with ranks, _cuda_as(rec, cap, function_mode), function_mode, dispatch_mode:
                     try:
@@ -781,7 +787,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
 
 def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: int) -> None:
     torch = _torch()
-    header = {
+    header: Dict[str, Any] = {
         "format": "gpusim-trace", "version": 1, "name": name,
         "device": {"name": rec.device, "capacity_bytes": capacity,
                    "compute_capability": "%d.%d" % rec.capability},
@@ -792,7 +798,8 @@ def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: 
     if rec.comms is not None:  # rule nccl_buffers: NCCL's own memory, outside the allocator
         header["name"] = "%s rank %d/%d" % (name, rec.rank, rec.world_size)
         nccl = dist_rules.nccl_bytes(len(rec.comms.sizes), rec.nccl_channels)
-        header["meta"].update({"rank": rec.rank, "ranks": rec.world_size, "dist_rules": sorted(dist_rules.DIST_RULES),
+        meta: Dict[str, Any] = header["meta"]
+        meta.update({"rank": rec.rank, "ranks": rec.world_size, "dist_rules": sorted(dist_rules.DIST_RULES),
                                "communicators": [{"name": k, "ranks": v} for k, v in sorted(rec.comms.sizes.items())],
                                "nccl_channels": rec.nccl_channels, "nccl_bytes": nccl, "non_pytorch_bytes": nccl})
     tmp = body_path + ".trace"
