@@ -13,49 +13,60 @@ rank is written into one directory laid out as `gpusim synth --ranks` writes one
 (rank-00000.jsonl, ..., job.json).
 
 What a CPU run of such a program does differently from the CUDA build, and what the
-recorder does about it (DIST_RULES, so that the docs and the tests name the same ones):
+recorder does about it (DIST_RULES, so that the docs and the tests name the same ones). The
+line numbers are those of PyTorch 2.13.0's files, the release the frameworks' environment
+installs (scripts/frameworks):
 
 fake_process_group  init_process_group (the name the program calls, in every torch module
-                    that imported it) makes the fake group; RANK, WORLD_SIZE, LOCAL_RANK,
+                    that imported it) makes the fake group (registered as backend "fake" by
+                    torch/testing/_internal/distributed/fake_pg.py:30); RANK, WORLD_SIZE, LOCAL_RANK,
                     LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT are set as torchrun sets
                     them. The fake group completes every collective at once, leaving the
                     buffers as they are.
 accelerator         torch._C._get_accelerator and torch.accelerator answer "cuda" (FSDP2's
-                    default mesh, torch/distributed/fsdp/_fully_shard/_fsdp_init.py
-                    _init_default_mesh, and the optimizers' graph-capture check ask them),
+                    default mesh, torch/distributed/fsdp/_fully_shard/_fsdp_init.py:205 in
+                    _init_default_mesh, and the optimizers' graph-capture check,
+                    torch/optim/optimizer.py:463, ask them),
                     and torch.distributed.device_mesh._get_device_handle gives torch.cuda
                     (its fake streams) for the meta device the tensors are on.
 fsdp2_meta          FSDP2 refuses parameters on the meta device at its lazy init
-                    (_fsdp_param_group.py FSDPParamGroup.lazy_init ->
+                    (_fsdp_param_group.py:308, FSDPParamGroup.lazy_init ->
                     _validate_no_meta_params); every parameter here is a meta tensor with a
                     CUDA one's shape, so the check is skipped while recording. FSDP2's device
-                    (_fsdp_init.py _get_device_from_mesh, cuda:N on a CUDA mesh) is the meta
+                    (_fsdp_init.py:219 _get_device_from_mesh, cuda:N on a CUDA mesh) is the meta
                     device, so that the buffers it makes in backward hooks, where the
                     recorder's function mode does not reach, are device tensors too.
 fsdp2_buffers       FSDP2's collective buffers are caching-allocator blocks made by its own
-                    code, recorded with their stream: _fsdp_collectives.py foreach_all_gather
-                    allocates the all-gather output (world size x the group's padded shards,
-                    the input a view of this rank's slice) on the all-gather copy-in stream;
-                    foreach_reduce allocates the reduce-scatter input (the group's unsharded
-                    gradients, padded) on the current stream and the reduce-scatter output
-                    (1/world of it, which the sharded gradients then view) on the
-                    reduce-scatter stream. The streams are FSDP2's own
-                    torch.cuda.Stream()s (_fsdp_param_group.py FSDPCommContext.lazy_init),
-                    numbered in creation order.
+                    code, recorded with their stream: _fsdp_collectives.py:351, in
+                    foreach_all_gather under the all-gather copy-in stream (:336), allocates
+                    the all-gather output (world size x the group's padded shards, the input a
+                    view of this rank's slice), which the all-gather then fills on the
+                    all-gather stream (:363); foreach_reduce allocates the reduce-scatter input
+                    (the group's unsharded gradients, padded) on the current stream (:597) and
+                    the reduce-scatter output (1/world of it, which the sharded gradients then
+                    view) on the reduce-scatter stream (:611-612). The shards themselves are
+                    _fsdp_param.py:307's new_zeros of rank 0's padded size. The streams are
+                    FSDP2's own torch.cuda.Stream()s (_fsdp_param_group.py:84, 89, 92, 102:
+                    copy-in, all-gather, reduce-scatter, all-reduce), numbered 1 to 4 in the
+                    trace, in that order.
 ddp_construction    DDP's constructor checks the parameters' shapes across ranks
-                    (torch/distributed/utils.py _verify_param_shape_across_processes reads
-                    the gathered metadata with .item()): skipped, it allocates a few bytes.
-                    Its broadcast of the module states (_sync_module_states: flat buffers
-                    of up to 250 MiB, freed after) and the reducer's gradient buckets are
+                    (torch/nn/parallel/distributed.py:1064 ->
+                    torch/distributed/utils.py:281 _verify_param_shape_across_processes
+                    reads the gathered metadata with .item()): skipped, it allocates a few
+                    bytes. Its broadcast of the module states (distributed.py:1066
+                    _sync_module_states -> utils.py:326 _broadcast_coalesced: flat buffers
+                    of up to 250 MiB, freed after) and the reducer's gradient buckets
+                    (distributed.py:1437 dist.Reducer) are
                     recorded as the CUDA build makes them. Its bucket rebuild after the first
                     iteration sends the bucket order to the device and reads it back
                     (reducer.cpp sync_bucket_indices): the host values come back unchanged.
                     Inputs already on the device stay where they are (the meta device has no
-                    index to compare: torch/distributed/utils.py _recursive_to).
+                    index to compare: torch/distributed/utils.py:97 _recursive_to).
 ddp_allreduce       the fake group's all-reduce futures carry no value, which the reducer
-                    refuses (torch/csrc/distributed/c10d/comm.cpp parseHookResult); the
-                    recorder registers a communication hook that returns the bucket as the
-                    all-reduce would, in place. A program's own DDP communication hook
+                    refuses (torch/csrc/distributed/c10d/comm.cpp:114, in parseHookResult);
+                    the recorder registers a communication hook that returns the bucket as
+                    the all-reduce would, in place (with the annotations distributed.py:2462
+                    _check_comm_hook asks for). A program's own DDP communication hook
                     cannot be recorded (RecordError says so).
 nccl_buffers        NCCL's own buffers are device memory outside the caching allocator: not
                     events. Each communicator (process group of more than one rank) the rank

@@ -64,10 +64,11 @@ autocast           aten/src/ATen/autocast_mode.cpp (the CUDA lists) and torch/am
                    autocast region exits (cached_cast, clear_autocast_cache). Only the ops
                    called from Python are cast (an op inside a composite one is cast where the
                    composite's inputs are).
-collective_wrap_alias torch/distributed/_functional_collectives.py _wrap_tensor_autograd: a
-                   functional collective's result (tensor parallelism's all-reduce, all-gather)
-                   is wrapped for autograd in an AsyncCollectiveTensor over the same memory; the
-                   op's meta kernel (its register_fake) returns a new empty_like tensor instead.
+collective_wrap_alias torch/distributed/_functional_collectives.py:1325 _wrap_tensor_autograd
+                   (2.13.0): a functional collective's result (tensor parallelism's
+                   all-reduce, all-gather) is wrapped for autograd in an AsyncCollectiveTensor
+                   over the same memory; the op's meta kernel (its register_fake, :1346)
+                   returns a new empty_like tensor instead.
                    Recorded as the CUDA build runs it: an alias, no new block.
 host_memory        pinned host memory (pin_memory, the DataLoader's pin_memory=True) and CPU
                    tensors are not device memory: left out.
