@@ -52,7 +52,12 @@ class _RankFailed(Exception):
 def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
     """Every rank in a process of its own (the same options and --rank=R), then job.json."""
     at = argv.index("--")
-    base = [a for a in argv[:at] if not a.startswith(("--output", "-o", "--rank=", "--name="))]
+    base = ["--steps=%d" % opts.steps, "--device=" + opts.device, "--ranks=%d" % opts.ranks,
+            "--nccl-channels=%d" % opts.nccl_channels]
+    if opts.compute_capability is not None:
+        base.append("--compute-capability=" + opts.compute_capability)
+    if opts.capacity_bytes is not None:
+        base.append("--capacity-bytes=%d" % opts.capacity_bytes)
     dist = record_dist
     name = opts.name or os.path.basename(os.path.normpath(opts.output))
     try:
