@@ -21,8 +21,8 @@ fake_process_group  init_process_group (the name the program calls, in every tor
                     that imported it) makes the fake group (registered as backend "fake" by
                     torch/testing/_internal/distributed/fake_pg.py:30); RANK, WORLD_SIZE, LOCAL_RANK,
                     LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT are set as torchrun sets
-                    them. The fake group completes every collective at once, leaving the
-                    buffers as they are.
+                    them (rank r is LOCAL_RANK r mod 8, as on nodes of 8 GPUs). The fake group
+                    completes every collective at once, leaving the buffers as they are.
 accelerator         torch._C._get_accelerator and torch.accelerator answer "cuda" (FSDP2's
                     default mesh, torch/distributed/fsdp/_fully_shard/_fsdp_init.py:205 in
                     _init_default_mesh, and the optimizers' graph-capture check,
@@ -151,8 +151,9 @@ class Communicators:
                 pass
 
 
-def _rebind(orig: Any, new: Any, prefixes: Tuple[str, ...] = ("torch",)) -> List[Tuple[Any, str, Any]]:
-    """Replaces orig by new under every name a loaded module (torch's own) has it; the undo list."""
+def _rebind(orig: Any, new: Any, prefixes: Tuple[str, ...] = ("torch", "__main__")) -> List[Tuple[Any, str, Any]]:
+    """Replaces orig by new under every name a loaded module (torch's own, and the program's
+    __main__, which may have imported it by name) has it; the undo list."""
     done = []
     for name, mod in list(sys.modules.items()):
         if mod is None or not name.startswith(prefixes):
