@@ -115,7 +115,7 @@ typedef struct cli_session {
      * one process on one GPU (input_format.one_rank: PyTorch snapshots), or the traces
      * of a job directory (jobdir.h) */
     bool ranks;
-    bool job; /* a job directory was expanded into its traces */
+    bool job;                      /* a job directory was expanded into its traces */
     char *owned[CLI_MAX_ARGS];     /* the paths a directory of snapshots expanded into */
     uint32_t n_owned;
 } cli_session;
