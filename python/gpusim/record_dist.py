@@ -87,7 +87,7 @@ import sys
 import tempfile
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-__all__ = ["DIST_RULES", "nccl_bytes", "distributed", "job_directory", "trace_summary", "write_job", "rank_file",
+__all__ = ["DIST_RULES", "nccl_bytes", "distributed", "preload", "job_directory", "trace_summary", "write_job", "rank_file",
            "Communicators"]
 
 #: rule name -> the PyTorch source it concerns (the docstring above says how)
@@ -163,6 +163,19 @@ def _rebind(orig: Any, new: Any, prefixes: Tuple[str, ...] = ("torch", "__main__
                 setattr(mod, attr, new)
                 done.append((mod, attr, orig))
     return done
+
+
+#: what distributed() and the usual programs import, imported once before the ranks' processes
+#: fork (each would import them again, for seconds)
+_PRELOAD = ("torch.distributed", "torch.testing._internal.distributed.fake_pg", "torch.distributed.device_mesh",
+            "torch.distributed.fsdp", "torch.distributed.tensor", "torch.distributed.tensor.parallel",
+            "torch.nn.parallel.distributed", "torch.distributed.algorithms.ddp_comm_hooks", "torch._dynamo")
+
+
+def preload() -> None:
+    """Imports the modules every rank needs, in this process, before the ranks fork."""
+    for name in _PRELOAD:
+        importlib.import_module(name)
 
 
 class _FakeAcceleratorStream:

@@ -34,7 +34,9 @@ import gc
 import importlib
 import json
 import os
+import sys
 import tempfile
+import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
@@ -823,11 +825,13 @@ def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, d
     parameters (tags "parameter layers.0.weight").
 
     ranks=N (N > 1): path is a directory, written as `gpusim synth --ranks` writes one
-    (rank-00000.jsonl ... and job.json); fn runs N times in this process, once per rank, each
-    on torch.distributed's fake process group of N ranks with its rank number
-    (record_dist.py), so fn builds, shards and trains its own model (fully_shard, DDP,
-    parallelize_module need the process group). The counts are then per rank, under
-    "ranks"; nothing is written unless every rank records."""
+    (rank-00000.jsonl ... and job.json); fn runs N times, once per rank, each in a child
+    process forked from this one (so that what one rank leaves in PyTorch's caches, a device
+    mesh's group names, cannot reach the next), on torch.distributed's fake process group
+    of N ranks with its rank number (record_dist.py), so fn builds, shards and trains its own
+    model (fully_shard, DDP, parallelize_module need the process group). The counts are then
+    per rank, under "ranks"; nothing is written unless every rank records, and a rank's
+    RecordError is raised here (any other exception as a RuntimeError with its traceback)."""
     if ranks <= 1:
         with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
             fn(*args, **kwargs)
@@ -835,20 +839,63 @@ def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, d
     path = os.fspath(path)
     name = os.path.basename(os.path.normpath(path))
     per_rank: List[Dict[str, Any]] = []
+    dist_rules.preload()
     with dist_rules.job_directory(path) as tmp:
         for r in range(ranks):
-            gc.collect()  # the previous rank's model, if fn dropped it
             out = os.path.join(tmp, dist_rules.rank_file(r))
-            with recording(out, device=device, compute_capability=compute_capability, roots=args, name=name,
-                           rank=r, world_size=ranks, nccl_channels=nccl_channels) as rec:
-                fn(*args, **kwargs)
-            per_rank.append({"rank": r, "events": rec.events, "peak_allocated_bytes": rec.peak_bytes,
-                             "optimizer_steps": rec.steps})
+
+            def one_rank(out: str = out, r: int = r) -> Dict[str, Any]:
+                with recording(out, device=device, compute_capability=compute_capability, roots=args, name=name,
+                               rank=r, world_size=ranks, nccl_channels=nccl_channels) as rec:
+                    fn(*args, **kwargs)
+                return {"rank": r, "events": rec.events, "peak_allocated_bytes": rec.peak_bytes,
+                        "optimizer_steps": rec.steps}
+
+            per_rank.append(_in_child(one_rank, r))
         dist_rules.write_job(tmp, name, [dist_rules.trace_summary(os.path.join(tmp, dist_rules.rank_file(r)))
                                          for r in range(ranks)])
     return {"ranks": per_rank, "events": sum(p["events"] for p in per_rank),
             "peak_allocated_bytes": max(p["peak_allocated_bytes"] for p in per_rank),
             "optimizer_steps": per_rank[0]["optimizer_steps"]}
+
+
+def _in_child(work: Callable[[], Dict[str, Any]], rank: int) -> Dict[str, Any]:
+    """work() in a child process forked from this one; its result (JSON), or its exception: a
+    RecordError as such, anything else as a RuntimeError carrying the child's traceback."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        code = 0
+        try:
+            reply: Dict[str, Any] = {"ok": work()}
+        except BaseException as e:  # noqa: BLE001 — every failure goes back to the parent
+            reply = {"error": str(e), "record_error": isinstance(e, RecordError), "traceback": traceback.format_exc()}
+            code = 1
+        try:
+            with os.fdopen(write_end, "w", encoding="utf-8") as w:
+                w.write(json.dumps(reply))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, encoding="utf-8") as rd:
+        text = rd.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        raise RuntimeError("gpusim record: rank %d's process ended without a result (wait status %d)"
+                           % (rank, status)) from None
+    if "ok" in reply:
+        result: Dict[str, Any] = reply["ok"]
+        return result
+    if reply.get("record_error"):
+        raise RecordError(reply["error"])
+    raise RuntimeError("gpusim record: rank %d failed:\n%s" % (rank, reply.get("traceback", reply.get("error"))))
 
 
 def mark(name: str, stop: bool = False) -> None:

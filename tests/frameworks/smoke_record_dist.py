@@ -242,4 +242,36 @@ for r in range(2):
     check(header["meta"]["communicators"] == [{"name": "0", "ranks": 2}] and header["meta"]["nccl_bytes"] == 251658240,
           "rank %d communicators: %s" % (r, header["meta"]))
 
+
+# --- FSDP2 over tensor parallelism, a 2 x 2 mesh: two communicators per rank -----------------
+def fsdp_tp():
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("dp", "tp"))
+    model = Llama().cuda()
+    for block in model.layers:
+        parallelize_module(block, mesh["tp"], {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(),
+                                               "o": RowwiseParallel(), "gate": ColwiseParallel(),
+                                               "up": ColwiseParallel(), "down": RowwiseParallel()})
+        fully_shard(block, mesh=mesh["dp"])
+    fully_shard(model, mesh=mesh["dp"])
+    train(model, torch.optim.AdamW(model.parameters(), lr=1e-4))
+
+
+out, counts = record("fsdp_tp", fsdp_tp, 4)
+for r in range(4):
+    header, evs = trace(os.path.join(out, "rank-%05d.jsonl" % r))
+    meta = header["meta"]
+    # every rank all-gathers over its data-parallel group (FSDP2) and all-reduces over its
+    # tensor-parallel group: two rings, 2 x 251658240 = 503316480 B, what synth writes for
+    # --ranks=4 --tp=2 (python/tests/test_record_dist.py checks the two agree)
+    check(len(meta["communicators"]) == 2 and {c["ranks"] for c in meta["communicators"]} == {2}
+          and meta["nccl_bytes"] == 503316480, "rank %d communicators: %s" % (r, meta))
+    # q: columns over tp (32 of 64 rows), then rows over dp: 16 x 64 x 4 B = 4096 B; gate: 86
+    # rows over tp, 43 over dp: 43 x 64 x 4 = 11008 B; the embedding (not tensor-parallel):
+    # 502 of 1003 rows over dp (padded): 502 x 64 x 4 = 128512 B
+    shards = [s for s, _ in allocs(evs, "new_zeros")]
+    check(shards[2] == 4096 and shards[6] == 11008 and 128512 in shards, "rank %d shards: %s" % (r, shards))
+
 finish()
