@@ -307,6 +307,7 @@ void cli_session_input_warnings(cli_session *s, const trace_input *in)
 
 static sim_status load_traces(cli_session *s)
 {
+    uint64_t nccl = 0;
     memset(&s->t, 0, sizeof s->t);
     s->t.from_empty = cli_has(&s->a, "from-empty");
     s->ranks = s->a.n_positional >= 2;
@@ -318,12 +319,17 @@ static sim_status load_traces(cli_session *s)
             return st;
         s->ranks = s->ranks && (s->job || input_get_format(r)->one_rank);
         cli_session_input_warnings(s, r);
-        st = batch_traces_add(&s->t, r, path, &s->err);
+        if (i == 0) /* the first trace's NCCL buffers stand for every process */
+            st = cli_hdr_nccl(input_header(r)->meta_json, path, &s->hdr, &s->err);
+        nccl = i == 0 ? s->hdr.nccl_bytes : nccl;
+        if (st == SIM_OK)
+            st = batch_traces_add(&s->t, r, path, &s->err);
         input_close(r);
         if (st != SIM_OK)
             return st;
     }
     snprintf(s->hdr.name, sizeof s->hdr.name, "%s", s->t.dev_name);
+    s->hdr.nccl_bytes = nccl;
     s->hdr.capacity = s->t.dev_capacity;
     s->hdr.cc_major = s->t.dev_cc_major;
     s->hdr.cc_minor = s->t.dev_cc_minor;
@@ -343,6 +349,9 @@ static sim_status open_inputs(cli_session *s)
         s->src[i] = input_source(s->in[i]);
     }
     const trace_header *h = input_header(s->in[0]);
+    sim_status st = cli_hdr_nccl(h->meta_json, s->a.positional[0], &s->hdr, &s->err);
+    if (st != SIM_OK)
+        return st;
     snprintf(s->hdr.name, sizeof s->hdr.name, "%s", h->device_name);
     s->hdr.capacity = h->device_capacity;
     s->hdr.cc_major = h->device_cc_major;

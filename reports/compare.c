@@ -72,11 +72,7 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx));
-    if (d.context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", ctx,
-                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
-    }
+    report_context_lines(&d, b);
     /* the effective limit of each strategy (a preset's reserve, a fraction, --limit) */
     sim_buf_puts(b, "  limits ");
     /* strategies with the same limit from the same source named together, in their

@@ -476,6 +476,12 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
         sim_buf_printf(b, "<p class=\"meta\">context: %s</p>\n",
                        gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
     }
+    if (d.nccl_bytes) {
+        char nc[32];
+        sim_buf_printf(b, "<p class=\"meta\">NCCL buffers %s of the context, from %s</p>\n",
+                       units_format_size(d.nccl_bytes, nc, sizeof nc),
+                       d.nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
+    }
     html_summary_table(b, caps, n);
 
     uint64_t xmax = 1;

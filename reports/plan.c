@@ -70,6 +70,10 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
         sim_buf_printf(b, "  context source: %s (--context sets it)\n",
                        gpu_context_describe(q->model.context_default, q->model.cc_major, why, sizeof why));
     }
+    if (q->model.nccl_bytes)
+        sim_buf_printf(b, "  nccl    %s of it: NCCL buffers from %s (--nccl=0 leaves them out)\n",
+                       units_format_size(q->model.nccl_bytes, s, sizeof s),
+                       q->model.nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
     if (q->model.context_bytes == 0)
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
                         "        library handles), so every answer here is that much optimistic; a catalog card\n"

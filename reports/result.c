@@ -211,6 +211,8 @@ static void json_members(const sim_run *run, const whatif *wi, bool head_only, j
     jsonw_key_str(w, "name", d.name);
     jsonw_key_u64(w, "capacity_bytes", d.capacity_bytes);
     jsonw_key_u64(w, "context_bytes", d.context_bytes);
+    if (d.nccl_bytes) /* of context_bytes */
+        jsonw_key_u64(w, "nccl_bytes", d.nccl_bytes);
     jsonw_key_u64(w, "limit_bytes", report_limit_bytes(run));
     jsonw_end(w);
     jsonw_key(w, "result");
@@ -431,6 +433,21 @@ void report_whatif_sentence(const whatif *w, sim_buf *b)
         sim_buf_puts(b, "the replay did not complete.");
 }
 
+void report_context_lines(const device_info *d, sim_buf *b)
+{
+    char s[32];
+    if (d->context_default) {
+        char why[256];
+        sim_buf_printf(b, "  context %s: %s (--context sets it)\n",
+                       units_format_size(d->context_bytes - d->nccl_bytes, s, sizeof s),
+                       gpu_context_describe(d->context_default, d->cc_major, why, sizeof why));
+    }
+    if (d->nccl_bytes)
+        sim_buf_printf(b, "  nccl    %s: NCCL buffers from %s, added to the context (--nccl=0 leaves them out)\n",
+                       units_format_size(d->nccl_bytes, s, sizeof s),
+                       d->nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
+}
+
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
 {
     device_info d = device_get_info(run->dev);
@@ -446,11 +463,7 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx),
                    report_limit_text(run, lim, sizeof lim));
-    if (d.context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", ctx,
-                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
-    }
+    report_context_lines(&d, b);
     sim_buf_puts(b, "\n");
     text_metrics(run, &run->total, b);
     if (run->n_procs > 1) {

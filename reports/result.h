@@ -49,5 +49,10 @@ uint64_t report_limit_bytes(const sim_run *run);
 /* The same for a header, with where it comes from, into buf (at most cap bytes;
  * returned): "12.80 GiB (0.8 x 16.00 GiB, --memory-fraction)", "14.50 GiB (--limit)". */
 const char *report_limit_text(const sim_run *run, char *buf, size_t cap);
+/* The lines under a text header's device line that say where the context comes from:
+ * the published default ("  context 256.00 MiB: CUDA 12 default, ...") and NCCL's
+ * buffers when they are part of it ("  nccl    528.00 MiB: NCCL buffers from the trace
+ * header, ..."); nothing for a context given with --context. */
+void report_context_lines(const device_info *d, sim_buf *b);
 
 #endif

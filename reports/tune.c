@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "reports/result.h"
 #include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
@@ -99,11 +100,7 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
         sim_buf_printf(b, ", allocator limit %s (%s) under the current setting",
                        units_format_size(cur->limit_bytes, s2, sizeof s2), cur->limit_source);
     sim_buf_puts(b, "\n");
-    if (dv->context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", d,
-                       gpu_context_describe(dv->context_default, dv->cc_major, why, sizeof why));
-    }
+    report_context_lines(dv, b);
     sim_buf_puts(b, "\n");
     /* the setting column as wide as its longest name, within 40..90 */
     int width = 40;

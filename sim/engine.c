@@ -19,8 +19,19 @@
 #include "lifetimes.h"
 #include "pqueue.h"
 
+/* A private pool of one process as the trace has used it so far (the protocol the
+ * engine checks for every strategy, design.md §3 "Pools"). */
+typedef struct pool_use {
+    uint64_t id;
+    uint32_t uses;   /* pool_begins not yet released (PyTorch's use_count) */
+    uint32_t flags;  /* its options (SIM_POOL_OPTIONS), from its first pool_begin */
+    bool routed;     /* between a pool_begin and its pool_end */
+} pool_use;
+
 typedef struct proc_state {
     idmap ids;
+    pool_use *pools; /* in order of first use; a handful, searched linearly */
+    uint32_t n_pools, cap_pools;
     uint32_t dev_proc;
     uint64_t requested;
     /* after the process's first OOM only (oomed): what it asked for and did not get
@@ -37,7 +48,7 @@ typedef struct proc_state {
 typedef struct source_state {
     sim_event head;
     bool has_head;
-    uint64_t counts[4];      /* events per op (copied into sim_run_source at the end) */
+    uint64_t counts[SIM_N_OPS]; /* events per op (copied into sim_run_source at the end) */
     uint32_t default_proc;   /* process of events without "proc", UINT32_MAX until seen */
     uint32_t last_named;     /* process of the last named event (a cache), UINT32_MAX if none */
 } source_state;
@@ -630,10 +641,109 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
     return SIM_OK;
 }
 
+static pool_use *pool_find(proc_state *ps, uint64_t id)
+{
+    for (uint32_t i = 0; i < ps->n_pools; i++)
+        if (ps->pools[i].id == id)
+            return &ps->pools[i];
+    return NULL;
+}
+
+/* A pool event: check the protocol PyTorch's allocator asserts (beginAllocateToPool,
+ * endAllocateToPool, releasePool), then tell a strategy with private pools; one
+ * without them replays the allocations in its default pool (design.md §3 "Pools"). */
+static sim_status do_pool(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
+{
+    sim_run *run = e->run;
+    proc_state *ps = &e->ps[p];
+    const char *path = e->sources[src].path;
+    const char *op = sim_op_name(ev->op);
+    unsigned long long id = (unsigned long long)ev->pool;
+    if (ev->pool == 0)
+        return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                             "%s of pool 0 (the default pool is not a private pool; pool ids start at 1)", op);
+    pool_use *pu = pool_find(ps, ev->pool);
+    strategy *s = run->procs[p].s;
+    switch (ev->op) {
+    case SIM_OP_POOL_BEGIN:
+        if (pu != NULL && pu->routed)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_begin of pool %llu, which is already being allocated to (pool_end it first)", id);
+        if (pu != NULL && pu->uses == 0)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_begin of pool %llu after its last use was released (a released pool is "
+                                 "not used again; give the new graph or MemPool a new id)", id);
+        if (pu != NULL && (ev->pool_flags & SIM_POOL_OPTIONS) != 0 &&
+            (ev->pool_flags & SIM_POOL_OPTIONS) != pu->flags)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_begin of pool %llu with options (use_on_oom, no_split) other than its first "
+                                 "pool_begin gave", id);
+        if (pu == NULL) {
+            if (!SIM_GROW(ps->pools, ps->n_pools + 1, ps->cap_pools))
+                return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            pu = &ps->pools[ps->n_pools++];
+            *pu = (pool_use){.id = ev->pool, .flags = ev->pool_flags & SIM_POOL_OPTIONS};
+        }
+        pu->uses++;
+        pu->routed = true;
+        if (run->ops->pool_begin != NULL) {
+            strategy_pool_scope sc = {.pool = ev->pool, .stream = ev->stream,
+                                      .all_streams = (ev->pool_flags & SIM_POOL_ALL_STREAMS) != 0,
+                                      .capture = (ev->pool_flags & SIM_POOL_CAPTURE) != 0,
+                                      .use_on_oom = (pu->flags & SIM_POOL_USE_ON_OOM) != 0,
+                                      .no_split = (pu->flags & SIM_POOL_NO_SPLIT) != 0};
+            run->ops->pool_begin(s, &sc);
+        }
+        break;
+    case SIM_OP_POOL_END:
+        if (pu == NULL || !pu->routed)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_end of pool %llu, which is not being allocated to (no pool_begin before it)",
+                                 id);
+        pu->routed = false;
+        if (run->ops->pool_end != NULL)
+            run->ops->pool_end(s, ev->pool);
+        break;
+    case SIM_OP_POOL_RELEASE:
+        if (pu == NULL || pu->uses == 0)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_release of pool %llu, which has no use left to release (%s)", id,
+                                 pu == NULL ? "never begun" : "every pool_begin already released");
+        if (pu->routed && pu->uses == 1)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "pool_release of pool %llu while it is still being allocated to (pool_end it first)",
+                                 id);
+        pu->uses--;
+        if (run->ops->pool_release != NULL)
+            run->ops->pool_release(s, ev->pool);
+        break;
+    case SIM_OP_ALLOC: /* not pool events: do_event never passes them */
+    case SIM_OP_FREE:
+    case SIM_OP_EMPTY_CACHE:
+    case SIM_OP_MARK:
+        break;
+    case SIM_OP_GRAPH_REPLAY: /* a mark on the timeline, of a pool that exists */
+        if (pu == NULL)
+            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
+                                 "graph_replay of pool %llu, which no pool_begin made", id);
+        if (run->n_marks < SIM_RUN_MAX_MARKS) { /* on the timeline as a mark */
+            sim_run_mark *mk = &run->marks[run->n_marks++];
+            mk->t = ev->t;
+            mk->event = run->events;
+            if (ev->name != NULL)
+                snprintf(mk->name, sizeof mk->name, "%s", ev->name);
+            else
+                snprintf(mk->name, sizeof mk->name, "graph replay (pool %llu)", id);
+        }
+        break;
+    }
+    return SIM_OK;
+}
+
 static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
 {
     sim_run *run = e->run;
-    e->src[src].counts[ev->op & 3u]++;
+    e->src[src].counts[(unsigned)ev->op % SIM_N_OPS]++;
     uint32_t p = 0;
     sim_status st = proc_for(e, src, ev->proc, &p);
     if (st != SIM_OK)
@@ -658,6 +768,12 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
             mk->event = run->events;
             snprintf(mk->name, sizeof mk->name, "%s", ev->name ? ev->name : "");
         }
+        break;
+    case SIM_OP_POOL_BEGIN:
+    case SIM_OP_POOL_END:
+    case SIM_OP_POOL_RELEASE:
+    case SIM_OP_GRAPH_REPLAY:
+        st = do_pool(e, src, p, ev);
         break;
     }
     if (st != SIM_OK)
@@ -713,7 +829,10 @@ static void sources_counts(engine *e)
         rs->frees = c[SIM_OP_FREE];
         rs->empty_caches = c[SIM_OP_EMPTY_CACHE];
         rs->marks = c[SIM_OP_MARK];
-        rs->events = c[0] + c[1] + c[2] + c[3];
+        rs->pool_events = c[SIM_OP_POOL_BEGIN] + c[SIM_OP_POOL_END] + c[SIM_OP_POOL_RELEASE] + c[SIM_OP_GRAPH_REPLAY];
+        rs->events = 0;
+        for (unsigned k = 0; k < SIM_N_OPS; k++)
+            rs->events += c[k];
     }
 }
 
@@ -830,16 +949,20 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
     }
     if (run->has_timeline)
         timeline_finish(&run->tl);
-    for (uint32_t i = 0; i < run->n_procs; i++)
+    for (uint32_t i = 0; i < run->n_procs; i++) {
         idmap_release(&e.ps[i].ids);
+        free(e.ps[i].pools);
+    }
     free(e.ps);
     free(e.src);
     pqueue_release(&e.deferred);
     *out = run;
     return SIM_OK;
 fail:
-    for (uint32_t i = 0; i < run->n_procs; i++)
+    for (uint32_t i = 0; i < run->n_procs; i++) {
         idmap_release(&e.ps[i].ids);
+        free(e.ps[i].pools);
+    }
     free(e.ps);
     free(e.src);
     pqueue_release(&e.deferred);

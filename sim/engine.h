@@ -176,6 +176,7 @@ typedef struct sim_run_source {
     char path[512];
     char name[256];
     uint64_t events, allocs, frees, empty_caches, marks;
+    uint64_t pool_events;     /* pool_begin, pool_end, pool_release, graph_replay */
 } sim_run_source;
 
 typedef struct sim_run_proc {

@@ -111,7 +111,7 @@ typedef struct strategy_oom {
     uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
     uint64_t usable_bytes;       /* what this process may use (BFC: its limit; PyTorch: min(capacity −
                                   * context, fraction cap)); 0: capacity − context, the engine's default */
-    char detail[768];            /* the allocator's own words (PyTorch's message, ...) or "" */
+    char detail[1024];           /* the allocator's own words (PyTorch's message, ...) or "" */
 } strategy_oom;
 
 /* O(1) snapshot taken after every event for the metrics. */
@@ -148,6 +148,7 @@ typedef struct strategy_block {
     uint32_t stream;
     strategy_block_state state;
     const char *pool;           /* "small", "large" or NULL */
+    uint64_t pool_id;           /* the private pool (design.md §3 "Pools") its segment belongs to; 0: the default */
 } strategy_block;
 
 /* Return nonzero to stop the walk. */
@@ -201,6 +202,31 @@ typedef struct strategy_lifetimes {
     const uint32_t *shares;
     uint32_t n_buffers;
 } strategy_lifetimes;
+
+/* A scope in which allocations go to a private pool (the trace's pool_begin;
+ * design.md §3 "Pools"): PyTorch's beginAllocateToPool with its stream filter. */
+typedef struct strategy_pool_scope {
+    uint64_t pool;     /* the pool's id (> 0) */
+    uint32_t stream;   /* the stream whose allocations go to the pool, unless all_streams */
+    bool all_streams;  /* every stream's (torch.cuda.use_mem_pool) */
+    bool capture;      /* a CUDA graph capture (torch.cuda.graph), else a use_mem_pool scope */
+    bool use_on_oom;   /* the pool's options, as its first pool_begin gave them */
+    bool no_split;
+} strategy_pool_scope;
+
+/* One private pool as a model with pools holds it now (strategy_ops.pools). */
+typedef struct strategy_pool_info {
+    uint64_t pool;                 /* its id, as the trace's pool events name it */
+    uint64_t reserved_bytes;       /* its segments' bytes held from the device */
+    uint64_t peak_reserved_bytes;  /* the most it held at once */
+    uint64_t allocated_bytes;      /* in its blocks handed out */
+    uint64_t peak_allocated_bytes;
+    uint64_t segments;             /* its segments now (PyTorch's cudaMalloc_count) */
+    uint32_t uses;                 /* pool_begins not released (use_count) */
+    bool routed;                   /* allocations go to it now (between pool_begin and pool_end) */
+    bool use_on_oom, no_split;     /* its options */
+} strategy_pool_info;
+typedef int (*strategy_pool_visitor)(void *ctx, const strategy_pool_info *p);
 
 /* The allocator family a model belongs to. Code outside strategies/ asks the table's
  * traits below (family, framework, advice ...) and never a strategy's name: the
@@ -265,6 +291,23 @@ typedef struct strategy_ops {
     void (*free_wait)(strategy *s, strategy_handle h, uint32_t stream);
     /* torch.cuda.empty_cache(): release cached memory; a no-op where meaningless. */
     void (*empty_cache)(strategy *s);
+    /* Optional, all three or none (NULL: the model has no private pools, and the
+     * allocations of a pool scope go where any other would; the engine counts the
+     * pool events, sim_run_source.pool_events, and the reports say so). The engine
+     * checks the protocol first (design.md §3 "Pools"): pool_begin never names a pool
+     * routed now or one whose uses were all released; pool_end names a routed pool;
+     * pool_release a pool with a use left, never its last use while it is routed.
+     * pool_begin: allocations matching the scope go to its pool (created at its first
+     * begin) until pool_end; each begin adds a use. pool_release: a use ends (a graph
+     * destroyed, a MemPool deleted); at none, the pool's cached segments may go back
+     * to the device. */
+    void (*pool_begin)(strategy *s, const strategy_pool_scope *scope);
+    void (*pool_end)(strategy *s, uint64_t pool);
+    void (*pool_release)(strategy *s, uint64_t pool);
+    /* Optional (with the three above): visit each private pool the instance still
+     * keeps, in the order they were made; returns the visitor's nonzero or 0. A pool
+     * whose uses were all released and whose segments all went back is gone. */
+    int (*pools)(const strategy *s, strategy_pool_visitor v, void *ctx);
 
     void (*sample)(const strategy *s, strategy_sample *out);
     /* Framework-named statistics for result.stats. */

@@ -495,6 +495,11 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
         if ((head & HEAD_R) || !(head & HEAD_S) || !get_str(r, &p, &ev->name))
             return corrupt(r, err, "bad mark");
         break;
+    case SIM_OP_POOL_BEGIN: /* two bits of op never read these */
+    case SIM_OP_POOL_END:
+    case SIM_OP_POOL_RELEASE:
+    case SIM_OP_GRAPH_REPLAY:
+        return corrupt(r, err, "bad op");
     }
     if ((head & HEAD_P) && !get_str(r, &p, &ev->proc))
         return corrupt(r, err, "bad proc");

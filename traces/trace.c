@@ -182,7 +182,56 @@ static const char *const EVENT_KEYS[][EVENT_KEYS_MAX] = {
     [SIM_OP_FREE] = {"op", "id", "t", "ready_t", "ready_stream", "proc", NULL},
     [SIM_OP_EMPTY_CACHE] = {"op", "t", "proc", NULL},
     [SIM_OP_MARK] = {"op", "name", "t", "proc", NULL},
+    [SIM_OP_POOL_BEGIN] = {"op", "pool", "t", "stream", "capture", "use_on_oom", "no_split", "proc", NULL},
+    [SIM_OP_POOL_END] = {"op", "pool", "t", "proc", NULL},
+    [SIM_OP_POOL_RELEASE] = {"op", "pool", "t", "proc", NULL},
+    [SIM_OP_GRAPH_REPLAY] = {"op", "pool", "t", "name", "proc", NULL},
 };
+
+/* An optional boolean key: *out unchanged when absent. */
+static sim_status get_bool(trace_reader *r, const json_value *obj, const char *key, bool *out, uint64_t line,
+                           uint64_t event, sim_error *err)
+{
+    const json_value *v = json_get(obj, key);
+    if (v == NULL)
+        return SIM_OK;
+    if (v->type != JSON_TRUE && v->type != JSON_FALSE)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"%s\" must be true or false, not %s", key,
+                             json_type_name(v->type));
+    *out = v->type == JSON_TRUE;
+    return SIM_OK;
+}
+
+/* The pool events' "pool" (required, > 0) and pool_begin's scope (design.md §2). */
+static sim_status parse_pool(trace_reader *r, const json_value *o, uint64_t line, uint64_t event, sim_event *ev,
+                             sim_error *err)
+{
+    sim_status st = get_uint(r, o, "pool", true, &ev->pool, NULL, line, event, err);
+    if (st != SIM_OK)
+        return st;
+    if (ev->pool == 0)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event,
+                             "\"pool\" must be at least 1 (0 is the default pool, never a private one)");
+    if (ev->op == SIM_OP_GRAPH_REPLAY)
+        return get_str(r, o, "name", &ev->name, line, event, err);
+    if (ev->op != SIM_OP_POOL_BEGIN)
+        return SIM_OK;
+    bool has_stream = false, use_on_oom = false, no_split = false;
+    uint64_t stream = 0;
+    if ((st = get_uint(r, o, "stream", false, &stream, &has_stream, line, event, err)) != SIM_OK)
+        return st;
+    if (stream > UINT32_MAX)
+        return sim_error_set(err, SIM_ETRACE, r->path, line, event, "\"stream\" must be below 2^32");
+    bool capture = has_stream; /* a capture follows its stream; use_mem_pool takes every stream */
+    if ((st = get_bool(r, o, "capture", &capture, line, event, err)) != SIM_OK ||
+        (st = get_bool(r, o, "use_on_oom", &use_on_oom, line, event, err)) != SIM_OK ||
+        (st = get_bool(r, o, "no_split", &no_split, line, event, err)) != SIM_OK)
+        return st;
+    ev->stream = (uint32_t)stream;
+    ev->pool_flags = (has_stream ? 0u : SIM_POOL_ALL_STREAMS) | (capture ? SIM_POOL_CAPTURE : 0u) |
+                     (use_on_oom ? SIM_POOL_USE_ON_OOM : 0u) | (no_split ? SIM_POOL_NO_SPLIT : 0u);
+    return SIM_OK;
+}
 
 static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t line, uint64_t event,
                               sim_event *ev, sim_error *err)
@@ -208,9 +257,19 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
         ev->op = SIM_OP_EMPTY_CACHE;
     else if (strcmp(op, "mark") == 0)
         ev->op = SIM_OP_MARK;
+    else if (strcmp(op, "pool_begin") == 0)
+        ev->op = SIM_OP_POOL_BEGIN;
+    else if (strcmp(op, "pool_end") == 0)
+        ev->op = SIM_OP_POOL_END;
+    else if (strcmp(op, "pool_release") == 0)
+        ev->op = SIM_OP_POOL_RELEASE;
+    else if (strcmp(op, "graph_replay") == 0)
+        ev->op = SIM_OP_GRAPH_REPLAY;
     else
         return sim_error_set(err, SIM_ETRACE, r->path, line, event,
-                             "unknown op \"%.60s\" (expected alloc, free, empty_cache or mark)", op);
+                             "unknown op \"%.60s\" (expected alloc, free, empty_cache, mark, pool_begin, pool_end, "
+                             "pool_release or graph_replay)",
+                             op);
     /* keys that belong to another op are errors: they are almost always typos; a key
      * given twice is one too (JSON leaves it open which one counts) */
     uint32_t seen = 0;
@@ -290,6 +349,11 @@ static sim_status parse_event(trace_reader *r, const json_value *o, uint64_t lin
         if (ev->name == NULL)
             return sim_error_set(err, SIM_ETRACE, r->path, line, event, "missing \"name\" in a mark event");
         break;
+    case SIM_OP_POOL_BEGIN:
+    case SIM_OP_POOL_END:
+    case SIM_OP_POOL_RELEASE:
+    case SIM_OP_GRAPH_REPLAY:
+        return parse_pool(r, o, line, event, ev, err);
     }
     return SIM_OK;
 }

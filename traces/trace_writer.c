@@ -123,6 +123,27 @@ sim_status trace_writer_event(trace_writer *w, const sim_event *ev, sim_error *e
         sim_buf_json_str(b, ev->name ? ev->name : "");
         sim_buf_printf(b, ",\"t\":%llu", (unsigned long long)ev->t);
         break;
+    case SIM_OP_POOL_BEGIN:
+    case SIM_OP_POOL_END:
+    case SIM_OP_POOL_RELEASE:
+    case SIM_OP_GRAPH_REPLAY:
+        sim_buf_printf(b, ",\"pool\":%llu,\"t\":%llu", (unsigned long long)ev->pool, (unsigned long long)ev->t);
+        if (ev->op == SIM_OP_POOL_BEGIN) {
+            bool all = (ev->pool_flags & SIM_POOL_ALL_STREAMS) != 0, capture = (ev->pool_flags & SIM_POOL_CAPTURE) != 0;
+            if (!all)
+                sim_buf_printf(b, ",\"stream\":%u", ev->stream);
+            if (capture != !all) /* the reader's default: a capture iff a stream is named */
+                sim_buf_printf(b, ",\"capture\":%s", capture ? "true" : "false");
+            if (ev->pool_flags & SIM_POOL_USE_ON_OOM)
+                sim_buf_puts(b, ",\"use_on_oom\":true");
+            if (ev->pool_flags & SIM_POOL_NO_SPLIT)
+                sim_buf_puts(b, ",\"no_split\":true");
+        }
+        if (ev->op == SIM_OP_GRAPH_REPLAY && ev->name) {
+            sim_buf_puts(b, ",\"name\":");
+            sim_buf_json_str(b, ev->name);
+        }
+        break;
     }
     if (ev->proc) {
         sim_buf_puts(b, ",\"proc\":");

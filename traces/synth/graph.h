@@ -35,6 +35,8 @@ typedef struct graph_entry {
     bool recompute;     /* selective checkpointing: dropped in forward, recomputed in backward */
     uint64_t gbytes;    /* size of its gradient; 0 = bytes (an fp8 copy has a bf16 gradient) */
     uint64_t bwd_tmp;   /* a temporary backward needs at this tensor (QLoRA's dequantized weight) */
+    const char *bwd_tmp_name; /* its tag (static); NULL: "dequant_bwd" */
+    bool save;                /* op-level selective checkpointing keeps it through forward (rule 18) */
     uint32_t p0, pn;    /* params whose gradients appear when backward reaches it */
     uint32_t until;     /* temporary: freed once entry `until` exists (0: the next one) */
     uint64_t id;        /* live allocation, 0 if none */
@@ -82,6 +84,15 @@ typedef struct graph_model {
     uint64_t p2p_bytes;          /* activation sent between pipeline stages */
     bool apply_at_last_use;      /* graph lifetimes (tf.function): graph.c rule 15 */
     bool grad_buffer;            /* one persistent gradient buffer from the load (graph.c rule 16) */
+    /* FSDP2, fully_shard per segment (graph.c rule 17; with zero 3) */
+    bool fsdp2;
+    uint64_t shard_bytes;       /* bytes per element of the sharded parameters; 0 = elem_bytes */
+    uint64_t reduce_bytes;      /* bytes per element of the reduce-scatter (reduce_dtype); 0 = grad bytes */
+    uint64_t grad_shard_bytes;  /* bytes per element of a sharded gradient; 0 = grad bytes */
+    bool reshard_after_forward; /* free a segment's unsharded parameters after its forward (not the head's) */
+    /* checkpointing variants (graph.c rule 18; with checkpointing) */
+    uint32_t ckpt_every; /* only every N-th middle segment is checkpointed; 0 or 1: all */
+    bool ckpt_save;      /* entries marked save stay through forward, the rest is recomputed */
 } graph_model;
 
 /* Write the whole workload: weights, steps, release. */

@@ -119,8 +119,7 @@ static void out_write(synth_out *o, sim_event *ev)
     if (o->w == NULL)
         return;
     ev->t = o->t;
-    if (ev->op == SIM_OP_FREE)
-        ev->ready_t = o->t;
+    ev->ready_t = o->t; /* every event's, as the readers give it (sim/event.h): the .gtrace writer checks it */
     ev->proc = o->proc;
     sim_error e;
     sim_error_clear(&e);
@@ -257,6 +256,7 @@ synth_cat synth_cat_of(const char *tag)
         {"momentum:", SYNTH_CAT_OPTIMIZER}, {"master:", SYNTH_CAT_OPTIMIZER},    {"adafactor_", SYNTH_CAT_OPTIMIZER},
         {"act:", SYNTH_CAT_ACT},           {"agrad:", SYNTH_CAT_ACT},           {"tmp:", SYNTH_CAT_TMP},
         {"gather:", SYNTH_CAT_GATHER},     {"p2p:", SYNTH_CAT_GATHER},          {"kv:", SYNTH_CAT_KV},
+        {"fsdp_ag:", SYNTH_CAT_GATHER},    {"unsharded:", SYNTH_CAT_GATHER},    {"fsdp_rs:", SYNTH_CAT_GRAD},
     };
     if (tag == NULL)
         return SYNTH_CAT_OTHER;

@@ -5,7 +5,7 @@
 
 static const trainer_traits TRAINERS[] = {
     {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)", false, false, false, false,
-     false, false, false, false, 0, "traces/synth/transformer.c and graph.c"},
+     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false, false},
     {"megatron",
      "Megatron-LM with Transformer Engine as usually launched: --bf16 mixed precision with fp32 main gradients in "
      "one persistent buffer, the distributed optimizer, fused attention and optimizer, sequence parallelism with "
@@ -21,7 +21,8 @@ static const trainer_traits TRAINERS[] = {
      "megatron/core/fusions/fused_bias_swiglu.py (its autograd function keeps only the fc1 output and recomputes "
      "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion); vocabulary padding: "
      "megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding (a multiple of "
-     "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)"},
+     "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)",
+     false, false, NULL, 0, false, false, false},
     {"hf",
      "Hugging Face Trainer with transformers 5 and PEFT as usually launched: the checkpoint's dtype for "
      "weights and optimizer states, SDPA attention, the fused AdamW, the loss over the logits upcast to fp32; "
@@ -36,7 +37,64 @@ static const trainer_traits TRAINERS[] = {
      "per decoder layer: modeling_layers.py GradientCheckpointingLayer (LlamaDecoderLayer and the others "
      "derive from it, use_reentrant=False by default in modeling_utils.py), --recompute=layer; LoRA: "
      "huggingface/peft tuners/lora (the base weights frozen, requires_grad False, so no gradient or optimizer "
-     "state; only the adapters are trainable), --lora"},
+     "state; only the adapters are trainable), --lora",
+     false, false, NULL, 0, false, false, false},
+    /* pytorch/torchtitan b5bcd76c (2026-08-21), read for each rule below */
+    {.name = "torchtitan",
+     .summary = "torchtitan as its llama3 configurations launch it: FSDP2 fully_shard on the embeddings, on every "
+                "block and on norm + output, fp32 shards computing in bf16 with an fp32 reduce-scatter, the "
+                "fused AdamW on the shards, SDPA, the loss over the logits upcast to fp32, op-level selective "
+                "activation checkpointing (--recompute=op; layer with --recompute-every=N, or full)",
+     .flash = true,
+     .fused_optimizer = true,
+     .loss_fp32 = true,
+     .bf16 = true,
+     .fsdp2 = true,
+     .recompute = "op",
+     .loss_bwd_input = true,
+     .sources =
+         "FSDP2 units: torchtitan/distributed/fsdp.py apply_fsdp_to_decoder (fully_shard on tok_embeddings, each "
+         "transformer block, [norm, lm_head] and the root; the norm/lm_head unit is not resharded after forward "
+         "unless the policy is \"always\", since FSDP would gather it again at once; the blocks follow "
+         "get_fsdp_reshard_after_forward_policy: \"default\" reshards unless pipeline parallelism is on; before "
+         "torchtitan PR 1094 the last block was the one left unsharded); mixed precision: "
+         "torchtitan/config/configs.py TrainingConfig, mixed_precision_param bfloat16 and mixed_precision_reduce "
+         "float32, applied through MixedPrecisionPolicy even with one shard (models/llama3/parallelize.py calls "
+         "apply_fsdp_to_decoder always); all-gather, copy-out and prefetch: torch/distributed/fsdp/_fully_shard/"
+         "_fsdp_param_group.py (wait_for_unshard keeps a forward all-gather's buffer until the next one, "
+         "backward prefetches the previous unit, post_backward reshards then reduces, reduce_scatter_states "
+         "keeps one reduce-scatter input); optimizer: torchtitan/components/optimizer/optimizer.py, "
+         "implementation \"fused\" by default; loss: torchtitan/components/loss.py cross_entropy_loss calls "
+         "pred.float(), so cross_entropy's backward holds the fp32 log-softmax, its gradient and the gradient "
+         "of its input at once (aten log_softmax_backward_data allocates its result); activation checkpointing: the "
+         "Trainer's default is SelectiveAC "
+         "(torchtitan/trainer.py), whose policy in torchtitan/distributed/activation_checkpoint.py saves "
+         "the compute-intensive ops (matmuls, sdpa) except every second mm/linear, counted per block; the "
+         "per-layer option (selective_ac_option=N, _apply_layer_sac before torchtitan PR 2357) wraps every N-th "
+         "block with the full checkpoint wrapper; FullAC wraps every block"},
+    /* Lightning-AI/litgpt 26857050 (2026-06-29), read for each rule below */
+    {.name = "litgpt",
+     .summary = "LitGPT's fine-tuning scripts (litgpt finetune full|lora) on one device: bf16-true weights, "
+                "gradients and AdamW states, SDPA, the loss chunked by 128 with the logits held through "
+                "backward; with --lora the head in chunks of 128 positions too (LoRA on q and v by default)",
+     .flash = true,
+     .bf16 = true,
+     .lm_head_chunk = 128,
+     .ce_chunked = true,
+     .lora_dropout = true,
+     .sources =
+         "precision: litgpt/finetune/full.py and lora.py setup() take get_default_supported_precision("
+         "training=True) (litgpt/utils.py), \"bf16-true\" on a CUDA card with bf16, Fabric's true-half precision "
+         "(weights, gradients and optimizer states in bf16); optimizer: instantiate_torch_optimizer with "
+         "\"AdamW\" (torch.optim.AdamW, foreach on CUDA); attention: litgpt/model.py "
+         "CausalSelfAttention.scaled_dot_product_attention; chunked head: finetune/lora.py and adapter.py call "
+         "model(input_ids, lm_head_chunk_size=128), litgpt/model.py GPT.forward returns a list of per-chunk "
+         "logits, held by the loop until its iteration ends; chunked loss: litgpt/utils.py "
+         "chunked_cross_entropy (chunk_size=128, a log-softmax per chunk); full fine-tuning: finetune/full.py "
+         "calls model(input_ids) and the same chunked loss; LoRA: finetune/lora.py defaults lora_r=8 with "
+         "lora_query and lora_value on, the other projections off, lora_dropout 0.05: litgpt/lora.py LoRALinear and "
+         "LoRAQKVLinear pass the adapter's input through nn.Dropout before lora_A (one dropout for the fused qkv "
+         "projection), so each adapted linear saves a dropout mask and output"},
 };
 
 size_t trainer_count(void)
