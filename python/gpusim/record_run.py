@@ -10,9 +10,10 @@ the trace. Exit status: 0 with the trace written; 2 when the script fails (its
 traceback on stderr, no trace file) or the options are wrong.
 
 --ranks=N (N > 1): OUT is a directory, written as `gpusim synth --ranks` writes one. Each
-rank runs in a process of its own, one after another (--rank=R, the same options, its
-trace into a temporary directory beside OUT), on torch.distributed's fake process group
-(record_dist.py); OUT appears when every rank recorded, with job.json.
+rank runs in a process of its own, forked from this one once it imported torch, one after
+another (main with --rank=R and the same options, its trace into a temporary directory
+beside OUT), on torch.distributed's fake process group (record_dist.py); OUT appears when
+every rank recorded, with job.json.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import runpy
-import subprocess
 import sys
 import traceback
 from typing import List, Optional
@@ -49,8 +49,30 @@ class _RankFailed(Exception):
         self.rank = rank
 
 
+def _run_forked(argv: List[str]) -> int:
+    """main(argv) in a child process forked from this one; its exit status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 2
+        try:
+            code = main(argv)
+        except BaseException:  # noqa: BLE001 — main reports the script's failures itself
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
 def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
-    """Every rank in a process of its own (the same options and --rank=R), then job.json."""
+    """Every rank in a process of its own (the same options and --rank=R), then job.json.
+    The processes fork from this one after it imported torch and the distributed modules
+    (record_dist.preload), so each rank starts from the same state, nothing of the ranks
+    before it, without importing torch again."""
     at = argv.index("--")
     base = ["--steps=%d" % opts.steps, "--device=" + opts.device, "--ranks=%d" % opts.ranks,
             "--nccl-channels=%d" % opts.nccl_channels]
@@ -61,12 +83,16 @@ def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
     dist = record_dist
     name = opts.name or os.path.basename(os.path.normpath(opts.output))
     try:
+        dist.preload()
+    except ImportError as e:
+        print("gpusim record: %s cannot import what a distributed recording needs: %s" % (sys.executable, e),
+              file=sys.stderr)
+        return 2
+    try:
         with dist.job_directory(opts.output) as tmp:
             for r in range(opts.ranks):
                 out = os.path.join(tmp, dist.rank_file(r))
-                cmd = [sys.executable, "-m", "gpusim.record_run", "--output=" + out, "--rank=%d" % r,
-                       "--name=" + name] + base + argv[at:]
-                rc = subprocess.run(cmd, check=False).returncode
+                rc = _run_forked(["--output=" + out, "--rank=%d" % r, "--name=" + name] + base + argv[at:])
                 if rc != 0:
                     raise _RankFailed(r)
             summary = [dist.trace_summary(os.path.join(tmp, dist.rank_file(r))) for r in range(opts.ranks)]
