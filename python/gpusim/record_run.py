@@ -65,7 +65,7 @@ def _run_forked(argv: List[str]) -> int:
             sys.stderr.flush()
             os._exit(code)
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 2  # a signal: a failure
 
 
 def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
