@@ -384,9 +384,9 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                                kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = kwargs or {}
             if any(t is not torch.Tensor and t is not torch.nn.Parameter and is_wrapper_type(t) for t in types):
-                # a tensor subclass that wraps others (DTensor, FSDP2's and DDP's parameters): its own
-                # storage holds nothing, so it runs its __torch_dispatch__ and the ops on the tensors
-                # it wraps come back here, with their real sizes
+                # a tensor subclass that wraps others (DTensor: FSDP2's and tensor parallelism's
+                # parameters): its own storage holds nothing, so it runs its __torch_dispatch__ and
+                # the ops on the tensors it wraps come back here, with their real sizes
                 return NotImplemented
             op = _op_name(func)
             if rec.comms is not None and getattr(func, "namespace", "") in ("c10d", "_c10d_functional"):
@@ -811,8 +811,8 @@ def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: 
         nccl = dist_rules.nccl_bytes(len(rec.comms.sizes), rec.nccl_channels)
         meta: Dict[str, Any] = header["meta"]
         meta.update({"rank": rec.rank, "ranks": rec.world_size, "dist_rules": sorted(dist_rules.DIST_RULES),
-                               "communicators": [{"name": k, "ranks": v} for k, v in sorted(rec.comms.sizes.items())],
-                               "nccl_channels": rec.nccl_channels, "nccl_bytes": nccl, "non_pytorch_bytes": nccl})
+                     "communicators": [{"name": k, "ranks": v} for k, v in sorted(rec.comms.sizes.items())],
+                     "nccl_channels": rec.nccl_channels, "nccl_bytes": nccl, "non_pytorch_bytes": nccl})
     tmp = body_path + ".trace"
     try:
         with open(tmp, "w", encoding="utf-8") as out, open(body_path, encoding="utf-8") as body:
