@@ -82,6 +82,49 @@ expect 0 "8 traces of the job directory are the ranks of one job: replayed as on
 expect 0 "" replay "$out/rank-00003.jsonl" --strategy=torch
 expect 0 "planned on nodes of 8 GPUs" plan "$out" --gpus=A100-40GB,H100-80GB --strategies=torch
 
+# DDP and tensor parallelism on 2 ranks, each rank on its LOCAL_RANK's device as torchrun
+# scripts do: the directories replay under torch as a node of two GPUs
+cat >"$tmp/ddp.py" <<'PY'
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+dist.init_process_group("nccl")
+device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+model = DDP(torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).to(device),
+            device_ids=[device.index])
+opt = torch.optim.AdamW(model.parameters())
+for _ in range(2):
+    model(torch.randn(32, 256, device=device)).square().mean().backward()
+    opt.step()
+    opt.zero_grad()
+PY
+cat >"$tmp/tp.py" <<'PY'
+import os
+import torch
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+mesh = init_device_mesh("cuda", (int(os.environ["WORLD_SIZE"]),))
+model = parallelize_module(torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(),
+                                               torch.nn.Linear(1024, 256)).cuda(),
+                           mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+opt = torch.optim.AdamW(model.parameters())
+for _ in range(2):
+    model(torch.randn(32, 256, device="cuda")).square().mean().backward()
+    opt.step()
+    opt.zero_grad()
+PY
+for prog in ddp tp; do
+  expect 0 "$tmp/$prog: 2 ranks, job.json" record --ranks=2 -o "$tmp/$prog" -- "$py" "$tmp/$prog.py"
+  head -n 1 "$tmp/$prog/rank-00001.jsonl" | grep -q '"rank":1,"ranks":2,.*"nccl_bytes":251658240' &&
+    ok || bad "$prog rank 1 header: $(head -n 1 "$tmp/$prog/rank-00001.jsonl")"
+  expect 0 "2 traces of the job directory are the ranks of one job" replay "$tmp/$prog" --gpu=A100-40GB
+done
+# tensor parallelism: Linear(256, 1024) by columns, 512 x 256 x 4 B = 524288 B a rank (its
+# bias 512 x 4 = 2048 B), and Linear(1024, 256) by rows, 256 x 512 x 4 B, the same
+grep -q '"size":524288' "$tmp/tp/rank-00001.jsonl" && grep -q '"size":2048' "$tmp/tp/rank-00001.jsonl" &&
+  ok || bad "tp's rank 1 has no 524288 B or 2048 B shard"
+
 # a script that fails on rank 1 of 2: exit 2, its traceback, no directory, no temporary one
 printf 'import os\nimport torch\ntorch.ones(4, device="cuda")\nif os.environ["RANK"] == "1":\n    raise RuntimeError("rank one fails")\n' \
   >"$tmp/fails.py"
