@@ -3,8 +3,9 @@
 # a directory with job.json (as synth --ranks and record --ranks write it) as the ranks of
 # one job, and a broken job.json's messages (exit 3); with the frameworks' PyTorch
 # ($GPUSIM_FRAMEWORKS_PYTHON) an unmodified torchrun-style FSDP2 script recorded on 8 fake
-# ranks, its directory replayed and planned, and a script that fails on one rank leaving
-# nothing. Without the frameworks' environment that part says SKIPPED.
+# ranks, its directory replayed and planned, DDP and tensor-parallel scripts on 2 ranks
+# replayed, and a script that fails on one rank leaving nothing. Without the frameworks'
+# environment that part says SKIPPED.
 # Usage: cli_record_ranks.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
