@@ -62,8 +62,12 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
 {
     char s[32], t2[32];
     sim_buf_printf(b, "gpusim %s: plan\n", GPUSIM_VERSION);
-    for (uint32_t i = 0; i < q->t->n; i++)
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < q->t->n; i++) {
         sim_buf_printf(b, "  trace   %s: %llu events\n", a_path(q->t, i), (unsigned long long)evbuf_count(q->t->b[i]));
+        pool_events += evbuf_pool_events(q->t->b[i]);
+    }
+    report_text_pools_ignored_by(q->ops, q->n_ops, pool_events, b);
     sim_buf_printf(b, "  context %s per process (assumed)\n", units_format_size(q->model.context_bytes, s, sizeof s));
     if (q->model.context_default) {
         char why[256];
