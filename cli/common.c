@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobdir.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 
@@ -209,7 +210,9 @@ static sim_status dir_snapshots(cli_session *s, const char *dir, uint32_t *n)
     return st;
 }
 
-/* Each positional directory of snapshots becomes its files (cli_session_parse_io). */
+/* Each positional directory of snapshots becomes its files, and each job directory
+ * (jobdir.h: synth --ranks, record --ranks) the traces its job.json lists, the ranks of
+ * one job (cli_session_parse_io). */
 static sim_status expand_dirs(cli_session *s)
 {
     cli_args *a = &s->a;
@@ -218,7 +221,14 @@ static sim_status expand_dirs(cli_session *s)
         if (stat(a->positional[i], &sb) != 0 || !S_ISDIR(sb.st_mode))
             continue;
         uint32_t first = s->n_owned, n = 0;
-        sim_status st = dir_snapshots(s, a->positional[i], &n);
+        sim_status st;
+        if (jobdir_is_job(a->positional[i])) {
+            st = jobdir_traces(a->positional[i], &s->owned[first], CLI_MAX_ARGS - first, &n, &s->err);
+            s->n_owned += n;
+            s->job = true;
+        } else {
+            st = dir_snapshots(s, a->positional[i], &n);
+        }
         if (st != SIM_OK)
             return st;
         if (n == 0)
@@ -307,7 +317,7 @@ static sim_status load_traces(cli_session *s)
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
         if (st != SIM_OK)
             return st;
-        s->ranks = s->ranks && input_get_format(r)->one_rank;
+        s->ranks = s->ranks && (s->job || input_get_format(r)->one_rank);
         cli_session_input_warnings(s, r);
         if (i == 0) /* the first trace's NCCL buffers stand for every process */
             st = cli_hdr_nccl(input_header(r)->meta_json, path, &s->hdr, &s->err);
@@ -334,7 +344,7 @@ static sim_status open_inputs(cli_session *s)
         if (st != SIM_OK)
             return st;
         s->n_in++;
-        s->ranks = s->ranks && input_get_format(s->in[i])->one_rank;
+        s->ranks = s->ranks && (s->job || input_get_format(s->in[i])->one_rank);
         cli_session_input_warnings(s, s->in[i]);
         s->src[i] = input_source(s->in[i]);
     }
@@ -520,4 +530,9 @@ int cli_session_end(cli_session *s, sim_status st)
         return st == SIM_OK || st == SIM_END ? 0 : sim_status_exit_code(st);
     }
     return cli_exit(s->cmd->name, st, &s->err);
+}
+
+const char *cli_session_ranks_what(const cli_session *s, bool pytorch)
+{
+    return s->job ? "traces of the job directory" : pytorch ? "PyTorch snapshots" : "snapshots";
 }

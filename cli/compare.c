@@ -160,9 +160,9 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
     /* one GPU holds one rank's allocator: the ranks of a job are not processes of one card */
     if (st == SIM_OK && s.ranks)
         st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
-                           "the %u snapshots are the ranks of one job, one GPU each, not processes sharing one GPU: "
+                           "the %u %s are the ranks of one job, one GPU each, not processes sharing one GPU: "
                            "compare one rank at a time, or plan them on nodes (gpusim plan TRACE... --strategies=...)",
-                           s.t.n);
+                           s.t.n, cli_session_ranks_what(&s, false));
     if (st != SIM_OK)
         return cli_session_end(&s, st);
     const uint32_t n = s.n_ops;

@@ -219,10 +219,12 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     sim_error *err = &s->err;
     bool ranks = !cli_has(a, "node");
     if (cli_has(a, "capacity") || (!ranks && cli_has(a, "gpus")))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
-                             ranks ? "the snapshots are the ranks of one job, planned on nodes of a GPU per rank; "
-                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)"
-                                   : "--node plans on nodes; --gpus and --capacity are for single cards (plan "
+        return ranks ? sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "the %s are the ranks of one job, planned on nodes of a GPU per rank; "
+                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)",
+                                     cli_session_ranks_what(s, false))
+                     : sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
+                                     "--node plans on nodes; --gpus and --capacity are for single cards (plan "
                                      "without --node)");
     node_spec nodes[PLAN_MAX_GPUS];
     const char *names[PLAN_MAX_GPUS];
@@ -230,8 +232,8 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     uint32_t n = 0;
     sim_status st = SIM_OK;
     if (ranks && s->t.n > NODE_MAX_DEVICES)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%u snapshots: at most %u ranks (GPUs) on a node", s->t.n,
-                             NODE_MAX_DEVICES);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%u %s: at most %u ranks (GPUs) on a node", s->t.n,
+                             cli_session_ranks_what(s, false), NODE_MAX_DEVICES);
     for (uint32_t g = 0; ranks && g < n_gpus && g < PLAN_MAX_GPUS && st == SIM_OK; g++) {
         snprintf(texts[n], sizeof texts[n], "%ux%s", s->t.n, gpus[g]->name);
         names[n] = texts[n];
@@ -240,9 +242,9 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     }
     if (ranks)
         cli_session_note(s,
-                         "%u PyTorch snapshots are the ranks of one job: planned on nodes of %u GPUs of each "
+                         "%u %s are the ranks of one job: planned on nodes of %u GPUs of each "
                          "model, rank r on GPU r (--node=GPUS asks about other nodes)",
-                         s->t.n, s->t.n);
+                         s->t.n, cli_session_ranks_what(s, true), s->t.n);
     for (int i = 0; i < a->n_opts && st == SIM_OK; i++) {
         if (strcmp(a->names[i], "node") != 0)
             continue;

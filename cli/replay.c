@@ -410,17 +410,21 @@ static sim_status replay(cli_session *s, int *verdict)
         return st;
     bool ranks = !cli_has(a, "node") && s->ranks;
     if (cli_has(a, "node") || ranks) {
-        const char *why = ranks ? "the snapshots are the ranks of one job, one GPU each; replay one rank at a time"
-                                : "replay without --node";
+        const char *what = cli_session_ranks_what(s, false);
         if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "%s: --summary, --report, --timeline and --export-snapshot describe one GPU; %s",
-                                 ranks ? "several snapshots" : "--node", why);
+            return ranks ? sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                         "several %s: --summary, --report, --timeline and --export-snapshot describe "
+                                         "one GPU; the %s are the ranks of one job, one GPU each; replay one rank at a "
+                                         "time",
+                                         what, what)
+                         : sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                         "--node: --summary, --report, --timeline and --export-snapshot describe one "
+                                         "GPU; replay without --node");
         node_spec node = {0};
         if (ranks) {
             if ((uint32_t)a->n_positional > NODE_MAX_DEVICES)
-                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d snapshots: at most %u ranks (GPUs) on a node",
-                                     a->n_positional, NODE_MAX_DEVICES);
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d %s: at most %u ranks (GPUs) on a node",
+                                     a->n_positional, what, NODE_MAX_DEVICES);
             node.n = (uint32_t)a->n_positional;
             for (uint32_t i = 0; i < node.n; i++)
                 node.dev[i] = s->dev.info;
@@ -432,9 +436,9 @@ static sim_status replay(cli_session *s, int *verdict)
                          slash ? slash + 1 : a->positional[i]);
             }
             cli_session_note(s,
-                             "%d PyTorch snapshots are the ranks of one job: replayed as one node of %d x %s, "
+                             "%d %s are the ranks of one job: replayed as one node of %d x %s, "
                              "rank r on GPU r (%s; --node=GPUS picks the GPUs)",
-                             a->n_positional, a->n_positional, s->dev.name, files);
+                             a->n_positional, cli_session_ranks_what(s, true), a->n_positional, s->dev.name, files);
         } else if ((st = node_parse(cli_get(a, "node"), &s->dev.info, &node, err)) != SIM_OK) {
             return st;
         }
