@@ -105,7 +105,7 @@ def _ranks(opts: argparse.Namespace, argv: List[str]) -> int:
         return 2
     for s in summary:
         print("gpusim record: %s: %d events, %d optimizer steps, peak allocated %d bytes; NCCL buffers %d bytes "
-              "outside the allocator (add to --context)" % (os.path.join(opts.output, s["file"]), s["events"],
+              "outside the allocator (replay adds them to the context)" % (os.path.join(opts.output, s["file"]), s["events"],
                                                              s["optimizer_steps"], s["peak_live_bytes"], s["nccl_bytes"]),
               file=sys.stderr)
     print("gpusim record: %s: %d ranks, job.json" % (opts.output, opts.ranks), file=sys.stderr)
