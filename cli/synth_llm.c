@@ -72,6 +72,8 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->fused_swiglu = tr->fused_swiglu;
     c->loss_fp32 = tr->loss_fp32;
     c->fsdp2 = tr->fsdp2;
+    c->fsdp_root = tr->fsdp_root;
+    c->fsdp_streams = tr->fsdp_streams;
     c->loss_bwd_input = tr->loss_bwd_input;
     c->ce_chunked = tr->ce_chunked;
     if (tr->bf16 && cli_get(a, "dtype") == NULL) /* torchtitan's param_dtype, LitGPT's bf16-true */
@@ -235,6 +237,10 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
     if (c->fsdp2) {
         jsonw_key_bool(w, "fsdp2", true);
         jsonw_key_str(w, "reduce_dtype", c->reduce_bytes == 2 ? "bf16" : "fp32");
+        if (c->fsdp_root)
+            jsonw_key_bool(w, "fsdp_root", true);
+        if (c->fsdp_streams)
+            jsonw_key_bool(w, "fsdp_streams", true);
     }
     if (c->sac_op)
         jsonw_key_str(w, "recompute_policy", "op");

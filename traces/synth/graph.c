@@ -110,6 +110,7 @@
 #include "graph.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,8 @@ typedef struct gen {
     uint64_t *u_ids;      /* rule 17: unsharded parameters */
     uint64_t ag_keep;     /* rule 17: the previous segment's all-gather buffer in forward */
     uint64_t rs_keep;     /* rule 17: the last reduce-scatter input */
+    uint32_t *head_ps;    /* rule 17 with fsdp_root: the head segment's parameters */
+    uint32_t n_head_ps;
 } gen;
 
 static void tick(gen *g, uint64_t bytes)
@@ -158,6 +161,18 @@ static uint64_t seg_alloc(gen *g, uint64_t bytes, const char *kind, const graph_
 {
     tick(g, bytes);
     return synth_allocf(g->o, bytes, "%s:%s.%s", kind, s->label, name);
+}
+
+/* the same on a side stream (rule 17 with fsdp_streams) */
+static uint64_t seg_alloc_on(gen *g, uint32_t stream, uint64_t bytes, const char *kind, const graph_seg *s,
+                             const char *name)
+{
+    if (stream == 0)
+        return seg_alloc(g, bytes, kind, s, name);
+    char tag[128];
+    snprintf(tag, sizeof tag, "%s:%s.%s", kind, s->label, name);
+    tick(g, bytes);
+    return synth_alloc_stream(g->o, bytes, stream, tag);
 }
 
 static uint64_t param_alloc_bytes(gen *g, uint32_t p, const char *kind, uint64_t bytes)
@@ -341,20 +356,44 @@ static bool fsdp_sharded(const gen *g, const uint32_t *ps, uint32_t n)
     return false;
 }
 
+/* rule 17 with fsdp_root: embeddings and head form one unit, the root */
+static bool root_unit(const gen *g)
+{
+    return g->m->fsdp_root && !g->m->no_embed && !g->m->no_head && g->m->n_segments >= 2;
+}
+
+/* the parameters of segment i's unit: its own, and with a root unit the head's beside segment 0's */
+static uint32_t unit_params(const gen *g, uint32_t i, const graph_seg *s, uint32_t *ps)
+{
+    uint32_t n = seg_params(s, ps);
+    if (!root_unit(g) || i != 0)
+        return n;
+    const uint32_t n0 = n;
+    for (uint32_t j = 0; j < g->n_head_ps && n < SEG_PARAMS_MAX; j++) {
+        bool dup = false;
+        for (uint32_t k = 0; k < n0 && !dup; k++)
+            dup = ps[k] == g->head_ps[j];
+        if (!dup)
+            ps[n++] = g->head_ps[j];
+    }
+    return n;
+}
+
 /* issue segment i's all-gather ahead of its use (backward prefetch) */
 static void fsdp_prefetch(gen *g, uint32_t i, const graph_seg *s)
 {
     uint32_t ps[SEG_PARAMS_MAX];
-    const uint32_t n = seg_params(s, ps);
+    const uint32_t n = unit_params(g, i, s, ps);
     if (g->dp <= 1 || g->gat[i] != 0 || !fsdp_sharded(g, ps, n))
         return;
-    g->gat[i] = seg_alloc(g, fsdp_ag_bytes(g, ps, n), "fsdp_ag", s, "params");
+    const uint32_t stream = g->m->fsdp_streams ? GRAPH_STREAM_ALL_GATHER : 0;
+    g->gat[i] = seg_alloc_on(g, stream, fsdp_ag_bytes(g, ps, n), "fsdp_ag", s, "params");
 }
 
 static void fsdp_unshard(gen *g, uint32_t i, const graph_seg *s, bool in_forward)
 {
     uint32_t ps[SEG_PARAMS_MAX];
-    const uint32_t n = seg_params(s, ps);
+    const uint32_t n = unit_params(g, i, s, ps);
     if (!fsdp_sharded(g, ps, n))
         return; /* not resharded after forward */
     fsdp_prefetch(g, i, s);
@@ -371,18 +410,18 @@ static void fsdp_unshard(gen *g, uint32_t i, const graph_seg *s, bool in_forward
         gfree(g, &ag);
 }
 
-static void fsdp_reshard(gen *g, const graph_seg *s)
+static void fsdp_reshard(gen *g, uint32_t i, const graph_seg *s)
 {
     uint32_t ps[SEG_PARAMS_MAX];
-    const uint32_t n = seg_params(s, ps);
+    const uint32_t n = unit_params(g, i, s, ps);
     for (uint32_t j = 0; j < n; j++)
         gfree(g, &g->u_ids[ps[j]]);
 }
 
-static void fsdp_reduce(gen *g, const graph_seg *s)
+static void fsdp_reduce(gen *g, uint32_t i, const graph_seg *s)
 {
     uint32_t ps[SEG_PARAMS_MAX];
-    const uint32_t n = seg_params(s, ps);
+    const uint32_t n = unit_params(g, i, s, ps);
     const uint64_t rb = g->m->reduce_bytes ? g->m->reduce_bytes : g->gb;
     const uint64_t sb = g->m->grad_shard_bytes ? g->m->grad_shard_bytes : g->gb;
     uint64_t bytes = 0;
@@ -392,6 +431,24 @@ static void fsdp_reduce(gen *g, const graph_seg *s)
         return;
     gfree(g, &g->rs_keep);
     uint64_t rs = seg_alloc(g, bytes, "fsdp_rs", s, "grads");
+    if (g->m->fsdp_streams) { /* one reduce output per unit on the reduce-scatter stream, the shards its views */
+        uint64_t out = 0;
+        uint32_t first = n;
+        for (uint32_t j = 0; j < n; j++) {
+            if (g->g_ids[ps[j]] == 0)
+                continue;
+            gfree(g, &g->g_ids[ps[j]]);
+            out += graph_shard_numel(g->m->params[ps[j]].numel, g->dp) * sb;
+            first = first < n ? first : j;
+        }
+        uint64_t id = seg_alloc_on(g, GRAPH_STREAM_REDUCE_SCATTER, out, "fsdp_rs_out", s, "grads");
+        if (g->gs_ids[ps[first]] == 0)
+            g->gs_ids[ps[first]] = id;
+        else
+            gfree(g, &id); /* accumulated into the existing shards */
+        g->rs_keep = rs;
+        return;
+    }
     for (uint32_t j = 0; j < n; j++) {
         const uint32_t p = ps[j];
         if (g->g_ids[p] == 0)
@@ -446,10 +503,14 @@ static bool checkpointed(const gen *g, uint32_t i)
     return m->ckpt_every <= 1 || ordinal % m->ckpt_every == 0;
 }
 
-/* rule 17: whether segment i of n reshards after its forward (never the head) */
+/* rule 17: whether segment i of n reshards after its forward (never the head; with a root
+ * unit neither segment 0 nor the last layer) */
 static bool reshards_after_forward(const gen *g, uint32_t i)
 {
-    return g->m->reshard_after_forward && !(i + 1 == g->m->n_segments && !g->m->no_head);
+    const uint32_t n = g->m->n_segments;
+    if (root_unit(g) && (i == 0 || i + 2 == n))
+        return false;
+    return g->m->reshard_after_forward && !(i + 1 == n && !g->m->no_head);
 }
 
 static bool first_stage(const gen *g)
@@ -481,7 +542,7 @@ static void forward_mb(gen *g, uint32_t slot)
         if (!m->fsdp2)
             gfree(g, &g->gat[i]);
         else if (reshards_after_forward(g, i))
-            fsdp_reshard(g, s);
+            fsdp_reshard(g, i, s);
         if (checkpointed(g, i)) {
             drop_all_but_output(g, s, m->ckpt_save);
             g->ckpt[slot * n + i] = s->e[s->n - 1].id;
@@ -521,10 +582,10 @@ static void backward_mb(gen *g, uint32_t slot)
         backward(g, s, &flow);
         if (checkpointed(g, i))
             gfree(g, &g->ckpt[slot * n + i]);
-        if (m->fsdp2) {
-            fsdp_reshard(g, s);
-            fsdp_reduce(g, s);
-        } else {
+        if (m->fsdp2 && !(root_unit(g) && i + 1 == n)) { /* the root's post-backward comes at the end */
+            fsdp_reshard(g, i, s);
+            fsdp_reduce(g, i, s);
+        } else if (!m->fsdp2) {
             reduce_scatter(g);
             gfree(g, &g->gat[i]);
         }
@@ -723,10 +784,16 @@ sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
     g.recv = calloc(g.slots, sizeof *g.recv);
     g.uses = calloc(np, sizeof *g.uses);
     g.u_ids = calloc(np, sizeof *g.u_ids);
-    if (!g.u_ids || !g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids ||
+    g.head_ps = calloc(SEG_PARAMS_MAX, sizeof *g.head_ps);
+    if (!g.head_ps || !g.u_ids || !g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids ||
         !g.b_ids || !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
+    }
+    if (root_unit(&g)) { /* the head's parameters, for segment 0's unit */
+        m->build(m->ctx, (uint32_t)ns - 1, &g.segs[ns - 1]);
+        g.n_head_ps = seg_params(&g.segs[ns - 1], g.head_ps);
+        g.segs[ns - 1].n = 0;
     }
     load(&g);
     for (g.step = 1; g.step <= m->steps && synth_ok(o); g.step++) {
@@ -753,5 +820,6 @@ done:
     free(g.recv);
     free(g.uses);
     free(g.u_ids);
+    free(g.head_ps);
     return st;
 }

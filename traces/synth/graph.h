@@ -57,6 +57,9 @@ uint32_t graph_seg_add(graph_seg *s, const char *name, uint64_t bytes, bool keep
 /* Fill segment i (0 = embeddings/stem, n-1 = head) of the model. */
 typedef void (*graph_build_fn)(const void *ctx, uint32_t i, graph_seg *s);
 
+/* rule 17 with fsdp_streams: FSDP2's side streams in the trace */
+enum { GRAPH_STREAM_ALL_GATHER = 1, GRAPH_STREAM_REDUCE_SCATTER = 2 };
+
 typedef struct graph_model {
     const graph_param *params;   /* borrowed */
     uint32_t n_params;
@@ -90,6 +93,8 @@ typedef struct graph_model {
     uint64_t reduce_bytes;      /* bytes per element of the reduce-scatter (reduce_dtype); 0 = grad bytes */
     uint64_t grad_shard_bytes;  /* bytes per element of a sharded gradient; 0 = grad bytes */
     bool reshard_after_forward; /* free a segment's unsharded parameters after its forward (not the head's) */
+    bool fsdp_root;             /* segment 0 and the head are one unit, the root (rule 17) */
+    bool fsdp_streams;          /* all-gather and reduce outputs on FSDP's side streams (rule 17) */
     /* checkpointing variants (graph.c rule 18; with checkpointing) */
     uint32_t ckpt_every; /* only every N-th middle segment is checkpointed; 0 or 1: all */
     bool ckpt_save;      /* entries marked save stay through forward, the rest is recomputed */

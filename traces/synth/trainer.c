@@ -5,7 +5,7 @@
 
 static const trainer_traits TRAINERS[] = {
     {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)", false, false, false, false,
-     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false, false},
+     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false, false, false, false},
     {"megatron",
      "Megatron-LM with Transformer Engine as usually launched: --bf16 mixed precision with fp32 main gradients in "
      "one persistent buffer, the distributed optimizer, fused attention and optimizer, sequence parallelism with "
@@ -22,7 +22,7 @@ static const trainer_traits TRAINERS[] = {
      "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion); vocabulary padding: "
      "megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding (a multiple of "
      "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)",
-     false, false, NULL, 0, false, false, false},
+     false, false, NULL, 0, false, false, false, false, false},
     {"hf",
      "Hugging Face Trainer with transformers 5 and PEFT as usually launched: the checkpoint's dtype for "
      "weights and optimizer states, SDPA attention, the fused AdamW, the loss over the logits upcast to fp32; "
@@ -38,7 +38,7 @@ static const trainer_traits TRAINERS[] = {
      "derive from it, use_reentrant=False by default in modeling_utils.py), --recompute=layer; LoRA: "
      "huggingface/peft tuners/lora (the base weights frozen, requires_grad False, so no gradient or optimizer "
      "state; only the adapters are trainable), --lora",
-     false, false, NULL, 0, false, false, false},
+     false, false, NULL, 0, false, false, false, false, false},
     /* pytorch/torchtitan b5bcd76c (2026-08-21), read for each rule below */
     {.name = "torchtitan",
      .summary = "torchtitan as its llama3 configurations launch it: FSDP2 fully_shard on the embeddings, on every "
@@ -50,6 +50,7 @@ static const trainer_traits TRAINERS[] = {
      .loss_fp32 = true,
      .bf16 = true,
      .fsdp2 = true,
+     .fsdp_streams = true,
      .recompute = "op",
      .loss_bwd_input = true,
      .sources =
@@ -72,6 +73,35 @@ static const trainer_traits TRAINERS[] = {
          "the compute-intensive ops (matmuls, sdpa) except every second mm/linear, counted per block; the "
          "per-layer option (selective_ac_option=N, _apply_layer_sac before torchtitan PR 2357) wraps every N-th "
          "block with the full checkpoint wrapper; FullAC wraps every block"},
+    /* pytorch/torchtitan 9dec370 (2024-12-26), the version benchmarks/llama3_h100_202412_torchtitan.md ran
+     * (with torch 1963fc8 of 2024-12-23); only what differs from the entry above */
+    {.name = "torchtitan-2024.12",
+     .summary = "torchtitan of December 2024 (9dec370, the version of its H100 benchmarks): as torchtitan, but "
+                "the root unit holds the embeddings, norm and output (gathered before the embeddings, kept "
+                "unsharded to the end of backward), the last block stays gathered after forward, and AdamW "
+                "is foreach",
+     .flash = true,
+     .loss_fp32 = true,
+     .bf16 = true,
+     .fsdp2 = true,
+     .fsdp_root = true,
+     .fsdp_streams = true,
+     .recompute = "op",
+     .loss_bwd_input = true,
+     .sources =
+         "FSDP2 units: torchtitan/parallelisms/parallelize_llama.py apply_fsdp at 9dec370 (fully_shard on each "
+         "transformer block with reshard_after_forward False for the last one, \"FSDP would prefetch it "
+         "immediately\", then fully_shard on the whole model, so tok_embeddings, norm and output are the root's "
+         "parameters); the root is never resharded after forward: torch/distributed/_composable/fsdp/"
+         "_fsdp_state.py FSDPState._lazy_init of that time sets the root group's post_forward_mesh_info to None; "
+         "its post-backward runs in _root_post_backward_final_callback at the end of backward (the root's "
+         "forward input, the token ids, needs no gradient), so its unsharded parameters and their bf16 "
+         "gradients live through the whole backward and are reduced in one reduce-scatter at the end; "
+         "optimizer: torchtitan/optimizer.py build_optimizers passes fused=job_config.optimizer.fused (off "
+         "unless --optimizer.fused) and foreach=not fused; loss, mixed precision and the op-level "
+         "selective checkpointing policy as in the entry above (train.py loss_fn calls pred.flatten(0, 1)"
+         ".float(); parallelize_llama.py _save_list and _custom_policy save every other mm, counted per block, "
+         "and sdpa; config_manager.py mixed_precision_param bfloat16, mixed_precision_reduce float32)"},
     /* Lightning-AI/litgpt 26857050 (2026-06-29), read for each rule below */
     {.name = "litgpt",
      .summary = "LitGPT's fine-tuning scripts (litgpt finetune full|lora) on one device: bf16-true weights, "

@@ -39,6 +39,8 @@ typedef struct trainer_traits {
     bool ce_chunked;        /* the loss in chunks, the logits held through backward */
     bool loss_bwd_input;    /* the log-softmax's backward: its input's gradient beside its output's */
     bool lora_dropout;      /* with --lora: a dropout on each adapter's input (fused qkv: one) */
+    bool fsdp_root;         /* with fsdp2: embeddings + norm + output the root's unit, the last block kept */
+    bool fsdp_streams;      /* with fsdp2: all-gather and reduce-scatter outputs on FSDP's own streams */
 } trainer_traits;
 
 size_t trainer_count(void);

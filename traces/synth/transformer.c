@@ -836,6 +836,9 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
         .reduce_bytes = c->fsdp2 ? c->reduce_bytes : 0,
         .grad_shard_bytes = c->fsdp2 ? 4 : 0,
         .reshard_after_forward = c->fsdp2 && x.d.pp <= 1,
+        .fsdp_root = c->fsdp2 && c->fsdp_root,
+        .fsdp_streams = c->fsdp2 && c->fsdp_streams,
+
         .ckpt_every = c->ckpt_every,
         .ckpt_save = c->sac_op,
     };

@@ -84,6 +84,14 @@ typedef struct transformer_config {
      * forward unless pipelined (torchtitan's "default" reshard policy) */
     bool fsdp2;
     uint32_t reduce_bytes;
+    /* with fsdp2, torchtitan of December 2024 (9dec370): the embeddings, norm and output are
+     * the root's unit, gathered before the embeddings and kept to the end of backward; the
+     * last block is not resharded after forward (graph.c rule 17, fsdp_root) */
+    bool fsdp_root;
+    /* with fsdp2: the all-gather buffers on FSDP's all-gather copy-in stream (1) and each unit's
+     * reduce-scatter output, whose views are the gradient shards, on its reduce-scatter stream (2),
+     * so the caching allocator keeps them in pools of their own (graph.c rule 17) */
+    bool fsdp_streams;
     /* torchtitan's op-level selective checkpointing (graph.c rule 18): with checkpointing,
      * a block keeps its input and the outputs of sdpa and of every other matmul (the
      * 1st, 3rd, 5th, 7th: q, v, gate, down) and recomputes the rest */
