@@ -15,7 +15,7 @@
 
 /* clang-format off */
 #define SYNTH_LLM_OPTS                                                                                        \
-    CLI_OPT("trainer", "eager|megatron|hf|torchtitan|litgpt: the training program's defaults (traces/synth/README.md; default eager)"), \
+    CLI_OPT("trainer", "eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12: the training program's defaults (traces/synth/README.md; default eager)"), \
     CLI_OPT("kv-heads", "N: key/value heads, grouped-query attention (default: --heads)"),                    \
     CLI_OPT("head-dim", "N: width of one head (default hidden/heads)"),                                       \
     CLI_OPT("experts", "N: mixture of experts per layer (default 0: a dense MLP)"),                           \

@@ -162,7 +162,7 @@ done
 # --trainer (traces/synth/trainer.c): an unknown name is a usage error naming the table's
 # choices; megatron records itself and its main gradients in the meta, and its fp32 buffer is
 # 4 bytes per parameter: a small llama, 2 layers (below), one rank
-expect 2 "--trainer: expected eager|megatron|hf|torchtitan|litgpt, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
+expect 2 "--trainer: expected eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
 expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
     --seq=64 --dtype=bf16 -o "$tmp/meg.jsonl"
 if head -1 "$tmp/meg.jsonl" | grep -q '"trainer":"megatron"' && head -1 "$tmp/meg.jsonl" | grep -q '"main_grads":true' &&

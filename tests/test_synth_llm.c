@@ -548,7 +548,7 @@ END_TEST
 START_TEST(the_trainer_table_should_name_its_five_trainers_with_their_rules)
 {
     char names[64];
-    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron|hf|torchtitan|litgpt");
+    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12");
     const trainer_traits *e = trainer_find("eager"), *m = trainer_find("megatron");
     ck_assert_ptr_eq(e, trainer_get(TRAINER_EAGER));
     ck_assert_ptr_eq(m, trainer_get(TRAINER_MEGATRON));

@@ -22,6 +22,7 @@ typedef struct tag_scan {
     const char *prefix;
     const char *at; /* NULL: no mark */
     uint64_t peak, allocs, bytes, live_at;
+    uint32_t streams; /* bit k: an allocation on stream k (k < 32) */
 } tag_scan;
 
 static bool has_prefix(const char *tag, const char *prefix)
@@ -55,7 +56,7 @@ static void scan(const transformer_config *c, tag_scan *q, size_t n)
     uint64_t live[8] = {0};
     ck_assert(n <= 8 && size && match);
     for (size_t j = 0; j < n; j++)
-        q[j].peak = q[j].allocs = q[j].bytes = q[j].live_at = 0;
+        q[j].peak = q[j].allocs = q[j].bytes = q[j].live_at = 0, q[j].streams = 0;
     sim_event ev;
     while (src.next(src.ctx, &ev, &err) == SIM_OK) {
         if (ev.op == SIM_OP_ALLOC) {
@@ -68,6 +69,7 @@ static void scan(const transformer_config *c, tag_scan *q, size_t n)
                     live[j] += ev.size;
                     q[j].allocs++;
                     q[j].bytes += ev.size;
+                    q[j].streams |= ev.stream < 32 ? 1u << ev.stream : 0;
                     q[j].peak = live[j] > q[j].peak ? live[j] : q[j].peak;
                 }
         } else if (ev.op == SIM_OP_FREE) {
@@ -137,6 +139,19 @@ static transformer_config titan(uint64_t dp)
     return c;
 }
 
+/* What --trainer=torchtitan-2024.12 adds: the root unit (embeddings, norm and lm_head) and
+ * the last block kept after forward; FSDP's side streams (both torchtitan rows set them). */
+static transformer_config titan2412(uint64_t dp)
+{
+    transformer_config c = titan(dp);
+    const trainer_traits *t = trainer_find("torchtitan-2024.12");
+    c.trainer = t->name;
+    c.fused = t->fused_optimizer;
+    c.fsdp_root = t->fsdp_root;
+    c.fsdp_streams = t->fsdp_streams;
+    return c;
+}
+
 GPUSIM_TCASE("trainers", 120, NULL, NULL);
 
 /* ---------------------------------------------------------------- the table */
@@ -160,11 +175,22 @@ START_TEST(torchtitan_and_litgpt_should_be_rows_of_the_trainer_table_with_their_
     ck_assert_ptr_nonnull(strstr(l->sources, "chunked_cross_entropy"));
     ck_assert_ptr_nonnull(strstr(l->sources, "lm_head_chunk_size=128"));
     ck_assert(l->lora_dropout && !t->lora_dropout);
+    /* torchtitan of December 2024: the same with the root unit and the foreach AdamW; both
+     * torchtitan rows put FSDP's buffers on its side streams */
+    const trainer_traits *d = trainer_find("torchtitan-2024.12");
+    ck_assert_ptr_eq(d, trainer_get(TRAINER_TORCHTITAN_2412));
+    ck_assert(d->fsdp2 && d->bf16 && !d->fused_optimizer && d->flash && d->loss_fp32 && d->loss_bwd_input);
+    ck_assert(d->fsdp_root && d->fsdp_streams && !t->fsdp_root && t->fsdp_streams);
+    ck_assert_str_eq(d->recompute, "op");
+    ck_assert_ptr_nonnull(strstr(d->sources, "9dec370"));
+    ck_assert_ptr_nonnull(strstr(d->sources, "_root_post_backward_final_callback"));
+    ck_assert_ptr_nonnull(strstr(t->sources, "129721"));
+    ck_assert(!l->fsdp_root && !l->fsdp_streams);
     /* the others set none of it */
     for (size_t i = 0; i < TRAINER_TORCHTITAN; i++) {
         const trainer_traits *o = trainer_get(i);
         ck_assert(!o->fsdp2 && !o->bf16 && !o->recompute && !o->lm_head_chunk && !o->ce_chunked && !o->loss_bwd_input &&
-                  !o->lora_dropout);
+                  !o->lora_dropout && !o->fsdp_root && !o->fsdp_streams);
     }
 }
 END_TEST
@@ -235,6 +261,71 @@ START_TEST(fsdp2_should_reduce_scatter_in_the_reduce_dtype_into_fp32_gradient_sh
     c.reduce_bytes = 2;
     ck_assert_uint_eq(scan1(&c, "fsdp_rs:L1.", NULL).bytes, (uint64_t)BLOCK_PARAMS * 2);
     ck_assert_uint_eq(scan1(&c, "grad_shard:", "optimizer 1").live_at, (uint64_t)MODEL_PARAMS / 2 * 4);
+}
+END_TEST
+
+START_TEST(the_december_2024_root_unit_should_hold_embeddings_and_head_through_backward)
+{
+    transformer_config c = titan2412(2);
+    tag_scan q[] = {{.prefix = "fsdp_ag:embeddings."},
+                    {.prefix = "fsdp_ag:L0."},
+                    {.prefix = "fsdp_ag:L1."},
+                    {.prefix = "unsharded:model.embed_tokens.weight", .at = "backward 1"},
+                    {.prefix = "fsdp_rs:embeddings."},
+                    {.prefix = "fsdp_rs:head."},
+                    {.prefix = "unsharded:lm_head.weight", .at = "optimizer 1"},
+                    {.prefix = "tmp:adam_denom"}};
+    scan(&c, q, 8);
+    /* one all-gather for the root before the embeddings run: dp x the bf16 shards of
+     * embed_tokens, lm_head and the final norm = (512,000 + 512,000 + 512) x 2 B = 2,049,024 B,
+     * and none in backward (the root is never resharded after forward) */
+    ck_assert_uint_eq(q[0].allocs, 1);
+    ck_assert_uint_eq(q[0].bytes, (512000ull + 512000 + 512) * 2);
+    /* block 0 gathered in forward and again before its backward; block 1, the last, once */
+    ck_assert_uint_eq(q[1].allocs, 2);
+    ck_assert_uint_eq(q[2].allocs, 1);
+    /* the embeddings stay gathered into backward: 512,000 x 2 B live at its first mark */
+    ck_assert_uint_eq(q[3].live_at, 512000ull * 2);
+    /* the root's gradients reduced once, at the end of backward, in fp32: 1,024,512 x 4 B;
+     * the head has no reduce of its own */
+    ck_assert_uint_eq(q[4].allocs, 1);
+    ck_assert_uint_eq(q[4].bytes, (512000ull + 512000 + 512) * 4);
+    ck_assert_uint_eq(q[5].allocs, 0);
+    ck_assert_uint_eq(q[6].live_at, 0);
+    /* AdamW foreach: one fp32 temporary per shard, 6,269,440 / 2 x 4 B in all */
+    ck_assert_uint_eq(q[7].bytes, (uint64_t)MODEL_PARAMS / 2 * 4);
+    /* the current row: embeddings their own unit, gathered again before their backward */
+    c = titan(2);
+    ck_assert_uint_eq(scan1(&c, "fsdp_ag:embeddings.", NULL).allocs, 2);
+    ck_assert_uint_eq(scan1(&c, "fsdp_ag:embeddings.", NULL).bytes, 2 * 512000ull * 2);
+    ck_assert_uint_eq(scan1(&c, "unsharded:model.embed_tokens.weight", "backward 1").live_at, 0);
+}
+END_TEST
+
+START_TEST(fsdp2_side_streams_should_hold_the_all_gathers_and_one_reduce_output_per_unit)
+{
+    transformer_config c = titan(2);
+    c.fsdp_streams = true;
+    tag_scan q[] = {
+        {.prefix = "fsdp_ag:"},    {.prefix = "fsdp_rs_out:L1."}, {.prefix = "fsdp_rs_out:", .at = "optimizer 1"},
+        {.prefix = "grad_shard:"}, {.prefix = "fsdp_rs:"},        {.prefix = "unsharded:"}};
+    scan(&c, q, 6);
+    /* the flat all-gather buffers on the copy-in stream (1), the copies out on the default */
+    ck_assert_uint_eq(q[0].streams, 1u << 1);
+    ck_assert_uint_eq(q[5].streams, 1u << 0);
+    /* block 1's reduce output on the reduce-scatter stream (2): its fp32 shard,
+     * 2,622,464 / 2 x 4 B = 5,244,928 B, one allocation whose views are the gradient shards */
+    ck_assert_uint_eq(q[1].allocs, 1);
+    ck_assert_uint_eq(q[1].bytes, (uint64_t)BLOCK_PARAMS / 2 * 4);
+    ck_assert_uint_eq(q[1].streams, 1u << 2);
+    /* all units' outputs alive at the optimizer: 6,269,440 / 2 x 4 B, as the per-parameter
+     * shards were; no per-parameter shard, and the reduce-scatter input on the default stream */
+    ck_assert_uint_eq(q[2].live_at, (uint64_t)MODEL_PARAMS / 2 * 4);
+    ck_assert_uint_eq(q[3].allocs, 0);
+    ck_assert_uint_eq(q[4].streams, 1u << 0);
+    /* off: everything on the default stream */
+    c.fsdp_streams = false;
+    ck_assert_uint_eq(scan1(&c, "fsdp_ag:", NULL).streams, 1u << 0);
 }
 END_TEST
 

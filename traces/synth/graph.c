@@ -99,6 +99,18 @@
  *     sharded gradient of grad_shard_bytes ("grad_shard:NAME"). The reduce-scatter
  *     input is kept until the next segment's reduce (one buffer in flight, FSDP's
  *     reduce_scatter_states) and freed at the end of backward.
+ *     With fsdp_root (torchtitan of December 2024, whose fully_shard on the whole model
+ *     made the embeddings and the head one unit, the root): the root's all-gather comes
+ *     before segment 0 and covers the head's parameters too; the root is never resharded
+ *     after forward (FSDPState._lazy_init) and neither is the last layer; the head's
+ *     backward neither reshards nor reduces: the root's parameters and gradients live to
+ *     the end of backward and are resharded and reduced after segment 0's backward (its
+ *     post-backward runs in the final callback).
+ *     With fsdp_streams: the flat all-gather buffers are allocated on stream 1 (FSDP's
+ *     all-gather copy-in stream), and instead of per-parameter gradient shards each
+ *     reduce allocates one output ("fsdp_rs_out:SEG.grads", the unit's shards, their
+ *     views) on stream 2 (the reduce-scatter stream), kept to the optimizer; a unit
+ *     whose shards exist already (another micro-batch) frees its output at once.
  * 18. Checkpointing variants: with ckpt_every N > 1 only every N-th middle segment is
  *     checkpointed (counting from 1, the N-th, 2N-th, ...); the others keep rule 2.
  *     With ckpt_save a checkpointed segment keeps its entries marked save (the
@@ -785,8 +797,8 @@ sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
     g.uses = calloc(np, sizeof *g.uses);
     g.u_ids = calloc(np, sizeof *g.u_ids);
     g.head_ps = calloc(SEG_PARAMS_MAX, sizeof *g.head_ps);
-    if (!g.head_ps || !g.u_ids || !g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids ||
-        !g.b_ids || !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
+    if (!g.head_ps || !g.u_ids || !g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids ||
+        !g.gs_ids || !g.b_ids || !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }

@@ -4,13 +4,30 @@
 #include <string.h>
 
 static const trainer_traits TRAINERS[] = {
-    {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)", false, false, false, false,
-     false, false, false, false, 0, "traces/synth/transformer.c and graph.c", false, false, NULL, 0, false, false, false, false, false},
+    {"eager", "plain PyTorch eager: the generator's own rules (traces/synth/README.md)",
+     false,   false,
+     false,   false,
+     false,   false,
+     false,   false,
+     0,       "traces/synth/transformer.c and graph.c",
+     false,   false,
+     NULL,    0,
+     false,   false,
+     false,   false,
+     false},
     {"megatron",
      "Megatron-LM with Transformer Engine as usually launched: --bf16 mixed precision with fp32 main gradients in "
      "one persistent buffer, the distributed optimizer, fused attention and optimizer, sequence parallelism with "
      "tensor parallelism, a fused SwiGLU, the vocabulary padded to a multiple of 128 x tp",
-     true, true, true, true, true, true, true, false, 128,
+     true,
+     true,
+     true,
+     true,
+     true,
+     true,
+     true,
+     false,
+     128,
      "fp32 main gradients: --accumulate-allreduce-grads-in-fp32 and megatron/core/distributed/"
      "param_and_grad_buffer.py (one contiguous buffer per dtype, made when DDP wraps the model; TE's weight-gradient "
      "GEMMs accumulate into main_grad); distributed optimizer: --use-distributed-optimizer, megatron/core/optimizer/"
@@ -22,12 +39,28 @@ static const trainer_traits TRAINERS[] = {
      "the activation in backward; on with --swiglu unless --no-bias-swiglu-fusion); vocabulary padding: "
      "megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding (a multiple of "
      "--make-vocab-size-divisible-by, default 128, times the tensor-parallel size)",
-     false, false, NULL, 0, false, false, false, false, false},
+     false,
+     false,
+     NULL,
+     0,
+     false,
+     false,
+     false,
+     false,
+     false},
     {"hf",
      "Hugging Face Trainer with transformers 5 and PEFT as usually launched: the checkpoint's dtype for "
      "weights and optimizer states, SDPA attention, the fused AdamW, the loss over the logits upcast to fp32; "
      "LoRA/QLoRA with --lora, per-decoder-layer checkpointing with --recompute=layer",
-     false, true, true, false, false, false, false, true, 0,
+     false,
+     true,
+     true,
+     false,
+     false,
+     false,
+     false,
+     true,
+     0,
      "weights in the checkpoint's dtype: from_pretrained's dtype defaults to \"auto\" in transformers 5 "
      "(modeling_utils.py, the config's dtype), so --dtype=bf16 is pure bf16 with bf16 Adam states; SDPA: "
      "modeling_utils.py _check_and_adjust_attn_implementation picks \"sdpa\" when none is requested (no S x S "
@@ -38,7 +71,15 @@ static const trainer_traits TRAINERS[] = {
      "derive from it, use_reentrant=False by default in modeling_utils.py), --recompute=layer; LoRA: "
      "huggingface/peft tuners/lora (the base weights frozen, requires_grad False, so no gradient or optimizer "
      "state; only the adapters are trainable), --lora",
-     false, false, NULL, 0, false, false, false, false, false},
+     false,
+     false,
+     NULL,
+     0,
+     false,
+     false,
+     false,
+     false,
+     false},
     /* pytorch/torchtitan b5bcd76c (2026-08-21), read for each rule below */
     {.name = "torchtitan",
      .summary = "torchtitan as its llama3 configurations launch it: FSDP2 fully_shard on the embeddings, on every "
@@ -72,7 +113,37 @@ static const trainer_traits TRAINERS[] = {
          "(torchtitan/trainer.py), whose policy in torchtitan/distributed/activation_checkpoint.py saves "
          "the compute-intensive ops (matmuls, sdpa) except every second mm/linear, counted per block; the "
          "per-layer option (selective_ac_option=N, _apply_layer_sac before torchtitan PR 2357) wraps every N-th "
-         "block with the full checkpoint wrapper; FullAC wraps every block"},
+         "block with the full checkpoint wrapper; FullAC wraps every block;"
+         " FSDP's streams: torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather allocates the "
+         "flat all-gather output on the all-gather copy-in stream (FSDPCommContext.get_all_gather_streams: forward and "
+         "the implicit backward prefetch), and foreach_reduce allocates each unit's reduce-scatter output on the "
+         "reduce-scatter stream, the sharded gradients being views of it, while the reduce-scatter input is on the "
+         "default stream since pytorch/pytorch PR 129721 (June 2024, which names the outputs' stream and their "
+         "lifetime to the optimizer); the caching allocator pools blocks by stream, so these are memory the default "
+         "stream cannot reuse"},
+    /* Lightning-AI/litgpt 26857050 (2026-06-29), read for each rule below */
+    {.name = "litgpt",
+     .summary = "LitGPT's fine-tuning scripts (litgpt finetune full|lora) on one device: bf16-true weights, "
+                "gradients and AdamW states, SDPA, the loss chunked by 128 with the logits held through "
+                "backward; with --lora the head in chunks of 128 positions too (LoRA on q and v by default)",
+     .flash = true,
+     .bf16 = true,
+     .lm_head_chunk = 128,
+     .ce_chunked = true,
+     .lora_dropout = true,
+     .sources =
+         "precision: litgpt/finetune/full.py and lora.py setup() take get_default_supported_precision("
+         "training=True) (litgpt/utils.py), \"bf16-true\" on a CUDA card with bf16, Fabric's true-half precision "
+         "(weights, gradients and optimizer states in bf16); optimizer: instantiate_torch_optimizer with "
+         "\"AdamW\" (torch.optim.AdamW, foreach on CUDA); attention: litgpt/model.py "
+         "CausalSelfAttention.scaled_dot_product_attention; chunked head: finetune/lora.py and adapter.py call "
+         "model(input_ids, lm_head_chunk_size=128), litgpt/model.py GPT.forward returns a list of per-chunk "
+         "logits, held by the loop until its iteration ends; chunked loss: litgpt/utils.py "
+         "chunked_cross_entropy (chunk_size=128, a log-softmax per chunk); full fine-tuning: finetune/full.py "
+         "calls model(input_ids) and the same chunked loss; LoRA: finetune/lora.py defaults lora_r=8 with "
+         "lora_query and lora_value on, the other projections off, lora_dropout 0.05: litgpt/lora.py LoRALinear and "
+         "LoRAQKVLinear pass the adapter's input through nn.Dropout before lora_A (one dropout for the fused qkv "
+         "projection), so each adapted linear saves a dropout mask and output"},
     /* pytorch/torchtitan 9dec370 (2024-12-26), the version benchmarks/llama3_h100_202412_torchtitan.md ran
      * (with torch 1963fc8 of 2024-12-23); only what differs from the entry above */
     {.name = "torchtitan-2024.12",
@@ -101,30 +172,8 @@ static const trainer_traits TRAINERS[] = {
          "unless --optimizer.fused) and foreach=not fused; loss, mixed precision and the op-level "
          "selective checkpointing policy as in the entry above (train.py loss_fn calls pred.flatten(0, 1)"
          ".float(); parallelize_llama.py _save_list and _custom_policy save every other mm, counted per block, "
-         "and sdpa; config_manager.py mixed_precision_param bfloat16, mixed_precision_reduce float32)"},
-    /* Lightning-AI/litgpt 26857050 (2026-06-29), read for each rule below */
-    {.name = "litgpt",
-     .summary = "LitGPT's fine-tuning scripts (litgpt finetune full|lora) on one device: bf16-true weights, "
-                "gradients and AdamW states, SDPA, the loss chunked by 128 with the logits held through "
-                "backward; with --lora the head in chunks of 128 positions too (LoRA on q and v by default)",
-     .flash = true,
-     .bf16 = true,
-     .lm_head_chunk = 128,
-     .ce_chunked = true,
-     .lora_dropout = true,
-     .sources =
-         "precision: litgpt/finetune/full.py and lora.py setup() take get_default_supported_precision("
-         "training=True) (litgpt/utils.py), \"bf16-true\" on a CUDA card with bf16, Fabric's true-half precision "
-         "(weights, gradients and optimizer states in bf16); optimizer: instantiate_torch_optimizer with "
-         "\"AdamW\" (torch.optim.AdamW, foreach on CUDA); attention: litgpt/model.py "
-         "CausalSelfAttention.scaled_dot_product_attention; chunked head: finetune/lora.py and adapter.py call "
-         "model(input_ids, lm_head_chunk_size=128), litgpt/model.py GPT.forward returns a list of per-chunk "
-         "logits, held by the loop until its iteration ends; chunked loss: litgpt/utils.py "
-         "chunked_cross_entropy (chunk_size=128, a log-softmax per chunk); full fine-tuning: finetune/full.py "
-         "calls model(input_ids) and the same chunked loss; LoRA: finetune/lora.py defaults lora_r=8 with "
-         "lora_query and lora_value on, the other projections off, lora_dropout 0.05: litgpt/lora.py LoRALinear and "
-         "LoRAQKVLinear pass the adapter's input through nn.Dropout before lora_A (one dropout for the fused qkv "
-         "projection), so each adapted linear saves a dropout mask and output"},
+         "and sdpa; config_manager.py mixed_precision_param bfloat16, mixed_precision_reduce float32; FSDP's "
+         "streams as in the entry above)"},
 };
 
 size_t trainer_count(void)

@@ -14,7 +14,8 @@ typedef enum transformer_trainer {
     TRAINER_MEGATRON = 1,
     TRAINER_HF = 2, /* Hugging Face Trainer / PEFT */
     TRAINER_TORCHTITAN = 3,
-    TRAINER_LITGPT = 4
+    TRAINER_LITGPT = 4,
+    TRAINER_TORCHTITAN_2412 = 5 /* torchtitan of December 2024 (9dec370) */
 } transformer_trainer;
 
 typedef struct trainer_traits {
