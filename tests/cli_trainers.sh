@@ -18,6 +18,16 @@ for key in '"fsdp2":true' '"reduce_dtype":"fp32"' '"recompute_policy":"op"' '"dt
   '"nccl_bytes":251658240' '"trainer":"torchtitan"' '"loss_bwd_input":true'; do
   if head -1 "$tmp/titan/rank-00001.jsonl" | grep -qF "$key"; then ok; else bad "torchtitan meta lacks $key"; fi
 done
+# both torchtitan rows put FSDP's buffers on its side streams (1: all-gather, 2: reduce outputs);
+# only the December 2024 row has the root unit
+if head -1 "$tmp/titan/rank-00001.jsonl" | grep -qF '"fsdp_streams":true'; then ok; else bad "torchtitan without streams"; fi
+if head -1 "$tmp/titan/rank-00001.jsonl" | grep -qF '"fsdp_root"'; then bad "current torchtitan has a root unit"; else ok; fi
+if grep -qF '"stream":1,"tag":"fsdp_ag:' "$tmp/titan/rank-00001.jsonl"; then ok; else bad "all-gather not on stream 1"; fi
+if grep -qF '"stream":2,"tag":"fsdp_rs_out:' "$tmp/titan/rank-00001.jsonl"; then ok; else bad "reduce output not on stream 2"; fi
+expect 0 "" synth transformer "${small[@]}" --trainer=torchtitan-2024.12 --ranks=2 --rank=0 -o "$tmp/t24.jsonl"
+for key in '"trainer":"torchtitan-2024.12"' '"fsdp_root":true' '"fsdp_streams":true'; do
+  if head -1 "$tmp/t24.jsonl" | grep -qF "$key"; then ok; else bad "torchtitan-2024.12 meta lacks $key"; fi
+done
 expect 0 "" synth transformer "${small[@]}" --trainer=torchtitan --reduce-dtype=bf16 -o "$tmp/t.jsonl"
 head -1 "$tmp/t.jsonl" >"$tmp/out"
 if grep -qF '"reduce_dtype":"bf16"' "$tmp/out"; then ok; else bad "--reduce-dtype=bf16 not in the meta"; fi
