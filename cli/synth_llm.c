@@ -74,6 +74,7 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->fsdp2 = tr->fsdp2;
     c->fsdp_root = tr->fsdp_root;
     c->fsdp_streams = tr->fsdp_streams;
+    c->te_dummy_wgrad = tr->te_dummy_wgrad;
     c->loss_bwd_input = tr->loss_bwd_input;
     c->ce_chunked = tr->ce_chunked;
     if (tr->bf16 && cli_get(a, "dtype") == NULL) /* torchtitan's param_dtype, LitGPT's bf16-true */

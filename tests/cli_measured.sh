@@ -48,9 +48,9 @@ llama3_70b_l12_tp1_pp2_dp4 70b 12 1 2 4 66.55
 llama3_70b_l12_tp2_pp1_dp4 70b 12 2 1 4 60.68
 llama3_70b_l12_tp4_pp1_dp2 70b 12 4 1 2 39.07
 llama3_70b_l12_tp8_pp1_dp1 70b 12 8 1 1 28.29
-llama3_405b_l4_tp1_pp2_dp4 405b 4 1 2 4 87.08 -7.17
-llama3_405b_l4_tp2_pp1_dp4 405b 4 2 1 4 81.59 -5.62
-llama3_405b_l4_tp4_pp1_dp2 405b 4 4 1 2 52.89 -4.59
-llama3_405b_l4_tp8_pp1_dp1 405b 4 8 1 1 38.57 -3.52
+llama3_405b_l4_tp1_pp2_dp4 405b 4 1 2 4 87.08
+llama3_405b_l4_tp2_pp1_dp4 405b 4 2 1 4 81.59
+llama3_405b_l4_tp4_pp1_dp2 405b 4 4 1 2 52.89
+llama3_405b_l4_tp8_pp1_dp1 405b 4 8 1 1 38.57
 ROWS
 cli_finish

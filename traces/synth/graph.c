@@ -116,6 +116,14 @@
  *     With ckpt_save a checkpointed segment keeps its entries marked save (the
  *     outputs an op-level policy must save) through forward as well as its output;
  *     backward's recomputation allocates only the entries that are not alive.
+ * 19. Transformer Engine's dummy weight gradients (te_wgrad, with grad_buffer): when the
+ *     weight-gradient GEMM accumulates into main_grad, TE's Linear, LayerNormLinear and
+ *     LayerNormMLP backward hand autograd a placeholder gradient from get_dummy_wgrad
+ *     (transformer_engine/pytorch/module/base.py), which caches one tensor per (rows,
+ *     cols, dtype) for the life of the process. The first backward that reaches a
+ *     parameter whose te_wgrad is k allocates "te_dummy_wgrad:NAME" of te_wgrad_bytes[k]
+ *     once; it lives to the release. The generator gives every parameter of one fused TE
+ *     weight (q, k and v; gate and up) the same index, and equal shapes the same index.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
@@ -160,6 +168,7 @@ typedef struct gen {
     uint64_t *u_ids;      /* rule 17: unsharded parameters */
     uint64_t ag_keep;     /* rule 17: the previous segment's all-gather buffer in forward */
     uint64_t rs_keep;     /* rule 17: the last reduce-scatter input */
+    uint64_t te_ids[GRAPH_TE_WGRAD_MAX]; /* rule 19: the cached dummy weight gradients */
     uint32_t *head_ps;    /* rule 17 with fsdp_root: the head segment's parameters */
     uint32_t n_head_ps;
 } gen;
@@ -286,6 +295,11 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
             uint64_t id = seg_alloc(g, x->gbytes ? x->gbytes : x->bytes, "agrad", s, x->name);
             gfree(g, flow);
             *flow = id;
+        }
+        for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) { /* rule 19 */
+            const uint8_t t = g->m->params[p].te_wgrad;
+            if (t > 0 && t < GRAPH_TE_WGRAD_MAX && g->te_ids[t] == 0 && trainable(g, p) && g->m->te_wgrad_bytes[t])
+                g->te_ids[t] = param_alloc_bytes(g, p, "te_dummy_wgrad", g->m->te_wgrad_bytes[t]);
         }
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && !g->m->grad_buffer;)
             if (g->g_ids[p] == 0 && trainable(g, p))
@@ -767,6 +781,8 @@ static void release(gen *g)
     gfree(g, &g->grad_buffer);
     for (uint32_t p = 0; p < m->n_params; p++)
         gfree(g, &g->u_ids[p]);
+    for (uint32_t k = 0; k < GRAPH_TE_WGRAD_MAX; k++)
+        gfree(g, &g->te_ids[k]);
 }
 
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)

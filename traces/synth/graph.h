@@ -24,6 +24,7 @@ typedef struct graph_param {
     bool frozen;           /* no gradient, no optimizer state (a LoRA base weight) */
     uint64_t stored_bytes; /* 0: numel · e; else the weight's own size (QLoRA: packed 4-bit) */
     uint64_t qconst_bytes; /* QLoRA quantization constants, allocated next to the weight; 0: none */
+    uint8_t te_wgrad;      /* rule 19: its cached dummy weight gradient (1..GRAPH_TE_WGRAD_MAX - 1); 0: none */
 } graph_param;
 
 /* One tensor of a segment. */
@@ -56,6 +57,9 @@ uint32_t graph_seg_add(graph_seg *s, const char *name, uint64_t bytes, bool keep
 
 /* Fill segment i (0 = embeddings/stem, n-1 = head) of the model. */
 typedef void (*graph_build_fn)(const void *ctx, uint32_t i, graph_seg *s);
+
+/* rule 19: at most this many cached dummy weight gradients (index 0 unused) */
+#define GRAPH_TE_WGRAD_MAX 8
 
 /* rule 17 with fsdp_streams: FSDP2's side streams in the trace */
 enum { GRAPH_STREAM_ALL_GATHER = 1, GRAPH_STREAM_REDUCE_SCATTER = 2 };
@@ -98,6 +102,8 @@ typedef struct graph_model {
     /* checkpointing variants (graph.c rule 18; with checkpointing) */
     uint32_t ckpt_every; /* only every N-th middle segment is checkpointed; 0 or 1: all */
     bool ckpt_save;      /* entries marked save stay through forward, the rest is recomputed */
+    /* rule 19 (with grad_buffer): bytes of each cached dummy weight gradient, by te_wgrad index */
+    uint64_t te_wgrad_bytes[GRAPH_TE_WGRAD_MAX];
 } graph_model;
 
 /* Write the whole workload: weights, steps, release. */

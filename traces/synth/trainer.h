@@ -42,6 +42,7 @@ typedef struct trainer_traits {
     bool lora_dropout;      /* with --lora: a dropout on each adapter's input (fused qkv: one) */
     bool fsdp_root;         /* with fsdp2: embeddings + norm + output the root's unit, the last block kept */
     bool fsdp_streams;      /* with fsdp2: all-gather and reduce-scatter outputs on FSDP's own streams */
+    bool te_dummy_wgrad;    /* with main_grads: TE's cached dummy weight gradients (graph.c rule 19) */
 } trainer_traits;
 
 size_t trainer_count(void);

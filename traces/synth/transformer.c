@@ -788,6 +788,35 @@ static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
 #undef K
 #undef T
 
+/* graph.c rule 19: Megatron-LM's TE layers fuse q, k, v into linear_qkv and gate, up into
+ * linear_fc1; each fused weight's rank-local shape gets one cached dummy gradient of e bytes
+ * per element, equal shapes one between them */
+static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *params, uint32_t n, uint64_t *bytes)
+{
+    static const char *const SUFFIX[] = {".self_attn.q_proj.weight", ".self_attn.k_proj.weight",
+                                         ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
+                                         ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",
+                                         ".mlp.down_proj.weight"};
+    static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
+    const uint64_t rows[4] = {d->qd + 2 * d->kd, d->h, 2 * d->I, d->h}, cols[4] = {d->h, d->qd, d->h, d->I};
+    uint8_t index[4];
+    for (int k = 0; k < 4; k++) {
+        index[k] = (uint8_t)(k + 1);
+        for (int j = 0; j < k; j++)
+            if (rows[j] == rows[k] && cols[j] == cols[k])
+                index[k] = index[j];
+        bytes[index[k]] = rows[k] * cols[k] * e;
+    }
+    for (uint32_t p = 0; p < n; p++) {
+        const size_t len = strlen(params[p].name);
+        for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {
+            const size_t sl = strlen(SUFFIX[s]);
+            if (len > sl && strcmp(params[p].name + len - sl, SUFFIX[s]) == 0)
+                params[p].te_wgrad = index[GROUP[s]];
+        }
+    }
+}
+
 sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_error *err)
 {
     sim_status st = transformer_validate(c, err);
@@ -844,6 +873,8 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
     };
     if (c->fsdp2)
         m.state_bytes = 4;
+    if (c->te_dummy_wgrad && c->main_grads && !c->experts)
+        te_wgrad_tag(&x.d, x.e, params, n_params, m.te_wgrad_bytes);
     st = graph_generate(&m, o, err);
     free(params);
     return st;

@@ -92,6 +92,10 @@ typedef struct transformer_config {
      * reduce-scatter output, whose views are the gradient shards, on its reduce-scatter stream (2),
      * so the caching allocator keeps them in pools of their own (graph.c rule 17) */
     bool fsdp_streams;
+    /* with main_grads, Megatron-LM's TE layers: one cached dummy weight gradient per fused
+     * weight shape (q/k/v, o, gate/up, down), allocated in the first backward and kept
+     * (graph.c rule 19) */
+    bool te_dummy_wgrad;
     /* torchtitan's op-level selective checkpointing (graph.c rule 18): with checkpointing,
      * a block keeps its input and the outputs of sdpa and of every other matmul (the
      * 1st, 3rd, 5th, 7th: q, v, gate, down) and recomputes the rest */
