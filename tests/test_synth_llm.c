@@ -558,6 +558,11 @@ START_TEST(the_trainer_table_should_name_its_five_trainers_with_their_rules)
     ck_assert(m->fused_swiglu && !e->fused_swiglu);
     ck_assert_uint_eq(m->vocab_divisible, 128); /* --make-vocab-size-divisible-by's default */
     ck_assert_uint_eq(e->vocab_divisible, 0);
+    /* TE's cached placeholder weight gradients (graph.c rule 19): Megatron's only */
+    ck_assert(m->te_dummy_wgrad && !e->te_dummy_wgrad);
+    ck_assert_ptr_nonnull(strstr(m->sources, "get_dummy_wgrad"));
+    for (size_t i = TRAINER_HF; i < trainer_count(); i++)
+        ck_assert(!trainer_get(i)->te_dummy_wgrad);
     ck_assert_ptr_null(trainer_find("deepspeed"));
 }
 END_TEST

@@ -1,7 +1,7 @@
 /* Check suite for the trainers of `synth transformer --trainer` that reshape the step
  * itself: torchtitan (FSDP2 per block, graph.c rule 17; op-level and every-N-th-block
- * checkpointing, rule 18; the fp32 loss's backward) and LitGPT (the chunked head and
- * loss). Each test builds a small llama whose every tensor divides by the shard count
+ * checkpointing, rule 18; the fp32 loss's backward), LitGPT (the chunked head and
+ * loss) and Megatron-LM's Transformer Engine placeholders (rule 19). Each test builds a small llama whose every tensor divides by the shard count
  * and checks the bytes of the tags the rule writes, with the arithmetic in comments. */
 #include <check.h>
 #include <stdio.h>
@@ -358,6 +358,50 @@ START_TEST(fsdp2_should_be_refused_without_zero_3_or_with_fp32_masters)
     c = titan(2);
     c.sac_op = true; /* the op policy is a checkpointing policy */
     ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- Megatron-LM: TE */
+
+START_TEST(te_dummy_weight_gradients_should_be_one_per_fused_weight_shape_for_the_whole_run)
+{
+    transformer_config c = small_llama();
+    c.precision = TRANSFORMER_MIXED;
+    c.main_grads = true;
+    c.te_dummy_wgrad = true;
+    c.steps = 2;
+    /* the small llama's fused TE weights, bf16: linear_qkv (512 + 2 x 512) x 512 = 786,432,
+     * linear_proj 512 x 512 = 262,144, linear_fc1 2 x 1024 x 512 = 1,048,576, linear_fc2
+     * 512 x 1024 = 524,288 elements: 2,621,440 x 2 B = 5,242,880 B, allocated once in the
+     * first backward (two layers, two steps: still four) and alive at the release */
+    tag_scan q[] = {{.prefix = "te_dummy_wgrad:", .at = "release"},
+                    {.prefix = "te_dummy_wgrad:", .at = "backward 1"},
+                    {.prefix = "te_dummy_wgrad:model.layers.1.mlp.down_proj", .at = "optimizer 1"}};
+    scan(&c, q, 3);
+    ck_assert_uint_eq(q[0].allocs, 4);
+    ck_assert_uint_eq(q[0].bytes, 2621440ull * 2);
+    ck_assert_uint_eq(q[0].live_at, 2621440ull * 2);
+    ck_assert_uint_eq(q[1].live_at, 0); /* not before the first backward */
+    /* the last layer's backward comes first: its down projection makes linear_fc2's */
+    ck_assert_uint_eq(q[2].live_at, 524288ull * 2);
+    /* tp 2: each rank's shards, half of each shape */
+    c.tp = 2;
+    c.sp = true;
+    ck_assert_uint_eq(scan1(&c, "te_dummy_wgrad:", "release").live_at, 2621440ull);
+    /* an MLP as wide as the attention (1024 -> 512): linear_fc2 is 512 x 512 like linear_proj,
+     * one tensor for both: 786,432 + 262,144 + 524,288 elements, three tensors */
+    c.tp = 1;
+    c.sp = false;
+    c.ffn = 512;
+    tag_scan e = scan1(&c, "te_dummy_wgrad:", "release");
+    ck_assert_uint_eq(e.allocs, 3);
+    ck_assert_uint_eq(e.live_at, (786432ull + 262144 + 524288) * 2);
+    /* off, or without the fp32 main-gradient buffer: none */
+    c.te_dummy_wgrad = false;
+    ck_assert_uint_eq(scan1(&c, "te_dummy_wgrad:", NULL).allocs, 0);
+    c.te_dummy_wgrad = true;
+    c.main_grads = false;
+    ck_assert_uint_eq(scan1(&c, "te_dummy_wgrad:", NULL).allocs, 0);
 }
 END_TEST
 

@@ -305,6 +305,7 @@ synth_cat synth_cat_of(const char *tag)
         {"act:", SYNTH_CAT_ACT},           {"agrad:", SYNTH_CAT_ACT},           {"tmp:", SYNTH_CAT_TMP},
         {"gather:", SYNTH_CAT_GATHER},     {"p2p:", SYNTH_CAT_GATHER},          {"kv:", SYNTH_CAT_KV},
         {"fsdp_ag:", SYNTH_CAT_GATHER},    {"unsharded:", SYNTH_CAT_GATHER},    {"fsdp_rs:", SYNTH_CAT_GRAD},
+        {"fsdp_rs_out:", SYNTH_CAT_GRAD},  {"te_dummy_wgrad:", SYNTH_CAT_GRAD},
     };
     if (tag == NULL)
         return SYNTH_CAT_OTHER;

@@ -22,7 +22,8 @@ typedef struct synth_out synth_out;
  * closed forms, so that a trace's peak can be set beside them term by term. */
 typedef enum synth_cat {
     SYNTH_CAT_WEIGHT = 0,  /* weight:, weight_shard:, buffer:, qweight:, qconst: (model parameters) */
-    SYNTH_CAT_GRAD,        /* grad:, grad_shard:, fsdp_rs: (FSDP2's reduce-scatter input) */
+    SYNTH_CAT_GRAD,        /* grad:, grad_shard:, fsdp_rs: (FSDP2's reduce-scatter input), fsdp_rs_out: (its
+                            * output, the gradient shards), te_dummy_wgrad: (TE's cached placeholders) */
     SYNTH_CAT_OPTIMIZER,   /* adam_m:, adam_v:, momentum:, master:, adafactor_*: */
     SYNTH_CAT_ACT,         /* act: (saved for backward), agrad: (activation gradients) */
     SYNTH_CAT_TMP,         /* tmp: (temporaries: foreach denominators, logits, dequantized weights) */
