@@ -640,6 +640,13 @@ START_TEST(megatron_main_grads_should_be_one_fp32_buffer_from_the_load)
     transformer_rank_estimate r = rank_estimate(&c);
     ck_assert_uint_eq(r.optimizer.total, 18 * psi);
     ck_assert_uint_eq(r.fwd_bwd.grads, 4 * psi);
+    /* with TE's placeholders (rule 19) both phases count them: the small llama's four fused
+     * shapes, 2,621,440 bf16 elements = 5,242,880 B */
+    c.te_dummy_wgrad = true;
+    ck_assert_uint_eq(transformer_te_dummy_bytes(&c), 5242880u);
+    r = rank_estimate(&c);
+    ck_assert_uint_eq(r.fwd_bwd.grads, 4 * psi + 5242880u);
+    ck_assert_uint_eq(r.optimizer.grads, 4 * psi + 5242880u);
 }
 END_TEST
 
@@ -673,6 +680,7 @@ START_TEST(the_rank_closed_form_should_agree_with_a_megatron_trace_peak)
     c.layers = 4;
     c.precision = TRANSFORMER_MIXED;
     c.main_grads = true;
+    c.te_dummy_wgrad = true; /* graph.c rule 19, in both */
     c.fused_swiglu = true;
     c.fused = true;
     c.zero = 1;

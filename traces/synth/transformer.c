@@ -791,15 +791,9 @@ static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
 /* graph.c rule 19: Megatron-LM's TE layers fuse q, k, v into linear_qkv and gate, up into
  * linear_fc1; each fused weight's rank-local shape gets one cached dummy gradient of e bytes
  * per element, equal shapes one between them */
-static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *params, uint32_t n, uint64_t *bytes)
+static void te_wgrad_shapes(const transformer_dims *d, uint64_t e, uint8_t *index, uint64_t *bytes)
 {
-    static const char *const SUFFIX[] = {".self_attn.q_proj.weight", ".self_attn.k_proj.weight",
-                                         ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
-                                         ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",
-                                         ".mlp.down_proj.weight"};
-    static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
     const uint64_t rows[4] = {d->qd + 2 * d->kd, d->h, 2 * d->I, d->h}, cols[4] = {d->h, d->qd, d->h, d->I};
-    uint8_t index[4];
     for (int k = 0; k < 4; k++) {
         index[k] = (uint8_t)(k + 1);
         for (int j = 0; j < k; j++)
@@ -807,6 +801,33 @@ static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *par
                 index[k] = index[j];
         bytes[index[k]] = rows[k] * cols[k] * e;
     }
+}
+
+uint64_t transformer_te_dummy_bytes(const transformer_config *c)
+{
+    if (!c->te_dummy_wgrad || !c->main_grads || c->experts || c->inference || c->arch != TRANSFORMER_LLAMA)
+        return 0;
+    transformer_dims d;
+    transformer_dims_of(c, &d);
+    if (d.nl == 0 || c->lora_rank)
+        return 0;
+    uint8_t index[4];
+    uint64_t bytes[GRAPH_TE_WGRAD_MAX] = {0}, sum = 0;
+    te_wgrad_shapes(&d, synth_dtype_bytes(c->dtype), index, bytes);
+    for (int k = 0; k < GRAPH_TE_WGRAD_MAX; k++)
+        sum += bytes[k];
+    return sum;
+}
+
+static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *params, uint32_t n, uint64_t *bytes)
+{
+    static const char *const SUFFIX[] = {".self_attn.q_proj.weight", ".self_attn.k_proj.weight",
+                                         ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
+                                         ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",
+                                         ".mlp.down_proj.weight"};
+    static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
+    uint8_t index[4];
+    te_wgrad_shapes(d, e, index, bytes);
     for (uint32_t p = 0; p < n; p++) {
         const size_t len = strlen(params[p].name);
         for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {

@@ -186,6 +186,10 @@ typedef struct transformer_rank_estimate {
     bool peak_in_optimizer;
 } transformer_rank_estimate;
 void transformer_estimate_rank(const transformer_config *c, transformer_rank_estimate *out);
+
+/* graph.c rule 19: the bytes of Transformer Engine's cached dummy weight gradients on this
+ * rank (one per fused weight shape of a layer; 0 unless te_dummy_wgrad with main_grads) */
+uint64_t transformer_te_dummy_bytes(const transformer_config *c);
 /* The closed forms beside a trace's peak s (what the CLI prints): this rank's
  * closed form by phase, the trace's bytes by category at its peak, and the usual
  * sum against them term by term with the reason for each difference. */

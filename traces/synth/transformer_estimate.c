@@ -203,6 +203,7 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         weights /= shard;
     /* Megatron's main gradients: 4 bytes per trainable parameter, one buffer from the load */
     uint64_t grads = c->main_grads ? trainable * 4 : trainable * (c->fsdp2 ? 4 : e) / (c->zero >= 2 ? shard : 1);
+    grads += transformer_te_dummy_bytes(c); /* TE's placeholders, from the first backward on */
     uint64_t states = trainable * synth_optimizer_states(c->optimizer) * sb;
     if (c->optimizer == SYNTH_ADAFACTOR) {
         uint32_t n = 0;
