@@ -384,6 +384,12 @@ START_TEST(te_dummy_weight_gradients_should_be_one_per_fused_weight_shape_for_th
     ck_assert_uint_eq(q[1].live_at, 0); /* not before the first backward */
     /* the last layer's backward comes first: its down projection makes linear_fc2's */
     ck_assert_uint_eq(q[2].live_at, 524288ull * 2);
+    /* the output layer is Megatron's own linear: a fresh placeholder of its shape, 1000 x 512
+     * x 2 B = 1,024,000 B, in each step's head backward, freed at once */
+    tag_scan t = scan1(&c, "tmp:wgrad_placeholder:lm_head.weight", NULL);
+    ck_assert_uint_eq(t.allocs, 2);
+    ck_assert_uint_eq(t.bytes, 2 * 1024000ull);
+    ck_assert_uint_eq(t.peak, 1024000ull);
     /* tp 2: each rank's shards, half of each shape */
     c.tp = 2;
     c.sp = true;
@@ -399,6 +405,7 @@ START_TEST(te_dummy_weight_gradients_should_be_one_per_fused_weight_shape_for_th
     /* off, or without the fp32 main-gradient buffer: none */
     c.te_dummy_wgrad = false;
     ck_assert_uint_eq(scan1(&c, "te_dummy_wgrad:", NULL).allocs, 0);
+    ck_assert_uint_eq(scan1(&c, "tmp:wgrad_placeholder", NULL).allocs, 0);
     c.te_dummy_wgrad = true;
     c.main_grads = false;
     ck_assert_uint_eq(scan1(&c, "te_dummy_wgrad:", NULL).allocs, 0);

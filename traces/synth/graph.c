@@ -124,6 +124,12 @@
  *     parameter whose te_wgrad is k allocates "te_dummy_wgrad:NAME" of te_wgrad_bytes[k]
  *     once; it lives to the release. The generator gives every parameter of one fused TE
  *     weight (q, k and v; gate and up) the same index, and equal shapes the same index.
+ *     Index GRAPH_WGRAD_TRANSIENT is Megatron-LM's own ColumnParallelLinear (the output
+ *     layer): its backward returns a fresh torch.empty of the weight's shape instead
+ *     (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
+ *     Communication.backward), which the DDP hook drops at once: "tmp:wgrad_placeholder"
+ *     of te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT], allocated after the entry's backward
+ *     (beside the incoming gradient) and freed.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
@@ -298,7 +304,7 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
         }
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) { /* rule 19 */
             const uint8_t t = g->m->params[p].te_wgrad;
-            if (t > 0 && t < GRAPH_TE_WGRAD_MAX && g->te_ids[t] == 0 && trainable(g, p) && g->m->te_wgrad_bytes[t])
+            if (t > 0 && t < GRAPH_WGRAD_TRANSIENT && g->te_ids[t] == 0 && trainable(g, p) && g->m->te_wgrad_bytes[t])
                 g->te_ids[t] = param_alloc_bytes(g, p, "te_dummy_wgrad", g->m->te_wgrad_bytes[t]);
         }
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && !g->m->grad_buffer;)
@@ -307,6 +313,11 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
                                             : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
         gfree(g, &bwd_tmp);
         gfree(g, &x->id);
+        for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) /* rule 19's transient */
+            if (g->m->params[p].te_wgrad == GRAPH_WGRAD_TRANSIENT && trainable(g, p)) {
+                uint64_t ph = param_alloc_bytes(g, p, "tmp:wgrad_placeholder", g->m->te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT]);
+                gfree(g, &ph);
+            }
         if (g->m->apply_at_last_use) /* rule 15: the update runs at the last use, the gradient dies */
             for (uint32_t p = x->p0; p < x->p0 + x->pn; p++)
                 if (g->uses[p] > 0 && --g->uses[p] == 0)

@@ -58,8 +58,10 @@ uint32_t graph_seg_add(graph_seg *s, const char *name, uint64_t bytes, bool keep
 /* Fill segment i (0 = embeddings/stem, n-1 = head) of the model. */
 typedef void (*graph_build_fn)(const void *ctx, uint32_t i, graph_seg *s);
 
-/* rule 19: at most this many cached dummy weight gradients (index 0 unused) */
+/* rule 19: at most this many cached dummy weight gradients (index 0 unused); the last
+ * index is a placeholder made and freed at each backward instead (Megatron's own linears) */
 #define GRAPH_TE_WGRAD_MAX 8
+#define GRAPH_WGRAD_TRANSIENT (GRAPH_TE_WGRAD_MAX - 1)
 
 /* rule 17 with fsdp_streams: FSDP2's side streams in the trace */
 enum { GRAPH_STREAM_ALL_GATHER = 1, GRAPH_STREAM_REDUCE_SCATTER = 2 };

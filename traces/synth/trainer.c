@@ -39,7 +39,10 @@ static const trainer_traits TRAINERS[] = {
          "autograd a placeholder from transformer_engine/pytorch/module/base.py get_dummy_wgrad, cached per (rows, "
          "cols, dtype) for the life of the process (TE 2.3 and later, as SimuMax's model has it: "
          "simumax/core/config.py te_dummy_wgrad_min_version, model_struct.py te_dummy_wgrad_bytes), so each rank "
-         "keeps one bf16 tensor per fused weight shape of a layer (linear_qkv, linear_proj, linear_fc1, linear_fc2)"},
+         "keeps one bf16 tensor per fused weight shape of a layer (linear_qkv, linear_proj, linear_fc1, linear_fc2); "
+         "the output layer is Megatron's own ColumnParallelLinear, whose backward (megatron/core/tensor_parallel/"
+         "layers.py, LinearWithGradAccumulationAndAsyncCommunication) returns a fresh torch.empty of the weight's "
+         "shape instead, dropped by the DDP hook at once"},
     {.name = "hf",
      .summary =
          "Hugging Face Trainer with transformers 5 and PEFT as usually launched: the checkpoint's dtype for "

@@ -828,7 +828,10 @@ static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *par
     static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
     uint8_t index[4];
     te_wgrad_shapes(d, e, index, bytes);
+    bytes[GRAPH_WGRAD_TRANSIENT] = d->V * d->h * e; /* the output layer: Megatron's own linear */
     for (uint32_t p = 0; p < n; p++) {
+        if (strcmp(params[p].name, "lm_head.weight") == 0)
+            params[p].te_wgrad = GRAPH_WGRAD_TRANSIENT;
         const size_t len = strlen(params[p].name);
         for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {
             const size_t sl = strlen(SUFFIX[s]);
