@@ -276,6 +276,12 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
             f->activations = in_flight * act;
             f->grads = grads;
         }
+        /* graph.c rule 19: the output layer's placeholder gradient comes after the log-softmax
+         * is freed, beside the logits' gradient */
+        if (transformer_te_dummy_bytes(c) && d.head && c->arch == TRANSFORMER_LLAMA && !(c->tied && d.embed)) {
+            const uint64_t ph = d.V * d.h * e, ls = bs * d.V * (c->loss_fp32 && e < 4 ? 4 : e);
+            f->temporaries += ph > ls ? ph - ls : 0;
+        }
         /* selective recomputation brings one layer's probabilities back in backward */
         if (c->selective && !c->flash && c->arch == TRANSFORMER_LLAMA)
             f->activations += c->batch * d.A * c->seq * c->seq * e;
