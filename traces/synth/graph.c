@@ -175,7 +175,7 @@ typedef struct gen {
     uint64_t ag_keep;     /* rule 17: the previous segment's all-gather buffer in forward */
     uint64_t rs_keep;     /* rule 17: the last reduce-scatter input */
     uint64_t te_ids[GRAPH_TE_WGRAD_MAX]; /* rule 19: the cached dummy weight gradients */
-    uint32_t *head_ps;    /* rule 17 with fsdp_root: the head segment's parameters */
+    uint32_t *head_ps;                   /* rule 17 with fsdp_root: the head segment's parameters */
     uint32_t n_head_ps;
 } gen;
 
@@ -315,7 +315,8 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
         gfree(g, &x->id);
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) /* rule 19's transient */
             if (g->m->params[p].te_wgrad == GRAPH_WGRAD_TRANSIENT && trainable(g, p)) {
-                uint64_t ph = param_alloc_bytes(g, p, "tmp:wgrad_placeholder", g->m->te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT]);
+                uint64_t ph =
+                    param_alloc_bytes(g, p, "tmp:wgrad_placeholder", g->m->te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT]);
                 gfree(g, &ph);
             }
         if (g->m->apply_at_last_use) /* rule 15: the update runs at the last use, the gradient dies */

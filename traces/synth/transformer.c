@@ -821,10 +821,9 @@ uint64_t transformer_te_dummy_bytes(const transformer_config *c)
 
 static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *params, uint32_t n, uint64_t *bytes)
 {
-    static const char *const SUFFIX[] = {".self_attn.q_proj.weight", ".self_attn.k_proj.weight",
-                                         ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
-                                         ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",
-                                         ".mlp.down_proj.weight"};
+    static const char *const SUFFIX[] = {
+        ".self_attn.q_proj.weight", ".self_attn.k_proj.weight", ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
+        ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",      ".mlp.down_proj.weight"};
     static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
     uint8_t index[4];
     te_wgrad_shapes(d, e, index, bytes);
