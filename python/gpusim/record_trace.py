@@ -332,6 +332,15 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
     sdpa = torch.nn.functional.scaled_dot_product_attention
     autocast_lower = frozenset(rules.AUTOCAST_LOWER)
     autocast_fp32 = frozenset(rules.AUTOCAST_FP32)
+    implicit = torch._C.DispatchKey.CompositeImplicitAutograd
+    composite_ops: Dict[Any, bool] = {}
+
+    def composite(func: Any) -> bool:
+        """func has a CompositeImplicitAutograd kernel (rule composite_in_inference)."""
+        known = composite_ops.get(func)
+        if known is None:
+            known = composite_ops[func] = bool(torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), implicit))
+        return known
 
     class CudaAsMeta(TorchFunctionMode):  # type: ignore[misc]
         """Maps CUDA devices to meta, picks the attention backend, labels autograd nodes."""
@@ -395,6 +404,11 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                 return torch.ops.aten.alias.default(args[0])  # rule collective_wrap_alias
             flat = tree_flatten((args, kwargs))[0]
             on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
+            if on_device and composite(func):
+                with self:  # rule composite_in_inference: its parts come back here
+                    out = func.decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
             if (op in rules.IN_PLACE_ON_CUDA and args and isinstance(args[0], torch.Tensor)
                     and torch._C._current_autograd_node() is not None and rec.is_fresh(args[0])):
                 return args[0]  # rule subclass_like_branch: the CUDA build fills the buffer in place
