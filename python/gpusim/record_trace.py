@@ -591,6 +591,13 @@ class _FakeEvent:
         return 0.0
 
 
+def _history_mark(rec: Recorder, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+    """torch.cuda.memory._record_memory_history: a mark where a snapshot's trace would begin
+    (enabled "all" or "state", or True in older releases) or end (None, False)."""
+    enabled = args[0] if args else kwargs.get("enabled", "all")
+    rec.mark("memory history %s" % ("off" if enabled is None or enabled is False else "on"))
+
+
 @contextlib.contextmanager
 def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]:
     """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults; activation
@@ -643,7 +650,7 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
         (cuda, "default_stream"): lambda *_a, **_k: default,
         (cuda, "memory_reserved"): lambda *_a, **_k: rec.live_bytes,
         (cuda, "max_memory_reserved"): lambda *_a, **_k: rec.peak_bytes,
-        (cuda.memory, "_record_memory_history"): lambda *_a, **_k: None,
+        (cuda.memory, "_record_memory_history"): lambda *a, **k: _history_mark(rec, a, k),
         (cuda.memory, "_snapshot"): lambda *_a, **_k: {"segments": [], "device_traces": [[]]},
         (cuda.memory, "_dump_snapshot"): lambda *_a, **_k: None,
     })
