@@ -16,6 +16,7 @@
 #include "traces/synth/trainer.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
+#include "support/synth_file.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -40,25 +41,12 @@ typedef struct at_mark {
 
 static at_mark live_at(const transformer_config *c, const char *at)
 {
-    char dir[] = "/tmp/gpusim_llm_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[64];
-    snprintf(path, sizeof path, "%s/t.jsonl", dir);
-    trace_header h;
-    memset(&h, 0, sizeof h);
-    snprintf(h.name, sizeof h.name, "test");
+    synth_file f;
+    synth_file_open(&f, c);
     sim_error err;
-    sim_error_clear(&err);
-    synth_out *o = NULL;
-    ck_assert_int_eq(synth_out_open(path, &h, 0, NULL, &o, &err), SIM_OK);
-    ck_assert_msg(transformer_generate(c, o, &err) == SIM_OK, "generate failed: %s", err.msg);
-    ck_assert_int_eq(synth_out_close(o, true, NULL, &err), SIM_OK);
-
     at_mark m;
     memset(&m, 0, sizeof m);
-    trace_reader *r = NULL;
-    ck_assert_msg(trace_open(path, &r, &err) == SIM_OK, "%s", err.msg);
-    sim_event_source src = trace_source(r);
+    sim_event_source src = trace_source(f.r);
     uint64_t cap = 1 << 16, *size = calloc(cap, sizeof *size), live[SYNTH_CAT_N] = {0};
     uint8_t *cat = calloc(cap, 1);
     sim_event ev;
@@ -75,11 +63,9 @@ static at_mark live_at(const transformer_config *c, const char *at)
             m.seen = true;
         }
     }
-    trace_close(r);
+    synth_file_close(&f);
     free(size);
     free(cat);
-    unlink(path);
-    rmdir(dir);
     ck_assert_msg(m.seen, "no mark '%s'", at);
     return m;
 }

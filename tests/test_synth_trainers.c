@@ -13,6 +13,7 @@
 #include "traces/synth/trainer.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
+#include "support/synth_file.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -32,23 +33,10 @@ static bool has_prefix(const char *tag, const char *prefix)
 /* Generate c into a file, read it back and fill q[0..n). */
 static void scan(const transformer_config *c, tag_scan *q, size_t n)
 {
-    char dir[] = "/tmp/gpusim_trainers_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[64];
-    snprintf(path, sizeof path, "%s/t.jsonl", dir);
-    trace_header h;
-    memset(&h, 0, sizeof h);
-    snprintf(h.name, sizeof h.name, "test");
+    synth_file f;
+    synth_file_open(&f, c);
     sim_error err;
-    sim_error_clear(&err);
-    synth_out *o = NULL;
-    ck_assert_int_eq(synth_out_open(path, &h, 0, NULL, &o, &err), SIM_OK);
-    ck_assert_msg(transformer_generate(c, o, &err) == SIM_OK, "generate failed: %s", err.msg);
-    ck_assert_int_eq(synth_out_close(o, true, NULL, &err), SIM_OK);
-
-    trace_reader *r = NULL;
-    ck_assert_msg(trace_open(path, &r, &err) == SIM_OK, "%s", err.msg);
-    sim_event_source src = trace_source(r);
+    sim_event_source src = trace_source(f.r);
     const uint64_t cap = 1 << 16;
     uint64_t *size = calloc(cap, sizeof *size);
     uint32_t *match = calloc(cap, sizeof *match); /* bit j: q[j]'s prefix */
@@ -80,11 +68,9 @@ static void scan(const transformer_config *c, tag_scan *q, size_t n)
                     q[j].live_at = live[j];
         }
     }
-    trace_close(r);
+    synth_file_close(&f);
     free(size);
     free(match);
-    unlink(path);
-    rmdir(dir);
 }
 
 /* One prefix's scan. */
