@@ -70,6 +70,16 @@ collective_wrap_alias torch/distributed/_functional_collectives.py:1325 _wrap_te
                    over the same memory; the op's meta kernel (its register_fake, :1346)
                    returns a new empty_like tensor instead.
                    Recorded as the CUDA build runs it: an alias, no new block.
+composite_in_inference c10/core/DispatchKeySet.cpp (math_dispatch_keyset): a
+                   CompositeImplicitAutograd kernel (einsum, linear, matmul, reshape,
+                   where with a scalar) serves the autograd and backend keys, not the Python
+                   key. With autograd on, the dispatcher decomposes such an op before a
+                   dispatch mode sees it; under torch.inference_mode no autograd key is
+                   dispatched and the mode receives the op whole, where the CUDA build runs its
+                   decomposition: einsum's bmm (and so the cuBLAS workspace), the contiguous
+                   copy of an operand it cannot view as 3-D, where's scalar made a 0-d device
+                   tensor. The recorder runs that decomposition under its mode, as
+                   torch/_subclasses/fake_tensor.py does (func.decompose).
 host_memory        pinned host memory (pin_memory, the DataLoader's pin_memory=True) and CPU
                    tensors are not device memory: left out.
 """
@@ -92,6 +102,7 @@ RULES: Dict[str, str] = {
     "grad_accumulate_in_place": "torch/csrc/autograd/input_buffer.cpp accumulate",
     "autocast": "aten/src/ATen/autocast_mode.cpp, torch/amp/autocast_mode.py",
     "collective_wrap_alias": "torch/distributed/_functional_collectives.py _wrap_tensor_autograd",
+    "composite_in_inference": "c10/core/DispatchKeySet.cpp math_dispatch_keyset (no Python key)",
     "host_memory": "pinned and CPU tensors are not device memory",
 }
 

@@ -332,6 +332,15 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
     sdpa = torch.nn.functional.scaled_dot_product_attention
     autocast_lower = frozenset(rules.AUTOCAST_LOWER)
     autocast_fp32 = frozenset(rules.AUTOCAST_FP32)
+    implicit = torch._C.DispatchKey.CompositeImplicitAutograd
+    composite_ops: Dict[Any, bool] = {}
+
+    def composite(func: Any) -> bool:
+        """func has a CompositeImplicitAutograd kernel (rule composite_in_inference)."""
+        known = composite_ops.get(func)
+        if known is None:
+            known = composite_ops[func] = bool(torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), implicit))
+        return known
 
     class CudaAsMeta(TorchFunctionMode):  # type: ignore[misc]
         """Maps CUDA devices to meta, picks the attention backend, labels autograd nodes."""
@@ -395,6 +404,11 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
                 return torch.ops.aten.alias.default(args[0])  # rule collective_wrap_alias
             flat = tree_flatten((args, kwargs))[0]
             on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
+            if on_device and composite(func):
+                with self:  # rule composite_in_inference: its parts come back here
+                    out = func.decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
             if (op in rules.IN_PLACE_ON_CUDA and args and isinstance(args[0], torch.Tensor)
                     and torch._C._current_autograd_node() is not None and rec.is_fresh(args[0])):
                 return args[0]  # rule subclass_like_branch: the CUDA build fills the buffer in place
@@ -577,6 +591,13 @@ class _FakeEvent:
         return 0.0
 
 
+def _history_mark(rec: Recorder, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+    """torch.cuda.memory._record_memory_history: a mark where a snapshot's trace would begin
+    (enabled "all" or "state", or True in older releases) or end (None, False)."""
+    enabled = args[0] if args else kwargs.get("enabled", "all")
+    rec.mark("memory history %s" % ("off" if enabled is None or enabled is False else "on"))
+
+
 @contextlib.contextmanager
 def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]:
     """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults; activation
@@ -629,7 +650,7 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
         (cuda, "default_stream"): lambda *_a, **_k: default,
         (cuda, "memory_reserved"): lambda *_a, **_k: rec.live_bytes,
         (cuda, "max_memory_reserved"): lambda *_a, **_k: rec.peak_bytes,
-        (cuda.memory, "_record_memory_history"): lambda *_a, **_k: None,
+        (cuda.memory, "_record_memory_history"): lambda *a, **k: _history_mark(rec, a, k),
         (cuda.memory, "_snapshot"): lambda *_a, **_k: {"segments": [], "device_traces": [[]]},
         (cuda.memory, "_dump_snapshot"): lambda *_a, **_k: None,
     })
