@@ -101,6 +101,14 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->flash = att == 1;
     c->precision = prec ? TRANSFORMER_MIXED : TRANSFORMER_PURE;
     c->fp8 = cli_has(a, "fp8");
+    c->float8 = cli_has(a, "float8");
+    c->float8_all_gather = cli_has(a, "float8-all-gather");
+    c->compile = cli_has(a, "compile");
+    if ((c->float8 || c->compile) && !tr->fsdp2)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s is torchtitan's: it needs --trainer=torchtitan",
+                             c->float8 ? "float8" : "compile");
+    if (c->float8_all_gather && !c->float8)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--float8-all-gather needs --float8");
     c->fused = cli_has(a, "fused-optimizer") || tr->fused_optimizer;
     if (rec >= 0 && c->checkpointing && rec != 1)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--checkpointing and --recompute disagree");
@@ -247,6 +255,10 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
         jsonw_key_str(w, "recompute_policy", "op");
     if (c->ckpt_every > 1)
         jsonw_key_u64(w, "recompute_every", c->ckpt_every);
+    if (c->float8)
+        jsonw_key_str(w, "float8", c->float8_all_gather ? "tensorwise, fsdp_float8_all_gather" : "tensorwise");
+    if (c->compile)
+        jsonw_key_bool(w, "compile", true);
     if (c->lm_head_chunk)
         jsonw_key_u64(w, "lm_head_chunk", c->lm_head_chunk);
     if (c->ce_chunked)

@@ -26,6 +26,9 @@
     CLI_OPT("recompute", "none|layer|selective|op: activation checkpointing (layer = --checkpointing; op: torchtitan's per-op policy)"), \
     CLI_OPT("recompute-every", "N: with --recompute=layer, checkpoint every N-th block only (torchtitan's selective_ac_option=N)"), \
     CLI_OPT("reduce-dtype", "fp32|bf16: --trainer=torchtitan's reduce-scatter element (default fp32)"), \
+    CLI_FLAG("float8", "--trainer=torchtitan: float8 block linears (torchao Float8Linear, tensorwise dynamic)"), \
+    CLI_FLAG("float8-all-gather", "with --float8: FSDP2 all-gathers their weights in float8"), \
+    CLI_FLAG("compile", "--trainer=torchtitan: torch.compile per block (fused casts and SwiGLU product)"), \
     CLI_FLAG("fused-optimizer", "a fused optimizer update, no foreach temporaries (mixed: always)"),          \
     CLI_OPT("lora", "RANK: LoRA adapters of this rank; the base weights are frozen"),                         \
     CLI_OPT("lora-targets", "LIST: q,k,v,o,gate,up,down or attn, mlp, all (default q,v)"),                    \

@@ -111,6 +111,9 @@
  *     reduce allocates one output ("fsdp_rs_out:SEG.grads", the unit's shards, their
  *     views) on stream 2 (the reduce-scatter stream), kept to the optimizer; a unit
  *     whose shards exist already (another micro-batch) frees its output at once.
+ *     A parameter with gather_bytes (torchao's float8 all-gather: the shard is cast to
+ *     float8 before the collective) takes that many bytes per element in the flat buffer
+ *     and in its unsharded tensor; its gradient keeps the gradient element size.
  * 18. Checkpointing variants: with ckpt_every N > 1 only every N-th middle segment is
  *     checkpointed (counting from 1, the N-th, 2N-th, ...); the others keep rule 2.
  *     With ckpt_save a checkpointed segment keeps its entries marked save (the
@@ -377,12 +380,18 @@ static uint64_t padded_numel(const gen *g, uint32_t p)
     return graph_shard_numel(g->m->params[p].numel, g->dp) * g->dp;
 }
 
-/* the segment's flat all-gather buffer: dp x every parameter's shard, in the element size */
+/* bytes per element of a parameter gathered and unsharded: its own (float8 all-gather) or e */
+static uint64_t gathered_elem(const gen *g, uint32_t p)
+{
+    return g->m->params[p].gather_bytes ? g->m->params[p].gather_bytes : g->e;
+}
+
+/* the segment's flat all-gather buffer: dp x every parameter's shard, in its gathered element size */
 static uint64_t fsdp_ag_bytes(const gen *g, const uint32_t *ps, uint32_t n)
 {
     uint64_t bytes = 0;
     for (uint32_t j = 0; j < n; j++)
-        bytes += padded_numel(g, ps[j]) * g->e;
+        bytes += padded_numel(g, ps[j]) * gathered_elem(g, ps[j]);
     return bytes;
 }
 
@@ -441,7 +450,7 @@ static void fsdp_unshard(gen *g, uint32_t i, const graph_seg *s, bool in_forward
         gfree(g, &g->ag_keep);
     for (uint32_t j = 0; j < n; j++)
         if (g->u_ids[ps[j]] == 0)
-            g->u_ids[ps[j]] = param_alloc_bytes(g, ps[j], "unsharded", padded_numel(g, ps[j]) * g->e);
+            g->u_ids[ps[j]] = param_alloc_bytes(g, ps[j], "unsharded", padded_numel(g, ps[j]) * gathered_elem(g, ps[j]));
     if (in_forward)
         g->ag_keep = ag;
     else

@@ -25,6 +25,7 @@ typedef struct graph_param {
     uint64_t stored_bytes; /* 0: numel · e; else the weight's own size (QLoRA: packed 4-bit) */
     uint64_t qconst_bytes; /* QLoRA quantization constants, allocated next to the weight; 0: none */
     uint8_t te_wgrad;      /* rule 19: its cached dummy weight gradient (1..GRAPH_TE_WGRAD_MAX - 1); 0: none */
+    uint8_t gather_bytes;  /* rule 17: bytes per element all-gathered and unsharded; 0: the model's (float8: 1) */
 } graph_param;
 
 /* One tensor of a segment. */
@@ -43,7 +44,7 @@ typedef struct graph_entry {
     uint64_t id;        /* live allocation, 0 if none */
 } graph_entry;
 
-#define GRAPH_SEG_MAX 48
+#define GRAPH_SEG_MAX 112
 
 typedef struct graph_seg {
     graph_entry e[GRAPH_SEG_MAX];

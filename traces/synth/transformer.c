@@ -148,7 +148,7 @@ bool transformer_beyond_classic(const transformer_config *c)
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
            c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
            c->main_grads || c->fused_swiglu || c->loss_fp32 || c->loss_bwd_input || c->fsdp2 || c->sac_op ||
-           c->ckpt_every > 1 || c->lm_head_chunk || c->ce_chunked;
+           c->ckpt_every > 1 || c->lm_head_chunk || c->ce_chunked || c->float8 || c->compile;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -241,6 +241,12 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
     if (c->fsdp2 && (c->zero != 3 || c->graph_lifetimes || c->main_grads || c->precision != TRANSFORMER_PURE))
         return BAD("FSDP2 (--trainer=torchtitan) shards like --zero=3 with fp32 shards of its own: not with "
                    "--zero=0/1/2, --precision=mixed, --lifetimes=graph or fp32 main gradients");
+    if ((c->float8 || c->compile) &&
+        (!c->fsdp2 || c->arch != TRANSFORMER_LLAMA || c->inference || c->experts || c->lora_rank || tp > 1 || c->fp8))
+        return BAD("--float8 and --compile are torchtitan's (--trainer=torchtitan, a llama model, --mode=train): not "
+                   "with --experts, LoRA, --tp or --fp8");
+    if (c->float8_all_gather && !c->float8)
+        return BAD("--float8-all-gather needs --float8");
     if ((c->sac_op || c->ckpt_every > 1) && !c->checkpointing)
         return BAD("op-level recomputation and --recompute-every need checkpointing (--recompute=op or layer)");
     if (c->qlora && c->lora_rank == 0)
@@ -636,6 +642,117 @@ static uint32_t proj(const tctx *x, graph_seg *s, const char *name, const char *
     return k;
 }
 
+/* --float8 (torchtitan's float8 converter; torchao torchao/float8/float8_linear.py,
+ * matmul_with_hp_or_float8_args): the tags of one converted linear's casts */
+typedef struct f8_names {
+    const char *abs, *scale, *scaled, *clamp, *f8, *w_abs, *w_scale, *w_scaled, *w_clamp, *w_f8, *bwd;
+} f8_names;
+#define F8N(p)                                                                                                         \
+    {p ".f8_abs",      p ".f8_scale",      p ".f8_scaled", p ".f8_clamp", p ".f8_input", p ".w_f8_abs",             \
+     p ".w_f8_scale",  p ".w_f8_scaled",   p ".w_f8_clamp", p ".f8_weight", p ".f8_bwd_casts"}
+enum { F8_Q, F8_K, F8_V, F8_O, F8_GATE, F8_UP, F8_DOWN };
+static const f8_names F8[] = {F8N("q"), F8N("k"), F8N("v"), F8N("o"), F8N("gate"), F8N("up"), F8N("down")};
+#undef F8N
+
+/* torchtitan converts a block linear whose widths are both multiples of 16 (torchtitan/
+ * components/quantization/utils.py module_filter_fn; the output layer is filtered out by name) */
+static bool f8_on(const transformer_config *c, uint64_t in, uint64_t out)
+{
+    return c->float8 && in % 16 == 0 && out % 16 == 0;
+}
+
+/* an entry that lives until the matmul's output exists (f8_until sets it) */
+#define F8_PENDING UINT32_MAX
+
+/* one tensorwise dynamic cast of n elements of `elem` bytes (torchao hp_tensor_to_float8_dynamic):
+ * eager runs it op by op: abs(x) for the amax (float8_utils.py tensor_to_amax), the fp32 scale,
+ * x.float() * scale (float8_training_tensor.py _ToFloat8ConstrFunc) and its clamp
+ * (float8_utils.py to_fp8_saturated), both alive while the float8 copy is made; compiled,
+ * Inductor fuses the chain and only the scale and the float8 copy (1 byte per element) are
+ * materialised. The scale and the copy live until the matmul's output exists. */
+static void f8_cast(const tctx *x, graph_seg *s, uint64_t n, uint64_t elem, const char *abs, const char *scale,
+                    const char *scaled, const char *clamp, const char *f8)
+{
+    const bool eager = !x->c->compile;
+    if (eager)
+        T(abs, n * elem);
+    s->e[T(scale, 4)].until = F8_PENDING;
+    const uint32_t a = eager ? T(scaled, n * 4) : 0, b = eager ? T(clamp, n * 4) : 0;
+    const uint32_t k = T(f8, n);
+    s->e[k].until = F8_PENDING;
+    if (eager)
+        s->e[a].until = s->e[b].until = k;
+}
+
+/* the forward casts of linear `which` (input of `in` elements per token, weight in x out),
+ * unless it is not converted; returns the index of the first cast entry */
+static uint32_t f8_fwd(const tctx *x, graph_seg *s, int which, uint64_t tokens, uint64_t in, uint64_t out)
+{
+    const uint32_t first = s->n;
+    if (!f8_on(x->c, in, out))
+        return first;
+    const f8_names *f = &F8[which];
+    f8_cast(x, s, tokens * in, x->e, f->abs, f->scale, f->scaled, f->clamp, f->f8);
+    if (!x->c->float8_all_gather) /* an all-gathered float8 weight is cast already */
+        f8_cast(x, s, in * out, x->e, f->w_abs, f->w_scale, f->w_scaled, f->w_clamp, f->w_f8);
+    return first;
+}
+
+/* the casts from `first` on live until entry k (the matmul's output) exists */
+static void f8_until(graph_seg *s, uint32_t first, uint32_t k)
+{
+    for (uint32_t j = first; j < k; j++)
+        if (s->e[j].until == F8_PENDING)
+            s->e[j].until = k;
+}
+
+/* backward of a converted linear (matmul_with_hp_or_float8_args.backward): grad_output is cast
+ * twice (for grad_input and for grad_weight), the weight and the saved bf16 input once each; in
+ * eager all four float8 copies are locals alive to the function's end, and each cast's fp32
+ * steps (9 bytes per element with its copy) sit on top of the copies made before it; compiled,
+ * the two identical grad_output casts are one buffer and Inductor frees each copy after its
+ * matmul: grad_output's copy beside the weight's, then beside the input's. One temporary of
+ * the largest live sum (bytes). */
+static uint64_t f8_bwd_bytes(const tctx *x, uint64_t tokens, uint64_t in, uint64_t out)
+{
+    if (!f8_on(x->c, in, out))
+        return 0;
+    const uint64_t go = tokens * out, w = x->c->float8_all_gather ? 0 : in * out, xi = tokens * in;
+    if (x->c->compile)
+        return go + (w > xi ? w : xi);
+    uint64_t peak = 9 * go, live = go;
+    if (w) {
+        peak = live + 9 * w > peak ? live + 9 * w : peak;
+        live += w;
+    }
+    peak = live + 9 * go > peak ? live + 9 * go : peak;
+    live += go;
+    return live + 9 * xi > peak ? live + 9 * xi : peak;
+}
+
+/* the backward casts of linear `which` at entry k, where its weight's gradient appears */
+static void f8_bwd_at(const tctx *x, graph_seg *s, uint32_t k, int which, uint64_t tokens, uint64_t in, uint64_t out)
+{
+    const uint64_t b = f8_bwd_bytes(x, tokens, in, out);
+    if (b) {
+        s->e[k].bwd_tmp += b;
+        s->e[k].bwd_tmp_name = F8[which].bwd;
+    }
+}
+
+/* a projection whose linear is converted to float8: its forward casts before it, its backward
+ * casts at it */
+static uint32_t f8_proj(const tctx *x, graph_seg *s, int which, const char *name, const char *lora_name,
+                        uint64_t bytes, int group, uint32_t base, uint64_t in, uint64_t out)
+{
+    const uint64_t tokens = x->c->batch * x->c->seq;
+    const uint32_t first = f8_fwd(x, s, which, tokens, in, out);
+    const uint32_t k = proj(x, s, name, lora_name, bytes, group, base, in * out, true);
+    f8_until(s, first, k);
+    f8_bwd_at(x, s, k, which, tokens, in, out);
+    return k;
+}
+
 static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
 {
     const transformer_config *c = x->c;
@@ -711,9 +828,9 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     const bool op = c->sac_op;
     if (lora_on(c, LG_Q) || lora_on(c, LG_K) || lora_on(c, LG_V))
         lora_drop(x, s, bs, H);
-    s->e[proj(x, s, "q", "q_lora", bq, LG_Q, base, H * d->qd, true)].save = op;
-    proj(x, s, "k", "k_lora", bk, LG_K, base, H * d->kd, true);
-    s->e[proj(x, s, "v", "v_lora", bk, LG_V, base, H * d->kd, true)].save = op;
+    s->e[f8_proj(x, s, F8_Q, "q", "q_lora", bq, LG_Q, base, H, d->qd)].save = op;
+    f8_proj(x, s, F8_K, "k", "k_lora", bk, LG_K, base, H, d->kd);
+    s->e[f8_proj(x, s, F8_V, "v", "v_lora", bk, LG_V, base, H, d->kd)].save = op;
     k = K("q_rot", bq, true, base + lay->off[LG_QN], lay->cnt[LG_QN]);
     if (q > 1)
         s->e[gather1].until = k;
@@ -733,8 +850,10 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         T("dequant", H * d->qd * e);
     if (lora_on(c, LG_O))
         lora_drop(x, s, bs, d->qd);
-    T("o_proj", bsh);
+    uint32_t f8 = f8_fwd(x, s, F8_O, bs, d->qd, H);
+    f8_until(s, f8, T("o_proj", bsh));
     k = K("residual1", bshl, true, base + lay->off[LG_O], lay->cnt[LG_O]);
+    f8_bwd_at(x, s, k, F8_O, bs, d->qd, H);
     if (c->qlora)
         s->e[k].bwd_tmp = H * d->qd * e;
     if (lora_on(c, LG_O))
@@ -747,27 +866,41 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
     if (lora_on(c, LG_G))
         lora_drop(x, s, tokens, H);
-    s->e[proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true)].save = op;
+    s->e[f8_proj(x, s, F8_GATE, "gate", "gate_lora", bi, LG_G, base, H, d->I)].save = op;
     if (lora_on(c, LG_U))
         lora_drop(x, s, tokens, H);
-    proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
+    f8_proj(x, s, F8_UP, "up", "up_lora", bi, LG_U, base, H, d->I);
     /* fused SwiGLU (--trainer=megatron): silu(gate) is recomputed in backward, not saved */
-    k = c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
+    /* --compile: Inductor computes silu(gate)·up in one kernel and the partitioner saves gate and
+     * up, recomputing the product (pointwise) in backward: no silu tensor, the product a
+     * temporary until the down projection's output exists */
+    k = c->compile ? s->n : c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
     if (q > 1)
         s->e[gather2].until = k;
-    k = K("gated", tokens * d->I * a8, true, 0, 0);
+    const uint32_t gated = k = c->compile ? T("gated", bi) : K("gated", tokens * d->I * a8, true, 0, 0);
     s->e[k].gbytes = c->fp8 ? bi : 0;
     if (lora_on(c, LG_D))
         lora_drop(x, s, tokens, d->I);
     if (c->qlora)
         T("dequant", H * d->I * e);
     /* the op-level policy saves the down projection's output too (a matmul it must save) */
-    if (op)
-        s->e[K("down", c->experts ? tokens * H * e : bsh, false, 0, 0)].save = true;
-    else
-        T("down", c->experts ? tokens * H * e : bsh);
+    f8 = f8_fwd(x, s, F8_DOWN, bs, d->I, H);
+    if (op) {
+        k = K("down", c->experts ? tokens * H * e : bsh, false, 0, 0);
+        s->e[k].save = true;
+    } else {
+        k = T("down", c->experts ? tokens * H * e : bsh);
+    }
+    f8_until(s, f8, k);
+    if (c->compile)
+        s->e[gated].until = k;
     const int dg = c->experts ? LG_EXPERTS : LG_D;
     k = K("residual2", bshl, true, base + lay->off[dg], lay->cnt[dg]);
+    f8_bwd_at(x, s, k, F8_DOWN, bs, d->I, H);
+    if (c->compile && !f8_on(c, d->I, H)) { /* the product recomputed for the down weight's gradient */
+        s->e[k].bwd_tmp += bi;
+        s->e[k].bwd_tmp_name = "gated_recomputed";
+    }
     if (c->qlora)
         s->e[k].bwd_tmp = H * d->I * e;
     if (lora_on(c, LG_D))
@@ -840,6 +973,28 @@ static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *par
     }
 }
 
+/* --float8-all-gather: the converted linears' weights are all-gathered and unsharded in float8
+ * (graph.c rule 17's gather_bytes), when FSDP shards them at all (torchtitan's Float8Handler turns
+ * the option off without data-parallel sharding) */
+static void f8_gather_tag(const transformer_config *c, const transformer_dims *d, graph_param *params, uint32_t n)
+{
+    if (!c->float8 || !c->float8_all_gather || d->shard <= 1)
+        return;
+    static const char *const SUFFIX[] = {
+        ".self_attn.q_proj.weight", ".self_attn.k_proj.weight", ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
+        ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",      ".mlp.down_proj.weight"};
+    const uint64_t in[] = {d->h, d->h, d->h, d->qd, d->h, d->h, d->I}, out[] = {d->qd, d->kd, d->kd, d->h,
+                                                                                 d->I, d->I, d->h};
+    for (uint32_t p = 0; p < n; p++) {
+        const size_t len = strlen(params[p].name);
+        for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {
+            const size_t sl = strlen(SUFFIX[s]);
+            if (len > sl && strcmp(params[p].name + len - sl, SUFFIX[s]) == 0 && f8_on(c, in[s], out[s]))
+                params[p].gather_bytes = 1;
+        }
+    }
+}
+
 sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_error *err)
 {
     sim_status st = transformer_validate(c, err);
@@ -896,6 +1051,7 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
     };
     if (c->fsdp2)
         m.state_bytes = 4;
+    f8_gather_tag(c, &x.d, params, n_params);
     if (c->te_dummy_wgrad && c->main_grads && !c->experts)
         te_wgrad_tag(&x.d, x.e, params, n_params, m.te_wgrad_bytes);
     st = graph_generate(&m, o, err);

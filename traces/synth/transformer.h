@@ -111,6 +111,17 @@ typedef struct transformer_config {
      * goes through a dropout whose mask and output are saved, one for the fused qkv
      * projection and one per other adapted linear */
     bool lora_dropout;
+    /* torchtitan's float8 training (--float8; torchao Float8Linear, tensorwise dynamic scaling):
+     * every block linear whose widths are multiples of 16 casts its input and weight to float8
+     * in forward, and grad_output, weight and input in backward (temporaries); the head stays
+     * bf16. float8_all_gather: FSDP2 all-gathers those weights in float8 (1 byte per element),
+     * so forward and backward skip the weight casts */
+    bool float8;
+    bool float8_all_gather;
+    /* torch.compile per block (--compile, torchtitan's apply_compile): Inductor fuses the float8
+     * casts' pointwise chains and SwiGLU's silu(gate)·up, and AOTAutograd's partitioner saves
+     * gate and up, recomputing the product in backward */
+    bool compile;
     const char *trainer; /* --trainer's name (static), NULL for eager */
     /* NCCL channels per communicator for the buffers outside the allocator a rank of a
      * multi-rank job holds (nccl.h; 0: none recorded) */

@@ -41,7 +41,8 @@
  *    + bs·q·(2e + a) (q, q after rotary, context) + 3·bs·k·e (k, v, k after rotary)
  *    + b·A·s²·e (probabilities; none with selective recomputation; flash instead
  *      keeps b·A·s·4 of logsumexp)
- *    + bs·k_e·I·(3e + a) (gate, up, silu, gated for the k_e routed experts) + bs·E·4
+ *    + bs·k_e·I·(3e + a) (gate, up, silu, gated for the k_e routed experts; 2e with
+ *      --compile, whose partitioner recomputes silu and the product) + bs·E·4
  *      (router logits) + bs·r·e per LoRA target.
  * The embeddings add 8bs + bs·h·e (stage 0), the head 4bs + bs·h·e + 2·bs·V·e (the
  * log-softmax and its gradient; the loss is gone by then; last stage), a later stage bs·h·e received per
@@ -153,7 +154,9 @@ static uint64_t llama_layer_saved(const transformer_config *c, const transformer
         n += c->batch * d->A * S * 4;
     else if (!c->selective)
         n += c->batch * d->A * S * S * e;
-    n += bs * d->k * d->I * ((c->fused_swiglu ? 2 : 3) * e + a) + (c->experts ? bs * d->E * 4 : 0);
+    /* --compile: gate and up only, the product recomputed in backward */
+    n += bs * d->k * d->I * (c->compile ? 2 * e : (c->fused_swiglu ? 2 : 3) * e + a) +
+         (c->experts ? bs * d->E * 4 : 0);
     if (c->lora_rank) {
         uint32_t t = c->lora_targets, targets = 0;
         for (; t; t &= t - 1)
