@@ -572,3 +572,156 @@ START_TEST(the_rank_closed_form_should_follow_fsdp2_and_the_op_policy)
     ck_assert_uint_eq(op.fwd_bwd.activations - two.fwd_bwd.activations, 512u * 1000 * 4);
 }
 END_TEST
+
+/* ---------------------------------------------------------------- torchtitan: float8, compile */
+
+/* In the small llama every linear's widths (512, 1024) are multiples of 16, so --float8
+ * converts all seven of a block; 16 tokens. */
+#define TOKENS 16u
+
+START_TEST(float8_should_cast_each_linears_input_and_weight_in_forward_and_free_them_at_its_output)
+{
+    transformer_config c = titan(2);
+    c.float8 = true;
+    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_input"},  {.prefix = "tmp:L0.q.f8_weight"},
+                    {.prefix = "tmp:L0.q.f8_abs"},    {.prefix = "tmp:L0.q.w_f8_scaled"},
+                    {.prefix = "tmp:L0.q."},          {.prefix = "tmp:head.f8"},
+                    {.prefix = "tmp:L1.down.f8_input"}};
+    scan(&c, q, 7);
+    /* q's input: 16 x 512 float8 = 8,192 B, its weight 512 x 512 = 262,144 B, once in forward */
+    ck_assert_uint_eq(q[0].allocs, 1);
+    ck_assert_uint_eq(q[0].bytes, TOKENS * 512);
+    ck_assert_uint_eq(q[1].bytes, 512u * 512);
+    /* eager: abs(x) in bf16 for the amax, 16 x 512 x 2 = 16,384 B; the weight's x.float() * scale
+     * in fp32, 512 x 512 x 4 = 1,048,576 B */
+    ck_assert_uint_eq(q[2].bytes, TOKENS * 512 * 2);
+    ck_assert_uint_eq(q[3].bytes, 512u * 512 * 4);
+    /* the largest moment of q's casts: the input's scale (4) and copy (8,192) kept, the weight's
+     * scale (4), fp32 product and clamp (2 x 1,048,576) and float8 copy (262,144):
+     * 2,367,496 B; then the output frees them all */
+    ck_assert_uint_eq(q[4].peak, 4 + TOKENS * 512 + 4 + 2u * 512 * 512 * 4 + 512u * 512);
+    /* the output layer is not converted (torchtitan filters it by name) */
+    ck_assert_uint_eq(q[5].allocs, 0);
+    /* down's input is gated: 16 x 1024 */
+    ck_assert_uint_eq(q[6].bytes, TOKENS * 1024);
+}
+END_TEST
+
+START_TEST(float8_backward_should_hold_its_four_float8_copies_to_the_functions_end)
+{
+    transformer_config c = titan(2);
+    c.float8 = true;
+    /* q (512 -> 512), eager: grad_output's copy go = 16 x 512 = 8,192, the weight's w = 262,144,
+     * grad_output's again and the input's xi = 8,192, each cast's fp32 steps 9 B per element on
+     * top of the copies before it: max(9go, go + 9w, go + w + 9go, 2go + w + 9xi) =
+     * go + 9w = 8,192 + 2,359,296 = 2,367,488 B */
+    tag_scan b = scan1(&c, "tmp:L0.q.f8_bwd_casts", NULL);
+    ck_assert_uint_eq(b.allocs, 1);
+    ck_assert_uint_eq(b.bytes, 8192u + 9u * 262144);
+    /* compiled: one grad_output copy beside the weight's, then beside the input's:
+     * go + max(w, xi) = 270,336 B */
+    c.compile = true;
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.q.f8_bwd_casts", NULL).bytes, 8192u + 262144);
+    /* the weight all-gathered in float8 is not cast: go + xi = 16,384 B compiled, and eager
+     * max(9go, go + 9go, 2go + 9xi) = 16,384 + 73,728 = 90,112 B */
+    c.float8_all_gather = true;
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.q.f8_bwd_casts", NULL).bytes, 2u * 8192);
+    c.compile = false;
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.q.f8_bwd_casts", NULL).bytes, 2u * 8192 + 9u * 8192);
+}
+END_TEST
+
+START_TEST(compile_should_fuse_the_casts_and_recompute_the_swiglu_product)
+{
+    transformer_config c = titan(2);
+    c.float8 = true;
+    c.compile = true;
+    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_abs"}, {.prefix = "tmp:L0.q."},      {.prefix = "act:L0.silu"},
+                    {.prefix = "act:L0.gated"},    {.prefix = "tmp:L0.gated"},   {.prefix = "tmp:L0.gated_recomputed"}};
+    scan(&c, q, 6);
+    /* Inductor's kernels write only the scales and the float8 copies: 4 + 8,192 + 4 + 262,144 */
+    ck_assert_uint_eq(q[0].allocs, 0);
+    ck_assert_uint_eq(q[1].peak, 4 + TOKENS * 512 + 4 + 512u * 512);
+    /* no silu tensor, silu(gate)·up a temporary of 16 x 1024 x 2 = 32,768 B, nothing saved; with
+     * float8 its recomputation feeds the down projection's cast, no bf16 copy */
+    ck_assert_uint_eq(q[2].allocs, 0);
+    ck_assert_uint_eq(q[3].allocs, 0);
+    ck_assert_uint_eq(q[4].bytes, TOKENS * 1024 * 2);
+    ck_assert_uint_eq(q[5].allocs, 0);
+    /* without float8 the product is recomputed in bf16 for the down weight's gradient */
+    c.float8 = false;
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.gated_recomputed", NULL).bytes, TOKENS * 1024 * 2);
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.q.f8", NULL).allocs, 0);
+}
+END_TEST
+
+START_TEST(float8_all_gather_should_gather_the_converted_weights_at_one_byte)
+{
+    transformer_config c = titan(2);
+    c.float8 = true;
+    c.float8_all_gather = true;
+    tag_scan q[] = {{.prefix = "fsdp_ag:L0."},
+                    {.prefix = "unsharded:model.layers.0.self_attn.q_proj.weight"},
+                    {.prefix = "unsharded:model.layers.0.input_layernorm.weight"},
+                    {.prefix = "unsharded:lm_head.weight"},
+                    {.prefix = "tmp:L0.q.f8_weight"},
+                    {.prefix = "grad:model.layers.0.self_attn.q_proj.weight"}};
+    scan(&c, q, 6);
+    /* block 0's buffer: its seven linears, 2,621,440 elements at 1 B, and its two norms,
+     * 1,024 at 2 B: 2,623,488 B (5,244,928 B in bf16) */
+    ck_assert_uint_eq(q[0].peak, 2621440u + 1024u * 2);
+    /* q's unsharded weight 512 x 512 at 1 B, forward and backward; the norm stays bf16, so does the
+     * output layer */
+    ck_assert_uint_eq(q[1].allocs, 2);
+    ck_assert_uint_eq(q[1].bytes, 2u * 512 * 512);
+    ck_assert_uint_eq(q[2].bytes, 2u * 512 * 2);
+    ck_assert_uint_eq(q[3].bytes, 512000u * 2);
+    /* the weight is float8 already: no forward cast; its gradient is bf16 */
+    ck_assert_uint_eq(q[4].allocs, 0);
+    ck_assert_uint_eq(q[5].bytes, 512u * 512 * 2);
+    /* without sharding there is no all-gather: torchtitan turns the option off, the bf16
+     * weight (forward and backward: 2 x 512 x 512 x 2 B) is cast */
+    c = titan(1);
+    c.float8 = true;
+    c.float8_all_gather = true;
+    ck_assert_uint_eq(scan1(&c, "unsharded:model.layers.0.self_attn.q_proj.weight", NULL).bytes, 2u * 512 * 512 * 2);
+    ck_assert_uint_eq(scan1(&c, "tmp:L0.q.f8_weight", NULL).bytes, 512u * 512);
+}
+END_TEST
+
+START_TEST(float8_and_compile_should_be_torchtitans_only)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    transformer_config c = small_llama();
+    c.float8 = true; /* no FSDP2: not torchtitan */
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    c = small_llama();
+    c.compile = true;
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    c = titan(2);
+    c.float8_all_gather = true; /* without --float8 */
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    c = titan(2);
+    c.float8 = true;
+    c.lora_rank = 8;
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_EUSAGE);
+    c = titan(2);
+    c.float8 = true;
+    c.compile = true;
+    ck_assert_int_eq(transformer_validate(&c, &err), SIM_OK);
+}
+END_TEST
+
+START_TEST(the_rank_closed_form_should_drop_silu_and_the_product_with_compile)
+{
+    transformer_config c = titan(2);
+    c.seq = 512; /* activations outweigh the end of backward */
+    transformer_rank_estimate eager, compiled;
+    transformer_estimate_rank(&c, &eager);
+    c.compile = true;
+    transformer_estimate_rank(&c, &compiled);
+    /* two blocks each save silu and silu·up no more: 2 x 2 x 512 x 1024 x 2 B = 4,194,304 B */
+    ck_assert_uint_eq(eager.fwd_bwd.activations - compiled.fwd_bwd.activations, 2u * 2 * 512 * 1024 * 2);
+}
+END_TEST

@@ -661,6 +661,12 @@ static bool f8_on(const transformer_config *c, uint64_t in, uint64_t out)
     return c->float8 && in % 16 == 0 && out % 16 == 0;
 }
 
+/* --float8-all-gather in effect: torchtitan's Float8Handler keeps it only when FSDP shards */
+static bool f8_gathered(const tctx *x)
+{
+    return x->c->float8_all_gather && x->d.shard > 1;
+}
+
 /* an entry that lives until the matmul's output exists (f8_until sets it) */
 #define F8_PENDING UINT32_MAX
 
@@ -693,7 +699,7 @@ static uint32_t f8_fwd(const tctx *x, graph_seg *s, int which, uint64_t tokens, 
         return first;
     const f8_names *f = &F8[which];
     f8_cast(x, s, tokens * in, x->e, f->abs, f->scale, f->scaled, f->clamp, f->f8);
-    if (!x->c->float8_all_gather) /* an all-gathered float8 weight is cast already */
+    if (!f8_gathered(x)) /* an all-gathered float8 weight is cast already */
         f8_cast(x, s, in * out, x->e, f->w_abs, f->w_scale, f->w_scaled, f->w_clamp, f->w_f8);
     return first;
 }
@@ -717,7 +723,7 @@ static uint64_t f8_bwd_bytes(const tctx *x, uint64_t tokens, uint64_t in, uint64
 {
     if (!f8_on(x->c, in, out))
         return 0;
-    const uint64_t go = tokens * out, w = x->c->float8_all_gather ? 0 : in * out, xi = tokens * in;
+    const uint64_t go = tokens * out, w = f8_gathered(x) ? 0 : in * out, xi = tokens * in;
     if (x->c->compile)
         return go + (w > xi ? w : xi);
     uint64_t peak = 9 * go, live = go;
