@@ -13,14 +13,19 @@
 #  - LitGPT's config_hub/finetune/README.md: LoRA r32 on q and v (lora_dropout 0.05) on one
 #    A10G, bf16-true, seq up to 512 (Alpaca2k), "Peak memory" in GB (1e9 bytes) of
 #    torch.cuda.max_memory_allocated(), as LitGPT's scripts print it.
+# The same tables' "FSDP + torch.compile" and "FSDP + torch.compile + Float8" rows are generated
+# with --compile, and --float8 --float8-all-gather as torchtitan's docs/float8.md launches it
+# (with precompute_float8_dynamic_scale_for_fsdp, whose scalars are not modelled); they are
+# 4-8 % above the measurement: docs/planning.md names the term that differs (the eager
+# intermediates compile removes that the eager model never had).
 # The torchtitan rows must keep the error docs/planning.md gives, to 0.5 percentage points
-# (both within 2 %); rows without one ("-") must be within 2 %. The table is printed.
+# (the FSDP rows within 2 %); rows without one ("-") must be within 2 %. The table is printed.
 # Usage: cli_measured_trainers.sh GPUSIM_BINARY SOURCE_DIR
 set -u
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
 cli_setup "$@"
-printf '%-34s %9s %9s %8s\n' "case" "measured" "gpusim" "error"
+printf '%-46s %9s %9s %8s\n' "case" "measured" "gpusim" "error"
 # case device(replay options joined by /) key unit measured expected_error_% alloc_conf(- for none) synth options...
 while read -r name dev key unit meas want conf opts; do
   IFS=/ read -r -a extra <<<"$dev"
@@ -33,7 +38,7 @@ while read -r name dev key unit meas want conf opts; do
   pk=$("$bin" replay "$tmp/r.jsonl" --strategy=torch "${extra[@]}" --format=json |
     grep -o "\"$key\": [0-9]*" | grep -o '[0-9]*$')
   read -r got err <<<"$(awk -v b="${pk:-0}" -v m="$meas" -v u="$unit" 'BEGIN { g = b / u; printf "%.2f %+.2f", g, (g - m) * 100 / m }')"
-  printf '%-34s %9s %9s %7s%%\n' "$name" "$meas" "$got" "$err"
+  printf '%-46s %9s %9s %7s%%\n' "$name" "$meas" "$got" "$err"
   if [ "$want" = "-" ]; then
     if awk -v e="$err" 'BEGIN { exit !(e <= 2 && e >= -2) }'; then ok; else bad "$name: $err % is beyond 2 %"; fi
   elif awk -v e="$err" -v w="$want" 'BEGIN { d = e - w; exit !(d <= 0.5 && d >= -0.5) }'; then
@@ -44,6 +49,10 @@ while read -r name dev key unit meas want conf opts; do
 done <<'ROWS'
 torchtitan_llama3.1-8b_fsdp8 --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 82.4 -1.44 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=8 --rank=0
 torchtitan_llama3.1-8b_fsdp128 --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 67.0 +0.34 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=128 --rank=0
+torchtitan_llama3.1-8b_fsdp8_compile --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 77.0 +4.77 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=8 --rank=0 --compile
+torchtitan_llama3.1-8b_fsdp8_compile_float8 --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 76.8 +4.14 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=8 --rank=0 --compile --float8 --float8-all-gather
+torchtitan_llama3.1-8b_fsdp128_compile --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 62.0 +7.52 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=128 --rank=0 --compile
+torchtitan_llama3.1-8b_fsdp128_compile_float8 --capacity=96GB/--compute-capability=9.0 peak_reserved_bytes 1073741824 61.8 +6.80 expandable_segments:True --preset=llama3-8b --trainer=torchtitan-2024.12 --seq=8192 --batch=2 --ranks=128 --rank=0 --compile --float8 --float8-all-gather
 litgpt_llama-2-7b_lora_r32_mbs2 --gpu=A10G peak_allocated_bytes 1000000000 19.77 - - --preset=llama2-7b --trainer=litgpt --lora=32 --seq=512 --batch=2
 litgpt_llama-3-8b_lora_r32_mbs1 --gpu=A10G peak_allocated_bytes 1000000000 19.73 - - --preset=llama3-8b --trainer=litgpt --lora=32 --seq=512 --batch=1
 ROWS

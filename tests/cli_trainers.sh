@@ -44,6 +44,23 @@ expect 2 "FSDP2 (--trainer=torchtitan) shards like --zero=3" synth transformer "
 expect 2 "--reduce-dtype: expected fp32 or bf16, not 'fp8'" synth transformer "${small[@]}" --trainer=torchtitan \
   --reduce-dtype=fp8 -o "$tmp/x.jsonl"
 
+# torchtitan's float8 and compile: in the meta; their casts in the trace; torchtitan's only
+expect 0 "" synth transformer "${small[@]}" --trainer=torchtitan --float8 --float8-all-gather --compile --ranks=2 \
+  --rank=0 -o "$tmp/f8.jsonl"
+for key in '"float8":"tensorwise, fsdp_float8_all_gather"' '"compile":true'; do
+  if head -1 "$tmp/f8.jsonl" | grep -qF "$key"; then ok; else bad "--float8 --compile meta lacks $key"; fi
+done
+if grep -qF '"tag":"tmp:L0.q.f8_input"' "$tmp/f8.jsonl"; then ok; else bad "--float8 without q's input cast"; fi
+if grep -qF 'f8_weight"' "$tmp/f8.jsonl"; then bad "--float8-all-gather still casts the weights"; else ok; fi
+expect 2 "--float8 is torchtitan's: it needs --trainer=torchtitan" synth transformer "${small[@]}" --trainer=hf \
+  --float8 -o "$tmp/x.jsonl"
+expect 2 "--compile is torchtitan's: it needs --trainer=torchtitan" synth transformer "${small[@]}" --compile \
+  -o "$tmp/x.jsonl"
+expect 2 "--float8-all-gather needs --float8" synth transformer "${small[@]}" --trainer=torchtitan \
+  --float8-all-gather -o "$tmp/x.jsonl"
+expect 2 "--float8 and --compile are torchtitan's" synth transformer "${small[@]}" --trainer=torchtitan --float8 \
+  --lora=8 -o "$tmp/x.jsonl"
+
 # LitGPT: bf16-true, the chunked loss; with --lora the head in chunks of 128
 expect 0 "" synth transformer "${small[@]}" --trainer=litgpt -o "$tmp/l.jsonl"
 for key in '"ce_chunked":true' '"dtype":"bf16"' '"trainer":"litgpt"'; do
