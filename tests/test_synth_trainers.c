@@ -583,9 +583,8 @@ START_TEST(float8_should_cast_each_linears_input_and_weight_in_forward_and_free_
 {
     transformer_config c = titan(2);
     c.float8 = true;
-    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_input"},  {.prefix = "tmp:L0.q.f8_weight"},
-                    {.prefix = "tmp:L0.q.f8_abs"},    {.prefix = "tmp:L0.q.w_f8_scaled"},
-                    {.prefix = "tmp:L0.q."},          {.prefix = "tmp:head.f8"},
+    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_input"},    {.prefix = "tmp:L0.q.f8_weight"}, {.prefix = "tmp:L0.q.f8_abs"},
+                    {.prefix = "tmp:L0.q.w_f8_scaled"}, {.prefix = "tmp:L0.q."},          {.prefix = "tmp:head.f8"},
                     {.prefix = "tmp:L1.down.f8_input"}};
     scan(&c, q, 7);
     /* q's input: 16 x 512 float8 = 8,192 B, its weight 512 x 512 = 262,144 B, once in forward */
@@ -636,8 +635,8 @@ START_TEST(compile_should_fuse_the_casts_and_recompute_the_swiglu_product)
     transformer_config c = titan(2);
     c.float8 = true;
     c.compile = true;
-    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_abs"}, {.prefix = "tmp:L0.q."},      {.prefix = "act:L0.silu"},
-                    {.prefix = "act:L0.gated"},    {.prefix = "tmp:L0.gated"},   {.prefix = "tmp:L0.gated_recomputed"}};
+    tag_scan q[] = {{.prefix = "tmp:L0.q.f8_abs"}, {.prefix = "tmp:L0.q."},    {.prefix = "act:L0.silu"},
+                    {.prefix = "act:L0.gated"},    {.prefix = "tmp:L0.gated"}, {.prefix = "tmp:L0.gated_recomputed"}};
     scan(&c, q, 6);
     /* Inductor's kernels write only the scales and the float8 copies: 4 + 8,192 + 4 + 262,144 */
     ck_assert_uint_eq(q[0].allocs, 0);

@@ -450,7 +450,8 @@ static void fsdp_unshard(gen *g, uint32_t i, const graph_seg *s, bool in_forward
         gfree(g, &g->ag_keep);
     for (uint32_t j = 0; j < n; j++)
         if (g->u_ids[ps[j]] == 0)
-            g->u_ids[ps[j]] = param_alloc_bytes(g, ps[j], "unsharded", padded_numel(g, ps[j]) * gathered_elem(g, ps[j]));
+            g->u_ids[ps[j]] =
+                param_alloc_bytes(g, ps[j], "unsharded", padded_numel(g, ps[j]) * gathered_elem(g, ps[j]));
     if (in_forward)
         g->ag_keep = ag;
     else

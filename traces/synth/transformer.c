@@ -648,8 +648,10 @@ typedef struct f8_names {
     const char *abs, *scale, *scaled, *clamp, *f8, *w_abs, *w_scale, *w_scaled, *w_clamp, *w_f8, *bwd;
 } f8_names;
 #define F8N(p)                                                                                                         \
-    {p ".f8_abs",      p ".f8_scale",      p ".f8_scaled", p ".f8_clamp", p ".f8_input", p ".w_f8_abs",             \
-     p ".w_f8_scale",  p ".w_f8_scaled",   p ".w_f8_clamp", p ".f8_weight", p ".f8_bwd_casts"}
+    {                                                                                                                  \
+        p ".f8_abs", p ".f8_scale", p ".f8_scaled", p ".f8_clamp", p ".f8_input", p ".w_f8_abs", p ".w_f8_scale",      \
+            p ".w_f8_scaled", p ".w_f8_clamp", p ".f8_weight", p ".f8_bwd_casts"                                       \
+    }
 enum { F8_Q, F8_K, F8_V, F8_O, F8_GATE, F8_UP, F8_DOWN };
 static const f8_names F8[] = {F8N("q"), F8N("k"), F8N("v"), F8N("o"), F8N("gate"), F8N("up"), F8N("down")};
 #undef F8N
@@ -748,8 +750,8 @@ static void f8_bwd_at(const tctx *x, graph_seg *s, uint32_t k, int which, uint64
 
 /* a projection whose linear is converted to float8: its forward casts before it, its backward
  * casts at it */
-static uint32_t f8_proj(const tctx *x, graph_seg *s, int which, const char *name, const char *lora_name,
-                        uint64_t bytes, int group, uint32_t base, uint64_t in, uint64_t out)
+static uint32_t f8_proj(const tctx *x, graph_seg *s, int which, const char *name, const char *lora_name, uint64_t bytes,
+                        int group, uint32_t base, uint64_t in, uint64_t out)
 {
     const uint64_t tokens = x->c->batch * x->c->seq;
     const uint32_t first = f8_fwd(x, s, which, tokens, in, out);
@@ -989,8 +991,8 @@ static void f8_gather_tag(const transformer_config *c, const transformer_dims *d
     static const char *const SUFFIX[] = {
         ".self_attn.q_proj.weight", ".self_attn.k_proj.weight", ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
         ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",      ".mlp.down_proj.weight"};
-    const uint64_t in[] = {d->h, d->h, d->h, d->qd, d->h, d->h, d->I}, out[] = {d->qd, d->kd, d->kd, d->h,
-                                                                                 d->I, d->I, d->h};
+    const uint64_t in[] = {d->h, d->h, d->h, d->qd, d->h, d->h, d->I},
+                   out[] = {d->qd, d->kd, d->kd, d->h, d->I, d->I, d->h};
     for (uint32_t p = 0; p < n; p++) {
         const size_t len = strlen(params[p].name);
         for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {

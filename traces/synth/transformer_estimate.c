@@ -155,8 +155,7 @@ static uint64_t llama_layer_saved(const transformer_config *c, const transformer
     else if (!c->selective)
         n += c->batch * d->A * S * S * e;
     /* --compile: gate and up only, the product recomputed in backward */
-    n += bs * d->k * d->I * (c->compile ? 2 * e : (c->fused_swiglu ? 2 : 3) * e + a) +
-         (c->experts ? bs * d->E * 4 : 0);
+    n += bs * d->k * d->I * (c->compile ? 2 * e : (c->fused_swiglu ? 2 : 3) * e + a) + (c->experts ? bs * d->E * 4 : 0);
     if (c->lora_rank) {
         uint32_t t = c->lora_targets, targets = 0;
         for (; t; t &= t - 1)
