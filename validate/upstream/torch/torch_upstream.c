@@ -10,7 +10,10 @@
  * every event, then compares every key of the two result objects and, when they
  * disagree or any counter does, names the first event after which they differ.
  * Prints one line per run: "agree ..." (with PyTorch's final and peak reserved
- * bytes) or "DIFFER ..." with the differences.
+ * bytes) or "DIFFER ..." with the differences, or "skipped ..." with why when the
+ * release cannot make the run (a trace whose pools set MemPool options the
+ * release's allocator lacks). Every private pool's numbers (strategy_ops.pools)
+ * are compared after every event too, as pool.ID.* counters.
  * Exit status: 0 agree, 1 differ, 2 usage or a run that could not be made. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -26,7 +29,7 @@
 #include "traces/trace.h"
 #include "upstream_strategy.h"
 
-#define MAX_KEYS 160u
+#define MAX_KEYS 320u
 #define KEY_LEN 64u
 
 /* The counters and sample of one process after each measured event. */
@@ -78,6 +81,24 @@ static void sink_real(void *ctx, const char *key, double v)
     put(ctx, key, v < 0.0 ? UINT64_MAX : (uint64_t)v);
 }
 
+/* One private pool's numbers after the event, under pool.ID.* (a pool the allocator
+ * no longer keeps has none: every one reads 0, `exists` included). */
+static int put_pool(void *ctx, const strategy_pool_info *pi)
+{
+    recorder *r = ctx;
+    const char *names[10] = {"exists", "reserved_bytes", "peak_reserved_bytes", "allocated_bytes",
+                             "peak_allocated_bytes", "segments", "uses", "routed", "use_on_oom", "no_split"};
+    const uint64_t v[10] = {1, pi->reserved_bytes, pi->peak_reserved_bytes, pi->allocated_bytes,
+                            pi->peak_allocated_bytes, pi->segments, pi->uses, pi->routed, pi->use_on_oom,
+                            pi->no_split};
+    for (unsigned i = 0; i < 10; i++) {
+        char key[KEY_LEN];
+        snprintf(key, sizeof key, "pool.%" PRIu64 ".%s", pi->pool, names[i]);
+        put(r, key, v[i]);
+    }
+    return 0;
+}
+
 static void observe(void *ctx, const engine_tick *t)
 {
     recorder *r = ctx;
@@ -115,6 +136,8 @@ static void observe(void *ctx, const engine_tick *t)
     const sim_run_proc *p = &t->run->procs[t->process];
     strategy_stat_sink sink = {.u64 = sink_u64, .real = sink_real, .text = NULL, .ctx = r};
     t->run->ops->stats(p->s, &sink);
+    if (t->run->ops->pools != NULL)
+        t->run->ops->pools(p->s, put_pool, r);
 }
 
 typedef struct args {
@@ -238,6 +261,23 @@ static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
     return false;
 }
 
+/* Whether a pool_begin of the trace sets a MemPool option (use_on_oom, no_split). */
+static sim_status trace_sets_pool_options(const char *path, bool *sets, sim_error *err)
+{
+    trace_reader *tr = NULL;
+    *sets = false;
+    sim_status st = trace_open(path, &tr, err);
+    if (st != SIM_OK)
+        return st;
+    sim_event_source src = trace_source(tr);
+    sim_event ev;
+    while ((st = src.next(src.ctx, &ev, err)) == SIM_OK)
+        if (ev.op == SIM_OP_POOL_BEGIN && (ev.pool_flags & SIM_POOL_OPTIONS) != 0)
+            *sets = true;
+    trace_close(tr);
+    return st == SIM_END ? SIM_OK : st;
+}
+
 static int usage(const char *msg)
 {
     fprintf(stderr,
@@ -283,6 +323,20 @@ int main(int argc, char **argv)
     }
     if (a.trace == NULL)
         return usage("no trace");
+
+    /* a release without setUseOnOOM/setNoSplit (before 2.10) cannot run a trace whose
+     * pools set them: say so (runs.sh counts these lines), never a silent pass */
+    bool sets_options = false;
+    if (trace_sets_pool_options(a.trace, &sets_options, &err) != SIM_OK) {
+        fprintf(stderr, "torch_upstream: %s\n", err.msg);
+        return 2;
+    }
+    if (sets_options && !upstream_torch_has_pool_options()) {
+        printf("skipped %s%s%s: its pools set use_on_oom or no_split, which this release's allocator has no "
+               "setUseOnOOM/setNoSplit for\n",
+               a.trace, a.label[0] ? " " : "", a.label);
+        return 0;
+    }
 
     recorder *rg = calloc(1, sizeof *rg), *ru = calloc(1, sizeof *ru);
     sim_buf jg, ju, msg;

@@ -4,8 +4,12 @@
 // when the device is full, cuMemCreate checks capacity page by page. No memory is
 // ever touched through the returned pointers. Streams and events are opaque heap
 // objects; an event recorded under a tag stays not ready until the replay
-// completes the tag or someone synchronizes on it.
+// completes the tag or someone synchronizes on it. A stream may be capturing
+// (cudaStreamBeginCapture .. cudaStreamEndCapture): the capture queries report it
+// with its capture id, and an event recorded on it is a captured event, which
+// cudaEventQuery and cudaEventSynchronize refuse as CUDA does.
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -23,6 +27,10 @@ struct CUstream_st {
 struct CUevent_st {
     uint64_t tag;
     bool recorded;
+    bool captured; // recorded on a capturing stream
+};
+struct CUgraph_st {
+    unsigned long long capture_id;
 };
 
 namespace {
@@ -37,6 +45,9 @@ struct MockState {
     uint64_t record_tag = 0;
     std::vector<std::unique_ptr<CUstream_st>> streams;
     std::vector<std::unique_ptr<CUevent_st>> events;      // kept until reset: c10 pools them
+    std::map<cudaStream_t, CUgraph_st *> captures;        // capturing streams and their graphs
+    std::vector<std::unique_ptr<CUgraph_st>> graphs;      // every capture's graph
+    unsigned long long next_capture_id = 1;
     cudaError_t last_error = cudaSuccess;
     int device = 0;
     mock_cuda_counts counts{};
@@ -52,6 +63,17 @@ cudaError_t fail(cudaError_t e)
 {
     state().last_error = e;
     return e;
+}
+
+// the capture stream is in: its status and id (0 when none), and its graph
+CUgraph_st *capture_of(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id)
+{
+    auto it = state().captures.find(stream);
+    CUgraph_st *g = it == state().captures.end() ? nullptr : it->second;
+    *status = g != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (id != nullptr)
+        *id = g != nullptr ? g->capture_id : 0;
+    return g;
 }
 
 uint64_t total_bytes()
@@ -73,6 +95,7 @@ void mock_cuda_reset(const mock_cuda_device *dev)
     s.record_tag = 0;
     s.last_error = cudaSuccess;
     s.counts = mock_cuda_counts{};
+    s.captures.clear();
     s.have_dev = dev != nullptr;
     if (dev != nullptr)
         s.dev = *dev;
@@ -373,22 +396,49 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus *status)
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
 {
-    *status = cudaStreamCaptureStatusNone;
+    capture_of(stream, status, nullptr);
     return cudaSuccess;
 }
 
-#if CUDART_VERSION >= 13000
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
-                                     cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
-                                     size_t *n_deps)
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
-    if (graph != nullptr)
+    MockState &s = state();
+    if (s.captures.count(stream) != 0)
+        return fail(cudaErrorIllegalState);
+    s.graphs.push_back(std::make_unique<CUgraph_st>(CUgraph_st{s.next_capture_id++}));
+    s.captures[stream] = s.graphs.back().get();
+    s.counts.captures++;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    MockState &s = state();
+    auto it = s.captures.find(stream);
+    if (it == s.captures.end()) {
         *graph = nullptr;
+        return fail(cudaErrorIllegalState);
+    }
+    *graph = it->second;
+    s.captures.erase(it);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t)
+{
+    return cudaSuccess; // the graph stays allocated until the process ends
+}
+
+#if CUDART_VERSION >= 13000
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                     unsigned long long *id, cudaGraph_t *graph, const cudaGraphNode_t **deps,
+                                     const cudaGraphEdgeData **edges, size_t *n_deps)
+{
+    CUgraph_st *g = capture_of(stream, status, id);
+    if (graph != nullptr)
+        *graph = g;
     if (deps != nullptr)
         *deps = nullptr;
     if (edges != nullptr)
@@ -398,14 +448,13 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus 
     return cudaSuccess;
 }
 #elif defined(GPUSIM_WHEEL_CUDA12)
-cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
-                                        cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *n_deps)
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                        unsigned long long *id, cudaGraph_t *graph, const cudaGraphNode_t **deps,
+                                        size_t *n_deps)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
+    CUgraph_st *g = capture_of(stream, status, id);
     if (graph != nullptr)
-        *graph = nullptr;
+        *graph = g;
     if (deps != nullptr)
         *deps = nullptr;
     if (n_deps != nullptr)
@@ -413,11 +462,10 @@ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t, enum cudaStreamCaptureStat
     return cudaSuccess;
 }
 #else
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id)
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                     unsigned long long *id)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
+    capture_of(stream, status, id);
     return cudaSuccess;
 }
 #endif
@@ -431,7 +479,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int)
 {
-    state().events.push_back(std::make_unique<CUevent_st>(CUevent_st{0, false}));
+    state().events.push_back(std::make_unique<CUevent_st>(CUevent_st{0, false, false}));
     *event = state().events.back().get();
     return cudaSuccess;
 }
@@ -446,16 +494,20 @@ cudaError_t cudaEventDestroy(cudaEvent_t)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t)
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     state().counts.event_records++;
     event->tag = state().record_tag;
     event->recorded = true;
+    event->captured = state().captures.count(stream) != 0;
+    if (getenv("MOCKTRACE")) fprintf(stderr, "record event %p stream %p captured %d tag %lu\n", (void*)event, (void*)stream, event->captured, (unsigned long)event->tag);
     return cudaSuccess;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
+    if (event->captured)
+        return fail(cudaErrorCapturedEvent); // an event recorded during capture is a graph node
     if (!event->recorded || mock_cuda_completed(event->tag))
         return cudaSuccess;
     return cudaErrorNotReady; // not an error: no last-error update, as the runtime
@@ -464,6 +516,8 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     state().counts.event_syncs++;
+    if (event->captured)
+        return fail(cudaErrorCapturedEvent);
     if (event->recorded)
         mock_cuda_complete(event->tag);
     return cudaSuccess;

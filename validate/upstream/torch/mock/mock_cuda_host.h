@@ -48,6 +48,7 @@ typedef struct mock_cuda_counts {
     uint64_t malloc_calls, malloc_failures, free_calls;
     uint64_t mem_create_calls, mem_create_failures, mem_release_calls;
     uint64_t event_records, event_syncs, device_syncs;
+    uint64_t captures; /* cudaStreamBeginCapture calls that began one */
 } mock_cuda_counts;
 mock_cuda_counts mock_cuda_get_counts(void);
 
