@@ -107,7 +107,7 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 {
     const tblock *b = B(s, h);
     uint64_t remaining = b->size - size;
-    if (b->pool == POOL_SMALL || s->conf.expandable_segments)
+    if (pool_kind(b->pool) == POOL_SMALL || s->conf.expandable_segments)
         return remaining >= T_MIN_BLOCK;
     return size < s->conf.max_split_size_bytes && remaining > T_SMALL_SIZE;
 }
@@ -174,6 +174,7 @@ static void release_block(strategy *s, uint32_t h)
     device_release(s->dev, s->proc, size);
     stats_down(s->st.segment, pool, 1);
     stats_down(s->st.reserved_bytes, pool, size);
+    pair_reserved(s, pool, -(int64_t)size);
     if (size >= s->conf.max_split_size_bytes)
         stat_down(&s->st.oversize_segments, 1);
     torch_pool_erase(s, h);
@@ -272,6 +273,50 @@ static void pending_complete(strategy *s, uint32_t ah)
     free_block(s, h);
 }
 
+/* insert_events_deferred_until_no_capture (2.6 lines 3155-3174): the frees parked
+ * during a capture get their events now. Stream uses recorded during a capture are
+ * dropped first (remove_cudagraph_stream_uses): a trace does not say when a use
+ * was recorded, so gpusim takes those of a block allocated while a pool was routed
+ * as the capture's, which leaves it no event: its block returns at once. Any other
+ * becomes an ordinary deferred free, behind the frees already recorded on its stream. */
+static void unpark(strategy *s)
+{
+    for (uint32_t i = 0; i < s->n_parked; i++) {
+        uint32_t ah = s->parked[i];
+        talloc *a = AL(s, ah);
+        bool ready = a->parked_ready;
+        if (a->captured) {
+            uint32_t h = a->block;
+            a->block = T_NONE;
+            if (ready)
+                slots_put(&s->allocs, ah);
+            else
+                a->state = A_DONE; /* its free_ready is still to come */
+            free_block(s, h);
+            continue;
+        }
+        uint32_t w = a->wait;
+        a->state = ready ? A_READY : A_PENDING;
+        s->n_pending++;
+        pending_push(s, ah); /* clears a->wait */
+        if (w != T_NONE) {
+            twait *q = &s->waits[w];
+            if (q->tail != T_NONE)
+                AL(s, q->tail)->w_next = ah;
+            else
+                q->head = ah;
+            q->tail = ah;
+            a->wait = w;
+        }
+        if (ready) {
+            s->n_ready++;
+            if (a->wait == T_NONE || s->waits[a->wait].head == ah)
+                completable_push(s, ah);
+        }
+    }
+    s->n_parked = 0;
+}
+
 static int due_cmp(const void *a, const void *b)
 {
     const tdue *x = a, *y = b;
@@ -286,6 +331,8 @@ static int due_cmp(const void *a, const void *b)
  * inactive_split counters' peaks and totals can tell). */
 static void process_events(strategy *s)
 {
+    if (s->n_parked > 0)
+        unpark(s);
     while (s->c_head != T_NONE) {
         uint32_t n = 0;
         for (uint32_t a = s->c_head; a != T_NONE; a = AL(s, a)->c_next) {
@@ -306,17 +353,32 @@ static void process_events(strategy *s)
 static void synchronize(strategy *s)
 {
     s->st.num_sync_all_streams++;
+    if (s->n_parked > 0)
+        unpark(s);
     while (s->q_head != T_NONE)
         pending_complete(s, s->q_head);
     s->c_head = T_NONE;
 }
 
-/* release_cached_blocks: synchronize, then release both pools. */
+/* release_cached_blocks: synchronize, release both default pools, then the
+ * private pools whose uses were all released (graph_pools_freeable), dropping
+ * those left without a segment (2.6 lines 2858-2902; no MemPoolContext is active
+ * in a trace). */
 static bool release_cached_blocks(strategy *s)
 {
     synchronize(s);
     release_blocks(s, POOL_LARGE);
     release_blocks(s, POOL_SMALL);
+    bool any = false;
+    for (uint32_t i = 1; i < s->n_pairs; i++) {
+        if (s->pairs[i]->live && s->pairs[i]->freeable) {
+            release_blocks(s, pool_index(i, POOL_SMALL));
+            release_blocks(s, pool_index(i, POOL_LARGE));
+            any = true;
+        }
+    }
+    if (any)
+        torch_pools_drop_empty(s);
     return true;
 }
 
@@ -329,21 +391,21 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
     if (m == TORCH_CONF_NO_MAX_SPLIT)
         return false;
     uint64_t key = u64_max(size, m);
-    uint32_t it = torch_fs_lower_bound(&s->free_set[pool], stream, key);
+    uint32_t it = torch_fs_lower_bound(FS(s, pool), stream, key);
     if (it != T_NONE) {
         if (!releasable(s, it))
             return false;
         release_block(s, it);
         return true;
     }
-    it = torch_fs_last_below(&s->free_set[pool], stream, key);
+    it = torch_fs_last_below(FS(s, pool), stream, key);
     if (it == T_NONE)
         return false;
     uint64_t released = 0;
     while (released < key && B(s, it)->size >= m && B(s, it)->stream == stream && releasable(s, it)) {
         uint32_t cur = it;
         released += B(s, cur)->size;
-        it = torch_fs_prev(&s->free_set[pool], cur);
+        it = torch_fs_prev(FS(s, pool), cur);
         release_block(s, cur);
         if (it == T_NONE)
             break;
@@ -356,7 +418,7 @@ static bool release_available_cached_blocks(strategy *s, unsigned pool, uint32_t
 static uint64_t gc_age(const strategy *s, uint32_t h)
 {
     const tblock *b = B(s, h);
-    return (uint32_t)((uint32_t)s->gc_counter[b->pool] - b->gc_base);
+    return (uint32_t)((uint32_t)(*GC_COUNTER(s, b->pool)) - b->gc_base);
 }
 
 /* garbage_collect_cached_blocks: free the unsplit large-pool blocks of at least the
@@ -400,8 +462,8 @@ static void garbage_collect(strategy *s)
 static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
 {
     if (s->gc_on)
-        s->gc_counter[pool]++; /* block reuse interval, tracked only with GC on */
-    torch_fs_pos found = torch_fs_find(&s->free_set[pool], stream, size);
+        (*GC_COUNTER(s, pool))++; /* block reuse interval, tracked only with GC on */
+    torch_fs_pos found = torch_fs_find(FS(s, pool), stream, size);
     uint32_t it = found.h;
     if (it == T_NONE)
         return T_NONE;
@@ -410,7 +472,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
          * (expandable_segments is fixed for a run, so the branch that skips
          * expandable blocks when the option was turned off cannot arise) */
         for (;;) {
-            uint32_t nx = torch_fs_next(&s->free_set[pool], it);
+            uint32_t nx = torch_fs_next(FS(s, pool), it);
             if (!B(s, it)->expandable || nx == T_NONE || B(s, nx)->stream != stream)
                 break;
             const tblock *a = B(s, it), *n = B(s, nx);
@@ -432,7 +494,7 @@ static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint
     if (oversize_rules && size >= m && bsize >= size + s->conf.max_non_split_rounding_bytes)
         return T_NONE;
     if (it == found.h)
-        torch_fs_take(&s->free_set[pool], found); /* no second search for it */
+        torch_fs_take(FS(s, pool), found); /* no second search for it */
     else
         torch_pool_erase(s, it);
     return it;
@@ -466,6 +528,7 @@ static uint32_t alloc_block(strategy *s, unsigned pool, uint32_t stream, uint64_
     SEG(s, g)->head = h;
     stats_up(s->st.segment, pool, 1);
     stats_up(s->st.reserved_bytes, pool, alloc_size);
+    pair_reserved(s, pool, (int64_t)alloc_size);
     if (alloc_size >= s->conf.max_split_size_bytes)
         stat_up(&s->st.oversize_segments, 1);
     s->st.num_device_alloc++;
@@ -514,6 +577,7 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
     b->alloc = ah;
     stats_up(s->st.allocation, pool, 1);
     stats_up(s->st.allocated_bytes, pool, b->size);
+    pair_allocated(s, pool, (int64_t)b->size);
     stats_up(s->st.active, pool, 1);
     stats_up(s->st.active_bytes, pool, b->size);
     stats_up(s->st.requested_bytes, pool, orig_size);
@@ -539,11 +603,16 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
     return buf;
 }
 
-/* The largest free block of both pools (each pool recomputes its own only when the
+/* The largest free block of every pool (each pool recomputes its own only when the
  * block holding it has left its set). */
 static uint64_t largest_free(strategy *s)
 {
-    return u64_max(torch_fs_largest(&s->free_set[POOL_SMALL]), torch_fs_largest(&s->free_set[POOL_LARGE]));
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < s->n_pairs; i++)
+        if (s->pairs[i]->live)
+            m = u64_max(m, u64_max(torch_fs_largest(&s->pairs[i]->fs[POOL_SMALL]),
+                                   torch_fs_largest(&s->pairs[i]->fs[POOL_LARGE])));
+    return m;
 }
 
 static void refresh_largest(strategy *s)
@@ -553,7 +622,10 @@ static void refresh_largest(strategy *s)
 
 static uint64_t free_bytes(const strategy *s)
 {
-    return torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s->n_pairs; i++)
+        n += torch_fs_bytes(&s->pairs[i]->fs[POOL_SMALL]) + torch_fs_bytes(&s->pairs[i]->fs[POOL_LARGE]);
+    return n;
 }
 
 static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
@@ -687,18 +759,17 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->blocks, sizeof(tblock));
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
-    for (unsigned p = 0; p < N_POOLS; p++) {
-        torch_fs_init(&s->free_set[p], &s->blocks);
-        s->unmapped_root[p] = T_NONE;
-    }
     if (rules.tie_by_creation) {
-        /* 2.12: equal free blocks tie by creation number (§2.15) */
+        /* 2.12: equal free blocks tie by creation number (§2.15; torch_pools.c orders
+         * every pool's sets so) */
         if (!SIM_GROW(s->born, 64, s->born_cap)) {
             torch_destroy(s);
             return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating torch");
         }
-        for (unsigned p = 0; p < N_POOLS; p++)
-            torch_fs_order_by_creation(&s->free_set[p], &s->born);
+    }
+    if (!torch_pools_init(s)) {
+        torch_destroy(s);
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory creating torch");
     }
     s->seg_first = s->seg_last = T_NONE;
     s->q_head = s->q_tail = s->c_head = T_NONE;
@@ -715,8 +786,7 @@ static void torch_destroy(strategy *s)
     slots_release(&s->allocs);
     free(s->waits);
     free(s->due);
-    for (unsigned p = 0; p < N_POOLS; p++)
-        torch_fs_release(&s->free_set[p]);
+    torch_pools_release(s);
     torch_fs_list_release(&s->scratch);
     free(s->born);
     free(s);
@@ -727,7 +797,7 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
     uint32_t ah = slots_take_uninit(&s->allocs);
     if (ah == T_NONE)
         return SIM_ENOMEM;
-    *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE}; /* the whole record */
+    *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE, .captured = s->n_routes > 0}; /* the whole record */
     if (size == 0) {
         /* allocate(0) returns no block and takes no memory */
         *out = ah;
@@ -740,9 +810,13 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         slots_put(&s->allocs, ah);
         return SIM_OOM;
     }
-    process_events(s);
+    /* no event is polled while a capture is underway (2.6 lines 1195-1207) */
+    if (s->n_routes == 0)
+        process_events(s);
     uint64_t rs = round_size(s, size);
-    unsigned pool = rs <= T_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
+    /* get_pool: a routed allocation goes to its private pool's pair */
+    unsigned pool = pool_index(s->n_routes > 0 ? torch_pool_route(s, stream) : 0,
+                               rs <= T_SMALL_SIZE ? POOL_SMALL : POOL_LARGE);
     uint64_t alloc_size = allocation_size(s, rs);
 
     uint32_t b = get_free_block(s, pool, stream, rs);
@@ -752,7 +826,8 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
-        if (b == T_NONE && release_cached_blocks(s)) {
+        /* nor synchronized and released during a capture (2.6 line 1240) */
+        if (b == T_NONE && s->n_routes == 0 && release_cached_blocks(s)) {
             /* pytorch/pytorch#191302 (open): the pool again, which the synchronize
              * may have given completed deferred frees (issue #189504) */
             if (s->rules.fix_research_after_release)
@@ -792,8 +867,22 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     unsigned pool = blk->pool;
     stats_down(s->st.allocation, pool, 1);
     stats_down(s->st.allocated_bytes, pool, blk->size);
+    pair_allocated(s, pool, -(int64_t)blk->size);
     if (blk->size >= s->conf.max_split_size_bytes)
         stat_down(&s->st.oversize_allocations, 1);
+    if (deferred && s->n_routes > 0) {
+        /* during a capture its events wait until none is underway (2.6 lines 1503-1510) */
+        blk->state = BLOCK_PENDING;
+        a->state = A_PARKED;
+        a->wait = T_NONE;
+        a->parked_ready = 0;
+        if (!SIM_GROW(s->parked, s->n_parked + 1, s->cap_parked)) {
+            s->host_oom = true;
+            return;
+        }
+        s->parked[s->n_parked++] = h;
+        return;
+    }
     if (deferred) {
         /* the record_stream case: active, unusable until its events complete */
         blk->state = BLOCK_PENDING;
@@ -812,6 +901,10 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
 static void torch_free_ready(strategy *s, strategy_handle h)
 {
     talloc *a = AL(s, h);
+    if (a->state == A_PARKED) {
+        a->parked_ready = 1; /* seen once it is unparked */
+        return;
+    }
     if (a->block != T_NONE) {
         a->state = A_READY;
         s->n_ready++;
@@ -828,7 +921,7 @@ static void torch_free_ready(strategy *s, strategy_handle h)
 static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
 {
     talloc *a = AL(s, h);
-    if (a->block == T_NONE || a->state != A_PENDING)
+    if (a->block == T_NONE || (a->state != A_PENDING && a->state != A_PARKED))
         return; /* zero bytes: nothing waits */
     uint32_t w = 0;
     while (w < s->n_waits && s->waits[w].stream != stream)
@@ -839,6 +932,10 @@ static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
             return;
         }
         s->waits[s->n_waits++] = (twait){stream, T_NONE, T_NONE};
+    }
+    if (a->state == A_PARKED) {
+        a->wait = w; /* queued when it is unparked */
+        return;
     }
     twait *q = &s->waits[w];
     if (q->tail != T_NONE)
@@ -851,6 +948,10 @@ static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
 
 static void torch_empty_cache(strategy *s)
 {
+    /* PyTorch 2.6 asserts that no capture is underway (synchronize_and_free_events,
+     * line 3085): gpusim leaves the cache as it is */
+    if (s->n_routes > 0)
+        return;
     release_cached_blocks(s);
     refresh_largest(s);
 }
@@ -887,6 +988,10 @@ static const strategy_ops TORCH_OPS = {
     .free_ready = torch_free_ready,
     .free_wait = torch_free_wait,
     .empty_cache = torch_empty_cache,
+    .pool_begin = torch_pool_begin,
+    .pool_end = torch_pool_end,
+    .pool_release = torch_pool_release,
+    .pools = torch_pools,
     .sample = torch_sample,
     .stats = torch_stats,
     .options = torch_options,

@@ -28,7 +28,8 @@ int torch_walk(const strategy *s, strategy_visitor v, void *ctx)
                 .region = seg->seq,
                 .stream = b->stream,
                 .state = (strategy_block_state)b->state,
-                .pool = b->pool == POOL_SMALL ? "small" : "large",
+                .pool = pool_kind(b->pool) == POOL_SMALL ? "small" : "large",
+                .pool_id = s->pairs[pool_pair(b->pool)]->id,
             };
             int r = v(ctx, &out);
             if (r != 0)
@@ -44,8 +45,9 @@ typedef struct check_sums {
     int64_t allocated[N_ST], active[N_ST], requested[N_ST], reserved[N_ST];
     int64_t allocation[N_ST], active_n[N_ST], segment[N_ST], isplit[N_ST], isplit_bytes[N_ST];
     uint64_t free_bytes;
-    uint64_t largest_free, largest_pool[N_POOLS];
-    uint64_t n_free[N_POOLS], n_unmapped[N_POOLS];
+    uint64_t largest_free;
+    uint64_t *largest_pool, *n_free, *n_unmapped; /* per pool index */
+    uint64_t *pair_reserved, *pair_allocated, *pair_segments; /* per pair */
     uint64_t blocks_seen;
     uint64_t pending;
 } check_sums;
@@ -53,7 +55,7 @@ typedef struct check_sums {
 static void sums_add(int64_t *arr, unsigned pool, int64_t v)
 {
     arr[ST_ALL] += v;
-    arr[1 + pool] += v;
+    arr[1 + pool_kind(pool)] += v;
 }
 
 static bool large_segment_size_ok(const strategy *s, uint64_t size)
@@ -67,14 +69,16 @@ static void check_segment(const strategy *s, uint32_t g, check_sums *c, sim_repo
 {
     const tseg *seg = SEG(s, g);
     unsigned pool = seg->pool;
-    if (pool >= N_POOLS) {
-        sim_report_insist(r, false, "torch: segment %u has pool %u", seg->seq, pool);
+    if (pool_pair(pool) >= s->n_pairs || !s->pairs[pool_pair(pool)]->live) {
+        sim_report_insist(r, false, "torch: segment %u has pool %u, which is not a live pool", seg->seq, pool);
         return;
     }
+    c->pair_segments[pool_pair(pool)]++;
+    c->pair_reserved[pool_pair(pool)] += seg->mapped;
     if (!seg->expandable) {
-        sim_report_insist(r, pool == POOL_SMALL ? seg->size == T_SMALL_BUFFER : large_segment_size_ok(s, seg->size),
+        sim_report_insist(r, pool_kind(pool) == POOL_SMALL ? seg->size == T_SMALL_BUFFER : large_segment_size_ok(s, seg->size),
                           "torch: pool %s holds segment %u of %llu bytes, not one of its sizes",
-                          pool == POOL_SMALL ? "small" : "large", seg->seq, (unsigned long long)seg->size);
+                          pool_kind(pool) == POOL_SMALL ? "small" : "large", seg->seq, (unsigned long long)seg->size);
         sums_add(c->segment, pool, 1);
     }
     sums_add(c->reserved, pool, (int64_t)seg->mapped);
@@ -125,12 +129,14 @@ static void check_segment(const strategy *s, uint32_t g, check_sums *c, sim_repo
             if (used) {
                 sums_add(c->allocated, pool, (int64_t)b->size);
                 sums_add(c->allocation, pool, 1);
+                c->pair_allocated[pool_pair(pool)] += b->size;
             } else {
                 c->pending++;
             }
             bool link = b->alloc != T_NONE && slots_valid(&s->allocs, b->alloc) && AL(s, b->alloc)->block == h &&
                         (used ? AL(s, b->alloc)->state == A_LIVE
-                               : AL(s, b->alloc)->state == A_PENDING || AL(s, b->alloc)->state == A_READY);
+                               : AL(s, b->alloc)->state == A_PENDING || AL(s, b->alloc)->state == A_READY ||
+                                     AL(s, b->alloc)->state == A_PARKED);
             sim_report_insist(r, link, "torch: %s block at %llu is not owned by its allocation handle",
                               used ? "used" : "pending", (unsigned long long)b->addr);
             break;
@@ -203,7 +209,7 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
     tc->nodes++;
     sim_report_insist(r, n->state == (free_set ? BLOCK_FREE : BLOCK_UNMAPPED) && n->pool == pool,
                       "torch: the %s set of the %s pool holds a block at %llu that is not one of its %s blocks",
-                      free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
+                      free_set ? "free" : "unmapped", pool_kind(pool) == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr, free_set ? "free" : "unmapped");
     /* the free sets tie by creation number under 2.12's rule, else by address */
     const uint64_t *born = free_set ? s->born : NULL;
@@ -220,7 +226,7 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
             heap = false;
     }
     sim_report_insist(r, heap, "torch: the %s set of the %s pool breaks its treap's priorities at the block at %llu",
-                      free_set ? "free" : "unmapped", pool == POOL_SMALL ? "small" : "large",
+                      free_set ? "free" : "unmapped", pool_kind(pool) == POOL_SMALL ? "small" : "large",
                       (unsigned long long)n->addr);
     tc->last = n;
     if (free_set) {
@@ -233,7 +239,7 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
             tc->bits[(size_t)i * FB_WORDS + tc->bin / 64] |= (uint64_t)1 << (tc->bin % 64);
         } else {
             sim_report_insist(r, false, "torch: free block at %llu is on stream %u, which the stream index of the %s pool lacks",
-                              (unsigned long long)n->addr, n->stream, pool == POOL_SMALL ? "small" : "large");
+                              (unsigned long long)n->addr, n->stream, pool_kind(pool) == POOL_SMALL ? "small" : "large");
         }
     }
     check_tree_at(s, n->right, pool, tc, r);
@@ -242,8 +248,8 @@ static void check_tree_at(const strategy *s, uint32_t t, unsigned pool, tree_che
 /* A pool's free set: every bin's treap, and the stream index against them. */
 static void check_free_set(const strategy *s, unsigned pool, tree_check *tc, sim_report *r)
 {
-    const tfree *f = &s->free_set[pool];
-    const char *pname = pool == POOL_SMALL ? "small" : "large";
+    const tfree *f = FS(s, pool);
+    const char *pname = pool_kind(pool) == POOL_SMALL ? "small" : "large";
     for (uint32_t i = 1; i < f->n_ent; i++)
         sim_report_insist(r, f->ent[i - 1].stream < f->ent[i].stream,
                           "torch: the stream index of the %s pool is out of order at stream %u", pname,
@@ -304,6 +310,16 @@ void torch_check(const strategy *s, sim_report *r)
 {
     check_sums c;
     memset(&c, 0, sizeof c);
+    unsigned n_pools = 2u * s->n_pairs;
+    uint64_t *arrays = calloc((size_t)n_pools * 3 + (size_t)s->n_pairs * 3, sizeof *arrays);
+    if (arrays == NULL)
+        return; /* nothing checked without memory */
+    c.largest_pool = arrays;
+    c.n_free = arrays + n_pools;
+    c.n_unmapped = arrays + 2 * (size_t)n_pools;
+    c.pair_reserved = arrays + 3 * (size_t)n_pools;
+    c.pair_allocated = c.pair_reserved + s->n_pairs;
+    c.pair_segments = c.pair_allocated + s->n_pairs;
     uint64_t nseg = 0;
     for (uint32_t g = s->seg_first; g != T_NONE && nseg <= s->segs.n_used_hw; g = SEG(s, g)->list_next, nseg++) {
         if (!sim_report_insist(r, slots_valid(&s->segs, g), "torch: the segment list links a dead segment"))
@@ -318,7 +334,7 @@ void torch_check(const strategy *s, sim_report *r)
     /* every free block in its pool's set exactly once, and nothing else there */
     tree_check tc = {.seen = calloc((size_t)s->blocks.n_used_hw + 1, 1)};
     if (tc.seen != NULL) {
-        for (unsigned p = 0; p < N_POOLS; p++) {
+        for (unsigned p = 0; p < n_pools; p++) {
             for (int kind = 0; kind < 2; kind++) {
                 tc.nodes = 0;
                 tc.budget = (uint64_t)s->blocks.n_used_hw + 1;
@@ -327,14 +343,14 @@ void torch_check(const strategy *s, sim_report *r)
                 if (kind == 0) {
                     check_free_set(s, p, &tc, r);
                 } else {
-                    check_tree_at(s, s->unmapped_root[p], p, &tc, r);
+                    check_tree_at(s, *UNMAPPED(s, p), p, &tc, r);
                     sim_report_insist(r, tc.order_ok, "torch: the unmapped set of pool %u is out of (stream, address) order",
                                       p);
                 }
                 uint64_t expect = kind == 0 ? c.n_free[p] : c.n_unmapped[p];
                 sim_report_insist(r, tc.nodes == expect,
                                   "torch: the %s set of the %s pool holds %llu blocks, its segments %llu %s blocks",
-                                  kind == 0 ? "free" : "unmapped", p == POOL_SMALL ? "small" : "large",
+                                  kind == 0 ? "free" : "unmapped", pool_kind(p) == POOL_SMALL ? "small" : "large",
                                   (unsigned long long)tc.nodes, (unsigned long long)expect,
                                   kind == 0 ? "free" : "unmapped");
             }
@@ -365,23 +381,57 @@ void torch_check(const strategy *s, sim_report *r)
                              st->oversize_segments.peak >= st->oversize_segments.current &&
                              st->oversize_allocations.current >= 0 && st->oversize_segments.current >= 0,
                       "torch: oversize counters are negative or above their peaks");
-    uint64_t free_bytes = torch_fs_bytes(&s->free_set[POOL_SMALL]) + torch_fs_bytes(&s->free_set[POOL_LARGE]);
+    uint64_t free_bytes = 0;
+    for (unsigned p = 0; p < n_pools; p++)
+        free_bytes += torch_fs_bytes(FS(s, p));
     sim_report_insist(r, free_bytes == c.free_bytes, "torch: free bytes counter %llu, free blocks sum to %llu",
                       (unsigned long long)free_bytes, (unsigned long long)c.free_bytes);
     bool dirty = false;
-    for (unsigned p = 0; p < N_POOLS; p++) {
-        const tfree *f = &s->free_set[p];
+    for (unsigned p = 0; p < n_pools; p++) {
+        const tfree *f = FS(s, p);
         dirty = dirty || f->largest_dirty;
         sim_report_insist(r, f->largest_dirty || f->largest == c.largest_pool[p],
                           "torch: largest free block counter %llu of the %s pool, its largest free block is %llu",
-                          (unsigned long long)f->largest, p == POOL_SMALL ? "small" : "large",
+                          (unsigned long long)f->largest, pool_kind(p) == POOL_SMALL ? "small" : "large",
                           (unsigned long long)c.largest_pool[p]);
     }
     sim_report_insist(r, dirty || s->largest == c.largest_free,
                       "torch: largest free block counter %llu, the largest free block is %llu",
                       (unsigned long long)s->largest, (unsigned long long)c.largest_free);
-    sim_report_insist(r, s->n_pending == c.pending, "torch: %u pending frees counted, %llu pending blocks",
-                      s->n_pending, (unsigned long long)c.pending);
+    sim_report_insist(r, s->n_pending + s->n_parked == c.pending,
+                      "torch: %u pending frees counted and %u parked, %llu pending blocks", s->n_pending, s->n_parked,
+                      (unsigned long long)c.pending);
+    /* the pools: each pair's own figures equal its segments' and blocks' sums; a pool
+     * routed now is live and not freeable; a freeable pool has no use left; an erased
+     * one holds nothing; the parked frees are parked */
+    for (uint32_t i = 0; i < s->n_pairs; i++) {
+        const tpair *pp = s->pairs[i];
+        sim_report_insist(r, pp->reserved == c.pair_reserved[i] && pp->allocated == c.pair_allocated[i] &&
+                                 pp->segments == c.pair_segments[i],
+                          "torch: pool %llu counts %llu reserved, %llu allocated and %u segments; its segments hold "
+                          "%llu, %llu and %llu",
+                          (unsigned long long)pp->id, (unsigned long long)pp->reserved,
+                          (unsigned long long)pp->allocated, pp->segments, (unsigned long long)c.pair_reserved[i],
+                          (unsigned long long)c.pair_allocated[i], (unsigned long long)c.pair_segments[i]);
+        sim_report_insist(r, pp->peak_reserved >= pp->reserved && pp->peak_allocated >= pp->allocated,
+                          "torch: pool %llu's peaks are below its current figures", (unsigned long long)pp->id);
+        sim_report_insist(r, i == 0 ? pp->live && pp->id == 0 && !pp->freeable : pp->id != 0,
+                          "torch: pool pair %u has id %llu", i, (unsigned long long)pp->id);
+        sim_report_insist(r, !pp->freeable || pp->uses == 0, "torch: pool %llu is freeable with %u uses",
+                          (unsigned long long)pp->id, pp->uses);
+        sim_report_insist(r, pp->live || pp->segments == 0, "torch: erased pool %llu still holds %u segments",
+                          (unsigned long long)pp->id, pp->segments);
+    }
+    for (uint32_t i = 0; i < s->n_routes; i++)
+        sim_report_insist(r, s->routes[i].pair > 0 && s->routes[i].pair < s->n_pairs &&
+                                 s->pairs[s->routes[i].pair]->live && !s->pairs[s->routes[i].pair]->freeable,
+                          "torch: a routed pool is not a live pool with a use");
+    for (uint32_t i = 0; i < s->n_parked; i++) {
+        uint32_t a = s->parked[i];
+        sim_report_insist(r, slots_valid(&s->allocs, a) && AL(s, a)->state == A_PARKED && AL(s, a)->block != T_NONE,
+                          "torch: a parked free is not parked or owns no block");
+    }
+    free(arrays);
     /* the event queue holds exactly the pending frees that own a block */
     uint64_t queued = 0, ready = 0;
     uint32_t last = T_NONE;

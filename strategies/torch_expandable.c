@@ -10,12 +10,12 @@
 
 static inline void unmapped_insert(strategy *s, uint32_t h)
 {
-    torch_fs_tree_insert(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
+    torch_fs_tree_insert(&s->blocks, UNMAPPED(s, B(s, h)->pool), true, h);
 }
 
 static inline void unmapped_erase(strategy *s, uint32_t h)
 {
-    torch_fs_tree_erase(&s->blocks, &s->unmapped_root[B(s, h)->pool], true, h);
+    torch_fs_tree_erase(&s->blocks, UNMAPPED(s, B(s, h)->pool), true, h);
 }
 
 /* ==== Releasing (release_blocks' to_unmap) ==== */
@@ -69,6 +69,7 @@ static void unmap_block(strategy *s, uint32_t h)
     SEG(s, seg)->mapped -= bytes;
     device_release(s->dev, s->proc, bytes);
     stats_down(s->st.reserved_bytes, pool, bytes);
+    pair_reserved(s, pool, -(int64_t)bytes);
     s->st.num_device_free++;
 }
 
@@ -109,7 +110,7 @@ static bool has_room(const strategy *s, uint32_t h, uint64_t size)
  * segment of this stream and pool, or a new address range. */
 static uint32_t find_expandable_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
 {
-    uint32_t root = s->unmapped_root[pool];
+    uint32_t root = *UNMAPPED(s, pool);
     for (uint32_t it = torch_fs_tree_lower_bound(&s->blocks, root, true, stream, 0, 0);
          it != T_NONE && B(s, it)->stream == stream; it = torch_fs_tree_next(&s->blocks, root, true, it)) {
         uint32_t c = it;
@@ -169,6 +170,7 @@ static bool map_block(strategy *s, uint32_t h, uint64_t size)
     b = B(s, h);
     SEG(s, b->seg)->mapped += bytes;
     stats_up(s->st.reserved_bytes, b->pool, bytes);
+    pair_reserved(s, b->pool, (int64_t)bytes);
     s->st.num_device_alloc++;
     return true;
 }

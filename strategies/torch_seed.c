@@ -14,8 +14,9 @@
  * (device_claim_va), so new segments never overlap them; the segments the trace
  * creates get the addresses the recording's cudaMalloc returned, in order, while
  * the sizes agree (device_plan_va), so best fit among equal sizes picks as it did.
- * Refused (SIM_EUSAGE): segments of a private pool (CUDA graphs, MemPool), which the
- * model does not have, and expandable segments, whose one-range-per-stream layout
+ * A segment of a private pool (CUDA graphs, MemPool: pool_id ≠ 0) goes to that pool,
+ * made with one use (its recorded owner's, which the trace never releases).
+ * Refused (SIM_EUSAGE): expandable segments, whose one-range-per-stream layout
  * the recorded mapped ranges do not give; and a seed given after other calls. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,12 +27,19 @@
 
 static uint32_t seed_segment(strategy *s, const sim_seed_segment *sg)
 {
-    unsigned pool = sg->small_pool ? POOL_SMALL : POOL_LARGE;
+    uint32_t pair = 0;
+    if (sg->pool_id != 0) {
+        bool made = false;
+        if ((pair = torch_pool_pair_of(s, sg->pool_id, &made)) == T_NONE)
+            return T_NONE;
+    }
+    unsigned pool = pool_index(pair, sg->small_pool ? POOL_SMALL : POOL_LARGE);
     uint32_t g = torch_seg_new(s, pool, sg->stream, sg->addr, sg->size_bytes, false);
     if (g == T_NONE)
         return T_NONE;
     stats_up(s->st.segment, pool, 1);
     stats_up(s->st.reserved_bytes, pool, sg->size_bytes);
+    pair_reserved(s, pool, (int64_t)sg->size_bytes);
     if (sg->size_bytes >= s->conf.max_split_size_bytes)
         stat_up(&s->st.oversize_segments, 1);
     return g;
@@ -63,6 +71,7 @@ static uint32_t seed_block(strategy *s, uint32_t g, uint32_t prev, const sim_see
         *AL(s, ah) = (talloc){.block = h, .state = A_LIVE};
         stats_up(s->st.allocation, pool, 1);
         stats_up(s->st.allocated_bytes, pool, b->size);
+        pair_allocated(s, pool, (int64_t)b->size);
         stats_up(s->st.active, pool, 1);
         stats_up(s->st.active_bytes, pool, b->size);
         stats_up(s->st.requested_bytes, pool, sb->requested_bytes);
@@ -82,9 +91,6 @@ sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handle
         return st;
     for (uint32_t i = 0; i < seed->n_segs; i++) {
         const sim_seed_segment *sg = &seed->segs[i];
-        if (sg->pool_id != 0)
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "torch: the start state has a segment of a private "
-                                 "memory pool (0x%" PRIx64 "), which the model does not have", sg->addr);
         if (sg->expandable)
             return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "torch: the start state has expandable segments "
                                  "(0x%" PRIx64 "), which the model cannot take from a recording yet", sg->addr);
@@ -123,7 +129,10 @@ sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handle
     }
     if (s->host_oom)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the start state");
-    s->largest = u64_max(torch_fs_largest(&s->free_set[POOL_SMALL]), torch_fs_largest(&s->free_set[POOL_LARGE]));
+    s->largest = 0;
+    for (uint32_t i = 0; i < s->n_pairs; i++)
+        s->largest = u64_max(s->largest, u64_max(torch_fs_largest(&s->pairs[i]->fs[POOL_SMALL]),
+                                                 torch_fs_largest(&s->pairs[i]->fs[POOL_LARGE])));
     return SIM_OK;
 }
 
@@ -137,6 +146,7 @@ bool torch_locate(const strategy *s, strategy_handle h, strategy_block *out)
     *out = (strategy_block){.addr = b->addr, .size_bytes = b->size, .requested_bytes = b->requested,
                             .region_addr = seg->base, .region = seg->seq, .stream = b->stream,
                             .state = (strategy_block_state)b->state,
-                            .pool = b->pool == POOL_SMALL ? "small" : "large"};
+                            .pool = pool_kind(b->pool) == POOL_SMALL ? "small" : "large",
+                            .pool_id = s->pairs[pool_pair(b->pool)]->id};
     return true;
 }

@@ -7,12 +7,12 @@
 
 void torch_pool_erase(strategy *s, uint32_t h)
 {
-    torch_fs_erase(&s->free_set[B(s, h)->pool], h);
+    torch_fs_erase(FS(s, B(s, h)->pool), h);
 }
 
 void torch_scratch_collect(strategy *s, unsigned pool)
 {
-    if (!torch_fs_collect(&s->free_set[pool], &s->scratch))
+    if (!torch_fs_collect(FS(s, pool), &s->scratch))
         s->host_oom = true;
 }
 
@@ -28,7 +28,8 @@ uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t bas
     tseg *seg = SEG(s, g);
     *seg = (tseg){.base = base, .size = size, .mapped = expandable ? 0 : size, .seq = s->seg_seq++,
                   .head = T_NONE, .stream = stream, .list_prev = s->seg_last, .list_next = T_NONE,
-                  .pool = (uint8_t)pool, .expandable = expandable};
+                  .pool = (uint16_t)pool, .expandable = expandable};
+    s->pairs[pool_pair(pool)]->segments++;
     if (s->seg_last != T_NONE)
         SEG(s, s->seg_last)->list_next = g;
     else
@@ -40,6 +41,7 @@ uint32_t torch_seg_new(strategy *s, unsigned pool, uint32_t stream, uint64_t bas
 void torch_seg_drop(strategy *s, uint32_t g)
 {
     tseg *seg = SEG(s, g);
+    s->pairs[pool_pair(seg->pool)]->segments--;
     if (seg->list_prev != T_NONE)
         SEG(s, seg->list_prev)->list_next = seg->list_next;
     else
@@ -63,9 +65,9 @@ uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
     if (x->state != (dst_mapped ? BLOCK_FREE : BLOCK_UNMAPPED))
         return 0;
     if (dst_mapped)
-        torch_fs_erase(&s->free_set[x->pool], src);
+        torch_fs_erase(FS(s, x->pool), src);
     else
-        torch_fs_tree_erase(&s->blocks, &s->unmapped_root[x->pool], true, src);
+        torch_fs_tree_erase(&s->blocks, UNMAPPED(s, x->pool), true, src);
     d = B(s, dst);
     x = B(s, src);
     if (d->prev == src) {

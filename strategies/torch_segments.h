@@ -17,8 +17,8 @@ static inline void torch_pool_insert(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     b->state = BLOCK_FREE;
-    b->gc_base = (uint32_t)s->gc_counter[b->pool];
-    if (!torch_fs_insert(&s->free_set[b->pool], h))
+    b->gc_base = (uint32_t)*GC_COUNTER(s, b->pool);
+    if (!torch_fs_insert(FS(s, b->pool), h))
         s->host_oom = true;
 }
 

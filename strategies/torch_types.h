@@ -24,7 +24,11 @@
 #define T_ONE_EIB ((uint64_t)1 << 60)          /* allocate(): "more than 1EB" */
 #define T_NONE SLOTS_NONE
 
+/* A pool index (tblock.pool, tseg.pool) is 2 · pair + kind: kind POOL_SMALL or
+ * POOL_LARGE, pair 0 the default pools (DeviceCachingAllocator's small_blocks and
+ * large_blocks), pair k > 0 a private pool (PrivatePool: CUDA graphs, MemPool). */
 enum { POOL_SMALL = 0, POOL_LARGE = 1, N_POOLS = 2 };
+#define T_MAX_PAIRS 32768u /* pool indices fit uint16 */
 enum { ST_ALL = 0, ST_SMALL = 1, ST_LARGE = 2, N_ST = 3 };
 
 /* ==== Records ==== */
@@ -50,8 +54,8 @@ typedef struct tblock {
     uint32_t gc_base; /* low 32 bits: ages are differences, modulo 2^32 */
     uint64_t requested;
     uint8_t state;
-    uint8_t pool;
     uint8_t expandable;
+    uint16_t pool; /* 2 · pool pair + kind (torch_pool_index): the pair 0 is the default pools */
     uint16_t bin; /* the size bin it went into (torch_fs_insert), while BLOCK_FREE */
     uint16_t pri; /* treap priority, while in a set */
 } tblock;
@@ -68,7 +72,7 @@ typedef struct tseg {
     uint32_t head;
     uint32_t stream;
     uint32_t list_prev, list_next;
-    uint8_t pool;
+    uint16_t pool;
     uint8_t expandable;
 } tseg;
 
@@ -76,7 +80,10 @@ typedef struct tseg {
  * A_READY: the engine reached ready_t (free_ready) but PyTorch has not polled the
  * event yet (process_events at the next malloc, or a synchronize); A_DONE: a
  * synchronize completed it before ready_t, free_ready is still to come. */
-enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3 };
+/* A_PARKED: freed with stream uses while a pool was routed (a capture underway):
+ * PyTorch records its events only once no capture is underway
+ * (needs_events_deferred_until_no_capture); its block waits, in no queue. */
+enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3, A_PARKED = 4 };
 
 /* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
  * for a deferred free that a synchronize completed early (A_DONE). Pending and
@@ -92,6 +99,8 @@ typedef struct talloc {
     uint32_t w_next, c_next;
     uint32_t wait;             /* index in strategy.waits, or T_NONE */
     uint8_t state;
+    uint8_t captured;          /* allocated while a pool was routed: its stream uses count as the capture's */
+    uint8_t parked_ready;      /* A_PARKED: its free_ready came already */
     uint64_t seq;              /* pending: the deferred free's number, in free order */
 } talloc;
 
@@ -162,6 +171,31 @@ typedef struct tlist {
     uint32_t len, cap;
 } tlist;
 
+/* One pool pair: the default pools (pair 0) or one private pool (PrivatePool,
+ * CUDACachingAllocator.cpp 2.6 lines 822-842), with its own free sets and unmapped
+ * ranges per kind, and what the trace did with it. */
+typedef struct tpair {
+    tfree fs[N_POOLS];
+    uint32_t unmapped_root[N_POOLS]; /* treaps by (stream, address) */
+    int64_t gc_counter[N_POOLS];     /* get_free_blocks_call_count of each BlockPool */
+    uint64_t id;                     /* the trace's pool id; 0 for the default pools */
+    uint32_t uses;                   /* use_count */
+    uint32_t segments;               /* segment records of the pair */
+    bool live;                       /* a private pool in graph_pools (else a free slot) */
+    bool freeable;                   /* in graph_pools_freeable: every use released */
+    bool use_on_oom, no_split;       /* MemPool options */
+    uint64_t reserved, peak_reserved, allocated, peak_allocated;
+} tpair;
+
+/* One entry of captures_underway: allocations on stream (or on every stream)
+ * go to pair, in the order the scopes began (get_pool takes the first match). */
+typedef struct troute {
+    uint32_t pair;
+    uint32_t stream;
+    bool all_streams;
+    bool capture;
+} troute;
+
 struct strategy {
     device *dev;
     uint32_t proc;
@@ -177,10 +211,13 @@ struct strategy {
     bool has_divisions;        /* some roundup_power2_divisions entry is set (else round_size skips them) */
 
     slots blocks, segs, allocs;
-    tfree free_set[N_POOLS];
-    uint32_t unmapped_root[N_POOLS]; /* treaps by (stream, address) */
-    int64_t gc_counter[N_POOLS];
-    uint64_t largest;          /* largest BLOCK_FREE size (both pools), as of the last operation */
+    tpair **pairs;             /* pairs[0]: the default pools; then private pools (torch_pools.c) */
+    uint32_t n_pairs, cap_pairs;
+    troute *routes;            /* captures_underway */
+    uint32_t n_routes, cap_routes;
+    uint32_t *parked;          /* needs_events_deferred_until_no_capture: allocation handles */
+    uint32_t n_parked, cap_parked;
+    uint64_t largest;          /* largest BLOCK_FREE size (every pool), as of the last operation */
     uint32_t seg_first, seg_last;
     uint32_t seg_seq;
     uint32_t n_pending;        /* allocations in A_PENDING or A_READY that still own a block */
@@ -205,6 +242,55 @@ struct strategy {
 
     tstats st;
 };
+
+/* The pool index of kind in pair, and back. */
+static inline unsigned pool_index(uint32_t pair, unsigned kind)
+{
+    return 2u * pair + kind;
+}
+
+static inline unsigned pool_kind(unsigned pool)
+{
+    return pool & 1u;
+}
+
+static inline uint32_t pool_pair(unsigned pool)
+{
+    return pool >> 1;
+}
+
+/* The free set, unmapped-range treap and GC counter of a pool index. */
+static inline tfree *FS(const strategy *s, unsigned pool)
+{
+    return &s->pairs[pool >> 1]->fs[pool & 1u];
+}
+
+static inline uint32_t *UNMAPPED(const strategy *s, unsigned pool)
+{
+    return &s->pairs[pool >> 1]->unmapped_root[pool & 1u];
+}
+
+static inline int64_t *GC_COUNTER(const strategy *s, unsigned pool)
+{
+    return &s->pairs[pool >> 1]->gc_counter[pool & 1u];
+}
+
+/* A pair's own reserved and allocated bytes (the per-pool figures of strategy_pool_info). */
+static inline void pair_reserved(strategy *s, unsigned pool, int64_t delta)
+{
+    tpair *p = s->pairs[pool >> 1];
+    p->reserved += (uint64_t)delta;
+    if (p->reserved > p->peak_reserved)
+        p->peak_reserved = p->reserved;
+}
+
+static inline void pair_allocated(strategy *s, unsigned pool, int64_t delta)
+{
+    tpair *p = s->pairs[pool >> 1];
+    p->allocated += (uint64_t)delta;
+    if (p->allocated > p->peak_allocated)
+        p->peak_allocated = p->allocated;
+}
 
 /* Typed indexing (the record size is known here): the hot paths avoid the
  * generic slots_get multiply. */
@@ -260,7 +346,7 @@ static inline int64_t stat_freed(const tstat *x)
  * update writes one entry and the aggregate's peak. */
 static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
 {
-    stat_up(&arr[1 + pool], amount);
+    stat_up(&arr[1 + pool_kind(pool)], amount);
     int64_t all = arr[ST_SMALL].current + arr[ST_LARGE].current;
     if (all > arr[ST_ALL].peak)
         arr[ST_ALL].peak = all;
@@ -268,7 +354,7 @@ static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
 
 static inline void stats_down(tstat *arr, unsigned pool, uint64_t amount)
 {
-    stat_down(&arr[1 + pool], amount);
+    stat_down(&arr[1 + pool_kind(pool)], amount);
 }
 
 /* Entry t (ST_ALL, ST_SMALL, ST_LARGE) of an array as DeviceStats has it. */
@@ -315,14 +401,14 @@ static inline bool blk_is_split(const strategy *s, uint32_t h)
 /* The mapping granularity of an expandable segment of this pool. */
 static inline uint64_t seg_page(const strategy *s, unsigned pool)
 {
-    return pool == POOL_SMALL ? T_SMALL_BUFFER : s->conf.large_segment_size_bytes;
+    return pool_kind(pool) == POOL_SMALL ? T_SMALL_BUFFER : s->conf.large_segment_size_bytes;
 }
 
 /* A fresh block record of segment seg, on its segment's stream, pool and kind as
  * the caller gives them (from a record of the same segment, or the segment's); h
  * must come from blk_take (pointers into the table may have moved). */
 static inline void blk_write(strategy *s, uint32_t h, uint64_t addr, uint64_t size, uint32_t seg,
-                             strategy_block_state st, uint32_t stream, uint8_t pool, uint8_t expandable)
+                             strategy_block_state st, uint32_t stream, uint16_t pool, uint8_t expandable)
 {
     *B(s, h) = (tblock){.addr = addr, .size = size, .prev = T_NONE, .next = T_NONE, .left = T_NONE,
                         .right = T_NONE, .seg = seg, .stream = stream, .alloc = T_NONE,
@@ -359,6 +445,28 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
  * (try_allocate_expandable_block). */
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch_pools.c: the pool pairs (the default pools are pair 0, made by
+ * torch_pools_init), captures_underway and the ops table's pool entries. */
+bool torch_pools_init(strategy *s);
+void torch_pools_release(strategy *s);
+/* The pair of private pool id, made with one use when absent (ensure_exists_and_incref_pool
+ * without the incref of an existing one: *made says which); T_NONE without memory. */
+uint32_t torch_pool_pair_of(strategy *s, uint64_t id, bool *made);
+/* get_pool's pair for an allocation on stream: the first route that matches, else 0. */
+static inline uint32_t torch_pool_route(const strategy *s, uint32_t stream)
+{
+    for (uint32_t i = 0; i < s->n_routes; i++)
+        if (s->routes[i].all_streams || s->routes[i].stream == stream)
+            return s->routes[i].pair;
+    return 0;
+}
+/* After release_cached_blocks released the freeable pools' segments: drop those with none left. */
+void torch_pools_drop_empty(strategy *s);
+void torch_pool_begin(strategy *s, const strategy_pool_scope *scope);
+void torch_pool_end(strategy *s, uint64_t pool);
+void torch_pool_release(strategy *s, uint64_t pool);
+int torch_pools(const strategy *s, strategy_pool_visitor v, void *ctx);
 
 /* torch_seed.c: the ops table's seed (a recorded start state) and locate. */
 sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handles, sim_error *err);

@@ -43,12 +43,12 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
     case TORCH_CORRUPT_FREE_NOT_IN_SET:
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
-        torch_fs_tree_erase(&s->blocks, &s->free_set[B(s, h)->pool].root[torch_fs_bin(B(s, h)->size)], false, h);
+        torch_fs_tree_erase(&s->blocks, &FS(s, B(s, h)->pool)->root[torch_fs_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_USED_IN_SET:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;
-        torch_fs_tree_insert(&s->blocks, &s->free_set[B(s, h)->pool].root[torch_fs_bin(B(s, h)->size)], false, h);
+        torch_fs_tree_insert(&s->blocks, &FS(s, B(s, h)->pool)->root[torch_fs_bin(B(s, h)->size)], false, h);
         return true;
     case TORCH_CORRUPT_WRONG_POOL:
         if (s->seg_first == T_NONE)
@@ -74,21 +74,21 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
         s->st.allocated_bytes[ST_ALL].peak = stat_of(s->st.allocated_bytes, ST_ALL).current - 1;
         return true;
     case TORCH_CORRUPT_FREE_BYTES:
-        s->free_set[POOL_LARGE].bytes += 512;
+        (*FS(s, POOL_LARGE)).bytes += 512;
         return true;
     case TORCH_CORRUPT_SET_ORDER: {
         /* the second free block of a pool moves next to the first, in its bin,
          * then its key drops below the first's */
         for (unsigned p = 0; p < N_POOLS; p++) {
-            if (!torch_fs_collect(&s->free_set[p], &s->scratch) || s->scratch.len < 2)
+            if (!torch_fs_collect(FS(s, p), &s->scratch) || s->scratch.len < 2)
                 continue;
             uint32_t h0 = s->scratch.h[0], h1 = s->scratch.h[1];
             tblock *lo = B(s, h0), *hi = B(s, h1);
-            torch_fs_tree_erase(&s->blocks, &s->free_set[p].root[torch_fs_bin(hi->size)], false, h1);
+            torch_fs_tree_erase(&s->blocks, &FS(s, p)->root[torch_fs_bin(hi->size)], false, h1);
             hi->stream = lo->stream;
             hi->size = lo->size;
             hi->addr = lo->addr + 1;
-            torch_fs_tree_insert(&s->blocks, &s->free_set[p].root[torch_fs_bin(lo->size)], false, h1);
+            torch_fs_tree_insert(&s->blocks, &FS(s, p)->root[torch_fs_bin(lo->size)], false, h1);
             hi->addr = lo->addr - 1;
             return true;
         }
@@ -97,7 +97,7 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
     case TORCH_CORRUPT_WRONG_BIN: {
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
-        uint32_t *roots = s->free_set[B(s, h)->pool].root;
+        uint32_t *roots = (*FS(s, B(s, h)->pool)).root;
         uint32_t bin = torch_fs_bin(B(s, h)->size);
         torch_fs_tree_erase(&s->blocks, &roots[bin], false, h);
         torch_fs_tree_insert(&s->blocks, &roots[bin ^ 1], false, h);
@@ -109,7 +109,7 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
     case TORCH_CORRUPT_STREAM_MISSING: {
         if ((h = find_block(s, BLOCK_FREE, 0)) == T_NONE)
             return false;
-        tfree *f = &s->free_set[B(s, h)->pool];
+        tfree *f = FS(s, B(s, h)->pool);
         tstream *e = torch_fs_stream_entry(f, B(s, h)->stream);
         if (e == NULL)
             return false;
@@ -126,7 +126,7 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
     }
     case TORCH_CORRUPT_STREAM_ORDER:
         for (unsigned p = 0; p < N_POOLS; p++) {
-            tfree *f = &s->free_set[p];
+            tfree *f = FS(s, p);
             if (f->n_ent < 2)
                 continue;
             tstream t = f->ent[0];

@@ -324,6 +324,41 @@ void harness_empty_cache(harness *h)
     harness_check(h);
 }
 
+void harness_pool_begin(harness *h, uint64_t pool, uint32_t stream, bool all_streams)
+{
+    ck_assert_msg(h->ops->pool_begin != NULL, "%s has no private pools", h->ops->name);
+    strategy_pool_scope sc = {.pool = pool, .stream = stream, .all_streams = all_streams, .capture = !all_streams};
+    h->ops->pool_begin(h->s, &sc);
+    harness_check(h);
+}
+
+void harness_pool_end(harness *h, uint64_t pool)
+{
+    h->ops->pool_end(h->s, pool);
+    harness_check(h);
+}
+
+void harness_pool_release(harness *h, uint64_t pool)
+{
+    h->ops->pool_release(h->s, pool);
+    harness_check(h);
+}
+
+static int pool_info_of(void *ctx, const strategy_pool_info *p)
+{
+    strategy_pool_info *want = ctx;
+    if (p->pool != want->pool)
+        return 0;
+    *want = *p;
+    return 1;
+}
+
+bool harness_pool_info(harness *h, uint64_t pool, strategy_pool_info *out)
+{
+    *out = (strategy_pool_info){.pool = pool};
+    return h->ops->pools(h->s, pool_info_of, out) != 0;
+}
+
 typedef struct layout_ctx {
     char *buf;
     size_t cap, len;

@@ -62,6 +62,14 @@ void harness_free_deferred(harness *h, strategy_handle b);
 void harness_free_deferred_on(harness *h, strategy_handle b, uint32_t stream);
 void harness_free_ready(harness *h, strategy_handle b);
 void harness_empty_cache(harness *h);
+/* The pool entries (the strategy must have them; the caller keeps the engine's
+ * protocol, design.md §3 "Pools"): a scope on stream (a capture), or on every stream
+ * (use_mem_pool); its end; one use released. */
+void harness_pool_begin(harness *h, uint64_t pool, uint32_t stream, bool all_streams);
+void harness_pool_end(harness *h, uint64_t pool);
+void harness_pool_release(harness *h, uint64_t pool);
+/* The strategy's figures for private pool `pool`: false when it keeps no such pool. */
+bool harness_pool_info(harness *h, uint64_t pool, strategy_pool_info *out);
 
 /* Run the checker, and harness_check_locate; fail the test with its report on any
  * violation. */
