@@ -134,6 +134,10 @@ def pool_trace(rng, idx):
     n = rng.randint(200, 420)
     streams = rng.choice([2, 3, 3])
     deferred = rng.choice([0.0, 0.15, 0.3])
+    # every deferred free of the trace is recorded on one stream (a capture's, when it
+    # is one): frees recorded on different streams that complete at one poll complete
+    # in PyTorch's hash map order of streams, which no model follows (README.md)
+    ready_stream = rng.randrange(streams)
     empty = rng.choice([0.0, 0.01])
     scale = rng.choice([0.25, 0.5, 1.0])
     target = rng.choice([1, 2, 4]) * (1 << 30)
@@ -208,8 +212,10 @@ def pool_trace(rng, idx):
             ev.append({"op": "pool_end", "pool": pool, "t": t})
             continue
         if r < 0.13 and graphs:
-            ev.append({"op": "graph_replay", "pool": rng.choice(graphs), "t": t})
-            continue
+            done = [p for p in graphs if p not in active]
+            if done:
+                ev.append({"op": "graph_replay", "pool": rng.choice(done), "t": t})
+                continue
         if r < 0.16 and graphs:
             done = [p for p in graphs if p not in active]
             if done:
@@ -226,11 +232,9 @@ def pool_trace(rng, idx):
             size = live.pop(i)
             live_bytes -= size
             e = {"op": "free", "id": i, "t": t}
-            if rng.random() < deferred:
+            if rng.random() < deferred and stream_of[i] != ready_stream:
                 e["ready_t"] = t + rng.randint(1, 400)
-                own = stream_of[i]
-                others = [s for s in range(streams) if s != own]
-                e["ready_stream"] = rng.choice(others)
+                e["ready_stream"] = ready_stream
             stream_of.pop(i)
             ev.append(e)
         else:

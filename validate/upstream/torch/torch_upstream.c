@@ -229,6 +229,11 @@ static const char *op_text(const tick_rec *k, char *buf, size_t cap)
     return buf;
 }
 
+static bool is_pool_key(const char *key)
+{
+    return strncmp(key, "pool.", 5) == 0;
+}
+
 /* The first tick after which any counter differs, into out. */
 static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
 {
@@ -242,13 +247,28 @@ static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
             for (uint32_t q = 0; q < g->n_keys; q++)
                 if (strcmp(g->keys[q], u->keys[j]) == 0)
                     jg = q;
-            uint64_t vg = jg == UINT32_MAX ? UINT64_MAX - 1 : kg->v[jg];
+            /* a pool one side has never reported reads 0 there (pool.ID.exists 0) */
+            uint64_t vg = jg != UINT32_MAX ? kg->v[jg] : is_pool_key(u->keys[j]) ? 0 : UINT64_MAX - 1;
             if (vg == ku->v[j])
                 continue;
             if (shown == 0)
                 sim_buf_printf(out, "first diverging event %" PRIu64 " (%s):", ku->event, op_text(ku, op, sizeof op));
             if (shown < 6)
                 sim_buf_printf(out, " %s gpusim=%" PRIu64 " pytorch=%" PRIu64, u->keys[j], vg, ku->v[j]);
+            shown++;
+        }
+        for (uint32_t q = 0; q < g->n_keys; q++) { /* the pools only gpusim reported */
+            if (!is_pool_key(g->keys[q]) || kg->v[q] == 0)
+                continue;
+            bool in_u = false;
+            for (uint32_t j = 0; j < u->n_keys && !in_u; j++)
+                in_u = strcmp(g->keys[q], u->keys[j]) == 0;
+            if (in_u)
+                continue;
+            if (shown == 0)
+                sim_buf_printf(out, "first diverging event %" PRIu64 " (%s):", ku->event, op_text(ku, op, sizeof op));
+            if (shown < 6)
+                sim_buf_printf(out, " %s gpusim=%" PRIu64 " pytorch=0", g->keys[q], kg->v[q]);
             shown++;
         }
         if (shown > 0)

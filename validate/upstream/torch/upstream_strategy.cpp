@@ -57,6 +57,7 @@ struct strategy {
         uint64_t bytes = 0;    // the request
         uint32_t stream = 0;   // the trace stream it was allocated on
         bool live = false;
+        bool in_scope = false; // allocated while a pool was routed
     };
     std::vector<slot> slots;
     std::vector<uint32_t> free_slots;
@@ -77,8 +78,10 @@ struct strategy {
         cudaStream_t capture_stream = nullptr;
         bool use_on_oom = false, no_split = false;
         uint64_t peak_reserved = 0, peak_allocated = 0; // read after every allocation
+        std::function<bool(cudaStream_t)> filter;        // its routing scope's
     };
     std::vector<pool> pools;
+    std::vector<uint64_t> routes; // the routed pools in begin order (captures_underway)
 };
 
 namespace {
@@ -163,11 +166,50 @@ c10::cuda::CUDAStream own_stream(uint64_t tag)
 
 // record_stream on a second stream: PyTorch records an event at the free and
 // reuses the block only once that event has completed (mock_cuda_complete)
+// c10's MempoolId_t, a pair of capture ids (c10::cuda's in 2.6, c10's from 2.10)
+using mempool_id_t = std::pair<unsigned long long, unsigned long long>;
+
+// The pool a trace's pool id names: MempoolId_t {0, id}, as graph_pool_handle() and
+// MemPool() make them (a capture that names no pool would get {id, 0})
+mempool_id_t mempool_of(uint64_t id)
+{
+    return mempool_id_t{0, static_cast<unsigned long long>(id)};
+}
+
+strategy::pool *pool_rec(strategy *s, uint64_t id)
+{
+    for (strategy::pool &p : s->pools)
+        if (p.id == id)
+            return &p;
+    return nullptr;
+}
+
+// While a pool is routed, PyTorch parks the free (needs_events_deferred_until_no_capture)
+// and records its events once none is; it first drops the stream uses recorded while a
+// scope was open (remove_cudagraph_stream_uses). A trace does not say when the use was
+// recorded: gpusim's model takes those of a block allocated while a pool was routed as
+// the scope's, any other's as recorded before (design.md §3 "Pools"). So for a block
+// allocated outside every scope, the use is recorded with no scope open: each routed
+// pool's routing is ended and begun again in the same order around recordStream (the
+// use count it adds is released again), and the record to come takes the free's tag.
 void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream *st)
 {
     strategy::slot &sl = s->slots[h];
     sl.tag = s->next_tag++;
-    CCA::recordStream(sl.ptr, st != nullptr ? *st : own_stream(sl.tag));
+    c10::cuda::CUDAStream use = st != nullptr ? *st : own_stream(sl.tag);
+    if (s->routes.empty() || sl.in_scope) {
+        CCA::recordStream(sl.ptr, use);
+    } else {
+        for (uint64_t id : s->routes)
+            CCA::endAllocateToPool(0, mempool_of(id));
+        CCA::recordStream(sl.ptr, use);
+        for (uint64_t id : s->routes) {
+            CCA::beginAllocateToPool(0, mempool_of(id), pool_rec(s, id)->filter);
+            CCA::releasePool(0, mempool_of(id));
+        }
+        if (use.stream() != stream_of(sl.stream).stream())
+            mock_cuda_queue_record_tag(use.stream(), sl.tag);
+    }
     mock_cuda_set_record_tag(sl.tag);
     sl.ptr.clear();
     mock_cuda_set_record_tag(0);
@@ -217,9 +259,6 @@ void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
     }
 }
 
-// c10's MempoolId_t, a pair of capture ids (c10::cuda's in 2.6, c10's from 2.10)
-using mempool_id_t = std::pair<unsigned long long, unsigned long long>;
-
 // The calls a release's allocator may lack (detected at compile time): the MemPool
 // options (setUseOnOOM and setNoSplit, 2.8 and 2.10), the capture marks (2.13), the
 // pool use count (2.6)
@@ -245,19 +284,6 @@ struct has_use_count<A, std::void_t<decltype(std::declval<A &>().getPoolUseCount
                                                                                   mempool_id_t{}))>>
     : std::true_type {};
 using allocator_type = std::remove_pointer_t<decltype(CCA::get())>;
-
-mempool_id_t mempool_of(uint64_t id)
-{
-    return mempool_id_t{0, static_cast<unsigned long long>(id)};
-}
-
-strategy::pool *pool_rec(strategy *s, uint64_t id)
-{
-    for (strategy::pool &p : s->pools)
-        if (p.id == id)
-            return &p;
-    return nullptr;
-}
 
 // Whether PyTorch still keeps the pool (release_cached_blocks drops one whose uses
 // were all released once it holds no segment): its use count answers, or throws
@@ -435,6 +461,7 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         sl.bytes = size;
         sl.stream = stream;
         sl.live = true;
+        sl.in_scope = !s->routes.empty();
         *h = i;
         note_pool_peaks(s);
         return SIM_OK;
@@ -556,7 +583,9 @@ void up_pool_begin(strategy *s, const strategy_pool_scope *sc)
         cudaStream_t mine = p->capture_stream;
         filter = [mine](cudaStream_t st) { return st == mine; };
     }
+    p->filter = filter;
     CCA::beginAllocateToPool(0, mempool_of(sc->pool), std::move(filter));
+    s->routes.push_back(sc->pool);
     if (first)
         set_pool_options(CCA::get(), mempool_of(sc->pool), sc->use_on_oom, sc->no_split);
     if (sc->capture) {
@@ -579,6 +608,7 @@ void up_pool_end(strategy *s, uint64_t id)
         mark_capture(CCA::get(), false);
     }
     CCA::endAllocateToPool(0, mempool_of(id));
+    s->routes.erase(std::find(s->routes.begin(), s->routes.end(), id));
     p->routed = false;
     p->capture = false;
 }

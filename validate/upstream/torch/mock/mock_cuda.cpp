@@ -9,9 +9,9 @@
 // with its capture id, and an event recorded on it is a captured event, which
 // cudaEventQuery and cudaEventSynchronize refuse as CUDA does.
 #include <cstdlib>
-#include <cstdio>
 #include <cstring>
 #include <map>
+#include <deque>
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -43,6 +43,7 @@ struct MockState {
     uint64_t next_handle = 1;
     std::set<uint64_t> completed;                         // tags whose work has finished
     uint64_t record_tag = 0;
+    std::map<cudaStream_t, std::deque<uint64_t>> queued_tags; // tags of records to come, per stream
     std::vector<std::unique_ptr<CUstream_st>> streams;
     std::vector<std::unique_ptr<CUevent_st>> events;      // kept until reset: c10 pools them
     std::map<cudaStream_t, CUgraph_st *> captures;        // capturing streams and their graphs
@@ -93,6 +94,7 @@ void mock_cuda_reset(const mock_cuda_device *dev)
     s.next_handle = 1;
     s.completed.clear();
     s.record_tag = 0;
+    s.queued_tags.clear();
     s.last_error = cudaSuccess;
     s.counts = mock_cuda_counts{};
     s.captures.clear();
@@ -106,6 +108,11 @@ void mock_cuda_reset(const mock_cuda_device *dev)
 void mock_cuda_set_record_tag(uint64_t tag)
 {
     state().record_tag = tag;
+}
+
+void mock_cuda_queue_record_tag(const void *stream, uint64_t tag)
+{
+    state().queued_tags[static_cast<cudaStream_t>(const_cast<void *>(stream))].push_back(tag);
 }
 
 void mock_cuda_complete(uint64_t tag)
@@ -496,11 +503,16 @@ cudaError_t cudaEventDestroy(cudaEvent_t)
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    state().counts.event_records++;
-    event->tag = state().record_tag;
+    MockState &s = state();
+    s.counts.event_records++;
+    event->tag = s.record_tag;
+    auto q = s.queued_tags.find(stream);
+    if (event->tag == 0 && q != s.queued_tags.end() && !q->second.empty()) {
+        event->tag = q->second.front(); // a record the replay announced for this stream
+        q->second.pop_front();
+    }
     event->recorded = true;
-    event->captured = state().captures.count(stream) != 0;
-    if (getenv("MOCKTRACE")) fprintf(stderr, "record event %p stream %p captured %d tag %lu\n", (void*)event, (void*)stream, event->captured, (unsigned long)event->tag);
+    event->captured = s.captures.count(stream) != 0;
     return cudaSuccess;
 }
 
