@@ -805,6 +805,22 @@ static void torch_destroy(strategy *s)
     free(s);
 }
 
+/* Whether PyTorch behaves as inside a capture (no polling, parked frees, no cache
+ * release in the ladder). 2.6-2.12: any scope open (captures_underway non-empty,
+ * 2.6 lines 1195, 1240, 1504). 2.13 on (torch_rules.capture_context_by_stream):
+ * a capture running on the current stream, which is the allocation's stream at
+ * malloc; at a free, gpusim takes the current stream to be a running capture's
+ * (torch.cuda.graph makes its stream current) whenever one runs. */
+static bool capture_context(const strategy *s, bool at_free, uint32_t stream)
+{
+    if (!s->rules.capture_context_by_stream)
+        return s->n_routes > 0;
+    for (uint32_t i = 0; i < s->n_routes; i++)
+        if (s->routes[i].capture && (at_free || s->routes[i].all_streams || s->routes[i].stream == stream))
+            return true;
+    return false;
+}
+
 static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out, strategy_oom *oom)
 {
     uint32_t ah = slots_take_uninit(&s->allocs);
@@ -824,7 +840,8 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         return SIM_OOM;
     }
     /* no event is polled while a capture is underway (2.6 lines 1195-1207) */
-    if (s->n_routes == 0)
+    bool capturing = capture_context(s, false, stream);
+    if (!capturing)
         process_events(s);
     uint64_t rs = round_size(s, size);
     /* get_pool: a routed allocation goes to its private pool's pair */
@@ -840,7 +857,7 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
         /* nor synchronized and released during a capture (2.6 line 1240) */
-        if (b == T_NONE && s->n_routes == 0 && release_cached_blocks(s)) {
+        if (b == T_NONE && !capturing && release_cached_blocks(s)) {
             /* pytorch/pytorch#191302 (open): the pool again, which the synchronize
              * may have given completed deferred frees (issue #189504) */
             if (s->rules.fix_research_after_release)
@@ -883,7 +900,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     pair_allocated(s, pool, -(int64_t)blk->size);
     if (blk->size >= s->conf.max_split_size_bytes)
         stat_down(&s->st.oversize_allocations, 1);
-    if (deferred && s->n_routes > 0) {
+    if (deferred && capture_context(s, true, 0)) {
         /* during a capture its events wait until none is underway (2.6 lines 1503-1510) */
         blk->state = BLOCK_PENDING;
         a->state = A_PARKED;

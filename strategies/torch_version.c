@@ -65,6 +65,10 @@ static torch_rules rules_for(unsigned minor)
          * segment's creation order. Wheels: 2.12.0 and 2.12.1 have it, 2.11.0 and
          * 2.13.0 not */
         .tie_by_creation = minor == 12,
+        /* pytorch/pytorch#175374 (merged May 2026, issue #175015): markCaptureBegin in
+         * the 2.13.0 and 2.14.1 headers, not 2.12.1's; the 2.14.1 wheel agrees on the
+         * upstream differential's pool traces with it (validate/upstream/torch) */
+        .capture_context_by_stream = minor >= 13,
         /* CUDA; torch_platform_parse sets the platform's rules */
         .platform = TORCH_PLATFORM_CUDA,
         .expandable_supported = true,

@@ -184,6 +184,21 @@ strategy::pool *pool_rec(strategy *s, uint64_t id)
     return nullptr;
 }
 
+// The current stream at a free (2.13 on, PyTorch asks whether it is capturing):
+// the stream of the capture begun last while one runs (torch.cuda.graph makes its
+// stream current for its body), else the block's own (design.md §3 "Pools")
+void set_free_stream(strategy *s, uint32_t block_stream)
+{
+    for (auto it = s->routes.rbegin(); it != s->routes.rend(); ++it) {
+        strategy::pool *p = pool_rec(s, *it);
+        if (p->capture) {
+            c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromExternal(p->capture_stream, 0));
+            return;
+        }
+    }
+    c10::cuda::setCurrentCUDAStream(stream_of(block_stream));
+}
+
 // While a pool is routed, PyTorch parks the free (needs_events_deferred_until_no_capture)
 // and records its events once none is; it first drops the stream uses recorded while a
 // scope was open (remove_cudagraph_stream_uses). A trace does not say when the use was
@@ -198,10 +213,14 @@ void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream
     sl.tag = s->next_tag++;
     c10::cuda::CUDAStream use = st != nullptr ? *st : own_stream(sl.tag);
     if (s->routes.empty() || sl.in_scope) {
+        set_free_stream(s, sl.stream);
         CCA::recordStream(sl.ptr, use);
     } else {
         for (uint64_t id : s->routes)
             CCA::endAllocateToPool(0, mempool_of(id));
+        // on a stream that is not capturing (2.13's is_capture_context asks the
+        // current stream)
+        c10::cuda::setCurrentCUDAStream(stream_of(0));
         CCA::recordStream(sl.ptr, use);
         for (uint64_t id : s->routes) {
             CCA::beginAllocateToPool(0, mempool_of(id), pool_rec(s, id)->filter);
@@ -210,6 +229,7 @@ void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream
         if (use.stream() != stream_of(sl.stream).stream())
             mock_cuda_queue_record_tag(use.stream(), sl.tag);
     }
+    set_free_stream(s, sl.stream);
     mock_cuda_set_record_tag(sl.tag);
     sl.ptr.clear();
     mock_cuda_set_record_tag(0);
@@ -512,6 +532,7 @@ void up_free(strategy *s, strategy_handle h, bool deferred)
         s->unrecorded = h; // recorded by up_free_wait or the next call
         return;            // the slot stays taken until free_ready
     }
+    set_free_stream(s, sl.stream);
     sl.ptr.clear();
     if (deferred)
         return;
@@ -543,6 +564,7 @@ void up_free_ready(strategy *s, strategy_handle h)
 void up_empty_cache(strategy *s)
 {
     flush(s);
+    c10::cuda::setCurrentCUDAStream(stream_of(0)); // torch.cuda.empty_cache() outside any capture
     CCA::emptyCache();
 }
 
