@@ -106,6 +106,8 @@ static uint64_t allocation_size(const strategy *s, uint64_t size)
 static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 {
     const tblock *b = B(s, h);
+    if (s->rules.pool_no_split && s->pairs[pool_pair(b->pool)]->no_split)
+        return false; /* a MemPool(no_split=True) pool's blocks stay whole */
     uint64_t remaining = b->size - size;
     if (pool_kind(b->pool) == POOL_SMALL || s->conf.expandable_segments)
         return remaining >= T_MIN_BLOCK;
@@ -805,6 +807,35 @@ static void torch_destroy(strategy *s)
     free(s);
 }
 
+/* try_mempool_fallback (2.8 on): a default-pool request whose first cudaMalloc
+ * failed takes a free block of a MemPool(use_on_oom=True) pool, searched as
+ * get_free_block searches, before any cached memory is released. PyTorch walks its
+ * use_on_oom_pools set (a hash set keyed by the pool id: ascending for the ids a
+ * trace uses); a pool whose uses were all released aborts PyTorch there (it adds a
+ * use to a pool that has none), which gpusim does not follow: it skips the pool. */
+static uint32_t use_on_oom_fallback(strategy *s, unsigned *pool, uint32_t stream, uint64_t rs)
+{
+    unsigned kind = pool_kind(*pool);
+    uint64_t after = 0; /* the pools by id, ascending: the next above the last tried */
+    for (;;) {
+        uint32_t next = T_NONE;
+        for (uint32_t i = 1; i < s->n_pairs; i++) {
+            const tpair *p = s->pairs[i];
+            if (p->live && p->use_on_oom && p->uses > 0 && p->id > after &&
+                (next == T_NONE || p->id < s->pairs[next]->id))
+                next = i;
+        }
+        if (next == T_NONE)
+            return T_NONE;
+        uint32_t b = get_free_block(s, pool_index(next, kind), stream, rs);
+        if (b != T_NONE) {
+            *pool = pool_index(next, kind);
+            return b;
+        }
+        after = s->pairs[next]->id;
+    }
+}
+
 /* Whether PyTorch behaves as inside a capture (no polling, parked frees, no cache
  * release in the ladder). 2.6-2.12: any scope open (captures_underway non-empty,
  * 2.6 lines 1195, 1240, 1504). 2.13 on (torch_rules.capture_context_by_stream):
@@ -854,6 +885,8 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         if (s->gc_on)
             garbage_collect(s);
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
+        if (b == T_NONE && s->rules.pool_use_on_oom && pool_pair(pool) == 0)
+            b = use_on_oom_fallback(s, &pool, stream, rs);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
         /* nor synchronized and released during a capture (2.6 line 1240) */

@@ -69,6 +69,10 @@ static torch_rules rules_for(unsigned minor)
          * the 2.13.0 and 2.14.1 headers, not 2.12.1's; the 2.14.1 wheel agrees on the
          * upstream differential's pool traces with it (validate/upstream/torch) */
         .capture_context_by_stream = minor >= 13,
+        /* setUseOnOOM in the 2.8.0 headers, not 2.7.1's; setNoSplit in 2.10.0's, not
+         * 2.9.1's. Both agree with the 2.14.1 wheel on the pool traces that set them */
+        .pool_use_on_oom = minor >= 8,
+        .pool_no_split = minor >= 10,
         /* CUDA; torch_platform_parse sets the platform's rules */
         .platform = TORCH_PLATFORM_CUDA,
         .expandable_supported = true,

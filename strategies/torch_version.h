@@ -87,6 +87,13 @@ typedef struct torch_rules {
      * scope is open: a use_mem_pool scope is no capture, nor is an allocation on a
      * stream that is not capturing (2.13 on; 2.6-2.12: captures_underway non-empty) */
     bool capture_context_by_stream;
+    /* MemPool(use_on_oom=True): when the first cudaMalloc of a default-pool request
+     * fails, a free block of a use_on_oom pool is taken before any cache is released
+     * (try_mempool_fallback; 2.8 on) */
+    bool pool_use_on_oom;
+    /* MemPool(no_split=True): blocks of the pool are never split (should_split;
+     * 2.10 on) */
+    bool pool_no_split;
     /* Open pull requests that fix known allocator bugs, off unless asked for
      * (option torch_fixes; no release has them): */
     /* pytorch/pytorch#191302 (issue #189504): after the synchronize and release of

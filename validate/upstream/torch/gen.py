@@ -153,6 +153,11 @@ def pool_trace(rng, idx):
     graphs = []     # one entry per use not yet released: its pool id
     next_pool = 1
     shared = None
+    # a deferred free made while a scope is open is parked until PyTorch next polls
+    # with no capture on the stream; 2.9 on unpark their events in the order of a hash
+    # map keyed by the block's address, which no model follows: one at a time
+    parked = False
+    on_oom = set()
 
     def new_pool():
         nonlocal next_pool
@@ -194,6 +199,7 @@ def pool_trace(rng, idx):
                     opts = {}
                     if kind == "mixed" and rng.random() < 0.5:
                         opts["use_on_oom"] = True
+                        on_oom.add(next_pool)
                     if kind == "mixed" and rng.random() < 0.5:
                         opts["no_split"] = True
                     begin(new_pool(), None, opts)
@@ -219,14 +225,18 @@ def pool_trace(rng, idx):
                 ev.append({"op": "graph_replay", "pool": rng.choice(done), "t": t})
                 continue
         if r < 0.16 and graphs:
-            done = [p for p in graphs if p not in active]
+            # a use_on_oom pool keeps its uses: PyTorch (2.14.1) aborts when its OOM
+            # fallback meets such a pool with none left
+            done = [p for p in graphs if p not in active and p not in on_oom]
             if done:
                 release(rng.choice(done))
                 if not active and rng.random() < 0.5:
                     ev.append({"op": "empty_cache", "t": t})
+                    parked = False
                 continue
         if r < 0.16 + empty and not active:
             ev.append({"op": "empty_cache", "t": t})
+            parked = False
             continue
         want_free = live and (live_bytes > target or rng.random() < 0.45)
         if want_free:
@@ -234,7 +244,8 @@ def pool_trace(rng, idx):
             size = live.pop(i)
             live_bytes -= size
             e = {"op": "free", "id": i, "t": t}
-            if rng.random() < deferred and stream_of[i] != ready_stream:
+            if rng.random() < deferred and stream_of[i] != ready_stream and not (active and parked):
+                parked = parked or bool(active)
                 e["ready_t"] = t + rng.randint(1, 400)
                 e["ready_stream"] = ready_stream
             stream_of.pop(i)
@@ -246,6 +257,8 @@ def pool_trace(rng, idx):
             else:
                 s = rng.randrange(streams)
             ev.append({"op": "alloc", "id": next_id, "size": size, "t": t, "stream": s})
+            if not active:
+                parked = False
             live[next_id] = size
             stream_of[next_id] = s
             live_bytes += size
@@ -255,7 +268,7 @@ def pool_trace(rng, idx):
         ev.append({"op": "pool_end", "pool": pool, "t": t})
     active.clear()
     if rng.random() < 0.6:
-        for pool in list(graphs):
+        for pool in [p for p in graphs if p not in on_oom]:
             release(pool)
         ev.append({"op": "empty_cache", "t": t})
     return {"format": "gpusim-trace", "version": 1, "name": "upstream-pools-%03d" % idx, "time_unit": "ns",
