@@ -112,7 +112,7 @@ log=$build/upstream-check.log
 . "$here/runs.sh"
 runs=0 agree=0 skipped=0 pool_runs=0 pool_agree=0 expected=0
 upstream_runs "$bin" "$tdir" "$here/configs.txt" "$version" "$log"
-grep -v '^agree ' "$log" | head -n 40 || true
+grep -v -E '^(agree|skipped) ' "$log" | head -n 40 || true
 echo "upstream: $agree of $runs runs agree (gpusim --strategy=torch --torch-version=$version against $(basename "$src"); log: $log)"
 echo "upstream: pools: $pool_agree of $pool_runs runs with captures and private pools agree; $skipped skipped (the release lacks what the trace needs)"
 if [ "$((runs + skipped))" -ne "$expected" ]; then

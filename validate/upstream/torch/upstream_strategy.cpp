@@ -206,12 +206,14 @@ void set_free_stream(strategy *s, uint32_t block_stream)
 // the scope's, any other's as recorded before (design.md §3 "Pools"). So for a block
 // allocated outside every scope, the use is recorded with no scope open: each routed
 // pool's routing is ended and begun again in the same order around recordStream (the
-// use count it adds is released again), and the record to come takes the free's tag.
+// use count it adds is released again), and when the free is parked (no event
+// recorded at it: 2.13 on park only in a capture), the record to come takes its tag.
 void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream *st)
 {
     strategy::slot &sl = s->slots[h];
     sl.tag = s->next_tag++;
     c10::cuda::CUDAStream use = st != nullptr ? *st : own_stream(sl.tag);
+    bool queue = false;
     if (s->routes.empty() || sl.in_scope) {
         set_free_stream(s, sl.stream);
         CCA::recordStream(sl.ptr, use);
@@ -226,13 +228,16 @@ void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream
             CCA::beginAllocateToPool(0, mempool_of(id), pool_rec(s, id)->filter);
             CCA::releasePool(0, mempool_of(id));
         }
-        if (use.stream() != stream_of(sl.stream).stream())
-            mock_cuda_queue_record_tag(use.stream(), sl.tag);
+        queue = use.stream() != stream_of(sl.stream).stream();
     }
     set_free_stream(s, sl.stream);
+    uint64_t records = mock_cuda_get_counts().event_records;
     mock_cuda_set_record_tag(sl.tag);
     sl.ptr.clear();
     mock_cuda_set_record_tag(0);
+    // parked (no event recorded at the free): its event comes later, with this tag
+    if (queue && mock_cuda_get_counts().event_records == records)
+        mock_cuda_queue_record_tag(use.stream(), sl.tag);
 }
 
 // Before any other call: the deferred free just made named no stream.
