@@ -86,10 +86,18 @@ static void sink_real(void *ctx, const char *key, double v)
 static int put_pool(void *ctx, const strategy_pool_info *pi)
 {
     recorder *r = ctx;
-    const char *names[10] = {"exists", "reserved_bytes", "peak_reserved_bytes", "allocated_bytes",
-                             "peak_allocated_bytes", "segments", "uses", "routed", "use_on_oom", "no_split"};
-    const uint64_t v[10] = {1, pi->reserved_bytes, pi->peak_reserved_bytes, pi->allocated_bytes,
-                            pi->peak_allocated_bytes, pi->segments, pi->uses, pi->routed, pi->use_on_oom,
+    const char *names[10] = {
+        "exists", "reserved_bytes", "peak_reserved_bytes", "allocated_bytes", "peak_allocated_bytes", "segments",
+        "uses",   "routed",         "use_on_oom",          "no_split"};
+    const uint64_t v[10] = {1,
+                            pi->reserved_bytes,
+                            pi->peak_reserved_bytes,
+                            pi->allocated_bytes,
+                            pi->peak_allocated_bytes,
+                            pi->segments,
+                            pi->uses,
+                            pi->routed,
+                            pi->use_on_oom,
                             pi->no_split};
     for (unsigned i = 0; i < 10; i++) {
         char key[KEY_LEN];

@@ -14,9 +14,9 @@
 #define GPUSIM_C10_P2P_CACHE 1
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -72,13 +72,13 @@ struct strategy {
     // (MempoolId_t {0, id}, as graph_pool_handle() and MemPool() make them)
     struct pool {
         uint64_t id = 0;
-        uint32_t uses = 0;            // pool_begins not released
-        bool routed = false;          // between pool_begin and pool_end
-        bool capture = false;         // the routing scope is a stream capture
+        uint32_t uses = 0;    // pool_begins not released
+        bool routed = false;  // between pool_begin and pool_end
+        bool capture = false; // the routing scope is a stream capture
         cudaStream_t capture_stream = nullptr;
         bool use_on_oom = false, no_split = false;
         uint64_t peak_reserved = 0, peak_allocated = 0; // read after every allocation
-        std::function<bool(cudaStream_t)> filter;        // its routing scope's
+        std::function<bool(cudaStream_t)> filter;       // its routing scope's
     };
     std::vector<pool> pools;
     std::vector<uint64_t> routes; // the routed pools in begin order (captures_underway)

@@ -10,8 +10,8 @@
 // cudaEventQuery and cudaEventSynchronize refuse as CUDA does.
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -439,9 +439,9 @@ cudaError_t cudaGraphDestroy(cudaGraph_t)
 }
 
 #if CUDART_VERSION >= 13000
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
-                                     unsigned long long *id, cudaGraph_t *graph, const cudaGraphNode_t **deps,
-                                     const cudaGraphEdgeData **edges, size_t *n_deps)
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                     cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                     size_t *n_deps)
 {
     CUgraph_st *g = capture_of(stream, status, id);
     if (graph != nullptr)
@@ -469,8 +469,7 @@ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCapt
     return cudaSuccess;
 }
 #else
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
-                                     unsigned long long *id)
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id)
 {
     capture_of(stream, status, id);
     return cudaSuccess;
