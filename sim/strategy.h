@@ -111,7 +111,7 @@ typedef struct strategy_oom {
     uint64_t device_free_bytes;  /* device_free_bytes() at the failure */
     uint64_t usable_bytes;       /* what this process may use (BFC: its limit; PyTorch: min(capacity −
                                   * context, fraction cap)); 0: capacity − context, the engine's default */
-    char detail[768];            /* the allocator's own words (PyTorch's message, ...) or "" */
+    char detail[1024];           /* the allocator's own words (PyTorch's message, ...) or "" */
 } strategy_oom;
 
 /* O(1) snapshot taken after every event for the metrics. */

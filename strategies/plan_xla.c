@@ -321,6 +321,8 @@ static void *run_order(void *arg)
                   .limit = j->cfg->heap_limit ? j->cfg->heap_limit : UINT64_MAX};
     size_t nn = j->n ? j->n : 1;
     w.index = plan_index_new(j->b, j->n);
+    if (w.index != NULL) /* every offset find_offset gives is a multiple of it */
+        plan_index_set_alignment(w.index, j->cfg->alignment ? j->cfg->alignment : 1);
     w.ids = malloc(nn * sizeof *w.ids);
     w.in_heap = malloc(nn * sizeof *w.in_heap);
     j->st = SIM_ENOMEM;

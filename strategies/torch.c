@@ -646,7 +646,16 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
         .device_free_bytes = dev_free,
         .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
     };
-    char a[32], c[32], f[32], u[32], al[32], r[32], allowed[64] = "";
+    /* "allocated in private pools" is what PyTorch's message sums over the free sets of
+     * every private pool (2.6 lines 1283-1304): cached, not handed out, yet counted as
+     * allocated and taken off the unallocated figure */
+    uint64_t in_pools = 0;
+    for (uint32_t i = 1; i < s->n_pairs; i++)
+        in_pools += torch_fs_bytes(&s->pairs[i]->fs[POOL_SMALL]) + torch_fs_bytes(&s->pairs[i]->fs[POOL_LARGE]);
+    char a[32], c[32], f[32], u[32], al[32], r[32], pp[32], allowed[64] = "", pools[96] = "";
+    if (in_pools > 0)
+        snprintf(pools, sizeof pools, "with %s allocated in private pools (e.g., CUDA Graphs), ",
+                 torch_format_size(in_pools, pp, sizeof pp));
     if (s->set_fraction && s->rules.oom_names_allowed)
         snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
     /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It

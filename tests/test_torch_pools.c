@@ -238,3 +238,27 @@ START_TEST(empty_cache_during_a_capture_should_leave_the_cache_alone)
     harness_free(h);
 }
 END_TEST
+
+START_TEST(the_oom_message_should_count_a_private_pools_cached_blocks_as_allocated)
+{
+    /* 60 MiB card: a capture frees its 30 MiB back into pool 1, which still has its
+     * use; 40 MiB outside the capture: 30 free on the device, and release_cached_blocks
+     * may not take the pool's segment. PyTorch's message (2.6 lines 1283-1304, 1338-1359)
+     * sums the private pools' free blocks (30) into "allocated by PyTorch" (0 + 30) and
+     * takes them off "reserved but unallocated" (30 - 0 - 30 = 0 bytes). */
+    harness *h = harness_new(torch_strategy(), 60 * MiB, 0, "torch_version=2.6");
+    harness_pool_begin(h, 1, 0, false);
+    harness_free_block(h, harness_alloc(h, 30 * MiB, 0));
+    harness_pool_end(h, 1);
+    strategy_oom oom = harness_oom(h, 40 * MiB, 0);
+    ck_assert_str_eq(oom.detail,
+                     "CUDA out of memory. Tried to allocate 40.00 MiB. GPU 0 has a total capacity of 60.00 MiB of which "
+                     "30.00 MiB is free. Including non-PyTorch memory, this process has 30.00 MiB memory in use. Of the "
+                     "allocated memory 30.00 MiB is allocated by PyTorch, with 30.00 MiB allocated in private pools "
+                     "(e.g., CUDA Graphs), and 0 bytes is reserved by PyTorch but unallocated. If reserved but "
+                     "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to "
+                     "avoid fragmentation.  See documentation for Memory Management  "
+                     "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+    harness_free(h);
+}
+END_TEST

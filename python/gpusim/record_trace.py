@@ -39,6 +39,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
 from . import record_rules as rules
+from . import record_graphs
 
 __all__ = ["record", "recording", "mark", "RecordError", "StopRecording"]
 
@@ -90,6 +91,8 @@ class Recorder:
         self.max_steps = 0
         self._last_key = 0
         self.autocast_cache: Dict[int, Tuple[Any, Any]] = {}  # id(parameter) -> (parameter, its cast)
+        # pool_begin / pool_end / pool_release / graph_replay (record_graphs.py)
+        self.pool_event = record_graphs.pool_event_writer(self._write)
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, event: Dict[str, Any]) -> None:
@@ -573,6 +576,9 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
     for name in ("_get_foreach_kernels_supported_devices", "_get_fused_kernels_supported_devices"):
         if hasattr(opt_mod, name):
             patches[(opt_mod, name)] = (lambda f: (lambda: list(f()) + ["meta"]))(getattr(opt_mod, name))
+    # CUDA graphs and memory pools (record_graphs.py)
+    patches.update(record_graphs.graph_patches(rec, torch))
+    absent = [k for k in patches if not hasattr(k[0], k[1])]
     saved = {k: getattr(k[0], k[1], None) for k in patches}
     for (obj, name), value in patches.items():
         setattr(obj, name, value)
@@ -582,7 +588,10 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
     finally:
         handle.remove()
         for (obj, name), value in saved.items():
-            setattr(obj, name, value)
+            if (obj, name) in absent:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
 
 
 def _live_tensors(roots: Tuple[Any, ...]) -> List[Tuple[Any, str]]:
