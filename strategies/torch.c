@@ -686,19 +686,6 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     if (!rl->oom_hip)
         snprintf(process, sizeof process, "Including non-PyTorch memory, this process has %s memory in use. ",
                  torch_format_size(reserved + s->context_bytes, u, sizeof u));
-    /* The bytes of the private pools' free blocks (every graph_pools entry's small and
-     * large BlockPool, 2.6 lines 1286-1304; the same clause in the 2.4.1 to 2.14.1
-     * wheels): PyTorch counts them as allocated and names them "allocated in private
-     * pools", although they are the pools' cached free blocks. */
-    uint64_t in_pools = 0;
-    for (uint32_t i = 1; i < s->n_pairs; i++)
-        if (s->pairs[i]->live)
-            for (unsigned k = 0; k < N_POOLS; k++)
-                in_pools += torch_fs_bytes(&s->pairs[i]->fs[k]);
-    char pools[96] = "", pb[32];
-    if (in_pools > 0)
-        snprintf(pools, sizeof pools, "with %s allocated in private pools (e.g., CUDA Graphs), ",
-                 torch_format_size(in_pools, pb, sizeof pb));
     snprintf(oom->detail, sizeof oom->detail,
              "%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
              "%s%sOf the allocated memory %s is allocated by PyTorch, %sand %s is reserved by PyTorch but "
