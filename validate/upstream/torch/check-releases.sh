@@ -67,7 +67,7 @@ for full in $releases; do
             # runs that left no line: a configuration the release refuses, or a crash
             short=$(sed -n 's/^check-wheel.sh: \([0-9]*\) results for \([0-9]*\) runs$/, \1 results of \2 runs/p' \
                 "$build/check-$full.log" | tail -n 1)
-            note="$cuda; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ$short (log: $build/check-$full.log)"
+            note="$note; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ$short (log: $build/check-$full.log)"
             status=1
         fi
         echo "$full | $runs | $agree | $note" >>"$table"

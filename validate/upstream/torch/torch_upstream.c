@@ -289,19 +289,19 @@ static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
     return false;
 }
 
-/* Whether a pool_begin of the trace sets a MemPool option (use_on_oom, no_split). */
-static sim_status trace_sets_pool_options(const char *path, bool *sets, sim_error *err)
+/* The MemPool options (SIM_POOL_USE_ON_OOM, SIM_POOL_NO_SPLIT) the trace's pool_begins set. */
+static sim_status trace_pool_options(const char *path, uint32_t *sets, sim_error *err)
 {
     trace_reader *tr = NULL;
-    *sets = false;
+    *sets = 0;
     sim_status st = trace_open(path, &tr, err);
     if (st != SIM_OK)
         return st;
     sim_event_source src = trace_source(tr);
     sim_event ev;
     while ((st = src.next(src.ctx, &ev, err)) == SIM_OK)
-        if (ev.op == SIM_OP_POOL_BEGIN && (ev.pool_flags & SIM_POOL_OPTIONS) != 0)
-            *sets = true;
+        if (ev.op == SIM_OP_POOL_BEGIN)
+            *sets |= ev.pool_flags & SIM_POOL_OPTIONS;
     trace_close(tr);
     return st == SIM_END ? SIM_OK : st;
 }
@@ -352,17 +352,19 @@ int main(int argc, char **argv)
     if (a.trace == NULL)
         return usage("no trace");
 
-    /* a release without setUseOnOOM/setNoSplit (before 2.10) cannot run a trace whose
-     * pools set them: say so (runs.sh counts these lines), never a silent pass */
-    bool sets_options = false;
-    if (trace_sets_pool_options(a.trace, &sets_options, &err) != SIM_OK) {
+    /* a release without setUseOnOOM (before 2.8) or setNoSplit (before 2.10) cannot run
+     * a trace whose pools set it: say so (runs.sh counts these lines), never a silent pass */
+    uint32_t options = 0;
+    if (trace_pool_options(a.trace, &options, &err) != SIM_OK) {
         fprintf(stderr, "torch_upstream: %s\n", err.msg);
         return 2;
     }
-    if (sets_options && !upstream_torch_has_pool_options()) {
-        printf("skipped %s%s%s: its pools set use_on_oom or no_split, which this release's allocator has no "
-               "setUseOnOOM/setNoSplit for\n",
-               a.trace, a.label[0] ? " " : "", a.label);
+    const char *lacks = (options & SIM_POOL_USE_ON_OOM) && !upstream_torch_has_use_on_oom() ? "use_on_oom (setUseOnOOM)"
+                        : (options & SIM_POOL_NO_SPLIT) && !upstream_torch_has_no_split()   ? "no_split (setNoSplit)"
+                                                                                            : NULL;
+    if (lacks != NULL) {
+        printf("skipped %s%s%s: its pools set %s, which this release's allocator does not have\n", a.trace,
+               a.label[0] ? " " : "", a.label, lacks);
         return 0;
     }
 

@@ -78,10 +78,12 @@ struct strategy {
         cudaStream_t capture_stream = nullptr;
         bool use_on_oom = false, no_split = false;
         uint64_t peak_reserved = 0, peak_allocated = 0; // read after every allocation
+        bool dropped = false; // 2.4, 2.5 (no getPoolUseCount): erased by release_cached_blocks
         std::function<bool(cudaStream_t)> filter;       // its routing scope's
     };
     std::vector<pool> pools;
     std::vector<uint64_t> routes; // the routed pools in begin order (captures_underway)
+    int64_t syncs = 0;            // num_sync_all_streams when the pools were last looked at
 };
 
 namespace {
@@ -164,8 +166,6 @@ c10::cuda::CUDAStream own_stream(uint64_t tag)
         reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x40000000u + 16u * static_cast<uintptr_t>(tag))), 0);
 }
 
-// record_stream on a second stream: PyTorch records an event at the free and
-// reuses the block only once that event has completed (mock_cuda_complete)
 // c10's MempoolId_t, a pair of capture ids (c10::cuda's in 2.6, c10's from 2.10)
 using mempool_id_t = std::pair<unsigned long long, unsigned long long>;
 
@@ -199,6 +199,8 @@ void set_free_stream(strategy *s, uint32_t block_stream)
     c10::cuda::setCurrentCUDAStream(stream_of(block_stream));
 }
 
+// record_stream on a second stream: PyTorch records an event at the free and
+// reuses the block only once that event has completed (mock_cuda_complete).
 // While a pool is routed, PyTorch parks the free (needs_events_deferred_until_no_capture)
 // and records its events once none is; it first drops the stream uses recorded while a
 // scope was open (remove_cudagraph_stream_uses). A trace does not say when the use was
@@ -285,13 +287,18 @@ void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
 }
 
 // The calls a release's allocator may lack (detected at compile time): the MemPool
-// options (setUseOnOOM and setNoSplit, 2.8 and 2.10), the capture marks (2.13), the
-// pool use count (2.6)
+// options (setUseOnOOM and setNoSplit, 2.8 and 2.10; setUseOnOOM takes the flag from
+// 2.11), the capture marks (2.13), the pool use count (2.6)
 template <typename A, typename = void>
 struct has_use_on_oom : std::false_type {};
 template <typename A>
 struct has_use_on_oom<A, std::void_t<decltype(std::declval<A &>().setUseOnOOM(c10::DeviceIndex{0}, mempool_id_t{},
                                                                               true))>> : std::true_type {};
+template <typename A, typename = void>
+struct has_use_on_oom_2 : std::false_type {}; // 2.8-2.10: setUseOnOOM(device, id) sets it
+template <typename A>
+struct has_use_on_oom_2<A, std::void_t<decltype(std::declval<A &>().setUseOnOOM(c10::DeviceIndex{0}, mempool_id_t{}))>>
+    : std::true_type {};
 template <typename A, typename = void>
 struct has_no_split : std::false_type {};
 template <typename A>
@@ -313,7 +320,7 @@ using allocator_type = std::remove_pointer_t<decltype(CCA::get())>;
 // Whether PyTorch still keeps the pool (release_cached_blocks drops one whose uses
 // were all released once it holds no segment): its use count answers, or throws
 template <typename A>
-bool pool_alive(A *a, const strategy::pool &p, bool has_segments)
+bool pool_alive(A *a, const strategy::pool &p)
 {
     if constexpr (has_use_count<A>::value) {
         try {
@@ -323,7 +330,7 @@ bool pool_alive(A *a, const strategy::pool &p, bool has_segments)
             return false;
         }
     } else {
-        return p.uses > 0 || has_segments;
+        return !p.dropped; // 2.4, 2.5: note_pool_drops
     }
 }
 
@@ -335,6 +342,9 @@ void set_pool_options(A *a, mempool_id_t id, bool use_on_oom, bool no_split)
     if constexpr (has_use_on_oom<A>::value) {
         if (use_on_oom)
             a->setUseOnOOM(0, id, true);
+    } else if constexpr (has_use_on_oom_2<A>::value) {
+        if (use_on_oom)
+            a->setUseOnOOM(0, id);
     }
     if constexpr (has_no_split<A>::value) {
         if (no_split)
@@ -649,15 +659,31 @@ void up_pool_release(strategy *s, uint64_t id)
     p->uses--;
 }
 
+// Where the release cannot say whether it keeps a pool (2.4, 2.5: no getPoolUseCount):
+// release_cached_blocks, the only caller of synchronize_and_free_events there, erases a
+// pool whose uses were all released once it holds no segment. So when the count of
+// synchronizations grew since the last look, such a pool is gone.
+void note_pool_drops(strategy *s, const CCA::SnapshotInfo &snap)
+{
+    int64_t syncs = CCA::getDeviceStats(0).num_sync_all_streams;
+    if (syncs == s->syncs)
+        return;
+    s->syncs = syncs;
+    for (strategy::pool &p : s->pools)
+        if (p.uses == 0 && pool_numbers(snap, p.id).segments == 0)
+            p.dropped = true;
+}
+
 int up_pools(const strategy *cs, strategy_pool_visitor v, void *ctx)
 {
     flush(cs);
     if (cs->pools.empty())
         return 0;
     CCA::SnapshotInfo snap = CCA::snapshot();
+    note_pool_drops(const_cast<strategy *>(cs), snap);
     for (const strategy::pool &p : cs->pools) {
         pool_now n = pool_numbers(snap, p.id);
-        if (!pool_alive(CCA::get(), p, n.segments > 0))
+        if (!pool_alive(CCA::get(), p))
             continue;
         strategy_pool_info info{};
         info.pool = p.id;
@@ -820,9 +846,14 @@ strategy_ops make_ops()
 
 } // namespace
 
-extern "C" bool upstream_torch_has_pool_options(void)
+extern "C" bool upstream_torch_has_use_on_oom(void)
 {
-    return has_use_on_oom<allocator_type>::value && has_no_split<allocator_type>::value;
+    return has_use_on_oom<allocator_type>::value || has_use_on_oom_2<allocator_type>::value;
+}
+
+extern "C" bool upstream_torch_has_no_split(void)
+{
+    return has_no_split<allocator_type>::value;
 }
 
 extern "C" const strategy_ops *upstream_torch_strategy(void)

@@ -24,9 +24,10 @@ extern "C" {
 #endif
 
 const strategy_ops *upstream_torch_strategy(void);
-/* Whether the release's allocator takes the MemPool options (setUseOnOOM and
- * setNoSplit; 2.10 and later): a trace whose pools set them cannot run without. */
-bool upstream_torch_has_pool_options(void);
+/* Whether the release's allocator takes each MemPool option (setUseOnOOM from 2.8,
+ * setNoSplit from 2.10): a trace whose pools set one cannot run without it. */
+bool upstream_torch_has_use_on_oom(void);
+bool upstream_torch_has_no_split(void);
 
 #ifdef __cplusplus
 }
