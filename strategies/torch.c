@@ -805,7 +805,8 @@ static void torch_destroy(strategy *s)
 
 /* try_mempool_fallback (2.8 on): a default-pool request whose first cudaMalloc
  * failed takes a free block of a MemPool(use_on_oom=True) pool, searched as
- * get_free_block searches, before any cached memory is released. PyTorch walks its
+ * get_free_block searches, before any cached memory is released (2.11 on; 2.8-2.10
+ * after the ladder's last rung). PyTorch walks its
  * use_on_oom_pools set (a hash set keyed by the pool id: ascending for the ids a
  * trace uses); a pool whose uses were all released aborts PyTorch there (it adds a
  * use to a pool that has none), which gpusim does not follow: it skips the pool. */
@@ -881,7 +882,8 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         if (s->gc_on)
             garbage_collect(s);
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
-        if (b == T_NONE && s->rules.pool_use_on_oom && pool_pair(pool) == 0)
+        bool fallback = s->rules.pool_use_on_oom && pool_pair(pool) == 0;
+        if (b == T_NONE && fallback && s->rules.use_on_oom_before_release)
             b = use_on_oom_fallback(s, &pool, stream, rs);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
@@ -894,6 +896,9 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
             if (b == T_NONE)
                 b = alloc_block(s, pool, stream, rs, alloc_size, true);
         }
+        /* 2.8-2.10: the use_on_oom pools after the last rung */
+        if (b == T_NONE && fallback && !s->rules.use_on_oom_before_release)
+            b = use_on_oom_fallback(s, &pool, stream, rs);
     }
     if (b == T_NONE) {
         s->st.num_ooms++;

@@ -91,6 +91,9 @@ typedef struct torch_rules {
      * fails, a free block of a use_on_oom pool is taken before any cache is released
      * (try_mempool_fallback; 2.8 on) */
     bool pool_use_on_oom;
+    /* where the ladder tries it: right after the first cudaMalloc (2.11 on); after the
+     * last rung, release_cached_blocks and its cudaMalloc (2.8-2.10) */
+    bool use_on_oom_before_release;
     /* MemPool(no_split=True): blocks of the pool are never split (should_split;
      * 2.10 on) */
     bool pool_no_split;

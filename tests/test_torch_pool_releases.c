@@ -3,7 +3,8 @@
  * checked by the upstream differential's pool traces against the 2.6 source and the
  * 2.14.1 wheel (validate/upstream/torch): from 2.13 the capture-only rules hold
  * where a capture runs on the current stream, not wherever a pool scope is open;
- * MemPool's use_on_oom (2.8 on) and no_split (2.10 on). Sizes are MiB; a request of 10 MiB or more gets a segment of
+ * MemPool's use_on_oom (2.8 on; before the cache is released from 2.11) and no_split
+ * (2.10 on). Sizes are MiB; a request of 10 MiB or more gets a segment of
  * its size rounded up to 2 MiB, one of 1-10 MiB a 20 MiB segment, one of at most
  * 1 MiB a 2 MiB segment of the small pool. In layouts "[n]" is a free block, "(n)"
  * one freed with a stream use whose event PyTorch has not seen complete. */
@@ -78,7 +79,8 @@ GPUSIM_TCASE("MemPool options", 0, NULL, NULL);
 /* A 60 MiB card; a use_mem_pool scope on pool 1 with options allocates 40 MiB and
  * frees it (the pool caches a 40 MiB segment, its use kept); then 30 MiB on stream
  * 0 outside the scope, which cudaMalloc cannot give (20 MiB left). */
-static sim_status lend_from_pool(const char *opts, strategy_handle *out, strategy_oom *oom, uint64_t *reserved)
+static sim_status lend_from_pool(const char *opts, strategy_handle *out, strategy_oom *oom, uint64_t *reserved,
+                                 uint64_t *retries)
 {
     harness *h = harness_new(torch_strategy(), 60 * MiB, 0, opts);
     strategy_pool_scope sc = {.pool = 1, .stream = 0, .all_streams = true, .use_on_oom = true};
@@ -87,6 +89,7 @@ static sim_status lend_from_pool(const char *opts, strategy_handle *out, strateg
     harness_pool_end(h, 1);
     sim_status st = harness_try_alloc(h, 30 * MiB, 0, out, oom);
     *reserved = harness_sample(h).reserved_bytes;
+    *retries = harness_stat(h, "num_alloc_retries");
     harness_free(h);
     return st;
 }
@@ -95,13 +98,19 @@ START_TEST(a_use_on_oom_pool_should_lend_its_free_block_when_the_first_cudamallo
 {
     strategy_handle a;
     strategy_oom oom;
-    uint64_t reserved = 0;
-    /* 2.8 on (try_mempool_fallback): the pool's 40 MiB block serves the request,
-     * nothing more is reserved */
-    ck_assert_int_eq(lend_from_pool("torch_version=2.14", &a, &oom, &reserved), SIM_OK);
+    uint64_t reserved = 0, retries = 0;
+    /* 2.11 on (try_mempool_fallback): the pool's 40 MiB block serves the request right
+     * after the first cudaMalloc fails, nothing more is reserved, no retry */
+    ck_assert_int_eq(lend_from_pool("torch_version=2.14", &a, &oom, &reserved, &retries), SIM_OK);
     ck_assert_uint_eq(reserved, 40 * MiB);
+    ck_assert_uint_eq(retries, 0);
+    /* 2.8-2.10: the same block, after the last rung (release_cached_blocks and its
+     * cudaMalloc, one retry) failed */
+    ck_assert_int_eq(lend_from_pool("torch_version=2.10", &a, &oom, &reserved, &retries), SIM_OK);
+    ck_assert_uint_eq(reserved, 40 * MiB);
+    ck_assert_uint_eq(retries, 1);
     /* 2.7: the pool is not freeable (a use left): out of memory */
-    ck_assert_int_eq(lend_from_pool("torch_version=2.7", &a, &oom, &reserved), SIM_OOM);
+    ck_assert_int_eq(lend_from_pool("torch_version=2.7", &a, &oom, &reserved, &retries), SIM_OOM);
     ck_assert_uint_eq(oom.reserved_bytes, 40 * MiB);
 }
 END_TEST
