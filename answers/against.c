@@ -81,6 +81,7 @@ typedef struct placed {
     const strategy_ops *ops;
     uint32_t *seg;
     uint64_t *off;
+    uint64_t *pool;  /* the block's private pool (strategy_block.pool_id) */
     uint64_t n;
 } placed;
 
@@ -95,6 +96,7 @@ static void on_tick(void *ctx, const engine_tick *t)
     if (k < p->n && p->ops->locate(t->run->procs[t->process].s, t->handle, &b)) {
         p->seg[k] = b.region;
         p->off[k] = b.addr - b.region_addr;
+        p->pool[k] = b.pool_id;
     }
 }
 
@@ -109,6 +111,8 @@ static against_event event_at(const trace_input *in, const input_recorded *rec, 
         a.rec_off = rec->placement_offset[k];
         a.pred_seg = p->seg[k];
         a.pred_off = p->off[k];
+        a.rec_pool = rec->placement_pool ? rec->placement_pool[k] : 0;
+        a.pred_pool = p->seg[k] != UINT32_MAX ? p->pool[k] : 0;
     }
     return a;
 }
@@ -120,7 +124,10 @@ static void placement_compare(against_placement *pl, const placed *p, const trac
         if (rec->placement_segment[k] == UINT32_MAX)
             continue;
         pl->compared++;
-        if (p->seg[k] == rec->placement_segment[k] && p->off[k] == rec->placement_offset[k]) {
+        pl->pooled += rec->placement_pool != NULL && rec->placement_pool[k] != 0;
+        /* in the same segment at the same offset, and of the same private pool */
+        uint64_t pool = rec->placement_pool ? rec->placement_pool[k] : 0;
+        if (p->seg[k] == rec->placement_segment[k] && p->off[k] == rec->placement_offset[k] && p->pool[k] == pool) {
             pl->matched++;
         } else if (!pl->has_mismatch) {
             pl->has_mismatch = true;
@@ -316,10 +323,12 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
      * from an empty one */
     against_placement *pl = &out->placement;
     pl->on = rec->placement_segment != NULL && cfg->ops->locate != NULL && (seeded || seed == NULL);
+    pl->has_pools = rec->placement_pool != NULL;
     if (pl->on) {
         pd = (placed){.ops = cfg->ops, .seg = malloc((n ? n : 1) * sizeof *pd.seg),
-                      .off = calloc(n ? n : 1, sizeof *pd.off), .n = n};
-        if (pd.seg == NULL || pd.off == NULL) {
+                      .off = calloc(n ? n : 1, sizeof *pd.off), .pool = calloc(n ? n : 1, sizeof *pd.pool),
+                      .n = n};
+        if (pd.seg == NULL || pd.off == NULL || pd.pool == NULL) {
             st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
             goto done;
         }
@@ -400,6 +409,11 @@ sim_status against_compare(trace_input *in, const engine_config *cfg, const agai
         out->start_reserved = sim_seed_reserved(seed);
         out->start_allocated = sim_seed_allocated(seed);
         out->start_events = first;
+        for (uint32_t k = 0; k < seed->n_segs; k++)
+            if (seed->segs[k].pool_id != 0) {
+                out->start_pool_segments++;
+                out->start_pool_reserved += seed->segs[k].size_bytes;
+            }
     }
     out->settings_recorded = input_records_settings(in);
     out->has_allocated_end = rec->has_allocated_end;
@@ -435,5 +449,6 @@ done:
     free(row_of);
     free(pd.seg);
     free(pd.off);
+    free(pd.pool);
     return st;
 }

@@ -56,6 +56,7 @@ typedef struct against_event {
     const char *name;          /* a mark's, or NULL */
     uint32_t rec_seg, pred_seg;  /* allocs: segment numbers, UINT32_MAX unknown / not placed */
     uint64_t rec_off, pred_off;
+    uint64_t rec_pool, pred_pool; /* allocs: the private pools (0: the default; input_recorded.placement_pool) */
 } against_event;
 
 #define AGAINST_CONTEXT 4u     /* events shown before the first mismatch */
@@ -65,6 +66,8 @@ typedef struct against_placement {
     bool on;                   /* compared: the recording has placements, the strategy locates blocks, and
                                 * both number segments alike (from the recorded start state, or from empty) */
     uint64_t compared, matched;
+    bool has_pools;            /* the recording has allocations in private pools (input_recorded.placement_pool) */
+    uint64_t pooled;           /* of compared, those it put in a private pool */
     bool has_mismatch;
     against_event first;       /* the first misplaced allocation */
     against_event before[AGAINST_CONTEXT];
@@ -104,6 +107,8 @@ typedef struct against_result {
     bool seeded;
     uint32_t start_segments, start_live_blocks, planned_segments;
     uint64_t start_reserved, start_allocated, start_events;
+    uint32_t start_pool_segments;  /* of start_segments, those of private pools */
+    uint64_t start_pool_reserved;
     bool settings_recorded;    /* the recording states its allocator settings (input_records_settings) */
     /* where the settings came from: "option", "recording", "recording (PyTorch
      * defaults)" or "defaults" */

@@ -18,6 +18,8 @@ sim_status batch_traces_add(batch_traces *t, trace_input *r, const char *path, s
         t->dev_capacity = h->device_capacity;
         t->dev_cc_major = h->device_cc_major;
         t->dev_cc_minor = h->device_cc_minor;
+        if (h->meta_json != NULL && (t->meta_json = strdup(h->meta_json)) == NULL)
+            return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     sim_event_source src = input_source(r);
     evbuf *b = evbuf_new(path, h->name);
@@ -68,6 +70,7 @@ void batch_traces_release(batch_traces *t)
         free(t->seed[i]);
     }
     sim_memo_free(t->memo);
+    free(t->meta_json);
     memset(t, 0, sizeof *t);
 }
 

@@ -33,6 +33,7 @@ typedef struct batch_traces {
     char dev_name[128];       /* the first trace's header device, "" if none */
     uint64_t dev_capacity;
     unsigned dev_cc_major, dev_cc_minor; /* its compute capability, 0.0 if none */
+    char *meta_json;                     /* the first trace's header meta (a copy), NULL if none */
     sim_memo *memo;           /* what the replays of these traces share (planned's plans), made with
                                * the first trace; NULL if the host had no memory for it */
 } batch_traces;

@@ -48,7 +48,9 @@ sim_status node_parse(const char *text, const device_info *ctx, node_spec *out, 
             info.context_bytes = ctx->context_bytes;
         } else if (g != NULL && g->cc_major != 0) {
             info.context_default = gpu_context_find(g->cc_major, ctx->context_default->cuda_major);
-            info.context_bytes = info.context_default->bytes;
+            info.context_bytes = info.context_default->bytes + ctx->nccl_bytes; /* a trace header's NCCL buffers */
+            info.nccl_bytes = ctx->nccl_bytes;
+            info.nccl_given = ctx->nccl_given;
         }
         for (unsigned long i = 0; i < count; i++) {
             out->dev[out->n] = info;

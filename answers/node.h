@@ -35,7 +35,8 @@ typedef struct node_spec {
  * ("A100-40GB,A100-40GB", "4xA100-40GB,2xT4"); a size instead of a name is a card of
  * that capacity outside the catalog ("8x12GB", compute capability unknown). Each device's context per process
  * is ctx's context_bytes when that was given (ctx->context_default NULL); else the published default
- * (sim/gpu_context.h) of ctx's CUDA major for a catalog card, 0 B for a card outside it. SIM_EUSAGE with a message on an unknown name or more than
+ * (sim/gpu_context.h) of ctx's CUDA major for a catalog card plus ctx's NCCL buffers (nccl_bytes), 0 B for a
+ * card outside it. SIM_EUSAGE with a message on an unknown name or more than
  * NODE_MAX_DEVICES devices. */
 sim_status node_parse(const char *text, const device_info *ctx, node_spec *out, sim_error *err);
 

@@ -479,8 +479,9 @@ int cmd_check(int argc, char **argv)
     }
     cli_device dev = s.dev;
     if (base_path && !cli_has(a, "context")) { /* the baseline's context, not the published default */
-        dev.info.context_bytes = b.context;
+        dev.info.context_bytes = b.context;    /* NCCL's buffers included, as the baseline replayed them */
         dev.info.context_default = NULL;
+        dev.info.nccl_bytes = 0;
     }
     /* options: the baseline's, then the command line's (the last occurrence wins) */
     sim_kv all[2 * CLI_MAX_KV];

@@ -9,6 +9,7 @@
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "traces/format.h"
+#include "traces/json.h"
 
 const char cli_strategy_options_mark[] = "strategy options";
 const char cli_from_help[] = "the input's format (default: detected)";
@@ -316,7 +317,43 @@ sim_status cli_resolve_device(const cli_args *a, const cli_hdr_device *hdr, cli_
         out->info.context_default = gpu_context_find(out->info.cc_major, cuda);
         out->info.context_bytes = out->info.context_default->bytes;
     }
+    /* NCCL's buffers: outside the allocator like the context; an explicit --context is the
+     * whole footprint outside the allocator, so nothing is added to it */
+    uint64_t nccl = hdr ? hdr->nccl_bytes : 0;
+    if ((v = cli_get(a, "nccl")) != NULL) {
+        if (cli_has(a, "context"))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--nccl and --context conflict: an explicit --context is everything outside the "
+                                 "allocator, NCCL's buffers included (give one of the two)");
+        if ((st = units_parse_size(v, &nccl, err)) != SIM_OK)
+            return prefix_error(err, st, "--nccl");
+        out->info.nccl_given = true;
+    } else if (cli_has(a, "context")) {
+        nccl = 0;
+    }
+    out->info.nccl_bytes = nccl;
+    out->info.context_bytes += nccl;
     out->info.name = out->name;
+    return SIM_OK;
+}
+
+sim_status cli_hdr_nccl(const char *meta_json, const char *path, cli_hdr_device *hdr, sim_error *err)
+{
+    hdr->nccl_bytes = 0;
+    if (meta_json == NULL || strstr(meta_json, "\"nccl_bytes\"") == NULL)
+        return SIM_OK;
+    json_parser *p = json_parser_new();
+    if (p == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    char why[160];
+    const json_value *meta = json_parse(p, meta_json, strlen(meta_json), 1, why, sizeof why);
+    const json_value *v = meta ? json_get(meta, "nccl_bytes") : NULL;
+    json_int_status js = v ? json_to_u64(v, UINT64_C(1) << 50, &hdr->nccl_bytes) : JSON_INT_OK;
+    json_parser_free(p);
+    if (js != JSON_INT_OK)
+        return sim_error_set(err, SIM_ETRACE, path, 1, 0,
+                             "the header's meta.nccl_bytes %s: expected the bytes of NCCL's buffers on this rank",
+                             json_int_status_text(js));
     return SIM_OK;
 }
 

@@ -86,7 +86,9 @@ int cli_exit(const char *cmd, sim_status st, const sim_error *err);
                        "handles); default: the published figure for the card and --cuda (gpusim gpus)"),       \
     CLI_OPT("cuda", "11|12|13: CUDA major version of the framework build, which picks the default "            \
                     "--context (default 12)"),                                                                 \
-    CLI_OPT("compute-capability", "X.Y: for --capacity devices (TensorFlow's reserve depends on it)")
+    CLI_OPT("compute-capability", "X.Y: for --capacity devices (TensorFlow's reserve depends on it)"),          \
+    CLI_OPT("nccl", "SIZE: NCCL buffers per process, added to the context (default: a multi-rank trace's "      \
+                    "meta.nccl_bytes; 0 leaves them out; an explicit --context already holds them)")
 
 /* Strategy options shared by the same commands: one entry that stands for every
  * option of every strategy in the registry (strategies/registry.h), generated from
@@ -110,7 +112,13 @@ typedef struct cli_hdr_device {
     char name[128];
     uint64_t capacity;
     unsigned cc_major, cc_minor;
+    uint64_t nccl_bytes; /* meta.nccl_bytes of a rank of a multi-rank job (synth --ranks); 0: none */
 } cli_hdr_device;
+
+/* The trace header's meta.nccl_bytes (the NCCL buffers one rank holds outside the
+ * allocator) into hdr->nccl_bytes; 0 when absent; SIM_ETRACE naming path when it is
+ * not a whole number of bytes. */
+sim_status cli_hdr_nccl(const char *meta_json, const char *path, cli_hdr_device *hdr, sim_error *err);
 
 /* Resolve the device from --gpu/--capacity/--context/--compute-capability, the
  * trace header's device (hdr, may be NULL) and the default. --gpu with --capacity

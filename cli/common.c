@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobdir.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 
@@ -209,7 +210,9 @@ static sim_status dir_snapshots(cli_session *s, const char *dir, uint32_t *n)
     return st;
 }
 
-/* Each positional directory of snapshots becomes its files (cli_session_parse_io). */
+/* Each positional directory of snapshots becomes its files, and each job directory
+ * (jobdir.h: synth --ranks, record --ranks) the traces its job.json lists, the ranks of
+ * one job (cli_session_parse_io). */
 static sim_status expand_dirs(cli_session *s)
 {
     cli_args *a = &s->a;
@@ -218,7 +221,14 @@ static sim_status expand_dirs(cli_session *s)
         if (stat(a->positional[i], &sb) != 0 || !S_ISDIR(sb.st_mode))
             continue;
         uint32_t first = s->n_owned, n = 0;
-        sim_status st = dir_snapshots(s, a->positional[i], &n);
+        sim_status st;
+        if (jobdir_is_job(a->positional[i])) {
+            st = jobdir_traces(a->positional[i], &s->owned[first], CLI_MAX_ARGS - first, &n, &s->err);
+            s->n_owned += n;
+            s->job = true;
+        } else {
+            st = dir_snapshots(s, a->positional[i], &n);
+        }
         if (st != SIM_OK)
             return st;
         if (n == 0)
@@ -297,6 +307,7 @@ void cli_session_input_warnings(cli_session *s, const trace_input *in)
 
 static sim_status load_traces(cli_session *s)
 {
+    uint64_t nccl = 0;
     memset(&s->t, 0, sizeof s->t);
     s->t.from_empty = cli_has(&s->a, "from-empty");
     s->ranks = s->a.n_positional >= 2;
@@ -306,14 +317,19 @@ static sim_status load_traces(cli_session *s)
         sim_status st = cli_input_open(s, i, cli_get(&s->a, "from"), &s->iopt, &r, &s->err);
         if (st != SIM_OK)
             return st;
-        s->ranks = s->ranks && input_get_format(r)->one_rank;
+        s->ranks = s->ranks && (s->job || input_get_format(r)->one_rank);
         cli_session_input_warnings(s, r);
-        st = batch_traces_add(&s->t, r, path, &s->err);
+        if (i == 0) /* the first trace's NCCL buffers stand for every process */
+            st = cli_hdr_nccl(input_header(r)->meta_json, path, &s->hdr, &s->err);
+        nccl = i == 0 ? s->hdr.nccl_bytes : nccl;
+        if (st == SIM_OK)
+            st = batch_traces_add(&s->t, r, path, &s->err);
         input_close(r);
         if (st != SIM_OK)
             return st;
     }
     snprintf(s->hdr.name, sizeof s->hdr.name, "%s", s->t.dev_name);
+    s->hdr.nccl_bytes = nccl;
     s->hdr.capacity = s->t.dev_capacity;
     s->hdr.cc_major = s->t.dev_cc_major;
     s->hdr.cc_minor = s->t.dev_cc_minor;
@@ -328,11 +344,14 @@ static sim_status open_inputs(cli_session *s)
         if (st != SIM_OK)
             return st;
         s->n_in++;
-        s->ranks = s->ranks && input_get_format(s->in[i])->one_rank;
+        s->ranks = s->ranks && (s->job || input_get_format(s->in[i])->one_rank);
         cli_session_input_warnings(s, s->in[i]);
         s->src[i] = input_source(s->in[i]);
     }
     const trace_header *h = input_header(s->in[0]);
+    sim_status st = cli_hdr_nccl(h->meta_json, s->a.positional[0], &s->hdr, &s->err);
+    if (st != SIM_OK)
+        return st;
     snprintf(s->hdr.name, sizeof s->hdr.name, "%s", h->device_name);
     s->hdr.capacity = h->device_capacity;
     s->hdr.cc_major = h->device_cc_major;
@@ -511,4 +530,9 @@ int cli_session_end(cli_session *s, sim_status st)
         return st == SIM_OK || st == SIM_END ? 0 : sim_status_exit_code(st);
     }
     return cli_exit(s->cmd->name, st, &s->err);
+}
+
+const char *cli_session_ranks_what(const cli_session *s, bool pytorch)
+{
+    return s->job ? "traces of the job directory" : pytorch ? "PyTorch snapshots" : "snapshots";
 }

@@ -112,8 +112,10 @@ typedef struct cli_session {
     uint32_t n_kv;
     char *spool[CLI_MAX_ARGS];     /* cli_spool_pipes: the temporary copy of trace i, or NULL */
     /* the traces are the ranks of one job: two or more, each of a format that records
-     * one process on one GPU (input_format.one_rank: PyTorch snapshots) */
+     * one process on one GPU (input_format.one_rank: PyTorch snapshots), or the traces
+     * of a job directory (jobdir.h) */
     bool ranks;
+    bool job;                      /* a job directory was expanded into its traces */
     char *owned[CLI_MAX_ARGS];     /* the paths a directory of snapshots expanded into */
     uint32_t n_owned;
 } cli_session;
@@ -123,6 +125,11 @@ typedef struct cli_session {
  * --report and what-if); messages and results keep the name given. SIM_EIO.
  * cli_session_close removes the copies. */
 sim_status cli_spool_pipes(cli_session *s);
+
+/* What the ranks of the job are, for messages: "traces of the job directory" when a job
+ * directory was expanded (cli_session.job), else "PyTorch snapshots" (pytorch true) or
+ * "snapshots". */
+const char *cli_session_ranks_what(const cli_session *s, bool pytorch);
 /* --x=event|time of --report: *time true for time; SIM_EUSAGE for another value. */
 sim_status cli_report_x(const cli_args *a, bool *time, sim_error *err);
 /* The file trace i is read from: its copy, or the path given. */

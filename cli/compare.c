@@ -6,11 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "common.h"
 #include "answers/batch.h"
 #include "answers/capture.h"
+#include "answers/graphs.h"
 #include "cli.h"
+#include "commands.h"
+#include "common.h"
 #include "reports/compare.h"
 #include "reports/html.h"
 #include "reports/progress.h"
@@ -79,6 +80,7 @@ typedef struct compare_row {
     capture *cap;
     sim_status st;
     sim_error err;
+    graphs_answer *graphs; /* a trace with captures under a model with pools, else NULL */
 } compare_row;
 
 typedef struct compare_job {
@@ -123,6 +125,13 @@ static void compare_task(void *ctx, size_t i)
     } else {
         row->st = batch_replay(j->t, &cfg, &row->run, &row->err);
     }
+    /* one trace with captures under a model with pools: each pool, and the what-if */
+    if (row->st == SIM_OK && j->t->n == 1 && row->ops->pools != NULL && row->run->n_sources == 1 &&
+        row->run->sources[0].pool_events > 0) {
+        row->graphs = calloc(1, sizeof *row->graphs);
+        row->st = row->graphs == NULL ? sim_error_set(&row->err, SIM_ENOMEM, NULL, 0, 0, "out of memory")
+                                      : graphs_answer_compute(&cfg, j->t->b[0], row->graphs, &row->err);
+    }
 }
 
 static void compare_help(void)
@@ -151,9 +160,9 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
     /* one GPU holds one rank's allocator: the ranks of a job are not processes of one card */
     if (st == SIM_OK && s.ranks)
         st = sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
-                           "the %u snapshots are the ranks of one job, one GPU each, not processes sharing one GPU: "
+                           "the %u %s are the ranks of one job, one GPU each, not processes sharing one GPU: "
                            "compare one rank at a time, or plan them on nodes (gpusim plan TRACE... --strategies=...)",
-                           s.t.n);
+                           s.t.n, cli_session_ranks_what(&s, false));
     if (st != SIM_OK)
         return cli_session_end(&s, st);
     const uint32_t n = s.n_ops;
@@ -204,18 +213,22 @@ int cli_compare_io(cli_io *io, int argc, char **argv)
     }
     if (st == SIM_OK) {
         const sim_run *runs[CLI_MAX_STRATEGIES];
-        for (uint32_t i = 0; i < n; i++)
+        const graphs_answer *graphs[CLI_MAX_STRATEGIES];
+        for (uint32_t i = 0; i < n; i++) {
             runs[i] = rows[i].run;
+            graphs[i] = rows[i].graphs;
+        }
         sim_buf out;
         sim_buf_init(&out);
         if (s.json)
-            report_compare_json(runs, n, &out);
+            report_compare_json_graphs(runs, graphs, n, &out);
         else
-            report_compare_text(runs, n, &out);
+            report_compare_text_graphs(runs, graphs, n, &out);
         st = cli_session_write(&s, &out);
         sim_buf_release(&out);
     }
     for (uint32_t i = 0; i < n; i++) {
+        free(rows[i].graphs);
         if (rows[i].cap)
             capture_free(rows[i].cap);
         else

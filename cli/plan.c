@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers/kvfit.h"
 #include "answers/limit.h"
 #include "answers/node.h"
 #include "answers/plan.h"
 #include "cli.h"
 #include "commands.h"
 #include "common.h"
+#include "reports/kvfit.h"
 #include "reports/plan.h"
 #include "reports/progress.h"
 #include "reports/result.h"
@@ -34,6 +36,9 @@ static const cli_opt PLAN_OPTS[] = {
     CLI_OPT("replicas", "N: on --node, the one trace on each of the first N visible GPUs (DDP, MirroredStrategy)"),
     CLI_OPT("job", "VISIBLE:TRACE[+TRACE...]: on --node, one more job (process) with its own visible GPUs and "
                    "ranks, after the first; repeatable"),
+    CLI_FLAG("gpu-memory-utilization", "instead, the largest vLLM gpu_memory_utilization that survives CUDA graph "
+                                       "capture on the card (or each of --gpus), for a trace of synth serving "
+                                       "--gpu-memory-utilization"),
     {NULL, false, NULL},
 };
 
@@ -214,10 +219,12 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     sim_error *err = &s->err;
     bool ranks = !cli_has(a, "node");
     if (cli_has(a, "capacity") || (!ranks && cli_has(a, "gpus")))
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
-                             ranks ? "the snapshots are the ranks of one job, planned on nodes of a GPU per rank; "
-                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)"
-                                   : "--node plans on nodes; --gpus and --capacity are for single cards (plan "
+        return ranks ? sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                     "the %s are the ranks of one job, planned on nodes of a GPU per rank; "
+                                     "--capacity is for single cards (--gpus picks the nodes' GPU models)",
+                                     cli_session_ranks_what(s, false))
+                     : sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%s",
+                                     "--node plans on nodes; --gpus and --capacity are for single cards (plan "
                                      "without --node)");
     node_spec nodes[PLAN_MAX_GPUS];
     const char *names[PLAN_MAX_GPUS];
@@ -225,8 +232,8 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     uint32_t n = 0;
     sim_status st = SIM_OK;
     if (ranks && s->t.n > NODE_MAX_DEVICES)
-        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%u snapshots: at most %u ranks (GPUs) on a node", s->t.n,
-                             NODE_MAX_DEVICES);
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%u %s: at most %u ranks (GPUs) on a node", s->t.n,
+                             cli_session_ranks_what(s, false), NODE_MAX_DEVICES);
     for (uint32_t g = 0; ranks && g < n_gpus && g < PLAN_MAX_GPUS && st == SIM_OK; g++) {
         snprintf(texts[n], sizeof texts[n], "%ux%s", s->t.n, gpus[g]->name);
         names[n] = texts[n];
@@ -235,9 +242,9 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     }
     if (ranks)
         cli_session_note(s,
-                         "%u PyTorch snapshots are the ranks of one job: planned on nodes of %u GPUs of each "
+                         "%u %s are the ranks of one job: planned on nodes of %u GPUs of each "
                          "model, rank r on GPU r (--node=GPUS asks about other nodes)",
-                         s->t.n, s->t.n);
+                         s->t.n, cli_session_ranks_what(s, true), s->t.n);
     for (int i = 0; i < a->n_opts && st == SIM_OK; i++) {
         if (strcmp(a->names[i], "node") != 0)
             continue;
@@ -286,6 +293,60 @@ static sim_status plan_nodes(cli_session *s, const gpu_model *const *gpus, uint3
     return st;
 }
 
+/* plan --gpu-memory-utilization (answers/kvfit.h): one trace, each card (--gpus, else
+ * the session's) under each strategy. */
+static sim_status plan_kvfit(cli_session *s, const gpu_model *const *gpus, uint32_t n_gpus, sim_buf *out)
+{
+    sim_error *err = &s->err;
+    if (s->t.n != 1)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--gpu-memory-utilization plans one trace, not %u", s->t.n);
+    kvfit_rule r;
+    sim_status st = kvfit_rule_read(s->t.meta_json, s->a.positional[0], &r, err);
+    if (st != SIM_OK)
+        return st;
+    const bool own = !cli_has(&s->a, "gpus");
+    const uint32_t cards = own ? 1 : n_gpus;
+    kvfit_row *rows = calloc((size_t)cards * s->n_ops, sizeof *rows);
+    if (rows == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    uint32_t n = 0;
+    for (uint32_t g = 0; g < cards; g++)
+        for (uint32_t k = 0; k < s->n_ops; k++) {
+            device_info d = s->dev.info;
+            if (!own) {
+                d.name = gpus[g]->name;
+                d.capacity_bytes = gpus[g]->capacity_bytes;
+                d.cc_major = gpus[g]->cc_major;
+                d.cc_minor = gpus[g]->cc_minor;
+            }
+            engine_config cfg = {.device = d,
+                                 .ops = s->ops[k],
+                                 .opts = s->kv,
+                                 .n_opts = s->n_kv,
+                                 .on_oom_skip = false,
+                                 .memo = s->t.memo};
+            kvfit_row *row = &rows[n++];
+            row->gpu = d.name;
+            row->capacity_bytes = d.capacity_bytes;
+            row->context_bytes = d.context_bytes;
+            row->strategy = s->ops[k]->name;
+            kvfit_search(&cfg, s->t.b[0], &r, &row->a);
+            if (row->a.st != SIM_OK && row->a.st != SIM_EUSAGE) {
+                *err = row->a.err;
+                st = row->a.st;
+                break;
+            }
+        }
+    if (st == SIM_OK) {
+        if (s->json)
+            report_kvfit_json(s->a.positional[0], &r, rows, n, out);
+        else
+            report_kvfit_text(s->a.positional[0], &r, rows, n, out);
+    }
+    free(rows);
+    return st;
+}
+
 static const cli_command PLAN = {
     "plan", PLAN_OPTS, plan_help,
     CLI_USES_FORMAT | CLI_USES_STRATEGIES | CLI_USES_JOBS | CLI_USES_TRACES | CLI_USES_DEVICE | CLI_USES_KV, NULL,
@@ -304,6 +365,20 @@ int cli_plan_io(cli_io *io, int argc, char **argv)
         st = pick_gpus(&s.a, gpus, &n_gpus, &s.err);
     if (st == SIM_OK)
         st = cli_session_prepare(&s, PLAN.uses & ~(unsigned)(CLI_USES_FORMAT | CLI_USES_STRATEGIES));
+    if (st == SIM_OK && cli_has(&s.a, "gpu-memory-utilization")) {
+        if (cli_has(&s.a, "node") || cli_has(&s.a, "capacity"))
+            st =
+                sim_error_set(&s.err, SIM_EUSAGE, NULL, 0, 0,
+                              "--gpu-memory-utilization plans single cards: --gpu or --gpus, not --node or --capacity");
+        sim_buf kout;
+        sim_buf_init(&kout);
+        if (st == SIM_OK)
+            st = plan_kvfit(&s, gpus, n_gpus, &kout);
+        if (st == SIM_OK)
+            st = cli_session_write(&s, &kout);
+        sim_buf_release(&kout);
+        return cli_session_end(&s, st);
+    }
     if (st == SIM_OK && (cli_has(&s.a, "node") || s.ranks)) {
         sim_buf nout;
         sim_buf_init(&nout);

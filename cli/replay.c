@@ -5,12 +5,13 @@
 
 #include "against.h"
 #include "answers/capture.h"
+#include "answers/graphs.h"
 #include "answers/moment.h"
 #include "answers/node.h"
 #include "answers/whatif.h"
+#include "cli.h"
 #include "commands.h"
 #include "common.h"
-#include "cli.h"
 #include "reports/html.h"
 #include "reports/node.h"
 #include "reports/progress.h"
@@ -19,6 +20,7 @@
 #include "reports/summary.h"
 #include "sim/buf.h"
 #include "sim/engine.h"
+#include "sim/evbuf.h"
 #include "sim/units.h"
 #include "strategies/registry.h"
 #include "traces/input.h"
@@ -218,6 +220,32 @@ static sim_status replay_whatif(const cli_session *s, const engine_config *cfg, 
     return st;
 }
 
+/* A trace with CUDA graph captures under a model with private pools: each pool at
+ * the end of capture and the what-if over pool sharing and capture order, from
+ * replays of the trace held in memory (answers/graphs.h). */
+static sim_status replay_graphs(const cli_session *s, const engine_config *cfg, graphs_answer *g, sim_error *err)
+{
+    const cli_args *a = &s->a;
+    trace_input *in = NULL;
+    input_options iopt;
+    sim_status st = cli_input_options(a, &iopt, err);
+    if (st == SIM_OK)
+        st = cli_input_open(s, 0, cli_get(a, "from"), &iopt, &in, err);
+    evbuf *b = NULL;
+    if (st == SIM_OK) {
+        /* from empty: a recorded start state's blocks are allocations at the start (the
+         * rewrite moves events, and a state is not one) */
+        sim_event_source src = input_source(in);
+        b = evbuf_new(src.path, src.name);
+        st = b == NULL ? sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory") : evbuf_fill(b, &src, err);
+    }
+    if (st == SIM_OK)
+        st = graphs_answer_compute(cfg, b, g, err);
+    evbuf_free(b);
+    input_close(in);
+    return st;
+}
+
 /* ---------------------------------------------------------------- --node */
 
 typedef struct node_inputs {
@@ -382,17 +410,21 @@ static sim_status replay(cli_session *s, int *verdict)
         return st;
     bool ranks = !cli_has(a, "node") && s->ranks;
     if (cli_has(a, "node") || ranks) {
-        const char *why = ranks ? "the snapshots are the ranks of one job, one GPU each; replay one rank at a time"
-                                : "replay without --node";
+        const char *what = cli_session_ranks_what(s, false);
         if (sv != NULL || cli_has(a, "report") || cli_has(a, "timeline") || cli_has(a, "export-snapshot"))
-            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
-                                 "%s: --summary, --report, --timeline and --export-snapshot describe one GPU; %s",
-                                 ranks ? "several snapshots" : "--node", why);
+            return ranks ? sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                         "several %s: --summary, --report, --timeline and --export-snapshot describe "
+                                         "one GPU; the %s are the ranks of one job, one GPU each; replay one rank at a "
+                                         "time",
+                                         what, what)
+                         : sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                         "--node: --summary, --report, --timeline and --export-snapshot describe one "
+                                         "GPU; replay without --node");
         node_spec node = {0};
         if (ranks) {
             if ((uint32_t)a->n_positional > NODE_MAX_DEVICES)
-                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d snapshots: at most %u ranks (GPUs) on a node",
-                                     a->n_positional, NODE_MAX_DEVICES);
+                return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "%d %s: at most %u ranks (GPUs) on a node",
+                                     a->n_positional, what, NODE_MAX_DEVICES);
             node.n = (uint32_t)a->n_positional;
             for (uint32_t i = 0; i < node.n; i++)
                 node.dev[i] = s->dev.info;
@@ -404,9 +436,9 @@ static sim_status replay(cli_session *s, int *verdict)
                          slash ? slash + 1 : a->positional[i]);
             }
             cli_session_note(s,
-                             "%d PyTorch snapshots are the ranks of one job: replayed as one node of %d x %s, "
+                             "%d %s are the ranks of one job: replayed as one node of %d x %s, "
                              "rank r on GPU r (%s; --node=GPUS picks the GPUs)",
-                             a->n_positional, a->n_positional, s->dev.name, files);
+                             a->n_positional, cli_session_ranks_what(s, true), a->n_positional, s->dev.name, files);
         } else if ((st = node_parse(cli_get(a, "node"), &s->dev.info, &node, err)) != SIM_OK) {
             return st;
         }
@@ -482,6 +514,12 @@ static sim_status replay(cli_session *s, int *verdict)
     cfg.n_observers = n_observers;
     if (st == SIM_OK && whatif_expandable_applies(&cfg, run))
         st = replay_whatif(s, &cfg, run, -1, &wi, err);
+    graphs_answer *ga = NULL;
+    if (st == SIM_OK && n == 1 && sv == NULL && ops->pools != NULL && run->n_sources == 1 &&
+        run->sources[0].pool_events > 0) {
+        ga = calloc(1, sizeof *ga);
+        st = ga == NULL ? sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory") : replay_graphs(s, &cfg, ga, err);
+    }
     whatif alts[WHATIF_BFC_MAX] = {{0}};
     uint32_t n_alts = st == SIM_OK && report ? whatif_bfc_count(&cfg, run) : 0;
     for (uint32_t i = 0; i < n_alts && st == SIM_OK; i++)
@@ -523,15 +561,16 @@ static sim_status replay(cli_session *s, int *verdict)
         else if (sv != NULL)
             report_summary_text(&mom, 0, &out);
         else if (s->json)
-            report_json_whatif(run, &wi, &out);
+            report_json_answers(run, &wi, ga, &out);
         else
-            report_text_whatif(run, &wi, &out);
+            report_text_answers(run, &wi, ga, &out);
         st = cli_session_write(s, &out);
         sim_buf_release(&out);
     }
     if (st == SIM_OK)
         *verdict = (cli_has(a, "fail-on-oom") && run->total.ooms > 0) ? 1 : 0;
     moment_release(&mom);
+    free(ga);
     if (cap)
         capture_free(cap);
     else

@@ -5,9 +5,11 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "answers/kvfit.h"
 #include "sim/buf.h"
 #include "sim/gpus.h"
 #include "sim/units.h"
+#include "strategies/registry.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
 #include "traces/synth/serving.h"
@@ -79,6 +81,20 @@ static const cli_opt SERVING_OPTS[] = {
     CLI_OPT("block-size", "N: paged: tokens per KV block (default 16)"),
     CLI_OPT("gpu-util", "F: paged: fraction of the device for weights, activations and the pool (default 0.9)"),
     CLI_OPT("prefix", "N: paged: every prompt starts with the same N tokens, their blocks shared"),
+    CLI_OPT("gpu-memory-utilization", "F: vLLM's start-up: profiling pass, KV cache sized from F x the device "
+                                      "(vLLM's rule), paged (default 0.9 with --cuda-graphs)"),
+    CLI_OPT("cuda-graphs", "LIST: with the vLLM start-up, capture a decode CUDA graph per batch size "
+                           "(1,2,4,...,512) and replay them while serving"),
+    CLI_OPT("graph-pool", "shared|separate: every capture in graph_pool_handle()'s one pool, or a pool each "
+                          "(default shared)"),
+    CLI_OPT("capture-order", "descending|ascending|recorded: largest batch first as vLLM, smallest first, or as "
+                             "listed (default descending)"),
+    CLI_OPT("max-num-batched-tokens", "N: the profiling pass's tokens and the prefill chunk (default --max-len)"),
+    CLI_OPT("graph-warmups", "N: eager runs of each size before its capture (default 1, vLLM V1's)"),
+    CLI_OPT("graph-memory", "uncounted|profiled: the KV rule counts no graph memory (vLLM 35d5cda's), or subtracts "
+                            "the estimate of two profiling captures (later releases, PR #30515); default uncounted"),
+    CLI_OPT("graph-outputs", "released|kept: a graph's output goes back to the pool in its capture (vLLM keeps a weak "
+                             "reference) or stays live (default released)"),
     CLI_FLAG("keep-live", "leave the weights allocated at the end"),
     SYNTH_COMMON_OPTS,
     {NULL, false, NULL},
@@ -217,6 +233,33 @@ static bool parse_kv(const char *v, void *dst)
         *kv = SERVING_KV_GROW;
     else if (strcmp(v, "paged") == 0)
         *kv = SERVING_KV_PAGED;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_graph_pool(const char *v, void *dst)
+{
+    return serving_graph_pool_parse(v, dst);
+}
+
+static bool parse_capture_order(const char *v, void *dst)
+{
+    return serving_capture_order_parse(v, dst);
+}
+
+static bool parse_graph_memory(const char *v, void *dst)
+{
+    return serving_graph_memory_parse(v, dst);
+}
+
+static bool parse_graph_outputs(const char *v, void *dst)
+{
+    bool *kept = dst;
+    if (strcmp(v, "released") == 0)
+        *kept = false;
+    else if (strcmp(v, "kept") == 0)
+        *kept = true;
     else
         return false;
     return true;
@@ -408,6 +451,27 @@ static sim_status parse_cnn(const cli_args *a, job *j, sim_error *err)
     return usage_of(cnn_validate(c, err), err);
 }
 
+/* --graph-memory=profiled: what vLLM's two profiling captures take, measured under the
+ * torch model (PyTorch's allocator with its defaults, as vLLM runs it) on the card */
+static sim_status profile_graph_memory(serving_config *c, sim_error *err)
+{
+    evbuf *b = evbuf_new("profiling", NULL);
+    if (b == NULL)
+        return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    uint64_t before[2], after[2], samples[2] = {0, 0};
+    uint32_t n = 0;
+    sim_status st = serving_startup_profile_prefix(c, b, before, after, &n, err);
+    const strategy_ops *torch = registry_find("torch");
+    if (st == SIM_OK && torch == NULL)
+        st = sim_error_set(err, SIM_EINTERNAL, NULL, 0, 0, "no torch strategy");
+    if (st == SIM_OK)
+        st = kvfit_graph_samples(b, torch, c->capacity, before, after, n, samples, err);
+    if (st == SIM_OK)
+        c->graph_estimate_bytes = serving_graph_estimate(samples, n, c->n_graphs);
+    evbuf_free(b);
+    return st;
+}
+
 static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
 {
     serving_config *c = &j->sv;
@@ -435,11 +499,42 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         OPT_U("block-size", &c->block_size, 1, 1024),
         OPT_R("gpu-util", &c->gpu_util, 0.01, 1),
         OPT_U("prefix", &c->prefix, 1, 1u << 24),
+        OPT_R("gpu-memory-utilization", &c->gpu_util, 0.01, 1),
+        OPT_C("graph-pool", &c->graph_pool, parse_graph_pool, "shared or separate"),
+        OPT_C("capture-order", &c->capture_order, parse_capture_order, "descending, ascending or recorded"),
+        OPT_U("max-num-batched-tokens", &c->max_num_batched_tokens, 1, 1u << 24),
+        OPT_U("graph-warmups", &c->graph_warmups, 0, 16),
+        OPT_C("graph-memory", &c->graph_memory, parse_graph_memory, "uncounted or profiled"),
+        OPT_C("graph-outputs", &c->graph_outputs_kept, parse_graph_outputs, "released or kept"),
     };
+    c->graph_warmups = 1;
     c->capacity = j->capacity;
     sim_status st = opt_apply(a, t, OPT_COUNT(t), err);
     if (st != SIM_OK)
         return st;
+    if (t[13].given && t[15].given)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--gpu-util and --gpu-memory-utilization are the same fraction: give one");
+    const char *graphs = cli_get(a, "cuda-graphs");
+    if (graphs) {
+        char msg[160];
+        if (!serving_graph_sizes_parse(graphs, c->graph_sizes, &c->n_graphs, msg, sizeof msg))
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--cuda-graphs: %s", msg);
+    }
+    c->startup = graphs != NULL || t[15].given;
+    for (size_t k = 16; k < OPT_COUNT(t); k++)
+        if (t[k].given && !c->startup)
+            return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                                 "--%s belongs to the vLLM start-up: give --gpu-memory-utilization or --cuda-graphs",
+                                 t[k].name);
+    if ((t[16].given || t[17].given || t[20].given || t[21].given) && graphs == NULL)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--%s needs --cuda-graphs",
+                             t[16].given   ? "graph-pool"
+                             : t[17].given ? "capture-order"
+                             : t[20].given ? "graph-memory"
+                                           : "graph-outputs");
+    if (c->startup && !t[11].given)
+        c->kv = SERVING_KV_PAGED;
     const char *lengths = cli_get(a, "lengths");
     if (lengths && serving_load_lengths(c, lengths, err) != SIM_OK) {
         char buf[sizeof err->msg];
@@ -449,6 +544,10 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
     c->seed = j->seed;
     snprintf(j->name, sizeof j->name, "serving %s %s %.3g req/s x%llu", model, synth_dtype_name(c->model.dtype),
              c->rate, (unsigned long long)c->requests);
+    if ((st = usage_of(serving_validate(c, err), err)) != SIM_OK)
+        return st;
+    if (c->startup && c->graph_memory == SERVING_GRAPHS_PROFILED && (st = profile_graph_memory(c, err)) != SIM_OK)
+        return st;
     jsonw w;
     jsonw_init_members(&w, &j->meta, JSONW_COMPACT);
     jsonw_key_str(&w, "model", model);
@@ -465,7 +564,37 @@ static sim_status parse_serving(const cli_args *a, job *j, sim_error *err)
         jsonw_real_fixed(&w, "%g", c->gpu_util);
         jsonw_key_u64(&w, "prefix", c->prefix);
     }
-    return usage_of(serving_validate(c, err), err);
+    if (c->startup) { /* what plan needs to regenerate the trace at another fraction */
+        jsonw_key(&w, "vllm_startup");
+        jsonw_object_inline(&w);
+        jsonw_key(&w, "gpu_memory_utilization");
+        jsonw_real_fixed(&w, "%g", c->gpu_util);
+        jsonw_key_str(&w, "kv_rule", c->graph_memory == SERVING_GRAPHS_PROFILED
+                                         ? "requested - weights - profiled activations - graph estimate (vLLM #30515)"
+                                         : "requested - weights - profiled activations (vLLM 35d5cda)");
+        jsonw_key(&w, "cuda_graphs");
+        jsonw_array_inline(&w);
+        for (uint32_t k = 0; k < c->n_graphs; k++)
+            jsonw_u64(&w, c->graph_sizes[k]);
+        jsonw_end(&w);
+        jsonw_key_str(&w, "graph_pool", serving_graph_pool_name(c->graph_pool));
+        jsonw_key_str(&w, "capture_order", serving_capture_order_name(c->capture_order));
+        jsonw_key_u64(&w, "max_num_batched_tokens", c->max_num_batched_tokens ? c->max_num_batched_tokens : c->max_len);
+        jsonw_key_u64(&w, "graph_warmups", c->graph_warmups);
+        uint64_t wb = 0, ab = 0;
+        serving_startup_estimate(c, &wb, &ab);
+        jsonw_key_u64(&w, "weights_bytes", wb);
+        jsonw_key_u64(&w, "activation_bytes", ab);
+        jsonw_key_u64(&w, "block_bytes", c->block_size * serving_kv_bytes_per_token(c));
+        jsonw_key_u64(&w, "kv_tensors", c->model.layers);
+        jsonw_key_u64(&w, "min_blocks", (c->max_len + c->block_size - 1) / c->block_size + c->prefix / c->block_size);
+        jsonw_key_str(&w, "graph_outputs", c->graph_outputs_kept ? "kept" : "released");
+        jsonw_key_str(&w, "graph_memory", serving_graph_memory_name(c->graph_memory));
+        if (c->graph_memory == SERVING_GRAPHS_PROFILED)
+            jsonw_key_u64(&w, "graph_estimate_bytes", c->graph_estimate_bytes);
+        jsonw_end(&w);
+    }
+    return SIM_OK;
 }
 
 static sim_status parse_churn(const cli_args *a, job *j, sim_error *err)
@@ -634,11 +763,13 @@ static void print_summary(const kind *k, const job *j, const char *out)
     char peak[32], live[32];
     units_format_size(stats->peak_live_bytes, peak, sizeof peak);
     units_format_size(stats->final_live_bytes, live, sizeof live);
-    printf("%s: %llu events (%llu allocs, %llu frees, %llu marks), peak live %s (%llu B), "
+    char pools[48] = "";
+    if (stats->pool_events)
+        snprintf(pools, sizeof pools, ", %llu pool events", (unsigned long long)stats->pool_events);
+    printf("%s: %llu events (%llu allocs, %llu frees, %llu marks%s), peak live %s (%llu B), "
            "live at end %s\n",
-           out, (unsigned long long)stats->events, (unsigned long long)stats->allocs,
-           (unsigned long long)stats->frees, (unsigned long long)stats->marks, peak,
-           (unsigned long long)stats->peak_live_bytes, live);
+           out, (unsigned long long)stats->events, (unsigned long long)stats->allocs, (unsigned long long)stats->frees,
+           (unsigned long long)stats->marks, pools, peak, (unsigned long long)stats->peak_live_bytes, live);
     if (k->generate == gen_transformer) {
         transformer_estimate est;
         transformer_estimate_closed_form(&j->tf, &est);
@@ -649,7 +780,28 @@ static void print_summary(const kind *k, const job *j, const char *out)
                units_format_size(est.activation_bytes, ac, sizeof ac), units_format_size(est.total_bytes, t, sizeof t));
         synth_llm_print_explain(&j->tf, stats);
     }
-    if (k->generate == gen_serving && j->sv.kv == SERVING_KV_PAGED) {
+    if (k->generate == gen_serving && j->sv.startup) {
+        const serving_report *r = &j->sv_report;
+        char req[32], w[32], act[32], kv[32], outb[32];
+        char ge[64] = "";
+        if (j->sv.graph_memory == SERVING_GRAPHS_PROFILED && j->sv.n_graphs) {
+            char g[32];
+            snprintf(ge, sizeof ge, " - the graphs' estimate %s",
+                     units_format_size(r->graph_estimate_bytes, g, sizeof g));
+        }
+        printf(
+            "vLLM start-up: requested %s (%.3g x %llu B) - weights %s - profiled activations %s%s = KV cache %s "
+            "(%llu blocks of %llu tokens); %llu CUDA graphs (%s pool, %s), outputs %s %s; %llu decode steps replayed, "
+            "%llu eager\n",
+            units_format_size(r->requested_bytes, req, sizeof req), j->sv.gpu_util, (unsigned long long)j->sv.capacity,
+            units_format_size(r->weight_bytes, w, sizeof w), units_format_size(r->activation_bytes, act, sizeof act),
+            ge, units_format_size(r->pool_bytes, kv, sizeof kv), (unsigned long long)r->blocks,
+            (unsigned long long)j->sv.block_size, (unsigned long long)r->graphs,
+            serving_graph_pool_name(j->sv.graph_pool), serving_capture_order_name(j->sv.capture_order),
+            units_format_size(r->graph_output_bytes, outb, sizeof outb), j->sv.graph_outputs_kept ? "kept" : "released",
+            (unsigned long long)r->graph_replays, (unsigned long long)r->eager_decodes);
+    }
+    if (k->generate == gen_serving && j->sv.kv == SERVING_KV_PAGED && !j->sv.startup) {
         const serving_report *r = &j->sv_report;
         char pool[32], res[32];
         printf("paged KV: pool %s = %llu blocks of %llu tokens (%llu B each) after the weights and a %s "

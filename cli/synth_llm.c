@@ -71,6 +71,14 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     c->main_grads = tr->main_grads;
     c->fused_swiglu = tr->fused_swiglu;
     c->loss_fp32 = tr->loss_fp32;
+    c->fsdp2 = tr->fsdp2;
+    c->fsdp_root = tr->fsdp_root;
+    c->fsdp_streams = tr->fsdp_streams;
+    c->te_dummy_wgrad = tr->te_dummy_wgrad;
+    c->loss_bwd_input = tr->loss_bwd_input;
+    c->ce_chunked = tr->ce_chunked;
+    if (tr->bf16 && cli_get(a, "dtype") == NULL) /* torchtitan's param_dtype, LitGPT's bf16-true */
+        c->dtype = SYNTH_BF16;
     TRY(get_u64(a, "kv-heads", 1, 1u << 20, &c->kv_heads, NULL, err));
     TRY(get_u64(a, "head-dim", 1, 4096, &c->head_dim, NULL, err));
     TRY(get_u64(a, "experts", 1, 1024, &c->experts, &given, err));
@@ -78,13 +86,15 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
         c->experts_active = c->experts < 2 ? c->experts : 2;
     TRY(get_u64(a, "experts-active", 1, 1024, &c->experts_active, NULL, err));
     static const char *const ATT[] = {"eager", "flash", NULL}, *const PREC[] = {"pure", "mixed", NULL},
-                             *const REC[] = {"none", "layer", "selective", NULL},
+                             *const REC[] = {"none", "layer", "selective", "op", NULL},
                              *const FSDP[] = {"full", "hybrid", NULL}, *const LIFE[] = {"eager", "graph", NULL};
     /* the trainer's defaults first; an option given explicitly wins */
     int att = c->flash || tr->flash ? 1 : 0, prec = tr->mixed ? 1 : 0, rec = -1, fsdp = -1, life = 0;
+    if (tr->recompute && !c->inference && !c->checkpointing)
+        rec = word(tr->recompute, REC);
     TRY(choice(a, "attention", ATT, "eager or flash", &att, err));
     TRY(choice(a, "precision", PREC, "pure or mixed", &prec, err));
-    TRY(choice(a, "recompute", REC, "none, layer or selective", &rec, err));
+    TRY(choice(a, "recompute", REC, "none, layer, selective or op", &rec, err));
     TRY(choice(a, "fsdp", FSDP, "full or hybrid", &fsdp, err));
     TRY(choice(a, "lifetimes", LIFE, "eager or graph", &life, err));
     c->graph_lifetimes = life == 1;
@@ -95,9 +105,24 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
     if (rec >= 0 && c->checkpointing && rec != 1)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--checkpointing and --recompute disagree");
     if (rec >= 0) {
-        c->checkpointing = rec == 1;
+        c->checkpointing = rec == 1 || rec == 3;
         c->selective = rec == 2;
+        c->sac_op = rec == 3;
     }
+    uint64_t every = 0;
+    TRY(get_u64(a, "recompute-every", 1, 1u << 20, &every, &given, err));
+    if (given && !(c->checkpointing && !c->sac_op))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--recompute-every needs --recompute=layer");
+    c->ckpt_every = (uint32_t)every;
+    if (c->sac_op && !tr->fsdp2 && cli_get(a, "recompute"))
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--recompute=op is torchtitan's op-level policy: it needs --trainer=torchtitan");
+    static const char *const RED[] = {"fp32", "bf16", NULL};
+    int red = 0;
+    TRY(choice(a, "reduce-dtype", RED, "fp32 or bf16", &red, err));
+    if (cli_has(a, "reduce-dtype") && !tr->fsdp2)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--reduce-dtype is FSDP2's: it needs --trainer=torchtitan");
+    c->reduce_bytes = red == 1 ? 2 : 4;
     if (c->inference && (c->selective || c->checkpointing))
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--recompute only applies to --mode=train");
     TRY(get_u64(a, "lora", 1, 4096, &c->lora_rank, NULL, err));
@@ -116,8 +141,12 @@ sim_status synth_llm_parse(const cli_args *a, transformer_config *c, sim_error *
                                  targets);
     }
     c->qlora = cli_has(a, "qlora");
+    if (c->lora_rank) { /* LitGPT's lora and adapter scripts chunk the head, its adapters drop out */
+        c->lm_head_chunk = tr->lm_head_chunk;
+        c->lora_dropout = tr->lora_dropout;
+    }
     c->sp = cli_has(a, "sp");
-    uint64_t zero = tr->distributed_optimizer ? 1 : 0, ranks = 1, shard_group = 8;
+    uint64_t zero = tr->distributed_optimizer ? 1 : tr->fsdp2 ? 3 : 0, ranks = 1, shard_group = 8;
     TRY(get_u64(a, "zero", 0, 3, &zero, NULL, err));
     TRY(get_u64(a, "shard-group", 1, 65536, &shard_group, &given, err));
     if (given && fsdp != 1)
@@ -206,6 +235,26 @@ void synth_llm_meta(const transformer_config *c, jsonw *w)
     jsonw_key_bool(w, "fused_swiglu", c->fused_swiglu);
     if (c->loss_fp32)
         jsonw_key_bool(w, "loss_fp32", true);
+    if (c->fsdp2) {
+        jsonw_key_bool(w, "fsdp2", true);
+        jsonw_key_str(w, "reduce_dtype", c->reduce_bytes == 2 ? "bf16" : "fp32");
+        if (c->fsdp_root)
+            jsonw_key_bool(w, "fsdp_root", true);
+        if (c->fsdp_streams)
+            jsonw_key_bool(w, "fsdp_streams", true);
+    }
+    if (c->sac_op)
+        jsonw_key_str(w, "recompute_policy", "op");
+    if (c->ckpt_every > 1)
+        jsonw_key_u64(w, "recompute_every", c->ckpt_every);
+    if (c->lm_head_chunk)
+        jsonw_key_u64(w, "lm_head_chunk", c->lm_head_chunk);
+    if (c->ce_chunked)
+        jsonw_key_bool(w, "ce_chunked", true);
+    if (c->loss_bwd_input)
+        jsonw_key_bool(w, "loss_bwd_input", true);
+    if (c->lora_dropout)
+        jsonw_key_bool(w, "lora_dropout", true);
     jsonw_key_u64(w, "shard", d.shard);
     jsonw_key_u64(w, "micro_batches", c->micro_batches ? c->micro_batches : 1);
     jsonw_key_u64(w, "rank", c->rank);
@@ -342,7 +391,7 @@ int synth_llm_write_ranks(const char *dir, const trace_header *h, const char *me
         char nccl[32];
         units_format_size(synth_llm_nccl_bytes(c), nccl, sizeof nccl);
         printf("%s: %llu events, peak live %s (%llu B) [dp %llu, tp %llu, stage %llu]; NCCL buffers %s outside "
-               "the allocator (add to --context)\n",
+               "the allocator (replay adds them to the context)\n",
                path, (unsigned long long)s.events, peak, (unsigned long long)s.peak_live_bytes,
                (unsigned long long)d.dp_rank, (unsigned long long)d.tp_rank, (unsigned long long)d.stage, nccl);
         if (r == 0) {

@@ -15,7 +15,7 @@
 
 /* clang-format off */
 #define SYNTH_LLM_OPTS                                                                                        \
-    CLI_OPT("trainer", "eager|megatron|hf: the training program's defaults (traces/synth/README.md; default eager)"), \
+    CLI_OPT("trainer", "eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12: the training program's defaults (traces/synth/README.md; default eager)"), \
     CLI_OPT("kv-heads", "N: key/value heads, grouped-query attention (default: --heads)"),                    \
     CLI_OPT("head-dim", "N: width of one head (default hidden/heads)"),                                       \
     CLI_OPT("experts", "N: mixture of experts per layer (default 0: a dense MLP)"),                           \
@@ -23,7 +23,9 @@
     CLI_OPT("attention", "eager|flash: scores and probabilities materialised, or fused (default: preset's)"), \
     CLI_OPT("precision", "pure|mixed: every tensor in --dtype, or fp32 master weights and states"),           \
     CLI_FLAG("fp8", "fp8 copies of the saved inputs of linear layers (Transformer Engine)"),                  \
-    CLI_OPT("recompute", "none|layer|selective: activation checkpointing (layer = --checkpointing)"),         \
+    CLI_OPT("recompute", "none|layer|selective|op: activation checkpointing (layer = --checkpointing; op: torchtitan's per-op policy)"), \
+    CLI_OPT("recompute-every", "N: with --recompute=layer, checkpoint every N-th block only (torchtitan's selective_ac_option=N)"), \
+    CLI_OPT("reduce-dtype", "fp32|bf16: --trainer=torchtitan's reduce-scatter element (default fp32)"), \
     CLI_FLAG("fused-optimizer", "a fused optimizer update, no foreach temporaries (mixed: always)"),          \
     CLI_OPT("lora", "RANK: LoRA adapters of this rank; the base weights are frozen"),                         \
     CLI_OPT("lora-targets", "LIST: q,k,v,o,gate,up,down or attn, mlp, all (default q,v)"),                    \

@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "common.h"
+#include "answers/graphs.h"
 #include "answers/tune.h"
 #include "cli.h"
+#include "commands.h"
+#include "common.h"
 #include "reports/progress.h"
 #include "reports/tune.h"
 #include "sim/buf.h"
@@ -122,17 +123,32 @@ int cli_tune_io(cli_io *io, int argc, char **argv)
     tune_answer ans;
     st = tune_run(&q, &ans, &s.err);
     progress_finish(&prog);
+    /* one trace with captures under a model with pools: the graphs' pool sharing and
+     * capture order under the current setting (answers/graphs.h) */
+    graphs_answer *ga = NULL;
+    engine_config gc = q.base;
+    gc.ops = q.current;
+    gc.opts = q.user;
+    gc.n_opts = q.n_user;
+    if (st == SIM_OK && s.t.n == 1 && graphs_applies(&gc, s.t.b[0])) {
+        ga = calloc(1, sizeof *ga);
+        st = ga == NULL ? sim_error_set(&s.err, SIM_ENOMEM, NULL, 0, 0, "out of memory")
+                        : graphs_answer_compute(&gc, s.t.b[0], ga, &s.err);
+    }
     if (st == SIM_OK) {
         sim_buf out;
         sim_buf_init(&out);
         const char *const *paths = s.a.positional;
-        if (s.json)
-            report_tune_json(&q, &ans, paths, (uint32_t)s.a.n_positional, &out);
-        else
+        if (s.json) {
+            report_tune_json(&q, &ans, ga, paths, (uint32_t)s.a.n_positional, &out);
+        } else {
             report_tune_text(&q, &ans, paths, (uint32_t)s.a.n_positional, top, &out);
+            report_tune_graphs_text(ga, &out);
+        }
         st = cli_session_write(&s, &out);
         sim_buf_release(&out);
     }
     tune_answer_release(&ans);
+    free(ga);
     return cli_session_end(&s, st);
 }

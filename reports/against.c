@@ -111,12 +111,14 @@ static void column_json(jsonw *w, const char *key, const against_column *c)
     jsonw_end(w);
 }
 
-static void where_text(sim_buf *b, uint32_t seg, uint64_t off)
+static void where_text(sim_buf *b, uint32_t seg, uint64_t off, uint64_t pool)
 {
     if (seg == UINT32_MAX)
         sim_buf_puts(b, "not placed");
     else
         sim_buf_printf(b, "segment %u + %" PRIu64, seg, off);
+    if (seg != UINT32_MAX && pool != 0)
+        sim_buf_printf(b, " of private pool %" PRIu64, pool);
 }
 
 static void placement_text(sim_buf *b, const against_placement *pl)
@@ -125,25 +127,27 @@ static void placement_text(sim_buf *b, const against_placement *pl)
         return;
     sim_buf_puts(b, "\nplacement (recorded: each alloc's addr, as segment and offset; segments numbered in address "
                     "order at the start, then in order of creation)\n");
-    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset\n", pl->matched,
-                   pl->compared);
+    sim_buf_printf(b, "  %" PRIu64 "/%" PRIu64 " allocations placed at the recorded offset", pl->matched, pl->compared);
+    if (pl->has_pools)
+        sim_buf_printf(b, " and in the recorded pool (%" PRIu64 " of them recorded in private pools)", pl->pooled);
+    sim_buf_puts(b, "\n");
     if (!pl->has_mismatch)
         return;
     const against_event *f = &pl->first;
     sim_buf_printf(b, "  first mismatch at event %" PRIu64 ": alloc of %" PRIu64 " B on stream %u, recorded ", f->event,
                    f->size, f->stream);
-    where_text(b, f->rec_seg, f->rec_off);
+    where_text(b, f->rec_seg, f->rec_off, f->rec_pool);
     sim_buf_puts(b, ", predicted ");
-    where_text(b, f->pred_seg, f->pred_off);
+    where_text(b, f->pred_seg, f->pred_off, f->pred_pool);
     sim_buf_puts(b, "\n");
     for (uint32_t j = 0; j < pl->n_before; j++) {
         const against_event *e = &pl->before[j];
         sim_buf_printf(b, "    event %" PRIu64 ": %s", e->event, sim_op_name(e->op));
         if (e->op == SIM_OP_ALLOC) {
             sim_buf_printf(b, " %" PRIu64 " B on stream %u, recorded ", e->size, e->stream);
-            where_text(b, e->rec_seg, e->rec_off);
+            where_text(b, e->rec_seg, e->rec_off, e->rec_pool);
             sim_buf_puts(b, ", predicted ");
-            where_text(b, e->pred_seg, e->pred_off);
+            where_text(b, e->pred_seg, e->pred_off, e->pred_pool);
         } else if (e->op == SIM_OP_FREE) {
             sim_buf_printf(b, " of id %" PRIu64 "%s", e->id, e->deferred ? " (deferred)" : "");
         } else if (e->op == SIM_OP_MARK) {
@@ -163,6 +167,8 @@ static void placement_json(jsonw *w, const against_placement *pl)
     jsonw_object_inline(w);
     jsonw_key_u64(w, "compared", pl->compared);
     jsonw_key_u64(w, "matched", pl->matched);
+    if (pl->has_pools) /* a recording with private pools: how many compared allocations were in one */
+        jsonw_key_u64(w, "in_private_pools", pl->pooled);
     jsonw_key(w, "first_mismatch");
     if (!pl->has_mismatch) {
         jsonw_null(w);
@@ -181,6 +187,10 @@ static void placement_json(jsonw *w, const against_placement *pl)
         } else {
             jsonw_u64(w, f->pred_seg);
             jsonw_key_u64(w, "predicted_offset", f->pred_off);
+        }
+        if (f->rec_pool != 0 || f->pred_pool != 0) { /* the private pools, where either is one */
+            jsonw_key_u64(w, "recorded_pool", f->rec_pool);
+            jsonw_key_u64(w, "predicted_pool", f->pred_pool);
         }
         jsonw_end(w);
     }
@@ -212,7 +222,7 @@ static void end_state_text(sim_buf *b, const against_end_state *es)
         sim_buf_printf(b, "offset %" PRIu64 " of a final segment the trace's segment events do not lead to",
                        at->offset);
     else
-        where_text(b, at->segment, at->offset);
+        where_text(b, at->segment, at->offset, 0);
     sim_buf_puts(b, ": recorded ");
     if (es->has_rec)
         sim_buf_printf(b, "%s %" PRIu64 " B", block_state(es->rec.state), es->rec.size);
@@ -289,6 +299,10 @@ void report_against_json(const against_result *r, const char *trace, sim_buf *ou
         jsonw_key_u64(&w, "allocated_bytes", r->start_allocated);
         jsonw_key_u64(&w, "events", r->start_events);
         jsonw_key_u64(&w, "planned_segments", r->planned_segments);
+        if (r->start_pool_segments) { /* a recording with private pools */
+            jsonw_key_u64(&w, "pool_segments", r->start_pool_segments);
+            jsonw_key_u64(&w, "pool_reserved_bytes", r->start_pool_reserved);
+        }
         jsonw_end(&w);
     } else {
         jsonw_null(&w);
@@ -340,10 +354,15 @@ void report_against_text(const against_result *r, const char *trace, const char 
     sim_buf_puts(out, "\n");
     if (r->seeded && r->start_segments > 0) {
         char h1[32], h2[32];
-        sim_buf_printf(out, "  start     the recorded state at the first entry: %u segments (%s reserved), %u blocks "
-                            "live (%s)\n",
+        sim_buf_printf(out,
+                       "  start     the recorded state at the first entry: %u segments (%s reserved), %u blocks "
+                       "live (%s)",
                        r->start_segments, units_format_size(r->start_reserved, h1, sizeof h1), r->start_live_blocks,
                        units_format_size(r->start_allocated, h2, sizeof h2));
+        if (r->start_pool_segments)
+            sim_buf_printf(out, "; %u of the segments (%s) in private pools", r->start_pool_segments,
+                           units_format_size(r->start_pool_reserved, h1, sizeof h1));
+        sim_buf_puts(out, "\n");
     }
     sim_buf_printf(out, "  strategy  %s", r->strategy);
     if (r->alloc_conf)

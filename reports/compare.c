@@ -2,14 +2,21 @@
 #include "compare.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "reports/graphs.h"
 #include "reports/result.h"
 #include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
 
 void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
+{
+    report_compare_json_graphs(runs, NULL, n, b);
+}
+
+void report_compare_json_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
 {
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
@@ -44,6 +51,11 @@ void report_compare_json(const sim_run *const *runs, uint32_t n, sim_buf *b)
         jsonw_wrap(&w);
         jsonw_key(&w, "result");
         report_jsonw_result(run, UINT32_MAX, &w);
+        if (graphs != NULL && graphs[i] != NULL && graphs[i]->present) {
+            jsonw_wrap(&w);
+            jsonw_key(&w, "cuda_graphs");
+            report_jsonw_graphs(graphs[i], &w);
+        }
         jsonw_end(&w);
     }
     jsonw_end(&w);
@@ -59,6 +71,11 @@ static void cell_size(sim_buf *b, uint64_t v)
 
 void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
 {
+    report_compare_text_graphs(runs, NULL, n, b);
+}
+
+void report_compare_text_graphs(const sim_run *const *runs, const graphs_answer *const *graphs, uint32_t n, sim_buf *b)
+{
     const sim_run *r0 = runs[0];
     device_info d = device_get_info(r0->dev);
     char cap[32], ctx[32];
@@ -69,14 +86,24 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
                        s->name, s->name[0] ? ")" : "", (unsigned long long)s->events, (unsigned long long)s->allocs,
                        (unsigned long long)s->frees);
     }
+    /* the strategies that did not model the trace's pools, those with one reason together */
+    const strategy_ops **ops = malloc((size_t)n * sizeof *ops);
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < r0->n_sources; i++)
+        pool_events += r0->sources[i].pool_events;
+    if (ops != NULL) {
+        for (uint32_t i = 0; i < n; i++)
+            ops[i] = runs[i]->ops;
+        report_text_pools_ignored_by(ops, n, pool_events, b);
+        free(ops);
+    } else { /* no memory to group them: a line each */
+        for (uint32_t i = 0; i < n; i++)
+            report_text_pools_ignored(runs[i], b);
+    }
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx));
-    if (d.context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", ctx,
-                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
-    }
+    report_context_lines(&d, b);
     /* the effective limit of each strategy (a preset's reserve, a fraction, --limit) */
     sim_buf_puts(b, "  limits ");
     /* strategies with the same limit from the same source named together, in their
@@ -120,5 +147,10 @@ void report_compare_text(const sim_run *const *runs, uint32_t n, sim_buf *b)
         sim_buf_printf(b, "\n  %s: ", runs[i]->ops->name);
         report_oom_sentence(runs[i], &m->first_oom, b);
         sim_buf_puts(b, "\n");
+    }
+    for (uint32_t i = 0; graphs != NULL && i < n; i++) {
+        if (graphs[i] == NULL || !graphs[i]->present)
+            continue;
+        report_text_graphs(graphs[i], runs[i]->ops->name, b);
     }
 }

@@ -465,6 +465,15 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
                        (unsigned long long)s->events, (unsigned long long)s->allocs, (unsigned long long)s->frees,
                        (unsigned long long)s->marks);
     }
+    for (uint32_t i = 0; i < n; i++) { /* the strategies that did not model the trace's pools */
+        uint64_t ignored = report_pool_events_ignored(caps[i]->run);
+        char note[512];
+        if (ignored == 0)
+            continue;
+        sim_buf_puts(b, "<p class=\"meta\">pools: ");
+        sim_buf_xml_escape(b, report_no_pools_text(caps[i]->run, note, sizeof note));
+        sim_buf_printf(b, " (%llu pool event%s)</p>\n", (unsigned long long)ignored, ignored == 1 ? "" : "s");
+    }
     char cap[32], ctx[32];
     sim_buf_puts(b, "<p class=\"meta\">device ");
     sim_buf_xml_escape(b, d.name);
@@ -475,6 +484,12 @@ void report_html_with(const capture *const *caps, uint32_t n, const report_html_
         char why[256];
         sim_buf_printf(b, "<p class=\"meta\">context: %s</p>\n",
                        gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
+    }
+    if (d.nccl_bytes) {
+        char nc[32];
+        sim_buf_printf(b, "<p class=\"meta\">NCCL buffers %s of the context, from %s</p>\n",
+                       units_format_size(d.nccl_bytes, nc, sizeof nc),
+                       d.nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
     }
     html_summary_table(b, caps, n);
 

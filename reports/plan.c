@@ -62,14 +62,22 @@ static void plan_text(const plan_question *q, const plan_answer *a, const uint64
 {
     char s[32], t2[32];
     sim_buf_printf(b, "gpusim %s: plan\n", GPUSIM_VERSION);
-    for (uint32_t i = 0; i < q->t->n; i++)
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < q->t->n; i++) {
         sim_buf_printf(b, "  trace   %s: %llu events\n", a_path(q->t, i), (unsigned long long)evbuf_count(q->t->b[i]));
+        pool_events += evbuf_pool_events(q->t->b[i]);
+    }
+    report_text_pools_ignored_by(q->ops, q->n_ops, pool_events, b);
     sim_buf_printf(b, "  context %s per process (assumed)\n", units_format_size(q->model.context_bytes, s, sizeof s));
     if (q->model.context_default) {
         char why[256];
         sim_buf_printf(b, "  context source: %s (--context sets it)\n",
                        gpu_context_describe(q->model.context_default, q->model.cc_major, why, sizeof why));
     }
+    if (q->model.nccl_bytes)
+        sim_buf_printf(b, "  nccl    %s of it: NCCL buffers from %s (--nccl=0 leaves them out)\n",
+                       units_format_size(q->model.nccl_bytes, s, sizeof s),
+                       q->model.nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
     if (q->model.context_bytes == 0)
         sim_buf_puts(b, "  note: a real CUDA context takes about 0.3-1 GiB before any allocation (driver, kernels,\n"
                         "        library handles), so every answer here is that much optimistic; a catalog card\n"

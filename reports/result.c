@@ -1,5 +1,7 @@
 #include "result.h"
 
+#include "graphs.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,64 @@ static void json_oom(const sim_run *run, const sim_oom_record *o, jsonw *w)
     jsonw_end(w);
 }
 
-static void json_metrics(const sim_run *run, const sim_metrics *m, const strategy *stats_of, jsonw *w)
+uint64_t report_pool_events_ignored(const sim_run *run)
+{
+    uint64_t n = 0;
+    if (run->ops->pools == NULL)
+        for (uint32_t i = 0; i < run->n_sources; i++)
+            n += run->sources[i].pool_events;
+    return n;
+}
+
+const char *report_no_pools_reason(const strategy_ops *ops)
+{
+    return ops->no_pools_note != NULL
+               ? ops->no_pools_note
+               : "private pools are not modelled; the pools' allocations were replayed in the default pool";
+}
+
+const char *report_no_pools_text(const sim_run *run, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s: %s", run->ops->name, report_no_pools_reason(run->ops));
+    return buf;
+}
+
+void report_text_pools_ignored_by(const strategy_ops *const *ops, uint32_t n, uint64_t pool_events, sim_buf *b)
+{
+    if (pool_events == 0)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *why = report_no_pools_reason(ops[i]);
+        bool seen = ops[i]->pools != NULL;
+        for (uint32_t j = 0; j < i && !seen; j++) /* said already, with an earlier one */
+            seen = ops[j]->pools == NULL && strcmp(report_no_pools_reason(ops[j]), why) == 0;
+        if (seen)
+            continue;
+        sim_buf_printf(b, "  pools   %s", ops[i]->name);
+        for (uint32_t k = i + 1; k < n; k++) {
+            bool named = false;
+            for (uint32_t j = i; j < k && !named; j++)
+                named = ops[j] == ops[k];
+            if (!named && ops[k]->pools == NULL && strcmp(report_no_pools_reason(ops[k]), why) == 0)
+                sim_buf_printf(b, ", %s", ops[k]->name);
+        }
+        sim_buf_printf(b, ": %s (%llu pool event%s)\n", why, (unsigned long long)pool_events,
+                       pool_events == 1 ? "" : "s");
+    }
+}
+
+/* The run's pool events its strategy did not model, in a result object (device-wide only). */
+static void json_pools_ignored(const sim_run *run, jsonw *w)
+{
+    uint64_t n = report_pool_events_ignored(run);
+    if (n == 0)
+        return;
+    char note[512];
+    jsonw_key_u64(w, "pool_events_ignored", n);
+    jsonw_key_str(w, "pool_events_note", report_no_pools_text(run, note, sizeof note));
+}
+
+static void json_metrics(const sim_run *run, const sim_metrics *m, const strategy *stats_of, bool device_wide, jsonw *w)
 {
     jsonw_object(w);
     jsonw_key_bool(w, "completed", m->completed);
@@ -120,6 +179,8 @@ static void json_metrics(const sim_run *run, const sim_metrics *m, const strateg
     json_u64s(w, COUNT_KEYS, counts, sizeof COUNT_KEYS / sizeof COUNT_KEYS[0]);
     jsonw_key(w, "first_oom");
     json_oom(run, &m->first_oom, w);
+    if (device_wide)
+        json_pools_ignored(run, w);
     if (stats_of) {
         jsonw_key(w, "stats");
         jsonw_object(w);
@@ -133,9 +194,9 @@ static void json_metrics(const sim_run *run, const sim_metrics *m, const strateg
 void report_jsonw_result(const sim_run *run, uint32_t p, jsonw *w)
 {
     if (p == UINT32_MAX)
-        json_metrics(run, &run->total, run->n_procs == 1 ? run->procs[0].s : NULL, w);
+        json_metrics(run, &run->total, run->n_procs == 1 ? run->procs[0].s : NULL, true, w);
     else
-        json_metrics(run, &run->procs[p].m, run->procs[p].s, w);
+        json_metrics(run, &run->procs[p].m, run->procs[p].s, false, w);
 }
 
 void report_json_result(const sim_run *run, uint32_t p, int indent, sim_buf *out)
@@ -211,6 +272,8 @@ static void json_members(const sim_run *run, const whatif *wi, bool head_only, j
     jsonw_key_str(w, "name", d.name);
     jsonw_key_u64(w, "capacity_bytes", d.capacity_bytes);
     jsonw_key_u64(w, "context_bytes", d.context_bytes);
+    if (d.nccl_bytes) /* of context_bytes */
+        jsonw_key_u64(w, "nccl_bytes", d.nccl_bytes);
     jsonw_key_u64(w, "limit_bytes", report_limit_bytes(run));
     jsonw_end(w);
     jsonw_key(w, "result");
@@ -247,10 +310,14 @@ void report_jsonw_members(const sim_run *run, bool head_only, jsonw *w)
 }
 
 /* The §5 object. */
-static void json_doc(const sim_run *run, const whatif *wi, jsonw *w)
+static void json_doc(const sim_run *run, const whatif *wi, const graphs_answer *g, jsonw *w)
 {
     jsonw_object(w);
     json_members(run, wi, false, w);
+    if (g != NULL && g->present) {
+        jsonw_key(w, "cuda_graphs");
+        report_jsonw_graphs(g, w);
+    }
     jsonw_end(w);
 }
 
@@ -261,17 +328,28 @@ void report_json(const sim_run *run, sim_buf *b)
 
 void report_json_whatif(const sim_run *run, const whatif *wi, sim_buf *b)
 {
+    report_json_answers(run, wi, NULL, b);
+}
+
+void report_json_answers(const sim_run *run, const whatif *wi, const graphs_answer *g, sim_buf *b)
+{
     jsonw w;
     jsonw_init_buf(&w, b, JSONW_PRETTY, 0);
-    json_doc(run, wi, &w);
+    json_doc(run, wi, g, &w);
     sim_buf_puts(b, "\n");
+}
+
+void report_text_answers(const sim_run *run, const whatif *wi, const graphs_answer *g, sim_buf *b)
+{
+    report_text_whatif(run, wi, b);
+    report_text_graphs(g, NULL, b);
 }
 
 void report_json_line(const sim_run *run, sim_buf *b)
 {
     jsonw w;
     jsonw_init_buf(&w, b, JSONW_COMPACT, 0);
-    json_doc(run, NULL, &w);
+    json_doc(run, NULL, NULL, &w);
 }
 
 /* ---------------------------------------------------------------- text */
@@ -386,6 +464,16 @@ static void ts_text(void *ctx, const char *key, const char *v)
     sim_buf_printf(t->b, "    %-34s %s\n", key, v);
 }
 
+void report_text_pools_ignored(const sim_run *run, sim_buf *b)
+{
+    uint64_t n = report_pool_events_ignored(run);
+    if (n == 0)
+        return;
+    char note[512];
+    sim_buf_printf(b, "  pools   %s (%llu pool event%s)\n", report_no_pools_text(run, note, sizeof note),
+                   (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 static void text_metrics(const sim_run *run, const sim_metrics *m, sim_buf *b)
 {
     size_line(b, "peak requested", m->peak_requested_bytes);
@@ -431,6 +519,21 @@ void report_whatif_sentence(const whatif *w, sim_buf *b)
         sim_buf_puts(b, "the replay did not complete.");
 }
 
+void report_context_lines(const device_info *d, sim_buf *b)
+{
+    char s[32];
+    if (d->context_default) {
+        char why[256];
+        sim_buf_printf(b, "  context %s: %s (--context sets it)\n",
+                       units_format_size(d->context_bytes - d->nccl_bytes, s, sizeof s),
+                       gpu_context_describe(d->context_default, d->cc_major, why, sizeof why));
+    }
+    if (d->nccl_bytes)
+        sim_buf_printf(b, "  nccl    %s: NCCL buffers from %s, added to the context (--nccl=0 leaves them out)\n",
+                       units_format_size(d->nccl_bytes, s, sizeof s),
+                       d->nccl_given ? "--nccl" : "the trace header (meta.nccl_bytes)");
+}
+
 void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
 {
     device_info d = device_get_info(run->dev);
@@ -442,15 +545,12 @@ void report_text_whatif(const sim_run *run, const whatif *w, sim_buf *b)
                        s->name[0] ? " (" : "", s->name, s->name[0] ? ")" : "", (unsigned long long)s->events,
                        (unsigned long long)s->allocs, (unsigned long long)s->frees);
     }
+    report_text_pools_ignored(run, b);
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process, allocator limit %s\n", d.name,
                    units_format_size(d.capacity_bytes, cap, sizeof cap),
                    units_format_size(d.context_bytes, ctx, sizeof ctx),
                    report_limit_text(run, lim, sizeof lim));
-    if (d.context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", ctx,
-                       gpu_context_describe(d.context_default, d.cc_major, why, sizeof why));
-    }
+    report_context_lines(&d, b);
     sim_buf_puts(b, "\n");
     text_metrics(run, &run->total, b);
     if (run->n_procs > 1) {

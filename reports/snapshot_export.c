@@ -16,86 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle_write.h"
-#include "sim/buf.h"
 #include "sim/grow.h"
-#include "sim/idmap.h"
-#include "sim/strtab.h"
-
-#define XF_ZERO 2u /* idmap flag: a zero-byte allocation, no block, no entries */
-#define X_NONE UINT32_MAX
-#define X_NO_ADDR UINT64_MAX
-
-typedef struct xrec {      /* one live allocation (or one whose free is pending) */
-    uint64_t addr, size;   /* its block's address; the requested bytes */
-    uint64_t id, event;    /* its trace id, and its alloc's event (1, 2, ...; 0: live at the start) */
-    uint32_t tag;          /* its tag in x->tags, 0 for none */
-    uint32_t stream;
-    uint32_t pend;         /* its index in x->pending + 1 while its free is pending, else 0 */
-    bool done;             /* its free was completed early: the deferred tick writes nothing */
-    bool live;             /* in use (not on the free list) */
-    bool omitted;          /* under the minimum size: no entries */
-    bool in_window;        /* made while entries were written */
-    /* planned's shared buffers (design.md §3): the members of a group live at once are
-     * one block, whose entries its owner (the member that made it) writes */
-    bool joined;           /* a member that joined another's block: no entries of its own */
-    uint32_t owner;        /* a joined member's owner; an owner: itself */
-    uint32_t members;      /* an owner: the live ids in its block */
-    uint32_t head;         /* an owner: a live member (ring by nxt, prv) */
-    uint32_t nxt, prv;     /* the ring of a block's live members */
-    strategy_handle sh;    /* the strategy's handle (locate) */
-} xrec;
-
-typedef struct xseg {      /* a segment, or for expandable segments a mapped range */
-    uint64_t addr, size;    /* addr first: lower_u64's key */
-    uint64_t first, count;  /* its blocks, as the walk visited them */
-    uint64_t allocated, active, requested; /* the end state's sums (write_segments) */
-    uint32_t stream;
-    bool small;
-} xseg;
-
-typedef struct xlive {     /* a live record and its address (index_live) */
-    uint64_t addr;
-    uint32_t r;
-} xlive;
-
-typedef struct xsegs {
-    xseg *v;
-    uint32_t n, cap;
-} xsegs;
-
-struct snapshot_export {
-    sim_outfile out;
-    pickle_writer pw;
-    const strategy_ops *ops;
-    bool started, expandable, is_torch;
-    idmap ids;              /* trace id -> rec (entry.handle) */
-    idmap blocks;           /* planned: a live block's address -> its owner rec (entry.handle) */
-    bool is_planned;
-    xrec *recs;
-    uint32_t n_recs, cap_recs;
-    uint32_t *free_recs;
-    uint32_t n_free, cap_free;
-    uint32_t *by_handle;    /* deferred frees: strategy handle -> rec + 1 */
-    uint32_t cap_handles;
-    uint32_t *pending;      /* recs whose free is requested, not completed */
-    uint32_t n_pending, cap_pending;
-    uint32_t *due;          /* torch: pending recs past their ready_t, completed at the next poll */
-    uint32_t n_due, cap_due;
-    xsegs segs, next_segs;  /* what the allocator held at the last walk, and now */
-    uint64_t last_reserved, last_dev_allocs, last_dev_frees;
-    uint32_t procs;         /* the most processes a tick saw */
-    sim_status st;          /* the first failure, SIM_OK while none */
-    const char *why;
-    uint64_t from_ns, to_ns, min_size; /* snapshot_export_config */
-    bool writing;           /* the tick is in the window: its entries are written */
-    bool closed;            /* the window ended: the trace and segments are written */
-    uint64_t last_us;
-    strtab *tags;           /* the allocations' tags, each kept once */
-    char trace[512];        /* the trace's file name, the frames' filename */
-    xlive *by_addr;         /* at the end: the live records by address (rec_at) */
-    uint32_t n_by_addr;
-};
+#include "snapshot_export_types.h"
+#include "traces/pool_id.h"
 
 const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size_t n)
 {
@@ -110,7 +33,7 @@ const char *snapshot_export_unsupported(const strategy_ops *ops, char *buf, size
     return buf;
 }
 
-static void fail(snapshot_export *x, sim_status st, const char *why)
+void sx_fail(snapshot_export *x, sim_status st, const char *why)
 {
     if (x->st == SIM_OK) {
         x->st = st;
@@ -128,7 +51,7 @@ static uint32_t rec_new(snapshot_export *x, uint64_t addr, uint64_t size, uint32
         r = x->free_recs[--x->n_free];
     } else {
         if (!SIM_GROW(x->recs, x->n_recs + 1, x->cap_recs)) {
-            fail(x, SIM_ENOMEM, "out of memory");
+            sx_fail(x, SIM_ENOMEM, "out of memory");
             return X_NONE;
         }
         r = x->n_recs++;
@@ -143,7 +66,7 @@ static void rec_release(snapshot_export *x, uint32_t r)
 {
     x->recs[r].live = false;
     if (!SIM_GROW(x->free_recs, x->n_free + 1, x->cap_free)) {
-        fail(x, SIM_ENOMEM, "out of memory");
+        sx_fail(x, SIM_ENOMEM, "out of memory");
         return;
     }
     x->free_recs[x->n_free++] = r;
@@ -152,7 +75,7 @@ static void rec_release(snapshot_export *x, uint32_t r)
 static void pending_add(snapshot_export *x, uint32_t r)
 {
     if (!SIM_GROW(x->pending, x->n_pending + 1, x->cap_pending)) {
-        fail(x, SIM_ENOMEM, "out of memory");
+        sx_fail(x, SIM_ENOMEM, "out of memory");
         return;
     }
     x->pending[x->n_pending++] = r;
@@ -169,7 +92,7 @@ static void pending_remove(snapshot_export *x, uint32_t r)
 
 /* The first of n records (stride bytes apart from base, sorted by the uint64_t at
  * their start) whose key is at least key (the segments). */
-static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t key)
+uint32_t sx_lower_u64(const void *base, size_t stride, uint32_t n, uint64_t key)
 {
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
@@ -187,7 +110,7 @@ static uint32_t lower_u64(const void *base, size_t stride, uint32_t n, uint64_t 
 /* ---------------------------------------------------------------- entries */
 
 /* n dict entries with integer values, keys[i]: vals[i]. */
-static void write_u64s(pickle_writer *w, const char *const *keys, const uint64_t *vals, size_t n)
+void sx_write_u64s(pickle_writer *w, const char *const *keys, const uint64_t *vals, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         pickle_write_key_u64(w, keys[i], vals[i]);
@@ -196,7 +119,7 @@ static void write_u64s(pickle_writer *w, const char *const *keys, const uint64_t
 /* "frames": what the viewer shows for a block: for record r one frame of ours,
  * {filename: the trace's file, line: the alloc's event, name: its tag, else its id};
  * none for X_NONE (PyTorch writes [] when it recorded no stack). */
-static void write_frames(snapshot_export *x, uint32_t r)
+void sx_write_frames(snapshot_export *x, uint32_t r)
 {
     pickle_writer *w = &x->pw;
     pickle_write_str(w, "frames");
@@ -217,9 +140,21 @@ static void write_frames(snapshot_export *x, uint32_t r)
     pickle_write_end(w);
 }
 
-/* A trace entry; r: the record whose frames it carries, X_NONE for none (segments). */
-static void entry_of(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us,
-                     uint32_t r)
+void sx_write_pool(pickle_writer *w, const char *key, uint64_t pool)
+{
+    uint64_t a = 0, b = 0;
+    pool_id_to_tuple(pool, &a, &b);
+    pickle_write_str(w, key); /* a list, as the export writes every tuple */
+    pickle_write_list(w);
+    pickle_write_u64(w, a);
+    pickle_write_u64(w, b);
+    pickle_write_end(w);
+}
+
+/* A trace entry; r: the record whose frames it carries (and whose pool), X_NONE
+ * for none (segments: pool is theirs). */
+static void entry_pooled(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream,
+                         uint64_t us, uint32_t r, uint64_t pool)
 {
     if (!x->writing)
         return;
@@ -228,15 +163,24 @@ static void entry_of(snapshot_export *x, const char *action, uint64_t addr, uint
     static const char *const keys[] = {"addr", "size", "stream", "time_us"};
     const uint64_t vals[] = {addr, size, stream, us};
     pickle_write_key_str(w, "action", action);
-    write_u64s(w, keys, vals, 4);
+    sx_write_u64s(w, keys, vals, 4);
+    if (pool != 0)
+        sx_write_pool(w, "pool_id", pool);
     if (r != X_NONE)
-        write_frames(x, r);
+        sx_write_frames(x, r);
     pickle_write_end(w);
 }
 
-static void entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us)
+static void entry_of(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us,
+                     uint32_t r)
 {
-    entry_of(x, action, addr, size, stream, us, X_NONE);
+    entry_pooled(x, action, addr, size, stream, us, r, r != X_NONE ? x->recs[r].pool : 0);
+}
+
+void sx_entry(snapshot_export *x, const char *action, uint64_t addr, uint64_t size, uint32_t stream, uint64_t us,
+              uint64_t pool)
+{
+    entry_pooled(x, action, addr, size, stream, us, X_NONE, pool);
 }
 
 static void complete(snapshot_export *x, uint32_t r, uint64_t us)
@@ -248,7 +192,7 @@ static void complete(snapshot_export *x, uint32_t r, uint64_t us)
 }
 
 /* Complete early the pending frees of blocks inside [addr, addr + size). */
-static void complete_inside(snapshot_export *x, uint64_t addr, uint64_t size, uint64_t us)
+void sx_complete_inside(snapshot_export *x, uint64_t addr, uint64_t size, uint64_t us)
 {
     for (uint32_t i = 0; i < x->n_pending;) {
         uint32_t r = x->pending[i];
@@ -259,176 +203,6 @@ static void complete_inside(snapshot_export *x, uint64_t addr, uint64_t size, ui
             i++;
         }
     }
-}
-
-/* ---------------------------------------------------------------- segments */
-
-/* Builds the segment list from blocks in address order: a segment per region, or
- * per run of mapped blocks of an expandable one. */
-typedef struct seg_builder {
-    snapshot_export *x;
-    xsegs *out;
-    uint32_t region;
-    uint64_t region_addr, end;
-    uint64_t index;        /* blocks visited so far */
-    bool open;
-} seg_builder;
-
-static int seg_visit(void *ctx, const strategy_block *b)
-{
-    seg_builder *sb = ctx;
-    snapshot_export *x = sb->x;
-    bool same = sb->open && b->region == sb->region && b->region_addr == sb->region_addr && b->addr == sb->end;
-    uint64_t index = sb->index++;
-    if (b->state == BLOCK_UNMAPPED) {
-        sb->open = false;
-        return 0;
-    }
-    if (same) {
-        sb->out->v[sb->out->n - 1].size += b->size_bytes;
-        sb->out->v[sb->out->n - 1].count++;
-        sb->end += b->size_bytes;
-        return 0;
-    }
-    if (!SIM_GROW(sb->out->v, sb->out->n + 1, sb->out->cap)) {
-        fail(x, SIM_ENOMEM, "out of memory");
-        return 1;
-    }
-    sb->out->v[sb->out->n++] = (xseg){
-        .addr = b->addr, .size = b->size_bytes, .first = index, .count = 1, .stream = x->is_torch ? b->stream : 0,
-        .small = b->pool != NULL && strcmp(b->pool, "small") == 0};
-    sb->open = true;
-    sb->region = b->region;
-    sb->region_addr = b->region_addr;
-    sb->end = b->addr + b->size_bytes;
-    return 0;
-}
-
-static int seg_cmp(const void *a, const void *b)
-{
-    uint64_t p = ((const xseg *)a)->addr, q = ((const xseg *)b)->addr;
-    return (p > q) - (p < q);
-}
-
-/* Address order: a walk visits segments in creation order, and a replay that places
- * them where a recording's cudaMalloc did (device_plan_va) may go downwards. */
-static void segs_sort(xsegs *l)
-{
-    if (l->n > 1)
-        qsort(l->v, l->n, sizeof *l->v, seg_cmp);
-}
-
-/* The ranges of a that b does not cover (both sorted, disjoint), as `action` entries. */
-static void ranges_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const char *action, bool removing,
-                         uint64_t us)
-{
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < a->n; i++) {
-        uint64_t at = a->v[i].addr, end = a->v[i].addr + a->v[i].size;
-        while (j < b->n && b->v[j].addr + b->v[j].size <= at)
-            j++;
-        for (uint32_t k = j; at < end; k++) {
-            uint64_t stop = k < b->n && b->v[k].addr < end ? b->v[k].addr : end;
-            if (stop > at) {
-                if (removing)
-                    complete_inside(x, at, stop - at, us);
-                entry(x, action, at, stop - at, a->v[i].stream, us);
-            }
-            if (k >= b->n || b->v[k].addr >= end)
-                break;
-            at = b->v[k].addr + b->v[k].size;
-        }
-    }
-}
-
-/* Whole segments of a that are not in b, as `action` entries. */
-static void segs_minus(snapshot_export *x, const xsegs *a, const xsegs *b, const char *action, bool removing,
-                       uint64_t us)
-{
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < a->n; i++) {
-        while (j < b->n && b->v[j].addr < a->v[i].addr)
-            j++;
-        if (j < b->n && b->v[j].addr == a->v[i].addr && b->v[j].size == a->v[i].size)
-            continue;
-        if (removing)
-            complete_inside(x, a->v[i].addr, a->v[i].size, us);
-        entry(x, action, a->v[i].addr, a->v[i].size, a->v[i].stream, us);
-    }
-}
-
-/* What the allocator holds now against the last walk: releases first, then the new ones. */
-static void segments_update(snapshot_export *x, const strategy *s, uint64_t us)
-{
-    x->next_segs.n = 0;
-    seg_builder sb = {.x = x, .out = &x->next_segs};
-    if (x->ops->walk(s, seg_visit, &sb) < 0)
-        fail(x, SIM_ENOMEM, "out of memory");
-    if (x->st != SIM_OK)
-        return;
-    segs_sort(&x->next_segs);
-    if (x->expandable) {
-        ranges_minus(x, &x->segs, &x->next_segs, "segment_unmap", true, us);
-        ranges_minus(x, &x->next_segs, &x->segs, "segment_map", false, us);
-    } else {
-        segs_minus(x, &x->segs, &x->next_segs, "segment_free", true, us);
-        segs_minus(x, &x->next_segs, &x->segs, "segment_alloc", false, us);
-    }
-    xsegs t = x->segs;
-    x->segs = x->next_segs;
-    x->next_segs = t;
-}
-
-/* One region more or less without a walk, where the tick tells which: with whole
- * segments (not expandable), an event that took exactly one region from the device
- * and nothing back, or gave exactly one back and took nothing. A walk would
- * find the same: a region's blocks tile it, so its segment is the bytes the device
- * count moved. Any other change is walked (segments_update). */
-
-/* The index of the first segment of l at or above addr. */
-static uint32_t segs_lower(const xsegs *l, uint64_t addr)
-{
-    return lower_u64(l->v, sizeof *l->v, l->n, addr); /* addr leads xseg */
-}
-
-/* An allocation took one new region of bytes from the device, and b is its block:
- * when b starts that region, which lies clear of the others, it is the new segment
- * as seg_visit would begin it. False (nothing changed) when not certain. */
-static bool segs_add_region(snapshot_export *x, const strategy_block *b, uint64_t bytes, uint64_t us)
-{
-    xsegs *l = &x->segs;
-    if (b->addr != b->region_addr || b->size_bytes > bytes || bytes > UINT64_MAX - b->addr)
-        return false;
-    uint32_t i = segs_lower(l, b->addr);
-    if ((i < l->n && l->v[i].addr < b->addr + bytes) || (i > 0 && l->v[i - 1].addr + l->v[i - 1].size > b->addr))
-        return false;
-    if (!SIM_GROW(l->v, l->n + 1, l->cap)) {
-        fail(x, SIM_ENOMEM, "out of memory");
-        return true;
-    }
-    memmove(&l->v[i + 1], &l->v[i], (size_t)(l->n - i) * sizeof *l->v);
-    l->v[i] = (xseg){.addr = b->addr, .size = bytes, .count = 1, .stream = x->is_torch ? b->stream : 0,
-                     .small = b->pool != NULL && strcmp(b->pool, "small") == 0};
-    l->n++;
-    entry(x, "segment_alloc", b->addr, bytes, l->v[i].stream, us);
-    return true;
-}
-
-/* A free gave one region of bytes back, and the freed block was at addr: the
- * segment holding addr, when it has that size (every strategy gives back at a free
- * only the region of the block freed: raw's own allocation). False when not found. */
-static bool segs_drop_region(snapshot_export *x, uint64_t addr, uint64_t bytes, uint64_t us)
-{
-    xsegs *l = &x->segs;
-    uint32_t i = segs_lower(l, addr + 1);
-    if (i == 0 || addr - l->v[i - 1].addr >= l->v[i - 1].size || l->v[i - 1].size != bytes)
-        return false;
-    xseg g = l->v[--i];
-    memmove(&l->v[i], &l->v[i + 1], (size_t)(l->n - i - 1) * sizeof *l->v);
-    l->n--;
-    complete_inside(x, g.addr, g.size, us);
-    entry(x, "segment_free", g.addr, g.size, g.stream, us);
-    return true;
 }
 
 /* ---------------------------------------------------------------- open */
@@ -473,27 +247,29 @@ sim_status snapshot_export_open(const snapshot_export_config *cfg, snapshot_expo
     const sim_seed *sd = cfg->seed;
     for (uint32_t i = 0; sd != NULL && i < sd->n_segs; i++) {
         const sim_seed_segment *g = &sd->segs[i];
-        seg_builder sb = {.x = x, .out = &x->segs};
+        sx_seg_builder sb = {.x = x, .out = &x->segs};
         for (uint32_t k = 0; k < g->n_blocks; k++) {
             const sim_seed_block *b = &sd->blocks[g->first_block + k];
             strategy_block sbk = {.addr = g->addr + b->offset, .size_bytes = b->size_bytes, .region = i,
                                   .region_addr = g->addr, .stream = g->stream,
                                   .state = b->state == SIM_SEED_USED ? BLOCK_USED
                                            : b->state == SIM_SEED_FREE ? BLOCK_FREE : BLOCK_UNMAPPED,
-                                  .pool = g->small_pool ? "small" : "large"};
-            seg_visit(&sb, &sbk);
+                                  .pool = g->small_pool ? "small" : "large", .pool_id = g->pool_id};
+            sx_seg_visit(&sb, &sbk);
             if (b->state != SIM_SEED_USED || b->size_bytes == 0)
                 continue;
             uint32_t r = rec_new(x, sbk.addr, b->requested_bytes, g->stream, b->id, 0, 0);
+            if (r != X_NONE)
+                x->recs[r].pool = g->pool_id;
             bool found = false;
             idmap_entry *e = r == X_NONE ? NULL : idmap_find_or_insert(&x->ids, b->id, &found);
             if (e == NULL)
-                fail(x, SIM_ENOMEM, "out of memory");
+                sx_fail(x, SIM_ENOMEM, "out of memory");
             else
                 e->handle = r;
         }
     }
-    segs_sort(&x->segs);
+    sx_segs_sort(&x->segs);
     /* { "device_traces": [[ ... entries as the replay runs ... */
     pickle_write_init(&x->pw, x->out.fp);
     pickle_write_dict(&x->pw);
@@ -586,7 +362,7 @@ static uint32_t block_leave(snapshot_export *x, const strategy *s, uint32_t r, u
     if (x->ops->locate(s, x->recs[w->head].sh, &b) && b.addr == w->addr)
         block_resize(x, o, b.size_bytes, us);
     else
-        fail(x, SIM_EINTERNAL, "a shared block's live member has no block at the block's address");
+        sx_fail(x, SIM_EINTERNAL, "a shared block's live member has no block at the block's address");
     return X_NONE;
 }
 
@@ -597,7 +373,7 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
     bool found = false;
     idmap_entry *e = idmap_find_or_insert(&x->ids, ev->id, &found);
     if (e == NULL) {
-        fail(x, SIM_ENOMEM, "out of memory");
+        sx_fail(x, SIM_ENOMEM, "out of memory");
         return;
     }
     e->handle = X_NONE;
@@ -612,10 +388,10 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
         return;
     }
     if (x->n_pending > 0)
-        complete_inside(x, at->addr, at->size_bytes ? at->size_bytes : 1, us);
+        sx_complete_inside(x, at->addr, at->size_bytes ? at->size_bytes : 1, us);
     uint32_t tag = ev->tag && ev->tag[0] ? strtab_intern(x->tags, ev->tag) : 0;
     if (ev->tag && ev->tag[0] && tag == 0) {
-        fail(x, SIM_ENOMEM, "out of memory");
+        sx_fail(x, SIM_ENOMEM, "out of memory");
         return;
     }
     uint32_t r = rec_new(x, at->addr, ev->size, ev->stream, ev->id, ev->index, tag);
@@ -623,12 +399,13 @@ static void on_alloc(snapshot_export *x, const engine_tick *t, const strategy_bl
         return;
     e->handle = r;
     e->flags &= ~XF_ZERO;
+    x->recs[r].pool = at->pool_id;
     x->recs[r].omitted = ev->size < x->min_size;
     x->recs[r].sh = t->handle;
     if (x->is_planned) {
         idmap_entry *b = idmap_insert(&x->blocks, at->addr);
         if (b == NULL) {
-            fail(x, SIM_ENOMEM, "out of memory");
+            sx_fail(x, SIM_ENOMEM, "out of memory");
             return;
         }
         b->handle = r;
@@ -662,7 +439,7 @@ static uint64_t on_free(snapshot_export *x, const engine_tick *t, const strategy
         return addr;
     }
     if (!SIM_GROW(x->by_handle, (uint64_t)t->freed + 1, x->cap_handles)) {
-        fail(x, SIM_ENOMEM, "out of memory");
+        sx_fail(x, SIM_ENOMEM, "out of memory");
         return X_NO_ADDR;
     }
     x->by_handle[t->freed] = r + 1;
@@ -699,7 +476,7 @@ static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
     if (x->is_torch && !x->recs[r].done) {
         /* the block stays pending until the next poll (torch_poll) */
         if (!SIM_GROW(x->due, x->n_due + 1, x->cap_due)) {
-            fail(x, SIM_ENOMEM, "out of memory");
+            sx_fail(x, SIM_ENOMEM, "out of memory");
             return X_NO_ADDR;
         }
         x->due[x->n_due++] = r;
@@ -714,7 +491,7 @@ static uint64_t on_due(snapshot_export *x, const engine_tick *t, uint64_t us)
 
 /* Whether the tick took exactly one region from the device and gave nothing back
  * (taken), or gave exactly one back and took nothing, where the export may follow
- * that without a walk (segs_add_region, segs_drop_region): *bytes its size. */
+ * that without a walk (sx_segs_add_region, sx_segs_drop_region): *bytes its size. */
 static bool one_region(const snapshot_export *x, const engine_tick *t, bool taken, uint64_t *bytes)
 {
     if (x->expandable || x->last_reserved == UINT64_MAX)
@@ -739,9 +516,6 @@ static void start(snapshot_export *x, const engine_tick *t, const strategy *s)
     x->started = true;
 }
 
-static void write_segments(snapshot_export *x, const strategy *s);
-static void index_live(snapshot_export *x);
-
 /* The end of the window (or of the replay): the allocations left out of the
  * trace that were made in the window and are live now get their entries (as
  * made now), then the trace ends and the state is written as `segments`. */
@@ -760,8 +534,8 @@ static void close_window(snapshot_export *x, const strategy *s)
     pickle_writer *w = &x->pw;
     pickle_write_end(w); /* device 0's trace */
     pickle_write_end(w); /* device_traces */
-    index_live(x); /* the blocks' frames name their records */
-    write_segments(x, s);
+    sx_index_live(x); /* the blocks' frames name their records */
+    sx_write_segments(x, s);
     x->closed = true;
     x->writing = false;
 }
@@ -792,8 +566,8 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
         bool done = t->outcome == ENGINE_DONE;
         strategy_block b;
         bool located = done && ev->size > 0 && x->ops->locate(s, t->handle, &b);
-        if (held_changed && !(located && one_region(x, t, true, &bytes) && segs_add_region(x, &b, bytes, us)))
-            segments_update(x, s, us);
+        if (held_changed && !(located && one_region(x, t, true, &bytes) && sx_segs_add_region(x, &b, bytes, us)))
+            sx_segments_update(x, s, us);
         if (done) {
             on_alloc(x, t, located ? &b : NULL, us);
         } else if (x->writing && (t->outcome == ENGINE_OOM_DROPPED || t->outcome == ENGINE_OOM_ENDED)) {
@@ -803,7 +577,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
             static const char *const keys[] = {"size", "device_free", "stream", "time_us"};
             const uint64_t vals[] = {ev->size, cap > t->device_bytes ? cap - t->device_bytes : 0, ev->stream, us};
             pickle_write_key_str(w, "action", "oom");
-            write_u64s(w, keys, vals, 4);
+            sx_write_u64s(w, keys, vals, 4);
             pickle_write_end(w);
         }
     } else {
@@ -813,8 +587,8 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
         else if (ev->op == SIM_OP_FREE && t->outcome == ENGINE_DONE)
             at = on_free(x, t, s, us);
         if (held_changed &&
-            !(at != X_NO_ADDR && one_region(x, t, false, &bytes) && segs_drop_region(x, at, bytes, us)))
-            segments_update(x, s, us);
+            !(at != X_NO_ADDR && one_region(x, t, false, &bytes) && sx_segs_drop_region(x, at, bytes, us)))
+            sx_segments_update(x, s, us);
     }
     x->last_reserved = t->proc.reserved_bytes;
     x->last_dev_allocs = t->proc.num_device_allocs;
@@ -824,188 +598,7 @@ void snapshot_export_observe(void *ctx, const engine_tick *t)
     if (t->t > x->to_ns)
         close_window(x, s);
     if (!pickle_write_ok(&x->pw))
-        fail(x, SIM_EIO, pickle_write_error(&x->pw));
-}
-
-/* ---------------------------------------------------------------- the end */
-
-static bool pending_at(const snapshot_export *x, uint64_t addr)
-{
-    for (uint32_t i = 0; i < x->n_pending; i++)
-        if (x->recs[x->pending[i]].addr == addr)
-            return true;
-    return false;
-}
-
-/* A block's state as the trace tells it: pending only while its free has not completed. */
-static const char *block_state(const snapshot_export *x, const strategy_block *b)
-{
-    if (b->state == BLOCK_USED)
-        return "active_allocated";
-    return b->state == BLOCK_PENDING && pending_at(x, b->addr) ? "active_pending_free" : "inactive";
-}
-
-static int by_addr_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const xlive *)a)->addr, y = ((const xlive *)b)->addr;
-    return x < y ? -1 : x > y;
-}
-
-/* x->by_addr: the records still live (or pending, not completed early) by address. */
-static void index_live(snapshot_export *x)
-{
-    uint8_t *dead = calloc(x->n_recs ? x->n_recs : 1, 1);
-    x->by_addr = malloc((x->n_recs ? x->n_recs : 1) * sizeof *x->by_addr);
-    if (dead == NULL || x->by_addr == NULL) {
-        free(dead);
-        fail(x, SIM_ENOMEM, "out of memory");
-        return;
-    }
-    for (uint32_t i = 0; i < x->n_free; i++)
-        dead[x->free_recs[i]] = 1;
-    for (uint32_t r = 0; r < x->n_recs; r++)
-        if (!dead[r] && !(x->recs[r].pend && x->recs[r].done) && !x->recs[r].joined)
-            x->by_addr[x->n_by_addr++] = (xlive){x->recs[r].addr, r};
-    free(dead);
-    qsort(x->by_addr, x->n_by_addr, sizeof *x->by_addr, by_addr_cmp);
-}
-
-/* The record of the live block at addr, X_NONE for none. */
-static uint32_t rec_at(const snapshot_export *x, uint64_t addr)
-{
-    uint32_t lo = 0, hi = x->n_by_addr;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (x->by_addr[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < x->n_by_addr && x->by_addr[lo].addr == addr ? x->by_addr[lo].r : X_NONE;
-}
-
-/* The end state is written in two walks: the first finds the segments (seg_builder,
- * which numbers the blocks of each), the second writes each segment as its first
- * block comes and its blocks after it, so no list of blocks is kept. */
-typedef struct end_writer {
-    snapshot_export *x;
-    xsegs *segs;
-    uint32_t k;     /* the next segment to write */
-    uint64_t index; /* blocks visited */
-} end_writer;
-
-static void segment_head(snapshot_export *x, const xseg *g)
-{
-    pickle_writer *w = &x->pw;
-    pickle_write_dict(w);
-    static const char *const keys[] = {"device", "address", "total_size", "allocated_size", "active_size",
-                                       "requested_size", "stream"};
-    const uint64_t vals[] = {0, g->addr, g->size, g->allocated, g->active, g->requested, g->stream};
-    write_u64s(w, keys, vals, 7);
-    pickle_write_key_str(w, "segment_type", g->small ? "small" : "large");
-    pickle_write_str(w, "segment_pool_id"); /* (0, 0), PyTorch's default pool, as a list */
-    pickle_write_list(w);
-    pickle_write_u64(w, 0);
-    pickle_write_u64(w, 0);
-    pickle_write_end(w);
-    pickle_write_key_bool(w, "is_expandable", x->expandable);
-    pickle_write_str(w, "frames");
-    pickle_write_list(w);
-    pickle_write_end(w);
-    pickle_write_str(w, "blocks");
-    pickle_write_list(w);
-}
-
-/* The sums of a segment's header: allocated, active (allocated or pending free), requested. */
-static int sums_visit(void *ctx, const strategy_block *b)
-{
-    end_writer *e = ctx;
-    uint64_t i = e->index++;
-    while (e->k < e->segs->n && i >= e->segs->v[e->k].first + e->segs->v[e->k].count)
-        e->k++;
-    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
-        return 0;
-    xseg *g = &e->segs->v[e->k];
-    bool active = strcmp(block_state(e->x, b), "inactive") != 0;
-    g->allocated += b->state == BLOCK_USED ? b->size_bytes : 0;
-    g->active += active ? b->size_bytes : 0;
-    g->requested += active ? b->requested_bytes : 0;
-    return 0;
-}
-
-static int write_visit(void *ctx, const strategy_block *b)
-{
-    end_writer *e = ctx;
-    snapshot_export *x = e->x;
-    pickle_writer *w = &x->pw;
-    uint64_t i = e->index++;
-    if (e->k == e->segs->n || i < e->segs->v[e->k].first)
-        return 0; /* an unmapped block between mapped ranges */
-    const xseg *g = &e->segs->v[e->k];
-    if (i == g->first)
-        segment_head(x, g);
-    const char *st = block_state(x, b);
-    pickle_write_dict(w);
-    static const char *const keys[] = {"address", "size", "requested_size"};
-    const uint64_t vals[] = {b->addr, b->size_bytes, strcmp(st, "inactive") != 0 ? b->requested_bytes : 0};
-    write_u64s(w, keys, vals, 3);
-    pickle_write_key_str(w, "state", st);
-    write_frames(x, strcmp(st, "inactive") != 0 ? rec_at(x, b->addr) : X_NONE);
-    pickle_write_end(w);
-    if (i + 1 == g->first + g->count) {
-        pickle_write_end(w); /* blocks */
-        pickle_write_end(w); /* the segment */
-        e->k++;
-    }
-    return 0;
-}
-
-static void write_segments(snapshot_export *x, const strategy *s)
-{
-    pickle_write_str(&x->pw, "segments");
-    pickle_write_list(&x->pw);
-    xsegs segs = {0};
-    if (s != NULL) {
-        seg_builder sb = {.x = x, .out = &segs};
-        if (x->ops->walk(s, seg_visit, &sb) < 0)
-            fail(x, SIM_ENOMEM, "out of memory");
-        if (x->st == SIM_OK && segs.n > 0) {
-            end_writer e = {.x = x, .segs = &segs};
-            if (x->ops->walk(s, sums_visit, &e) < 0)
-                fail(x, SIM_ENOMEM, "out of memory");
-            e = (end_writer){.x = x, .segs = &segs};
-            if (x->st == SIM_OK && x->ops->walk(s, write_visit, &e) < 0)
-                fail(x, SIM_ENOMEM, "out of memory");
-        }
-    }
-    free(segs.v);
-    pickle_write_end(&x->pw);
-}
-
-/* PyTorch's allocator_settings keys: under torch the effective alloc-conf, else
- * PyTorch's defaults (the strategy is named under gpusim_strategy). */
-static void write_settings(snapshot_export *x, const strategy *s)
-{
-    pickle_writer *w = &x->pw;
-    strategy_stat_value conf = {0}, mss = {0}, gc = {0};
-    if (x->is_torch && s != NULL) {
-        strategy_option_find(x->ops, s, "alloc_conf", &conf);
-        strategy_option_find(x->ops, s, "max_split_size_mb", &mss);
-        strategy_option_find(x->ops, s, "garbage_collection_threshold", &gc);
-    }
-    int64_t max_split = -1;
-    if (mss.kind == STRATEGY_STAT_TEXT && mss.text[0] >= '0' && mss.text[0] <= '9')
-        max_split = (int64_t)(strtoull(mss.text, NULL, 10) << 20);
-    double gct = gc.kind == STRATEGY_STAT_TEXT && gc.text[0] ? strtod(gc.text, NULL) : 0.0;
-    pickle_write_str(w, "allocator_settings");
-    pickle_write_dict(w);
-    pickle_write_key_str(w, "PYTORCH_CUDA_ALLOC_CONF", conf.kind == STRATEGY_STAT_TEXT ? conf.text : "");
-    pickle_write_key_int(w, "max_split_size", max_split);
-    pickle_write_str(w, "garbage_collection_threshold");
-    pickle_write_float(w, gct);
-    pickle_write_key_bool(w, "expandable_segments", x->expandable);
-    pickle_write_key_str(w, "gpusim_strategy", x->ops->name);
-    pickle_write_end(w);
+        sx_fail(x, SIM_EIO, pickle_write_error(&x->pw));
 }
 
 static void release(snapshot_export *x)
@@ -1041,11 +634,11 @@ sim_status snapshot_export_finish(snapshot_export *x, const sim_run *run, sim_er
     pickle_writer *w = &x->pw;
     if (!x->closed)
         close_window(x, s);
-    write_settings(x, s);
+    sx_write_settings(x, s);
     pickle_write_end(w);
     pickle_write_finish(w);
     if (x->st == SIM_OK && !pickle_write_ok(w))
-        fail(x, SIM_EIO, pickle_write_error(w));
+        sx_fail(x, SIM_EIO, pickle_write_error(w));
     if (x->st != SIM_OK) {
         sim_status st = x->st;
         const char *why = x->why;

@@ -1,8 +1,12 @@
 /* `gpusim tune` as text and as JSON. */
 #include "tune.h"
 
+#include "graphs.h"
+
 #include <string.h>
 
+#include "reports/result.h"
+#include "sim/evbuf.h"
 #include "sim/gpu_context.h"
 #include "sim/jsonw.h"
 #include "sim/units.h"
@@ -91,6 +95,15 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
                    tune_framework_name(q->framework), tune_goal_name(q->goal), settings);
     for (uint32_t i = 0; i < n_paths; i++)
         sim_buf_printf(b, "  trace   %s\n", paths[i]);
+    /* the allocators tried that did not model the traces' pools */
+    const strategy_ops *tried[TUNE_MAX_CANDIDATES];
+    uint32_t n_tried = 0;
+    for (uint32_t i = 0; i < a->n && n_tried < TUNE_MAX_CANDIDATES; i++)
+        tried[n_tried++] = a->c[i].ops;
+    uint64_t pool_events = 0;
+    for (uint32_t i = 0; i < q->t->n; i++)
+        pool_events += evbuf_pool_events(q->t->b[i]);
+    report_text_pools_ignored_by(tried, n_tried, pool_events, b);
     const tune_candidate *cur = &a->c[a->current];
     sim_buf_printf(b, "  device  %s: capacity %s, context %s per process", dv->name,
                    units_format_size(dv->capacity_bytes, s, sizeof s),
@@ -99,11 +112,7 @@ void report_tune_text(const tune_question *q, const tune_answer *a, const char *
         sim_buf_printf(b, ", allocator limit %s (%s) under the current setting",
                        units_format_size(cur->limit_bytes, s2, sizeof s2), cur->limit_source);
     sim_buf_puts(b, "\n");
-    if (dv->context_default) {
-        char why[256];
-        sim_buf_printf(b, "  context %s: %s (--context sets it)\n", d,
-                       gpu_context_describe(dv->context_default, dv->cc_major, why, sizeof why));
-    }
+    report_context_lines(dv, b);
     sim_buf_puts(b, "\n");
     /* the setting column as wide as its longest name, within 40..90 */
     int width = 40;
@@ -205,8 +214,8 @@ static void cand_json(const tune_answer *a, const tune_candidate *c, jsonw *w)
     jsonw_end(w);
 }
 
-void report_tune_json(const tune_question *q, const tune_answer *a, const char *const *paths, uint32_t n_paths,
-                      sim_buf *b)
+void report_tune_json(const tune_question *q, const tune_answer *a, const graphs_answer *g, const char *const *paths,
+                      uint32_t n_paths, sim_buf *b)
 {
     const device_info *dv = &q->base.device;
     jsonw w;
@@ -254,6 +263,26 @@ void report_tune_json(const tune_question *q, const tune_answer *a, const char *
         if (a->c[i].bound)
             cand_json(a, &a->c[i], &w);
     jsonw_end(&w);
+    if (g != NULL && g->present) {
+        jsonw_key(&w, "cuda_graphs");
+        report_jsonw_graphs(g, &w);
+    }
     jsonw_end(&w);
+    sim_buf_puts(b, "\n");
+}
+
+void report_tune_graphs_text(const graphs_answer *g, sim_buf *b)
+{
+    if (g == NULL || !g->present || g->best < 0)
+        return;
+    const graphs_variant *v = &g->variants[g->best];
+    char pk[32];
+    sim_buf_printf(b,
+                   "\nCUDA graphs (%u captures): %s, %s gives the least peak reserved (%s%s). Settings to paste:\n"
+                   "  ",
+                   g->captures, v->sharing == GRAPHS_SHARED ? "one shared pool" : "one pool per graph",
+                   graphs_order_name(v->order), units_format_size(v->peak_reserved_bytes, pk, sizeof pk),
+                   v->recorded ? ", as the trace already does" : "");
+    report_graphs_settings(g, b);
     sim_buf_puts(b, "\n");
 }

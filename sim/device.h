@@ -27,6 +27,10 @@ typedef struct device_info {
     /* the published figure context_bytes defaults to (sim/gpu_context.h, static);
      * NULL when the context was given (--context) or measured */
     const struct gpu_context *context_default;
+    /* of context_bytes, NCCL's buffers: a multi-rank trace header's meta.nccl_bytes, or
+     * --nccl (nccl_given) */
+    uint64_t nccl_bytes;
+    bool nccl_given;
 } device_info;
 
 /* Create a device; NULL when out of host memory. The name is copied. */

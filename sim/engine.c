@@ -26,6 +26,7 @@ typedef struct pool_use {
     uint32_t uses;   /* pool_begins not yet released (PyTorch's use_count) */
     uint32_t flags;  /* its options (SIM_POOL_OPTIONS), from its first pool_begin */
     bool routed;     /* between a pool_begin and its pool_end */
+    bool replayed;   /* a graph_replay of it was marked on the timeline */
 } pool_use;
 
 typedef struct proc_state {
@@ -726,7 +727,10 @@ static sim_status do_pool(engine *e, uint32_t src, uint32_t p, const sim_event *
         if (pu == NULL)
             return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
                                  "graph_replay of pool %llu, which no pool_begin made", id);
-        if (run->n_marks < SIM_RUN_MAX_MARKS) { /* on the timeline as a mark */
+        /* its first replay is a mark on the timeline; later ones (a server replays its
+         * graphs thousands of times) would crowd out the trace's own marks */
+        if (!pu->replayed && run->n_marks < SIM_RUN_MAX_MARKS) {
+            pu->replayed = true;
             sim_run_mark *mk = &run->marks[run->n_marks++];
             mk->t = ev->t;
             mk->event = run->events;

@@ -12,11 +12,11 @@
  * invalidating events). Lines and indices are usually "first + position": they
  * take no room until a source breaks that rule, then a column is allocated. */
 typedef struct packed_event {
-    uint64_t id;
-    uint64_t size;      /* alloc: size; free: ready_t − t */
+    uint64_t id;        /* alloc, free: id; pool events: the pool */
+    uint64_t size;      /* alloc: size; free: ready_t − t; pool_begin: its pool_flags */
     uint64_t t;
-    uint32_t stream;
-    uint32_t str;       /* alloc: tag, mark: name */
+    uint32_t stream;    /* alloc, pool_begin: stream; free: ready_stream (EV_READY_STREAM) */
+    uint32_t str;       /* alloc: tag, mark and graph_replay: name */
     uint32_t proc;
     uint32_t op;        /* sim_op, | EV_READY_STREAM: a free's stream field is its ready_stream */
 } packed_event;
@@ -39,6 +39,7 @@ struct evbuf {
     lazy_col line, index;
     uint64_t *share;
     uint64_t n_shares;
+    uint64_t n_pool_events;
     char *pool;
     uint64_t pool_len, pool_cap;
     char path[512];
@@ -167,13 +168,18 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     }
     const packed_event *prev = b->n ? &b->ev[b->n - 1] : NULL;
     packed_event *s = &b->ev[b->n];
-    const char *str = ev->op == SIM_OP_MARK ? ev->name : ev->op == SIM_OP_ALLOC ? ev->tag : NULL;
-    uint64_t so = ev->op == SIM_OP_MARK ? intern(b, str) : intern_repeat(b, str, prev ? prev->str : 0);
+    bool named = ev->op == SIM_OP_MARK || ev->op == SIM_OP_GRAPH_REPLAY;
+    bool pool_op = ev->op >= SIM_OP_POOL_BEGIN;
+    const char *str = named ? ev->name : ev->op == SIM_OP_ALLOC ? ev->tag : NULL;
+    uint64_t so = named ? intern(b, str) : intern_repeat(b, str, prev ? prev->str : 0);
     uint64_t po = intern_repeat(b, ev->proc, prev ? prev->proc : 0);
     if (so >= UINT32_MAX || po >= UINT32_MAX)
         return SIM_ENOMEM;
-    s->id = ev->id;
-    s->size = ev->op == SIM_OP_FREE ? ev->ready_t - ev->t : ev->size;
+    s->id = pool_op ? ev->pool : ev->id;
+    if (ev->op == SIM_OP_FREE)
+        s->size = ev->ready_t - ev->t;
+    else
+        s->size = pool_op ? (ev->op == SIM_OP_POOL_BEGIN ? ev->pool_flags : 0) : ev->size;
     s->t = ev->t;
     bool rs = ev->op == SIM_OP_FREE && ev->has_ready_stream;
     s->stream = rs ? ev->ready_stream : ev->stream;
@@ -183,6 +189,7 @@ sim_status evbuf_push(evbuf *b, const sim_event *ev)
     if (!lazy_set(&b->line, b->n, b->cap, ev->line) || !lazy_set(&b->index, b->n, b->cap, ev->index) ||
         !share_set(b, ev))
         return SIM_ENOMEM;
+    b->n_pool_events += pool_op;
     b->n++;
     return SIM_OK;
 }
@@ -207,6 +214,11 @@ uint64_t evbuf_shares(const evbuf *b)
     return b->n_shares;
 }
 
+uint64_t evbuf_pool_events(const evbuf *b)
+{
+    return b->n_pool_events;
+}
+
 static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
 {
     (void)err;
@@ -218,17 +230,20 @@ static sim_status cursor_next(void *ctx, sim_event *ev, sim_error *err)
     c->i = i + 1;
     const packed_event *s = &b->ev[i];
     sim_op op = (sim_op)(s->op & ~EV_READY_STREAM);
+    bool pool_op = op >= SIM_OP_POOL_BEGIN;
     ev->op = op;
-    ev->id = s->id;
+    ev->id = pool_op ? 0 : s->id;
+    ev->pool = pool_op ? s->id : 0;
+    ev->pool_flags = op == SIM_OP_POOL_BEGIN ? (uint32_t)s->size : 0;
     ev->t = s->t;
     ev->has_ready_stream = (s->op & EV_READY_STREAM) != 0;
     ev->ready_stream = ev->has_ready_stream ? s->stream : 0;
     ev->stream = ev->has_ready_stream ? 0 : s->stream;
-    ev->size = op == SIM_OP_FREE ? 0 : s->size;
+    ev->size = op == SIM_OP_FREE || pool_op ? 0 : s->size;
     ev->ready_t = op == SIM_OP_FREE ? s->t + s->size : s->t;
     const char *str = s->str ? b->pool + s->str : NULL;
     ev->tag = op == SIM_OP_ALLOC ? str : NULL;
-    ev->name = op == SIM_OP_MARK ? str : NULL;
+    ev->name = op == SIM_OP_MARK || op == SIM_OP_GRAPH_REPLAY ? str : NULL;
     ev->proc = s->proc ? b->pool + s->proc : NULL;
     ev->line = lazy_get(&b->line, i);
     ev->index = lazy_get(&b->index, i);

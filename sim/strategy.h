@@ -268,6 +268,11 @@ typedef struct strategy_ops {
     /* The option a recording's own allocator settings feed by default (PyTorch snapshots'
      * allocator_settings: "alloc_conf"), or NULL. */
     const char *recorded_conf_key;
+    /* A model without private pools (pools NULL): why, in one clause after its name, and
+     * where a pool scope's allocations went, for the reports of a trace with pool events
+     * ("private pools are not modelled (...); the pools' allocations were replayed in the
+     * default pool"); NULL: the reports' general sentence. */
+    const char *no_pools_note;
 
     /* Create an instance; SIM_EUSAGE with a message for a bad option value. */
     sim_status (*create)(const strategy_config *cfg, strategy **out, sim_error *err);

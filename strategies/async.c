@@ -784,6 +784,8 @@ static const strategy_ops ASYNC_OPS = {
     STRATEGY_OPTS_OF(ASYNC_OPTIONS),
     .family = STRATEGY_FAMILY_ASYNC,
     /* framework NULL: its presets wire it as CUDA, PyTorch or TensorFlow does */
+    .no_pools_note = "private pools are not modelled (cudaMallocAsync captures allocations as CUDA graph memory "
+                     "nodes, which gpusim does not model); the pools' allocations were replayed in the default pool",
     .create = async_create,
     .destroy = async_destroy,
     .alloc = async_alloc,

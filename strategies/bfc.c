@@ -769,11 +769,16 @@ static uint64_t bfc_limit(const strategy *s, char *source, size_t n)
  * coalesce) or limit (a logical device of all a process can have) would have fit. */
 static const char *const BFC_WHATIF[] = {"greedy", "limit", NULL};
 
+/* What a trace's pool scopes become under every mode: TensorFlow has no private pools. */
+#define BFC_NO_POOLS_NOTE                                                                                              \
+    "TensorFlow's BFC allocator has no private pools (no CUDA graph pools, no MemPool); the pools' allocations "       \
+    "were replayed in its regions with every other allocation"
+
 /* The entry points every mode shares: the modes differ only in how regions are taken. */
 #define BFC_SHARED_OPS                                                                                                 \
-    .destroy = bfc_destroy, .alloc = bfc_alloc, .free = bfc_free, .free_ready = bfc_free_ready,                        \
-    .empty_cache = bfc_empty_cache, .sample = bfc_sample, .stats = bfc_stats, .options = bfc_options,                  \
-    .check = bfc_check, .walk = bfc_walk, .locate = bfc_locate, .limit = bfc_limit
+    .no_pools_note = BFC_NO_POOLS_NOTE, .destroy = bfc_destroy, .alloc = bfc_alloc, .free = bfc_free,                  \
+    .free_ready = bfc_free_ready, .empty_cache = bfc_empty_cache, .sample = bfc_sample, .stats = bfc_stats,            \
+    .options = bfc_options, .check = bfc_check, .walk = bfc_walk, .locate = bfc_locate, .limit = bfc_limit
 
 /* One table per mode, in bfc_mode order; they differ in name, options, create and advice. */
 static const strategy_ops BFC_OPS_TABLE[3] = {

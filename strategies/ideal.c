@@ -176,6 +176,8 @@ static const strategy_ops IDEAL_OPS = {
     /* no options (opts NULL): the model has nothing to configure */
     .family = STRATEGY_FAMILY_BOUND,
     .fits_by_peak = true,
+    .no_pools_note = "a bound has no private pools; the pools' allocations were counted as live bytes like "
+                     "every other allocation",
     .create = ideal_create,
     .destroy = ideal_destroy,
     .alloc = ideal_alloc,

@@ -621,6 +621,8 @@ static const strategy_ops PLANNED_OPS = {
     .family = STRATEGY_FAMILY_PLANNED,
     .fits_by_peak = true,
     /* framework NULL: the plans are XLA's or TFLite's */
+    .no_pools_note = "an offline plan (XLA, TFLite) has no private pools; the pools' allocations were planned "
+                     "into the one arena with every other buffer",
     .create = planned_create,
     .destroy = planned_destroy,
     .alloc = planned_alloc,

@@ -255,6 +255,8 @@ static const strategy_ops RAW_OPS = {
     .family = STRATEGY_FAMILY_BOUND,
     .fits_by_peak = true,
     .advice = "a caching allocator (--strategy=torch) that rounds less per allocation",
+    .no_pools_note = "plain cudaMalloc has no private pools; the pools' allocations were each one cudaMalloc, "
+                     "as every other allocation",
     .create = raw_create,
     .destroy = raw_destroy,
     .alloc = raw_alloc,

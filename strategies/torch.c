@@ -275,6 +275,18 @@ static void pending_complete(strategy *s, uint32_t ah)
     free_block(s, h);
 }
 
+/* The deferred free ah goes to the back of stream queue w (record order). */
+static void wait_append(strategy *s, uint32_t w, uint32_t ah)
+{
+    twait *q = &s->waits[w];
+    if (q->tail != T_NONE)
+        AL(s, q->tail)->w_next = ah;
+    else
+        q->head = ah;
+    q->tail = ah;
+    AL(s, ah)->wait = w;
+}
+
 /* insert_events_deferred_until_no_capture (2.6 lines 3155-3174): the frees parked
  * during a capture get their events now. Stream uses recorded during a capture are
  * dropped first (remove_cudagraph_stream_uses): a trace does not say when a use
@@ -301,15 +313,8 @@ static void unpark(strategy *s)
         a->state = ready ? A_READY : A_PENDING;
         s->n_pending++;
         pending_push(s, ah); /* clears a->wait */
-        if (w != T_NONE) {
-            twait *q = &s->waits[w];
-            if (q->tail != T_NONE)
-                AL(s, q->tail)->w_next = ah;
-            else
-                q->head = ah;
-            q->tail = ah;
-            a->wait = w;
-        }
+        if (w != T_NONE)
+            wait_append(s, w, ah);
         if (ready) {
             s->n_ready++;
             if (a->wait == T_NONE || s->waits[a->wait].head == ah)
@@ -1001,13 +1006,7 @@ static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
         a->wait = w; /* queued when it is unparked */
         return;
     }
-    twait *q = &s->waits[w];
-    if (q->tail != T_NONE)
-        AL(s, q->tail)->w_next = h;
-    else
-        q->head = h;
-    q->tail = h;
-    a->wait = w;
+    wait_append(s, w, h);
 }
 
 static void torch_empty_cache(strategy *s)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's and docs/ pages' pasted output must be what today's code prints: the quick start,
 # the compare table, the against-recorded examples (a profiler trace, a mid-run
-# snapshot), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
+# snapshot, one with private pools), the 8-GPU and data-parallel lessons, plan --node, the --summary example, the what-if
 # example and the lessons' OOM sentences are rerun and compared; each command must
 # succeed and print something.
 # Usage: cli_readme.sh GPUSIM_BINARY SOURCE_DIR
@@ -39,6 +39,7 @@ check_in_readme "against-recorded" replay tests/data/import/hta_excerpt.pt.trace
   --strategy=ideal
 check_in_readme "mid-run snapshot" replay tests/data/import/torch_snapshot_cs336_midrun_inference.pickle \
   --against-recorded
+check_in_readme "snapshot with private pools" replay tests/data/import/snapshot_pools.json --against-recorded
 check_in_readme "tune" tune traces/examples/pinning-l4.jsonl
 check_in_readme "tune for tf" tune traces/examples/pinning-l4.jsonl --framework=tf
 check_in_readme "8-GPU lesson, greedy" replay traces/examples/small-model-12gb.jsonl --node=8x12GiB --strategy=greedy
@@ -110,5 +111,14 @@ cd "$tmp" || exit 2
 OOM_LINES=3 check_oom_in_readme "lesson 5's capacity (torch)" replay gpt2-medium-b8.jsonl --gpu=RTX4090
 OOM_LINES=1 check_oom_in_readme "lesson 5's capacity (growth)" replay gpt2-medium-b8.jsonl --gpu=RTX4090 \
   --strategy=growth
+cd "$back" || exit 2
+# lesson 8: the CUDA graphs' pool on the hand trace, then a vLLM start-up generated as the
+# lesson says (in the scratch directory, so that the output names it as the lesson does)
+check_in_readme "lesson 8's pool" compare tests/data/graphs/three_captures.jsonl --context=0 --strategies=torch
+cd "$tmp" || exit 2
+check_in_readme "lesson 8's start-up" synth serving --model=llama3-8b --gpu=H100-80GB --max-batch=256 --requests=20 \
+  --cuda-graphs=1,2,4,...,512 -o vllm-llama3-8b.jsonl
+check_in_readme "lesson 8's plan" plan vllm-llama3-8b.jsonl --gpu-memory-utilization --gpu=H100-80GB \
+  --gpus=H100-80GB,A100-40GB --strategies=torch
 cd "$back" || exit 2
 cli_finish

@@ -122,4 +122,88 @@ PY
     [ "$peaks" = "3249143816 3249144832 3781165056" ] && ok || bad "CS336 $(basename "$t"): peaks $peaks"
   done
 fi
+
+# The CS336 snapshot recorded mid-run on an RTX 5090 (compute capability 12.0: one cuBLAS
+# workspace of 4096 KiB x 2 + 16 KiB x 8 = 8519680 B), its workload written anew in
+# tests/data/record/cs336_medium_inference.py: the "medium" LM (d_model 1024, d_ff 4096, 24
+# layers, 16 heads, vocabulary 10000), batch 4 x 128 tokens, float32, 5 warm-up passes under
+# inference_mode, then _record_memory_history (the recording's "memory history on" mark) and
+# the measured pass. --skip-init leaves the weights' values out: same trace, 30 s less.
+# (a) What is live at the mark is the snapshot's start state, 223 blocks, 1701310464 B
+#     requested: the weights 2 x 40960000 (embedding, lm_head) + 24 x (4 x 4 MiB + 3 x 16 MiB)
+#     + 49 x 4096 (norms) = 1692733440, the rotary cache 2*128*32*4 = 32768, the token ids
+#     5*4*128*8 = 20480 and 4096, the workspace 8519680. The 2560 allocations and frees
+#     after it are the snapshot's trace entries, size for size, in the same order.
+# (b) Peaks, the recording replayed from an empty allocator under torch (the recording's
+#     allocator_settings are PyTorch's defaults) = the snapshot replayed from its rebuilt
+#     start state = the snapshot from empty: requested 1701310464 + 34 MiB (layer 1's SwiGLU:
+#     the embedding, layer 0's output, attention output, residual and norm, 5 x 2 MiB, and
+#     w1's output, its sigmoid and their product, 3 x 8 MiB) = 1736962048 B; allocated
+#     1738928128 (the two 40960000 B weights each take a whole 40 MiB block: + 2 x 983040);
+#     reserved 1763704832 = 98 segments: 2 x 40 MiB; 24 x 20 MiB holding the 96 4 MiB
+#     weights and 6 of the 72 16 MiB ones (96*4 + 6*16 = 480 MiB), the other 66 in 16 MiB
+#     segments of their own; 20 MiB for the workspace and 2 x 20 MiB, 3 x 2 MiB small ones
+#     for the rest. Differences 0 B.
+# (c) At the "memory history off" mark the replay holds the snapshot's final segments: the
+#     same 98 segments, block for block (sizes and states; not their addresses, which CUDA
+#     chose).
+mid="$src/tests/data/import/torch_snapshot_cs336_midrun_inference.pickle"
+expect_any 0 "Peak memory allocated: 1656.49609375 MB" record -o "$tmp/work/mid.jsonl" --gpu=RTX5090 -- \
+  "$py" "$src/tests/data/record/cs336_medium_inference.py" --skip-init
+expect 0 "" convert "$mid" -o "$tmp/work/midsnap.jsonl"
+if python3 - "$tmp/work/mid.jsonl" "$tmp/work/midsnap.jsonl" >"$tmp/cmp.txt" 2>&1 <<'PY'
+import json, sys
+def load(path):
+    with open(path) as f:
+        lines = [json.loads(line) for line in f]
+    return lines[0], lines[1:]
+def seq(events, live):
+    out = []
+    for e in events:
+        if e["op"] == "alloc":
+            live[e["id"]] = e["size"]
+            out.append(("+", e["size"]))
+        elif e["op"] == "free":
+            out.append(("-", live.pop(e["id"])))
+    return out
+_, rec = load(sys.argv[1])
+head, real = load(sys.argv[2])
+on = next(i for i, e in enumerate(rec) if e.get("name") == "memory history on")
+off = next(i for i, e in enumerate(rec) if e.get("name") == "memory history off")
+rec_live, real_live = {}, {}
+seq(rec[:on], rec_live)
+n = head["meta"]["imported_from"]["start_allocations"]
+first = [i for i, e in enumerate(real) if e["op"] == "alloc"][n]
+seq(real[:first], real_live)
+if sorted(rec_live.values()) != sorted(real_live.values()) or sum(rec_live.values()) != 1701310464:
+    sys.exit("live at the mark: %d blocks, %d B; the snapshot's start: %d, %d B"
+             % (len(rec_live), sum(rec_live.values()), len(real_live), sum(real_live.values())))
+a, b = seq(rec[on:off], rec_live), seq(real[first:], real_live)
+if a != b or len(a) != 2560:
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    sys.exit("%d and %d events; first difference at %d: %s / %s" % (len(a), len(b), i, a[i:i + 3], b[i:i + 3]))
+PY
+then ok; else bad "CS336 mid-run: $(cat "$tmp/cmp.txt")"; fi
+for run in "$tmp/work/mid.jsonl" "$mid" "$mid --from-empty"; do
+  # shellcheck disable=SC2086 # the options after the path split on purpose
+  expect 0 "" replay $run --strategy=torch --gpu=RTX5090 --format=json
+  peaks=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]; print(r["peak_requested_bytes"], r["peak_allocated_bytes"], r["peak_reserved_bytes"])' "$tmp/out")
+  [ "$peaks" = "1736962048 1738928128 1763704832" ] && ok || bad "CS336 mid-run, replay $(basename "$run"): peaks $peaks"
+done
+sed -n '/"memory history off"/q;p' "$tmp/work/mid.jsonl" >"$tmp/work/mid-off.jsonl"
+expect 0 "" replay "$tmp/work/mid-off.jsonl" --strategy=torch --gpu=RTX5090 --export-snapshot="$tmp/work/mid-off.pickle"
+if python3 - "$tmp/work/mid-off.pickle" "$mid" >"$tmp/cmp.txt" 2>&1 <<'PY'
+import collections, pickle, sys
+class Plain(pickle.Unpickler):  # both are plain data: no class may be loaded
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("%s.%s in a snapshot" % (module, name))
+def layout(path):
+    with open(path, "rb") as f:
+        segs = Plain(f).load()["segments"]
+    return collections.Counter((s["total_size"], tuple((b["size"], b["state"]) for b in s["blocks"])) for s in segs)
+a, b = layout(sys.argv[1]), layout(sys.argv[2])
+if a != b or sum(a.values()) != 98:
+    sys.exit("replay only: %s\nsnapshot only: %s" % (a - b, b - a))
+PY
+then ok; else bad "CS336 mid-run, the segments at the end: $(cat "$tmp/cmp.txt")"; fi
 cli_finish

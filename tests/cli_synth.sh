@@ -36,7 +36,7 @@ expect_re 2 "--ranks=6 is not a multiple" synth transformer --preset=llama2-7b -
 expect_re 2 "--sp: --tp=8 must divide --seq=100" synth transformer --preset=llama2-7b --tp=8 --sp --seq=100 --ranks=8 -o "$tmp/x.json"
 expect_re 2 "--qlora needs --lora" synth transformer --preset=llama2-7b --qlora -o "$tmp/x.json"
 expect_re 2 "llama family" synth transformer --preset=bert-base --lora=8 -o "$tmp/x.json"
-expect_re 2 "--recompute: expected none, layer or selective" synth transformer --recompute=some -o "$tmp/x.json"
+expect_re 2 "--recompute: expected none, layer, selective or op" synth transformer --recompute=some -o "$tmp/x.json"
 expect_re 2 "--shard-group=3 must divide" synth transformer --preset=llama2-7b --fsdp=hybrid --shard-group=3 --ranks=8 -o "$tmp/x.json"
 expect_re 2 "--rank=8: the job has 8 ranks" synth transformer --preset=llama2-7b --zero=2 --ranks=8 --rank=8 -o "$tmp/x.json"
 expect_re 2 "--lora-targets: expected" synth transformer --preset=llama2-7b --lora=8 --lora-targets=q,ffn -o "$tmp/x.json"
@@ -162,7 +162,7 @@ done
 # --trainer (traces/synth/trainer.c): an unknown name is a usage error naming the table's
 # choices; megatron records itself and its main gradients in the meta, and its fp32 buffer is
 # 4 bytes per parameter: a small llama, 2 layers (below), one rank
-expect 2 "--trainer: expected eager|megatron|hf, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
+expect 2 "--trainer: expected eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12, not 'deepspeed'" synth transformer --trainer=deepspeed -o "$tmp/x.jsonl"
 expect 0 "" synth transformer --trainer=megatron --arch=llama --layers=2 --hidden=256 --heads=4 --vocab=1000 \
     --seq=64 --dtype=bf16 -o "$tmp/meg.jsonl"
 if head -1 "$tmp/meg.jsonl" | grep -q '"trainer":"megatron"' && head -1 "$tmp/meg.jsonl" | grep -q '"main_grads":true' &&
@@ -237,6 +237,19 @@ for a in gpt2 bert; do
     pe=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/e_$a.txt")
     ph=$(sed -n 's/.*peak live .* (\([0-9]*\) B).*/\1/p' "$tmp/h_$a.txt")
     if [ -n "$pe" ] && [ -n "$ph" ] && [ $((ph - pe)) -eq 32768000 ]; then ok; else bad "hf $a: peaks '$pe' and '$ph'"; fi
+done
+
+# Written straight to .gtrace: every event carries its time as its ready_t (a mark after t = 0
+# used to fail the writer's time check), and the file holds the same events as the JSONL one.
+for k in churn serving; do
+    if "$bin" synth $k --seed=3 -o "$tmp/direct_$k.gtrace" >/dev/null 2>"$tmp/direct_$k.err" &&
+        "$bin" synth $k --seed=3 -o "$tmp/direct_$k.jsonl" >/dev/null 2>&1 &&
+        "$bin" convert "$tmp/direct_$k.gtrace" -o "$tmp/back_$k.jsonl" >/dev/null 2>&1 &&
+        cmp -s <(tail -n +2 "$tmp/direct_$k.jsonl") <(tail -n +2 "$tmp/back_$k.jsonl"); then
+        ok
+    else
+        bad "synth $k -o .gtrace: $(cat "$tmp/direct_$k.err")"
+    fi
 done
 
 cli_finish

@@ -153,6 +153,31 @@ START_TEST(context_should_count_on_the_device_but_not_as_reserved)
 }
 END_TEST
 
+START_TEST(only_a_pools_first_graph_replay_should_be_a_mark)
+{
+    /* three replays of pool 1, then the trace's own mark: two marks, and the pool
+     * events (begin, end, three replays) all counted */
+    sim_event ev[] = {
+        {.op = SIM_OP_POOL_BEGIN, .pool = 1, .stream = 1, .pool_flags = SIM_POOL_CAPTURE, .t = 0},
+        A(1, 4096, 0),
+        {.op = SIM_OP_POOL_END, .pool = 1, .t = 1},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = 1, .name = "bs=8", .t = 2},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = 1, .t = 3},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = 1, .t = 4},
+        {.op = SIM_OP_MARK, .name = "mine", .t = 5},
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+        ev[i].ready_t = ev[i].t;
+    sim_error err;
+    sim_run *run = replay_events(raw_strategy(), 1 << 30, 0, ev, 7, false, SIM_OK, &err);
+    ck_assert_uint_eq(run->n_marks, 2);
+    ck_assert_str_eq(run->marks[0].name, "bs=8");
+    ck_assert_str_eq(run->marks[1].name, "mine");
+    ck_assert_uint_eq(run->sources[0].pool_events, 5);
+    sim_run_free(run);
+}
+END_TEST
+
 START_TEST(semantic_errors_should_name_the_event)
 {
     sim_event ev[] = {A(1, 10, 0), F(2, 1, 1)};

@@ -22,7 +22,7 @@ static char *tmp_path(const char *suffix)
     return path;
 }
 
-/* A varied event sequence: every op, field and flag, irregular lines. */
+/* A varied event sequence: every op (the pool events too), field and flag, irregular lines. */
 static sim_event make_event(uint64_t i, uint64_t *s, uint64_t *t, char *tag, char *proc, char *mark)
 {
     sim_event ev = {0};
@@ -30,7 +30,23 @@ static sim_event make_event(uint64_t i, uint64_t *s, uint64_t *t, char *tag, cha
     ev.t = ev.ready_t = *t;
     ev.index = i + 1;
     ev.line = test_rand(s) % 7 == 0 ? test_rand(s) % 1000000 : i + 2;
-    switch (test_rand(s) % 8) {
+    switch (test_rand(s) % 12) {
+    case 8: /* the pool events: ids of one to eight varint bytes, every flag */
+    case 9:
+    case 10:
+    case 11:
+        ev.op = (sim_op)(SIM_OP_POOL_BEGIN + test_rand(s) % 4);
+        ev.pool = test_rand(s) % 3 == 0 ? SIM_MAX_SIZE - test_rand(s) % 3 : 1 + test_rand(s) % 300;
+        if (ev.op == SIM_OP_POOL_BEGIN) {
+            ev.pool_flags = (uint32_t)(test_rand(s) % 16);
+            if (!(ev.pool_flags & SIM_POOL_ALL_STREAMS))
+                ev.stream = test_rand(s) % 2 ? UINT32_MAX : (uint32_t)(test_rand(s) % 5);
+        }
+        if (ev.op == SIM_OP_GRAPH_REPLAY && test_rand(s) % 2) {
+            snprintf(mark, 32, "bs=%llu", (unsigned long long)(test_rand(s) % 64));
+            ev.name = mark;
+        }
+        break;
     case 0:
         ev.op = SIM_OP_MARK;
         snprintf(mark, 32, "step %llu", (unsigned long long)(test_rand(s) % 50));
@@ -121,7 +137,9 @@ static void check_sample(trace_reader *r, uint64_t n, uint64_t seed)
         ck_assert_uint_eq(got.size, want.size);
         ck_assert_uint_eq(got.t, want.t);
         ck_assert_uint_eq(got.ready_t, want.ready_t);
-        ck_assert_uint_eq(got.stream, want.op == SIM_OP_ALLOC ? want.stream : 0);
+        ck_assert_uint_eq(got.stream, want.op == SIM_OP_ALLOC || want.op == SIM_OP_POOL_BEGIN ? want.stream : 0);
+        ck_assert_uint_eq(got.pool, want.pool);
+        ck_assert_uint_eq(got.pool_flags, want.pool_flags);
         ck_assert_int_eq(got.has_ready_stream, want.has_ready_stream);
         ck_assert_uint_eq(got.ready_stream, want.ready_stream);
         ck_assert_int_eq(got.has_share, want.has_share);

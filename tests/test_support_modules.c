@@ -162,6 +162,41 @@ START_TEST(an_in_memory_trace_should_give_back_every_event_and_string)
 }
 END_TEST
 
+START_TEST(an_in_memory_trace_should_give_back_the_pool_events_with_their_pool_flags_and_names)
+{
+    evbuf *b = evbuf_new("p", "n");
+    sim_event ev_in[] = {
+        {.op = SIM_OP_POOL_BEGIN, .pool = 3, .stream = 1, .pool_flags = SIM_POOL_CAPTURE | SIM_POOL_NO_SPLIT, .t = 1},
+        {.op = SIM_OP_ALLOC, .id = 9, .size = 512, .stream = 1, .t = 2},
+        {.op = SIM_OP_POOL_END, .pool = 3, .t = 3},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = 3, .name = "bs=8", .t = 4},
+        {.op = SIM_OP_GRAPH_REPLAY, .pool = 3, .t = 5},
+        {.op = SIM_OP_POOL_RELEASE, .pool = 3, .t = 6},
+    };
+    for (size_t i = 0; i < sizeof ev_in / sizeof ev_in[0]; i++)
+        ck_assert_int_eq(evbuf_push(b, &ev_in[i]), SIM_OK);
+    evbuf_cursor c;
+    sim_event_source s = evbuf_source(b, &c);
+    sim_event ev;
+    sim_error err;
+    for (size_t i = 0; i < sizeof ev_in / sizeof ev_in[0]; i++) {
+        ck_assert_int_eq(s.next(s.ctx, &ev, &err), SIM_OK);
+        ck_assert_int_eq(ev.op, ev_in[i].op);
+        ck_assert_uint_eq(ev.pool, ev_in[i].pool);
+        ck_assert_uint_eq(ev.pool_flags, ev_in[i].pool_flags);
+        ck_assert_uint_eq(ev.id, ev_in[i].id);
+        ck_assert_uint_eq(ev.size, ev_in[i].size);
+        ck_assert_uint_eq(ev.stream, ev_in[i].stream);
+        if (ev_in[i].name)
+            ck_assert_str_eq(ev.name, ev_in[i].name);
+        else
+            ck_assert_ptr_null(ev.name);
+    }
+    ck_assert_int_eq(s.next(s.ctx, &ev, &err), SIM_END);
+    evbuf_free(b);
+}
+END_TEST
+
 START_TEST(reports_should_count_every_violation_and_keep_the_first_lines)
 {
     sim_report r;

@@ -14,6 +14,7 @@
 #include "support/slurp.h"
 #include "traces/synth/churn.h"
 #include "traces/synth/cnn.h"
+#include "sim/units.h"
 #include "traces/synth/serving.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
@@ -463,6 +464,66 @@ START_TEST(serving_should_free_each_kv_cache_and_read_empirical_lengths)
     m = replay_ideal(tmp_path(&T, "g.jsonl"));
     ck_assert(m.completed && m.final_requested_bytes == 0);
     serving_config_release(&c.sv);
+}
+END_TEST
+
+START_TEST(the_vllm_startup_should_size_the_kv_cache_by_vllms_rule_and_capture_every_graph)
+{
+    any_config c = default_of(GEN_SERVING);
+    c.sv.requests = 5;
+    c.sv.startup = true;
+    c.sv.kv = SERVING_KV_PAGED;
+    c.sv.capacity = (uint64_t)81090 << 20; /* the H100 the other tests write */
+    c.sv.gpu_util = 0.5;
+    c.sv.graph_warmups = 1;
+    c.sv.n_graphs = 3;
+    c.sv.graph_sizes[0] = 1;
+    c.sv.graph_sizes[1] = 4;
+    c.sv.graph_sizes[2] = 2;
+    trace_header h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.device_name, sizeof h.device_name, "H100-80GB");
+    h.device_capacity = c.sv.capacity;
+    sim_error err;
+    sim_error_clear(&err);
+    synth_out *o = NULL;
+    ck_assert_int_eq(synth_out_open(tmp_path(&T, "v.jsonl"), &h, 0, NULL, &o, &err), SIM_OK);
+    serving_report r;
+    ck_assert_msg(serving_generate_report(&c.sv, o, &r, &err) == SIM_OK, "%s", err.msg);
+    synth_stats st;
+    ck_assert_int_eq(synth_out_close(o, true, &st, &err), SIM_OK);
+    /* the header's estimate is what the start-up subtracted */
+    uint64_t w = 0, a = 0;
+    serving_startup_estimate(&c.sv, &w, &a);
+    ck_assert_uint_eq(r.weight_bytes, w);
+    ck_assert_uint_eq(r.activation_bytes, a);
+    /* vLLM's rule: blocks = (0.5 x capacity - weights - activations) / (16 tokens x KV bytes per token) */
+    ck_assert_uint_eq(r.requested_bytes, (uint64_t)81090 << 19);
+    ck_assert_uint_eq(r.block_bytes, 16 * serving_kv_bytes_per_token(&c.sv));
+    ck_assert_uint_eq(r.blocks, (((uint64_t)81090 << 19) - w - a) / r.block_bytes);
+    ck_assert_uint_eq(r.pool_bytes, r.blocks * r.block_bytes);
+    /* three captures: a begin, an end and a release each, and a replay per decode step
+     * (batches of at most 4 decode through the graphs) */
+    ck_assert_uint_eq(r.graphs, 3);
+    ck_assert_uint_eq(r.eager_decodes, 0);
+    ck_assert_uint_gt(r.graph_replays, 0);
+    ck_assert_uint_eq(st.pool_events, 9 + r.graph_replays);
+    ck_assert_uint_eq(st.final_live_bytes, 0);
+    /* the ideal replay runs it through */
+    sim_metrics m = replay_ideal(tmp_path(&T, "v.jsonl"));
+    ck_assert(m.completed);
+}
+END_TEST
+
+START_TEST(the_graphs_estimate_should_extrapolate_two_samples_as_vllm_does)
+{
+    /* first + (graphs - 1) x max(second, 1 MiB) */
+    const uint64_t two[2] = {64 * MiB, 3 * MiB}, small[2] = {64 * MiB, 1000};
+    ck_assert_uint_eq(serving_graph_estimate(two, 2, 10), 64 * MiB + 9 * 3 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(small, 2, 10), 64 * MiB + 9 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 1, 1), 64 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 1, 3), 64 * MiB + 2 * MiB);
+    ck_assert_uint_eq(serving_graph_estimate(two, 0, 3), 0);
 }
 END_TEST
 

@@ -16,6 +16,7 @@
 #include "traces/synth/trainer.h"
 #include "traces/synth/transformer.h"
 #include "traces/trace.h"
+#include "support/synth_file.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -40,25 +41,12 @@ typedef struct at_mark {
 
 static at_mark live_at(const transformer_config *c, const char *at)
 {
-    char dir[] = "/tmp/gpusim_llm_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[64];
-    snprintf(path, sizeof path, "%s/t.jsonl", dir);
-    trace_header h;
-    memset(&h, 0, sizeof h);
-    snprintf(h.name, sizeof h.name, "test");
+    synth_file f;
+    synth_file_open(&f, c);
     sim_error err;
-    sim_error_clear(&err);
-    synth_out *o = NULL;
-    ck_assert_int_eq(synth_out_open(path, &h, 0, NULL, &o, &err), SIM_OK);
-    ck_assert_msg(transformer_generate(c, o, &err) == SIM_OK, "generate failed: %s", err.msg);
-    ck_assert_int_eq(synth_out_close(o, true, NULL, &err), SIM_OK);
-
     at_mark m;
     memset(&m, 0, sizeof m);
-    trace_reader *r = NULL;
-    ck_assert_msg(trace_open(path, &r, &err) == SIM_OK, "%s", err.msg);
-    sim_event_source src = trace_source(r);
+    sim_event_source src = trace_source(f.r);
     uint64_t cap = 1 << 16, *size = calloc(cap, sizeof *size), live[SYNTH_CAT_N] = {0};
     uint8_t *cat = calloc(cap, 1);
     sim_event ev;
@@ -75,11 +63,9 @@ static at_mark live_at(const transformer_config *c, const char *at)
             m.seen = true;
         }
     }
-    trace_close(r);
+    synth_file_close(&f);
     free(size);
     free(cat);
-    unlink(path);
-    rmdir(dir);
     ck_assert_msg(m.seen, "no mark '%s'", at);
     return m;
 }
@@ -545,10 +531,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- trainers */
 
-START_TEST(the_trainer_table_should_name_eager_megatron_and_hf_with_their_rules)
+START_TEST(the_trainer_table_should_name_its_five_trainers_with_their_rules)
 {
     char names[64];
-    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron|hf");
+    ck_assert_str_eq(trainer_names(names, sizeof names), "eager|megatron|hf|torchtitan|litgpt|torchtitan-2024.12");
     const trainer_traits *e = trainer_find("eager"), *m = trainer_find("megatron");
     ck_assert_ptr_eq(e, trainer_get(TRAINER_EAGER));
     ck_assert_ptr_eq(m, trainer_get(TRAINER_MEGATRON));
@@ -558,6 +544,11 @@ START_TEST(the_trainer_table_should_name_eager_megatron_and_hf_with_their_rules)
     ck_assert(m->fused_swiglu && !e->fused_swiglu);
     ck_assert_uint_eq(m->vocab_divisible, 128); /* --make-vocab-size-divisible-by's default */
     ck_assert_uint_eq(e->vocab_divisible, 0);
+    /* TE's cached placeholder weight gradients (graph.c rule 19): Megatron's only */
+    ck_assert(m->te_dummy_wgrad && !e->te_dummy_wgrad);
+    ck_assert_ptr_nonnull(strstr(m->sources, "get_dummy_wgrad"));
+    for (size_t i = TRAINER_HF; i < trainer_count(); i++)
+        ck_assert(!trainer_get(i)->te_dummy_wgrad);
     ck_assert_ptr_null(trainer_find("deepspeed"));
 }
 END_TEST
@@ -635,6 +626,13 @@ START_TEST(megatron_main_grads_should_be_one_fp32_buffer_from_the_load)
     transformer_rank_estimate r = rank_estimate(&c);
     ck_assert_uint_eq(r.optimizer.total, 18 * psi);
     ck_assert_uint_eq(r.fwd_bwd.grads, 4 * psi);
+    /* with TE's placeholders (rule 19) both phases count them: the small llama's four fused
+     * shapes, 2,621,440 bf16 elements = 5,242,880 B */
+    c.te_dummy_wgrad = true;
+    ck_assert_uint_eq(transformer_te_dummy_bytes(&c), 5242880u);
+    r = rank_estimate(&c);
+    ck_assert_uint_eq(r.fwd_bwd.grads, 4 * psi + 5242880u);
+    ck_assert_uint_eq(r.optimizer.grads, 4 * psi + 5242880u);
 }
 END_TEST
 
@@ -668,6 +666,7 @@ START_TEST(the_rank_closed_form_should_agree_with_a_megatron_trace_peak)
     c.layers = 4;
     c.precision = TRANSFORMER_MIXED;
     c.main_grads = true;
+    c.te_dummy_wgrad = true; /* graph.c rule 19, in both */
     c.fused_swiglu = true;
     c.fused = true;
     c.zero = 1;

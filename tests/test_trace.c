@@ -261,15 +261,17 @@ END_TEST
 
 /* ---- the JSONL fast path (traces/jsonl_fast.h) against the general reader */
 
-/* One random event line: keys of every op in any order, sometimes a key twice or
+/* One random event line: keys of every op (the pool events' too, which the fast
+ * path leaves to the general reader) in any order, sometimes a key twice or
  * of another op, numbers at the edges of what the fast path takes (16 and 17
  * digits, 2^53 and one more, a leading zero, a sign, a fraction, an exponent),
  * spaces here and there, strings with and without escapes. */
 static void random_line(char *out, size_t cap, uint64_t *rng)
 {
-    static const char *const KEYS[] = {"op",   "id",      "size", "t",     "stream", "tag",
-                                       "proc", "ready_t", "name", "share", "xx"};
-    static const char *const OPS[] = {"alloc", "free", "mark", "empty_cache", "allocx", "Free"};
+    static const char *const KEYS[] = {"op",      "id",   "size",  "t",    "stream",  "tag",      "proc",
+                                       "ready_t", "name", "share", "pool", "capture", "no_split", "xx"};
+    static const char *const OPS[] = {"alloc", "free",       "mark",     "empty_cache",  "allocx",
+                                      "Free",  "pool_begin", "pool_end", "pool_release", "graph_replay"};
     static const char *const NUMS[] = {"0", "7", "42", "1234567", "12345678", "123456789", "9999999999999999",
                                        "10000000000000000", "9007199254740992", "9007199254740993", "007", "-1",
                                        "1.5", "1e3", "3E0", "18446744073709551616", "\"5\"", "null", "true"};
@@ -279,15 +281,17 @@ static void random_line(char *out, size_t cap, uint64_t *rng)
     n += (size_t)snprintf(out + n, cap - n, "%s{", WS[test_rand(rng) % 6]);
     uint64_t keys = 1 + test_rand(rng) % 6;
     for (uint64_t i = 0; i < keys; i++) {
-        const char *k = i == 0 && test_rand(rng) % 8 ? "op" : KEYS[test_rand(rng) % 11];
+        const char *k = i == 0 && test_rand(rng) % 8 ? "op" : KEYS[test_rand(rng) % 14];
         const char *w1 = WS[test_rand(rng) % 6], *w2 = WS[test_rand(rng) % 6];
         const char *v;
         char opv[32];
         if (strcmp(k, "op") == 0) {
-            snprintf(opv, sizeof opv, "\"%s\"", OPS[test_rand(rng) % 6]);
+            snprintf(opv, sizeof opv, "\"%s\"", OPS[test_rand(rng) % 10]);
             v = test_rand(rng) % 10 ? opv : NUMS[test_rand(rng) % 19];
         } else if (strcmp(k, "tag") == 0 || strcmp(k, "proc") == 0 || strcmp(k, "name") == 0)
             v = STRS[test_rand(rng) % 7];
+        else if (strcmp(k, "capture") == 0 || strcmp(k, "no_split") == 0)
+            v = test_rand(rng) % 4 ? (test_rand(rng) % 2 ? "true" : "false") : NUMS[test_rand(rng) % 19];
         else
             v = test_rand(rng) % 4 ? NUMS[test_rand(rng) % 6] : NUMS[test_rand(rng) % 19];
         n += (size_t)snprintf(out + n, cap - n, "%s%s\"%s\"%s:%s%s", i ? "," : "", w1, k, w2, w1, v);

@@ -144,6 +144,10 @@ typedef struct input_recorded {
     const uint32_t *placement_segment;
     const uint64_t *placement_offset;
     uint64_t placements;           /* allocations with a known placement */
+    /* The private pool (CUDA graphs, MemPool; traces/pool_id.h) each alloc went to,
+     * 0 for the default pool, where placement_segment is set; NULL when the
+     * recording has no allocation in a private pool. */
+    const uint64_t *placement_pool;
     /* Bytes allocated before the first event that the trace never frees, carried
      * as one allocation at the start (Kineto "Total Allocated" at its first event);
      * allocated_offset is then 0. */

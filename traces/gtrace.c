@@ -2,14 +2,18 @@
  *
  * Encoding of one event (all integers little-endian; varint = unsigned LEB128,
  * at most 10 bytes; zigzag maps a signed difference to an unsigned varint):
- *   u8 head        bits 0-1 op, bit 2 S (string: alloc tag / mark name),
- *                  bit 3 P (proc), bit 4 R (alloc: stream ≠ 0 / free: ready_t > t),
- *                  bit 5 L (explicit line), bits 6-7 zero
+ *   u8 head        bits 0-1 op (4 + them when E), bit 2 S (string: alloc tag / mark
+ *                  or graph_replay name), bit 3 P (proc), bit 4 R (alloc: stream ≠ 0 /
+ *                  free: ready_t > t), bit 5 L (explicit line), bit 6 X (alloc: share),
+ *                  bit 7 E (a pool op: older readers refuse it as a bad event)
  *   varint dt      t − previous event's t
  *   alloc, free:   varint zigzag(id − previous alloc/free id)
- *   alloc:         varint size; R: varint stream; S: varint tag string index
+ *   alloc:         varint size; R: varint stream; X: varint zigzag(share − id);
+ *                  S: varint tag string index
  *   free:          R: varint ready_t − t; S: varint ready_stream (a free has no string)
  *   mark:          S (required): varint name string index
+ *   pool ops (E):  varint pool (≥ 1); pool_begin: varint flags (SIM_POOL_*), and
+ *                  unless ALL_STREAMS varint stream; graph_replay: S: varint name index
  *   any:           P: varint proc string index; L: varint line (else previous line + 1)
  * The delta state (t, id, line = 1) runs on across blocks; string indices are
  * local to their block. */
@@ -30,7 +34,8 @@
 #define HEAD_R 16u
 #define HEAD_L 32u
 #define HEAD_X 64u /* alloc: a share follows */
-#define HEAD_RESERVED 0x80u
+#define HEAD_E 0x80u /* an extended op: 4 + bits 0-1 (the pool events) */
+#define POOL_FLAGS_ALL (SIM_POOL_ALL_STREAMS | SIM_POOL_CAPTURE | SIM_POOL_USE_ON_OOM | SIM_POOL_NO_SPLIT)
 
 #define HEADER_MAX ((uint32_t)80 << 20)     /* name + device + meta (a JSONL line is ≤ 64 MiB) */
 #define WRITER_BLOCK_BYTES ((size_t)1 << 20) /* the writer closes a block at about this size */
@@ -430,12 +435,12 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
         return corrupt(r, err, "truncated event");
     unsigned head = *p++;
     uint64_t dt, v;
-    if ((head & HEAD_RESERVED) || !get_varint(&p, end, &dt))
+    if (!get_varint(&p, end, &dt))
         return corrupt(r, err, "bad event");
     if (dt > UINT64_MAX - r->t)
         return corrupt(r, err, "time overflows");
     uint64_t t = r->t + dt;
-    ev->op = (sim_op)(head & HEAD_OP);
+    ev->op = (sim_op)((head & HEAD_OP) + ((head & HEAD_E) ? (unsigned)SIM_OP_POOL_BEGIN : 0u));
     ev->t = ev->ready_t = t;
     ev->id = ev->size = 0;
     ev->stream = 0;
@@ -443,6 +448,8 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
     ev->ready_stream = 0;
     ev->has_share = false;
     ev->share = 0;
+    ev->pool = 0;
+    ev->pool_flags = 0;
     ev->tag = ev->name = ev->proc = NULL;
     if ((head & HEAD_X) && ev->op != SIM_OP_ALLOC)
         return corrupt(r, err, "only an alloc shares");
@@ -495,11 +502,27 @@ sim_status gtrace_next(gtrace_reader *r, sim_event *ev, sim_error *err)
         if ((head & HEAD_R) || !(head & HEAD_S) || !get_str(r, &p, &ev->name))
             return corrupt(r, err, "bad mark");
         break;
-    case SIM_OP_POOL_BEGIN: /* two bits of op never read these */
+    case SIM_OP_POOL_BEGIN:
     case SIM_OP_POOL_END:
     case SIM_OP_POOL_RELEASE:
     case SIM_OP_GRAPH_REPLAY:
-        return corrupt(r, err, "bad op");
+        if ((head & HEAD_R) || ((head & HEAD_S) && ev->op != SIM_OP_GRAPH_REPLAY))
+            return corrupt(r, err, "bad pool event");
+        if (!get_varint(&p, end, &ev->pool) || ev->pool == 0 || ev->pool > SIM_MAX_SIZE)
+            return corrupt(r, err, "bad pool (0 or above 2^53)");
+        if (ev->op == SIM_OP_POOL_BEGIN) {
+            if (!get_varint(&p, end, &v) || (v & ~(uint64_t)POOL_FLAGS_ALL) != 0)
+                return corrupt(r, err, "bad pool_begin flags");
+            ev->pool_flags = (uint32_t)v;
+            if (!(v & SIM_POOL_ALL_STREAMS)) {
+                if (!get_varint(&p, end, &v) || v > UINT32_MAX)
+                    return corrupt(r, err, "bad stream");
+                ev->stream = (uint32_t)v;
+            }
+        }
+        if ((head & HEAD_S) && !get_str(r, &p, &ev->name))
+            return corrupt(r, err, "bad graph_replay name");
+        break;
     }
     if ((head & HEAD_P) && !get_str(r, &p, &ev->proc))
         return corrupt(r, err, "bad proc");
@@ -700,15 +723,23 @@ fail:
 
 sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error *err)
 {
-    if (ev->t < w->t || ev->ready_t < ev->t || (unsigned)ev->op > 3u)
+    if (ev->t < w->t || ev->ready_t < ev->t)
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: events out of time order");
+    if ((unsigned)ev->op >= SIM_N_OPS)
+        return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: an event of unknown op %u", (unsigned)ev->op);
     if (ev->op == SIM_OP_MARK && ev->name == NULL)
         return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: a mark without a name");
+    bool pool_op = ev->op >= SIM_OP_POOL_BEGIN;
+    if (pool_op && (ev->pool == 0 || ev->pool > SIM_MAX_SIZE))
+        return sim_error_set(err, SIM_EUSAGE, w->out.path, 0, 0, "gtrace: a %s of pool %llu (1 .. 2^53)",
+                             sim_op_name(ev->op), (unsigned long long)ev->pool);
     if (!bytes_reserve(&w->evs, 64))
         return sim_error_set(err, SIM_ENOMEM, w->out.path, 0, 0, "out of memory");
-    unsigned head = (unsigned)ev->op;
+    unsigned head = pool_op ? HEAD_E | ((unsigned)ev->op - SIM_OP_POOL_BEGIN) : (unsigned)ev->op;
     uint32_t si = 0, pi = 0;
-    const char *s = ev->op == SIM_OP_ALLOC ? ev->tag : ev->op == SIM_OP_MARK ? ev->name : NULL;
+    const char *s = ev->op == SIM_OP_ALLOC                                   ? ev->tag
+                    : ev->op == SIM_OP_MARK || ev->op == SIM_OP_GRAPH_REPLAY ? ev->name
+                                                                             : NULL;
     if (s) {
         head |= HEAD_S;
         if ((si = intern(w, s, 0)) == UINT32_MAX)
@@ -745,6 +776,14 @@ sim_status gtrace_writer_event(gtrace_writer *w, const sim_event *ev, sim_error 
             put_varint(b, ev->ready_t - ev->t);
         if (head & HEAD_S)
             put_varint(b, ev->ready_stream);
+    } else if (pool_op) {
+        put_varint(b, ev->pool);
+        if (ev->op == SIM_OP_POOL_BEGIN) {
+            uint32_t flags = ev->pool_flags & POOL_FLAGS_ALL;
+            put_varint(b, flags);
+            if (!(flags & SIM_POOL_ALL_STREAMS))
+                put_varint(b, ev->stream);
+        }
     }
     if ((head & HEAD_S) && ev->op != SIM_OP_FREE)
         put_varint(b, si);

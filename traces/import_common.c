@@ -54,6 +54,7 @@ void imp_doc_release(imp_doc *d)
     free(d->seed_planned);
     free(d->col_seg);
     free(d->col_off);
+    free(d->col_pool);
     free(d->oom_idx);
     free(d->seed_blocks);
     free(d->end_blocks);
@@ -172,6 +173,11 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
         d->col_off = calloc(total ? total : 1, sizeof *d->col_off);
         if (d->col_seg == NULL || d->col_off == NULL)
             return sim_error_set(err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
+        bool pools = false;
+        for (size_t i = 0; i < d->n && !pools; i++)
+            pools = d->ev[i].op == SIM_OP_ALLOC && d->ev[i].pool != 0;
+        if (pools && (d->col_pool = calloc(total ? total : 1, sizeof *d->col_pool)) == NULL)
+            return sim_error_set(err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
     }
     uint64_t n_oom = 0;
     for (size_t i = 0; i < d->n; i++)
@@ -194,6 +200,11 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
         o->stream = e->stream;
         o->has_share = e->has_share;
         o->share = e->share;
+        if (o->op == SIM_OP_POOL_BEGIN || o->op == SIM_OP_POOL_END || o->op == SIM_OP_POOL_RELEASE ||
+            o->op == SIM_OP_GRAPH_REPLAY) {
+            o->pool = e->pool;
+            o->pool_flags = e->pool_flags;
+        }
         o->index = i + 1;
         if (i < d->n_pre) {
             o->t = o->ready_t = 0;
@@ -215,6 +226,8 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
             bool known = i >= first && e->op == SIM_OP_ALLOC;
             d->col_seg[i] = known ? e->place_seg : UINT32_MAX;
             d->col_off[i] = known ? e->place_off : 0;
+            if (d->col_pool != NULL)
+                d->col_pool[i] = known ? e->pool : 0;
             if (known && e->place_seg != UINT32_MAX)
                 d->rec.placements++;
         }
@@ -248,6 +261,7 @@ sim_status imp_doc_finish(imp_doc *d, const char *extra_meta, sim_error *err)
     r->has_point = (d->has_allocated || d->has_reserved) ? d->col_has : NULL;
     r->placement_segment = d->has_placement ? d->col_seg : NULL;
     r->placement_offset = d->has_placement ? d->col_off : NULL;
+    r->placement_pool = d->col_pool;
     r->oom_events = d->oom_idx;
     if (!r->has_peak_allocated && peak_a) {
         r->has_peak_allocated = true;

@@ -29,12 +29,17 @@ typedef struct imp_event {
     uint8_t op;              /* sim_op */
     uint8_t has_point;       /* rec_* are set */
     uint8_t is_oom;          /* a mark for a recorded out-of-memory */
+    uint8_t pool_flags;      /* pool_begin: SIM_POOL_*; alloc: IMP_POOL_RECORDED or 0 */
     uint32_t place_seg;      /* alloc: recorded segment number (input_recorded), UINT32_MAX unknown */
+    bool has_share;          /* (here, in place_seg's padding: 104 bytes an event) */
     uint64_t place_off;      /* alloc: offset in it */
     uint64_t addr;           /* alloc: the recorded address (snapshots), else 0 */
     uint64_t share;          /* alloc: the id whose memory it shares (has_share) */
-    bool has_share;
+    uint64_t pool;           /* pool events: the pool; alloc: the private pool it went to (0: default) */
 } imp_event;
+
+/* imp_event.pool_flags of an alloc: the recording named its pool (a trace entry's pool_id) */
+#define IMP_POOL_RECORDED 0x80u
 
 typedef struct imp_doc {
     char path[512];
@@ -65,6 +70,7 @@ typedef struct imp_doc {
     uint64_t *col_alloc, *col_resv;
     uint8_t *col_has;
     uint32_t *col_seg;       /* placements (when has_placement) */
+    uint64_t *col_pool;      /* the allocs' private pools (has_placement, and some alloc has one), else NULL */
     uint64_t *col_off;
     uint64_t *oom_idx;
     bool has_placement;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import_snapshot_pools.h"
 #include "import_snapshot_rebuild.h"
 #include "sim/buf.h"
 #include "sim/grow.h"
@@ -213,7 +214,7 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
         if ((st = get_stream(d, s, &l, &stream)) != SIM_OK)
             return st;
         /* segment_type "small" / "large"; is_expandable; segment_pool_id (a 2-tuple,
-         * (0, 0) = the default pool). allocated_size, active_size, requested_size
+         * (0, 0) = the default pool; traces/pool_id.h). allocated_size, active_size, requested_size
          * and frames are derived or informational and knowingly ignored. */
         const char *type = NULL;
         if ((st = imp_get_str(d, s, "segment_type", false, &type, &l)) != SIM_OK)
@@ -222,13 +223,9 @@ static sim_status read_segments(imp_doc *d, const json_value *segs, int64_t devi
         if (xp && xp->type != JSON_TRUE && xp->type != JSON_FALSE && xp->type != JSON_NULL)
             return imp_fail(d, xp, &l, "\"is_expandable\" must be a boolean, not %s", json_type_name(xp->type));
         uint64_t pool_id = 0;
-        const json_value *pid = json_get(s, "segment_pool_id");
-        if (pid && pid->type == JSON_ARRAY)
-            for (uint32_t k = 0; k < pid->len; k++) {
-                uint64_t x = 0;
-                if (pid->u.items[k].type == JSON_NUMBER && json_to_u64(&pid->u.items[k], UINT64_MAX, &x) == JSON_INT_OK)
-                    pool_id = pool_id * 1000003u + x;
-            }
+        bool has_pool = false;
+        if ((st = snap_pool_get(d, s, "segment_pool_id", &l, &pool_id, &has_pool)) != SIM_OK)
+            return st;
         if (!SIM_GROW(ss->segs, ss->n_segs + 1, ss->cap_segs))
             return sim_error_set(d->err, SIM_ENOMEM, d->path, 0, 0, "out of memory");
         ss->segs[ss->n_segs++] = (rb_segment){
@@ -533,6 +530,11 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
                 (st = imp_get_u64(d, e, "size", true, SIM_MAX_SIZE, &size, NULL, &l)) != SIM_OK)
                 goto done;
         }
+        uint64_t pool = 0;
+        bool has_pool = false;
+        if ((is_alloc || is_seg_up || is_seg_down) &&
+            (st = snap_pool_get(d, e, "pool_id", &l, &pool, &has_pool)) != SIM_OK)
+            goto done;
         if (is_seg_up || is_seg_down) {
             uint32_t stream = 0;
             if ((st = get_stream(d, e, &l, &stream)) != SIM_OK)
@@ -542,7 +544,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             sev[n_sev++] = (rb_seg_event){
                 .action = action[8] == 'a' ? RB_SEG_ALLOC : action[8] == 'f' ? RB_SEG_FREE
                           : action[8] == 'm' ? RB_SEG_MAP : RB_SEG_UNMAP,
-                .addr = addr, .size = size, .stream = stream, .entry = i, .next_event = d->n};
+                .addr = addr, .size = size, .stream = stream, .entry = i, .next_event = d->n,
+                .pool_id = pool, .has_pool = has_pool};
             resv_delta += is_seg_up ? (int64_t)size : -(int64_t)size;
             if (resv_delta > resv_max_delta)
                 resv_max_delta = resv_delta;
@@ -567,6 +570,8 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
             ev->size = size;
             ev->stream = stream;
             ev->addr = addr;
+            ev->pool = pool;
+            ev->pool_flags = has_pool ? IMP_POOL_RECORDED : 0;
             char tag[160];
             alloc_tag(e, addr, tag, sizeof tag);
             if ((ev->str = imp_str(d, tag)) == 0)
@@ -753,6 +758,33 @@ sim_status import_snapshot(const json_value *root, const input_options *opt, imp
         } else {
             goto nomem;
         }
+    }
+    /* the private pools: each allocation's, and a scope around each run of them */
+    snap_pool_count pc;
+    if (!snap_pools_route(d, d->has_seed ? &d->seed : NULL, sev, n_sev, ss.segs, ss.n_segs, &pc))
+        goto nomem;
+    uint32_t pool_segs = 0;
+    uint64_t pool_bytes = 0;
+    for (uint32_t k = 0; d->has_seed && k < d->seed.n_segs; k++)
+        if (d->seed.segs[k].pool_id != 0) {
+            pool_segs++;
+            pool_bytes += d->seed.segs[k].size_bytes;
+        }
+    if (pool_segs) {
+        char hb[32];
+        imp_warn(d, "of the state's segments, %u (%s) belong to private memory pools (CUDA graphs, MemPool): torch "
+                    "keeps them in their pools, each pool with one use the trace never releases",
+                 pool_segs, units_format_size(pool_bytes, hb, sizeof hb));
+    }
+    if (pc.allocs) {
+        char how[96] = "as their entries' pool_id say";
+        if (pc.inferred)
+            snprintf(how, sizeof how, "%" PRIu64 " by the pool of the segment they lie in, their entries naming none",
+                     pc.inferred);
+        imp_warn(d,
+                 "%" PRIu64 " allocations went to %u private memory pools (CUDA graphs, MemPool; %s): %" PRIu64
+                 " pool_begin/pool_end scopes around the runs of them route them there in the replay",
+                 pc.allocs, pc.pools, how, pc.scopes);
     }
     if (n_entries == 0 && !seeded)
         imp_warn(d, "the snapshot holds no trace for device %" PRId64 " (was _record_memory_history on?); only the "

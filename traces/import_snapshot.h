@@ -8,7 +8,9 @@
  * Blocks the ring buffer lost (freed but never seen allocated, or live in `segments` at
  * the end without an alloc in the trace) become allocations at the start. `segment_*`
  * events give the recorded reserved curve, `oom` events are counted and kept as marks,
- * `allocator_settings` give PYTORCH_CUDA_ALLOC_CONF. */
+ * `allocator_settings` give PYTORCH_CUDA_ALLOC_CONF. Private pools (segment_pool_id,
+ * an entry's pool_id) become pool events around the allocations made in them
+ * (import_snapshot_pools.h). */
 #ifndef GPUSIM_IMPORT_SNAPSHOT_H
 #define GPUSIM_IMPORT_SNAPSHOT_H
 

@@ -112,7 +112,7 @@ static bool undo(wlist *w, const rb_seg_event *e, char *why, size_t cap, bool *n
         /* it existed before: put it back (a 2 MiB segment is the small pool's) */
         if (wl_overlaps(w, e->addr, e->size))
             break;
-        if (!wl_push(w, (wseg){e->addr, e->size, e->stream, e->size == RB_SMALL_SEGMENT, false, 0}))
+        if (!wl_push(w, (wseg){e->addr, e->size, e->stream, e->size == RB_SMALL_SEGMENT, false, e->pool_id}))
             return *nomem = true, false;
         return true;
     case RB_SEG_MAP: {
@@ -141,13 +141,14 @@ static bool undo(wlist *w, const rb_seg_event *e, char *why, size_t cap, bool *n
         /* it was mapped before: put it back, joined to mapped neighbours of its stream */
         if (wl_overlaps(w, e->addr, e->size))
             break;
-        wseg g = {e->addr, e->size, e->stream, false, true, 0};
+        wseg g = {e->addr, e->size, e->stream, false, true, e->pool_id};
         bool pool_known = false;
         for (size_t k = 0; k < w->n;) {
             wseg *x = &w->s[k];
             if (x->expandable && x->stream == g.stream && (x->addr + x->size == g.addr || g.addr + g.size == x->addr)) {
                 g.small_pool = x->small_pool;
-                g.pool_id = x->pool_id;
+                if (!e->has_pool)
+                    g.pool_id = x->pool_id;
                 pool_known = true;
                 uint64_t lo = x->addr < g.addr ? x->addr : g.addr;
                 g.size += x->size;
@@ -264,12 +265,6 @@ bool rb_rebuild(const rb_input *in, rb_result *out)
         }
     if (w.n)
         qsort(w.s, w.n, sizeof *w.s, wseg_cmp);
-    for (size_t i = 0; i < w.n; i++)
-        if (w.s[i].pool_id != 0) {
-            snprintf(out->why, sizeof out->why, "a segment of a private memory pool (CUDA graphs, MemPool) existed at "
-                     "the start (0x%" PRIx64 "); gpusim's allocator models have no private pools", w.s[i].addr);
-            goto fail;
-        }
     for (size_t i = 0; i < w.n; i++)
         if (w.s[i].expandable) {
             /* a snapshot reports an expandable segment as its mapped ranges, not as

@@ -12,8 +12,10 @@
  * split: all of the gap after it when that gap is too small to be a free block, else up
  * to where the first allocation the trace makes in that gap before the block's free
  * landed (an allocation takes the low end of a free block, so that address is where the
- * free block began). The result is a sim_seed (sim/seed.h) for the torch strategy, or a
- * reason why not. */
+ * free block began). A segment keeps its private pool (segment_pool_id); one put back
+ * by undoing a segment_free (or segment_unmap) gets the pool its entry names (pool_id,
+ * PyTorch 2.8 and later), else the default pool. The result is a sim_seed (sim/seed.h)
+ * for the torch strategy, or a reason why not. */
 #ifndef GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 #define GPUSIM_IMPORT_SNAPSHOT_REBUILD_H
 
@@ -45,6 +47,8 @@ typedef struct rb_seg_event {  /* one segment_* entry of the trace, in trace ord
     uint32_t stream;
     uint64_t entry;            /* index in device_traces[N] */
     size_t next_event;         /* the importer's events before it */
+    uint64_t pool_id;          /* the entry's pool_id (traces/pool_id.h), when has_pool */
+    bool has_pool;             /* the entry names its pool (PyTorch 2.8 and later) */
 } rb_seg_event;
 
 typedef struct rb_live {       /* a block live at the first entry (an allocation at the start) */

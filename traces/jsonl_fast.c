@@ -260,6 +260,8 @@ bool jsonl_fast_event(char *line, size_t len, uint64_t ns_per_unit, uint64_t *pr
     ev->ready_stream = 0;
     ev->has_share = (seen & (1u << FK_SHARE)) != 0;
     ev->share = num[FK_SHARE];
+    ev->pool = 0; /* a pool event's line takes the general path */
+    ev->pool_flags = 0;
     ev->tag = ev->name = ev->proc = NULL;
     if (str[FK_TAG]) {
         line[str_end[FK_TAG] - line] = '\0';

@@ -64,6 +64,22 @@ autocast           aten/src/ATen/autocast_mode.cpp (the CUDA lists) and torch/am
                    autocast region exits (cached_cast, clear_autocast_cache). Only the ops
                    called from Python are cast (an op inside a composite one is cast where the
                    composite's inputs are).
+collective_wrap_alias torch/distributed/_functional_collectives.py:1325 _wrap_tensor_autograd
+                   (2.13.0): a functional collective's result (tensor parallelism's
+                   all-reduce, all-gather) is wrapped for autograd in an AsyncCollectiveTensor
+                   over the same memory; the op's meta kernel (its register_fake, :1346)
+                   returns a new empty_like tensor instead.
+                   Recorded as the CUDA build runs it: an alias, no new block.
+composite_in_inference c10/core/DispatchKeySet.cpp (math_dispatch_keyset): a
+                   CompositeImplicitAutograd kernel (einsum, linear, matmul, reshape,
+                   where with a scalar) serves the autograd and backend keys, not the Python
+                   key. With autograd on, the dispatcher decomposes such an op before a
+                   dispatch mode sees it; under torch.inference_mode no autograd key is
+                   dispatched and the mode receives the op whole, where the CUDA build runs its
+                   decomposition: einsum's bmm (and so the cuBLAS workspace), the contiguous
+                   copy of an operand it cannot view as 3-D, where's scalar made a 0-d device
+                   tensor. The recorder runs that decomposition under its mode, as
+                   torch/_subclasses/fake_tensor.py does (func.decompose).
 host_memory        pinned host memory (pin_memory, the DataLoader's pin_memory=True) and CPU
                    tensors are not device memory: left out.
 """
@@ -85,6 +101,8 @@ RULES: Dict[str, str] = {
     "subclass_like_branch": "aten/src/ATen/TensorSubclassLikeUtils.h, torch/csrc/autograd/FunctionsManual.cpp",
     "grad_accumulate_in_place": "torch/csrc/autograd/input_buffer.cpp accumulate",
     "autocast": "aten/src/ATen/autocast_mode.cpp, torch/amp/autocast_mode.py",
+    "collective_wrap_alias": "torch/distributed/_functional_collectives.py _wrap_tensor_autograd",
+    "composite_in_inference": "c10/core/DispatchKeySet.cpp math_dispatch_keyset (no Python key)",
     "host_memory": "pinned and CPU tensors are not device memory",
 }
 
@@ -199,3 +217,8 @@ HOST_OUTPUTS: Dict[str, Tuple[int, Tuple[int, ...]]] = {
     "_scaled_dot_product_flash_attention": (3, (6, 7)),
     "_scaled_dot_product_efficient_attention": (5, (2, 3)),
 }
+
+
+#: ops whose CUDA result is a view of their first argument where the meta kernel allocates
+#: (rule collective_wrap_alias)
+ALIAS_ON_CUDA = frozenset({"_wrap_tensor_autograd"})

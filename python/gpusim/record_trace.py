@@ -34,12 +34,15 @@ import gc
 import importlib
 import json
 import os
+import sys
 import tempfile
+import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
-from . import record_rules as rules
+from . import record_dist as dist_rules
 from . import record_graphs
+from . import record_rules as rules
 
 __all__ = ["record", "recording", "mark", "RecordError", "StopRecording"]
 
@@ -69,6 +72,54 @@ def _op_name(func: Any) -> str:
     return str(getattr(func, "__name__", func)).split(".")[0]
 
 
+class HostValues:
+    """The values of small host tensors copied to the device, for when they are copied back.
+
+    A meta tensor has no values, but a value that went to the device and comes back unchanged
+    is known: DDP sends its bucket order and other metadata through a collective that the fake
+    process group leaves as it is (torch/csrc/distributed/c10d/reducer.cpp sync_bucket_indices),
+    then reads it back on the host. Only tensors of at most LIMIT elements are kept, one entry
+    per device storage, dropped when the storage dies."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self) -> None:
+        self._kept: Dict[int, Tuple[Any, Any]] = {}  # id(meta storage) -> (weakref, the host values)
+
+    def keep(self, torch: Any, op: str, args: Tuple[Any, ...], out: Any) -> None:
+        src, dst = (args[1], args[0]) if op == "copy_" else (args[0], out)
+        if not (isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device.type == "cpu"
+                and dst.device.type == "meta" and type(src) is torch.Tensor and src.numel() <= self.LIMIT
+                and dst.storage_offset() == 0 and dst.is_contiguous() and dst.shape == src.shape):
+            return
+        st = dst.untyped_storage()
+        key = id(st)
+        self._kept[key] = (weakref.ref(st, self._forget(key)), src.detach().clone())
+
+    def _forget(self, key: int) -> Callable[[Any], None]:
+        def dead(_ref: Any) -> None:
+            self._kept.pop(key, None)
+        return dead
+
+    def back(self, torch: Any, op: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        """The host tensor a device-to-host copy of a kept tensor gives, else None."""
+        src = args[1] if op == "copy_" else args[0]
+        if not isinstance(src, torch.Tensor) or src.device.type != "meta" or src.storage_offset() != 0:
+            return None
+        entry = self._kept.get(id(src.untyped_storage()))
+        if entry is None or entry[0]() is not src.untyped_storage() or entry[1].shape != src.shape:
+            return None
+        if op == "copy_":
+            dst = args[0]
+            if not isinstance(dst, torch.Tensor) or dst.device.type != "cpu":
+                return None
+            return dst.copy_(entry[1])
+        device = kwargs.get("device")
+        if device is None or torch.device(device).type != "cpu":
+            return None
+        return entry[1].to(dtype=kwargs.get("dtype") or src.dtype, copy=True)
+
+
 class Recorder:
     """One recording: the trace being written and the live storages."""
 
@@ -91,6 +142,11 @@ class Recorder:
         self.max_steps = 0
         self._last_key = 0
         self.autocast_cache: Dict[int, Tuple[Any, Any]] = {}  # id(parameter) -> (parameter, its cast)
+        self.host_values = HostValues()
+        self.comms: Optional[dist_rules.Communicators] = None  # a rank of a distributed job: its groups
+        self.rank = 0
+        self.world_size = 1
+        self.nccl_channels = 0
         # pool_begin / pool_end / pool_release / graph_replay (record_graphs.py)
         self.pool_event = record_graphs.pool_event_writer(self._write)
 
@@ -134,6 +190,10 @@ class Recorder:
         """Records the storage of meta tensor t if it is new, or its resize (new block, then old freed)."""
         if t.device.type != "meta":
             return  # rule host_memory: CPU and pinned tensors are not device memory
+        if _is_wrapper(t):
+            for inner in _inner_tensors(t):
+                self.track(inner, tag)
+            return
         st = t.untyped_storage()
         key = id(st)
         nbytes = int(st.nbytes())
@@ -206,6 +266,21 @@ class Recorder:
             self.free(i, size)
 
 
+def _is_wrapper(t: Any) -> bool:
+    """t is a tensor subclass wrapping others (DTensor): its own storage is a shape, no memory."""
+    return bool(importlib.import_module("torch.utils._python_dispatch").is_traceable_wrapper_subclass(t))
+
+
+def _inner_tensors(t: Any) -> List[Any]:
+    """The tensors a wrapper subclass holds (a DTensor's local shard), recursively."""
+    names, _ctx = t.__tensor_flatten__()
+    out: List[Any] = []
+    for n in names:
+        inner = getattr(t, n)
+        out.extend(_inner_tensors(inner) if _is_wrapper(inner) else [inner])
+    return out
+
+
 def _to_meta(device: Any) -> Any:
     """"cuda", "cuda:0", torch.device("cuda"), an int (a CUDA ordinal) -> "meta"; anything else as is."""
     torch = _torch()
@@ -250,12 +325,22 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
     TorchFunctionMode: Any = importlib.import_module("torch.overrides").TorchFunctionMode
     TorchDispatchMode: Any = importlib.import_module("torch.utils._python_dispatch").TorchDispatchMode
     tree_flatten: Any = importlib.import_module("torch.utils._pytree").tree_flatten
+    is_wrapper_type: Any = importlib.import_module("torch.utils._python_dispatch").is_traceable_wrapper_subclass_type
 
     flash = torch.ops.aten._scaled_dot_product_flash_attention.default
     efficient = torch.ops.aten._scaled_dot_product_efficient_attention.default
     sdpa = torch.nn.functional.scaled_dot_product_attention
     autocast_lower = frozenset(rules.AUTOCAST_LOWER)
     autocast_fp32 = frozenset(rules.AUTOCAST_FP32)
+    implicit = torch._C.DispatchKey.CompositeImplicitAutograd
+    composite_ops: Dict[Any, bool] = {}
+
+    def composite(func: Any) -> bool:
+        """func has a CompositeImplicitAutograd kernel (rule composite_in_inference)."""
+        known = composite_ops.get(func)
+        if known is None:
+            known = composite_ops[func] = bool(torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), implicit))
+        return known
 
     class CudaAsMeta(TorchFunctionMode):  # type: ignore[misc]
         """Maps CUDA devices to meta, picks the attention backend, labels autograd nodes."""
@@ -307,12 +392,30 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
         def __torch_dispatch__(self, func: Any, types: Any, args: Tuple[Any, ...] = (),
                                kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = kwargs or {}
+            if any(t is not torch.Tensor and t is not torch.nn.Parameter and is_wrapper_type(t) for t in types):
+                # a tensor subclass that wraps others (DTensor: FSDP2's and tensor parallelism's
+                # parameters): its own storage holds nothing, so it runs its __torch_dispatch__ and
+                # the ops on the tensors it wraps come back here, with their real sizes
+                return NotImplemented
             op = _op_name(func)
+            if rec.comms is not None and getattr(func, "namespace", "") in ("c10d", "_c10d_functional"):
+                rec.comms.seen(torch, func, args)  # rule nccl_buffers (record_dist.py)
+            if op in rules.ALIAS_ON_CUDA and args and isinstance(args[0], torch.Tensor):
+                return torch.ops.aten.alias.default(args[0])  # rule collective_wrap_alias
             flat = tree_flatten((args, kwargs))[0]
             on_device = any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in flat)
+            if on_device and composite(func):
+                with self:  # rule composite_in_inference: its parts come back here
+                    out = func.decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
             if (op in rules.IN_PLACE_ON_CUDA and args and isinstance(args[0], torch.Tensor)
                     and torch._C._current_autograd_node() is not None and rec.is_fresh(args[0])):
                 return args[0]  # rule subclass_like_branch: the CUDA build fills the buffer in place
+            if op in ("copy_", "_to_copy") and args:
+                back = rec.host_values.back(torch, op, args, kwargs)
+                if back is not None:
+                    return back
             if op == "add" and kwargs.get("alpha", 1) == 1:
                 acc = _accumulated_in_place(torch, args)
                 if acc is not None:
@@ -326,6 +429,8 @@ def _modes(rec: Recorder) -> Tuple[Any, Any]:
             if not on_device and not any(isinstance(t, torch.Tensor) and t.device.type == "meta"
                                          for t in tree_flatten(out)[0]):
                 return out
+            if op in ("copy_", "_to_copy") and args:
+                rec.host_values.keep(torch, op, args, out)
             tag = rec.tag(op)
             skip: Tuple[int, ...] = ()
             if func is flash or func is efficient:
@@ -486,6 +591,13 @@ class _FakeEvent:
         return 0.0
 
 
+def _history_mark(rec: Recorder, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+    """torch.cuda.memory._record_memory_history: a mark where a snapshot's trace would begin
+    (enabled "all" or "state", or True in older releases) or end (None, False)."""
+    enabled = args[0] if args else kwargs.get("enabled", "all")
+    rec.mark("memory history %s" % ("off" if enabled is None or enabled is False else "on"))
+
+
 @contextlib.contextmanager
 def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]:
     """torch.cuda answers as the chosen card; the optimizers take their CUDA defaults; activation
@@ -538,7 +650,7 @@ def _cuda_as(rec: Recorder, capacity: int, function_mode: Any) -> Iterator[None]
         (cuda, "default_stream"): lambda *_a, **_k: default,
         (cuda, "memory_reserved"): lambda *_a, **_k: rec.live_bytes,
         (cuda, "max_memory_reserved"): lambda *_a, **_k: rec.peak_bytes,
-        (cuda.memory, "_record_memory_history"): lambda *_a, **_k: None,
+        (cuda.memory, "_record_memory_history"): lambda *a, **k: _history_mark(rec, a, k),
         (cuda.memory, "_snapshot"): lambda *_a, **_k: {"segments": [], "device_traces": [[]]},
         (cuda.memory, "_dump_snapshot"): lambda *_a, **_k: None,
     })
@@ -633,13 +745,17 @@ def _catalog_capability(device: str) -> Tuple[Tuple[int, int], int]:
 @contextlib.contextmanager
 def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute_capability: Optional[str] = None,
               capacity_bytes: Optional[int] = None, name: Optional[str] = None,
-              roots: Tuple[Any, ...] = (), max_steps: int = 0) -> Iterator[Recorder]:
+              roots: Tuple[Any, ...] = (), max_steps: int = 0, rank: Optional[int] = None, world_size: int = 1,
+              nccl_channels: int = dist_rules.NCCL_CHANNELS) -> Iterator[Recorder]:
     """Records the code in the with-block into path (trace v1 JSON Lines).
 
     device: the card (a gpusim catalog name) the trace says it was recorded on; its compute
     capability decides the cuBLAS workspace and the attention backend (compute_capability=
     "9.0" overrides it). max_steps=N ends the recording after N optimizer steps. The file appears only when the block ends without an exception
-    (StopRecording ends it early and still writes it)."""
+    (StopRecording ends it early and still writes it). rank=R, world_size=N: the block is rank
+    R of a job of N ranks on torch.distributed's fake process group (record_dist.py); the
+    header's meta then has the rank and NCCL's buffers (nccl_bytes, nccl_channels per
+    communicator)."""
     torch = _torch()
     # the catalog (libgpusim.so) only for what was not given
     cat_cc, cat_cap = _catalog_capability(device) if compute_capability is None or capacity_bytes is None \
@@ -654,6 +770,13 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
         with os.fdopen(fd, "w", encoding="utf-8") as body:
             rec = Recorder(body, device, cc)
             rec.max_steps = max_steps
+            ranked = rank is not None and world_size > 1
+            if ranked:
+                if not 0 <= int(rank or 0) < world_size:
+                    raise ValueError("rank %s: the job has %d ranks" % (rank, world_size))
+                comms = dist_rules.Communicators()
+                rec.comms, rec.rank, rec.world_size = comms, int(rank or 0), world_size
+                rec.nccl_channels = nccl_channels
             function_mode, dispatch_mode = _modes(rec)
 
             def pre(module: Any, _inputs: Any) -> None:
@@ -675,7 +798,9 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
                     if isinstance(r, torch.nn.Module):
                         rec.name_modules(r)
                 rec.mark("model loaded")
-                with _cuda_as(rec, cap, function_mode), function_mode, dispatch_mode:
+                ranks: Any = dist_rules.distributed(comms, rec.rank, world_size, RecordError) if ranked \
+                    else contextlib.nullcontext()
+                with ranks, _cuda_as(rec, cap, function_mode), function_mode, dispatch_mode:
                     try:
                         yield rec
                     except StopRecording:
@@ -694,7 +819,7 @@ def recording(path: "str | os.PathLike[str]", device: str = "A100-80GB", compute
 
 def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: int) -> None:
     torch = _torch()
-    header = {
+    header: Dict[str, Any] = {
         "format": "gpusim-trace", "version": 1, "name": name,
         "device": {"name": rec.device, "capacity_bytes": capacity,
                    "compute_capability": "%d.%d" % rec.capability},
@@ -702,6 +827,13 @@ def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: 
                  "optimizer_steps": rec.steps, "rules": sorted(rules.RULES),
                  "non_pytorch_bytes": 0},
     }
+    if rec.comms is not None:  # rule nccl_buffers: NCCL's own memory, outside the allocator
+        header["name"] = "%s rank %d/%d" % (name, rec.rank, rec.world_size)
+        nccl = dist_rules.nccl_bytes(len(rec.comms.sizes), rec.nccl_channels)
+        meta: Dict[str, Any] = header["meta"]
+        meta.update({"rank": rec.rank, "ranks": rec.world_size, "dist_rules": sorted(dist_rules.DIST_RULES),
+                     "communicators": [{"name": k, "ranks": v} for k, v in sorted(rec.comms.sizes.items())],
+                     "nccl_channels": rec.nccl_channels, "nccl_bytes": nccl, "non_pytorch_bytes": nccl})
     tmp = body_path + ".trace"
     try:
         with open(tmp, "w", encoding="utf-8") as out, open(body_path, encoding="utf-8") as body:
@@ -716,13 +848,84 @@ def _write_trace(path: str, body_path: str, rec: Recorder, name: str, capacity: 
 
 
 def record(path: "str | os.PathLike[str]", fn: Callable[..., Any], *args: Any, device: str = "A100-80GB",
-           compute_capability: Optional[str] = None, **kwargs: Any) -> Dict[str, int]:
+           compute_capability: Optional[str] = None, ranks: int = 1,
+           nccl_channels: int = dist_rules.NCCL_CHANNELS, **kwargs: Any) -> Dict[str, Any]:
     """Runs fn(*args, **kwargs) under recording(path, device) and returns the trace's counts:
     {"events", "peak_allocated_bytes", "optimizer_steps"}. Modules among args name the
-    parameters (tags "parameter layers.0.weight")."""
-    with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
-        fn(*args, **kwargs)
-    return {"events": rec.events, "peak_allocated_bytes": rec.peak_bytes, "optimizer_steps": rec.steps}
+    parameters (tags "parameter layers.0.weight").
+
+    ranks=N (N > 1): path is a directory, written as `gpusim synth --ranks` writes one
+    (rank-00000.jsonl ... and job.json); fn runs N times, once per rank, each in a child
+    process forked from this one (so that what one rank leaves in PyTorch's caches, a device
+    mesh's group names, cannot reach the next), on torch.distributed's fake process group
+    of N ranks with its rank number (record_dist.py), so fn builds, shards and trains its own
+    model (fully_shard, DDP, parallelize_module need the process group). The counts are then
+    per rank, under "ranks"; nothing is written unless every rank records, and a rank's
+    RecordError is raised here (any other exception as a RuntimeError with its traceback)."""
+    if ranks <= 1:
+        with recording(path, device=device, compute_capability=compute_capability, roots=args) as rec:
+            fn(*args, **kwargs)
+        return {"events": rec.events, "peak_allocated_bytes": rec.peak_bytes, "optimizer_steps": rec.steps}
+    path = os.fspath(path)
+    name = os.path.basename(os.path.normpath(path))
+    per_rank: List[Dict[str, Any]] = []
+    dist_rules.preload()
+    with dist_rules.job_directory(path) as tmp:
+        for r in range(ranks):
+            out = os.path.join(tmp, dist_rules.rank_file(r))
+
+            def one_rank(out: str = out, r: int = r) -> Dict[str, Any]:
+                with recording(out, device=device, compute_capability=compute_capability, roots=args, name=name,
+                               rank=r, world_size=ranks, nccl_channels=nccl_channels) as rec:
+                    fn(*args, **kwargs)
+                return {"rank": r, "events": rec.events, "peak_allocated_bytes": rec.peak_bytes,
+                        "optimizer_steps": rec.steps}
+
+            per_rank.append(_in_child(one_rank, r))
+        dist_rules.write_job(tmp, name, [dist_rules.trace_summary(os.path.join(tmp, dist_rules.rank_file(r)))
+                                         for r in range(ranks)])
+    return {"ranks": per_rank, "events": sum(p["events"] for p in per_rank),
+            "peak_allocated_bytes": max(p["peak_allocated_bytes"] for p in per_rank),
+            "optimizer_steps": per_rank[0]["optimizer_steps"]}
+
+
+def _in_child(work: Callable[[], Dict[str, Any]], rank: int) -> Dict[str, Any]:
+    """work() in a child process forked from this one; its result (JSON), or its exception: a
+    RecordError as such, anything else as a RuntimeError carrying the child's traceback."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        code = 0
+        try:
+            reply: Dict[str, Any] = {"ok": work()}
+        except BaseException as e:  # noqa: BLE001 — every failure goes back to the parent
+            reply = {"error": str(e), "record_error": isinstance(e, RecordError), "traceback": traceback.format_exc()}
+            code = 1
+        try:
+            with os.fdopen(write_end, "w", encoding="utf-8") as w:
+                w.write(json.dumps(reply))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, encoding="utf-8") as rd:
+        text = rd.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        raise RuntimeError("gpusim record: rank %d's process ended without a result (wait status %d)"
+                           % (rank, status)) from None
+    if "ok" in reply:
+        result: Dict[str, Any] = reply["ok"]
+        return result
+    if reply.get("record_error"):
+        raise RecordError(reply["error"])
+    raise RuntimeError("gpusim record: rank %d failed:\n%s" % (rank, reply.get("traceback", reply.get("error"))))
 
 
 def mark(name: str, stop: bool = False) -> None:

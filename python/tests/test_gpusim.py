@@ -93,6 +93,35 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(without_trace_name(got),
                          without_trace_name(cli_json("replay", SNAPSHOT_PICKLE, "--gpu=A100-40GB")))
 
+    def test_replay_should_carry_pool_events_from_a_trace_dict_and_gtrace_bytes(self):
+        # a capture into pool 3 on stream 1, its end and a replay: async has no private
+        # pools, replays the capture's allocation in its default pool and says so
+        trace = {"format": "gpusim-trace", "version": 1, "name": "pools", "events": [
+            {"op": "alloc", "id": 1, "size": 1 << 20, "t": 0, "stream": 1},
+            {"op": "pool_begin", "pool": 3, "t": 1, "stream": 1, "no_split": True},
+            {"op": "alloc", "id": 2, "size": 4096, "t": 2, "stream": 1},
+            {"op": "pool_end", "pool": 3, "t": 3},
+            {"op": "graph_replay", "pool": 3, "t": 4, "name": "bs=8"},
+            {"op": "pool_release", "pool": 3, "t": 5}]}
+        got = gpusim.replay(trace, strategy="async")
+        self.assertEqual(got["result"]["pool_events_ignored"], 4)
+        self.assertTrue(got["result"]["pool_events_note"].startswith("async: private pools are not modelled"))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "pools.json")
+            with open(path, "w") as f:
+                json.dump(trace, f)
+            self.assertEqual(without_trace_name(got), without_trace_name(cli_json("replay", path, "--strategy=async")))
+            code, _, err = cli("convert", path, "-o", os.path.join(d, "pools.gtrace"))
+            self.assertEqual(code, 0, err)
+            with open(os.path.join(d, "pools.gtrace"), "rb") as f:
+                data = f.read()
+        self.assertEqual(without_trace_name(gpusim.replay(data, strategy="async")), without_trace_name(got))
+        # and the protocol's errors are the program's trace errors
+        trace["events"].append({"op": "pool_end", "pool": 3, "t": 6})
+        with self.assertRaises(gpusim.TraceError) as e:
+            gpusim.replay(trace)
+        self.assertIn("pool_end of pool 3, which is not being allocated to", str(e.exception))
+
     def test_replay_should_turn_the_import_warnings_into_python_warnings(self):
         with open(SNAPSHOT_JSON) as f:
             snapshot = json.load(f)

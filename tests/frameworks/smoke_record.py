@@ -219,6 +219,33 @@ _, _, evs = run("host", host)
 check(allocs(evs) == [(16, "ones")], "only the device tensor (4*4 = 16 B): %s" % allocs(evs))
 
 
+# --- rule composite_in_inference: under inference_mode a composite op runs as its parts -------
+def inference():
+    x = torch.randn(4, 16, 32, device="cuda")  # 4*16*32*4 = 8192 B
+    w = torch.randn(64, 32, device="cuda")  # 64*32*4 = 8192 B
+    p = torch.randn(2, 3, 8, 16, device="cuda")  # 2*3*8*16*4 = 3072 B
+    v = torch.randn(2, 16, 96, device="cuda").unflatten(-1, (3, 32)).transpose(1, 2)  # 12288 B
+    with torch.inference_mode():
+        y = torch.einsum("...a,ba->...b", x, w)  # bmm: 4*16*64*4 = 16384 B, then the workspace
+        # v's batch dimensions (2, 3) have strides (1536, 32): not one dimension, so einsum
+        # copies it contiguous (12288 B) for bmm (2*3*8*32*4 = 6144 B) and frees the copy
+        z = torch.einsum("...ab,...bc->...ac", p, v)
+        m = torch.where(torch.ones(8, 32, dtype=torch.bool, device="cuda"), z, float("-inf"))
+    return y, z, m
+
+
+_, _, evs = run("inference", inference)
+start = next(i for i, e in enumerate(evs) if e.get("name") == "model loaded")
+sizes = [(e["op"], e.get("size"), e.get("tag", "")) for e in evs[start:] if e["op"] in ("alloc", "free")][4:]
+# 8.0: cuBLAS workspace 4096 KiB x 2 + 16 KiB x 8 = 8519680 B; the mask 8*32 = 256 B; where's
+# -inf a 0-d float32 device tensor (4 B), freed once where (6144 B) ran. Without the rule:
+# one "einsum" block each, no workspace, no copy, no 4 B
+want = [("alloc", 16384, "bmm"), ("alloc", 8519680, "cuBLAS workspace"), ("alloc", 12288, "clone"),
+        ("alloc", 6144, "bmm"), ("free", None, ""), ("alloc", 256, "ones"), ("alloc", 4, "scalar_tensor"),
+        ("alloc", 6144, "where"), ("free", None, "")]
+check(sizes[:9] == want, "inference_mode: %s,\nwant %s" % (sizes[:9], want))
+
+
 # --- rule sdpa_backend and sdpa_rng_host --------------------------------------------------------
 def attention(dtype, mask=False):
     def fn():

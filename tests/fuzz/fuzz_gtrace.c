@@ -57,7 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sim_event ev;
         while (gtrace_next(r, &ev, &err) == SIM_OK)
             if (ev.ready_t < ev.t || ev.size > SIM_MAX_SIZE || ev.id > SIM_MAX_SIZE ||
-                (ev.op == SIM_OP_MARK && ev.name == NULL))
+                (ev.op == SIM_OP_MARK && ev.name == NULL) || (unsigned)ev.op >= SIM_N_OPS ||
+                (ev.op >= SIM_OP_POOL_BEGIN) != (ev.pool != 0) || ev.pool > SIM_MAX_SIZE ||
+                (ev.op != SIM_OP_POOL_BEGIN && ev.pool_flags != 0) || ev.pool_flags > 15u)
                 __builtin_trap();
         gtrace_close(r);
         free(h.meta_json);

@@ -3,8 +3,11 @@
  * and the engine's own consistency checks after every event). Bytes decode to
  * events: allocations of varied sizes (tiny, odd, page multiples, huge) on two
  * streams (some sharing the memory of an earlier allocation: trace v1's "share"),
- * frees of live ids (some deferred with ready_t), empty_cache and marks,
- * over one or two processes, on a device small enough for OOMs, with
+ * frees of live ids (some deferred with ready_t), empty_cache and marks, and
+ * the pool events in the protocol the engine checks (design.md §3 "Pools": scopes
+ * of four private pools per process on one stream or all, captures or not, with
+ * use_on_oom and no_split, pool_end, pool_release, graph_replay), over one or two
+ * processes, on a device small enough for OOMs, with
  * --on-oom=stop or skip. A broken invariant aborts with the checker's report. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,56 @@ static uint64_t size_for(cursor *c)
 
 #define MAX_LIVE 512
 #define RECENT 16 /* the last allocs of a process, which an alloc may share */
+#define POOLS 4   /* private pools per process, ids 1 .. POOLS */
+
+/* A private pool of one process as the decoder has used it so far. */
+typedef struct fuzz_pool {
+    uint32_t uses;    /* pool_begins not released */
+    uint32_t options; /* SIM_POOL_USE_ON_OOM | SIM_POOL_NO_SPLIT, from its first pool_begin */
+    bool begun, routed;
+} fuzz_pool;
+
+/* A pool event for pool 1 + k of ps that the protocol allows now, chosen by the
+ * bytes; false when the one chosen is not allowed (the caller drops it). */
+static bool pool_event(cursor *c, unsigned op, fuzz_pool *ps, sim_event *ev)
+{
+    unsigned k = byte(c) % POOLS, b = byte(c);
+    fuzz_pool *pl = &ps[k];
+    ev->pool = k + 1;
+    switch (op % 4) {
+    case 0: /* pool_begin: never of a routed pool nor of one whose uses were all released */
+        if (pl->routed || (pl->begun && pl->uses == 0))
+            return false;
+        ev->op = SIM_OP_POOL_BEGIN;
+        if (!pl->begun)
+            pl->options = b & (SIM_POOL_USE_ON_OOM | SIM_POOL_NO_SPLIT);
+        /* a later begin repeats the first one's options or gives none */
+        ev->pool_flags = (b & 1 ? SIM_POOL_ALL_STREAMS : 0u) | (b & 2 ? SIM_POOL_CAPTURE : 0u) |
+                         (!pl->begun || (b & 16) ? pl->options : 0u);
+        ev->stream = b & 1 ? 0 : (b >> 5) & 1;
+        pl->begun = pl->routed = true;
+        pl->uses++;
+        return true;
+    case 1:
+        if (!pl->routed)
+            return false;
+        ev->op = SIM_OP_POOL_END;
+        pl->routed = false;
+        return true;
+    case 2: /* pool_release: a use left, never the last one while routed */
+        if (pl->uses == 0 || (pl->routed && pl->uses == 1))
+            return false;
+        ev->op = SIM_OP_POOL_RELEASE;
+        pl->uses--;
+        return true;
+    default:
+        if (!pl->begun)
+            return false;
+        ev->op = SIM_OP_GRAPH_REPLAY;
+        ev->name = b & 1 ? "graph" : NULL;
+        return true;
+    }
+}
 
 static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *capacity)
 {
@@ -56,6 +109,8 @@ static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *cap
         return NULL;
     uint64_t live[2][MAX_LIVE], n_live[2] = {0, 0}, next_id = 1, t = 0, line = 1;
     uint64_t recent[2][RECENT], n_recent[2] = {0, 0};
+    fuzz_pool pools[2][POOLS];
+    memset(pools, 0, sizeof pools);
     static const char *const procs[2] = {NULL, "second"};
     while (c.n > 0) {
         unsigned op = byte(&c);
@@ -89,11 +144,13 @@ static evbuf *decode(const uint8_t *data, size_t size, bool *skip, uint64_t *cap
             break;
         }
         default:
-            if (op & 0x20) {
+            if ((op & 0x60) == 0x60) {
                 ev.op = SIM_OP_EMPTY_CACHE;
-            } else {
+            } else if (op & 0x20) {
                 ev.op = SIM_OP_MARK;
                 ev.name = "mark";
+            } else if (!pool_event(&c, op >> 3, pools[p], &ev)) {
+                continue;
             }
             break;
         }

@@ -18,8 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t prev_t = 0;
     while (src.next(src.ctx, &ev, &err) == SIM_OK) {
         /* what the reader promises the engine */
-        if (ev.t < prev_t || ev.ready_t < ev.t || (ev.op == SIM_OP_MARK && ev.name == NULL) ||
-            ev.size > SIM_MAX_SIZE) {
+        bool pool_op = ev.op >= SIM_OP_POOL_BEGIN;
+        if (ev.t < prev_t || ev.ready_t < ev.t || (ev.op == SIM_OP_MARK && ev.name == NULL) || ev.size > SIM_MAX_SIZE ||
+            (unsigned)ev.op >= SIM_N_OPS || pool_op != (ev.pool != 0) || ev.pool > SIM_MAX_SIZE ||
+            (ev.op != SIM_OP_POOL_BEGIN && ev.pool_flags != 0) || ev.pool_flags > 15u) {
             fprintf(stderr, "reader broke its promise at event %llu\n", (unsigned long long)ev.index);
             __builtin_trap();
         }

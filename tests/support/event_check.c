@@ -21,6 +21,8 @@ void event_check_same(const sim_event *got, const sim_event *want)
     ck_assert_uint_eq(got->stream, want->stream);
     ck_assert_int_eq(got->has_share, want->has_share);
     ck_assert_uint_eq(got->share, want->share);
+    ck_assert_uint_eq(got->pool, want->pool);
+    ck_assert_uint_eq(got->pool_flags, want->pool_flags);
     ck_assert_uint_eq(got->line, want->line);
     ck_assert_uint_eq(got->index, want->index);
     same_str(got->tag, want->tag);

@@ -77,12 +77,66 @@
  *     main_grad directly, gradient-accumulation fusion) so no per-parameter
  *     gradient appears, the optimizer zeroes it in place, and it lives to release.
  *     ZeRO stage 2 or 3 does not combine with it.
+ * 17. FSDP2 (fsdp2, with stage 3; torch.distributed.fsdp.fully_shard applied to every
+ *     segment, as torchtitan wraps the embeddings, each block and norm + head): each
+ *     parameter's shard is its own allocation of ceil(numel/dp) elements of
+ *     shard_bytes ("weight_shard:NAME", fp32 when the mixed-precision policy casts to
+ *     a 2-byte param_dtype). Before a segment runs, FSDP unshards it: with dp > 1 one
+ *     flat all-gather buffer of the segment's padded parameters in the element size
+ *     ("fsdp_ag:SEG.params", dp x the padded shards), then one unsharded tensor per
+ *     parameter copied out of it ("unsharded:NAME"). In forward the flat buffer of the
+ *     segment is kept until the next segment's all-gather exists and freed after the
+ *     last segment (FSDPParamGroup.wait_for_unshard keeps it in all_gather_state to
+ *     overlap the copy-out with the next all-gather; the root's post-forward frees the
+ *     last), so two units' worth of gathered bytes live at once; in backward it is
+ *     freed right after the copy-out, and the previous segment's all-gather is issued
+ *     before this segment's backward (the default backward prefetch). After a
+ *     segment's forward its unsharded parameters are freed when reshard_after_forward
+ *     holds, except the head's (norm and output stay unsharded to their backward);
+ *     after its backward they are always freed, then its gradients (element size)
+ *     are copied into one reduce-scatter input of reduce_bytes per padded element
+ *     ("fsdp_rs:SEG.grads"), the unsharded gradients die, and each parameter gets its
+ *     sharded gradient of grad_shard_bytes ("grad_shard:NAME"). The reduce-scatter
+ *     input is kept until the next segment's reduce (one buffer in flight, FSDP's
+ *     reduce_scatter_states) and freed at the end of backward.
+ *     With fsdp_root (torchtitan of December 2024, whose fully_shard on the whole model
+ *     made the embeddings and the head one unit, the root): the root's all-gather comes
+ *     before segment 0 and covers the head's parameters too; the root is never resharded
+ *     after forward (FSDPState._lazy_init) and neither is the last layer; the head's
+ *     backward neither reshards nor reduces: the root's parameters and gradients live to
+ *     the end of backward and are resharded and reduced after segment 0's backward (its
+ *     post-backward runs in the final callback).
+ *     With fsdp_streams: the flat all-gather buffers are allocated on stream 1 (FSDP's
+ *     all-gather copy-in stream), and instead of per-parameter gradient shards each
+ *     reduce allocates one output ("fsdp_rs_out:SEG.grads", the unit's shards, their
+ *     views) on stream 2 (the reduce-scatter stream), kept to the optimizer; a unit
+ *     whose shards exist already (another micro-batch) frees its output at once.
+ * 18. Checkpointing variants: with ckpt_every N > 1 only every N-th middle segment is
+ *     checkpointed (counting from 1, the N-th, 2N-th, ...); the others keep rule 2.
+ *     With ckpt_save a checkpointed segment keeps its entries marked save (the
+ *     outputs an op-level policy must save) through forward as well as its output;
+ *     backward's recomputation allocates only the entries that are not alive.
+ * 19. Transformer Engine's dummy weight gradients (te_wgrad, with grad_buffer): when the
+ *     weight-gradient GEMM accumulates into main_grad, TE's Linear, LayerNormLinear and
+ *     LayerNormMLP backward hand autograd a placeholder gradient from get_dummy_wgrad
+ *     (transformer_engine/pytorch/module/base.py), which caches one tensor per (rows,
+ *     cols, dtype) for the life of the process. The first backward that reaches a
+ *     parameter whose te_wgrad is k allocates "te_dummy_wgrad:NAME" of te_wgrad_bytes[k]
+ *     once; it lives to the release. The generator gives every parameter of one fused TE
+ *     weight (q, k and v; gate and up) the same index, and equal shapes the same index.
+ *     Index GRAPH_WGRAD_TRANSIENT is Megatron-LM's own ColumnParallelLinear (the output
+ *     layer): its backward returns a fresh torch.empty of the weight's shape instead
+ *     (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
+ *     Communication.backward), which the DDP hook drops at once: "tmp:wgrad_placeholder"
+ *     of te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT], allocated after the entry's backward
+ *     (beside the incoming gradient) and freed.
  * Time: each allocation advances the clock by 2 µs + bytes/1000 ns (≈ 1 TB/s), each
  * free by 1 µs, with lognormal jitter (σ 0.1) from the seeded GSL generator. Sizes
  * never depend on the seed. */
 #include "graph.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +171,12 @@ typedef struct gen {
     uint32_t *uses;                             /* rule 15: saved tensors still to name each parameter */
     uint64_t step;
     uint64_t grad_buffer; /* rule 16: its allocation, 0 if none */
+    uint64_t *u_ids;      /* rule 17: unsharded parameters */
+    uint64_t ag_keep;     /* rule 17: the previous segment's all-gather buffer in forward */
+    uint64_t rs_keep;     /* rule 17: the last reduce-scatter input */
+    uint64_t te_ids[GRAPH_TE_WGRAD_MAX]; /* rule 19: the cached dummy weight gradients */
+    uint32_t *head_ps;                   /* rule 17 with fsdp_root: the head segment's parameters */
+    uint32_t n_head_ps;
 } gen;
 
 static void tick(gen *g, uint64_t bytes)
@@ -128,6 +188,18 @@ static uint64_t seg_alloc(gen *g, uint64_t bytes, const char *kind, const graph_
 {
     tick(g, bytes);
     return synth_allocf(g->o, bytes, "%s:%s.%s", kind, s->label, name);
+}
+
+/* the same on a side stream (rule 17 with fsdp_streams) */
+static uint64_t seg_alloc_on(gen *g, uint32_t stream, uint64_t bytes, const char *kind, const graph_seg *s,
+                             const char *name)
+{
+    if (stream == 0)
+        return seg_alloc(g, bytes, kind, s, name);
+    char tag[128];
+    snprintf(tag, sizeof tag, "%s:%s.%s", kind, s->label, name);
+    tick(g, bytes);
+    return synth_alloc_stream(g->o, bytes, stream, tag);
 }
 
 static uint64_t param_alloc_bytes(gen *g, uint32_t p, const char *kind, uint64_t bytes)
@@ -169,7 +241,9 @@ static void forward(gen *g, graph_seg *s)
     uint32_t until[GRAPH_SEG_MAX], n_temp = 0, n_dropped = 0;
     for (uint32_t k = 0; k < s->n; k++) {
         graph_entry *x = &s->e[k];
-        x->id = seg_alloc(g, x->bytes, x->keep ? "act" : "tmp", s, x->name);
+        const bool live = x->id != 0; /* rule 18: kept through forward, not recomputed */
+        if (!live)
+            x->id = seg_alloc(g, x->bytes, x->keep ? "act" : "tmp", s, x->name);
         for (uint32_t j = 0; j < n_temp;) {
             if (until[j] == k) {
                 gfree(g, &temp[j]);
@@ -199,10 +273,12 @@ static void forward(gen *g, graph_seg *s)
         gfree(g, &dropped[j]);
 }
 
-static void drop_all_but_output(gen *g, graph_seg *s)
+/* keep_saved: rule 18, the entries marked save stay too */
+static void drop_all_but_output(gen *g, graph_seg *s, bool keep_saved)
 {
     for (uint32_t k = 0; k + 1 < s->n; k++)
-        gfree(g, &s->e[k].id);
+        if (!(keep_saved && s->e[k].save))
+            gfree(g, &s->e[k].id);
 }
 
 static void backward(gen *g, graph_seg *s, uint64_t *flow)
@@ -219,11 +295,17 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
                 if (s->e[j].keep)
                     s->e[j].id = seg_alloc(g, s->e[j].bytes, "act", s, s->e[j].name);
         }
-        uint64_t bwd_tmp = x->bwd_tmp ? seg_alloc(g, x->bwd_tmp, "tmp", s, "dequant_bwd") : 0;
+        uint64_t bwd_tmp =
+            x->bwd_tmp ? seg_alloc(g, x->bwd_tmp, "tmp", s, x->bwd_tmp_name ? x->bwd_tmp_name : "dequant_bwd") : 0;
         if (x->grad) {
             uint64_t id = seg_alloc(g, x->gbytes ? x->gbytes : x->bytes, "agrad", s, x->name);
             gfree(g, flow);
             *flow = id;
+        }
+        for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) { /* rule 19 */
+            const uint8_t t = g->m->params[p].te_wgrad;
+            if (t > 0 && t < GRAPH_WGRAD_TRANSIENT && g->te_ids[t] == 0 && trainable(g, p) && g->m->te_wgrad_bytes[t])
+                g->te_ids[t] = param_alloc_bytes(g, p, "te_dummy_wgrad", g->m->te_wgrad_bytes[t]);
         }
         for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && !g->m->grad_buffer;)
             if (g->g_ids[p] == 0 && trainable(g, p))
@@ -231,6 +313,12 @@ static void backward(gen *g, graph_seg *s, uint64_t *flow)
                                             : param_alloc_bytes(g, p, "grad", g->m->params[p].numel * g->gb);
         gfree(g, &bwd_tmp);
         gfree(g, &x->id);
+        for (uint32_t p = x->p0 + x->pn; p-- > x->p0 && g->m->grad_buffer;) /* rule 19's transient */
+            if (g->m->params[p].te_wgrad == GRAPH_WGRAD_TRANSIENT && trainable(g, p)) {
+                uint64_t ph =
+                    param_alloc_bytes(g, p, "tmp:wgrad_placeholder", g->m->te_wgrad_bytes[GRAPH_WGRAD_TRANSIENT]);
+                gfree(g, &ph);
+            }
         if (g->m->apply_at_last_use) /* rule 15: the update runs at the last use, the gradient dies */
             for (uint32_t p = x->p0; p < x->p0 + x->pn; p++)
                 if (g->uses[p] > 0 && --g->uses[p] == 0)
@@ -252,22 +340,162 @@ static void count_uses(gen *g, uint32_t slot)
     }
 }
 
-/* ZeRO-3: the full parameters segment s refers to, in one buffer */
-static uint64_t gather_bytes(const gen *g, const graph_seg *s)
+#define SEG_PARAMS_MAX (GRAPH_SEG_MAX * 4)
+
+/* the parameters segment s refers to, each once, in order of first mention */
+static uint32_t seg_params(const graph_seg *s, uint32_t *seen)
 {
-    uint32_t seen[GRAPH_SEG_MAX * 4], n_seen = 0;
-    uint64_t bytes = 0;
+    uint32_t n_seen = 0;
     for (uint32_t k = 0; k < s->n; k++)
         for (uint32_t p = s->e[k].p0; p < s->e[k].p0 + s->e[k].pn; p++) {
             bool dup = false;
             for (uint32_t j = 0; j < n_seen && !dup; j++)
                 dup = seen[j] == p;
-            if (dup || n_seen == GRAPH_SEG_MAX * 4)
+            if (dup || n_seen == SEG_PARAMS_MAX)
                 continue;
             seen[n_seen++] = p;
-            bytes += g->m->params[p].numel * g->e;
         }
+    return n_seen;
+}
+
+/* ZeRO-3: the full parameters segment s refers to, in one buffer */
+static uint64_t gather_bytes(const gen *g, const graph_seg *s)
+{
+    uint32_t ps[SEG_PARAMS_MAX];
+    const uint32_t n = seg_params(s, ps);
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < n; j++)
+        bytes += g->m->params[ps[j]].numel * g->e;
     return bytes;
+}
+
+/* ---------------------------------------------------------------- FSDP2 (rule 17) */
+
+/* a parameter's elements padded to a multiple of the shard count */
+static uint64_t padded_numel(const gen *g, uint32_t p)
+{
+    return graph_shard_numel(g->m->params[p].numel, g->dp) * g->dp;
+}
+
+/* the segment's flat all-gather buffer: dp x every parameter's shard, in the element size */
+static uint64_t fsdp_ag_bytes(const gen *g, const uint32_t *ps, uint32_t n)
+{
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < n; j++)
+        bytes += padded_numel(g, ps[j]) * g->e;
+    return bytes;
+}
+
+static bool fsdp_sharded(const gen *g, const uint32_t *ps, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++)
+        if (g->u_ids[ps[j]] == 0)
+            return true;
+    return false;
+}
+
+/* rule 17 with fsdp_root: embeddings and head form one unit, the root */
+static bool root_unit(const gen *g)
+{
+    return g->m->fsdp_root && !g->m->no_embed && !g->m->no_head && g->m->n_segments >= 2;
+}
+
+/* the parameters of segment i's unit: its own, and with a root unit the head's beside segment 0's */
+static uint32_t unit_params(const gen *g, uint32_t i, const graph_seg *s, uint32_t *ps)
+{
+    uint32_t n = seg_params(s, ps);
+    if (!root_unit(g) || i != 0)
+        return n;
+    const uint32_t n0 = n;
+    for (uint32_t j = 0; j < g->n_head_ps && n < SEG_PARAMS_MAX; j++) {
+        bool dup = false;
+        for (uint32_t k = 0; k < n0 && !dup; k++)
+            dup = ps[k] == g->head_ps[j];
+        if (!dup)
+            ps[n++] = g->head_ps[j];
+    }
+    return n;
+}
+
+/* issue segment i's all-gather ahead of its use (backward prefetch) */
+static void fsdp_prefetch(gen *g, uint32_t i, const graph_seg *s)
+{
+    uint32_t ps[SEG_PARAMS_MAX];
+    const uint32_t n = unit_params(g, i, s, ps);
+    if (g->dp <= 1 || g->gat[i] != 0 || !fsdp_sharded(g, ps, n))
+        return;
+    const uint32_t stream = g->m->fsdp_streams ? GRAPH_STREAM_ALL_GATHER : 0;
+    g->gat[i] = seg_alloc_on(g, stream, fsdp_ag_bytes(g, ps, n), "fsdp_ag", s, "params");
+}
+
+static void fsdp_unshard(gen *g, uint32_t i, const graph_seg *s, bool in_forward)
+{
+    uint32_t ps[SEG_PARAMS_MAX];
+    const uint32_t n = unit_params(g, i, s, ps);
+    if (!fsdp_sharded(g, ps, n))
+        return; /* not resharded after forward */
+    fsdp_prefetch(g, i, s);
+    uint64_t ag = g->gat[i];
+    g->gat[i] = 0;
+    if (in_forward)
+        gfree(g, &g->ag_keep);
+    for (uint32_t j = 0; j < n; j++)
+        if (g->u_ids[ps[j]] == 0)
+            g->u_ids[ps[j]] = param_alloc_bytes(g, ps[j], "unsharded", padded_numel(g, ps[j]) * g->e);
+    if (in_forward)
+        g->ag_keep = ag;
+    else
+        gfree(g, &ag);
+}
+
+static void fsdp_reshard(gen *g, uint32_t i, const graph_seg *s)
+{
+    uint32_t ps[SEG_PARAMS_MAX];
+    const uint32_t n = unit_params(g, i, s, ps);
+    for (uint32_t j = 0; j < n; j++)
+        gfree(g, &g->u_ids[ps[j]]);
+}
+
+static void fsdp_reduce(gen *g, uint32_t i, const graph_seg *s)
+{
+    uint32_t ps[SEG_PARAMS_MAX];
+    const uint32_t n = unit_params(g, i, s, ps);
+    const uint64_t rb = g->m->reduce_bytes ? g->m->reduce_bytes : g->gb;
+    const uint64_t sb = g->m->grad_shard_bytes ? g->m->grad_shard_bytes : g->gb;
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < n; j++)
+        bytes += g->g_ids[ps[j]] ? padded_numel(g, ps[j]) * rb : 0;
+    if (bytes == 0)
+        return;
+    gfree(g, &g->rs_keep);
+    uint64_t rs = seg_alloc(g, bytes, "fsdp_rs", s, "grads");
+    if (g->m->fsdp_streams) { /* one reduce output per unit on the reduce-scatter stream, the shards its views */
+        uint64_t out = 0;
+        uint32_t first = n;
+        for (uint32_t j = 0; j < n; j++) {
+            if (g->g_ids[ps[j]] == 0)
+                continue;
+            gfree(g, &g->g_ids[ps[j]]);
+            out += graph_shard_numel(g->m->params[ps[j]].numel, g->dp) * sb;
+            first = first < n ? first : j;
+        }
+        uint64_t id = seg_alloc_on(g, GRAPH_STREAM_REDUCE_SCATTER, out, "fsdp_rs_out", s, "grads");
+        if (g->gs_ids[ps[first]] == 0)
+            g->gs_ids[ps[first]] = id;
+        else
+            gfree(g, &id); /* accumulated into the existing shards */
+        g->rs_keep = rs;
+        return;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        const uint32_t p = ps[j];
+        if (g->g_ids[p] == 0)
+            continue;
+        gfree(g, &g->g_ids[p]);
+        if (g->gs_ids[p] == 0)
+            g->gs_ids[p] = param_alloc_bytes(g, p, "grad_shard", graph_shard_numel(g->m->params[p].numel, g->dp) * sb);
+    }
+    g->rs_keep = rs;
 }
 
 static void gather(gen *g, uint32_t i, const graph_seg *s)
@@ -303,6 +531,26 @@ static bool middle(const gen *g, uint32_t i)
     return true;
 }
 
+/* rule 18: whether middle segment i is checkpointed */
+static bool checkpointed(const gen *g, uint32_t i)
+{
+    const graph_model *m = g->m;
+    if (!m->checkpointing || !middle(g, i))
+        return false;
+    const uint32_t ordinal = i + (m->no_embed ? 1 : 0); /* 1 for the first layer */
+    return m->ckpt_every <= 1 || ordinal % m->ckpt_every == 0;
+}
+
+/* rule 17: whether segment i of n reshards after its forward (never the head; with a root
+ * unit neither segment 0 nor the last layer) */
+static bool reshards_after_forward(const gen *g, uint32_t i)
+{
+    const uint32_t n = g->m->n_segments;
+    if (root_unit(g) && (i == 0 || i + 2 == n))
+        return false;
+    return g->m->reshard_after_forward && !(i + 1 == n && !g->m->no_head);
+}
+
 static bool first_stage(const gen *g)
 {
     return g->m->pp <= 1 || g->m->stage == 0;
@@ -324,15 +572,22 @@ static void forward_mb(gen *g, uint32_t slot)
     for (uint32_t i = 0; i < n; i++) {
         graph_seg *s = &g->segs[slot * n + i];
         m->build(m->ctx, i, s);
-        gather(g, i, s);
+        if (m->fsdp2)
+            fsdp_unshard(g, i, s, true);
+        else
+            gather(g, i, s);
         forward(g, s);
-        gfree(g, &g->gat[i]);
-        if (m->checkpointing && middle(g, i)) {
-            drop_all_but_output(g, s);
+        if (!m->fsdp2)
+            gfree(g, &g->gat[i]);
+        else if (reshards_after_forward(g, i))
+            fsdp_reshard(g, i, s);
+        if (checkpointed(g, i)) {
+            drop_all_but_output(g, s, m->ckpt_save);
             g->ckpt[slot * n + i] = s->e[s->n - 1].id;
             s->e[s->n - 1].id = 0;
         }
     }
+    gfree(g, &g->ag_keep); /* rule 17: the root's post-forward */
 }
 
 static void backward_mb(gen *g, uint32_t slot)
@@ -351,17 +606,29 @@ static void backward_mb(gen *g, uint32_t slot)
     }
     for (uint32_t i = n; i-- > 0;) {
         graph_seg *s = &g->segs[slot * n + i];
-        gather(g, i, s);
-        if (i > 0)
-            gather(g, i - 1, &g->segs[slot * n + i - 1]); /* prefetch */
-        if (m->checkpointing && middle(g, i))
+        if (m->fsdp2) {
+            fsdp_unshard(g, i, s, false);
+            if (i > 0)
+                fsdp_prefetch(g, i - 1, &g->segs[slot * n + i - 1]);
+        } else {
+            gather(g, i, s);
+            if (i > 0)
+                gather(g, i - 1, &g->segs[slot * n + i - 1]); /* prefetch */
+        }
+        if (checkpointed(g, i))
             forward(g, s); /* recompute */
         backward(g, s, &flow);
-        if (m->checkpointing && middle(g, i))
+        if (checkpointed(g, i))
             gfree(g, &g->ckpt[slot * n + i]);
-        reduce_scatter(g);
-        gfree(g, &g->gat[i]);
+        if (m->fsdp2 && !(root_unit(g) && i + 1 == n)) { /* the root's post-backward comes at the end */
+            fsdp_reshard(g, i, s);
+            fsdp_reduce(g, i, s);
+        } else if (!m->fsdp2) {
+            reduce_scatter(g);
+            gfree(g, &g->gat[i]);
+        }
     }
+    gfree(g, &g->rs_keep); /* rule 17: the end of backward */
     gfree(g, &flow);
     gfree(g, &g->recv[slot]);
 }
@@ -462,7 +729,7 @@ static void inference_pass(gen *g)
         graph_seg *s = &g->segs[i];
         m->build(m->ctx, i, s);
         forward(g, s);
-        drop_all_but_output(g, s);
+        drop_all_but_output(g, s, false);
         gfree(g, &prev_out);
         prev_out = s->e[s->n - 1].id;
         s->e[s->n - 1].id = 0;
@@ -479,7 +746,8 @@ static void load(gen *g)
         if (x->stored_bytes)
             g->w_ids[p] = param_alloc_bytes(g, p, "qweight", x->stored_bytes);
         else if (m->zero >= 3 && !m->inference)
-            g->w_ids[p] = param_alloc_bytes(g, p, "weight_shard", local_numel(g, x->numel, 3) * g->e);
+            g->w_ids[p] = param_alloc_bytes(g, p, "weight_shard",
+                                            local_numel(g, x->numel, 3) * (m->shard_bytes ? m->shard_bytes : g->e));
         else
             g->w_ids[p] = param_alloc(g, p, "weight");
         if (x->qconst_bytes)
@@ -523,6 +791,10 @@ static void release(gen *g)
     for (uint32_t b = 0; b < m->n_buffers; b++)
         gfree(g, &g->b_ids[b]);
     gfree(g, &g->grad_buffer);
+    for (uint32_t p = 0; p < m->n_params; p++)
+        gfree(g, &g->u_ids[p]);
+    for (uint32_t k = 0; k < GRAPH_TE_WGRAD_MAX; k++)
+        gfree(g, &g->te_ids[k]);
 }
 
 sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
@@ -551,10 +823,17 @@ sim_status graph_generate(const graph_model *m, synth_out *o, sim_error *err)
     g.ckpt = calloc(ns * g.slots, sizeof *g.ckpt);
     g.recv = calloc(g.slots, sizeof *g.recv);
     g.uses = calloc(np, sizeof *g.uses);
-    if (!g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids || !g.gs_ids || !g.b_ids ||
-        !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
+    g.u_ids = calloc(np, sizeof *g.u_ids);
+    g.head_ps = calloc(SEG_PARAMS_MAX, sizeof *g.head_ps);
+    if (!g.head_ps || !g.u_ids || !g.rng || !g.w_ids || !g.g_ids || !g.s_ids || !g.tmp_ids || !g.q_ids || !g.ms_ids ||
+        !g.gs_ids || !g.b_ids || !g.gat || !g.segs || !g.ckpt || !g.recv || !g.uses) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto done;
+    }
+    if (root_unit(&g)) { /* the head's parameters, for segment 0's unit */
+        m->build(m->ctx, (uint32_t)ns - 1, &g.segs[ns - 1]);
+        g.n_head_ps = seg_params(&g.segs[ns - 1], g.head_ps);
+        g.segs[ns - 1].n = 0;
     }
     load(&g);
     for (g.step = 1; g.step <= m->steps && synth_ok(o); g.step++) {
@@ -580,5 +859,7 @@ done:
     free(g.ckpt);
     free(g.recv);
     free(g.uses);
+    free(g.u_ids);
+    free(g.head_ps);
     return st;
 }

@@ -24,6 +24,7 @@ typedef struct graph_param {
     bool frozen;           /* no gradient, no optimizer state (a LoRA base weight) */
     uint64_t stored_bytes; /* 0: numel · e; else the weight's own size (QLoRA: packed 4-bit) */
     uint64_t qconst_bytes; /* QLoRA quantization constants, allocated next to the weight; 0: none */
+    uint8_t te_wgrad;      /* rule 19: its cached dummy weight gradient (1..GRAPH_TE_WGRAD_MAX - 1); 0: none */
 } graph_param;
 
 /* One tensor of a segment. */
@@ -35,6 +36,8 @@ typedef struct graph_entry {
     bool recompute;     /* selective checkpointing: dropped in forward, recomputed in backward */
     uint64_t gbytes;    /* size of its gradient; 0 = bytes (an fp8 copy has a bf16 gradient) */
     uint64_t bwd_tmp;   /* a temporary backward needs at this tensor (QLoRA's dequantized weight) */
+    const char *bwd_tmp_name; /* its tag (static); NULL: "dequant_bwd" */
+    bool save;                /* op-level selective checkpointing keeps it through forward (rule 18) */
     uint32_t p0, pn;    /* params whose gradients appear when backward reaches it */
     uint32_t until;     /* temporary: freed once entry `until` exists (0: the next one) */
     uint64_t id;        /* live allocation, 0 if none */
@@ -54,6 +57,14 @@ uint32_t graph_seg_add(graph_seg *s, const char *name, uint64_t bytes, bool keep
 
 /* Fill segment i (0 = embeddings/stem, n-1 = head) of the model. */
 typedef void (*graph_build_fn)(const void *ctx, uint32_t i, graph_seg *s);
+
+/* rule 19: at most this many cached dummy weight gradients (index 0 unused); the last
+ * index is a placeholder made and freed at each backward instead (Megatron's own linears) */
+#define GRAPH_TE_WGRAD_MAX 8
+#define GRAPH_WGRAD_TRANSIENT (GRAPH_TE_WGRAD_MAX - 1)
+
+/* rule 17 with fsdp_streams: FSDP2's side streams in the trace */
+enum { GRAPH_STREAM_ALL_GATHER = 1, GRAPH_STREAM_REDUCE_SCATTER = 2 };
 
 typedef struct graph_model {
     const graph_param *params;   /* borrowed */
@@ -82,6 +93,19 @@ typedef struct graph_model {
     uint64_t p2p_bytes;          /* activation sent between pipeline stages */
     bool apply_at_last_use;      /* graph lifetimes (tf.function): graph.c rule 15 */
     bool grad_buffer;            /* one persistent gradient buffer from the load (graph.c rule 16) */
+    /* FSDP2, fully_shard per segment (graph.c rule 17; with zero 3) */
+    bool fsdp2;
+    uint64_t shard_bytes;       /* bytes per element of the sharded parameters; 0 = elem_bytes */
+    uint64_t reduce_bytes;      /* bytes per element of the reduce-scatter (reduce_dtype); 0 = grad bytes */
+    uint64_t grad_shard_bytes;  /* bytes per element of a sharded gradient; 0 = grad bytes */
+    bool reshard_after_forward; /* free a segment's unsharded parameters after its forward (not the head's) */
+    bool fsdp_root;             /* segment 0 and the head are one unit, the root (rule 17) */
+    bool fsdp_streams;          /* all-gather and reduce outputs on FSDP's side streams (rule 17) */
+    /* checkpointing variants (graph.c rule 18; with checkpointing) */
+    uint32_t ckpt_every; /* only every N-th middle segment is checkpointed; 0 or 1: all */
+    bool ckpt_save;      /* entries marked save stay through forward, the rest is recomputed */
+    /* rule 19 (with grad_buffer): bytes of each cached dummy weight gradient, by te_wgrad index */
+    uint64_t te_wgrad_bytes[GRAPH_TE_WGRAD_MAX];
 } graph_model;
 
 /* Write the whole workload: weights, steps, release. */

@@ -164,6 +164,14 @@ sim_status serving_validate(const serving_config *c, sim_error *err)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "length medians must be ≥ 1 and sigmas in [0, 10]");
     if (c->kv_chunk == 0 || c->kv_chunk > c->max_len)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--kv-chunk must be between 1 and --max-len");
+    if (c->startup && c->kv != SERVING_KV_PAGED)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0,
+                             "--gpu-memory-utilization and --cuda-graphs model vLLM, whose KV cache is paged "
+                             "(--kv=paged)");
+    if (!c->startup && c->n_graphs)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "CUDA graphs are captured by the vLLM start-up only");
+    if (c->graph_warmups > 16)
+        return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--graph-warmups must be between 0 and 16");
     if (c->kv != SERVING_KV_PAGED && c->prefix)
         return sim_error_set(err, SIM_EUSAGE, NULL, 0, 0, "--prefix (shared prompt blocks) needs --kv=paged");
     if (c->kv == SERVING_KV_PAGED) {
@@ -210,6 +218,7 @@ typedef struct server {
     /* paged */
     uint64_t block_bytes, blocks, used, shared, admissions;
     serving_report *report;
+    serving_startup_state *startup; /* the vLLM start-up's graphs and KV (NULL without it) */
 } server;
 
 static uint64_t draw_len(synth_rng *r, double median, double sigma)
@@ -305,11 +314,17 @@ static void admit(server *s, request *r)
         r->kv_id = synth_allocf(s->o, r->kv_tokens * s->kv_per_token, "kv:req %llu", (unsigned long long)r->n);
     }
     const uint64_t p = r->prompt;
-    uint64_t work = prefill_bytes(s, p);
     synth_advance(s->o, synth_rng_jitter(s->rng, 5000, 0.1));
-    uint64_t id = synth_alloc(s->o, work, "tmp:prefill");
-    synth_advance(s->o, synth_rng_jitter(s->rng, 50000 * p, 0.1));
-    synth_free(s->o, id);
+    if (s->startup) { /* the eager forward pass, in chunks of max_num_batched_tokens */
+        const uint64_t chunk = s->c->max_num_batched_tokens ? s->c->max_num_batched_tokens : s->c->max_len;
+        for (uint64_t done = 0; done < p; done += chunk)
+            serving_forward(s->o, s->c, p - done < chunk ? p - done : chunk, 0, false, true, "act", NULL);
+        synth_advance(s->o, synth_rng_jitter(s->rng, 50000 * p, 0.1));
+    } else {
+        uint64_t id = synth_alloc(s->o, prefill_bytes(s, p), "tmp:prefill");
+        synth_advance(s->o, synth_rng_jitter(s->rng, 50000 * p, 0.1));
+        synth_free(s->o, id);
+    }
     r->done = 1; /* the prefill produces the first token */
 }
 
@@ -318,12 +333,29 @@ static void iterate(server *s)
     const transformer_config *m = &s->c->model;
     const uint64_t b = s->n_active;
     synth_advance(s->o, synth_rng_jitter(s->rng, 5000, 0.1));
-    uint64_t act = synth_alloc(s->o, b * (3 * m->hidden + m->ffn) * s->e, "tmp:decode");
-    synth_advance(s->o, synth_rng_jitter(s->rng, 15000000 + 500000 * b, 0.1));
-    uint64_t logits = synth_alloc(s->o, b * m->vocab * s->e, "tmp:logits");
-    synth_advance(s->o, synth_rng_jitter(s->rng, 100000, 0.1));
-    synth_free(s->o, act);
-    synth_free(s->o, logits);
+    if (s->startup) { /* a replay of the smallest graph that holds the batch, else eager */
+        const serving_graph *g = serving_startup_graph_for(s->startup, b);
+        if (g) {
+            char name[48];
+            snprintf(name, sizeof name, "decode b=%llu", (unsigned long long)g->batch);
+            synth_graph_replay(s->o, g->pool, name);
+            s->report->graph_replays++;
+        } else {
+            serving_forward(s->o, s->c, b, 0, false, false, "act", NULL);
+            s->report->eager_decodes++;
+        }
+        synth_advance(s->o, synth_rng_jitter(s->rng, 15000000 + 500000 * b, 0.1));
+        uint64_t logits = synth_alloc(s->o, b * m->vocab * s->e, "tmp:logits");
+        synth_advance(s->o, synth_rng_jitter(s->rng, 100000, 0.1));
+        synth_free(s->o, logits);
+    } else {
+        uint64_t act = synth_alloc(s->o, b * (3 * m->hidden + m->ffn) * s->e, "tmp:decode");
+        synth_advance(s->o, synth_rng_jitter(s->rng, 15000000 + 500000 * b, 0.1));
+        uint64_t logits = synth_alloc(s->o, b * m->vocab * s->e, "tmp:logits");
+        synth_advance(s->o, synth_rng_jitter(s->rng, 100000, 0.1));
+        synth_free(s->o, act);
+        synth_free(s->o, logits);
+    }
     for (uint64_t i = 0; i < s->n_active; i++) {
         request *r = &s->active[i];
         if (r->done >= r->output)
@@ -441,6 +473,8 @@ sim_status serving_generate_report(const serving_config *c, synth_out *o, servin
     if (st != SIM_OK)
         return st;
     server s = {.c = c, .o = o, .e = synth_dtype_bytes(c->model.dtype), .report = report};
+    serving_startup_state startup;
+    memset(&startup, 0, sizeof startup);
     const bool paged = c->kv == SERVING_KV_PAGED;
     uint64_t pool_id = 0, weight_bytes = 0;
     s.kv_per_token = serving_kv_bytes_per_token(c);
@@ -457,10 +491,19 @@ sim_status serving_generate_report(const serving_config *c, synth_out *o, servin
     for (uint32_t p = 0; p < n_params; p++) {
         synth_advance(o, synth_rng_jitter(s.rng, 2000 + params[p].numel * s.e / 1000, 0.1));
         w_ids[p] = synth_allocf(o, params[p].numel * s.e, "weight:%s", params[p].name);
-        weight_bytes += params[p].numel * s.e;
+        /* the start-up counts them as allocated_bytes does: each rounded up to 512 B */
+        weight_bytes += c->startup ? (params[p].numel * s.e + 511) / 512 * 512 : params[p].numel * s.e;
     }
-    if (paged && (st = paged_pool(&s, weight_bytes, &pool_id, err)) != SIM_OK)
+    if (c->startup) {
+        if ((st = serving_startup(c, o, s.rng, weight_bytes, &startup, report, err)) != SIM_OK)
+            goto done;
+        s.startup = &startup;
+        s.blocks = report->blocks;
+        s.block_bytes = report->block_bytes;
+        s.shared = report->shared_blocks;
+    } else if (paged && (st = paged_pool(&s, weight_bytes, &pool_id, err)) != SIM_OK) {
         goto done;
+    }
     synth_mark(o, "serving");
     const uint64_t t_start = synth_now(o);
     double next_arrival = (double)t_start + synth_rng_exponential(s.rng, 1e9 / c->rate);
@@ -510,13 +553,17 @@ sim_status serving_generate_report(const serving_config *c, synth_out *o, servin
             }
         }
     }
+    if (c->startup)
+        serving_startup_end(&startup, o, !c->keep_live);
     if (!c->keep_live) {
-        synth_mark(o, "release");
+        if (!c->startup)
+            synth_mark(o, "release");
         synth_free(o, pool_id);
         for (uint32_t p = 0; p < n_params; p++)
             synth_free(o, w_ids[p]);
     }
 done:
+    serving_startup_end(&startup, o, false);
     synth_rng_free(s.rng);
     free(s.active);
     free(s.queue);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "serving_startup.h"
 #include "synth.h"
 #include "transformer.h"
 
@@ -33,12 +34,31 @@ typedef struct serving_config {
     double gpu_util;              /* fraction of capacity for weights + activations + pool (0.9) */
     uint64_t capacity;            /* the device's bytes (from the trace header); required for paged */
     uint64_t prefix;              /* tokens of a prompt prefix every request shares (0: none) */
+    /* the vLLM start-up (serving_startup.c): profiling pass, KV sized from gpu_util
+     * by vLLM's rule, decode CUDA graphs; implies paged */
+    bool startup;
+    uint64_t graph_sizes[SERVING_MAX_GRAPHS]; /* decode batch sizes to capture, as given */
+    uint32_t n_graphs;                        /* 0: none (vLLM's enforce_eager) */
+    serving_graph_pool graph_pool;
+    serving_capture_order capture_order;
+    uint64_t max_num_batched_tokens; /* the profiling pass's tokens; 0: max_len */
+    uint64_t graph_warmups;          /* eager runs of each size before its capture (vLLM V1: 1) */
+    serving_graph_memory graph_memory; /* whether the KV rule subtracts the graphs' estimate */
+    bool graph_outputs_kept;           /* the graphs' outputs stay live (else freed in the capture, as
+                                        * vLLM's weak references let them) */
+    uint64_t graph_estimate_bytes;   /* profiled: that estimate, measured by the caller on the events of
+                                      * serving_startup_profile_prefix (the allocator is above this layer) */
 } serving_config;
 
 /* What a paged run did (zero for the other modes). */
 typedef struct serving_report {
     uint64_t pool_bytes, blocks, block_bytes, reserve_bytes;
     uint64_t peak_blocks_used, peak_active, preemptions, shared_blocks;
+    /* the start-up's KV sizing (vLLM's rule, serving_startup.c): requested =
+     * gpu_util × capacity; pool_bytes = blocks × block_bytes ≤ requested − weights −
+     * activation_bytes */
+    uint64_t requested_bytes, weight_bytes, activation_bytes, graph_estimate_bytes;
+    uint64_t graphs, graph_output_bytes, graph_replays, eager_decodes;
 } serving_report;
 
 /* gpt2-medium in fp16, 2 requests/s, 1000 requests, batches up to 16, prompts

@@ -27,6 +27,7 @@ struct synth_out {
     char last_mark[64];
     uint64_t live_bytes, live_count;
     char *proc;
+    evbuf *tee;             /* also every event here (synth_out_tee), or NULL */
     synth_stats stats;
 };
 
@@ -100,6 +101,16 @@ sim_status synth_out_close(synth_out *o, bool commit, synth_stats *stats, sim_er
     return st;
 }
 
+void synth_out_tee(synth_out *o, evbuf *b)
+{
+    o->tee = b;
+}
+
+uint64_t synth_events(const synth_out *o)
+{
+    return o->stats.events;
+}
+
 bool synth_ok(const synth_out *o)
 {
     return o->st == SIM_OK;
@@ -113,15 +124,22 @@ static void out_fail(synth_out *o, sim_status st, const char *msg)
     sim_error_set(&o->err, st, NULL, 0, 0, "%s", msg);
 }
 
+void synth_fail(synth_out *o, const char *msg)
+{
+    out_fail(o, SIM_ENOMEM, msg);
+}
+
 static void out_write(synth_out *o, sim_event *ev)
 {
     o->stats.events++;
+    ev->t = o->t;
+    ev->ready_t = o->t; /* every event's, as the readers give it (sim/event.h): the .gtrace writer checks it */
+    ev->proc = o->proc;
+    ev->index = o->stats.events;
+    if (o->tee != NULL && evbuf_push(o->tee, ev) != SIM_OK)
+        out_fail(o, SIM_ENOMEM, "out of memory");
     if (o->w == NULL)
         return;
-    ev->t = o->t;
-    if (ev->op == SIM_OP_FREE)
-        ev->ready_t = o->t;
-    ev->proc = o->proc;
     sim_error e;
     sim_error_clear(&e);
     if (trace_writer_event(o->w, ev, &e) != SIM_OK) {
@@ -220,6 +238,35 @@ void synth_empty_cache(synth_out *o)
     out_write(o, &ev);
 }
 
+static void pool_event(synth_out *o, sim_op op, uint64_t pool, uint32_t stream, uint32_t flags, const char *name)
+{
+    if (o->st != SIM_OK)
+        return;
+    o->stats.pool_events++;
+    sim_event ev = {.op = op, .pool = pool, .stream = stream, .pool_flags = flags, .name = name};
+    out_write(o, &ev);
+}
+
+void synth_capture_begin(synth_out *o, uint64_t pool, uint32_t stream)
+{
+    pool_event(o, SIM_OP_POOL_BEGIN, pool, stream, SIM_POOL_CAPTURE, NULL);
+}
+
+void synth_capture_end(synth_out *o, uint64_t pool)
+{
+    pool_event(o, SIM_OP_POOL_END, pool, 0, 0, NULL);
+}
+
+void synth_pool_release(synth_out *o, uint64_t pool)
+{
+    pool_event(o, SIM_OP_POOL_RELEASE, pool, 0, 0, NULL);
+}
+
+void synth_graph_replay(synth_out *o, uint64_t pool, const char *name)
+{
+    pool_event(o, SIM_OP_GRAPH_REPLAY, pool, 0, 0, name);
+}
+
 void synth_advance(synth_out *o, uint64_t dt_ns)
 {
     o->t = o->t > UINT64_MAX - dt_ns ? UINT64_MAX : o->t + dt_ns;
@@ -257,6 +304,8 @@ synth_cat synth_cat_of(const char *tag)
         {"momentum:", SYNTH_CAT_OPTIMIZER}, {"master:", SYNTH_CAT_OPTIMIZER},    {"adafactor_", SYNTH_CAT_OPTIMIZER},
         {"act:", SYNTH_CAT_ACT},           {"agrad:", SYNTH_CAT_ACT},           {"tmp:", SYNTH_CAT_TMP},
         {"gather:", SYNTH_CAT_GATHER},     {"p2p:", SYNTH_CAT_GATHER},          {"kv:", SYNTH_CAT_KV},
+        {"fsdp_ag:", SYNTH_CAT_GATHER},    {"unsharded:", SYNTH_CAT_GATHER},    {"fsdp_rs:", SYNTH_CAT_GRAD},
+        {"fsdp_rs_out:", SYNTH_CAT_GRAD},  {"te_dummy_wgrad:", SYNTH_CAT_GRAD},
     };
     if (tag == NULL)
         return SYNTH_CAT_OTHER;

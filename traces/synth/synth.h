@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/evbuf.h"
 #include "sim/status.h"
 #include "traces/trace.h"
 
@@ -21,11 +22,13 @@ typedef struct synth_out synth_out;
  * closed forms, so that a trace's peak can be set beside them term by term. */
 typedef enum synth_cat {
     SYNTH_CAT_WEIGHT = 0,  /* weight:, weight_shard:, buffer:, qweight:, qconst: (model parameters) */
-    SYNTH_CAT_GRAD,        /* grad:, grad_shard: */
+    SYNTH_CAT_GRAD,        /* grad:, grad_shard:, fsdp_rs: (FSDP2's reduce-scatter input), fsdp_rs_out: (its
+                            * output, the gradient shards), te_dummy_wgrad: (TE's cached placeholders) */
     SYNTH_CAT_OPTIMIZER,   /* adam_m:, adam_v:, momentum:, master:, adafactor_*: */
     SYNTH_CAT_ACT,         /* act: (saved for backward), agrad: (activation gradients) */
     SYNTH_CAT_TMP,         /* tmp: (temporaries: foreach denominators, logits, dequantized weights) */
-    SYNTH_CAT_GATHER,      /* gather: (ZeRO-3/FSDP all-gathered parameters), p2p: (pipeline buffers) */
+    SYNTH_CAT_GATHER,      /* gather: (ZeRO-3/FSDP all-gathered parameters), fsdp_ag:, unsharded: (FSDP2's),
+                            * p2p: (pipeline buffers) */
     SYNTH_CAT_KV,          /* kv: (KV caches, the paged pool) */
     SYNTH_CAT_OTHER,
     SYNTH_CAT_N
@@ -37,6 +40,7 @@ synth_cat synth_cat_of(const char *tag);
 /* What a generator wrote, for tests, the CLI's summary and the README figures. */
 typedef struct synth_stats {
     uint64_t events, allocs, frees, marks;
+    uint64_t pool_events;       /* pool_begin, pool_end, pool_release, graph_replay */
     uint64_t peak_live_bytes;   /* max over time of the live requested bytes (= ideal peak) */
     uint64_t final_live_bytes;  /* bytes still allocated when the trace ends */
     uint64_t final_live_count;
@@ -53,6 +57,13 @@ sim_status synth_out_open(const char *path, const trace_header *h, uint64_t t0_n
 /* The same, writing to memory only (no file): events are counted, not kept.
  * Used to measure a workload (closed-form comparisons) without writing it. */
 synth_out *synth_out_new_null(void);
+/* Every later event is also pushed into b (borrowed, until close): a generator's
+ * prefix held in memory, to be replayed before the rest is written. */
+void synth_out_tee(synth_out *o, evbuf *b);
+/* Make the output fail with SIM_ENOMEM and msg (a generator out of host memory). */
+void synth_fail(synth_out *o, const char *msg);
+/* Events written so far (the next event is number synth_events() + 1). */
+uint64_t synth_events(const synth_out *o);
 /* Finish: commit=true renames the file into place (if the sticky status is OK),
  * false discards it. Fills stats if not NULL. Frees o. Returns the sticky error
  * or the close error. */
@@ -68,6 +79,14 @@ void synth_free(synth_out *o, uint64_t id);
 void synth_mark(synth_out *o, const char *name);
 void synth_markf(synth_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void synth_empty_cache(synth_out *o);
+/* Private pools (trace v1's pool events, design.md §2): a CUDA graph capture on
+ * `stream` into pool (> 0) begins (torch.cuda.graph: allocations on that stream go to
+ * the pool) and ends; one use of the pool is released (the graph destroyed); a replay
+ * of a graph captured into pool (a mark; name may be NULL). */
+void synth_capture_begin(synth_out *o, uint64_t pool, uint32_t stream);
+void synth_capture_end(synth_out *o, uint64_t pool);
+void synth_pool_release(synth_out *o, uint64_t pool);
+void synth_graph_replay(synth_out *o, uint64_t pool, const char *name);
 void synth_advance(synth_out *o, uint64_t dt_ns);
 uint64_t synth_now(const synth_out *o);
 uint64_t synth_live_bytes(const synth_out *o);

@@ -147,7 +147,8 @@ bool transformer_beyond_classic(const transformer_config *c)
     return c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
            c->precision != TRANSFORMER_PURE || c->fp8 || c->selective || c->fused || c->lora_rank || c->qlora ||
            c->zero || transformer_ranks(c) > 1 || c->micro_batches > 1 || c->optimizer == SYNTH_ADAFACTOR || c->sp ||
-           c->main_grads || c->fused_swiglu || c->loss_fp32;
+           c->main_grads || c->fused_swiglu || c->loss_fp32 || c->loss_bwd_input || c->fsdp2 || c->sac_op ||
+           c->ckpt_every > 1 || c->lm_head_chunk || c->ce_chunked;
 }
 
 void transformer_dims_of(const transformer_config *c, transformer_dims *d)
@@ -204,8 +205,9 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
     double scores = (double)c->batch * (double)c->heads * (double)c->seq * (double)c->seq * 4.0;
     if (biggest > 9.0e15 || scores > 9.0e15)
         return BAD("a tensor of this shape would exceed 2^53 bytes");
-    const bool variant = c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm ||
-                         c->flash || c->fp8 || c->lora_rank || c->qlora || one(c->tp) > 1 || one(c->pp) > 1 || c->sp;
+    const bool variant = c->kv_heads || c->head_dim || c->experts || c->tied || c->qkv_bias || c->qk_norm || c->flash ||
+                         c->fp8 || c->lora_rank || c->qlora || one(c->tp) > 1 || one(c->pp) > 1 || c->sp || c->fsdp2 ||
+                         c->sac_op || c->lm_head_chunk || c->ce_chunked;
     if (variant && c->arch != TRANSFORMER_LLAMA)
         return BAD("--kv-heads, --head-dim, experts, --attention=flash, --fp8, LoRA, --tp and --pp are modelled "
                    "for the llama family (--arch=llama) only");
@@ -236,6 +238,11 @@ sim_status transformer_validate(const transformer_config *c, sim_error *err)
     if (c->shard && (c->shard > dp || dp % c->shard))
         return BAD("the shard group (%llu) must divide the data-parallel ranks (%llu)", (unsigned long long)c->shard,
                    (unsigned long long)dp);
+    if (c->fsdp2 && (c->zero != 3 || c->graph_lifetimes || c->main_grads || c->precision != TRANSFORMER_PURE))
+        return BAD("FSDP2 (--trainer=torchtitan) shards like --zero=3 with fp32 shards of its own: not with "
+                   "--zero=0/1/2, --precision=mixed, --lifetimes=graph or fp32 main gradients");
+    if ((c->sac_op || c->ckpt_every > 1) && !c->checkpointing)
+        return BAD("op-level recomputation and --recompute-every need checkpointing (--recompute=op or layer)");
     if (c->qlora && c->lora_rank == 0)
         return BAD("--qlora needs --lora=RANK");
     if (c->lora_rank > 4096)
@@ -602,9 +609,20 @@ static void bert_gpt2_segment(const tctx *x, uint32_t seg, graph_seg *s)
     }
 }
 
+/* LitGPT's LoRA dropout (litgpt/lora.py: the adapter's input goes through nn.Dropout before
+ * lora_A, one for the fused qkv projection and one per other adapted linear): its mask and
+ * output, both saved for backward; `in` elements per token */
+static void lora_drop(const tctx *x, graph_seg *s, uint64_t tokens, uint64_t in)
+{
+    if (!x->c->lora_dropout)
+        return;
+    K("lora_dropout_mask", tokens * in, false, 0, 0);
+    K("lora_dropout", tokens * in * x->e, false, 0, 0);
+}
+
 /* a projection's output, with QLoRA's dequantized weight before it and LoRA's x·A after it */
-static void proj(const tctx *x, graph_seg *s, const char *name, const char *lora_name, uint64_t bytes, int group,
-                 uint32_t base, uint64_t w_numel, bool keep)
+static uint32_t proj(const tctx *x, graph_seg *s, const char *name, const char *lora_name, uint64_t bytes, int group,
+                     uint32_t base, uint64_t w_numel, bool keep)
 {
     const transformer_config *c = x->c;
     if (c->qlora)
@@ -615,6 +633,7 @@ static void proj(const tctx *x, graph_seg *s, const char *name, const char *lora
         s->e[k].bwd_tmp = w_numel * x->e;
     if (lora_on(c, group))
         K(lora_name, c->batch * c->seq * c->lora_rank * x->e, true, 0, 0);
+    return k;
 }
 
 static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
@@ -643,16 +662,39 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         K("norm", bshl, true, head, 1);
         if (q > 1)
             T("sp_gather", bsh);
+        const uint32_t lm = c->tied && d->embed ? 0 : head + 1; /* the head's weight */
+        if (c->lm_head_chunk || c->ce_chunked) {
+            /* LitGPT: the training loop holds the logits (a list of chunks with a chunked head)
+             * through backward; the chunked cross-entropy saves each chunk's log-softmax in
+             * dtype. A chunked head's backward runs chunk by chunk: one chunk's gradient of
+             * the log-softmax and of the logits at a time. An unchunked head (full
+             * fine-tuning) gathers the chunks' gradients into one for the logits. */
+            const uint64_t logits = bs * d->V * e;
+            if (c->lm_head_chunk) {
+                const uint64_t chunk = B * (c->lm_head_chunk < S ? c->lm_head_chunk : S) * d->V * e;
+                K("logits", logits, false, 0, 0);
+                const uint32_t k = K("log_softmax", logits, true, lm, 1);
+                s->e[k].gbytes = chunk;
+                s->e[k].bwd_tmp = chunk;
+                s->e[k].bwd_tmp_name = "logits_chunk_grad";
+            } else {
+                K("logits", logits, true, lm, 1);
+                K("log_softmax", logits, true, 0, 0);
+            }
+            K("loss", e, false, 0, 0);
+            return;
+        }
         T("logits", bs * d->V * e);
         /* HF's loss upcasts first: logits.float() is a copy for a 2-byte dtype (a no-op for
          * fp32), and log-softmax's saved output is fp32 */
         const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
         if (le != e)
             T("logits_fp32", bs * d->V * le);
-        if (c->tied && d->embed)
-            K("log_softmax", bs * d->V * le, true, 0, 1);
-        else
-            K("log_softmax", bs * d->V * le, true, head + 1, 1);
+        const uint32_t k = K("log_softmax", bs * d->V * le, true, lm, 1);
+        if (c->loss_bwd_input) { /* log_softmax's backward writes its input's gradient beside its output's */
+            s->e[k].bwd_tmp = bs * d->V * le;
+            s->e[k].bwd_tmp_name = "log_softmax_input_grad";
+        }
         K("loss", e, false, 0, 0);
         return;
     }
@@ -664,24 +706,33 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     uint32_t k = K("norm1", bsl * H * a8, true, base + lay->off[LG_N1], 1);
     s->e[k].gbytes = c->fp8 ? bshl : 0;
     const uint32_t gather1 = q > 1 ? T("sp_gather", bsh) : 0;
-    proj(x, s, "q", "q_lora", bq, LG_Q, base, H * d->qd, true);
+    /* --trainer=torchtitan's op-level policy (graph.c rule 18) saves sdpa's outputs and the
+     * 1st, 3rd, 5th and 7th matmul of the block: q, v, gate and down */
+    const bool op = c->sac_op;
+    if (lora_on(c, LG_Q) || lora_on(c, LG_K) || lora_on(c, LG_V))
+        lora_drop(x, s, bs, H);
+    s->e[proj(x, s, "q", "q_lora", bq, LG_Q, base, H * d->qd, true)].save = op;
     proj(x, s, "k", "k_lora", bk, LG_K, base, H * d->kd, true);
-    proj(x, s, "v", "v_lora", bk, LG_V, base, H * d->kd, true);
+    s->e[proj(x, s, "v", "v_lora", bk, LG_V, base, H * d->kd, true)].save = op;
     k = K("q_rot", bq, true, base + lay->off[LG_QN], lay->cnt[LG_QN]);
     if (q > 1)
         s->e[gather1].until = k;
     K("k_rot", bk, true, base + lay->off[LG_KN], lay->cnt[LG_KN]);
     if (c->flash) {
-        K("attn_lse", B * d->A * S * 4, false, 0, 0);
+        s->e[K("attn_lse", B * d->A * S * 4, false, 0, 0)].save = op;
     } else {
         T("scores", B * d->A * S * S * e);
         k = K("probs", B * d->A * S * S * e, true, 0, 0);
         s->e[k].recompute = true;
+        s->e[k].save = op;
     }
     k = K("context", bs * d->qd * a8, true, 0, 0);
     s->e[k].gbytes = c->fp8 ? bq : 0;
+    s->e[k].save = op;
     if (c->qlora)
         T("dequant", H * d->qd * e);
+    if (lora_on(c, LG_O))
+        lora_drop(x, s, bs, d->qd);
     T("o_proj", bsh);
     k = K("residual1", bshl, true, base + lay->off[LG_O], lay->cnt[LG_O]);
     if (c->qlora)
@@ -694,7 +745,11 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
     const uint32_t gather2 = q > 1 ? T("sp_gather2", bsh) : 0;
     if (c->experts)
         K("router_logits", bs * d->E * 4, true, base + lay->off[LG_ROUTER], 1);
-    proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true);
+    if (lora_on(c, LG_G))
+        lora_drop(x, s, tokens, H);
+    s->e[proj(x, s, "gate", "gate_lora", bi, LG_G, base, H * d->I, true)].save = op;
+    if (lora_on(c, LG_U))
+        lora_drop(x, s, tokens, H);
     proj(x, s, "up", "up_lora", bi, LG_U, base, H * d->I, true);
     /* fused SwiGLU (--trainer=megatron): silu(gate) is recomputed in backward, not saved */
     k = c->fused_swiglu ? T("silu", bi) : K("silu", bi, true, 0, 0);
@@ -702,9 +757,15 @@ static void llama_segment(const tctx *x, uint32_t seg, graph_seg *s)
         s->e[gather2].until = k;
     k = K("gated", tokens * d->I * a8, true, 0, 0);
     s->e[k].gbytes = c->fp8 ? bi : 0;
+    if (lora_on(c, LG_D))
+        lora_drop(x, s, tokens, d->I);
     if (c->qlora)
         T("dequant", H * d->I * e);
-    T("down", c->experts ? tokens * H * e : bsh);
+    /* the op-level policy saves the down projection's output too (a matmul it must save) */
+    if (op)
+        s->e[K("down", c->experts ? tokens * H * e : bsh, false, 0, 0)].save = true;
+    else
+        T("down", c->experts ? tokens * H * e : bsh);
     const int dg = c->experts ? LG_EXPERTS : LG_D;
     k = K("residual2", bshl, true, base + lay->off[dg], lay->cnt[dg]);
     if (c->qlora)
@@ -726,6 +787,58 @@ static void build_segment(const void *ctx, uint32_t seg, graph_seg *s)
 
 #undef K
 #undef T
+
+/* graph.c rule 19: Megatron-LM's TE layers fuse q, k, v into linear_qkv and gate, up into
+ * linear_fc1; each fused weight's rank-local shape gets one cached dummy gradient of e bytes
+ * per element, equal shapes one between them */
+static void te_wgrad_shapes(const transformer_dims *d, uint64_t e, uint8_t *index, uint64_t *bytes)
+{
+    const uint64_t rows[4] = {d->qd + 2 * d->kd, d->h, 2 * d->I, d->h}, cols[4] = {d->h, d->qd, d->h, d->I};
+    for (int k = 0; k < 4; k++) {
+        index[k] = (uint8_t)(k + 1);
+        for (int j = 0; j < k; j++)
+            if (rows[j] == rows[k] && cols[j] == cols[k])
+                index[k] = index[j];
+        bytes[index[k]] = rows[k] * cols[k] * e;
+    }
+}
+
+uint64_t transformer_te_dummy_bytes(const transformer_config *c)
+{
+    if (!c->te_dummy_wgrad || !c->main_grads || c->experts || c->inference || c->arch != TRANSFORMER_LLAMA)
+        return 0;
+    transformer_dims d;
+    transformer_dims_of(c, &d);
+    if (d.nl == 0 || c->lora_rank)
+        return 0;
+    uint8_t index[4];
+    uint64_t bytes[GRAPH_TE_WGRAD_MAX] = {0}, sum = 0;
+    te_wgrad_shapes(&d, synth_dtype_bytes(c->dtype), index, bytes);
+    for (int k = 0; k < GRAPH_TE_WGRAD_MAX; k++)
+        sum += bytes[k];
+    return sum;
+}
+
+static void te_wgrad_tag(const transformer_dims *d, uint64_t e, graph_param *params, uint32_t n, uint64_t *bytes)
+{
+    static const char *const SUFFIX[] = {
+        ".self_attn.q_proj.weight", ".self_attn.k_proj.weight", ".self_attn.v_proj.weight", ".self_attn.o_proj.weight",
+        ".mlp.gate_proj.weight",    ".mlp.up_proj.weight",      ".mlp.down_proj.weight"};
+    static const uint8_t GROUP[] = {0, 0, 0, 1, 2, 2, 3}; /* qkv, proj, fc1, fc2 */
+    uint8_t index[4];
+    te_wgrad_shapes(d, e, index, bytes);
+    bytes[GRAPH_WGRAD_TRANSIENT] = d->V * d->h * e; /* the output layer: Megatron's own linear */
+    for (uint32_t p = 0; p < n; p++) {
+        if (strcmp(params[p].name, "lm_head.weight") == 0)
+            params[p].te_wgrad = GRAPH_WGRAD_TRANSIENT;
+        const size_t len = strlen(params[p].name);
+        for (size_t s = 0; s < sizeof SUFFIX / sizeof SUFFIX[0]; s++) {
+            const size_t sl = strlen(SUFFIX[s]);
+            if (len > sl && strcmp(params[p].name + len - sl, SUFFIX[s]) == 0)
+                params[p].te_wgrad = index[GROUP[s]];
+        }
+    }
+}
 
 sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_error *err)
 {
@@ -769,7 +882,22 @@ sim_status transformer_generate(const transformer_config *c, synth_out *o, sim_e
         .apply_at_last_use = c->graph_lifetimes,
         .grad_bytes = c->main_grads ? 4 : 0,
         .grad_buffer = c->main_grads,
+        /* torchtitan (graph.c rules 17, 18): fp32 shards and optimizer states, bf16 compute */
+        .fsdp2 = c->fsdp2,
+        .shard_bytes = c->fsdp2 ? 4 : 0,
+        .reduce_bytes = c->fsdp2 ? c->reduce_bytes : 0,
+        .grad_shard_bytes = c->fsdp2 ? 4 : 0,
+        .reshard_after_forward = c->fsdp2 && x.d.pp <= 1,
+        .fsdp_root = c->fsdp2 && c->fsdp_root,
+        .fsdp_streams = c->fsdp2 && c->fsdp_streams,
+
+        .ckpt_every = c->ckpt_every,
+        .ckpt_save = c->sac_op,
     };
+    if (c->fsdp2)
+        m.state_bytes = 4;
+    if (c->te_dummy_wgrad && c->main_grads && !c->experts)
+        te_wgrad_tag(&x.d, x.e, params, n_params, m.te_wgrad_bytes);
     st = graph_generate(&m, o, err);
     free(params);
     return st;

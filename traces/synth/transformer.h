@@ -75,6 +75,42 @@ typedef struct transformer_config {
     /* the loss upcasts the logits to fp32 first (HF's ForCausalLMLoss): with a 2-byte dtype
      * the head holds the logits, an fp32 copy and an fp32 log-softmax */
     bool loss_fp32;
+    /* the log-softmax's backward holds the gradient of its input (the logits' fp32 copy) beside
+     * the gradient of its output and the saved output (--trainer=torchtitan) */
+    bool loss_bwd_input;
+    /* torchtitan's FSDP2 (graph.c rule 17, with zero 3): fully_shard per segment, fp32
+     * parameter shards, compute in dtype, the reduce-scatter in reduce_bytes per element
+     * (4: fp32, torchtitan's default reduce_dtype), the unsharded layers freed after
+     * forward unless pipelined (torchtitan's "default" reshard policy) */
+    bool fsdp2;
+    uint32_t reduce_bytes;
+    /* with fsdp2, torchtitan of December 2024 (9dec370): the embeddings, norm and output are
+     * the root's unit, gathered before the embeddings and kept to the end of backward; the
+     * last block is not resharded after forward (graph.c rule 17, fsdp_root) */
+    bool fsdp_root;
+    /* with fsdp2: the all-gather buffers on FSDP's all-gather copy-in stream (1) and each unit's
+     * reduce-scatter output, whose views are the gradient shards, on its reduce-scatter stream (2),
+     * so the caching allocator keeps them in pools of their own (graph.c rule 17) */
+    bool fsdp_streams;
+    /* with main_grads, Megatron-LM's TE layers: one cached dummy weight gradient per fused
+     * weight shape (q/k/v, o, gate/up, down), allocated in the first backward and kept
+     * (graph.c rule 19) */
+    bool te_dummy_wgrad;
+    /* torchtitan's op-level selective checkpointing (graph.c rule 18): with checkpointing,
+     * a block keeps its input and the outputs of sdpa and of every other matmul (the
+     * 1st, 3rd, 5th, 7th: q, v, gate, down) and recomputes the rest */
+    bool sac_op;
+    /* with checkpointing: only every N-th block (torchtitan's selective_ac_option=N); 0: all */
+    uint32_t ckpt_every;
+    /* LitGPT's head: lm_head_chunk > 0 computes the logits in chunks of that many positions
+     * kept in a list through backward, the loss chunked too (finetune/lora.py, adapter.py);
+     * ce_chunked alone keeps whole logits and chunks the loss (finetune/full.py) */
+    uint32_t lm_head_chunk;
+    bool ce_chunked;
+    /* LitGPT's LoRA dropout (lora_dropout 0.05 in finetune/lora.py): each adapter's input
+     * goes through a dropout whose mask and output are saved, one for the fused qkv
+     * projection and one per other adapted linear */
+    bool lora_dropout;
     const char *trainer; /* --trainer's name (static), NULL for eager */
     /* NCCL channels per communicator for the buffers outside the allocator a rank of a
      * multi-rank job holds (nccl.h; 0: none recorded) */
@@ -150,6 +186,10 @@ typedef struct transformer_rank_estimate {
     bool peak_in_optimizer;
 } transformer_rank_estimate;
 void transformer_estimate_rank(const transformer_config *c, transformer_rank_estimate *out);
+
+/* graph.c rule 19: the bytes of Transformer Engine's cached dummy weight gradients on this
+ * rank (one per fused weight shape of a layer; 0 unless te_dummy_wgrad with main_grads) */
+uint64_t transformer_te_dummy_bytes(const transformer_config *c);
 /* The closed forms beside a trace's peak s (what the CLI prints): this rank's
  * closed form by phase, the trace's bytes by category at its peak, and the usual
  * sum against them term by term with the reason for each difference. */

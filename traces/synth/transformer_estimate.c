@@ -170,7 +170,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     transformer_dims_of(c, &d);
     const uint64_t e = synth_dtype_bytes(c->dtype), bs = c->batch * c->seq;
     const bool mixed = c->precision == TRANSFORMER_MIXED;
-    const uint64_t sb = mixed ? 4 : e, shard = d.shard;
+    /* FSDP2 (--trainer=torchtitan): fp32 shards of the weights, gradients and states */
+    const uint64_t sb = mixed || c->fsdp2 ? 4 : e, shard = d.shard;
     out->params = model_params(c);
     /* this rank's parameters and the quantized part of them */
     uint64_t layer = 0, lora = 0, quant = 0, quant_const = 0;
@@ -196,10 +197,13 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
     /* model states */
     uint64_t weights =
         c->qlora ? (out->local_params - d.nl * quant) * e + d.nl * (quant / 2 + quant_const) : out->local_params * e;
+    if (c->fsdp2)
+        weights = out->local_params * 4;
     if (c->zero >= 3)
         weights /= shard;
     /* Megatron's main gradients: 4 bytes per trainable parameter, one buffer from the load */
-    uint64_t grads = c->main_grads ? trainable * 4 : trainable * e / (c->zero >= 2 ? shard : 1);
+    uint64_t grads = c->main_grads ? trainable * 4 : trainable * (c->fsdp2 ? 4 : e) / (c->zero >= 2 ? shard : 1);
+    grads += transformer_te_dummy_bytes(c); /* TE's placeholders, from the first backward on */
     uint64_t states = trainable * synth_optimizer_states(c->optimizer) * sb;
     if (c->optimizer == SYNTH_ADAFACTOR) {
         uint32_t n = 0;
@@ -222,6 +226,18 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         const uint64_t per_layer = llama_layer_saved(c, &d, e);
         const uint64_t bshl = bs * d.h * e / d.sq; /* a hidden-sized activation (sp: 1/t of it) */
         act = c->checkpointing ? d.nl * bshl + per_layer : d.nl * per_layer;
+        if (c->checkpointing && c->sac_op) {
+            /* graph.c rule 18, torchtitan's op policy: a block keeps q, v, the context, the
+             * logsumexp (or the probabilities), gate and down's output beside its output; the
+             * block in backward brings back the rest */
+            const uint64_t kept = bs * (2 * d.qd + d.kd) * e + bs * d.k * d.I * e + bs * d.h * e +
+                                  (c->flash ? c->batch * d.A * c->seq * 4 : c->batch * d.A * c->seq * c->seq * e);
+            act = d.nl * (bshl + kept) + (per_layer > kept ? per_layer - kept : 0);
+        } else if (c->checkpointing && c->ckpt_every > 1) {
+            /* every N-th block keeps its output only, the others everything */
+            const uint64_t ck = d.nl / c->ckpt_every;
+            act = (d.nl - ck) * per_layer + ck * bshl + (ck ? per_layer : 0);
+        }
         if (d.embed)
             act += 8 * bs + bshl;
         if (!d.embed)
@@ -229,7 +245,8 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         /* the log-softmax and its gradient; fp32 when the loss upcasts (HF) */
         if (d.head) {
             const uint64_t le = c->loss_fp32 && e < 4 ? 4 : e;
-            act += 4 * bs / d.sq + bshl + 2 * bs * d.V * le;
+            /* torchtitan: the log-softmax's backward also holds its input's gradient */
+            act += 4 * bs / d.sq + bshl + (c->loss_bwd_input ? 3 : 2) * bs * d.V * le;
         }
     } else {
         transformer_estimate u;
@@ -258,6 +275,12 @@ void transformer_estimate_rank(const transformer_config *c, transformer_rank_est
         if (c->main_grads) { /* the buffer exists from the load: every activation is on top of it */
             f->activations = in_flight * act;
             f->grads = grads;
+        }
+        /* graph.c rule 19: the output layer's placeholder gradient comes after the log-softmax
+         * is freed, beside the logits' gradient */
+        if (transformer_te_dummy_bytes(c) && d.head && c->arch == TRANSFORMER_LLAMA && !(c->tied && d.embed)) {
+            const uint64_t ph = d.V * d.h * e, ls = bs * d.V * (c->loss_fp32 && e < 4 ? 4 : e);
+            f->temporaries += ph > ls ? ph - ls : 0;
         }
         /* selective recomputation brings one layer's probabilities back in backward */
         if (c->selective && !c->flash && c->arch == TRANSFORMER_LLAMA)
@@ -407,7 +430,11 @@ void transformer_explain(const transformer_config *c, const synth_stats *s, sim_
     sim_buf_printf(
         b, "\ntrace against this rank's closed form: %s (%+.2f %%)%s\n", d,
         r.peak ? 100.0 * (double)vs_rank / (double)r.peak : 0.0,
-        vs_rank > 0
+        /* LitGPT's head: a rule the closed form does not follow */
+        c->lm_head_chunk || c->ce_chunked
+            ? ": the closed form does not follow LitGPT's chunked head and loss (the logits held into backward, "
+              "one chunk's gradients at a time); the trace does"
+        : vs_rank > 0
             ? ": tensors the closed form leaves out (norm statistics, masks, a pipeline stage's received gradient)"
         : vs_rank < 0 && c->inference ? ": inference frees each layer at its end; the closed form keeps them all"
                                       : "");

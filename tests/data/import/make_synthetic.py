@@ -152,12 +152,12 @@ trace_mid = [
 ]
 trace_dev0 = [e("alloc", D, 512, 0), e("free_requested", D, 512, 1), e("free_completed", D, 512, 2)]
 
-def seg(device, addr, total, stream, kind, blocks, expandable=False):
+def seg(device, addr, total, stream, kind, blocks, expandable=False, pool=(0, 0)):
     alloc = sum(b["size"] for b in blocks if b["state"] == "active_allocated")
     active = sum(b["size"] for b in blocks if b["state"] != "inactive")
     return {"device": device, "address": addr, "total_size": total, "allocated_size": alloc, "active_size": active,
             "requested_size": sum(b["requested_size"] for b in blocks), "stream": stream, "segment_type": kind,
-            "segment_pool_id": (0, 0), "is_expandable": expandable, "frames": [], "blocks": blocks}
+            "segment_pool_id": pool, "is_expandable": expandable, "frames": [], "blocks": blocks}
 
 mid = {
     "segments": [
@@ -243,3 +243,58 @@ remainder = {
 }
 with open("snapshot_remainder.json", "w") as f:
     json.dump(remainder, f, indent=1)
+
+# ---- snapshot_pools.json: private memory pools (CUDA graphs, MemPool) ----
+# Mid-run, device 0, default settings, PyTorch 2.6's layout (no pool_id on trace
+# entries: each allocation's pool is the pool of the segment it lies in).
+# Segments: P (20 MiB, large, the default pool) holds a live 8 MiB block X at the
+# start; H (2 MiB, small, stream S) belongs to a CUDA graph's own pool (1, 0), id
+# 2^52 + 1 (traces/pool_id.h), and holds a live 512 B block Y; G (20 MiB) of the
+# pool graph_pool_handle() made, (0, 1), id 1, is allocated by the trace.
+# The trace: a capture into pool 1 allocates a (4 MiB, the new segment G: 20 MiB
+# for a request of 1 to 10 MiB) and b (2 MiB, split off G after a) and frees b
+# (back into pool 1's free 16 MiB at G + 4 MiB); a capture on stream S into the
+# graph's pool allocates e (1000 B, 1024 rounded) after Y in H; the default pool's c
+# (6 MiB) takes P's free 12 MiB at P + 8 MiB; a second capture into pool 1 gives d
+# (2 MiB) the low end of pool 1's free 16 MiB, G + 4 MiB. Three runs, three scopes:
+# [a b] pool 1, [e] pool 2^52 + 1 on stream S, [d] pool 1. Reserved: 22 MiB at the
+# start, 42 MiB from the segment_alloc on. Replayed without pools, a would land in
+# P at P + 8 MiB and nothing would need G: reserved would stay 22 MiB.
+# snapshot_pools_28.json is the same recording in 2.8's layout: every alloc and
+# segment entry names its pool_id.
+P, G, H = 0x7F7000000000, 0x7F7001400000, 0x7F7002800000
+trace_pools = [
+    e("segment_alloc", G, 20 * MiB, 0),
+    e("alloc", G, 4 * MiB, 1),
+    e("alloc", G + 4 * MiB, 2 * MiB, 2),
+    e("free_requested", G + 4 * MiB, 2 * MiB, 3),
+    e("free_completed", G + 4 * MiB, 2 * MiB, 3),
+    e("alloc", H + 512, 1000, 4, S),
+    e("alloc", P + 8 * MiB, 6 * MiB, 5),
+    e("alloc", G + 4 * MiB, 2 * MiB, 6),
+]
+pool_of = {G: (0, 1), H: (1, 0), P: (0, 0)}
+pools = {
+    "segments": [
+        seg(0, P, 20 * MiB, 0, "large", [blk(P, 8 * MiB, 8 * MiB, "active_allocated"),
+                                         blk(P + 8 * MiB, 6 * MiB, 6 * MiB, "active_allocated"),
+                                         blk(P + 14 * MiB, 6 * MiB, 0, "inactive")]),
+        seg(0, G, 20 * MiB, 0, "large", [blk(G, 4 * MiB, 4 * MiB, "active_allocated"),
+                                         blk(G + 4 * MiB, 2 * MiB, 2 * MiB, "active_allocated"),
+                                         blk(G + 6 * MiB, 14 * MiB, 0, "inactive")], pool=(0, 1)),
+        seg(0, H, 2 * MiB, S, "small", [blk(H, 512, 512, "active_allocated"),
+                                        blk(H + 512, 1024, 1000, "active_allocated"),
+                                        blk(H + 1536, 2 * MiB - 1536, 0, "inactive")], pool=(1, 0)),
+    ],
+    "device_traces": [trace_pools],
+    "allocator_settings": {"PYTORCH_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
+                           "expandable_segments": False,
+                           "roundup_power2_divisions": {str(2**i): 0 for i in range(16)}},
+}
+with open("snapshot_pools.json", "w") as f:
+    json.dump(pools, f, indent=1)
+for x in trace_pools:
+    base = max(b for b in pool_of if b <= x["addr"])
+    x["pool_id"] = pool_of[base]
+with open("snapshot_pools_28.json", "w") as f:
+    json.dump(pools, f, indent=1)
