@@ -17,22 +17,12 @@
 #include "grow.h"
 #include "idmap.h"
 #include "lifetimes.h"
+#include "pool_protocol.h"
 #include "pqueue.h"
-
-/* A private pool of one process as the trace has used it so far (the protocol the
- * engine checks for every strategy, design.md §3 "Pools"). */
-typedef struct pool_use {
-    uint64_t id;
-    uint32_t uses;   /* pool_begins not yet released (PyTorch's use_count) */
-    uint32_t flags;  /* its options (SIM_POOL_OPTIONS), from its first pool_begin */
-    bool routed;     /* between a pool_begin and its pool_end */
-    bool replayed;   /* a graph_replay of it was marked on the timeline */
-} pool_use;
 
 typedef struct proc_state {
     idmap ids;
-    pool_use *pools; /* in order of first use; a handful, searched linearly */
-    uint32_t n_pools, cap_pools;
+    pool_protocol *pools; /* its pool events so far (NULL until the first) */
     uint32_t dev_proc;
     uint64_t requested;
     /* after the process's first OOM only (oomed): what it asked for and did not get
@@ -642,104 +632,41 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
     return SIM_OK;
 }
 
-static pool_use *pool_find(proc_state *ps, uint64_t id)
-{
-    for (uint32_t i = 0; i < ps->n_pools; i++)
-        if (ps->pools[i].id == id)
-            return &ps->pools[i];
-    return NULL;
-}
-
-/* A pool event: check the protocol PyTorch's allocator asserts (beginAllocateToPool,
- * endAllocateToPool, releasePool), then tell a strategy with private pools; one
- * without them replays the allocations in its default pool (design.md §3 "Pools"). */
+/* A pool event: check the protocol PyTorch's allocator asserts (sim/pool_protocol.h),
+ * then tell a strategy with private pools; one without them replays the allocations
+ * in its default pool (design.md §3 "Pools"). A pool's first graph_replay is a mark;
+ * later ones (a server replays its graphs thousands of times) would crowd out the
+ * trace's own marks. */
 static sim_status do_pool(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
 {
     sim_run *run = e->run;
-    proc_state *ps = &e->ps[p];
-    const char *path = e->sources[src].path;
-    const char *op = sim_op_name(ev->op);
-    unsigned long long id = (unsigned long long)ev->pool;
-    if (ev->pool == 0)
-        return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                             "%s of pool 0 (the default pool is not a private pool; pool ids start at 1)", op);
-    pool_use *pu = pool_find(ps, ev->pool);
+    char msg[256];
+    pool_step step;
+    sim_status st = pool_protocol_apply(&e->ps[p].pools, ev, &step, msg, sizeof msg);
+    if (st == SIM_ENOMEM)
+        return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (st != SIM_OK)
+        return sim_error_set(e->err, st, e->sources[src].path, ev->line, ev->line ? 0 : ev->index, "%s", msg);
     strategy *s = run->procs[p].s;
-    switch (ev->op) {
-    case SIM_OP_POOL_BEGIN:
-        if (pu != NULL && pu->routed)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_begin of pool %llu, which is already being allocated to (pool_end it first)", id);
-        if (pu != NULL && pu->uses == 0)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_begin of pool %llu after its last use was released (a released pool is "
-                                 "not used again; give the new graph or MemPool a new id)", id);
-        if (pu != NULL && (ev->pool_flags & SIM_POOL_OPTIONS) != 0 &&
-            (ev->pool_flags & SIM_POOL_OPTIONS) != pu->flags)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_begin of pool %llu with options (use_on_oom, no_split) other than its first "
-                                 "pool_begin gave", id);
-        if (pu == NULL) {
-            if (!SIM_GROW(ps->pools, ps->n_pools + 1, ps->cap_pools))
-                return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-            pu = &ps->pools[ps->n_pools++];
-            *pu = (pool_use){.id = ev->pool, .flags = ev->pool_flags & SIM_POOL_OPTIONS};
-        }
-        pu->uses++;
-        pu->routed = true;
-        if (run->ops->pool_begin != NULL) {
-            strategy_pool_scope sc = {.pool = ev->pool, .stream = ev->stream,
-                                      .all_streams = (ev->pool_flags & SIM_POOL_ALL_STREAMS) != 0,
-                                      .capture = (ev->pool_flags & SIM_POOL_CAPTURE) != 0,
-                                      .use_on_oom = (pu->flags & SIM_POOL_USE_ON_OOM) != 0,
-                                      .no_split = (pu->flags & SIM_POOL_NO_SPLIT) != 0};
-            run->ops->pool_begin(s, &sc);
-        }
-        break;
-    case SIM_OP_POOL_END:
-        if (pu == NULL || !pu->routed)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_end of pool %llu, which is not being allocated to (no pool_begin before it)",
-                                 id);
-        pu->routed = false;
-        if (run->ops->pool_end != NULL)
-            run->ops->pool_end(s, ev->pool);
-        break;
-    case SIM_OP_POOL_RELEASE:
-        if (pu == NULL || pu->uses == 0)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_release of pool %llu, which has no use left to release (%s)", id,
-                                 pu == NULL ? "never begun" : "every pool_begin already released");
-        if (pu->routed && pu->uses == 1)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "pool_release of pool %llu while it is still being allocated to (pool_end it first)",
-                                 id);
-        pu->uses--;
-        if (run->ops->pool_release != NULL)
-            run->ops->pool_release(s, ev->pool);
-        break;
-    case SIM_OP_ALLOC: /* not pool events: do_event never passes them */
-    case SIM_OP_FREE:
-    case SIM_OP_EMPTY_CACHE:
-    case SIM_OP_MARK:
-        break;
-    case SIM_OP_GRAPH_REPLAY: /* a mark on the timeline, of a pool that exists */
-        if (pu == NULL)
-            return sim_error_set(e->err, SIM_ETRACE, path, ev->line, ev->line ? 0 : ev->index,
-                                 "graph_replay of pool %llu, which no pool_begin made", id);
-        /* its first replay is a mark on the timeline; later ones (a server replays its
-         * graphs thousands of times) would crowd out the trace's own marks */
-        if (!pu->replayed && run->n_marks < SIM_RUN_MAX_MARKS) {
-            pu->replayed = true;
-            sim_run_mark *mk = &run->marks[run->n_marks++];
-            mk->t = ev->t;
-            mk->event = run->events;
-            if (ev->name != NULL)
-                snprintf(mk->name, sizeof mk->name, "%s", ev->name);
-            else
-                snprintf(mk->name, sizeof mk->name, "graph replay (pool %llu)", id);
-        }
-        break;
+    if (ev->op == SIM_OP_POOL_BEGIN && run->ops->pool_begin != NULL) {
+        strategy_pool_scope sc = {.pool = ev->pool, .stream = ev->stream,
+                                  .all_streams = (ev->pool_flags & SIM_POOL_ALL_STREAMS) != 0,
+                                  .capture = (ev->pool_flags & SIM_POOL_CAPTURE) != 0,
+                                  .use_on_oom = (step.options & SIM_POOL_USE_ON_OOM) != 0,
+                                  .no_split = (step.options & SIM_POOL_NO_SPLIT) != 0};
+        run->ops->pool_begin(s, &sc);
+    } else if (ev->op == SIM_OP_POOL_END && run->ops->pool_end != NULL) {
+        run->ops->pool_end(s, ev->pool);
+    } else if (ev->op == SIM_OP_POOL_RELEASE && run->ops->pool_release != NULL) {
+        run->ops->pool_release(s, ev->pool);
+    } else if (ev->op == SIM_OP_GRAPH_REPLAY && step.first_replay && run->n_marks < SIM_RUN_MAX_MARKS) {
+        sim_run_mark *mk = &run->marks[run->n_marks++];
+        mk->t = ev->t;
+        mk->event = run->events;
+        if (ev->name != NULL)
+            snprintf(mk->name, sizeof mk->name, "%s", ev->name);
+        else
+            snprintf(mk->name, sizeof mk->name, "graph replay (pool %llu)", (unsigned long long)ev->pool);
     }
     return SIM_OK;
 }
@@ -955,7 +882,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
         timeline_finish(&run->tl);
     for (uint32_t i = 0; i < run->n_procs; i++) {
         idmap_release(&e.ps[i].ids);
-        free(e.ps[i].pools);
+        pool_protocol_free(e.ps[i].pools);
     }
     free(e.ps);
     free(e.src);
@@ -965,7 +892,7 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
 fail:
     for (uint32_t i = 0; i < run->n_procs; i++) {
         idmap_release(&e.ps[i].ids);
-        free(e.ps[i].pools);
+        pool_protocol_free(e.ps[i].pools);
     }
     free(e.ps);
     free(e.src);

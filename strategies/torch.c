@@ -49,8 +49,9 @@
  * Allocation handles are separate from block records: a deferred free completed
  * early by a synchronize lets its block merge away while the engine still holds the
  * handle. The pool sets, segment records and block merge are torch_segments.c (below
- * this file and torch_expandable.c), the walker and the checker torch_check.c, the
- * stats and options torch_report.c.
+ * this file and torch_expandable.c), the deferred frees and their event polling
+ * torch_events.c, the private pools torch_pools.c, the walker and the checker
+ * torch_check.c, the stats and options torch_report.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
@@ -106,6 +107,8 @@ static uint64_t allocation_size(const strategy *s, uint64_t size)
 static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 {
     const tblock *b = B(s, h);
+    if (s->rules.pool_no_split && s->pairs[pool_pair(b->pool)]->no_split)
+        return false; /* a MemPool(no_split=True) pool's blocks stay whole */
     uint64_t remaining = b->size - size;
     if (pool_kind(b->pool) == POOL_SMALL || s->conf.expandable_segments)
         return remaining >= T_MIN_BLOCK;
@@ -115,7 +118,7 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
 /* ==== Free path (docs/allocators.md §2.6) ==== */
 
 /* free_block: the block returns to its pool, merged with its free neighbours. */
-static void free_block(strategy *s, uint32_t h)
+void torch_free_block(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     uint64_t original_size = b->size;
@@ -215,163 +218,13 @@ static void release_blocks(strategy *s, unsigned pool)
     }
 }
 
-/* The list of deferred frees that still own a block, in free order (PyTorch's
- * cuda_events, whatever stream). */
-static void pending_push(strategy *s, uint32_t ah)
-{
-    talloc *a = AL(s, ah);
-    a->q_next = a->w_next = a->c_next = a->wait = T_NONE;
-    a->seq = s->free_seq++;
-    a->q_prev = s->q_tail;
-    if (s->q_tail != T_NONE)
-        AL(s, s->q_tail)->q_next = ah;
-    else
-        s->q_head = ah;
-    s->q_tail = ah;
-}
-
-static void completable_push(strategy *s, uint32_t ah)
-{
-    AL(s, ah)->c_next = s->c_head;
-    s->c_head = ah;
-}
-
-/* The event of ah completed and PyTorch noticed: its block returns to the pool. A
- * ready allocation is finished with; a pending one (completed by a synchronize)
- * waits for its free_ready. The next free recorded on its stream, if ready, may
- * complete next. */
-static void pending_complete(strategy *s, uint32_t ah)
-{
-    talloc *al = AL(s, ah);
-    if (al->q_prev != T_NONE)
-        AL(s, al->q_prev)->q_next = al->q_next;
-    else
-        s->q_head = al->q_next;
-    if (al->q_next != T_NONE)
-        AL(s, al->q_next)->q_prev = al->q_prev;
-    else
-        s->q_tail = al->q_prev;
-    if (al->wait != T_NONE) {
-        /* record order: it heads its stream's queue */
-        twait *w = &s->waits[al->wait];
-        w->head = al->w_next;
-        if (w->head == T_NONE)
-            w->tail = T_NONE;
-        else if (AL(s, w->head)->state == A_READY)
-            completable_push(s, w->head);
-    }
-    uint32_t h = al->block;
-    bool ready = al->state == A_READY;
-    al->block = T_NONE;
-    s->n_pending--;
-    if (ready) {
-        s->n_ready--;
-        slots_put(&s->allocs, ah);
-    } else {
-        al->state = A_DONE;
-    }
-    free_block(s, h);
-}
-
-/* The deferred free ah goes to the back of stream queue w (record order). */
-static void wait_append(strategy *s, uint32_t w, uint32_t ah)
-{
-    twait *q = &s->waits[w];
-    if (q->tail != T_NONE)
-        AL(s, q->tail)->w_next = ah;
-    else
-        q->head = ah;
-    q->tail = ah;
-    AL(s, ah)->wait = w;
-}
-
-/* insert_events_deferred_until_no_capture (2.6 lines 3155-3174): the frees parked
- * during a capture get their events now. Stream uses recorded during a capture are
- * dropped first (remove_cudagraph_stream_uses): a trace does not say when a use
- * was recorded, so gpusim takes those of a block allocated while a pool was routed
- * as the capture's, which leaves it no event: its block returns at once. Any other
- * becomes an ordinary deferred free, behind the frees already recorded on its stream. */
-static void unpark(strategy *s)
-{
-    for (uint32_t i = 0; i < s->n_parked; i++) {
-        uint32_t ah = s->parked[i];
-        talloc *a = AL(s, ah);
-        bool ready = a->parked_ready;
-        if (a->captured) {
-            uint32_t h = a->block;
-            a->block = T_NONE;
-            if (ready)
-                slots_put(&s->allocs, ah);
-            else
-                a->state = A_DONE; /* its free_ready is still to come */
-            free_block(s, h);
-            continue;
-        }
-        uint32_t w = a->wait;
-        a->state = ready ? A_READY : A_PENDING;
-        s->n_pending++;
-        pending_push(s, ah); /* clears a->wait */
-        if (w != T_NONE)
-            wait_append(s, w, ah);
-        if (ready) {
-            s->n_ready++;
-            if (a->wait == T_NONE || s->waits[a->wait].head == ah)
-                completable_push(s, ah);
-        }
-    }
-    s->n_parked = 0;
-}
-
-static int due_cmp(const void *a, const void *b)
-{
-    const tdue *x = a, *y = b;
-    return x->seq < y->seq ? -1 : (x->seq > y->seq);
-}
-
-/* process_events, at the start of every malloc: the deferred frees whose events
- * completed. PyTorch polls the events of each stream in record order and stops
- * at the first that is not ready; a free recorded on no stream gpusim knows waits
- * for nothing but its own ready_t. Those that complete at one poll go in free
- * order (PyTorch walks its streams in its hash map's order, which only the
- * inactive_split counters' peaks and totals can tell). */
-static void process_events(strategy *s)
-{
-    if (s->n_parked > 0)
-        unpark(s);
-    while (s->c_head != T_NONE) {
-        uint32_t n = 0;
-        for (uint32_t a = s->c_head; a != T_NONE; a = AL(s, a)->c_next) {
-            if (n == s->cap_due && !SIM_GROW(s->due, (size_t)n + 1, s->cap_due)) {
-                s->host_oom = true;
-                break;
-            }
-            s->due[n++] = (tdue){AL(s, a)->seq, a};
-        }
-        s->c_head = T_NONE;
-        qsort(s->due, n, sizeof *s->due, due_cmp);
-        for (uint32_t i = 0; i < n; i++)
-            pending_complete(s, s->due[i].h); /* may stack the next of a stream */
-    }
-}
-
-/* synchronize_and_free_events: every deferred free completes now. */
-static void synchronize(strategy *s)
-{
-    s->st.num_sync_all_streams++;
-    if (s->n_parked > 0)
-        unpark(s);
-    while (s->q_head != T_NONE)
-        pending_complete(s, s->q_head);
-    s->c_head = T_NONE;
-}
-
 /* release_cached_blocks: synchronize, release both default pools, then the
  * private pools whose uses were all released (graph_pools_freeable), dropping
  * those left without a segment (2.6 lines 2858-2902; no MemPoolContext is active
  * in a trace). */
 static bool release_cached_blocks(strategy *s)
 {
-    synchronize(s);
+    torch_synchronize(s);
     release_blocks(s, POOL_LARGE);
     release_blocks(s, POOL_SMALL);
     bool any = false;
@@ -806,6 +659,52 @@ static void torch_destroy(strategy *s)
     free(s);
 }
 
+/* try_mempool_fallback (2.8 on): a default-pool request whose first cudaMalloc
+ * failed takes a free block of a MemPool(use_on_oom=True) pool, searched as
+ * get_free_block searches, before any cached memory is released (2.11 on; 2.8-2.10
+ * after the ladder's last rung). PyTorch walks its
+ * use_on_oom_pools set (a hash set keyed by the pool id: ascending for the ids a
+ * trace uses); a pool whose uses were all released aborts PyTorch there (it adds a
+ * use to a pool that has none), which gpusim does not follow: it skips the pool. */
+static uint32_t use_on_oom_fallback(strategy *s, unsigned *pool, uint32_t stream, uint64_t rs)
+{
+    unsigned kind = pool_kind(*pool);
+    uint64_t after = 0; /* the pools by id, ascending: the next above the last tried */
+    for (;;) {
+        uint32_t next = T_NONE;
+        for (uint32_t i = 1; i < s->n_pairs; i++) {
+            const tpair *p = s->pairs[i];
+            if (p->live && p->use_on_oom && p->uses > 0 && p->id > after &&
+                (next == T_NONE || p->id < s->pairs[next]->id))
+                next = i;
+        }
+        if (next == T_NONE)
+            return T_NONE;
+        uint32_t b = get_free_block(s, pool_index(next, kind), stream, rs);
+        if (b != T_NONE) {
+            *pool = pool_index(next, kind);
+            return b;
+        }
+        after = s->pairs[next]->id;
+    }
+}
+
+/* Whether PyTorch behaves as inside a capture (no polling, parked frees, no cache
+ * release in the ladder). 2.6-2.12: any scope open (captures_underway non-empty,
+ * 2.6 lines 1195, 1240, 1504). 2.13 on (torch_rules.capture_context_by_stream):
+ * a capture running on the current stream, which is the allocation's stream at
+ * malloc; at a free, gpusim takes the current stream to be a running capture's
+ * (torch.cuda.graph makes its stream current) whenever one runs. */
+static bool capture_context(const strategy *s, bool at_free, uint32_t stream)
+{
+    if (!s->rules.capture_context_by_stream)
+        return s->n_routes > 0;
+    for (uint32_t i = 0; i < s->n_routes; i++)
+        if (s->routes[i].capture && (at_free || s->routes[i].all_streams || s->routes[i].stream == stream))
+            return true;
+    return false;
+}
+
 static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out, strategy_oom *oom)
 {
     uint32_t ah = slots_take_uninit(&s->allocs);
@@ -825,8 +724,9 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         return SIM_OOM;
     }
     /* no event is polled while a capture is underway (2.6 lines 1195-1207) */
-    if (s->n_routes == 0)
-        process_events(s);
+    bool capturing = capture_context(s, false, stream);
+    if (!capturing)
+        torch_process_events(s);
     uint64_t rs = round_size(s, size);
     /* get_pool: a routed allocation goes to its private pool's pair */
     unsigned pool = pool_index(s->n_routes > 0 ? torch_pool_route(s, stream) : 0,
@@ -838,10 +738,13 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         if (s->gc_on)
             garbage_collect(s);
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
+        bool fallback = s->rules.pool_use_on_oom && pool_pair(pool) == 0;
+        if (b == T_NONE && fallback && s->rules.use_on_oom_before_release)
+            b = use_on_oom_fallback(s, &pool, stream, rs);
         if (b == T_NONE && release_available_cached_blocks(s, pool, stream, rs))
             b = alloc_block(s, pool, stream, rs, alloc_size, false);
         /* nor synchronized and released during a capture (2.6 line 1240) */
-        if (b == T_NONE && s->n_routes == 0 && release_cached_blocks(s)) {
+        if (b == T_NONE && !capturing && release_cached_blocks(s)) {
             /* pytorch/pytorch#191302 (open): the pool again, which the synchronize
              * may have given completed deferred frees (issue #189504) */
             if (s->rules.fix_research_after_release)
@@ -849,6 +752,9 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
             if (b == T_NONE)
                 b = alloc_block(s, pool, stream, rs, alloc_size, true);
         }
+        /* 2.8-2.10: the use_on_oom pools after the last rung */
+        if (b == T_NONE && fallback && !s->rules.use_on_oom_before_release)
+            b = use_on_oom_fallback(s, &pool, stream, rs);
     }
     if (b == T_NONE) {
         s->st.num_ooms++;
@@ -884,7 +790,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
     pair_allocated(s, pool, -(int64_t)blk->size);
     if (blk->size >= s->conf.max_split_size_bytes)
         stat_down(&s->st.oversize_allocations, 1);
-    if (deferred && s->n_routes > 0) {
+    if (deferred && capture_context(s, true, 0)) {
         /* during a capture its events wait until none is underway (2.6 lines 1503-1510) */
         blk->state = BLOCK_PENDING;
         a->state = A_PARKED;
@@ -902,56 +808,12 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         blk->state = BLOCK_PENDING;
         a->state = A_PENDING;
         s->n_pending++;
-        pending_push(s, h);
+        torch_pending_push(s, h);
         return;
     }
-    free_block(s, b);
+    torch_free_block(s, b);
     slots_put(&s->allocs, h);
     refresh_largest(s);
-}
-
-/* ready_t: the work behind the free has finished, but PyTorch sees it only when
- * it next polls its events (process_events) or synchronizes. */
-static void torch_free_ready(strategy *s, strategy_handle h)
-{
-    talloc *a = AL(s, h);
-    if (a->state == A_PARKED) {
-        a->parked_ready = 1; /* seen once it is unparked */
-        return;
-    }
-    if (a->block != T_NONE) {
-        a->state = A_READY;
-        s->n_ready++;
-        if (a->wait == T_NONE || s->waits[a->wait].head == h)
-            completable_push(s, h);
-        return;
-    }
-    /* else: zero bytes, or a synchronize already completed it */
-    slots_put(&s->allocs, h);
-}
-
-/* The deferred free h was recorded on stream (record_stream): it completes only
- * after the frees recorded on that stream before it. */
-static void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
-{
-    talloc *a = AL(s, h);
-    if (a->block == T_NONE || (a->state != A_PENDING && a->state != A_PARKED))
-        return; /* zero bytes: nothing waits */
-    uint32_t w = 0;
-    while (w < s->n_waits && s->waits[w].stream != stream)
-        w++;
-    if (w == s->n_waits) {
-        if (!SIM_GROW(s->waits, s->n_waits + 1, s->cap_waits)) {
-            s->host_oom = true;
-            return;
-        }
-        s->waits[s->n_waits++] = (twait){stream, T_NONE, T_NONE};
-    }
-    if (a->state == A_PARKED) {
-        a->wait = w; /* queued when it is unparked */
-        return;
-    }
-    wait_append(s, w, h);
 }
 
 static void torch_empty_cache(strategy *s)

@@ -1,4 +1,4 @@
-/* torch_types.h — private to the `torch` strategy (torch.c, torch_segments.c, torch_expandable.c,
+/* torch_types.h — private to the `torch` strategy (torch.c, torch_events.c, torch_pools.c, torch_segments.c, torch_expandable.c,
  * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
@@ -445,6 +445,19 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
  * (try_allocate_expandable_block). */
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch.c: free_block (the block returns to its pool, merged with its free neighbours). */
+void torch_free_block(strategy *s, uint32_t h);
+
+/* torch_events.c: the deferred frees. push: ah (freed with stream uses, its block
+ * pending) joins the list in free order; process_events: the ready ones complete
+ * (at malloc, no capture underway); synchronize: every one completes
+ * (synchronize_and_free_events); free_ready and free_wait are the ops table's. */
+void torch_pending_push(strategy *s, uint32_t ah);
+void torch_process_events(strategy *s);
+void torch_synchronize(strategy *s);
+void torch_free_ready(strategy *s, strategy_handle h);
+void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream);
 
 /* torch_pools.c: the pool pairs (the default pools are pair 0, made by
  * torch_pools_init), captures_underway and the ops table's pool entries. */

@@ -65,6 +65,18 @@ static torch_rules rules_for(unsigned minor)
          * segment's creation order. Wheels: 2.12.0 and 2.12.1 have it, 2.11.0 and
          * 2.13.0 not */
         .tie_by_creation = minor == 12,
+        /* pytorch/pytorch#175374 (merged May 2026, issue #175015): markCaptureBegin in
+         * the 2.13.0 and 2.14.1 headers, not 2.12.1's; the 2.14.1 wheel agrees on the
+         * upstream differential's pool traces with it (validate/upstream/torch) */
+        .capture_context_by_stream = minor >= 13,
+        /* setUseOnOOM in the 2.8.0 headers, not 2.7.1's; setNoSplit in 2.10.0's, not
+         * 2.9.1's. Both agree with the 2.14.1 wheel on the pool traces that set them */
+        .pool_use_on_oom = minor >= 8,
+        /* wheels: 2.8.0 to 2.10.0 disagree on a use_on_oom trace (p011) with the fallback
+         * first and agree with it last (one more retry and synchronize in PyTorch);
+         * 2.11.0, whose setUseOnOOM takes the flag, and later agree with it first */
+        .use_on_oom_before_release = minor >= 11,
+        .pool_no_split = minor >= 10,
         /* CUDA; torch_platform_parse sets the platform's rules */
         .platform = TORCH_PLATFORM_CUDA,
         .expandable_supported = true,

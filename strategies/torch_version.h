@@ -80,6 +80,23 @@ typedef struct torch_rules {
      * split's handed-out part is a new block, a merged free block keeps its own
      * number) */
     bool tie_by_creation;
+    /* capture-only behaviour (no event polled at malloc, deferred frees parked, no
+     * cache release in the out-of-memory ladder) applies where a CUDA graph capture is
+     * running on the current stream (is_capture_context of pytorch/pytorch#175374: a
+     * markCaptureBegin count and the stream's capture status), not wherever a pool
+     * scope is open: a use_mem_pool scope is no capture, nor is an allocation on a
+     * stream that is not capturing (2.13 on; 2.6-2.12: captures_underway non-empty) */
+    bool capture_context_by_stream;
+    /* MemPool(use_on_oom=True): when the first cudaMalloc of a default-pool request
+     * fails, a free block of a use_on_oom pool is taken before any cache is released
+     * (try_mempool_fallback; 2.8 on) */
+    bool pool_use_on_oom;
+    /* where the ladder tries it: right after the first cudaMalloc (2.11 on); after the
+     * last rung, release_cached_blocks and its cudaMalloc (2.8-2.10) */
+    bool use_on_oom_before_release;
+    /* MemPool(no_split=True): blocks of the pool are never split (should_split;
+     * 2.10 on) */
+    bool pool_no_split;
     /* Open pull requests that fix known allocator bugs, off unless asked for
      * (option torch_fixes; no release has them): */
     /* pytorch/pytorch#191302 (issue #189504): after the synchronize and release of

@@ -332,6 +332,13 @@ void harness_pool_begin(harness *h, uint64_t pool, uint32_t stream, bool all_str
     harness_check(h);
 }
 
+void harness_pool_scope(harness *h, const strategy_pool_scope *scope)
+{
+    ck_assert_msg(h->ops->pool_begin != NULL, "%s has no private pools", h->ops->name);
+    h->ops->pool_begin(h->s, scope);
+    harness_check(h);
+}
+
 void harness_pool_end(harness *h, uint64_t pool)
 {
     h->ops->pool_end(h->s, pool);

@@ -66,6 +66,9 @@ void harness_empty_cache(harness *h);
  * protocol, design.md §3 "Pools"): a scope on stream (a capture), or on every stream
  * (use_mem_pool); its end; one use released. */
 void harness_pool_begin(harness *h, uint64_t pool, uint32_t stream, bool all_streams);
+/* A scope as the engine hands it (the pool's options, a use_mem_pool scope on one
+ * stream, ...). */
+void harness_pool_scope(harness *h, const strategy_pool_scope *scope);
 void harness_pool_end(harness *h, uint64_t pool);
 void harness_pool_release(harness *h, uint64_t pool);
 /* The strategy's figures for private pool `pool`: false when it keeps no such pool. */

@@ -59,11 +59,15 @@ for full in $releases; do
         agree=$(echo "$line" | sed 's/^upstream wheel: \([0-9]*\) of \([0-9]*\) .*/\1/')
         runs=$(echo "$line" | sed 's/^upstream wheel: \([0-9]*\) of \([0-9]*\) .*/\2/')
         note=$cuda
+        # the runs with captures and private pools, and the runs the release cannot make
+        pools=$(sed -n 's/^upstream wheel: pools: \([0-9]*\) of \([0-9]*\) runs .*; \([0-9]*\) skipped .*/pools \1 of \2, \3 skipped/p' \
+            "$build/check-$full.log" | tail -n 1)
+        [ -z "$pools" ] || note="$note; $pools"
         if [ "$rc" -ne 0 ]; then
             # runs that left no line: a configuration the release refuses, or a crash
             short=$(sed -n 's/^check-wheel.sh: \([0-9]*\) results for \([0-9]*\) runs$/, \1 results of \2 runs/p' \
                 "$build/check-$full.log" | tail -n 1)
-            note="$cuda; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ$short (log: $build/check-$full.log)"
+            note="$note; $(grep -c '^DIFFER' "$build/check-$full.log" || true) differ$short (log: $build/check-$full.log)"
             status=1
         fi
         echo "$full | $runs | $agree | $note" >>"$table"

@@ -10,7 +10,10 @@
  * every event, then compares every key of the two result objects and, when they
  * disagree or any counter does, names the first event after which they differ.
  * Prints one line per run: "agree ..." (with PyTorch's final and peak reserved
- * bytes) or "DIFFER ..." with the differences.
+ * bytes) or "DIFFER ..." with the differences, or "skipped ..." with why when the
+ * release cannot make the run (a trace whose pools set MemPool options the
+ * release's allocator lacks). Every private pool's numbers (strategy_ops.pools)
+ * are compared after every event too, as pool.ID.* counters.
  * Exit status: 0 agree, 1 differ, 2 usage or a run that could not be made. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -26,7 +29,7 @@
 #include "traces/trace.h"
 #include "upstream_strategy.h"
 
-#define MAX_KEYS 160u
+#define MAX_KEYS 320u
 #define KEY_LEN 64u
 
 /* The counters and sample of one process after each measured event. */
@@ -78,6 +81,32 @@ static void sink_real(void *ctx, const char *key, double v)
     put(ctx, key, v < 0.0 ? UINT64_MAX : (uint64_t)v);
 }
 
+/* One private pool's numbers after the event, under pool.ID.* (a pool the allocator
+ * no longer keeps has none: every one reads 0, `exists` included). */
+static int put_pool(void *ctx, const strategy_pool_info *pi)
+{
+    recorder *r = ctx;
+    const char *names[10] = {
+        "exists", "reserved_bytes", "peak_reserved_bytes", "allocated_bytes", "peak_allocated_bytes", "segments",
+        "uses",   "routed",         "use_on_oom",          "no_split"};
+    const uint64_t v[10] = {1,
+                            pi->reserved_bytes,
+                            pi->peak_reserved_bytes,
+                            pi->allocated_bytes,
+                            pi->peak_allocated_bytes,
+                            pi->segments,
+                            pi->uses,
+                            pi->routed,
+                            pi->use_on_oom,
+                            pi->no_split};
+    for (unsigned i = 0; i < 10; i++) {
+        char key[KEY_LEN];
+        snprintf(key, sizeof key, "pool.%" PRIu64 ".%s", pi->pool, names[i]);
+        put(r, key, v[i]);
+    }
+    return 0;
+}
+
 static void observe(void *ctx, const engine_tick *t)
 {
     recorder *r = ctx;
@@ -115,6 +144,8 @@ static void observe(void *ctx, const engine_tick *t)
     const sim_run_proc *p = &t->run->procs[t->process];
     strategy_stat_sink sink = {.u64 = sink_u64, .real = sink_real, .text = NULL, .ctx = r};
     t->run->ops->stats(p->s, &sink);
+    if (t->run->ops->pools != NULL)
+        t->run->ops->pools(p->s, put_pool, r);
 }
 
 typedef struct args {
@@ -206,6 +237,11 @@ static const char *op_text(const tick_rec *k, char *buf, size_t cap)
     return buf;
 }
 
+static bool is_pool_key(const char *key)
+{
+    return strncmp(key, "pool.", 5) == 0;
+}
+
 /* The first tick after which any counter differs, into out. */
 static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
 {
@@ -219,13 +255,28 @@ static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
             for (uint32_t q = 0; q < g->n_keys; q++)
                 if (strcmp(g->keys[q], u->keys[j]) == 0)
                     jg = q;
-            uint64_t vg = jg == UINT32_MAX ? UINT64_MAX - 1 : kg->v[jg];
+            /* a pool one side has never reported reads 0 there (pool.ID.exists 0) */
+            uint64_t vg = jg != UINT32_MAX ? kg->v[jg] : is_pool_key(u->keys[j]) ? 0 : UINT64_MAX - 1;
             if (vg == ku->v[j])
                 continue;
             if (shown == 0)
                 sim_buf_printf(out, "first diverging event %" PRIu64 " (%s):", ku->event, op_text(ku, op, sizeof op));
             if (shown < 6)
                 sim_buf_printf(out, " %s gpusim=%" PRIu64 " pytorch=%" PRIu64, u->keys[j], vg, ku->v[j]);
+            shown++;
+        }
+        for (uint32_t q = 0; q < g->n_keys; q++) { /* the pools only gpusim reported */
+            if (!is_pool_key(g->keys[q]) || kg->v[q] == 0)
+                continue;
+            bool in_u = false;
+            for (uint32_t j = 0; j < u->n_keys && !in_u; j++)
+                in_u = strcmp(g->keys[q], u->keys[j]) == 0;
+            if (in_u)
+                continue;
+            if (shown == 0)
+                sim_buf_printf(out, "first diverging event %" PRIu64 " (%s):", ku->event, op_text(ku, op, sizeof op));
+            if (shown < 6)
+                sim_buf_printf(out, " %s gpusim=%" PRIu64 " pytorch=0", g->keys[q], kg->v[q]);
             shown++;
         }
         if (shown > 0)
@@ -236,6 +287,23 @@ static bool first_divergence(const recorder *g, const recorder *u, sim_buf *out)
         return true;
     }
     return false;
+}
+
+/* The MemPool options (SIM_POOL_USE_ON_OOM, SIM_POOL_NO_SPLIT) the trace's pool_begins set. */
+static sim_status trace_pool_options(const char *path, uint32_t *sets, sim_error *err)
+{
+    trace_reader *tr = NULL;
+    *sets = 0;
+    sim_status st = trace_open(path, &tr, err);
+    if (st != SIM_OK)
+        return st;
+    sim_event_source src = trace_source(tr);
+    sim_event ev;
+    while ((st = src.next(src.ctx, &ev, err)) == SIM_OK)
+        if (ev.op == SIM_OP_POOL_BEGIN)
+            *sets |= ev.pool_flags & SIM_POOL_OPTIONS;
+    trace_close(tr);
+    return st == SIM_END ? SIM_OK : st;
 }
 
 static int usage(const char *msg)
@@ -283,6 +351,22 @@ int main(int argc, char **argv)
     }
     if (a.trace == NULL)
         return usage("no trace");
+
+    /* a release without setUseOnOOM (before 2.8) or setNoSplit (before 2.10) cannot run
+     * a trace whose pools set it: say so (runs.sh counts these lines), never a silent pass */
+    uint32_t options = 0;
+    if (trace_pool_options(a.trace, &options, &err) != SIM_OK) {
+        fprintf(stderr, "torch_upstream: %s\n", err.msg);
+        return 2;
+    }
+    const char *lacks = (options & SIM_POOL_USE_ON_OOM) && !upstream_torch_has_use_on_oom() ? "use_on_oom (setUseOnOOM)"
+                        : (options & SIM_POOL_NO_SPLIT) && !upstream_torch_has_no_split()   ? "no_split (setNoSplit)"
+                                                                                            : NULL;
+    if (lacks != NULL) {
+        printf("skipped %s%s%s: its pools set %s, which this release's allocator does not have\n", a.trace,
+               a.label[0] ? " " : "", a.label, lacks);
+        return 0;
+    }
 
     recorder *rg = calloc(1, sizeof *rg), *ru = calloc(1, sizeof *ru);
     sim_buf jg, ju, msg;

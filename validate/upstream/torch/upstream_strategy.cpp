@@ -14,9 +14,12 @@
 #define GPUSIM_C10_P2P_CACHE 1
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -54,6 +57,7 @@ struct strategy {
         uint64_t bytes = 0;    // the request
         uint32_t stream = 0;   // the trace stream it was allocated on
         bool live = false;
+        bool in_scope = false; // allocated while a pool was routed
     };
     std::vector<slot> slots;
     std::vector<uint32_t> free_slots;
@@ -64,6 +68,22 @@ struct strategy {
     std::string conf;
     bool set_fraction = false;
     double fraction = 1.0;
+    // The private pools the trace made, in the order of their first pool_begin
+    // (MempoolId_t {0, id}, as graph_pool_handle() and MemPool() make them)
+    struct pool {
+        uint64_t id = 0;
+        uint32_t uses = 0;    // pool_begins not released
+        bool routed = false;  // between pool_begin and pool_end
+        bool capture = false; // the routing scope is a stream capture
+        cudaStream_t capture_stream = nullptr;
+        bool use_on_oom = false, no_split = false;
+        uint64_t peak_reserved = 0, peak_allocated = 0; // read after every allocation
+        bool dropped = false; // 2.4, 2.5 (no getPoolUseCount): erased by release_cached_blocks
+        std::function<bool(cudaStream_t)> filter;       // its routing scope's
+    };
+    std::vector<pool> pools;
+    std::vector<uint64_t> routes; // the routed pools in begin order (captures_underway)
+    int64_t syncs = 0;            // num_sync_all_streams when the pools were last looked at
 };
 
 namespace {
@@ -146,16 +166,80 @@ c10::cuda::CUDAStream own_stream(uint64_t tag)
         reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x40000000u + 16u * static_cast<uintptr_t>(tag))), 0);
 }
 
+// c10's MempoolId_t, a pair of capture ids (c10::cuda's in 2.6, c10's from 2.10)
+using mempool_id_t = std::pair<unsigned long long, unsigned long long>;
+
+// The pool a trace's pool id names: MempoolId_t {0, id}, as graph_pool_handle() and
+// MemPool() make them (a capture that names no pool would get {id, 0})
+mempool_id_t mempool_of(uint64_t id)
+{
+    return mempool_id_t{0, static_cast<unsigned long long>(id)};
+}
+
+strategy::pool *pool_rec(strategy *s, uint64_t id)
+{
+    for (strategy::pool &p : s->pools)
+        if (p.id == id)
+            return &p;
+    return nullptr;
+}
+
+// The current stream at a free (2.13 on, PyTorch asks whether it is capturing):
+// the stream of the capture begun last while one runs (torch.cuda.graph makes its
+// stream current for its body), else the block's own (design.md §3 "Pools")
+void set_free_stream(strategy *s, uint32_t block_stream)
+{
+    for (auto it = s->routes.rbegin(); it != s->routes.rend(); ++it) {
+        strategy::pool *p = pool_rec(s, *it);
+        if (p->capture) {
+            c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromExternal(p->capture_stream, 0));
+            return;
+        }
+    }
+    c10::cuda::setCurrentCUDAStream(stream_of(block_stream));
+}
+
 // record_stream on a second stream: PyTorch records an event at the free and
-// reuses the block only once that event has completed (mock_cuda_complete)
+// reuses the block only once that event has completed (mock_cuda_complete).
+// While a pool is routed, PyTorch parks the free (needs_events_deferred_until_no_capture)
+// and records its events once none is; it first drops the stream uses recorded while a
+// scope was open (remove_cudagraph_stream_uses). A trace does not say when the use was
+// recorded: gpusim's model takes those of a block allocated while a pool was routed as
+// the scope's, any other's as recorded before (design.md §3 "Pools"). So for a block
+// allocated outside every scope, the use is recorded with no scope open: each routed
+// pool's routing is ended and begun again in the same order around recordStream (the
+// use count it adds is released again), and when the free is parked (no event
+// recorded at it: 2.13 on park only in a capture), the record to come takes its tag.
 void record_deferred(strategy *s, strategy_handle h, const c10::cuda::CUDAStream *st)
 {
     strategy::slot &sl = s->slots[h];
     sl.tag = s->next_tag++;
-    CCA::recordStream(sl.ptr, st != nullptr ? *st : own_stream(sl.tag));
+    c10::cuda::CUDAStream use = st != nullptr ? *st : own_stream(sl.tag);
+    bool queue = false;
+    if (s->routes.empty() || sl.in_scope) {
+        set_free_stream(s, sl.stream);
+        CCA::recordStream(sl.ptr, use);
+    } else {
+        for (uint64_t id : s->routes)
+            CCA::endAllocateToPool(0, mempool_of(id));
+        // on a stream that is not capturing (2.13's is_capture_context asks the
+        // current stream)
+        c10::cuda::setCurrentCUDAStream(stream_of(0));
+        CCA::recordStream(sl.ptr, use);
+        for (uint64_t id : s->routes) {
+            CCA::beginAllocateToPool(0, mempool_of(id), pool_rec(s, id)->filter);
+            CCA::releasePool(0, mempool_of(id));
+        }
+        queue = use.stream() != stream_of(sl.stream).stream();
+    }
+    set_free_stream(s, sl.stream);
+    uint64_t records = mock_cuda_get_counts().event_records;
     mock_cuda_set_record_tag(sl.tag);
     sl.ptr.clear();
     mock_cuda_set_record_tag(0);
+    // parked (no event recorded at the free): its event comes later, with this tag
+    if (queue && mock_cuda_get_counts().event_records == records)
+        mock_cuda_queue_record_tag(use.stream(), sl.tag);
 }
 
 // Before any other call: the deferred free just made named no stream.
@@ -199,6 +283,127 @@ void free_and_largest(uint64_t *free_bytes, uint64_t *largest)
             if (b.size > *largest)
                 *largest = b.size;
         }
+    }
+}
+
+// The calls a release's allocator may lack (detected at compile time): the MemPool
+// options (setUseOnOOM and setNoSplit, 2.8 and 2.10; setUseOnOOM takes the flag from
+// 2.11), the capture marks (2.13), the pool use count (2.6)
+template <typename A, typename = void>
+struct has_use_on_oom : std::false_type {};
+template <typename A>
+struct has_use_on_oom<A, std::void_t<decltype(std::declval<A &>().setUseOnOOM(c10::DeviceIndex{0}, mempool_id_t{},
+                                                                              true))>> : std::true_type {};
+template <typename A, typename = void>
+struct has_use_on_oom_2 : std::false_type {}; // 2.8-2.10: setUseOnOOM(device, id) sets it
+template <typename A>
+struct has_use_on_oom_2<A, std::void_t<decltype(std::declval<A &>().setUseOnOOM(c10::DeviceIndex{0}, mempool_id_t{}))>>
+    : std::true_type {};
+template <typename A, typename = void>
+struct has_no_split : std::false_type {};
+template <typename A>
+struct has_no_split<A, std::void_t<decltype(std::declval<A &>().setNoSplit(c10::DeviceIndex{0}, mempool_id_t{}))>>
+    : std::true_type {};
+template <typename A, typename = void>
+struct has_capture_marks : std::false_type {};
+template <typename A>
+struct has_capture_marks<A, std::void_t<decltype(std::declval<A &>().markCaptureBegin(c10::DeviceIndex{0}))>>
+    : std::true_type {};
+template <typename A, typename = void>
+struct has_use_count : std::false_type {};
+template <typename A>
+struct has_use_count<A, std::void_t<decltype(std::declval<A &>().getPoolUseCount(c10::DeviceIndex{0},
+                                                                                  mempool_id_t{}))>>
+    : std::true_type {};
+using allocator_type = std::remove_pointer_t<decltype(CCA::get())>;
+
+// Whether PyTorch still keeps the pool (release_cached_blocks drops one whose uses
+// were all released once it holds no segment): its use count answers, or throws
+template <typename A>
+bool pool_alive(A *a, const strategy::pool &p)
+{
+    if constexpr (has_use_count<A>::value) {
+        try {
+            (void)a->getPoolUseCount(0, mempool_of(p.id));
+            return true;
+        } catch (const c10::Error &) {
+            return false;
+        }
+    } else {
+        return !p.dropped; // 2.4, 2.5: note_pool_drops
+    }
+}
+
+// The MemPool options of a new pool, where the release has them (the runs that
+// need them are skipped on the others: upstream_torch_has_pool_options)
+template <typename A>
+void set_pool_options(A *a, mempool_id_t id, bool use_on_oom, bool no_split)
+{
+    if constexpr (has_use_on_oom<A>::value) {
+        if (use_on_oom)
+            a->setUseOnOOM(0, id, true);
+    } else if constexpr (has_use_on_oom_2<A>::value) {
+        if (use_on_oom)
+            a->setUseOnOOM(0, id);
+    }
+    if constexpr (has_no_split<A>::value) {
+        if (no_split)
+            a->setNoSplit(0, id);
+    }
+}
+
+// markCaptureBegin / markCaptureEnd, which CUDAGraph calls right after
+// cudaStreamBeginCapture and cudaStreamEndCapture from 2.13 on
+template <typename A>
+void mark_capture(A *a, bool begin)
+{
+    if constexpr (has_capture_marks<A>::value) {
+        if (begin)
+            a->markCaptureBegin(0);
+        else
+            a->markCaptureEnd(0);
+    }
+}
+
+// The pool's use count: the allocator's own (getPoolUseCount, 2.6), else the
+// begins not released
+template <typename A>
+uint32_t pool_uses(A *a, const strategy::pool &p)
+{
+    if constexpr (has_use_count<A>::value)
+        return static_cast<uint32_t>(a->getPoolUseCount(0, mempool_of(p.id)));
+    else
+        return p.uses;
+}
+
+// One pool's numbers now, from the allocator's snapshot (its segments' owner_private_pool_id)
+struct pool_now {
+    uint64_t reserved = 0, allocated = 0, segments = 0;
+};
+
+pool_now pool_numbers(const CCA::SnapshotInfo &snap, uint64_t id)
+{
+    pool_now n;
+    for (const CCA::SegmentInfo &seg : snap.segments) {
+        if (seg.owner_private_pool_id != mempool_of(id))
+            continue;
+        n.reserved += seg.total_size;
+        n.allocated += seg.allocated_size;
+        n.segments++;
+    }
+    return n;
+}
+
+// After an allocation: the pools' peaks (only an allocation raises them)
+void note_pool_peaks(strategy *s)
+{
+    if (s->pools.empty())
+        return;
+    CCA::SnapshotInfo snap = CCA::snapshot();
+    for (strategy::pool &p : s->pools) {
+        pool_now n = pool_numbers(snap, p.id);
+        p.peak_reserved = std::max(p.peak_reserved, n.reserved);
+        p.peak_allocated = std::max(p.peak_allocated, n.allocated);
     }
 }
 
@@ -291,7 +496,9 @@ sim_status up_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle
         sl.bytes = size;
         sl.stream = stream;
         sl.live = true;
+        sl.in_scope = !s->routes.empty();
         *h = i;
+        note_pool_peaks(s);
         return SIM_OK;
     } catch (const c10::OutOfMemoryError &e) {
         s->free_slots.push_back(i);
@@ -340,6 +547,7 @@ void up_free(strategy *s, strategy_handle h, bool deferred)
         s->unrecorded = h; // recorded by up_free_wait or the next call
         return;            // the slot stays taken until free_ready
     }
+    set_free_stream(s, sl.stream);
     sl.ptr.clear();
     if (deferred)
         return;
@@ -371,7 +579,128 @@ void up_free_ready(strategy *s, strategy_handle h)
 void up_empty_cache(strategy *s)
 {
     flush(s);
+    c10::cuda::setCurrentCUDAStream(stream_of(0)); // torch.cuda.empty_cache() outside any capture
     CCA::emptyCache();
+}
+
+// pool_begin: what CUDAGraph::capture_begin does for a capture (beginAllocateToPool
+// with a filter that matches the streams of this capture, cudaStreamBeginCapture,
+// markCaptureBegin where the release has it), or torch.cuda.use_mem_pool for every
+// stream (beginAllocateToPool with a filter that takes every stream); at the pool's
+// first begin, the MemPool options (setUseOnOOM, setNoSplit) where the release has them
+void up_pool_begin(strategy *s, const strategy_pool_scope *sc)
+{
+    flush(s);
+    strategy::pool *p = pool_rec(s, sc->pool);
+    bool first = p == nullptr;
+    if (first) {
+        s->pools.emplace_back();
+        p = &s->pools.back();
+        p->id = sc->pool;
+        p->use_on_oom = sc->use_on_oom;
+        p->no_split = sc->no_split;
+    }
+    p->uses++;
+    p->routed = true;
+    p->capture = sc->capture;
+    p->capture_stream = stream_of(sc->stream).stream();
+    auto capture_id = std::make_shared<unsigned long long>(0);
+    std::function<bool(cudaStream_t)> filter;
+    if (sc->all_streams) {
+        filter = [](cudaStream_t) { return true; };
+    } else if (sc->capture) {
+        // as CUDAGraph's filter: the stream is capturing, in this capture
+        filter = [capture_id](cudaStream_t st) {
+            cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+            unsigned long long id = 0;
+            C10_CUDA_CHECK(cudaStreamGetCaptureInfo(st, &status, &id));
+            return status == cudaStreamCaptureStatusActive && id == *capture_id;
+        };
+    } else {
+        cudaStream_t mine = p->capture_stream;
+        filter = [mine](cudaStream_t st) { return st == mine; };
+    }
+    p->filter = filter;
+    CCA::beginAllocateToPool(0, mempool_of(sc->pool), std::move(filter));
+    s->routes.push_back(sc->pool);
+    if (first)
+        set_pool_options(CCA::get(), mempool_of(sc->pool), sc->use_on_oom, sc->no_split);
+    if (sc->capture) {
+        C10_CUDA_CHECK(cudaStreamBeginCapture(p->capture_stream, cudaStreamCaptureModeGlobal));
+        mark_capture(CCA::get(), true);
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        C10_CUDA_CHECK(cudaStreamGetCaptureInfo(p->capture_stream, &status, capture_id.get()));
+    }
+}
+
+// pool_end: CUDAGraph::capture_end (cudaStreamEndCapture, markCaptureEnd,
+// endAllocateToPool) or the end of a use_mem_pool scope (endAllocateToPool)
+void up_pool_end(strategy *s, uint64_t id)
+{
+    flush(s);
+    strategy::pool *p = pool_rec(s, id);
+    if (p->capture) {
+        cudaGraph_t graph = nullptr;
+        C10_CUDA_CHECK(cudaStreamEndCapture(p->capture_stream, &graph));
+        mark_capture(CCA::get(), false);
+    }
+    CCA::endAllocateToPool(0, mempool_of(id));
+    s->routes.erase(std::find(s->routes.begin(), s->routes.end(), id));
+    p->routed = false;
+    p->capture = false;
+}
+
+// pool_release: one use ends (CUDAGraph::reset, a MemPool deleted): releasePool
+void up_pool_release(strategy *s, uint64_t id)
+{
+    flush(s);
+    strategy::pool *p = pool_rec(s, id);
+    CCA::releasePool(0, mempool_of(id));
+    p->uses--;
+}
+
+// Where the release cannot say whether it keeps a pool (2.4, 2.5: no getPoolUseCount):
+// release_cached_blocks, the only caller of synchronize_and_free_events there, erases a
+// pool whose uses were all released once it holds no segment. So when the count of
+// synchronizations grew since the last look, such a pool is gone.
+void note_pool_drops(strategy *s, const CCA::SnapshotInfo &snap)
+{
+    int64_t syncs = CCA::getDeviceStats(0).num_sync_all_streams;
+    if (syncs == s->syncs)
+        return;
+    s->syncs = syncs;
+    for (strategy::pool &p : s->pools)
+        if (p.uses == 0 && pool_numbers(snap, p.id).segments == 0)
+            p.dropped = true;
+}
+
+int up_pools(const strategy *cs, strategy_pool_visitor v, void *ctx)
+{
+    flush(cs);
+    if (cs->pools.empty())
+        return 0;
+    CCA::SnapshotInfo snap = CCA::snapshot();
+    note_pool_drops(const_cast<strategy *>(cs), snap);
+    for (const strategy::pool &p : cs->pools) {
+        pool_now n = pool_numbers(snap, p.id);
+        if (!pool_alive(CCA::get(), p))
+            continue;
+        strategy_pool_info info{};
+        info.pool = p.id;
+        info.reserved_bytes = n.reserved;
+        info.peak_reserved_bytes = std::max(p.peak_reserved, n.reserved);
+        info.allocated_bytes = n.allocated;
+        info.peak_allocated_bytes = std::max(p.peak_allocated, n.allocated);
+        info.segments = n.segments;
+        info.uses = pool_uses(CCA::get(), p);
+        info.routed = p.routed;
+        info.use_on_oom = p.use_on_oom;
+        info.no_split = p.no_split;
+        int rc = v(ctx, &info);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 void up_sample(const strategy *s, strategy_sample *out)
@@ -467,6 +796,7 @@ int up_walk(const strategy *s, strategy_visitor v, void *ctx)
             blk.stream = 0;
             blk.state = b.allocated ? BLOCK_USED : b.active ? BLOCK_PENDING : BLOCK_FREE;
             blk.pool = seg.is_large ? "large" : "small";
+            blk.pool_id = static_cast<uint64_t>(seg.owner_private_pool_id.second);
             int rc = v(ctx, &blk);
             if (rc != 0)
                 return rc;
@@ -502,6 +832,10 @@ strategy_ops make_ops()
     o.free_ready = up_free_ready;
     o.free_wait = up_free_wait;
     o.empty_cache = up_empty_cache;
+    o.pool_begin = up_pool_begin;
+    o.pool_end = up_pool_end;
+    o.pool_release = up_pool_release;
+    o.pools = up_pools;
     o.sample = up_sample;
     o.stats = up_stats;
     o.options = up_options;
@@ -511,6 +845,16 @@ strategy_ops make_ops()
 }
 
 } // namespace
+
+extern "C" bool upstream_torch_has_use_on_oom(void)
+{
+    return has_use_on_oom<allocator_type>::value || has_use_on_oom_2<allocator_type>::value;
+}
+
+extern "C" bool upstream_torch_has_no_split(void)
+{
+    return has_no_split<allocator_type>::value;
+}
 
 extern "C" const strategy_ops *upstream_torch_strategy(void)
 {

@@ -41,6 +41,10 @@ typedef enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorNotReady = 600,
+    cudaErrorIllegalState = 401,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorCapturedEvent = 907,
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorNotSupported = 801,
     cudaErrorUnknown = 999
@@ -50,6 +54,7 @@ typedef enum cudaError cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef struct CUgraphExec_st *cudaGraphExec_t;
+typedef struct CUgraph_st *cudaGraph_t;
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 
 #define CUDA_IPC_HANDLE_SIZE 64
@@ -246,8 +251,12 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
+/* Stream capture (CUDAGraph::capture_begin/capture_end; the mock keeps each stream's
+ * capture and its id, so that c10's capture queries see what the replay captures) */
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 #ifdef GPUSIM_WHEEL_RUNTIME
-typedef struct CUgraph_st *cudaGraph_t;
 typedef struct CUgraphNode_st *cudaGraphNode_t;
 typedef struct CUuserObject_st *cudaUserObject_t;
 typedef struct cudaGraphEdgeData_st {

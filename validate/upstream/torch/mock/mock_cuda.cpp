@@ -4,9 +4,13 @@
 // when the device is full, cuMemCreate checks capacity page by page. No memory is
 // ever touched through the returned pointers. Streams and events are opaque heap
 // objects; an event recorded under a tag stays not ready until the replay
-// completes the tag or someone synchronizes on it.
+// completes the tag or someone synchronizes on it. A stream may be capturing
+// (cudaStreamBeginCapture .. cudaStreamEndCapture): the capture queries report it
+// with its capture id, and an event recorded on it is a captured event, which
+// cudaEventQuery and cudaEventSynchronize refuse as CUDA does.
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -23,6 +27,10 @@ struct CUstream_st {
 struct CUevent_st {
     uint64_t tag;
     bool recorded;
+    bool captured; // recorded on a capturing stream
+};
+struct CUgraph_st {
+    unsigned long long capture_id;
 };
 
 namespace {
@@ -35,8 +43,12 @@ struct MockState {
     uint64_t next_handle = 1;
     std::set<uint64_t> completed;                         // tags whose work has finished
     uint64_t record_tag = 0;
+    std::map<cudaStream_t, std::deque<uint64_t>> queued_tags; // tags of records to come, per stream
     std::vector<std::unique_ptr<CUstream_st>> streams;
     std::vector<std::unique_ptr<CUevent_st>> events;      // kept until reset: c10 pools them
+    std::map<cudaStream_t, CUgraph_st *> captures;        // capturing streams and their graphs
+    std::vector<std::unique_ptr<CUgraph_st>> graphs;      // every capture's graph
+    unsigned long long next_capture_id = 1;
     cudaError_t last_error = cudaSuccess;
     int device = 0;
     mock_cuda_counts counts{};
@@ -52,6 +64,17 @@ cudaError_t fail(cudaError_t e)
 {
     state().last_error = e;
     return e;
+}
+
+// the capture stream is in: its status and id (0 when none), and its graph
+CUgraph_st *capture_of(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id)
+{
+    auto it = state().captures.find(stream);
+    CUgraph_st *g = it == state().captures.end() ? nullptr : it->second;
+    *status = g != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (id != nullptr)
+        *id = g != nullptr ? g->capture_id : 0;
+    return g;
 }
 
 uint64_t total_bytes()
@@ -71,8 +94,10 @@ void mock_cuda_reset(const mock_cuda_device *dev)
     s.next_handle = 1;
     s.completed.clear();
     s.record_tag = 0;
+    s.queued_tags.clear();
     s.last_error = cudaSuccess;
     s.counts = mock_cuda_counts{};
+    s.captures.clear();
     s.have_dev = dev != nullptr;
     if (dev != nullptr)
         s.dev = *dev;
@@ -83,6 +108,11 @@ void mock_cuda_reset(const mock_cuda_device *dev)
 void mock_cuda_set_record_tag(uint64_t tag)
 {
     state().record_tag = tag;
+}
+
+void mock_cuda_queue_record_tag(const void *stream, uint64_t tag)
+{
+    state().queued_tags[static_cast<cudaStream_t>(const_cast<void *>(stream))].push_back(tag);
 }
 
 void mock_cuda_complete(uint64_t tag)
@@ -373,22 +403,49 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus *status)
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
 {
-    *status = cudaStreamCaptureStatusNone;
+    capture_of(stream, status, nullptr);
     return cudaSuccess;
 }
 
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode)
+{
+    MockState &s = state();
+    if (s.captures.count(stream) != 0)
+        return fail(cudaErrorIllegalState);
+    s.graphs.push_back(std::make_unique<CUgraph_st>(CUgraph_st{s.next_capture_id++}));
+    s.captures[stream] = s.graphs.back().get();
+    s.counts.captures++;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    MockState &s = state();
+    auto it = s.captures.find(stream);
+    if (it == s.captures.end()) {
+        *graph = nullptr;
+        return fail(cudaErrorIllegalState);
+    }
+    *graph = it->second;
+    s.captures.erase(it);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t)
+{
+    return cudaSuccess; // the graph stays allocated until the process ends
+}
+
 #if CUDART_VERSION >= 13000
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
                                      cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
                                      size_t *n_deps)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
+    CUgraph_st *g = capture_of(stream, status, id);
     if (graph != nullptr)
-        *graph = nullptr;
+        *graph = g;
     if (deps != nullptr)
         *deps = nullptr;
     if (edges != nullptr)
@@ -398,14 +455,13 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus 
     return cudaSuccess;
 }
 #elif defined(GPUSIM_WHEEL_CUDA12)
-cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id,
-                                        cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *n_deps)
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                        unsigned long long *id, cudaGraph_t *graph, const cudaGraphNode_t **deps,
+                                        size_t *n_deps)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
+    CUgraph_st *g = capture_of(stream, status, id);
     if (graph != nullptr)
-        *graph = nullptr;
+        *graph = g;
     if (deps != nullptr)
         *deps = nullptr;
     if (n_deps != nullptr)
@@ -413,11 +469,9 @@ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t, enum cudaStreamCaptureStat
     return cudaSuccess;
 }
 #else
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, enum cudaStreamCaptureStatus *status, unsigned long long *id)
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id)
 {
-    *status = cudaStreamCaptureStatusNone;
-    if (id != nullptr)
-        *id = 0;
+    capture_of(stream, status, id);
     return cudaSuccess;
 }
 #endif
@@ -431,7 +485,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int)
 {
-    state().events.push_back(std::make_unique<CUevent_st>(CUevent_st{0, false}));
+    state().events.push_back(std::make_unique<CUevent_st>(CUevent_st{0, false, false}));
     *event = state().events.back().get();
     return cudaSuccess;
 }
@@ -446,16 +500,25 @@ cudaError_t cudaEventDestroy(cudaEvent_t)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t)
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    state().counts.event_records++;
-    event->tag = state().record_tag;
+    MockState &s = state();
+    s.counts.event_records++;
+    event->tag = s.record_tag;
+    auto q = s.queued_tags.find(stream);
+    if (event->tag == 0 && q != s.queued_tags.end() && !q->second.empty()) {
+        event->tag = q->second.front(); // a record the replay announced for this stream
+        q->second.pop_front();
+    }
     event->recorded = true;
+    event->captured = s.captures.count(stream) != 0;
     return cudaSuccess;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
+    if (event->captured)
+        return fail(cudaErrorCapturedEvent); // an event recorded during capture is a graph node
     if (!event->recorded || mock_cuda_completed(event->tag))
         return cudaSuccess;
     return cudaErrorNotReady; // not an error: no last-error update, as the runtime
@@ -464,6 +527,8 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     state().counts.event_syncs++;
+    if (event->captured)
+        return fail(cudaErrorCapturedEvent);
     if (event->recorded)
         mock_cuda_complete(event->tag);
     return cudaSuccess;

@@ -37,6 +37,11 @@ void mock_cuda_reset(const mock_cuda_device *dev);
  * once). The replay sets the tag of a deferred free before PyTorch records its
  * events, and sets it back to 0 afterwards. */
 void mock_cuda_set_record_tag(uint64_t tag);
+/* The next event recorded on stream (a cudaStream_t) with no record tag set takes
+ * tag: PyTorch records a free's events later than the free when a capture was
+ * underway at the free (insert_events_deferred_until_no_capture). One per record,
+ * in order. */
+void mock_cuda_queue_record_tag(const void *stream, uint64_t tag);
 /* The work behind tag has finished (replay time reached ready_t): events recorded
  * with it query as complete. */
 void mock_cuda_complete(uint64_t tag);
@@ -48,6 +53,7 @@ typedef struct mock_cuda_counts {
     uint64_t malloc_calls, malloc_failures, free_calls;
     uint64_t mem_create_calls, mem_create_failures, mem_release_calls;
     uint64_t event_records, event_syncs, device_syncs;
+    uint64_t captures; /* cudaStreamBeginCapture calls that began one */
 } mock_cuda_counts;
 mock_cuda_counts mock_cuda_get_counts(void);
 

@@ -100,16 +100,16 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *n)
 {
     *n = 0;
-    return cudaErrorNotSupported; // no graph is ever captured
+    return cudaErrorNotSupported; // captures hold no graph nodes (graph_capture_record_stream_reuse is not run)
 }
 #else
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t, cudaGraphNode_t *, size_t *n)
 {
     *n = 0;
-    return cudaErrorNotSupported; // no graph is ever captured
+    return cudaErrorNotSupported; // captures hold no graph nodes (graph_capture_record_stream_reuse is not run)
 }
 
-// 2.9's allocator links these graph calls; no graph is ever captured
+// 2.9's allocator links these graph calls; the mock's captures hold no nodes
 cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t *, size_t, unsigned int)
 {
     return cudaErrorNotSupported;
