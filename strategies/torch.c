@@ -463,7 +463,7 @@ static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
 
 /* The largest free block of every pool (each pool recomputes its own only when the
  * block holding it has left its set). */
-static uint64_t largest_free(strategy *s)
+uint64_t torch_largest_free(strategy *s)
 {
     uint64_t m = 0;
     for (uint32_t i = 0; i < s->n_pairs; i++)
@@ -475,7 +475,7 @@ static uint64_t largest_free(strategy *s)
 
 static void refresh_largest(strategy *s)
 {
-    s->largest = largest_free(s);
+    s->largest = torch_largest_free(s);
 }
 
 static uint64_t free_bytes(const strategy *s)
@@ -497,7 +497,7 @@ static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_o
     *oom = (strategy_oom){
         .size_bytes = size,
         .free_bytes = free_bytes(s),
-        .largest_free_bytes = largest_free(s),
+        .largest_free_bytes = torch_largest_free(s),
         .reserved_bytes = reserved,
         .device_free_bytes = dev_free,
         .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */

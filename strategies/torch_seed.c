@@ -129,10 +129,7 @@ sim_status torch_seed(strategy *s, const sim_seed *seed, strategy_handle *handle
     }
     if (s->host_oom)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the start state");
-    s->largest = 0;
-    for (uint32_t i = 0; i < s->n_pairs; i++)
-        s->largest = u64_max(s->largest, u64_max(torch_fs_largest(&s->pairs[i]->fs[POOL_SMALL]),
-                                                 torch_fs_largest(&s->pairs[i]->fs[POOL_LARGE])));
+    s->largest = torch_largest_free(s);
     return SIM_OK;
 }
 

@@ -446,8 +446,10 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
 
-/* torch.c: free_block (the block returns to its pool, merged with its free neighbours). */
+/* torch.c: free_block (the block returns to its pool, merged with its free neighbours);
+ * the largest free block of every pool. */
 void torch_free_block(strategy *s, uint32_t h);
+uint64_t torch_largest_free(strategy *s);
 
 /* torch_events.c: the deferred frees. push: ah (freed with stream uses, its block
  * pending) joins the list in free order; process_events: the ready ones complete

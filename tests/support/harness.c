@@ -326,10 +326,8 @@ void harness_empty_cache(harness *h)
 
 void harness_pool_begin(harness *h, uint64_t pool, uint32_t stream, bool all_streams)
 {
-    ck_assert_msg(h->ops->pool_begin != NULL, "%s has no private pools", h->ops->name);
     strategy_pool_scope sc = {.pool = pool, .stream = stream, .all_streams = all_streams, .capture = !all_streams};
-    h->ops->pool_begin(h->s, &sc);
-    harness_check(h);
+    harness_pool_scope(h, &sc);
 }
 
 void harness_pool_scope(harness *h, const strategy_pool_scope *scope)
