@@ -36,6 +36,7 @@ extern "C" {
 #include "traces/trace.h"
 }
 #include "mock/mock_cuda_host.h"
+#include "mock_device.h"
 
 namespace c10::cuda::_internal
 {
@@ -46,50 +47,6 @@ namespace CCA = c10::cuda::CUDACachingAllocator;
 
 namespace
 {
-
-struct host {
-    device *dev;
-    uint32_t proc;
-};
-
-bool dev_alloc(void *ctx, uint64_t bytes, uint64_t *addr)
-{
-    host *h = static_cast<host *>(ctx);
-    return device_alloc(h->dev, h->proc, bytes, addr) == SIM_OK;
-}
-
-void dev_release(void *ctx, uint64_t bytes)
-{
-    host *h = static_cast<host *>(ctx);
-    device_release(h->dev, h->proc, bytes);
-}
-
-uint64_t dev_reserve_va(void *ctx, uint64_t bytes)
-{
-    return device_reserve_va(static_cast<host *>(ctx)->dev, bytes);
-}
-
-bool dev_map(void *ctx, uint64_t bytes)
-{
-    host *h = static_cast<host *>(ctx);
-    return device_map(h->dev, h->proc, bytes) == SIM_OK;
-}
-
-uint64_t dev_free_bytes(void *ctx)
-{
-    return device_free_bytes(static_cast<host *>(ctx)->dev);
-}
-
-uint64_t dev_process_bytes(void *ctx)
-{
-    host *h = static_cast<host *>(ctx);
-    return device_proc_held(h->dev, h->proc) + device_get_info(h->dev).context_bytes;
-}
-
-bool has_primary_context(c10::DeviceIndex)
-{
-    return true;
-}
 
 template <typename F> void record_history(F f, size_t max_entries)
 {
@@ -166,22 +123,14 @@ int main(int argc, char **argv)
     device_info info{};
     info.name = "mock";
     info.capacity_bytes = capacity;
-    host h{device_new(&info), 0};
+    mock_process h;
+    h.dev = device_new(&info);
     if (h.dev == nullptr)
         return fail(2, "out of memory");
     h.proc = device_proc_start(h.dev);
-    mock_cuda_device md{};
-    md.total_bytes = capacity;
-    md.ctx = &h;
-    md.alloc = dev_alloc;
-    md.release = dev_release;
-    md.reserve_va = dev_reserve_va;
-    md.map = dev_map;
-    md.free_bytes = dev_free_bytes;
-    md.process_bytes = dev_process_bytes;
-    mock_cuda_reset(&md);
+    mock_process_reset(&h, capacity);
     setenv("PYTORCH_CUDA_ALLOC_CONF", "", 1);
-    c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+    c10::cuda::_internal::setHasPrimaryContext(mock_has_primary_context);
     CCA::init(1);
     record_history(&CCA::recordHistory, max_entries);
 

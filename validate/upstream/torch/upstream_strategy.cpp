@@ -31,6 +31,7 @@ extern "C" {
 #include "strategies/torch.h"
 }
 #include "mock/mock_cuda_host.h"
+#include "mock_device.h"
 #include "upstream_strategy.h"
 
 namespace c10::cuda::_internal {
@@ -51,6 +52,7 @@ using CCA::Stat;
 struct strategy {
     device *dev;
     uint32_t proc;
+    mock_process host; // the mock CUDA runtime's device: this process of dev
     struct slot {
         c10::DataPtr ptr;
         uint64_t tag = 0;      // the deferred free's event tag, 0 when none
@@ -90,45 +92,6 @@ namespace {
 
 bool g_initialised = false; // CCA::init ran
 bool g_used = false;        // an instance allocated
-
-bool dev_alloc(void *ctx, uint64_t bytes, uint64_t *addr)
-{
-    strategy *s = static_cast<strategy *>(ctx);
-    return device_alloc(s->dev, s->proc, bytes, addr) == SIM_OK;
-}
-
-void dev_release(void *ctx, uint64_t bytes)
-{
-    strategy *s = static_cast<strategy *>(ctx);
-    device_release(s->dev, s->proc, bytes);
-}
-
-uint64_t dev_reserve_va(void *ctx, uint64_t bytes)
-{
-    return device_reserve_va(static_cast<strategy *>(ctx)->dev, bytes);
-}
-
-bool dev_map(void *ctx, uint64_t bytes)
-{
-    strategy *s = static_cast<strategy *>(ctx);
-    return device_map(s->dev, s->proc, bytes) == SIM_OK;
-}
-
-uint64_t dev_free_bytes(void *ctx)
-{
-    return device_free_bytes(static_cast<strategy *>(ctx)->dev);
-}
-
-uint64_t dev_process_bytes(void *ctx)
-{
-    strategy *s = static_cast<strategy *>(ctx);
-    return device_proc_held(s->dev, s->proc) + device_get_info(s->dev).context_bytes;
-}
-
-bool has_primary_context(c10::DeviceIndex)
-{
-    return true;
-}
 
 // recordHistory(enabled, context_recorder, max_entries, when) in 2.6; 2.10 adds
 // clearHistory, 2.14 skip_actions
@@ -430,16 +393,9 @@ sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
                                  ftext);
         }
     }
-    mock_cuda_device md{};
-    md.total_bytes = device_get_info(cfg->dev).capacity_bytes;
-    md.ctx = s;
-    md.alloc = dev_alloc;
-    md.release = dev_release;
-    md.reserve_va = dev_reserve_va;
-    md.map = dev_map;
-    md.free_bytes = dev_free_bytes;
-    md.process_bytes = dev_process_bytes;
-    mock_cuda_reset(&md);
+    s->host.dev = s->dev;
+    s->host.proc = s->proc;
+    mock_process_reset(&s->host, device_get_info(cfg->dev).capacity_bytes);
     // CUDAAllocatorConfig reads PYTORCH_CUDA_ALLOC_CONF once, at its first use;
     // releases from 2.9 on read PYTORCH_ALLOC_CONF first
     if (setenv("PYTORCH_CUDA_ALLOC_CONF", s->conf.c_str(), 1) != 0 ||
@@ -449,7 +405,7 @@ sim_status up_create(const strategy_config *cfg, strategy **out, sim_error *err)
     }
     try {
         if (!g_initialised) {
-            c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+            c10::cuda::_internal::setHasPrimaryContext(mock_has_primary_context);
 #ifdef GPUSIM_C10_P2P_CACHE
             // as ATen's CUDAHooks::init does; expandable segments ask it for fabric access
             c10::cuda::detail::init_p2p_access_cache(1);
