@@ -27,6 +27,7 @@ static plan_cell run_cell(const plan_question *q, const strategy_ops *ops, const
         c.peak_reserved = m->peak_reserved_bytes;
         c.ooms = m->ooms;
         c.cause = m->first_oom.cause;
+        c.blind = c.fits && sim_run_capacity_blind(run);
     }
     sim_run_free(run);
     return c;
@@ -50,7 +51,9 @@ static bool cell_fatal(const plan_cell *c)
  * its last that failed. Once one replay ran the whole trace without an OOM or an
  * error (every event of every process checked), a later replay can end at its first
  * OOM: whether the trace fits is then known, and nothing after it could raise an
- * error the complete run did not. */
+ * error the complete run did not. A run that is the same on every capacity at or
+ * above its peak on the device (plan_cell.blind) answers those capacities without
+ * a replay. */
 #define PLAN_MEMO 96
 typedef struct plan_memo {
     uint64_t cap[PLAN_MEMO];
@@ -61,12 +64,25 @@ typedef struct plan_memo {
     plan_cell fit_cell;       /* ... and its cell, complete */
 } plan_memo;
 
+/* The capacity-blind run m saw answers capacities at or above its peak. */
+static bool blind_answers(const plan_min *m, uint64_t capacity)
+{
+    return m->has_blind && capacity >= m->blind.peak_device;
+}
+
 static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t capacity, plan_min *m,
                     plan_memo *memo, plan_cell *out)
 {
     m->runs++;
     if (out && memo->fit_cap == capacity && capacity) {
         *out = memo->fit_cell;
+        return true;
+    }
+    if (blind_answers(m, capacity)) {
+        if (out) {
+            *out = m->blind;
+            out->replayed = false;
+        }
         return true;
     }
     if (out == NULL)
@@ -90,6 +106,10 @@ static bool fits_at(const plan_question *q, const strategy_ops *ops, uint64_t ca
         memo->checked = true; /* a run that fits never ends early: it was complete */
         memo->fit_cap = capacity;
         memo->fit_cell = c;
+        if (c.blind && !m->has_blind) {
+            m->has_blind = true;
+            m->blind = c;
+        }
     }
     if (out)
         *out = c;
@@ -182,8 +202,14 @@ void plan_find_min(const plan_question *q, const strategy_ops *ops, plan_min *m)
         hi *= 2;
     }
     uint64_t top = hi;
-    /* bisection in steps: lo fails (0 is no card), hi runs */
+    /* bisection in steps: lo fails (0 is no card), hi runs (from a capacity-blind run,
+     * its peak rounded up to a step does) */
     uint64_t lo_k = 0, hi_k = hi / PLAN_STEP;
+    if (m->has_blind) {
+        uint64_t k = units_round_up(m->blind.peak_device, PLAN_STEP) / PLAN_STEP;
+        if (k >= 1 && k < hi_k)
+            hi_k = k;
+    }
     while (hi_k - lo_k > 1) {
         uint64_t mid = lo_k + (hi_k - lo_k) / 2;
         if (fits_at(q, ops, mid * PLAN_STEP, m, memo, NULL))
@@ -237,16 +263,24 @@ typedef struct plan_work {
     const uint32_t *task;
 } plan_work;
 
-/* A cell of a strategy that fits by its peak, on a card at least as large as the
- * peak on the device of its minimum's confirming run: that run's figures (the
- * replay does not depend on the capacity while it fits, and it fits there). */
+/* A cell on a card at least as large as the peak on the device of a run its
+ * strategy's search made, when that run is the same on every such card: the
+ * minimum's confirming run of a strategy that fits by its peak (the replay does not
+ * depend on the capacity while it fits, and it fits there), or a capacity-blind run
+ * (plan_cell.blind). The card differs from the search's only in its name, capacity
+ * and compute capability, which neither kind of run reads. */
 static bool cell_from_min(const plan_question *q, const plan_min *m, const strategy_ops *ops, const device_info *d,
                           plan_cell *out)
 {
-    if (!ops->fits_by_peak || m->st != SIM_OK || !m->found || !m->at_min.fits || m->at_min.st != SIM_OK ||
-        d->capacity_bytes < m->at_min.peak_device || d->context_bytes != q->model.context_bytes)
+    if (m->st != SIM_OK || d->context_bytes != q->model.context_bytes)
         return false;
-    *out = m->at_min;
+    if (ops->fits_by_peak && m->found && m->at_min.fits && m->at_min.st == SIM_OK &&
+        d->capacity_bytes >= m->at_min.peak_device)
+        *out = m->at_min;
+    else if (blind_answers(m, d->capacity_bytes))
+        *out = m->blind;
+    else
+        return false;
     out->replayed = false;
     return true;
 }
@@ -281,18 +315,18 @@ sim_status plan_answer_compute(const plan_question *q, unsigned jobs, plan_answe
         plan_answer_release(out);
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
-    /* first the searches of the strategies that fit by their peak (three replays each),
-     * whose cells on cards above that peak then need no replay; then the other
-     * searches, each many replays, before the grid's cells, one replay each, so that
-     * the threads finish together */
+    /* first the searches: those of the strategies that fit by their peak (three
+     * replays each) before the others (many replays each), so that the threads finish
+     * together; then the grid's cells, one replay each, or none on a card a search's
+     * run answers (cell_from_min) */
     size_t n_first = 0, n = 0;
     for (uint32_t k = 0; k < q->n_ops; k++)
         if (q->ops[k]->fits_by_peak)
             task[n++] = k;
-    n_first = n;
     for (uint32_t k = 0; k < q->n_ops; k++)
         if (!q->ops[k]->fits_by_peak)
             task[n++] = k;
+    n_first = n;
     for (size_t c = 0; c < grid; c++)
         task[n++] = (uint32_t)(q->n_ops + c);
     plan_work w = {q, out, task};

@@ -33,7 +33,10 @@ typedef struct plan_cell {
     uint64_t peak_device, peak_reserved, ooms;
     sim_oom_cause cause;      /* of the first OOM */
     sim_error err;            /* when st != SIM_OK */
-    bool replayed;            /* false: a grid cell answered by its strategy's minimum (fits_by_peak) */
+    bool replayed;            /* false: answered without a replay (fits_by_peak, or a capacity-blind run) */
+    /* a complete run that fits and is the same on every capacity >= peak_device
+     * (sim_run_capacity_blind) */
+    bool blind;
 } plan_cell;
 
 typedef struct plan_probe {
@@ -55,6 +58,8 @@ typedef struct plan_min {
     uint32_t n_probes;
     bool monotonic;
     uint64_t counter_capacity; /* a capacity above the minimum that fails (not monotonic), else 0 */
+    bool has_blind;           /* the search saw a capacity-blind run (plan_cell.blind): ... */
+    plan_cell blind;          /* ... which answers every capacity at or above its peak on the device */
 } plan_min;
 
 /* What is asked. Everything is borrowed. */

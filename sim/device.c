@@ -18,6 +18,7 @@ struct device {
     char name[64];
     uint64_t next_addr;   /* highest end of any range handed out so far */
     uint64_t used;        /* contexts + held of live processes */
+    uint64_t failures;    /* device_map/device_alloc calls refused for want of memory */
     device_proc *procs;
     uint32_t n_procs, cap_procs;
 };
@@ -111,8 +112,10 @@ void device_claim_va(device *dev, uint64_t end)
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes)
 {
     device_proc *p = &dev->procs[proc];
-    if (!p->alive || bytes > device_free_bytes(dev))
+    if (!p->alive || bytes > device_free_bytes(dev)) {
+        dev->failures++;
         return SIM_OOM;
+    }
     p->held += bytes;
     dev->used += bytes;
     return SIM_OK;
@@ -160,4 +163,9 @@ void device_release(device *dev, uint32_t proc, uint64_t bytes)
         return; /* the process already exited: its memory went back then */
     p->held -= bytes;
     dev->used -= bytes;
+}
+
+uint64_t device_failures(const device *dev)
+{
+    return dev->failures;
 }

@@ -80,5 +80,8 @@ void device_claim_va(device *dev, uint64_t end);
 /* Map physical memory into reserved space (cuMemCreate+cuMemMap): memory only,
  * no address. SIM_OOM when bytes > device_free_bytes(). */
 sim_status device_map(device *dev, uint32_t proc, uint64_t bytes);
+/* How many device_map/device_alloc calls were refused (SIM_OOM) so far: 0 means no
+ * allocator has yet met the capacity. */
+uint64_t device_failures(const device *dev);
 
 #endif

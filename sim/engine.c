@@ -64,6 +64,7 @@ typedef struct engine {
     sim_error *err;
     engine_tick tick;        /* the observer's, refilled per event (its run is set once) */
     const lifetimes *lt;     /* a planning strategy's input (ops->plan), else NULL */
+    uint32_t cap_marks;      /* of run->marks, which grows as marks come (most runs have few) */
 } engine;
 
 double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
@@ -637,6 +638,23 @@ static sim_status do_free(engine *e, uint32_t src, uint32_t p, const sim_event *
  * in its default pool (design.md §3 "Pools"). A pool's first graph_replay is a mark;
  * later ones (a server replays its graphs thousands of times) would crowd out the
  * trace's own marks. */
+/* A new mark at the end of run->marks (below SIM_RUN_MAX_MARKS), growing the array;
+ * NULL when out of memory. */
+static sim_run_mark *run_mark_push(engine *e, sim_run *run)
+{
+    if (run->n_marks == e->cap_marks) {
+        uint32_t cap = e->cap_marks ? 2 * e->cap_marks : 16;
+        sim_run_mark *m = realloc(run->marks, (size_t)cap * sizeof *m);
+        if (m == NULL)
+            return NULL;
+        run->marks = m;
+        e->cap_marks = cap;
+    }
+    sim_run_mark *mk = &run->marks[run->n_marks++];
+    memset(mk, 0, sizeof *mk);
+    return mk;
+}
+
 static sim_status do_pool(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
 {
     sim_run *run = e->run;
@@ -660,7 +678,9 @@ static sim_status do_pool(engine *e, uint32_t src, uint32_t p, const sim_event *
     } else if (ev->op == SIM_OP_POOL_RELEASE && run->ops->pool_release != NULL) {
         run->ops->pool_release(s, ev->pool);
     } else if (ev->op == SIM_OP_GRAPH_REPLAY && step.first_replay && run->n_marks < SIM_RUN_MAX_MARKS) {
-        sim_run_mark *mk = &run->marks[run->n_marks++];
+        sim_run_mark *mk = run_mark_push(e, run);
+        if (mk == NULL)
+            return sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         mk->t = ev->t;
         mk->event = run->events;
         if (ev->name != NULL)
@@ -694,7 +714,11 @@ static sim_status do_event(engine *e, uint32_t src, const sim_event *ev)
         break;
     case SIM_OP_MARK:
         if (run->n_marks < SIM_RUN_MAX_MARKS) {
-            sim_run_mark *mk = &run->marks[run->n_marks++];
+            sim_run_mark *mk = run_mark_push(e, run);
+            if (mk == NULL) {
+                st = sim_error_set(e->err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                break;
+            }
             mk->t = ev->t;
             mk->event = run->events;
             snprintf(mk->name, sizeof mk->name, "%s", ev->name ? ev->name : "");
@@ -803,10 +827,9 @@ static sim_status run_sources(const engine_config *cfg, const sim_event_source *
     run->dev = device_new(&cfg->device);
     run->n_sources = n_sources;
     run->sources = calloc(n_sources ? n_sources : 1, sizeof *run->sources);
-    run->marks = calloc(SIM_RUN_MAX_MARKS, sizeof *run->marks);
     e.src = calloc(n_sources ? n_sources : 1, sizeof *e.src);
     pqueue_init(&e.deferred);
-    if (run->dev == NULL || run->sources == NULL || run->marks == NULL || e.src == NULL) {
+    if (run->dev == NULL || run->sources == NULL || e.src == NULL) {
         st = sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto fail;
     }
@@ -954,6 +977,16 @@ sim_status engine_run(const engine_config *cfg, const sim_event_source *sources,
     free(spooled);
     lifetimes_free(lt);
     return st;
+}
+
+bool sim_run_capacity_blind(const sim_run *run)
+{
+    if (run->ops->capacity_blind == NULL || !run->total.completed || device_failures(run->dev) != 0)
+        return false;
+    for (uint32_t p = 0; p < run->n_procs; p++)
+        if (run->procs[p].s == NULL || !run->ops->capacity_blind(run->procs[p].s))
+            return false;
+    return true;
 }
 
 void sim_run_free(sim_run *run)

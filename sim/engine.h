@@ -220,6 +220,11 @@ sim_status engine_config_observe(engine_config *cfg, engine_observer fn, void *c
 sim_status engine_run(const engine_config *cfg, const sim_event_source *sources, uint32_t n_sources,
                       sim_run **out, sim_error *err);
 void sim_run_free(sim_run *run);
+/* Whether the run would be the same on any device with at least its peak on the
+ * device free (same context): it completed, no device allocation failed, and every
+ * process's allocator says it reads the capacity only through such failures
+ * (strategy_ops.capacity_blind). */
+bool sim_run_capacity_blind(const sim_run *run);
 
 /* Fragmentation as TensorFlow defines it: 1 − largest free / free (0 when free is 0). */
 double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes);

@@ -265,6 +265,13 @@ typedef struct strategy_ops {
      * or above the device's peak of one complete replay. `plan` takes its smallest
      * capacity from that peak (answers/plan.c; raw, ideal, planned). */
     bool fits_by_peak;
+    /* Optional: true when this instance reads the device's capacity and compute
+     * capability only through device allocations that fail (no limit, threshold or
+     * fraction derived from them; what it does after a failure may differ). A run in
+     * which no device allocation failed is then the same run on every device with at
+     * least its peak free, so `plan` answers those capacities from it without a
+     * replay (sim_run_capacity_blind, answers/plan.c). NULL: no. */
+    bool (*capacity_blind)(const strategy *s);
     /* The option a recording's own allocator settings feed by default (PyTorch snapshots'
      * allocator_settings: "alloc_conf"), or NULL. */
     const char *recorded_conf_key;

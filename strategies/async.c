@@ -296,12 +296,14 @@ static sim_status async_parse(const strategy_config *cfg, async_settings *set, s
         bfc_settings tf = {.preset = BFC_PRESET_TF, .gc = true};
         device_info info = device_get_info(cfg->dev);
         set->threshold = bfc_limits_bytes(BFC_GREEDY, &tf, &info);
+        set->threshold_from_capacity = true;
         set->oom_sync_retry = true;
     }
     v = strategy_config_get(cfg, "release_threshold");
     if (v != NULL) {
         sim_error sub;
         sim_error_clear(&sub);
+        set->threshold_from_capacity = false;
         if (strcmp(v, "max") == 0)
             set->threshold = UINT64_MAX;
         else if (units_parse_size(v, &set->threshold, &sub) != SIM_OK)
@@ -778,6 +780,13 @@ static void async_options(const strategy *s, const strategy_stat_sink *sink)
     strategy_emit_text(sink, "alloc_conf", set->alloc_conf);
 }
 
+/* The capacity reaches the pool only through cudaMalloc failing unless a fraction or
+ * the tf preset's threshold (TensorFlow's limit for the device) was derived from it. */
+static bool async_capacity_blind(const strategy *s)
+{
+    return !s->set.has_fraction && !s->set.threshold_from_capacity;
+}
+
 static const strategy_ops ASYNC_OPS = {
     .name = "async",
     .summary = "CUDA stream-ordered pool (cudaMallocAsync): release threshold, stream-ordered reuse, trims",
@@ -798,6 +807,7 @@ static const strategy_ops ASYNC_OPS = {
     .check = async_check,
     .walk = async_walk,
     .locate = async_locate,
+    .capacity_blind = async_capacity_blind,
 };
 
 const strategy_ops *async_strategy(void)

@@ -79,6 +79,7 @@ typedef struct async_settings {
     bool empty_cache_trims; /* empty_cache = sync + TrimTo(0); else sync (D1) */
     bool oom_sync_retry;
     bool has_fraction;
+    bool threshold_from_capacity; /* the tf preset's threshold, TensorFlow's limit for the device */
     double fraction;
     char fraction_text[32];
     char alloc_conf[256];   /* as given, for options() */

@@ -841,6 +841,14 @@ static void torch_sample(const strategy *s, strategy_sample *out)
     };
 }
 
+/* Without a memory fraction the capacity reaches the allocator only through cudaMalloc
+ * failing (and the expandable range's size, which moves addresses but no choice):
+ * garbage collection needs a fraction too (§2.7). */
+static bool torch_capacity_blind(const strategy *s)
+{
+    return !s->set_fraction;
+}
+
 static const strategy_ops TORCH_OPS = {
     .name = "torch",
     .summary = "PyTorch CUDA caching allocator (native backend), PYTORCH_CUDA_ALLOC_CONF options",
@@ -869,6 +877,7 @@ static const strategy_ops TORCH_OPS = {
     .walk = torch_walk,
     .seed = torch_seed,
     .locate = torch_locate,
+    .capacity_blind = torch_capacity_blind,
 };
 
 const strategy_ops *torch_strategy(void)
