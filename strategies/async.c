@@ -43,11 +43,12 @@
  * OOM: a request fails when no usable piece fits and the device cannot back the
  * growth. The engine judges the cause (docs/design.md §3) from what the process may
  * use (usable_bytes: the memory fraction under the pytorch preset, else the device).
- * Files: async_types.h (records, index, instance), async_check.c (walker, locate,
- * checker).
- * Cost: a search is O(log n) expected for best fit plus the pending pieces of other
- * streams skipped, O(n) for first fit; index updates are O(log n) expected (treaps,
- * n = free or pending pieces), the largest free piece O(1);
+ * Files: async_types.h (records, instance), async_index.{h,c} (the piece index),
+ * async_check.c (walker, locate, checker).
+ * Cost: a search is O(log k) expected for best fit plus the pending pieces of other
+ * streams skipped, O(n) for first fit; index updates are O(log k) expected (a treap per
+ * size class, k = the free or pending pieces of the class), the largest free piece two
+ * bitmap words and the right spine of its class;
  * synchronizes and trims are O(allocations + chunks log chunks); locate is O(1). */
 #include "async.h"
 
@@ -64,120 +65,23 @@
 
 #include "async_types.h"
 
-/* ==== the piece index ==== */
-
-/* The node in (size, addr) order first at or after the key, or A_NONE. The
- * descent chooses a child by index and keeps the candidate with a conditional
- * move: a branch there is mispredicted at every other level (docs/performance.md). */
-static uint32_t aset_lower(const strategy *s, const aset *st, uint64_t size, uint64_t addr)
-{
-    uint32_t at = A_NONE;
-    for (uint32_t x = st->root; x != A_NONE;) {
-        const anode *n = &s->nodes[x];
-        unsigned right = !entry_le(size, addr, n);
-        at = right ? at : x;
-        x = n->kid[right];
-    }
-    return at;
-}
-
-/* The in-order successor of indexed node x, or A_NONE. */
-static uint32_t aset_next(const strategy *s, uint32_t x)
-{
-    const anode *t = s->nodes;
-    if (t[x].kid[1] != A_NONE) {
-        x = t[x].kid[1];
-        while (t[x].kid[0] != A_NONE)
-            x = t[x].kid[0];
-        return x;
-    }
-    uint32_t p = t[x].parent;
-    while (p != A_NONE && t[p].kid[1] == x) {
-        x = p;
-        p = t[p].parent;
-    }
-    return p;
-}
+/* ==== the piece index (async_index.h) ==== */
 
 /* The largest free piece's size, 0 when none. */
 static uint64_t largest_free(const strategy *s)
 {
-    return s->free_set.last == A_NONE ? 0 : s->nodes[s->free_set.last].size;
+    uint32_t x = async_index_last(s->nodes, &s->free_set);
+    return x == A_NONE ? 0 : s->nodes[x].size;
 }
 
-/* Where the parent g (A_NONE: the root) pointed at old, point at nw. */
-static void relink(strategy *s, aset *st, uint32_t g, uint32_t old, uint32_t nw)
+static void index_add(strategy *s, aset *st, const ablock *x, uint32_t b)
 {
-    if (g == A_NONE)
-        st->root = nw;
-    else
-        s->nodes[g].kid[s->nodes[g].kid[1] == old] = nw;
+    async_index_add(s->nodes, st, b, x->size, x->addr);
 }
 
-/* Rotate x above its parent, keeping the in-order sequence. */
-static void rotate_up(strategy *s, aset *st, uint32_t x)
+static void index_remove(strategy *s, aset *st, uint32_t b)
 {
-    anode *t = s->nodes;
-    uint32_t p = t[x].parent, g = t[p].parent;
-    unsigned side = t[p].kid[1] == x; /* x is p's child on this side */
-    uint32_t mid = t[x].kid[!side];
-    t[p].kid[side] = mid;
-    t[x].kid[!side] = p;
-    if (mid != A_NONE)
-        t[mid].parent = p;
-    t[p].parent = x;
-    t[x].parent = g;
-    relink(s, st, g, p, x);
-}
-
-/* Capacity is reserved beforehand (ensure_capacity), so adding cannot fail: O(log n)
- * expected (a leaf insert, then rotations up to the heap order). */
-static void aset_add(strategy *s, aset *st, const ablock *x, uint32_t b)
-{
-    anode *t = s->nodes;
-    t[b] = (anode){.size = x->size, .addr = x->addr, .kid[0] = A_NONE, .kid[1] = A_NONE, .parent = A_NONE,
-                   .in = st->tag};
-    uint32_t p = A_NONE, *link = &st->root;
-    while (*link != A_NONE) {
-        p = *link;
-        link = &t[p].kid[!entry_lt(x->size, x->addr, &t[p])]; /* by index, as aset_lower */
-    }
-    t[b].parent = p;
-    *link = b;
-    if (st->last == A_NONE || entry_cmp(x->size, x->addr, &t[st->last]) > 0)
-        st->last = b;
-    while (t[b].parent != A_NONE && aset_prio_before(b, t[b].parent))
-        rotate_up(s, st, b);
-    st->n++;
-    st->bytes += x->size;
-}
-
-/* Block b leaves the set: rotated down below its higher-priority child until it has at
- * most one, then spliced out. O(log n) expected. */
-static void aset_remove(strategy *s, aset *st, uint32_t b)
-{
-    anode *t = s->nodes;
-    if (b >= s->nodes_cap || t[b].in != st->tag)
-        return; /* not indexed: the checker reports the mismatch */
-    if (st->last == b) {
-        /* the last node has no right child: its predecessor ends its left subtree, or is its parent */
-        uint32_t p = t[b].kid[0];
-        if (p == A_NONE)
-            p = t[b].parent;
-        else
-            while (t[p].kid[1] != A_NONE)
-                p = t[p].kid[1];
-        st->last = p;
-    }
-    while (t[b].kid[0] != A_NONE && t[b].kid[1] != A_NONE)
-        rotate_up(s, st, t[b].kid[!aset_prio_before(t[b].kid[0], t[b].kid[1])]);
-    uint32_t child = t[b].kid[0] != A_NONE ? t[b].kid[0] : t[b].kid[1];
-    if (child != A_NONE)
-        t[child].parent = t[b].parent;
-    relink(s, st, t[b].parent, b, child);
-    t[b].in = A_IN_NONE;
-    st->n--;
-    st->bytes -= t[b].size;
+    async_index_remove(s->nodes, s->nodes_cap, st, b);
 }
 
 /* A node for every block handle there is plus the two a growth and a split take. */
@@ -360,8 +264,8 @@ static sim_status async_create(const strategy_config *cfg, strategy **out, sim_e
     slots_init(&s->blocks, sizeof(ablock));
     slots_init(&s->chunks, sizeof(achunk));
     slots_init(&s->allocs, sizeof(aalloc));
-    s->free_set = (aset){.root = A_NONE, .last = A_NONE, .tag = A_IN_FREE};
-    s->pend_set = (aset){.root = A_NONE, .last = A_NONE, .tag = A_IN_PEND};
+    async_index_init(&s->free_set, A_IN_FREE);
+    async_index_init(&s->pend_set, A_IN_PEND);
     *out = s;
     return SIM_OK;
 }
@@ -402,18 +306,18 @@ static void make_free(strategy *s, uint32_t b)
     if (s->set.coalesce) {
         uint32_t p = x->prev;
         if (p != A_NONE && blk(s, p)->state == AB_FREE) {
-            aset_remove(s, &s->free_set, p);
+            index_remove(s, &s->free_set, p);
             absorb_next(s, p);
             b = p;
             x = blk(s, p);
         }
         uint32_t n = x->next;
         if (n != A_NONE && blk(s, n)->state == AB_FREE) {
-            aset_remove(s, &s->free_set, n);
+            index_remove(s, &s->free_set, n);
             absorb_next(s, b);
         }
     }
-    aset_add(s, &s->free_set, x, b);
+    index_add(s, &s->free_set, x, b);
 }
 
 static void note_used(strategy *s, int64_t delta)
@@ -431,7 +335,7 @@ static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
     const aset *sets[2] = {&s->free_set, &s->pend_set};
     for (int k = 0; k < 2; k++) {
         const aset *st = sets[k];
-        for (uint32_t b = aset_lower(s, st, r, 0); b != A_NONE; b = aset_next(s, b)) {
+        for (uint32_t b = async_index_lower(s->nodes, st, r, 0); b != A_NONE; b = async_index_next(s->nodes, st, b)) {
             const anode *e = &s->nodes[b];
             if (k == 1 && blk(s, b)->stream != stream)
                 continue;
@@ -463,7 +367,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
         x = blk(s, b); /* the table may have moved */
     }
     bool was_pending = x->state == AB_PENDING;
-    aset_remove(s, was_pending ? &s->pend_set : &s->free_set, b);
+    index_remove(s, was_pending ? &s->pend_set : &s->free_set, b);
     if (rest != A_NONE) {
         ablock *y = blk(s, rest);
         *y = (ablock){.addr = x->addr + r, .size = x->size - r, .prev = b, .next = x->next, .chunk = x->chunk,
@@ -472,7 +376,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
             blk(s, x->next)->prev = rest;
         x->next = rest;
         x->size = r;
-        aset_add(s, was_pending ? &s->pend_set : &s->free_set, y, rest);
+        index_add(s, was_pending ? &s->pend_set : &s->free_set, y, rest);
     }
     if (was_pending) {
         /* same-stream reuse of a free that has not completed: the freed handle now
@@ -514,7 +418,7 @@ static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
     ablock *x = blk(s, nb);
     *x = (ablock){.addr = addr, .size = bytes, .prev = A_NONE, .next = A_NONE, .chunk = c, .owner = A_NONE,
                   .state = AB_FREE};
-    aset_add(s, &s->free_set, x, nb);
+    index_add(s, &s->free_set, x, nb);
     s->reserved += bytes;
     if (s->reserved > s->reserved_high)
         s->reserved_high = s->reserved;
@@ -558,7 +462,7 @@ static bool release_to(strategy *s, uint64_t keep)
         achunk *c = chk(s, order[i].c);
         for (uint32_t b = c->first; b != A_NONE;) {
             uint32_t nx = blk(s, b)->next;
-            aset_remove(s, &s->free_set, b);
+            index_remove(s, &s->free_set, b);
             slots_put(&s->blocks, b);
             b = nx;
         }
@@ -584,7 +488,7 @@ static bool synchronize(strategy *s, uint64_t keep)
             continue;
         uint32_t b = a->block;
         a->block = A_NONE;
-        aset_remove(s, &s->pend_set, b);
+        index_remove(s, &s->pend_set, b);
         note_used(s, -(int64_t)blk(s, b)->size);
         make_free(s, b);
     }
@@ -697,7 +601,7 @@ static void async_free(strategy *s, strategy_handle h, bool deferred)
         if (deferred) {
             x->state = AB_PENDING;
             x->requested = 0;
-            aset_add(s, &s->pend_set, x, b);
+            index_add(s, &s->pend_set, x, b);
         } else {
             note_used(s, -(int64_t)x->size);
             make_free(s, b);
@@ -715,7 +619,7 @@ static void async_free_ready(strategy *s, strategy_handle h)
     aalloc *a = alc(s, h);
     if (a->block != A_NONE) {
         ablock *x = blk(s, a->block);
-        aset_remove(s, &s->pend_set, a->block);
+        index_remove(s, &s->pend_set, a->block);
         note_used(s, -(int64_t)x->size);
         make_free(s, a->block);
     }

@@ -69,9 +69,9 @@ bool async_locate(const strategy *s, strategy_handle h, strategy_block *out)
 }
 
 /* One node of a set met in order: its links to its children (parent link, heap order of
- * priorities), its key after the previous one's, its block's agreement. False when a
- * link leads outside the node table. */
-static bool check_node(const strategy *s, const aset *st, ab_state want, const char *name, uint32_t x,
+ * priorities), its class, its key after the previous one's, its block's agreement.
+ * False when a link leads outside the node table. */
+static bool check_node(const strategy *s, const aset *st, ab_state want, const char *name, uint32_t x, uint32_t cls,
                        const anode *prev, sim_report *r)
 {
     const anode *e = &s->nodes[x];
@@ -80,15 +80,18 @@ static bool check_node(const strategy *s, const aset *st, ab_state want, const c
         uint32_t c = kids[k];
         if (c == A_NONE)
             continue;
-        if (!sim_report_insist(r, c < s->nodes_cap, "async: %s index node %u links to %u, outside the table", name,
-                               x, c))
+        if (!sim_report_insist(r, c < s->nodes_cap, "async: %s index node %u links to %u, outside the table", name, x,
+                               c))
             return false;
-        sim_report_insist(r, s->nodes[c].parent == x, "async: %s index node %u's child %u names parent %u", name, x,
-                          c, s->nodes[c].parent);
-        sim_report_insist(r, !aset_prio_before(c, x), "async: %s index node %u breaks the heap order of priorities",
-                          name, c);
+        sim_report_insist(r, s->nodes[c].parent == x, "async: %s index node %u's child %u names parent %u", name, x, c,
+                          s->nodes[c].parent);
+        sim_report_insist(r, !async_index_prio_before(c, x),
+                          "async: %s index node %u breaks the heap order of priorities", name, c);
     }
-    sim_report_insist(r, prev == NULL || entry_cmp(e->size, e->addr, prev) > 0,
+    sim_report_insist(r, async_index_class(e->size) == cls,
+                      "async: %s index holds %" PRIu64 " B at %" PRIu64 " in size class %u, not %u", name, e->size,
+                      e->addr, cls, async_index_class(e->size));
+    sim_report_insist(r, prev == NULL || async_index_cmp(e->size, e->addr, prev) > 0,
                       "async: %s index out of (size, address) order at %" PRIu64 " B at %" PRIu64, name, e->size,
                       e->addr);
     sim_report_insist(r, e->in == st->tag, "async: %s index holds node %u tagged for another set", name, x);
@@ -103,50 +106,70 @@ static bool check_node(const strategy *s, const aset *st, ab_state want, const c
     return true;
 }
 
-/* The whole treap in order with an explicit stack; each node is pushed at most once
- * when the links form a tree, so more pushes than nodes means they loop. */
+/* The bitmap of non-empty classes against the classes' roots, both levels. */
+static void check_bitmap(const aset *st, const char *name, sim_report *r)
+{
+    for (uint32_t w = 0; w < A_CLASS_WORDS; w++) {
+        sim_report_insist(r, ((st->summary >> w) & 1) == (st->words[w] != 0),
+                          "async: %s index summary bit %u disagrees with its word", name, w);
+        for (uint32_t c = w * 64; c < w * 64 + 64; c++) {
+            bool marked = (st->words[w] >> (c & 63)) & 1;
+            bool held = c < A_CLASSES && st->root[c] != A_NONE;
+            sim_report_insist(r, marked == held, "async: %s index size class %u is %s but %s in the bitmap", name, c,
+                              held ? "not empty" : "empty", marked ? "marked" : "not marked");
+        }
+    }
+}
+
+/* Every class's treap in order, the classes in ascending order, with an explicit stack;
+ * each node is pushed at most once when the links form trees, so more pushes than nodes
+ * means they loop. */
 static void check_set(const strategy *s, const aset *st, ab_state want, const char *name, sim_report *r)
 {
+    check_bitmap(st, name, r);
     uint64_t bytes = 0;
     uint32_t n = 0, cap = s->nodes_cap, top = 0, pushes = 0;
-    if (st->root == A_NONE) {
-        sim_report_insist(r, st->n == 0 && st->bytes == 0 && st->last == A_NONE,
-                          "async: empty %s index counts %u pieces, %" PRIu64 " B, a last node %u", name, st->n,
-                          st->bytes, st->last);
+    if (st->summary == 0) {
+        sim_report_insist(r, st->n == 0 && st->bytes == 0, "async: empty %s index counts %u pieces, %" PRIu64 " B",
+                          name, st->n, st->bytes);
         return;
     }
     uint32_t *stack = malloc((size_t)cap * sizeof *stack);
     if (!sim_report_insist(r, stack != NULL, "async: out of memory checking the %s index", name))
         return;
-    bool sound = sim_report_insist(r, st->root < cap && s->nodes[st->root].parent == A_NONE,
-                                   "async: %s index root %u is outside the table or has a parent", name, st->root);
+    bool sound = true;
     const anode *prev = NULL;
-    uint32_t x = st->root, last = A_NONE;
-    while (sound && (x != A_NONE || top > 0)) {
-        while (sound && x != A_NONE) {
-            sound = sim_report_insist(r, pushes < cap, "async: %s index links loop", name);
-            if (sound) {
-                stack[top++] = x;
-                pushes++;
-                x = s->nodes[x].kid[0];
+    for (uint32_t c = 0; c < A_CLASSES && sound; c++) {
+        uint32_t x = st->root[c];
+        if (x == A_NONE)
+            continue;
+        sound = sim_report_insist(r, x < cap && s->nodes[x].parent == A_NONE,
+                                  "async: %s index root %u of size class %u is outside the table or has a parent", name,
+                                  x, c);
+        top = 0;
+        while (sound && (x != A_NONE || top > 0)) {
+            while (sound && x != A_NONE) {
+                sound = sim_report_insist(r, pushes < cap, "async: %s index links loop", name);
+                if (sound) {
+                    stack[top++] = x;
+                    pushes++;
+                    x = s->nodes[x].kid[0];
+                }
             }
+            if (!sound)
+                break;
+            x = stack[--top];
+            sound = check_node(s, st, want, name, x, c, prev, r);
+            prev = &s->nodes[x];
+            bytes += prev->size;
+            n++;
+            x = prev->kid[1];
         }
-        if (!sound)
-            break;
-        x = stack[--top];
-        sound = check_node(s, st, want, name, x, prev, r);
-        prev = &s->nodes[x];
-        last = x;
-        bytes += prev->size;
-        n++;
-        x = prev->kid[1];
     }
     free(stack);
     if (!sound)
         return;
     sim_report_insist(r, n == st->n, "async: %s index holds %u pieces, counts %u", name, n, st->n);
-    sim_report_insist(r, last == st->last, "async: %s index ends at node %u, names %u its last", name, last,
-                      st->last);
     sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
                       st->bytes);
 }

@@ -1,6 +1,6 @@
 /* async_types.h — private to the async strategy (async.c, async_check.c): the pool's
  * records (blocks, chunks, allocations), its index of free pieces, its settings and the
- * instance, with the small accessors both files use. */
+ * instance, with the small accessors both files use; the piece index is async_index.h. */
 #ifndef GPUSIM_ASYNC_TYPES_H
 #define GPUSIM_ASYNC_TYPES_H
 
@@ -11,7 +11,8 @@
 #include "sim/units.h"
 #include "slots.h"
 
-#define A_NONE UINT32_MAX
+#include "async_index.h"
+
 #define A_DEFAULT_ALIGNMENT ((uint64_t)512)
 #define A_DEFAULT_GRANULARITY ((uint64_t)2 << 20)
 
@@ -45,30 +46,6 @@ typedef struct aalloc {
     bool freed;          /* the program freed it; the handle waits for free_ready */
 } aalloc;
 
-/* The index of free and pending pieces: two treaps ordered by (size, addr) whose nodes
- * live in one array parallel to the block table (nodes[b] is block b's node; a block is
- * in at most one set: free pieces in free_set, pending ones in pend_set). A node's
- * priority is a hash of its block handle (aset_prio_before), so the shape depends only
- * on which blocks are indexed; the order is entry_cmp's. */
-typedef struct anode {
-    uint64_t size, addr;          /* the key, copied from the block when indexed */
-    uint32_t kid[2];              /* the left (lower) and right child; A_NONE where absent */
-    uint32_t parent;
-    uint8_t in;                   /* the tag of the set holding it; A_IN_NONE: none */
-} anode;
-
-#define A_IN_NONE ((uint8_t)0)
-#define A_IN_FREE ((uint8_t)1)
-#define A_IN_PEND ((uint8_t)2)
-
-typedef struct aset {
-    uint32_t root; /* A_NONE: empty */
-    uint32_t last; /* the last node in order (the largest piece), A_NONE: empty */
-    uint32_t n;
-    uint64_t bytes;
-    uint8_t tag;   /* A_IN_FREE or A_IN_PEND */
-} aset;
-
 typedef struct async_settings {
     async_preset preset;
     uint64_t threshold;
@@ -94,7 +71,7 @@ struct strategy {
     slots blocks, chunks, allocs;
     anode *nodes;       /* nodes_cap entries, indexed by block handle */
     uint32_t nodes_cap; /* ensure_capacity keeps it above every block handle */
-    aset free_set, pend_set;
+    aset free_set, pend_set; /* the free pieces and the pending ones (async_index.h) */
     uint64_t reserved, reserved_high;
     uint64_t used, used_high;     /* D4: used + pending bytes */
     uint64_t allocated;           /* used blocks only */
@@ -117,41 +94,6 @@ static inline achunk *chk(const strategy *s, uint32_t c)
 static inline aalloc *alc(const strategy *s, uint32_t h)
 {
     return slots_get(&s->allocs, h);
-}
-
-/* The piece index's order: by size, then address. */
-static inline int entry_cmp(uint64_t size, uint64_t addr, const anode *e)
-{
-    if (size != e->size)
-        return size < e->size ? -1 : 1;
-    return (addr > e->addr) - (addr < e->addr);
-}
-
-/* key < e and key <= e in the same order, without a branch (the treap descents). */
-static inline bool entry_lt(uint64_t size, uint64_t addr, const anode *e)
-{
-    return (size < e->size) | ((size == e->size) & (addr < e->addr));
-}
-
-static inline bool entry_le(uint64_t size, uint64_t addr, const anode *e)
-{
-    return (size < e->size) | ((size == e->size) & (addr <= e->addr));
-}
-
-/* The treap's heap order: a node's priority is a hash of its block handle (the
- * constants of Chris Wellons' lowbias32, from his hash-prospector search), ties broken by
- * the lower handle; a parent always comes before its children. */
-static inline uint32_t aset_prio(uint32_t b)
-{
-    uint32_t h = (b ^ (b >> 16)) * 0x7feb352du;
-    h = (h ^ (h >> 15)) * 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
-static inline bool aset_prio_before(uint32_t a, uint32_t b)
-{
-    uint32_t pa = aset_prio(a), pb = aset_prio(b);
-    return pa > pb || (pa == pb && a < b);
 }
 
 /* The walker, locate and the checker (async_check.c). */

@@ -561,6 +561,45 @@ static void differential_run(const char *opts, bool first_fit, bool coalesce, ui
     harness_free(h);
 }
 
+GPUSIM_TCASE("size classes", 0, NULL, NULL);
+START_TEST(async_size_classes_should_follow_the_order_of_sizes_without_gaps)
+{
+    /* below 64 KiB a class per 512 B; from 2^f units of 512 B on, 64 classes per power
+     * of two, each 2^(f - 6) units wide: 64 KiB is class 128, 128 KiB 192, 1 MiB 384 */
+    ck_assert_uint_eq(async_index_class(0), 0);
+    ck_assert_uint_eq(async_index_class(511), 0);
+    ck_assert_uint_eq(async_index_class(512), 1);
+    ck_assert_uint_eq(async_index_class(64 * KiB - 512), 127);
+    ck_assert_uint_eq(async_index_class(64 * KiB), 128);
+    ck_assert_uint_eq(async_index_class(64 * KiB + 512), 128);
+    ck_assert_uint_eq(async_index_class(64 * KiB + 1024), 129);
+    ck_assert_uint_eq(async_index_class(128 * KiB), 192);
+    ck_assert_uint_eq(async_index_class(1 * MiB), 384);
+    ck_assert_uint_eq(async_index_class(UINT64_MAX), A_CLASSES - 1);
+    /* every power of two and its neighbours: a size never has a lower class than a
+     * smaller one, and the class rises by at most one at a time */
+    uint32_t prev = 0;
+    for (unsigned f = 9; f < 64; f++)
+        for (int d = -1; d <= 1; d++) {
+            uint64_t size = ((uint64_t)1 << f) + (uint64_t)(int64_t)d;
+            uint32_t c = async_index_class(size);
+            ck_assert_msg(c >= prev && c < A_CLASSES, "class of %llu is %u after %u", (unsigned long long)size, c,
+                          prev);
+            prev = c;
+        }
+    uint64_t seed = test_seed("async_size_classes"), s = seed;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t a = test_rand(&s) >> (test_rand(&s) % 64), b = a + (test_rand(&s) >> (test_rand(&s) % 64 + 1));
+        uint32_t ca = async_index_class(a), cb = async_index_class(b);
+        ck_assert_msg(b < a || (ca <= cb && cb < A_CLASSES), "seed %llu: class of %llu is %u, of %llu %u",
+                      (unsigned long long)seed, (unsigned long long)a, ca, (unsigned long long)b, cb);
+        uint32_t cn = async_index_class(a + 512);
+        ck_assert_msg(a + 512 < a || cn <= ca + 1, "seed %llu: %llu + 512 B skips a class (%u to %u)",
+                      (unsigned long long)seed, (unsigned long long)a, ca, cn);
+    }
+}
+END_TEST
+
 GPUSIM_TCASE("differential", 120, NULL, NULL);
 START_TEST(async_should_match_a_brute_force_reference_of_its_rules_on_random_traces)
 {
@@ -584,8 +623,9 @@ END_TEST
 
 /* ==== the checker catches a piece index broken on purpose ==== */
 
-/* Coalescing off, one 2 MiB chunk cut into 8 pieces of 256 KiB, all freed: a free-set
- * treap of 8 nodes (so its root has a child) that the checker passes. */
+/* Coalescing off, one 2 MiB chunk cut into 8 pieces of 256 KiB, all freed: a treap of 8
+ * nodes in the free set's class of 256 KiB (so its root has a child) that the checker
+ * passes. */
 static harness *eight_free_pieces(void)
 {
     harness *h = harness_new(async_strategy(), 1 * GiB, 0, "pool_coalesce=off");
@@ -608,10 +648,16 @@ static void expect_index_caught(harness *h, const char *needle)
     harness_free(h);
 }
 
-/* A child of the free set's root (there is one: 8 nodes). */
-static uint32_t root_child(const strategy *s)
+/* The free set's root of the class of 256 KiB, which holds the 8 pieces. */
+static uint32_t *class_root(strategy *s)
 {
-    const anode *root = &s->nodes[s->free_set.root];
+    return &s->free_set.root[async_index_class(256 * KiB)];
+}
+
+/* A child of that root (there is one: 8 nodes). */
+static uint32_t root_child(strategy *s)
+{
+    const anode *root = &s->nodes[*class_root(s)];
     return root->kid[0] != A_NONE ? root->kid[0] : root->kid[1];
 }
 
@@ -622,7 +668,7 @@ START_TEST(async_checker_should_catch_index_keys_out_of_order)
     harness *h = eight_free_pieces();
     strategy *s = h->s;
     /* swap the keys of the first and last node in order: the walk meets the largest first */
-    uint32_t lo = s->free_set.root, hi = s->free_set.root;
+    uint32_t lo = *class_root(s), hi = *class_root(s);
     while (s->nodes[lo].kid[0] != A_NONE)
         lo = s->nodes[lo].kid[0];
     while (s->nodes[hi].kid[1] != A_NONE)
@@ -640,7 +686,7 @@ START_TEST(async_checker_should_catch_a_child_above_its_parent_in_priority)
     strategy *s = h->s;
     /* rotate a child of the root above it: the order and the links stay sound, the
      * heap order of priorities does not */
-    uint32_t p = s->free_set.root, x = root_child(s), mid;
+    uint32_t p = *class_root(s), x = root_child(s), mid;
     anode *t = s->nodes;
     if (t[p].kid[0] == x) {
         mid = t[x].kid[1];
@@ -655,7 +701,7 @@ START_TEST(async_checker_should_catch_a_child_above_its_parent_in_priority)
         t[mid].parent = p;
     t[p].parent = x;
     t[x].parent = A_NONE;
-    s->free_set.root = x;
+    *class_root(s) = x;
     expect_index_caught(h, "heap order of priorities");
 }
 END_TEST
@@ -674,10 +720,10 @@ START_TEST(async_checker_should_catch_index_links_that_loop)
     strategy *s = h->s;
     /* the smallest node's left link back to the root: the walk down the left spine
      * would not end */
-    uint32_t lo = s->free_set.root;
+    uint32_t lo = *class_root(s);
     while (s->nodes[lo].kid[0] != A_NONE)
         lo = s->nodes[lo].kid[0];
-    s->nodes[lo].kid[0] = s->free_set.root;
+    s->nodes[lo].kid[0] = *class_root(s);
     expect_index_caught(h, "links loop");
 }
 END_TEST
@@ -685,7 +731,7 @@ END_TEST
 START_TEST(async_checker_should_catch_a_free_block_tagged_pending)
 {
     harness *h = eight_free_pieces();
-    h->s->nodes[h->s->free_set.root].in = A_IN_PEND;
+    h->s->nodes[*class_root(h->s)].in = A_IN_PEND;
     expect_index_caught(h, "not in the index its state names");
 }
 END_TEST
@@ -698,12 +744,45 @@ START_TEST(async_checker_should_catch_an_index_count_that_disagrees)
 }
 END_TEST
 
-START_TEST(async_checker_should_catch_a_wrong_last_node)
+START_TEST(async_checker_should_catch_a_class_with_pieces_that_the_bitmap_calls_empty)
 {
     harness *h = eight_free_pieces();
-    /* the root of 8 nodes is not the last in order: its child is, or one below it */
     strategy *s = h->s;
-    s->free_set.last = s->free_set.last == s->free_set.root ? root_child(s) : s->free_set.root;
-    expect_index_caught(h, "its last");
+    uint32_t c = async_index_class(256 * KiB);
+    s->free_set.words[c / 64] &= ~((uint64_t)1 << (c % 64));
+    expect_index_caught(h, "is not empty but not marked in the bitmap");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_an_empty_class_that_the_bitmap_marks)
+{
+    harness *h = eight_free_pieces();
+    strategy *s = h->s;
+    uint32_t c = async_index_class(256 * KiB) + 1; /* 260 KiB up to 264 KiB: no piece that size */
+    s->free_set.words[c / 64] |= (uint64_t)1 << (c % 64);
+    expect_index_caught(h, "is empty but marked in the bitmap");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_summary_bit_that_disagrees_with_its_word)
+{
+    harness *h = eight_free_pieces();
+    h->s->free_set.summary = 0;
+    expect_index_caught(h, "summary bit");
+}
+END_TEST
+
+START_TEST(async_checker_should_catch_a_treap_under_the_wrong_size_class)
+{
+    harness *h = eight_free_pieces();
+    strategy *s = h->s;
+    /* move the 256 KiB class's treap, bitmap bits included, one class up */
+    uint32_t c = async_index_class(256 * KiB);
+    s->free_set.root[c + 1] = s->free_set.root[c];
+    s->free_set.root[c] = A_NONE;
+    /* 256 KiB is 512 units of 512 B: 2^9, class (9 - 6) * 64 + (512 >> 3) = 256; 257 shares its word */
+    ck_assert_uint_eq(c, 256);
+    s->free_set.words[c / 64] ^= (uint64_t)3 << (c % 64);
+    expect_index_caught(h, "in size class");
 }
 END_TEST

@@ -1,0 +1,96 @@
+/* async_index.h — private to the async strategy: its index of free or pending pieces,
+ * ordered by (size, address). The pieces are split by size into classes (exact below
+ * 64 KiB, 64 per power of two above, in units of 512 B), each class a treap in the same
+ * order, with a two-level bitmap of the non-empty classes: the first piece at or after
+ * a key is a descent of one small treap, or a `ctz` to the next non-empty class and its
+ * leftmost node, instead of a descent of one treap of all the pieces. The order, and so
+ * every search's answer, is the same as one treap's. */
+#ifndef GPUSIM_ASYNC_INDEX_H
+#define GPUSIM_ASYNC_INDEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define A_NONE UINT32_MAX
+
+/* A piece's node, in one array parallel to the block table (nodes[b] is block b's
+ * node; a block is in at most one set). A node's priority is a hash of its block handle
+ * (async_index_prio_before), so a class's shape depends only on which blocks it holds. */
+typedef struct anode {
+    uint64_t size, addr; /* the key, copied from the block when indexed */
+    uint32_t kid[2];     /* the left (lower) and right child; A_NONE where absent */
+    uint32_t parent;     /* A_NONE: the root of its class */
+    uint8_t in;          /* the tag of the set holding it; A_IN_NONE: none */
+} anode;
+
+#define A_IN_NONE ((uint8_t)0)
+#define A_IN_FREE ((uint8_t)1)
+#define A_IN_PEND ((uint8_t)2)
+
+/* Size classes: u = size / 512; u < 128 is its own class; above, the power of two
+ * 2^f <= u and the next 6 bits of u. Sizes below 2^64 need 3,200 classes. */
+#define A_CLASS_SUB_BITS 6
+#define A_CLASSES 3200u
+#define A_CLASS_WORDS ((A_CLASSES + 63) / 64)
+
+typedef struct aset {
+    uint32_t n;
+    uint64_t bytes;
+    uint8_t tag;                   /* A_IN_FREE or A_IN_PEND */
+    uint64_t summary;              /* bit w: words[w] != 0 */
+    uint64_t words[A_CLASS_WORDS]; /* bit c % 64 of word c / 64: class c is not empty */
+    uint32_t root[A_CLASSES];      /* each class's treap; A_NONE: empty */
+} aset;
+
+/* The class of a size; classes are in the order of sizes (a smaller size never has a
+ * higher class). */
+static inline uint32_t async_index_class(uint64_t size)
+{
+    uint64_t u = size >> 9;
+    if (u < ((uint64_t)2 << A_CLASS_SUB_BITS))
+        return (uint32_t)u;
+    unsigned f = 63u - (unsigned)__builtin_clzll(u); /* f > A_CLASS_SUB_BITS */
+    return (uint32_t)((f - A_CLASS_SUB_BITS) << A_CLASS_SUB_BITS) + (uint32_t)(u >> (f - A_CLASS_SUB_BITS));
+}
+
+/* The piece index's order: by size, then address. */
+static inline int async_index_cmp(uint64_t size, uint64_t addr, const anode *e)
+{
+    if (size != e->size)
+        return size < e->size ? -1 : 1;
+    return (addr > e->addr) - (addr < e->addr);
+}
+
+/* The treaps' heap order: a node's priority is a hash of its block handle (the
+ * constants of Chris Wellons' lowbias32, from his hash-prospector search), ties broken by
+ * the lower handle; a parent always comes before its children. */
+static inline uint32_t async_index_prio(uint32_t b)
+{
+    uint32_t h = (b ^ (b >> 16)) * 0x7feb352du;
+    h = (h ^ (h >> 15)) * 0x846ca68bu;
+    return h ^ (h >> 16);
+}
+
+static inline bool async_index_prio_before(uint32_t a, uint32_t b)
+{
+    uint32_t pa = async_index_prio(a), pb = async_index_prio(b);
+    return pa > pb || (pa == pb && a < b);
+}
+
+/* An empty set holding nodes tagged tag. */
+void async_index_init(aset *st, uint8_t tag);
+/* The node first in order at or after (size, addr), or A_NONE: O(log k) for the k
+ * pieces of size's class, plus two bitmap words. */
+uint32_t async_index_lower(const anode *t, const aset *st, uint64_t size, uint64_t addr);
+/* The node after indexed node x in order, or A_NONE. */
+uint32_t async_index_next(const anode *t, const aset *st, uint32_t x);
+/* The last node in order (the largest piece, the highest address among those), or
+ * A_NONE when the set is empty. */
+uint32_t async_index_last(const anode *t, const aset *st);
+/* Block b, of size bytes at addr, joins the set; t has a node for it. O(log k) expected. */
+void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t addr);
+/* Block b leaves the set; nothing when b (< cap nodes) is not in it (the checker
+ * reports the mismatch). O(log k) expected. */
+void async_index_remove(anode *t, uint32_t cap, aset *st, uint32_t b);
+
+#endif
