@@ -70,7 +70,7 @@
 /* The largest free piece's size, 0 when none. */
 static uint64_t largest_free(const strategy *s)
 {
-    uint32_t x = async_index_last(s->nodes, &s->free_set);
+    uint32_t x = s->free_set.last;
     return x == A_NONE ? 0 : s->nodes[x].size;
 }
 
@@ -84,10 +84,21 @@ static void index_remove(strategy *s, aset *st, uint32_t b)
     async_index_remove(s->nodes, s->nodes_cap, st, b);
 }
 
+/* units_round_up for a power of two (the alignment is one), saturating the same way,
+ * without its division and its branch on whether size is a multiple: a request's size
+ * decides that branch at random. */
+static inline uint64_t round_up_pow2(uint64_t size, uint64_t align)
+{
+    uint64_t low = align - 1, up = (size + low) & ~low;
+    return up < size ? UINT64_MAX & ~low : up;
+}
+
 /* A node for every block handle there is plus the two a growth and a split take. */
 static bool ensure_capacity(strategy *s)
 {
     uint32_t need = s->blocks.n_used_hw + 2, old = s->nodes_cap;
+    if (need <= old)
+        return true;
     if (!SIM_GROW(s->nodes, need, s->nodes_cap))
         return false;
     for (uint32_t i = old; i < s->nodes_cap; i++)
@@ -550,7 +561,7 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t r, strategy_oom 
 
 static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *h, strategy_oom *oom)
 {
-    uint64_t r = units_round_up(size, s->set.alignment);
+    uint64_t r = round_up_pow2(size, s->set.alignment);
     if (s->set.has_fraction && s->requested_live + size > s->fraction_limit) {
         fill_oom(s, size, r, oom); /* PyTorch's own limit, before the pool is asked */
         return SIM_OOM;

@@ -130,8 +130,9 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
     uint64_t bytes = 0;
     uint32_t n = 0, cap = s->nodes_cap, top = 0, pushes = 0;
     if (st->summary == 0) {
-        sim_report_insist(r, st->n == 0 && st->bytes == 0, "async: empty %s index counts %u pieces, %" PRIu64 " B",
-                          name, st->n, st->bytes);
+        sim_report_insist(r, st->n == 0 && st->bytes == 0 && st->last == A_NONE,
+                          "async: empty %s index counts %u pieces, %" PRIu64 " B, a last node %u", name, st->n,
+                          st->bytes, st->last);
         return;
     }
     uint32_t *stack = malloc((size_t)cap * sizeof *stack);
@@ -139,6 +140,7 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
         return;
     bool sound = true;
     const anode *prev = NULL;
+    uint32_t last = A_NONE;
     for (uint32_t c = 0; c < A_CLASSES && sound; c++) {
         uint32_t x = st->root[c];
         if (x == A_NONE)
@@ -161,6 +163,7 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
             x = stack[--top];
             sound = check_node(s, st, want, name, x, c, prev, r);
             prev = &s->nodes[x];
+            last = x;
             bytes += prev->size;
             n++;
             x = prev->kid[1];
@@ -170,6 +173,8 @@ static void check_set(const strategy *s, const aset *st, ab_state want, const ch
     if (!sound)
         return;
     sim_report_insist(r, n == st->n, "async: %s index holds %u pieces, counts %u", name, n, st->n);
+    sim_report_insist(r, last == st->last, "async: %s index ends at node %u, names %u its last", name, last,
+                      st->last);
     sim_report_insist(r, bytes == st->bytes, "async: %s index holds %" PRIu64 " B, counts %" PRIu64, name, bytes,
                       st->bytes);
 }

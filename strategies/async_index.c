@@ -4,6 +4,7 @@
 
 void async_index_init(aset *st, uint8_t tag)
 {
+    st->last = A_NONE;
     st->n = 0;
     st->bytes = 0;
     st->tag = tag;
@@ -154,6 +155,8 @@ void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t add
         while (t[b].parent != A_NONE && async_index_prio_before(b, t[b].parent))
             rotate_up(t, root, b);
     }
+    if (st->last == A_NONE || async_index_cmp(size, addr, &t[st->last]) > 0)
+        st->last = b;
     st->n++;
     st->bytes += size;
 }
@@ -174,6 +177,8 @@ void async_index_remove(anode *t, uint32_t cap, aset *st, uint32_t b)
     if (*root == A_NONE)
         unmark(st, c);
     t[b].in = A_IN_NONE;
+    if (st->last == b)
+        st->last = async_index_last(t, st);
     st->n--;
     st->bytes -= t[b].size;
 }

@@ -34,6 +34,7 @@ typedef struct anode {
 #define A_CLASS_WORDS ((A_CLASSES + 63) / 64)
 
 typedef struct aset {
+    uint32_t last; /* the last node in order (async_index_last), A_NONE: empty */
     uint32_t n;
     uint64_t bytes;
     uint8_t tag;                   /* A_IN_FREE or A_IN_PEND */
@@ -85,7 +86,8 @@ uint32_t async_index_lower(const anode *t, const aset *st, uint64_t size, uint64
 /* The node after indexed node x in order, or A_NONE. */
 uint32_t async_index_next(const anode *t, const aset *st, uint32_t x);
 /* The last node in order (the largest piece, the highest address among those), or
- * A_NONE when the set is empty. */
+ * A_NONE when the set is empty, found from the bitmap and the class's right spine;
+ * st->last keeps it. */
 uint32_t async_index_last(const anode *t, const aset *st);
 /* Block b, of size bytes at addr, joins the set; t has a node for it. O(log k) expected. */
 void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t addr);

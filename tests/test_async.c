@@ -744,6 +744,16 @@ START_TEST(async_checker_should_catch_an_index_count_that_disagrees)
 }
 END_TEST
 
+START_TEST(async_checker_should_catch_a_wrong_last_node)
+{
+    harness *h = eight_free_pieces();
+    /* the root of 8 nodes is not the last in order: its child is, or one below it */
+    strategy *s = h->s;
+    s->free_set.last = s->free_set.last == *class_root(s) ? root_child(s) : *class_root(s);
+    expect_index_caught(h, "its last");
+}
+END_TEST
+
 START_TEST(async_checker_should_catch_a_class_with_pieces_that_the_bitmap_calls_empty)
 {
     harness *h = eight_free_pieces();
