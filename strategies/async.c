@@ -338,11 +338,12 @@ static void note_used(strategy *s, int64_t delta)
         s->used_high = s->used;
 }
 
-/* The usable piece for r bytes on stream (D2, U3), or A_NONE. */
-static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
+/* First fit (U3): the lowest address among the usable pieces of r bytes or more (D2),
+ * or A_NONE; a walk of every such piece. */
+static uint32_t first_fit_piece(const strategy *s, uint64_t r, uint32_t stream)
 {
     uint32_t best = A_NONE;
-    uint64_t best_size = 0, best_addr = 0;
+    uint64_t best_addr = 0;
     const aset *sets[2] = {&s->free_set, &s->pend_set};
     for (int k = 0; k < 2; k++) {
         const aset *st = sets[k];
@@ -350,19 +351,34 @@ static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
             const anode *e = &s->nodes[b];
             if (k == 1 && blk(s, b)->stream != stream)
                 continue;
-            bool better = best == A_NONE ||
-                          (s->set.first_fit ? e->addr < best_addr
-                                            : (e->size < best_size || (e->size == best_size && e->addr < best_addr)));
-            if (better) {
+            if (best == A_NONE || e->addr < best_addr) {
                 best = b;
-                best_size = e->size;
                 best_addr = e->addr;
             }
-            if (!s->set.first_fit)
-                break; /* the first entry from the lower bound is this set's best fit */
         }
     }
     return best;
+}
+
+/* The usable piece for r bytes on stream (D2, U3), or A_NONE. Best fit: the first free
+ * piece in (size, address) order from r on, against the first pending piece of the same
+ * stream from there; the smaller of the two in that order. */
+static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
+{
+    if (s->set.first_fit)
+        return first_fit_piece(s, r, stream);
+    uint32_t f = async_index_lower(s->nodes, &s->free_set, r, 0);
+    if (s->pend_set.n == 0)
+        return f;
+    uint32_t p = async_index_lower(s->nodes, &s->pend_set, r, 0);
+    while (p != A_NONE && blk(s, p)->stream != stream)
+        p = async_index_next(s->nodes, &s->pend_set, p);
+    if (p == A_NONE)
+        return f;
+    if (f == A_NONE)
+        return p;
+    const anode *e = &s->nodes[p];
+    return async_index_cmp(e->size, e->addr, &s->nodes[f]) < 0 ? p : f;
 }
 
 /* Hand r bytes of piece b to allocation h; the rest stays as it was (U3). A new block

@@ -152,8 +152,14 @@ void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t add
         }
         t[b].parent = p;
         *link = b;
-        while (t[b].parent != A_NONE && async_index_prio_before(b, t[b].parent))
+        /* up while b comes first in the heap order (async_index_prio_before, b's hash once) */
+        uint32_t pb = async_index_prio(b);
+        while (t[b].parent != A_NONE) {
+            uint32_t q = t[b].parent, pq = async_index_prio(q);
+            if (!(pb > pq || (pb == pq && b < q)))
+                break;
             rotate_up(t, root, b);
+        }
     }
     if (st->last == A_NONE || async_index_cmp(size, addr, &t[st->last]) > 0)
         st->last = b;
