@@ -388,7 +388,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
     ablock *x = blk(s, b);
     uint32_t rest = A_NONE;
     if (x->size > r) {
-        rest = slots_take(&s->blocks);
+        rest = slots_take_uninit(&s->blocks); /* written whole below */
         if (rest == SLOTS_NONE)
             return SIM_ENOMEM;
         x = blk(s, b); /* the table may have moved */
@@ -426,10 +426,10 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
 static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
 {
     uint64_t bytes = units_round_up(r, s->set.granularity);
-    uint32_t c = slots_take(&s->chunks);
+    uint32_t c = slots_take_uninit(&s->chunks); /* both written whole on success */
     if (c == SLOTS_NONE)
         return SIM_ENOMEM;
-    uint32_t nb = slots_take(&s->blocks);
+    uint32_t nb = slots_take_uninit(&s->blocks);
     if (nb == SLOTS_NONE) {
         slots_put(&s->chunks, c);
         return SIM_ENOMEM;
@@ -582,7 +582,7 @@ static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         fill_oom(s, size, r, oom); /* PyTorch's own limit, before the pool is asked */
         return SIM_OOM;
     }
-    uint32_t a = slots_take(&s->allocs);
+    uint32_t a = slots_take_uninit(&s->allocs); /* written whole below */
     if (a == SLOTS_NONE || !ensure_capacity(s)) {
         if (a != SLOTS_NONE)
             slots_put(&s->allocs, a);
