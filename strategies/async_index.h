@@ -47,11 +47,12 @@ typedef struct aset {
  * higher class). */
 static inline uint32_t async_index_class(uint64_t size)
 {
+    /* without a branch on u < 128, which sizes around 64 KiB take at random: the bit
+     * or'ed in makes f = 6 there, a shift of 0 */
     uint64_t u = size >> 9;
-    if (u < ((uint64_t)2 << A_CLASS_SUB_BITS))
-        return (uint32_t)u;
-    unsigned f = 63u - (unsigned)__builtin_clzll(u); /* f > A_CLASS_SUB_BITS */
-    return (uint32_t)((f - A_CLASS_SUB_BITS) << A_CLASS_SUB_BITS) + (uint32_t)(u >> (f - A_CLASS_SUB_BITS));
+    unsigned f = 63u - (unsigned)__builtin_clzll(u | ((uint64_t)1 << A_CLASS_SUB_BITS));
+    unsigned shift = f - A_CLASS_SUB_BITS;
+    return (uint32_t)(shift << A_CLASS_SUB_BITS) + (uint32_t)(u >> shift);
 }
 
 /* The piece index's order: by size, then address. */
