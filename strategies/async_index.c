@@ -23,12 +23,14 @@ static void mark(aset *st, uint32_t c)
     st->summary |= (uint64_t)1 << (c >> 6);
 }
 
-static void unmark(aset *st, uint32_t c)
+/* Class c's bit cleared when its treap is empty, the word's summary bit when the word
+ * is then zero; without branches (a removal empties its class about half the time). */
+static void unmark_if_empty(aset *st, uint32_t c)
 {
-    uint64_t w = st->words[c >> 6] & ~((uint64_t)1 << (c & 63));
+    uint64_t gone = (uint64_t)(st->root[c] == A_NONE) << (c & 63);
+    uint64_t w = st->words[c >> 6] & ~gone;
     st->words[c >> 6] = w;
-    if (w == 0)
-        st->summary &= ~((uint64_t)1 << (c >> 6));
+    st->summary &= ~((uint64_t)(w == 0) << (c >> 6));
 }
 
 /* The first non-empty class at or above c, or A_CLASSES. */
@@ -180,8 +182,7 @@ void async_index_remove(anode *t, uint32_t cap, aset *st, uint32_t b)
     if (child != A_NONE)
         t[child].parent = t[b].parent;
     relink(t, root, t[b].parent, b, child);
-    if (*root == A_NONE)
-        unmark(st, c);
+    unmark_if_empty(st, c);
     t[b].in = A_IN_NONE;
     if (st->last == b)
         st->last = async_index_last(t, st);
