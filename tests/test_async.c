@@ -589,7 +589,13 @@ START_TEST(async_size_classes_should_follow_the_order_of_sizes_without_gaps)
         }
     uint64_t seed = test_seed("async_size_classes"), s = seed;
     for (int i = 0; i < 100000; i++) {
-        uint64_t a = test_rand(&s) >> (test_rand(&s) % 64), b = a + (test_rand(&s) >> (test_rand(&s) % 64 + 1));
+        /* a size of any magnitude, and a gap of any smaller one (one call per statement:
+         * the order of calls within an expression is unspecified) */
+        uint64_t a = test_rand(&s);
+        a >>= test_rand(&s) % 64;
+        uint64_t gap = test_rand(&s);
+        gap >>= test_rand(&s) % 63 + 1;
+        uint64_t b = a + gap;
         uint32_t ca = async_index_class(a), cb = async_index_class(b);
         ck_assert_msg(b < a || (ca <= cb && cb < A_CLASSES), "seed %llu: class of %llu is %u, of %llu %u",
                       (unsigned long long)seed, (unsigned long long)a, ca, (unsigned long long)b, cb);
