@@ -349,8 +349,9 @@ static void split_low(strategy *s, uint32_t h, uint32_t lo, uint64_t bytes)
 /* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
 static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
 {
-    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
-    return size / 2 >= rounded || size - rounded >= s->max_frag;
+    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers); | and
+     * not ||: both are cheap, and which one decides is random */
+    return (size / 2 >= rounded) | (size - rounded >= s->max_frag);
 }
 
 /* Hand out free chunk h, still in its free structure, for a request of rounded
