@@ -56,8 +56,8 @@
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
  * bitmaps over the non-empty ones. A split leaves the remainder in the free chunk's
  * record and a merge grows a free neighbour's, so that a chunk that keeps its slice
- * and order (a training step's top chunk) changes in place (bfc_bins_rekey); one
- * spare record carries a merge's freed record to the next split. alloc and free are
+ * and order (a training step's top chunk) changes in place (bfc_bins_rekey); a
+ * few spare records carry merges' freed records to the next splits. alloc and free are
  * O(log f) expected (f = free chunks in one slice), sample() O(1) (the bins keep
  * their largest size); Extend O(1); garbage collection O(regions).
  * With --bfc-alignment above 256 a search walks on from the best fit past chunks
@@ -81,7 +81,11 @@
 
 static inline uint64_t rounded_bytes(uint64_t n)
 {
-    return units_round_up(n, BFC_MIN_ALLOC);
+    /* units_round_up(n, 256) by a mask: whether n is already a multiple of 256 is
+     * random across requests, and a branch on it mispredicts; sizes within 255 of
+     * 2^64 saturate to the largest multiple, as there */
+    const uint64_t mask = BFC_MIN_ALLOC - 1;
+    return n > UINT64_MAX - mask ? UINT64_MAX & ~mask : (n + mask) & ~mask;
 }
 
 static inline uint64_t sat_double(uint64_t x)
@@ -101,31 +105,47 @@ static uint32_t next_prio(strategy *s)
     return x;
 }
 
-/* A fresh chunk record, the spare one if there is one; BFC_NONE when out of host
- * memory. Invalidates chunk pointers. */
+/* Chunk records at hand: splits take them and merges give them back, in turns that
+ * a branch cannot predict (a training step's LIFO frees and allocations, a server's
+ * mixed ones). A stack of spares that goes back to half full from the table when
+ * it runs dry, and gives half back when full, makes the empty and full tests almost
+ * never true, and saves the table's take and put. */
+static __attribute__((noinline)) uint32_t spares_refill(strategy *s)
+{
+    while (s->n_spares < BFC_SPARES / 2) {
+        uint32_t h = slots_take(&s->chunks); /* zeroed: a spare is no zero-byte handle */
+        if (h == BFC_NONE)
+            break;
+        s->spares[s->n_spares++] = h;
+    }
+    return s->n_spares;
+}
+
+static __attribute__((noinline)) void spares_trim(strategy *s)
+{
+    while (s->n_spares > BFC_SPARES / 2)
+        slots_put(&s->chunks, s->spares[--s->n_spares]);
+}
+
+/* A fresh chunk record, a spare one; BFC_NONE when out of host memory.
+ * Invalidates chunk pointers. */
 static uint32_t chunk_new(strategy *s)
 {
-    uint32_t h = s->spare;
-    if (h != BFC_NONE)
-        s->spare = BFC_NONE;
-    else if ((h = slots_take(&s->chunks)) == BFC_NONE)
-        return h;
+    if (s->n_spares == 0 && spares_refill(s) == 0)
+        return BFC_NONE;
+    uint32_t h = s->spares[--s->n_spares];
     bfc_chunk_table(s)[h] = (bfc_chunk){.child = {BFC_NONE, BFC_NONE}, .parent = BFC_NONE, .prio = next_prio(s),
                                         .prev = BFC_NONE, .next = BFC_NONE, .state = CHUNK_FREE,
                                         .bin = BFC_NO_BIN, .tag = BFC_TAG_LOWER};
     return h;
 }
 
-/* Give back the record of a chunk merged away: kept as the spare when there is none,
- * since a split usually follows a merge soon (a training step's LIFO frees and
- * allocations), else to the table. */
+/* Give back the record of a chunk merged away, to the spares. */
 static void chunk_drop(strategy *s, uint32_t h)
 {
-    if (s->spare == BFC_NONE) {
-        s->spare = h;
-        return;
-    }
-    slots_put(&s->chunks, h);
+    if (s->n_spares == BFC_SPARES)
+        spares_trim(s);
+    s->spares[s->n_spares++] = h;
 }
 
 /* ==== the free structures: the bins, and the central gap (rule 10) ==== */
@@ -643,7 +663,6 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     slots_init(&s->chunks, sizeof(bfc_chunk));
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
-    s->spare = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {

@@ -129,52 +129,21 @@ void bfc_bins_erase_tree(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
     ck[h].child[0] = ck[h].child[1] = ck[h].parent = BFC_NONE;
 }
 
-/* bfc_bins_rekey's general case: out of the set and back in under the new key. */
-static __attribute__((noinline)) void rekey_move(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
+void bfc_bins_rekey_within(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
 {
-    bfc_bins_erase(fs, ck, h);
-    ck[h].size = size;
-    ck[h].addr = addr;
-    bfc_bins_insert(fs, ck, h);
-}
-
-/* Whether slice sl of bin b is the one of size: bfc_bin_for and bfc_slice_for
- * inverted into the slice's bounds, which is shorter than computing both. */
-static inline bool slice_holds(unsigned b, unsigned sl, uint64_t size)
-{
-    uint64_t lo, last; /* the slice's sizes are lo .. lo + last */
-    if (b < BFC_NUM_BINS - 1) {
-        uint64_t width = (uint64_t)1 << (b + 4);
-        lo = ((uint64_t)256 << b) + sl * width;
-        last = width - 1;
-        if (lo == 256) { /* bin 0's first slice also takes every size below 256 */
-            lo = 0;
-            last = 256 + width - 1;
-        }
-    } else {
-        lo = (uint64_t)1 << (28 + sl); /* one slice per power of two from 256 MiB */
-        last = sl < BFC_SLICES - 1 ? lo - 1 : UINT64_MAX - lo;
-    }
-    return size >= lo && size - lo <= last;
-}
-
-void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
-{
-    unsigned b = ck[h].bin, sl = ck[h].slice;
-    if (b >= BFC_NUM_BINS || !slice_holds(b, sl, size)) { /* not binned: only in a corrupted state */
-        rekey_move(fs, ck, h, size, addr);
-        return;
-    }
     /* a key that moves up (down) keeps h's place iff it stays below (above) the next
      * (previous) chunk of the slice: then no link and no cache changes */
-    const bfc_bin *bn = &fs->slice[b][sl];
+    const bfc_bin *bn = &fs->slice[ck[h].bin][ck[h].slice];
     unsigned up = (unsigned)(size > ck[h].size) | ((unsigned)(size == ck[h].size) & (unsigned)(addr > ck[h].addr));
     if ((up ? bn->max : bn->min) != h) {
         uint32_t nb = tree_neighbour(ck, h, up);
         bool keeps = up ? size < ck[nb].size || (size == ck[nb].size && addr < ck[nb].addr)
                         : size > ck[nb].size || (size == ck[nb].size && addr > ck[nb].addr);
         if (!keeps) {
-            rekey_move(fs, ck, h, size, addr);
+            bfc_bins_erase(fs, ck, h);
+            ck[h].size = size;
+            ck[h].addr = addr;
+            bfc_bins_insert(fs, ck, h);
             return;
         }
     }

@@ -80,16 +80,15 @@ void bfc_bins_init(bfc_bins *fs);
 void bfc_bins_insert_tree(bfc_chunk *ck, bfc_bin *bn, uint32_t h);
 void bfc_bins_erase_tree(bfc_chunk *ck, bfc_bin *bn, uint32_t h);
 uint32_t bfc_bins_fit_after_min(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size, unsigned b, unsigned sl);
+/* bfc_bins_rekey when the key keeps h's slice, which holds other chunks too. */
+void bfc_bins_rekey_within(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr);
 
-/* Add chunk h to bin b whatever its size: bfc_bins_insert's body, and on its own
- * only to corrupt a state on purpose (tests/support/corrupt_bfc.c), since the set's
- * searches assume the bin of the size. Inline, as erase and best fit are: they run
- * once or twice per event, and most slices hold one chunk or none, so the common
- * case is a few stores and bitmap bits. */
-static inline void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
+/* Add chunk h to slice sl of bin b: the body of the inserts below. Inline, as
+ * erase, rekey and best fit are: they run once or twice per event, and most slices
+ * hold one chunk or none, so the common case is a few stores and bitmap bits. */
+static inline void bfc_bins_insert_slice(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b, unsigned sl)
 {
     uint64_t size = ck[h].size;
-    unsigned sl = bfc_slice_for(size, b);
     bfc_bin *bn = &fs->slice[b][sl];
     ck[h].bin = (uint8_t)b;
     ck[h].slice = (uint8_t)sl;
@@ -105,10 +104,19 @@ static inline void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, u
     fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] | (1u << sl));
 }
 
+/* Add chunk h to bin b whatever its size: only to corrupt a state on purpose
+ * (tests/support/corrupt_bfc.c), since the set's searches assume the bin of the
+ * size. */
+static inline void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
+{
+    bfc_bins_insert_slice(fs, ck, h, b, bfc_slice_for(ck[h].size, b));
+}
+
 /* Add chunk h, not in the set, to the bin its size maps to. */
 static inline void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
 {
-    bfc_bins_insert_at(fs, ck, h, bfc_bin_for(ck[h].size));
+    unsigned b = bfc_bin_for(ck[h].size);
+    bfc_bins_insert_slice(fs, ck, h, b, bfc_slice_for(ck[h].size, b));
 }
 
 /* Remove chunk h from the set, leaving its bin BFC_NO_BIN and its links BFC_NONE.
@@ -140,7 +148,28 @@ static inline void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
  * its in-order neighbour (O(log f) worst), when the key keeps h's slice and its
  * place among the slice's chunks, as a chunk that grows or shrinks by its low or
  * high end mostly does; else an erase and an insert. */
-void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr);
+static inline void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
+{
+    unsigned b = bfc_bin_for(size), sl = bfc_slice_for(size, b);
+    if (b != ck[h].bin || sl != ck[h].slice) {
+        /* another slice (or h is not binned: only in a corrupted state) */
+        bfc_bins_erase(fs, ck, h);
+        ck[h].size = size;
+        ck[h].addr = addr;
+        bfc_bins_insert_slice(fs, ck, h, b, sl);
+        return;
+    }
+    const bfc_bin *bn = &fs->slice[b][sl];
+    if (bn->min != h || bn->max != h) {
+        bfc_bins_rekey_within(fs, ck, h, size, addr);
+        return;
+    }
+    /* h is its slice's only chunk: no link and no cache changes. The largest size is
+     * only in the highest slice (slices part the sizes), so if h had it, it still has. */
+    fs->largest = size > fs->largest || ck[h].size == fs->largest ? size : fs->largest;
+    ck[h].size = size;
+    ck[h].addr = addr;
+}
 
 /* Best fit (FindChunkPtr): the chunk of smallest size ≥ size, the lowest address
  * among equal sizes; BFC_NONE if every chunk is smaller. Bins below bin(size) hold

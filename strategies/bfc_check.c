@@ -290,9 +290,13 @@ void bfc_check(const strategy *s, sim_report *r)
             zero++;
     sim_report_insist(r, zero == s->zero_live, "bfc: %llu zero-byte handles live, %llu counted",
                       (unsigned long long)zero, (unsigned long long)s->zero_live);
-    uint32_t spare = s->spare != BFC_NONE ? 1u : 0u;
-    sim_report_insist(r, spare == 0 || slots_valid(&s->chunks, s->spare), "bfc: the spare record %u is not live",
-                      s->spare);
+    uint32_t spare = s->n_spares;
+    sim_report_insist(r, spare <= BFC_SPARES, "bfc: %u spare records, at most %u fit", spare, BFC_SPARES);
+    if (spare > BFC_SPARES)
+        spare = BFC_SPARES;
+    for (uint32_t i = 0; i < spare; i++)
+        sim_report_insist(r, slots_valid(&s->chunks, s->spares[i]), "bfc: the spare record %u is not live",
+                          s->spares[i]);
     sim_report_insist(r, s->chunks.live == t.region_chunks + zero + spare,
                       "bfc: %u chunk records live, %llu in regions, %llu zero-byte and %u spare (leak)",
                       s->chunks.live, (unsigned long long)t.region_chunks, (unsigned long long)zero, spare);

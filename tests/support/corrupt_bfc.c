@@ -121,10 +121,10 @@ bool corrupt_bfc(strategy *s, bfc_corruption kind)
         s->bins.largest += BFC_MIN_ALLOC;
         return true;
     case BFC_CORRUPT_SPARE: {
-        /* a chunk of a region's chain is also kept as the spare record */
-        if (s->spare != BFC_NONE || s->n_regions == 0 || !s->regions[0].live)
+        /* a chunk of a region's chain is also kept as a spare record */
+        if (s->n_spares == BFC_SPARES || s->n_regions == 0 || !s->regions[0].live)
             return false;
-        s->spare = s->regions[0].first;
+        s->spares[s->n_spares++] = s->regions[0].first;
         return true;
     }
     case BFC_CORRUPT_SECOND_GAP: {
