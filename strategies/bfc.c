@@ -660,7 +660,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->proc = cfg->proc;
     s->mode = mode;
     s->rng = 0x9E3779B9u;
-    slots_init(&s->chunks, sizeof(bfc_chunk));
+    slots_init_aligned(&s->chunks, sizeof(bfc_chunk), 64); /* a record per cache line */
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
 

@@ -52,6 +52,21 @@ static inline unsigned bfc_slice_for(uint64_t size, unsigned b)
     return k < BFC_SLICES ? (unsigned)k : BFC_SLICES - 1;
 }
 
+/* bfc_bin_for(size), and bfc_slice_for(size, that bin) in *sl, at once: one count of
+ * leading zeros. Below bin 20 a size of bin b is 16·2^(b+4) plus its slice times
+ * 2^(b+4), so the slice is the four bits below the leading one; sizes below 256
+ * count as 256 (bin 0, slice 0). */
+static inline unsigned bfc_bin_slice(uint64_t size, unsigned *sl)
+{
+    uint64_t x = size < 256 ? 256 : size;
+    unsigned lg = 63u - (unsigned)__builtin_clzll(x); /* ≥ 8 */
+    unsigned below = (unsigned)(x >> (lg - 4)) & 15u;
+    unsigned top = lg - 28u < BFC_SLICES - 1 ? lg - 28u : BFC_SLICES - 1; /* bin 20's, if lg ≥ 28 */
+    bool big = lg >= 28u;
+    *sl = big ? top : below;
+    return big ? BFC_NUM_BINS - 1 : lg - 8u;
+}
+
 /* The size of the largest chunk, 0 for an empty set: kept up to date by the
  * changes, O(1). */
 static inline uint64_t bfc_bins_largest(const bfc_bins *fs)
@@ -115,8 +130,8 @@ static inline void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, u
 /* Add chunk h, not in the set, to the bin its size maps to. */
 static inline void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
 {
-    unsigned b = bfc_bin_for(ck[h].size);
-    bfc_bins_insert_slice(fs, ck, h, b, bfc_slice_for(ck[h].size, b));
+    unsigned sl, b = bfc_bin_slice(ck[h].size, &sl);
+    bfc_bins_insert_slice(fs, ck, h, b, sl);
 }
 
 /* Remove chunk h from the set, leaving its bin BFC_NO_BIN and its links BFC_NONE.
@@ -150,7 +165,7 @@ static inline void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
  * high end mostly does; else an erase and an insert. */
 static inline void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
 {
-    unsigned b = bfc_bin_for(size), sl = bfc_slice_for(size, b);
+    unsigned sl, b = bfc_bin_slice(size, &sl);
     if (b != ck[h].bin || sl != ck[h].slice) {
         /* another slice (or h is not binned: only in a corrupted state) */
         bfc_bins_erase(fs, ck, h);
@@ -180,8 +195,7 @@ static inline void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint6
  * instead of a test per level: an empty bin's slice mask is 0. */
 static inline uint32_t bfc_bins_best_fit(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size)
 {
-    unsigned b = bfc_bin_for(size);
-    unsigned sl = bfc_slice_for(size, b);
+    unsigned sl, b = bfc_bin_slice(size, &sl);
     unsigned here = fs->slice_mask[b] & (0xFFFFu << sl);
     if (here) {
         unsigned k = (unsigned)__builtin_ctz(here);

@@ -61,6 +61,7 @@ typedef struct bfc_chunk {
     uint8_t slice;         /* slice inside the bin */
     uint8_t tag;           /* bfc_tag: LOWER unless spatial partitioning is on */
 } bfc_chunk;
+_Static_assert(sizeof(bfc_chunk) == 64, "a chunk record fills one cache line (bfc.c aligns the table to 64)");
 
 /* One slice of one bin: a treap of free chunks (bfc_bins.h). */
 typedef struct bfc_bin {
