@@ -113,9 +113,10 @@ static uint32_t next_prio(strategy *s)
 static __attribute__((noinline)) uint32_t spares_refill(strategy *s)
 {
     while (s->n_spares < BFC_SPARES / 2) {
-        uint32_t h = slots_take(&s->chunks); /* zeroed: a spare is no zero-byte handle */
+        uint32_t h = slots_take_uninit(&s->chunks);
         if (h == BFC_NONE)
             break;
+        bfc_chunk_table(s)[h].state = CHUNK_FREE; /* no handle: not a zero-byte or used one */
         s->spares[s->n_spares++] = h;
     }
     return s->n_spares;
