@@ -105,48 +105,34 @@ static uint32_t next_prio(strategy *s)
     return x;
 }
 
-/* Chunk records at hand: splits take them and merges give them back, in turns that
- * a branch cannot predict (a training step's LIFO frees and allocations, a server's
- * mixed ones). A stack of spares that goes back to half full from the table when
- * it runs dry, and gives half back when full, makes the empty and full tests almost
- * never true, and saves the table's take and put. */
-static __attribute__((noinline)) uint32_t spares_refill(strategy *s)
-{
-    while (s->n_spares < BFC_SPARES / 2) {
-        uint32_t h = slots_take_uninit(&s->chunks);
-        if (h == BFC_NONE)
-            break;
-        bfc_chunk_table(s)[h].state = CHUNK_FREE; /* no handle: not a zero-byte or used one */
-        s->spares[s->n_spares++] = h;
-    }
-    return s->n_spares;
-}
-
-static __attribute__((noinline)) void spares_trim(strategy *s)
-{
-    while (s->n_spares > BFC_SPARES / 2)
-        slots_put(&s->chunks, s->spares[--s->n_spares]);
-}
-
-/* A fresh chunk record, a spare one; BFC_NONE when out of host memory.
- * Invalidates chunk pointers. */
+/* A fresh chunk record, a spare one if there is one; BFC_NONE when out of host
+ * memory. Invalidates chunk pointers. Splits take records and merges give them back
+ * in runs (a training step's forward pass splits, its backward pass merges): the
+ * spares are a list as long as those runs need, so that a split rarely finds it
+ * empty, a test that is then nearly always predicted, and the table's take and put
+ * (its in-use flags and counts) stay off the hot path. */
 static uint32_t chunk_new(strategy *s)
 {
-    if (s->n_spares == 0 && spares_refill(s) == 0)
-        return BFC_NONE;
-    uint32_t h = s->spares[--s->n_spares];
+    bfc_chunk *ck = bfc_chunk_table(s);
+    uint32_t h = s->spare_head;
+    if (h != BFC_NONE) {
+        s->spare_head = ck[h].parent;
+        s->n_spares--;
+    } else if ((h = slots_take_uninit(&s->chunks)) == BFC_NONE) {
+        return h;
+    }
     bfc_chunk_table(s)[h] = (bfc_chunk){.child = {BFC_NONE, BFC_NONE}, .parent = BFC_NONE, .prio = next_prio(s),
                                         .prev = BFC_NONE, .next = BFC_NONE, .state = CHUNK_FREE,
                                         .bin = BFC_NO_BIN, .tag = BFC_TAG_LOWER};
     return h;
 }
 
-/* Give back the record of a chunk merged away, to the spares. */
+/* Give back the record of a chunk merged away (free, out of the bins), to the spares. */
 static void chunk_drop(strategy *s, uint32_t h)
 {
-    if (s->n_spares == BFC_SPARES)
-        spares_trim(s);
-    s->spares[s->n_spares++] = h;
+    bfc_chunk_table(s)[h].parent = s->spare_head;
+    s->spare_head = h;
+    s->n_spares++;
 }
 
 /* ==== the free structures: the bins, and the central gap (rule 10) ==== */
@@ -662,6 +648,7 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->mode = mode;
     s->rng = 0x9E3779B9u;
     slots_init_aligned(&s->chunks, sizeof(bfc_chunk), 64); /* a record per cache line */
+    s->spare_head = BFC_NONE;
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
 

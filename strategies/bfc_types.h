@@ -19,7 +19,6 @@
 #define BFC_NUM_BINS 21u                /* kNumBins */
 #define BFC_SLICES 16u                  /* size-ordered slices per bin (ours, not TF's) */
 #define BFC_NO_BIN 0xFFu
-#define BFC_SPARES 16u                  /* chunk records kept at hand (ours, not TF's) */
 #define BFC_NONE SLOTS_NONE
 #define BFC_INITIAL_GROWTH_REGION (2 * MiB)
 #define BFC_DEFAULT_MAX_FRAG (128 * MiB)
@@ -108,8 +107,9 @@ struct strategy {
     uint64_t xla_aborts;         /* operations that would have hit it (bfc.c rule 10) */
 
     slots chunks;
-    uint32_t spares[BFC_SPARES]; /* records taken from chunks but unused: a merge gives one
-                                    back, a split takes one (bfc.c chunk_new) */
+    uint32_t spare_head;         /* records taken from chunks but unused, linked through
+                                    their parent fields: merges give them back, splits take
+                                    them (bfc.c chunk_new); BFC_NONE when there are none */
     uint32_t n_spares;
     bfc_bins bins;
     uint32_t rng;                /* xorshift32 state for treap priorities */

@@ -855,6 +855,12 @@ START_TEST(checker_should_catch_a_region_chunk_that_is_also_a_spare_record)
 }
 END_TEST
 
+START_TEST(checker_should_catch_a_spare_count_that_disagrees_with_the_spare_list)
+{
+    expect_caught(BFC_CORRUPT_SPARE_COUNT, "spare records listed");
+}
+END_TEST
+
 START_TEST(checker_should_catch_the_device_disagreeing_with_the_pool)
 {
     harness *h = corruptible();
