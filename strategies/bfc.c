@@ -56,8 +56,8 @@
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
  * bitmaps over the non-empty ones. A split leaves the remainder in the free chunk's
  * record and a merge grows a free neighbour's, so that a chunk that keeps its slice
- * and order (a training step's top chunk) changes in place (bfc_bins_rekey); a
- * few spare records carry merges' freed records to the next splits. alloc and free are
+ * and order (a training step's top chunk) changes in place (bfc_bins_rekey); a list
+ * of spare records carries merges' freed records to the next splits. alloc and free are
  * O(log f) expected (f = free chunks in one slice), sample() O(1) (the bins keep
  * their largest size); Extend O(1); garbage collection O(regions).
  * With --bfc-alignment above 256 a search walks on from the best fit past chunks
