@@ -59,7 +59,6 @@
 
 #include "bfc_limits.h"
 #include "torch_conf.h"
-#include "sim/grow.h"
 #include "sim/units.h"
 #include "slots.h"
 
@@ -71,17 +70,17 @@
 static uint64_t largest_free(const strategy *s)
 {
     uint32_t x = s->free_set.last;
-    return x == A_NONE ? 0 : s->nodes[x].size;
+    return x == A_NONE ? 0 : blk(s, x)->size;
 }
 
-static void index_add(strategy *s, aset *st, const ablock *x, uint32_t b)
+static void index_add(strategy *s, aset *st, uint32_t b)
 {
-    async_index_add(s->nodes, st, b, x->size, x->addr);
+    async_index_add(block_table(s), st, b);
 }
 
 static void index_remove(strategy *s, aset *st, uint32_t b)
 {
-    async_index_remove(s->nodes, s->nodes_cap, st, b);
+    async_index_remove(block_table(s), s->blocks.n_used_hw, st, b);
 }
 
 /* units_round_up for a power of two (the alignment is one), saturating the same way,
@@ -91,19 +90,6 @@ static inline uint64_t round_up_pow2(uint64_t size, uint64_t align)
 {
     uint64_t low = align - 1, up = (size + low) & ~low;
     return up < size ? UINT64_MAX & ~low : up;
-}
-
-/* A node for every block handle there is plus the two a growth and a split take. */
-static bool ensure_capacity(strategy *s)
-{
-    uint32_t need = s->blocks.n_used_hw + 2, old = s->nodes_cap;
-    if (need <= old)
-        return true;
-    if (!SIM_GROW(s->nodes, need, s->nodes_cap))
-        return false;
-    for (uint32_t i = old; i < s->nodes_cap; i++)
-        s->nodes[i].in = A_IN_NONE;
-    return true;
 }
 
 /* ==== options ==== */
@@ -272,7 +258,7 @@ static sim_status async_create(const strategy_config *cfg, strategy **out, sim_e
     /* setMemoryFraction: static_cast<uint64_t>(fraction * total), truncating */
     if (set.has_fraction)
         s->fraction_limit = (uint64_t)(set.fraction * (double)s->capacity);
-    slots_init(&s->blocks, sizeof(ablock));
+    slots_init_aligned(&s->blocks, sizeof(ablock), A_BLOCK_ALIGN);
     slots_init(&s->chunks, sizeof(achunk));
     slots_init(&s->allocs, sizeof(aalloc));
     async_index_init(&s->free_set, A_IN_FREE);
@@ -288,7 +274,6 @@ static void async_destroy(strategy *s)
     slots_release(&s->blocks);
     slots_release(&s->chunks);
     slots_release(&s->allocs);
-    free(s->nodes);
     free(s);
 }
 
@@ -328,7 +313,7 @@ static void make_free(strategy *s, uint32_t b)
             absorb_next(s, b);
         }
     }
-    index_add(s, &s->free_set, x, b);
+    index_add(s, &s->free_set, b);
 }
 
 static void note_used(strategy *s, int64_t delta)
@@ -342,14 +327,15 @@ static void note_used(strategy *s, int64_t delta)
  * or A_NONE; a walk of every such piece. */
 static uint32_t first_fit_piece(const strategy *s, uint64_t r, uint32_t stream)
 {
+    const ablock *t = block_table(s);
     uint32_t best = A_NONE;
     uint64_t best_addr = 0;
     const aset *sets[2] = {&s->free_set, &s->pend_set};
     for (int k = 0; k < 2; k++) {
         const aset *st = sets[k];
-        for (uint32_t b = async_index_lower(s->nodes, st, r, 0); b != A_NONE; b = async_index_next(s->nodes, st, b)) {
-            const anode *e = &s->nodes[b];
-            if (k == 1 && blk(s, b)->stream != stream)
+        for (uint32_t b = async_index_lower(t, st, r, 0); b != A_NONE; b = async_index_next(t, st, b)) {
+            const ablock *e = &t[b];
+            if (k == 1 && e->stream != stream)
                 continue;
             if (best == A_NONE || e->addr < best_addr) {
                 best = b;
@@ -367,18 +353,18 @@ static uint32_t find_piece(const strategy *s, uint64_t r, uint32_t stream)
 {
     if (s->set.first_fit)
         return first_fit_piece(s, r, stream);
-    uint32_t f = async_index_lower(s->nodes, &s->free_set, r, 0);
+    const ablock *t = block_table(s);
+    uint32_t f = async_index_lower(t, &s->free_set, r, 0);
     if (s->pend_set.n == 0)
         return f;
-    uint32_t p = async_index_lower(s->nodes, &s->pend_set, r, 0);
-    while (p != A_NONE && blk(s, p)->stream != stream)
-        p = async_index_next(s->nodes, &s->pend_set, p);
+    uint32_t p = async_index_lower(t, &s->pend_set, r, 0);
+    while (p != A_NONE && t[p].stream != stream)
+        p = async_index_next(t, &s->pend_set, p);
     if (p == A_NONE)
         return f;
     if (f == A_NONE)
         return p;
-    const anode *e = &s->nodes[p];
-    return async_index_cmp(e->size, e->addr, &s->nodes[f]) < 0 ? p : f;
+    return async_index_cmp(t[p].size, t[p].addr, &t[f]) < 0 ? p : f;
 }
 
 /* Hand r bytes of piece b to allocation h; the rest stays as it was (U3). A new block
@@ -403,7 +389,7 @@ static sim_status take_piece(strategy *s, uint32_t b, uint64_t r, uint32_t h, ui
             blk(s, x->next)->prev = rest;
         x->next = rest;
         x->size = r;
-        index_add(s, was_pending ? &s->pend_set : &s->free_set, y, rest);
+        index_add(s, was_pending ? &s->pend_set : &s->free_set, rest);
     }
     if (was_pending) {
         /* same-stream reuse of a free that has not completed: the freed handle now
@@ -435,7 +421,7 @@ static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
         return SIM_ENOMEM;
     }
     uint64_t addr = 0;
-    sim_status st = ensure_capacity(s) ? device_alloc(s->dev, s->proc, bytes, &addr) : SIM_ENOMEM;
+    sim_status st = device_alloc(s->dev, s->proc, bytes, &addr);
     if (st != SIM_OK) {
         slots_put(&s->blocks, nb);
         slots_put(&s->chunks, c);
@@ -445,7 +431,7 @@ static sim_status grow(strategy *s, uint64_t r, uint32_t *b)
     ablock *x = blk(s, nb);
     *x = (ablock){.addr = addr, .size = bytes, .prev = A_NONE, .next = A_NONE, .chunk = c, .owner = A_NONE,
                   .state = AB_FREE};
-    index_add(s, &s->free_set, x, nb);
+    index_add(s, &s->free_set, nb);
     s->reserved += bytes;
     if (s->reserved > s->reserved_high)
         s->reserved_high = s->reserved;
@@ -583,11 +569,8 @@ static sim_status async_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         return SIM_OOM;
     }
     uint32_t a = slots_take_uninit(&s->allocs); /* written whole below */
-    if (a == SLOTS_NONE || !ensure_capacity(s)) {
-        if (a != SLOTS_NONE)
-            slots_put(&s->allocs, a);
+    if (a == SLOTS_NONE)
         return SIM_ENOMEM;
-    }
     *alc(s, a) = (aalloc){.block = A_NONE, .requested = size, .stream = stream};
     if (size > 0) {
         uint32_t b = find_piece(s, r, stream);
@@ -628,7 +611,7 @@ static void async_free(strategy *s, strategy_handle h, bool deferred)
         if (deferred) {
             x->state = AB_PENDING;
             x->requested = 0;
-            index_add(s, &s->pend_set, x, b);
+            index_add(s, &s->pend_set, b);
         } else {
             note_used(s, -(int64_t)x->size);
             make_free(s, b);

@@ -51,7 +51,7 @@ static uint32_t class_at_or_above(const aset *st, uint32_t c)
 
 /* ==== one class's treap ==== */
 
-static uint32_t leftmost(const anode *t, uint32_t x)
+static uint32_t leftmost(const ablock *t, uint32_t x)
 {
     while (t[x].kid[0] != A_NONE)
         x = t[x].kid[0];
@@ -59,18 +59,18 @@ static uint32_t leftmost(const anode *t, uint32_t x)
 }
 
 /* key <= e in the order, without a branch (the descents). */
-static inline bool key_le(uint64_t size, uint64_t addr, const anode *e)
+static inline bool key_le(uint64_t size, uint64_t addr, const ablock *e)
 {
     return (size < e->size) | ((size == e->size) & (addr <= e->addr));
 }
 
-static inline bool key_lt(uint64_t size, uint64_t addr, const anode *e)
+static inline bool key_lt(uint64_t size, uint64_t addr, const ablock *e)
 {
     return (size < e->size) | ((size == e->size) & (addr < e->addr));
 }
 
 /* Where the parent g (A_NONE: the class's root) pointed at old, point at nw. */
-static void relink(anode *t, uint32_t *root, uint32_t g, uint32_t old, uint32_t nw)
+static void relink(ablock *t, uint32_t *root, uint32_t g, uint32_t old, uint32_t nw)
 {
     if (g == A_NONE)
         *root = nw;
@@ -79,7 +79,7 @@ static void relink(anode *t, uint32_t *root, uint32_t g, uint32_t old, uint32_t 
 }
 
 /* Rotate x above its parent, keeping the in-order sequence. */
-static void rotate_up(anode *t, uint32_t *root, uint32_t x)
+static void rotate_up(ablock *t, uint32_t *root, uint32_t x)
 {
     uint32_t p = t[x].parent, g = t[p].parent;
     unsigned side = t[p].kid[1] == x; /* x is p's child on this side */
@@ -95,13 +95,13 @@ static void rotate_up(anode *t, uint32_t *root, uint32_t x)
 
 /* ==== the set ==== */
 
-uint32_t async_index_lower(const anode *t, const aset *st, uint64_t size, uint64_t addr)
+uint32_t async_index_lower(const ablock *t, const aset *st, uint64_t size, uint64_t addr)
 {
     uint32_t c = async_index_class(size), at = A_NONE;
     /* the descent chooses a child by index and keeps the candidate with a conditional
      * move: a branch there is mispredicted at every other level (docs/performance.md) */
     for (uint32_t x = st->root[c]; x != A_NONE;) {
-        const anode *n = &t[x];
+        const ablock *n = &t[x];
         unsigned right = !key_le(size, addr, n);
         at = right ? at : x;
         x = n->kid[right];
@@ -112,7 +112,7 @@ uint32_t async_index_lower(const anode *t, const aset *st, uint64_t size, uint64
     return c == A_CLASSES ? A_NONE : leftmost(t, st->root[c]);
 }
 
-uint32_t async_index_next(const anode *t, const aset *st, uint32_t x)
+uint32_t async_index_next(const ablock *t, const aset *st, uint32_t x)
 {
     uint64_t size = t[x].size;
     if (t[x].kid[1] != A_NONE)
@@ -128,7 +128,7 @@ uint32_t async_index_next(const anode *t, const aset *st, uint32_t x)
     return c == A_CLASSES ? A_NONE : leftmost(t, st->root[c]);
 }
 
-uint32_t async_index_last(const anode *t, const aset *st)
+uint32_t async_index_last(const ablock *t, const aset *st)
 {
     if (st->summary == 0)
         return A_NONE;
@@ -139,10 +139,14 @@ uint32_t async_index_last(const anode *t, const aset *st)
     return x;
 }
 
-void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t addr)
+void async_index_add(ablock *t, aset *st, uint32_t b)
 {
+    uint64_t size = t[b].size, addr = t[b].addr;
     uint32_t c = async_index_class(size), *root = &st->root[c];
-    t[b] = (anode){.size = size, .addr = addr, .kid[0] = A_NONE, .kid[1] = A_NONE, .parent = A_NONE, .in = st->tag};
+    t[b].kid[0] = A_NONE;
+    t[b].kid[1] = A_NONE;
+    t[b].parent = A_NONE;
+    t[b].in = st->tag;
     if (*root == A_NONE) {
         *root = b;
         mark(st, c);
@@ -171,9 +175,9 @@ void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t add
 
 /* Rotated down below its higher-priority child until it has at most one, then
  * spliced out. */
-void async_index_remove(anode *t, uint32_t cap, aset *st, uint32_t b)
+void async_index_remove(ablock *t, uint32_t n, aset *st, uint32_t b)
 {
-    if (b >= cap || t[b].in != st->tag)
+    if (b >= n || t[b].in != st->tag)
         return;
     uint32_t c = async_index_class(t[b].size), *root = &st->root[c];
     while (t[b].kid[0] != A_NONE && t[b].kid[1] != A_NONE)

@@ -1,5 +1,5 @@
-/* async_index.h — private to the async strategy: its index of free or pending pieces,
- * ordered by (size, address). The pieces are split by size into classes (exact below
+/* async_index.h — private to the async strategy: its block records and its index of
+ * free or pending pieces, ordered by (size, address). The pieces are split by size into classes (exact below
  * 64 KiB, 64 per power of two above, in units of 512 B), each class a treap in the same
  * order, with a two-level bitmap of the non-empty classes: the first piece at or after
  * a key is a descent of one small treap, or a `ctz` to the next non-empty class and its
@@ -13,15 +13,30 @@
 
 #define A_NONE UINT32_MAX
 
-/* A piece's node, in one array parallel to the block table (nodes[b] is block b's
- * node; a block is in at most one set). A node's priority is a hash of its block handle
- * (async_index_prio_before), so a class's shape depends only on which blocks it holds. */
-typedef struct anode {
-    uint64_t size, addr; /* the key, copied from the block when indexed */
-    uint32_t kid[2];     /* the left (lower) and right child; A_NONE where absent */
-    uint32_t parent;     /* A_NONE: the root of its class */
-    uint8_t in;          /* the tag of the set holding it; A_IN_NONE: none */
-} anode;
+typedef enum ab_state { AB_USED = 0, AB_FREE = 1, AB_PENDING = 2 } ab_state;
+
+/* A block of the pool (a piece of a chunk). A free or pending block is a node of its
+ * set's index: the key is its size and address, the links are kid, parent and in, in
+ * the same record so that a block and its node are one cache line (the block table is
+ * 64-byte aligned and a record is 64 bytes). A node's priority is a hash of its block
+ * handle (async_index_prio_before), so a class's shape depends only on which blocks
+ * it holds. */
+typedef struct ablock {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t requested;  /* used: the request; else 0 */
+    uint32_t prev, next; /* neighbours in the chunk, address order */
+    uint32_t chunk;
+    uint32_t stream; /* used: allocating stream; pending: the stream that freed it */
+    uint32_t owner;  /* used or pending: the allocation handle; free: A_NONE */
+    ab_state state;
+    uint32_t kid[2]; /* indexed: the left (lower) and right child; A_NONE where absent */
+    uint32_t parent; /* indexed: A_NONE at the root of its class */
+    uint8_t in;      /* the tag of the set holding it; A_IN_NONE (0): none */
+} ablock;
+
+#define A_BLOCK_ALIGN 64
+_Static_assert(sizeof(ablock) == A_BLOCK_ALIGN, "a block record is one cache line");
 
 #define A_IN_NONE ((uint8_t)0)
 #define A_IN_FREE ((uint8_t)1)
@@ -56,7 +71,7 @@ static inline uint32_t async_index_class(uint64_t size)
 }
 
 /* The piece index's order: by size, then address. */
-static inline int async_index_cmp(uint64_t size, uint64_t addr, const anode *e)
+static inline int async_index_cmp(uint64_t size, uint64_t addr, const ablock *e)
 {
     if (size != e->size)
         return size < e->size ? -1 : 1;
@@ -83,17 +98,18 @@ static inline bool async_index_prio_before(uint32_t a, uint32_t b)
 void async_index_init(aset *st, uint8_t tag);
 /* The node first in order at or after (size, addr), or A_NONE: O(log k) for the k
  * pieces of size's class, plus two bitmap words. */
-uint32_t async_index_lower(const anode *t, const aset *st, uint64_t size, uint64_t addr);
+uint32_t async_index_lower(const ablock *t, const aset *st, uint64_t size, uint64_t addr);
 /* The node after indexed node x in order, or A_NONE. */
-uint32_t async_index_next(const anode *t, const aset *st, uint32_t x);
+uint32_t async_index_next(const ablock *t, const aset *st, uint32_t x);
 /* The last node in order (the largest piece, the highest address among those), or
  * A_NONE when the set is empty, found from the bitmap and the class's right spine;
  * st->last keeps it. */
-uint32_t async_index_last(const anode *t, const aset *st);
-/* Block b, of size bytes at addr, joins the set; t has a node for it. O(log k) expected. */
-void async_index_add(anode *t, aset *st, uint32_t b, uint64_t size, uint64_t addr);
-/* Block b leaves the set; nothing when b (< cap nodes) is not in it (the checker
+uint32_t async_index_last(const ablock *t, const aset *st);
+/* Block b of the table t joins the set under its size and address, which must not
+ * change while it is indexed. O(log k) expected. */
+void async_index_add(ablock *t, aset *st, uint32_t b);
+/* Block b leaves the set; nothing when b (below n blocks) is not in it (the checker
  * reports the mismatch). O(log k) expected. */
-void async_index_remove(anode *t, uint32_t cap, aset *st, uint32_t b);
+void async_index_remove(ablock *t, uint32_t n, aset *st, uint32_t b);
 
 #endif

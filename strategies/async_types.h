@@ -1,6 +1,6 @@
 /* async_types.h — private to the async strategy (async.c, async_check.c): the pool's
- * records (blocks, chunks, allocations), its index of free pieces, its settings and the
- * instance, with the small accessors both files use; the piece index is async_index.h. */
+ * records (chunks, allocations), its settings and the instance, with the small
+ * accessors both files use; the block records and the piece index are async_index.h. */
 #ifndef GPUSIM_ASYNC_TYPES_H
 #define GPUSIM_ASYNC_TYPES_H
 
@@ -18,19 +18,6 @@
 
 typedef enum async_preset { AP_CUDA = 0, AP_PYTORCH = 1, AP_TF = 2 } async_preset;
 static const char *const PRESET_NAMES[] = {"cuda", "pytorch", "tf"};
-
-typedef enum ab_state { AB_USED = 0, AB_FREE = 1, AB_PENDING = 2 } ab_state;
-
-typedef struct ablock {
-    uint64_t addr;
-    uint64_t size;
-    uint64_t requested; /* used: the request; else 0 */
-    uint32_t prev, next; /* neighbours in the chunk, address order */
-    uint32_t chunk;
-    uint32_t stream;     /* used: allocating stream; pending: the stream that freed it */
-    uint32_t owner;      /* used or pending: the allocation handle; free: A_NONE */
-    ab_state state;
-} ablock;
 
 typedef struct achunk {
     uint64_t addr;
@@ -68,9 +55,7 @@ struct strategy {
     uint64_t capacity;
     async_settings set;
     uint64_t fraction_limit; /* has_fraction: fraction · total, truncated */
-    slots blocks, chunks, allocs;
-    anode *nodes;       /* nodes_cap entries, indexed by block handle */
-    uint32_t nodes_cap; /* ensure_capacity keeps it above every block handle */
+    slots blocks, chunks, allocs; /* blocks: ablock records, 64-byte aligned (async_index.h) */
     aset free_set, pend_set; /* the free pieces and the pending ones (async_index.h) */
     uint64_t reserved, reserved_high;
     uint64_t used, used_high;     /* D4: used + pending bytes */
@@ -80,6 +65,12 @@ struct strategy {
     uint64_t syncs, trims;
     uint32_t next_seq;
 };
+
+/* The block table, as the index reads it (indexed by block handle). */
+static inline ablock *block_table(const strategy *s)
+{
+    return (ablock *)(void *)s->blocks.data;
+}
 
 static inline ablock *blk(const strategy *s, uint32_t b)
 {

@@ -663,7 +663,7 @@ static uint32_t *class_root(strategy *s)
 /* A child of that root (there is one: 8 nodes). */
 static uint32_t root_child(strategy *s)
 {
-    const anode *root = &s->nodes[*class_root(s)];
+    const ablock *root = blk(s, *class_root(s));
     return root->kid[0] != A_NONE ? root->kid[0] : root->kid[1];
 }
 
@@ -673,15 +673,16 @@ START_TEST(async_checker_should_catch_index_keys_out_of_order)
 {
     harness *h = eight_free_pieces();
     strategy *s = h->s;
-    /* swap the keys of the first and last node in order: the walk meets the largest first */
+    /* swap the addresses (the keys are the blocks' own) of the first and last node in
+     * order: the walk meets the largest first */
     uint32_t lo = *class_root(s), hi = *class_root(s);
-    while (s->nodes[lo].kid[0] != A_NONE)
-        lo = s->nodes[lo].kid[0];
-    while (s->nodes[hi].kid[1] != A_NONE)
-        hi = s->nodes[hi].kid[1];
-    uint64_t addr = s->nodes[lo].addr;
-    s->nodes[lo].addr = s->nodes[hi].addr;
-    s->nodes[hi].addr = addr;
+    while (blk(s, lo)->kid[0] != A_NONE)
+        lo = blk(s, lo)->kid[0];
+    while (blk(s, hi)->kid[1] != A_NONE)
+        hi = blk(s, hi)->kid[1];
+    uint64_t addr = blk(s, lo)->addr;
+    blk(s, lo)->addr = blk(s, hi)->addr;
+    blk(s, hi)->addr = addr;
     expect_index_caught(h, "out of (size, address) order");
 }
 END_TEST
@@ -693,7 +694,7 @@ START_TEST(async_checker_should_catch_a_child_above_its_parent_in_priority)
     /* rotate a child of the root above it: the order and the links stay sound, the
      * heap order of priorities does not */
     uint32_t p = *class_root(s), x = root_child(s), mid;
-    anode *t = s->nodes;
+    ablock *t = block_table(s);
     if (t[p].kid[0] == x) {
         mid = t[x].kid[1];
         t[p].kid[0] = mid;
@@ -715,7 +716,7 @@ END_TEST
 START_TEST(async_checker_should_catch_a_broken_parent_link)
 {
     harness *h = eight_free_pieces();
-    h->s->nodes[root_child(h->s)].parent = A_NONE;
+    blk(h->s, root_child(h->s))->parent = A_NONE;
     expect_index_caught(h, "names parent");
 }
 END_TEST
@@ -727,9 +728,9 @@ START_TEST(async_checker_should_catch_index_links_that_loop)
     /* the smallest node's left link back to the root: the walk down the left spine
      * would not end */
     uint32_t lo = *class_root(s);
-    while (s->nodes[lo].kid[0] != A_NONE)
-        lo = s->nodes[lo].kid[0];
-    s->nodes[lo].kid[0] = *class_root(s);
+    while (blk(s, lo)->kid[0] != A_NONE)
+        lo = blk(s, lo)->kid[0];
+    blk(s, lo)->kid[0] = *class_root(s);
     expect_index_caught(h, "links loop");
 }
 END_TEST
@@ -737,7 +738,7 @@ END_TEST
 START_TEST(async_checker_should_catch_a_free_block_tagged_pending)
 {
     harness *h = eight_free_pieces();
-    h->s->nodes[*class_root(h->s)].in = A_IN_PEND;
+    blk(h->s, *class_root(h->s))->in = A_IN_PEND;
     expect_index_caught(h, "not in the index its state names");
 }
 END_TEST
