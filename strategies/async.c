@@ -47,8 +47,8 @@
  * async_check.c (walker, locate, checker).
  * Cost: a search is O(log k) expected for best fit plus the pending pieces of other
  * streams skipped, O(n) for first fit; index updates are O(log k) expected (a treap per
- * size class, k = the free or pending pieces of the class), the largest free piece two
- * bitmap words and the right spine of its class;
+ * size class, k = the free or pending pieces of the class), the largest free piece O(1)
+ * (kept; found again from the bitmap when it leaves);
  * synchronizes and trims are O(allocations + chunks log chunks); locate is O(1). */
 #include "async.h"
 
