@@ -43,7 +43,8 @@
  * OOM: a request fails when no usable piece fits and the device cannot back the
  * growth. The engine judges the cause (docs/design.md §3) from what the process may
  * use (usable_bytes: the memory fraction under the pytorch preset, else the device).
- * Files: async_types.h (records, instance), async_index.{h,c} (the piece index),
+ * Files: async_types.h (chunks, allocations, instance), async_index.{h,c} (the block
+ * records and the piece index),
  * async_check.c (walker, locate, checker).
  * Cost: a search is O(log k) expected for best fit plus the pending pieces of other
  * streams skipped, O(n) for first fit; index updates are O(log k) expected (a treap per
