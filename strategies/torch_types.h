@@ -1,5 +1,5 @@
 /* torch_types.h — private to the `torch` strategy (torch.c, torch_events.c, torch_pools.c, torch_segments.c, torch_expandable.c,
- * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
+ * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c, torch_oom.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -322,11 +322,16 @@ static inline uint64_t u64_max(uint64_t a, uint64_t b)
 
 /* ==== Statistics (docs/allocators.md §2.12; increase_stat/decrease_stat) ==== */
 
+static inline int64_t i64_max(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The peak by a max, not a branch: whether a change sets a new peak is data-dependent. */
 static inline void stat_up(tstat *x, uint64_t amount)
 {
     x->current += (int64_t)amount;
-    if (x->current > x->peak)
-        x->peak = x->current;
+    x->peak = i64_max(x->peak, x->current);
     x->allocated += (int64_t)amount;
 }
 
@@ -347,14 +352,26 @@ static inline int64_t stat_freed(const tstat *x)
 static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
 {
     stat_up(&arr[1 + pool_kind(pool)], amount);
-    int64_t all = arr[ST_SMALL].current + arr[ST_LARGE].current;
-    if (all > arr[ST_ALL].peak)
-        arr[ST_ALL].peak = all;
+    arr[ST_ALL].peak = i64_max(arr[ST_ALL].peak, arr[ST_SMALL].current + arr[ST_LARGE].current);
 }
 
 static inline void stats_down(tstat *arr, unsigned pool, uint64_t amount)
 {
     stat_down(&arr[1 + pool_kind(pool)], amount);
+}
+
+/* stats_up (delta > 0) or stats_down (delta < 0) by a signed delta, without a
+ * branch on its sign or on the peaks: a decrease leaves every peak as it was
+ * (current only falls below it) and allocated as it was (freed = allocated −
+ * current grows instead), and a zero delta changes nothing. For the hot paths,
+ * where the sign and the peak tests are data-dependent. */
+static inline void stats_add(tstat *arr, unsigned pool, int64_t delta)
+{
+    tstat *x = &arr[1 + pool_kind(pool)];
+    x->current += delta;
+    x->peak = i64_max(x->peak, x->current);
+    x->allocated += i64_max(delta, 0);
+    arr[ST_ALL].peak = i64_max(arr[ST_ALL].peak, arr[ST_SMALL].current + arr[ST_LARGE].current);
 }
 
 /* Entry t (ST_ALL, ST_SMALL, ST_LARGE) of an array as DeviceStats has it. */
@@ -395,7 +412,8 @@ static inline uint32_t blk_take(strategy *s)
 static inline bool blk_is_split(const strategy *s, uint32_t h)
 {
     const tblock *b = B(s, h);
-    return b->prev != T_NONE || b->next != T_NONE;
+    /* both links T_NONE (all ones) exactly when their AND is: one test, no branch */
+    return (b->prev & b->next) != T_NONE;
 }
 
 /* The mapping granularity of an expandable segment of this pool. */
@@ -445,6 +463,10 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
  * (try_allocate_expandable_block). */
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch_oom.c: the OOM report of a request of size bytes (rounded) whose segment
+ * would have been alloc_size bytes. */
+void torch_fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom);
 
 /* torch.c: free_block (the block returns to its pool, merged with its free neighbours);
  * the largest free block of every pool. */
