@@ -139,6 +139,9 @@ void torch_free_block(strategy *s, uint32_t h)
     b->state = BLOCK_FREE;
     b->requested = 0;
     b->alloc = T_NONE;
+    stats_down(s->st.active, pool, 1);
+    stats_down(s->st.active_bytes, pool, original_size);
+    stats_down(s->st.requested_bytes, pool, requested);
 
     /* a free neighbour merges whole, so each merge takes one block and its bytes
      * off the inactive split counts */
@@ -161,9 +164,6 @@ void torch_free_block(strategy *s, uint32_t h)
         stats_add(s->st.inactive_split, pool, net_blocks);
         stats_add(s->st.inactive_split_bytes, pool, net_bytes);
     }
-    stats_down(s->st.active, pool, 1);
-    stats_down(s->st.active_bytes, pool, original_size);
-    stats_down(s->st.requested_bytes, pool, requested);
 }
 
 /* ==== Releasing memory (docs/allocators.md §2.8) ==== */
@@ -701,6 +701,10 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         return;
     }
     tblock *blk = B(s, b);
+    /* free_block reads its neighbours, lines apart from it: start loading them
+     * now, under the statistics below (a link at T_NONE names the block itself) */
+    __builtin_prefetch(B(s, blk->prev != T_NONE ? blk->prev : b));
+    __builtin_prefetch(B(s, blk->next != T_NONE ? blk->next : b));
     unsigned pool = blk->pool;
     stats_down(s->st.allocation, pool, 1);
     stats_down(s->st.allocated_bytes, pool, blk->size);

@@ -17,7 +17,8 @@ static inline void torch_pool_insert(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     b->state = BLOCK_FREE;
-    b->gc_base = (uint32_t)*GC_COUNTER(s, b->pool);
+    if (s->gc_on) /* without GC the counters stay 0, as every record's gc_base */
+        b->gc_base = (uint32_t)*GC_COUNTER(s, b->pool);
     if (!torch_fs_insert(FS(s, b->pool), h))
         s->host_oom = true;
 }
