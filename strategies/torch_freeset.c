@@ -523,6 +523,21 @@ uint64_t torch_fs_largest_recompute(tfree *f)
 {
     const tblock *base = recs(f->blocks);
     uint64_t m = 0;
+    if (f->n_ent == 1) {
+        /* one stream in the index: every block of the set is of it (an entry leaves only
+         * empty), so the largest is the last node of its highest bin, down the right
+         * spine without comparing keys (sizes are below 2^64 - 1: tree_last_of's node) */
+        uint32_t bin = bits_top(&f->ent[0]);
+        uint32_t t = bin == FB_NONE ? T_NONE : f->root[bin];
+        if (t != T_NONE) {
+            while (base[t].right != T_NONE)
+                t = base[t].right;
+            m = base[t].size;
+        }
+        f->largest = m;
+        f->largest_dirty = false;
+        return m;
+    }
     for (uint32_t i = 0; i < f->n_ent; i++) {
         const tstream *e = &f->ent[i];
         uint32_t bin = bits_top(e);
