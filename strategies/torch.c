@@ -569,6 +569,7 @@ static void torch_destroy(strategy *s)
     slots_release(&s->segs);
     slots_release(&s->allocs);
     free(s->waits);
+    free(s->defer);
     free(s->due);
     torch_pools_release(s);
     torch_fs_list_release(&s->scratch);
@@ -624,7 +625,7 @@ static bool capture_context(const strategy *s, bool at_free, uint32_t stream)
 
 static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out, strategy_oom *oom)
 {
-    uint32_t ah = slots_take_uninit(&s->allocs);
+    uint32_t ah = alloc_take(s);
     if (ah == T_NONE)
         return SIM_ENOMEM;
     *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE, .captured = s->n_routes > 0}; /* the whole record */
@@ -715,7 +716,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         /* during a capture its events wait until none is underway (2.6 lines 1503-1510) */
         blk->state = BLOCK_PENDING;
         a->state = A_PARKED;
-        a->wait = T_NONE;
+        DF(s, h)->wait = T_NONE;
         a->parked_ready = 0;
         if (!SIM_GROW(s->parked, s->n_parked + 1, s->cap_parked)) {
             s->host_oom = true;

@@ -85,24 +85,31 @@ typedef struct tseg {
  * (needs_events_deferred_until_no_capture); its block waits, in no queue. */
 enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3, A_PARKED = 4 };
 
-/* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
- * for a deferred free that a synchronize completed early (A_DONE). Pending and
- * ready allocations that still own a block are linked in free order through
- * q_next / q_prev (what a synchronize completes). One whose free names the stream
- * its event is recorded on (free_wait) is also queued on that stream through
- * w_next (PyTorch's per-stream event deque: record order); a ready one that waits
- * on nothing, or heads its stream's queue, is on the stack of frees the next
- * process_events completes (c_next). */
+/* One allocation the engine holds: what every allocation has, 8 bytes, so that the
+ * free path's lookup of its block touches a dense table. block is T_NONE for a
+ * zero-byte allocation and for a deferred free that a synchronize completed early
+ * (A_DONE). The links of a deferred free are its tdefer, beside it. */
 typedef struct talloc {
     uint32_t block;
-    uint32_t q_next, q_prev;
-    uint32_t w_next, c_next;
-    uint32_t wait;             /* index in strategy.waits, or T_NONE */
     uint8_t state;
     uint8_t captured;          /* allocated while a pool was routed: its stream uses count as the capture's */
     uint8_t parked_ready;      /* A_PARKED: its free_ready came already */
-    uint64_t seq;              /* pending: the deferred free's number, in free order */
 } talloc;
+_Static_assert(sizeof(talloc) == 8, "an allocation record is 8 bytes");
+
+/* The deferred-free part of allocation h (strategy.defer[h], written only once it is
+ * freed with stream uses). Pending and ready allocations that still own a block are
+ * linked in free order through q_next / q_prev (what a synchronize completes). One
+ * whose free names the stream its event is recorded on (free_wait) is also queued on
+ * that stream through w_next (PyTorch's per-stream event deque: record order); a
+ * ready one that waits on nothing, or heads its stream's queue, is on the stack of
+ * frees the next process_events completes (c_next). */
+typedef struct tdefer {
+    uint32_t q_next, q_prev;
+    uint32_t w_next, c_next;
+    uint32_t wait;             /* index in strategy.waits, or T_NONE */
+    uint64_t seq;              /* pending: the deferred free's number, in free order */
+} tdefer;
 
 /* A ready free and its number (process_events completes them in free order). */
 typedef struct tdue {
@@ -211,6 +218,8 @@ struct strategy {
     bool has_divisions;        /* some roundup_power2_divisions entry is set (else round_size skips them) */
 
     slots blocks, segs, allocs;
+    tdefer *defer;             /* defer[h]: allocation h's deferred-free links; covers every handle taken */
+    uint32_t cap_defer;
     tpair **pairs;             /* pairs[0]: the default pools; then private pools (torch_pools.c) */
     uint32_t n_pairs, cap_pairs;
     troute *routes;            /* captures_underway */
@@ -306,7 +315,24 @@ static inline tseg *SEG(const strategy *s, uint32_t h)
 
 static inline talloc *AL(const strategy *s, uint32_t h)
 {
-    return slots_get(&s->allocs, h);
+    return (talloc *)(void *)s->allocs.data + h;
+}
+
+static inline tdefer *DF(const strategy *s, uint32_t h)
+{
+    return &s->defer[h];
+}
+
+/* A fresh allocation handle, its record unwritten, with room for its deferred-free
+ * links; T_NONE when host memory is out. */
+static inline uint32_t alloc_take(strategy *s)
+{
+    uint32_t ah = slots_take_uninit(&s->allocs);
+    if (ah != T_NONE && ah >= s->cap_defer && !SIM_GROW(s->defer, (uint64_t)ah + 1, s->cap_defer)) {
+        slots_put(&s->allocs, ah);
+        return T_NONE;
+    }
+    return ah;
 }
 
 static inline uint64_t u64_min(uint64_t a, uint64_t b)
