@@ -127,8 +127,9 @@ static inline bool merges(const strategy *s, uint32_t n)
     return n != T_NONE && B(s, n)->state == BLOCK_FREE;
 }
 
-/* free_block: the block returns to its pool, merged with its free neighbours. */
-void torch_free_block(strategy *s, uint32_t h)
+/* free_block: the block returns to its pool, merged with its free neighbours
+ * (inlined into the free path; torch_free_block for the other callers). */
+static inline __attribute__((always_inline)) void free_block(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     uint64_t original_size = b->size;
@@ -164,6 +165,11 @@ void torch_free_block(strategy *s, uint32_t h)
         stats_add(s->st.inactive_split, pool, net_blocks);
         stats_add(s->st.inactive_split_bytes, pool, net_bytes);
     }
+}
+
+void torch_free_block(strategy *s, uint32_t h)
+{
+    free_block(s, h);
 }
 
 /* ==== Releasing memory (docs/allocators.md §2.8) ==== */
@@ -319,7 +325,9 @@ static void garbage_collect(strategy *s)
 
 /* ==== The malloc path (docs/allocators.md §2.4, §2.5, §2.7) ==== */
 
-static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
+/* (inlined: the malloc path's call costs more than its body's usual case) */
+static inline __attribute__((always_inline)) uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream,
+                                                                    uint64_t size)
 {
     if (s->gc_on)
         (*GC_COUNTER(s, pool))++; /* block reuse interval, tracked only with GC on */
@@ -733,7 +741,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         torch_pending_push(s, h);
         return;
     }
-    torch_free_block(s, b);
+    free_block(s, b);
     slots_put(&s->allocs, h);
     refresh_largest(s);
 }
