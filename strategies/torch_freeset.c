@@ -310,21 +310,28 @@ static inline uint32_t stream_search(const tfree *f, uint32_t stream)
     return lo;
 }
 
-static inline tstream *stream_entry(tfree *f, uint32_t stream)
+/* The search when the hint missed; out of line, so that the operations' usual
+ * case (the hint holds) keeps few registers live. */
+static __attribute__((noinline)) tstream *stream_entry_search(tfree *f, uint32_t stream)
 {
-    uint32_t *hint = &f->hint[stream & (FB_HINTS - 1)];
-    if (*hint < f->n_ent && f->ent[*hint].stream == stream)
-        return &f->ent[*hint];
     uint32_t i = stream_search(f, stream);
     if (i < f->n_ent && f->ent[i].stream == stream) {
-        *hint = i;
+        f->hint[stream & (FB_HINTS - 1)] = i;
         return &f->ent[i];
     }
     return NULL;
 }
 
-/* A new, empty entry for the stream (host memory out: NULL). */
-static tstream *stream_add(tfree *f, uint32_t stream)
+static inline tstream *stream_entry(tfree *f, uint32_t stream)
+{
+    uint32_t hint = f->hint[stream & (FB_HINTS - 1)];
+    if (hint < f->n_ent && f->ent[hint].stream == stream)
+        return &f->ent[hint];
+    return stream_entry_search(f, stream);
+}
+
+/* A new, empty entry for the stream (host memory out: NULL). Out of line: rare. */
+static __attribute__((noinline)) tstream *stream_add(tfree *f, uint32_t stream)
 {
     if (!SIM_GROW(f->ent, f->n_ent + 1, f->cap_ent))
         return NULL;
@@ -377,6 +384,13 @@ void torch_fs_release(tfree *f)
     f->n_ent = f->cap_ent = 0;
 }
 
+/* bin_has_stream's search below a root of another stream; out of line: rare. */
+static __attribute__((noinline)) bool bin_search_stream(const tblock *base, uint32_t root, uint32_t stream)
+{
+    uint32_t t = tree_lower_bound(base, root, ord_addr(base, false), stream, 0, 0); /* size 0: no tie decides */
+    return t != T_NONE && base[t].stream == stream;
+}
+
 /* Whether bin root holds a block of the stream (the root itself, in the usual
  * one-stream case). */
 static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t stream)
@@ -385,8 +399,7 @@ static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t st
         return false;
     if (base[root].stream == stream)
         return true;
-    uint32_t t = tree_lower_bound(base, root, ord_addr(base, false), stream, 0, 0); /* size 0: no tie decides */
-    return t != T_NONE && base[t].stream == stream;
+    return bin_search_stream(base, root, stream);
 }
 
 bool torch_fs_insert(tfree *f, uint32_t h)
