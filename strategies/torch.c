@@ -92,7 +92,9 @@ static uint64_t round_size(const strategy *s, uint64_t size)
             return floor2 << 1;
         return units_round_up(size, step);
     }
-    return units_round_up(size, T_MIN_BLOCK);
+    /* units_round_up(size, 512) without its branch on the remainder: the malloc
+     * path has refused sizes of 1 EiB and more, so the sum cannot wrap */
+    return (size + T_MIN_BLOCK - 1) & ~(T_MIN_BLOCK - 1);
 }
 
 static uint64_t allocation_size(const strategy *s, uint64_t size)

@@ -424,8 +424,7 @@ bool torch_fs_insert(tfree *f, uint32_t h)
 static inline void erase_done(tfree *f, const tblock *base, const tblock *b, tstream *e)
 {
     f->bytes -= b->size;
-    if (b->size >= f->largest)
-        f->largest_dirty = true;
+    f->largest_dirty |= b->size >= f->largest; /* no branch: whether it held the largest is data */
     if (e == NULL)
         return; /* an index out of step with its bins: the checker says so */
     e->n--;
