@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "idmap.h"
 #include "lifetimes.h"
+#include "oom_record.h"
 #include "pool_protocol.h"
 #include "pqueue.h"
 
@@ -396,53 +397,6 @@ static sim_status paranoid_check(engine *e, uint32_t p, const sim_event *ev, con
                          (unsigned long long)r.violations, r.text);
 }
 
-static void oom_verdict(sim_oom_record *rec);
-
-/* design.md §3 "OOM cause", from the engine's own books: L is ps->requested (deferred
- * frees leave it at ready_t), U the strategy's usable_bytes (or capacity − context). */
-static void oom_classify(const engine *e, uint32_t p, const sim_event *ev, sim_oom_record *rec)
-{
-    const device *dev = e->run->dev;
-    uint32_t me = e->ps[p].dev_proc;
-    device_info info = device_get_info(dev);
-    uint64_t others = 0, alive = 0;
-    uint32_t n_others = 0;
-    for (uint32_t i = 0; i < device_proc_count(dev); i++) {
-        if (!device_proc_alive(dev, i))
-            continue;
-        alive++;
-        if (i != me) {
-            others += device_proc_held(dev, i);
-            n_others++;
-        }
-    }
-    uint64_t contexts = alive * e->context_bytes;
-    uint64_t own_room = info.capacity_bytes > e->context_bytes ? info.capacity_bytes - e->context_bytes : 0;
-    rec->live_requested_bytes = e->ps[p].requested;
-    /* no process may use more than capacity − its context, whatever its allocator's limit */
-    rec->usable_bytes = rec->info.usable_bytes && rec->info.usable_bytes < own_room ? rec->info.usable_bytes : own_room;
-    rec->other_processes_bytes = others;
-    rec->other_processes = n_others;
-    rec->contexts_bytes = contexts;
-    rec->capacity_bytes = info.capacity_bytes;
-    rec->peak_demand_bytes = rec->live_requested_bytes + ev->size; /* raised by oom_finish */
-    oom_verdict(rec);
-    snprintf(rec->tag, sizeof rec->tag, "%s", ev->tag ? ev->tag : "");
-}
-
-/* The rule itself, on D = the program's demand (at least L + S). */
-static void oom_verdict(sim_oom_record *rec)
-{
-    uint64_t shared_room = rec->capacity_bytes > rec->contexts_bytes ? rec->capacity_bytes - rec->contexts_bytes : 0;
-    uint64_t need = rec->peak_demand_bytes; /* sizes are below 2^53: sums of a few cannot overflow */
-    if (need > rec->usable_bytes)
-        rec->cause = SIM_OOM_CAPACITY;
-    else if (need + rec->other_processes_bytes > shared_room)
-        rec->cause = SIM_OOM_OTHER_PROCESSES;
-    else
-        rec->cause = SIM_OOM_FRAGMENTATION;
-}
-
 static inline void demand_note(proc_state *ps)
 {
     uint64_t d = ps->requested + ps->dropped_live;
@@ -461,7 +415,7 @@ static void oom_finish(engine *e)
             continue;
         if (e->ps[p].demand_peak > rec->peak_demand_bytes)
             rec->peak_demand_bytes = e->ps[p].demand_peak;
-        oom_verdict(rec);
+        oom_record_judge(rec);
         if (run->total.first_oom.happened && run->total.first_oom.process == p) {
             run->total.first_oom.peak_demand_bytes = rec->peak_demand_bytes;
             run->total.first_oom.cause = rec->cause;
@@ -499,43 +453,6 @@ static sim_status demand_after_stop(engine *e, uint32_t p, const sim_event *ev)
     return SIM_OK;
 }
 
-static int count_free_piece(void *ctx, const strategy_block *b)
-{
-    if (b->state == BLOCK_FREE)
-        ++*(uint64_t *)ctx;
-    return 0;
-}
-
-/* What the reports show of a process's first OOM: the free pieces the allocator holds
- * (one walk) and the largest live allocations (one pass over the id map). Once per
- * process, so --on-oom=skip's later failures cost nothing. */
-static void oom_describe(const engine *e, uint32_t p, sim_oom_record *rec)
-{
-    const sim_run *run = e->run;
-    run->ops->walk(run->procs[p].s, count_free_piece, &rec->free_pieces);
-    const idmap *m = &e->ps[p].ids;
-    uint32_t n = 0;
-    for (uint64_t i = 0; i <= m->mask; i++) {
-        const idmap_entry *ent = &m->slots[i];
-        if (!(ent->flags & IDMAP_USED) || (ent->flags & IDMAP_DROPPED) || ent->id == rec->id)
-            continue;
-        /* insertion into a list of at most SIM_OOM_LARGEST_LIVE, largest first, ties by id */
-        uint32_t at = n;
-        while (at > 0 && (rec->largest_live[at - 1].size < ent->size ||
-                          (rec->largest_live[at - 1].size == ent->size && rec->largest_live[at - 1].id > ent->id)))
-            at--;
-        if (at >= SIM_OOM_LARGEST_LIVE)
-            continue;
-        uint32_t last = n < SIM_OOM_LARGEST_LIVE ? n : SIM_OOM_LARGEST_LIVE - 1;
-        for (uint32_t j = last; j > at; j--)
-            rec->largest_live[j] = rec->largest_live[j - 1];
-        rec->largest_live[at] = (sim_oom_live){.id = ent->id, .size = ent->size};
-        if (n < SIM_OOM_LARGEST_LIVE)
-            n++;
-    }
-    rec->n_largest_live = n;
-}
-
 static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event *ev)
 {
     sim_run *run = e->run;
@@ -570,11 +487,11 @@ static sim_status do_alloc(engine *e, uint32_t src, uint32_t p, const sim_event 
         .happened = true, .source = src, .process = p, .event = ev->index, .line = ev->line,
         .t = ev->t, .id = ev->id, .size = ev->size, .info = oom,
     };
-    oom_classify(e, p, ev, &rec);
+    oom_record_classify(&rec, run->dev, e->ps[p].dev_proc, e->context_bytes, e->ps[p].requested, ev->tag);
     sim_metrics *pm = &run->procs[p].m;
     pm->ooms++;
     if (!pm->first_oom.happened) {
-        oom_describe(e, p, &rec);
+        oom_record_describe(&rec, run->ops, run->procs[p].s, &e->ps[p].ids);
         pm->first_oom = rec;
     }
     run->total.ooms++;

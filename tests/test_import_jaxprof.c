@@ -51,14 +51,6 @@ static trace_input *open_file(const char *name, int64_t which)
     return in;
 }
 
-static bool has_warning(const trace_input *in, const char *needle)
-{
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        if (strstr(input_warning(in, i), needle) != NULL)
-            return true;
-    return false;
-}
-
 /* Every event an allocation at t = 0 tagged "buffer cpu:DEV": their bytes. */
 static uint64_t live_bytes(trace_input *in, const char *device_tag)
 {
@@ -101,8 +93,8 @@ START_TEST(each_recorded_profile_should_import_its_live_buffers_as_allocations_a
     ck_assert_str_eq(input_format_name(input_get_format(in)), "jax-memory");
     ck_assert_uint_eq(input_event_count(in), p->buffers);
     ck_assert_uint_eq(live_bytes(in, p->tag), p->bytes);
-    ck_assert(has_warning(in, "is one moment"));
-    ck_assert(has_warning(in, "executables (0 B of generated code")); /* XLA:CPU code is no device memory */
+    ck_assert(import_has_warning(in, "is one moment"));
+    ck_assert(import_has_warning(in, "executables (0 B of generated code")); /* XLA:CPU code is no device memory */
     input_close(in);
 }
 END_TEST
@@ -131,11 +123,11 @@ START_TEST(device_should_pick_one_device_of_the_sharded_profile)
         snprintf(tag, sizeof tag, "buffer cpu:%d ", dev);
         ck_assert_uint_eq(input_event_count(in), buffers[dev]);
         ck_assert_uint_eq(live_bytes(in, tag), bytes[dev]);
-        ck_assert(!has_warning(in, "--device=N picks another")); /* asked for: no warning */
+        ck_assert(!import_has_warning(in, "--device=N picks another")); /* asked for: no warning */
         input_close(in);
     }
     trace_input *in = open_file("sharded4.prof", -1);
-    ck_assert(has_warning(in, "buffers on 4 devices: 0 (3 buffers, 131584 B), 1 (3 buffers, 131584 B), 2 (4 buffers, "
+    ck_assert(import_has_warning(in, "buffers on 4 devices: 0 (3 buffers, 131584 B), 1 (3 buffers, 131584 B), 2 (4 buffers, "
                               "135584 B), 3 (3 buffers, 131584 B); device 2 imported"));
     input_close(in);
     size_t n;

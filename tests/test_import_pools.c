@@ -41,25 +41,6 @@ static const char *data(const char *name)
     return import_data_path(g_path, sizeof g_path, "", name);
 }
 
-static trace_input *open_ok(const char *path)
-{
-    input_options o = {.device = -1};
-    trace_input *in = NULL;
-    sim_error err;
-    sim_error_clear(&err);
-    sim_status st = input_open(path, NULL, &o, &in, &err);
-    ck_assert_msg(st == SIM_OK, "%s: %s", path, err.msg);
-    return in;
-}
-
-static bool has_warning(const trace_input *in, const char *needle)
-{
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        if (strstr(input_warning(in, i), needle))
-            return true;
-    return false;
-}
-
 GPUSIM_TCASE("pool ids", 30, NULL, NULL);
 
 START_TEST(a_pool_tuple_should_map_to_one_id_and_back)
@@ -100,7 +81,7 @@ GPUSIM_TCASE("import", 60, NULL, NULL);
 
 START_TEST(private_pool_segments_should_stay_in_the_start_state_with_their_pool)
 {
-    trace_input *in = open_ok(data("snapshot_pools.json"));
+    trace_input *in = import_open_ok(data("snapshot_pools.json"), NULL, -1);
     const sim_seed *sd = input_seed(in);
     ck_assert_ptr_nonnull(sd);
     /* G came with the trace's segment_alloc: at the start P (default) and H (pool (1, 0)) */
@@ -114,7 +95,7 @@ START_TEST(private_pool_segments_should_stay_in_the_start_state_with_their_pool)
     const sim_seed_block *hb = &sd->blocks[h->first_block];
     ck_assert(hb[0].size_bytes == 512 && hb[0].state == SIM_SEED_USED);
     ck_assert(hb[1].offset == 512 && hb[1].size_bytes == 2 * MIB - 512 && hb[1].state == SIM_SEED_FREE);
-    ck_assert(has_warning(in, "4 allocations went to 2 private memory pools (CUDA graphs, MemPool; 4 by the pool of "
+    ck_assert(import_has_warning(in, "4 allocations went to 2 private memory pools (CUDA graphs, MemPool; 4 by the pool of "
                               "the segment they lie in, their entries naming none): 3 pool_begin/pool_end scopes"));
     input_close(in);
 }
@@ -179,7 +160,7 @@ static void expect_scoped_events(trace_input *in)
 
 START_TEST(each_run_of_allocations_into_a_pool_should_be_one_scope)
 {
-    trace_input *in = open_ok(data("snapshot_pools.json"));
+    trace_input *in = import_open_ok(data("snapshot_pools.json"), NULL, -1);
     expect_scoped_events(in);
     input_close(in);
 }
@@ -187,9 +168,9 @@ END_TEST
 
 START_TEST(entries_that_name_their_pool_should_give_the_same_events_without_inferring)
 {
-    trace_input *in = open_ok(data("snapshot_pools_28.json"));
+    trace_input *in = import_open_ok(data("snapshot_pools_28.json"), NULL, -1);
     expect_scoped_events(in);
-    ck_assert(has_warning(in, "4 allocations went to 2 private memory pools (CUDA graphs, MemPool; as their entries' "
+    ck_assert(import_has_warning(in, "4 allocations went to 2 private memory pools (CUDA graphs, MemPool; as their entries' "
                               "pool_id say)"));
     input_close(in);
 }
@@ -314,7 +295,7 @@ GPUSIM_TCASE("replay", 120, NULL, NULL);
 /* Replay file under torch (the invariant checker after every event) against its recording. */
 static void compare(const char *file, against_result *r)
 {
-    trace_input *in = open_ok(data(file));
+    trace_input *in = import_open_ok(data(file), NULL, -1);
     engine_config cfg = {
         .device = {.name = "test", .capacity_bytes = 80 * GIB}, .ops = registry_find("torch"), .paranoid = true};
     ck_assert_ptr_nonnull(cfg.ops);
@@ -370,7 +351,7 @@ START_TEST(an_allocation_in_another_pool_than_recorded_should_be_a_placement_mis
     ck_assert_ptr_nonnull(fp);
     fputs(MISROUTED, fp);
     fclose(fp);
-    trace_input *in = open_ok(path);
+    trace_input *in = import_open_ok(path, NULL, -1);
     engine_config cfg = {.device = {.name = "test", .capacity_bytes = 80 * GIB}, .ops = registry_find("torch")};
     against_options ao = {0};
     against_result r;
@@ -403,7 +384,7 @@ START_TEST(snapshots_pytorch_wrote_with_pools_should_replay_with_zero_difference
         {"snapshot_pools_upstream.json", 21, 9, 5},
     };
     for (size_t i = 0; i < 2; i++) {
-        trace_input *in = open_ok(data(T[i].file));
+        trace_input *in = import_open_ok(data(T[i].file), NULL, -1);
         const sim_seed *sd = input_seed(in);
         uint32_t pool_segs = 0;
         for (uint32_t k = 0; sd != NULL && k < sd->n_segs; k++)

@@ -42,17 +42,6 @@ static const char *data(const char *name)
     return import_data_path(g_path, sizeof g_path, "tf", name);
 }
 
-static trace_input *open_ok(const char *path)
-{
-    input_options o = {.device = -1};
-    trace_input *in = NULL;
-    sim_error err;
-    sim_error_clear(&err);
-    sim_status st = input_open(path, NULL, &o, &in, &err);
-    ck_assert_msg(st == SIM_OK, "%s: %s", path, err.msg);
-    return in;
-}
-
 static trace_input *open_text(const char *text)
 {
     input_options o = {.device = -1};
@@ -62,14 +51,6 @@ static trace_input *open_text(const char *text)
     sim_status st = input_open_mem("hand.json", text, strlen(text), NULL, &o, &in, &err);
     ck_assert_msg(st == SIM_OK, "hand.json: %s", err.msg);
     return in;
-}
-
-static bool has_warning(const trace_input *in, const char *needle)
-{
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        if (strstr(input_warning(in, i), needle) != NULL)
-            return true;
-    return false;
 }
 
 /* The live bytes after every event (the sum of the sizes allocated minus those freed)
@@ -133,13 +114,13 @@ START_TEST(recorded_keras_profiles_should_import_every_point_with_the_profiles_p
 {
     for (size_t k = 0; k < sizeof PROFILES / sizeof PROFILES[0]; k++) {
         const struct profile *p = &PROFILES[k];
-        trace_input *in = open_ok(data(p->file));
+        trace_input *in = import_open_ok(data(p->file), NULL, -1);
         ck_assert_str_eq(input_format_name(input_get_format(in)), "tf-profile");
         ck_assert_str_eq(input_header(in)->device_name, "bfc_cpu_allocator_for_gpu");
         ck_assert_uint_eq(input_header(in)->device_capacity, 68719476736u);
         if (p->events)
             ck_assert_uint_eq(input_event_count(in), p->events);
-        ck_assert_msg(has_warning(in, p->warning), "%s: no warning \"%s\"", p->file, p->warning);
+        ck_assert_msg(import_has_warning(in, p->warning), "%s: no warning \"%s\"", p->file, p->warning);
         const input_recorded *rec = input_get_recorded(in);
         ck_assert(rec->has_peak_allocated);
         ck_assert_uint_eq(rec->peak_allocated, p->peak);
@@ -153,7 +134,7 @@ END_TEST
 START_TEST(the_timeline_fallback_should_reproduce_the_sampled_in_use_at_every_point)
 {
     for (size_t k = 0; k < sizeof PROFILES / sizeof PROFILES[0]; k++) {
-        trace_input *in = open_ok(data(PROFILES[k].file));
+        trace_input *in = import_open_ok(data(PROFILES[k].file), NULL, -1);
         ck_assert_uint_eq(expect_in_use_at_every_point(in), PROFILES[k].points);
         input_close(in);
     }
@@ -222,11 +203,11 @@ START_TEST(a_timeline_with_gaps_should_fill_each_gap_with_the_in_use_difference_
     ck_assert_uint_eq(ideal_peak(in), 1400);
     /* 6 points, 5 with a replayable activity; gaps before the 2nd, 4th and 6th points:
      * 1 + 3 + 1 = 5 synthetic events */
-    ck_assert(has_warning(in, "pruned to 0 allocations live at the peak: replayed the 6 points"));
-    ck_assert(has_warning(in, "5 exact; in 3 gaps between samples 5 synthetic allocations and frees"));
-    ck_assert(has_warning(in, "inside each gap of the sampled timeline the individual allocation sizes, their "
+    ck_assert(import_has_warning(in, "pruned to 0 allocations live at the peak: replayed the 6 points"));
+    ck_assert(import_has_warning(in, "5 exact; in 3 gaps between samples 5 synthetic allocations and frees"));
+    ck_assert(import_has_warning(in, "inside each gap of the sampled timeline the individual allocation sizes, their "
                               "order and their addresses are lost"));
-    ck_assert(has_warning(in, "1 timeline points had an activity that could not be replayed"));
+    ck_assert(import_has_warning(in, "1 timeline points had an activity that could not be replayed"));
     input_close(in);
 }
 END_TEST

@@ -49,14 +49,6 @@ static const char *data(const char *name)
     return import_data_path(g_path, sizeof g_path, "xla", name);
 }
 
-static bool has_warning(const trace_input *in, const char *needle)
-{
-    for (uint32_t i = 0; i < input_warning_count(in); i++)
-        if (strstr(input_warning(in, i), needle) != NULL)
-            return true;
-    return false;
-}
-
 static const struct program {
     const char *file;
     uint64_t events, buffers, shares, heap, allocation, matched;
@@ -139,8 +131,8 @@ START_TEST(the_import_should_keep_the_heap_simulators_events_sizes_and_offsets)
     }
     ck_assert_uint_eq(allocs, p->buffers);
     ck_assert_uint_eq(shares, p->shares);
-    ck_assert(has_warning(in, "--alignment=64"));
-    ck_assert_int_eq(has_warning(in, "of which the simulated heap is"), p->allocation != p->heap);
+    ck_assert(import_has_warning(in, "--alignment=64"));
+    ck_assert_int_eq(import_has_warning(in, "of which the simulated heap is"), p->allocation != p->heap);
     input_close(in);
     free(bytes);
 }

@@ -1,7 +1,10 @@
 /* gpusim_answers_bench — the questions users wait for, on recordings
  * (./scripts/bench): `gpusim plan`, `compare` and `tune` (--jobs=2) on a mid-run
- * PyTorch snapshot and on a generated Llama 3 8B LoRA training trace (~16k
- * events, `gpusim synth`), wall and CPU seconds (best of --reps), plan's time
+ * PyTorch snapshot (--trace), on a generated Llama 3 8B LoRA training trace (~16k
+ * events, `gpusim synth`), and on a ~16k-event mid-run snapshot of a longer run of
+ * it (six steps replayed under torch, exported from step 2 on with `--window`, so
+ * that it starts with the weights and optimizer state live: 676 blocks in 419
+ * segments), wall and CPU seconds (best of --reps), plan's time
  * relative to compare's (issue 38's target: at most 3x), and the replays plan
  * made for each strategy (its minimum search's, from --format=json, plus one per
  * GPU of the grid). Prints figures, asserts nothing. */
@@ -16,6 +19,7 @@
 #include "bench_util.h"
 
 #define MAX_TRACES 8
+#define MAX_GENERATED 2 /* the LoRA trace and the snapshot of the longer run */
 
 typedef struct run_res {
     double secs, cpu_s;
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--gpusim=", 9) == 0)
             gpusim = argv[i] + 9;
-        else if (strncmp(argv[i], "--trace=", 8) == 0 && n_traces < MAX_TRACES - 1)
+        else if (strncmp(argv[i], "--trace=", 8) == 0 && n_traces < MAX_TRACES - MAX_GENERATED)
             traces[n_traces++] = argv[i] + 8;
         else if (strncmp(argv[i], "--reps=", 7) == 0 && atoi(argv[i] + 7) > 0)
             reps = atoi(argv[i] + 7);
@@ -146,8 +150,10 @@ int main(int argc, char **argv)
         perror("answers_bench: mkdtemp");
         return 2;
     }
-    char lora_jsonl[64], lora[64], out[64];
+    char lora_jsonl[64], lora[64], out[64], long_jsonl[64], snap[64];
     snprintf(lora_jsonl, sizeof lora_jsonl, "%s/lora.jsonl", dir);
+    snprintf(long_jsonl, sizeof long_jsonl, "%s/lora6.jsonl", dir);
+    snprintf(snap, sizeof snap, "%s/lora6-from-step2.pickle", dir);
     snprintf(lora, sizeof lora, "%s/lora.gtrace", dir);
     snprintf(out, sizeof out, "%s/plan.json", dir);
     char *synth[] = {gpusim,      "synth",     "transformer", "--preset=llama3-8b", "--lora=16", "--steps=5",
@@ -155,6 +161,15 @@ int main(int argc, char **argv)
     run(synth);
     char *convert[] = {gpusim, "convert", lora_jsonl, "-o", lora, NULL};
     run(convert);
+    /* the same run for six steps; step 2 begins at 28.05 ms of its modelled time */
+    char *synth6[] = {gpusim,      "synth",     "transformer", "--preset=llama3-8b", "--lora=16", "--steps=6",
+                      "--seq=512", "--batch=1", "-o",          long_jsonl,           NULL};
+    run(synth6);
+    char snap_arg[96];
+    snprintf(snap_arg, sizeof snap_arg, "--export-snapshot=%s", snap);
+    char *export[] = {gpusim, "replay", long_jsonl, "--strategy=torch", snap_arg, "--window=28.05ms:", NULL};
+    run(export);
+    traces[n_traces++] = snap;
     traces[n_traces++] = lora;
     printf("\n== plan, compare and tune on recordings (--jobs=2, best of %d; target: plan <= 3x compare) ==\n"
            "%-44s %8s %9s %9s %9s %9s %9s %8s\n",
@@ -168,13 +183,18 @@ int main(int argc, char **argv)
         run_res p = best_of(plan, reps), c = best_of(compare, reps), u = best_of(tune, reps);
         const char *name = strrchr(traces[t], '/') ? strrchr(traces[t], '/') + 1 : traces[t];
         printf("%-44.44s %8ld %9.3f %9.3f %9.3f %9.3f %9.3f %7.2fx\n",
-               t == n_traces - 1 ? "llama3-8b LoRA r16, 5 steps (synth)" : name, events_of(out), p.secs, p.cpu_s,
+               t == n_traces - 1   ? "llama3-8b LoRA r16, 5 steps (synth)"
+               : t == n_traces - 2 ? "mid-run snapshot of 6 steps, from step 2"
+                                   : name,
+               events_of(out), p.secs, p.cpu_s,
                c.secs, c.cpu_s, u.secs, c.secs > 0 ? p.secs / c.secs : 0.0);
         print_replays(out);
         fflush(stdout);
     }
     unlink(lora_jsonl);
     unlink(lora);
+    unlink(long_jsonl);
+    unlink(snap);
     unlink(out);
     rmdir(dir);
     return 0;
