@@ -329,7 +329,7 @@ static void garbage_collect(strategy *s)
 
 /* (inlined: the malloc path's call costs more than its body's usual case) */
 static inline __attribute__((always_inline)) uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream,
-                                                                    uint64_t size)
+                                                                     uint64_t size)
 {
     if (s->gc_on)
         (*GC_COUNTER(s, pool))++; /* block reuse interval, tracked only with GC on */
