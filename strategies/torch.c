@@ -51,7 +51,7 @@
  * handle. The pool sets, segment records and block merge are torch_segments.c (below
  * this file and torch_expandable.c), the deferred frees and their event polling
  * torch_events.c, the private pools torch_pools.c, the walker and the checker
- * torch_check.c, the stats and options torch_report.c.
+ * torch_check.c, the stats and options torch_report.c, the OOM report torch_oom.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
