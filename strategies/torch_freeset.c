@@ -248,9 +248,9 @@ static inline void bits_set(tstream *e, uint32_t b)
 
 static inline void bits_clear(tstream *e, uint32_t b)
 {
-    e->bits[b >> 6] &= ~((uint64_t)1 << (b & 63));
-    if (e->bits[b >> 6] == 0)
-        e->summary &= ~((uint64_t)1 << (b >> 6));
+    uint64_t w = e->bits[b >> 6] & ~((uint64_t)1 << (b & 63));
+    e->bits[b >> 6] = w;
+    e->summary &= ~((uint64_t)(w == 0) << (b >> 6)); /* no branch on whether the word emptied */
 }
 
 static inline bool bits_test(const tstream *e, uint32_t b)
