@@ -56,8 +56,8 @@
  * cut into 16 slices of increasing sizes, each a treap over (size, address), with
  * bitmaps over the non-empty ones. A split leaves the remainder in the free chunk's
  * record and a merge grows a free neighbour's, so that a chunk that keeps its slice
- * and order (a training step's top chunk) changes in place (bfc_bins_rekey); one
- * spare record carries a merge's freed record to the next split. alloc and free are
+ * and order (a training step's top chunk) changes in place (bfc_bins_rekey); a list
+ * of spare records carries merges' freed records to the next splits. alloc and free are
  * O(log f) expected (f = free chunks in one slice), sample() O(1) (the bins keep
  * their largest size); Extend O(1); garbage collection O(regions).
  * With --bfc-alignment above 256 a search walks on from the best fit past chunks
@@ -81,7 +81,11 @@
 
 static inline uint64_t rounded_bytes(uint64_t n)
 {
-    return units_round_up(n, BFC_MIN_ALLOC);
+    /* units_round_up(n, 256) by a mask: whether n is already a multiple of 256 is
+     * random across requests, and a branch on it mispredicts; sizes within 255 of
+     * 2^64 saturate to the largest multiple, as there */
+    const uint64_t mask = BFC_MIN_ALLOC - 1;
+    return n > UINT64_MAX - mask ? UINT64_MAX & ~mask : (n + mask) & ~mask;
 }
 
 static inline uint64_t sat_double(uint64_t x)
@@ -101,31 +105,34 @@ static uint32_t next_prio(strategy *s)
     return x;
 }
 
-/* A fresh chunk record, the spare one if there is one; BFC_NONE when out of host
- * memory. Invalidates chunk pointers. */
+/* A fresh chunk record, a spare one if there is one; BFC_NONE when out of host
+ * memory. Invalidates chunk pointers. Splits take records and merges give them back
+ * in runs (a training step's forward pass splits, its backward pass merges): the
+ * spares are a list as long as those runs need, so that a split rarely finds it
+ * empty, a test that is then nearly always predicted, and the table's take and put
+ * (its in-use flags and counts) stay off the hot path. */
 static uint32_t chunk_new(strategy *s)
 {
-    uint32_t h = s->spare;
-    if (h != BFC_NONE)
-        s->spare = BFC_NONE;
-    else if ((h = slots_take(&s->chunks)) == BFC_NONE)
+    bfc_chunk *ck = bfc_chunk_table(s);
+    uint32_t h = s->spare_head;
+    if (h != BFC_NONE) {
+        s->spare_head = ck[h].parent;
+        s->n_spares--;
+    } else if ((h = slots_take_uninit(&s->chunks)) == BFC_NONE) {
         return h;
+    }
     bfc_chunk_table(s)[h] = (bfc_chunk){.child = {BFC_NONE, BFC_NONE}, .parent = BFC_NONE, .prio = next_prio(s),
                                         .prev = BFC_NONE, .next = BFC_NONE, .state = CHUNK_FREE,
                                         .bin = BFC_NO_BIN, .tag = BFC_TAG_LOWER};
     return h;
 }
 
-/* Give back the record of a chunk merged away: kept as the spare when there is none,
- * since a split usually follows a merge soon (a training step's LIFO frees and
- * allocations), else to the table. */
+/* Give back the record of a chunk merged away (free, out of the bins), to the spares. */
 static void chunk_drop(strategy *s, uint32_t h)
 {
-    if (s->spare == BFC_NONE) {
-        s->spare = h;
-        return;
-    }
-    slots_put(&s->chunks, h);
+    bfc_chunk_table(s)[h].parent = s->spare_head;
+    s->spare_head = h;
+    s->n_spares++;
 }
 
 /* ==== the free structures: the bins, and the central gap (rule 10) ==== */
@@ -349,8 +356,9 @@ static void split_low(strategy *s, uint32_t h, uint32_t lo, uint64_t bytes)
 /* Rule 4's split test (ShouldSplitChunk) for a chunk of size bytes. */
 static bool should_split(const strategy *s, uint64_t size, uint64_t rounded)
 {
-    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers) */
-    return size / 2 >= rounded || size - rounded >= s->max_frag;
+    /* size / 2 >= rounded is size >= 2·rounded without overflow (integers); | and
+     * not ||: both are cheap, and which one decides is random */
+    return (size / 2 >= rounded) | (size - rounded >= s->max_frag);
 }
 
 /* Hand out free chunk h, still in its free structure, for a request of rounded
@@ -639,10 +647,10 @@ static sim_status bfc_create_mode(bfc_mode mode, const strategy_config *cfg, str
     s->proc = cfg->proc;
     s->mode = mode;
     s->rng = 0x9E3779B9u;
-    slots_init(&s->chunks, sizeof(bfc_chunk));
+    slots_init_aligned(&s->chunks, sizeof(bfc_chunk), 64); /* a record per cache line */
+    s->spare_head = BFC_NONE;
     bfc_bins_init(&s->bins);
     s->gap = BFC_NONE;
-    s->spare = BFC_NONE;
 
     sim_status st = bfc_limits_parse(mode, cfg, &s->opt, err);
     if (st != SIM_OK) {

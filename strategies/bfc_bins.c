@@ -87,36 +87,9 @@ void bfc_bins_init(bfc_bins *fs)
     fs->largest = 0;
 }
 
-static void insert_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h);
-
-void bfc_bins_insert_at(bfc_bins *fs, bfc_chunk *ck, uint32_t h, unsigned b)
-{
-    unsigned sl = bfc_slice_for(ck[h].size, b);
-    bfc_bin *bn = &fs->slice[b][sl];
-    ck[h].bin = (uint8_t)b;
-    ck[h].slice = (uint8_t)sl;
-    ck[h].child[0] = ck[h].child[1] = BFC_NONE;
-    if (ck[h].size > fs->largest)
-        fs->largest = ck[h].size;
-    if (bn->root == BFC_NONE) {
-        /* most slices hold one chunk or none: no descent, no rotation */
-        ck[h].parent = BFC_NONE;
-        bn->root = bn->min = bn->max = h;
-        fs->bitmap |= 1u << b;
-        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] | (1u << sl));
-        return;
-    }
-    insert_inner(ck, bn, h);
-}
-
-void bfc_bins_insert(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
-{
-    bfc_bins_insert_at(fs, ck, h, bfc_bin_for(ck[h].size));
-}
-
 /* Insert h into a non-empty slice: descend, link, then rotate up by priority. Out
- * of line, so that the common empty-slice case above stays short. */
-static __attribute__((noinline)) void insert_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
+ * of line, so that the common empty-slice case (bfc_bins_insert_at) stays short. */
+void bfc_bins_insert_tree(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
 {
     uint32_t parent = BFC_NONE;
     unsigned dir = 0;
@@ -135,8 +108,8 @@ static __attribute__((noinline)) void insert_inner(bfc_chunk *ck, bfc_bin *bn, u
         rotate_up(ck, bn, h);
 }
 
-/* Erase h from a slice that holds more than h (out of line, as insert_inner). */
-static __attribute__((noinline)) void erase_inner(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
+/* Erase h from a slice that holds more than h (out of line, as the insert's descent). */
+void bfc_bins_erase_tree(bfc_chunk *ck, bfc_bin *bn, uint32_t h)
 {
     /* the caches move to h's in-order neighbour: a minimum has no left child, so its
      * successor is the leftmost of its right subtree, else its parent (and mirrored) */
@@ -156,73 +129,21 @@ static __attribute__((noinline)) void erase_inner(bfc_chunk *ck, bfc_bin *bn, ui
     ck[h].child[0] = ck[h].child[1] = ck[h].parent = BFC_NONE;
 }
 
-void bfc_bins_erase(bfc_bins *fs, bfc_chunk *ck, uint32_t h)
+void bfc_bins_rekey_within(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
 {
-    unsigned b = ck[h].bin;
-    if (b >= BFC_NUM_BINS)
-        return;
-    unsigned sl = ck[h].slice;
-    bfc_bin *bn = &fs->slice[b][sl];
-    ck[h].bin = BFC_NO_BIN;
-    if (bn->root != h || ck[h].child[0] != BFC_NONE || ck[h].child[1] != BFC_NONE) {
-        erase_inner(ck, bn, h);
-    } else {
-        /* h was the slice's only chunk, as most are: its links are all BFC_NONE already */
-        bn->root = bn->min = bn->max = BFC_NONE;
-        fs->slice_mask[b] = (uint16_t)(fs->slice_mask[b] & ~(1u << sl));
-        if (fs->slice_mask[b] == 0)
-            fs->bitmap &= ~(1u << b);
-    }
-    if (ck[h].size == fs->largest)
-        fs->largest = bfc_bins_largest_scan(fs, ck);
-}
-
-/* bfc_bins_rekey's general case: out of the set and back in under the new key. */
-static __attribute__((noinline)) void rekey_move(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
-{
-    bfc_bins_erase(fs, ck, h);
-    ck[h].size = size;
-    ck[h].addr = addr;
-    bfc_bins_insert(fs, ck, h);
-}
-
-/* Whether slice sl of bin b is the one of size: bfc_bin_for and bfc_slice_for
- * inverted into the slice's bounds, which is shorter than computing both. */
-static inline bool slice_holds(unsigned b, unsigned sl, uint64_t size)
-{
-    uint64_t lo, last; /* the slice's sizes are lo .. lo + last */
-    if (b < BFC_NUM_BINS - 1) {
-        uint64_t width = (uint64_t)1 << (b + 4);
-        lo = ((uint64_t)256 << b) + sl * width;
-        last = width - 1;
-        if (lo == 256) { /* bin 0's first slice also takes every size below 256 */
-            lo = 0;
-            last = 256 + width - 1;
-        }
-    } else {
-        lo = (uint64_t)1 << (28 + sl); /* one slice per power of two from 256 MiB */
-        last = sl < BFC_SLICES - 1 ? lo - 1 : UINT64_MAX - lo;
-    }
-    return size >= lo && size - lo <= last;
-}
-
-void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint64_t addr)
-{
-    unsigned b = ck[h].bin, sl = ck[h].slice;
-    if (b >= BFC_NUM_BINS || !slice_holds(b, sl, size)) { /* not binned: only in a corrupted state */
-        rekey_move(fs, ck, h, size, addr);
-        return;
-    }
     /* a key that moves up (down) keeps h's place iff it stays below (above) the next
      * (previous) chunk of the slice: then no link and no cache changes */
-    const bfc_bin *bn = &fs->slice[b][sl];
+    const bfc_bin *bn = &fs->slice[ck[h].bin][ck[h].slice];
     unsigned up = (unsigned)(size > ck[h].size) | ((unsigned)(size == ck[h].size) & (unsigned)(addr > ck[h].addr));
     if ((up ? bn->max : bn->min) != h) {
         uint32_t nb = tree_neighbour(ck, h, up);
         bool keeps = up ? size < ck[nb].size || (size == ck[nb].size && addr < ck[nb].addr)
                         : size > ck[nb].size || (size == ck[nb].size && addr > ck[nb].addr);
         if (!keeps) {
-            rekey_move(fs, ck, h, size, addr);
+            bfc_bins_erase(fs, ck, h);
+            ck[h].size = size;
+            ck[h].addr = addr;
+            bfc_bins_insert(fs, ck, h);
             return;
         }
     }
@@ -235,42 +156,6 @@ void bfc_bins_rekey(bfc_bins *fs, bfc_chunk *ck, uint32_t h, uint64_t size, uint
         fs->largest = size;
     else if (was_largest)
         fs->largest = ck[bn->max].size;
-}
-
-/* Bins below bin(size) hold only smaller chunks, and every chunk of a higher bin is
- * larger than any of bin(size); the same holds for the slices inside a bin. So only
- * the slice of size needs a search; a later slice or bin answers with its cached
- * minimum. */
-uint32_t bfc_bins_best_fit(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size)
-{
-    unsigned b = bfc_bin_for(size);
-    if (fs->bitmap & (1u << b)) {
-        unsigned sl = bfc_slice_for(size, b);
-        if (fs->slice_mask[b] & (1u << sl)) {
-            const bfc_bin *bn = &fs->slice[b][sl];
-            if (ck[bn->min].size >= size)
-                return bn->min;
-            if (ck[bn->max].size >= size) {
-                /* lower bound of (size, 0): the leftmost node with size ≥ size */
-                uint32_t best = BFC_NONE;
-                for (uint32_t t = bn->root; t != BFC_NONE;) {
-                    unsigned fits = ck[t].size >= size;
-                    best = fits ? t : best;
-                    t = ck[t].child[!fits];
-                }
-                return best;
-            }
-        }
-        /* later slices of the same bin hold only larger chunks */
-        unsigned later = fs->slice_mask[b] & ~((2u << sl) - 1u);
-        if (later)
-            return fs->slice[b][__builtin_ctz(later)].min;
-    }
-    uint32_t above = fs->bitmap & ~((2u << b) - 1u);
-    if (above == 0)
-        return BFC_NONE;
-    unsigned ab = (unsigned)__builtin_ctz(above);
-    return fs->slice[ab][__builtin_ctz(fs->slice_mask[ab])].min;
 }
 
 /* The minimum of the first non-empty slice at or after slice sl of bin b. */
@@ -286,6 +171,24 @@ static uint32_t first_from(const bfc_bins *fs, unsigned b, unsigned sl)
         return BFC_NONE;
     unsigned ab = (unsigned)__builtin_ctz(above);
     return fs->slice[ab][__builtin_ctz(fs->slice_mask[ab])].min;
+}
+
+/* bfc_bins_best_fit's slow case: the slice of size holds chunks, its first is too
+ * small. A later chunk of the slice may fit, else the first of a later slice. */
+uint32_t bfc_bins_fit_after_min(const bfc_bins *fs, const bfc_chunk *ck, uint64_t size, unsigned b, unsigned sl)
+{
+    const bfc_bin *bn = &fs->slice[b][sl];
+    if (ck[bn->max].size >= size) {
+        /* lower bound of (size, 0): the leftmost node with size ≥ size */
+        uint32_t best = BFC_NONE;
+        for (uint32_t t = bn->root; t != BFC_NONE;) {
+            unsigned fits = ck[t].size >= size;
+            best = fits ? t : best;
+            t = ck[t].child[!fits];
+        }
+        return best;
+    }
+    return first_from(fs, b, sl + 1u);
 }
 
 uint32_t bfc_bins_first(const bfc_bins *fs)

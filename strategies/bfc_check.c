@@ -290,9 +290,16 @@ void bfc_check(const strategy *s, sim_report *r)
             zero++;
     sim_report_insist(r, zero == s->zero_live, "bfc: %llu zero-byte handles live, %llu counted",
                       (unsigned long long)zero, (unsigned long long)s->zero_live);
-    uint32_t spare = s->spare != BFC_NONE ? 1u : 0u;
-    sim_report_insist(r, spare == 0 || slots_valid(&s->chunks, s->spare), "bfc: the spare record %u is not live",
-                      s->spare);
+    /* the spares: a list of live records through their parent fields, n_spares long */
+    uint32_t spare = 0;
+    for (uint32_t h = s->spare_head; h != BFC_NONE && spare <= s->chunks.n_used_hw; h = ck[h].parent) {
+        spare++;
+        if (!sim_report_insist(r, slots_valid(&s->chunks, h), "bfc: spare record %u is not live", h))
+            break;
+        sim_report_insist(r, ck[h].state == CHUNK_FREE, "bfc: spare record %u is in state %u, not free", h,
+                          ck[h].state);
+    }
+    sim_report_insist(r, spare == s->n_spares, "bfc: %u spare records listed, %u counted", spare, s->n_spares);
     sim_report_insist(r, s->chunks.live == t.region_chunks + zero + spare,
                       "bfc: %u chunk records live, %llu in regions, %llu zero-byte and %u spare (leak)",
                       s->chunks.live, (unsigned long long)t.region_chunks, (unsigned long long)zero, spare);

@@ -60,6 +60,7 @@ typedef struct bfc_chunk {
     uint8_t slice;         /* slice inside the bin */
     uint8_t tag;           /* bfc_tag: LOWER unless spatial partitioning is on */
 } bfc_chunk;
+_Static_assert(sizeof(bfc_chunk) == 64, "a chunk record fills one cache line (bfc.c aligns the table to 64)");
 
 /* One slice of one bin: a treap of free chunks (bfc_bins.h). */
 typedef struct bfc_bin {
@@ -106,8 +107,10 @@ struct strategy {
     uint64_t xla_aborts;         /* operations that would have hit it (bfc.c rule 10) */
 
     slots chunks;
-    uint32_t spare;              /* a record taken from chunks but unused (a merge gave it
-                                    back, a split takes it next): BFC_NONE if none */
+    uint32_t spare_head;         /* records taken from chunks but unused, linked through
+                                    their parent fields: merges give them back, splits take
+                                    them (bfc.c chunk_new); BFC_NONE when there are none */
+    uint32_t n_spares;
     bfc_bins bins;
     uint32_t rng;                /* xorshift32 state for treap priorities */
 

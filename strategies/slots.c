@@ -10,12 +10,35 @@ void slots_init(slots *t, size_t rec_size)
     t->free_head = SLOTS_NONE;
 }
 
+void slots_init_aligned(slots *t, size_t rec_size, size_t align)
+{
+    slots_init(t, rec_size);
+    t->align = align;
+}
+
 void slots_release(slots *t)
 {
+    size_t align = t->align;
     free(t->data);
     free(t->next_free);
     free(t->in_use);
-    slots_init(t, t->rec_size);
+    slots_init_aligned(t, t->rec_size, align);
+}
+
+/* realloc, or for an aligned table a fresh aligned block and a copy (the table
+ * doubles: amortized O(1) per record either way). NULL leaves the old one. */
+static unsigned char *grow_data(const slots *t, size_t bytes)
+{
+    if (t->align == 0)
+        return realloc(t->data, bytes);
+    bytes = (bytes + t->align - 1) / t->align * t->align; /* aligned_alloc wants a multiple */
+    unsigned char *d = aligned_alloc(t->align, bytes);
+    if (d == NULL)
+        return NULL;
+    if (t->data != NULL)
+        memcpy(d, t->data, (size_t)t->n_cap * t->rec_size);
+    free(t->data);
+    return d;
 }
 
 static bool slots_grow(slots *t)
@@ -23,7 +46,7 @@ static bool slots_grow(slots *t)
     uint32_t cap = t->n_cap ? t->n_cap * 2 : 64;
     if (cap <= t->n_cap)
         return false;
-    unsigned char *d = realloc(t->data, (size_t)cap * t->rec_size);
+    unsigned char *d = grow_data(t, (size_t)cap * t->rec_size);
     if (d == NULL)
         return false;
     t->data = d;

@@ -16,6 +16,7 @@ typedef struct slots {
     uint32_t *next_free;  /* free-list link per record; SLOTS_NONE terminates */
     bool *in_use;
     size_t rec_size;
+    size_t align;         /* records' alignment (slots_init_aligned); 0: malloc's */
     uint32_t n_used_hw;   /* records ever used (high-water mark) */
     uint32_t n_cap;
     uint32_t free_head;
@@ -23,6 +24,10 @@ typedef struct slots {
 } slots;
 
 void slots_init(slots *t, size_t rec_size);
+/* slots_init for records that should each sit in one cache line: the table starts at
+ * a multiple of align (a power of two and a multiple of sizeof(void *)), so records of
+ * align bytes never straddle two lines. */
+void slots_init_aligned(slots *t, size_t rec_size, size_t align);
 void slots_release(slots *t);
 /* A zeroed record's handle, or SLOTS_NONE when out of host memory. */
 uint32_t slots_take(slots *t);

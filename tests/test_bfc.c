@@ -848,10 +848,16 @@ START_TEST(checker_should_catch_a_kept_largest_size_that_drifted)
 }
 END_TEST
 
-START_TEST(checker_should_catch_a_region_chunk_that_is_also_the_spare_record)
+START_TEST(checker_should_catch_a_region_chunk_that_is_also_a_spare_record)
 {
-    /* corruptible() frees with no free neighbour: nothing merged, no spare yet */
+    /* one record both in a region and among the spares: counted twice */
     expect_caught(BFC_CORRUPT_SPARE, "(leak)");
+}
+END_TEST
+
+START_TEST(checker_should_catch_a_spare_count_that_disagrees_with_the_spare_list)
+{
+    expect_caught(BFC_CORRUPT_SPARE_COUNT, "spare records listed");
 }
 END_TEST
 

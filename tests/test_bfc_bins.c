@@ -252,6 +252,31 @@ START_TEST(slices_should_never_decrease_as_sizes_grow)
 }
 END_TEST
 
+START_TEST(bin_slice_should_give_bin_for_and_slice_for_at_once)
+{
+    /* every size below 64 KiB, then around every power of two and at random */
+    uint64_t seed = test_seed("bfc bin_slice");
+    for (uint64_t i = 0; i < 3u * 65536u; i++) {
+        uint64_t size;
+        if (i < 65536u) {
+            size = i;
+        } else if (i < 65536u + 64u * 9u) {
+            uint64_t k = (i - 65536u) / 9u, d = (i - 65536u) % 9u;
+            size = ((uint64_t)1 << k) + d - 4u; /* 2^k - 4 .. 2^k + 4, wrapping at k = 0..1 */
+        } else {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            size = seed >> (seed & 63u); /* every magnitude */
+        }
+        unsigned sl, b = bfc_bin_slice(size, &sl);
+        ck_assert_uint_eq(b, bfc_bin_for(size));
+        ck_assert_uint_eq(sl, bfc_slice_for(size, b));
+    }
+    unsigned sl, b = bfc_bin_slice(UINT64_MAX, &sl);
+    ck_assert_uint_eq(b, 20);
+    ck_assert_uint_eq(sl, 15);
+}
+END_TEST
+
 /* ---- hand cases ---- */
 
 GPUSIM_TCASE("hand_cases", 0, NULL, NULL);

@@ -121,12 +121,18 @@ bool corrupt_bfc(strategy *s, bfc_corruption kind)
         s->bins.largest += BFC_MIN_ALLOC;
         return true;
     case BFC_CORRUPT_SPARE: {
-        /* a chunk of a region's chain is also kept as the spare record */
-        if (s->spare != BFC_NONE || s->n_regions == 0 || !s->regions[0].live)
+        /* a chunk of a region's chain is also kept as a spare record */
+        uint32_t first = s->n_regions > 0 && s->regions[0].live ? s->regions[0].first : BFC_NONE;
+        if (first == BFC_NONE)
             return false;
-        s->spare = s->regions[0].first;
+        ck[first].parent = s->spare_head;
+        s->spare_head = first;
+        s->n_spares++;
         return true;
     }
+    case BFC_CORRUPT_SPARE_COUNT:
+        s->n_spares++;
+        return true;
     case BFC_CORRUPT_SECOND_GAP: {
         uint32_t h = find_free_chunk(s);
         if (!s->opt.spatial || s->gap == BFC_NONE || h == BFC_NONE)

@@ -22,7 +22,8 @@ typedef enum bfc_corruption {
     BFC_CORRUPT_REGION_COUNT,  /* the live-region counter is off by one */
     BFC_CORRUPT_BIN_CACHE,     /* a bin's cached largest chunk is not its largest */
     BFC_CORRUPT_LARGEST,       /* the bins' kept largest size drifts from their largest chunk */
-    BFC_CORRUPT_SPARE,         /* a chunk in a region is also the spare record (a leak count) */
+    BFC_CORRUPT_SPARE,         /* a chunk in a region is also a spare record (a leak count) */
+    BFC_CORRUPT_SPARE_COUNT,   /* the spare count is one more than the spare list */
     BFC_CORRUPT_SECOND_GAP,    /* a lower hole is tagged central gap: two gaps (spatial) */
     BFC_CORRUPT_GAP_AS_HOLE    /* the central gap is binned as a lower hole (spatial) */
 } bfc_corruption;
