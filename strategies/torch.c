@@ -550,7 +550,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     s->gc_on = s->set_fraction && conf.garbage_collection_threshold > 0.0;
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         s->has_divisions = s->has_divisions || conf.roundup_power2_divisions[k] != 0;
-    slots_init(&s->blocks, sizeof(tblock));
+    slots_init_aligned(&s->blocks, sizeof(tblock), 64); /* a record per cache line (tblock is 64 B) */
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
     if (rules.tie_by_creation) {
