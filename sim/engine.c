@@ -77,8 +77,17 @@ double sim_fragmentation(uint64_t free_bytes, uint64_t largest_free_bytes)
 
 /* ---------------------------------------------------------------- metrics */
 
+/* Whether 1 − largest/free (sim_fragmentation) can pass max: it cannot when largest is
+ * free (0) or when largest/free is clearly at least 1 − max; the margin of 1e-9 covers
+ * the rounding of the division, so the test never misses a new maximum and the division
+ * runs only near or above it. */
+static inline bool fragmentation_may_pass(double max, uint64_t free_bytes, uint64_t largest)
+{
+    return largest < free_bytes && (double)largest <= (1.0 - max) * (double)free_bytes * (1.0 + 1e-9);
+}
+
 static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m, uint64_t requested, const strategy_sample *s, uint64_t device_bytes,
-                           double frag, uint64_t event, uint64_t t)
+                           uint64_t event, uint64_t t)
 {
     if (requested > m->peak_requested_bytes)
         m->peak_requested_bytes = requested;
@@ -90,7 +99,12 @@ static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m,
     device_bytes += reserved_hw - s->reserved_bytes;
     if (allocated_hw > m->peak_allocated_bytes)
         m->peak_allocated_bytes = allocated_hw;
-    if (reserved_hw > m->peak_reserved_bytes) {
+    double frag = 0.0;
+    bool new_peak = reserved_hw > m->peak_reserved_bytes;
+    bool may_pass = fragmentation_may_pass(m->fragmentation_max, s->free_bytes, s->largest_free_bytes);
+    if (new_peak || may_pass)
+        frag = sim_fragmentation(s->free_bytes, s->largest_free_bytes);
+    if (new_peak) {
         m->peak_reserved_bytes = reserved_hw;
         m->fragmentation_at_peak = frag;
         m->reserved_unallocated_at_peak_bytes =
@@ -100,7 +114,7 @@ static inline __attribute__((always_inline)) void metrics_update(sim_metrics *m,
     }
     if (device_bytes > m->peak_device_bytes)
         m->peak_device_bytes = device_bytes;
-    if (frag > m->fragmentation_max)
+    if (may_pass && frag > m->fragmentation_max)
         m->fragmentation_max = frag;
     m->final_requested_bytes = requested;
     m->final_allocated_bytes = s->allocated_bytes;
@@ -153,9 +167,9 @@ static void measure_device(engine *e, uint64_t t, bool row)
     strategy_sample tot;
     uint64_t req;
     device_totals(e, &tot, &req);
-    double frag = sim_fragmentation(tot.free_bytes, tot.largest_free_bytes);
-    metrics_update(&run->total, req, &tot, device_used_bytes(run->dev), frag, ev, t);
+    metrics_update(&run->total, req, &tot, device_used_bytes(run->dev), ev, t);
     if (run->has_timeline && row) {
+        double frag = sim_fragmentation(tot.free_bytes, tot.largest_free_bytes);
         timeline_row r = {.t = t,
                           .event = ev,
                           .requested = req,
@@ -210,8 +224,7 @@ static inline __attribute__((always_inline)) void measure(engine *e, uint32_t p,
     if (!ps->stopped) {
         sim_run_proc *rp = &run->procs[p];
         run->ops->sample(rp->s, &ps->last);
-        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
-                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), run->events, t);
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes, run->events, t);
     }
     if (run->n_procs != 1 || run->has_timeline)
         measure_device(e, t, true); /* else the device totals are the process's (copied at the end) */
@@ -301,8 +314,7 @@ static sim_status seed_sources(engine *e)
         sim_run_proc *rp = &run->procs[p];
         uint64_t t = e->src[i].has_head ? e->src[i].head.t : 0;
         run->ops->sample(rp->s, &ps->last);
-        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes,
-                       sim_fragmentation(ps->last.free_bytes, ps->last.largest_free_bytes), 0, t);
+        metrics_update(&rp->m, ps->requested, &ps->last, ps->last.reserved_bytes + e->context_bytes, 0, t);
         if (run->n_procs != 1 || run->has_timeline)
             measure_device(e, t, false);
     }

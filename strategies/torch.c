@@ -51,7 +51,7 @@
  * handle. The pool sets, segment records and block merge are torch_segments.c (below
  * this file and torch_expandable.c), the deferred frees and their event polling
  * torch_events.c, the private pools torch_pools.c, the walker and the checker
- * torch_check.c, the stats and options torch_report.c.
+ * torch_check.c, the stats and options torch_report.c, the OOM report torch_oom.c.
  * Complexity: alloc and free O(log b + log s) expected (b blocks in one bin, s
  * streams with free blocks; O(1) stream lookup when its hint holds); the release paths
  * (empty_cache, OOM ladder, GC) are O(f + pending) (f free blocks), sample() O(1);
@@ -92,7 +92,9 @@ static uint64_t round_size(const strategy *s, uint64_t size)
             return floor2 << 1;
         return units_round_up(size, step);
     }
-    return units_round_up(size, T_MIN_BLOCK);
+    /* units_round_up(size, 512) without its branch on the remainder: the malloc
+     * path has refused sizes of 1 EiB and more, so the sum cannot wrap */
+    return (size + T_MIN_BLOCK - 1) & ~(T_MIN_BLOCK - 1);
 }
 
 static uint64_t allocation_size(const strategy *s, uint64_t size)
@@ -110,58 +112,66 @@ static bool should_split(const strategy *s, uint32_t h, uint64_t size)
     if (s->rules.pool_no_split && s->pairs[pool_pair(b->pool)]->no_split)
         return false; /* a MemPool(no_split=True) pool's blocks stay whole */
     uint64_t remaining = b->size - size;
-    if (pool_kind(b->pool) == POOL_SMALL || s->conf.expandable_segments)
-        return remaining >= T_MIN_BLOCK;
-    return size < s->conf.max_split_size_bytes && remaining > T_SMALL_SIZE;
+    /* both rules evaluated and one picked, without a branch on the pool kind */
+    bool any_remainder = (pool_kind(b->pool) == POOL_SMALL) | s->conf.expandable_segments;
+    bool small_rule = remaining >= T_MIN_BLOCK;
+    bool large_rule = (size < s->conf.max_split_size_bytes) & (remaining > T_SMALL_SIZE);
+    return any_remainder ? small_rule : large_rule;
 }
 
 /* ==== Free path (docs/allocators.md §2.6) ==== */
 
-/* free_block: the block returns to its pool, merged with its free neighbours. */
-void torch_free_block(strategy *s, uint32_t h)
+/* Whether neighbour n of a mapped block merges into it: it is free (a mapped
+ * block merges only with a free one: try_merge's test, here so that the usual
+ * case makes no call). */
+static inline bool merges(const strategy *s, uint32_t n)
+{
+    return n != T_NONE && B(s, n)->state == BLOCK_FREE;
+}
+
+/* free_block: the block returns to its pool, merged with its free neighbours
+ * (inlined into the free path; torch_free_block for the other callers). */
+static inline __attribute__((always_inline)) void free_block(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     uint64_t original_size = b->size;
     uint64_t requested = b->requested;
     unsigned pool = b->pool;
     bool expandable = b->expandable;
-    uint32_t cand[2] = {b->prev, b->next};
+    uint32_t prev = b->prev, next = b->next;
     b->state = BLOCK_FREE;
     b->requested = 0;
     b->alloc = T_NONE;
-
-    int64_t net_blocks = 0, net_bytes = 0;
-    for (int i = 0; i < 2; i++) {
-        /* h is mapped: only a free neighbour merges (the test of try_merge, here
-         * so that the usual case makes no call) */
-        if (cand[i] == T_NONE || B(s, cand[i])->state != BLOCK_FREE)
-            continue;
-        uint64_t sub = torch_try_merge(s, h, cand[i]);
-        if (sub > 0) {
-            net_blocks -= 1;
-            net_bytes -= (int64_t)sub;
-        }
-    }
-    torch_pool_insert(s, h);
-    if (blk_is_split(s, h)) {
-        net_blocks += 1;
-        net_bytes += (int64_t)B(s, h)->size;
-    }
-    /* inactive_split counts only cudaMalloc segments: whole free pages of
-     * expandable segments can always be released */
-    if (!expandable) {
-        if (net_blocks > 0)
-            stats_up(s->st.inactive_split, pool, (uint64_t)net_blocks);
-        else if (net_blocks < 0)
-            stats_down(s->st.inactive_split, pool, (uint64_t)-net_blocks);
-        if (net_bytes > 0)
-            stats_up(s->st.inactive_split_bytes, pool, (uint64_t)net_bytes);
-        else if (net_bytes < 0)
-            stats_down(s->st.inactive_split_bytes, pool, (uint64_t)-net_bytes);
-    }
     stats_down(s->st.active, pool, 1);
     stats_down(s->st.active_bytes, pool, original_size);
     stats_down(s->st.requested_bytes, pool, requested);
+
+    /* a free neighbour merges whole, so each merge takes one block and its bytes
+     * off the inactive split counts */
+    int64_t net_blocks = 0, net_bytes = 0;
+    if (merges(s, prev)) {
+        net_blocks--;
+        net_bytes -= (int64_t)torch_merge_prev(s, h, prev);
+    }
+    if (merges(s, next)) {
+        net_blocks--;
+        net_bytes -= (int64_t)torch_merge_next(s, h, next);
+    }
+    torch_pool_insert(s, h);
+    bool split = blk_is_split(s, h);
+    net_blocks += split;
+    net_bytes += split ? (int64_t)B(s, h)->size : 0;
+    /* inactive_split counts only cudaMalloc segments: whole free pages of
+     * expandable segments can always be released */
+    if (!expandable) {
+        stats_add(s->st.inactive_split, pool, net_blocks);
+        stats_add(s->st.inactive_split_bytes, pool, net_bytes);
+    }
+}
+
+void torch_free_block(strategy *s, uint32_t h)
+{
+    free_block(s, h);
 }
 
 /* ==== Releasing memory (docs/allocators.md §2.8) ==== */
@@ -317,7 +327,9 @@ static void garbage_collect(strategy *s)
 
 /* ==== The malloc path (docs/allocators.md §2.4, §2.5, §2.7) ==== */
 
-static uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream, uint64_t size)
+/* (inlined: the malloc path's call costs more than its body's usual case) */
+static inline __attribute__((always_inline)) uint32_t get_free_block(strategy *s, unsigned pool, uint32_t stream,
+                                                                     uint64_t size)
 {
     if (s->gc_on)
         (*GC_COUNTER(s, pool))++; /* block reuse interval, tracked only with GC on */
@@ -444,22 +456,7 @@ static uint32_t alloc_found_block(strategy *s, uint32_t h, uint64_t size, uint64
     return h;
 }
 
-/* ==== OOM report ==== */
-
-/* format_size of CUDACachingAllocator.cpp: "N bytes" up to 1 KiB, then KiB, MiB,
- * GiB with two decimals, each unit used up to and including its next power. */
-static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
-{
-    if (size <= 1024)
-        snprintf(buf, cap, "%llu bytes", (unsigned long long)size);
-    else if (size <= ((uint64_t)1 << 20))
-        snprintf(buf, cap, "%.2f KiB", (double)size / 1024.0);
-    else if (size <= ((uint64_t)1 << 30))
-        snprintf(buf, cap, "%.2f MiB", (double)size / 1048576.0);
-    else
-        snprintf(buf, cap, "%.2f GiB", (double)size / 1073741824.0);
-    return buf;
-}
+/* ==== The largest free block ==== */
 
 /* The largest free block of every pool (each pool recomputes its own only when the
  * block holding it has left its set). */
@@ -473,83 +470,13 @@ uint64_t torch_largest_free(strategy *s)
     return m;
 }
 
-static void refresh_largest(strategy *s)
+/* torch_largest_free, the default pools read without a loop: with no private pool
+ * (the usual case) nothing else is. */
+static inline void refresh_largest(strategy *s)
 {
-    s->largest = torch_largest_free(s);
-}
-
-static uint64_t free_bytes(const strategy *s)
-{
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < s->n_pairs; i++)
-        n += torch_fs_bytes(&s->pairs[i]->fs[POOL_SMALL]) + torch_fs_bytes(&s->pairs[i]->fs[POOL_LARGE]);
-    return n;
-}
-
-static void fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
-{
-    uint64_t allocated = (uint64_t)stat_of(s->st.allocated_bytes, ST_ALL).current;
-    uint64_t reserved = reserved_now(s);
-    uint64_t dev_free = device_free_bytes(s->dev);
-    uint64_t limit = s->capacity_bytes > s->context_bytes ? s->capacity_bytes - s->context_bytes : 0;
-    if (s->set_fraction)
-        limit = u64_min(limit, s->allowed_bytes);
-    *oom = (strategy_oom){
-        .size_bytes = size,
-        .free_bytes = free_bytes(s),
-        .largest_free_bytes = torch_largest_free(s),
-        .reserved_bytes = reserved,
-        .device_free_bytes = dev_free,
-        .usable_bytes = limit, /* design.md §3: min(capacity − context, fraction cap) */
-    };
-    /* "allocated in private pools" is what PyTorch's message sums over the free sets of
-     * every private pool (2.6 lines 1283-1304): cached, not handed out, yet counted as
-     * allocated and taken off the unallocated figure */
-    uint64_t in_pools = 0;
-    for (uint32_t i = 1; i < s->n_pairs; i++)
-        in_pools += torch_fs_bytes(&s->pairs[i]->fs[POOL_SMALL]) + torch_fs_bytes(&s->pairs[i]->fs[POOL_LARGE]);
-    char a[32], c[32], f[32], u[32], al[32], r[32], pp[32], allowed[64] = "", pools[96] = "";
-    if (in_pools > 0)
-        snprintf(pools, sizeof pools, "with %s allocated in private pools (e.g., CUDA Graphs), ",
-                 torch_format_size(in_pools, pp, sizeof pp));
-    if (s->set_fraction && s->rules.oom_names_allowed)
-        snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
-    /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It
-     * names the segment size (alloc_size), not the rounded request; "this process has"
-     * is what NVML reports for the process, its reserved memory and its context. NVML's
-     * lines for the other processes on the device ("Process N has ...") need their
-     * PIDs, which a trace does not have. The advice by release (§2.15): 2.1-2.9
-     * PYTORCH_CUDA_ALLOC_CONF, as 2.6; 2.10 PYTORCH_ALLOC_CONF; 2.11 on
-     * PYTORCH_CUDA_ALLOC_CONF and the docs.pytorch.org section; 2.14 on none when
-     * expandable segments are on. */
-    const torch_rules *rl = &s->rules;
-    char advice[320] = "";
-    if (!(rl->oom_advice_only_without_expandable && s->conf.expandable_segments)) {
-        bool cuda_name = rl->oom_links_cuda_alloc_conf_section || !rl->oom_advises_pytorch_alloc_conf;
-        snprintf(advice, sizeof advice,
-                 " If reserved but unallocated memory is large try setting %s=expandable_segments:True to avoid "
-                 "fragmentation.  See documentation for Memory Management  (%s)",
-                 rl->oom_advises_hip_alloc_conf ? "PYTORCH_HIP_ALLOC_CONF"
-                 : cuda_name                    ? "PYTORCH_CUDA_ALLOC_CONF"
-                                                : "PYTORCH_ALLOC_CONF",
-                 rl->oom_links_cuda_alloc_conf_section
-                     ? "https://docs.pytorch.org/docs/stable/notes/"
-                       "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf"
-                     : "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables");
-    }
-    /* a ROCm build: "HIP", and no NVML line (§2.15, platforms) */
-    char process[96] = "";
-    if (!rl->oom_hip)
-        snprintf(process, sizeof process, "Including non-PyTorch memory, this process has %s memory in use. ",
-                 torch_format_size(reserved + s->context_bytes, u, sizeof u));
-    snprintf(oom->detail, sizeof oom->detail,
-             "%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
-             "%s%sOf the allocated memory %s is allocated by PyTorch, %sand %s is reserved by PyTorch but "
-             "unallocated.%s",
-             rl->oom_hip ? "HIP" : "CUDA", torch_format_size(alloc_size, a, sizeof a),
-             torch_format_size(s->capacity_bytes, c, sizeof c), torch_format_size(dev_free, f, sizeof f), process,
-             allowed, torch_format_size(allocated + in_pools, al, sizeof al), pools,
-             torch_format_size(reserved - allocated - in_pools, r, sizeof r), advice);
+    tpair *p = s->pairs[0];
+    uint64_t m = u64_max(torch_fs_largest(&p->fs[POOL_SMALL]), torch_fs_largest(&p->fs[POOL_LARGE]));
+    s->largest = s->n_pairs == 1 ? m : u64_max(m, torch_largest_free(s));
 }
 
 /* ==== Operations ==== */
@@ -623,7 +550,7 @@ static sim_status torch_create(const strategy_config *cfg, strategy **out, sim_e
     s->gc_on = s->set_fraction && conf.garbage_collection_threshold > 0.0;
     for (unsigned k = 0; k < TORCH_CONF_ROUNDUP_INTERVALS; k++)
         s->has_divisions = s->has_divisions || conf.roundup_power2_divisions[k] != 0;
-    slots_init(&s->blocks, sizeof(tblock));
+    slots_init_aligned(&s->blocks, sizeof(tblock), 64); /* a record per cache line (tblock is 64 B) */
     slots_init(&s->segs, sizeof(tseg));
     slots_init(&s->allocs, sizeof(talloc));
     if (rules.tie_by_creation) {
@@ -652,6 +579,7 @@ static void torch_destroy(strategy *s)
     slots_release(&s->segs);
     slots_release(&s->allocs);
     free(s->waits);
+    free(s->defer);
     free(s->due);
     torch_pools_release(s);
     torch_fs_list_release(&s->scratch);
@@ -707,7 +635,7 @@ static bool capture_context(const strategy *s, bool at_free, uint32_t stream)
 
 static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strategy_handle *out, strategy_oom *oom)
 {
-    uint32_t ah = slots_take_uninit(&s->allocs);
+    uint32_t ah = alloc_take(s);
     if (ah == T_NONE)
         return SIM_ENOMEM;
     *AL(s, ah) = (talloc){.block = T_NONE, .state = A_LIVE, .captured = s->n_routes > 0}; /* the whole record */
@@ -717,24 +645,24 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
         return SIM_OK;
     }
     if (size >= T_ONE_EIB) {
-        fill_oom(s, size, size, oom);
+        torch_fill_oom(s, size, size, oom);
         snprintf(oom->detail, sizeof oom->detail, "CUDA out of memory. Tried to allocate more than 1EB memory.");
         s->st.num_ooms++;
         slots_put(&s->allocs, ah);
         return SIM_OOM;
     }
-    /* no event is polled while a capture is underway (2.6 lines 1195-1207) */
-    bool capturing = capture_context(s, false, stream);
-    if (!capturing)
+    /* no event is polled while a capture is underway (2.6 lines 1195-1207); with
+     * no scope open there is none, and nothing to poll without parked or ready frees */
+    bool capturing = s->n_routes > 0 && capture_context(s, false, stream);
+    if (!capturing && (s->n_parked > 0 || s->c_head != T_NONE))
         torch_process_events(s);
     uint64_t rs = round_size(s, size);
     /* get_pool: a routed allocation goes to its private pool's pair */
     unsigned pool = pool_index(s->n_routes > 0 ? torch_pool_route(s, stream) : 0,
                                rs <= T_SMALL_SIZE ? POOL_SMALL : POOL_LARGE);
-    uint64_t alloc_size = allocation_size(s, rs);
-
     uint32_t b = get_free_block(s, pool, stream, rs);
     if (b == T_NONE) {
+        uint64_t alloc_size = allocation_size(s, rs); /* the segment a miss asks for */
         if (s->gc_on)
             garbage_collect(s);
         b = alloc_block(s, pool, stream, rs, alloc_size, false);
@@ -758,7 +686,7 @@ static sim_status torch_alloc(strategy *s, uint64_t size, uint32_t stream, strat
     }
     if (b == T_NONE) {
         s->st.num_ooms++;
-        fill_oom(s, rs, alloc_size, oom);
+        torch_fill_oom(s, rs, allocation_size(s, rs), oom);
         slots_put(&s->allocs, ah);
         refresh_largest(s);
         return s->host_oom ? SIM_ENOMEM : SIM_OOM;
@@ -784,6 +712,10 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         return;
     }
     tblock *blk = B(s, b);
+    /* free_block reads its neighbours, lines apart from it: start loading them
+     * now, under the statistics below (a link at T_NONE names the block itself) */
+    __builtin_prefetch(B(s, blk->prev != T_NONE ? blk->prev : b));
+    __builtin_prefetch(B(s, blk->next != T_NONE ? blk->next : b));
     unsigned pool = blk->pool;
     stats_down(s->st.allocation, pool, 1);
     stats_down(s->st.allocated_bytes, pool, blk->size);
@@ -794,7 +726,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         /* during a capture its events wait until none is underway (2.6 lines 1503-1510) */
         blk->state = BLOCK_PENDING;
         a->state = A_PARKED;
-        a->wait = T_NONE;
+        DF(s, h)->wait = T_NONE;
         a->parked_ready = 0;
         if (!SIM_GROW(s->parked, s->n_parked + 1, s->cap_parked)) {
             s->host_oom = true;
@@ -811,7 +743,7 @@ static void torch_free(strategy *s, strategy_handle h, bool deferred)
         torch_pending_push(s, h);
         return;
     }
-    torch_free_block(s, b);
+    free_block(s, b);
     slots_put(&s->allocs, h);
     refresh_largest(s);
 }
@@ -831,7 +763,7 @@ static void torch_sample(const strategy *s, strategy_sample *out)
     *out = (strategy_sample){
         .allocated_bytes = (uint64_t)stat_of(s->st.allocated_bytes, ST_ALL).current,
         .reserved_bytes = reserved_now(s),
-        .free_bytes = free_bytes(s),
+        .free_bytes = torch_free_bytes(s),
         .largest_free_bytes = s->largest,
         .num_device_allocs = s->st.num_device_alloc,
         .num_device_frees = s->st.num_device_free,

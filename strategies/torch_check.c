@@ -435,13 +435,14 @@ void torch_check(const strategy *s, sim_report *r)
     /* the event queue holds exactly the pending frees that own a block */
     uint64_t queued = 0, ready = 0;
     uint32_t last = T_NONE;
-    for (uint32_t a = s->q_head; a != T_NONE && queued <= s->n_pending; a = AL(s, a)->q_next) {
+    for (uint32_t a = s->q_head; a != T_NONE && queued <= s->n_pending; a = DF(s, a)->q_next) {
         const talloc *al = AL(s, a);
+        const tdefer *d = DF(s, a);
         sim_report_insist(r, al->block != T_NONE && (al->state == A_PENDING || al->state == A_READY),
                           "torch: a queued deferred free owns no pending block");
-        sim_report_insist(r, al->q_prev == last, "torch: the deferred frees' list is broken backwards");
-        sim_report_insist(r, al->wait == T_NONE || al->wait < s->n_waits,
-                          "torch: a deferred free waits on stream queue %u of %u", al->wait, s->n_waits);
+        sim_report_insist(r, d->q_prev == last, "torch: the deferred frees' list is broken backwards");
+        sim_report_insist(r, d->wait == T_NONE || d->wait < s->n_waits,
+                          "torch: a deferred free waits on stream queue %u of %u", d->wait, s->n_waits);
         ready += al->state == A_READY;
         queued++;
         last = a;
@@ -453,9 +454,9 @@ void torch_check(const strategy *s, sim_report *r)
     uint64_t waiting = 0;
     for (uint32_t w = 0; w < s->n_waits; w++) {
         uint32_t prev = T_NONE;
-        for (uint32_t a = s->waits[w].head; a != T_NONE && waiting <= s->n_pending; a = AL(s, a)->w_next) {
+        for (uint32_t a = s->waits[w].head; a != T_NONE && waiting <= s->n_pending; a = DF(s, a)->w_next) {
             const talloc *al = AL(s, a);
-            sim_report_insist(r, al->wait == w && al->block != T_NONE,
+            sim_report_insist(r, DF(s, a)->wait == w && al->block != T_NONE,
                               "torch: the queue of stream %u holds a free not recorded on it", s->waits[w].stream);
             waiting++;
             prev = a;
@@ -465,10 +466,11 @@ void torch_check(const strategy *s, sim_report *r)
     }
     /* the next process_events completes ready frees that wait on nothing or head their queue */
     uint64_t stacked = 0;
-    for (uint32_t a = s->c_head; a != T_NONE && stacked <= s->n_pending; a = AL(s, a)->c_next) {
+    for (uint32_t a = s->c_head; a != T_NONE && stacked <= s->n_pending; a = DF(s, a)->c_next) {
         const talloc *al = AL(s, a);
+        const tdefer *d = DF(s, a);
         sim_report_insist(
-            r, al->state == A_READY && al->block != T_NONE && (al->wait == T_NONE || s->waits[al->wait].head == a),
+            r, al->state == A_READY && al->block != T_NONE && (d->wait == T_NONE || s->waits[d->wait].head == a),
             "torch: a free to complete next is not ready or waits behind another");
         stacked++;
     }

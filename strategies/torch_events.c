@@ -3,7 +3,7 @@
  * which it checks at the start of every malloc (process_events, in record order per
  * stream) or at a synchronize; during a capture such a free is parked until none is
  * underway (needs_events_deferred_until_no_capture). The records are torch_types.h's
- * talloc queues; torch.c calls in at malloc, free and the release paths. */
+ * tdefer queues; torch.c calls in at malloc, free and the release paths. */
 #include <stdlib.h>
 
 #include "sim/grow.h"
@@ -13,12 +13,12 @@
  * cuda_events, whatever stream). */
 void torch_pending_push(strategy *s, uint32_t ah)
 {
-    talloc *a = AL(s, ah);
+    tdefer *a = DF(s, ah);
     a->q_next = a->w_next = a->c_next = a->wait = T_NONE;
     a->seq = s->free_seq++;
     a->q_prev = s->q_tail;
     if (s->q_tail != T_NONE)
-        AL(s, s->q_tail)->q_next = ah;
+        DF(s, s->q_tail)->q_next = ah;
     else
         s->q_head = ah;
     s->q_tail = ah;
@@ -26,7 +26,7 @@ void torch_pending_push(strategy *s, uint32_t ah)
 
 static void completable_push(strategy *s, uint32_t ah)
 {
-    AL(s, ah)->c_next = s->c_head;
+    DF(s, ah)->c_next = s->c_head;
     s->c_head = ah;
 }
 
@@ -37,18 +37,19 @@ static void completable_push(strategy *s, uint32_t ah)
 static void pending_complete(strategy *s, uint32_t ah)
 {
     talloc *al = AL(s, ah);
-    if (al->q_prev != T_NONE)
-        AL(s, al->q_prev)->q_next = al->q_next;
+    const tdefer *d = DF(s, ah);
+    if (d->q_prev != T_NONE)
+        DF(s, d->q_prev)->q_next = d->q_next;
     else
-        s->q_head = al->q_next;
-    if (al->q_next != T_NONE)
-        AL(s, al->q_next)->q_prev = al->q_prev;
+        s->q_head = d->q_next;
+    if (d->q_next != T_NONE)
+        DF(s, d->q_next)->q_prev = d->q_prev;
     else
-        s->q_tail = al->q_prev;
-    if (al->wait != T_NONE) {
+        s->q_tail = d->q_prev;
+    if (d->wait != T_NONE) {
         /* record order: it heads its stream's queue */
-        twait *w = &s->waits[al->wait];
-        w->head = al->w_next;
+        twait *w = &s->waits[d->wait];
+        w->head = d->w_next;
         if (w->head == T_NONE)
             w->tail = T_NONE;
         else if (AL(s, w->head)->state == A_READY)
@@ -72,11 +73,11 @@ static void wait_append(strategy *s, uint32_t w, uint32_t ah)
 {
     twait *q = &s->waits[w];
     if (q->tail != T_NONE)
-        AL(s, q->tail)->w_next = ah;
+        DF(s, q->tail)->w_next = ah;
     else
         q->head = ah;
     q->tail = ah;
-    AL(s, ah)->wait = w;
+    DF(s, ah)->wait = w;
 }
 
 /* insert_events_deferred_until_no_capture (2.6 lines 3155-3174): the frees parked
@@ -101,7 +102,7 @@ static void unpark(strategy *s)
             torch_free_block(s, h);
             continue;
         }
-        uint32_t w = a->wait;
+        uint32_t w = DF(s, ah)->wait;
         a->state = ready ? A_READY : A_PENDING;
         s->n_pending++;
         torch_pending_push(s, ah); /* clears a->wait */
@@ -109,7 +110,7 @@ static void unpark(strategy *s)
             wait_append(s, w, ah);
         if (ready) {
             s->n_ready++;
-            if (a->wait == T_NONE || s->waits[a->wait].head == ah)
+            if (DF(s, ah)->wait == T_NONE || s->waits[DF(s, ah)->wait].head == ah)
                 completable_push(s, ah);
         }
     }
@@ -134,12 +135,12 @@ void torch_process_events(strategy *s)
         unpark(s);
     while (s->c_head != T_NONE) {
         uint32_t n = 0;
-        for (uint32_t a = s->c_head; a != T_NONE; a = AL(s, a)->c_next) {
+        for (uint32_t a = s->c_head; a != T_NONE; a = DF(s, a)->c_next) {
             if (n == s->cap_due && !SIM_GROW(s->due, (size_t)n + 1, s->cap_due)) {
                 s->host_oom = true;
                 break;
             }
-            s->due[n++] = (tdue){AL(s, a)->seq, a};
+            s->due[n++] = (tdue){DF(s, a)->seq, a};
         }
         s->c_head = T_NONE;
         qsort(s->due, n, sizeof *s->due, due_cmp);
@@ -171,7 +172,7 @@ void torch_free_ready(strategy *s, strategy_handle h)
     if (a->block != T_NONE) {
         a->state = A_READY;
         s->n_ready++;
-        if (a->wait == T_NONE || s->waits[a->wait].head == h)
+        if (DF(s, h)->wait == T_NONE || s->waits[DF(s, h)->wait].head == h)
             completable_push(s, h);
         return;
     }
@@ -197,7 +198,7 @@ void torch_free_wait(strategy *s, strategy_handle h, uint32_t stream)
         s->waits[s->n_waits++] = (twait){stream, T_NONE, T_NONE};
     }
     if (a->state == A_PARKED) {
-        a->wait = w; /* queued when it is unparked */
+        DF(s, h)->wait = w; /* queued when it is unparked */
         return;
     }
     wait_append(s, w, h);

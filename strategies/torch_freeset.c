@@ -248,9 +248,9 @@ static inline void bits_set(tstream *e, uint32_t b)
 
 static inline void bits_clear(tstream *e, uint32_t b)
 {
-    e->bits[b >> 6] &= ~((uint64_t)1 << (b & 63));
-    if (e->bits[b >> 6] == 0)
-        e->summary &= ~((uint64_t)1 << (b >> 6));
+    uint64_t w = e->bits[b >> 6] & ~((uint64_t)1 << (b & 63));
+    e->bits[b >> 6] = w;
+    e->summary &= ~((uint64_t)(w == 0) << (b >> 6)); /* no branch on whether the word emptied */
 }
 
 static inline bool bits_test(const tstream *e, uint32_t b)
@@ -310,21 +310,28 @@ static inline uint32_t stream_search(const tfree *f, uint32_t stream)
     return lo;
 }
 
-static inline tstream *stream_entry(tfree *f, uint32_t stream)
+/* The search when the hint missed; out of line, so that the operations' usual
+ * case (the hint holds) keeps few registers live. */
+static __attribute__((noinline)) tstream *stream_entry_search(tfree *f, uint32_t stream)
 {
-    uint32_t *hint = &f->hint[stream & (FB_HINTS - 1)];
-    if (*hint < f->n_ent && f->ent[*hint].stream == stream)
-        return &f->ent[*hint];
     uint32_t i = stream_search(f, stream);
     if (i < f->n_ent && f->ent[i].stream == stream) {
-        *hint = i;
+        f->hint[stream & (FB_HINTS - 1)] = i;
         return &f->ent[i];
     }
     return NULL;
 }
 
-/* A new, empty entry for the stream (host memory out: NULL). */
-static tstream *stream_add(tfree *f, uint32_t stream)
+static inline tstream *stream_entry(tfree *f, uint32_t stream)
+{
+    uint32_t hint = f->hint[stream & (FB_HINTS - 1)];
+    if (hint < f->n_ent && f->ent[hint].stream == stream)
+        return &f->ent[hint];
+    return stream_entry_search(f, stream);
+}
+
+/* A new, empty entry for the stream (host memory out: NULL). Out of line: rare. */
+static __attribute__((noinline)) tstream *stream_add(tfree *f, uint32_t stream)
 {
     if (!SIM_GROW(f->ent, f->n_ent + 1, f->cap_ent))
         return NULL;
@@ -377,6 +384,13 @@ void torch_fs_release(tfree *f)
     f->n_ent = f->cap_ent = 0;
 }
 
+/* bin_has_stream's search below a root of another stream; out of line: rare. */
+static __attribute__((noinline)) bool bin_search_stream(const tblock *base, uint32_t root, uint32_t stream)
+{
+    uint32_t t = tree_lower_bound(base, root, ord_addr(base, false), stream, 0, 0); /* size 0: no tie decides */
+    return t != T_NONE && base[t].stream == stream;
+}
+
 /* Whether bin root holds a block of the stream (the root itself, in the usual
  * one-stream case). */
 static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t stream)
@@ -385,8 +399,7 @@ static inline bool bin_has_stream(const tblock *base, uint32_t root, uint32_t st
         return false;
     if (base[root].stream == stream)
         return true;
-    uint32_t t = tree_lower_bound(base, root, ord_addr(base, false), stream, 0, 0); /* size 0: no tie decides */
-    return t != T_NONE && base[t].stream == stream;
+    return bin_search_stream(base, root, stream);
 }
 
 bool torch_fs_insert(tfree *f, uint32_t h)
@@ -411,8 +424,7 @@ bool torch_fs_insert(tfree *f, uint32_t h)
 static inline void erase_done(tfree *f, const tblock *base, const tblock *b, tstream *e)
 {
     f->bytes -= b->size;
-    if (b->size >= f->largest)
-        f->largest_dirty = true;
+    f->largest_dirty |= b->size >= f->largest; /* no branch: whether it held the largest is data */
     if (e == NULL)
         return; /* an index out of step with its bins: the checker says so */
     e->n--;
@@ -523,6 +535,21 @@ uint64_t torch_fs_largest_recompute(tfree *f)
 {
     const tblock *base = recs(f->blocks);
     uint64_t m = 0;
+    if (f->n_ent == 1) {
+        /* one stream in the index: every block of the set is of it (an entry leaves only
+         * empty), so the largest is the last node of its highest bin, down the right
+         * spine without comparing keys (sizes are below 2^64 - 1: tree_last_of's node) */
+        uint32_t bin = bits_top(&f->ent[0]);
+        uint32_t t = bin == FB_NONE ? T_NONE : f->root[bin];
+        if (t != T_NONE) {
+            while (base[t].right != T_NONE)
+                t = base[t].right;
+            m = base[t].size;
+        }
+        f->largest = m;
+        f->largest_dirty = false;
+        return m;
+    }
     for (uint32_t i = 0; i < f->n_ent; i++) {
         const tstream *e = &f->ent[i];
         uint32_t bin = bits_top(e);

@@ -28,11 +28,12 @@
  * order are blocks in size order. O(1). */
 static inline uint32_t torch_fs_bin(uint64_t size)
 {
+    /* without a branch: with fl = max(floor(log2 u), FB_SL), u >> (fl − FB_SL) is u
+     * itself below FB_SUB, else FB_SUB + its FB_SL bits below the top one, so the
+     * sum below is u, or (fl − FB_SL + 1) · FB_SUB + those bits */
     uint64_t u = size >> 9;
-    if (u < FB_SUB)
-        return (uint32_t)u;
-    uint32_t fl = 63u - (uint32_t)__builtin_clzll(u);
-    return (fl - FB_SL + 1) * FB_SUB + (uint32_t)((u >> (fl - FB_SL)) & (FB_SUB - 1));
+    uint32_t fl = 63u - (uint32_t)__builtin_clzll(u | FB_SUB);
+    return (fl - FB_SL) * FB_SUB + (uint32_t)(u >> (fl - FB_SL));
 }
 
 /* Whether a orders strictly before b: by (stream, size, tie), or by (stream, tie)

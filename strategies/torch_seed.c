@@ -49,7 +49,7 @@ static uint32_t seed_segment(strategy *s, const sim_seed_segment *sg)
 static uint32_t seed_block(strategy *s, uint32_t g, uint32_t prev, const sim_seed_block *sb, strategy_handle *handle)
 {
     uint32_t ah = T_NONE;
-    if (sb->state == SIM_SEED_USED && (ah = slots_take(&s->allocs)) == T_NONE) {
+    if (sb->state == SIM_SEED_USED && (ah = alloc_take(s)) == T_NONE) {
         s->host_oom = true;
         return T_NONE;
     }

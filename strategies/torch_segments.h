@@ -17,7 +17,8 @@ static inline void torch_pool_insert(strategy *s, uint32_t h)
 {
     tblock *b = B(s, h);
     b->state = BLOCK_FREE;
-    b->gc_base = (uint32_t)*GC_COUNTER(s, b->pool);
+    if (s->gc_on) /* without GC the counters stay 0, as every record's gc_base */
+        b->gc_base = (uint32_t)*GC_COUNTER(s, b->pool);
     if (!torch_fs_insert(FS(s, b->pool), h))
         s->host_oom = true;
 }
@@ -36,5 +37,51 @@ void torch_seg_drop(strategy *s, uint32_t g);
 /* try_merge_blocks: merge src into dst when src is free in the same mapped state
  * (dst is in no set); returns the bytes subsumed, 0 when src is T_NONE or not free. */
 uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
+
+/* torch_try_merge for a mapped block dst and its free neighbour src, the side known
+ * (the free path's merges, without the tests try_merge makes): src leaves its set
+ * and its record; dst takes its bytes (and its address when src is below). Returns
+ * the bytes subsumed. */
+static inline uint64_t torch_merge_prev(strategy *s, uint32_t dst, uint32_t src)
+{
+    torch_fs_erase(FS(s, B(s, src)->pool), src);
+    tblock *d = B(s, dst);
+    const tblock *x = B(s, src);
+    uint64_t subsumed = x->size;
+    d->addr = x->addr;
+    d->prev = x->prev;
+    if (d->prev != T_NONE)
+        B(s, d->prev)->next = dst;
+    else
+        SEG(s, d->seg)->head = dst;
+    d->size += subsumed;
+    slots_put(&s->blocks, src);
+    return subsumed;
+}
+
+static inline uint64_t torch_merge_next(strategy *s, uint32_t dst, uint32_t src)
+{
+    torch_fs_erase(FS(s, B(s, src)->pool), src);
+    tblock *d = B(s, dst);
+    const tblock *x = B(s, src);
+    uint64_t subsumed = x->size;
+    d->next = x->next;
+    if (d->next != T_NONE)
+        B(s, d->next)->prev = dst;
+    d->size += subsumed;
+    slots_put(&s->blocks, src);
+    return subsumed;
+}
+
+/* The bytes of every free set (the free figure of strategy_sample and the OOM
+ * report); the default pools first, without a loop when there is no private pool. */
+static inline uint64_t torch_free_bytes(const strategy *s)
+{
+    const tpair *p = s->pairs[0];
+    uint64_t n = torch_fs_bytes(&p->fs[POOL_SMALL]) + torch_fs_bytes(&p->fs[POOL_LARGE]);
+    for (uint32_t i = 1; i < s->n_pairs; i++)
+        n += torch_fs_bytes(&s->pairs[i]->fs[POOL_SMALL]) + torch_fs_bytes(&s->pairs[i]->fs[POOL_LARGE]);
+    return n;
+}
 
 #endif

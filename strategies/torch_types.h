@@ -1,5 +1,5 @@
 /* torch_types.h — private to the `torch` strategy (torch.c, torch_events.c, torch_pools.c, torch_segments.c, torch_expandable.c,
- * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c): its constants, its records (blocks, segments,
+ * torch_seed.c, torch_freeset.c, torch_check.c, torch_report.c, torch_oom.c): its constants, its records (blocks, segments,
  * allocation handles, DeviceStats counters, the free sets' storage), `struct
  * strategy`, the small inline record helpers, and the functions its files share.
  * Nothing outside strategies/torch*.c includes it. */
@@ -85,24 +85,31 @@ typedef struct tseg {
  * (needs_events_deferred_until_no_capture); its block waits, in no queue. */
 enum { A_LIVE = 0, A_PENDING = 1, A_DONE = 2, A_READY = 3, A_PARKED = 4 };
 
-/* One allocation the engine holds. block is T_NONE for a zero-byte allocation and
- * for a deferred free that a synchronize completed early (A_DONE). Pending and
- * ready allocations that still own a block are linked in free order through
- * q_next / q_prev (what a synchronize completes). One whose free names the stream
- * its event is recorded on (free_wait) is also queued on that stream through
- * w_next (PyTorch's per-stream event deque: record order); a ready one that waits
- * on nothing, or heads its stream's queue, is on the stack of frees the next
- * process_events completes (c_next). */
+/* One allocation the engine holds: what every allocation has, 8 bytes, so that the
+ * free path's lookup of its block touches a dense table. block is T_NONE for a
+ * zero-byte allocation and for a deferred free that a synchronize completed early
+ * (A_DONE). The links of a deferred free are its tdefer, beside it. */
 typedef struct talloc {
     uint32_t block;
-    uint32_t q_next, q_prev;
-    uint32_t w_next, c_next;
-    uint32_t wait;             /* index in strategy.waits, or T_NONE */
     uint8_t state;
     uint8_t captured;          /* allocated while a pool was routed: its stream uses count as the capture's */
     uint8_t parked_ready;      /* A_PARKED: its free_ready came already */
-    uint64_t seq;              /* pending: the deferred free's number, in free order */
 } talloc;
+_Static_assert(sizeof(talloc) == 8, "an allocation record is 8 bytes");
+
+/* The deferred-free part of allocation h (strategy.defer[h], written only once it is
+ * freed with stream uses). Pending and ready allocations that still own a block are
+ * linked in free order through q_next / q_prev (what a synchronize completes). One
+ * whose free names the stream its event is recorded on (free_wait) is also queued on
+ * that stream through w_next (PyTorch's per-stream event deque: record order); a
+ * ready one that waits on nothing, or heads its stream's queue, is on the stack of
+ * frees the next process_events completes (c_next). */
+typedef struct tdefer {
+    uint32_t q_next, q_prev;
+    uint32_t w_next, c_next;
+    uint32_t wait;             /* index in strategy.waits, or T_NONE */
+    uint64_t seq;              /* pending: the deferred free's number, in free order */
+} tdefer;
 
 /* A ready free and its number (process_events completes them in free order). */
 typedef struct tdue {
@@ -211,6 +218,8 @@ struct strategy {
     bool has_divisions;        /* some roundup_power2_divisions entry is set (else round_size skips them) */
 
     slots blocks, segs, allocs;
+    tdefer *defer;             /* defer[h]: allocation h's deferred-free links; covers every handle taken */
+    uint32_t cap_defer;
     tpair **pairs;             /* pairs[0]: the default pools; then private pools (torch_pools.c) */
     uint32_t n_pairs, cap_pairs;
     troute *routes;            /* captures_underway */
@@ -306,7 +315,24 @@ static inline tseg *SEG(const strategy *s, uint32_t h)
 
 static inline talloc *AL(const strategy *s, uint32_t h)
 {
-    return slots_get(&s->allocs, h);
+    return (talloc *)(void *)s->allocs.data + h;
+}
+
+static inline tdefer *DF(const strategy *s, uint32_t h)
+{
+    return &s->defer[h];
+}
+
+/* A fresh allocation handle, its record unwritten, with room for its deferred-free
+ * links; T_NONE when host memory is out. */
+static inline uint32_t alloc_take(strategy *s)
+{
+    uint32_t ah = slots_take_uninit(&s->allocs);
+    if (ah != T_NONE && ah >= s->cap_defer && !SIM_GROW(s->defer, (uint64_t)ah + 1, s->cap_defer)) {
+        slots_put(&s->allocs, ah);
+        return T_NONE;
+    }
+    return ah;
 }
 
 static inline uint64_t u64_min(uint64_t a, uint64_t b)
@@ -322,11 +348,16 @@ static inline uint64_t u64_max(uint64_t a, uint64_t b)
 
 /* ==== Statistics (docs/allocators.md §2.12; increase_stat/decrease_stat) ==== */
 
+static inline int64_t i64_max(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The peak by a max, not a branch: whether a change sets a new peak is data-dependent. */
 static inline void stat_up(tstat *x, uint64_t amount)
 {
     x->current += (int64_t)amount;
-    if (x->current > x->peak)
-        x->peak = x->current;
+    x->peak = i64_max(x->peak, x->current);
     x->allocated += (int64_t)amount;
 }
 
@@ -347,14 +378,26 @@ static inline int64_t stat_freed(const tstat *x)
 static inline void stats_up(tstat *arr, unsigned pool, uint64_t amount)
 {
     stat_up(&arr[1 + pool_kind(pool)], amount);
-    int64_t all = arr[ST_SMALL].current + arr[ST_LARGE].current;
-    if (all > arr[ST_ALL].peak)
-        arr[ST_ALL].peak = all;
+    arr[ST_ALL].peak = i64_max(arr[ST_ALL].peak, arr[ST_SMALL].current + arr[ST_LARGE].current);
 }
 
 static inline void stats_down(tstat *arr, unsigned pool, uint64_t amount)
 {
     stat_down(&arr[1 + pool_kind(pool)], amount);
+}
+
+/* stats_up (delta > 0) or stats_down (delta < 0) by a signed delta, without a
+ * branch on its sign or on the peaks: a decrease leaves every peak as it was
+ * (current only falls below it) and allocated as it was (freed = allocated −
+ * current grows instead), and a zero delta changes nothing. For the hot paths,
+ * where the sign and the peak tests are data-dependent. */
+static inline void stats_add(tstat *arr, unsigned pool, int64_t delta)
+{
+    tstat *x = &arr[1 + pool_kind(pool)];
+    x->current += delta;
+    x->peak = i64_max(x->peak, x->current);
+    x->allocated += i64_max(delta, 0);
+    arr[ST_ALL].peak = i64_max(arr[ST_ALL].peak, arr[ST_SMALL].current + arr[ST_LARGE].current);
 }
 
 /* Entry t (ST_ALL, ST_SMALL, ST_LARGE) of an array as DeviceStats has it. */
@@ -395,7 +438,8 @@ static inline uint32_t blk_take(strategy *s)
 static inline bool blk_is_split(const strategy *s, uint32_t h)
 {
     const tblock *b = B(s, h);
-    return b->prev != T_NONE || b->next != T_NONE;
+    /* both links T_NONE (all ones) exactly when their AND is: one test, no branch */
+    return (b->prev & b->next) != T_NONE;
 }
 
 /* The mapping granularity of an expandable segment of this pool. */
@@ -445,6 +489,10 @@ static inline void blk_splice(strategy *s, uint32_t h, uint32_t before, uint32_t
  * (try_allocate_expandable_block). */
 void torch_expandable_unmap(strategy *s, uint32_t h);
 uint32_t torch_expandable_alloc(strategy *s, unsigned pool, uint32_t stream, uint64_t size);
+
+/* torch_oom.c: the OOM report of a request of size bytes (rounded) whose segment
+ * would have been alloc_size bytes. */
+void torch_fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom);
 
 /* torch.c: free_block (the block returns to its pool, merged with its free neighbours);
  * the largest free block of every pool. */

@@ -914,7 +914,8 @@ GPUSIM_LOOP(torch_best_fit_should_match_a_brute_force_reference, 0, 3);
 
 /* ==== Checker: one corruption per invariant ==== */
 
-/* Free and used blocks in both pools, split and whole segments. */
+/* Free and used blocks in both pools, split and whole segments, and two deferred
+ * frees pending behind each other on stream 7 (the tdefer links). */
 static harness *busy_harness(void)
 {
     harness *h = torch_new(1 * GiB, 0, NULL, NULL);
@@ -923,8 +924,12 @@ static harness *busy_harness(void)
     strategy_handle c = harness_alloc(h, 3 * MiB, 0);
     harness_alloc(h, 2 * MiB, 1);
     strategy_handle e = harness_alloc(h, 12 * MiB, 0);
+    strategy_handle f = harness_alloc(h, 4096, 0);
+    strategy_handle g = harness_alloc(h, 8192, 0);
     harness_free_block(h, c);
     harness_free_block(h, e);
+    harness_free_deferred_on(h, f, 7);
+    harness_free_deferred_on(h, g, 7);
     return h;
 }
 
@@ -953,6 +958,8 @@ static const struct {
     {TORCH_CORRUPT_STREAM_ORDER, "stream index of the large pool is out of order"},
     {TORCH_CORRUPT_STREAM_MISSING, "which the stream index"},
     {TORCH_CORRUPT_TREAP_PRIORITY, "breaks its treap's priorities"},
+    {TORCH_CORRUPT_DEFER_LINK, "list is broken backwards"},
+    {TORCH_CORRUPT_DEFER_WAIT, "waits on stream queue"},
 };
 
 GPUSIM_TCASE("checker", 0, NULL, NULL);

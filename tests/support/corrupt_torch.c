@@ -140,6 +140,16 @@ bool corrupt_torch(strategy *s, torch_corruption kind)
             return false;
         B(s, h)->pri ^= 1;
         return true;
+    case TORCH_CORRUPT_DEFER_LINK:
+        if (s->q_tail == T_NONE || s->q_tail == s->q_head)
+            return false;
+        DF(s, s->q_tail)->q_prev = T_NONE;
+        return true;
+    case TORCH_CORRUPT_DEFER_WAIT:
+        if (s->q_head == T_NONE)
+            return false;
+        DF(s, s->q_head)->wait = s->n_waits + 3;
+        return true;
     case TORCH_CORRUPT_HANDLE:
         if ((h = find_block(s, BLOCK_USED, 0)) == T_NONE)
             return false;

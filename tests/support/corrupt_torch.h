@@ -31,6 +31,8 @@ typedef enum torch_corruption {
     TORCH_CORRUPT_STREAM_ORDER,       /* two entries of a pool's stream index swap */
     TORCH_CORRUPT_STREAM_MISSING,     /* a stream with free blocks leaves the index */
     TORCH_CORRUPT_TREAP_PRIORITY,     /* a free block's kept treap priority drifts */
+    TORCH_CORRUPT_DEFER_LINK,         /* the last deferred free's back link (tdefer) drifts */
+    TORCH_CORRUPT_DEFER_WAIT,         /* a deferred free names a stream queue that does not exist */
     TORCH_CORRUPT_COUNT
 } torch_corruption;
 
