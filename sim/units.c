@@ -129,3 +129,17 @@ char *units_format_size(uint64_t bytes, char *buf, uint64_t cap)
         snprintf(buf, n, "%llu B", (unsigned long long)bytes);
     return buf;
 }
+
+char *units_format_c10(uint64_t bytes, char *buf, uint64_t cap)
+{
+    size_t n = (size_t)cap;
+    if (bytes <= 1024)
+        snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+    else if (bytes <= MiB)
+        snprintf(buf, n, "%.2f KiB", (double)bytes / 1024.0);
+    else if (bytes <= GiB)
+        snprintf(buf, n, "%.2f MiB", (double)bytes / 1048576.0);
+    else
+        snprintf(buf, n, "%.2f GiB", (double)bytes / 1073741824.0);
+    return buf;
+}

@@ -25,6 +25,11 @@ sim_status units_parse_u64(const char *text, uint64_t *out, sim_error *err);
 
 /* "12.00 MiB", "1.50 GiB", "512 B": for text output. Returns buf. */
 char *units_format_size(uint64_t bytes, char *buf, uint64_t cap);
+/* PyTorch's format_size (c10, the sizes of its out-of-memory messages, which its
+ * caching allocator and its cudaMallocAsync backend print): "N bytes" up to 1 KiB,
+ * then KiB, MiB, GiB with two decimals, each unit used up to and including its next
+ * power ("1024 bytes" for 1 KiB, "1024.00 KiB" for 1 MiB). Returns buf. */
+char *units_format_c10(uint64_t bytes, char *buf, uint64_t cap);
 
 /* Round up to a multiple of align (any nonzero align). Saturates at UINT64_MAX
  * rounded down to align, so callers can compare without overflow. */

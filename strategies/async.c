@@ -511,20 +511,6 @@ static bool synchronize(strategy *s, uint64_t keep)
 
 /* ==== operations ==== */
 
-static const char *pt_size(uint64_t size, char *buf, size_t cap)
-{
-    /* c10 format_size, which PyTorch's async backend prints with */
-    if (size <= 1024)
-        snprintf(buf, cap, "%" PRIu64 " bytes", size);
-    else if (size <= ((uint64_t)1 << 20))
-        snprintf(buf, cap, "%.2f KiB", (double)size / 1024.0);
-    else if (size <= ((uint64_t)1 << 30))
-        snprintf(buf, cap, "%.2f MiB", (double)size / 1048576.0);
-    else
-        snprintf(buf, cap, "%.2f GiB", (double)size / 1073741824.0);
-    return buf;
-}
-
 static void fill_oom(const strategy *s, uint64_t size, uint64_t r, strategy_oom *oom)
 {
     uint64_t dev_free = device_free_bytes(s->dev);
@@ -545,9 +531,9 @@ static void fill_oom(const strategy *s, uint64_t size, uint64_t r, strategy_oom 
                  "Currently allocated     : %s\nRequested               : %s\nDevice limit            : %s\n"
                  "Free (according to CUDA): %s\nPyTorch limit (set by user-supplied memory fraction)\n"
                  "                        : %s",
-                 pt_size(s->requested_live, cur, sizeof cur), pt_size(size, req, sizeof req),
-                 pt_size(s->capacity, tot, sizeof tot), pt_size(dev_free, fr, sizeof fr),
-                 pt_size(s->set.has_fraction ? s->fraction_limit : UINT64_MAX, lim, sizeof lim));
+                 units_format_c10(s->requested_live, cur, sizeof cur), units_format_c10(size, req, sizeof req),
+                 units_format_c10(s->capacity, tot, sizeof tot), units_format_c10(dev_free, fr, sizeof fr),
+                 units_format_c10(s->set.has_fraction ? s->fraction_limit : UINT64_MAX, lim, sizeof lim));
     } else if (s->set.preset == AP_TF) {
         /* GpuCudaMallocAsyncAllocator::AllocateRaw's log line */
         snprintf(oom->detail, sizeof oom->detail,

@@ -2,24 +2,11 @@
  * PyTorch's OutOfMemoryError text, by release (docs/allocators.md §2.7, §2.15). */
 #include <stdio.h>
 
+#include "sim/units.h"
+
 #include "torch_freeset.h"
 #include "torch_segments.h"
 #include "torch_types.h"
-
-/* format_size of CUDACachingAllocator.cpp: "N bytes" up to 1 KiB, then KiB, MiB,
- * GiB with two decimals, each unit used up to and including its next power. */
-static const char *torch_format_size(uint64_t size, char *buf, size_t cap)
-{
-    if (size <= 1024)
-        snprintf(buf, cap, "%llu bytes", (unsigned long long)size);
-    else if (size <= ((uint64_t)1 << 20))
-        snprintf(buf, cap, "%.2f KiB", (double)size / 1024.0);
-    else if (size <= ((uint64_t)1 << 30))
-        snprintf(buf, cap, "%.2f MiB", (double)size / 1048576.0);
-    else
-        snprintf(buf, cap, "%.2f GiB", (double)size / 1073741824.0);
-    return buf;
-}
 
 void torch_fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oom *oom)
 {
@@ -46,9 +33,9 @@ void torch_fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oo
     char a[32], c[32], f[32], u[32], al[32], r[32], pp[32], allowed[64] = "", pools[96] = "";
     if (in_pools > 0)
         snprintf(pools, sizeof pools, "with %s allocated in private pools (e.g., CUDA Graphs), ",
-                 torch_format_size(in_pools, pp, sizeof pp));
+                 units_format_c10(in_pools, pp, sizeof pp));
     if (s->set_fraction && s->rules.oom_names_allowed)
-        snprintf(allowed, sizeof allowed, "%s allowed; ", torch_format_size(s->allowed_bytes, a, sizeof a));
+        snprintf(allowed, sizeof allowed, "%s allowed; ", units_format_c10(s->allowed_bytes, a, sizeof a));
     /* PyTorch's OutOfMemoryError text (c10/cuda/CUDACachingAllocator.cpp, malloc). It
      * names the segment size (alloc_size), not the rounded request; "this process has"
      * is what NVML reports for the process, its reserved memory and its context. NVML's
@@ -76,13 +63,13 @@ void torch_fill_oom(strategy *s, uint64_t size, uint64_t alloc_size, strategy_oo
     char process[96] = "";
     if (!rl->oom_hip)
         snprintf(process, sizeof process, "Including non-PyTorch memory, this process has %s memory in use. ",
-                 torch_format_size(reserved + s->context_bytes, u, sizeof u));
+                 units_format_c10(reserved + s->context_bytes, u, sizeof u));
     snprintf(oom->detail, sizeof oom->detail,
              "%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s is free. "
              "%s%sOf the allocated memory %s is allocated by PyTorch, %sand %s is reserved by PyTorch but "
              "unallocated.%s",
-             rl->oom_hip ? "HIP" : "CUDA", torch_format_size(alloc_size, a, sizeof a),
-             torch_format_size(s->capacity_bytes, c, sizeof c), torch_format_size(dev_free, f, sizeof f), process,
-             allowed, torch_format_size(allocated + in_pools, al, sizeof al), pools,
-             torch_format_size(reserved - allocated - in_pools, r, sizeof r), advice);
+             rl->oom_hip ? "HIP" : "CUDA", units_format_c10(alloc_size, a, sizeof a),
+             units_format_c10(s->capacity_bytes, c, sizeof c), units_format_c10(dev_free, f, sizeof f), process,
+             allowed, units_format_c10(allocated + in_pools, al, sizeof al), pools,
+             units_format_c10(reserved - allocated - in_pools, r, sizeof r), advice);
 }

@@ -68,22 +68,5 @@ uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src)
         torch_fs_erase(FS(s, x->pool), src);
     else
         torch_fs_tree_erase(&s->blocks, UNMAPPED(s, x->pool), true, src);
-    d = B(s, dst);
-    x = B(s, src);
-    if (d->prev == src) {
-        d->addr = x->addr;
-        d->prev = x->prev;
-        if (d->prev != T_NONE)
-            B(s, d->prev)->next = dst;
-        else
-            SEG(s, d->seg)->head = dst;
-    } else {
-        d->next = x->next;
-        if (d->next != T_NONE)
-            B(s, d->next)->prev = dst;
-    }
-    uint64_t subsumed = x->size;
-    d->size += subsumed;
-    slots_put(&s->blocks, src);
-    return subsumed;
+    return B(s, dst)->prev == src ? torch_absorb_prev(s, dst, src) : torch_absorb_next(s, dst, src);
 }

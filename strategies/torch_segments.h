@@ -38,13 +38,11 @@ void torch_seg_drop(strategy *s, uint32_t g);
  * (dst is in no set); returns the bytes subsumed, 0 when src is T_NONE or not free. */
 uint64_t torch_try_merge(strategy *s, uint32_t dst, uint32_t src);
 
-/* torch_try_merge for a mapped block dst and its free neighbour src, the side known
- * (the free path's merges, without the tests try_merge makes): src leaves its set
- * and its record; dst takes its bytes (and its address when src is below). Returns
- * the bytes subsumed. */
-static inline uint64_t torch_merge_prev(strategy *s, uint32_t dst, uint32_t src)
+/* dst takes in its neighbour src, which has left its set already: src's bytes (and
+ * its address and lower link when src is below, its upper link when above) go to
+ * dst, and src's record is given back. Returns the bytes subsumed. */
+static inline uint64_t torch_absorb_prev(strategy *s, uint32_t dst, uint32_t src)
 {
-    torch_fs_erase(FS(s, B(s, src)->pool), src);
     tblock *d = B(s, dst);
     const tblock *x = B(s, src);
     uint64_t subsumed = x->size;
@@ -59,9 +57,8 @@ static inline uint64_t torch_merge_prev(strategy *s, uint32_t dst, uint32_t src)
     return subsumed;
 }
 
-static inline uint64_t torch_merge_next(strategy *s, uint32_t dst, uint32_t src)
+static inline uint64_t torch_absorb_next(strategy *s, uint32_t dst, uint32_t src)
 {
-    torch_fs_erase(FS(s, B(s, src)->pool), src);
     tblock *d = B(s, dst);
     const tblock *x = B(s, src);
     uint64_t subsumed = x->size;
@@ -71,6 +68,21 @@ static inline uint64_t torch_merge_next(strategy *s, uint32_t dst, uint32_t src)
     d->size += subsumed;
     slots_put(&s->blocks, src);
     return subsumed;
+}
+
+/* torch_try_merge for a mapped block dst and its free neighbour src, the side known
+ * (the free path's merges, without the tests try_merge makes): src leaves its set
+ * and is absorbed. Returns the bytes subsumed. */
+static inline uint64_t torch_merge_prev(strategy *s, uint32_t dst, uint32_t src)
+{
+    torch_fs_erase(FS(s, B(s, src)->pool), src);
+    return torch_absorb_prev(s, dst, src);
+}
+
+static inline uint64_t torch_merge_next(strategy *s, uint32_t dst, uint32_t src)
+{
+    torch_fs_erase(FS(s, B(s, src)->pool), src);
+    return torch_absorb_next(s, dst, src);
 }
 
 /* The bytes of every free set (the free figure of strategy_sample and the OOM

@@ -68,6 +68,23 @@ START_TEST(sizes_should_print_in_the_largest_fitting_unit)
 }
 END_TEST
 
+/* PyTorch's format_size: each unit up to and including the next power, two decimals
+ * (1025 B = 1.0009 KiB prints 1.00 KiB; 1.5 GiB + 1 B prints 1.50 GiB). */
+START_TEST(c10_sizes_should_switch_units_only_above_each_power)
+{
+    static const struct {
+        uint64_t bytes;
+        const char *want;
+    } T[] = {{0, "0 bytes"},         {1024, "1024 bytes"},    {1025, "1.00 KiB"},   {MiB, "1024.00 KiB"},
+             {MiB + 1, "1.00 MiB"},  {20 * MiB, "20.00 MiB"}, {GiB, "1024.00 MiB"}, {GiB + GiB / 2 + 1, "1.50 GiB"},
+             {80 * GiB, "80.00 GiB"}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        char buf[32];
+        ck_assert_str_eq(units_format_c10(T[i].bytes, buf, sizeof buf), T[i].want);
+    }
+}
+END_TEST
+
 START_TEST(rounding_should_saturate_instead_of_overflowing)
 {
     ck_assert_uint_eq(units_round_up(0, 256), 0);
