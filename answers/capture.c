@@ -429,11 +429,8 @@ static sim_status view_pass(const engine_config *cfg, const capture_sources *src
         return st;
     }
     live_pass lp = {0};
-    engine_config c2 = *cfg;
+    engine_config c2 = engine_config_plain(cfg);
     c2.stop_after_event = stop;
-    c2.timeline_rows = 0;
-    c2.paranoid = false;
-    c2.progress = NULL;
     c2.observers[0] = (engine_watch){live_tick, &lp}; /* instead of the caller's */
     c2.n_observers = 1;
     sim_run *run = NULL;

@@ -516,12 +516,7 @@ static void observe(void *ctx, const engine_tick *t)
 
 static sim_status replay(const engine_config *cfg, const evbuf *b, watch *w, sim_run **out, sim_error *err)
 {
-    engine_config c = *cfg;
-    c.timeline_rows = 0;
-    c.paranoid = false;
-    c.n_observers = 0;
-    c.progress = NULL;
-    c.progress_ctx = NULL;
+    engine_config c = engine_config_plain(cfg);
     c.stop_after_event = 0;
     c.end_at_first_oom = false;
     memset(w, 0, sizeof *w);

@@ -158,11 +158,7 @@ static sim_status try_at(const engine_config *cfg, const evbuf *in, const kvfit_
     uint64_t blocks = kvfit_blocks(r, milli, cfg->device.capacity_bytes);
     if (rewrite(in, r, blocks, &b) != SIM_OK)
         return sim_error_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    engine_config c = *cfg;
-    c.timeline_rows = 0;
-    c.paranoid = false;
-    c.n_observers = 0;
-    c.progress = NULL;
+    engine_config c = engine_config_plain(cfg);
     c.end_at_first_oom = true;
     evbuf_cursor cur;
     sim_event_source src = evbuf_source(b, &cur);

@@ -14,15 +14,10 @@
 static sim_status whatif_replay(const engine_config *cfg, const strategy_ops *ops, const sim_kv *kv, uint32_t n_kv,
                                 const sim_event_source *srcs, uint32_t n, whatif *out, sim_error *err)
 {
-    engine_config c = *cfg;
+    engine_config c = engine_config_plain(cfg);
     c.ops = ops;
     c.opts = kv;
     c.n_opts = n_kv;
-    c.timeline_rows = 0;
-    c.paranoid = false;
-    c.n_observers = 0;
-    c.progress = NULL;
-    c.progress_ctx = NULL;
     sim_run *w = NULL;
     sim_status st = engine_run(&c, srcs, n, &w, err);
     if (st == SIM_OK) {

@@ -857,6 +857,17 @@ fail:
  * first: the sources are read once into memory (evbuf: 40 bytes per event plus
  * the interned strings), their per-process sequences taken (lifetimes.h: 4 bytes
  * per alloc or free and 8 per buffer), and the replay reads the spooled copy. */
+engine_config engine_config_plain(const engine_config *cfg)
+{
+    engine_config c = *cfg;
+    c.timeline_rows = 0;
+    c.paranoid = false;
+    c.n_observers = 0;
+    c.progress = NULL;
+    c.progress_ctx = NULL;
+    return c;
+}
+
 sim_status engine_config_observe(engine_config *cfg, engine_observer fn, void *ctx, sim_error *err)
 {
     if (cfg->n_observers >= ENGINE_MAX_OBSERVERS)

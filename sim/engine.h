@@ -213,6 +213,11 @@ typedef struct sim_run {
  * when cfg already has ENGINE_MAX_OBSERVERS (cfg unchanged). */
 sim_status engine_config_observe(engine_config *cfg, engine_observer fn, void *ctx, sim_error *err);
 
+/* cfg for a replay of its own that a command makes besides the one it reports (a
+ * what-if, a rewrite): no timeline, no --paranoid checker, no observers and no
+ * progress callback; everything else as in cfg. */
+engine_config engine_config_plain(const engine_config *cfg);
+
 /* Replay the sources on one device. On success *out is the result (free with
  * sim_run_free). Errors: SIM_ETRACE (the trace is invalid: unknown id, ...),
  * SIM_EUSAGE (strategy options), SIM_EIO, SIM_ENOMEM, SIM_EINTERNAL (the
